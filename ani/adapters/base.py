@@ -1,0 +1,262 @@
+"""Shared machinery of the built-in adapters.
+
+A tool is a method decorated with :func:`tool`, taking one validated pydantic
+argument model. :class:`BaseAdapter` builds the ToolSpecs (JSON Schema from the
+model), validates arguments *before* anything reaches a device, checks device
+names against the lab, times the call, logs it to the trajectory, and turns
+agent mistakes into ``ok=False`` results with stable codes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ani.errors import ErrorCode
+from ani.protocol import Level, ToolResult, ToolSpec
+from ani.trajectory import Trajectory
+
+
+class ToolTimeout(Exception):
+    """Raised by a tool handler when its bound is exceeded; becomes ``ErrorCode.TIMEOUT``."""
+
+    def __init__(self, seconds: float, what: str = "") -> None:
+        super().__init__(f"timeout after {seconds:g} s" + (f" ({what})" if what else ""))
+        self.seconds = seconds
+
+
+class Args(BaseModel):
+    """Base of tool argument models: unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoArgs(Args):
+    pass
+
+
+class DeviceArgs(Args):
+    device: str = Field(description="Device name (a router of the topology)")
+
+
+class TopologyArgs(Args):
+    devices: list[str] = Field(
+        default_factory=list,
+        description="List of device names. Leave empty for entire network topology.",
+    )
+
+
+def tool(
+    *,
+    args: type[Args],
+    description: str,
+    name: str | None = None,
+    read_only: bool = False,
+    destructive: bool = False,
+) -> Callable[[Callable[..., ToolResult]], Callable[..., ToolResult]]:
+    """Mark an adapter method as a tool taking one ``args`` model instance."""
+
+    def deco(fn: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
+        fn.__ani_tool__ = {  # type: ignore[attr-defined]
+            "name": name or fn.__name__,
+            "args": args,
+            "description": description,
+            "read_only": read_only,
+            "destructive": destructive,
+        }
+        return fn
+
+    return deco
+
+
+def clean_schema(schema: Any) -> Any:
+    """Drop pydantic's ``title`` keys so schemas read like hand-written ones."""
+    if isinstance(schema, dict):
+        return {
+            k: clean_schema(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [clean_schema(v) for v in schema]
+    return schema
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown argument"
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+class BaseAdapter:
+    """Base of the built-in adapters.
+
+    Args:
+        lab: the running :class:`ani.lab.Lab` the adapter acts on.
+        trajectory: where calls are logged (a fresh in-memory one if None).
+        options: adapter-specific settings (e.g. timeouts), from the campaign cell.
+    """
+
+    level: ClassVar[Level]
+
+    def __init__(self, lab: Any, *, trajectory: Trajectory | None = None, options: dict | None = None) -> None:
+        self.lab = lab
+        self.options = dict(options or {})
+        self.trajectory = trajectory or Trajectory(level=str(getattr(self, "level", "")))
+        self._tools: dict[str, tuple[dict[str, Any], Callable[..., ToolResult]]] = {}
+        for attr in dir(type(self)):
+            fn = getattr(type(self), attr, None)
+            meta = getattr(fn, "__ani_tool__", None)
+            if meta:
+                self._tools[meta["name"]] = (meta, getattr(self, attr))
+        self._opened = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def open(self) -> None:
+        self._opened = True
+
+    def close(self) -> None:
+        self._opened = False
+
+    def __enter__(self) -> BaseAdapter:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- tools -----------------------------------------------------------------------------
+
+    @property
+    def devices(self) -> list[str]:
+        """Device names an agent may address: the lab's routers."""
+        return list(self.lab.topology.routers)
+
+    def tools(self) -> list[ToolSpec]:
+        specs = []
+        for tname, (meta, _fn) in self._tools.items():
+            schema = clean_schema(meta["args"].model_json_schema())
+            schema.setdefault("properties", {})
+            specs.append(
+                ToolSpec(
+                    name=tname,
+                    description=meta["description"],
+                    input_schema=schema,
+                    read_only=meta["read_only"],
+                    destructive=meta["destructive"],
+                )
+            )
+        return specs
+
+    def check_device(self, device: str) -> ToolResult | None:
+        """None if ``device`` is a router of the lab, else an UNKNOWN_DEVICE result."""
+        if device in self.devices:
+            return None
+        return ToolResult.failure(
+            ErrorCode.UNKNOWN_DEVICE,
+            f"unknown device {device!r}; devices are: {', '.join(self.devices)}",
+        )
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+        """Run tool ``name``. Never raises for agent mistakes; see module doc."""
+        t0 = time.monotonic()
+        args_in: Any = {} if arguments is None else arguments
+        result = self._dispatch(name, args_in)
+        result.elapsed_s = time.monotonic() - t0
+        self.trajectory.log_call(name, args_in if isinstance(args_in, dict) else {"_raw": repr(args_in)}, result)
+        return result
+
+    def _dispatch(self, name: str, arguments: Any) -> ToolResult:
+        entry = self._tools.get(name)
+        if entry is None:
+            return ToolResult.failure(
+                ErrorCode.UNKNOWN_TOOL,
+                f"unknown tool {name!r}; tools are: {', '.join(sorted(self._tools))}",
+            )
+        meta, fn = entry
+        if not isinstance(arguments, dict):
+            return ToolResult.failure(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"arguments must be a JSON object, got {type(arguments).__name__}",
+            )
+        try:
+            parsed = meta["args"].model_validate(arguments)
+        except ValidationError as exc:
+            return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, f"{name}: {format_validation_error(exc)}")
+        for dev in self._devices_named(parsed):
+            bad = self.check_device(dev)
+            if bad is not None:
+                return bad
+        try:
+            return fn(parsed)
+        except ToolTimeout as exc:
+            return ToolResult.failure(ErrorCode.TIMEOUT, str(exc), retriable=True)
+        except subprocess.TimeoutExpired as exc:
+            return ToolResult.failure(
+                ErrorCode.TIMEOUT, f"timeout after {exc.timeout:g} s", retriable=True
+            )
+
+    @staticmethod
+    def _devices_named(parsed: BaseModel) -> list[str]:
+        out: list[str] = []
+        dev = getattr(parsed, "device", None)
+        if isinstance(dev, str):
+            out.append(dev)
+        devs = getattr(parsed, "devices", None)
+        if isinstance(devs, list):
+            out.extend(d for d in devs if isinstance(d, str))
+        return out
+
+    # -- the tool every level offers --------------------------------------------------------
+
+    @tool(
+        args=TopologyArgs,
+        read_only=True,
+        description=(
+            "Retrieve network topology information including nodes and their interconnections. "
+            "Returns topology for specified devices or entire network if no devices specified."
+        ),
+    )
+    def get_topology(self, args: TopologyArgs) -> ToolResult:
+        topo = self.lab.topology
+        wanted = set(args.devices) if args.devices else None
+        nodes = []
+        for n in topo.nodes:
+            if wanted is not None and n not in wanted:
+                continue
+            nodes.append({"name": n, "role": "router" if topo.is_router(n) else "host"})
+        links = []
+        for link in topo.links:
+            if wanted is not None and link.a.node not in wanted and link.b.node not in wanted:
+                continue
+            ends = []
+            for ep in (link.a, link.b):
+                end = {"node": ep.node, "interface": ep.ifname}
+                if ep.address is not None and not topo.is_router(ep.node):
+                    end["address"] = str(ep.address)
+                ends.append(end)
+            links.append(ends)
+        lines = [f"nodes: {', '.join(x['name'] + ('' if x['role'] == 'router' else ' (host)') for x in nodes)}"]
+        lines.append("links:")
+        for a, b in links:
+            lines.append(f"  {a['node']} {a['interface']} <-> {b['node']} {b['interface']}")
+        return ToolResult.success(
+            "\n".join(lines),
+            {
+                "topology": {
+                    "nodes": nodes,
+                    "links": [f"{a['node']} {a['interface']} <-> {b['node']} {b['interface']}" for a, b in links],
+                    "link_details": links,
+                }
+            },
+        )

@@ -1,0 +1,249 @@
+"""The topology file: routers, hosts, links, FRR daemons and startup configs.
+
+A topology is YAML validated by pydantic; errors name the bad field, e.g.
+``links.3.b.node: unknown node 'e9' (known: c1, c2, e1, ...)``.
+
+A *scenario* file (see ``ani.scenario``) embeds a topology under the key
+``topology:``; :func:`load_topology` accepts either form.
+
+Example::
+
+    name: two-routers
+    routers:
+      r1:
+        daemons: [zebra, staticd, ospfd, bgpd]
+        config: |
+          frr defaults traditional
+          hostname r1
+          interface lo
+           ip address 100.64.255.1/32
+          ...
+    hosts:
+      h1: {gateway: 198.18.1.1}
+    links:
+      - a: {node: r1, ifname: eth-h1}
+        b: {node: h1, ifname: eth0, address: 198.18.1.10/24}
+
+Router interface addresses belong in the router's FRR ``config`` (FRR is the
+router's truth, so ``show running-config`` shows them); a host endpoint must
+carry an ``address``.
+"""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Address, IPv4Interface
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ani.errors import TopologyError
+
+NODE_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
+IFNAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,14}$")
+
+Daemon = Literal["zebra", "staticd", "bgpd", "ospfd", "ospf6d", "ripd", "isisd", "bfdd", "pbrd"]
+
+#: daemons every router runs whatever the file says (zebra owns the kernel, staticd static routes)
+BASE_DAEMONS: tuple[str, ...] = ("zebra", "staticd")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RouterSpec(_Strict):
+    """A router: a network namespace running FRR daemons.
+
+    Attributes:
+        daemons: FRR daemons to run; ``zebra`` and ``staticd`` are always added.
+        config: FRR startup configuration (``frr.conf`` text), loaded with ``vtysh -b``.
+        nftables: optional nftables ruleset (``nft -f`` text) loaded at start.
+    """
+
+    daemons: list[Daemon] = Field(default_factory=list)
+    config: str = ""
+    nftables: str = ""
+
+    @field_validator("daemons")
+    @classmethod
+    def _with_base(cls, v: list[str]) -> list[str]:
+        out = list(BASE_DAEMONS)
+        for d in v:
+            if d not in out:
+                out.append(d)
+        return out
+
+
+class HostSpec(_Strict):
+    """A host (tenant site): a network namespace without FRR.
+
+    Attributes:
+        gateway: default route next hop, or None for no default route.
+    """
+
+    gateway: IPv4Address | None = None
+
+
+class Endpoint(_Strict):
+    """One end of a veth link: ``node``'s interface ``ifname`` (max 15 chars)."""
+
+    node: str
+    ifname: str
+    address: IPv4Interface | None = None
+
+    @field_validator("ifname")
+    @classmethod
+    def _check_ifname(cls, v: str) -> str:
+        if not IFNAME_RE.match(v) or v == "lo":
+            raise ValueError(f"interface name {v!r} must match {IFNAME_RE.pattern} and not be 'lo'")
+        return v
+
+
+class LinkSpec(_Strict):
+    """A point-to-point veth link between two nodes."""
+
+    a: Endpoint
+    b: Endpoint
+
+
+class ConvergenceSpec(_Strict):
+    """How long ``Lab.up()`` waits for routing to converge.
+
+    Attributes:
+        timeout_s: bound on the wait, seconds.
+        ospf: wait for every OSPF adjacency implied by the links to be Full.
+        bgp: wait for every configured BGP neighbor to be Established.
+    """
+
+    timeout_s: float = Field(default=30.0, gt=0)
+    ospf: bool = True
+    bgp: bool = True
+
+
+class Topology(_Strict):
+    """A lab topology. Node names: ``^[a-z][a-z0-9]{0,9}$``, unique across routers and hosts."""
+
+    name: str = "lab"
+    routers: dict[str, RouterSpec]
+    hosts: dict[str, HostSpec] = Field(default_factory=dict)
+    links: list[LinkSpec] = Field(default_factory=list)
+    convergence: ConvergenceSpec = Field(default_factory=ConvergenceSpec)
+
+    @model_validator(mode="after")
+    def _check_refs(self) -> Topology:
+        errors: list[str] = []
+        for name in list(self.routers) + list(self.hosts):
+            if not NODE_NAME_RE.match(name):
+                errors.append(f"node name {name!r} must match {NODE_NAME_RE.pattern}")
+        dup = set(self.routers) & set(self.hosts)
+        if dup:
+            errors.append(f"names used both as router and host: {sorted(dup)}")
+        known = sorted(set(self.routers) | set(self.hosts))
+        seen: dict[tuple[str, str], str] = {}
+        for i, link in enumerate(self.links):
+            for side in ("a", "b"):
+                ep: Endpoint = getattr(link, side)
+                where = f"links.{i}.{side}"
+                if ep.node not in self.routers and ep.node not in self.hosts:
+                    errors.append(f"{where}.node: unknown node {ep.node!r} (known: {', '.join(known)})")
+                    continue
+                key = (ep.node, ep.ifname)
+                if key in seen:
+                    errors.append(f"{where}.ifname: {ep.node}:{ep.ifname} already used by {seen[key]}")
+                seen[key] = where
+                if ep.node in self.hosts and ep.address is None:
+                    errors.append(f"{where}.address: host endpoint {ep.node}:{ep.ifname} needs an address")
+            if link.a.node == link.b.node:
+                errors.append(f"links.{i}: both ends on node {link.a.node!r}")
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
+
+    # -- queries -------------------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> list[str]:
+        """Router names then host names, in file order."""
+        return list(self.routers) + list(self.hosts)
+
+    def is_router(self, node: str) -> bool:
+        return node in self.routers
+
+    def links_of(self, node: str) -> list[tuple[Endpoint, Endpoint]]:
+        """``(local, remote)`` endpoint pairs of every link touching ``node``."""
+        out = []
+        for link in self.links:
+            if link.a.node == node:
+                out.append((link.a, link.b))
+            elif link.b.node == node:
+                out.append((link.b, link.a))
+        return out
+
+    def peer_of(self, node: str, ifname: str) -> Endpoint | None:
+        """The remote endpoint of ``node``'s interface ``ifname``, or None."""
+        for local, remote in self.links_of(node):
+            if local.ifname == ifname:
+                return remote
+        return None
+
+    def merged(self, other: Topology) -> Topology:
+        """A new topology with ``other``'s routers, hosts and links added.
+
+        Raises TopologyError on a name clash or invalid result.
+        """
+        clash = (set(self.routers) | set(self.hosts)) & (set(other.routers) | set(other.hosts))
+        if clash:
+            raise TopologyError(f"merged topology: node names already used: {sorted(clash)}")
+        data = self.model_dump(mode="json")
+        extra = other.model_dump(mode="json")
+        data["routers"].update(extra["routers"])
+        data["hosts"].update(extra["hosts"])
+        data["links"].extend(extra["links"])
+        return parse_topology(data, source=f"{self.name}+{other.name}")
+
+
+def _format_validation_error(exc: ValidationError, source: str) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}")
+    return f"{source}: invalid topology: " + "; ".join(parts)
+
+
+def parse_topology(data: Any, *, source: str = "<topology>") -> Topology:
+    """Validate a mapping as a :class:`Topology`. Raises TopologyError naming the bad field."""
+    if not isinstance(data, dict):
+        raise TopologyError(f"{source}: a topology must be a mapping, got {type(data).__name__}")
+    try:
+        return Topology.model_validate(data)
+    except ValidationError as exc:
+        raise TopologyError(_format_validation_error(exc, source)) from None
+
+
+def load_yaml(path: str | Path) -> Any:
+    """Read a YAML file. Raises TopologyError if it is missing or not YAML."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise TopologyError(f"{p}: cannot read: {exc.strerror}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TopologyError(f"{p}: not valid YAML: {exc}") from None
+
+
+def load_topology(path: str | Path) -> Topology:
+    """Load a topology file, or the ``topology:`` section of a scenario file.
+
+    Raises TopologyError (file missing, not YAML, or invalid: names the bad field).
+    """
+    data = load_yaml(path)
+    if isinstance(data, dict) and "topology" in data:
+        data = data["topology"]
+        return parse_topology(data, source=f"{path} (topology)")
+    return parse_topology(data, source=str(path))

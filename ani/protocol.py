@@ -1,0 +1,188 @@
+"""The Agent-Network Interface (ANI) protocol.
+
+One protocol, interchangeable adapters: an agent sees ``tools()`` (a list of
+:class:`ToolSpec`) and calls ``call(name, arguments)``, which always returns a
+:class:`ToolResult`. Levels differ only in which tools they offer
+(NMAA draft, draft-salsano-nmrg-nmaa-benchmarking-framework §5.1).
+
+Agent-actionable failures are data (``ok=False`` with a stable
+:class:`~ani.errors.ErrorCode`); only harness faults raise.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field, field_validator
+
+from ani.errors import ErrorCode
+
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class Level(StrEnum):
+    """ANI abstraction levels of the NMAA draft (§5.1, Table 1)."""
+
+    A0 = "a0"  # raw device shell
+    A1 = "a1"  # allowlisted per-device CLI, snapshot and rollback
+    A2 = "a2"  # NETCONF/YANG, candidate datastore, confirmed commit
+    A3T = "a3t"  # typed transactional service intents
+    A3R = "a3r"  # git-backed reconciled source of truth
+    A4 = "a4"  # A3-T and A3-R combined
+
+
+class ToolSpec(BaseModel):
+    """A tool offered to the agent.
+
+    Converts losslessly to an MCP ``Tool`` (:meth:`to_mcp`) and to a
+    chat-completions tool (:meth:`to_openai`).
+
+    Attributes:
+        name: ``^[a-zA-Z0-9_-]{1,64}$``, portable across MCP and chat APIs.
+        description: what the tool does, for the model.
+        input_schema: JSON Schema (draft 2020-12 subset) of the arguments object.
+        read_only: the tool never changes device state (MCP ``readOnlyHint``).
+        destructive: the tool may remove state (MCP ``destructiveHint``).
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    read_only: bool = False
+    destructive: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, v: str) -> str:
+        if not TOOL_NAME_RE.match(v):
+            raise ValueError(f"tool name {v!r} must match {TOOL_NAME_RE.pattern}")
+        return v
+
+    def to_openai(self) -> dict[str, Any]:
+        """Chat-completions tool: ``{"type": "function", "function": {...}}``."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.input_schema,
+            },
+        }
+
+    def to_mcp(self) -> Any:
+        """An ``mcp.types.Tool`` with annotations (needs the ``mcp`` extra).
+
+        Raises ImportError if the ``mcp`` package is not installed.
+        """
+        from mcp import types  # lazy: optional dependency
+
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            inputSchema=self.input_schema,
+            annotations=types.ToolAnnotations(
+                readOnlyHint=self.read_only,
+                destructiveHint=self.destructive,
+            ),
+        )
+
+    @classmethod
+    def from_mcp(cls, tool: Any) -> ToolSpec:
+        """Inverse of :meth:`to_mcp`."""
+        ann = getattr(tool, "annotations", None)
+        return cls(
+            name=tool.name,
+            description=tool.description or "",
+            input_schema=dict(tool.inputSchema),
+            read_only=bool(getattr(ann, "readOnlyHint", False) or False),
+            destructive=bool(getattr(ann, "destructiveHint", False) or False),
+        )
+
+    @classmethod
+    def from_openai(cls, tool: dict[str, Any]) -> ToolSpec:
+        """Inverse of :meth:`to_openai` (hints are not carried by chat tools)."""
+        fn = tool["function"]
+        return cls(
+            name=fn["name"],
+            description=fn.get("description", ""),
+            input_schema=fn.get("parameters", {"type": "object"}),
+        )
+
+
+class ErrorInfo(BaseModel):
+    """Why a tool call failed.
+
+    Attributes:
+        code: a stable :class:`~ani.errors.ErrorCode` string.
+        message: human/agent-readable cause.
+        retriable: retrying the same call unchanged may succeed (e.g. a timeout).
+    """
+
+    code: ErrorCode
+    message: str
+    retriable: bool = False
+
+
+class ToolResult(BaseModel):
+    """The result of every tool call.
+
+    Attributes:
+        ok: the call did what was asked.
+        text: what the agent reads.
+        data: structured form of the same, or None.
+        error: set iff ``ok`` is False.
+        changed: device state changed (exact: measured, not guessed).
+        elapsed_s: wall time of the call, seconds.
+    """
+
+    ok: bool
+    text: str = ""
+    data: dict[str, Any] | None = None
+    error: ErrorInfo | None = None
+    changed: bool = False
+    elapsed_s: float = 0.0
+
+    @classmethod
+    def success(cls, text: str, data: dict[str, Any] | None = None, *, changed: bool = False) -> ToolResult:
+        return cls(ok=True, text=text, data=data, changed=changed)
+
+    @classmethod
+    def failure(
+        cls,
+        code: ErrorCode,
+        message: str,
+        *,
+        retriable: bool = False,
+        data: dict[str, Any] | None = None,
+        changed: bool = False,
+        text: str | None = None,
+    ) -> ToolResult:
+        return cls(
+            ok=False,
+            text=text if text is not None else f"error [{code.value}]: {message}",
+            data=data,
+            error=ErrorInfo(code=code, message=message, retriable=retriable),
+            changed=changed,
+        )
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What every ANI adapter implements (synchronous core)."""
+
+    level: Level
+
+    def open(self) -> None:
+        """Acquire sessions to the devices. Idempotent."""
+
+    def close(self) -> None:
+        """Release every session. Idempotent; never raises for already-closed sessions."""
+
+    def tools(self) -> list[ToolSpec]:
+        """The tools this adapter offers; the only thing that differs between levels."""
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one tool. Unknown tools and bad arguments return ``ok=False``; never raises
+        for agent mistakes."""

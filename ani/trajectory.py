@@ -1,0 +1,101 @@
+"""The run's trajectory: one structured JSON event per ANI call (structlog).
+
+Each event line holds ``event`` ("tool_call"), ``run_id``, ``level``, ``tool``,
+``arguments``, ``ok``, ``error_code``, ``changed``, ``elapsed_s``, a short
+``summary`` of the result text, and an ISO timestamp. Agents may add their own
+events (``log("agent_message", ...)``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+
+from ani.protocol import ToolResult
+
+SUMMARY_CHARS = 300
+
+
+def _summary(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
+
+
+class Trajectory:
+    """Collects call events in memory and, if ``path`` is given, appends them as JSON lines.
+
+    Args:
+        run_id: identifier of the run (stable across the campaign record and the file).
+        level: the ANI level (or cell name) acting.
+        path: JSONL file to append to, or None for in-memory only.
+    """
+
+    def __init__(self, run_id: str = "adhoc", level: str = "", path: str | Path | None = None) -> None:
+        self.run_id = run_id
+        self.level = level
+        self.path = Path(path) if path else None
+        self.events: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._fh: IO[str] | None = None
+        if self.path:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.path.open("a", encoding="utf-8")
+        self._log = structlog.wrap_logger(
+            structlog.PrintLogger(self._fh) if self._fh else structlog.ReturnLogger(),
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.JSONRenderer(sort_keys=False, default=str),
+            ],
+        ).bind(run_id=run_id, level=level)
+
+    def log(self, event: str, **fields: Any) -> dict[str, Any]:
+        """Record one event; returns the dict as stored in memory."""
+        with self._lock:
+            rendered = self._log.info(event, **fields)
+            if self._fh:
+                self._fh.flush()
+                rec = None
+            else:
+                rec = json.loads(rendered) if isinstance(rendered, str) else None
+            if rec is None:
+                rec = {"event": event, "run_id": self.run_id, "level": self.level, **fields}
+            self.events.append(rec)
+            return rec
+
+    def log_call(self, tool: str, arguments: dict[str, Any], result: ToolResult) -> dict[str, Any]:
+        """Record one ANI tool call and its result."""
+        return self.log(
+            "tool_call",
+            tool=tool,
+            arguments=arguments,
+            ok=result.ok,
+            error_code=result.error.code.value if result.error else None,
+            changed=result.changed,
+            elapsed_s=round(result.elapsed_s, 4),
+            summary=_summary(result.text),
+        )
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """Only the ``tool_call`` events."""
+        return [e for e in self.events if e.get("event") == "tool_call"]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fh:
+                self._fh.close()
+                self._fh = None
+
+    @staticmethod
+    def read(path: str | Path) -> list[dict[str, Any]]:
+        """Load the events of a trajectory file."""
+        out = []
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                out.append(json.loads(line))
+        return out
