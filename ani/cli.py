@@ -1,0 +1,33 @@
+"""The ``ani`` command.
+
+    ani lab up FILE [--id ID] | status | exec NODE -- CMD... | down [ID] [--stale]
+    ani campaign run FILE [--resume DIR]
+    ani run ...            one task variant at one level (debugging)
+    ani adapters           list the registered adapters
+"""
+
+from __future__ import annotations
+
+import typer
+
+from ani.campaign.cli import app as campaign_app
+from ani.campaign.cli import run_one
+from ani.lab.cli import app as lab_app
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="ani-sdk: Agent-Network Interface SDK")
+app.add_typer(lab_app, name="lab", help="Start, inspect and remove FRR labs in network namespaces.")
+app.add_typer(campaign_app, name="campaign", help="Run benchmark campaigns.")
+app.command("run", help="Run one task variant at one level and print the trajectory.")(run_one)
+
+
+@app.command("adapters")
+def adapters() -> None:
+    """List the registered adapters (built-ins and entry point group ani.adapters)."""
+    from ani.registry import available
+
+    for name, target in available().items():
+        typer.echo(f"{name:10s} {target}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

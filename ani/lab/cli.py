@@ -1,0 +1,5 @@
+"""``ani lab ...`` (owned by the lab module)."""
+
+import typer
+
+app = typer.Typer(no_args_is_help=True)
