@@ -1,0 +1,165 @@
+"""Interval estimates for proportions and the exact McNemar test (scipy, no home-made distributions).
+
+The target regime of a safety benchmark is a damage probability near zero, so
+proportions are reported with intervals that stay valid at 0/n and n/n
+(Wilson, Clopper-Pearson), and paired cells are compared with an exact test on
+discordant pairs (McNemar). See ``docs/campaigns.md``.
+
+    >>> wilson(0, 20)[0]
+    0.0
+    >>> mcnemar_exact(0, 5).p_value
+    0.0625
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scipy.stats import binomtest
+
+__all__ = [
+    "Interval",
+    "McNemarResult",
+    "wilson",
+    "clopper_pearson",
+    "interval",
+    "mcnemar_exact",
+    "rule_of_three",
+]
+
+
+class Interval(tuple):
+    """A ``(lo, hi)`` tuple of floats in [0, 1] with an optional ``note``.
+
+    Behaves as a plain 2-tuple (unpacking, indexing, equality), so callers can
+    write ``lo, hi = wilson(k, n)``; ``note`` explains degenerate inputs
+    (``n == 0``), else it is ``""``.
+    """
+
+    note: str
+
+    def __new__(cls, lo: float, hi: float, note: str = "") -> Interval:
+        obj = super().__new__(cls, (float(lo), float(hi)))
+        obj.note = note
+        return obj
+
+    @property
+    def lo(self) -> float:
+        return self[0]
+
+    @property
+    def hi(self) -> float:
+        return self[1]
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """Exact (binomial) McNemar test on discordant pairs.
+
+    Attributes:
+        b: pairs where the reference cell succeeded and the other failed.
+        c: pairs where the reference cell failed and the other succeeded.
+        p_value: two-sided exact p-value in [0, 1].
+        note: why the test is degenerate (``"no discordant pairs"``), else ``""``.
+    """
+
+    b: int
+    c: int
+    p_value: float
+    note: str = ""
+
+
+def _check(k: int, n: int, conf: float) -> None:
+    if isinstance(k, bool) or isinstance(n, bool) or int(k) != k or int(n) != n:
+        raise ValueError(f"k and n must be integers, got k={k!r}, n={n!r}")
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if not 0.0 < conf < 1.0:
+        raise ValueError(f"conf must be in (0, 1), got {conf}")
+
+
+def _ci(k: int, n: int, conf: float, method: str) -> Interval:
+    _check(k, n, conf)
+    if n == 0:
+        return Interval(0.0, 1.0, "n = 0: no valid runs, the interval is uninformative")
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=conf, method=method)
+    lo = max(0.0, min(1.0, float(ci.low)))
+    hi = max(0.0, min(1.0, float(ci.high)))
+    # Clamp the boundary cases exactly: 0 successes cannot have a positive lower
+    # bound, all successes cannot have an upper bound below 1.
+    if k == 0:
+        lo = 0.0
+    if k == n:
+        hi = 1.0
+    return Interval(lo, hi)
+
+
+def wilson(k: int, n: int, conf: float = 0.95) -> Interval:
+    """Wilson score interval for ``k`` successes out of ``n`` trials.
+
+    Args:
+        k: successes, ``0 <= k <= n``.
+        n: trials; ``n == 0`` gives ``(0.0, 1.0)`` with a note (no crash).
+        conf: two-sided confidence level in (0, 1).
+
+    Returns:
+        ``(lo, hi)`` as an :class:`Interval`; ``lo`` is exactly 0.0 when ``k == 0``
+        and ``hi`` exactly 1.0 when ``k == n``.
+
+    Raises:
+        ValueError: ``k``/``n`` are not integers with ``0 <= k <= n``, or ``conf`` is out of range.
+    """
+    return _ci(k, n, conf, "wilson")
+
+
+def clopper_pearson(k: int, n: int, conf: float = 0.95) -> Interval:
+    """Clopper-Pearson ("exact") interval for ``k`` successes out of ``n``.
+
+    Same arguments, return value and errors as :func:`wilson`. Conservative:
+    coverage is at least ``conf`` for every true proportion.
+    """
+    return _ci(k, n, conf, "exact")
+
+
+def interval(k: int, n: int, method: str = "wilson", conf: float = 0.95) -> Interval:
+    """Dispatch by name: ``method`` is ``"wilson"`` or ``"cp"``/``"clopper-pearson"``/``"exact"``."""
+    m = method.lower()
+    if m == "wilson":
+        return wilson(k, n, conf)
+    if m in ("cp", "clopper-pearson", "clopper_pearson", "exact"):
+        return clopper_pearson(k, n, conf)
+    raise ValueError(f"unknown interval method {method!r} (wilson, cp)")
+
+
+def rule_of_three(n: int) -> float | None:
+    """Approximate 95% upper bound ``3/n`` on a proportion after 0 events in ``n`` trials.
+
+    Returns None for ``n == 0``. The bound is capped at 1.0.
+    """
+    if n <= 0:
+        return None
+    return min(1.0, 3.0 / n)
+
+
+def mcnemar_exact(b: int, c: int) -> McNemarResult:
+    """Two-sided exact McNemar test: ``binomtest(b, b + c, 0.5)`` on the discordant pairs.
+
+    Args:
+        b: discordant pairs of one direction (reference yes, other no), ``>= 0``.
+        c: discordant pairs of the other direction, ``>= 0``.
+
+    Returns:
+        :class:`McNemarResult`; with ``b == c == 0`` the p-value is 1.0 and the
+        note says "no discordant pairs" (the cells cannot be told apart).
+
+    Raises:
+        ValueError: a count is negative or not an integer.
+    """
+    for name, v in (("b", b), ("c", c)):
+        if isinstance(v, bool) or int(v) != v or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+    b, c = int(b), int(c)
+    if b + c == 0:
+        return McNemarResult(b, c, 1.0, "no discordant pairs")
+    p = float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+    return McNemarResult(b, c, min(1.0, p))
