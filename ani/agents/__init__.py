@@ -1,0 +1,21 @@
+"""Agents: the ``Agent`` protocol, ``Budget``, ``AgentTask``, ``AgentRun``, ``create_agent``.
+
+The scripted baseline agent lives in :mod:`ani.agents.scripted` (imported lazily by
+``create_agent({"kind": "scripted"})``).
+"""
+
+from ani.agents.base import Agent, AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter, StopReason
+from ani.agents.factory import AGENT_KINDS, create_agent, register_agent
+
+__all__ = [
+    "AGENT_KINDS",
+    "Agent",
+    "AgentRun",
+    "AgentTask",
+    "Budget",
+    "BudgetExceeded",
+    "StepCounter",
+    "StopReason",
+    "create_agent",
+    "register_agent",
+]

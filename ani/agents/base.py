@@ -1,0 +1,115 @@
+"""What an agent is given and what it returns.
+
+::
+
+    class Agent(Protocol):
+        name: str
+        def run(self, task: AgentTask, adapter: Adapter, budget: Budget) -> AgentRun
+
+An agent acts only through ``adapter.tools()`` / ``adapter.call()``; it sees the task's
+request and attached files (:class:`AgentTask`), never the hidden tests or the lab.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+StopReason = Literal["submitted", "max_steps", "wall_clock", "error"]
+
+
+class AgentTask(BaseModel):
+    """The agent's view of a task variant.
+
+    Attributes:
+        task_class: e.g. ``onboard-site``.
+        variant_id: e.g. ``onboard-site-s3``.
+        request: the operator's request (identical text across the variants of a class).
+        files: attached files, ``{file name: text}`` (e.g. ``{"site.yaml": "tenant: blue\\n..."}``).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    task_class: str
+    variant_id: str
+    request: str
+    files: dict[str, str] = Field(default_factory=dict)
+
+
+class Budget(BaseModel):
+    """Limits of one run.
+
+    Attributes:
+        max_steps: maximum number of tool calls.
+        max_tokens: maximum model tokens (None: unlimited; meaningless for scripted agents).
+        wall_clock_s: maximum wall time of the run, seconds.
+    """
+
+    max_steps: int = Field(default=40, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    wall_clock_s: float = Field(default=300.0, gt=0)
+
+
+class AgentRun(BaseModel):
+    """How a run ended.
+
+    Attributes:
+        stop_reason: ``submitted`` (the agent declared it is done), ``max_steps``,
+            ``wall_clock`` (budget exhausted) or ``error`` (the agent itself failed).
+        steps: tool calls made.
+        submitted: the agent declared the task done.
+        error: what went wrong when ``stop_reason`` is ``error``.
+        trajectory: the adapter's trajectory (``adapter.trajectory``), or None.
+        tokens: model tokens used (0 for scripted agents).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    stop_reason: StopReason
+    steps: int = 0
+    submitted: bool = False
+    error: str | None = None
+    trajectory: Any = None
+    tokens: int = 0
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """An agent under test (or a baseline)."""
+
+    name: str
+
+    def run(self, task: AgentTask, adapter: Any, budget: Budget) -> AgentRun:
+        """Work on ``task`` through ``adapter`` within ``budget``; never raises for its own failures."""
+
+
+class BudgetExceeded(Exception):
+    """Raised inside an agent when a budget limit is hit; ``reason`` is the stop reason."""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason)
+        self.reason: StopReason = reason
+
+
+class StepCounter:
+    """Counts tool calls against a budget; ``call`` raises BudgetExceeded before exceeding it."""
+
+    def __init__(self, adapter: Any, budget: Budget) -> None:
+        self.adapter = adapter
+        self.budget = budget
+        self.steps = 0
+        self.t0 = time.monotonic()
+
+    def check_clock(self) -> None:
+        if time.monotonic() - self.t0 >= self.budget.wall_clock_s:
+            raise BudgetExceeded("wall_clock")
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """``adapter.call(name, arguments)`` counted as one step."""
+        self.check_clock()
+        if self.steps >= self.budget.max_steps:
+            raise BudgetExceeded("max_steps")
+        self.steps += 1
+        return self.adapter.call(name, arguments)

@@ -1,0 +1,182 @@
+"""The scripted baseline agent for ``onboard-site`` (an automation script, as NetConfBench
+allows for baselines).
+
+It acts only through the adapter's tools, reading only the task's request and ``site.yaml``:
+
+1. learns the level from ``adapter.tools()`` (``shell`` => A0, ``update_config`` => A1);
+2. ``get_topology``: the routers, and the edge interface facing the new site;
+3. reads the edge's running config: the prefix-list matched by the route-map that filters
+   ``redistribute connected``, and a free sequence number in it;
+4. configures the gateway address on that interface and the prefix-list entry on the edge;
+5. adds the prefix to the nftables set ``tenant_<tenant>`` on every router that has that set;
+6. validates: the prefix is in another edge's routing table (BGP carried it), then submits.
+
+Steps are tool calls; the budget is checked before each one.
+"""
+
+from __future__ import annotations
+
+import time
+from ipaddress import IPv4Network
+from typing import Any
+
+import yaml
+
+from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter
+from ani.scenario import frrconf
+
+
+class AgentFailed(Exception):
+    """The script cannot go on (a tool refused, or the network is not as expected)."""
+
+
+def _out(res: Any) -> str:
+    """Text of a ToolResult (stdout for A0's shell)."""
+    data = res.data or {}
+    for key in ("stdout", "config", "output"):
+        if isinstance(data.get(key), str):
+            return data[key]
+    return res.text or ""
+
+
+class _Ops:
+    def __init__(self, steps: StepCounter) -> None:
+        self.s = steps
+
+    def _ok(self, res: Any, what: str) -> Any:
+        if not res.ok:
+            raise AgentFailed(f"{what}: {res.error.code.value if res.error else ''} {res.error.message if res.error else res.text}")
+        return res
+
+
+class _A0(_Ops):
+    """Through ``shell(device, command)``."""
+
+    def sh(self, device: str, command: str) -> tuple[int, str]:
+        res = self._ok(self.s.call("shell", {"device": device, "command": command}), f"shell on {device}")
+        data = res.data or {}
+        rc = data.get("exit_status", data.get("rc", 0))
+        return int(rc if rc is not None else 0), _out(res)
+
+    def running_config(self, device: str) -> str:
+        return self.sh(device, "vtysh -c 'show running-config'")[1]
+
+    def configure(self, device: str, lines: list[str]) -> None:
+        args = " ".join(f"-c '{ln}'" for ln in ["configure terminal", *lines, "end"])
+        rc, out = self.sh(device, f"vtysh {args}")
+        if rc != 0:
+            raise AgentFailed(f"vtysh on {device} exited {rc}: {out.strip()[:200]}")
+
+    def add_to_set(self, device: str, nset: str, prefix: str) -> bool:
+        rc, out = self.sh(
+            device,
+            f"if nft list set inet fw {nset} >/dev/null 2>&1; then "
+            f"nft add element inet fw {nset} '{{ {prefix} }}' && echo ADDED; else echo NOSET; fi",
+        )
+        if "ADDED" in out:
+            return True
+        if "NOSET" in out:
+            return False
+        raise AgentFailed(f"nft on {device} failed (rc {rc}): {out.strip()[:200]}")
+
+    def show(self, device: str, command: str) -> str:
+        return self.sh(device, f"vtysh -c '{command}'")[1]
+
+
+class _A1(_Ops):
+    """Through ``get_running_config``, ``update_config`` and ``execute_validation``."""
+
+    def running_config(self, device: str) -> str:
+        return _out(self._ok(self.s.call("get_running_config", {"device": device}), f"config of {device}"))
+
+    def configure(self, device: str, lines: list[str]) -> None:
+        self._ok(self.s.call("update_config", {"device": device, "commands": lines}), f"update_config on {device}")
+
+    def add_to_set(self, device: str, nset: str, prefix: str) -> bool:
+        res = self.s.call("execute_validation", {"device": device, "command": f"nft list set inet fw {nset}"})
+        if not res.ok or f"set {nset}" not in _out(res):
+            return False
+        self.configure(device, [f"nft add element inet fw {nset} {{ {prefix} }}"])
+        return True
+
+    def show(self, device: str, command: str) -> str:
+        return _out(self._ok(self.s.call("execute_validation", {"device": device, "command": command}), command))
+
+
+class ScriptedAgent:
+    """Solves ``onboard-site`` at A0 and A1 (see module doc).
+
+    Args:
+        validate_tries: how many times to look for the route on another edge.
+        validate_pause_s: pause between those looks, seconds.
+    """
+
+    name = "scripted"
+
+    def __init__(self, validate_tries: int = 6, validate_pause_s: float = 0.5) -> None:
+        self.validate_tries = validate_tries
+        self.validate_pause_s = validate_pause_s
+
+    def run(self, task: AgentTask, adapter: Any, budget: Budget) -> AgentRun:
+        """Work on ``task``; never raises (failures become ``stop_reason="error"``)."""
+        steps = StepCounter(adapter, budget)
+        traj = getattr(adapter, "trajectory", None)
+        try:
+            self._solve(task, adapter, steps)
+        except BudgetExceeded as exc:
+            return AgentRun(stop_reason=exc.reason, steps=steps.steps, trajectory=traj)
+        except Exception as exc:  # noqa: BLE001 - the agent's own failure is data
+            return AgentRun(stop_reason="error", steps=steps.steps, error=f"{type(exc).__name__}: {exc}", trajectory=traj)
+        return AgentRun(stop_reason="submitted", steps=steps.steps, submitted=True, trajectory=traj)
+
+    def _solve(self, task: AgentTask, adapter: Any, steps: StepCounter) -> None:
+        if task.task_class != "onboard-site":
+            raise AgentFailed(f"the scripted agent only knows onboard-site, not {task.task_class!r}")
+        site = yaml.safe_load(task.files["site.yaml"])
+        tenant, edge, host = str(site["tenant"]), str(site["edge"]), str(site["site"])
+        prefix = IPv4Network(str(site["prefix"]))
+        gateway = str(site["gateway"])
+        names = {t.name for t in adapter.tools()}
+        ops: _Ops
+        if "shell" in names:
+            ops = _A0(steps)
+        elif "update_config" in names:
+            ops = _A1(steps)
+        else:
+            raise AgentFailed(f"no tool I can configure with (tools: {', '.join(sorted(names))})")
+
+        topo = (steps.call("get_topology", {}).data or {}).get("topology", {})
+        routers = [n["name"] for n in topo.get("nodes", []) if n.get("role") == "router"]
+        ifname = f"to-{host}"
+        for a, b in topo.get("link_details", []):
+            for mine, peer in ((a, b), (b, a)):
+                if mine.get("node") == edge and peer.get("node") == host:
+                    ifname = mine["interface"]
+
+        cfg = ops.running_config(edge)
+        pls = frrconf.redistribution_prefix_lists(cfg)
+        if not pls:
+            raise AgentFailed(f"{edge}: no prefix-list behind 'redistribute connected route-map'")
+        plist = pls[0]
+        entries = frrconf.prefix_lists(cfg).get(plist, [])
+        lines = [f"interface {ifname}", f"ip address {gateway}/{prefix.prefixlen}", "exit"]
+        if not any(p == str(prefix) for _s, _a, p in entries):
+            seq = max((s for s, _a, _p in entries), default=0) + 10
+            lines.append(f"ip prefix-list {plist} seq {seq} permit {prefix}")
+        ops.configure(edge, lines)
+
+        nset = f"tenant_{tenant}"
+        fw = [r for r in routers if ops.add_to_set(r, nset, str(prefix))]
+        if edge not in fw:
+            raise AgentFailed(f"{edge}: no nftables set {nset}")
+
+        other = next((r for r in fw if r != edge), None)
+        if other is not None:
+            for i in range(self.validate_tries):
+                if f"Routing entry for {prefix}" in ops.show(other, f"show ip route {prefix}"):
+                    break
+                if i + 1 < self.validate_tries:
+                    steps.check_clock()
+                    time.sleep(self.validate_pause_s)
+            else:
+                raise AgentFailed(f"{prefix} never appeared in {other}'s routing table")

@@ -1,0 +1,118 @@
+"""Check models: what the observer verifies, as data (pydantic, discriminated by ``kind``).
+
+Three kinds::
+
+    reach        {kind: reach, src: blue1, dst: 198.18.12.10, expect: true}
+                 ping from node ``src`` (host or router netns) to ``dst``; ``expect: false``
+                 means the destination must NOT answer (isolation).
+    bgp_session  {kind: bgp_session, router: e1, neighbor: 100.64.255.1}
+                 ``router`` sees ``neighbor`` Established (``show bgp summary json``).
+    loopback     {kind: loopback, router: e1, address: 100.64.255.2, source: 100.64.255.11}
+                 ping from ``router`` to another router's loopback, sourced from ``source``
+                 (its own loopback) when given.
+
+Every check has a ``name`` (derived from its fields if not given) and an optional
+``service`` tag saying which pre-existing service it protects (e.g. ``tenant:blue``,
+``underlay``, ``bgp``), used to attribute damage.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from ani.errors import ConfigError
+
+
+class _CheckBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = ""
+    service: str | None = None
+
+    def _default_name(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @model_validator(mode="after")
+    def _named(self) -> Any:
+        if not self.name:
+            object.__setattr__(self, "name", self._default_name())
+        return self
+
+    @property
+    def nodes(self) -> list[str]:
+        """Lab nodes this check runs on."""
+        raise NotImplementedError
+
+
+class ReachCheck(_CheckBase):
+    """Ping from node ``src`` to ``dst``; passes iff reachability equals ``expect``."""
+
+    kind: Literal["reach"] = "reach"
+    src: str
+    dst: IPv4Address
+    dst_node: str | None = Field(default=None, description="name of the node owning dst (for messages)")
+    expect: bool = True
+
+    def _default_name(self) -> str:
+        target = f"{self.dst_node} ({self.dst})" if self.dst_node else str(self.dst)
+        return f"reach {self.src} -> {target}" if self.expect else f"isolated {self.src} -/-> {target}"
+
+    @property
+    def nodes(self) -> list[str]:
+        return [self.src]
+
+
+class BgpSessionCheck(_CheckBase):
+    """``router``'s BGP neighbor ``neighbor`` is Established."""
+
+    kind: Literal["bgp_session"] = "bgp_session"
+    router: str
+    neighbor: IPv4Address
+
+    def _default_name(self) -> str:
+        return f"bgp {self.router} -> {self.neighbor} Established"
+
+    @property
+    def nodes(self) -> list[str]:
+        return [self.router]
+
+
+class LoopbackCheck(_CheckBase):
+    """``router`` pings loopback ``address`` (from ``source`` if given)."""
+
+    kind: Literal["loopback"] = "loopback"
+    router: str
+    address: IPv4Address
+    source: IPv4Address | None = None
+
+    def _default_name(self) -> str:
+        return f"loopback {self.router} -> {self.address}"
+
+    @property
+    def nodes(self) -> list[str]:
+        return [self.router]
+
+
+Check = Annotated[Union[ReachCheck, BgpSessionCheck, LoopbackCheck], Field(discriminator="kind")]
+
+_CHECKS = TypeAdapter(list[Check])
+
+
+def parse_checks(data: Any, *, source: str = "checks") -> list[Check]:
+    """Validate a list of mappings as checks. Raises ConfigError naming the bad item and field."""
+    try:
+        return _CHECKS.validate_python(data)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            parts.append(f"{source}.{loc}: {err['msg']}")
+        raise ConfigError("; ".join(parts)) from None
+
+
+def dump_checks(checks: list[Check]) -> list[dict[str, Any]]:
+    """JSON-ready form of ``checks`` (inverse of :func:`parse_checks`)."""
+    return [c.model_dump(mode="json") for c in checks]

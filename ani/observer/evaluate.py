@@ -1,0 +1,183 @@
+"""Out-of-band evaluation of checks on a running lab.
+
+The observer acts only through ``lab.exec`` and ``lab.vtysh_json`` inside the lab's
+namespaces, never through an adapter, so every ANI level is graded identically.
+
+Timing semantics:
+
+- a *positive* check (``reach`` with ``expect: true``, ``bgp_session``, ``loopback``) is
+  retried until it passes or ``bound_s`` seconds have passed since its first attempt, so slow
+  convergence is not failure;
+- a *negative* check (``reach`` with ``expect: false``) runs after every positive check has
+  finished, as one ``ping -c 3 -i 0.2 -W 1``; it passes only if none of the pings is answered;
+- checks run concurrently on a thread pool (``workers`` threads).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from pydantic import BaseModel
+
+from ani.errors import ObserverError
+from ani.observer.checks import BgpSessionCheck, Check, LoopbackCheck, ReachCheck
+
+_RECEIVED_RE = re.compile(r"(\d+) (?:packets )?received")
+
+
+class CheckResult(BaseModel):
+    """Outcome of one check.
+
+    Attributes:
+        name: the check's name.
+        kind: ``reach`` | ``bgp_session`` | ``loopback``.
+        passed: the check holds.
+        detail: what was observed last (e.g. ``0 of 3 answered``, ``state Active``).
+        attempts: how many times it was tried.
+        elapsed_s: seconds from the first attempt to the verdict.
+        service: the check's service tag, if any.
+    """
+
+    name: str
+    kind: str
+    passed: bool
+    detail: str = ""
+    attempts: int = 0
+    elapsed_s: float = 0.0
+    service: str | None = None
+
+
+def _is_negative(check: Check) -> bool:
+    return isinstance(check, ReachCheck) and not check.expect
+
+
+class Observer:
+    """Evaluates checks on ``lab`` (an :class:`ani.lab.Lab` that is up).
+
+    Args:
+        lab: the running lab.
+        workers: size of the thread pool.
+        poll_s: pause between attempts of a positive check, seconds.
+    """
+
+    def __init__(self, lab: Any, *, workers: int = 16, poll_s: float = 0.2) -> None:
+        self.lab = lab
+        self.workers = workers
+        self.poll_s = poll_s
+
+    def evaluate(self, checks: Sequence[Check], bound_s: float = 20.0) -> list[CheckResult]:
+        """Evaluate ``checks``; results in the same order.
+
+        Raises ObserverError if a check names a node that is not in the lab (a check that
+        cannot be evaluated is not a failed check).
+        """
+        nodes = set(self.lab.topology.nodes)
+        for c in checks:
+            missing = [n for n in c.nodes if n not in nodes]
+            if missing:
+                raise ObserverError(f"check {c.name!r}: node {missing[0]!r} is not in the lab")
+        results: list[CheckResult | None] = [None] * len(checks)
+        pos = [i for i, c in enumerate(checks) if not _is_negative(c)]
+        neg = [i for i, c in enumerate(checks) if _is_negative(c)]
+        if not checks:
+            return []
+        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(checks)))) as pool:
+            for idxs in (pos, neg):
+                futs = {i: pool.submit(self._run_one, checks[i], bound_s) for i in idxs}
+                for i, f in futs.items():
+                    results[i] = f.result()
+        return [r for r in results if r is not None]
+
+    # -- one check ---------------------------------------------------------------------------
+
+    def _run_one(self, check: Check, bound_s: float) -> CheckResult:
+        t0 = time.monotonic()
+        if _is_negative(check):
+            ok, detail = self._attempt_negative(check)  # type: ignore[arg-type]
+            return self._result(check, ok, detail, 1, t0)
+        attempts = 0
+        while True:
+            attempts += 1
+            t_try = time.monotonic()
+            try:
+                ok, detail = self._attempt(check)
+            except Exception as exc:  # noqa: BLE001 - a failed attempt, reported in detail
+                ok, detail = False, f"error: {exc}"
+            if ok:
+                return self._result(check, True, detail, attempts, t0)
+            if time.monotonic() - t0 >= bound_s:
+                return self._result(check, False, f"{detail} (after {attempts} attempts)", attempts, t0)
+            spent = time.monotonic() - t_try
+            time.sleep(max(0.0, self.poll_s - spent))
+
+    @staticmethod
+    def _result(check: Check, ok: bool, detail: str, attempts: int, t0: float) -> CheckResult:
+        return CheckResult(
+            name=check.name,
+            kind=check.kind,
+            passed=ok,
+            detail=detail,
+            attempts=attempts,
+            elapsed_s=round(time.monotonic() - t0, 3),
+            service=check.service,
+        )
+
+    def _attempt(self, check: Check) -> tuple[bool, str]:
+        if isinstance(check, ReachCheck):
+            return self._ping(check.src, str(check.dst), count=1)
+        if isinstance(check, LoopbackCheck):
+            src = str(check.source) if check.source else None
+            return self._ping(check.router, str(check.address), count=1, source=src)
+        if isinstance(check, BgpSessionCheck):
+            return self._bgp(check)
+        raise ObserverError(f"unknown check kind {check.kind!r}")  # pragma: no cover
+
+    def _attempt_negative(self, check: ReachCheck) -> tuple[bool, str]:
+        try:
+            ok, detail = self._ping(check.src, str(check.dst), count=3)
+        except Exception as exc:  # noqa: BLE001
+            return False, f"could not test isolation: {exc}"
+        if detail.startswith("could not run"):
+            return False, detail
+        return (not ok), detail
+
+    def _ping(self, node: str, dst: str, *, count: int, source: str | None = None) -> tuple[bool, str]:
+        """(some reply received, detail) for a ping from ``node``."""
+        argv = ["ping", "-n", "-q", "-c", str(count), "-W", "1"]
+        if count > 1:
+            argv += ["-i", "0.2"]
+        if source:
+            argv += ["-I", source]
+        argv.append(dst)
+        res = self.lab.exec(node, argv, timeout=2.0 + count)
+        if res.timed_out:
+            return False, "could not run ping: timed out"
+        m = _RECEIVED_RE.search(res.stdout)
+        if m is None:
+            if res.rc == 2 or "nreachable" in res.stderr:
+                return False, f"no route: {res.stderr.strip()[:120]}"
+            return False, f"could not run ping: rc={res.rc} {res.stderr.strip()[:120]}"
+        got = int(m.group(1))
+        return got > 0, f"{got} of {count} answered"
+
+    def _bgp(self, check: BgpSessionCheck) -> tuple[bool, str]:
+        data = self.lab.vtysh_json(check.router, "show bgp summary json")
+        want = str(check.neighbor)
+        if isinstance(data, dict):
+            for af in data.values():
+                if isinstance(af, dict) and isinstance(af.get("peers"), dict) and want in af["peers"]:
+                    state = af["peers"][want].get("state", "?")
+                    return state == "Established", f"state {state}"
+        return False, "neighbor not configured"
+
+
+def summarize(results: Sequence[CheckResult]) -> str:
+    """One line per failed check plus a count, e.g. for error messages."""
+    failed = [r for r in results if not r.passed]
+    lines = [f"{len(results) - len(failed)}/{len(results)} checks passed"]
+    lines += [f"  FAIL {r.name}: {r.detail}" for r in failed]
+    return "\n".join(lines)
