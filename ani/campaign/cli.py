@@ -1,10 +1,146 @@
-"""``ani campaign ...`` and ``ani run`` (owned by the campaign module)."""
+"""``ani campaign run|report`` and ``ani run`` (one variant at one level, for debugging).
+
+Exit codes: 0 done (``ani run``: the run succeeded), 1 ``ani run`` graded a failure,
+2 bad input (file, field, folder), 3 ``ani run`` hit an infrastructure error,
+130 interrupted (finished runs are kept).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 
-app = typer.Typer(no_args_is_help=True)
+from ani.errors import AniError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
+console = Console()
+err_console = Console(stderr=True)
 
 
-def run_one() -> None:
-    """Placeholder until the campaign runner lands."""
-    raise typer.Exit(2)
+def _fail(msg: str, code: int = 2) -> typer.Exit:
+    err_console.print(f"[red]error:[/red] {escape(msg)}", soft_wrap=True)
+    return typer.Exit(code)
+
+
+@app.command("run")
+def campaign_run(
+    file: Annotated[Path, typer.Argument(help="campaign YAML file (or a shipped one, e.g. campaigns/level-sweep.yaml)")],
+    out: Annotated[Path | None, typer.Option("--out", help="results folder (default results/<name>-<timestamp>)")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", help="continue the campaign in this results folder")] = None,
+    variants: Annotated[int | None, typer.Option("--variants", min=1, help="override S, the number of seeds")] = None,
+    retry_infra: Annotated[bool, typer.Option("--retry-infra", help="on --resume, rerun runs that were infrastructure errors")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar or per-run lines")] = False,
+) -> None:
+    """Run every variant (seed) of FILE in every cell, each on a fresh lab; write runs.jsonl and summary.md."""
+    from ani.campaign.loop import run_campaign
+    from ani.campaign.spec import load_spec
+
+    if out is not None and resume is not None and out.resolve() != resume.resolve():
+        raise _fail("give either --out or --resume, not both")
+    try:
+        spec = load_spec(file, variants=variants)
+        result = run_campaign(
+            spec, resume if resume is not None else out, resume=resume is not None,
+            progress=not no_progress, retry_infra=retry_infra, source=file, console=console,
+        )
+    except AniError as exc:
+        raise _fail(str(exc)) from None
+    if result.interrupted:
+        raise typer.Exit(130)
+
+
+@app.command("report")
+def campaign_report(
+    results: Annotated[Path, typer.Argument(help="a campaign results folder (holds runs.jsonl)")],
+) -> None:
+    """Re-render summary.md of a results folder from its runs.jsonl and print the table."""
+    from ani.campaign.report import print_summary, write_report
+
+    if not results.is_dir():
+        raise _fail(f"{results}: no such folder")
+    if not (results / "runs.jsonl").exists():
+        raise _fail(f"{results}: not a campaign results folder (no runs.jsonl)")
+    path = write_report(results)
+    print_summary(results, console=console)
+    console.print(f"report: {path}")
+
+
+def _print_event(ev: dict[str, Any]) -> None:
+    if ev.get("event") != "tool_call":
+        return
+    args = json.dumps(ev.get("arguments", {}), ensure_ascii=False, default=str)
+    if len(args) > 160:
+        args = args[:157] + "..."
+    status = "[green]ok[/green]" if ev.get("ok") else f"[red]error {escape(str(ev.get('error_code')))}[/red]"
+    changed = " [yellow]changed[/yellow]" if ev.get("changed") else ""
+    summary = str(ev.get("summary", ""))
+    if len(summary) > 120:
+        summary = summary[:117] + "..."
+    console.print(f"  {escape(str(ev.get('tool')))}({escape(args)}) -> {status}{changed} {escape(summary)}", soft_wrap=True)
+
+
+def run_one(
+    scenario: Annotated[Path, typer.Option("--scenario", help="scenario file")] = Path("scenarios/brownfield-small.yaml"),
+    task: Annotated[str, typer.Option("--task", help="task class")] = "onboard-site",
+    seed: Annotated[int, typer.Option("--seed", help="variant seed")] = 1,
+    level: Annotated[str, typer.Option("--level", help="adapter level (a0, a1, ...)")] = "a1",
+    blocklist: Annotated[bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")] = False,
+    agent: Annotated[str, typer.Option("--agent", help="agent kind")] = "scripted",
+    max_steps: Annotated[int, typer.Option("--max-steps", min=1)] = 40,
+    wall_clock_s: Annotated[float, typer.Option("--wall-clock", help="agent time budget, seconds")] = 300.0,
+    out: Annotated[Path | None, typer.Option("--out", help="folder for the record and trajectory")] = None,
+) -> None:
+    """Run one task variant at one level on a fresh lab, print each tool call as it happens and the verdict."""
+    from ani.campaign.results import INFRA
+    from ani.campaign.runner import run_one as _run_one
+    from ani.campaign.spec import parse_spec
+
+    cell_name = level + ("+blocklist" if blocklist else "")
+    data = {
+        "name": "run",
+        "scenario": str(scenario),
+        "task": task,
+        "variants": 1,
+        "seed": seed,
+        "agent": {"kind": agent},
+        "budget": {"max_steps": max_steps, "wall_clock_s": wall_clock_s},
+        "cells": [{"name": cell_name, "level": level, "blocklist": blocklist}],
+    }
+    try:
+        spec = parse_spec(data, "command line", Path.cwd())
+        out_dir = out or Path("results") / f"run-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        console.print(f"run {cell_name} {task} seed {seed}: starting the lab ...")
+        rec = _run_one(spec, spec.cells[0], seed, out_dir, on_event=_print_event)
+    except AniError as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        err_console.print("interrupted (the lab was taken down)")
+        raise typer.Exit(130) from None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "run.json").write_text(rec.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    for name, results in (("hidden tests", rec.tests), ("invariants", rec.invariants)):
+        if results:
+            console.print(f"{name}: {sum(r.passed for r in results)}/{len(results)} pass")
+            for r in results:
+                if not r.passed:
+                    console.print(f"  [red]FAIL[/red] {escape(r.name)}: {escape(r.detail)}")
+    if rec.agent_error:
+        console.print(f"agent error: {escape(rec.agent_error)}")
+    style = {"clean_success": "green", "dangerous_success": "yellow", "destructive_failure": "red"}.get(rec.label, "")
+    verdict = f"[{style}]{rec.label}[/{style}]" if style else rec.label
+    console.print(
+        f"verdict: {verdict}"
+        + (f" ({escape(rec.infra_error_reason)})" if rec.infra_error_reason else "")
+        + f"; {rec.tool_calls} tool calls, {rec.tool_errors} errors, {rec.wall_s:.1f}s"
+    )
+    console.print(f"record: {out_dir / 'run.json'}; trajectory: {rec.trajectory or '-'}")
+    if rec.label == INFRA:
+        raise typer.Exit(3)
+    if not rec.success:
+        raise typer.Exit(1)

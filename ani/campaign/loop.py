@@ -1,0 +1,214 @@
+"""The campaign loop: every seed in every cell (paired), a fresh lab per run, resumable.
+
+Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
+
+    campaign.yaml        verbatim copy of the campaign file (when run from a file)
+    spec.json            the resolved spec (absolute paths), checked on --resume
+    runs.jsonl           one RunRecord per finished run, appended + fsynced as it ends
+    trajectories/        one JSONL trajectory per run
+    summary.md           written after the loop (also after Ctrl-C)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ani.campaign.results import INFRA, RunRecord, RunStore
+from ani.campaign.runner import RunnerDeps, prepare, run_one
+from ani.campaign.spec import CampaignSpec, run_id
+from ani.errors import CampaignSpecError
+
+SPEC_JSON = "spec.json"
+SPEC_COPY = "campaign.yaml"
+#: fields allowed to differ between a results folder's spec and the spec given on --resume
+RESUME_MAY_CHANGE = {"variants"}
+
+LABEL_STYLE = {
+    "clean_success": "green",
+    "dangerous_success": "yellow",
+    "clean_failure": "blue",
+    "destructive_failure": "red",
+    INFRA: "magenta",
+}
+
+
+@dataclass
+class CampaignResult:
+    """What :func:`run_campaign` did.
+
+    Attributes:
+        out_dir: the results folder.
+        records: every record in ``runs.jsonl`` after the loop (earlier ones included on resume).
+        ran: records of the runs executed by this call.
+        skipped: run ids already present (resume).
+        interrupted: Ctrl-C stopped the loop (finished runs are kept).
+        report: path of ``summary.md``.
+    """
+
+    out_dir: Path
+    records: list[RunRecord] = field(default_factory=list)
+    ran: list[RunRecord] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    report: Path | None = None
+
+
+def default_out_dir(spec: CampaignSpec, root: str | Path = "results") -> Path:
+    """``<root>/<name>-<YYYYmmdd-HHMMSS>`` (a ``-2``, ``-3``... suffix if it exists)."""
+    base = Path(root) / f"{spec.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    out, i = base, 1
+    while out.exists():
+        i += 1
+        out = base.with_name(f"{base.name}-{i}")
+    return out
+
+
+def plan(spec: CampaignSpec) -> list[tuple[int, str]]:
+    """The runs in order: seed-major, so an interrupted campaign stays paired across cells."""
+    return [(seed, cell.name) for seed in spec.seeds for cell in spec.cells]
+
+
+def _spec_dict(spec: CampaignSpec) -> dict[str, Any]:
+    return json.loads(spec.model_dump_json())
+
+
+def check_resume(spec: CampaignSpec, out_dir: Path) -> None:
+    """Raise CampaignSpecError if ``out_dir`` is not a results folder of a compatible spec.
+
+    Only ``variants`` may change (to extend a campaign with more seeds).
+    """
+    saved_path = out_dir / SPEC_JSON
+    if not out_dir.is_dir():
+        raise CampaignSpecError(f"--resume {out_dir}: no such folder")
+    if not saved_path.exists():
+        raise CampaignSpecError(f"--resume {out_dir}: not a campaign results folder (no {SPEC_JSON})")
+    try:
+        saved = json.loads(saved_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CampaignSpecError(f"--resume {out_dir}: {SPEC_JSON} is unreadable: {exc}") from None
+    now = _spec_dict(spec)
+    differ = sorted(k for k in set(saved) | set(now) if k not in RESUME_MAY_CHANGE and saved.get(k) != now.get(k))
+    if differ:
+        raise CampaignSpecError(
+            f"--resume {out_dir}: the campaign file differs from the one this folder was started with "
+            f"in: {', '.join(differ)} (start a new results folder instead)"
+        )
+
+
+def _write_spec(spec: CampaignSpec, out_dir: Path, source: str | Path | None) -> None:
+    (out_dir / SPEC_JSON).write_text(json.dumps(_spec_dict(spec), indent=2) + "\n", encoding="utf-8")
+    if source is not None:
+        try:
+            src = Path(source)
+            if src.exists() and src.resolve() != (out_dir / SPEC_COPY).resolve():
+                shutil.copyfile(src, out_dir / SPEC_COPY)
+        except OSError:
+            pass
+
+
+def run_campaign(
+    spec: CampaignSpec,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    *,
+    deps: RunnerDeps | None = None,
+    retry_infra: bool = False,
+    source: str | Path | None = None,
+    console: Console | None = None,
+) -> CampaignResult:
+    """Run every seed of ``spec`` in every cell, each on a fresh lab; then write ``summary.md``.
+
+    Args:
+        spec: the campaign.
+        out_dir: results folder; None for :func:`default_out_dir`. With ``resume`` it must exist.
+        resume: skip run ids already in ``out_dir/runs.jsonl``.
+        progress: show a progress bar and one line per finished run.
+        deps: factories (default: the real modules).
+        retry_infra: on resume, run again the runs that ended as ``infra_error``.
+        source: the campaign file, copied into the folder and named in the resume hint.
+        console: where to print (default: a rich console on stdout).
+
+    Returns:
+        :class:`CampaignResult`. Ctrl-C stops after taking the current lab down; the
+        finished runs are kept, the summary is written and ``interrupted`` is True.
+
+    Raises:
+        CampaignSpecError: ``out_dir`` is not resumable (or already holds runs without ``resume``).
+        ConfigError: the scenario or task cannot be loaded (checked before any lab starts).
+    """
+    from ani.campaign.report import print_summary, write_report
+
+    deps = deps or RunnerDeps()
+    console = console or Console()
+    if resume:
+        if out_dir is None:
+            raise CampaignSpecError("resume needs the results folder")
+        out = Path(out_dir)
+        check_resume(spec, out)
+    else:
+        out = Path(out_dir) if out_dir is not None else default_out_dir(spec)
+        if (out / "runs.jsonl").exists() and (out / "runs.jsonl").stat().st_size > 0:
+            raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
+    prepare(spec, deps)  # scenario and task load before any lab starts
+    out.mkdir(parents=True, exist_ok=True)
+    _write_spec(spec, out, source)
+    store = RunStore(out)
+    existing = store.records()
+    done = {r.run_id for r in existing if not (retry_infra and r.label == INFRA)}
+    result = CampaignResult(out_dir=out)
+    todo = []
+    for seed, cell in plan(spec):
+        rid = run_id(cell, spec.task, seed)
+        (result.skipped.append(rid) if rid in done else todo.append((seed, cell)))
+
+    total = len(todo) + len(result.skipped)
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=console,
+        disable=not progress,
+        transient=False,
+    )
+    if progress and result.skipped:
+        console.print(f"resuming {out}: {len(result.skipped)} of {total} runs already done")
+    try:
+        with bar:
+            task_id = bar.add_task(spec.name, total=total, completed=len(result.skipped), last="")
+            for seed, cell in todo:
+                bar.update(task_id, description=f"{spec.name}: {cell} seed {seed}")
+                rec = run_one(spec, cell, seed, out, deps=deps)
+                store.append(rec)
+                result.ran.append(rec)
+                style = LABEL_STYLE.get(rec.label, "")
+                last = f"{cell} s{seed}: [{style}]{rec.label}[/{style}]" if style else f"{cell} s{seed}: {rec.label}"
+                bar.update(task_id, advance=1, last=last)
+                if progress:
+                    extra = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
+                    extra += f" agent error: {rec.agent_error}" if rec.agent_error else ""
+                    bar.console.print(f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}")
+    except KeyboardInterrupt:
+        result.interrupted = True
+    result.records = store.records()
+    result.report = write_report(out)
+    if progress:
+        print_summary(out, console=console)
+        console.print(f"report: {result.report}")
+    if result.interrupted:
+        src = source if source is not None else "<campaign file>"
+        console.print(
+            f"[yellow]interrupted[/yellow]: {len(result.ran)} run(s) finished in this session and kept in {out}; "
+            f"resume with: ani campaign run {src} --resume {out}"
+        )
+    return result

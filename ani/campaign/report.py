@@ -1,0 +1,336 @@
+"""``summary.md`` and the terminal table of a campaign's results.
+
+Per cell: n (valid runs), infrastructure errors (listed with reasons, not
+counted), success and damage-free rates with 95% Wilson and Clopper-Pearson
+intervals, label counts, mean steps / tool calls / tool errors / wall time.
+For each cell against the first: discordant pairs (b, c) on success and on
+damage-free over the seeds where both runs are valid, and the exact McNemar p.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+
+from rich.console import Console
+from rich.table import Table
+
+from ani.campaign.results import INFRA, LABELS, RunRecord, read_runs
+from ani.campaign.stats import Interval, McNemarResult, clopper_pearson, mcnemar_exact, rule_of_three, wilson
+
+SUMMARY_FILE = "summary.md"
+
+
+@dataclass
+class Rate:
+    """``k`` of ``n`` with its 95% Wilson and Clopper-Pearson intervals."""
+
+    k: int
+    n: int
+    wilson: Interval
+    cp: Interval
+
+    @classmethod
+    def of(cls, k: int, n: int) -> Rate:
+        return cls(k, n, wilson(k, n), clopper_pearson(k, n))
+
+    @property
+    def value(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+
+@dataclass
+class CellSummary:
+    """Aggregates of one cell (means over valid runs; None when there is none)."""
+
+    name: str
+    level: str
+    blocklist: bool | str
+    runs: list[RunRecord]
+    valid: list[RunRecord]
+    infra: list[RunRecord]
+    success: Rate
+    damage_free: Rate
+    labels: dict[str, int]
+    mean_steps: float | None
+    mean_tool_calls: float | None
+    mean_tool_errors: float | None
+    mean_wall_s: float | None
+    agent_errors: int
+
+
+@dataclass
+class Paired:
+    """One cell against the reference (first) cell, over seeds where both runs are valid.
+
+    ``b``: reference yes, other no; ``c``: reference no, other yes.
+    """
+
+    cell: str
+    reference: str
+    pairs: int
+    success: McNemarResult
+    damage_free: McNemarResult
+
+
+@dataclass
+class CampaignSummary:
+    name: str
+    spec: dict
+    cells: list[CellSummary]
+    paired: list[Paired]
+    planned: int | None
+    records: list[RunRecord] = field(default_factory=list)
+
+
+def _mean(values: list[float | int | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return fmean(vals) if vals else None
+
+
+def _load_spec(out_dir: Path) -> dict:
+    p = out_dir / "spec.json"
+    if p.exists():
+        try:
+            return json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+    return {}
+
+
+def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSummary:
+    """Aggregate ``records``; cell order from ``spec["cells"]`` (else order of first appearance)."""
+    spec = spec or {}
+    order: list[tuple[str, str, bool | str]] = [
+        (c["name"], c.get("level", ""), c.get("blocklist", False)) for c in spec.get("cells", [])
+    ]
+    known = {name for name, _, _ in order}
+    for r in records:
+        if r.cell not in known:
+            order.append((r.cell, r.level, r.blocklist))
+            known.add(r.cell)
+    cells: list[CellSummary] = []
+    for name, level, blocklist in order:
+        runs = sorted((r for r in records if r.cell == name), key=lambda r: r.seed)
+        valid = [r for r in runs if r.label != INFRA]
+        cells.append(
+            CellSummary(
+                name=name,
+                level=level,
+                blocklist=blocklist,
+                runs=runs,
+                valid=valid,
+                infra=[r for r in runs if r.label == INFRA],
+                success=Rate.of(sum(1 for r in valid if r.success), len(valid)),
+                damage_free=Rate.of(sum(1 for r in valid if r.damage_free), len(valid)),
+                labels={lab: sum(1 for r in valid if r.label == lab) for lab in LABELS},
+                mean_steps=_mean([r.steps for r in valid]),
+                mean_tool_calls=_mean([r.tool_calls for r in valid]),
+                mean_tool_errors=_mean([r.tool_errors for r in valid]),
+                mean_wall_s=_mean([r.wall_s for r in valid]),
+                agent_errors=sum(1 for r in valid if r.agent_error),
+            )
+        )
+    paired: list[Paired] = []
+    if cells:
+        ref = cells[0]
+        ref_by_seed = {r.seed: r for r in ref.valid}
+        for other in cells[1:]:
+            pairs = [(ref_by_seed[r.seed], r) for r in other.valid if r.seed in ref_by_seed]
+            paired.append(
+                Paired(
+                    cell=other.name,
+                    reference=ref.name,
+                    pairs=len(pairs),
+                    success=_mcnemar(pairs, "success"),
+                    damage_free=_mcnemar(pairs, "damage_free"),
+                )
+            )
+    planned = None
+    if spec.get("variants") and spec.get("cells"):
+        planned = int(spec["variants"]) * len(spec["cells"])
+    return CampaignSummary(spec.get("name", records[0].campaign if records else "?"), spec, cells, paired,
+                           planned, records)
+
+
+def _mcnemar(pairs: list[tuple[RunRecord, RunRecord]], attr: str) -> McNemarResult:
+    b = sum(1 for x, y in pairs if getattr(x, attr) and not getattr(y, attr))
+    c = sum(1 for x, y in pairs if not getattr(x, attr) and getattr(y, attr))
+    return mcnemar_exact(b, c)
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+def _f(v: float | None, fmt: str = ".2f") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def _rate(r: Rate) -> str:
+    return f"{r.k}/{r.n}" + (f" ({r.value:.2f})" if r.n else "")
+
+
+def _ci(iv: Interval) -> str:
+    return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
+
+
+def _p(m: McNemarResult) -> str:
+    return f"{m.p_value:.4g}" + (f" ({m.note})" if m.note else "")
+
+
+def _blk(b: bool | str) -> str:
+    return "default" if b is True else ("-" if not b else Path(str(b)).name)
+
+
+def render_markdown(s: CampaignSummary) -> str:
+    """The text of ``summary.md``."""
+    sp = s.spec
+    n_records = len(s.records)
+    lines = [f"# Campaign `{s.name}`", ""]
+    if sp:
+        seeds = f"{sp.get('seed')}..{int(sp.get('seed', 0)) + int(sp.get('variants', 0)) - 1}"
+        lines += [
+            f"- task: `{sp.get('task')}`; scenario: `{sp.get('scenario')}`",
+            f"- variants S = {sp.get('variants')} (seeds {seeds}); factor: `{sp.get('factor')}`",
+            f"- agent: `{json.dumps(sp.get('agent'))}`; budget: `{json.dumps(sp.get('budget'))}`",
+        ]
+    lines.append(
+        f"- runs recorded: {n_records}" + (f" of {s.planned} planned" if s.planned is not None else "")
+        + f"; infrastructure errors: {sum(len(c.infra) for c in s.cells)} (excluded from every rate below)"
+    )
+    lines += ["", "## Rates (95% intervals)", ""]
+    lines += [
+        "| cell | level | blocklist | n | infra errors | success | Wilson | Clopper-Pearson "
+        "| damage-free | Wilson | Clopper-Pearson |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in s.cells:
+        lines.append(
+            f"| {c.name} | {c.level} | {_blk(c.blocklist)} | {c.success.n} | {len(c.infra)} "
+            f"| {_rate(c.success)} | {_ci(c.success.wilson)} | {_ci(c.success.cp)} "
+            f"| {_rate(c.damage_free)} | {_ci(c.damage_free.wilson)} | {_ci(c.damage_free.cp)} |"
+        )
+    lines += ["", "## Outcome labels and cost (means over valid runs)", ""]
+    lines += [
+        "| cell | " + " | ".join(LABELS) + " | agent errors | steps | tool calls | tool errors | wall s |",
+        "|---|" + "---|" * (len(LABELS) + 5),
+    ]
+    for c in s.cells:
+        lines.append(
+            f"| {c.name} | " + " | ".join(str(c.labels[lab]) for lab in LABELS)
+            + f" | {c.agent_errors} | {_f(c.mean_steps, '.1f')} | {_f(c.mean_tool_calls, '.1f')} "
+            f"| {_f(c.mean_tool_errors, '.1f')} | {_f(c.mean_wall_s, '.1f')} |"
+        )
+    if s.paired:
+        ref = s.paired[0].reference
+        lines += [
+            "",
+            f"## Paired comparisons against `{ref}` (exact McNemar, two-sided)",
+            "",
+            f"b: `{ref}` yes and the other cell no; c: the reverse. Only seeds where both runs are valid.",
+            "",
+            "| cell | pairs | success b | success c | p | damage-free b | damage-free c | p |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for p in s.paired:
+            lines.append(
+                f"| {p.cell} | {p.pairs} | {p.success.b} | {p.success.c} | {_p(p.success)} "
+                f"| {p.damage_free.b} | {p.damage_free.c} | {_p(p.damage_free)} |"
+            )
+    bounds = [c for c in s.cells if c.damage_free.n and c.damage_free.k == c.damage_free.n]
+    if bounds:
+        lines += ["", "## Damage bounds", ""]
+        for c in bounds:
+            r3 = rule_of_three(c.damage_free.n)
+            lines.append(
+                f"- `{c.name}`: 0 damaged runs of {c.damage_free.n}; damage probability below "
+                f"{1 - c.damage_free.cp[0]:.3f} (Clopper-Pearson 95%), rule of three 3/n = {r3:.3f}"
+            )
+    infra = [r for c in s.cells for r in c.infra]
+    lines += ["", "## Infrastructure errors (excluded from the rates)", ""]
+    lines += [f"- `{r.run_id}` (cell {r.cell}, seed {r.seed}): {r.infra_error_reason}" for r in infra] or ["none"]
+    agent_err = [r for c in s.cells for r in c.valid if r.agent_error]
+    lines += ["", "## Agent errors (graded as runs of the system under test)", ""]
+    lines += [f"- `{r.run_id}` ({r.label}): {r.agent_error}" for r in agent_err] or ["none"]
+    lines += [
+        "",
+        "## Runs",
+        "",
+        "| run | cell | seed | label | tests | invariants | steps | tool calls | tool errors | stop | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in s.cells:
+        for r in c.runs:
+            t = f"{sum(x.passed for x in r.tests)}/{len(r.tests)}" if r.tests else "-"
+            i = f"{sum(x.passed for x in r.invariants)}/{len(r.invariants)}" if r.invariants else "-"
+            lines.append(
+                f"| {r.run_id} | {r.cell} | {r.seed} | {r.label} | {t} | {i} | {_f(r.steps, 'd') if r.steps is not None else '-'} "
+                f"| {r.tool_calls} | {r.tool_errors} | {r.stop_reason or '-'} | {r.wall_s:.1f} |"
+            )
+    failed = [(r, x) for c in s.cells for r in c.valid for x in r.tests + r.invariants if not x.passed]
+    if failed:
+        lines += ["", "## Failed checks", ""]
+        lines += [f"- `{r.run_id}`: {x.name}: {x.detail}" for r, x in failed]
+    lines += [
+        "",
+        "Wilson and Clopper-Pearson intervals stay valid near 0 and 1; with 0 events in n runs the "
+        "95% upper bound is about 3/n (rule of three). McNemar uses only discordant pairs; with none, "
+        "p = 1. See docs/campaigns.md.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def load_summary(out_dir: str | Path) -> CampaignSummary:
+    """Summary of a results folder (``runs.jsonl`` + ``spec.json``)."""
+    out = Path(out_dir)
+    return summarize(read_runs(out), _load_spec(out))
+
+
+def write_report(out_dir: str | Path) -> Path:
+    """(Re)write ``out_dir/summary.md`` from ``runs.jsonl``; returns its path.
+
+    Raises FileNotFoundError if ``out_dir`` is not a folder.
+    """
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise FileNotFoundError(f"{out} is not a folder")
+    path = out / SUMMARY_FILE
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(render_markdown(load_summary(out)), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def summary_table(s: CampaignSummary) -> Table:
+    """A rich table: one row per cell."""
+    t = Table(title=f"campaign {s.name}")
+    for col in ("cell", "n", "infra", "success", "Wilson 95%", "damage-free", "Wilson 95%",
+                "clean ok", "dangerous ok", "clean fail", "destructive fail", "steps", "calls", "errors",
+                "wall s", "McNemar p (succ / dmg-free)"):
+        t.add_column(col, justify="left" if col == "cell" else "right")
+    pmap = {p.cell: p for p in s.paired}
+    for c in s.cells:
+        p = pmap.get(c.name)
+        pv = f"{p.success.p_value:.3g} / {p.damage_free.p_value:.3g}" if p else "ref"
+        t.add_row(
+            c.name, str(c.success.n), str(len(c.infra)), _rate(c.success), _ci(c.success.wilson),
+            _rate(c.damage_free), _ci(c.damage_free.wilson),
+            *(str(c.labels[lab]) for lab in LABELS),
+            _f(c.mean_steps, ".1f"), _f(c.mean_tool_calls, ".1f"), _f(c.mean_tool_errors, ".1f"),
+            _f(c.mean_wall_s, ".1f"), pv,
+        )
+    return t
+
+
+def print_summary(out_dir: str | Path, console: Console | None = None) -> CampaignSummary:
+    """Print the cell table (and the infrastructure errors) of a results folder."""
+    console = console or Console()
+    s = load_summary(out_dir)
+    console.print(summary_table(s))
+    for c in s.cells:
+        for r in c.infra:
+            console.print(f"[magenta]infra error[/magenta] {r.run_id}: {r.infra_error_reason}")
+    return s

@@ -1,0 +1,381 @@
+"""Run one variant in one cell (:func:`run_one`) and a whole campaign (:func:`run_campaign`).
+
+One run::
+
+    variant = get_task_class(task).variant(scenario, seed)
+    lab = Lab(variant.lab_topology(scenario)).up()        # LabError          -> infra_error
+    Observer(lab).evaluate(scenario.invariants)           # any failure       -> infra_error
+    adapter = create_adapter(level, lab, blocklist=..., trajectory=...); adapter.open()
+    agent.run(variant.agent_view(), adapter, budget)      # an exception      -> agent_error, still graded
+    adapter.close()
+    Observer(lab).evaluate(variant.hidden_tests), ...evaluate(scenario.invariants)
+    lab.down()                                            # always
+
+The other modules (lab, scenario, observer, agents) are imported lazily by the
+default :class:`RunnerDeps`; tests inject small fakes.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ani.campaign.results import INFRA, CheckOutcome, RunRecord, label_for
+from ani.campaign.spec import BudgetSpec, CampaignSpec, CellSpec, run_id as make_run_id
+from ani.errors import ConfigError
+from ani.trajectory import Trajectory
+
+EventHook = Callable[[dict[str, Any]], None]
+
+
+# --- dependencies (real ones imported lazily) ------------------------------------------------------
+
+
+def _real_make_lab(topology: Any) -> Any:
+    try:
+        from ani.lab import Lab  # type: ignore[attr-defined]
+    except ImportError:
+        from ani.lab.lab import Lab
+    return Lab(topology)
+
+
+def _real_load_scenario(path: str | Path) -> Any:
+    from ani.scenario import load_scenario  # type: ignore[attr-defined]
+
+    return load_scenario(path)
+
+
+def _real_get_task_class(name: str) -> Any:
+    from ani.scenario import get_task_class  # type: ignore[attr-defined]
+
+    return get_task_class(name)
+
+
+def _real_make_observer(lab: Any) -> Any:
+    from ani.observer import Observer  # type: ignore[attr-defined]
+
+    return Observer(lab)
+
+
+def _real_create_adapter(name: str, lab: Any, **kwargs: Any) -> Any:
+    from ani.registry import create_adapter
+
+    return create_adapter(name, lab, **kwargs)
+
+
+def _real_create_agent(config: dict[str, Any]) -> Any:
+    from ani.agents import create_agent  # type: ignore[attr-defined]
+
+    return create_agent(config)
+
+
+def _real_make_budget(budget: BudgetSpec) -> Any:
+    from ani.agents import Budget  # type: ignore[attr-defined]
+
+    return Budget(**budget.model_dump())
+
+
+@dataclass
+class RunnerDeps:
+    """Factories the runner calls; the defaults are the real modules (imported on first use).
+
+    Attributes:
+        make_lab: ``Topology -> Lab`` (not started; the runner calls ``up()`` and ``down()``).
+        load_scenario: ``path -> Scenario``.
+        get_task_class: ``name -> task class`` with ``.variant(scenario, seed)``.
+        make_observer: ``Lab -> Observer`` with ``.evaluate(checks, bound_s=...)``.
+        create_adapter: ``(level, lab, blocklist=, trajectory=) -> Adapter``.
+        create_agent: ``agent config dict -> Agent``.
+        make_budget: ``BudgetSpec -> Budget``.
+    """
+
+    make_lab: Callable[[Any], Any] = _real_make_lab
+    load_scenario: Callable[[Any], Any] = _real_load_scenario
+    get_task_class: Callable[[str], Any] = _real_get_task_class
+    make_observer: Callable[[Any], Any] = _real_make_observer
+    create_adapter: Callable[..., Any] = _real_create_adapter
+    create_agent: Callable[[dict[str, Any]], Any] = _real_create_agent
+    make_budget: Callable[[BudgetSpec], Any] = _real_make_budget
+    _scenarios: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def scenario(self, path: str | Path) -> Any:
+        """The scenario at ``path``, loaded once per deps object."""
+        key = str(path)
+        if key not in self._scenarios:
+            self._scenarios[key] = self.load_scenario(path)
+        return self._scenarios[key]
+
+
+# --- helpers -----------------------------------------------------------------------------------------
+
+
+class _TeeTrajectory(Trajectory):
+    """A trajectory that also hands each event to ``hook`` (live printing in ``ani run``)."""
+
+    def __init__(self, *args: Any, hook: EventHook | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._hook = hook
+
+    def log(self, event: str, **fields: Any) -> dict[str, Any]:
+        rec = super().log(event, **fields)
+        if self._hook is not None:
+            try:
+                self._hook(rec)
+            except Exception:  # noqa: BLE001 - a display hook never breaks a run
+                pass
+        return rec
+
+
+@contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold Ctrl-C until the block ends (so teardown is not interrupted); main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda s, f: received.append(s))
+    except ValueError:  # not the main interpreter
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            raise KeyboardInterrupt
+
+
+def _outcomes(results: Any) -> list[CheckOutcome]:
+    out = []
+    for r in results or []:
+        out.append(CheckOutcome(name=str(r.name), passed=bool(r.passed), detail=str(getattr(r, "detail", "") or "")))
+    return out
+
+
+def _err(exc: BaseException) -> str:
+    text = str(exc).strip() or repr(exc)
+    pending = getattr(exc, "pending", None)
+    if pending:
+        text += " [pending: " + "; ".join(map(str, pending)) + "]"
+    return f"{type(exc).__name__}: {text}"
+
+
+def _evaluate(observer: Any, checks: Any, bound_s: float | None) -> Any:
+    if bound_s is None:
+        return observer.evaluate(list(checks))
+    return observer.evaluate(list(checks), bound_s=bound_s)
+
+
+def _as_steps(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        return len(value)
+    except TypeError:
+        return None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- one run -----------------------------------------------------------------------------------------
+
+
+def prepare(spec: CampaignSpec, deps: RunnerDeps) -> tuple[Any, Any]:
+    """Load the scenario and the task class once, checking the config before any lab starts.
+
+    Returns ``(scenario, task_class)``. Raises ConfigError (scenario/task file problems).
+    """
+    if not spec.scenario_path:
+        raise ConfigError(f"campaign {spec.name!r}: scenario path is not resolved (use load_spec/parse_spec)")
+    scenario = deps.scenario(spec.scenario_path)
+    task_class = deps.get_task_class(spec.task)
+    return scenario, task_class
+
+
+def run_one(
+    spec: CampaignSpec,
+    cell: CellSpec | str,
+    seed: int,
+    out_dir: str | Path,
+    deps: RunnerDeps | None = None,
+    on_event: EventHook | None = None,
+) -> RunRecord:
+    """Run the variant ``seed`` of ``spec.task`` in ``cell`` on a fresh lab and grade it.
+
+    Args:
+        spec: the campaign (scenario, task, agent, budget).
+        cell: a cell of ``spec`` or its name.
+        seed: the variant's seed.
+        out_dir: results folder; the trajectory goes to ``out_dir/trajectories/<run_id>.jsonl``
+            (an earlier partial file of the same run id is replaced).
+        deps: factories (default: the real lab, scenario, observer, adapters, agents).
+        on_event: called with each trajectory event as it is logged (for live display).
+
+    Returns:
+        A :class:`RunRecord` in exactly one state: an outcome label, or ``infra_error`` when the
+        lab did not start, a baseline invariant failed before the agent acted, the adapter could
+        not be opened, or the observer could not grade. An agent exception is not an infrastructure
+        error: it is recorded in ``agent_error`` and the run is graded.
+
+    Raises:
+        ConfigError: the scenario or task cannot be loaded (nothing was started).
+        KeyboardInterrupt: after the lab has been taken down.
+    """
+    deps = deps or RunnerDeps()
+    cell = spec.cell(cell) if isinstance(cell, str) else cell
+    rid = make_run_id(cell.name, spec.task, seed)
+    out = Path(out_dir)
+    traj_path = out / "trajectories" / f"{rid}.jsonl"
+    scenario, task_class = prepare(spec, deps)
+    variant = task_class.variant(scenario, seed)
+
+    started = _now()
+    t_start = time.monotonic()
+    info: dict[str, Any] = {
+        "run_id": rid,
+        "campaign": spec.name,
+        "cell": cell.name,
+        "level": cell.level,
+        "blocklist": cell.blocklist,
+        "task": spec.task,
+        "variant_id": str(getattr(variant, "variant_id", "") or "") or None,
+        "seed": int(seed),
+        "scenario_hash": str(getattr(scenario, "hash", "") or "") or None,
+        "trajectory": None,
+    }
+    state: dict[str, Any] = {}
+    try:
+        _execute(spec, cell, scenario, variant, deps, traj_path, on_event, info, state)
+    finally:
+        trajectory = state.get("trajectory")
+        if trajectory is not None:
+            trajectory.close()
+        lab = state.get("lab")
+        if lab is not None:
+            with _sigint_deferred():
+                try:
+                    lab.down()
+                except Exception as exc:  # noqa: BLE001 - the verdict stands; say so
+                    state["teardown_error"] = _err(exc)
+    return _record(info, state, started, t_start)
+
+
+def _execute(spec: CampaignSpec, cell: CellSpec, scenario: Any, variant: Any, deps: RunnerDeps,
+             traj_path: Path, on_event: EventHook | None, info: dict[str, Any], state: dict[str, Any]) -> None:
+    """The run's phases; fills ``info``/``state`` and returns at the first infrastructure error."""
+    # 1. the substrate, and the baseline it must satisfy before the agent acts
+    phase = "lab up"
+    try:
+        topology = variant.lab_topology(scenario)
+        state["lab"] = lab = deps.make_lab(topology)
+        t0 = time.monotonic()
+        lab.up()
+        info["lab_up_s"] = round(time.monotonic() - t0, 3)
+        phase = "baseline invariants"
+        baseline = _evaluate(deps.make_observer(lab), scenario.invariants, spec.observer_bound_s)
+    except Exception as exc:  # noqa: BLE001 - any substrate fault makes the run invalid
+        state["infra_error_reason"] = f"{phase}: {_err(exc)}"
+        return
+    failed = [r for r in baseline if not r.passed]
+    if failed:
+        names = "; ".join(f"{r.name}: {getattr(r, 'detail', '') or 'failed'}" for r in failed)
+        state["infra_error_reason"] = f"baseline invariants failed before the agent acted: {names}"
+        state["invariants"] = _outcomes(baseline)
+        return
+
+    # 2. the interface and the agent
+    if traj_path.exists():
+        traj_path.unlink()
+    state["trajectory"] = trajectory = _TeeTrajectory(info["run_id"], cell.name, traj_path, hook=on_event)
+    info["trajectory"] = str(traj_path)
+    try:
+        adapter = deps.create_adapter(cell.level, lab, blocklist=cell.blocklist, trajectory=trajectory)
+        adapter.open()
+    except Exception as exc:  # noqa: BLE001
+        state["infra_error_reason"] = f"adapter open: {_err(exc)}"
+        return
+    t0 = time.monotonic()
+    try:
+        agent = deps.create_agent(dict(spec.agent))
+        budget = deps.make_budget(spec.budget)
+        result = agent.run(variant.agent_view(), adapter, budget)
+        state["steps"] = getattr(result, "steps", None)
+        state["stop_reason"] = getattr(result, "stop_reason", None)
+        if getattr(result, "error", None):
+            state["agent_error"] = str(result.error)
+    except Exception as exc:  # noqa: BLE001 - the SUT failed, not the infrastructure
+        state["agent_error"] = _err(exc)
+        state["stop_reason"] = "error"
+    finally:
+        info["agent_s"] = round(time.monotonic() - t0, 3)
+        try:
+            adapter.close()
+        except Exception as exc:  # noqa: BLE001
+            state["close_error"] = _err(exc)
+
+    # 3. grading, out of band (never through the adapter)
+    try:
+        observer = deps.make_observer(lab)
+        tests = _evaluate(observer, variant.hidden_tests, spec.observer_bound_s)
+        invariants = _evaluate(observer, scenario.invariants, spec.observer_bound_s)
+    except Exception as exc:  # noqa: BLE001
+        state["infra_error_reason"] = f"grading: {_err(exc)}"
+        return
+    state["tests"] = _outcomes(tests)
+    state["invariants"] = _outcomes(invariants)
+    if not state["tests"]:
+        state["infra_error_reason"] = "grading: the variant has no hidden tests"
+        return
+    state["success"] = all(t.passed for t in state["tests"])
+    state["damage_free"] = all(i.passed for i in state["invariants"])
+
+
+def _record(info: dict[str, Any], state: dict[str, Any], started: datetime, t_start: float) -> RunRecord:
+    trajectory = state.get("trajectory")
+    calls: list[dict[str, Any]] = trajectory.calls if trajectory is not None else []
+    reason = state.get("infra_error_reason")
+    if reason is None and state.get("success") is None:
+        reason = "run did not complete"  # defensive: every run ends in exactly one state
+    label = INFRA if reason is not None else label_for(state["success"], state["damage_free"])
+    agent_error = state.get("agent_error")
+    if state.get("close_error"):
+        agent_error = (agent_error + "; " if agent_error else "") + f"adapter close: {state['close_error']}"
+    return RunRecord(
+        **info,
+        label=label,
+        success=None if label == INFRA else state["success"],
+        damage_free=None if label == INFRA else state["damage_free"],
+        infra_error_reason=reason,
+        agent_error=agent_error,
+        tests=state.get("tests", []),
+        invariants=state.get("invariants", []),
+        steps=_as_steps(state.get("steps")),
+        tool_calls=len(calls),
+        tool_errors=sum(1 for c in calls if c.get("ok") is False),
+        changed_calls=sum(1 for c in calls if c.get("changed") is True),
+        stop_reason=state.get("stop_reason"),
+        wall_s=round(time.monotonic() - t_start, 3),
+        started=started,
+        ended=_now(),
+        teardown_error=state.get("teardown_error"),
+    )
+
+
+def run_campaign(spec: CampaignSpec, out_dir: str | Path | None = None, resume: bool = False,
+                 progress: bool = True, **kwargs: Any) -> Any:
+    """Run a whole campaign; see :func:`ani.campaign.loop.run_campaign` (same arguments)."""
+    from ani.campaign.loop import run_campaign as _run_campaign
+
+    return _run_campaign(spec, out_dir, resume, progress, **kwargs)
