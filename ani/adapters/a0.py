@@ -1,0 +1,226 @@
+"""A0: a raw device shell, sandboxed.
+
+Tools: ``get_topology`` (inherited) and ``shell(device, command)``. The command runs as
+``/bin/sh -c COMMAND`` inside router ``device``'s network namespace, with plain ``vtysh``
+bound to that router's FRR, in the bubblewrap sandbox of :mod:`ani.adapters.sandbox`
+(what it permits and refuses is listed there and in ``docs/protocol.md``).
+
+Result of ``shell``: ``data = {exit_status, stdout, stderr, stdout_truncated,
+stderr_truncated, timed_out, stdout_bytes, stderr_bytes}``.
+
+- exit status 0: ``ok=True``;
+- non-zero exit status: ``ok=False``, ``ErrorCode.COMMAND_FAILED`` ("exit status N"), data filled;
+- timeout: ``ok=False``, ``ErrorCode.TIMEOUT`` ("timeout after N s"), retriable, the whole
+  process tree killed, ``exit_status`` None, the output read so far in data;
+- unknown device / malformed arguments: ``UNKNOWN_DEVICE`` / ``INVALID_ARGUMENTS`` (nothing runs);
+- the router's namespace or FRR pathspace missing: ``DEVICE_UNREACHABLE`` (nothing runs).
+
+``changed`` is exact: the router's state is captured before and after the call and compared —
+FRR ``show running-config``, ``nft -s list ruleset`` (stateless: no counters),
+``ip -j addr``, ``ip -j route show table all`` (v4 and v6), ``ip -j rule`` (v4 and v6) and the
+IPv4/IPv6 forwarding sysctls; address lifetimes are ignored. One capture costs about 60 ms.
+
+Options (``create_adapter("a0", lab, options={...})``):
+    timeout_s (float, default 30): bound on one command's wall time, seconds.
+    max_output_bytes (int, default 65536): cap on each of stdout and stderr, bytes.
+    user (str, default "frr"): the unprivileged user the shell runs as.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from ani.adapters import sandbox
+from ani.adapters.base import BaseAdapter, DeviceArgs, tool
+from ani.errors import ConfigError, ErrorCode
+from ani.protocol import Level, ToolResult
+
+MAX_COMMAND_CHARS = 65536
+#: keys of ``ip -j`` output that change by themselves (lifetimes count down)
+VOLATILE_KEYS = frozenset({"valid_life_time", "preferred_life_time", "expires"})
+SNAPSHOT_TIMEOUT_S = 15.0
+
+SHELL_DESCRIPTION = (
+    "Run a shell command on a router (POSIX sh, as `sh -c COMMAND`) inside the router's "
+    "network namespace. Linux networking tools (ip, nft, ping, ss, sysctl) act on this router; "
+    "`vtysh -c '...'` talks to this router's FRR (e.g. vtysh -c 'configure terminal' -c "
+    "'router bgp 65000' -c '...'). Returns exit status, stdout and stderr (each capped, with a "
+    "truncation marker). The command is killed at the timeout; background processes do not "
+    "survive the call. The host's files are read-only."
+)
+
+
+class ShellArgs(DeviceArgs):
+    command: str = Field(
+        min_length=1,
+        max_length=MAX_COMMAND_CHARS,
+        description="Shell command line, run as `sh -c COMMAND` on the router",
+    )
+
+    @field_validator("command")
+    @classmethod
+    def _no_nul(cls, v: str) -> str:
+        if "\x00" in v:
+            raise ValueError("must not contain NUL bytes")
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+
+def _strip_volatile(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip_volatile(v) for k, v in obj.items() if k not in VOLATILE_KEYS}
+    if isinstance(obj, list):
+        return [_strip_volatile(v) for v in obj]
+    return obj
+
+
+class A0Adapter(BaseAdapter):
+    """Level A0: ``get_topology`` and a sandboxed ``shell(device, command)``.
+
+    Args:
+        lab: a running :class:`ani.lab.Lab` (uses ``netns``, ``pathspace``, ``topology``).
+        trajectory: where calls are logged.
+        options: ``timeout_s``, ``max_output_bytes``, ``user`` (see the module doc).
+
+    Raises ConfigError for an invalid option; CapabilityMissing (at ``open()`` or the first
+    ``shell`` call) if the host lacks bwrap, setpriv, root or the user.
+    """
+
+    level = Level.A0
+
+    def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
+        super().__init__(lab, trajectory=trajectory, options=options)
+        known = {"timeout_s", "max_output_bytes", "user"}
+        unknown = set(self.options) - known
+        if unknown:
+            raise ConfigError(f"a0 options: unknown {sorted(unknown)}; known: {sorted(known)}")
+        try:
+            self.timeout_s = float(self.options.get("timeout_s", sandbox.DEFAULT_TIMEOUT_S))
+            self.max_output_bytes = int(self.options.get("max_output_bytes", sandbox.DEFAULT_MAX_OUTPUT_BYTES))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"a0 options: {exc}") from None
+        if self.timeout_s <= 0:
+            raise ConfigError(f"a0 options.timeout_s must be > 0, got {self.timeout_s}")
+        if self.max_output_bytes < 1:
+            raise ConfigError(f"a0 options.max_output_bytes must be >= 1, got {self.max_output_bytes}")
+        self.user = str(self.options.get("user", "frr"))
+        self._supported = False
+
+    def open(self) -> None:
+        self._check_support()
+        super().open()
+
+    def _check_support(self) -> None:
+        if not self._supported:
+            sandbox.check_support(sandbox.SandboxSpec("", "", "", user=self.user))
+            self._supported = True
+
+    def sandbox_spec(self, device: str) -> sandbox.SandboxSpec:
+        """The sandbox of router ``device``."""
+        return sandbox.SandboxSpec(
+            netns=self.lab.netns(device),
+            pathspace=self.lab.pathspace(device),
+            hostname=device,
+            user=self.user,
+        )
+
+    # -- state capture for `changed` -------------------------------------------------------
+
+    def state_of(self, device: str) -> str | None:
+        """A canonical text of router ``device``'s state (see module doc), or None if it
+        could not be captured. Runs outside the sandbox, as root."""
+        spec = self.sandbox_spec(device)
+        script = (
+            'vtysh -N "$1" -c "show running-config" 2>&1; echo "@@ani@@"; '
+            "nft -s list ruleset 2>&1; echo '@@ani@@'; "
+            "ip -j addr; echo '@@ani@@'; "
+            "ip -j route show table all; echo '@@ani@@'; "
+            "ip -j -6 route show table all; echo '@@ani@@'; "
+            "ip -j rule; echo '@@ani@@'; ip -j -6 rule; echo '@@ani@@'; "
+            "cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv6/conf/all/forwarding"
+        )
+        try:
+            proc = subprocess.run(
+                ["ip", "netns", "exec", spec.netns, "sh", "-c", script, "sh", spec.pathspace],
+                capture_output=True,
+                timeout=SNAPSHOT_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
+        except (subprocess.TimeoutExpired, OSError):
+            return None
+        if proc.returncode != 0:
+            return None
+        parts = proc.stdout.decode("utf-8", errors="replace").split("@@ani@@\n")
+        out = []
+        for part in parts:
+            try:
+                out.append(json.dumps(_strip_volatile(json.loads(part)), sort_keys=True))
+            except ValueError:
+                out.append(part)
+        return "\n@@\n".join(out)
+
+    # -- the tool --------------------------------------------------------------------------
+
+    @tool(args=ShellArgs, description=SHELL_DESCRIPTION, destructive=True)
+    def shell(self, args: ShellArgs) -> ToolResult:
+        self._check_support()
+        spec = self.sandbox_spec(args.device)
+        if not Path("/run/netns", spec.netns).exists():
+            return ToolResult.failure(
+                ErrorCode.DEVICE_UNREACHABLE, f"{args.device}: network namespace {spec.netns} is gone"
+            )
+        if not spec.run_dir.is_dir() or not spec.etc_dir.is_dir():
+            return ToolResult.failure(
+                ErrorCode.DEVICE_UNREACHABLE,
+                f"{args.device}: FRR pathspace {spec.pathspace!r} is missing "
+                f"({spec.run_dir} / {spec.etc_dir}); not falling back to another FRR",
+            )
+        before = self.state_of(args.device)
+        res = sandbox.run_in_sandbox(
+            spec, args.command, timeout_s=self.timeout_s, max_bytes=self.max_output_bytes
+        )
+        after = self.state_of(args.device)
+        changed = before is None or after is None or before != after
+        data = {
+            "exit_status": res.exit_status,
+            "stdout": res.stdout,
+            "stderr": res.stderr,
+            "stdout_truncated": res.stdout_truncated,
+            "stderr_truncated": res.stderr_truncated,
+            "timed_out": res.timed_out,
+            "stdout_bytes": res.stdout_bytes,
+            "stderr_bytes": res.stderr_bytes,
+        }
+        text = format_output(res)
+        if res.timed_out:
+            msg = f"timeout after {self.timeout_s:g} s"
+            return ToolResult.failure(
+                ErrorCode.TIMEOUT, msg, retriable=True, data=data, changed=changed,
+                text=f"{text}\nerror [timeout]: {msg}; the command was killed",
+            )
+        if res.exit_status != 0:
+            msg = f"exit status {res.exit_status}"
+            return ToolResult.failure(
+                ErrorCode.COMMAND_FAILED, msg, data=data, changed=changed,
+                text=f"{text}\nerror [command_failed]: {msg}",
+            )
+        return ToolResult.success(text, data, changed=changed)
+
+
+def format_output(res: sandbox.RunResult) -> str:
+    """What the agent reads: stdout, then stderr under a header, then the exit status line."""
+    parts = []
+    if res.stdout:
+        parts.append(res.stdout if res.stdout.endswith("\n") else res.stdout + "\n")
+    if res.stderr:
+        err = res.stderr if res.stderr.endswith("\n") else res.stderr + "\n"
+        parts.append("[stderr]\n" + err)
+    status = "killed (timeout)" if res.timed_out else str(res.exit_status)
+    parts.append(f"[exit status: {status}]")
+    return "".join(parts)

@@ -1,0 +1,353 @@
+"""The A0 sandbox: one shell command inside one router, in bubblewrap, bounded.
+
+A command runs as ``/bin/sh -c COMMAND`` with this process tree::
+
+    ip netns exec <router netns>          # the router's network namespace; /sys remounted for it
+      bwrap ...                           # new mount, PID, UTS and IPC namespaces
+        setpriv --reuid frr ...           # drop to uid/gid frr (+ group frrvty), two capabilities
+          /bin/sh -c COMMAND
+
+What the sandbox permits (each item is checked by ``tests/integration/test_a0_sandbox.py``):
+
+- the router's network state: interfaces, addresses, routes, rules, nftables, neighbours,
+  ``/proc/sys/net`` sysctls (capabilities ``CAP_NET_ADMIN`` and ``CAP_NET_RAW`` only), ping;
+- the router's FRR: plain ``vtysh`` (no ``-N``) reaches this router's daemons and no other,
+  because ``/etc/frr`` and ``/var/run/frr`` are this router's pathspace directories;
+  ``write memory`` writes this router's ``/etc/frr/<pathspace>/frr.conf``;
+- reading the host's (world-readable) files: the root file system is bound read-only;
+- scratch space: a private, empty ``/tmp`` and ``/dev/shm`` (tmpfs, gone after the call).
+
+What it refuses:
+
+- writing any host file other than the router's ``/etc/frr/<pathspace>/`` (read-only root,
+  uid ``frr`` without ``CAP_DAC_OVERRIDE``; ``/proc/sys`` read-only except ``/proc/sys/net``);
+- seeing other routers' FRR (``/var/run/frr`` and ``/etc/frr`` show only this router's
+  pathspace; ``vtysh -N other`` finds no socket) or other namespaces (``/run`` is an empty
+  tmpfs, so ``/run/netns`` is hidden; no ``CAP_SYS_ADMIN`` for ``setns``/``mount``);
+- seeing or signalling any process outside the call (own PID namespace and ``/proc``);
+- outliving the call: when the shell exits, bwrap's PID 1 exits and the kernel kills every
+  process left in the PID namespace (``sleep 100 &``, ``setsid``, double forks); on timeout
+  the whole process group is SIGKILLed, and ``--die-with-parent`` covers a dying harness;
+- gaining privileges: ``no_new_privs``, empty bounding set but the two net capabilities,
+  clean environment (``PATH``, ``HOME=/tmp``, ``LANG``, ``TERM`` only), no stdin.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import grp
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ani.errors import CapabilityMissing
+
+#: default bound on each captured stream, bytes
+DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
+#: default bound on one command's wall time, seconds
+DEFAULT_TIMEOUT_S = 30.0
+
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+KEEP_CAPS = ("net_admin", "net_raw")
+FRR_ETC = Path("/etc/frr")
+FRR_RUN = Path("/var/run/frr")
+
+
+def truncation_marker(omitted: int, cap: int) -> str:
+    """The line appended to a capped stream (``omitted`` bytes dropped, ``cap`` kept)."""
+    return f"\n[... output truncated: {omitted} more bytes not shown (cap {cap} bytes) ...]\n"
+
+
+@dataclass
+class CappedOutput:
+    """One captured stream: at most ``cap`` bytes kept, ``total`` counted."""
+
+    cap: int
+    kept: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.cap - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.kept)
+
+    def text(self) -> str:
+        """Decoded (UTF-8, invalid bytes replaced), with the marker if truncated."""
+        out = bytes(self.kept).decode("utf-8", errors="replace")
+        if self.truncated:
+            out += truncation_marker(self.total - len(self.kept), self.cap)
+        return out
+
+
+@dataclass
+class RunResult:
+    """Outcome of :func:`run_capped`.
+
+    Attributes:
+        exit_status: the process's exit status, or None if it was killed at the timeout.
+        stdout, stderr: decoded streams, each capped, with a truncation marker when cut.
+        stdout_truncated, stderr_truncated: whether the marker was added.
+        stdout_bytes, stderr_bytes: total bytes the command wrote to each stream.
+        timed_out: the timeout was reached and the process tree was killed.
+        elapsed_s: wall time, seconds.
+    """
+
+    exit_status: int | None
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    stdout_bytes: int
+    stderr_bytes: int
+    timed_out: bool
+    elapsed_s: float
+
+
+def run_capped(
+    argv: list[str],
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    pass_fds: tuple[int, ...] = (),
+) -> RunResult:
+    """Run ``argv`` (no stdin), capturing each stream up to ``max_bytes``, killed at ``timeout_s``.
+
+    Output beyond the cap is read and discarded (so the command never blocks on a full pipe).
+    The child leads a new session; on timeout the whole process group gets SIGKILL.
+    Never raises for the command's behaviour; raises OSError if ``argv[0]`` cannot be started.
+    """
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        pass_fds=pass_fds,
+        close_fds=True,
+    )
+    streams = {proc.stdout: CappedOutput(max_bytes), proc.stderr: CappedOutput(max_bytes)}
+    sel = selectors.DefaultSelector()
+    for f in streams:
+        os.set_blocking(f.fileno(), False)
+        sel.register(f, selectors.EVENT_READ)
+    deadline = t0 + timeout_s
+    timed_out = False
+    try:
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            for key, _ in sel.select(timeout=min(remaining, 0.5)):
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                else:
+                    streams[key.fileobj].feed(chunk)  # type: ignore[index]
+        if not timed_out:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        if timed_out:
+            _kill_group(proc)
+            # everything in the sandbox is dead now; drain what is left, briefly
+            end = time.monotonic() + 2.0
+            while sel.get_map() and time.monotonic() < end:
+                for key, _ in sel.select(timeout=0.1):
+                    try:
+                        chunk = os.read(key.fd, 65536)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                    else:
+                        streams[key.fileobj].feed(chunk)  # type: ignore[index]
+    finally:
+        sel.close()
+        if proc.poll() is None:
+            _kill_group(proc)
+        for f in streams:
+            f.close()  # type: ignore[union-attr]
+    out, err = streams[proc.stdout], streams[proc.stderr]
+    return RunResult(
+        exit_status=None if timed_out else proc.returncode,
+        stdout=out.text(),
+        stderr=err.text(),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        stdout_bytes=out.total,
+        stderr_bytes=err.total,
+        timed_out=timed_out,
+        elapsed_s=time.monotonic() - t0,
+    )
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the child's process group (the child leads it) and reap the child."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL of our own child
+        proc.kill()
+        proc.wait()
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """Where and as whom a sandboxed command runs.
+
+    Attributes:
+        netns: the router's network namespace name (``ip netns`` name).
+        pathspace: the router's FRR pathspace; its dirs are ``/etc/frr/<p>`` and ``/var/run/frr/<p>``.
+        hostname: what ``hostname`` prints inside (the router's name).
+        user: the unprivileged user the shell runs as (``frr``: owns the router's FRR files).
+        extra_groups: supplementary groups (``frrvty``: may connect to the vty sockets).
+    """
+
+    netns: str
+    pathspace: str
+    hostname: str
+    user: str = "frr"
+    extra_groups: tuple[str, ...] = ("frrvty",)
+
+    @property
+    def etc_dir(self) -> Path:
+        return FRR_ETC / self.pathspace
+
+    @property
+    def run_dir(self) -> Path:
+        return FRR_RUN / self.pathspace
+
+
+#: PAM policy shown as ``/etc/pam.d/frr`` inside the sandbox. Debian's file only has an ``auth``
+#: line, so for a non-root user vtysh prints "Failed in account validation" on every call;
+#: access control stays with the vty sockets' group (``frrvty``), as the Debian file intends.
+VTYSH_PAM = b"auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
+
+
+def sandbox_argv(spec: SandboxSpec, command: str, *, pam_fd: int | None = None) -> list[str]:
+    """Host-side argv running ``/bin/sh -c command`` sandboxed in ``spec``'s router.
+
+    Args:
+        spec: the router.
+        command: shell command text (no NUL bytes).
+        pam_fd: if given, an fd (inherited by the child) whose content becomes
+            ``/etc/pam.d/frr`` inside the sandbox (see :data:`VTYSH_PAM`).
+    """
+    if "\x00" in command:
+        raise ValueError("command contains a NUL byte")
+    run_root = os.path.realpath("/run")  # /var/run is a symlink to /run on Debian
+    frr_run_in = os.path.realpath(str(FRR_RUN))  # /run/frr
+    argv = [
+        "ip", "netns", "exec", spec.netns,
+        "bwrap",
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--perms", "1777", "--tmpfs", "/dev/shm",
+        "--unshare-pid", "--unshare-uts", "--unshare-ipc", "--unshare-cgroup-try",
+        "--proc", "/proc",
+        "--ro-bind", "/proc/sys", "/proc/sys",
+        "--bind", "/proc/sys/net", "/proc/sys/net",
+        "--ro-bind", "/sys", "/sys",
+        "--hostname", spec.hostname,
+        "--perms", "1777", "--tmpfs", "/tmp",
+        "--perms", "1777", "--tmpfs", "/var/tmp",
+        "--tmpfs", run_root,
+        "--ro-bind", str(spec.run_dir), frr_run_in,
+        "--tmpfs", str(FRR_ETC),
+        "--bind", str(spec.etc_dir), str(FRR_ETC),
+    ]
+    if pam_fd is not None:
+        argv += ["--perms", "0644", "--ro-bind-data", str(pam_fd), "/etc/pam.d/frr"]
+    argv += [
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop", "ALL",
+    ]
+    for cap in (*KEEP_CAPS, "setuid", "setgid", "setpcap"):  # the last three only for setpriv
+        argv += ["--cap-add", f"CAP_{cap.upper()}"]
+    argv += [
+        "--clearenv",
+        "--setenv", "PATH", SANDBOX_PATH,
+        "--setenv", "HOME", "/tmp",
+        "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "TERM", "dumb",
+        "--setenv", "USER", spec.user,
+        "--chdir", "/tmp",
+        "--",
+        "setpriv",
+        f"--reuid={spec.user}",
+        f"--regid={spec.user}",
+        "--groups=" + ",".join(spec.extra_groups) if spec.extra_groups else "--clear-groups",
+        "--inh-caps=-all," + ",".join("+" + c for c in KEEP_CAPS),
+        "--ambient-caps=" + ",".join("+" + c for c in KEEP_CAPS),
+        "--bounding-set=-all," + ",".join("+" + c for c in KEEP_CAPS),
+        "--no-new-privs",
+        "--",
+        "/bin/sh", "-c", command,
+    ]
+    return argv
+
+
+def check_support(spec: SandboxSpec | None = None) -> None:
+    """Raise CapabilityMissing if the host cannot run the sandbox (tools, user, groups)."""
+    for exe in ("ip", "bwrap", "setpriv"):
+        if shutil.which(exe) is None:
+            raise CapabilityMissing(f"A0 sandbox needs {exe!r} on PATH (apt-get install bubblewrap util-linux iproute2)")
+    if os.geteuid() != 0:
+        raise CapabilityMissing("A0 sandbox needs root (ip netns exec, bwrap privileged mode)")
+    user = spec.user if spec else "frr"
+    groups = spec.extra_groups if spec else ("frrvty",)
+    try:
+        pwd.getpwnam(user)
+        for g in groups:
+            grp.getgrnam(g)
+    except KeyError as exc:
+        raise CapabilityMissing(f"A0 sandbox: no such user/group {exc}") from None
+
+
+def run_in_sandbox(
+    spec: SandboxSpec,
+    command: str,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+) -> RunResult:
+    """Run ``command`` sandboxed in ``spec``'s router; see the module docstring.
+
+    Returns a :class:`RunResult` (``timed_out`` and ``exit_status=None`` on timeout; the
+    process tree is dead in every case on return). Raises OSError if ``ip`` cannot start.
+    """
+    r, w = os.pipe()
+    try:
+        os.write(w, VTYSH_PAM)  # far below the pipe buffer: never blocks
+        os.close(w)
+        w = -1
+        return run_capped(
+            sandbox_argv(spec, command, pam_fd=r),
+            timeout_s=timeout_s,
+            max_bytes=max_bytes,
+            pass_fds=(r,),
+        )
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
