@@ -188,7 +188,12 @@ def _format(exc: ValidationError, source: str) -> str:
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}" if loc else msg)
+        if not loc:
+            parts.append(msg)
+        elif err["type"] == "value_error":  # a nested validator's own "field: msg; ..." list
+            parts.extend(f"{loc}.{m}" if re.match(r"^[\w.-]+: ", m) else f"{loc}: {m}" for m in msg.split("; "))
+        else:
+            parts.append(f"{loc}: {msg}")
     return f"{source}: invalid scenario: " + "; ".join(parts)
 
 

@@ -1,0 +1,152 @@
+"""Observer evaluation against a fake lab (the real one is exercised in integration tests)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from ani.errors import ConfigError, ObserverError
+from ani.observer import BgpSessionCheck, LoopbackCheck, Observer, ReachCheck, parse_checks
+
+
+@dataclass
+class R:
+    rc: int
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    elapsed_s: float = 0.0
+
+
+def _ping_out(sent, got):
+    return f"--- x ping statistics ---\n{sent} packets transmitted, {got} received, {100 - 100 * got // sent}% packet loss\n"
+
+
+class FakeTopo:
+    nodes = ["e1", "c1", "h1", "h2"]
+
+
+class FakeLab:
+    """Reachability flips on after ``up_after`` seconds; ``blocked`` destinations never answer."""
+
+    def __init__(self, up_after=0.0, blocked=(), leaky=()):
+        self.topology = FakeTopo()
+        self.t0 = time.monotonic()
+        self.up_after = up_after
+        self.blocked = set(blocked)
+        self.leaky = set(leaky)
+        self.calls: list[tuple[str, list[str], float]] = []
+        self.lock = threading.Lock()
+        self.bgp_state = "Active"
+
+    def exec(self, node, argv, timeout=10.0, input=None):
+        with self.lock:
+            self.calls.append((node, list(argv), time.monotonic() - self.t0))
+        dst = argv[-1]
+        count = int(argv[argv.index("-c") + 1])
+        if dst in self.leaky:
+            return R(0, _ping_out(count, 1))
+        if dst in self.blocked or time.monotonic() - self.t0 < self.up_after:
+            return R(1, _ping_out(count, 0))
+        return R(0, _ping_out(count, count))
+
+    def vtysh_json(self, router, command, timeout=10.0):
+        assert command == "show bgp summary json"
+        return {"ipv4Unicast": {"peers": {"100.64.255.1": {"state": self.bgp_state}}}}
+
+
+def test_parse_checks_discriminates_and_names_bad_field():
+    cs = parse_checks([{"kind": "reach", "src": "h1", "dst": "10.0.0.1"}, {"kind": "bgp_session", "router": "e1", "neighbor": "1.1.1.1"}])
+    assert isinstance(cs[0], ReachCheck) and cs[0].expect and cs[0].name == "reach h1 -> 10.0.0.1"
+    assert isinstance(cs[1], BgpSessionCheck)
+    with pytest.raises(ConfigError, match=r"checks\.1\.loopback\.address"):
+        parse_checks([cs[0].model_dump(mode="json"), {"kind": "loopback", "router": "e1", "address": "x"}])
+    with pytest.raises(ConfigError, match=r"checks\.0"):
+        parse_checks([{"kind": "teleport"}])
+
+
+def test_positive_retried_until_converged():
+    lab = FakeLab(up_after=0.5)
+    (r,) = Observer(lab, poll_s=0.05).evaluate([ReachCheck(src="h1", dst="10.0.0.2")], bound_s=5)
+    assert r.passed and r.attempts > 1 and 0.4 < r.elapsed_s < 2
+    assert r.detail == "1 of 1 answered"
+
+
+def test_positive_fails_at_bound():
+    lab = FakeLab(blocked={"10.0.0.2"})
+    (r,) = Observer(lab, poll_s=0.05).evaluate([ReachCheck(src="h1", dst="10.0.0.2")], bound_s=0.3)
+    assert not r.passed and r.attempts >= 2 and "0 of 1 answered" in r.detail and r.elapsed_s >= 0.3
+
+
+def test_negative_runs_after_positives_and_needs_silence():
+    lab = FakeLab(up_after=0.3, blocked={"10.0.0.9"}, leaky={"10.0.0.8"})
+    checks = [
+        ReachCheck(src="h1", dst="10.0.0.9", expect=False),
+        ReachCheck(src="h1", dst="10.0.0.2"),
+        ReachCheck(src="h2", dst="10.0.0.8", expect=False),
+    ]
+    res = Observer(lab, poll_s=0.05).evaluate(checks, bound_s=5)
+    assert [r.name for r in res] == [c.name for c in checks]
+    assert [r.passed for r in res] == [True, True, False]
+    assert res[2].detail == "1 of 3 answered"
+    last_positive = max(t for _n, a, t in lab.calls if a[-1] == "10.0.0.2")
+    first_negative = min(t for _n, a, t in lab.calls if a[-1] in ("10.0.0.9", "10.0.0.8"))
+    assert first_negative >= last_positive
+    neg_argv = next(a for _n, a, _t in lab.calls if a[-1] == "10.0.0.9")
+    assert neg_argv[neg_argv.index("-c") + 1] == "3"
+
+
+def test_negative_fails_when_ping_cannot_run():
+    lab = FakeLab()
+    lab.exec = lambda node, argv, timeout=10.0, input=None: R(127, "", "ping: not found")
+    (r,) = Observer(lab).evaluate([ReachCheck(src="h1", dst="10.0.0.9", expect=False)])
+    assert not r.passed and "could not run ping" in r.detail
+
+
+def test_no_route_counts_as_unreachable():
+    lab = FakeLab()
+    lab.exec = lambda node, argv, timeout=10.0, input=None: R(2, "", "connect: Network is unreachable")
+    (r,) = Observer(lab).evaluate([ReachCheck(src="h1", dst="10.0.0.9", expect=False)])
+    assert r.passed and "no route" in r.detail
+
+
+def test_loopback_uses_source():
+    lab = FakeLab()
+    (r,) = Observer(lab).evaluate([LoopbackCheck(router="e1", address="100.64.255.1", source="100.64.255.11")])
+    assert r.passed
+    argv = lab.calls[0][1]
+    assert argv[argv.index("-I") + 1] == "100.64.255.11" and argv[0] == "ping" and lab.calls[0][0] == "e1"
+
+
+def test_bgp_session_states():
+    lab = FakeLab()
+    obs = Observer(lab, poll_s=0.05)
+    ok, missing = obs.evaluate(
+        [BgpSessionCheck(router="e1", neighbor="100.64.255.1"), BgpSessionCheck(router="e1", neighbor="100.64.255.2")],
+        bound_s=0.2,
+    )
+    assert not ok.passed and ok.detail.startswith("state Active")
+    assert not missing.passed and missing.detail.startswith("neighbor not configured")
+    lab.bgp_state = "Established"
+    (ok,) = obs.evaluate([BgpSessionCheck(router="e1", neighbor="100.64.255.1")], bound_s=0.2)
+    assert ok.passed and ok.attempts == 1 and ok.detail == "state Established"
+
+
+def test_unknown_node_is_observer_error():
+    with pytest.raises(ObserverError, match="node 'x9' is not in the lab"):
+        Observer(FakeLab()).evaluate([ReachCheck(src="x9", dst="10.0.0.1")])
+
+
+def test_runs_concurrently():
+    class Slow(FakeLab):
+        def exec(self, node, argv, timeout=10.0, input=None):
+            time.sleep(0.2)
+            return super().exec(node, argv, timeout, input)
+
+    checks = [ReachCheck(src="h1", dst=f"10.0.0.{i}") for i in range(1, 33)]
+    t0 = time.monotonic()
+    res = Observer(Slow(), workers=16).evaluate(checks)
+    assert all(r.passed for r in res) and time.monotonic() - t0 < 1.5
