@@ -90,14 +90,17 @@ class ToolSpec(BaseModel):
 
     @classmethod
     def from_mcp(cls, tool: Any) -> ToolSpec:
-        """Inverse of :meth:`to_mcp`."""
+        """Inverse of :meth:`to_mcp`.
+
+        Accepts an ``mcp.types.Tool`` of mcp 1.x (camelCase attributes) or 2.x (snake_case).
+        """
         ann = getattr(tool, "annotations", None)
         return cls(
             name=tool.name,
             description=tool.description or "",
-            input_schema=dict(tool.inputSchema),
-            read_only=bool(getattr(ann, "readOnlyHint", False) or False),
-            destructive=bool(getattr(ann, "destructiveHint", False) or False),
+            input_schema=dict(_attr(tool, "input_schema", "inputSchema") or {"type": "object"}),
+            read_only=bool(_attr(ann, "read_only_hint", "readOnlyHint")),
+            destructive=bool(_attr(ann, "destructive_hint", "destructiveHint")),
         )
 
     @classmethod
@@ -109,6 +112,14 @@ class ToolSpec(BaseModel):
             description=fn.get("description", ""),
             input_schema=fn.get("parameters", {"type": "object"}),
         )
+
+
+def _attr(obj: Any, *names: str) -> Any:
+    """The first of ``names`` that ``obj`` has (None if none, or if ``obj`` is None)."""
+    for n in names:
+        if obj is not None and hasattr(obj, n):
+            return getattr(obj, n)
+    return None
 
 
 class ErrorInfo(BaseModel):

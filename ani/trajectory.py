@@ -44,10 +44,11 @@ class Trajectory:
         if self.path:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.path.open("a", encoding="utf-8")
+        # ReturnLogger: the rendered line is both written to the file and kept in memory, so
+        # ``events`` equals ``Trajectory.read(path)``. No add_log_level: "level" is the ANI level.
         self._log = structlog.wrap_logger(
-            structlog.PrintLogger(self._fh) if self._fh else structlog.ReturnLogger(),
+            structlog.ReturnLogger(),
             processors=[
-                structlog.processors.add_log_level,
                 structlog.processors.TimeStamper(fmt="iso", utc=True),
                 structlog.processors.JSONRenderer(sort_keys=False, default=str),
             ],
@@ -58,12 +59,9 @@ class Trajectory:
         with self._lock:
             rendered = self._log.info(event, **fields)
             if self._fh:
+                self._fh.write(rendered + "\n")
                 self._fh.flush()
-                rec = None
-            else:
-                rec = json.loads(rendered) if isinstance(rendered, str) else None
-            if rec is None:
-                rec = {"event": event, "run_id": self.run_id, "level": self.level, **fields}
+            rec = json.loads(rendered)
             self.events.append(rec)
             return rec
 
