@@ -1,0 +1,165 @@
+"""The blocklist ablation: a wrapper that refuses destructive commands.
+
+``BlocklistAdapter(inner, path)`` offers exactly the inner adapter's tools. Before a call
+reaches the inner adapter, every command-bearing argument (``commands``: a list of strings,
+``command``: a string) is split into segments (at newlines, ``;``, ``|``, ``&``, quotes and
+`` -c ``, so shell strings of A0 are covered as well as A1's one-command items) and each
+segment is searched for the blocklist's regexes. A match refuses the whole call with
+``ErrorCode.BLOCKED``, naming the command and the rule; the inner adapter never sees it.
+
+The rules come from the platform file's ``blocklist`` section (``adapters/frr.yaml``) or from
+a YAML file given by path: either a platform file, or a file whose top level is ``blocklist:``
+(a list of ``{pattern, reason}``) or simply such a list.
+
+Known limit: vtysh accepts unique abbreviations (``no rou bgp 1``); A1's allowlist refuses
+abbreviations, so the wrapper sees full keywords there, but at A0 an abbreviated command in a
+shell string is not matched.
+
+    >>> adapter = BlocklistAdapter(create_adapter("a1", lab))         # doctest: +SKIP
+    >>> adapter.call("update_config", {"device": "r1", "commands": ["no router bgp 64500"]}).error.code
+    'blocked'
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ani.errors import ConfigError, ErrorCode
+from ani.protocol import ToolResult, ToolSpec
+
+#: argument names that carry commands
+COMMAND_ARGS = ("commands", "command")
+
+_SPLIT_RE = re.compile(r"[\n\r;|&'\"`\u2028\u2029\u0085]+|\s-c\s")
+
+
+class BlockRules:
+    """A compiled blocklist.
+
+    Args:
+        rules: list of (regex source, reason).
+    """
+
+    def __init__(self, rules: list[tuple[str, str]]) -> None:
+        self.rules: list[tuple[re.Pattern[str], str]] = []
+        for src, reason in rules:
+            try:
+                self.rules.append((re.compile(src, re.IGNORECASE), reason))
+            except re.error as exc:
+                raise ConfigError(f"blocklist pattern {src!r}: {exc}") from exc
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> BlockRules:
+        """Rules of the default platform (None), a platform name, or a YAML file path.
+
+        Raises ConfigError if the file has no usable blocklist.
+        """
+        if path is None or (isinstance(path, str) and not path.endswith((".yaml", ".yml"))
+                            and not Path(path).exists()):
+            from ani.adapters.platform import load_platform
+
+            plat = load_platform(path or "frr")
+            return cls([(b.pattern, b.reason) for b in plat.d.blocklist])
+        p = Path(path)
+        try:
+            raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{p}: cannot read blocklist: {exc}") from exc
+        items = raw.get("blocklist") if isinstance(raw, dict) else raw
+        if not isinstance(items, list):
+            raise ConfigError(f"{p}: expected a 'blocklist:' list of {{pattern, reason}}")
+        rules = []
+        for i, it in enumerate(items):
+            if isinstance(it, str):
+                rules.append((it, "on the blocklist"))
+            elif isinstance(it, dict) and isinstance(it.get("pattern"), str):
+                rules.append((it["pattern"], str(it.get("reason", "on the blocklist"))))
+            else:
+                raise ConfigError(f"{p}: blocklist[{i}]: expected a pattern string or {{pattern, reason}}")
+        return cls(rules)
+
+    @staticmethod
+    def segments(text: str) -> list[str]:
+        return [s.strip() for s in _SPLIT_RE.split(text) if s.strip()]
+
+    def check(self, text: str) -> tuple[str, str, str] | None:
+        """(segment, pattern, reason) of the first rule matching a segment of ``text``, or None."""
+        for seg in self.segments(text):
+            norm = " ".join(seg.split())
+            for rx, reason in self.rules:
+                if rx.search(norm):
+                    return seg, rx.pattern, reason
+        return None
+
+
+class BlocklistAdapter:
+    """Wraps any adapter; refuses blocklisted commands with ``ErrorCode.BLOCKED``.
+
+    Args:
+        inner: the adapter to protect (same ``tools()``).
+        path: None for the default platform blocklist (``adapters/frr.yaml``), or a YAML path.
+    """
+
+    def __init__(self, inner: Any, path: str | Path | None = None) -> None:
+        self.inner = inner
+        self.rules = BlockRules.load(path)
+        self.level = inner.level
+        self.blocked_calls = 0
+
+    def __getattr__(self, name: str) -> Any:  # lab, trajectory, devices, ... of the inner adapter
+        return getattr(self.inner, name)
+
+    def open(self) -> None:
+        self.inner.open()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> BlocklistAdapter:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def tools(self) -> list[ToolSpec]:
+        return self.inner.tools()
+
+    def check(self, arguments: Any) -> ToolResult | None:
+        """A BLOCKED result if a command-bearing argument matches the blocklist, else None."""
+        if not isinstance(arguments, dict):
+            return None
+        for key in COMMAND_ARGS:
+            val = arguments.get(key)
+            items = val if isinstance(val, list) else [val]
+            for idx, item in enumerate(items):
+                if not isinstance(item, str):
+                    continue
+                hit = self.rules.check(item)
+                if hit is not None:
+                    seg, _pat, reason = hit
+                    where = f"{key}[{idx}]" if isinstance(val, list) else key
+                    return ToolResult.failure(
+                        ErrorCode.BLOCKED,
+                        f"{where} {item!r} is blocked ({reason}: {seg!r}); nothing was sent",
+                        data={"argument": where, "command": item, "segment": seg, "reason": reason},
+                    )
+        return None
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+        """Refuse blocklisted commands; otherwise delegate to the inner adapter."""
+        t0 = time.monotonic()
+        refused = self.check(arguments)
+        if refused is None:
+            return self.inner.call(name, arguments)
+        self.blocked_calls += 1
+        refused.elapsed_s = time.monotonic() - t0
+        traj = getattr(self.inner, "trajectory", None)
+        if traj is not None and isinstance(arguments, dict):
+            traj.log_call(name, arguments, refused)
+        return refused

@@ -1,0 +1,190 @@
+"""One interactive vtysh session per router, driven by scrapli 2.0 (bin transport).
+
+The session runs ``lab.node_argv(router, ["vtysh"])`` (vtysh inside the router's netns, bound to
+its pathspace), with the platform's scrapli definition (prompts, modes, failure indicators).
+On open the prompt must carry the router's name, so a session can never silently reach
+another router's FRR. Every operation is bounded by a timeout; after a timeout the session is
+torn down (its vtysh process ends with it) and reopened on the next use.
+
+    >>> s = CliSession("r1", argv, platform, timeout_s=10.0)      # doctest: +SKIP
+    >>> out = s.send("show bgp summary", mode="exec")              # doctest: +SKIP
+    >>> out.output, out.failed, out.elapsed_s                      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+from ani.adapters.platform import Platform
+
+_NS = 1_000_000_000
+
+
+class SessionError(Exception):
+    """The session could not be opened or broke (not the agent's fault)."""
+
+
+class SessionTimeout(Exception):
+    """An operation exceeded its bound; the session was reset."""
+
+    def __init__(self, seconds: float, what: str) -> None:
+        super().__init__(f"timeout after {seconds:g} s ({what})")
+        self.seconds = seconds
+        self.what = what
+
+
+@dataclass
+class SendResult:
+    """Output of one line: ``output`` (text without echo and prompt), ``failed`` (scrapli's
+    failure indicators matched), ``elapsed_s`` (seconds)."""
+
+    command: str
+    output: str
+    failed: bool
+    elapsed_s: float
+
+
+@dataclass
+class Verdict:
+    """Classification of a configuration line's output: status "success" or "error", and the
+    device's message (empty if it printed nothing)."""
+
+    status: str
+    message: str
+
+
+def classify(platform: Platform, output: str, scrapli_failed: bool) -> Verdict:
+    """Decide whether a configuration line was rejected, from the device's output.
+
+    A line failed if scrapli saw a failure indicator, or (fail closed) if any output line
+    starts with an ``error_line_prefixes`` entry and is not a known warning. Other output
+    (e.g. "The route-map 'X' does not exist.") is a warning: the line was applied.
+    """
+    msg = output.strip()
+    lines = [ln.strip() for ln in msg.splitlines() if ln.strip()]
+    if scrapli_failed or any(ind in msg for ind in platform.d.failure_indicators):
+        return Verdict("error", msg or "rejected by the device")
+    for ln in lines:
+        if any(ln.startswith(p) for p in platform.d.error_line_prefixes):
+            if not any(w.search(ln) for w in platform.warnings):
+                return Verdict("error", msg)
+    return Verdict("success", msg)
+
+
+class CliSession:
+    """A scrapli ``Cli`` on one router's vtysh.
+
+    Args:
+        device: router name; the prompt must start with it.
+        argv: host-side argv that runs vtysh inside the router (``lab.node_argv(r, ["vtysh"])``).
+        platform: the compiled platform (scrapli definition, modes).
+        timeout_s: default bound of one operation, seconds.
+    """
+
+    def __init__(self, device: str, argv: list[str], platform: Platform, timeout_s: float = 10.0) -> None:
+        self.device = device
+        self.argv = list(argv)
+        self.platform = platform
+        self.timeout_s = timeout_s
+        self._cli = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._cli is not None
+
+    def open(self) -> None:
+        """Open if closed. Raises SessionError (vtysh did not start, wrong router) or SessionTimeout."""
+        if self._cli is not None:
+            return
+        from scrapli import Cli
+        from scrapli.auth import Options as AuthOptions
+        from scrapli.cli import LoadedDefinition
+        from scrapli.exceptions import ScrapliException
+        from scrapli.session import Options as SessionOptions
+        from scrapli.transport import BinOptions
+
+        if any(" " in a for a in self.argv):
+            # the bin transport splits its arguments on spaces
+            raise SessionError(f"{self.device}: session argv has an argument with a space: {self.argv!r}")
+        cli = Cli(
+            self.device,
+            definition_file_or_name=LoadedDefinition(
+                platform_name=f"ani_{self.platform.name}", definition=self.platform.scrapli_definition()
+            ),
+            transport_options=BinOptions(override_open_args=self.argv),
+            auth_options=AuthOptions(bypass_in_session_auth=True),
+            session_options=SessionOptions(operation_timeout_ns=int(self.timeout_s * _NS)),
+            skip_static_options=True,
+        )
+        t0 = time.monotonic()
+        try:
+            cli.open()
+        except ScrapliException as exc:
+            self._discard(cli)
+            if isinstance(exc, TimeoutError):
+                raise SessionTimeout(self.timeout_s, f"opening vtysh on {self.device}") from exc
+            raise SessionError(f"{self.device}: cannot open vtysh: {type(exc).__name__}: {exc}") from exc
+        try:
+            prompt = cli.get_prompt(operation_timeout_ns=int(self.timeout_s * _NS)).result.strip()
+        except ScrapliException as exc:
+            self._discard(cli)
+            raise SessionError(f"{self.device}: vtysh gave no prompt: {exc}") from exc
+        if not re.match(rf"^{re.escape(self.device)}(\(|#)", prompt):
+            self._discard(cli)
+            raise SessionError(
+                f"{self.device}: vtysh prompt is {prompt!r}, not the router's name: refusing to "
+                "talk to another router's FRR"
+            )
+        self.open_elapsed_s = time.monotonic() - t0
+        self._cli = cli
+
+    @staticmethod
+    def _discard(cli: object) -> None:
+        try:
+            cli.close(operation_timeout_ns=2 * _NS)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - the session is being thrown away; free it regardless
+            try:
+                cli._free()  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001
+                pass
+
+    def close(self) -> None:
+        """Close (idempotent, never raises)."""
+        cli, self._cli = self._cli, None
+        if cli is not None:
+            self._discard(cli)
+
+    def send(self, command: str, *, mode: str, timeout_s: float | None = None) -> SendResult:
+        """Send one line in ``mode`` (the platform's exec or configuration mode name).
+
+        Raises SessionTimeout (session reset) or SessionError.
+        """
+        from scrapli.exceptions import ScrapliException
+
+        self.open()
+        bound = timeout_s or self.timeout_s
+        t0 = time.monotonic()
+        try:
+            r = self._cli.send_input(  # type: ignore[union-attr]
+                input_=command, requested_mode=mode, operation_timeout_ns=int(bound * _NS)
+            )
+        except ScrapliException as exc:
+            self.close()
+            if isinstance(exc, TimeoutError) or "timeout" in str(exc).lower():
+                raise SessionTimeout(bound, f"{command!r} on {self.device}") from exc
+            raise SessionError(f"{self.device}: {command!r}: {type(exc).__name__}: {exc}") from exc
+        return SendResult(command, r.result, bool(r.failed), time.monotonic() - t0)
+
+    def to_exec(self, timeout_s: float | None = None) -> None:
+        """Leave configuration mode (``end``), so the next call starts at the top level."""
+        from scrapli.exceptions import ScrapliException
+
+        if self._cli is None:
+            return
+        bound = timeout_s or self.timeout_s
+        try:
+            self._cli.enter_mode(requested_mode=self.platform.d.exec_mode, operation_timeout_ns=int(bound * _NS))
+        except ScrapliException:
+            self.close()
