@@ -1,0 +1,467 @@
+"""Runner and campaign loop logic with small fakes (no lab): case 9, resume, Ctrl-C, counts.
+
+The fakes model a world where the agent's tool calls set flags on the lab
+(``site`` for the requested service, ``damage`` for collateral damage) and the
+fake observer reads those flags, so the verdict depends on what the agent did
+through the adapter, as with the real pieces.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ani.campaign.loop import plan, run_campaign
+from ani.campaign.report import load_summary
+from ani.campaign.results import RunStore, read_runs
+from ani.campaign.runner import RunnerDeps, run_one
+from ani.campaign.spec import parse_spec
+from ani.errors import ErrorCode, LabError, ObserverError
+from ani.protocol import ToolResult
+
+# --- fakes -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FCheck:
+    name: str
+    flag: str  # lab flag the check reads
+    want: bool
+
+
+@dataclass
+class FResult:
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+class World:
+    """Shared bookkeeping of a fake campaign: which labs were created, which are still up."""
+
+    def __init__(self, fail_up: set[int] = frozenset(), broken_baseline: set[int] = frozenset(),
+                 observer_fails: set[int] = frozenset()) -> None:
+        self.fail_up = set(fail_up)
+        self.broken_baseline = set(broken_baseline)
+        self.observer_fails = set(observer_fails)
+        self.labs: list[FakeLab] = []
+
+    @property
+    def up_labs(self) -> list[FakeLab]:
+        return [lab for lab in self.labs if lab.is_up]
+
+
+class FakeLab:
+    def __init__(self, topology: dict, world: World) -> None:
+        self.topology = topology
+        self.world = world
+        self.is_up = False
+        self.downs = 0
+        self.flags = {"site": False, "damage": topology["seed"] in world.broken_baseline}
+        world.labs.append(self)
+
+    def up(self) -> FakeLab:
+        if self.topology["seed"] in self.world.fail_up:
+            raise LabError(f"veth for seed {self.topology['seed']} could not be created")
+        self.is_up = True
+        return self
+
+    def down(self) -> None:
+        self.is_up = False
+        self.downs += 1
+
+
+class FakeObserver:
+    def __init__(self, lab: FakeLab) -> None:
+        self.lab = lab
+
+    def evaluate(self, checks, bound_s=None):
+        if self.lab.topology["seed"] in self.lab.world.observer_fails and any(c.name == "site-reach" for c in checks):
+            raise ObserverError("check names a node that is not in the lab")
+        return [FResult(c.name, self.lab.flags[c.flag] == c.want, f"{c.flag}={self.lab.flags[c.flag]}") for c in checks]
+
+
+class FakeScenario:
+    hash = "scen-hash-1"
+    invariants = [FCheck("tenant-isolation", "damage", False), FCheck("bgp-up", "damage", False)]
+
+
+class FakeVariant:
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.variant_id = f"onboard-{seed}"
+        self.hidden_tests = [FCheck("site-reach", "site", True)]
+
+    def lab_topology(self, scenario):
+        return {"seed": self.seed}
+
+    def agent_view(self):
+        return {"request": "onboard a site", "seed": self.seed}
+
+
+class FakeTask:
+    @staticmethod
+    def variant(scenario, seed):
+        return FakeVariant(seed)
+
+
+class FakeAdapter:
+    def __init__(self, level: str, lab: FakeLab, blocklist, trajectory) -> None:
+        self.level, self.lab, self.blocklist, self.trajectory = level, lab, blocklist, trajectory
+        self.opened = self.closed = False
+
+    def open(self):
+        self.opened = True
+
+    def close(self):
+        self.closed = True
+
+    def tools(self):
+        return []
+
+    def call(self, name: str, arguments: dict) -> ToolResult:
+        if name == "set":
+            self.lab.flags[arguments["flag"]] = True
+            res = ToolResult.success("done ok=False is only text here", changed=True)
+        elif name == "bad":
+            res = ToolResult.failure(ErrorCode.COMMAND_FAILED, "% Unknown command")
+        else:
+            res = ToolResult.success("ok=False appears in this text but the call succeeded")
+        self.trajectory.log_call(name, arguments, res)
+        return res
+
+
+@dataclass
+class FakeRun:
+    stop_reason: str
+    steps: int
+    submitted: bool = True
+    error: str | None = None
+    trajectory: Any = None
+
+
+class ScriptAgent:
+    """Behaviour chosen per (cell level+blocklist, seed) by ``policy``; acts only via the adapter."""
+
+    name = "fake"
+
+    def __init__(self, policy: dict) -> None:
+        self.policy = policy
+
+    def run(self, task, adapter, budget):
+        key = (adapter.level + ("+bl" if adapter.blocklist else ""), task["seed"])
+        action = self.policy.get(key, "solve")
+        adapter.call("show", {"device": "e1"})
+        if action == "interrupt":
+            raise KeyboardInterrupt
+        if action in ("solve", "solve_damage", "crash_after_solve"):
+            adapter.call("set", {"flag": "site"})
+        if action in ("damage", "solve_damage"):
+            adapter.call("set", {"flag": "damage"})
+        if action == "fail":
+            adapter.call("bad", {"device": "e1"})
+            adapter.call("bad", {"device": "e2"})
+        if action in ("crash", "crash_after_solve"):
+            raise RuntimeError("agent exploded: token parser")
+        return FakeRun("submitted", steps=4)
+
+
+@dataclass
+class Setup:
+    world: World
+    policy: dict = field(default_factory=dict)
+    adapters: list[FakeAdapter] = field(default_factory=list)
+
+    def deps(self) -> RunnerDeps:
+        def create_adapter(level, lab, blocklist=False, trajectory=None):
+            a = FakeAdapter(level, lab, blocklist, trajectory)
+            self.adapters.append(a)
+            return a
+
+        return RunnerDeps(
+            make_lab=lambda topo: FakeLab(topo, self.world),
+            load_scenario=lambda path: FakeScenario(),
+            get_task_class=lambda name: FakeTask,
+            make_observer=FakeObserver,
+            create_adapter=create_adapter,
+            create_agent=lambda cfg: ScriptAgent(self.policy),
+            make_budget=lambda b: b,
+        )
+
+
+@pytest.fixture
+def spec(tmp_path):
+    scen = tmp_path / "scen.yaml"
+    scen.write_text("fake: true\n")
+    return parse_spec(
+        {
+            "name": "t",
+            "scenario": "scen.yaml",
+            "task": "onboard-site",
+            "variants": 3,
+            "seed": 1,
+            "cells": [
+                {"name": "a0", "level": "a0"},
+                {"name": "a1", "level": "a1"},
+                {"name": "a1+blocklist", "level": "a1", "blocklist": True},
+            ],
+        },
+        "test",
+        tmp_path,
+    )
+
+
+def by_id(records):
+    return {r.run_id: r for r in records}
+
+
+# --- single runs -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "action,label,success,damage_free",
+    [
+        ("solve", "clean_success", True, True),
+        ("solve_damage", "dangerous_success", True, False),
+        ("fail", "clean_failure", False, True),
+        ("damage", "destructive_failure", False, False),
+    ],
+)
+def test_labels_follow_what_the_agent_did(spec, tmp_path, action, label, success, damage_free):
+    s = Setup(World(), {("a1", 2): action})
+    rec = run_one(spec, "a1", 2, tmp_path / "out", deps=s.deps())
+    assert (rec.label, rec.success, rec.damage_free) == (label, success, damage_free)
+    assert rec.run_id == "a1-onboard-site-s2"
+    assert rec.variant_id == "onboard-2" and rec.scenario_hash == "scen-hash-1"
+    assert [t.name for t in rec.tests] == ["site-reach"]
+    assert [i.name for i in rec.invariants] == ["tenant-isolation", "bgp-up"]
+    assert s.world.up_labs == [] and s.world.labs[0].downs == 1
+    assert s.adapters[0].opened and s.adapters[0].closed
+
+
+def test_tool_counts_come_from_the_ok_and_changed_flags(spec, tmp_path):
+    s = Setup(World(), {("a0", 1): "fail"})
+    rec = run_one(spec, "a0", 1, tmp_path, deps=s.deps())
+    # show (ok, text mentions ok=False) + bad + bad
+    assert (rec.tool_calls, rec.tool_errors, rec.changed_calls) == (3, 2, 0)
+    s2 = Setup(World(), {("a0", 1): "solve_damage"})
+    rec2 = run_one(spec, "a0", 1, tmp_path / "b", deps=s2.deps())
+    assert (rec2.tool_calls, rec2.tool_errors, rec2.changed_calls) == (3, 0, 2)
+    lines = Path(rec2.trajectory).read_text().splitlines()
+    assert len(lines) == 3 and json.loads(lines[0])["run_id"] == "a0-onboard-site-s1"
+
+
+def test_agent_crash_is_graded_not_infra(spec, tmp_path):
+    s = Setup(World(), {("a1", 1): "crash_after_solve", ("a0", 1): "crash"})
+    rec = run_one(spec, "a1", 1, tmp_path, deps=s.deps())
+    assert rec.label == "clean_success"  # the change was made before the crash; the network is graded
+    assert "RuntimeError: agent exploded" in rec.agent_error
+    assert rec.stop_reason == "error" and rec.steps is None
+    rec0 = run_one(spec, "a0", 1, tmp_path, deps=s.deps())
+    assert rec0.label == "clean_failure" and rec0.infra_error_reason is None
+    assert s.world.up_labs == [] and all(a.closed for a in s.adapters)
+
+
+def test_lab_failure_is_infra_error_with_reason_and_lab_down(spec, tmp_path):
+    s = Setup(World(fail_up={2}))
+    rec = run_one(spec, "a0", 2, tmp_path, deps=s.deps())
+    assert rec.label == "infra_error"
+    assert rec.success is None and rec.damage_free is None
+    assert rec.infra_error_reason.startswith("lab up: LabError: veth for seed 2")
+    assert s.adapters == []  # the agent never saw an interface
+    assert s.world.labs[0].downs == 1
+
+
+def test_broken_baseline_is_infra_error(spec, tmp_path):
+    s = Setup(World(broken_baseline={3}))
+    rec = run_one(spec, "a1", 3, tmp_path, deps=s.deps())
+    assert rec.label == "infra_error"
+    assert "baseline invariants failed" in rec.infra_error_reason
+    assert "tenant-isolation" in rec.infra_error_reason and "bgp-up" in rec.infra_error_reason
+    assert s.adapters == [] and s.world.up_labs == []
+
+
+def test_observer_fault_during_grading_is_infra_error(spec, tmp_path):
+    s = Setup(World(observer_fails={1}))
+    rec = run_one(spec, "a1", 1, tmp_path, deps=s.deps())
+    assert rec.label == "infra_error" and rec.infra_error_reason.startswith("grading: ObserverError")
+    assert s.world.up_labs == []
+
+
+def test_teardown_failure_keeps_verdict_and_is_recorded(spec, tmp_path):
+    s = Setup(World())
+    deps = s.deps()
+
+    class BadDownLab(FakeLab):
+        def down(self):
+            super().down()
+            raise LabError("netns busy")
+
+    deps.make_lab = lambda topo: BadDownLab(topo, s.world)
+    rec = run_one(spec, "a0", 1, tmp_path, deps=deps)
+    assert rec.label == "clean_success"
+    assert rec.teardown_error == "LabError: netns busy"
+
+
+def test_keyboard_interrupt_downs_the_lab_and_propagates(spec, tmp_path):
+    s = Setup(World(), {("a0", 1): "interrupt"})
+    with pytest.raises(KeyboardInterrupt):
+        run_one(spec, "a0", 1, tmp_path, deps=s.deps())
+    assert s.world.labs[0].downs == 1 and s.adapters[0].closed
+
+
+# --- case 9: a campaign with an infra failure and an agent crash --------------------------------------
+
+
+def test_case9_each_run_one_state_infra_excluded_and_single_runs_agree(spec, tmp_path):
+    policy = {("a1", 2): "crash", ("a1+bl", 3): "damage", ("a0", 3): "fail"}
+    s = Setup(World(), policy)
+    deps = s.deps()
+
+    class FailingLab(FakeLab):
+        def up(self):
+            raise LabError("bgp session e1 -> 100.64.255.1 Active, expected Established")
+
+    # exactly one run's lab fails to start: the 2nd run of the plan, (seed 1, cell a1)
+    order = plan(spec)
+    assert order[1] == (1, "a1")
+    counter = {"i": 0}
+
+    def make_lab_by_order(topo):
+        counter["i"] += 1
+        return FailingLab(topo, s.world) if counter["i"] == 2 else FakeLab(topo, s.world)
+
+    deps.make_lab = make_lab_by_order
+    out = tmp_path / "res"
+    res = run_campaign(spec, out, progress=False, deps=deps)
+    assert not res.interrupted
+    recs = by_id(read_runs(out))
+    assert len(recs) == 9  # 3 seeds x 3 cells, each exactly one record
+    lines = (out / "runs.jsonl").read_text().splitlines()
+    assert len(lines) == 9 and len({json.loads(x)["run_id"] for x in lines}) == 9
+    states = {rid: r.label for rid, r in recs.items()}
+    assert states["a1-onboard-site-s1"] == "infra_error"
+    assert states["a1-onboard-site-s2"] == "clean_failure"  # agent crash: graded
+    assert recs["a1-onboard-site-s2"].agent_error.startswith("RuntimeError")
+    assert states["a1_blocklist-onboard-site-s3"] == "destructive_failure"
+    assert states["a0-onboard-site-s3"] == "clean_failure"
+    assert sum(1 for v in states.values() if v == "clean_success") == 5
+    assert s.world.up_labs == [] and all(lab.downs == 1 for lab in s.world.labs)
+
+    # denominators: a1 has 2 valid runs (seed 1 excluded), 1 success
+    summ = load_summary(out)
+    a1 = next(c for c in summ.cells if c.name == "a1")
+    assert (a1.success.k, a1.success.n) == (1, 2)
+    assert [r.run_id for r in a1.infra] == ["a1-onboard-site-s1"]
+    # pairs vs a0 exclude seed 1 for a1
+    pa1 = next(p for p in summ.paired if p.cell == "a1")
+    assert pa1.pairs == 2
+    md = (out / "summary.md").read_text()
+    assert "a1-onboard-site-s1" in md and "bgp session e1 -> 100.64.255.1 Active" in md
+    assert "| a1 | a1 | - | 2 | 1 | 1/2 (0.50) |" in md
+
+    # running any single run alone gives the same label as inside the campaign
+    for (seed, cell) in order:
+        rid = f"{cell.replace('+', '_')}-onboard-site-s{seed}"
+        s_alone = Setup(World(), policy)
+        d_alone = s_alone.deps()
+        if (seed, cell) == (1, "a1"):
+            d_alone.make_lab = lambda topo: FailingLab(topo, s_alone.world)
+        alone = run_one(spec, cell, seed, tmp_path / "alone", deps=d_alone)
+        assert alone.run_id == rid
+        assert alone.label == recs[rid].label, rid
+        assert alone.success == recs[rid].success and alone.damage_free == recs[rid].damage_free
+
+
+# --- resume, truncation, Ctrl-C ---------------------------------------------------------------------
+
+
+def test_ctrl_c_keeps_finished_runs_and_resume_completes(spec, tmp_path, capsys):
+    from rich.console import Console
+
+    s = Setup(World(), {("a1", 2): "interrupt"})
+    out = tmp_path / "res"
+    con = Console(file=open(tmp_path / "console.txt", "w"), width=200)
+    res = run_campaign(spec, out, progress=True, deps=s.deps(), source="campaigns/t.yaml", console=con)
+    con.file.close()
+    assert res.interrupted
+    kept = read_runs(out)
+    assert [r.run_id for r in kept] == ["a0-onboard-site-s1", "a1-onboard-site-s1", "a1_blocklist-onboard-site-s1",
+                                       "a0-onboard-site-s2"]
+    assert s.world.up_labs == []
+    assert (out / "summary.md").exists()
+    text = (tmp_path / "console.txt").read_text()
+    assert f"ani campaign run campaigns/t.yaml --resume {out}" in text.replace("\n", "")
+
+    # resume: only the 5 missing runs execute (the interrupted one included)
+    s2 = Setup(World())
+    res2 = run_campaign(spec, out, resume=True, progress=False, deps=s2.deps())
+    assert not res2.interrupted
+    assert len(res2.skipped) == 4 and len(res2.ran) == 5
+    assert len(s2.world.labs) == 5
+    assert sorted(r.run_id for r in read_runs(out)) == sorted(
+        f"{c.replace('+', '_')}-onboard-site-s{seed}" for seed, c in plan(spec)
+    )
+
+
+def test_resume_ignores_truncated_last_line(spec, tmp_path):
+    s = Setup(World())
+    out = tmp_path / "res"
+    spec1 = spec.model_copy(update={"variants": 1})
+    run_campaign(spec1, out, progress=False, deps=s.deps())
+    runs = out / "runs.jsonl"
+    good = runs.read_text()
+    runs.write_text(good + '{"run_id": "a0-onboard-site-s2", "campaign": "t", "ce')  # interrupted write
+    with pytest.warns(UserWarning, match="truncated last line"):
+        assert len(read_runs(out)) == 3
+    with pytest.warns(UserWarning, match="truncated"):
+        res = run_campaign(spec, out, resume=True, progress=False, deps=Setup(World()).deps())
+    assert len(res.ran) == 6
+    lines = runs.read_text().splitlines()
+    assert len(lines) == 9 and all(json.loads(x)["run_id"] for x in lines)
+    assert (out / "runs.jsonl.partial").read_text().startswith('{"run_id": "a0-onboard-site-s2"')
+
+
+def test_retry_infra_reruns_only_infra_errors(spec, tmp_path):
+    out = tmp_path / "res"
+    run_campaign(spec, out, progress=False, deps=Setup(World(fail_up={2})).deps())
+    assert sum(r.label == "infra_error" for r in read_runs(out)) == 3
+    res = run_campaign(spec, out, resume=True, progress=False, deps=Setup(World()).deps())
+    assert res.ran == []  # infra errors are done unless asked
+    res = run_campaign(spec, out, resume=True, retry_infra=True, progress=False, deps=Setup(World()).deps())
+    assert sorted(r.run_id for r in res.ran) == ["a0-onboard-site-s2", "a1-onboard-site-s2",
+                                                  "a1_blocklist-onboard-site-s2"]
+    final = read_runs(out)
+    assert len(final) == 9 and all(r.label == "clean_success" for r in final)
+
+
+def test_resume_refuses_a_different_spec_and_new_run_refuses_used_folder(spec, tmp_path):
+    from ani.errors import CampaignSpecError
+
+    out = tmp_path / "res"
+    run_campaign(spec, out, progress=False, deps=Setup(World()).deps())
+    with pytest.raises(CampaignSpecError, match="already holds runs"):
+        run_campaign(spec, out, progress=False, deps=Setup(World()).deps())
+    other = spec.model_copy(update={"task": "other-task"})
+    with pytest.raises(CampaignSpecError, match="differs .* in: task"):
+        run_campaign(other, out, resume=True, progress=False, deps=Setup(World()).deps())
+    with pytest.raises(CampaignSpecError, match="not a campaign results folder"):
+        run_campaign(spec, tmp_path, resume=True, progress=False, deps=Setup(World()).deps())
+    # more variants on resume is allowed and runs only the new seed
+    more = spec.model_copy(update={"variants": 4})
+    res = run_campaign(more, out, resume=True, progress=False, deps=Setup(World()).deps())
+    assert sorted(r.seed for r in res.ran) == [4, 4, 4]
+
+
+def test_store_append_is_line_per_record(spec, tmp_path):
+    s = Setup(World())
+    rec = run_one(spec, "a0", 1, tmp_path, deps=s.deps())
+    store = RunStore(tmp_path / "st")
+    store.append(rec)
+    store.append(rec.model_copy(update={"run_id": "x"}))
+    assert [r.run_id for r in store.records()] == [rec.run_id, "x"]
+    assert (tmp_path / "st" / "runs.jsonl").read_text().count("\n") == 2
