@@ -53,10 +53,14 @@ class _A0(_Ops):
     """Through ``shell(device, command)``."""
 
     def sh(self, device: str, command: str) -> tuple[int, str]:
-        res = self._ok(self.s.call("shell", {"device": device, "command": command}), f"shell on {device}")
+        """(exit status, stdout); a non-zero exit is returned, not raised."""
+        res = self.s.call("shell", {"device": device, "command": command})
         data = res.data or {}
-        rc = data.get("exit_status", data.get("rc", 0))
-        return int(rc if rc is not None else 0), _out(res)
+        rc = data.get("exit_status")
+        if rc is None:  # nothing ran, or it timed out
+            self._ok(res, f"shell on {device}")
+            rc = 0
+        return int(rc), _out(res)
 
     def running_config(self, device: str) -> str:
         return self.sh(device, "vtysh -c 'show running-config'")[1]
