@@ -72,6 +72,13 @@ class ShellArgs(DeviceArgs):
         return v
 
 
+def _option(options: dict, key: str, kind: type, default: Any) -> Any:
+    try:
+        return kind(options.get(key, default))
+    except (TypeError, ValueError):
+        raise ConfigError(f"a0 options.{key} must be {kind.__name__}, got {options[key]!r}") from None
+
+
 def _strip_volatile(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: _strip_volatile(v) for k, v in obj.items() if k not in VOLATILE_KEYS}
@@ -100,11 +107,8 @@ class A0Adapter(BaseAdapter):
         unknown = set(self.options) - known
         if unknown:
             raise ConfigError(f"a0 options: unknown {sorted(unknown)}; known: {sorted(known)}")
-        try:
-            self.timeout_s = float(self.options.get("timeout_s", sandbox.DEFAULT_TIMEOUT_S))
-            self.max_output_bytes = int(self.options.get("max_output_bytes", sandbox.DEFAULT_MAX_OUTPUT_BYTES))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"a0 options: {exc}") from None
+        self.timeout_s = _option(self.options, "timeout_s", float, sandbox.DEFAULT_TIMEOUT_S)
+        self.max_output_bytes = _option(self.options, "max_output_bytes", int, sandbox.DEFAULT_MAX_OUTPUT_BYTES)
         if self.timeout_s <= 0:
             raise ConfigError(f"a0 options.timeout_s must be > 0, got {self.timeout_s}")
         if self.max_output_bytes < 1:

@@ -1,0 +1,237 @@
+"""The A0 sandbox argv builder and the capped, bounded runner (no lab needed)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from ani.adapters.a0 import A0Adapter, ShellArgs, format_output
+from ani.adapters.sandbox import (
+    VTYSH_PAM,
+    CappedOutput,
+    SandboxSpec,
+    run_capped,
+    sandbox_argv,
+    truncation_marker,
+)
+from ani.errors import ConfigError
+from ani.lab.topology import parse_topology
+
+SPEC = SandboxSpec(netns="ani-abc123-r2", pathspace="ani-abc123-r2", hostname="r2")
+
+
+def _pairs(argv: list[str], flag: str) -> list[tuple[str, ...]]:
+    """Arguments following each occurrence of ``flag`` (1 or 2 of them)."""
+    width = {"--ro-bind": 2, "--bind": 2, "--tmpfs": 1, "--setenv": 2, "--cap-add": 1, "--ro-bind-data": 2}[flag]
+    return [tuple(argv[i + 1 : i + 1 + width]) for i, a in enumerate(argv) if a == flag]
+
+
+def test_argv_enters_the_router_netns_then_bwrap() -> None:
+    argv = sandbox_argv(SPEC, "ip route")
+    assert argv[:5] == ["ip", "netns", "exec", "ani-abc123-r2", "bwrap"]
+    assert argv[-3:] == ["/bin/sh", "-c", "ip route"]
+
+
+def test_argv_mounts() -> None:
+    argv = sandbox_argv(SPEC, "true", pam_fd=7)
+    ro = _pairs(argv, "--ro-bind")
+    rw = _pairs(argv, "--bind")
+    tmp = _pairs(argv, "--tmpfs")
+    assert ro[0] == ("/", "/")  # everything read-only first; later mounts override
+    assert ("/run/frr/ani-abc123-r2", "/run/frr") in ro or ("/var/run/frr/ani-abc123-r2", "/run/frr") in ro
+    assert ("/proc/sys", "/proc/sys") in ro
+    # the only writable host paths: this router's FRR config dir and its net sysctls
+    assert rw == [("/proc/sys/net", "/proc/sys/net"), ("/etc/frr/ani-abc123-r2", "/etc/frr")]
+    assert {("/tmp",), ("/run",), ("/etc/frr",), ("/dev/shm",), ("/var/tmp",)} <= set(tmp)
+    # /run and /etc/frr are emptied before this router's dirs are bound on them
+    assert argv.index("/run") < argv.index("/run/frr")
+    i_tmp_etc = [i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] == "/etc/frr"][0]
+    assert i_tmp_etc < argv.index("/etc/frr/ani-abc123-r2")
+    assert _pairs(argv, "--ro-bind-data") == [("7", "/etc/pam.d/frr")]
+
+
+def test_argv_namespaces_lifetime_and_identity() -> None:
+    argv = sandbox_argv(SPEC, "true")
+    for flag in ("--unshare-pid", "--unshare-uts", "--unshare-ipc", "--die-with-parent", "--new-session", "--clearenv"):
+        assert flag in argv
+    assert argv[argv.index("--hostname") + 1] == "r2"
+    assert "--unshare-net" not in argv  # the router's netns is the point
+    env = dict(_pairs(argv, "--setenv"))
+    assert env["HOME"] == "/tmp" and env["PATH"].split(":")[-1] == "/bin"
+    assert set(env) == {"PATH", "HOME", "LANG", "TERM", "USER"}
+
+
+def test_argv_capabilities_and_user() -> None:
+    argv = sandbox_argv(SPEC, "true")
+    i_drop = argv.index("--cap-drop")
+    assert argv[i_drop + 1] == "ALL"
+    caps = [c for (c,) in _pairs(argv, "--cap-add")]
+    assert all(argv.index("--cap-add") > i_drop for _ in caps)
+    assert sorted(caps) == ["CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID"]
+    setpriv = argv[argv.index("setpriv") : argv.index("/bin/sh")]
+    assert "--reuid=frr" in setpriv and "--regid=frr" in setpriv and "--groups=frrvty" in setpriv
+    assert "--bounding-set=-all,+net_admin,+net_raw" in setpriv
+    assert "--ambient-caps=+net_admin,+net_raw" in setpriv
+    assert "--no-new-privs" in setpriv
+
+
+def test_command_is_one_argv_element_never_reparsed() -> None:
+    cmd = "echo 'a b' \"$HOME\"; vtysh -c 'show run' | grep x && true\n`id`"
+    argv = sandbox_argv(SPEC, cmd)
+    assert argv[-1] == cmd and argv.count(cmd) == 1
+
+
+def test_nul_byte_is_refused() -> None:
+    with pytest.raises(ValueError, match="NUL"):
+        sandbox_argv(SPEC, "echo a\x00b")
+
+
+def test_pam_policy_allows_accounts() -> None:
+    assert b"account sufficient pam_permit.so" in VTYSH_PAM
+
+
+# -- capped output --------------------------------------------------------------------------
+
+
+def test_capped_output_keeps_head_and_counts() -> None:
+    c = CappedOutput(cap=10)
+    c.feed(b"0123456")
+    c.feed(b"789abcdef")
+    assert (bytes(c.kept), c.total, c.truncated) == (b"0123456789", 16, True)
+    assert c.text() == "0123456789" + truncation_marker(6, 10)
+    assert "6 more bytes" in c.text()
+
+
+def test_capped_output_exactly_at_cap_is_not_truncated() -> None:
+    c = CappedOutput(cap=4)
+    c.feed(b"abcd")
+    assert c.truncated is False and c.text() == "abcd"
+
+
+def test_capped_output_invalid_utf8_is_replaced() -> None:
+    c = CappedOutput(cap=100)
+    c.feed("é".encode()[:1] + b"ok")
+    assert c.text() == "\ufffdok"
+
+
+# -- the runner on real local processes -------------------------------------------------------
+
+
+def test_run_capped_streams_and_status() -> None:
+    r = run_capped(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout_s=10, max_bytes=1000)
+    assert (r.exit_status, r.stdout, r.stderr, r.timed_out) == (3, "out\n", "err\n", False)
+    assert not r.stdout_truncated and not r.stderr_truncated
+
+
+def test_run_capped_big_output_is_drained_and_capped() -> None:
+    t0 = time.monotonic()
+    r = run_capped(["seq", "1", "2000000"], timeout_s=20, max_bytes=64 * 1024)
+    assert r.exit_status == 0 and r.stdout_truncated and not r.timed_out
+    # digits of 1..2,000,000 plus one newline each
+    assert r.stdout_bytes == sum((min(2_000_000, 10**d - 1) - 10 ** (d - 1) + 1) * (d + 1) for d in range(1, 8))
+    assert r.stdout.startswith("1\n2\n3\n")
+    assert r.stdout.endswith(truncation_marker(r.stdout_bytes - 64 * 1024, 64 * 1024))
+    assert time.monotonic() - t0 < 10
+
+
+def test_run_capped_timeout_kills_the_whole_group() -> None:
+    # the shell starts a background sleeper holding stdout; both must die at the timeout
+    t0 = time.monotonic()
+    r = run_capped(
+        ["sh", "-c", "echo started; sleep 300 & echo $! ; sleep 301"], timeout_s=1.0, max_bytes=1000
+    )
+    elapsed = time.monotonic() - t0
+    assert r.timed_out and r.exit_status is None
+    assert 1.0 <= elapsed < 3.0
+    lines = r.stdout.split()
+    assert lines[0] == "started"
+    bg = int(lines[1])
+    time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{bg}") or open(f"/proc/{bg}/stat").read().split()[2] == "Z"
+
+
+def test_run_capped_no_stdin() -> None:
+    r = run_capped([sys.executable, "-c", "import sys; print(repr(sys.stdin.read()))"], timeout_s=10, max_bytes=100)
+    assert r.stdout == "''\n"
+
+
+# -- the adapter's argument model and options ---------------------------------------------------
+
+
+class _Lab:
+    topology = parse_topology({"routers": {"r1": {}, "r2": {}}})
+
+    def netns(self, n: str) -> str:
+        return f"ani-x-{n}"
+
+    def pathspace(self, n: str) -> str:
+        return f"ani-x-{n}"
+
+
+def test_shell_tool_spec() -> None:
+    specs = {s.name: s for s in A0Adapter(_Lab()).tools()}
+    assert set(specs) == {"get_topology", "shell"}
+    shell = specs["shell"]
+    assert shell.destructive and not shell.read_only
+    assert shell.input_schema["required"] == ["device", "command"]
+    assert shell.input_schema["additionalProperties"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        ({"device": "r1"}, "command: Field required"),
+        ({"device": "r1", "command": ["ls"]}, "command: Input should be a valid string"),
+        ({"device": "r1", "command": "ls", "timeout": 5}, "timeout: unknown argument"),
+        ({"device": "r1", "command": ""}, "command: String should have at least 1 character"),
+        ({"device": "r1", "command": "   "}, "command: Value error, must not be blank"),
+        ({"device": "r1", "command": "ls\x00-la"}, "command: Value error, must not contain NUL bytes"),
+        ({"command": "ls"}, "device: Field required"),
+    ],
+)
+def test_malformed_shell_arguments_run_nothing(args: dict, fragment: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = A0Adapter(_Lab())
+    ran = []
+    monkeypatch.setattr("ani.adapters.sandbox.run_in_sandbox", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(A0Adapter, "state_of", lambda self, d: ran.append(d))
+    r = adapter.call("shell", args)
+    assert r.ok is False and r.error.code.value == "invalid_arguments"
+    assert fragment in r.error.message
+    assert ran == []
+
+
+def test_unknown_device_lists_devices_and_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = A0Adapter(_Lab())
+    monkeypatch.setattr("ani.adapters.sandbox.run_in_sandbox", lambda *a, **k: pytest.fail("ran"))
+    r = adapter.call("shell", {"device": "r3", "command": "ls"})
+    assert r.error.code.value == "unknown_device"
+    assert r.error.message == "unknown device 'r3'; devices are: r1, r2"
+
+
+def test_options() -> None:
+    a = A0Adapter(_Lab(), options={"timeout_s": 2, "max_output_bytes": 100})
+    assert (a.timeout_s, a.max_output_bytes) == (2.0, 100)
+    with pytest.raises(ConfigError, match="unknown"):
+        A0Adapter(_Lab(), options={"timeout": 2})
+    with pytest.raises(ConfigError, match="timeout_s must be > 0"):
+        A0Adapter(_Lab(), options={"timeout_s": 0})
+    with pytest.raises(ConfigError, match="max_output_bytes"):
+        A0Adapter(_Lab(), options={"max_output_bytes": "lots"})
+
+
+def test_shell_args_accepts_shell_syntax() -> None:
+    assert ShellArgs(device="r1", command="a | b; c && d `e` $(f)\n").command.endswith("$(f)\n")
+
+
+def test_format_output() -> None:
+    from ani.adapters.sandbox import RunResult
+
+    r = RunResult(0, "a\n", "", False, False, 2, 0, False, 0.1)
+    assert format_output(r) == "a\n[exit status: 0]"
+    r = RunResult(2, "a", "bad", False, False, 1, 3, False, 0.1)
+    assert format_output(r) == "a\n[stderr]\nbad\n[exit status: 2]"
+    r = RunResult(None, "", "", False, False, 0, 0, True, 2.0)
+    assert format_output(r) == "[exit status: killed (timeout)]"

@@ -1,0 +1,99 @@
+"""The trajectory: one JSON event per call, in memory and in the run's file."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime
+from pathlib import Path
+
+from ani.adapters.base import BaseAdapter, DeviceArgs, tool
+from ani.errors import ErrorCode
+from ani.lab.topology import parse_topology
+from ani.protocol import Level, ToolResult
+from ani.trajectory import SUMMARY_CHARS, Trajectory
+
+
+class Echo(BaseAdapter):
+    level = Level.A0
+
+    @tool(args=DeviceArgs, description="echo")
+    def echo(self, args: DeviceArgs) -> ToolResult:
+        return ToolResult.success(f"hello from {args.device}\n" + "x" * 500, {"n": 1})
+
+
+class Lab:
+    topology = parse_topology({"routers": {"r1": {}, "r2": {}}})
+
+
+def test_calls_are_written_as_json_lines_and_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "runs" / "run-42.jsonl"  # parent created on demand
+    traj = Trajectory(run_id="run-42", level="a0", path=path)
+    adapter = Echo(Lab(), trajectory=traj)
+    adapter.call("echo", {"device": "r2"})
+    adapter.call("echo", {"device": "r7"})
+    adapter.call("nope", {"x": 1})
+    traj.log("agent_message", content="thinking", step=3)
+    traj.close()
+
+    lines = path.read_text().splitlines()
+    assert len(lines) == 4
+    events = [json.loads(line) for line in lines]
+    assert Trajectory.read(path) == events == traj.events
+    first, second, third, note = events
+    for e in (first, second, third):
+        assert e["event"] == "tool_call"
+        assert e["run_id"] == "run-42"
+        assert e["level"] == "a0"
+        assert isinstance(e["elapsed_s"], float) and e["elapsed_s"] >= 0
+        datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00"))
+    assert (first["tool"], first["arguments"], first["ok"], first["error_code"]) == ("echo", {"device": "r2"}, True, None)
+    assert (second["ok"], second["error_code"]) == (False, "unknown_device")
+    assert (third["tool"], third["arguments"], third["error_code"]) == ("nope", {"x": 1}, "unknown_tool")
+    assert note == {**note, "event": "agent_message", "content": "thinking", "step": 3, "run_id": "run-42"}
+    assert traj.calls == [first, second, third]
+
+
+def test_summary_is_short_single_spaced(tmp_path: Path) -> None:
+    traj = Trajectory(level="a0")
+    e = traj.log_call("echo", {}, ToolResult.success("a\n  b\tc " + "y" * 1000))
+    assert e["summary"].startswith("a b c yyy")
+    assert len(e["summary"]) == SUMMARY_CHARS and e["summary"].endswith("...")
+    e = traj.log_call("echo", {}, ToolResult.failure(ErrorCode.TIMEOUT, "timeout after 2 s", changed=True))
+    assert (e["summary"], e["error_code"], e["changed"]) == ("error [timeout]: timeout after 2 s", "timeout", True)
+
+
+def test_appends_to_an_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    for run in ("a", "b"):
+        t = Trajectory(run_id=run, level="a1", path=path)
+        t.log_call("get_topology", {}, ToolResult.success("ok"))
+        t.close()
+    assert [e["run_id"] for e in Trajectory.read(path)] == ["a", "b"]
+
+
+def test_in_memory_only_has_no_file() -> None:
+    t = Trajectory(run_id="m", level="a0")
+    t.log("x")
+    assert t.path is None and t.events[0]["event"] == "x" and t.events[0]["level"] == "a0"
+
+
+def test_concurrent_logging_keeps_lines_whole(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    t = Trajectory(run_id="c", level="a0", path=path)
+
+    def work(k: int) -> None:
+        for i in range(50):
+            t.log_call("echo", {"k": k, "i": i, "pad": "z" * 300}, ToolResult.success("ok"))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    t.close()
+    events = Trajectory.read(path)
+    assert len(events) == 200
+    assert sorted((e["arguments"]["k"], e["arguments"]["i"]) for e in events) == [
+        (k, i) for k in range(4) for i in range(50)
+    ]
