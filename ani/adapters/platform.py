@@ -176,7 +176,7 @@ class Platform:
         """The scrapli 2.0 definition as block-style YAML text (failure indicators included)."""
         data = dict(self.d.scrapli)
         data["failure_indicators"] = list(self.d.failure_indicators)
-        return "---\n" + yaml.safe_dump(data, default_flow_style=False, sort_keys=False)
+        return "---\n" + "\n".join(_emit(data, 0)) + "\n"
 
     def match_config(self, command: str) -> CompiledStatement | None:
         """The first configuration statement matching ``command`` (normalised), or None."""
@@ -198,6 +198,37 @@ class Platform:
             if rx.search(segment):
                 return reason
         return None
+
+
+def _quote(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def _emit(node: object, indent: int) -> list[str]:
+    """Block-style YAML with indented sequences and single-quoted scalars: the subset that
+    libscrapli's YAML reader accepts (PyYAML's plain scalars and flow style are refused)."""
+    pad = " " * indent
+    out: list[str] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, (dict, list)) and v:
+                out.append(f"{pad}{k}:")
+                out.extend(_emit(v, indent + 2))
+            else:
+                out.append(f"{pad}{k}: {_quote(v) if not isinstance(v, (dict, list)) else '[]'}")
+    elif isinstance(node, list):
+        for item in node:
+            if isinstance(item, (dict, list)):
+                sub = _emit(item, indent + 2)
+                out.append(f"{pad}- {sub[0].lstrip()}")
+                out.extend(sub[1:])
+            else:
+                out.append(f"{pad}- {_quote(item)}")
+    return out
 
 
 def _read(path: Path) -> PlatformDef:

@@ -1,0 +1,425 @@
+"""A1: an allowlisted per-device CLI with snapshot and rollback (NMAA level A1).
+
+Tools (NetConfBench names and argument schemas where they fit):
+
+- ``get_topology(devices=[])`` (inherited)
+- ``get_running_config(device)`` -> ``data.running_config`` (text; capped)
+- ``execute_validation(device, command)`` -> ``data.output`` (capped, ``data.truncated``):
+  one read-only command from the allowlist (``show ...`` in vtysh, ``nft list ...``)
+- ``update_config(device, commands)`` -> ``data.results``: ``[{command, status, message?}]``,
+  status ``success`` | ``error`` | ``not_run``
+- ``snapshot(device)`` -> ``data.snapshot_id`` (e.g. ``r1-s1``)
+- ``rollback(device, snapshot_id)`` -> ``data.diff`` (unified diff of what changed), ``verified``
+- ``list_snapshots(device)`` -> ``data.snapshots``
+
+``update_config`` semantics (all or nothing):
+
+1. Every item is sanitised and matched against the allowlist grammar of ``adapters/frr.yaml``,
+   and the list is checked statically for block context (see :mod:`ani.adapters.allowlist`).
+   Any refusal -> ``ok=False``, ``NOT_ALLOWED``, nothing sent; the refused item has status
+   ``error``, every other ``not_run``.
+2. An automatic snapshot of the pre-call state is taken (listed by ``list_snapshots`` with
+   label ``auto: before update_config``).
+3. Lines are sent one at a time (vtysh configuration mode through the scrapli session; nft
+   statements as an argv inside the router). A line fails if the device prints a failure
+   indicator (or any unknown ``%`` line) or nft exits non-zero; warnings (e.g. a route-map not
+   defined yet) are ``success`` with the message.
+4. On the first failure (or timeout): stop, roll back to the pre-call state, verify it, and
+   return ``ok=False`` with ``ROLLED_BACK`` (or ``ROLLBACK_FAILED`` if verification fails),
+   naming the failing line; lines that ran are listed in ``data.undone``; later lines are
+   ``not_run``. Partial application never reports success.
+5. ``changed`` is measured: running config + ruleset before vs after.
+
+Options (``options=`` of the constructor): ``platform`` (name or path, default ``frr``),
+``command_timeout_s`` (10), ``call_timeout_s`` (60, whole update_config), ``rollback_timeout_s``
+(30), ``max_output_bytes`` (65536).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from ani.adapters.allowlist import Refused, Step, check_show, plan_config
+from ani.adapters.base import Args, BaseAdapter, DeviceArgs, ToolTimeout, tool
+from ani.adapters.cli_session import CliSession, SessionError, SessionTimeout, classify
+from ani.adapters.platform import Platform, load_platform
+from ani.adapters.snapshot import DeviceState, SnapshotStore, unified
+from ani.errors import AdapterError, ErrorCode, LabError
+from ani.protocol import Level, ToolResult
+
+TRUNC_MARKER = "\n... [output truncated by A1: showed {shown} of {total} bytes]"
+
+
+class ValidationArgs(Args):
+    device: str = Field(description="Device name or identifier to execute command on")
+    command: str = Field(
+        description=(
+            "Read-only command to execute (e.g., show commands): one of show running-config, "
+            "show ip route ..., show bgp ..., show ip bgp ..., show ip ospf ..., show interface ..., "
+            "show ip prefix-list ..., show route-map ..., nft list ruleset|table|set|chain ..."
+        )
+    )
+
+
+class UpdateArgs(Args):
+    device: str = Field(description="Device name or identifier to apply configuration to")
+    commands: list[str] = Field(
+        description=(
+            "Ordered list of CLI commands to execute on the device, one per item, full keywords "
+            "(FRR configuration statements with their block lines, e.g. 'router bgp 64500' then "
+            "'neighbor ...', and 'nft add|delete element inet <table> <set> { <prefix> }')"
+        )
+    )
+
+
+class RollbackArgs(Args):
+    device: str = Field(description="Device name")
+    snapshot_id: str = Field(description="Snapshot id returned by snapshot or list_snapshots (e.g. 'r1-s1')")
+
+
+def cap(text: str, limit: int) -> tuple[str, bool, int]:
+    """(text cut to ``limit`` UTF-8 bytes plus a marker, truncated?, total bytes)."""
+    raw = text.encode("utf-8", errors="replace")
+    if len(raw) <= limit:
+        return text, False, len(raw)
+    cut = raw[:limit].decode("utf-8", errors="ignore")
+    return cut + TRUNC_MARKER.format(shown=limit, total=len(raw)), True, len(raw)
+
+
+class A1Adapter(BaseAdapter):
+    """Allowlisted per-device CLI over FRR's vtysh (scrapli 2.0), with snapshot and rollback.
+
+    Args:
+        lab: a running :class:`ani.lab.Lab`.
+        trajectory: where calls are logged.
+        options: see the module docstring.
+    """
+
+    level: ClassVar[Level] = Level.A1
+
+    def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
+        super().__init__(lab, trajectory=trajectory, options=options)
+        self.platform: Platform = load_platform(self.options.get("platform", "frr"))
+        self.command_timeout_s = float(self.options.get("command_timeout_s", 10.0))
+        self.call_timeout_s = float(self.options.get("call_timeout_s", 60.0))
+        self.max_output = int(self.options.get("max_output_bytes", 65536))
+        self.snapshots = SnapshotStore(
+            lab,
+            self.platform,
+            timeout_s=self.command_timeout_s,
+            rollback_timeout_s=float(self.options.get("rollback_timeout_s", 30.0)),
+        )
+        self._sessions: dict[str, CliSession] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Sessions open lazily, on a device's first use."""
+        super().open()
+
+    def close(self) -> None:
+        for s in self._sessions.values():
+            s.close()
+        self._sessions.clear()
+        super().close()
+
+    def session(self, device: str) -> CliSession:
+        s = self._sessions.get(device)
+        if s is None:
+            s = CliSession(device, self.lab.node_argv(device, ["vtysh"]), self.platform, self.command_timeout_s)
+            self._sessions[device] = s
+        return s
+
+    def _cli(self, device: str, command: str, mode: str) -> tuple[str, bool]:
+        """(output, scrapli-failed) of one line; timeouts -> ToolTimeout, session faults -> AdapterError."""
+        try:
+            r = self.session(device).send(command, mode=mode, timeout_s=self.command_timeout_s)
+        except SessionTimeout as exc:
+            raise ToolTimeout(exc.seconds, exc.what) from exc
+        return r.output, r.failed
+
+    def _unreachable(self, device: str, exc: Exception) -> ToolResult:
+        return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"{device}: {exc}", retriable=True)
+
+    # -- read-only tools ---------------------------------------------------------------------
+
+    @tool(
+        args=DeviceArgs,
+        read_only=True,
+        description=(
+            "Retrieve the active running configuration from a network device. Returns the "
+            "complete configuration as a text string."
+        ),
+    )
+    def get_running_config(self, args: DeviceArgs) -> ToolResult:
+        try:
+            out, failed = self._cli(args.device, self.platform.d.snapshot.frr_show, self.platform.d.exec_mode)
+        except SessionError as exc:
+            return self._unreachable(args.device, exc)
+        if failed:
+            return ToolResult.failure(ErrorCode.COMMAND_FAILED, f"{args.device}: {out.strip()}")
+        text, truncated, total = cap(out, self.max_output)
+        return ToolResult.success(text, {"running_config": text, "truncated": truncated, "bytes": total})
+
+    @tool(
+        args=ValidationArgs,
+        read_only=True,
+        description=(
+            "Execute a read-only validation command on a network device to verify configuration "
+            "or check device status. This command must not alter the device state. One command "
+            "per call; no pipes, separators or control characters."
+        ),
+    )
+    def execute_validation(self, args: ValidationArgs) -> ToolResult:
+        try:
+            cmd = check_show(self.platform, args.command)
+        except Refused as exc:
+            return ToolResult.failure(ErrorCode.NOT_ALLOWED, exc.message, data={"command": args.command})
+        if cmd.kind == "nft":
+            try:
+                res = self.lab.exec(args.device, cmd.argv, timeout=self.command_timeout_s)
+            except LabError as exc:
+                return self._unreachable(args.device, exc)
+            if res.timed_out:
+                raise ToolTimeout(self.command_timeout_s, cmd.command)
+            out, failed = res.stdout + (res.stderr if res.rc else ""), res.rc != 0
+        else:
+            try:
+                out, failed = self._cli(args.device, cmd.command, self.platform.d.exec_mode)
+            except SessionError as exc:
+                return self._unreachable(args.device, exc)
+        text, truncated, total = cap(out, self.max_output)
+        data = {"command": cmd.command, "output": text, "truncated": truncated, "bytes": total}
+        if failed:
+            return ToolResult.failure(
+                ErrorCode.COMMAND_FAILED, f"{args.device}: {cmd.command!r}: {out.strip()[:500]}", data=data
+            )
+        return ToolResult.success(text, data)
+
+    @tool(
+        args=DeviceArgs,
+        read_only=True,
+        description="List the snapshots taken of a device (yours and the automatic pre-change ones).",
+    )
+    def list_snapshots(self, args: DeviceArgs) -> ToolResult:
+        snaps = [s.summary(self.platform) for s in self.snapshots.list(args.device)]
+        lines = [f"{s['id']}  {time.strftime('%H:%M:%S', time.localtime(s['created']))}  {s['label']}" for s in snaps]
+        return ToolResult.success("\n".join(lines) or f"no snapshots of {args.device}", {"snapshots": snaps})
+
+    # -- state-changing tools ----------------------------------------------------------------
+
+    @tool(
+        args=DeviceArgs,
+        description=(
+            "Take a snapshot of a device's FRR running configuration and nftables ruleset. "
+            "Returns its id, for rollback. Does not change the device."
+        ),
+    )
+    def snapshot(self, args: DeviceArgs) -> ToolResult:
+        try:
+            snap = self.snapshots.take(args.device, label="snapshot")
+        except (AdapterError, LabError) as exc:
+            return self._unreachable(args.device, exc)
+        return ToolResult.success(f"snapshot {snap.id} taken", {"snapshot_id": snap.id, **snap.summary(self.platform)})
+
+    @tool(
+        args=RollbackArgs,
+        destructive=True,
+        description=(
+            "Restore a device's FRR running configuration and nftables ruleset exactly to a "
+            "snapshot, verify it, and report what changed (unified diff)."
+        ),
+    )
+    def rollback(self, args: RollbackArgs) -> ToolResult:
+        snap = self.snapshots.get(args.device, args.snapshot_id)
+        if snap is None:
+            known = ", ".join(s.id for s in self.snapshots.list(args.device)) or "none"
+            return ToolResult.failure(
+                ErrorCode.UNKNOWN_SNAPSHOT, f"no snapshot {args.snapshot_id!r} of {args.device} (known: {known})"
+            )
+        self._end_session(args.device)
+        try:
+            rep = self.snapshots.restore(args.device, snap.state)
+        except (AdapterError, LabError) as exc:
+            return self._unreachable(args.device, exc)
+        data = {
+            "snapshot_id": snap.id,
+            "verified": rep.verified,
+            "diff": rep.diff,
+            "frr_diff": rep.frr_diff,
+            "nft_diff": rep.nft_diff,
+        }
+        if not rep.verified:
+            return ToolResult.failure(
+                ErrorCode.ROLLBACK_FAILED,
+                f"{args.device}: rollback to {snap.id} could not be verified: " + " | ".join(rep.detail)[:2000],
+                data=data,
+                changed=rep.changed,
+            )
+        text = f"rolled back {args.device} to {snap.id}" + (f"; changes:\n{rep.diff}" if rep.diff else "; nothing to change")
+        return ToolResult.success(text, data, changed=rep.changed)
+
+    @tool(
+        args=UpdateArgs,
+        destructive=True,
+        description=(
+            "Apply configuration commands to a network device. Executes a sequence of CLI "
+            "commands and returns detailed status for each command. All or nothing: if a "
+            "command fails, the device is rolled back to its state before the call."
+        ),
+    )
+    def update_config(self, args: UpdateArgs) -> ToolResult:
+        t0 = time.monotonic()
+        dev = args.device
+        cmds = args.commands
+        if not cmds:
+            return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, "update_config: commands is empty")
+        try:
+            steps = plan_config(self.platform, list(cmds))
+        except Refused as exc:
+            results = [
+                {"command": c, "status": "error", "message": exc.reason} if i == exc.index
+                else {"command": c, "status": "not_run"}
+                for i, c in enumerate(cmds)
+            ]
+            return ToolResult.failure(
+                ErrorCode.NOT_ALLOWED,
+                exc.message + "; nothing was sent",
+                data={"results": results, "failed_index": exc.index, "rolled_back": False},
+            )
+        try:
+            pre = self.snapshots.take(dev, label="auto: before update_config")
+        except (AdapterError, LabError) as exc:
+            return self._unreachable(dev, exc)
+
+        results: list[dict[str, Any]] = [{"command": c, "status": "not_run"} for c in cmds]
+        failed: tuple[Step, str] | None = None
+        timed_out = False
+        cfg = self.platform.d.config_mode
+        step = steps[0]
+        try:
+            self.session(dev).to_exec()
+            for step in steps:
+                if time.monotonic() - t0 > self.call_timeout_s:
+                    failed, timed_out = (step, f"call exceeded its bound of {self.call_timeout_s:g} s"), True
+                    break
+                for nav in step.nav:
+                    out, sfail = self._cli(dev, nav, cfg)
+                    v = classify(self.platform, out, sfail)
+                    if v.status == "error":
+                        failed = (step, f"navigation {nav!r} before this line failed: {v.message}")
+                        break
+                if failed:
+                    break
+                if step.kind == "noop":
+                    results[step.index] = {"command": step.command, "status": "success", "message": step.note}
+                    continue
+                if step.kind == "nft":
+                    res = self.lab.exec(dev, step.argv, timeout=self.command_timeout_s)
+                    if res.timed_out:
+                        failed, timed_out = (step, f"timeout after {self.command_timeout_s:g} s"), True
+                        break
+                    if res.rc != 0:
+                        failed = (step, (res.stderr or res.stdout).strip() or f"nft exited {res.rc}")
+                        break
+                    results[step.index] = {"command": step.command, "status": "success"}
+                    continue
+                out, sfail = self._cli(dev, step.norm, cfg)
+                v = classify(self.platform, out, sfail)
+                if v.status == "error":
+                    failed = (step, v.message)
+                    break
+                r: dict[str, Any] = {"command": step.command, "status": "success"}
+                if v.message:
+                    r["message"] = v.message
+                results[step.index] = r
+        except ToolTimeout as exc:
+            failed, timed_out = (step, str(exc)), True
+        except SessionError as exc:
+            failed = (step, f"session failed: {exc}")
+        finally:
+            if self.session(dev).is_open:
+                self.session(dev).to_exec()
+
+        if failed is None:
+            try:
+                post = self.snapshots.read(dev)
+            except (AdapterError, LabError) as exc:
+                return self._unreachable(dev, exc)
+            changed = not self.snapshots.same(pre.state, post)
+            diff = self._diff(pre.state, post)
+            n = sum(1 for s in steps if s.kind != "noop")
+            text = self._results_text(results) + (f"\n{n} command(s) applied" + ("" if changed else " (no change to the device)"))
+            return ToolResult.success(
+                text,
+                {"results": results, "pre_snapshot": pre.id, "diff": diff, "rolled_back": False},
+                changed=changed,
+            )
+
+        step, why = failed
+        results[step.index] = {"command": step.command, "status": "error", "message": why}
+        ran = [i for i, r in enumerate(results) if r["status"] == "success" and steps[i].kind != "noop"]
+        self._end_session(dev)
+        try:
+            rep = self.snapshots.restore(dev, pre.state)
+        except (AdapterError, LabError) as exc:
+            return ToolResult.failure(
+                ErrorCode.ROLLBACK_FAILED,
+                f"command {step.index + 1} {step.command!r} failed ({why}); rolling back failed: {exc}",
+                data={"results": results, "failed_index": step.index, "rolled_back": False},
+                changed=True,
+            )
+        for i in ran:
+            results[i]["undone"] = True
+        data = {
+            "results": results,
+            "failed_index": step.index,
+            "ran": [cmds[i] for i in ran],
+            "undone": [cmds[i] for i in ran] if rep.verified else [],
+            "rolled_back": rep.verified,
+            "pre_snapshot": pre.id,
+            "timed_out": timed_out,
+        }
+        head = (
+            f"command {step.index + 1} {step.command!r} failed: {why}. "
+            f"{len(ran)} earlier command(s) had run"
+        )
+        if rep.verified:
+            msg = head + f"; the device was rolled back to its state before the call ({pre.id}): nothing of this call remains"
+            return ToolResult.failure(
+                ErrorCode.ROLLED_BACK, msg, data=data, changed=False,
+                text=self._results_text(results) + f"\nerror [{ErrorCode.ROLLED_BACK.value}]: {msg}",
+            )
+        data["rollback_detail"] = rep.detail
+        msg = head + f"; rolling back to {pre.id} could NOT be verified: " + " | ".join(rep.detail)[:2000]
+        return ToolResult.failure(
+            ErrorCode.ROLLBACK_FAILED, msg, data=data, changed=True,
+            text=self._results_text(results) + f"\nerror [{ErrorCode.ROLLBACK_FAILED.value}]: {msg}",
+        )
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _end_session(self, device: str) -> None:
+        s = self._sessions.get(device)
+        if s is not None and s.is_open:
+            s.to_exec()
+
+    def _diff(self, a: DeviceState, b: DeviceState) -> str:
+        af, an = a.key(self.platform)
+        bf, bn = b.key(self.platform)
+        return unified(af, bf, "running-config") + unified(an, bn, "nft ruleset")
+
+    @staticmethod
+    def _results_text(results: list[dict[str, Any]]) -> str:
+        lines = []
+        for i, r in enumerate(results, 1):
+            ln = f"{i}. [{r['status']}] {r['command']}"
+            if r.get("message"):
+                ln += f"  -> {r['message']}"
+            if r.get("undone"):
+                ln += "  (undone by rollback)"
+            lines.append(ln)
+        return "\n".join(lines)
