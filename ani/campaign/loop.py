@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ani.campaign.results import INFRA, RunRecord, RunStore
-from ani.campaign.runner import RunnerDeps, prepare, run_one
+from ani.campaign.runner import RunnerDeps, run_one, validate
 from ani.campaign.spec import CampaignSpec, run_id
 from ani.errors import CampaignSpecError
 
@@ -143,7 +143,8 @@ def run_campaign(
 
     Raises:
         CampaignSpecError: ``out_dir`` is not resumable (or already holds runs without ``resume``).
-        ConfigError: the scenario or task cannot be loaded (checked before any lab starts).
+        ConfigError: the scenario, task, a variant or the agent config is bad (checked before any lab
+            starts); RegistryError: an adapter cannot be loaded.
     """
     from ani.campaign.report import print_summary, write_report
 
@@ -158,7 +159,7 @@ def run_campaign(
         out = Path(out_dir) if out_dir is not None else default_out_dir(spec)
         if (out / "runs.jsonl").exists() and (out / "runs.jsonl").stat().st_size > 0:
             raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
-    prepare(spec, deps)  # scenario and task load before any lab starts
+    validate(spec, deps)  # scenario, task, variants, agent, adapters: before any lab starts
     out.mkdir(parents=True, exist_ok=True)
     _write_spec(spec, out, source)
     store = RunStore(out)

@@ -204,6 +204,28 @@ def prepare(spec: CampaignSpec, deps: RunnerDeps) -> tuple[Any, Any]:
     return scenario, task_class
 
 
+def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
+    """Check everything that can be checked without a lab, so a bad config fails before any run.
+
+    Loads the scenario and task class, builds every variant, creates the agent once and (with
+    the real adapter factory) imports every cell's adapter class.
+
+    Raises:
+        ConfigError: scenario, task, variant or agent config problems.
+        RegistryError: an adapter cannot be loaded.
+    """
+    scenario, task_class = prepare(spec, deps)
+    for seed in spec.seeds:
+        task_class.variant(scenario, seed)
+    deps.create_agent(dict(spec.agent))
+    deps.make_budget(spec.budget)
+    if deps.create_adapter is _real_create_adapter:
+        from ani.registry import get_adapter_class
+
+        for cell in spec.cells:
+            get_adapter_class(cell.level)
+
+
 def run_one(
     spec: CampaignSpec,
     cell: CellSpec | str,
@@ -240,6 +262,8 @@ def run_one(
     traj_path = out / "trajectories" / f"{rid}.jsonl"
     scenario, task_class = prepare(spec, deps)
     variant = task_class.variant(scenario, seed)
+    agent = deps.create_agent(dict(spec.agent))  # config errors raise here, before any lab
+    budget = deps.make_budget(spec.budget)
 
     started = _now()
     t_start = time.monotonic()
@@ -257,7 +281,7 @@ def run_one(
     }
     state: dict[str, Any] = {}
     try:
-        _execute(spec, cell, scenario, variant, deps, traj_path, on_event, info, state)
+        _execute(spec, cell, scenario, variant, agent, budget, deps, traj_path, on_event, info, state)
     finally:
         trajectory = state.get("trajectory")
         if trajectory is not None:
@@ -272,7 +296,8 @@ def run_one(
     return _record(info, state, started, t_start)
 
 
-def _execute(spec: CampaignSpec, cell: CellSpec, scenario: Any, variant: Any, deps: RunnerDeps,
+def _execute(spec: CampaignSpec, cell: CellSpec, scenario: Any, variant: Any, agent: Any, budget: Any,
+             deps: RunnerDeps,
              traj_path: Path, on_event: EventHook | None, info: dict[str, Any], state: dict[str, Any]) -> None:
     """The run's phases; fills ``info``/``state`` and returns at the first infrastructure error."""
     # 1. the substrate, and the baseline it must satisfy before the agent acts
@@ -298,7 +323,7 @@ def _execute(spec: CampaignSpec, cell: CellSpec, scenario: Any, variant: Any, de
     # 2. the interface and the agent
     if traj_path.exists():
         traj_path.unlink()
-    state["trajectory"] = trajectory = _TeeTrajectory(info["run_id"], cell.name, traj_path, hook=on_event)
+    state["trajectory"] = trajectory = _TeeTrajectory(info["run_id"], cell.level, traj_path, hook=on_event)
     info["trajectory"] = str(traj_path)
     try:
         adapter = deps.create_adapter(cell.level, lab, blocklist=cell.blocklist, trajectory=trajectory)
@@ -308,8 +333,6 @@ def _execute(spec: CampaignSpec, cell: CellSpec, scenario: Any, variant: Any, de
         return
     t0 = time.monotonic()
     try:
-        agent = deps.create_agent(dict(spec.agent))
-        budget = deps.make_budget(spec.budget)
         result = agent.run(variant.agent_view(), adapter, budget)
         state["steps"] = getattr(result, "steps", None)
         state["stop_reason"] = getattr(result, "stop_reason", None)

@@ -1,0 +1,87 @@
+"""A real 2-cell (a0, a1), 1-seed campaign on FRR labs, then one of its runs alone (case 9, real)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from ani.campaign.loop import run_campaign
+from ani.campaign.results import read_runs
+from ani.campaign.runner import RunnerDeps, run_one
+from ani.campaign.spec import load_spec
+from ani.errors import CapabilityMissing
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def lab_host():
+    from ani.lab.capability import check_capabilities
+
+    try:
+        check_capabilities()
+    except CapabilityMissing as exc:
+        pytest.skip(f"lab unavailable on this host: {exc}")
+
+
+def _netns() -> str:
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+
+
+def test_real_two_cell_campaign(lab_host, tmp_path):
+    pytest.importorskip("ani.adapters.a1", reason="the A1 adapter has not landed")
+    camp = tmp_path / "c.yaml"
+    camp.write_text(
+        "name: it-sweep\n"
+        "scenario: scenarios/brownfield-small.yaml\n"
+        "task: onboard-site\n"
+        "variants: 1\n"
+        "seed: 1\n"
+        "agent: {kind: scripted}\n"
+        "budget: {max_steps: 40, wall_clock_s: 300}\n"
+        "cells:\n"
+        "  - {name: a0, level: a0}\n"
+        "  - {name: a1, level: a1}\n"
+    )
+    spec = load_spec(camp)
+    labs = []
+    deps = RunnerDeps()
+    real_make_lab = deps.make_lab
+
+    def tracking_make_lab(topology):
+        lab = real_make_lab(topology)
+        labs.append(lab)
+        return lab
+
+    deps.make_lab = tracking_make_lab
+    out = tmp_path / "res"
+    res = run_campaign(spec, out, progress=False, deps=deps, source=camp)
+    assert not res.interrupted
+    recs = {r.run_id: r for r in read_runs(out)}
+    assert sorted(recs) == ["a0-onboard-site-s1", "a1-onboard-site-s1"]
+    for r in recs.values():
+        assert r.label != "infra_error", r.infra_error_reason
+        assert r.success == all(t.passed for t in r.tests) and r.damage_free == all(i.passed for i in r.invariants)
+        assert r.tests and r.invariants and r.tool_calls > 0 and r.lab_up_s is not None
+    # the scripted baseline solves onboard-site at a0 without damage (a1 is checked by the
+    # agent's own integration tests; here any graded label is a correct campaign outcome)
+    a0 = recs["a0-onboard-site-s1"]
+    assert a0.label == "clean_success", ([t for t in a0.tests + a0.invariants if not t.passed], a0.agent_error)
+        events = [json.loads(x) for x in open(r.trajectory)]
+        assert len([e for e in events if e["event"] == "tool_call"]) == r.tool_calls
+        assert r.tool_errors == sum(1 for e in events if e["event"] == "tool_call" and not e["ok"])
+    md = (out / "summary.md").read_text()
+    assert "| a0 | a0 | - | 1 | 0 | 1/1 (1.00) |" in md and "| a1 | a1 | - | 1 | 0 |" in md
+    assert "a1-onboard-site-s1" in md
+
+    # every lab is gone: no namespace of theirs is left
+    assert len(labs) == 2
+    left = _netns()
+    assert not [lab.id for lab in labs if f"ani-{lab.id}-" in left]
+
+    # the same run alone gives the same verdict (case 9)
+    alone = run_one(spec, "a0", 1, tmp_path / "alone", deps=deps)
+    assert alone.label == a0.label and alone.variant_id == a0.variant_id
+    assert f"ani-{labs[-1].id}-" not in _netns()
