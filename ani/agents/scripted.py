@@ -7,7 +7,7 @@ It acts only through the adapter's tools, reading only the task's request and ``
 2. ``get_topology``: the routers, and the edge interface facing the new site;
 3. reads the edge's running config: the prefix-list matched by the route-map that filters
    ``redistribute connected``, and a free sequence number in it;
-4. configures the gateway address on that interface and the prefix-list entry on the edge;
+4. configures the prefix-list entry and the gateway address on that interface, on the edge;
 5. adds the prefix to the nftables set ``tenant_<tenant>`` on every router that has that set;
 6. validates: the prefix is in another edge's routing table (BGP carried it), then submits.
 
@@ -33,7 +33,7 @@ class AgentFailed(Exception):
 def _out(res: Any) -> str:
     """Text of a ToolResult (stdout for A0's shell)."""
     data = res.data or {}
-    for key in ("stdout", "config", "output"):
+    for key in ("stdout", "running_config", "output", "config"):
         if isinstance(data.get(key), str):
             return data[key]
     return res.text or ""
@@ -163,10 +163,13 @@ class ScriptedAgent:
             raise AgentFailed(f"{edge}: no prefix-list behind 'redistribute connected route-map'")
         plist = pls[0]
         entries = frrconf.prefix_lists(cfg).get(plist, [])
-        lines = [f"interface {ifname}", f"ip address {gateway}/{prefix.prefixlen}", "exit"]
+        lines = []
         if not any(p == str(prefix) for _s, _a, p in entries):
+            # the prefix-list entry first: the connected route then passes the route-map as soon
+            # as it appears (re-evaluating existing routes waits for bgpd's route-map timer)
             seq = max((s for s, _a, _p in entries), default=0) + 10
             lines.append(f"ip prefix-list {plist} seq {seq} permit {prefix}")
+        lines += [f"interface {ifname}", f"ip address {gateway}/{prefix.prefixlen}", "exit"]
         ops.configure(edge, lines)
 
         nset = f"tenant_{tenant}"

@@ -1,0 +1,78 @@
+"""The scripted baseline agent solves onboard-site at a0 and a1 on real FRR, damage-free."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import pytest
+
+from ani.agents import Budget, create_agent
+from ani.observer import Observer, summarize
+from ani.registry import create_adapter
+from ani.scenario import get_task_class, load_scenario
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = "scenarios/brownfield-small.yaml"
+SEEDS = [0, 1, 2]
+
+
+def _have(level: str) -> bool:
+    return importlib.util.find_spec(f"ani.adapters.{level}") is not None
+
+
+@pytest.mark.parametrize("level", ["a0", "a1"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_scripted_agent_onboards_site(make_lab, level, seed):
+    if not _have(level):
+        pytest.skip(f"adapter {level} not available yet")
+    scenario = load_scenario(SCENARIO)
+    variant = get_task_class("onboard-site").variant(scenario, seed)
+    lab = make_lab(variant.lab_topology(scenario))
+    observer = Observer(lab)
+
+    before = observer.evaluate(scenario.invariants, bound_s=20.0)
+    assert all(r.passed for r in before), summarize(before)
+    hidden_before = observer.evaluate(variant.hidden_tests, bound_s=1.0)
+    assert not any(r.passed for r, c in zip(hidden_before, variant.hidden_tests) if c.expect)
+
+    adapter = create_adapter(level, lab)
+    adapter.open()
+    try:
+        t0 = time.monotonic()
+        run = create_agent({"kind": "scripted"}).run(variant.agent_view(), adapter, Budget(max_steps=40))
+        agent_s = time.monotonic() - t0
+    finally:
+        adapter.close()
+    assert run.stop_reason == "submitted", run.error
+    assert run.submitted and 5 <= run.steps <= 40
+    assert run.steps == len(adapter.trajectory.calls)
+    assert {c["tool"] for c in adapter.trajectory.calls} <= {t.name for t in adapter.tools()}
+
+    hidden = observer.evaluate(variant.hidden_tests, bound_s=20.0)
+    assert all(r.passed for r in hidden), summarize(hidden)
+    after = observer.evaluate(scenario.invariants, bound_s=20.0)
+    assert all(r.passed for r in after), summarize(after)
+
+    # the change followed the brownfield's conventions on the edge
+    p = variant.params
+    cfg = lab.running_config(p["edge"])
+    assert f"ip prefix-list PL-TENANTS seq 30 permit {p['prefix']}" in cfg
+    assert f"interface to-nsite\n ip address {p['gateway']}/24" in cfg
+    for e in scenario.edges:
+        out = lab.exec(e, ["nft", "list", "set", "inet", "fw", f"tenant_{p['tenant']}"]).stdout
+        assert p["prefix"] in out, (e, out)
+    print(f"{variant.variant_id} {level}: {run.steps} steps, {agent_s:.2f} s")
+
+
+def test_budget_is_respected(make_lab):
+    if not _have("a0"):
+        pytest.skip("adapter a0 not available yet")
+    scenario = load_scenario(SCENARIO)
+    variant = get_task_class("onboard-site").variant(scenario, 0)
+    lab = make_lab(variant.lab_topology(scenario))
+    adapter = create_adapter("a0", lab)
+    run = create_agent({"kind": "scripted"}).run(variant.agent_view(), adapter, Budget(max_steps=3))
+    assert run.stop_reason == "max_steps" and run.steps == 3 and not run.submitted
+    assert len(adapter.trajectory.calls) == 3
