@@ -465,3 +465,58 @@ def test_store_append_is_line_per_record(spec, tmp_path):
     store.append(rec.model_copy(update={"run_id": "x"}))
     assert [r.run_id for r in store.records()] == [rec.run_id, "x"]
     assert (tmp_path / "st" / "runs.jsonl").read_text().count("\n") == 2
+
+
+# --- config errors before any lab; live events ------------------------------------------------------
+
+
+def test_bad_agent_or_task_fails_before_any_lab(spec, tmp_path):
+    from ani.errors import ConfigError, TaskError
+
+    s = Setup(World())
+    deps = s.deps()
+
+    def bad_agent(cfg):
+        raise ConfigError("agent.kind: unknown agent kind 'gpt'")
+
+    deps.create_agent = bad_agent
+    with pytest.raises(ConfigError, match="unknown agent kind"):
+        run_campaign(spec, tmp_path / "r1", progress=False, deps=deps)
+    assert s.world.labs == []
+    assert not (tmp_path / "r1" / "runs.jsonl").exists()
+
+    class BadTask:
+        @staticmethod
+        def variant(scenario, seed):
+            if seed == 3:
+                raise TaskError("onboard-site: seed 3 exhausts the prefix pool")
+            return FakeVariant(seed)
+
+    deps = s.deps()
+    deps.get_task_class = lambda name: BadTask
+    with pytest.raises(TaskError, match="seed 3"):
+        run_campaign(spec, tmp_path / "r2", progress=False, deps=deps)
+    assert s.world.labs == []  # the failing seed 3 was found before seed 1 ran
+
+
+def test_on_event_sees_each_call_while_the_run_is_live(spec, tmp_path):
+    s = Setup(World(), {("a0", 1): "fail"})
+    seen = []
+
+    def hook(ev):
+        seen.append((ev["tool"], ev["ok"], s.world.labs[-1].is_up))
+
+    rec = run_one(spec, "a0", 1, tmp_path, deps=s.deps(), on_event=hook)
+    assert seen == [("show", True, True), ("bad", False, True), ("bad", False, True)]
+    assert rec.tool_calls == 3
+
+
+def test_rerun_replaces_a_partial_trajectory(spec, tmp_path):
+    s = Setup(World())
+    traj = tmp_path / "trajectories" / "a0-onboard-site-s1.jsonl"
+    traj.parent.mkdir(parents=True)
+    traj.write_text('{"event": "tool_call", "ok": false, "tool": "stale"}\n')
+    rec = run_one(spec, "a0", 1, tmp_path, deps=s.deps())
+    lines = [json.loads(x) for x in traj.read_text().splitlines()]
+    assert [e["tool"] for e in lines] == ["show", "set"] and rec.tool_errors == 0
+    assert all(e["level"] == "a0" for e in lines)
