@@ -327,7 +327,8 @@ class A1Adapter(BaseAdapter):
                         break
                     results[step.index] = {"command": step.command, "status": "success"}
                     continue
-                out, sfail = self._cli(dev, step.norm, cfg)
+                mode = self.platform.d.exec_mode if step.kind == "exec" else cfg
+                out, sfail = self._cli(dev, step.norm, mode)
                 v = classify(self.platform, out, sfail)
                 if v.status == "error":
                     failed = (step, v.message)

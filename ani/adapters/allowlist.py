@@ -165,7 +165,8 @@ class Step:
         index: position in the call's list (0-based).
         command: the item as received.
         norm: normalised text that is sent (cli) or run (nft).
-        kind: "cli" (sent to vtysh), "nft" (argv run in the router), "noop" (not sent).
+        kind: "cli" (sent to vtysh in configuration mode), "exec" (sent in exec mode, e.g.
+            ``clear ip bgp *``), "nft" (argv run in the router), "noop" (not sent).
         nav: hidden navigation lines (``exit``) sent before ``norm`` to reach its block.
         context: the block the statement runs in.
         note: why a noop is a noop.
@@ -175,7 +176,7 @@ class Step:
     index: int
     command: str
     norm: str
-    kind: Literal["cli", "nft", "noop"]
+    kind: Literal["cli", "nft", "exec", "noop"]
     nav: list[str] = field(default_factory=list)
     context: str = "global"
     note: str = ""
@@ -259,6 +260,11 @@ def plan_config(platform: Platform, commands: list[object]) -> list[Step]:
         nft = [m for m in matches if m.d.kind == "nft"]
         if nft:
             steps.append(Step(i, str(raw), norm, "nft", context=cur, destructive=nft[0].d.destructive))
+            continue
+        ex = [m for m in matches if m.d.kind == "exec"]
+        if ex:
+            nav = pop_to(1, i, norm)
+            steps.append(Step(i, str(raw), norm, "exec", nav=nav, context="global", destructive=ex[0].d.destructive))
             continue
         # choose the match whose block is open deepest in the stack
         best: tuple[int, CompiledStatement, str] | None = None

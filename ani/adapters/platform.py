@@ -41,7 +41,7 @@ class StatementDef(_Model):
     """One allowlist entry (see the platform file header)."""
 
     pattern: str
-    kind: Literal["cli", "nft"] = "cli"
+    kind: Literal["cli", "nft", "exec"] = "cli"
     ctx: list[str] = Field(default_factory=lambda: ["global"])
     enters: str | None = None
     negatable: bool = False
