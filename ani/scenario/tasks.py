@@ -135,7 +135,7 @@ class OnboardSite(TaskClass):
         rng = random.Random(f"{self.name}/{scenario.name}/{seed}")
         tenant = rng.choice(sorted(scenario.tenants))
         edge = rng.choice(scenario.edges)
-        used = scenario.used_networks()
+        used = [u for u in scenario.used_networks() if u.overlaps(pool.network)]
         free = [n for n in pool.network.subnets(new_prefix=pool.prefixlen) if not any(n.overlaps(u) for u in used)]
         if not free:
             raise TaskError(f"{self.name}: pool {pool.network} has no free /{pool.prefixlen}")
