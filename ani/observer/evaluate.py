@@ -64,7 +64,7 @@ class Observer:
         poll_s: pause between attempts of a positive check, seconds.
     """
 
-    def __init__(self, lab: Any, *, workers: int = 16, poll_s: float = 0.2) -> None:
+    def __init__(self, lab: Any, *, workers: int = 32, poll_s: float = 0.2) -> None:
         self.lab = lab
         self.workers = workers
         self.poll_s = poll_s
