@@ -23,4 +23,335 @@ CONTRACT (other modules code against these signatures; keep them):
     Lab.attach(lab_id) -> Lab                # from the state file of a running lab; LabNotFound
     Lab.list_labs() -> list[dict]            # id, name, owner_pid, alive, nodes, created
     Lab.down_stale() -> list[str]            # ids of labs removed because their owner is gone
+
+Additions: ``lab.node_dir(node)`` (the node's directory holding ``enter`` and, for routers,
+``bin/vtysh``), ``Lab.down_id(lab_id)`` (remove a lab by id whatever its state).
 """
+
+from __future__ import annotations
+
+import json
+import secrets
+import shlex
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ani.errors import ConvergenceTimeout, LabError, LabNotFound, UnknownNode
+from ani.lab import cleanup, converge, frr, netns, proc
+from ani.lab.capability import check_capabilities
+from ani.lab.proc import ExecResult
+from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, new_state, read_state, write_state
+from ani.lab.topology import Topology, load_topology
+
+__all__ = ["Lab", "ExecResult"]
+
+POLL_S = 0.15
+
+
+class Lab:
+    """A running (or to-be-run) lab of one topology. See the module docstring for the contract.
+
+    Args:
+        topology: a :class:`Topology` or the path of a topology / scenario file.
+        lab_id: ``[a-z0-9]{1,12}``; default 6 random hex characters.
+        detached: the lab survives its creating process (``ani lab up``); otherwise it is removed
+            at interpreter exit / SIGTERM and by ``Lab.down_stale()`` once its owner is gone.
+
+    Raises:
+        LabError: bad ``lab_id``. TopologyError: bad topology file.
+    """
+
+    def __init__(self, topology: Topology | str | Path, lab_id: str | None = None, detached: bool = False):
+        if not isinstance(topology, Topology):
+            topology = load_topology(topology)
+        if lab_id is None:
+            lab_id = secrets.token_hex(3)
+        if not LAB_ID_RE.match(lab_id):
+            raise LabError(f"lab id {lab_id!r} must match [a-z0-9]{{1,12}}")
+        self.id = lab_id
+        self.topology = topology
+        self.detached = detached
+        self.dir = lab_dir(lab_id)
+        self._state: LabState | None = None
+        self._lock = threading.Lock()
+        self._owned = False  # this object created the lab (and must remove it)
+
+    def __repr__(self) -> str:
+        return f"Lab(id={self.id!r}, name={self.topology.name!r})"
+
+    # -- names -----------------------------------------------------------------------------------
+
+    @property
+    def routers(self) -> list[str]:
+        return list(self.topology.routers)
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(self.topology.hosts)
+
+    def _check_node(self, node: str) -> None:
+        if node not in self.topology.routers and node not in self.topology.hosts:
+            raise UnknownNode(f"lab {self.id}: no node {node!r} (known: {', '.join(self.topology.nodes)})")
+
+    def netns(self, node: str) -> str:
+        """``ani-<id>-<node>``. Raises UnknownNode."""
+        self._check_node(node)
+        return f"ani-{self.id}-{node}"
+
+    def pathspace(self, router: str) -> str:
+        """The FRR ``-N`` pathspace of ``router`` (same string as its netns). Raises UnknownNode."""
+        if router not in self.topology.routers:
+            self._check_node(router)
+            raise UnknownNode(f"lab {self.id}: {router!r} is a host, not a router")
+        return self.netns(router)
+
+    def node_dir(self, node: str) -> Path:
+        """``<lab dir>/<node>``: holds ``enter`` (and ``bin/vtysh`` for routers)."""
+        self._check_node(node)
+        return self.dir / node
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def up(self) -> Lab:
+        """Create everything and wait for convergence. Returns self.
+
+        On any failure the partial lab is removed before the exception propagates.
+
+        Raises:
+            CapabilityMissing: host lacks root / iproute2 / FRR / veth.
+            LabError: the id is in use, or a namespace, link or daemon could not be created.
+            ConvergenceTimeout: routing did not converge in ``topology.convergence.timeout_s``.
+        """
+        if self._state is not None and self._state.status == "up":
+            return self
+        daemons = {d for r in self.topology.routers.values() for d in r.daemons}
+        check_capabilities(daemons)
+        try:
+            self.dir.parent.mkdir(parents=True, exist_ok=True)
+            self.dir.mkdir()
+        except FileExistsError:
+            raise LabError(f"lab id {self.id!r} is already in use ({self.dir} exists)") from None
+        self._owned = True
+        try:
+            self._build()
+            self.wait_converged()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def _build(self) -> None:
+        topo = self.topology
+        nss = [self.netns(n) for n in topo.nodes]
+        dirs = [str(self.dir)]
+        for r in topo.routers:
+            dirs += [str(frr.etc_dir(self.pathspace(r))), str(frr.run_dir(self.pathspace(r)))]
+        self._state = new_state(
+            self.id,
+            name=topo.name,
+            detached=self.detached,
+            namespaces=nss,
+            dirs=dirs,
+            topology=topo.model_dump(mode="json"),
+        )
+        write_state(self._state)  # before anything else exists: a crash from here on is cleanable
+        if not self.detached:
+            cleanup.register(self)
+        for n in topo.nodes:
+            self._write_node_scripts(n)
+
+        links = [
+            (self.netns(lk.a.node), lk.a.ifname, self.netns(lk.b.node), lk.b.ifname) for lk in topo.links
+        ]
+        netns.create(nss, links)
+
+        def setup_node(n: str) -> None:
+            ifs = [local.ifname for local, _ in topo.links_of(n)]
+            addrs = [(local.ifname, str(local.address)) for local, _ in topo.links_of(n) if local.address]
+            if n in topo.hosts:
+                gw = topo.hosts[n].gateway
+                netns.configure(self.netns(n), ifs, addrs, gateway=str(gw) if gw else None)
+                return
+            netns.configure(self.netns(n), ifs, addrs, forwarding=True)
+            spec = topo.routers[n]
+            ps = self.pathspace(n)
+            frr.prepare(ps, spec.config)
+            pids = frr.start(self.netns(n), ps, n, spec.daemons)
+            with self._lock:
+                assert self._state is not None
+                self._state.pids[n] = pids
+                write_state(self._state)
+            if spec.nftables.strip():
+                res = proc.run(["ip", "netns", "exec", self.netns(n), "nft", "-f", "-"], input=spec.nftables)
+                if not res.ok:
+                    raise LabError(f"{n}: loading the nftables ruleset failed: {res.stderr.strip()[-2000:]}")
+            frr.load_config(self.netns(n), ps, n)
+
+        with ThreadPoolExecutor(max_workers=max(1, min(16, len(topo.nodes)))) as ex:
+            for f in [ex.submit(setup_node, n) for n in topo.nodes]:
+                f.result()
+        self._state.status = "up"
+        write_state(self._state)
+
+    def _write_node_scripts(self, node: str) -> None:
+        d = self.node_dir(node)
+        ns = self.netns(node)
+        inner = f"hostname {node}; "
+        if node in self.topology.routers:
+            (d / "bin").mkdir(parents=True)
+            wrapper = d / "bin" / "vtysh"
+            wrapper.write_text(f'#!/bin/sh\nexec {frr.VTYSH} -N {self.pathspace(node)} "$@"\n')
+            wrapper.chmod(0o755)
+            inner += f"PATH={d}/bin:$PATH; export PATH; "
+        else:
+            d.mkdir(parents=True)
+        inner += 'exec "$@"'
+        enter = d / "enter"
+        enter.write_text(
+            "#!/bin/sh\n"
+            f"# run a command inside node {node} of lab {self.id}\n"
+            f'exec ip netns exec {ns} unshare --uts sh -c {shlex.quote(inner)} sh "$@"\n'
+        )
+        enter.chmod(0o755)
+
+    def down(self) -> None:
+        """Remove this lab: its daemons (by verified PID), other processes in its namespaces, the
+        namespaces, its FRR directories and its lab dir. Idempotent; never raises for parts
+        already gone."""
+        cleanup.destroy(self.id, self._state)
+        if self._state is not None:
+            self._state.status = "down"
+        cleanup.unregister(self)
+
+    def __enter__(self) -> Lab:
+        return self.up()
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    # -- running things --------------------------------------------------------------------------
+
+    def node_argv(self, node: str, argv: list[str]) -> list[str]:
+        """Host-side argv that runs ``argv`` inside ``node`` (``[<node dir>/enter, *argv]``)."""
+        return [str(self.node_dir(node) / "enter"), *argv]
+
+    def exec(self, node: str, argv: list[str], timeout: float = 10.0, input: str | bytes | None = None) -> ExecResult:
+        """Run ``argv`` inside ``node``; on timeout its whole process group is killed.
+
+        Raises UnknownNode, LabError (lab not running). A failing command is *not* an exception:
+        see ``ExecResult.rc``.
+        """
+        argv = self.node_argv(node, list(argv))
+        if not Path(argv[0]).exists():
+            raise LabError(f"lab {self.id} is not running (no {argv[0]})")
+        return proc.run(argv, timeout=timeout, input=input)
+
+    def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
+        """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other). Raises UnknownNode."""
+        if isinstance(commands, str):
+            commands = [commands]
+        self.pathspace(router)  # UnknownNode for hosts and unknown names
+        wrapper = str(self.node_dir(router) / "bin" / "vtysh")
+        argv = [wrapper]
+        for c in commands:
+            argv += ["-c", c]
+        return self.exec(router, argv, timeout=timeout)
+
+    def vtysh_json(self, router: str, command: str, timeout: float = 10.0) -> dict | list:
+        """Run a ``show ... json`` command (``json`` appended if missing) and parse it.
+
+        Raises LabError with vtysh's text if the call fails or the output is not JSON.
+        """
+        if not command.rstrip().endswith("json"):
+            command = command.rstrip() + " json"
+        res = self.vtysh(router, command, timeout=timeout)
+        text = res.stdout.strip()
+        try:
+            if not res.ok:
+                raise ValueError
+            return json.loads(text)
+        except ValueError:
+            why = "timed out" if res.timed_out else f"exit {res.rc}"
+            raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None
+
+    def running_config(self, router: str) -> str:
+        """``show running-config`` of ``router``. Raises LabError if vtysh fails."""
+        res = self.vtysh(router, "show running-config")
+        if not res.ok:
+            raise LabError(f"{router}: show running-config failed (exit {res.rc}): {res.stderr.strip()[:500]}")
+        return res.stdout
+
+    def wait_converged(self, timeout_s: float | None = None) -> None:
+        """Poll every ~0.15 s until every expected OSPF adjacency is Full and every BGP session is
+        Established (see :mod:`ani.lab.converge`).
+
+        Args:
+            timeout_s: bound in seconds; default ``topology.convergence.timeout_s``.
+        Raises:
+            ConvergenceTimeout: message and ``.pending`` list each missing item.
+        """
+        bound = self.topology.convergence.timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + bound
+        while True:
+            missing = converge.pending(self)
+            if not missing:
+                return
+            if time.monotonic() >= deadline:
+                raise ConvergenceTimeout(
+                    f"lab {self.id}: not converged after {bound:g} s: " + "; ".join(missing), pending=missing
+                )
+            time.sleep(POLL_S)
+
+    # -- other labs ------------------------------------------------------------------------------
+
+    @classmethod
+    def attach(cls, lab_id: str) -> Lab:
+        """The running lab ``lab_id`` (from its state file). Raises LabNotFound."""
+        st = read_state(lab_id) if LAB_ID_RE.match(lab_id or "") else None
+        if st is None or not st.topology:
+            raise LabNotFound(f"no lab {lab_id!r} (known: {', '.join(lab_ids()) or 'none'})")
+        from ani.lab.topology import parse_topology
+
+        lab = cls(parse_topology(st.topology, source=f"lab {lab_id} state"), lab_id=lab_id, detached=st.detached)
+        lab._state = st
+        return lab
+
+    @staticmethod
+    def list_labs() -> list[dict[str, Any]]:
+        """One dict per lab dir: ``id, name, owner_pid, alive, detached, status, nodes, created,
+        daemons`` (alive: owner runs or lab is detached; daemons: ``{router: live daemon count}``)."""
+        out = []
+        for i in lab_ids():
+            st = read_state(i)
+            if st is None:
+                out.append({"id": i, "name": "?", "owner_pid": None, "alive": False, "detached": False,
+                            "status": "unreadable", "nodes": [], "created": None, "daemons": {}})
+                continue
+            topo = st.topology or {}
+            nodes = list(topo.get("routers", {})) + list(topo.get("hosts", {}))
+            daemons = {
+                r: sum(1 for d, pid in p.items() if frr.owns(pid, f"ani-{i}-{r}")) for r, p in st.pids.items()
+            }
+            out.append({
+                "id": i, "name": st.name, "owner_pid": st.owner_pid,
+                "alive": st.detached or st.owner_alive(), "detached": st.detached, "status": st.status,
+                "nodes": nodes, "created": st.created, "daemons": daemons,
+            })
+        return out
+
+    @staticmethod
+    def down_stale() -> list[str]:
+        """Remove labs whose (non-detached) owner is gone, labs with an unreadable state file older
+        than a few seconds, and orphan ``ani-<id>-*`` namespaces / FRR dirs with no lab dir.
+        Returns the removed lab ids, sorted."""
+        return cleanup.down_stale()
+
+    @staticmethod
+    def down_id(lab_id: str) -> None:
+        """Remove lab ``lab_id`` whatever its owner or state. Raises LabNotFound if nothing has that id."""
+        if not cleanup.exists(lab_id):
+            raise LabNotFound(f"no lab {lab_id!r} (known: {', '.join(lab_ids()) or 'none'})")
+        cleanup.destroy(lab_id, read_state(lab_id))

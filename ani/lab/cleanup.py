@@ -1,0 +1,193 @@
+"""Removing labs: by id, stale ones, and at exit of the owning process.
+
+Only provably-owned things are removed: namespaces named ``ani-<id>-*``, FRR daemons whose
+command line carries ``-N ani-<id>-<node>``, processes inside those namespaces, and the lab's
+directories. Nothing is ever killed by name.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from ani.lab import frr, netns, proc
+from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, read_state
+
+if TYPE_CHECKING:
+    from ani.lab.lab import Lab
+
+#: an unreadable state file younger than this may be a lab being created: leave it
+UNREADABLE_GRACE_S = 10.0
+
+_owned: dict[str, Lab] = {}
+_reg_lock = threading.Lock()
+_hooks_installed = False
+_prev_sigterm: object = None
+
+
+def _prefix(lab_id: str) -> str:
+    return f"ani-{lab_id}-"
+
+
+def _ns_inodes(names: list[str]) -> dict[tuple[int, int], str]:
+    out = {}
+    for n in names:
+        try:
+            st = os.stat(f"{netns.NETNS_DIR}/{n}")
+        except OSError:
+            continue
+        out[(st.st_dev, st.st_ino)] = n
+    return out
+
+
+def pids_in_namespaces(names: list[str]) -> list[int]:
+    """PIDs of processes whose network namespace is one of ``names`` (one scan of /proc)."""
+    inodes = _ns_inodes(names)
+    if not inodes:
+        return []
+    me = os.getpid()
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            st = os.stat(f"/proc/{entry.name}/ns/net")
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in inodes:
+            out.append(int(entry.name))
+    return out
+
+
+def exists(lab_id: str) -> bool:
+    """True if anything of lab ``lab_id`` exists (dir, namespace or FRR dir)."""
+    if not LAB_ID_RE.match(lab_id):
+        return False
+    p = _prefix(lab_id)
+    return (
+        lab_dir(lab_id).exists()
+        or any(n.startswith(p) for n in netns.list_netns())
+        or any(d.name.startswith(p) for root in (frr.ETC_ROOT, frr.RUN_ROOT) if root.exists() for d in root.iterdir())
+    )
+
+
+def destroy(lab_id: str, state: LabState | None = None) -> None:
+    """Remove everything of lab ``lab_id``: daemons, processes in its namespaces, namespaces, FRR
+    dirs, lab dir. Uses ``state`` (or the state file) plus a scan for ``ani-<id>-*`` names, so a
+    half-created lab is removed too. Idempotent."""
+    if not LAB_ID_RE.match(lab_id):
+        return
+    state = state or read_state(lab_id)
+    p = _prefix(lab_id)
+    nss = set(state.namespaces if state else []) | {n for n in netns.list_netns() if n.startswith(p)}
+    pathspaces = set(nss)
+    for root in (frr.ETC_ROOT, frr.RUN_ROOT):
+        if root.exists():
+            pathspaces |= {d.name for d in root.iterdir() if d.name.startswith(p)}
+    pathspaces = {ps for ps in pathspaces if ps.startswith(p)}  # never anything outside the lab
+
+    # 1. FRR daemons: PIDs from the state and the pid files, each verified to carry -N <pathspace>
+    pids: set[int] = set()
+    if state:
+        for node, dp in state.pids.items():
+            ps = f"{p}{node}"
+            pids |= {pid for pid in dp.values() if frr.owns(pid, ps)}
+    for ps in pathspaces:
+        rd = frr.run_dir(ps)
+        daemons = [f.name[:-4] for f in rd.glob("*.pid")] if rd.exists() else []
+        pids |= set(frr.read_pids(ps, daemons).values())
+    # 2. anything else still running inside the lab's namespaces
+    pids |= set(pids_in_namespaces(sorted(nss)))
+    proc.kill_and_wait(sorted(pids))
+    leftovers = pids_in_namespaces(sorted(nss))  # e.g. forked while we were killing
+    if leftovers:
+        proc.kill_and_wait(leftovers, timeout=0.5)
+    # 3. namespaces (their veths go with them), then files
+    netns.delete(sorted(nss))
+    for ps in pathspaces:
+        frr.remove_dirs(ps)
+    shutil.rmtree(lab_dir(lab_id), ignore_errors=True)
+
+
+def down_stale() -> list[str]:
+    """See ``Lab.down_stale``. Returns the removed lab ids, sorted."""
+    victims: set[str] = set()
+    for i in lab_ids():
+        st = read_state(i)
+        if st is None:
+            try:
+                age = time.time() - lab_dir(i).stat().st_mtime
+            except OSError:
+                continue
+            if age > UNREADABLE_GRACE_S:
+                victims.add(i)
+        elif not st.detached and not st.owner_alive():
+            victims.add(i)
+    # orphans: namespaces / FRR dirs named ani-<id>-* whose lab dir is gone
+    known = set(lab_ids())
+    names = list(netns.list_netns())
+    for root in (frr.ETC_ROOT, frr.RUN_ROOT):
+        if root.exists():
+            names += [d.name for d in root.iterdir()]
+    for n in names:
+        parts = n.split("-")
+        if len(parts) == 3 and parts[0] == "ani" and LAB_ID_RE.match(parts[1]) and parts[1] not in known:
+            victims.add(parts[1])
+    ids = sorted(victims)
+    if ids:
+        with ThreadPoolExecutor(max_workers=min(8, len(ids))) as ex:
+            list(ex.map(destroy, ids))
+    return ids
+
+
+# -- owner hooks ----------------------------------------------------------------------------------
+
+
+def register(lab: Lab) -> None:
+    """Remove ``lab`` at interpreter exit or on SIGTERM (owned, non-detached labs)."""
+    global _hooks_installed, _prev_sigterm
+    with _reg_lock:
+        _owned[lab.id] = lab
+        if _hooks_installed:
+            return
+        _hooks_installed = True
+    atexit.register(_down_all)
+    if threading.current_thread() is threading.main_thread():
+        try:
+            _prev_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
+        except ValueError:  # pragma: no cover - not in main interpreter
+            pass
+
+
+def unregister(lab: Lab) -> None:
+    with _reg_lock:
+        if _owned.get(lab.id) is lab:
+            del _owned[lab.id]
+
+
+def _down_all() -> None:
+    with _reg_lock:
+        labs = list(_owned.values())
+    for lab in labs:
+        try:
+            lab.down()
+        except Exception:  # noqa: BLE001 - best effort at exit
+            pass
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    _down_all()
+    prev = _prev_sigterm
+    if prev == signal.SIG_IGN:
+        return
+    if callable(prev):
+        prev(signum, frame)
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)

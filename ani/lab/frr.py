@@ -1,0 +1,129 @@
+"""FRR daemons of one router: directories, start, config load, stop.
+
+A router's FRR lives in the pathspace ``P`` (``-N P``): config in ``/etc/frr/P``, sockets and PID
+files in ``/var/run/frr/P``. Daemons run inside the router's netns under a private UTS namespace
+whose hostname is the router's name.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shlex
+import shutil
+import time
+from pathlib import Path
+
+from ani.errors import LabError
+from ani.lab import proc
+
+FRR_BIN = Path("/usr/lib/frr")
+VTYSH = "/usr/bin/vtysh"
+ETC_ROOT = Path("/etc/frr")
+RUN_ROOT = Path("/var/run/frr")
+
+
+def etc_dir(pathspace: str) -> Path:
+    return ETC_ROOT / pathspace
+
+
+def run_dir(pathspace: str) -> Path:
+    return RUN_ROOT / pathspace
+
+
+def prepare(pathspace: str, config: str) -> list[str]:
+    """Create the pathspace's config and run dirs (owned by ``frr``) with ``frr.conf``.
+
+    Returns the directories created (absolute paths). Raises LabError.
+    """
+    try:
+        pw = pwd.getpwnam("frr")
+    except KeyError:
+        raise LabError("user 'frr' does not exist: install the 'frr' package") from None
+    made = []
+    for d in (etc_dir(pathspace), run_dir(pathspace)):
+        d.mkdir(parents=True, exist_ok=True)
+        os.chown(d, pw.pw_uid, pw.pw_gid)
+        made.append(str(d))
+    etc = etc_dir(pathspace)
+    text = config if config.endswith("\n") or not config else config + "\n"
+    for name, content in (("frr.conf", text), ("vtysh.conf", "")):
+        f = etc / name
+        f.write_text(content)
+        os.chown(f, pw.pw_uid, pw.pw_gid)
+        f.chmod(0o640)
+    return made
+
+
+def uts_argv(netns: str, hostname: str, script: str) -> list[str]:
+    """argv running the shell ``script`` in ``netns`` under a private UTS namespace named ``hostname``."""
+    return ["ip", "netns", "exec", netns, "unshare", "--uts", "sh", "-c", f"hostname {shlex.quote(hostname)}; {script}"]
+
+
+def pid_file(pathspace: str, daemon: str) -> Path:
+    return run_dir(pathspace) / f"{daemon}.pid"
+
+
+def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout: float = 15.0) -> dict[str, int]:
+    """Start ``daemons`` (zebra first) and wait for their vty sockets. Returns ``{daemon: pid}``.
+
+    Raises LabError (with the daemon's output) if one fails to start in ``timeout`` seconds.
+    """
+    ps = shlex.quote(pathspace)
+    cmds = [
+        f"{FRR_BIN / d} -d -N {ps} -F traditional -A 127.0.0.1 -i {shlex.quote(str(pid_file(pathspace, d)))}"
+        for d in daemons
+    ]
+    script = " && ".join(cmds)
+    proc.check(uts_argv(netns, hostname, script), timeout=timeout)
+    return wait_ready(pathspace, daemons, timeout=timeout)
+
+
+def wait_ready(pathspace: str, daemons: list[str], timeout: float = 15.0) -> dict[str, int]:
+    """Poll (every 20 ms) until every daemon has a live PID and a ``.vty`` socket. Raises LabError."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = read_pids(pathspace, daemons)
+        missing = [d for d in daemons if d not in pids or not (run_dir(pathspace) / f"{d}.vty").exists()]
+        if not missing:
+            return pids
+        if time.monotonic() > deadline:
+            raise LabError(f"FRR pathspace {pathspace}: daemons not ready after {timeout:.0f} s: {', '.join(missing)}")
+        time.sleep(0.02)
+
+
+def read_pids(pathspace: str, daemons: list[str]) -> dict[str, int]:
+    """``{daemon: pid}`` for daemons whose PID file names a live process of this pathspace."""
+    out = {}
+    for d in daemons:
+        try:
+            pid = int(pid_file(pathspace, d).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if owns(pid, pathspace):
+            out[d] = pid
+    return out
+
+
+def owns(pid: int, pathspace: str) -> bool:
+    """True if ``pid`` is a live FRR daemon started with ``-N pathspace`` (guards every kill)."""
+    argv = proc.cmdline(pid)
+    if not argv or not proc.is_alive(pid):
+        return False
+    return any(argv[i] == "-N" and argv[i + 1] == pathspace for i in range(len(argv) - 1))
+
+
+def load_config(netns: str, pathspace: str, hostname: str, timeout: float = 30.0) -> None:
+    """Apply ``frr.conf`` with ``vtysh -N P -b``. Raises LabError with vtysh's output on failure."""
+    res = proc.run(uts_argv(netns, hostname, f"exec {VTYSH} -N {shlex.quote(pathspace)} -b"), timeout=timeout)
+    if not res.ok:
+        raise LabError(
+            f"{hostname}: loading the startup config failed (exit {res.rc}): "
+            f"{(res.stdout + res.stderr).strip()[-2000:]}"
+        )
+
+
+def remove_dirs(pathspace: str) -> None:
+    """Remove the pathspace's config and run directories (if present)."""
+    for d in (etc_dir(pathspace), run_dir(pathspace)):
+        shutil.rmtree(d, ignore_errors=True)

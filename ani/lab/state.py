@@ -1,0 +1,88 @@
+"""The lab state file ``/run/ani/labs/<id>/state.json``.
+
+Written (atomically: temp file + rename) *before* anything is created and updated as resources
+appear, so a lab whose creator crashed half-way can still be removed by ``Lab.down_stale()``.
+
+Shape (JSON)::
+
+    {"id": "3fa2c1", "name": "<topology name>", "owner_pid": 1234, "owner_start": 98765,
+     "detached": false, "status": "creating|up|down", "created": 1764430000.0,
+     "namespaces": ["ani-3fa2c1-r1", ...], "dirs": ["/etc/frr/ani-3fa2c1-r1", ...],
+     "pids": {"r1": {"zebra": 4321, ...}}, "topology": {...}}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ani.lab.proc import is_alive, start_time
+
+#: where lab directories live; override with $ANI_LAB_ROOT (tests of the state logic only)
+LABS_ROOT = Path(os.environ.get("ANI_LAB_ROOT", "/run/ani/labs"))
+LAB_ID_RE = re.compile(r"^[a-z0-9]{1,12}$")
+NS_PREFIX = "ani-"
+
+
+class LabState(BaseModel):
+    """The persistent record of one lab (see module docstring)."""
+
+    id: str
+    name: str = "lab"
+    owner_pid: int = 0
+    owner_start: int | None = None
+    detached: bool = False
+    status: str = "creating"
+    created: float = Field(default_factory=time.time)
+    namespaces: list[str] = Field(default_factory=list)
+    dirs: list[str] = Field(default_factory=list)
+    pids: dict[str, dict[str, int]] = Field(default_factory=dict)
+    topology: dict[str, Any] = Field(default_factory=dict)
+
+    def owner_alive(self) -> bool:
+        """True if the creating process still runs (same PID *and* start time)."""
+        return is_alive(self.owner_pid, self.owner_start)
+
+
+def lab_dir(lab_id: str) -> Path:
+    return LABS_ROOT / lab_id
+
+
+def state_path(lab_id: str) -> Path:
+    return lab_dir(lab_id) / "state.json"
+
+
+def new_state(lab_id: str, **kw: Any) -> LabState:
+    pid = os.getpid()
+    return LabState(id=lab_id, owner_pid=pid, owner_start=start_time(pid), **kw)
+
+
+def write_state(state: LabState) -> None:
+    """Write atomically (a reader never sees a half-written file)."""
+    path = state_path(state.id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".state.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    tmp.write_text(json.dumps(state.model_dump(mode="json"), indent=1))
+    os.replace(tmp, path)
+
+
+def read_state(lab_id: str) -> LabState | None:
+    """The state of lab ``lab_id``, or None if missing or unreadable."""
+    try:
+        return LabState.model_validate_json(state_path(lab_id).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def lab_ids() -> list[str]:
+    """Ids of every lab directory under LABS_ROOT, sorted."""
+    try:
+        return sorted(p.name for p in LABS_ROOT.iterdir() if p.is_dir() and LAB_ID_RE.match(p.name))
+    except FileNotFoundError:
+        return []

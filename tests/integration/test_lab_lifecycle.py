@@ -1,0 +1,248 @@
+"""Lab lifecycle on real FRR: side-by-side labs, exact teardown, crashes, convergence timeout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ani.errors import ConvergenceTimeout, LabError
+from ani.lab import Lab, frr
+from ani.lab.cleanup import pids_in_namespaces
+from ani.lab.converge import pending
+from ani.lab.netns import list_netns
+from ani.lab.proc import is_alive
+from ani.lab.state import read_state
+from ani.lab.topology import parse_topology
+
+pytestmark = pytest.mark.integration
+
+TRI = Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml"
+
+
+def _footprint(lab_id: str) -> dict[str, list]:
+    """Everything named after the lab that still exists on the host."""
+    p = f"ani-{lab_id}-"
+    return {
+        "netns": [n for n in list_netns() if n.startswith(p)],
+        "etc": sorted(d.name for d in frr.ETC_ROOT.iterdir() if d.name.startswith(p)),
+        "run": sorted(d.name for d in frr.RUN_ROOT.iterdir() if d.name.startswith(p)),
+        "procs": [pid for pid in _all_pids() if any(p in a for a in _cmd(pid))],
+        "dir": [str(Path("/run/ani/labs") / lab_id)] if (Path("/run/ani/labs") / lab_id).exists() else [],
+    }
+
+
+def _all_pids() -> list[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+
+
+def _cmd(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+EMPTY = {"netns": [], "etc": [], "run": [], "procs": [], "dir": []}
+
+
+def _daemon_pids(lab: Lab) -> list[int]:
+    st = read_state(lab.id)
+    assert st is not None
+    return [pid for d in st.pids.values() for pid in d.values()]
+
+
+def test_two_labs_side_by_side_and_down_removes_exactly_one(make_lab):
+    a = make_lab(TRI)
+    b = make_lab(TRI)
+    assert a.id != b.id
+    a_pids, b_pids = _daemon_pids(a), _daemon_pids(b)
+    assert len(a_pids) == len(b_pids) == 12  # 3 routers x zebra, staticd, ospfd, bgpd
+    assert not set(a_pids) & set(b_pids)
+    fp_a = _footprint(a.id)
+    assert len(fp_a["netns"]) == 5 and len(fp_a["etc"]) == 3 and len(fp_a["procs"]) == 12
+
+    b_before = _footprint(b.id)
+    a.down()
+    assert _footprint(a.id) == EMPTY
+    assert not any(is_alive(p) for p in a_pids)
+    assert _footprint(b.id) == b_before
+    assert all(is_alive(p) for p in b_pids)
+    assert "hostname r2" in b.running_config("r2")
+    a.down()  # idempotent
+    assert _footprint(a.id) == EMPTY
+
+
+def test_user_lab_id_and_context_manager_downs_on_exception():
+    with pytest.raises(RuntimeError, match="boom"):
+        with Lab(TRI, lab_id="ctxtest1") as lab:
+            assert lab.netns("r1") == "ani-ctxtest1-r1"
+            assert lab.pathspace("r2") == "ani-ctxtest1-r2"
+            assert lab.dir == Path("/run/ani/labs/ctxtest1")
+            assert "ani-ctxtest1-h2" in list_netns()
+            raise RuntimeError("boom")
+    assert _footprint("ctxtest1") == EMPTY
+
+
+def test_bad_lab_id_and_id_in_use(make_lab):
+    with pytest.raises(LabError, match="must match"):
+        Lab(TRI, lab_id="Bad_Id")
+    lab = make_lab(TRI, lab_id="dupid1")
+    with pytest.raises(LabError, match="already in use"):
+        Lab(TRI, lab_id="dupid1").up()
+    assert "hostname r1" in lab.running_config("r1")  # the failed second up() did not touch it
+
+
+def _with_extra(router: str, extra_config: str, **conv) -> object:
+    data = yaml.safe_load(TRI.read_text())
+    data["routers"][router]["config"] += extra_config
+    data["convergence"].update(conv)
+    return parse_topology(data)
+
+
+def test_convergence_timeout_names_the_pending_session(make_lab):
+    topo = _with_extra(
+        "r2", "router bgp 65000\n neighbor 10.255.0.99 remote-as 65000\n", timeout_s=3
+    )
+    t0 = time.monotonic()
+    with pytest.raises(ConvergenceTimeout) as ei:
+        make_lab(topo, lab_id="cvtimeout")
+    assert 3 <= time.monotonic() - t0 < 20
+    pend = ei.value.pending
+    assert len(pend) == 1 and pend[0].startswith("r2: BGP neighbor 10.255.0.99 is ")
+    assert pend[0].endswith("(expected Established)")
+    assert "r2: BGP neighbor 10.255.0.99" in str(ei.value)
+    assert _footprint("cvtimeout") == EMPTY  # a failed up() removes what it made
+
+
+def test_admin_shutdown_neighbor_is_not_waited_for(make_lab):
+    topo = _with_extra(
+        "r2",
+        "router bgp 65000\n neighbor 10.255.0.99 remote-as 65000\n neighbor 10.255.0.99 shutdown\n",
+        timeout_s=10,
+    )
+    lab = make_lab(topo)
+    peers = lab.vtysh_json("r2", "show bgp summary json")["ipv4Unicast"]["peers"]
+    assert "Admin" in peers["10.255.0.99"]["state"]
+
+
+def test_wait_converged_reports_a_broken_ospf_adjacency(make_lab):
+    lab = make_lab(TRI)
+    # a hello-interval mismatch on r3's side of the r2-r3 link: the adjacency drops (dead 3 s)
+    res = lab.vtysh("r3", ["configure terminal", "interface eth-r2", "ip ospf hello-interval 2"])
+    assert res.ok, res.stdout + res.stderr
+    deadline = time.monotonic() + 10  # the drop takes the dead interval (3 s)
+    while not pending(lab) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    with pytest.raises(ConvergenceTimeout) as ei:
+        lab.wait_converged(timeout_s=2)
+    assert "r2: OSPF adjacency on eth-r3 with r3 not Full (state Down)" in ei.value.pending, ei.value.pending
+    assert "r3: OSPF adjacency on eth-r2 with r2 not Full (state Down)" in ei.value.pending
+    assert not any("eth-r1" in p for p in ei.value.pending)  # the healthy links are not blamed
+
+
+def test_failed_startup_removes_the_half_created_lab():
+    data = yaml.safe_load(TRI.read_text())
+    data["routers"]["r3"]["nftables"] = "this is not an nftables ruleset\n"
+    lab = Lab(parse_topology(data), lab_id="halfup1")
+    with pytest.raises(LabError, match="r3: loading the nftables ruleset failed"):
+        lab.up()
+    assert _footprint("halfup1") == EMPTY
+
+
+def test_nftables_ruleset_is_loaded(make_lab):
+    data = yaml.safe_load(TRI.read_text())
+    data["routers"]["r1"]["nftables"] = "table inet ani_test {\n chain anifilter { type filter hook forward priority 0; }\n}\n"
+    lab = make_lab(parse_topology(data))
+    res = lab.exec("r1", ["nft", "list", "tables"])
+    assert "table inet ani_test" in res.stdout
+    assert "ani_test" not in lab.exec("r2", ["nft", "list", "tables"]).stdout
+
+
+CRASHER = """
+import os, sys
+from ani.lab import Lab
+lab = Lab(sys.argv[1], lab_id=sys.argv[2]).up()
+print(lab.id, flush=True)
+os._exit(0)   # no atexit, no down(): a crashed SDK process
+"""
+
+OWNER = """
+import sys, time
+from ani.lab import Lab
+lab = Lab(sys.argv[1], lab_id=sys.argv[2]).up()
+print(lab.id, flush=True)
+time.sleep(120)
+"""
+
+
+def test_crashed_owner_is_cleaned_by_down_stale():
+    lab_id = "crashed1"
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", CRASHER, str(TRI), lab_id], capture_output=True, text=True, timeout=60
+        )
+        assert out.stdout.strip() == lab_id, out.stderr
+        st = read_state(lab_id)
+        assert st is not None and not st.owner_alive() and not st.detached
+        daemons = [p for d in st.pids.values() for p in d.values()]
+        assert daemons and all(is_alive(p) for p in daemons)  # the crash left the lab running
+        entry = next(e for e in Lab.list_labs() if e["id"] == lab_id)
+        assert entry["alive"] is False
+        removed = Lab.down_stale()
+        assert lab_id in removed
+        assert _footprint(lab_id) == EMPTY
+        assert not any(is_alive(p) for p in daemons)
+    finally:
+        Lab.down_stale()
+
+
+def test_down_stale_keeps_labs_with_a_live_owner(make_lab):
+    lab = make_lab(TRI)
+    assert lab.id not in Lab.down_stale()
+    assert len(_footprint(lab.id)["netns"]) == 5
+
+
+def test_sigterm_to_owner_removes_its_lab():
+    lab_id = "sigterm1"
+    p = subprocess.Popen([sys.executable, "-c", OWNER, str(TRI), lab_id], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None
+        assert p.stdout.readline().strip() == lab_id
+        assert len(_footprint(lab_id)["netns"]) == 5
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=20)
+        assert p.returncode == -signal.SIGTERM
+        assert _footprint(lab_id) == EMPTY
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        Lab.down_stale()
+
+
+def test_atexit_removes_lab_of_a_script_that_forgot_down():
+    lab_id = "atexit1"
+    script = "import sys\nfrom ani.lab import Lab\nLab(sys.argv[1], lab_id=sys.argv[2]).up()\n"
+    try:
+        out = subprocess.run([sys.executable, "-c", script, str(TRI), lab_id], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert _footprint(lab_id) == EMPTY
+    finally:
+        Lab.down_stale()
+
+
+def test_processes_started_inside_a_node_die_with_the_lab(make_lab):
+    lab = make_lab(TRI)
+    lab.exec("h1", ["sh", "-c", "setsid sleep 300 >/dev/null 2>&1 < /dev/null &"])
+    stray = pids_in_namespaces([lab.netns("h1")])
+    assert len(stray) == 1 and is_alive(stray[0])
+    lab.down()
+    assert not is_alive(stray[0])
+    assert _footprint(lab.id) == EMPTY
