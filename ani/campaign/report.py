@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -304,32 +305,40 @@ def write_report(out_dir: str | Path) -> Path:
     return path
 
 
-def summary_table(s: CampaignSummary) -> Table:
-    """A rich table: one row per cell."""
-    t = Table(title=f"campaign {s.name}")
-    for col in ("cell", "n", "infra", "success", "Wilson 95%", "damage-free", "Wilson 95%",
-                "clean ok", "dangerous ok", "clean fail", "destructive fail", "steps", "calls", "errors",
-                "wall s", "McNemar p (succ / dmg-free)"):
-        t.add_column(col, justify="left" if col == "cell" else "right")
+def summary_tables(s: CampaignSummary) -> list[Table]:
+    """Two compact rich tables (fit 80 columns): rates with Wilson intervals and McNemar p; labels and cost."""
+    rates = Table(title=f"campaign {s.name}: rates [95% Wilson]", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("cell", "n", "infra", "success", "damage-free", "p succ", "p dmg"):
+        rates.add_column(col, justify="left" if col == "cell" else "right", no_wrap=True)
     pmap = {p.cell: p for p in s.paired}
+
+    def cell_rate(r: Rate) -> str:
+        return f"{r.k}/{r.n} [{r.wilson[0]:.2f},{r.wilson[1]:.2f}]"
+
     for c in s.cells:
         p = pmap.get(c.name)
-        pv = f"{p.success.p_value:.3g} / {p.damage_free.p_value:.3g}" if p else "ref"
-        t.add_row(
-            c.name, str(c.success.n), str(len(c.infra)), _rate(c.success), _ci(c.success.wilson),
-            _rate(c.damage_free), _ci(c.damage_free.wilson),
-            *(str(c.labels[lab]) for lab in LABELS),
-            _f(c.mean_steps, ".1f"), _f(c.mean_tool_calls, ".1f"), _f(c.mean_tool_errors, ".1f"),
-            _f(c.mean_wall_s, ".1f"), pv,
+        rates.add_row(
+            c.name, str(c.success.n), str(len(c.infra)), cell_rate(c.success), cell_rate(c.damage_free),
+            f"{p.success.p_value:.3g}" if p else "ref", f"{p.damage_free.p_value:.3g}" if p else "ref",
         )
-    return t
+    cost = Table(title="labels (clean ok/dangerous ok/clean fail/destructive) and means", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("cell", "labels", "agent err", "steps", "calls", "tool err", "wall s"):
+        cost.add_column(col, justify="left" if col in ("cell", "labels") else "right", no_wrap=True)
+    for c in s.cells:
+        cost.add_row(
+            c.name, "/".join(str(c.labels[lab]) for lab in LABELS), str(c.agent_errors),
+            _f(c.mean_steps, ".1f"), _f(c.mean_tool_calls, ".1f"), _f(c.mean_tool_errors, ".1f"),
+            _f(c.mean_wall_s, ".1f"),
+        )
+    return [rates, cost]
 
 
 def print_summary(out_dir: str | Path, console: Console | None = None) -> CampaignSummary:
     """Print the cell table (and the infrastructure errors) of a results folder."""
     console = console or Console()
     s = load_summary(out_dir)
-    console.print(summary_table(s))
+    for table in summary_tables(s):
+        console.print(table)
     for c in s.cells:
         for r in c.infra:
             console.print(f"[magenta]infra error[/magenta] {r.run_id}: {r.infra_error_reason}")
