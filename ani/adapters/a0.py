@@ -6,7 +6,7 @@ bound to that router's FRR, in the bubblewrap sandbox of :mod:`ani.adapters.sand
 (what it permits and refuses is listed there and in ``docs/protocol.md``).
 
 Result of ``shell``: ``data = {exit_status, stdout, stderr, stdout_truncated,
-stderr_truncated, timed_out, stdout_bytes, stderr_bytes}``.
+stderr_truncated, timed_out, stdout_bytes, stderr_bytes, changed_parts}``.
 
 - exit status 0: ``ok=True``;
 - non-zero exit status: ``ok=False``, ``ErrorCode.COMMAND_FAILED`` ("exit status N"), data filled;
@@ -15,10 +15,17 @@ stderr_truncated, timed_out, stdout_bytes, stderr_bytes}``.
 - unknown device / malformed arguments: ``UNKNOWN_DEVICE`` / ``INVALID_ARGUMENTS`` (nothing runs);
 - the router's namespace or FRR pathspace missing: ``DEVICE_UNREACHABLE`` (nothing runs).
 
-``changed`` is exact: the router's state is captured before and after the call and compared —
-FRR ``show running-config``, ``nft -s list ruleset`` (stateless: no counters),
-``ip -j addr``, ``ip -j route show table all`` (v4 and v6), ``ip -j rule`` (v4 and v6) and the
-IPv4/IPv6 forwarding sysctls; address lifetimes are ignored. One capture costs about 60 ms.
+``changed`` is measured: the router's state is captured before and after the call and
+compared, and ``data["changed_parts"]`` names the parts that differ. The parts
+(:data:`STATE_PARTS`): FRR ``show running-config``; ``nft -s list ruleset`` (stateless: no
+counters); ``ip -j addr``; ``ip -j route show table all`` and its IPv6 twin; ``ip -j rule``
+(v4, v6); the IPv4/IPv6 forwarding sysctls. What follows by itself is left out so that a
+read-only call never reports a change: address lifetimes and DAD state, the kernel's own IPv6
+link-local addresses, carrier flags and operstate (they follow the peer), kernel-derived routes
+(``proto kernel``: from addresses and links, which are compared) and routes learned by routing
+protocols (``proto bgp/ospf/...``: from FRR's configuration, which is compared, and from
+neighbours). So a direct ``ip route del`` of a BGP-learned route is not seen; everything an agent
+configures is. If a capture fails the call reports ``changed=True``. One capture: ~60 ms.
 
 Options (``create_adapter("a0", lab, options={...})``):
     timeout_s (float, default 30): bound on one command's wall time, seconds.
@@ -41,8 +48,19 @@ from ani.errors import ConfigError, ErrorCode
 from ani.protocol import Level, ToolResult
 
 MAX_COMMAND_CHARS = 65536
-#: keys of ``ip -j`` output that change by themselves (lifetimes count down)
-VOLATILE_KEYS = frozenset({"valid_life_time", "preferred_life_time", "expires"})
+#: keys of ``ip -j`` output that change by themselves (lifetimes count down, DAD finishes,
+#: carrier follows the peer)
+VOLATILE_KEYS = frozenset(
+    {"valid_life_time", "preferred_life_time", "expires", "tentative", "optimistic", "operstate"}
+)
+#: link flags that follow the carrier (the peer's state), not this router's configuration
+CARRIER_FLAGS = frozenset({"LOWER_UP", "NO-CARRIER", "M-DOWN", "DORMANT"})
+#: route protocols whose routes the kernel or a routing protocol derives from configuration
+#: and neighbours (numbers: FRR's ids without a name in /etc/iproute2/rt_protos)
+DERIVED_ROUTE_PROTOCOLS = frozenset(
+    {"kernel", "redirect", "ra", "bgp", "isis", "ospf", "rip", "eigrp", "babel", "nhrp", "ldp",
+     "sharp", "pbr", "openfabric", "srte", "191", "193", "194", "195", "197", "198"}
+)
 SNAPSHOT_TIMEOUT_S = 15.0
 
 SHELL_DESCRIPTION = (
@@ -85,6 +103,43 @@ def _strip_volatile(obj: Any) -> Any:
     if isinstance(obj, list):
         return [_strip_volatile(v) for v in obj]
     return obj
+
+
+def _norm_addr(links: list[dict]) -> list[dict]:
+    """``ip -j addr``: without lifetimes, DAD/carrier state and kernel-made IPv6 link-locals."""
+    out = []
+    for link in links:
+        link = dict(link)
+        link["flags"] = [f for f in link.get("flags", []) if f not in CARRIER_FLAGS]
+        link["addr_info"] = [
+            a for a in link.get("addr_info", []) if not (a.get("family") == "inet6" and a.get("scope") == "link")
+        ]
+        out.append(_strip_volatile(link))
+    return out
+
+
+def _norm_routes(routes: list[dict]) -> list[dict]:
+    """``ip -j route``: only routes set directly (static, boot, ...); kernel-derived and
+    protocol-learned routes follow from addresses, links, FRR config and neighbours."""
+    keep = [r for r in routes if str(r.get("protocol", "boot")) not in DERIVED_ROUTE_PROTOCOLS]
+    for r in keep:
+        if "flags" in r:
+            r["flags"] = [f for f in r["flags"] if f not in ("linkdown", "offload", "trap")]
+    return _strip_volatile(keep)
+
+
+#: the parts of a router's state, in the order ``state_of`` captures them, with their normaliser
+STATE_PARTS: list[tuple[str, str, Any]] = [
+    ("frr", 'vtysh -N "$1" -c "show running-config" 2>&1', None),
+    ("nft", "nft -s list ruleset 2>&1", None),
+    ("addr", "ip -j addr", _norm_addr),
+    ("route4", "ip -j route show table all", _norm_routes),
+    ("route6", "ip -j -6 route show table all", _norm_routes),
+    ("rule4", "ip -j rule", None),
+    ("rule6", "ip -j -6 rule", None),
+    ("sysctl", "cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv6/conf/all/forwarding", None),
+]
+SEP = "@@ani-state@@"
 
 
 class A0Adapter(BaseAdapter):
@@ -136,19 +191,11 @@ class A0Adapter(BaseAdapter):
 
     # -- state capture for `changed` -------------------------------------------------------
 
-    def state_of(self, device: str) -> str | None:
-        """A canonical text of router ``device``'s state (see module doc), or None if it
-        could not be captured. Runs outside the sandbox, as root."""
+    def state_of(self, device: str) -> dict[str, str] | None:
+        """Router ``device``'s state, canonical text per part (see :data:`STATE_PARTS`), or
+        None if it could not be captured. Runs outside the sandbox, as root, in one process."""
         spec = self.sandbox_spec(device)
-        script = (
-            'vtysh -N "$1" -c "show running-config" 2>&1; echo "@@ani@@"; '
-            "nft -s list ruleset 2>&1; echo '@@ani@@'; "
-            "ip -j addr; echo '@@ani@@'; "
-            "ip -j route show table all; echo '@@ani@@'; "
-            "ip -j -6 route show table all; echo '@@ani@@'; "
-            "ip -j rule; echo '@@ani@@'; ip -j -6 rule; echo '@@ani@@'; "
-            "cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv6/conf/all/forwarding"
-        )
+        script = f"; echo {SEP}; ".join(cmd for _, cmd, _ in STATE_PARTS)
         try:
             proc = subprocess.run(
                 ["ip", "netns", "exec", spec.netns, "sh", "-c", script, "sh", spec.pathspace],
@@ -158,16 +205,18 @@ class A0Adapter(BaseAdapter):
             )
         except (subprocess.TimeoutExpired, OSError):
             return None
-        if proc.returncode != 0:
+        texts = proc.stdout.decode("utf-8", errors="replace").split(SEP + "\n")
+        if proc.returncode != 0 or len(texts) != len(STATE_PARTS):
             return None
-        parts = proc.stdout.decode("utf-8", errors="replace").split("@@ani@@\n")
-        out = []
-        for part in parts:
-            try:
-                out.append(json.dumps(_strip_volatile(json.loads(part)), sort_keys=True))
-            except ValueError:
-                out.append(part)
-        return "\n@@\n".join(out)
+        out: dict[str, str] = {}
+        for (name, _, norm), text in zip(STATE_PARTS, texts):
+            if norm is not None:
+                try:
+                    text = json.dumps(norm(json.loads(text)), sort_keys=True)
+                except (ValueError, TypeError, AttributeError):
+                    pass
+            out[name] = text
+        return out
 
     # -- the tool --------------------------------------------------------------------------
 
@@ -190,7 +239,12 @@ class A0Adapter(BaseAdapter):
             spec, args.command, timeout_s=self.timeout_s, max_bytes=self.max_output_bytes
         )
         after = self.state_of(args.device)
-        changed = before is None or after is None or before != after
+        # state that cannot be captured counts as changed: never report "unchanged" unmeasured
+        if before is None or after is None:
+            changed_parts = ["unknown"]
+        else:
+            changed_parts = [name for name, _, _ in STATE_PARTS if before.get(name) != after.get(name)]
+        changed = bool(changed_parts)
         data = {
             "exit_status": res.exit_status,
             "stdout": res.stdout,
@@ -200,6 +254,7 @@ class A0Adapter(BaseAdapter):
             "timed_out": res.timed_out,
             "stdout_bytes": res.stdout_bytes,
             "stderr_bytes": res.stderr_bytes,
+            "changed_parts": changed_parts,
         }
         text = format_output(res)
         if res.timed_out:

@@ -1,0 +1,171 @@
+"""What the A0 sandbox permits and refuses, on a real lab with real bwrap.
+
+Each test states one line of the table in docs/protocol.md ("A0 sandbox").
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import uuid
+from pathlib import Path
+
+import pytest
+
+from ani.errors import ErrorCode
+from ani.registry import create_adapter
+
+pytestmark = pytest.mark.integration
+
+TWO = Path(__file__).resolve().parents[1] / "data" / "a0_two.yaml"
+
+
+@pytest.fixture
+def two(make_lab):  # noqa: ANN001, ANN201
+    lab = make_lab(TWO)
+    return lab, create_adapter("a0", lab)
+
+
+def sh(adapter, command: str, device: str = "r1"):  # noqa: ANN001, ANN201
+    return adapter.call("shell", {"device": device, "command": command})
+
+
+# -- refused --------------------------------------------------------------------------------------
+
+
+def test_host_files_are_read_only(two) -> None:  # noqa: ANN001
+    lab, a = two
+    tag = uuid.uuid4().hex[:8]
+    other_etc = Path("/etc/frr") / lab.pathspace("r2")
+    targets = [
+        f"/root/a0-{tag}",
+        f"/etc/a0-{tag}",
+        f"/usr/local/a0-{tag}",
+        f"/var/lib/a0-{tag}",
+        f"{lab.dir}/a0-{tag}",
+        f"{other_etc}/a0-{tag}",
+        f"/etc/frr/../frr-{tag}",
+    ]
+    r = sh(a, "; ".join(f"touch {t} && echo WROTE {t}" for t in targets))
+    assert "WROTE" not in r.data["stdout"], r.text
+    assert r.ok is False  # the last touch failed
+    for t in targets:
+        assert not Path(t).exists(), t
+    # the other router's config is untouched and was not even visible
+    r = sh(a, f"ls {other_etc}")
+    assert r.ok is False and "No such file or directory" in r.data["stderr"]
+
+
+def test_scratch_space_is_private_and_gone_after_the_call(two) -> None:  # noqa: ANN001
+    _, a = two
+    tag = uuid.uuid4().hex[:8]
+    r = sh(a, f"echo hi > /tmp/a0-{tag} && cat /tmp/a0-{tag} && ls -A /tmp | wc -l")
+    assert r.ok and r.data["stdout"] == "hi\n1\n"  # an empty /tmp of its own
+    assert not Path(f"/tmp/a0-{tag}").exists()
+    r = sh(a, f"cat /tmp/a0-{tag}")
+    assert r.ok is False  # not kept between calls
+
+
+def test_kernel_sysctls_are_read_only_net_ones_are_the_routers(two) -> None:  # noqa: ANN001
+    lab, a = two
+    r = sh(a, "cat /proc/sys/kernel/hung_task_warnings > /proc/sys/kernel/hung_task_warnings")
+    assert r.ok is False and "Read-only file system" in r.data["stderr"]
+    r = sh(a, "sysctl -w net.ipv4.ip_default_ttl=77")
+    assert r.ok, r.text
+    assert lab.exec("r1", ["sysctl", "-n", "net.ipv4.ip_default_ttl"]).stdout.strip() == "77"
+    assert lab.exec("r2", ["sysctl", "-n", "net.ipv4.ip_default_ttl"]).stdout.strip() != "77"
+    assert Path("/proc/sys/net/ipv4/ip_default_ttl").read_text().strip() != "77"  # not the host's
+
+
+def test_other_routers_frr_is_invisible(two) -> None:  # noqa: ANN001
+    lab, a = two
+    r = sh(a, "ls -A /var/run/frr /run/frr /etc/frr; ls -A /run")
+    assert r.ok, r.text
+    out = r.data["stdout"]
+    assert "ani-" not in out and lab.pathspace("r2") not in out
+    assert "zebra.vty" in out and "frr.conf" in out  # its own are there
+    assert r.data["stdout"].rstrip().splitlines()[-1] == "frr"  # /run holds only frr
+    for cmd in (
+        f"vtysh -N {lab.pathspace('r2')} -c 'show running-config'",
+        f"ls /var/run/frr/{lab.pathspace('r2')}",
+        f"ls /etc/frr/{lab.pathspace('r2')}",
+    ):
+        r = sh(a, cmd)
+        assert r.ok is False, cmd
+        assert "hostname r2" not in r.text and "10.255.2.2" not in r.text
+
+
+def test_other_namespaces_are_invisible_and_unreachable(two) -> None:  # noqa: ANN001
+    lab, a = two
+    r = sh(a, "ip netns list; ls -A /run/netns")
+    assert lab.netns("r2") not in r.text
+    assert r.data["stdout"] == ""
+    # no CAP_SYS_ADMIN: cannot enter or make namespaces, cannot mount
+    for cmd in ("unshare -n true", "nsenter -t 1 -n true", "mount -t tmpfs none /mnt", "chroot / true"):
+        r = sh(a, cmd)
+        assert r.ok is False, cmd
+
+
+def test_processes_outside_are_invisible_and_unkillable(two) -> None:  # noqa: ANN001
+    lab, a = two
+    zebra_pid = int((Path("/var/run/frr") / lab.pathspace("r1") / "zebra.pid").read_text())
+    r = sh(a, "ls /proc | grep -E '^[0-9]+$' | wc -l; kill -9 $(cat /var/run/frr/zebra.pid); echo rc=$?")
+    count, rc = r.data["stdout"].split()
+    assert int(count) <= 5  # bwrap's init, sh, ls, grep, wc
+    assert rc != "rc=0"
+    assert os.path.exists(f"/proc/{zebra_pid}")
+    assert "hostname r1" in lab.running_config("r1")  # FRR still answers
+
+
+def test_identity_capabilities_environment(two, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    _, a = two
+    monkeypatch.setenv("ANI_A0_SECRET", "leak")
+    r = sh(a, "id -un; id -Gn; grep -E '^Cap(Eff|Bnd)|^NoNewPrivs' /proc/self/status; env | sort")
+    assert r.ok, r.text
+    lines = r.data["stdout"].splitlines()
+    assert lines[0] == "frr"
+    assert set(lines[1].split()) == {"frr", "frrvty"}
+    caps = dict(line.split(":\t") for line in lines[2:5])
+    assert caps == {"CapEff": "0000000000003000", "CapBnd": "0000000000003000", "NoNewPrivs": "1"}
+    env = dict(line.split("=", 1) for line in lines[5:])
+    assert "ANI_A0_SECRET" not in env and "VIRTUAL_ENV" not in env
+    assert env["HOME"] == "/tmp" and env["USER"] == "frr"
+    assert pwd.getpwnam("frr")  # the test's premise
+
+
+def test_hostname_and_sysfs_are_the_routers(two) -> None:  # noqa: ANN001
+    _, a = two
+    r = sh(a, "hostname; uname -n; ls /sys/class/net | sort | tr '\\n' ' '", device="r2")
+    assert r.data["stdout"] == "r2\nr2\neth-r1 lo "
+
+
+# -- permitted ------------------------------------------------------------------------------------
+
+
+def test_router_network_tools_work(two) -> None:  # noqa: ANN001
+    lab, a = two
+    r = sh(a, "ping -c 1 -W 2 10.1.12.2 >/dev/null && echo reach; ss -ltn >/dev/null && echo ss; tc qdisc show dev lo >/dev/null && echo tc")
+    assert r.ok, r.text
+    assert r.data["stdout"].split() == ["reach", "ss", "tc"]
+    r = sh(a, "ip link add a0v0 type veth peer name a0v1 && ip link set a0v0 up && ip -br link show a0v0")
+    assert r.ok and r.changed, r.text
+    assert "a0v0" in lab.exec("r1", ["ip", "-br", "link"]).stdout
+    assert "a0v0" not in lab.exec("r2", ["ip", "-br", "link"]).stdout
+
+
+def test_write_memory_writes_this_routers_config_only(two) -> None:  # noqa: ANN001
+    lab, a = two
+    conf1 = Path("/etc/frr") / lab.pathspace("r1") / "frr.conf"
+    conf2 = Path("/etc/frr") / lab.pathspace("r2") / "frr.conf"
+    before2 = conf2.read_bytes()
+    r = sh(a, "vtysh -c 'configure terminal' -c 'ip route 192.0.2.128/25 Null0' && vtysh -c 'write memory'")
+    assert r.ok, r.text
+    assert "ip route 192.0.2.128/25 Null0" in conf1.read_text()
+    assert conf2.read_bytes() == before2
+
+
+def test_vtysh_prints_no_pam_noise(two) -> None:  # noqa: ANN001
+    _, a = two
+    r = sh(a, "vtysh -c 'show version'")
+    assert r.ok and r.data["stderr"] == "", r.data["stderr"]
+    assert "FRRouting" in r.data["stdout"]
