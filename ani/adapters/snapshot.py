@@ -12,7 +12,10 @@ agent's CLI session). Rollback restores both and then VERIFIES:
 - nftables: one atomic ``nft -f -`` of ``flush ruleset`` + the saved ruleset, then the ruleset
   must equal the snapshot.
 
-Neither ever writes the startup configuration (no ``write memory``, frr.conf untouched).
+Neither ever writes the startup configuration (no ``write memory``, frr.conf untouched): note
+that frr-reload.py itself runs ``vtysh write`` unless the file it is given is
+``<confdir>/frr.conf``, so it is run with ``--confdir`` pointing at a temporary directory that
+holds the target as ``frr.conf``.
 Snapshot ids are per device and per store (adapter instance): ``r1-s1``, ``r1-s2``, ...
 """
 
@@ -212,7 +215,11 @@ class SnapshotStore:
     def _frr_reload(self, device: str, config: str) -> str:
         """Run frr-reload.py inside the router towards ``config``; returns its error lines."""
         with tempfile.TemporaryDirectory(prefix="ani-a1-reload-") as rundir:
-            target = Path(rundir) / "target.conf"
+            # named <confdir>/frr.conf so that frr-reload does not `write` the startup config;
+            # an empty <confdir>/<pathspace>/vtysh.conf keeps vtysh quiet
+            target = Path(rundir) / "frr.conf"
+            (Path(rundir) / self.lab.pathspace(device)).mkdir()
+            (Path(rundir) / self.lab.pathspace(device) / "vtysh.conf").write_text("")
             body = [ln for ln in config.splitlines() if ln.strip() not in _HEADER_LINES]
             target.write_text("\n".join(body) + "\n", encoding="utf-8")
             argv = [

@@ -1,0 +1,397 @@
+"""A1 on real FRR in namespaces: issue cases 1-7, snapshot/rollback, blocklist ablation.
+
+Topology: tests/data/a1_pair.yaml (r1: ospfd + bgpd, AS 64501, nftables inet fw; r2: bgpd only,
+AS 64502). Every test makes its own lab with ``make_lab`` (downed even on failure) and compares
+real running configs / rulesets read out-of-band through the lab, never through the adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from ani.adapters.a1 import A1Adapter
+from ani.adapters.cli_session import CliSession, SessionError
+from ani.adapters.platform import load_platform
+from ani.errors import ErrorCode
+from ani.registry import create_adapter
+
+pytestmark = pytest.mark.integration
+
+PAIR = Path(__file__).parent.parent / "data" / "a1_pair.yaml"
+
+
+@pytest.fixture
+def lab(make_lab):
+    return make_lab(PAIR)
+
+
+@pytest.fixture
+def a1(lab):
+    adapter = A1Adapter(lab)
+    adapter.open()
+    yield adapter
+    adapter.close()
+
+
+def running(lab, router="r1") -> str:
+    """The running config without the ``Building configuration...`` header (stable text)."""
+    text = lab.running_config(router)
+    return text[text.index("Current configuration:"):] if "Current configuration:" in text else text
+
+
+def ruleset(lab, router="r1") -> str:
+    res = lab.exec(router, ["nft", "list", "ruleset"])
+    assert res.rc == 0, res.stderr
+    return res.stdout
+
+
+def bgp_peers(lab, router="r1") -> dict[str, str]:
+    doc = lab.vtysh_json(router, "show bgp summary json")
+    return {a: p["state"] for a, p in doc.get("ipv4Unicast", {}).get("peers", {}).items()}
+
+
+# -- issue case 1 ---------------------------------------------------------------------------
+
+CASE1 = [
+    "ip prefix-list PL-A seq 5 permit 192.0.2.0/24",
+    "router bgp 64501",
+    "neighbor 198.51.100.2 remote-as 64502",
+    "neighbor 198.51.100.2 route-map RM-IN inn",
+    "neighbor 198.51.100.3 remote-as 64503",
+    "exit",
+    "ip prefix-list PL-B seq 5 permit 198.51.100.0/24",
+]
+
+
+def test_case1_misspelt_keyword_nothing_applied_and_line_named(lab, a1):
+    before = running(lab)
+    res = a1.call("update_config", {"device": "r1", "commands": CASE1})
+    assert not res.ok and res.error.code == ErrorCode.NOT_ALLOWED
+    assert "command 4 'neighbor 198.51.100.2 route-map RM-IN inn'" in res.error.message
+    assert res.data["failed_index"] == 3
+    assert [r["status"] for r in res.data["results"]] == ["not_run"] * 3 + ["error"] + ["not_run"] * 3
+    assert res.changed is False
+    assert running(lab) == before
+
+
+def test_case1_line_the_device_rejects_is_rolled_back(lab, a1):
+    """Same shape, but the 4th line passes the grammar and FRR rejects it at run time."""
+    before, nft_before = running(lab), ruleset(lab)
+    cmds = list(CASE1)
+    cmds[3] = "neighbor 198.51.100.2 peer-group PG-NOPE"
+    res = a1.call("update_config", {"device": "r1", "commands": cmds})
+    assert not res.ok and res.error.code == ErrorCode.ROLLED_BACK
+    assert "command 4 'neighbor 198.51.100.2 peer-group PG-NOPE'" in res.error.message
+    results = res.data["results"]
+    assert [r["status"] for r in results] == ["success"] * 3 + ["error"] + ["not_run"] * 3
+    assert "Configure the peer-group first" in results[3]["message"]
+    assert res.data["undone"] == cmds[:3]
+    assert all(r.get("undone") for r in results[:3])
+    assert res.changed is False
+    assert running(lab) == before
+    assert ruleset(lab) == nft_before
+    assert "198.51.100.2" not in bgp_peers(lab)
+
+
+# -- issue case 2 ---------------------------------------------------------------------------
+
+
+def test_case2_chain_third_line_fails_nothing_remains(lab, a1):
+    before = running(lab)
+    res = a1.call("update_config", {"device": "r1", "commands": [
+        "router bgp 64501",
+        "neighbor 198.51.100.6 remote-as 64506",
+        "neighbor 198.51.100.6 bogus-keyword",
+    ]})
+    assert not res.ok and res.error.code == ErrorCode.NOT_ALLOWED
+    assert "bogus-keyword" in res.error.message
+    assert running(lab) == before
+
+    # the run-time version: the device accepts line 2 then rejects line 3
+    res = a1.call("update_config", {"device": "r1", "commands": [
+        "router bgp 64501",
+        "neighbor 198.51.100.6 remote-as 64506",
+        "neighbor 198.51.100.6 peer-group PG-NOPE",
+    ]})
+    assert not res.ok and res.error.code == ErrorCode.ROLLED_BACK
+    assert res.data["ran"] == ["router bgp 64501", "neighbor 198.51.100.6 remote-as 64506"]
+    assert res.data["results"][2]["status"] == "error"
+    assert running(lab) == before
+    assert "198.51.100.6" not in bgp_peers(lab)
+    assert "198.51.100.6" not in lab.running_config("r1")
+
+
+# -- issue case 3 ---------------------------------------------------------------------------
+
+
+def test_case3_ospf_on_router_without_ospfd_reports_failure(lab, a1):
+    before = running(lab, "r2")
+    res = a1.call("update_config", {"device": "r2", "commands": [
+        "ip prefix-list PL-X seq 5 permit 192.0.2.0/24",
+        "router ospf",
+        "network 10.0.12.0/30 area 0",
+    ]})
+    assert not res.ok
+    assert res.error.code == ErrorCode.ROLLED_BACK
+    assert res.data["results"][1]["status"] == "error"
+    assert "ospfd is not running" in res.data["results"][1]["message"]
+    assert res.data["results"][2]["status"] == "not_run"
+    assert running(lab, "r2") == before
+    # the bare block alone fails too (never "success")
+    res = a1.call("update_config", {"device": "r2", "commands": ["router ospf"]})
+    assert not res.ok and res.data["results"][0]["status"] == "error"
+    assert running(lab, "r2") == before
+
+
+# -- issue case 4 ---------------------------------------------------------------------------
+
+
+def test_case4_global_line_inside_bgp_block_applies_nothing(lab, a1):
+    before = running(lab)
+    res = a1.call("update_config", {"device": "r1", "commands": [
+        "router bgp 64501",
+        "neighbor 198.51.100.2 remote-as 64502",
+        "ip prefix-list PL-D seq 5 permit 192.0.2.0/24",
+        "neighbor 198.51.100.3 remote-as 64503",
+    ]})
+    assert not res.ok and res.error.code == ErrorCode.NOT_ALLOWED
+    msg = res.error.message
+    assert "command 4 'neighbor 198.51.100.3 remote-as 64503'" in msg
+    assert "command 3 ('ip prefix-list PL-D seq 5 permit 192.0.2.0/24')" in msg
+    assert running(lab) == before
+    assert a1._sessions == {}  # refused before any session was opened
+
+    # with an explicit re-open of the block, every line lands in its intended block
+    res = a1.call("update_config", {"device": "r1", "commands": [
+        "router bgp 64501",
+        "neighbor 198.51.100.2 remote-as 64502",
+        "ip prefix-list PL-D seq 5 permit 192.0.2.0/24",
+        "router bgp 64501",
+        "neighbor 198.51.100.3 remote-as 64503",
+    ]})
+    assert res.ok and res.changed, res.text
+    after = lab.running_config("r1")
+    bgp_block = after[after.index("router bgp 64501"):]
+    bgp_block = bgp_block[: bgp_block.index("\nexit")]
+    assert " neighbor 198.51.100.2 remote-as 64502" in bgp_block
+    assert " neighbor 198.51.100.3 remote-as 64503" in bgp_block
+    assert re.search(r"^ip prefix-list PL-D seq 5 permit 192.0.2.0/24$", after, re.M)
+
+
+# -- issue case 5 ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("router,rid", [("r1", "10.255.0.1"), ("r2", "10.255.0.2")])
+def test_case5_call_reaches_that_router_only(lab, a1, router, rid):
+    res = a1.call("execute_validation", {"device": router, "command": "show running-config"})
+    assert res.ok
+    assert re.findall(r"^hostname (\S+)$", res.text, re.M) == [router]
+    assert set(re.findall(r"router-id (\S+)$", res.text, re.M)) == {rid}
+    res = a1.call("execute_validation", {"device": router, "command": "show bgp summary json"})
+    assert json.loads(res.text)["ipv4Unicast"]["routerId"] == rid
+    res = a1.call("get_running_config", {"device": router})
+    assert res.ok and f"hostname {router}\n" in res.data["running_config"]
+
+
+def test_case5_wrong_or_missing_frr_is_an_error_not_a_fallback(lab):
+    plat = load_platform()
+    # r1's vtysh under r2's name: the prompt check refuses it
+    s = CliSession("r2", lab.node_argv("r1", ["vtysh"]), plat, timeout_s=5)
+    with pytest.raises(SessionError, match="not the router's name"):
+        s.open()
+    # a pathspace with no FRR behind it
+    s = CliSession("r2", lab.node_argv("r2", ["/usr/bin/vtysh", "-N", "ani-no-such-pathspace"]), plat, timeout_s=5)
+    with pytest.raises(SessionError):
+        s.open()
+    assert not s.is_open
+    res = A1Adapter(lab).call("execute_validation", {"device": "r9", "command": "show bgp summary"})
+    assert res.error.code == ErrorCode.UNKNOWN_DEVICE
+
+
+# -- issue case 6 ---------------------------------------------------------------------------
+
+
+def test_case6_5000_static_routes_truncated_in_time_and_next_call_works(lab, a1, tmp_path):
+    routes = tmp_path / "routes.conf"
+    routes.write_text("".join(f"ip route 10.{100 + i // 250}.{i % 250}.0/24 blackhole\n" for i in range(5000)))
+    res = lab.exec("r1", ["vtysh", "-f", str(routes)], timeout=120)
+    assert not res.timed_out
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        summ = lab.vtysh_json("r1", "show ip route summary json")
+        static = sum(r.get("rib", 0) for r in summ.get("routes", []) if r.get("type") == "static")
+        if static >= 5000:
+            break
+        time.sleep(0.5)
+    assert static >= 5000
+
+    res = a1.call("execute_validation", {"device": "r1", "command": "show ip route"})
+    assert res.ok, res.text[:500]
+    assert res.elapsed_s < a1.command_timeout_s
+    assert res.data["truncated"] is True
+    assert res.data["bytes"] > 65536
+    assert "[output truncated by A1: showed 65536 of" in res.text
+    assert len(res.text.encode()) < 65536 + 200
+    nxt = a1.call("execute_validation", {"device": "r1", "command": "show bgp summary"})
+    assert nxt.ok and "10.0.12.2" in nxt.text and nxt.data["truncated"] is False
+
+
+def test_case6_timeout_is_bounded_and_session_recovers(lab):
+    adapter = A1Adapter(lab, options={"command_timeout_s": 0.000001})
+    try:
+        t0 = time.monotonic()
+        res = adapter.call("execute_validation", {"device": "r1", "command": "show running-config"})
+        assert time.monotonic() - t0 < 5
+        assert not res.ok and res.error.code in (ErrorCode.TIMEOUT, ErrorCode.DEVICE_UNREACHABLE)
+        assert res.error.retriable
+        adapter.command_timeout_s = 10.0
+        for s in adapter._sessions.values():
+            s.timeout_s = 10.0
+        res = adapter.call("execute_validation", {"device": "r1", "command": "show bgp summary"})
+        assert res.ok and "10.0.12.2" in res.text
+    finally:
+        adapter.close()
+
+
+# -- issue case 7 ---------------------------------------------------------------------------
+
+INJECTIONS = [
+    "show ip route\nconfigure terminal\nno router bgp 64501",
+    "show ip route\rconfigure terminal\rno router bgp 64501",
+    "show ip route; configure terminal; no router bgp 64501",
+    "show ip route && vtysh -c 'configure terminal' -c 'no router bgp 64501'",
+    "show ip route\u2028configure terminal\u2028no router bgp 64501",
+    "show ip route\u2029configure terminal\u2029no router bgp 64501",
+    "show ip route | vtysh -c 'configure terminal' -c 'no router bgp 64501'",
+    "do no router bgp 64501",
+]
+
+
+def test_case7_injections_refused_before_anything_is_sent(lab, a1):
+    before = running(lab)
+    peers = bgp_peers(lab)
+    assert peers == {"10.0.12.2": "Established"}
+    for cmd in INJECTIONS:
+        res = a1.call("execute_validation", {"device": "r1", "command": cmd})
+        assert not res.ok and res.error.code == ErrorCode.NOT_ALLOWED, cmd
+        assert "refused" in res.error.message
+        res = a1.call("update_config", {"device": "r1", "commands": [cmd]})
+        assert not res.ok and res.error.code == ErrorCode.NOT_ALLOWED, cmd
+    assert a1._sessions == {}  # no session was ever opened: nothing was sent
+    assert running(lab) == before
+    assert bgp_peers(lab) == peers
+
+
+# -- update_config success, warnings, exact `changed` -----------------------------------------
+
+ONBOARD = [
+    "interface eth-r2",
+    "ip address 198.19.7.1/24",
+    "exit",
+    "ip prefix-list PL-TENANTS seq 30 permit 198.19.7.0/24",
+    "nft add element inet fw tenant_blue { 198.19.7.0/24 }",
+]
+
+
+def test_update_config_applies_and_changed_is_exact(lab, a1):
+    res = a1.call("update_config", {"device": "r1", "commands": ONBOARD})
+    assert res.ok, res.text
+    assert res.changed is True
+    assert [r["status"] for r in res.data["results"]] == ["success"] * 5
+    cfg = lab.running_config("r1")
+    assert "ip prefix-list PL-TENANTS seq 30 permit 198.19.7.0/24" in cfg
+    assert " ip address 198.19.7.1/24" in cfg
+    assert "198.19.7.0/24" in lab.exec("r1", ["nft", "list", "set", "inet", "fw", "tenant_blue"]).stdout
+    assert "+ip prefix-list PL-TENANTS seq 30 permit 198.19.7.0/24" in res.data["diff"]
+    # the same call again changes nothing, and says so
+    res2 = a1.call("update_config", {"device": "r1", "commands": ONBOARD[:4]})
+    assert res2.ok and res2.changed is False
+
+
+def test_warning_is_success_with_message(lab, a1):
+    res = a1.call("update_config", {"device": "r1", "commands": [
+        "router bgp 64501", "neighbor 10.0.12.2 route-map RM-NOT-YET in",
+    ]})
+    assert res.ok and res.changed
+    assert "does not exist" in res.data["results"][1]["message"]
+
+
+def test_nft_failure_rolls_back_frr_lines_too(lab, a1):
+    before, nft_before = running(lab), ruleset(lab)
+    res = a1.call("update_config", {"device": "r1", "commands": [
+        "ip prefix-list PL-TENANTS seq 40 permit 198.19.9.0/24",
+        "nft add element inet fw no_such_set { 198.19.9.0/24 }",
+    ]})
+    assert not res.ok and res.error.code == ErrorCode.ROLLED_BACK
+    assert res.data["results"][1]["status"] == "error"
+    assert running(lab) == before and ruleset(lab) == nft_before
+
+
+# -- snapshot / rollback -------------------------------------------------------------------
+
+
+def test_snapshot_rollback_restores_frr_and_nft_exactly_and_reports_diff(lab, a1):
+    conf = Path("/etc/frr") / lab.pathspace("r1") / "frr.conf"
+    startup = conf.read_bytes()
+    before, nft_before = running(lab), ruleset(lab)
+    snap = a1.call("snapshot", {"device": "r1"})
+    assert snap.ok and snap.data["snapshot_id"] == "r1-s1" and snap.changed is False
+    res = a1.call("update_config", {"device": "r1", "commands": ONBOARD + [
+        "nft delete element inet fw tenant_red { 198.18.2.0/24 }",
+        "router bgp 64501", "neighbor 198.51.100.9 remote-as 64509",
+    ]})
+    assert res.ok, res.text
+    res = a1.call("update_config", {"device": "r1", "commands": ["nft flush ruleset"]})
+    assert res.ok and res.changed
+    assert ruleset(lab).strip() == ""
+    ids = [s["id"] for s in a1.call("list_snapshots", {"device": "r1"}).data["snapshots"]]
+    assert ids == ["r1-s1", "r1-s2", "r1-s3"]
+
+    rb = a1.call("rollback", {"device": "r1", "snapshot_id": "r1-s1"})
+    assert rb.ok, rb.text
+    assert rb.changed is True and rb.data["verified"] is True
+    assert "-ip prefix-list PL-TENANTS seq 30 permit 198.19.7.0/24" in rb.data["frr_diff"]
+    assert "- neighbor 198.51.100.9 remote-as 64509" in rb.data["frr_diff"]
+    assert "+table inet fw {" in rb.data["nft_diff"]
+    assert running(lab) == before
+    assert ruleset(lab) == nft_before
+    assert conf.read_bytes() == startup  # snapshots and rollbacks never touch the startup config
+
+    again = a1.call("rollback", {"device": "r1", "snapshot_id": "r1-s1"})
+    assert again.ok and again.changed is False and again.data["diff"] == ""
+    bad = a1.call("rollback", {"device": "r1", "snapshot_id": "r1-s99"})
+    assert bad.error.code == ErrorCode.UNKNOWN_SNAPSHOT and "r1-s1" in bad.error.message
+    assert a1.call("list_snapshots", {"device": "r2"}).data["snapshots"] == []
+
+
+# -- blocklist ablation ---------------------------------------------------------------------
+
+
+def test_blocklist_refuses_what_a1_permits(lab):
+    before = running(lab)
+    guarded = create_adapter("a1", lab, blocklist=True)
+    try:
+        res = guarded.call("update_config", {"device": "r1", "commands": ["no router bgp 64501"]})
+        assert not res.ok and res.error.code == ErrorCode.BLOCKED
+        assert running(lab) == before
+        assert bgp_peers(lab) == {"10.0.12.2": "Established"}
+        assert [t.name for t in guarded.tools()] == [t.name for t in guarded.inner.tools()]
+    finally:
+        guarded.close()
+
+    plain = create_adapter("a1", lab)
+    try:
+        snap = plain.call("snapshot", {"device": "r1"}).data["snapshot_id"]
+        res = plain.call("update_config", {"device": "r1", "commands": ["no router bgp 64501"]})
+        assert res.ok and res.changed
+        assert "router bgp" not in lab.running_config("r1")
+        rb = plain.call("rollback", {"device": "r1", "snapshot_id": snap})
+        assert rb.ok and rb.data["verified"]
+        assert running(lab) == before
+    finally:
+        plain.close()
