@@ -1,5 +1,198 @@
-"""``ani lab ...`` (owned by the lab module)."""
+"""``ani lab ...`` (owned by the lab module).
+
+    ani lab up FILE [--id ID] [--timeout S]     start a detached lab, print its id and nodes
+    ani lab status [ID]                         labs (or one lab's nodes) with live daemons
+    ani lab exec [--lab ID] NODE -- CMD...      run CMD inside NODE; exits with CMD's status
+    ani lab down [ID] [--stale] [--all]         remove one lab / labs whose owner is gone / all
+
+With exactly one lab on the machine (or one detached lab), ``ID`` / ``--lab`` may be left out.
+Exit codes: 0 ok, 1 the lab failed (start, convergence), 2 bad input (file, id, node),
+124 ``exec`` timed out; otherwise ``exec`` exits with the command's status.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True)
+from ani.errors import AniError, ConfigError, LabNotFound, UnknownNode
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(exc: BaseException | str, code: int | None = None) -> typer.Exit:
+    if code is None:
+        code = 2 if isinstance(exc, ConfigError | LabNotFound | UnknownNode) else 1
+    err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
+    return typer.Exit(code)
+
+
+def _pick(lab_id: str | None) -> str:
+    """The lab to act on: ``lab_id``, or the only lab (the only detached one if several)."""
+    from ani.lab.lab import Lab
+
+    if lab_id:
+        return lab_id
+    labs = Lab.list_labs()
+    if len(labs) > 1:
+        detached = [e for e in labs if e["detached"]]
+        labs = detached if len(detached) == 1 else labs
+    if len(labs) == 1:
+        return str(labs[0]["id"])
+    if not labs:
+        raise _fail(LabNotFound("no lab is running (start one with: ani lab up FILE)"))
+    ids = ", ".join(str(e["id"]) for e in labs)
+    raise _fail(f"{len(labs)} labs are running ({ids}): name one", 2)
+
+
+def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
+    from ani.lab import frr
+
+    t = Table(title=f"lab {lab.id} ({lab.topology.name})", title_justify="left")
+    for col in ("node", "kind", "netns", "daemons", "interfaces"):
+        t.add_column(col)
+    for n in lab.topology.nodes:
+        ifs = []
+        for local, remote in lab.topology.links_of(n):
+            addr = f" {local.address}" if local.address else ""
+            ifs.append(f"{local.ifname}{addr} -> {remote.node}")
+        if lab.topology.is_router(n):
+            spec = lab.topology.routers[n]
+            alive = frr.read_pids(lab.pathspace(n), spec.daemons)
+            dstr = " ".join(d if d in alive else f"[red]{d}(down)[/red]" for d in spec.daemons)
+            kind = "router"
+        else:
+            dstr, kind = "-", "host"
+        t.add_row(n, kind, lab.netns(n), dstr, escape(", ".join(ifs)))
+    return t
+
+
+@app.command("up")
+def up(
+    file: Annotated[Path, typer.Argument(help="topology file, or scenario file with a 'topology:' key")],
+    lab_id: Annotated[str | None, typer.Option("--id", help="lab id [a-z0-9]{1,12} (default: random)")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="convergence bound, seconds")] = None,
+) -> None:
+    """Start a detached lab (it stays up after this command) and wait until it has converged."""
+    from ani.lab.lab import Lab
+    from ani.lab.topology import load_topology
+
+    try:
+        topo = load_topology(file)
+        if timeout is not None:
+            topo.convergence.timeout_s = timeout
+        t0 = time.monotonic()
+        lab = Lab(topo, lab_id=lab_id, detached=True).up()
+    except AniError as exc:
+        raise _fail(exc) from None
+    console.print(f"lab [bold]{lab.id}[/bold] up and converged in {time.monotonic() - t0:.1f} s")
+    console.print(_node_table(lab))
+    console.print(f"remove it with: ani lab down {lab.id}", highlight=False)
+
+
+@app.command("status")
+def status(lab_id: Annotated[str | None, typer.Argument(help="show this lab's nodes")] = None) -> None:
+    """List the labs on this machine, or the nodes and live daemons of one lab."""
+    from ani.lab.lab import Lab
+
+    if lab_id:
+        try:
+            console.print(_node_table(Lab.attach(lab_id)))
+        except AniError as exc:
+            raise _fail(exc) from None
+        return
+    labs = Lab.list_labs()
+    if not labs:
+        console.print("no labs")
+        return
+    t = Table()
+    for col in ("id", "name", "status", "owner", "nodes", "daemons alive", "age"):
+        t.add_column(col)
+    for e in labs:
+        if e["detached"]:
+            owner = "detached"
+        else:
+            owner = f"pid {e['owner_pid']}" + ("" if e["alive"] else " [red](gone: stale)[/red]")
+        alive = sum(e["daemons"].values())
+        age = f"{time.time() - e['created']:.0f} s" if e["created"] else "?"
+        t.add_row(e["id"], e["name"], e["status"], owner, str(len(e["nodes"])), str(alive), age)
+    console.print(t)
+
+
+@app.command(
+    "exec",
+    context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
+)
+def exec_(
+    node: Annotated[str, typer.Argument(help="router or host name")],
+    cmd: Annotated[list[str], typer.Argument(help="command and its arguments (after --)")],
+    lab_id: Annotated[str | None, typer.Option("--lab", help="lab id (optional if one lab runs)")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="bound, seconds")] = 60.0,
+) -> None:
+    """Run CMD inside NODE (its netns and hostname; on routers plain `vtysh` is that router's)."""
+    from ani.lab.lab import Lab
+
+    if "--" in cmd:  # options written after NODE (`exec r1 --lab X -- cmd`) land here
+        cut = cmd.index("--")
+        pre, cmd = cmd[:cut], cmd[cut + 1 :]
+        while pre:
+            opt = pre.pop(0)
+            key, _, val = opt.partition("=")
+            if key in ("--lab", "--timeout") and (val or pre):
+                val = val or pre.pop(0)
+                if key == "--lab":
+                    lab_id = val
+                else:
+                    try:
+                        timeout = float(val)
+                    except ValueError:
+                        raise _fail(f"--timeout: not a number: {val!r}", 2) from None
+            else:
+                raise _fail(f"unexpected argument {opt!r} before '--'", 2)
+    if not cmd:
+        raise _fail("no command given: ani lab exec NODE -- CMD...", 2)
+    try:
+        lab = Lab.attach(_pick(lab_id))
+        res = lab.exec(node, cmd, timeout=timeout)
+    except AniError as exc:
+        raise _fail(exc) from None
+    except FileNotFoundError as exc:
+        raise _fail(f"cannot run {cmd[0]!r}: {exc.strerror}", 1) from None
+    typer.echo(res.stdout, nl=False)
+    typer.echo(res.stderr, nl=False, err=True)
+    if res.timed_out:
+        raise _fail(f"{node}: command timed out after {timeout:g} s and was killed", 124)
+    raise typer.Exit(res.rc if res.rc >= 0 else 128 - res.rc)
+
+
+@app.command("down")
+def down(
+    lab_id: Annotated[str | None, typer.Argument(help="lab id (optional if one lab runs)")] = None,
+    stale: Annotated[bool, typer.Option("--stale", help="remove labs whose owner process is gone")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="remove every lab on this machine")] = False,
+) -> None:
+    """Remove a lab: its namespaces, FRR processes and files."""
+    from ani.lab.lab import Lab
+
+    try:
+        if stale or all_:
+            ids = Lab.down_stale()
+            if all_:
+                for e in Lab.list_labs():
+                    Lab.down_id(e["id"])
+                    ids.append(e["id"])
+            console.print(f"removed {len(ids)} lab(s)" + (f": {', '.join(sorted(ids))}" if ids else ""))
+            return
+        target = _pick(lab_id)
+        Lab.down_id(target)
+    except AniError as exc:
+        raise _fail(exc) from None
+    console.print(f"lab {target} removed")

@@ -63,7 +63,7 @@ class RouterSpec(_Strict):
         nftables: optional nftables ruleset (``nft -f`` text) loaded at start.
     """
 
-    daemons: list[Daemon] = Field(default_factory=list)
+    daemons: list[Daemon] = Field(default_factory=list, validate_default=True)
     config: str = ""
     nftables: str = ""
 
@@ -208,9 +208,10 @@ class Topology(_Strict):
 def _format_validation_error(exc: ValidationError, source: str) -> str:
     parts = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        loc = ".".join(str(p) for p in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}")
+        # cross-field errors (no loc) already start with the field path, e.g. "links.3.b.node: ..."
+        parts.append(f"{loc}: {msg}" if loc else msg)
     return f"{source}: invalid topology: " + "; ".join(parts)
 
 
