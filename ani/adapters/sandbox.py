@@ -5,7 +5,8 @@ A command runs as ``/bin/sh -c COMMAND`` with this process tree::
     ip netns exec <router netns>          # the router's network namespace; /sys remounted for it
       bwrap ...                           # new mount, PID, UTS and IPC namespaces
         setpriv --reuid frr ...           # drop to uid/gid frr (+ group frrvty), two capabilities
-          /bin/sh -c COMMAND
+          prlimit --as=... --nproc=...    # resource bounds
+            /bin/sh -c COMMAND
 
 What the sandbox permits (each item is checked by ``tests/integration/test_a0_sandbox.py``):
 
@@ -29,7 +30,10 @@ What it refuses:
   process left in the PID namespace (``sleep 100 &``, ``setsid``, double forks); on timeout
   the whole process group is SIGKILLed, and ``--die-with-parent`` covers a dying harness;
 - gaining privileges: ``no_new_privs``, empty bounding set but the two net capabilities,
-  clean environment (``PATH``, ``HOME=/tmp``, ``LANG``, ``TERM`` only), no stdin.
+  clean environment (``PATH``, ``HOME=/tmp``, ``LANG``, ``TERM``, ``USER`` only), no stdin;
+- exhausting the host: wall time bounded by the caller's timeout; each process at most 4 GiB of
+  address space; at most 256 tasks more than user ``frr`` already has (a fork bomb fails fast);
+  each tmpfs 64 MiB; output beyond the cap is read and dropped.
 """
 
 from __future__ import annotations
@@ -51,6 +55,13 @@ from ani.errors import CapabilityMissing
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
 #: default bound on one command's wall time, seconds
 DEFAULT_TIMEOUT_S = 30.0
+
+#: size of each private tmpfs (/tmp, /var/tmp, /dev/shm), bytes
+TMPFS_BYTES = 64 * 1024 * 1024
+#: address-space limit of every process in the sandbox, bytes
+ADDRESS_SPACE_BYTES = 4 * 1024**3
+#: processes/threads the sandbox may add to those its user already has (fork-bomb bound)
+NPROC_HEADROOM = 256
 
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KEEP_CAPS = ("net_admin", "net_raw")
@@ -243,7 +254,31 @@ class SandboxSpec:
 VTYSH_PAM = b"auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
 
 
-def sandbox_argv(spec: SandboxSpec, command: str, *, pam_fd: int | None = None) -> list[str]:
+def user_task_count(uid: int) -> int:
+    """Threads currently owned by ``uid`` on the host (RLIMIT_NPROC counts these)."""
+    n = 0
+    for p in os.scandir("/proc"):
+        if not p.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p.name}/status", "rb") as fh:
+                status = fh.read()
+        except OSError:
+            continue
+        uid_ok = thr = None
+        for line in status.splitlines():
+            if line.startswith(b"Uid:"):
+                uid_ok = int(line.split()[1]) == uid
+            elif line.startswith(b"Threads:"):
+                thr = int(line.split()[1])
+        if uid_ok and thr:
+            n += thr
+    return n
+
+
+def sandbox_argv(
+    spec: SandboxSpec, command: str, *, pam_fd: int | None = None, nproc: int | None = None
+) -> list[str]:
     """Host-side argv running ``/bin/sh -c command`` sandboxed in ``spec``'s router.
 
     Args:
@@ -251,6 +286,9 @@ def sandbox_argv(spec: SandboxSpec, command: str, *, pam_fd: int | None = None) 
         command: shell command text (no NUL bytes).
         pam_fd: if given, an fd (inherited by the child) whose content becomes
             ``/etc/pam.d/frr`` inside the sandbox (see :data:`VTYSH_PAM`).
+        nproc: RLIMIT_NPROC of the shell (None: no limit). RLIMIT_NPROC counts every thread
+            of the user host-wide (FRR's daemons run as ``frr`` too), so pass the current count
+            plus a headroom (see :func:`run_in_sandbox`).
     """
     if "\x00" in command:
         raise ValueError("command contains a NUL byte")
@@ -261,15 +299,15 @@ def sandbox_argv(spec: SandboxSpec, command: str, *, pam_fd: int | None = None) 
         "bwrap",
         "--ro-bind", "/", "/",
         "--dev", "/dev",
-        "--perms", "1777", "--tmpfs", "/dev/shm",
+        "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm",
         "--unshare-pid", "--unshare-uts", "--unshare-ipc", "--unshare-cgroup-try",
         "--proc", "/proc",
         "--ro-bind", "/proc/sys", "/proc/sys",
         "--bind", "/proc/sys/net", "/proc/sys/net",
         "--ro-bind", "/sys", "/sys",
         "--hostname", spec.hostname,
-        "--perms", "1777", "--tmpfs", "/tmp",
-        "--perms", "1777", "--tmpfs", "/var/tmp",
+        "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/tmp",
+        "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/var/tmp",
         "--tmpfs", run_root,
         "--ro-bind", str(spec.run_dir), frr_run_in,
         "--tmpfs", str(FRR_ETC),
@@ -302,14 +340,18 @@ def sandbox_argv(spec: SandboxSpec, command: str, *, pam_fd: int | None = None) 
         "--bounding-set=-all," + ",".join("+" + c for c in KEEP_CAPS),
         "--no-new-privs",
         "--",
-        "/bin/sh", "-c", command,
+        "prlimit",
+        f"--as={ADDRESS_SPACE_BYTES}",
     ]
+    if nproc is not None:
+        argv.append(f"--nproc={nproc}")
+    argv += ["--", "/bin/sh", "-c", command]
     return argv
 
 
 def check_support(spec: SandboxSpec | None = None) -> None:
     """Raise CapabilityMissing if the host cannot run the sandbox (tools, user, groups)."""
-    for exe in ("ip", "bwrap", "setpriv"):
+    for exe in ("ip", "bwrap", "setpriv", "prlimit"):
         if shutil.which(exe) is None:
             raise CapabilityMissing(f"A0 sandbox needs {exe!r} on PATH (apt-get install bubblewrap util-linux iproute2)")
     if os.geteuid() != 0:
@@ -336,13 +378,14 @@ def run_in_sandbox(
     Returns a :class:`RunResult` (``timed_out`` and ``exit_status=None`` on timeout; the
     process tree is dead in every case on return). Raises OSError if ``ip`` cannot start.
     """
+    uid = pwd.getpwnam(spec.user).pw_uid
     r, w = os.pipe()
     try:
         os.write(w, VTYSH_PAM)  # far below the pipe buffer: never blocks
         os.close(w)
         w = -1
         return run_capped(
-            sandbox_argv(spec, command, pam_fd=r),
+            sandbox_argv(spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM),
             timeout_s=timeout_s,
             max_bytes=max_bytes,
             pass_fds=(r,),

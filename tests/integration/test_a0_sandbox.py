@@ -169,3 +169,26 @@ def test_vtysh_prints_no_pam_noise(two) -> None:  # noqa: ANN001
     r = sh(a, "vtysh -c 'show version'")
     assert r.ok and r.data["stderr"] == "", r.data["stderr"]
     assert "FRRouting" in r.data["stdout"]
+
+
+def test_resource_bounds(two) -> None:  # noqa: ANN001
+    lab, a = two
+    before = set(_netns_pids(lab))
+    # a fork bomb in slow motion: dash gives up at the first refused fork
+    r = sh(a, "for i in $(seq 1 600); do sleep 4325 & echo $i; done")
+    assert r.ok is False and "Cannot fork" in r.data["stderr"]
+    started = int(r.data["stdout"].split()[-1])
+    assert 100 < started < 600
+    assert r.elapsed_s < 20
+    assert set(_netns_pids(lab)) == before  # and none of them survived
+    r = sh(a, "head -c 100000000 /dev/zero > /tmp/big")
+    assert r.ok is False and "No space left on device" in r.data["stderr"]
+    r = sh(a, "prlimit --as --output SOFT --noheadings")
+    assert r.data["stdout"].strip() == str(4 * 1024**3)
+
+
+def _netns_pids(lab) -> list[int]:  # noqa: ANN001
+    import subprocess
+
+    out = subprocess.run(["ip", "netns", "pids", lab.netns("r1")], capture_output=True, text=True, check=True)
+    return [int(p) for p in out.stdout.split()]
