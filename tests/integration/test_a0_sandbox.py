@@ -130,6 +130,8 @@ def test_identity_capabilities_environment(two, monkeypatch: pytest.MonkeyPatch)
     env = dict(line.split("=", 1) for line in lines[5:])
     assert "ANI_A0_SECRET" not in env and "VIRTUAL_ENV" not in env
     assert env["HOME"] == "/tmp" and env["USER"] == "frr"
+    r = sh(a, "cat /etc/shadow")
+    assert r.ok is False and "Permission denied" in r.data["stderr"]
     assert pwd.getpwnam("frr")  # the test's premise
 
 
