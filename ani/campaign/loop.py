@@ -131,7 +131,8 @@ def run_campaign(
         spec: the campaign.
         out_dir: results folder; None for :func:`default_out_dir`. With ``resume`` it must exist.
         resume: skip run ids already in ``out_dir/runs.jsonl``.
-        progress: show a progress bar and one line per finished run.
+        progress: show a progress bar and one line per finished run (the summary table and the
+            report path are printed either way).
         deps: factories (default: the real modules).
         retry_infra: on resume, run again the runs that ended as ``infra_error``.
         source: the campaign file, copied into the folder and named in the resume hint.
@@ -203,9 +204,8 @@ def run_campaign(
         result.interrupted = True
     result.records = store.records()
     result.report = write_report(out)
-    if progress:
-        print_summary(out, console=console)
-        console.print(f"report: {result.report}")
+    print_summary(out, console=console)
+    console.print(f"report: {result.report}")
     if result.interrupted:
         src = source if source is not None else "<campaign file>"
         console.print(
