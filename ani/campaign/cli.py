@@ -51,6 +51,9 @@ def campaign_run(
         )
     except AniError as exc:
         raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        err_console.print("interrupted before the first run started; nothing to keep")
+        raise typer.Exit(130) from None
     if result.interrupted:
         raise typer.Exit(130)
 

@@ -202,6 +202,9 @@ def run_campaign(
                     bar.console.print(f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}")
     except KeyboardInterrupt:
         result.interrupted = True
+    except BaseException:
+        write_report(out)  # keep the report of what finished, then surface the harness fault
+        raise
     result.records = store.records()
     result.report = write_report(out)
     print_summary(out, console=console)

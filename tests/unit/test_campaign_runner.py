@@ -520,3 +520,32 @@ def test_rerun_replaces_a_partial_trajectory(spec, tmp_path):
     lines = [json.loads(x) for x in traj.read_text().splitlines()]
     assert [e["tool"] for e in lines] == ["show", "set"] and rec.tool_errors == 0
     assert all(e["level"] == "a0" for e in lines)
+
+
+def test_harness_fault_mid_campaign_keeps_runs_and_report(spec, tmp_path, monkeypatch):
+    s = Setup(World())
+    deps = s.deps()
+    n = {"i": 0}
+
+    def flaky_lab(topo):
+        n["i"] += 1
+        if n["i"] == 3:
+            raise MemoryError("out of memory in the harness")  # not a LabError: a bug-like fault
+        return FakeLab(topo, s.world)
+
+    deps.make_lab = flaky_lab
+    out = tmp_path / "res"
+    res = run_campaign(spec, out, progress=False, deps=deps)
+    # a fault while building the lab is an infrastructure error of that run, not a crash
+    recs = by_id(read_runs(out))
+    assert recs["a1_blocklist-onboard-site-s1"].infra_error_reason.startswith("lab up: MemoryError")
+    assert len(res.ran) == 9
+
+    def broken_store_append(self, record):
+        raise OSError("disk full")
+
+    out2 = tmp_path / "res2"
+    monkeypatch.setattr(RunStore, "append", broken_store_append)
+    with pytest.raises(OSError, match="disk full"):
+        run_campaign(spec, out2, progress=False, deps=Setup(World()).deps())
+    assert (out2 / "summary.md").exists()
