@@ -65,16 +65,16 @@ def test_real_two_cell_campaign(lab_host, tmp_path):
         assert r.label != "infra_error", r.infra_error_reason
         assert r.success == all(t.passed for t in r.tests) and r.damage_free == all(i.passed for i in r.invariants)
         assert r.tests and r.invariants and r.tool_calls > 0 and r.lab_up_s is not None
-    # the scripted baseline solves onboard-site at a0 without damage (a1 is checked by the
-    # agent's own integration tests; here any graded label is a correct campaign outcome)
-    a0 = recs["a0-onboard-site-s1"]
-    assert a0.label == "clean_success", ([t for t in a0.tests + a0.invariants if not t.passed], a0.agent_error)
+        # the scripted baseline solves onboard-site at a0 and a1 without damage (issue 2, "must show")
+        failed = [t for t in r.tests + r.invariants if not t.passed]
+        assert r.label == "clean_success", (r.run_id, failed, r.agent_error)
         events = [json.loads(x) for x in open(r.trajectory)]
         assert len([e for e in events if e["event"] == "tool_call"]) == r.tool_calls
         assert r.tool_errors == sum(1 for e in events if e["event"] == "tool_call" and not e["ok"])
+        assert {e["level"] for e in events} == {r.level}
     md = (out / "summary.md").read_text()
-    assert "| a0 | a0 | - | 1 | 0 | 1/1 (1.00) |" in md and "| a1 | a1 | - | 1 | 0 |" in md
-    assert "a1-onboard-site-s1" in md
+    assert "| a0 | a0 | - | 1 | 0 | 1/1 (1.00) |" in md and "| a1 | a1 | - | 1 | 0 | 1/1 (1.00) |" in md
+    assert "no discordant pairs" in md
 
     # every lab is gone: no namespace of theirs is left
     assert len(labs) == 2
@@ -82,6 +82,7 @@ def test_real_two_cell_campaign(lab_host, tmp_path):
     assert not [lab.id for lab in labs if f"ani-{lab.id}-" in left]
 
     # the same run alone gives the same verdict (case 9)
-    alone = run_one(spec, "a0", 1, tmp_path / "alone", deps=deps)
-    assert alone.label == a0.label and alone.variant_id == a0.variant_id
+    alone = run_one(spec, "a1", 1, tmp_path / "alone", deps=deps)
+    ref = recs["a1-onboard-site-s1"]
+    assert alone.label == ref.label and alone.variant_id == ref.variant_id
     assert f"ani-{labs[-1].id}-" not in _netns()
