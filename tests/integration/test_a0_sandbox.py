@@ -194,3 +194,48 @@ def _netns_pids(lab) -> list[int]:  # noqa: ANN001
 
     out = subprocess.run(["ip", "netns", "pids", lab.netns("r1")], capture_output=True, text=True, check=True)
     return [int(p) for p in out.stdout.split()]
+
+
+def test_a_dying_harness_takes_the_sandbox_with_it(two, tmp_path: Path) -> None:  # noqa: ANN001
+    """SIGKILL of the Python process mid-call: --die-with-parent kills the whole call."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    lab, _ = two
+    script = tmp_path / "harness.py"
+    script.write_text(
+        "import sys\n"
+        "from ani.lab.lab import Lab\n"
+        "from ani.registry import create_adapter\n"
+        "a = create_adapter('a0', Lab.attach(sys.argv[1]))\n"
+        "print('calling', flush=True)\n"
+        "a.call('shell', {'device': 'r1', 'command': 'sleep 4399 & sleep 4398'})\n"
+    )
+    p = subprocess.Popen([sys.executable, str(script), lab.id], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "calling"
+        deadline = time.monotonic() + 10
+        while not _pids_with(b"sleep\x00439") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_pids_with(b"sleep\x00439")) == 2
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    deadline = time.monotonic() + 3
+    while _pids_with(b"sleep\x00439") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _pids_with(b"sleep\x00439") == []
+
+
+def _pids_with(needle: bytes) -> list[int]:
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if needle in (p / "cmdline").read_bytes():
+                    out.append(int(p.name))
+            except OSError:
+                pass
+    return out
