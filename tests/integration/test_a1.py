@@ -213,6 +213,33 @@ def test_case5_wrong_or_missing_frr_is_an_error_not_a_fallback(lab):
     assert res.error.code == ErrorCode.UNKNOWN_DEVICE
 
 
+class _WrongPathspace:
+    """The lab, except that vtysh inside r2 is pointed at a pathspace with no FRR behind it."""
+
+    def __init__(self, lab) -> None:  # noqa: ANN001
+        self._lab = lab
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self._lab, name)
+
+    def node_argv(self, node: str, argv: list[str]) -> list[str]:
+        if argv[:1] == ["vtysh"]:
+            argv = ["/usr/bin/vtysh", "-N", self._lab.pathspace(node) + "-missing", *argv[1:]]
+        return self._lab.node_argv(node, argv)
+
+
+def test_case5_adapter_with_missing_pathspace_is_unreachable_not_a_fallback(lab):
+    adapter = A1Adapter(_WrongPathspace(lab))
+    try:
+        res = adapter.call("execute_validation", {"device": "r2", "command": "show running-config"})
+        assert not res.ok and res.error.code == ErrorCode.DEVICE_UNREACHABLE
+        assert "hostname" not in res.text
+        res = adapter.call("get_running_config", {"device": "r2"})
+        assert not res.ok and res.error.code == ErrorCode.DEVICE_UNREACHABLE
+    finally:
+        adapter.close()
+
+
 # -- issue case 6 ---------------------------------------------------------------------------
 
 
