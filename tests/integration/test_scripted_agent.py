@@ -49,6 +49,8 @@ def test_scripted_agent_onboards_site(make_lab, level, seed):
     assert run.submitted and 5 <= run.steps <= 40
     assert run.steps == len(adapter.trajectory.calls)
     assert {c["tool"] for c in adapter.trajectory.calls} <= {t.name for t in adapter.tools()}
+    errors = [(c["tool"], c["arguments"], c["summary"]) for c in adapter.trajectory.calls if not c["ok"]]
+    assert errors == [], errors  # a baseline that makes no tool errors
 
     hidden = observer.evaluate(variant.hidden_tests, bound_s=20.0)
     assert all(r.passed for r in hidden), summarize(hidden)

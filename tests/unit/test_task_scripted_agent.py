@@ -78,11 +78,9 @@ class FakeAdapter:
         return ToolResult.success(out, data)
 
     def _show(self, dev, command):
-        if command.startswith("nft list set inet fw "):
-            if dev in self.fw:
-                out = f"table inet fw {{\n\tset {command.split()[-1]} {{\n\t}}\n}}\n"
-                return ToolResult.success(out, {"output": out})
-            return ToolResult.failure(ErrorCode.COMMAND_FAILED, "No such file or directory")
+        if command == "nft list sets":
+            out = "table inet fw {\n\tset tenant_blue {\n\t}\n\tset tenant_red {\n\t}\n}\n" if dev in self.fw else ""
+            return ToolResult.success(out, {"output": out})
         if command.startswith("show ip route "):
             self.shows += 1
             prefix = command.split()[-1]
