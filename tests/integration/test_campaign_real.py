@@ -86,3 +86,74 @@ def test_real_two_cell_campaign(lab_host, tmp_path):
     ref = recs["a1-onboard-site-s1"]
     assert alone.label == ref.label and alone.variant_id == ref.variant_id
     assert f"ani-{labs[-1].id}-" not in _netns()
+
+
+class CrashingAgent:
+    """Reads the topology through the adapter, then fails like a buggy agent."""
+
+    name = "crashing"
+
+    def run(self, task, adapter, budget):
+        adapter.call("get_topology", {})
+        adapter.call("no_such_tool", {})
+        raise RuntimeError("agent bug: KeyError 'gateway'")
+
+
+def test_real_case9_lab_failure_and_agent_crash(lab_host, tmp_path):
+    """Case 9 on real labs: a0's lab cannot converge (real ConvergenceTimeout), a1's agent crashes."""
+    camp = tmp_path / "c.yaml"
+    camp.write_text(
+        "name: it-case9\n"
+        "scenario: scenarios/brownfield-small.yaml\n"
+        "task: onboard-site\n"
+        "variants: 1\n"
+        "observer_bound_s: 8\n"
+        "cells:\n"
+        "  - {name: a0, level: a0}\n"
+        "  - {name: a1, level: a1}\n"
+    )
+    spec = load_spec(camp)
+
+    def make_deps(fail_first: bool = True):
+        deps = RunnerDeps()
+        real_make_lab = deps.make_lab
+        calls = {"n": 0}
+        labs = []
+
+        def make_lab(topology):
+            calls["n"] += 1
+            if fail_first and calls["n"] == 1:  # the first run of the plan (a0, seed 1): no time to converge
+                topology = topology.model_copy(
+                    update={"convergence": topology.convergence.model_copy(update={"timeout_s": 0.05})}
+                )
+            lab = real_make_lab(topology)
+            labs.append(lab)
+            return lab
+
+        deps.make_lab = make_lab
+        deps.create_agent = lambda cfg: CrashingAgent()
+        return deps, labs
+
+    deps, labs = make_deps()
+    out = tmp_path / "res"
+    run_campaign(spec, out, progress=False, deps=deps)
+    recs = {r.run_id: r for r in read_runs(out)}
+    a0, a1 = recs["a0-onboard-site-s1"], recs["a1-onboard-site-s1"]
+    assert a0.label == "infra_error" and "ConvergenceTimeout" in a0.infra_error_reason
+    assert a0.success is None and a0.tool_calls == 0
+    assert a1.label == "clean_failure" and "agent bug" in a1.agent_error
+    assert (a1.tool_calls, a1.tool_errors) == (2, 1)  # unknown tool: ok=False, counted from the flag
+    md = (out / "summary.md").read_text()
+    assert "| a0 | a0 | - | 0 | 1 | 0/0 |" in md  # excluded from the denominator ...
+    assert "- `a0-onboard-site-s1` (cell a0, seed 1): lab up: ConvergenceTimeout" in md  # ... but listed
+    assert "| a1 | 0 |" in md  # no valid pair
+    left = _netns()
+    assert not [lab.id for lab in labs if f"ani-{lab.id}-" in left]
+
+    # each run alone: same verdict (a0 alone meets the same unconvergeable lab)
+    for cell, ref in (("a0", a0), ("a1", a1)):
+        deps_alone, labs_alone = make_deps(fail_first=cell == "a0")
+        alone = run_one(spec, cell, 1, tmp_path / "alone", deps=deps_alone)
+        assert alone.label == ref.label, (cell, alone.infra_error_reason, alone.agent_error)
+        assert alone.success == ref.success and alone.damage_free == ref.damage_free
+        assert not [lab.id for lab in labs_alone if f"ani-{lab.id}-" in _netns()]
