@@ -63,7 +63,7 @@ def test_invariants_pass_and_negative_control_fails(make_lab):
     assert leaked == ["isolated blue2 -/-> red2 (198.18.22.10)"], summarize(results)
 
 
-def test_hidden_tests_fail_before_the_agent_acts(make_lab):
+def test_hidden_tests_fail_before_the_agent_acts_and_grade_isolation(make_lab):
     scenario = load_scenario(SCENARIO)
     variant = get_task_class("onboard-site").variant(scenario, 0)
     lab = make_lab(variant.lab_topology(scenario))
@@ -73,3 +73,23 @@ def test_hidden_tests_fail_before_the_agent_acts(make_lab):
     hidden = Observer(lab).evaluate(variant.hidden_tests, bound_s=2.0)
     pos = [r for r, c in zip(hidden, variant.hidden_tests) if c.expect]
     assert len(pos) == 4 and not any(r.passed for r in pos), summarize(hidden)
+
+    # routing without the firewall change: reach works but isolation fails (the hidden
+    # negative tests can fail too), then the set entry on the edge fixes it
+    p = variant.params
+    res = lab.vtysh(
+        p["edge"],
+        ["configure terminal", f"ip prefix-list PL-TENANTS seq 30 permit {p['prefix']}",
+         "interface to-nsite", f"ip address {p['gateway']}/24"],
+    )
+    assert res.rc == 0, res.stderr
+    hidden = Observer(lab).evaluate(variant.hidden_tests, bound_s=20.0)
+    by_expect = {True: [], False: []}
+    for r, c in zip(hidden, variant.hidden_tests):
+        by_expect[c.expect].append(r.passed)
+    assert by_expect[True] == [True] * 4, summarize(hidden)
+    assert by_expect[False] == [False] * 4, summarize(hidden)
+    res = lab.exec(p["edge"], ["nft", "add", "element", "inet", "fw", f"tenant_{p['tenant']}", "{", p["prefix"], "}"])
+    assert res.rc == 0, res.stderr
+    hidden = Observer(lab).evaluate(variant.hidden_tests + scenario.invariants, bound_s=20.0)
+    assert all(r.passed for r in hidden), summarize(hidden)
