@@ -25,7 +25,8 @@ link-local addresses, carrier flags and operstate (they follow the peer), kernel
 (``proto kernel``: from addresses and links, which are compared) and routes learned by routing
 protocols (``proto bgp/ospf/...``: from FRR's configuration, which is compared, and from
 neighbours). So a direct ``ip route del`` of a BGP-learned route is not seen; everything an agent
-configures is. If a capture fails the call reports ``changed=True``. One capture: ~60 ms.
+configures is. If a capture fails or takes more than 5 s (its process group is then killed), the
+call reports ``changed=True`` with ``changed_parts=["unknown"]``. One capture: ~60 ms.
 
 Options (``create_adapter("a0", lab, options={...})``):
     timeout_s (float, default 30): bound on one command's wall time, seconds.
@@ -36,7 +37,6 @@ Options (``create_adapter("a0", lab, options={...})``):
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,10 @@ DERIVED_ROUTE_PROTOCOLS = frozenset(
     {"kernel", "redirect", "ra", "bgp", "isis", "ospf", "rip", "eigrp", "babel", "nhrp", "ldp",
      "sharp", "pbr", "openfabric", "srte", "191", "193", "194", "195", "197", "198"}
 )
-SNAPSHOT_TIMEOUT_S = 15.0
+#: bound on one state capture, seconds (a frozen FRR must not stall every call for long)
+SNAPSHOT_TIMEOUT_S = 5.0
+#: a capture larger than this is not trusted (and counts as a change)
+SNAPSHOT_MAX_BYTES = 32 * 1024 * 1024
 
 SHELL_DESCRIPTION = (
     "Run a shell command on a router (POSIX sh, as `sh -c COMMAND`) inside the router's "
@@ -197,16 +200,17 @@ class A0Adapter(BaseAdapter):
         spec = self.sandbox_spec(device)
         script = f"; echo {SEP}; ".join(cmd for _, cmd, _ in STATE_PARTS)
         try:
-            proc = subprocess.run(
+            res = sandbox.run_capped(
                 ["ip", "netns", "exec", spec.netns, "sh", "-c", script, "sh", spec.pathspace],
-                capture_output=True,
-                timeout=SNAPSHOT_TIMEOUT_S,
-                stdin=subprocess.DEVNULL,
+                timeout_s=SNAPSHOT_TIMEOUT_S,
+                max_bytes=SNAPSHOT_MAX_BYTES,
             )
-        except (subprocess.TimeoutExpired, OSError):
+        except OSError:
             return None
-        texts = proc.stdout.decode("utf-8", errors="replace").split(SEP + "\n")
-        if proc.returncode != 0 or len(texts) != len(STATE_PARTS):
+        if res.exit_status != 0 or res.stdout_truncated:
+            return None
+        texts = res.stdout.split(SEP + "\n")
+        if len(texts) != len(STATE_PARTS):
             return None
         out: dict[str, str] = {}
         for (name, _, norm), text in zip(STATE_PARTS, texts):

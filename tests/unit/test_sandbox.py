@@ -235,3 +235,42 @@ def test_format_output() -> None:
     assert format_output(r) == "a\n[stderr]\nbad\n[exit status: 2]"
     r = RunResult(None, "", "", False, False, 0, 0, True, 2.0)
     assert format_output(r) == "[exit status: killed (timeout)]"
+
+
+# -- state normalisation for `changed` ----------------------------------------------------------
+
+
+def test_norm_addr_ignores_what_changes_by_itself() -> None:
+    from ani.adapters.a0 import _norm_addr
+
+    def link(flags, addrs, operstate="UP"):  # noqa: ANN001, ANN202
+        return [{"ifname": "eth-r2", "flags": flags, "operstate": operstate, "mtu": 1500, "addr_info": addrs}]
+
+    v4 = {"family": "inet", "local": "10.1.12.1", "prefixlen": 30, "scope": "global",
+          "valid_life_time": 4294967295, "preferred_life_time": 4294967295}
+    ll = {"family": "inet6", "local": "fe80::1", "prefixlen": 64, "scope": "link", "tentative": True,
+          "valid_life_time": 4294967295}
+    boot = link(["BROADCAST", "MULTICAST", "UP", "NO-CARRIER"], [v4], operstate="DOWN")
+    later = link(["BROADCAST", "MULTICAST", "UP", "LOWER_UP"], [dict(v4, valid_life_time=1), ll])
+    assert _norm_addr(boot) == _norm_addr(later)
+    # what an agent does is seen: admin down, a new address, an MTU
+    assert _norm_addr(link(["BROADCAST", "MULTICAST"], [v4])) != _norm_addr(boot)
+    assert _norm_addr(link(["BROADCAST", "MULTICAST", "UP"], [v4, dict(v4, local="192.0.2.1")])) != _norm_addr(boot)
+    g6 = {"family": "inet6", "local": "2001:db8::1", "prefixlen": 64, "scope": "global"}
+    assert _norm_addr(link(["UP"], [v4, g6])) != _norm_addr(link(["UP"], [v4]))
+
+
+def test_norm_routes_keeps_only_directly_set_routes() -> None:
+    from ani.adapters.a0 import _norm_routes
+
+    kernel = {"dst": "10.1.12.0/30", "dev": "eth-r2", "protocol": "kernel", "scope": "link"}
+    bgp = {"dst": "198.18.0.0/24", "gateway": "10.1.12.2", "protocol": "bgp", "metric": 20}
+    ospf = {"dst": "10.255.2.2", "gateway": "10.1.12.2", "protocol": "ospf", "flags": ["onlink"]}
+    frr_static = {"dst": "203.0.113.1", "type": "blackhole", "protocol": "static", "metric": 20}
+    by_hand = {"dst": "198.51.100.0/24", "gateway": "10.1.12.2", "dev": "eth-r2", "flags": ["linkdown"]}
+    base = _norm_routes([kernel, frr_static])
+    assert _norm_routes([kernel, bgp, ospf, frr_static]) == base  # learned routes come and go
+    assert _norm_routes([frr_static]) == base  # kernel routes follow addresses
+    assert _norm_routes([kernel, frr_static, by_hand]) != base  # `ip route add` (proto boot)
+    assert _norm_routes([kernel]) != base  # FRR static removed
+    assert _norm_routes([dict(by_hand, flags=[])]) == _norm_routes([by_hand])  # carrier flag
