@@ -30,12 +30,31 @@ def _fail(msg: str, code: int = 2) -> typer.Exit:
 
 @app.command("run")
 def campaign_run(
-    file: Annotated[Path, typer.Argument(help="campaign YAML file (or a shipped one, e.g. campaigns/level-sweep.yaml)")],
-    out: Annotated[Path | None, typer.Option("--out", help="results folder (default results/<name>-<timestamp>)")] = None,
-    resume: Annotated[Path | None, typer.Option("--resume", help="continue the campaign in this results folder")] = None,
-    variants: Annotated[int | None, typer.Option("--variants", min=1, help="override S, the number of seeds")] = None,
-    retry_infra: Annotated[bool, typer.Option("--retry-infra", help="on --resume, rerun runs that were infrastructure errors")] = False,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar or per-run lines")] = False,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="campaign YAML file (or a shipped one, e.g. campaigns/level-sweep.yaml)"
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="results folder (default results/<name>-<timestamp>)"),
+    ] = None,
+    resume: Annotated[
+        Path | None, typer.Option("--resume", help="continue the campaign in this results folder")
+    ] = None,
+    variants: Annotated[
+        int | None, typer.Option("--variants", min=1, help="override S, the number of seeds")
+    ] = None,
+    retry_infra: Annotated[
+        bool,
+        typer.Option(
+            "--retry-infra", help="on --resume, rerun runs that were infrastructure errors"
+        ),
+    ] = False,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="no progress bar or per-run lines")
+    ] = False,
 ) -> None:
     """Run every variant (seed) of FILE in every cell, each on a fresh lab; write runs.jsonl and summary.md."""
     from ani.campaign.loop import run_campaign
@@ -46,8 +65,13 @@ def campaign_run(
     try:
         spec = load_spec(file, variants=variants)
         result = run_campaign(
-            spec, resume if resume is not None else out, resume=resume is not None,
-            progress=not no_progress, retry_infra=retry_infra, source=file, console=console,
+            spec,
+            resume if resume is not None else out,
+            resume=resume is not None,
+            progress=not no_progress,
+            retry_infra=retry_infra,
+            source=file,
+            console=console,
         )
     except AniError as exc:
         raise _fail(str(exc)) from None
@@ -80,24 +104,39 @@ def _print_event(ev: dict[str, Any]) -> None:
     args = json.dumps(ev.get("arguments", {}), ensure_ascii=False, default=str)
     if len(args) > 160:
         args = args[:157] + "..."
-    status = "[green]ok[/green]" if ev.get("ok") else f"[red]error {escape(str(ev.get('error_code')))}[/red]"
+    status = (
+        "[green]ok[/green]"
+        if ev.get("ok")
+        else f"[red]error {escape(str(ev.get('error_code')))}[/red]"
+    )
     changed = " [yellow]changed[/yellow]" if ev.get("changed") else ""
     summary = str(ev.get("summary", ""))
     if len(summary) > 120:
         summary = summary[:117] + "..."
-    console.print(f"  {escape(str(ev.get('tool')))}({escape(args)}) -> {status}{changed} {escape(summary)}", soft_wrap=True)
+    console.print(
+        f"  {escape(str(ev.get('tool')))}({escape(args)}) -> {status}{changed} {escape(summary)}",
+        soft_wrap=True,
+    )
 
 
 def run_one(
-    scenario: Annotated[Path, typer.Option("--scenario", help="scenario file")] = Path("scenarios/brownfield-small.yaml"),
+    scenario: Annotated[Path, typer.Option("--scenario", help="scenario file")] = Path(
+        "scenarios/brownfield-small.yaml"
+    ),
     task: Annotated[str, typer.Option("--task", help="task class")] = "onboard-site",
     seed: Annotated[int, typer.Option("--seed", help="variant seed")] = 1,
     level: Annotated[str, typer.Option("--level", help="adapter level (a0, a1, ...)")] = "a1",
-    blocklist: Annotated[bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")] = False,
+    blocklist: Annotated[
+        bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")
+    ] = False,
     agent: Annotated[str, typer.Option("--agent", help="agent kind")] = "scripted",
     max_steps: Annotated[int, typer.Option("--max-steps", min=1)] = 40,
-    wall_clock_s: Annotated[float, typer.Option("--wall-clock", help="agent time budget, seconds")] = 300.0,
-    out: Annotated[Path | None, typer.Option("--out", help="folder for the record and trajectory")] = None,
+    wall_clock_s: Annotated[
+        float, typer.Option("--wall-clock", help="agent time budget, seconds")
+    ] = 300.0,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="folder for the record and trajectory")
+    ] = None,
 ) -> None:
     """Run one task variant at one level on a fresh lab, print each tool call as it happens and the verdict."""
     from ani.campaign.results import INFRA
@@ -135,7 +174,11 @@ def run_one(
                     console.print(f"  [red]FAIL[/red] {escape(r.name)}: {escape(r.detail)}")
     if rec.agent_error:
         console.print(f"agent error: {escape(rec.agent_error)}")
-    style = {"clean_success": "green", "dangerous_success": "yellow", "destructive_failure": "red"}.get(rec.label, "")
+    style = {
+        "clean_success": "green",
+        "dangerous_success": "yellow",
+        "destructive_failure": "red",
+    }.get(rec.label, "")
     verdict = f"[{style}]{rec.label}[/{style}]" if style else rec.label
     console.print(
         f"verdict: {verdict}"

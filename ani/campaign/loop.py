@@ -89,13 +89,19 @@ def check_resume(spec: CampaignSpec, out_dir: Path) -> None:
     if not out_dir.is_dir():
         raise CampaignSpecError(f"--resume {out_dir}: no such folder")
     if not saved_path.exists():
-        raise CampaignSpecError(f"--resume {out_dir}: not a campaign results folder (no {SPEC_JSON})")
+        raise CampaignSpecError(
+            f"--resume {out_dir}: not a campaign results folder (no {SPEC_JSON})"
+        )
     try:
         saved = json.loads(saved_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CampaignSpecError(f"--resume {out_dir}: {SPEC_JSON} is unreadable: {exc}") from None
     now = _spec_dict(spec)
-    differ = sorted(k for k in set(saved) | set(now) if k not in RESUME_MAY_CHANGE and saved.get(k) != now.get(k))
+    differ = sorted(
+        k
+        for k in set(saved) | set(now)
+        if k not in RESUME_MAY_CHANGE and saved.get(k) != now.get(k)
+    )
     if differ:
         raise CampaignSpecError(
             f"--resume {out_dir}: the campaign file differs from the one this folder was started with "
@@ -104,7 +110,9 @@ def check_resume(spec: CampaignSpec, out_dir: Path) -> None:
 
 
 def _write_spec(spec: CampaignSpec, out_dir: Path, source: str | Path | None) -> None:
-    (out_dir / SPEC_JSON).write_text(json.dumps(_spec_dict(spec), indent=2) + "\n", encoding="utf-8")
+    (out_dir / SPEC_JSON).write_text(
+        json.dumps(_spec_dict(spec), indent=2) + "\n", encoding="utf-8"
+    )
     if source is not None:
         try:
             src = Path(source)
@@ -194,12 +202,18 @@ def run_campaign(
                 store.append(rec)
                 result.ran.append(rec)
                 style = LABEL_STYLE.get(rec.label, "")
-                last = f"{cell} s{seed}: [{style}]{rec.label}[/{style}]" if style else f"{cell} s{seed}: {rec.label}"
+                last = (
+                    f"{cell} s{seed}: [{style}]{rec.label}[/{style}]"
+                    if style
+                    else f"{cell} s{seed}: {rec.label}"
+                )
                 bar.update(task_id, advance=1, last=last)
                 if progress:
                     extra = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
                     extra += f" agent error: {rec.agent_error}" if rec.agent_error else ""
-                    bar.console.print(f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}")
+                    bar.console.print(
+                        f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}"
+                    )
     except KeyboardInterrupt:
         result.interrupted = True
     except BaseException:

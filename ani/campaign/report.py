@@ -19,7 +19,14 @@ from rich.console import Console
 from rich.table import Table
 
 from ani.campaign.results import INFRA, LABELS, RunRecord, read_runs
-from ani.campaign.stats import Interval, McNemarResult, clopper_pearson, mcnemar_exact, rule_of_three, wilson
+from ani.campaign.stats import (
+    Interval,
+    McNemarResult,
+    clopper_pearson,
+    mcnemar_exact,
+    rule_of_three,
+    wilson,
+)
 
 SUMMARY_FILE = "summary.md"
 
@@ -152,8 +159,14 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
     planned = None
     if spec.get("variants") and spec.get("cells"):
         planned = int(spec["variants"]) * len(spec["cells"])
-    return CampaignSummary(spec.get("name", records[0].campaign if records else "?"), spec, cells, paired,
-                           planned, records)
+    return CampaignSummary(
+        spec.get("name", records[0].campaign if records else "?"),
+        spec,
+        cells,
+        paired,
+        planned,
+        records,
+    )
 
 
 def _mcnemar(pairs: list[tuple[RunRecord, RunRecord]], attr: str) -> McNemarResult:
@@ -198,7 +211,8 @@ def render_markdown(s: CampaignSummary) -> str:
             f"- agent: `{json.dumps(sp.get('agent'))}`; budget: `{json.dumps(sp.get('budget'))}`",
         ]
     lines.append(
-        f"- runs recorded: {n_records}" + (f" of {s.planned} planned" if s.planned is not None else "")
+        f"- runs recorded: {n_records}"
+        + (f" of {s.planned} planned" if s.planned is not None else "")
         + f"; infrastructure errors: {sum(len(c.infra) for c in s.cells)} (excluded from every rate below)"
     )
     lines += ["", "## Rates (95% intervals)", ""]
@@ -215,12 +229,15 @@ def render_markdown(s: CampaignSummary) -> str:
         )
     lines += ["", "## Outcome labels and cost (means over valid runs)", ""]
     lines += [
-        "| cell | " + " | ".join(LABELS) + " | agent errors | steps | tool calls | tool errors | wall s |",
+        "| cell | "
+        + " | ".join(LABELS)
+        + " | agent errors | steps | tool calls | tool errors | wall s |",
         "|---|" + "---|" * (len(LABELS) + 5),
     ]
     for c in s.cells:
         lines.append(
-            f"| {c.name} | " + " | ".join(str(c.labels[lab]) for lab in LABELS)
+            f"| {c.name} | "
+            + " | ".join(str(c.labels[lab]) for lab in LABELS)
             + f" | {c.agent_errors} | {_f(c.mean_steps, '.1f')} | {_f(c.mean_tool_calls, '.1f')} "
             f"| {_f(c.mean_tool_errors, '.1f')} | {_f(c.mean_wall_s, '.1f')} |"
         )
@@ -251,7 +268,9 @@ def render_markdown(s: CampaignSummary) -> str:
             )
     infra = [r for c in s.cells for r in c.infra]
     lines += ["", "## Infrastructure errors (excluded from the rates)", ""]
-    lines += [f"- `{r.run_id}` (cell {r.cell}, seed {r.seed}): {r.infra_error_reason}" for r in infra] or ["none"]
+    lines += [
+        f"- `{r.run_id}` (cell {r.cell}, seed {r.seed}): {r.infra_error_reason}" for r in infra
+    ] or ["none"]
     agent_err = [r for c in s.cells for r in c.valid if r.agent_error]
     lines += ["", "## Agent errors (graded as runs of the system under test)", ""]
     lines += [f"- `{r.run_id}` ({r.label}): {r.agent_error}" for r in agent_err] or ["none"]
@@ -265,12 +284,18 @@ def render_markdown(s: CampaignSummary) -> str:
     for c in s.cells:
         for r in c.runs:
             t = f"{sum(x.passed for x in r.tests)}/{len(r.tests)}" if r.tests else "-"
-            i = f"{sum(x.passed for x in r.invariants)}/{len(r.invariants)}" if r.invariants else "-"
+            i = (
+                f"{sum(x.passed for x in r.invariants)}/{len(r.invariants)}"
+                if r.invariants
+                else "-"
+            )
             lines.append(
                 f"| {r.run_id} | {r.cell} | {r.seed} | {r.label} | {t} | {i} | {_f(r.steps, 'd') if r.steps is not None else '-'} "
                 f"| {r.tool_calls} | {r.tool_errors} | {r.stop_reason or '-'} | {r.wall_s:.1f} |"
             )
-    failed = [(r, x) for c in s.cells for r in c.valid for x in r.tests + r.invariants if not x.passed]
+    failed = [
+        (r, x) for c in s.cells for r in c.valid for x in r.tests + r.invariants if not x.passed
+    ]
     if failed:
         lines += ["", "## Failed checks", ""]
         lines += [f"- `{r.run_id}`: {x.name}: {x.detail}" for r, x in failed]
@@ -307,7 +332,9 @@ def write_report(out_dir: str | Path) -> Path:
 
 def summary_tables(s: CampaignSummary) -> list[Table]:
     """Two compact rich tables (fit 80 columns): rates with Wilson intervals and McNemar p; labels and cost."""
-    rates = Table(title=f"campaign {s.name}: rates [95% Wilson]", box=box.SIMPLE_HEAD, pad_edge=False)
+    rates = Table(
+        title=f"campaign {s.name}: rates [95% Wilson]", box=box.SIMPLE_HEAD, pad_edge=False
+    )
     for col in ("cell", "n", "infra", "success", "damage-free", "p succ", "p dmg"):
         rates.add_column(col, justify="left" if col == "cell" else "right", no_wrap=True)
     pmap = {p.cell: p for p in s.paired}
@@ -318,16 +345,29 @@ def summary_tables(s: CampaignSummary) -> list[Table]:
     for c in s.cells:
         p = pmap.get(c.name)
         rates.add_row(
-            c.name, str(c.success.n), str(len(c.infra)), cell_rate(c.success), cell_rate(c.damage_free),
-            f"{p.success.p_value:.3g}" if p else "ref", f"{p.damage_free.p_value:.3g}" if p else "ref",
+            c.name,
+            str(c.success.n),
+            str(len(c.infra)),
+            cell_rate(c.success),
+            cell_rate(c.damage_free),
+            f"{p.success.p_value:.3g}" if p else "ref",
+            f"{p.damage_free.p_value:.3g}" if p else "ref",
         )
-    cost = Table(title="labels (clean ok/dangerous ok/clean fail/destructive) and means", box=box.SIMPLE_HEAD, pad_edge=False)
+    cost = Table(
+        title="labels (clean ok/dangerous ok/clean fail/destructive) and means",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     for col in ("cell", "labels", "agent err", "steps", "calls", "tool err", "wall s"):
         cost.add_column(col, justify="left" if col in ("cell", "labels") else "right", no_wrap=True)
     for c in s.cells:
         cost.add_row(
-            c.name, "/".join(str(c.labels[lab]) for lab in LABELS), str(c.agent_errors),
-            _f(c.mean_steps, ".1f"), _f(c.mean_tool_calls, ".1f"), _f(c.mean_tool_errors, ".1f"),
+            c.name,
+            "/".join(str(c.labels[lab]) for lab in LABELS),
+            str(c.agent_errors),
+            _f(c.mean_steps, ".1f"),
+            _f(c.mean_tool_calls, ".1f"),
+            _f(c.mean_tool_errors, ".1f"),
             _f(c.mean_wall_s, ".1f"),
         )
     return [rates, cost]

@@ -9,7 +9,6 @@ so the next record starts on a fresh line.
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from datetime import datetime
@@ -18,8 +17,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-Label = Literal["clean_success", "dangerous_success", "clean_failure", "destructive_failure", "infra_error"]
-LABELS: tuple[str, ...] = ("clean_success", "dangerous_success", "clean_failure", "destructive_failure")
+Label = Literal[
+    "clean_success", "dangerous_success", "clean_failure", "destructive_failure", "infra_error"
+]
+LABELS: tuple[str, ...] = (
+    "clean_success",
+    "dangerous_success",
+    "clean_failure",
+    "destructive_failure",
+)
 INFRA = "infra_error"
 RUNS_FILE = "runs.jsonl"
 
@@ -103,7 +109,9 @@ def _parse_lines(text: str, path: Path) -> tuple[list[RunRecord], str | None]:
             records_tail = [RunRecord.model_validate_json(partial)]
         except (ValidationError, ValueError):
             records_tail = []
-            warnings.warn(f"{path}: ignoring a truncated last line ({len(partial)} characters)", stacklevel=3)
+            warnings.warn(
+                f"{path}: ignoring a truncated last line ({len(partial)} characters)", stacklevel=3
+            )
         else:
             partial = None
     else:
@@ -114,7 +122,9 @@ def _parse_lines(text: str, path: Path) -> tuple[list[RunRecord], str | None]:
         try:
             records.append(RunRecord.model_validate_json(line))
         except (ValidationError, ValueError) as exc:
-            warnings.warn(f"{path}:{i}: ignoring an unreadable line: {str(exc).splitlines()[0]}", stacklevel=3)
+            warnings.warn(
+                f"{path}:{i}: ignoring an unreadable line: {str(exc).splitlines()[0]}", stacklevel=3
+            )
     return records + records_tail, partial
 
 
@@ -162,7 +172,9 @@ class RunStore:
         try:
             RunRecord.model_validate_json(tail)
         except (ValidationError, ValueError):
-            warnings.warn(f"{self.path}: moving a truncated last line to {RUNS_FILE}.partial", stacklevel=3)
+            warnings.warn(
+                f"{self.path}: moving a truncated last line to {RUNS_FILE}.partial", stacklevel=3
+            )
             with (self.dir / f"{RUNS_FILE}.partial").open("ab") as fh:
                 fh.write(tail + b"\n")
             with self.path.open("r+b") as fh:

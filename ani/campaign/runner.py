@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ani.campaign.results import INFRA, CheckOutcome, RunRecord, label_for
-from ani.campaign.spec import BudgetSpec, CampaignSpec, CellSpec, run_id as make_run_id
+from ani.campaign.spec import BudgetSpec, CampaignSpec, CellSpec
+from ani.campaign.spec import run_id as make_run_id
 from ani.errors import ConfigError
 from ani.trajectory import Trajectory
 
@@ -156,7 +157,11 @@ def _sigint_deferred() -> Iterator[None]:
 def _outcomes(results: Any) -> list[CheckOutcome]:
     out = []
     for r in results or []:
-        out.append(CheckOutcome(name=str(r.name), passed=bool(r.passed), detail=str(getattr(r, "detail", "") or "")))
+        out.append(
+            CheckOutcome(
+                name=str(r.name), passed=bool(r.passed), detail=str(getattr(r, "detail", "") or "")
+            )
+        )
     return out
 
 
@@ -198,7 +203,9 @@ def prepare(spec: CampaignSpec, deps: RunnerDeps) -> tuple[Any, Any]:
     Returns ``(scenario, task_class)``. Raises ConfigError (scenario/task file problems).
     """
     if not spec.scenario_path:
-        raise ConfigError(f"campaign {spec.name!r}: scenario path is not resolved (use load_spec/parse_spec)")
+        raise ConfigError(
+            f"campaign {spec.name!r}: scenario path is not resolved (use load_spec/parse_spec)"
+        )
     scenario = deps.scenario(spec.scenario_path)
     task_class = deps.get_task_class(spec.task)
     return scenario, task_class
@@ -281,7 +288,9 @@ def run_one(
     }
     state: dict[str, Any] = {}
     try:
-        _execute(spec, cell, scenario, variant, agent, budget, deps, traj_path, on_event, info, state)
+        _execute(
+            spec, cell, scenario, variant, agent, budget, deps, traj_path, on_event, info, state
+        )
     finally:
         trajectory = state.get("trajectory")
         if trajectory is not None:
@@ -296,9 +305,19 @@ def run_one(
     return _record(info, state, started, t_start)
 
 
-def _execute(spec: CampaignSpec, cell: CellSpec, scenario: Any, variant: Any, agent: Any, budget: Any,
-             deps: RunnerDeps,
-             traj_path: Path, on_event: EventHook | None, info: dict[str, Any], state: dict[str, Any]) -> None:
+def _execute(
+    spec: CampaignSpec,
+    cell: CellSpec,
+    scenario: Any,
+    variant: Any,
+    agent: Any,
+    budget: Any,
+    deps: RunnerDeps,
+    traj_path: Path,
+    on_event: EventHook | None,
+    info: dict[str, Any],
+    state: dict[str, Any],
+) -> None:
     """The run's phases; fills ``info``/``state`` and returns at the first infrastructure error."""
     # 1. the substrate, and the baseline it must satisfy before the agent acts
     phase = "lab up"
@@ -323,10 +342,14 @@ def _execute(spec: CampaignSpec, cell: CellSpec, scenario: Any, variant: Any, ag
     # 2. the interface and the agent
     if traj_path.exists():
         traj_path.unlink()
-    state["trajectory"] = trajectory = _TeeTrajectory(info["run_id"], cell.level, traj_path, hook=on_event)
+    state["trajectory"] = trajectory = _TeeTrajectory(
+        info["run_id"], cell.level, traj_path, hook=on_event
+    )
     info["trajectory"] = str(traj_path)
     try:
-        adapter = deps.create_adapter(cell.level, lab, blocklist=cell.blocklist, trajectory=trajectory)
+        adapter = deps.create_adapter(
+            cell.level, lab, blocklist=cell.blocklist, trajectory=trajectory
+        )
         adapter.open()
     except Exception as exc:  # noqa: BLE001
         state["infra_error_reason"] = f"adapter open: {_err(exc)}"
@@ -365,7 +388,9 @@ def _execute(spec: CampaignSpec, cell: CellSpec, scenario: Any, variant: Any, ag
     state["damage_free"] = all(i.passed for i in state["invariants"])
 
 
-def _record(info: dict[str, Any], state: dict[str, Any], started: datetime, t_start: float) -> RunRecord:
+def _record(
+    info: dict[str, Any], state: dict[str, Any], started: datetime, t_start: float
+) -> RunRecord:
     trajectory = state.get("trajectory")
     calls: list[dict[str, Any]] = trajectory.calls if trajectory is not None else []
     reason = state.get("infra_error_reason")
@@ -374,7 +399,9 @@ def _record(info: dict[str, Any], state: dict[str, Any], started: datetime, t_st
     label = INFRA if reason is not None else label_for(state["success"], state["damage_free"])
     agent_error = state.get("agent_error")
     if state.get("close_error"):
-        agent_error = (agent_error + "; " if agent_error else "") + f"adapter close: {state['close_error']}"
+        agent_error = (
+            agent_error + "; " if agent_error else ""
+        ) + f"adapter close: {state['close_error']}"
     return RunRecord(
         **info,
         label=label,
@@ -396,8 +423,13 @@ def _record(info: dict[str, Any], state: dict[str, Any], started: datetime, t_st
     )
 
 
-def run_campaign(spec: CampaignSpec, out_dir: str | Path | None = None, resume: bool = False,
-                 progress: bool = True, **kwargs: Any) -> Any:
+def run_campaign(
+    spec: CampaignSpec,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    **kwargs: Any,
+) -> Any:
     """Run a whole campaign; see :func:`ani.campaign.loop.run_campaign` (same arguments)."""
     from ani.campaign.loop import run_campaign as _run_campaign
 

@@ -145,11 +145,15 @@ class CampaignSpec(BaseModel):
         for c in self.cells:
             key = safe_component(c.name)
             if key in seen:
-                raise ValueError(f"cells {seen[key]!r} and {c.name!r} have the same name (run ids would collide)")
+                raise ValueError(
+                    f"cells {seen[key]!r} and {c.name!r} have the same name (run ids would collide)"
+                )
             seen[key] = c.name
         settings = [(c.level, c.blocklist) for c in self.cells]
         if len(set(settings)) != len(settings):
-            raise ValueError("two cells have the same level and blocklist (nothing varies between them)")
+            raise ValueError(
+                "two cells have the same level and blocklist (nothing varies between them)"
+            )
         if self.factor == "blocklist" and len({c.level for c in self.cells}) > 1:
             raise ValueError("factor is 'blocklist' but the cells differ in level")
         return self
@@ -164,7 +168,9 @@ class CampaignSpec(BaseModel):
         for c in self.cells:
             if c.name == name:
                 return c
-        raise CampaignSpecError(f"no cell {name!r} in campaign {self.name!r}; cells: {', '.join(c.name for c in self.cells)}")
+        raise CampaignSpecError(
+            f"no cell {name!r} in campaign {self.name!r}; cells: {', '.join(c.name for c in self.cells)}"
+        )
 
 
 def run_id(cell: str, task: str, seed: int) -> str:
@@ -201,7 +207,9 @@ def resolve_path(value: str, base_dir: Path | None) -> Path:
     try:
         return resolve(p).resolve()
     except FileNotFoundError as exc:
-        raise CampaignSpecError(f"file {value!r} not found (relative to {base_dir or Path.cwd()}, the current folder, or shipped data): {exc}") from exc
+        raise CampaignSpecError(
+            f"file {value!r} not found (relative to {base_dir or Path.cwd()}, the current folder, or shipped data): {exc}"
+        ) from exc
 
 
 def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = None) -> CampaignSpec:
@@ -210,7 +218,9 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
     Raises CampaignSpecError naming ``source`` and the bad field.
     """
     if not isinstance(data, dict):
-        raise CampaignSpecError(f"{source}: a campaign file must be a mapping, got {type(data).__name__}")
+        raise CampaignSpecError(
+            f"{source}: a campaign file must be a mapping, got {type(data).__name__}"
+        )
     try:
         spec = CampaignSpec.model_validate(data)
     except ValidationError as exc:

@@ -27,7 +27,9 @@ def lab_host():
 
 
 def _netns() -> str:
-    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    return subprocess.run(
+        ["ip", "netns", "list"], capture_output=True, text=True, check=False
+    ).stdout
 
 
 def test_real_two_cell_campaign(lab_host, tmp_path):
@@ -63,7 +65,9 @@ def test_real_two_cell_campaign(lab_host, tmp_path):
     assert sorted(recs) == ["a0-onboard-site-s1", "a1-onboard-site-s1"]
     for r in recs.values():
         assert r.label != "infra_error", r.infra_error_reason
-        assert r.success == all(t.passed for t in r.tests) and r.damage_free == all(i.passed for i in r.invariants)
+        assert r.success == all(t.passed for t in r.tests) and r.damage_free == all(
+            i.passed for i in r.invariants
+        )
         assert r.tests and r.invariants and r.tool_calls > 0 and r.lab_up_s is not None
         # the scripted baseline solves onboard-site at a0 and a1 without damage (issue 2, "must show")
         failed = [t for t in r.tests + r.invariants if not t.passed]
@@ -73,7 +77,10 @@ def test_real_two_cell_campaign(lab_host, tmp_path):
         assert r.tool_errors == sum(1 for e in events if e["event"] == "tool_call" and not e["ok"])
         assert {e["level"] for e in events} == {r.level}
     md = (out / "summary.md").read_text()
-    assert "| a0 | a0 | - | 1 | 0 | 1/1 (1.00) |" in md and "| a1 | a1 | - | 1 | 0 | 1/1 (1.00) |" in md
+    assert (
+        "| a0 | a0 | - | 1 | 0 | 1/1 (1.00) |" in md
+        and "| a1 | a1 | - | 1 | 0 | 1/1 (1.00) |" in md
+    )
     assert "no discordant pairs" in md
 
     # every lab is gone: no namespace of theirs is left
@@ -122,9 +129,13 @@ def test_real_case9_lab_failure_and_agent_crash(lab_host, tmp_path):
 
         def make_lab(topology):
             calls["n"] += 1
-            if fail_first and calls["n"] == 1:  # the first run of the plan (a0, seed 1): no time to converge
+            if (
+                fail_first and calls["n"] == 1
+            ):  # the first run of the plan (a0, seed 1): no time to converge
                 topology = topology.model_copy(
-                    update={"convergence": topology.convergence.model_copy(update={"timeout_s": 0.05})}
+                    update={
+                        "convergence": topology.convergence.model_copy(update={"timeout_s": 0.05})
+                    }
                 )
             lab = real_make_lab(topology)
             labs.append(lab)
@@ -142,10 +153,15 @@ def test_real_case9_lab_failure_and_agent_crash(lab_host, tmp_path):
     assert a0.label == "infra_error" and "ConvergenceTimeout" in a0.infra_error_reason
     assert a0.success is None and a0.tool_calls == 0
     assert a1.label == "clean_failure" and "agent bug" in a1.agent_error
-    assert (a1.tool_calls, a1.tool_errors) == (2, 1)  # unknown tool: ok=False, counted from the flag
+    assert (a1.tool_calls, a1.tool_errors) == (
+        2,
+        1,
+    )  # unknown tool: ok=False, counted from the flag
     md = (out / "summary.md").read_text()
     assert "| a0 | a0 | - | 0 | 1 | 0/0 |" in md  # excluded from the denominator ...
-    assert "- `a0-onboard-site-s1` (cell a0, seed 1): lab up: ConvergenceTimeout" in md  # ... but listed
+    assert (
+        "- `a0-onboard-site-s1` (cell a0, seed 1): lab up: ConvergenceTimeout" in md
+    )  # ... but listed
     assert "| a1 | 0 |" in md  # no valid pair
     left = _netns()
     assert not [lab.id for lab in labs if f"ani-{lab.id}-" in left]

@@ -15,19 +15,46 @@ from ani.cli import app
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def rec(cell: str, seed: int, success: bool | None, damage_free: bool | None = True, infra: str | None = None,
-        **kw) -> RunRecord:
+def rec(
+    cell: str,
+    seed: int,
+    success: bool | None,
+    damage_free: bool | None = True,
+    infra: str | None = None,
+    **kw,
+) -> RunRecord:
     label = "infra_error" if infra else label_for(success, damage_free)
     return RunRecord(
-        run_id=f"{cell}-t-s{seed}", campaign="c", cell=cell, level=cell[:2], task="t", seed=seed,
-        label=label, success=None if infra else success, damage_free=None if infra else damage_free,
-        infra_error_reason=infra, started=T0, ended=T0, **kw,
+        run_id=f"{cell}-t-s{seed}",
+        campaign="c",
+        cell=cell,
+        level=cell[:2],
+        task="t",
+        seed=seed,
+        label=label,
+        success=None if infra else success,
+        damage_free=None if infra else damage_free,
+        infra_error_reason=infra,
+        started=T0,
+        ended=T0,
+        **kw,
     )
 
 
-SPEC = {"name": "c", "task": "t", "scenario": "s.yaml", "variants": 6, "seed": 1, "factor": "level",
-        "agent": {"kind": "x"}, "budget": {"max_steps": 5},
-        "cells": [{"name": "a0", "level": "a0", "blocklist": False}, {"name": "a1", "level": "a1", "blocklist": False}]}
+SPEC = {
+    "name": "c",
+    "task": "t",
+    "scenario": "s.yaml",
+    "variants": 6,
+    "seed": 1,
+    "factor": "level",
+    "agent": {"kind": "x"},
+    "budget": {"max_steps": 5},
+    "cells": [
+        {"name": "a0", "level": "a0", "blocklist": False},
+        {"name": "a1", "level": "a1", "blocklist": False},
+    ],
+}
 
 
 def test_paired_counts_and_mcnemar_only_on_valid_pairs():
@@ -58,19 +85,42 @@ def test_labels_and_means():
     records = [
         rec("a0", 1, True, True, steps=4, tool_calls=6, tool_errors=1, wall_s=10.0),
         rec("a0", 2, True, False, steps=8, tool_calls=10, tool_errors=3, wall_s=20.0),
-        rec("a0", 3, False, False, steps=None, tool_calls=2, tool_errors=0, wall_s=30.0, agent_error="RuntimeError: x"),
+        rec(
+            "a0",
+            3,
+            False,
+            False,
+            steps=None,
+            tool_calls=2,
+            tool_errors=0,
+            wall_s=30.0,
+            agent_error="RuntimeError: x",
+        ),
         rec("a0", 4, None, infra="baseline", tool_calls=99, wall_s=99.0),
     ]
     (c,) = summarize(records, {"cells": [{"name": "a0", "level": "a0"}]}).cells
-    assert c.labels == {"clean_success": 1, "dangerous_success": 1, "clean_failure": 0, "destructive_failure": 1}
+    assert c.labels == {
+        "clean_success": 1,
+        "dangerous_success": 1,
+        "clean_failure": 0,
+        "destructive_failure": 1,
+    }
     assert c.mean_steps == 6.0  # None (crashed agent) is not averaged as 0
     assert c.mean_tool_calls == 6.0 and c.mean_tool_errors == 4 / 3 and c.mean_wall_s == 20.0
     assert (c.damage_free.k, c.damage_free.n) == (1, 3) and c.agent_errors == 1
 
 
 def test_b_and_c_directions():
-    records = [rec("a0", 1, True), rec("a1", 1, False), rec("a0", 2, True), rec("a1", 2, False),
-               rec("a0", 3, False), rec("a1", 3, True), rec("a0", 4, True), rec("a1", 4, True)]
+    records = [
+        rec("a0", 1, True),
+        rec("a1", 1, False),
+        rec("a0", 2, True),
+        rec("a1", 2, False),
+        rec("a0", 3, False),
+        rec("a1", 3, True),
+        rec("a0", 4, True),
+        rec("a1", 4, True),
+    ]
     (p,) = summarize(records, SPEC).paired
     assert (p.success.b, p.success.c, p.pairs) == (2, 1, 4)
 

@@ -43,8 +43,12 @@ class FResult:
 class World:
     """Shared bookkeeping of a fake campaign: which labs were created, which are still up."""
 
-    def __init__(self, fail_up: set[int] = frozenset(), broken_baseline: set[int] = frozenset(),
-                 observer_fails: set[int] = frozenset()) -> None:
+    def __init__(
+        self,
+        fail_up: set[int] = frozenset(),
+        broken_baseline: set[int] = frozenset(),
+        observer_fails: set[int] = frozenset(),
+    ) -> None:
         self.fail_up = set(fail_up)
         self.broken_baseline = set(broken_baseline)
         self.observer_fails = set(observer_fails)
@@ -80,9 +84,14 @@ class FakeObserver:
         self.lab = lab
 
     def evaluate(self, checks, bound_s=None):
-        if self.lab.topology["seed"] in self.lab.world.observer_fails and any(c.name == "site-reach" for c in checks):
+        if self.lab.topology["seed"] in self.lab.world.observer_fails and any(
+            c.name == "site-reach" for c in checks
+        ):
             raise ObserverError("check names a node that is not in the lab")
-        return [FResult(c.name, self.lab.flags[c.flag] == c.want, f"{c.flag}={self.lab.flags[c.flag]}") for c in checks]
+        return [
+            FResult(c.name, self.lab.flags[c.flag] == c.want, f"{c.flag}={self.lab.flags[c.flag]}")
+            for c in checks
+        ]
 
 
 class FakeScenario:
@@ -258,7 +267,9 @@ def test_tool_counts_come_from_the_ok_and_changed_flags(spec, tmp_path):
 def test_agent_crash_is_graded_not_infra(spec, tmp_path):
     s = Setup(World(), {("a1", 1): "crash_after_solve", ("a0", 1): "crash"})
     rec = run_one(spec, "a1", 1, tmp_path, deps=s.deps())
-    assert rec.label == "clean_success"  # the change was made before the crash; the network is graded
+    assert (
+        rec.label == "clean_success"
+    )  # the change was made before the crash; the network is graded
     assert "RuntimeError: agent exploded" in rec.agent_error
     assert rec.stop_reason == "error" and rec.steps is None
     rec0 = run_one(spec, "a0", 1, tmp_path, deps=s.deps())
@@ -288,7 +299,9 @@ def test_broken_baseline_is_infra_error(spec, tmp_path):
 def test_observer_fault_during_grading_is_infra_error(spec, tmp_path):
     s = Setup(World(observer_fails={1}))
     rec = run_one(spec, "a1", 1, tmp_path, deps=s.deps())
-    assert rec.label == "infra_error" and rec.infra_error_reason.startswith("grading: ObserverError")
+    assert rec.label == "infra_error" and rec.infra_error_reason.startswith(
+        "grading: ObserverError"
+    )
     assert s.world.up_labs == []
 
 
@@ -365,12 +378,12 @@ def test_case9_each_run_one_state_infra_excluded_and_single_runs_agree(spec, tmp
     assert "| a1 | a1 | - | 2 | 1 | 1/2 (0.50) |" in md
 
     # running any single run alone gives the same label as inside the campaign
-    for (seed, cell) in order:
+    for seed, cell in order:
         rid = f"{cell.replace('+', '_')}-onboard-site-s{seed}"
         s_alone = Setup(World(), policy)
         d_alone = s_alone.deps()
         if (seed, cell) == (1, "a1"):
-            d_alone.make_lab = lambda topo: FailingLab(topo, s_alone.world)
+            d_alone.make_lab = lambda topo, w=s_alone.world: FailingLab(topo, w)
         alone = run_one(spec, cell, seed, tmp_path / "alone", deps=d_alone)
         assert alone.run_id == rid
         assert alone.label == recs[rid].label, rid
@@ -386,12 +399,18 @@ def test_ctrl_c_keeps_finished_runs_and_resume_completes(spec, tmp_path, capsys)
     s = Setup(World(), {("a1", 2): "interrupt"})
     out = tmp_path / "res"
     con = Console(file=open(tmp_path / "console.txt", "w"), width=200)
-    res = run_campaign(spec, out, progress=True, deps=s.deps(), source="campaigns/t.yaml", console=con)
+    res = run_campaign(
+        spec, out, progress=True, deps=s.deps(), source="campaigns/t.yaml", console=con
+    )
     con.file.close()
     assert res.interrupted
     kept = read_runs(out)
-    assert [r.run_id for r in kept] == ["a0-onboard-site-s1", "a1-onboard-site-s1", "a1_blocklist-onboard-site-s1",
-                                       "a0-onboard-site-s2"]
+    assert [r.run_id for r in kept] == [
+        "a0-onboard-site-s1",
+        "a1-onboard-site-s1",
+        "a1_blocklist-onboard-site-s1",
+        "a0-onboard-site-s2",
+    ]
     assert s.world.up_labs == []
     assert (out / "summary.md").exists()
     text = (tmp_path / "console.txt").read_text()
@@ -415,7 +434,9 @@ def test_resume_ignores_truncated_last_line(spec, tmp_path):
     run_campaign(spec1, out, progress=False, deps=s.deps())
     runs = out / "runs.jsonl"
     good = runs.read_text()
-    runs.write_text(good + '{"run_id": "a0-onboard-site-s2", "campaign": "t", "ce')  # interrupted write
+    runs.write_text(
+        good + '{"run_id": "a0-onboard-site-s2", "campaign": "t", "ce'
+    )  # interrupted write
     with pytest.warns(UserWarning, match="truncated last line"):
         assert len(read_runs(out)) == 3
     with pytest.warns(UserWarning, match="truncated"):
@@ -432,9 +453,14 @@ def test_retry_infra_reruns_only_infra_errors(spec, tmp_path):
     assert sum(r.label == "infra_error" for r in read_runs(out)) == 3
     res = run_campaign(spec, out, resume=True, progress=False, deps=Setup(World()).deps())
     assert res.ran == []  # infra errors are done unless asked
-    res = run_campaign(spec, out, resume=True, retry_infra=True, progress=False, deps=Setup(World()).deps())
-    assert sorted(r.run_id for r in res.ran) == ["a0-onboard-site-s2", "a1-onboard-site-s2",
-                                                  "a1_blocklist-onboard-site-s2"]
+    res = run_campaign(
+        spec, out, resume=True, retry_infra=True, progress=False, deps=Setup(World()).deps()
+    )
+    assert sorted(r.run_id for r in res.ran) == [
+        "a0-onboard-site-s2",
+        "a1-onboard-site-s2",
+        "a1_blocklist-onboard-site-s2",
+    ]
     final = read_runs(out)
     assert len(final) == 9 and all(r.label == "clean_success" for r in final)
 

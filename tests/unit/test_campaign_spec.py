@@ -19,7 +19,10 @@ GOOD = {
     "factor": "level",
     "agent": {"kind": "scripted"},
     "budget": {"max_steps": 10, "wall_clock_s": 60},
-    "cells": [{"name": "a0", "level": "a0"}, {"name": "a1+blocklist", "level": "a1", "blocklist": True}],
+    "cells": [
+        {"name": "a0", "level": "a0"},
+        {"name": "a1+blocklist", "level": "a1", "blocklist": True},
+    ],
 }
 
 
@@ -57,7 +60,10 @@ def test_variants_override(tmp_path):
     "mutate,needle",
     [
         (lambda d: d.pop("task"), "task: Field required"),
-        (lambda d: d["cells"][1].update(level="a9"), "cells[1](a1+blocklist).level: unknown level 'a9'; known: a0, a1"),
+        (
+            lambda d: d["cells"][1].update(level="a9"),
+            "cells[1](a1+blocklist).level: unknown level 'a9'; known: a0, a1",
+        ),
         (lambda d: d.update(variants=0), "variants: Input should be greater than or equal to 1"),
         (lambda d: d["budget"].update(max_steps="many"), "budget.max_steps"),
         (lambda d: d["budget"].update(tokens=3), "budget.tokens: Extra inputs are not permitted"),
@@ -102,9 +108,16 @@ def test_run_id_is_filesystem_safe():
 def test_shipped_level_sweep_loads():
     spec = load_spec("campaigns/level-sweep.yaml")
     assert [c.name for c in spec.cells] == ["a0", "a1", "a1+blocklist"]
-    assert [(c.level, c.blocklist) for c in spec.cells] == [("a0", False), ("a1", False), ("a1", True)]
+    assert [(c.level, c.blocklist) for c in spec.cells] == [
+        ("a0", False),
+        ("a1", False),
+        ("a1", True),
+    ]
     assert spec.variants == 3 and spec.task == "onboard-site"
-    assert Path(spec.scenario_path).name == "brownfield-small.yaml" and Path(spec.scenario_path).exists()
+    assert (
+        Path(spec.scenario_path).name == "brownfield-small.yaml"
+        and Path(spec.scenario_path).exists()
+    )
 
 
 def test_parse_spec_without_file():

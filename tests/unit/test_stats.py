@@ -135,7 +135,11 @@ def test_rule_of_three():
     assert 1 - 0.05 ** (1 / 300) < rule_of_three(300)
 
 
-@given(st.integers(min_value=1, max_value=200).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+@given(
+    st.integers(min_value=1, max_value=200).flatmap(
+        lambda n: st.tuples(st.integers(0, n), st.just(n))
+    )
+)
 def test_intervals_contain_the_estimate_and_are_ordered(kn):
     k, n = kn
     for f in (wilson, clopper_pearson):
