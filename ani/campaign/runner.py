@@ -231,6 +231,8 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
 
         for cell in spec.cells:
             get_adapter_class(cell.level)
+        if any(cell.blocklist for cell in spec.cells):
+            import ani.adapters.blocklist  # noqa: F401 - the ablation wrapper must load
 
 
 def run_one(
