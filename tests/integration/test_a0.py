@@ -262,3 +262,28 @@ def test_missing_pathspace_is_an_error_not_a_fallback(make_lab) -> None:  # noqa
     assert r.ok is False and r.error.code is ErrorCode.DEVICE_UNREACHABLE
     assert "not falling back" in r.error.message
     assert "hostname" not in r.text
+
+
+def test_case6_big_route_table_is_capped_and_next_call_works(make_lab) -> None:  # noqa: ANN001
+    lab = make_lab(TWO)
+    adapter = create_adapter("a0", lab, options={"timeout_s": 30})
+    gen = (
+        "awk 'BEGIN{for(i=0;i<5000;i++) "
+        "printf \"ip route 10.%d.%d.0/24 Null0\\n\", 100+int(i/256), i%256}' > /tmp/routes.conf"
+        " && vtysh -f /tmp/routes.conf >/dev/null && vtysh -c 'show ip route static json' | grep -c '\"prefix\"'"
+    )
+    r = shell(adapter, "r1", gen)
+    assert r.ok, r.text
+    assert int(r.data["stdout"].strip()) == 5001  # 5000 + the topology's own static route
+    assert "frr" in r.data["changed_parts"]
+
+    t0 = time.monotonic()
+    r = shell(adapter, "r1", "vtysh -c 'show ip route'")
+    assert time.monotonic() - t0 < 30
+    assert r.ok and r.data["stdout_truncated"] is True
+    assert r.data["stdout_bytes"] > 5000 * 40
+    assert "output truncated" in r.data["stdout"] and "output truncated" in r.text
+    assert len(r.data["stdout"].encode()) < 64 * 1024 + 200
+
+    r = shell(adapter, "r1", "vtysh -c 'show ip route 10.119.135.0/24'")
+    assert r.ok and "10.119.135.0/24" in r.data["stdout"] and "blackhole" in r.data["stdout"].lower()
