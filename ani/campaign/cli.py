@@ -140,6 +140,7 @@ def run_one(
 ) -> None:
     """Run one task variant at one level on a fresh lab, print each tool call as it happens and the verdict."""
     from ani.campaign.results import INFRA
+    from ani.campaign.runner import RunnerDeps, validate
     from ani.campaign.runner import run_one as _run_one
     from ani.campaign.spec import parse_spec
 
@@ -157,8 +158,10 @@ def run_one(
     try:
         spec = parse_spec(data, "command line", Path.cwd())
         out_dir = out or Path("results") / f"run-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        deps = RunnerDeps()
+        validate(spec, deps)  # bad task, scenario, agent or level: fail before any lab starts
         console.print(f"run {cell_name} {task} seed {seed}: starting the lab ...")
-        rec = _run_one(spec, spec.cells[0], seed, out_dir, on_event=_print_event)
+        rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)
     except AniError as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:

@@ -206,10 +206,11 @@ def resolve_path(value: str, base_dir: Path | None) -> Path:
         return (base_dir / p).resolve()
     try:
         return resolve(p).resolve()
-    except FileNotFoundError as exc:
+    except FileNotFoundError:
+        where = f"{base_dir}, the current folder" if base_dir else "the current folder"
         raise CampaignSpecError(
-            f"file {value!r} not found (relative to {base_dir or Path.cwd()}, the current folder, or shipped data): {exc}"
-        ) from exc
+            f"file {value!r} not found (looked relative to {where} and in the shipped data)"
+        ) from None
 
 
 def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = None) -> CampaignSpec:
