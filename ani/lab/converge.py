@@ -18,12 +18,16 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from ani.errors import LabError
+from ani.lab import frr, vty
+
 if TYPE_CHECKING:
     from ani.lab.lab import Lab
 
 OSPF_IF = "show ip ospf interface json"
 OSPF_NBR = "show ip ospf neighbor json"
 BGP_SUM = "show bgp summary json"
+DAEMON_OF = {OSPF_IF: "ospfd", OSPF_NBR: "ospfd", BGP_SUM: "bgpd"}
 
 
 def parse_json_stream(text: str) -> list[Any]:
@@ -49,18 +53,21 @@ def parse_json_stream(text: str) -> list[Any]:
 
 
 def _query(lab: Lab, router: str, commands: list[str]) -> dict[str, Any]:
-    """``{command: parsed json or None}`` for one router, in one vtysh call when possible."""
-    if not commands:
-        return {}
-    res = lab.vtysh(router, commands, timeout=5.0)
-    docs = parse_json_stream(res.stdout) if not res.timed_out else []
-    if len(docs) == len(commands):
-        return dict(zip(commands, docs, strict=True))
+    """``{command: parsed json or None}`` for one router, asked directly on the daemons' vty
+    sockets of its pathspace (no process per poll). None: daemon did not answer / not JSON."""
+    run = frr.run_dir(lab.pathspace(router))
     out: dict[str, Any] = {}
-    for c in commands:  # one failed: ask one by one so the others still count
-        r = lab.vtysh(router, [c], timeout=5.0)
-        d = parse_json_stream(r.stdout) if not r.timed_out else []
-        out[c] = d[0] if d else None
+    by_daemon: dict[str, list[str]] = {}
+    for c in commands:
+        by_daemon.setdefault(DAEMON_OF[c], []).append(c)
+    for daemon, cmds in by_daemon.items():
+        try:
+            answers = vty.query(run / f"{daemon}.vty", cmds)
+        except LabError:
+            answers = [(1, "")] * len(cmds)
+        for c, (_status, text) in zip(cmds, answers, strict=True):
+            docs = parse_json_stream(text)  # bgpd answers "{}" with status 1 without an instance
+            out[c] = docs[0] if docs else None
     return out
 
 
@@ -143,5 +150,7 @@ def pending(lab: Lab) -> list[str]:
                 if state != "Full":
                     out.append(f"{r}: OSPF adjacency on {ifname} with {peer.node} not Full (state {state})")
         if BGP_SUM in d:
+            if d.get(BGP_SUM) is None:
+                out.append(f"{r}: bgpd did not answer 'show bgp summary json'")
             out += _bgp_pending(r, d.get(BGP_SUM))
     return out

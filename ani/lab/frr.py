@@ -70,11 +70,17 @@ def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout
     Raises LabError (with the daemon's output) if one fails to start in ``timeout`` seconds.
     """
     ps = shlex.quote(pathspace)
-    cmds = [
-        f"{FRR_BIN / d} -d -N {ps} -F traditional -A 127.0.0.1 -i {shlex.quote(str(pid_file(pathspace, d)))}"
+    cmds = {
+        d: f"{FRR_BIN / d} -d -N {ps} -F traditional -A 127.0.0.1 -i {shlex.quote(str(pid_file(pathspace, d)))}"
         for d in daemons
-    ]
-    script = " && ".join(cmds)
+    }
+    # zebra first (the others connect to it), then the rest in parallel; each `-d` returns once
+    # its daemon is ready
+    first = [d for d in daemons if d == "zebra"]
+    rest = [d for d in daemons if d != "zebra"]
+    script = "".join(f"{cmds[d]} || exit 1; " for d in first)
+    script += "".join(f"{cmds[d]} & p{i}=$!; " for i, d in enumerate(rest))
+    script += "rc=0; " + "".join(f"wait $p{i} || rc=1; " for i in range(len(rest))) + "exit $rc"
     proc.check(uts_argv(netns, hostname, script), timeout=timeout)
     return wait_ready(pathspace, daemons, timeout=timeout)
 

@@ -24,7 +24,7 @@ CONTRACT (other modules code against these signatures; keep them):
     Lab.list_labs() -> list[dict]            # id, name, owner_pid, alive, nodes, created
     Lab.down_stale() -> list[str]            # ids of labs removed because their owner is gone
 
-Additions: ``lab.node_dir(node)`` (the node's directory holding ``enter`` and, for routers,
+Additions: ``lab.timings`` (seconds of the last up/down phases), ``lab.node_dir(node)`` (the node's directory holding ``enter`` and, for routers,
 ``bin/vtysh``), ``Lab.down_id(lab_id)`` (remove a lab by id whatever its state).
 """
 
@@ -78,6 +78,8 @@ class Lab:
         self._state: LabState | None = None
         self._lock = threading.Lock()
         self._owned = False  # this object created the lab (and must remove it)
+        #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``
+        self.timings: dict[str, float] = {}
 
     def __repr__(self) -> str:
         return f"Lab(id={self.id!r}, name={self.topology.name!r})"
@@ -136,8 +138,11 @@ class Lab:
             raise LabError(f"lab id {self.id!r} is already in use ({self.dir} exists)") from None
         self._owned = True
         try:
+            t0 = time.monotonic()
             self._build()
+            t1 = time.monotonic()
             self.wait_converged()
+            self.timings.update(build_s=t1 - t0, converge_s=time.monotonic() - t1)
         except BaseException:
             self.down()
             raise
@@ -221,7 +226,9 @@ class Lab:
         """Remove this lab: its daemons (by verified PID), other processes in its namespaces, the
         namespaces, its FRR directories and its lab dir. Idempotent; never raises for parts
         already gone."""
+        t0 = time.monotonic()
         cleanup.destroy(self.id, self._state)
+        self.timings["down_s"] = time.monotonic() - t0
         if self._state is not None:
             self._state.status = "down"
         cleanup.unregister(self)

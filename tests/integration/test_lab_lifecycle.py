@@ -246,3 +246,16 @@ def test_processes_started_inside_a_node_die_with_the_lab(make_lab):
     lab.down()
     assert not is_alive(stray[0])
     assert _footprint(lab.id) == EMPTY
+
+
+def test_daemons_without_protocol_config_count_as_converged(make_lab):
+    topo = parse_topology({
+        "name": "bare",
+        "routers": {"b1": {"daemons": ["ospfd", "bgpd"]}, "b2": {"daemons": ["ospfd", "bgpd"]}},
+        "links": [{"a": {"node": "b1", "ifname": "eth0"}, "b": {"node": "b2", "ifname": "eth0"}}],
+        "convergence": {"timeout_s": 5},
+    })
+    lab = make_lab(topo)
+    assert pending(lab) == []
+    assert lab.exec("b1", ["hostname"]).stdout == "b1\n"
+    assert lab.running_config("b2").count("hostname b2") == 1  # vtysh's hostname, not the machine's
