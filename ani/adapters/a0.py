@@ -26,7 +26,8 @@ link-local addresses, carrier flags and operstate (they follow the peer), kernel
 protocols (``proto bgp/ospf/...``: from FRR's configuration, which is compared, and from
 neighbours). So a direct ``ip route del`` of a BGP-learned route is not seen; everything an agent
 configures is. If a capture fails or takes more than 5 s (its process group is then killed), the
-call reports ``changed=True`` with ``changed_parts=["unknown"]``. One capture: ~60 ms.
+call reports ``changed=True`` with ``changed_parts=["unknown"]``. One capture: ~60 ms for a
+brownfield-small router, ~0.6 s with 5,000 static routes.
 
 Options (``create_adapter("a0", lab, options={...})``):
     timeout_s (float, default 30): bound on one command's wall time, seconds.
