@@ -28,7 +28,12 @@ Tools (NetConfBench names and argument schemas where they fit):
    return ``ok=False`` with ``ROLLED_BACK`` (or ``ROLLBACK_FAILED`` if verification fails),
    naming the failing line; lines that ran are listed in ``data.undone``; later lines are
    ``not_run``. Partial application never reports success.
-5. ``changed`` is measured: running config + ruleset before vs after.
+5. ``changed`` is measured: running config + ruleset before vs after (so an exec-mode
+   operation such as ``clear ip bgp *``, which resets sessions but changes no configuration,
+   reports ``changed=False``; a rollback cannot undo such operations either).
+
+Comment items (``!``/``#``), ``configure terminal``, ``end`` and a top-level ``exit`` are not
+sent (status ``success`` with a note): the adapter manages configuration mode itself.
 
 Options (``options=`` of the constructor): ``platform`` (name or path, default ``frr``),
 ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole update_config), ``rollback_timeout_s``
@@ -374,12 +379,15 @@ class A1Adapter(BaseAdapter):
                 changed=True,
             )
         for i in ran:
-            results[i]["undone"] = True
+            if steps[i].kind == "exec":
+                results[i]["message"] = "an operation, not configuration: a rollback cannot undo it"
+            else:
+                results[i]["undone"] = rep.verified
         data = {
             "results": results,
             "failed_index": step.index,
             "ran": [cmds[i] for i in ran],
-            "undone": [cmds[i] for i in ran] if rep.verified else [],
+            "undone": [cmds[i] for i in ran if steps[i].kind != "exec"] if rep.verified else [],
             "rolled_back": rep.verified,
             "pre_snapshot": pre.id,
             "timed_out": timed_out,
