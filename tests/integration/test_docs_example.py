@@ -56,5 +56,6 @@ def test_example_runs(make_lab, tmp_path: Path) -> None:  # noqa: ANN001
     assert "True True ['addr']" in lines
     assert any(ln.startswith("False unknown_device unknown device 'e9'; devices are: c1, c2, e1") for ln in lines)
     assert "False invalid_arguments shell: command: Field required" in lines
+    assert lines[-1].startswith("shell {") and "'readOnlyHint': False, 'destructiveHint': True" in lines[-1]
     # the with-block downed the lab: nothing of it is left
     assert [lab for lab in Lab.list_labs() if lab.get("owner_pid") == proc.pid] == []
