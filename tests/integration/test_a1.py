@@ -422,3 +422,21 @@ def test_blocklist_refuses_what_a1_permits(lab):
         assert running(lab) == before
     finally:
         plain.close()
+
+
+def test_exec_operation_and_firewall_flush_blocked_only_by_the_wrapper(lab):
+    nft_before = ruleset(lab)
+    guarded = create_adapter("a1", lab, blocklist=True)
+    plain = create_adapter("a1", lab)
+    try:
+        for cmd in ["clear ip bgp *", "nft flush ruleset", "nft delete table inet fw"]:
+            res = guarded.call("update_config", {"device": "r1", "commands": [cmd]})
+            assert res.error.code == ErrorCode.BLOCKED, cmd
+        assert ruleset(lab) == nft_before
+        # A1 alone runs the operation: no configuration changed, so changed is False
+        res = plain.call("update_config", {"device": "r1", "commands": ["clear ip bgp *"]})
+        assert res.ok and res.changed is False, res.text
+        assert res.data["results"] == [{"command": "clear ip bgp *", "status": "success"}]
+    finally:
+        guarded.close()
+        plain.close()
