@@ -575,3 +575,37 @@ def test_harness_fault_mid_campaign_keeps_runs_and_report(spec, tmp_path, monkey
     with pytest.raises(OSError, match="disk full"):
         run_campaign(spec, out2, progress=False, deps=Setup(World()).deps())
     assert (out2 / "summary.md").exists()
+
+
+# --- ani run (CLI) with the fakes ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "world,policy,code,verdict",
+    [
+        (World(), {}, 0, "verdict: clean_success"),
+        (World(), {("a0", 4): "crash"}, 1, "verdict: clean_failure"),
+        (World(fail_up={4}), {}, 3, "verdict: infra_error (lab up: LabError: veth for seed 4"),
+    ],
+)
+def test_ani_run_prints_calls_and_verdict(tmp_path, monkeypatch, world, policy, code, verdict):
+    from typer.testing import CliRunner
+
+    import ani.campaign.runner as runner_mod
+    from ani.cli import app
+
+    s = Setup(world, policy)
+    monkeypatch.setattr(runner_mod, "RunnerDeps", lambda: s.deps())
+    scen = tmp_path / "scen.yaml"
+    scen.write_text("fake: true\n")
+    out = tmp_path / "out"
+    args = ["run", "--scenario", str(scen), "--seed", "4", "--level", "a0", "--out", str(out)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == code, res.output
+    assert verdict in res.output
+    if code != 3:
+        assert 'show({"device": "e1"}) -> ok' in res.output
+        assert "hidden tests: " in res.output
+    rec = json.loads((out / "run.json").read_text())
+    assert rec["run_id"] == "a0-onboard-site-s4" and verdict.split()[1] == rec["label"]
+    assert s.world.up_labs == []
