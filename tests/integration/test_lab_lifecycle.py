@@ -259,3 +259,20 @@ def test_daemons_without_protocol_config_count_as_converged(make_lab):
     assert pending(lab) == []
     assert lab.exec("b1", ["hostname"]).stdout == "b1\n"
     assert lab.running_config("b2").count("hostname b2") == 1  # vtysh's hostname, not the machine's
+
+
+def test_a_dead_daemon_is_reported_as_pending(make_lab):
+    lab = make_lab(TRI)
+    bgpd = read_state(lab.id).pids["r2"]["bgpd"]
+    os.kill(bgpd, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        pend = pending(lab)
+        if any(p.startswith("r1: BGP neighbor 10.255.0.2 is ") for p in pend):  # hold time 3 s
+            break
+        time.sleep(0.2)
+    assert "r2: bgpd did not answer 'show bgp summary json'" in pend
+    assert any(p.startswith("r1: BGP neighbor 10.255.0.2 is ") for p in pend), pend
+    assert not any(p.startswith("r3:") for p in pend)  # r3's session to r1 is fine
+    entry = next(e for e in Lab.list_labs() if e["id"] == lab.id)
+    assert entry["daemons"] == {"r1": 4, "r2": 3, "r3": 4}
