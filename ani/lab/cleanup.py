@@ -27,7 +27,8 @@ UNREADABLE_GRACE_S = 10.0
 
 _owned: dict[str, Lab] = {}
 _reg_lock = threading.Lock()
-_hooks_installed = False
+_atexit_installed = False
+_sigterm_installed = False
 _prev_sigterm: object = None
 
 
@@ -150,18 +151,23 @@ def down_stale() -> list[str]:
 
 
 def register(lab: Lab) -> None:
-    """Remove ``lab`` at interpreter exit or on SIGTERM (owned, non-detached labs)."""
-    global _hooks_installed, _prev_sigterm
+    """Remove ``lab`` at interpreter exit or on SIGTERM (owned, non-detached labs).
+
+    The SIGTERM handler is installed the first time this runs in the main thread; it removes the
+    labs, then hands the signal to the previous handler (or dies of it, as by default).
+    """
+    global _atexit_installed, _sigterm_installed, _prev_sigterm
     with _reg_lock:
         _owned[lab.id] = lab
-        if _hooks_installed:
+        if not _atexit_installed:
+            atexit.register(_down_all)
+            _atexit_installed = True
+        if _sigterm_installed or threading.current_thread() is not threading.main_thread():
             return
-        _hooks_installed = True
-    atexit.register(_down_all)
-    if threading.current_thread() is threading.main_thread():
         try:
             _prev_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
-        except ValueError:  # pragma: no cover - not in main interpreter
+            _sigterm_installed = True
+        except ValueError:  # pragma: no cover - not the main interpreter
             pass
 
 

@@ -225,7 +225,10 @@ class Lab:
     def down(self) -> None:
         """Remove this lab: its daemons (by verified PID), other processes in its namespaces, the
         namespaces, its FRR directories and its lab dir. Idempotent; never raises for parts
-        already gone."""
+        already gone. A Lab object that neither created nor attached its lab (e.g. its up()
+        failed because the id was in use) does nothing: it never removes someone else's lab."""
+        if not self._owned:
+            return
         t0 = time.monotonic()
         cleanup.destroy(self.id, self._state)
         self.timings["down_s"] = time.monotonic() - t0
@@ -324,6 +327,7 @@ class Lab:
 
         lab = cls(parse_topology(st.topology, source=f"lab {lab_id} state"), lab_id=lab_id, detached=st.detached)
         lab._state = st
+        lab._owned = True  # attaching means taking responsibility: down() removes it
         return lab
 
     @staticmethod

@@ -276,3 +276,24 @@ def test_a_dead_daemon_is_reported_as_pending(make_lab):
     assert not any(p.startswith("r3:") for p in pend)  # r3's session to r1 is fine
     entry = next(e for e in Lab.list_labs() if e["id"] == lab.id)
     assert entry["daemons"] == {"r1": 4, "r2": 3, "r3": 4}
+
+
+def test_bad_startup_config_names_the_line_and_leaves_nothing():
+    data = yaml.safe_load(TRI.read_text())
+    data["routers"]["r2"]["config"] = data["routers"]["r2"]["config"].replace(
+        "router bgp 65000\n", "router bgp 65000\n neighbor 10.255.0.1 bogus-keyword\n"
+    )
+    lab = Lab(parse_topology(data), lab_id="badcfg1")
+    with pytest.raises(LabError, match=r"r2: loading the startup config failed[\s\S]*bogus-keyword"):
+        lab.up()
+    assert _footprint("badcfg1") == EMPTY
+
+
+def test_a_lab_object_whose_up_failed_on_a_used_id_never_downs_the_other(make_lab):
+    first = make_lab(TRI, lab_id="sameid1")
+    second = Lab(TRI, lab_id="sameid1")
+    with pytest.raises(LabError, match="already in use"):
+        second.up()
+    second.down()
+    assert len(_footprint("sameid1")["netns"]) == 5
+    assert first.exec("r1", ["hostname"]).stdout == "r1\n"
