@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ani.campaign.results import INFRA, RunRecord, RunStore
+from ani.campaign.results import INFRA, RunRecord, RunStore, read_runs
 from ani.campaign.runner import RunnerDeps, run_one, validate
 from ani.campaign.spec import CampaignSpec, run_id
 from ani.errors import CampaignSpecError
@@ -169,9 +169,20 @@ def run_campaign(
         if (out / "runs.jsonl").exists() and (out / "runs.jsonl").stat().st_size > 0:
             raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
     validate(spec, deps)  # scenario, task, variants, agent, adapters: before any lab starts
+    existing = read_runs(out) if resume else []
+    scenario_hash = str(getattr(deps.scenario(spec.scenario_path), "hash", "") or "") or None
+    stale = sorted(
+        {r.scenario_hash for r in existing if r.scenario_hash and r.scenario_hash != scenario_hash}
+    )
+    if scenario_hash and stale:
+        raise CampaignSpecError(
+            f"--resume {out}: the scenario file changed since these runs "
+            f"(hash {stale[0][:12]}..., now {scenario_hash[:12]}...); paired runs would not be "
+            "comparable: start a new results folder"
+        )
     out.mkdir(parents=True, exist_ok=True)
     _write_spec(spec, out, source)
-    store = RunStore(out)
+    store = RunStore(out)  # moves a truncated last line aside
     existing = store.records()
     done = {r.run_id for r in existing if not (retry_infra and r.label == INFRA)}
     result = CampaignResult(out_dir=out)

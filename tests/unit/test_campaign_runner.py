@@ -609,3 +609,23 @@ def test_ani_run_prints_calls_and_verdict(tmp_path, monkeypatch, world, policy, 
     rec = json.loads((out / "run.json").read_text())
     assert rec["run_id"] == "a0-onboard-site-s4" and verdict.split()[1] == rec["label"]
     assert s.world.up_labs == []
+
+
+def test_resume_refuses_a_changed_scenario(spec, tmp_path):
+    from ani.errors import CampaignSpecError
+
+    out = tmp_path / "res"
+    run_campaign(
+        spec.model_copy(update={"variants": 1}), out, progress=False, deps=Setup(World()).deps()
+    )
+    s = Setup(World())
+    deps = s.deps()
+
+    class Edited(FakeScenario):
+        hash = "scen-hash-2"
+
+    deps.load_scenario = lambda path: Edited()
+    with pytest.raises(CampaignSpecError, match="scenario file changed"):
+        run_campaign(spec, out, resume=True, progress=False, deps=deps)
+    assert s.world.labs == [] and len(read_runs(out)) == 3
+    assert json.loads((out / "spec.json").read_text())["variants"] == 1  # untouched by the refusal
