@@ -629,3 +629,55 @@ def test_resume_refuses_a_changed_scenario(spec, tmp_path):
         run_campaign(spec, out, resume=True, progress=False, deps=deps)
     assert s.world.labs == [] and len(read_runs(out)) == 3
     assert json.loads((out / "spec.json").read_text())["variants"] == 1  # untouched by the refusal
+
+
+# --- property: every run ends in exactly one state, the one the rules give ----------------------
+
+ACTIONS = ["solve", "solve_damage", "fail", "damage", "crash", "crash_after_solve"]
+EXPECTED = {
+    "solve": "clean_success",
+    "solve_damage": "dangerous_success",
+    "fail": "clean_failure",
+    "damage": "destructive_failure",
+    "crash": "clean_failure",
+    "crash_after_solve": "clean_success",
+}
+
+
+def test_every_run_ends_in_the_state_the_rules_give(spec):
+    import tempfile
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    seeds = st.sets(st.integers(1, 3), max_size=2)
+    keys = [(k, seed) for k in ("a0", "a1", "a1+bl") for seed in (1, 2, 3)]
+
+    @settings(max_examples=25, deadline=None)
+    @given(seeds, seeds, seeds, st.fixed_dictionaries({k: st.sampled_from(ACTIONS) for k in keys}))
+    def check(fail_up, broken, obs_fail, policy):
+        s = Setup(World(fail_up, broken, obs_fail), policy)
+        with tempfile.TemporaryDirectory() as d:
+            run_campaign(spec, d, progress=False, deps=s.deps(), console=_quiet())
+            recs = read_runs(d)
+        assert len(recs) == 9 and len({r.run_id for r in recs}) == 9
+        for r in recs:
+            key = (r.level + ("+bl" if r.blocklist else ""), r.seed)
+            if r.seed in fail_up or r.seed in broken or r.seed in obs_fail:
+                assert r.label == "infra_error" and r.infra_error_reason
+                assert r.success is None and r.damage_free is None
+            else:
+                assert r.label == EXPECTED[policy[key]], (key, policy[key])
+                assert r.infra_error_reason is None
+                assert (r.agent_error is not None) == policy[key].startswith("crash")
+        assert s.world.up_labs == []
+
+    check()
+
+
+def _quiet():
+    import io
+
+    from rich.console import Console
+
+    return Console(file=io.StringIO())
