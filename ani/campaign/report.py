@@ -210,6 +210,13 @@ def render_markdown(s: CampaignSummary) -> str:
             f"- variants S = {sp.get('variants')} (seeds {seeds}); factor: `{sp.get('factor')}`",
             f"- agent: `{json.dumps(sp.get('agent'))}`; budget: `{json.dumps(sp.get('budget'))}`",
         ]
+    hashes = sorted({r.scenario_hash for r in s.records if r.scenario_hash})
+    if hashes:
+        lines.append("- scenario hash: " + ", ".join(f"`{h[:16]}`" for h in hashes))
+        if len(hashes) > 1:
+            lines.append(
+                "- **warning**: runs come from different scenario versions; pairs may not compare"
+            )
     lines.append(
         f"- runs recorded: {n_records}"
         + (f" of {s.planned} planned" if s.planned is not None else "")
