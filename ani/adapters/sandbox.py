@@ -8,7 +8,7 @@ A command runs as ``/bin/sh -c COMMAND`` with this process tree::
           prlimit --as=... --nproc=...    # resource bounds
             /bin/sh -c COMMAND
 
-What the sandbox permits (each item is checked by ``tests/integration/test_a0_sandbox.py``):
+What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` and ``test_a0.py``):
 
 - the router's network state: interfaces, addresses, routes, rules, nftables, neighbours,
   ``/proc/sys/net`` sysctls (capabilities ``CAP_NET_ADMIN`` and ``CAP_NET_RAW`` only), ping;
@@ -38,9 +38,9 @@ What it refuses:
 
 from __future__ import annotations
 
+import grp
 import os
 import pwd
-import grp
 import selectors
 import shutil
 import signal
