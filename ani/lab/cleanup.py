@@ -128,8 +128,8 @@ def down_stale() -> list[str]:
                 continue
             if age > UNREADABLE_GRACE_S:
                 victims.add(i)
-        elif not st.detached and not st.owner_alive():
-            victims.add(i)
+        elif (not st.detached or st.status != "up") and not st.owner_alive():
+            victims.add(i)  # owner gone, and the lab was not handed over (detached and up)
     # orphans: namespaces / FRR dirs named ani-<id>-* whose lab dir is gone
     known = set(lab_ids())
     names = list(netns.list_netns())

@@ -355,8 +355,9 @@ class Lab:
 
     @staticmethod
     def down_stale() -> list[str]:
-        """Remove labs whose (non-detached) owner is gone, labs with an unreadable state file older
-        than a few seconds, and orphan ``ani-<id>-*`` namespaces / FRR dirs with no lab dir.
+        """Remove labs whose owner is gone (unless detached *and* fully up), labs with an unreadable
+        state file older than a few seconds, and orphan ``ani-<id>-*`` namespaces / FRR dirs with
+        no lab dir.
         Returns the removed lab ids, sorted."""
         return cleanup.down_stale()
 

@@ -297,3 +297,51 @@ def test_a_lab_object_whose_up_failed_on_a_used_id_never_downs_the_other(make_la
     second.down()
     assert len(_footprint("sameid1")["netns"]) == 5
     assert first.exec("r1", ["hostname"]).stdout == "r1\n"
+
+
+HALF = """
+import os, sys
+from ani.lab import Lab, frr
+def crash(*a, **k):
+    os._exit(3)   # dies between starting FRR and loading its config
+frr.load_config = crash
+Lab(sys.argv[1], lab_id=sys.argv[2], detached=True).up()
+"""
+
+
+def test_half_created_detached_lab_of_a_dead_creator_is_stale():
+    lab_id = "halfdet1"
+    try:
+        out = subprocess.run([sys.executable, "-c", HALF, str(TRI), lab_id], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 3, out.stderr
+        st = read_state(lab_id)
+        assert st is not None and st.detached and st.status == "creating"
+        assert len(_footprint(lab_id)["netns"]) == 5 and _footprint(lab_id)["procs"]
+        assert lab_id in Lab.down_stale()
+        assert _footprint(lab_id) == EMPTY
+    finally:
+        Lab.down_stale()
+
+
+def test_unreadable_state_and_orphan_namespaces_are_stale():
+    from ani.lab.state import lab_dir
+
+    broken, orphan = "unread1", "orphan1"
+    try:
+        d = lab_dir(broken)
+        d.mkdir(parents=True)
+        (d / "state.json").write_text("{not json")
+        subprocess.run(["ip", "netns", "add", f"ani-{broken}-n1"], check=True)
+        subprocess.run(["ip", "netns", "add", f"ani-{orphan}-n1"], check=True)  # no lab dir at all
+        removed = Lab.down_stale()
+        assert orphan in removed  # an orphan namespace is stale at once
+        assert broken not in removed  # a young unreadable state may be a lab being created
+        assert f"ani-{broken}-n1" in list_netns()
+        os.utime(d, (time.time() - 60, time.time() - 60))
+        assert broken in Lab.down_stale()
+        assert _footprint(broken) == EMPTY and _footprint(orphan) == EMPTY
+    finally:
+        Lab.down_stale()
+        for lab_id in (broken, orphan):
+            if f"ani-{lab_id}-n1" in list_netns():
+                subprocess.run(["ip", "netns", "del", f"ani-{lab_id}-n1"])
