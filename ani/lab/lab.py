@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
+import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +50,11 @@ from ani.lab.topology import Topology, load_topology
 __all__ = ["Lab", "ExecResult"]
 
 POLL_S = 0.15
+
+
+def _tool(name: str) -> str:
+    """Absolute path of a host tool (the enter scripts must not depend on the caller's PATH)."""
+    return shutil.which(name) or name
 
 
 class Lab:
@@ -218,7 +224,8 @@ class Lab:
         enter.write_text(
             "#!/bin/sh\n"
             f"# run a command inside node {node} of lab {self.id}\n"
-            f'exec ip netns exec {ns} unshare --uts sh -c {shlex.quote(inner)} sh "$@"\n'
+            f"exec {_tool('ip')} netns exec {ns} {_tool('unshare')} --uts /bin/sh -c "
+            f'{shlex.quote(inner)} sh "$@"\n'
         )
         enter.chmod(0o755)
 
