@@ -113,6 +113,9 @@ def test_exec_timeout_kills_the_command_and_next_exec_works(tri_lab):
     res = tri_lab.exec("h1", ["sh", "-c", "sleep 30 & sleep 30"], timeout=1.0)
     assert res.timed_out and res.rc != 0
     assert res.elapsed_s < 4
+    deadline = time.monotonic() + 2  # SIGKILL delivery is asynchronous
+    while pids_in_namespaces([tri_lab.netns("h1")]) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert pids_in_namespaces([tri_lab.netns("h1")]) == []  # both sleeps are gone
     nxt = tri_lab.exec("h1", ["echo", "ok"])
     assert (nxt.rc, nxt.stdout, nxt.timed_out) == (0, "ok\n", False)
