@@ -90,7 +90,13 @@ def _interfaces(router: str) -> str:
 def router_config(router: str) -> str:
     """FRR startup config (frr.conf text) of ``router``."""
     rid = loopback(router)
-    text = f"frr defaults traditional\nhostname {router}\nno ipv6 forwarding\n!\n"
+    # bgpd holds every peer after a config load until its route-map update timer fires
+    # (5 s by default). 1 s keeps route-map/prefix-list changes applied automatically
+    # (0 would disable that) and must come before any route-map (docs/performance.md).
+    text = (
+        f"frr defaults traditional\nhostname {router}\nno ipv6 forwarding\n"
+        "bgp route-map delay-timer 1\n!\n"
+    )
     text += _interfaces(router)
     text += OSPF_ROUTER.format(rid=rid) + "!\n"
     if router in EDGES:

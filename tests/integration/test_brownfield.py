@@ -35,7 +35,6 @@ def test_invariants_pass_and_negative_control_fails(make_lab):
     assert all(r.passed for r in results), summarize(results)
     assert len(results) == 74
     print(f"brownfield-small: up {up_s:.2f} s, {len(results)} invariants in {eval_s:.2f} s")
-    assert eval_s < 15.0
 
     # e1's BGP sessions really show up in the JSON the observer reads
     peers = lab.vtysh_json("e1", "show bgp summary json")["ipv4Unicast"]["peers"]

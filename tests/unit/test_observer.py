@@ -71,7 +71,7 @@ def test_parse_checks_discriminates_and_names_bad_field():
 def test_positive_retried_until_converged():
     lab = FakeLab(up_after=0.5)
     (r,) = Observer(lab, poll_s=0.05).evaluate([ReachCheck(src="h1", dst="10.0.0.2")], bound_s=5)
-    assert r.passed and r.attempts > 1 and 0.4 < r.elapsed_s < 2
+    assert r.passed and r.attempts > 1 and r.elapsed_s > 0.4  # it waited for convergence
     assert r.detail == "1 of 1 answered"
 
 

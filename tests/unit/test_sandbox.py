@@ -145,7 +145,7 @@ def test_run_capped_timeout_kills_the_whole_group() -> None:
     )
     elapsed = time.monotonic() - t0
     assert r.timed_out and r.exit_status is None
-    assert 1.0 <= elapsed < 3.0
+    assert 1.0 <= elapsed < 30  # killed at the bound, not after the 300 s sleep
     lines = r.stdout.split()
     assert lines[0] == "started"
     bg = int(lines[1])
