@@ -125,7 +125,7 @@ def run_one(
     ),
     task: Annotated[str, typer.Option("--task", help="task class")] = "onboard-site",
     seed: Annotated[int, typer.Option("--seed", help="variant seed")] = 1,
-    level: Annotated[str, typer.Option("--level", help="adapter level (a0, a1, ...)")] = "a1",
+    level: Annotated[str, typer.Option("--level", envvar="ANI_LEVEL", help="adapter level (a0, a1, ...); default from $ANI_LEVEL, else a1")] = "a1",
     blocklist: Annotated[
         bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")
     ] = False,
