@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ani.errors import ErrorCode
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.trajectory import Trajectory
+from ani.validation import format_validation_error
 
 
 class ToolTimeout(Exception):
@@ -84,17 +85,6 @@ def clean_schema(schema: Any) -> Any:
     if isinstance(schema, list):
         return [clean_schema(v) for v in schema]
     return schema
-
-
-def format_validation_error(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown argument"
-        parts.append(f"{loc}: {msg}")
-    return "; ".join(parts)
 
 
 class BaseAdapter:
@@ -192,7 +182,8 @@ class BaseAdapter:
         try:
             parsed = meta["args"].model_validate(arguments)
         except ValidationError as exc:
-            return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, f"{name}: {format_validation_error(exc)}")
+            errs = format_validation_error(exc, top="arguments", unknown="unknown argument")
+            return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, f"{name}: {errs}")
         for dev in self._devices_named(parsed):
             bad = self.check_device(dev)
             if bad is not None:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ani.errors import ConfigError
 from ani.resources import resolve
+from ani.validation import format_validation_error
 
 _TOKEN_RE = re.compile(r"<([A-Za-z][A-Za-z0-9_]*)>")
 
@@ -241,8 +242,7 @@ def _read(path: Path) -> PlatformDef:
     try:
         return PlatformDef.model_validate(raw)
     except ValidationError as exc:
-        errs = "; ".join(".".join(str(x) for x in e["loc"]) + ": " + e["msg"] for e in exc.errors())
-        raise ConfigError(f"{path}: {errs}") from exc
+        raise ConfigError(f"{path}: {format_validation_error(exc)}") from exc
 
 
 @lru_cache(maxsize=16)

@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ani.errors import CampaignSpecError
+from ani.validation import format_validation_error
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 FACTORS = ("level", "blocklist")
@@ -191,7 +192,7 @@ def _format_loc(loc: tuple[Any, ...], data: Any) -> str:
         else:
             parts.append(("." if parts else "") + str(item))
             node = node.get(item) if isinstance(node, dict) else None
-    return "".join(parts) or "(top level)"
+    return "".join(parts)
 
 
 def resolve_path(value: str, base_dir: Path | None) -> Path:
@@ -225,11 +226,8 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
     try:
         spec = CampaignSpec.model_validate(data)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"{_format_loc(tuple(err['loc']), data)}: {msg}")
-        raise CampaignSpecError(f"{source}: " + "; ".join(lines)) from None
+        errs = format_validation_error(exc, top="(top level)", format_loc=lambda loc: _format_loc(loc, data))
+        raise CampaignSpecError(f"{source}: {errs}") from None
     try:
         spec.scenario_path = str(resolve_path(spec.scenario, base_dir))
         for c in spec.cells:

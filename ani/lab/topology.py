@@ -40,6 +40,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ani.errors import TopologyError
+from ani.validation import format_validation_error
 
 NODE_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
 IFNAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,14}$")
@@ -205,16 +206,6 @@ class Topology(_Strict):
         return parse_topology(data, source=f"{self.name}+{other.name}")
 
 
-def _format_validation_error(exc: ValidationError, source: str) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        # cross-field errors (no loc) already start with the field path, e.g. "links.3.b.node: ..."
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return f"{source}: invalid topology: " + "; ".join(parts)
-
-
 def parse_topology(data: Any, *, source: str = "<topology>") -> Topology:
     """Validate a mapping as a :class:`Topology`. Raises TopologyError naming the bad field."""
     if not isinstance(data, dict):
@@ -222,7 +213,8 @@ def parse_topology(data: Any, *, source: str = "<topology>") -> Topology:
     try:
         return Topology.model_validate(data)
     except ValidationError as exc:
-        raise TopologyError(_format_validation_error(exc, source)) from None
+        # cross-field errors (no loc) already start with the field path, e.g. "links.3.b.node: ..."
+        raise TopologyError(f"{source}: invalid topology: {format_validation_error(exc)}") from None
 
 
 def load_yaml(path: str | Path) -> Any:

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from ani.errors import ConfigError
+from ani.validation import format_validation_error
 
 
 class _CheckBase(BaseModel):
@@ -106,11 +107,7 @@ def parse_checks(data: Any, *, source: str = "checks") -> list[Check]:
     try:
         return _CHECKS.validate_python(data)
     except ValidationError as exc:
-        parts = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"])
-            parts.append(f"{source}.{loc}: {err['msg']}")
-        raise ConfigError("; ".join(parts)) from None
+        raise ConfigError(format_validation_error(exc, prefix=source)) from None
 
 
 def dump_checks(checks: list[Check]) -> list[dict[str, Any]]:

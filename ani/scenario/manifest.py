@@ -33,6 +33,7 @@ from ani.errors import TopologyError
 from ani.lab.topology import Topology, load_yaml
 from ani.observer.checks import Check
 from ani.scenario import frrconf
+from ani.validation import format_validation_error
 
 TENANT_RE = re.compile(r"^[a-z][a-z0-9_]{0,15}$")
 
@@ -183,20 +184,6 @@ class Scenario(_Strict):
         return hashlib.sha256(canon.encode()).hexdigest()
 
 
-def _format(exc: ValidationError, source: str) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        if not loc:
-            parts.append(msg)
-        elif err["type"] == "value_error":  # a nested validator's own "field: msg; ..." list
-            parts.extend(f"{loc}.{m}" if re.match(r"^[\w.-]+: ", m) else f"{loc}: {m}" for m in msg.split("; "))
-        else:
-            parts.append(f"{loc}: {msg}")
-    return f"{source}: invalid scenario: " + "; ".join(parts)
-
-
 def parse_scenario(data: Any, *, source: str = "<scenario>") -> Scenario:
     """Validate a mapping as a :class:`Scenario`. Raises TopologyError naming the bad field."""
     if not isinstance(data, dict):
@@ -204,7 +191,10 @@ def parse_scenario(data: Any, *, source: str = "<scenario>") -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise TopologyError(_format(exc, source)) from None
+        # split_nested: the topology's own "links.3.b.node: ...; ..." list, under "topology."
+        raise TopologyError(
+            f"{source}: invalid scenario: {format_validation_error(exc, split_nested=True)}"
+        ) from None
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -187,8 +187,8 @@ def test_shell_tool_spec() -> None:
         ({"device": "r1", "command": ["ls"]}, "command: Input should be a valid string"),
         ({"device": "r1", "command": "ls", "timeout": 5}, "timeout: unknown argument"),
         ({"device": "r1", "command": ""}, "command: String should have at least 1 character"),
-        ({"device": "r1", "command": "   "}, "command: Value error, must not be blank"),
-        ({"device": "r1", "command": "ls\x00-la"}, "command: Value error, must not contain NUL bytes"),
+        ({"device": "r1", "command": "   "}, "command: must not be blank"),
+        ({"device": "r1", "command": "ls\x00-la"}, "command: must not contain NUL bytes"),
         ({"command": "ls"}, "device: Field required"),
     ],
 )

@@ -1,0 +1,84 @@
+"""ani.validation: the one formatter of pydantic errors, and what its callers make of it."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
+from ani.errors import ConfigError
+from ani.observer.checks import parse_checks
+from ani.validation import format_validation_error
+
+
+class _Inner(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    a: int = 0
+    b: int = 0
+
+    @model_validator(mode="after")
+    def _both(self) -> _Inner:
+        if self.a < 0 and self.b < 0:
+            raise ValueError("a: negative; b: negative")
+        return self
+
+
+class _Outer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = "x"
+    inner: _Inner = _Inner()
+    items: list[int] = []
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    @model_validator(mode="after")
+    def _whole(self) -> _Outer:
+        if self.name == "bad":
+            raise ValueError("name: is bad")
+        return self
+
+
+def _err(data: object) -> ValidationError:
+    with pytest.raises(ValidationError) as info:
+        _Outer.model_validate(data)
+    return info.value
+
+
+def test_dotted_paths_without_value_error_prefix() -> None:
+    exc = _err({"name": " ", "items": [1, "x"], "colour": 1})
+    assert format_validation_error(exc) == (
+        "name: must not be blank; items.1: Input should be a valid integer, unable to parse "
+        "string as an integer; colour: Extra inputs are not permitted"
+    )
+
+
+def test_error_without_path_stands_alone_or_is_put_at_top() -> None:
+    exc = _err({"name": "bad"})
+    assert format_validation_error(exc) == "name: is bad"
+    assert format_validation_error(exc, top="arguments") == "arguments: name: is bad"
+    assert format_validation_error(_err([1])) == "Input should be a valid dictionary or instance of _Outer"
+
+
+def test_prefix_unknown_and_format_loc() -> None:
+    exc = _err({"items": ["x"], "colour": 1})
+    assert format_validation_error(exc, prefix="cfg", unknown="unknown field") == (
+        "cfg.items.0: Input should be a valid integer, unable to parse string as an integer; "
+        "cfg.colour: unknown field"
+    )
+    assert format_validation_error(exc, format_loc=lambda loc: "/".join(map(str, loc))).startswith("items/0: ")
+
+
+def test_split_nested_puts_a_nested_validators_list_under_its_path() -> None:
+    exc = _err({"inner": {"a": -1, "b": -1}})
+    assert format_validation_error(exc) == "inner: a: negative; b: negative"
+    assert format_validation_error(exc, split_nested=True) == "inner.a: negative; inner.b: negative"
+
+
+def test_checks_name_the_list_when_it_is_not_one() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_checks({"kind": "reach"})
+    assert str(info.value) == "checks: Input should be a valid list"
