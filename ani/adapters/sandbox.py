@@ -5,7 +5,7 @@ A command runs as ``/bin/sh -c COMMAND`` with this process tree::
     ip netns exec <router netns>          # the router's network namespace; /sys remounted for it
       bwrap ...                           # new mount, PID, UTS and IPC namespaces
         setpriv --reuid frr ...           # drop to uid/gid frr (+ group frrvty), two capabilities
-          prlimit --as=... --nproc=...    # resource bounds
+          prlimit --as --fsize --nproc    # resource bounds
             /bin/sh -c COMMAND
 
 What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` and ``test_a0.py``):
@@ -14,13 +14,14 @@ What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` an
   ``/proc/sys/net`` sysctls (capabilities ``CAP_NET_ADMIN`` and ``CAP_NET_RAW`` only), ping;
 - the router's FRR: plain ``vtysh`` (no ``-N``) reaches this router's daemons and no other,
   because ``/etc/frr`` and ``/var/run/frr`` are this router's pathspace directories;
-  ``write memory`` writes this router's ``/etc/frr/<pathspace>/frr.conf``;
+  ``write memory`` writes this router's ``/etc/frr/<pathspace>/frr.conf`` (in place: the
+  dir's existing files are bound one by one, so no new file can be made on the host's disk);
 - reading the host's (world-readable) files: the root file system is bound read-only;
 - scratch space: a private, empty ``/tmp`` and ``/dev/shm`` (tmpfs, gone after the call).
 
 What it refuses:
 
-- writing any host file other than the router's ``/etc/frr/<pathspace>/`` (read-only root,
+- writing any host file other than the existing files of the router's ``/etc/frr/<pathspace>/`` (read-only root,
   uid ``frr`` without ``CAP_DAC_OVERRIDE``; ``/proc/sys`` read-only except ``/proc/sys/net``);
 - seeing other routers' FRR (``/var/run/frr`` and ``/etc/frr`` show only this router's
   pathspace; ``vtysh -N other`` finds no socket) or other namespaces (``/run`` is an empty
@@ -33,7 +34,8 @@ What it refuses:
   clean environment (``PATH``, ``HOME=/tmp``, ``LANG``, ``TERM``, ``USER`` only), no stdin;
 - exhausting the host: wall time bounded by the caller's timeout; each process at most 4 GiB of
   address space; at most 256 tasks more than user ``frr`` already has (a fork bomb fails fast);
-  each tmpfs 64 MiB; output beyond the cap is read and dropped.
+  each tmpfs 64 MiB; each file written at most 64 MiB (``RLIMIT_FSIZE``: also bounds the
+  router's config files, the only host files writable); output beyond the cap is read and dropped.
 """
 
 from __future__ import annotations
@@ -310,9 +312,15 @@ def sandbox_argv(
         "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/var/tmp",
         "--tmpfs", run_root,
         "--ro-bind", str(spec.run_dir), frr_run_in,
-        "--tmpfs", str(FRR_ETC),
-        "--bind", str(spec.etc_dir), str(FRR_ETC),
+        # /etc/frr: a small tmpfs (not writable by the user) holding this router's existing files,
+        # each bound read-write from /etc/frr/<pathspace> on the host's disk: `write memory`
+        # rewrites frr.conf in place, but no new file can be created there, and RLIMIT_FSIZE
+        # bounds each file, so a call cannot fill the host's disk
+        "--size", str(TMPFS_BYTES), "--perms", "0755", "--tmpfs", str(FRR_ETC),
     ]
+    for f in sorted(spec.etc_dir.iterdir()) if spec.etc_dir.is_dir() else []:
+        if f.is_file() and not f.is_symlink():
+            argv += ["--bind", str(f), str(FRR_ETC / f.name)]
     if pam_fd is not None:
         argv += ["--perms", "0644", "--ro-bind-data", str(pam_fd), "/etc/pam.d/frr"]
     argv += [
@@ -342,6 +350,7 @@ def sandbox_argv(
         "--",
         "prlimit",
         f"--as={ADDRESS_SPACE_BYTES}",
+        f"--fsize={TMPFS_BYTES}",
     ]
     if nproc is not None:
         argv.append(f"--nproc={nproc}")

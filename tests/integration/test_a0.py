@@ -212,8 +212,8 @@ def test_agent_mistakes_run_nothing(make_lab) -> None:  # noqa: ANN001
     etc = Path("/etc/frr") / lab.pathspace("r1")
     traj = Trajectory(run_id="t-a0", level="a0")
     adapter = create_adapter("a0", lab, trajectory=traj)
-    marker = etc / "a0-marker"
-    touch = f"touch {marker.name} /etc/frr/a0-marker"
+    conf = etc / "frr.conf"
+    touch = "echo '! a0-marker' >> /etc/frr/frr.conf"
 
     r = shell(adapter, "r9", touch)
     assert r.ok is False and r.error.code is ErrorCode.UNKNOWN_DEVICE
@@ -230,11 +230,11 @@ def test_agent_mistakes_run_nothing(make_lab) -> None:  # noqa: ANN001
         assert r.ok is False and r.error.code is ErrorCode.INVALID_ARGUMENTS, args
     r = adapter.call("shel", {"device": "r1", "command": touch})
     assert r.error.code is ErrorCode.UNKNOWN_TOOL
-    assert not marker.exists()
+    assert "a0-marker" not in conf.read_text()
 
-    # the sandbox user can write its own FRR dir, so the marker proves the control works
-    r = shell(adapter, "r1", "touch /etc/frr/a0-marker")
-    assert r.ok and marker.exists()
+    # the sandbox user can write its own FRR config, so the marker proves the control works
+    r = shell(adapter, "r1", touch)
+    assert r.ok and "a0-marker" in conf.read_text()
     assert [c["error_code"] for c in traj.calls] == [
         "unknown_device", "invalid_arguments", "invalid_arguments", "invalid_arguments",
         "invalid_arguments", "unknown_tool", None,

@@ -166,6 +166,24 @@ def test_write_memory_writes_this_routers_config_only(two) -> None:  # noqa: ANN
     assert conf2.read_bytes() == before2
 
 
+def test_the_routers_config_dir_cannot_fill_the_host_disk(two) -> None:  # noqa: ANN001
+    # /etc/frr/<pathspace> is on the host's disk: new files there, or a config file grown
+    # without bound, would fill it (and outlive the call); only the existing files are writable,
+    # each at most the tmpfs size
+    lab, a = two
+    etc = Path("/etc/frr") / lab.pathspace("r1")
+    before = {p.name for p in etc.iterdir()}
+    r = sh(a, "dd if=/dev/zero of=/etc/frr/a0-big bs=1M count=80; dd if=/dev/zero of=/etc/frr/frr.conf bs=1M count=80")
+    assert r.ok is False
+    assert {p.name for p in etc.iterdir()} == before
+    assert (etc / "frr.conf").stat().st_size <= 64 * 1024 * 1024
+    assert sum(p.stat().st_size for p in etc.iterdir()) <= 2 * 64 * 1024 * 1024
+    # write memory still writes this router's frr.conf
+    r = sh(a, "vtysh -c 'configure terminal' -c 'hostname r1' && vtysh -c 'write memory'")
+    assert r.ok, r.text
+    assert "hostname r1" in (etc / "frr.conf").read_text()
+
+
 def test_vtysh_prints_no_pam_noise(two) -> None:  # noqa: ANN001
     _, a = two
     r = sh(a, "vtysh -c 'show version'")
@@ -183,8 +201,10 @@ def test_resource_bounds(two) -> None:  # noqa: ANN001
     assert 100 < started < 600
     assert r.elapsed_s < 20
     assert set(_netns_pids(lab)) == before  # and none of them survived
-    r = sh(a, "head -c 100000000 /dev/zero > /tmp/big")
+    r = sh(a, "head -c 40000000 /dev/zero > /tmp/big1 && head -c 40000000 /dev/zero > /tmp/big2")
     assert r.ok is False and "No space left on device" in r.data["stderr"]
+    r = sh(a, "prlimit --fsize --output SOFT --noheadings")
+    assert r.data["stdout"].strip() == str(64 * 1024**2)
     r = sh(a, "prlimit --as --output SOFT --noheadings")
     assert r.data["stdout"].strip() == str(4 * 1024**3)
 

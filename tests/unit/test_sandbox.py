@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from ani.adapters.a0 import A0Adapter, ShellArgs, format_output
 from ani.adapters.sandbox import (
+    TMPFS_BYTES,
     VTYSH_PAM,
     CappedOutput,
     SandboxSpec,
@@ -35,7 +37,13 @@ def test_argv_enters_the_router_netns_then_bwrap() -> None:
     assert argv[-3:] == ["/bin/sh", "-c", "ip route"]
 
 
-def test_argv_mounts() -> None:
+def test_argv_mounts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    etc = tmp_path / "ani-abc123-r2"
+    etc.mkdir()
+    for name in ("vtysh.conf", "frr.conf"):
+        (etc / name).write_text("")
+    (etc / "subdir").mkdir()
+    monkeypatch.setattr(SandboxSpec, "etc_dir", property(lambda self: etc))
     argv = sandbox_argv(SPEC, "true", pam_fd=7)
     ro = _pairs(argv, "--ro-bind")
     rw = _pairs(argv, "--bind")
@@ -43,13 +51,21 @@ def test_argv_mounts() -> None:
     assert ro[0] == ("/", "/")  # everything read-only first; later mounts override
     assert ("/run/frr/ani-abc123-r2", "/run/frr") in ro or ("/var/run/frr/ani-abc123-r2", "/run/frr") in ro
     assert ("/proc/sys", "/proc/sys") in ro
-    # the only writable host paths: this router's FRR config dir and its net sysctls
-    assert rw == [("/proc/sys/net", "/proc/sys/net"), ("/etc/frr/ani-abc123-r2", "/etc/frr")]
+    # the only writable host paths: the existing files of this router's FRR config dir (not the
+    # dir: new files there would be on the host's disk) and its net sysctls
+    assert rw == [
+        ("/proc/sys/net", "/proc/sys/net"),
+        (str(etc / "frr.conf"), "/etc/frr/frr.conf"),
+        (str(etc / "vtysh.conf"), "/etc/frr/vtysh.conf"),
+    ]
     assert {("/tmp",), ("/run",), ("/etc/frr",), ("/dev/shm",), ("/var/tmp",)} <= set(tmp)
-    # /run and /etc/frr are emptied before this router's dirs are bound on them
+    # /run and /etc/frr are emptied (a tmpfs the user cannot write) before this router's files are bound on them
     assert argv.index("/run") < argv.index("/run/frr")
     i_tmp_etc = [i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] == "/etc/frr"][0]
-    assert i_tmp_etc < argv.index("/etc/frr/ani-abc123-r2")
+    assert argv[i_tmp_etc - 2 : i_tmp_etc] == ["--perms", "0755"]
+    assert i_tmp_etc < argv.index(str(etc / "frr.conf"))
+    # every file written is bounded (RLIMIT_FSIZE), the bound files included
+    assert f"--fsize={TMPFS_BYTES}" in argv
     assert _pairs(argv, "--ro-bind-data") == [("7", "/etc/pam.d/frr")]
 
 
