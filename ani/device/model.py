@@ -1,0 +1,436 @@
+"""A structured model of the FRR 8.4 configuration the scenarios use.
+
+Shape (every field optional unless noted; ``None`` / empty means "not configured"):
+
+```
+DeviceConfig
+  hostname: str
+  ip_forwarding, ipv6_forwarding: bool                  (False renders "no ip[v6] forwarding")
+  bgp_route_map_delay_timer: int | None                 ("bgp route-map delay-timer N")
+  interfaces: {ifname: Interface}
+    description: str | None
+    addresses: [IPv4Interface]                          (sorted as FRR prints them: by text)
+    ospf: InterfaceOspf(area, network, hello_interval, dead_interval, passive)
+  static_routes: [StaticRoute(prefix, nexthop, distance=1)]
+    nexthop: IPv4 address | interface name | "Null0" | "blackhole" | "reject"
+  ospf: Ospf | None
+    router_id, passive_default, networks: [OspfNetwork(prefix, area)],
+    throttle_spf: (delay, init_hold, max_hold), throttle_lsa_all: int, lsa_min_arrival: int
+  bgp: Bgp | None
+    asn (required), router_id, timers: (keepalive, holdtime)
+    peer_groups: {name: Peer}        neighbors: {IPv4 address: Peer}
+      Peer: remote_as (int | "internal" | "external"), peer_group, description, shutdown,
+            update_source, timers_connect
+    ipv4_unicast: BgpAf
+      networks: [IPv4Network], redistribute: {kernel|connected|static|ospf: route-map | None},
+      peers: {peer-group name or neighbor address: BgpAfPeer(route_reflector_client,
+              route_map_in, route_map_out)}
+  prefix_lists: {name: PrefixList(entries: [PrefixListEntry(seq, action, prefix, ge, le)])}
+  route_maps: {name: RouteMap(entries: [RouteMapEntry(seq, action, match_prefix_list,
+               set_community, set_community_additive, set_local_preference, set_metric)])}
+  unmodelled: [str]   lines parse() could not place ("<block> / <line>"), never rendered
+```
+
+Canonical form (applied by validators, so equal configurations compare equal): keyed
+collections are dicts (equality ignores their order; prefix-lists and route-maps keep their
+creation order, which is the order FRR prints them in); addresses, static routes, networks and
+list entries are sorted the way FRR prints them; interfaces without any setting are dropped
+(FRR does not print them); a static route's distance 1 is the default.
+"""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Action = Literal["permit", "deny"]
+RemoteAs = int | Literal["internal", "external"]
+OspfNetworkType = Literal["point-to-point", "point-to-multipoint", "non-broadcast", "broadcast"]
+RedistSource = Literal["kernel", "connected", "static", "ospf"]
+
+#: FRR's route-type order, used for ``redistribute`` lines.
+REDIST_ORDER: tuple[str, ...] = ("kernel", "connected", "static", "ospf")
+#: Static next hops that discard traffic (may not be mixed with forwarding next hops).
+DISCARD_NEXTHOPS: tuple[str, ...] = ("Null0", "blackhole", "reject")
+
+_AREA_RE = re.compile(r"^(?:\d{1,10}|\d{1,3}(?:\.\d{1,3}){3})$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,62}$")
+_IFNAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,14}$")
+_TEXT_RE = re.compile(r"^\S+(?: \S+)*$")  # FRR collapses runs of blanks in free text
+_COMMUNITY_RE = re.compile(r"^(?:\d{1,5}:\d{1,5}|internet|graceful-shutdown|blackhole|no-export|no-advertise|local-AS|no-peer)$")
+_WELL_KNOWN = {
+    "internet": 0,
+    "graceful-shutdown": 0xFFFF0000,
+    "blackhole": 0xFFFF029A,
+    "no-export": 0xFFFFFF01,
+    "no-advertise": 0xFFFFFF02,
+    "local-AS": 0xFFFFFF03,
+    "no-peer": 0xFFFFFF04,
+}
+
+
+def ifname_key(name: str) -> tuple:
+    """FRR's interface-name order (``if_cmp_name``): digit runs compare as numbers."""
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", name)))
+
+
+def community_key(value: str) -> int:
+    """The 32-bit value of a community; FRR prints a community list in this order."""
+    if value in _WELL_KNOWN:
+        return _WELL_KNOWN[value]
+    high, low = value.split(":")
+    return (int(high) << 16) | int(low)
+
+
+def _check(regex: re.Pattern[str], what: str, value: str | None) -> str | None:
+    if value is not None and not regex.match(value):
+        raise ValueError(f"invalid {what}: {value!r}")
+    return value
+
+
+def _by_seq(entries: list) -> list:
+    """Entries sorted by ``seq``; a seq used twice is an error."""
+    if len({e.seq for e in entries}) != len(entries):
+        raise ValueError("duplicate seq")
+    return sorted(entries, key=lambda e: e.seq)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+# -- interfaces ------------------------------------------------------------------------------
+
+
+class InterfaceOspf(_Model):
+    """``ip ospf ...`` lines of an interface. ``area``: as written (``0``, ``0.0.0.1``)."""
+
+    area: str | None = None
+    network: OspfNetworkType | None = None
+    hello_interval: int | None = Field(default=None, ge=1, le=65535)
+    dead_interval: int | None = Field(default=None, ge=1, le=65535)
+    passive: bool = False
+
+    @field_validator("area")
+    @classmethod
+    def _area(cls, v: str | None) -> str | None:
+        return _check(_AREA_RE, "OSPF area", v)
+
+    def is_empty(self) -> bool:
+        return self == InterfaceOspf()
+
+
+class Interface(_Model):
+    """One ``interface NAME`` block."""
+
+    description: str | None = None
+    addresses: list[IPv4Interface] = Field(default_factory=list)
+    ospf: InterfaceOspf = Field(default_factory=InterfaceOspf)
+
+    @field_validator("description")
+    @classmethod
+    def _desc(cls, v: str | None) -> str | None:
+        return _check(_TEXT_RE, "description", v)
+
+    @field_validator("addresses")
+    @classmethod
+    def _sort(cls, v: list[IPv4Interface]) -> list[IPv4Interface]:
+        if len(set(v)) != len(v):
+            raise ValueError("duplicate interface address")
+        return sorted(v, key=str)  # vtysh sorts an interface block's lines as text
+
+    def is_empty(self) -> bool:
+        return self.description is None and not self.addresses and self.ospf.is_empty()
+
+    def has_zebra_lines(self) -> bool:
+        """True if zebra prints this interface (description or address); FRR lists those first."""
+        return self.description is not None or bool(self.addresses)
+
+
+# -- static routes ---------------------------------------------------------------------------
+
+
+class StaticRoute(_Model):
+    """``ip route PREFIX NEXTHOP [DISTANCE]``."""
+
+    prefix: IPv4Network
+    nexthop: str
+    distance: int = Field(default=1, ge=1, le=255)
+
+    @field_validator("nexthop")
+    @classmethod
+    def _nexthop(cls, v: str) -> str:
+        if v in DISCARD_NEXTHOPS:
+            return v
+        try:
+            return str(IPv4Address(v))
+        except ValueError:
+            return _check(_IFNAME_RE, "next hop", v)  # type: ignore[return-value]
+
+    def nexthop_kind(self) -> int:
+        """FRR's next-hop type order within a distance: interface, address, discard."""
+        if self.nexthop in DISCARD_NEXTHOPS:
+            return 2
+        try:
+            IPv4Address(self.nexthop)
+            return 1
+        except ValueError:
+            return 0
+
+    def sort_key(self) -> tuple:
+        """FRR's order: prefix length, address, distance, next-hop kind, next hop."""
+        kind = self.nexthop_kind()
+        addr = int(IPv4Address(self.nexthop)) if kind == 1 else 0
+        return (self.prefix.prefixlen, self.prefix.network_address, self.distance, kind, addr, self.nexthop)
+
+
+# -- OSPF ------------------------------------------------------------------------------------
+
+
+class OspfNetwork(_Model):
+    """``network PREFIX area AREA``."""
+
+    prefix: IPv4Network
+    area: str
+
+    @field_validator("area")
+    @classmethod
+    def _area(cls, v: str | None) -> str | None:
+        return _check(_AREA_RE, "OSPF area", v)
+
+
+class Ospf(_Model):
+    """``router ospf``. Per-interface passive is ``InterfaceOspf.passive`` (FRR 8.4 turns
+    ``passive-interface IFNAME`` into ``ip ospf passive``); only ``passive-interface default``
+    stays here."""
+
+    router_id: IPv4Address | None = None
+    passive_default: bool = False
+    networks: list[OspfNetwork] = Field(default_factory=list)
+    throttle_spf: tuple[int, int, int] | None = None
+    throttle_lsa_all: int | None = Field(default=None, ge=0, le=5000)
+    lsa_min_arrival: int | None = Field(default=None, ge=0, le=600000)
+
+    @field_validator("networks")
+    @classmethod
+    def _sort(cls, v: list[OspfNetwork]) -> list[OspfNetwork]:
+        if len({n.prefix for n in v}) != len(v):
+            raise ValueError("duplicate OSPF network prefix")
+        return sorted(v, key=lambda n: (n.prefix.network_address, n.prefix.prefixlen))
+
+
+# -- BGP -------------------------------------------------------------------------------------
+
+
+class Peer(_Model):
+    """A BGP neighbor or peer-group (the global, non-address-family settings)."""
+
+    remote_as: RemoteAs | None = None
+    peer_group: str | None = None  # neighbors only: the group it belongs to
+    description: str | None = None
+    shutdown: bool = False
+    update_source: str | None = None  # interface name or IPv4 address
+    timers_connect: int | None = Field(default=None, ge=1, le=65535)
+
+    @field_validator("description")
+    @classmethod
+    def _desc(cls, v: str | None) -> str | None:
+        return _check(_TEXT_RE, "description", v)
+
+
+class BgpAfPeer(_Model):
+    """Per address-family settings of a neighbor or peer-group."""
+
+    route_reflector_client: bool = False
+    route_map_in: str | None = None
+    route_map_out: str | None = None
+
+    def is_empty(self) -> bool:
+        return self == BgpAfPeer()
+
+
+class BgpAf(_Model):
+    """``address-family ipv4 unicast``."""
+
+    networks: list[IPv4Network] = Field(default_factory=list)
+    redistribute: dict[RedistSource, str | None] = Field(default_factory=dict)  # source -> route-map
+    peers: dict[str, BgpAfPeer] = Field(default_factory=dict)
+
+    @field_validator("networks")
+    @classmethod
+    def _sort(cls, v: list[IPv4Network]) -> list[IPv4Network]:
+        if len(set(v)) != len(v):
+            raise ValueError("duplicate BGP network")
+        return sorted(v, key=lambda n: (n.network_address, n.prefixlen))
+
+    @field_validator("peers")
+    @classmethod
+    def _drop_empty(cls, v: dict[str, BgpAfPeer]) -> dict[str, BgpAfPeer]:
+        return {k: p for k, p in v.items() if not p.is_empty()}
+
+    def is_empty(self) -> bool:
+        return not (self.networks or self.redistribute or self.peers)
+
+
+class Bgp(_Model):
+    """``router bgp ASN``. Neighbor keys are IPv4 addresses; peer-group keys are names."""
+
+    asn: int = Field(ge=1, le=4294967295)
+    router_id: IPv4Address | None = None
+    timers: tuple[int, int] | None = None  # (keepalive, holdtime)
+    peer_groups: dict[str, Peer] = Field(default_factory=dict)
+    neighbors: dict[str, Peer] = Field(default_factory=dict)
+    ipv4_unicast: BgpAf = Field(default_factory=BgpAf)
+
+    @field_validator("peer_groups")
+    @classmethod
+    def _groups(cls, v: dict[str, Peer]) -> dict[str, Peer]:
+        for name, p in v.items():
+            _check(_NAME_RE, "peer-group name", name)
+            if p.peer_group is not None:
+                raise ValueError(f"peer-group {name} cannot be in a peer-group")
+        return v
+
+    @field_validator("neighbors")
+    @classmethod
+    def _neighbors(cls, v: dict[str, Peer]) -> dict[str, Peer]:
+        out = {str(IPv4Address(k)): p for k, p in v.items()}
+        if len(out) != len(v):
+            raise ValueError("duplicate neighbor address")
+        return out
+
+    @model_validator(mode="after")
+    def _refs(self) -> Bgp:
+        for addr, p in self.neighbors.items():
+            if p.remote_as is None and p.peer_group is None:
+                raise ValueError(f"neighbor {addr} needs remote_as or peer_group")
+            if p.peer_group is not None and p.peer_group not in self.peer_groups:
+                raise ValueError(f"neighbor {addr}: unknown peer-group {p.peer_group}")
+        for key in self.ipv4_unicast.peers:
+            if key not in self.peer_groups and key not in self.neighbors:
+                raise ValueError(f"address-family ipv4 unicast: unknown neighbor {key}")
+        return self
+
+    def peer_order(self) -> list[str]:
+        """The order FRR prints peers in (bgpd's ``peer_cmp``): peer-groups by name, then the
+        neighbors in a peer-group by (group name, address), then the others by address."""
+        def key(addr: str) -> tuple:
+            group = self.neighbors[addr].peer_group
+            return (group is None, group or "", IPv4Address(addr))
+
+        return sorted(self.peer_groups) + sorted(self.neighbors, key=key)
+
+
+# -- prefix-lists and route-maps ---------------------------------------------------------------
+
+
+class PrefixListEntry(_Model):
+    """``ip prefix-list NAME seq SEQ ACTION PREFIX [ge N] [le N]``; ``prefix`` None means ``any``."""
+
+    seq: int = Field(ge=1, le=4294967295)
+    action: Action
+    prefix: IPv4Network | None = None
+    ge: int | None = Field(default=None, ge=1, le=32)
+    le: int | None = Field(default=None, ge=1, le=32)
+
+    @model_validator(mode="after")
+    def _lengths(self) -> PrefixListEntry:
+        if self.prefix is None and (self.ge is not None or self.le is not None):
+            raise ValueError("'any' takes no ge/le")
+        if self.prefix is not None:
+            lo = self.ge if self.ge is not None else self.prefix.prefixlen
+            if self.ge is not None and self.ge <= self.prefix.prefixlen:
+                raise ValueError("ge must be longer than the prefix length")
+            if self.le is not None and self.le < lo:
+                raise ValueError("le must be >= ge and >= the prefix length")
+        return self
+
+
+class PrefixList(_Model):
+    entries: list[PrefixListEntry] = Field(min_length=1)
+
+    @field_validator("entries")
+    @classmethod
+    def _sort(cls, v: list[PrefixListEntry]) -> list[PrefixListEntry]:
+        return _by_seq(v)
+
+
+class RouteMapEntry(_Model):
+    """``route-map NAME ACTION SEQ`` with its match / set lines."""
+
+    seq: int = Field(ge=1, le=65535)
+    action: Action
+    match_prefix_list: str | None = None
+    set_community: list[str] | None = None  # ["none"] for ``set community none``
+    set_community_additive: bool = False
+    set_local_preference: int | None = Field(default=None, ge=0, le=4294967295)
+    set_metric: int | None = Field(default=None, ge=0, le=4294967295)
+
+    @field_validator("set_community")
+    @classmethod
+    def _communities(cls, v: list[str] | None) -> list[str] | None:
+        if v is None or v == ["none"]:
+            return v
+        if not v or len(set(v)) != len(v):
+            raise ValueError("set community needs distinct values")
+        for c in v:
+            _check(_COMMUNITY_RE, "community", c)
+        return sorted(v, key=community_key)
+
+    @model_validator(mode="after")
+    def _additive(self) -> RouteMapEntry:
+        if self.set_community_additive and self.set_community in (None, ["none"]):
+            raise ValueError("additive needs communities")
+        return self
+
+
+class RouteMap(_Model):
+    entries: list[RouteMapEntry] = Field(min_length=1)
+
+    @field_validator("entries")
+    @classmethod
+    def _sort(cls, v: list[RouteMapEntry]) -> list[RouteMapEntry]:
+        return _by_seq(v)
+
+
+# -- the device ------------------------------------------------------------------------------
+
+
+class DeviceConfig(_Model):
+    """The configuration of one FRR router (see the module docstring for the shape)."""
+
+    hostname: str
+    ip_forwarding: bool = True
+    ipv6_forwarding: bool = True
+    bgp_route_map_delay_timer: int | None = Field(default=None, ge=0, le=600)
+    interfaces: dict[str, Interface] = Field(default_factory=dict)
+    static_routes: list[StaticRoute] = Field(default_factory=list)
+    ospf: Ospf | None = None
+    bgp: Bgp | None = None
+    prefix_lists: dict[str, PrefixList] = Field(default_factory=dict)
+    route_maps: dict[str, RouteMap] = Field(default_factory=dict)
+    unmodelled: list[str] = Field(default_factory=list)
+
+    @field_validator("interfaces")
+    @classmethod
+    def _interfaces(cls, v: dict[str, Interface]) -> dict[str, Interface]:
+        for name in v:
+            _check(_IFNAME_RE, "interface name", name)
+        return {k: v[k] for k in sorted(v, key=ifname_key) if not v[k].is_empty()}
+
+    @field_validator("static_routes")
+    @classmethod
+    def _routes(cls, v: list[StaticRoute]) -> list[StaticRoute]:
+        if len({(r.prefix, r.nexthop, r.distance) for r in v}) != len(v):
+            raise ValueError("duplicate static route")
+        return sorted(v, key=StaticRoute.sort_key)
+
+    @field_validator("prefix_lists", "route_maps")
+    @classmethod
+    def _names(cls, v: dict) -> dict:
+        for name in v:
+            _check(_NAME_RE, "name", name)
+        return v

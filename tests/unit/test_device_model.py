@@ -1,0 +1,221 @@
+"""The device model (ani.device): parse/render round trips, canonical form, unmodelled lines.
+
+``tests/data/device/frr844-running-*.txt`` are real ``show running-config`` outputs of FRR 8.4.4
+for the startup configs ``frr844-startup-*.conf`` (captured in a lab; the integration test
+``test_device_frr.py`` checks the same properties live).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from pydantic import ValidationError
+
+from ani.device import (
+    Bgp,
+    DeviceConfig,
+    Interface,
+    InterfaceOspf,
+    Peer,
+    StaticRoute,
+    frr_body,
+    normalise,
+    parse,
+    render,
+)
+from ani.device.strategies import device_configs
+from ani.scenario import load_scenario
+
+DATA = Path(__file__).parent.parent / "data" / "device"
+ROOT = Path(__file__).parent.parent.parent
+
+
+def _data(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+# -- properties ------------------------------------------------------------------------------
+
+
+@settings(derandomize=True, max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(device_configs())
+def test_parse_render_round_trip(m):
+    text = render(m)
+    back = parse(text)
+    assert back == m
+    assert back.unmodelled == []
+    assert render(back) == text  # render is a function of the model's value only
+
+
+@settings(derandomize=True, max_examples=40, deadline=None, database=None)
+@given(device_configs())
+def test_equal_configs_in_another_order_compare_equal(m):
+    shuffled = DeviceConfig.model_validate({
+        **m.model_dump(),
+        "interfaces": dict(reversed(list(m.model_dump()["interfaces"].items()))),
+        "static_routes": list(reversed(m.model_dump()["static_routes"])),
+    })
+    assert shuffled == m
+    assert render(shuffled) == render(m)
+
+
+# -- the scenario's configs ------------------------------------------------------------------
+
+
+def _brownfield():
+    return load_scenario(ROOT / "scenarios" / "brownfield-small.yaml").topology.routers
+
+
+@pytest.mark.parametrize("router", ["c1", "c2", "e1", "e2", "e3", "e4"])
+def test_brownfield_startup_configs_parse_completely(router):
+    m = parse(_brownfield()[router].config)
+    assert m.unmodelled == []
+    assert m.hostname == router
+    assert m.ipv6_forwarding is False and m.bgp_route_map_delay_timer == 1
+    assert m.bgp is not None and m.bgp.asn == 64500 and m.bgp.timers == (1, 3)
+    assert m.ospf is not None and m.ospf.throttle_spf == (0, 50, 500)
+    assert m.interfaces["lo"].ospf.area == "0"
+    assert parse(render(m)) == m
+    if router.startswith("c"):
+        assert m.bgp.peer_groups["EDGES"] == Peer(remote_as=64500, update_source="lo", timers_connect=1)
+        assert m.bgp.ipv4_unicast.peers["EDGES"].route_reflector_client
+        assert len(m.bgp.neighbors) == 4 and not m.prefix_lists
+    else:
+        assert set(m.bgp.neighbors) == {"100.64.255.1", "100.64.255.2"}
+        assert m.bgp.ipv4_unicast.redistribute == {"connected": "RM-TENANTS-OUT"}
+        assert [e.seq for e in m.prefix_lists["PL-TENANTS"].entries] == [10, 20]
+        assert m.route_maps["RM-TENANTS-OUT"].entries[0].match_prefix_list == "PL-TENANTS"
+        to_c1 = m.interfaces["to-c1"].ospf
+        assert to_c1 == InterfaceOspf(area="0", network="point-to-point", hello_interval=1, dead_interval=3)
+
+
+# -- FRR's own output (captured from FRR 8.4.4) ---------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["c1", "c2", "c3"])
+def test_render_of_parsed_frr_output_is_what_frr_printed(case):
+    running = _data(f"frr844-running-{case}.txt")
+    m = parse(running)
+    assert m.unmodelled == []
+    assert render(m) == frr_body(running)
+    assert normalise(render(m)) == normalise(running)
+
+
+def test_frr_normalisations_of_a_startup_config():
+    """What FRR changed between startup config c2 and its running config (docs/device-model.md)."""
+    startup = parse(_data("frr844-startup-c2.conf"))
+    running = parse(_data("frr844-running-c2.txt"))
+    assert startup.interfaces["to-e10"].ospf.hello_interval == 10  # the default: not printed
+    assert running.interfaces["to-e10"].ospf.hello_interval is None
+    assert running.interfaces["to-e10"].ospf.dead_interval == 40  # printed although default
+    assert startup.interfaces["eth0"].ospf.network == "broadcast"  # the default type: not printed
+    assert running.interfaces["eth0"].ospf.network is None
+    assert startup.bgp.timers == (60, 180) and running.bgp.timers is None
+    fixed = startup.model_copy(deep=True)
+    fixed.interfaces["to-e10"].ospf.hello_interval = None
+    fixed.interfaces["eth0"].ospf.network = None
+    fixed.bgp.timers = None
+    assert DeviceConfig.model_validate(fixed.model_dump()) == running
+
+
+def test_running_config_order_quirks():
+    running = _data("frr844-running-c3.txt")
+    body = frr_body(running).splitlines()
+    m = parse(running)
+    # interfaces with a description or address first, then OSPF-only ones, each by name
+    assert [ln for ln in body if ln.startswith("interface ")] == [
+        "interface lo", "interface eth0", "interface gg2", "interface ghost"]
+    # static routes by (prefix length, address), then distance, interface before address
+    assert [str(r.prefix) for r in m.static_routes][-2:] == ["12.0.0.0/8", "10.0.0.0/16"]
+    assert [r.nexthop for r in m.static_routes][:3] == ["eth0", "192.0.2.1", "192.0.2.2"]
+    # ``description a b  c`` came back with one blank
+    assert m.bgp.neighbors["192.0.2.1"].description == "a b c"
+
+
+def test_frr_body_and_normalise():
+    running = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\n" \
+              "frr defaults traditional\nhostname r1\n!\ninterface lo\n description x\nexit\n!\nend\n"
+    assert frr_body(running) == "hostname r1\n!\ninterface lo\n description x\nexit\n!\n"
+    assert normalise(running) == "hostname r1\ninterface lo\n description x\nexit\n"
+
+
+# -- unmodelled lines ------------------------------------------------------------------------
+
+
+def test_unmodelled_lines_are_kept_not_dropped():
+    text = """hostname r9
+log syslog informational
+interface eth0
+ ip address 10.0.0.1/24
+ ip ospf cost 10
+exit
+router bgp 65000
+ neighbor 10.0.0.2 remote-as 65001
+ neighbor 10.0.0.2 password secret
+ address-family ipv4 unicast
+  neighbor 10.0.0.2 soft-reconfiguration inbound
+  network 10.9.0.0/16
+ exit-address-family
+ address-family ipv6 unicast
+  network 2001:db8::/32
+ exit-address-family
+exit
+router rip
+ network 10.0.0.0/8
+exit
+route-map RM permit 10
+ set as-path prepend 65000
+exit
+ip route 10.5.0.0/16 10.0.0.9 tag 7
+"""
+    m = parse(text)
+    assert m.unmodelled == [
+        "log syslog informational",
+        "interface eth0 / ip ospf cost 10",
+        "router bgp 65000 / neighbor 10.0.0.2 password secret",
+        "router bgp 65000 / address-family ipv4 unicast / neighbor 10.0.0.2 soft-reconfiguration inbound",
+        "router bgp 65000 / address-family ipv6 unicast",
+        "router bgp 65000 / address-family ipv6 unicast / network 2001:db8::/32",
+        "router rip",
+        "router rip / network 10.0.0.0/8",
+        "route-map RM permit 10 / set as-path prepend 65000",
+        "ip route 10.5.0.0/16 10.0.0.9 tag 7",
+    ]
+    # what is modelled is still read
+    assert m.interfaces["eth0"].addresses[0].with_prefixlen == "10.0.0.1/24"
+    assert [str(n) for n in m.bgp.ipv4_unicast.networks] == ["10.9.0.0/16"]
+    with pytest.raises(ValueError, match="unmodelled"):
+        render(m)
+
+
+def test_startup_config_spellings():
+    m = parse("hostname r1\nrouter ospf\n router-id 1.1.1.1\n passive-interface eth3\nexit\n"
+              "router bgp 65000\n neighbor 10.0.0.2 remote-as internal\n"
+              " neighbor 10.0.0.2 route-reflector-client\n network 10.1.0.0/16\nexit\n")
+    assert m.ospf.router_id.exploded == "1.1.1.1"
+    assert m.interfaces["eth3"].ospf.passive
+    assert m.bgp.ipv4_unicast.peers["10.0.0.2"].route_reflector_client
+    assert m.unmodelled == []
+
+
+# -- validation ------------------------------------------------------------------------------
+
+
+def test_canonical_form_and_validation():
+    a = DeviceConfig(hostname="r1", interfaces={"to-e10": Interface(description="x"), "to-e2": Interface(description="y"),
+                                                "lo": Interface()})
+    assert list(a.interfaces) == ["to-e2", "to-e10"]  # natural name order; empty interface dropped
+    assert StaticRoute(prefix="10.0.0.0/8", nexthop="192.0.2.1") == StaticRoute(prefix="10.0.0.0/8", nexthop="192.0.2.1", distance=1)
+    with pytest.raises(ValidationError):
+        InterfaceOspf(area="0.0.0")
+    with pytest.raises(ValidationError, match="unknown peer-group"):
+        Bgp(asn=1, neighbors={"10.0.0.1": Peer(peer_group="NOPE")})
+    with pytest.raises(ValidationError, match="remote_as or peer_group"):
+        Bgp(asn=1, neighbors={"10.0.0.1": Peer()})
+    with pytest.raises(ValidationError):
+        parse("hostname r1\nip prefix-list P seq 5 permit 10.0.0.0/8 ge 4\n")  # ge below the length
+    with pytest.raises(ValueError, match="hostname"):
+        parse("interface lo\n ip address 10.0.0.1/32\nexit\n")
