@@ -1,16 +1,22 @@
-"""One-line error messages from pydantic ``ValidationError`` s, shared by every file and argument parser.
+"""Reading user files: YAML loading and one-line messages from pydantic ``ValidationError`` s.
 
-:func:`format_validation_error` turns each error into ``field.path: message`` and joins
-them with ``"; "``; callers put their own ``"<file>: invalid ...: "`` in front.
+:func:`load_yaml` reads a YAML file, raising a :class:`~ani.errors.ConfigError` (or the
+subclass asked for) that names the file. :func:`format_validation_error` turns each error
+into ``field.path: message`` and joins them with ``"; "``; callers put their own
+``"<file>: invalid ...: "`` in front.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
+
+from ani.errors import ConfigError
 
 _FIELD_MSG_RE = re.compile(r"^[\w.-]+: ")
 
@@ -54,3 +60,22 @@ def format_validation_error(
         else:
             parts.append(f"{where}: {msg}")
     return "; ".join(parts)
+
+
+def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
+    """The parsed YAML of the file at ``path``.
+
+    Raises ``error`` (``"<path>: cannot read: ..."`` or ``"<path>: not valid YAML: ..."``)
+    if the file is missing, unreadable, not UTF-8 or not YAML.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise error(f"{p}: cannot read: not UTF-8 text") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise error(f"{p}: not valid YAML: {exc}") from None

@@ -27,10 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ani.errors import ConfigError, ErrorCode
 from ani.protocol import ToolResult, ToolSpec
+from ani.validation import load_yaml
 
 #: argument names that carry commands
 COMMAND_ARGS = ("commands", "command")
@@ -66,10 +65,7 @@ class BlockRules:
             plat = load_platform(path or "frr")
             return cls([(b.pattern, b.reason) for b in plat.d.blocklist])
         p = Path(path)
-        try:
-            raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{p}: cannot read blocklist: {exc}") from exc
+        raw = load_yaml(p)
         items = raw.get("blocklist") if isinstance(raw, dict) else raw
         if not isinstance(items, list):
             raise ConfigError(f"{p}: expected a 'blocklist:' list of {{pattern, reason}}")

@@ -16,12 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ani.errors import ConfigError
 from ani.resources import resolve
-from ani.validation import format_validation_error
+from ani.validation import format_validation_error, load_yaml
 
 _TOKEN_RE = re.compile(r"<([A-Za-z][A-Za-z0-9_]*)>")
 
@@ -233,10 +232,7 @@ def _emit(node: object, indent: int) -> list[str]:
 
 
 def _read(path: Path) -> PlatformDef:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read platform file: {exc}") from exc
+    raw = load_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a platform file is a YAML mapping")
     try:

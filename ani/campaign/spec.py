@@ -23,11 +23,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ani.errors import CampaignSpecError
-from ani.validation import format_validation_error
+from ani.validation import format_validation_error, load_yaml
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 FACTORS = ("level", "blocklist")
@@ -254,12 +253,7 @@ def load_spec(path: str | Path, variants: int | None = None) -> CampaignSpec:
         p = resolve(path).resolve()
     except FileNotFoundError:
         raise CampaignSpecError(f"campaign file {str(path)!r} not found") from None
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise CampaignSpecError(f"{path}: not valid YAML: {exc}") from None
-    except OSError as exc:
-        raise CampaignSpecError(f"{path}: cannot be read: {exc}") from None
+    data = load_yaml(p, CampaignSpecError)
     if variants is not None and isinstance(data, dict):
         data = {**data, "variants": variants}
     return parse_spec(data, str(path), p.parent)

@@ -36,9 +36,9 @@ from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ani import validation
 from ani.errors import TopologyError
 from ani.validation import format_validation_error
 
@@ -219,15 +219,7 @@ def parse_topology(data: Any, *, source: str = "<topology>") -> Topology:
 
 def load_yaml(path: str | Path) -> Any:
     """Read a YAML file. Raises TopologyError if it is missing or not YAML."""
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise TopologyError(f"{p}: cannot read: {exc.strerror}") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise TopologyError(f"{p}: not valid YAML: {exc}") from None
+    return validation.load_yaml(path, TopologyError)
 
 
 def load_topology(path: str | Path) -> Topology:

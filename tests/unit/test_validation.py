@@ -82,3 +82,22 @@ def test_checks_name_the_list_when_it_is_not_one() -> None:
     with pytest.raises(ConfigError) as info:
         parse_checks({"kind": "reach"})
     assert str(info.value) == "checks: Input should be a valid list"
+
+
+def test_load_yaml_names_the_file_and_raises_the_class_asked_for(tmp_path) -> None:
+    from ani.errors import CampaignSpecError
+    from ani.validation import load_yaml
+
+    good = tmp_path / "good.yaml"
+    good.write_text("a: [1, 2]\n")
+    assert load_yaml(good) == {"a": [1, 2]}
+    with pytest.raises(CampaignSpecError, match=r"missing\.yaml: cannot read: No such file or directory$"):
+        load_yaml(tmp_path / "missing.yaml", CampaignSpecError)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [1,\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml: not valid YAML: "):
+        load_yaml(bad)
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"a: \xff\xfe\n")
+    with pytest.raises(ConfigError, match=r"binary\.yaml: cannot read: not UTF-8 text"):
+        load_yaml(binary)
