@@ -342,8 +342,8 @@ class PrefixListEntry(_Model):
             raise ValueError("'any' takes no ge/le")
         if self.prefix is not None:
             lo = self.ge if self.ge is not None else self.prefix.prefixlen
-            if self.ge is not None and self.ge <= self.prefix.prefixlen:
-                raise ValueError("ge must be longer than the prefix length")
+            if self.ge is not None and self.ge < self.prefix.prefixlen:  # FRR 8.4 takes ge == length
+                raise ValueError("ge must be >= the prefix length")
             if self.le is not None and self.le < lo:
                 raise ValueError("le must be >= ge and >= the prefix length")
         return self

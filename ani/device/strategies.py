@@ -141,7 +141,7 @@ def _prefix_list(draw) -> PrefixList:  # type: ignore[no-untyped-def]
         ge = le = None
         if prefix is not None:
             plen = int(prefix.split("/")[1])
-            ge = draw(_opt(tuple(x for x in (16, 24) if x > plen)))
+            ge = draw(_opt(tuple(x for x in (8, 16, 24) if x >= plen)))
             le = draw(_opt(tuple(x for x in (24, 28, 32) if x >= max(plen, ge or 0))))
         if (prefix, ge, le) in seen:
             continue

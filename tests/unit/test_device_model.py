@@ -219,3 +219,10 @@ def test_canonical_form_and_validation():
         parse("hostname r1\nip prefix-list P seq 5 permit 10.0.0.0/8 ge 4\n")  # ge below the length
     with pytest.raises(ValueError, match="hostname"):
         parse("interface lo\n ip address 10.0.0.1/32\nexit\n")
+
+
+def test_prefix_list_ge_equal_to_the_length_is_valid():
+    """FRR 8.4 accepts (and prints) ``ge`` equal to the prefix length."""
+    m = parse("hostname r1\nip prefix-list PL seq 20 permit 10.0.0.0/8 ge 8\n")
+    assert m.prefix_lists["PL"].entries[0].ge == 8
+    assert render(m).splitlines()[2] == "ip prefix-list PL seq 20 permit 10.0.0.0/8 ge 8"
