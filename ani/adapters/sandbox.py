@@ -162,15 +162,7 @@ def run_capped(
             if remaining <= 0:
                 timed_out = True
                 break
-            for key, _ in sel.select(timeout=min(remaining, 0.5)):
-                try:
-                    chunk = os.read(key.fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                else:
-                    streams[key.fileobj].feed(chunk)  # type: ignore[index]
+            _read_ready(sel, streams, min(remaining, 0.5))
         if not timed_out:
             try:
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -181,15 +173,7 @@ def run_capped(
             # everything in the sandbox is dead now; drain what is left, briefly
             end = time.monotonic() + 2.0
             while sel.get_map() and time.monotonic() < end:
-                for key, _ in sel.select(timeout=0.1):
-                    try:
-                        chunk = os.read(key.fd, 65536)
-                    except BlockingIOError:
-                        continue
-                    if not chunk:
-                        sel.unregister(key.fileobj)
-                    else:
-                        streams[key.fileobj].feed(chunk)  # type: ignore[index]
+                _read_ready(sel, streams, 0.1)
     finally:
         sel.close()
         if proc.poll() is None:
@@ -208,6 +192,19 @@ def run_capped(
         timed_out=timed_out,
         elapsed_s=time.monotonic() - t0,
     )
+
+
+def _read_ready(sel: selectors.BaseSelector, streams: dict, timeout: float) -> None:
+    """Feed the pipes ready within ``timeout`` to their CappedOutput; unregister one at EOF."""
+    for key, _ in sel.select(timeout=timeout):
+        try:
+            chunk = os.read(key.fd, 65536)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            sel.unregister(key.fileobj)
+        else:
+            streams[key.fileobj].feed(chunk)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
