@@ -40,7 +40,8 @@ def format_validation_error(
         prefix: first part of every dotted path (``"checks"`` -> ``checks.0.router: ...``).
         top: where an error with no path is said to be (``"arguments"``); if empty, such a
             message stands alone (a model validator's message already names its fields).
-        format_loc: turns a path into text instead of joining it with dots (``prefix`` is then unused).
+        format_loc: turns a path into text instead of joining it with dots (then ``prefix``
+            is unused).
         split_nested: a value error's message that is itself a ``"a: x; b: y"`` list (a nested
             model's validator) becomes ``loc.a: x; loc.b: y``.
         unknown: message for a field the model forbids (``extra_forbidden``), instead of pydantic's.
@@ -56,7 +57,8 @@ def format_validation_error(
         if not where:
             parts.append(msg)
         elif split_nested and err["type"] == "value_error":
-            parts.extend(f"{where}.{m}" if _FIELD_MSG_RE.match(m) else f"{where}: {m}" for m in msg.split("; "))
+            for m in msg.split("; "):
+                parts.append(f"{where}.{m}" if _FIELD_MSG_RE.match(m) else f"{where}: {m}")
         else:
             parts.append(f"{where}: {msg}")
     return "; ".join(parts)
