@@ -1,7 +1,8 @@
 """Snapshots and rollback of everything A1 can change on a router.
 
 A snapshot holds the router's FRR running configuration (``show running-config``) and its
-nftables ruleset (``nft list ruleset``), read out-of-band through the lab (not through the
+nftables ruleset (``nft -s list ruleset``: stateless, so counters moving with traffic are not
+a change), read out-of-band through the lab (not through the
 agent's CLI session). Rollback restores both and then VERIFIES:
 
 - FRR: ``frr-reload.py --reload --pathspace <ps>`` run inside the router with the snapshot's

@@ -440,3 +440,37 @@ def test_exec_operation_and_firewall_flush_blocked_only_by_the_wrapper(lab):
     finally:
         guarded.close()
         plain.close()
+
+
+def test_firewall_counters_moving_with_traffic_are_not_a_change(lab, a1):
+    # counter values are state, not configuration: traffic through a counter rule must neither
+    # make an update "changed" nor make a rollback unverifiable
+    import subprocess
+
+    assert lab.vtysh("r1", ["configure terminal", "ip route 192.0.2.0/24 10.0.12.2"]).rc == 0
+    assert lab.vtysh("r2", ["configure terminal", "ip route 192.0.2.0/24 10.0.12.1"]).rc == 0
+    res = a1.call("update_config", {"device": "r1", "commands": [
+        "nft add rule inet fw forward ip daddr 192.0.2.0/24 counter",
+    ]})
+    assert res.ok and res.changed, res.text
+    # r2 -> 192.0.2.1 bounces between r1 and r2 until its TTL runs out: r1 forwards (and counts) it
+    ping = subprocess.Popen(
+        lab.node_argv("r2", ["ping", "-q", "-i", "0.05", "-w", "20", "192.0.2.1"]),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(0.5)
+        snap = a1.call("snapshot", {"device": "r1"}).data["snapshot_id"]
+        res = a1.call("update_config", {"device": "r1", "commands": ["! only a comment"]})
+        assert res.ok and res.changed is False, res.data.get("diff")
+        res = a1.call("update_config", {"device": "r1", "commands": [
+            "ip prefix-list PL-TENANTS seq 40 permit 198.19.9.0/24",
+            "nft add element inet fw no_such_set { 198.19.9.0/24 }",
+        ]})
+        assert res.error.code == ErrorCode.ROLLED_BACK, res.text
+        rb = a1.call("rollback", {"device": "r1", "snapshot_id": snap})
+        assert rb.ok and rb.changed is False, rb.text
+        assert "counter" in ruleset(lab)
+    finally:
+        ping.kill()
+        ping.wait()
