@@ -6,7 +6,7 @@ ANI   := $(VENV)/bin/ani
 .PHONY: setup demo test clean-labs
 
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh $(firstword $(MAKECMDGOALS) setup)
 
 demo: setup
 	@$(ANI) lab down --stale >/dev/null

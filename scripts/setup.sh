@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 
 PKGS=(frr iproute2 nftables iputils-ping bubblewrap procps python3-venv git)
 
+GOAL="${1:-setup}"   # the make goal, for the messages
+
 if [ "$(id -u)" != 0 ]; then
-    echo "ani-sdk: set-up needs root (it installs packages, creates network namespaces and starts FRR): run 'sudo make ...' or as root." >&2
+    echo "ani-sdk: needs root (it installs packages, creates network namespaces and starts FRR): run 'sudo make $GOAL' or run it as root." >&2
     exit 1
 fi
 if [ ! -f /etc/debian_version ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -27,20 +29,34 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Installing frr on a systemd machine enables and starts frr.service (zebra, staticd and
+    # watchfrr in the host's own namespace). Labs never use it (each lab router runs its own
+    # daemons in its namespace, under /etc/frr/ani-* and /var/run/frr/ani-*), so when this
+    # script installed frr, it does not leave an unused routing daemon running on the host.
+    if [[ " ${missing[*]} " == *" frr "* ]] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+        systemctl disable --now frr.service >/dev/null 2>&1 || true
+        echo "ani-sdk: disabled the host's frr.service (labs start their own FRR daemons; 'systemctl enable --now frr' to undo)"
+    fi
 fi
 
+# A Python >= 3.11 that can make a venv with pip (Debian/Ubuntu split ensurepip into
+# python3.X-venv: a python3.13 without python3.13-venv is skipped, not a failed venv).
 PY=""
 for cand in python3.13 python3.12 python3.11 python3; do
-    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1; then
         PY="$cand"; break
     fi
 done
 if [ -z "$PY" ]; then
-    echo "ani-sdk: needs Python >= 3.11 (Debian 12 ships 3.11: apt-get install python3)." >&2
+    echo "ani-sdk: needs Python >= 3.11 with venv (Debian 12: apt-get install python3 python3-venv; Ubuntu 22.04: apt-get install python3.11 python3.11-venv)." >&2
     exit 1
 fi
 
-if [ ! -x .venv/bin/python ]; then
+# (Re)create the venv if it is missing or broken (e.g. an earlier 'python3 -m venv' that
+# failed for lack of ensurepip leaves a .venv without pip).
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+    rm -rf .venv
+    echo "ani-sdk: creating the virtualenv .venv ($("$PY" --version))"
     "$PY" -m venv .venv
 fi
 STAMP=.venv/.ani-installed
