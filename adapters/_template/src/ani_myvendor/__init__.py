@@ -1,5 +1,5 @@
 """ANI adapter for MyVendor devices (template package; see README.md)."""
 
-from ani_myvendor.adapter import MyVendorAdapter
+from .adapter import MyVendorAdapter
 
 __all__ = ["MyVendorAdapter"]
