@@ -95,7 +95,7 @@ def campaign_report(
         raise _fail(f"{results}: not a campaign results folder (no runs.jsonl)")
     path = write_report(results)
     print_summary(results, console=console)
-    console.print(f"report: {path}")
+    console.print(f"report: {path}", soft_wrap=True)
 
 
 def _print_event(ev: dict[str, Any]) -> None:
@@ -143,7 +143,11 @@ def run_one(
     from ani.campaign.runner import RunnerDeps, validate
     from ani.campaign.runner import run_one as _run_one
     from ani.campaign.spec import parse_spec
+    from ani.registry import available
 
+    level, known = level.strip().lower(), available()
+    if level not in known:  # say which option, not the internal one-cell campaign's field path
+        raise _fail(f"--level / $ANI_LEVEL: unknown level {level!r}; known: {', '.join(known)}")
     cell_name = level + ("+blocklist" if blocklist else "")
     data = {
         "name": "run",
@@ -188,7 +192,8 @@ def run_one(
         + (f" ({escape(rec.infra_error_reason)})" if rec.infra_error_reason else "")
         + f"; {rec.tool_calls} tool calls, {rec.tool_errors} errors, {rec.wall_s:.1f}s"
     )
-    console.print(f"record: {out_dir / 'run.json'}; trajectory: {rec.trajectory or '-'}")
+    trajectory = rec.trajectory or "-"
+    console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
     if rec.label == INFRA:
         raise typer.Exit(3)
     if not rec.success:

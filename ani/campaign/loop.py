@@ -233,11 +233,12 @@ def run_campaign(
     result.records = store.records()
     result.report = write_report(out)
     print_summary(out, console=console)
-    console.print(f"report: {result.report}")
+    console.print(f"report: {result.report}", soft_wrap=True)
     if result.interrupted:
         src = source if source is not None else "<campaign file>"
         console.print(
             f"[yellow]interrupted[/yellow]: {len(result.ran)} run(s) finished in this session and kept in {out}; "
-            f"resume with: ani campaign run {src} --resume {out}"
+            f"resume with: ani campaign run {src} --resume {out}",
+            soft_wrap=True,  # one line, so the command can be copied
         )
     return result

@@ -50,7 +50,8 @@ def _pick(lab_id: str | None) -> str:
     if not labs:
         raise _fail(LabNotFound("no lab is running (start one with: ani lab up FILE)"))
     ids = ", ".join(str(e["id"]) for e in labs)
-    raise _fail(f"{len(labs)} labs are running ({ids}): name one", 2)
+    hint = "ani lab exec --lab ID NODE -- CMD, or ani lab down ID"
+    raise _fail(f"{len(labs)} labs are running ({ids}): name one ({hint})", 2)
 
 
 def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
