@@ -2,8 +2,8 @@
 
 :func:`load_yaml` reads a YAML file, raising a :class:`~ani.errors.ConfigError` (or the
 subclass asked for) that names the file. :func:`format_validation_error` turns each error
-into ``field.path: message`` and joins them with ``"; "``; callers put their own
-``"<file>: invalid ...: "`` in front.
+into ``field.path: message`` and joins them with ``"; "``. :func:`validate_mapping` checks
+a parsed file against a model, raising ``"<file>: invalid <what>: <those errors>"``.
 """
 
 from __future__ import annotations
@@ -11,14 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ani.errors import ConfigError
 
 _FIELD_MSG_RE = re.compile(r"^[\w.-]+: ")
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def _dotted(loc: tuple[Any, ...], prefix: str) -> str:
@@ -81,3 +83,20 @@ def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise error(f"{p}: not valid YAML: {exc}") from None
+
+
+def validate_mapping(
+    model: type[M], data: Any, *, source: str, what: str, error: type[ConfigError] = ConfigError, **options: Any
+) -> M:
+    """``data`` (a parsed file) validated as ``model``.
+
+    Raises ``error``: ``"<source>: a <what> must be a mapping, got list"``, or
+    ``"<source>: invalid <what>: <errors>"`` with the errors as :func:`format_validation_error`
+    (given ``options``) words them.
+    """
+    if not isinstance(data, dict):
+        raise error(f"{source}: a {what} must be a mapping, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error(f"{source}: invalid {what}: {format_validation_error(exc, **options)}") from None

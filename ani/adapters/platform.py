@@ -16,11 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ani.errors import ConfigError
 from ani.resources import resolve
-from ani.validation import format_validation_error, load_yaml
+from ani.validation import load_yaml, validate_mapping
 
 _TOKEN_RE = re.compile(r"<([A-Za-z][A-Za-z0-9_]*)>")
 
@@ -232,13 +232,7 @@ def _emit(node: object, indent: int) -> list[str]:
 
 
 def _read(path: Path) -> PlatformDef:
-    raw = load_yaml(path)
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: a platform file is a YAML mapping")
-    try:
-        return PlatformDef.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: {format_validation_error(exc)}") from exc
+    return validate_mapping(PlatformDef, load_yaml(path), source=str(path), what="platform file")
 
 
 @lru_cache(maxsize=16)

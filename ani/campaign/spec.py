@@ -23,10 +23,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ani.errors import CampaignSpecError
-from ani.validation import format_validation_error, load_yaml
+from ani.validation import load_yaml, validate_mapping
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 FACTORS = ("level", "blocklist")
@@ -218,15 +218,10 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
 
     Raises CampaignSpecError naming ``source`` and the bad field.
     """
-    if not isinstance(data, dict):
-        raise CampaignSpecError(
-            f"{source}: a campaign file must be a mapping, got {type(data).__name__}"
-        )
-    try:
-        spec = CampaignSpec.model_validate(data)
-    except ValidationError as exc:
-        errs = format_validation_error(exc, top="(top level)", format_loc=lambda loc: _format_loc(loc, data))
-        raise CampaignSpecError(f"{source}: {errs}") from None
+    spec = validate_mapping(
+        CampaignSpec, data, source=source, what="campaign", error=CampaignSpecError,
+        top="(top level)", format_loc=lambda loc: _format_loc(loc, data),
+    )
     try:
         spec.scenario_path = str(resolve_path(spec.scenario, base_dir))
         for c in spec.cells:

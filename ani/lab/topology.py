@@ -36,11 +36,10 @@ from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ani import validation
 from ani.errors import TopologyError
-from ani.validation import format_validation_error
 
 NODE_NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,9}$")
 IFNAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,14}$")
@@ -208,13 +207,7 @@ class Topology(_Strict):
 
 def parse_topology(data: Any, *, source: str = "<topology>") -> Topology:
     """Validate a mapping as a :class:`Topology`. Raises TopologyError naming the bad field."""
-    if not isinstance(data, dict):
-        raise TopologyError(f"{source}: a topology must be a mapping, got {type(data).__name__}")
-    try:
-        return Topology.model_validate(data)
-    except ValidationError as exc:
-        # cross-field errors (no loc) already start with the field path, e.g. "links.3.b.node: ..."
-        raise TopologyError(f"{source}: invalid topology: {format_validation_error(exc)}") from None
+    return validation.validate_mapping(Topology, data, source=source, what="topology", error=TopologyError)
 
 
 def load_yaml(path: str | Path) -> Any:

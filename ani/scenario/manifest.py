@@ -27,13 +27,13 @@ from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ani.errors import TopologyError
 from ani.lab.topology import Topology, load_yaml
 from ani.observer.checks import Check
 from ani.scenario import frrconf
-from ani.validation import format_validation_error
+from ani.validation import validate_mapping
 
 TENANT_RE = re.compile(r"^[a-z][a-z0-9_]{0,15}$")
 
@@ -186,15 +186,10 @@ class Scenario(_Strict):
 
 def parse_scenario(data: Any, *, source: str = "<scenario>") -> Scenario:
     """Validate a mapping as a :class:`Scenario`. Raises TopologyError naming the bad field."""
-    if not isinstance(data, dict):
-        raise TopologyError(f"{source}: a scenario must be a mapping, got {type(data).__name__}")
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as exc:
-        # split_nested: the topology's own "links.3.b.node: ...; ..." list, under "topology."
-        raise TopologyError(
-            f"{source}: invalid scenario: {format_validation_error(exc, split_nested=True)}"
-        ) from None
+    # split_nested: the topology's own "links.3.b.node: ...; ..." list, under "topology."
+    return validate_mapping(
+        Scenario, data, source=source, what="scenario", error=TopologyError, split_nested=True
+    )
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -121,5 +121,5 @@ def test_shipped_level_sweep_loads():
 
 
 def test_parse_spec_without_file():
-    with pytest.raises(CampaignSpecError, match="cmdline: cells"):
+    with pytest.raises(CampaignSpecError, match=r"^cmdline: invalid campaign: cells: Input should be a valid list"):
         parse_spec({**GOOD, "cells": "a0"}, "cmdline", Path("/"))

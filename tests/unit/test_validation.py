@@ -101,3 +101,14 @@ def test_load_yaml_names_the_file_and_raises_the_class_asked_for(tmp_path) -> No
     binary.write_bytes(b"a: \xff\xfe\n")
     with pytest.raises(ConfigError, match=r"binary\.yaml: cannot read: not UTF-8 text"):
         load_yaml(binary)
+
+
+def test_validate_mapping_names_source_and_what() -> None:
+    from ani.errors import TopologyError
+    from ani.validation import validate_mapping
+
+    assert validate_mapping(_Outer, {"name": "y"}, source="f.yaml", what="model").name == "y"
+    with pytest.raises(TopologyError, match=r"^f\.yaml: a model must be a mapping, got list$"):
+        validate_mapping(_Outer, [], source="f.yaml", what="model", error=TopologyError)
+    with pytest.raises(ConfigError, match=r"^f\.yaml: invalid model: inner\.a: negative; inner\.b: negative$"):
+        validate_mapping(_Outer, {"inner": {"a": -1, "b": -1}}, source="f.yaml", what="model", split_nested=True)
