@@ -66,11 +66,36 @@ def format_validation_error(
     return "; ".join(parts)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key written twice in one mapping (PyYAML would keep the
+    last value silently: a router or a cell key written twice would lose the first). Merge keys
+    (``<<: *anchor``) may still be overridden."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark)
+            except TypeError:  # an unhashable key: the base class reports it
+                continue
+            if first is not key_node.start_mark:
+                raise yaml.constructor.ConstructorError(
+                    None, None,
+                    f"key {key!r} is written twice in one mapping (line {first.line + 1}, "
+                    f"column {first.column + 1} and line {key_node.start_mark.line + 1}, "
+                    f"column {key_node.start_mark.column + 1})",
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
     """The parsed YAML of the file at ``path``.
 
     Raises ``error`` (``"<path>: cannot read: ..."`` or ``"<path>: not valid YAML: ..."``)
-    if the file is missing, unreadable, not UTF-8 or not YAML.
+    if the file is missing, unreadable, not UTF-8 or not YAML, or if a mapping has a key twice.
     """
     p = Path(path)
     try:
@@ -80,7 +105,7 @@ def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
     except UnicodeDecodeError:
         raise error(f"{p}: cannot read: not UTF-8 text") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise error(f"{p}: not valid YAML: {exc}") from None
 
