@@ -8,7 +8,8 @@ Sanitising (:func:`sanitise`), per command item:
 - only printable ASCII (0x20-0x7e): every control character (C0 incl. ``\\t \\n \\r``, DEL, C1
   incl. U+0085) and every non-ASCII character (U+2028/U+2029 line/paragraph separators,
   zero-width and bidi characters, ...) is refused. Tabs are refused too: FRR never needs them;
-- the substrings ``;``, ``|``, ``&`` (so ``&&``), backtick, ``$(``, ``${``, ``\\``, ``<``, ``>``;
+- the substrings ``;``, ``|``, ``&`` (so ``&&``), backtick, ``$(``, ``${``, ``\\``, ``<``, ``>``,
+  and ``?`` (interactive vtysh's help key: it is never sent, so the line would change silently);
 - the vtysh prefixes ``do `` (exec-from-config) and ``start-shell``.
 
 Comments: in :func:`plan_config`, an item starting with ``!`` or ``#`` is a comment and is

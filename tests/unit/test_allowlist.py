@@ -82,6 +82,15 @@ def test_metacharacters_anywhere_are_refused(meta, tail):
         sanitise(P, 0, "show bgp summary" + tail + meta + tail)
 
 
+def test_question_mark_is_refused_naming_why():
+    # interactive vtysh (the A1 session) treats '?' as its help key and never sends it: the
+    # router would silently get '^65001_' for '^6500?1_'
+    with pytest.raises(Refused, match="'\\?'.*help.*position 46"):
+        plan_config(P, ["bgp as-path access-list AP1 seq 5 permit ^6500?1_"])
+    with pytest.raises(Refused, match="help"):
+        check_show(P, "show ip bgp ?")
+
+
 def test_sanitise_normalises_spaces():
     assert sanitise(P, 0, "  show   ip  route ") == "show ip route"
 
