@@ -8,6 +8,9 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import typer
 
 from ani.campaign.cli import app as campaign_app
@@ -18,6 +21,17 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="ani-sdk: Age
 app.add_typer(lab_app, name="lab", help="Start, inspect and remove FRR labs in network namespaces.")
 app.add_typer(campaign_app, name="campaign", help="Run benchmark campaigns.")
 app.command("run", help="Run one task variant at one level and print the trajectory.")(run_one)
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    # a warning for the user (e.g. an unreadable runs.jsonl line) is one line, not Python's
+    # "<file>:<line>: UserWarning: ..." followed by the source line that raised it
+    print(f"warning: {message}", file=file if file is not None else sys.stderr)
+
+
+@app.callback()
+def _main() -> None:
+    warnings.showwarning = _warning_line
 
 
 @app.command("adapters")

@@ -17,6 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ani.validation import format_validation_error
+
 Label = Literal[
     "clean_success", "dangerous_success", "clean_failure", "destructive_failure", "infra_error"
 ]
@@ -98,6 +100,13 @@ def label_for(success: bool, damage_free: bool) -> str:
     return "clean_failure" if damage_free else "destructive_failure"
 
 
+def _reason(exc: ValueError) -> str:
+    """What is wrong with a line, in one line (pydantic's first line only says "1 validation error")."""
+    if isinstance(exc, ValidationError):
+        return format_validation_error(exc)
+    return str(exc).splitlines()[0]
+
+
 def _parse_lines(text: str, path: Path) -> tuple[list[RunRecord], str | None]:
     """Records of ``text``; returns (records, partial_tail) where partial_tail is an unterminated last line."""
     records: list[RunRecord] = []
@@ -123,7 +132,7 @@ def _parse_lines(text: str, path: Path) -> tuple[list[RunRecord], str | None]:
             records.append(RunRecord.model_validate_json(line))
         except (ValidationError, ValueError) as exc:
             warnings.warn(
-                f"{path}:{i}: ignoring an unreadable line: {str(exc).splitlines()[0]}", stacklevel=3
+                f"{path}:{i}: ignoring an unreadable line: {_reason(exc)}", stacklevel=3
             )
     return records + records_tail, partial
 

@@ -160,3 +160,16 @@ def test_cli_errors_are_one_line_and_nonzero(tmp_path):
     assert "Traceback" not in res.output
     res = r.invoke(app, ["run", "--level", "a7"])
     assert res.exit_code == 2 and "unknown level 'a7'" in res.output
+
+
+def test_unreadable_lines_are_one_line_warnings_on_the_cli(tmp_path):
+    store = RunStore(tmp_path)
+    store.append(rec("a0", 1, True))
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC))
+    with (tmp_path / "runs.jsonl").open("a") as fh:
+        fh.write('{"run_id": "broken\n')
+    res = CliRunner().invoke(app, ["campaign", "report", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.output.splitlines() if "unreadable line" in ln]
+    assert lines and lines[0].startswith(f"warning: {tmp_path / 'runs.jsonl'}:2: ignoring an unreadable line: Invalid JSON")
+    assert "UserWarning" not in res.output and "return " not in res.output
