@@ -2,7 +2,8 @@
 
 A router's FRR lives in the pathspace ``P`` (``-N P``): config in ``/etc/frr/P``, sockets and PID
 files in ``/var/run/frr/P``. Daemons run inside the router's netns under a private UTS namespace
-whose hostname is the router's name.
+whose hostname is the router's name, and a private mount namespace in which the host's file
+systems are read-only to them (:func:`daemons_argv`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,35 @@ def uts_argv(netns: str, hostname: str, script: str) -> list[str]:
     return ["ip", "netns", "exec", netns, "unshare", "--uts", "sh", "-c", f"hostname {shlex.quote(hostname)}; {script}"]
 
 
+#: mount points the daemons keep writable: the kernel's views (zebra writes /proc/sys/net) and
+#: the netns handles
+KEEP_RW_MOUNTS = ("/proc", "/sys", "/dev/pts", "/run/netns")
+
+
+def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list[str]:
+    """Like :func:`uts_argv`, plus a private mount namespace for the daemons started by ``script``.
+
+    The daemons run outside any A0 sandbox, yet take commands from it (``log file PATH`` makes
+    them open PATH). In their mount namespace every host file system is read-only but for this
+    pathspace's run dir (PID files, vty sockets) and a private 16 MiB tmpfs on ``/var/tmp``
+    (FRR's per-daemon crash-log dirs, gone with the daemons).
+    """
+    pw = pwd.getpwnam("frr")
+    run = shlex.quote(str(run_dir(pathspace)))
+    keep = " ".join(f"-e '^{m}'" for m in KEEP_RW_MOUNTS)
+    setup = (
+        "mount --make-rprivate / && "
+        f"for m in $(findmnt -rn -o TARGET | grep -v {keep}); do mount -o remount,bind,ro \"$m\" 2>/dev/null; done; "
+        f"mount --bind {run} {run} && mount -o remount,bind,rw {run} && "
+        f"mount -t tmpfs -o size=16m,mode=1777 tmpfs /var/tmp && "
+        f"mkdir -m 0700 /var/tmp/frr && chown {pw.pw_uid}:{pw.pw_gid} /var/tmp/frr || exit 1; "
+    )
+    return [
+        "ip", "netns", "exec", netns, "unshare", "--uts", "--mount", "--propagation", "private",
+        "sh", "-c", f"hostname {shlex.quote(hostname)}; {setup}{script}",
+    ]
+
+
 def pid_file(pathspace: str, daemon: str) -> Path:
     return run_dir(pathspace) / f"{daemon}.pid"
 
@@ -81,7 +111,7 @@ def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout
     script = "".join(f"{cmds[d]} || exit 1; " for d in first)
     script += "".join(f"{cmds[d]} & p{i}=$!; " for i, d in enumerate(rest))
     script += "rc=0; " + "".join(f"wait $p{i} || rc=1; " for i in range(len(rest))) + "exit $rc"
-    proc.check(uts_argv(netns, hostname, script), timeout=timeout)
+    proc.check(daemons_argv(netns, hostname, pathspace, script), timeout=timeout)
     return wait_ready(pathspace, daemons, timeout=timeout)
 
 

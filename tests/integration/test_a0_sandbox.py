@@ -184,6 +184,22 @@ def test_the_routers_config_dir_cannot_fill_the_host_disk(two) -> None:  # noqa:
     assert "hostname r1" in (etc / "frr.conf").read_text()
 
 
+def test_frr_daemons_cannot_be_made_to_write_host_files(two) -> None:  # noqa: ANN001
+    # the daemons run outside the sandbox: `log file PATH` sent through vtysh makes them open
+    # PATH, so their own mount namespace keeps the host's file systems read-only
+    lab, a = two
+    tag = uuid.uuid4().hex[:8]
+    targets = [f"/tmp/a0-log-{tag}", f"/etc/frr/{lab.pathspace('r2')}/a0-log-{tag}", f"/var/lib/a0-log-{tag}"]
+    r = sh(a, "vtysh -c 'configure terminal' " + " ".join(f"-c 'log file {t}'" for t in targets))
+    for t in targets:
+        assert not Path(t).exists(), (t, r.text)
+    # the daemons still work: FRR configuration and forwarding sysctls through zebra
+    r = sh(a, "vtysh -c 'configure terminal' -c 'no log file' -c 'ip route 192.0.2.0/25 Null0' -c 'ip forwarding'")
+    assert r.ok, r.text
+    assert "ip route 192.0.2.0/25 Null0" in lab.running_config("r1")
+    assert lab.exec("r1", ["cat", "/proc/sys/net/ipv4/ip_forward"]).stdout.strip() == "1"
+
+
 def test_vtysh_prints_no_pam_noise(two) -> None:  # noqa: ANN001
     _, a = two
     r = sh(a, "vtysh -c 'show version'")
