@@ -16,7 +16,10 @@ What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` an
   because ``/etc/frr`` and ``/var/run/frr`` are this router's pathspace directories;
   ``write memory`` writes this router's ``/etc/frr/<pathspace>/frr.conf`` (in place: the
   dir's existing files are bound one by one, so no new file can be made on the host's disk);
-- reading the host's (world-readable) files: the root file system is bound read-only;
+- reading the host's (world-readable) system files: the root file system is bound read-only,
+  but the harness is hidden (empty tmpfs over the source checkout, the harness's working
+  directory with campaign ``results/``, ``/root``, ``/home``: see
+  :func:`hidden_dirs`), so an agent cannot read task classes, hidden tests or earlier runs;
 - scratch space: a private, empty ``/tmp`` and ``/dev/shm`` (tmpfs, gone after the call).
 
 What it refuses:
@@ -275,6 +278,45 @@ def user_task_count(uid: int) -> int:
     return n
 
 
+#: never hidden: the system's own directories (an A0 command needs its tools and libraries)
+_SYSTEM_DIRS = tuple(
+    Path(p) for p in ("/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/var",
+                      "/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/srv", "/mnt", "/media")
+)
+
+
+def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
+    """Directories replaced by an empty tmpfs inside the sandbox, so an agent cannot read the
+    harness: the source checkout holding ``ani`` (task classes, hidden-test logic), the harness
+    process's working directory (default home of campaign ``results/``: earlier runs' records and
+    trajectories), ``/root`` and ``/home``, plus ``extra``. (``/run``, with the labs' state, is
+    an empty tmpfs already.)
+    System directories (:data:`_SYSTEM_DIRS`) and anything under a private tmpfs are never hidden.
+    """
+    cands: list[Path] = [Path("/root"), Path("/home")]
+    pkg_parent = Path(__file__).resolve().parents[2]
+    if (pkg_parent / "pyproject.toml").exists():  # a source checkout, not site-packages
+        cands.append(pkg_parent)
+    try:
+        cands.append(Path.cwd().resolve())
+    except OSError:
+        pass
+    cands += [Path(e).resolve() for e in extra]
+    out: list[Path] = []
+    for c in cands:
+        real = Path(os.path.realpath(c))
+        if real in _SYSTEM_DIRS or not real.is_dir():
+            continue
+        if any(real.is_relative_to(t) for t in (Path("/tmp"), Path("/var/tmp"), Path("/dev"), Path("/proc"), Path("/sys"))):
+            continue
+        if real.is_relative_to(Path("/run")):
+            continue
+        if any(real.is_relative_to(o) for o in out):
+            continue
+        out = [o for o in out if not o.is_relative_to(real)] + [real]
+    return sorted(out)
+
+
 def sandbox_argv(
     spec: SandboxSpec, command: str, *, pam_fd: int | None = None, nproc: int | None = None
 ) -> list[str]:
@@ -308,6 +350,7 @@ def sandbox_argv(
         "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/tmp",
         "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/var/tmp",
         "--tmpfs", run_root,
+        *[a for d in hidden_dirs() for a in ("--perms", "0755", "--tmpfs", str(d))],
         "--ro-bind", str(spec.run_dir), frr_run_in,
         # /etc/frr: a small tmpfs (not writable by the user) holding this router's existing files,
         # each bound read-write from /etc/frr/<pathspace> on the host's disk: `write memory`
