@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ def ani(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def cli_lab_id():
-    lab_id = "clitest"
+    lab_id = "cli" + uuid.uuid4().hex[:4]  # unique: two suites on one machine must not collide
     yield lab_id
     if exists(lab_id):
         Lab.down_id(lab_id)

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,22 @@ from ani.lab.topology import parse_topology
 pytestmark = pytest.mark.integration
 
 TRI = Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml"
+
+
+def _uid(prefix: str) -> str:
+    """A lab id unique to this test session (two suites on one machine must not collide)."""
+    return prefix + uuid.uuid4().hex[:6]
+
+
+ID_CTXTEST = _uid("ctxtes")
+ID_DUPID = _uid("dupid")
+ID_CVTIMEOUT = _uid("cvtime")
+ID_HALFUP = _uid("halfup")
+ID_BADCFG = _uid("badcfg")
+ID_SAMEID = _uid("sameid")
+ID_CRASHED = _uid("crashe")
+ID_SIGTERM = _uid("sigter")
+ID_ATEXIT = _uid("atexit")
 
 
 def _footprint(lab_id: str) -> dict[str, list]:
@@ -81,21 +98,21 @@ def test_two_labs_side_by_side_and_down_removes_exactly_one(make_lab):
 
 def test_user_lab_id_and_context_manager_downs_on_exception():
     with pytest.raises(RuntimeError, match="boom"):
-        with Lab(TRI, lab_id="ctxtest1") as lab:
-            assert lab.netns("r1") == "ani-ctxtest1-r1"
-            assert lab.pathspace("r2") == "ani-ctxtest1-r2"
-            assert lab.dir == Path("/run/ani/labs/ctxtest1")
-            assert "ani-ctxtest1-h2" in list_netns()
+        with Lab(TRI, lab_id=ID_CTXTEST) as lab:
+            assert lab.netns("r1") == f"ani-{ID_CTXTEST}-r1"
+            assert lab.pathspace("r2") == f"ani-{ID_CTXTEST}-r2"
+            assert lab.dir == Path("/run/ani/labs") / ID_CTXTEST
+            assert f"ani-{ID_CTXTEST}-h2" in list_netns()
             raise RuntimeError("boom")
-    assert _footprint("ctxtest1") == EMPTY
+    assert _footprint(ID_CTXTEST) == EMPTY
 
 
 def test_bad_lab_id_and_id_in_use(make_lab):
     with pytest.raises(LabError, match="must match"):
         Lab(TRI, lab_id="Bad_Id")
-    lab = make_lab(TRI, lab_id="dupid1")
+    lab = make_lab(TRI, lab_id=ID_DUPID)
     with pytest.raises(LabError, match="already in use"):
-        Lab(TRI, lab_id="dupid1").up()
+        Lab(TRI, lab_id=ID_DUPID).up()
     assert "hostname r1" in lab.running_config("r1")  # the failed second up() did not touch it
 
 
@@ -112,13 +129,13 @@ def test_convergence_timeout_names_the_pending_session(make_lab):
     )
     t0 = time.monotonic()
     with pytest.raises(ConvergenceTimeout) as ei:
-        make_lab(topo, lab_id="cvtimeout")
+        make_lab(topo, lab_id=ID_CVTIMEOUT)
     assert 3 <= time.monotonic() - t0 < 20
     pend = ei.value.pending
     assert len(pend) == 1 and pend[0].startswith("r2: BGP neighbor 10.255.0.99 is ")
     assert pend[0].endswith("(expected Established)")
     assert "r2: BGP neighbor 10.255.0.99" in str(ei.value)
-    assert _footprint("cvtimeout") == EMPTY  # a failed up() removes what it made
+    assert _footprint(ID_CVTIMEOUT) == EMPTY  # a failed up() removes what it made
 
 
 def test_admin_shutdown_neighbor_is_not_waited_for(make_lab):
@@ -150,10 +167,10 @@ def test_wait_converged_reports_a_broken_ospf_adjacency(make_lab):
 def test_failed_startup_removes_the_half_created_lab():
     data = yaml.safe_load(TRI.read_text())
     data["routers"]["r3"]["nftables"] = "this is not an nftables ruleset\n"
-    lab = Lab(parse_topology(data), lab_id="halfup1")
+    lab = Lab(parse_topology(data), lab_id=ID_HALFUP)
     with pytest.raises(LabError, match="r3: loading the nftables ruleset failed"):
         lab.up()
-    assert _footprint("halfup1") == EMPTY
+    assert _footprint(ID_HALFUP) == EMPTY
 
 
 def test_nftables_ruleset_is_loaded(make_lab):
@@ -183,7 +200,7 @@ time.sleep(120)
 
 
 def test_crashed_owner_is_cleaned_by_down_stale():
-    lab_id = "crashed1"
+    lab_id = ID_CRASHED
     try:
         out = subprocess.run(
             [sys.executable, "-c", CRASHER, str(TRI), lab_id], capture_output=True, text=True, timeout=60
@@ -210,7 +227,7 @@ def test_down_stale_keeps_labs_with_a_live_owner(make_lab):
 
 
 def test_sigterm_to_owner_removes_its_lab():
-    lab_id = "sigterm1"
+    lab_id = ID_SIGTERM
     p = subprocess.Popen([sys.executable, "-c", OWNER, str(TRI), lab_id], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout is not None
@@ -228,7 +245,7 @@ def test_sigterm_to_owner_removes_its_lab():
 
 
 def test_atexit_removes_lab_of_a_script_that_forgot_down():
-    lab_id = "atexit1"
+    lab_id = ID_ATEXIT
     script = "import sys\nfrom ani.lab import Lab\nLab(sys.argv[1], lab_id=sys.argv[2]).up()\n"
     try:
         out = subprocess.run([sys.executable, "-c", script, str(TRI), lab_id], capture_output=True, text=True, timeout=60)
@@ -283,19 +300,19 @@ def test_bad_startup_config_names_the_line_and_leaves_nothing():
     data["routers"]["r2"]["config"] = data["routers"]["r2"]["config"].replace(
         "router bgp 65000\n", "router bgp 65000\n neighbor 10.255.0.1 bogus-keyword\n"
     )
-    lab = Lab(parse_topology(data), lab_id="badcfg1")
+    lab = Lab(parse_topology(data), lab_id=ID_BADCFG)
     with pytest.raises(LabError, match=r"r2: loading the startup config failed[\s\S]*bogus-keyword"):
         lab.up()
-    assert _footprint("badcfg1") == EMPTY
+    assert _footprint(ID_BADCFG) == EMPTY
 
 
 def test_a_lab_object_whose_up_failed_on_a_used_id_never_downs_the_other(make_lab):
-    first = make_lab(TRI, lab_id="sameid1")
-    second = Lab(TRI, lab_id="sameid1")
+    first = make_lab(TRI, lab_id=ID_SAMEID)
+    second = Lab(TRI, lab_id=ID_SAMEID)
     with pytest.raises(LabError, match="already in use"):
         second.up()
     second.down()
-    assert len(_footprint("sameid1")["netns"]) == 5
+    assert len(_footprint(ID_SAMEID)["netns"]) == 5
     assert first.exec("r1", ["hostname"]).stdout == "r1\n"
 
 
@@ -326,7 +343,7 @@ def test_half_created_detached_lab_of_a_dead_creator_is_stale():
 def test_unreadable_state_and_orphan_namespaces_are_stale():
     from ani.lab.state import lab_dir
 
-    broken, orphan = "unread1", "orphan1"
+    broken, orphan = _uid("unread"), _uid("orphan")
     try:
         d = lab_dir(broken)
         d.mkdir(parents=True)
