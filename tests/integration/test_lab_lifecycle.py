@@ -327,7 +327,7 @@ Lab(sys.argv[1], lab_id=sys.argv[2], detached=True).up()
 
 
 def test_half_created_detached_lab_of_a_dead_creator_is_stale():
-    lab_id = "halfdet1"
+    lab_id = _uid("halfde")
     try:
         out = subprocess.run([sys.executable, "-c", HALF, str(TRI), lab_id], capture_output=True, text=True, timeout=60)
         assert out.returncode == 3, out.stderr
