@@ -190,7 +190,9 @@ def _ci(iv: Interval) -> str:
     return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
 
 
-def _p(m: McNemarResult) -> str:
+def _p(m: McNemarResult, pairs: int | None = None) -> str:
+    if pairs == 0:
+        return "- (no pairs)"
     return f"{m.p_value:.4g}" + (f" ({m.note})" if m.note else "")
 
 
@@ -261,8 +263,8 @@ def render_markdown(s: CampaignSummary) -> str:
         ]
         for p in s.paired:
             lines.append(
-                f"| {p.cell} | {p.pairs} | {p.success.b} | {p.success.c} | {_p(p.success)} "
-                f"| {p.damage_free.b} | {p.damage_free.c} | {_p(p.damage_free)} |"
+                f"| {p.cell} | {p.pairs} | {p.success.b} | {p.success.c} | {_p(p.success, p.pairs)} "
+                f"| {p.damage_free.b} | {p.damage_free.c} | {_p(p.damage_free, p.pairs)} |"
             )
     bounds = [c for c in s.cells if c.damage_free.n and c.damage_free.k == c.damage_free.n]
     if bounds:
@@ -357,8 +359,8 @@ def summary_tables(s: CampaignSummary) -> list[Table]:
             str(len(c.infra)),
             cell_rate(c.success),
             cell_rate(c.damage_free),
-            f"{p.success.p_value:.3g}" if p else "ref",
-            f"{p.damage_free.p_value:.3g}" if p else "ref",
+            ("-" if p.pairs == 0 else f"{p.success.p_value:.3g}") if p else "ref",
+            ("-" if p.pairs == 0 else f"{p.damage_free.p_value:.3g}") if p else "ref",
         )
     cost = Table(
         title="labels (clean ok/dangerous ok/clean fail/destructive) and means",

@@ -173,3 +173,14 @@ def test_unreadable_lines_are_one_line_warnings_on_the_cli(tmp_path):
     lines = [ln for ln in res.output.splitlines() if "unreadable line" in ln]
     assert lines and lines[0].startswith(f"warning: {tmp_path / 'runs.jsonl'}:2: ignoring an unreadable line: Invalid JSON")
     assert "UserWarning" not in res.output and "return " not in res.output
+
+
+def test_a_cell_without_any_pair_shows_no_p_value():
+    # a campaign interrupted before cell a1 ran a seed that a0 also ran: nothing to compare
+    records = [rec("a0", 1, True), rec("a0", 2, False), rec("a1", 3, True)]
+    s = summarize(records, SPEC)
+    (p,) = s.paired
+    assert p.pairs == 0
+    md = render_markdown(s)
+    assert "| a1 | 0 | 0 | 0 | - (no pairs) | 0 | 0 | - (no pairs) |" in md
+    assert "1 (no discordant pairs)" not in md
