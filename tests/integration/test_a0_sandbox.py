@@ -281,10 +281,14 @@ def test_the_harness_is_hidden(two) -> None:  # noqa: ANN001
     # an agent must not read task classes, hidden-test logic or earlier runs' records
     _, a = two
     repo = Path(__file__).resolve().parents[2]
-    assert (repo / "ani" / "scenario" / "tasks.py").exists()  # visible from the harness
-    r = sh(a, f"ls -A {repo}; cat {repo}/ani/scenario/tasks.py; ls -A /root /home")
-    assert r.data["stdout"] == "/home:\n\n/root:\n"  # the checkout, /root and /home are empty
-    assert r.data["stderr"] == f"cat: {repo}/ani/scenario/tasks.py: No such file or directory\n"
+    tasks = repo / "ani" / "scenario" / "tasks.py"
+    assert tasks.exists()  # visible from the harness
+    # the checkout is an empty tmpfs (or, under /tmp, absent: /tmp is private): nothing listed
+    r = sh(a, f"ls -A {repo} 2>/dev/null | wc -l; ls -A /root | wc -l; ls -A /home | wc -l")
+    assert r.data["stdout"].split() == ["0", "0", "0"]
+    r = sh(a, f"cat {tasks}")
+    assert r.ok is False and r.data["stdout"] == ""
+    assert r.data["stderr"] == f"cat: {tasks}: No such file or directory\n"
     # the router's own FRR is still reachable (hiding did not cover what the command needs)
     r = sh(a, "vtysh -c 'show running-config' | grep -c '^hostname r1'")
     assert r.ok and r.data["stdout"].strip() == "1"
