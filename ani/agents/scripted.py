@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter
-from ani.scenario import frrconf
+from ani.device.parse import parse as parse_frr_config
 
 
 class AgentFailed(Exception):
@@ -158,12 +158,16 @@ class ScriptedAgent:
                 if mine.get("node") == edge and peer.get("node") == host:
                     ifname = mine["interface"]
 
-        cfg = ops.running_config(edge)
-        pls = frrconf.redistribution_prefix_lists(cfg)
+        try:
+            cfg = parse_frr_config(ops.running_config(edge))
+        except ValueError as exc:
+            raise AgentFailed(f"{edge}: cannot read its running config: {exc}") from None
+        rmap = cfg.bgp.ipv4_unicast.redistribute.get("connected") if cfg.bgp else None
+        pls = [e.match_prefix_list for e in cfg.route_maps[rmap].entries if e.match_prefix_list] if rmap in cfg.route_maps else []
         if not pls:
             raise AgentFailed(f"{edge}: no prefix-list behind 'redistribute connected route-map'")
         plist = pls[0]
-        entries = frrconf.prefix_lists(cfg).get(plist, [])
+        entries = [(e.seq, e.action, str(e.prefix)) for e in cfg.prefix_lists[plist].entries] if plist in cfg.prefix_lists else []
         lines = []
         if not any(p == str(prefix) for _s, _a, p in entries):
             # the prefix-list entry first: the connected route then passes the route-map as soon

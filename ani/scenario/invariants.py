@@ -12,11 +12,11 @@
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address
 from itertools import combinations
 from typing import TYPE_CHECKING
 
 from ani.observer.checks import BgpSessionCheck, Check, LoopbackCheck, ReachCheck
-from ani.scenario import frrconf
 
 if TYPE_CHECKING:
     from ani.scenario.manifest import Scenario
@@ -39,8 +39,8 @@ def baseline_invariants(scenario: Scenario) -> list[Check]:
         )
     loops = scenario.loopbacks()
     by_addr = {ip: r for r, ip in loops.items()}
-    for router, spec in scenario.topology.routers.items():
-        for nb in frrconf.bgp_neighbors(spec.config):
+    for router, cfg in scenario.device_configs.items():
+        for nb in (IPv4Address(n) for n in (cfg.bgp.neighbors if cfg.bgp else {})):
             if nb in by_addr and by_addr[nb] != router:
                 out.append(BgpSessionCheck(router=router, neighbor=nb, service="bgp"))
     for src, dst in ((s, d) for s in loops for d in loops if s != d):

@@ -29,10 +29,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ani.device.model import DeviceConfig
+from ani.device.parse import parse as parse_frr_config
 from ani.errors import TopologyError
 from ani.lab.topology import Topology, load_yaml
 from ani.observer.checks import Check
-from ani.scenario import frrconf
 from ani.validation import validate_mapping
 
 TENANT_RE = re.compile(r"^[a-z][a-z0-9_]{0,15}$")
@@ -150,21 +151,35 @@ class Scenario(_Strict):
                 return local.address.ip
         raise KeyError(host)
 
+    @cached_property
+    def device_configs(self) -> dict[str, DeviceConfig]:
+        """``{router: its startup config as an ani.device model}``.
+
+        Raises TopologyError naming the router if its config has a value FRR would refuse.
+        """
+        out = {}
+        for name, spec in self.topology.routers.items():
+            try:
+                out[name] = parse_frr_config(spec.config)
+            except ValueError as exc:
+                raise TopologyError(f"routers.{name}.config: {exc}") from None
+        return out
+
     def loopbacks(self) -> dict[str, IPv4Address]:
         """``{router: loopback address}`` for routers whose config gives ``interface lo`` an address."""
         out = {}
-        for name, spec in self.topology.routers.items():
-            lo = frrconf.loopback_address(spec.config)
-            if lo is not None:
-                out[name] = lo
+        for name, cfg in self.device_configs.items():
+            lo = cfg.interfaces.get("lo")
+            if lo is not None and lo.addresses:
+                out[name] = lo.addresses[0].ip
         return out
 
     def used_networks(self) -> list[IPv4Network]:
         """Every network the scenario already uses: router interfaces, host links, site prefixes."""
         nets: list[IPv4Network] = []
-        for spec in self.topology.routers.values():
-            for addrs in frrconf.interface_addresses(spec.config).values():
-                nets.extend(a.network for a in addrs)
+        for cfg in self.device_configs.values():
+            for iface in cfg.interfaces.values():
+                nets.extend(a.network for a in iface.addresses)
         for link in self.topology.links:
             for ep in (link.a, link.b):
                 if ep.address is not None:

@@ -53,10 +53,8 @@ def test_tuned_timers_everywhere():
 
 
 def test_link_addresses_are_consistent_31s():
-    from ani.scenario import frrconf
-
     s = load_scenario(FILE)
-    addrs = {r: frrconf.interface_addresses(spec.config) for r, spec in s.topology.routers.items()}
+    addrs = {r: {n: i.addresses for n, i in cfg.interfaces.items()} for r, cfg in s.device_configs.items()}
     for link in s.topology.links:
         a, b = link.a, link.b
         if a.node in s.topology.routers and b.node in s.topology.routers:
