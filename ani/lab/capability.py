@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 
 from ani.errors import CapabilityMissing
+from ani.lab import proc
 from ani.lab.frr import FRR_BIN, VTYSH
 
 
@@ -15,13 +15,15 @@ from ani.lab.frr import FRR_BIN, VTYSH
 def _veth_ok() -> str | None:
     """None if a veth pair can be created (probed in a throw-away netns), else the error text."""
     try:
-        res = subprocess.run(
+        res = proc.run(
             ["unshare", "--net", "ip", "link", "add", "cap0", "type", "veth", "peer", "name", "cap1"],
-            capture_output=True, text=True, timeout=10,
+            timeout=10,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         return str(exc)
-    return None if res.returncode == 0 else (res.stderr.strip() or f"exit {res.returncode}")
+    if res.timed_out:
+        return "timed out after 10 s"
+    return None if res.ok else (res.stderr.strip() or f"exit {res.rc}")
 
 
 def check_capabilities(daemons: set[str] | None = None) -> None:

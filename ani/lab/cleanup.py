@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ani.lab import frr, netns, proc
-from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, read_state
+from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, ns_prefix, read_state
 
 if TYPE_CHECKING:
     from ani.lab.lab import Lab
@@ -30,10 +30,6 @@ _reg_lock = threading.Lock()
 _atexit_installed = False
 _sigterm_installed = False
 _prev_sigterm: object = None
-
-
-def _prefix(lab_id: str) -> str:
-    return f"ani-{lab_id}-"
 
 
 def _ns_inodes(names: list[str]) -> dict[tuple[int, int], str]:
@@ -70,7 +66,7 @@ def exists(lab_id: str) -> bool:
     """True if anything of lab ``lab_id`` exists (dir, namespace or FRR dir)."""
     if not LAB_ID_RE.match(lab_id):
         return False
-    p = _prefix(lab_id)
+    p = ns_prefix(lab_id)
     return (
         lab_dir(lab_id).exists()
         or any(n.startswith(p) for n in netns.list_netns())
@@ -85,7 +81,7 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
     if not LAB_ID_RE.match(lab_id):
         return
     state = state or read_state(lab_id)
-    p = _prefix(lab_id)
+    p = ns_prefix(lab_id)
     nss = set(state.namespaces if state else []) | {n for n in netns.list_netns() if n.startswith(p)}
     pathspaces = set(nss)
     for root in (frr.ETC_ROOT, frr.RUN_ROOT):

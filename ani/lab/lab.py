@@ -44,7 +44,7 @@ from ani.errors import ConvergenceTimeout, LabError, LabNotFound, UnknownNode
 from ani.lab import cleanup, converge, frr, netns, proc
 from ani.lab.capability import check_capabilities
 from ani.lab.proc import ExecResult
-from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, new_state, read_state, write_state
+from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, new_state, node_ns, read_state, write_state
 from ani.lab.topology import Topology, load_topology
 
 __all__ = ["Lab", "ExecResult"]
@@ -107,7 +107,7 @@ class Lab:
     def netns(self, node: str) -> str:
         """``ani-<id>-<node>``. Raises UnknownNode."""
         self._check_node(node)
-        return f"ani-{self.id}-{node}"
+        return node_ns(self.id, node)
 
     def pathspace(self, router: str) -> str:
         """The FRR ``-N`` pathspace of ``router`` (same string as its netns). Raises UnknownNode."""
@@ -157,15 +157,11 @@ class Lab:
     def _build(self) -> None:
         topo = self.topology
         nss = [self.netns(n) for n in topo.nodes]
-        dirs = [str(self.dir)]
-        for r in topo.routers:
-            dirs += [str(frr.etc_dir(self.pathspace(r))), str(frr.run_dir(self.pathspace(r)))]
         self._state = new_state(
             self.id,
             name=topo.name,
             detached=self.detached,
             namespaces=nss,
-            dirs=dirs,
             topology=topo.model_dump(mode="json"),
         )
         write_state(self._state)  # before anything else exists: a crash from here on is cleanable
@@ -256,7 +252,7 @@ class Lab:
         return [str(self.node_dir(node) / "enter"), *argv]
 
     def exec(self, node: str, argv: list[str], timeout: float = 10.0, input: str | bytes | None = None) -> ExecResult:
-        """Run ``argv`` inside ``node``; on timeout its whole process group is killed.
+        """Run ``argv`` inside ``node``; after ``timeout`` seconds its whole process group is killed.
 
         Raises UnknownNode, LabError (lab not running). A failing command is *not* an exception:
         see ``ExecResult.rc``.
@@ -267,7 +263,8 @@ class Lab:
         return proc.run(argv, timeout=timeout, input=input)
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
-        """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other). Raises UnknownNode."""
+        """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
+        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running)."""
         if isinstance(commands, str):
             commands = [commands]
         self.pathspace(router)  # UnknownNode for hosts and unknown names
@@ -278,9 +275,12 @@ class Lab:
         return self.exec(router, argv, timeout=timeout)
 
     def vtysh_json(self, router: str, command: str, timeout: float = 10.0) -> dict | list:
-        """Run a ``show ... json`` command (``json`` appended if missing) and parse it.
+        """Run a ``show ... json`` command (``json`` appended if missing), bounded by ``timeout``
+        seconds, and parse it.
 
-        Raises LabError with vtysh's text if the call fails or the output is not JSON.
+        Returns the command's top-level JSON value as parsed (a dict or a list, depending on the
+        command). Raises UnknownNode (not a router of this lab), LabError (lab not running, vtysh
+        failed or timed out, or the output is not JSON; the message carries vtysh's text).
         """
         if not command.rstrip().endswith("json"):
             command = command.rstrip() + " json"
@@ -339,8 +339,14 @@ class Lab:
 
     @staticmethod
     def list_labs() -> list[dict[str, Any]]:
-        """One dict per lab dir: ``id, name, owner_pid, alive, detached, status, nodes, created,
-        daemons`` (alive: owner runs or lab is detached; daemons: ``{router: live daemon count}``)."""
+        """One dict per lab dir, with keys:
+
+        ``id`` (str), ``name`` (str; ``"?"`` if the state file is unreadable), ``owner_pid``
+        (int, or None if unreadable), ``alive`` (bool: owner runs or lab is detached),
+        ``detached`` (bool), ``status`` (str: ``creating``, ``up``, ``down`` or ``unreadable``),
+        ``nodes`` (list[str]: routers then hosts), ``created`` (float Unix epoch seconds, or None
+        if unreadable), ``daemons`` (dict[str, int]: ``{router: live daemon count}``).
+        """
         out = []
         for i in lab_ids():
             st = read_state(i)
@@ -351,7 +357,7 @@ class Lab:
             topo = st.topology or {}
             nodes = list(topo.get("routers", {})) + list(topo.get("hosts", {}))
             daemons = {
-                r: sum(1 for d, pid in p.items() if frr.owns(pid, f"ani-{i}-{r}")) for r, p in st.pids.items()
+                r: sum(1 for d, pid in p.items() if frr.owns(pid, node_ns(i, r))) for r, p in st.pids.items()
             }
             out.append({
                 "id": i, "name": st.name, "owner_pid": st.owner_pid,

@@ -69,14 +69,6 @@ def configure(
     check(["ip", "netns", "exec", netns, "sh", "-c", script], input="\n".join(lines) + "\n")
 
 
-def pids(netns: str) -> list[int]:
-    """PIDs of processes running in ``netns`` (``ip netns pids``); [] if it does not exist."""
-    res = run(["ip", "netns", "pids", netns], timeout=5.0)
-    if not res.ok:
-        return []
-    return [int(p) for p in res.stdout.split() if p.isdigit()]
-
-
 def delete(namespaces: list[str]) -> None:
     """Delete ``namespaces`` (ignores those already gone). Their veths go with them."""
     present = set(list_netns())

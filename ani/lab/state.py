@@ -7,8 +7,11 @@ Shape (JSON)::
 
     {"id": "3fa2c1", "name": "<topology name>", "owner_pid": 1234, "owner_start": 98765,
      "detached": false, "status": "creating|up|down", "created": 1764430000.0,
-     "namespaces": ["ani-3fa2c1-r1", ...], "dirs": ["/etc/frr/ani-3fa2c1-r1", ...],
+     "namespaces": ["ani-3fa2c1-r1", ...],
      "pids": {"r1": {"zebra": 4321, ...}}, "topology": {...}}
+
+Unknown keys are ignored on reading (pydantic's default), so files with the former ``dirs`` key
+still load.
 """
 
 from __future__ import annotations
@@ -41,13 +44,22 @@ class LabState(BaseModel):
     status: str = "creating"
     created: float = Field(default_factory=time.time)
     namespaces: list[str] = Field(default_factory=list)
-    dirs: list[str] = Field(default_factory=list)
     pids: dict[str, dict[str, int]] = Field(default_factory=dict)
     topology: dict[str, Any] = Field(default_factory=dict)
 
     def owner_alive(self) -> bool:
         """True if the creating process still runs (same PID *and* start time)."""
         return is_alive(self.owner_pid, self.owner_start)
+
+
+def ns_prefix(lab_id: str) -> str:
+    """``ani-<id>-``: the prefix of every namespace and FRR pathspace of lab ``lab_id``."""
+    return f"{NS_PREFIX}{lab_id}-"
+
+
+def node_ns(lab_id: str, node: str) -> str:
+    """``ani-<id>-<node>``: the netns (and, for routers, FRR pathspace) of ``node``."""
+    return ns_prefix(lab_id) + node
 
 
 def lab_dir(lab_id: str) -> Path:

@@ -18,6 +18,8 @@ from ani.errors import LabError
 def query(sock_path: str | Path, commands: list[str], timeout: float = 3.0) -> list[tuple[int, str]]:
     """Run ``commands`` on one connection. Returns ``[(status, output), ...]`` in order.
 
+    ``timeout`` (seconds) bounds the connect and each socket read, not the whole call.
+
     Raises LabError if the socket is missing, refuses, times out or closes early.
     """
     out: list[tuple[int, str]] = []

@@ -18,8 +18,8 @@ from ani.lab import Lab, frr
 from ani.lab.cleanup import pids_in_namespaces
 from ani.lab.converge import pending
 from ani.lab.netns import list_netns
-from ani.lab.proc import is_alive
-from ani.lab.state import read_state
+from ani.lab.proc import cmdline, is_alive
+from ani.lab.state import lab_dir, read_state
 from ani.lab.topology import parse_topology
 
 pytestmark = pytest.mark.integration
@@ -50,20 +50,13 @@ def _footprint(lab_id: str) -> dict[str, list]:
         "netns": [n for n in list_netns() if n.startswith(p)],
         "etc": sorted(d.name for d in frr.ETC_ROOT.iterdir() if d.name.startswith(p)),
         "run": sorted(d.name for d in frr.RUN_ROOT.iterdir() if d.name.startswith(p)),
-        "procs": [pid for pid in _all_pids() if any(p in a for a in _cmd(pid))],
-        "dir": [str(Path("/run/ani/labs") / lab_id)] if (Path("/run/ani/labs") / lab_id).exists() else [],
+        "procs": [pid for pid in _all_pids() if any(p in a for a in cmdline(pid))],
+        "dir": [str(lab_dir(lab_id))] if lab_dir(lab_id).exists() else [],
     }
 
 
 def _all_pids() -> list[int]:
     return [int(e) for e in os.listdir("/proc") if e.isdigit()]
-
-
-def _cmd(pid: int) -> list[str]:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except OSError:
-        return []
 
 
 EMPTY = {"netns": [], "etc": [], "run": [], "procs": [], "dir": []}
@@ -101,7 +94,7 @@ def test_user_lab_id_and_context_manager_downs_on_exception():
         with Lab(TRI, lab_id=ID_CTXTEST) as lab:
             assert lab.netns("r1") == f"ani-{ID_CTXTEST}-r1"
             assert lab.pathspace("r2") == f"ani-{ID_CTXTEST}-r2"
-            assert lab.dir == Path("/run/ani/labs") / ID_CTXTEST
+            assert lab.dir == lab_dir(ID_CTXTEST)
             assert f"ani-{ID_CTXTEST}-h2" in list_netns()
             raise RuntimeError("boom")
     assert _footprint(ID_CTXTEST) == EMPTY
