@@ -252,7 +252,8 @@ class Lab:
         return [str(self.node_dir(node) / "enter"), *argv]
 
     def exec(self, node: str, argv: list[str], timeout: float = 10.0, input: str | bytes | None = None) -> ExecResult:
-        """Run ``argv`` inside ``node``; after ``timeout`` seconds its whole process group is killed.
+        """Run ``argv`` inside ``node``; after ``timeout`` seconds its whole process group is
+        killed (``timed_out`` set).
 
         Raises UnknownNode, LabError (lab not running). A failing command is *not* an exception:
         see ``ExecResult.rc``.
