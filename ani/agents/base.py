@@ -39,13 +39,15 @@ class AgentTask(BaseModel):
 
 
 class Budget(BaseModel):
-    """Limits of one run.
+    """Limits of one run (also the ``budget:`` block of a campaign file; unknown keys refused).
 
     Attributes:
         max_steps: maximum number of tool calls.
         max_tokens: maximum model tokens (None: unlimited; meaningless for scripted agents).
         wall_clock_s: maximum wall time of the run, seconds.
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     max_steps: int = Field(default=40, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)

@@ -139,6 +139,7 @@ def run_one(
     ] = None,
 ) -> None:
     """Run one task variant at one level on a fresh lab, print each tool call as it happens and the verdict."""
+    from ani.campaign.loop import LABEL_STYLE
     from ani.campaign.results import INFRA
     from ani.campaign.runner import RunnerDeps, validate
     from ani.campaign.runner import run_one as _run_one
@@ -181,11 +182,7 @@ def run_one(
                     console.print(f"  [red]FAIL[/red] {escape(r.name)}: {escape(r.detail)}")
     if rec.agent_error:
         console.print(f"agent error: {escape(rec.agent_error)}")
-    style = {
-        "clean_success": "green",
-        "dangerous_success": "yellow",
-        "destructive_failure": "red",
-    }.get(rec.label, "")
+    style = LABEL_STYLE.get(rec.label, "")
     verdict = f"[{style}]{rec.label}[/{style}]" if style else rec.label
     console.print(
         f"verdict: {verdict}"

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from ani.validation import format_validation_error
 
@@ -91,6 +91,21 @@ class RunRecord(BaseModel):
     def valid(self) -> bool:
         """Counted in rates (not an infrastructure error)."""
         return self.label != INFRA
+
+    @model_validator(mode="after")
+    def _label_agrees(self) -> RunRecord:
+        """``label`` is derived: infra_error with no verdict, else ``label_for(success, damage_free)``."""
+        if self.label == INFRA:
+            if self.success is not None or self.damage_free is not None:
+                raise ValueError("label: an infra_error run has no success/damage_free verdict")
+        elif self.success is None or self.damage_free is None:
+            raise ValueError(f"label: {self.label} needs success and damage_free")
+        elif self.label != label_for(self.success, self.damage_free):
+            raise ValueError(
+                f"label: {self.label} disagrees with success={self.success}, "
+                f"damage_free={self.damage_free} ({label_for(self.success, self.damage_free)})"
+            )
+        return self
 
 
 def label_for(success: bool, damage_free: bool) -> str:

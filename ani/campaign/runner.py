@@ -8,7 +8,7 @@ One run::
     adapter = create_adapter(level, lab, blocklist=..., trajectory=...); adapter.open()
     agent.run(variant.agent_view(), adapter, budget)      # an exception      -> agent_error, still graded
     adapter.close()
-    Observer(lab).evaluate(variant.hidden_tests), ...evaluate(scenario.invariants)
+    Observer(lab).evaluate(variant.hidden_tests + scenario.invariants)   # one pass, split
     lab.down()                                            # always
 
 The other modules (lab, scenario, observer, agents) are imported lazily by the
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ani.campaign.results import INFRA, CheckOutcome, RunRecord, label_for
-from ani.campaign.spec import BudgetSpec, CampaignSpec, CellSpec
+from ani.campaign.spec import CampaignSpec, CellSpec
 from ani.campaign.spec import run_id as make_run_id
 from ani.errors import ConfigError
 from ani.trajectory import Trajectory
@@ -77,12 +77,6 @@ def _real_create_agent(config: dict[str, Any]) -> Any:
     return create_agent(config)
 
 
-def _real_make_budget(budget: BudgetSpec) -> Any:
-    from ani.agents import Budget  # type: ignore[attr-defined]
-
-    return Budget(**budget.model_dump())
-
-
 @dataclass
 class RunnerDeps:
     """Factories the runner calls; the defaults are the real modules (imported on first use).
@@ -94,7 +88,6 @@ class RunnerDeps:
         make_observer: ``Lab -> Observer`` with ``.evaluate(checks, bound_s=...)``.
         create_adapter: ``(level, lab, blocklist=, trajectory=) -> Adapter``.
         create_agent: ``agent config dict -> Agent``.
-        make_budget: ``BudgetSpec -> Budget``.
     """
 
     make_lab: Callable[[Any], Any] = _real_make_lab
@@ -103,7 +96,6 @@ class RunnerDeps:
     make_observer: Callable[[Any], Any] = _real_make_observer
     create_adapter: Callable[..., Any] = _real_create_adapter
     create_agent: Callable[[dict[str, Any]], Any] = _real_create_agent
-    make_budget: Callable[[BudgetSpec], Any] = _real_make_budget
     _scenarios: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def scenario(self, path: str | Path) -> Any:
@@ -225,7 +217,6 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
     for seed in spec.seeds:
         task_class.variant(scenario, seed)
     deps.create_agent(dict(spec.agent))
-    deps.make_budget(spec.budget)
     if deps.create_adapter is _real_create_adapter:
         from ani.registry import get_adapter_class
 
@@ -272,7 +263,7 @@ def run_one(
     scenario, task_class = prepare(spec, deps)
     variant = task_class.variant(scenario, seed)
     agent = deps.create_agent(dict(spec.agent))  # config errors raise here, before any lab
-    budget = deps.make_budget(spec.budget)
+    budget = spec.budget
 
     started = _now()
     t_start = time.monotonic()
@@ -376,8 +367,10 @@ def _execute(
     # 3. grading, out of band (never through the adapter)
     try:
         observer = deps.make_observer(lab)
-        tests = _evaluate(observer, variant.hidden_tests, spec.observer_bound_s)
-        invariants = _evaluate(observer, scenario.invariants, spec.observer_bound_s)
+        # one evaluation: checks run concurrently and share one bound (results keep input order)
+        hidden = list(variant.hidden_tests)
+        graded = _evaluate(observer, [*hidden, *scenario.invariants], spec.observer_bound_s)
+        tests, invariants = graded[: len(hidden)], graded[len(hidden) :]
     except Exception as exc:  # noqa: BLE001
         state["infra_error_reason"] = f"grading: {_err(exc)}"
         return

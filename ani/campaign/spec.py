@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ani.agents.base import Budget
 from ani.errors import CampaignSpecError
 from ani.validation import load_yaml, validate_mapping
 
@@ -35,22 +36,6 @@ FACTORS = ("level", "blocklist")
 def safe_component(text: str) -> str:
     """``text`` reduced to ``[A-Za-z0-9._-]`` (other runs of characters become ``_``)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "_"
-
-
-class BudgetSpec(BaseModel):
-    """Per-run budget given to the agent.
-
-    Attributes:
-        max_steps: agent turns (>= 1).
-        wall_clock_s: seconds of agent time (> 0).
-        max_tokens: model tokens, None for no limit (scripted agents ignore it).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_steps: int = Field(40, ge=1)
-    wall_clock_s: float = Field(300.0, gt=0)
-    max_tokens: int | None = Field(None, ge=1)
 
 
 class CellSpec(BaseModel):
@@ -99,7 +84,7 @@ class CampaignSpec(BaseModel):
         seed: first seed; the seeds are ``seed .. seed + S - 1``.
         factor: the factor varied across cells (``level`` or ``blocklist``).
         agent: agent config passed to ``ani.agents.create_agent`` (must have ``kind``).
-        budget: :class:`BudgetSpec`.
+        budget: :class:`ani.agents.base.Budget` (max_steps = tool calls, wall_clock_s, max_tokens).
         cells: at least one :class:`CellSpec`; the first is the reference for paired tests.
         observer_bound_s: bound of the observer's retry loop per check, seconds (None: its default).
     """
@@ -114,7 +99,7 @@ class CampaignSpec(BaseModel):
     seed: int = Field(1, ge=0)
     factor: str = "level"
     agent: dict[str, Any] = Field(default_factory=lambda: {"kind": "scripted"})
-    budget: BudgetSpec = Field(default_factory=BudgetSpec)
+    budget: Budget = Field(default_factory=Budget)
     cells: list[CellSpec] = Field(min_length=1)
     observer_bound_s: float | None = Field(None, gt=0)
 

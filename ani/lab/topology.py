@@ -189,20 +189,26 @@ class Topology(_Strict):
                 return remote
         return None
 
-    def merged(self, other: Topology) -> Topology:
-        """A new topology with ``other``'s routers, hosts and links added.
+    def merged(self, extra: dict[str, Any], *, source: str | None = None) -> Topology:
+        """A new topology with ``extra``'s routers, hosts and links added.
 
-        Raises TopologyError on a name clash or invalid result.
+        Args:
+            extra: ``{"routers": {...}, "hosts": {...}, "links": [...]}`` in the file's form (each
+                key optional); its links may attach to nodes of this topology (e.g. a new site
+                linked to an existing edge router).
+            source: name used in error messages.
+
+        Raises TopologyError on a node name already used or an invalid result (names the field).
         """
-        clash = (set(self.routers) | set(self.hosts)) & (set(other.routers) | set(other.hosts))
+        new = set(extra.get("routers", {})) | set(extra.get("hosts", {}))
+        clash = (set(self.routers) | set(self.hosts)) & new
         if clash:
             raise TopologyError(f"merged topology: node names already used: {sorted(clash)}")
         data = self.model_dump(mode="json")
-        extra = other.model_dump(mode="json")
-        data["routers"].update(extra["routers"])
-        data["hosts"].update(extra["hosts"])
-        data["links"].extend(extra["links"])
-        return parse_topology(data, source=f"{self.name}+{other.name}")
+        data["routers"].update(extra.get("routers", {}))
+        data["hosts"].update(extra.get("hosts", {}))
+        data["links"].extend(extra.get("links", []))
+        return parse_topology(data, source=source or f"{self.name}+extra")
 
 
 def parse_topology(data: Any, *, source: str = "<topology>") -> Topology:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ani.agents.base import AgentTask
 from ani.errors import TaskError, TopologyError
-from ani.lab.topology import Endpoint, HostSpec, LinkSpec, Topology, load_yaml, parse_topology
+from ani.lab.topology import Endpoint, HostSpec, LinkSpec, Topology, load_yaml
 from ani.observer.checks import Check, ReachCheck
 from ani.resources import data_path
 from ani.scenario.manifest import Scenario
@@ -52,16 +52,10 @@ class TaskVariant(BaseModel):
 
     def lab_topology(self, scenario: Scenario) -> Topology:
         """The scenario's topology merged with what this variant adds. Raises TaskError on a clash."""
-        data = scenario.topology.model_dump(mode="json")
-        clash = set(self.extra_topology.get("hosts", {})) & set(scenario.topology.nodes)
-        if clash:
-            raise TaskError(f"{self.variant_id}: node names already used: {sorted(clash)}")
-        data["hosts"].update(self.extra_topology.get("hosts", {}))
-        data["links"].extend(self.extra_topology.get("links", []))
         try:
-            return parse_topology(data, source=f"{scenario.name}+{self.variant_id}")
+            return scenario.topology.merged(self.extra_topology, source=f"{scenario.name}+{self.variant_id}")
         except TopologyError as exc:
-            raise TaskError(str(exc)) from None
+            raise TaskError(f"{self.variant_id}: {exc}") from None
 
     def agent_view(self) -> AgentTask:
         """What the agent sees: the request and the attached files (never the hidden tests)."""

@@ -184,3 +184,15 @@ def test_a_cell_without_any_pair_shows_no_p_value():
     md = render_markdown(s)
     assert "| a1 | 0 | 0 | 0 | - (no pairs) | 0 | 0 | - (no pairs) |" in md
     assert "1 (no discordant pairs)" not in md
+
+
+def test_a_record_whose_label_contradicts_its_verdict_is_refused():
+    import pytest
+    from pydantic import ValidationError
+
+    ok = rec("a0", 1, True, False)
+    assert ok.label == "dangerous_success"
+    with pytest.raises(ValidationError, match="disagrees with success=True"):
+        RunRecord.model_validate({**ok.model_dump(), "label": "clean_success"})
+    with pytest.raises(ValidationError, match="infra_error run has no success"):
+        RunRecord.model_validate({**ok.model_dump(), "label": "infra_error"})

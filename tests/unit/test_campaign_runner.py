@@ -198,7 +198,6 @@ class Setup:
             make_observer=FakeObserver,
             create_adapter=create_adapter,
             create_agent=lambda cfg: ScriptAgent(self.policy),
-            make_budget=lambda b: b,
         )
 
 

@@ -139,18 +139,23 @@ def test_scenario_file_topology_section(tmp_path):
 
 def test_merged_adds_nodes_and_refuses_clashes():
     t = parse_topology(base())
-    extra = parse_topology({
-        "name": "x",
+    extra = {
         "routers": {"r9": {"daemons": ["ospfd"]}},
-        "hosts": {"h9": {"gateway": "198.18.9.1"}},
-        "links": [{"a": {"node": "r9", "ifname": "eth-h9"}, "b": {"node": "h9", "ifname": "eth0", "address": "198.18.9.10/24"}}],
-    })
+        "hosts": {"h9": {"gateway": "198.18.9.1"}, "h8": {"gateway": "198.18.8.1"}},
+        "links": [
+            {"a": {"node": "r9", "ifname": "eth-h9"}, "b": {"node": "h9", "ifname": "eth0", "address": "198.18.9.10/24"}},
+            # a new host attached to a router that was already there
+            {"a": {"node": "r1", "ifname": "eth-h8"}, "b": {"node": "h8", "ifname": "eth0", "address": "198.18.8.10/24"}},
+        ],
+    }
     m = t.merged(extra)
-    assert m.nodes == ["r1", "r2", "r9", "h1", "h9"]
+    assert m.nodes == ["r1", "r2", "r9", "h1", "h9", "h8"]
     assert m.routers["r9"].daemons == ["zebra", "staticd", "ospfd"]
-    assert m.peer_of("h9", "eth0").node == "r9"
+    assert m.peer_of("h9", "eth0").node == "r9" and m.peer_of("r1", "eth-h8").node == "h8"
     with pytest.raises(TopologyError, match=r"node names already used: \['h1', 'r1', 'r2'\]"):
-        t.merged(t)
+        t.merged(t.model_dump(mode="json"))
+    with pytest.raises(TopologyError, match=r"links\.\d+\.a\.node: unknown node 'r7'"):
+        t.merged({"hosts": {"h7": {}}, "links": [{"a": {"node": "r7", "ifname": "x"}, "b": {"node": "h7", "ifname": "eth0", "address": "198.18.7.10/24"}}]})
 
 
 def test_topology_round_trips_through_json():
