@@ -108,3 +108,14 @@ def test_lab_topology_adds_the_site(scenario, tc):
     assert str(topo.peer_of(v.params["edge"], "to-nsite").address) == v.params["host_address"]
     assert "to-nsite" not in topo.routers[v.params["edge"]].config  # left for the agent
     assert "nsite" not in scenario.topology.nodes  # the scenario is not mutated
+
+
+def test_a_partly_used_pool_yields_only_the_free_prefix(tc):
+    # 198.19.0.0/22 holds four /24s; the brownfield already uses three of them on e1
+    d = gen()
+    d["pools"]["sites"] = {"network": "198.19.0.0/22", "prefixlen": 24}
+    d["topology"]["routers"]["e1"]["config"] += (
+        "interface to-x\n ip address 198.19.0.1/24\n ip address 198.19.1.1/24\n ip address 198.19.3.1/24\nexit\n"
+    )
+    scen = parse_scenario(d)
+    assert {tc.variant(scen, s).params["prefix"] for s in range(20)} == {"198.19.2.0/24"}
