@@ -70,7 +70,11 @@ class Observer:
         self.poll_s = poll_s
 
     def evaluate(self, checks: Sequence[Check], bound_s: float = 20.0) -> list[CheckResult]:
-        """Evaluate ``checks``; results in the same order.
+        """Evaluate ``checks``; results in the same order (one :class:`CheckResult` each).
+
+        Args:
+            checks: the checks; negative reach checks run after all positive ones.
+            bound_s: seconds each positive check is retried for before it fails.
 
         Raises ObserverError if a check names a node that is not in the lab (a check that
         cannot be evaluated is not a failed check).
