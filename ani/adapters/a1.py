@@ -51,11 +51,10 @@ from ani.adapters.allowlist import Refused, Step, check_show, plan_config
 from ani.adapters.base import Args, BaseAdapter, DeviceArgs, ToolTimeout, tool
 from ani.adapters.cli_session import CliSession, SessionError, SessionTimeout, classify
 from ani.adapters.platform import Platform, load_platform
+from ani.adapters.sandbox import CappedOutput
 from ani.adapters.snapshot import DeviceState, SnapshotStore, unified
 from ani.errors import AdapterError, ErrorCode, LabError
 from ani.protocol import Level, ToolResult
-
-TRUNC_MARKER = "\n... [output truncated by A1: showed {shown} of {total} bytes]"
 
 
 class ValidationArgs(Args):
@@ -83,15 +82,6 @@ class UpdateArgs(Args):
 class RollbackArgs(Args):
     device: str = Field(description="Device name")
     snapshot_id: str = Field(description="Snapshot id returned by snapshot or list_snapshots (e.g. 'r1-s1')")
-
-
-def cap(text: str, limit: int) -> tuple[str, bool, int]:
-    """(text cut to ``limit`` UTF-8 bytes plus a marker, truncated?, total bytes)."""
-    raw = text.encode("utf-8", errors="replace")
-    if len(raw) <= limit:
-        return text, False, len(raw)
-    cut = raw[:limit].decode("utf-8", errors="ignore")
-    return cut + TRUNC_MARKER.format(shown=limit, total=len(raw)), True, len(raw)
 
 
 class A1Adapter(BaseAdapter):
@@ -166,7 +156,9 @@ class A1Adapter(BaseAdapter):
             return self._unreachable(args.device, exc)
         if failed:
             return ToolResult.failure(ErrorCode.COMMAND_FAILED, f"{args.device}: {out.strip()}")
-        text, truncated, total = cap(out, self.max_output)
+        capped = CappedOutput(self.max_output)
+        capped.feed(out.encode("utf-8", errors="replace"))
+        text, truncated, total = capped.text(), capped.truncated, capped.total
         return ToolResult.success(text, {"running_config": text, "truncated": truncated, "bytes": total})
 
     @tool(
@@ -196,7 +188,9 @@ class A1Adapter(BaseAdapter):
                 out, failed = self._cli(args.device, cmd.command, self.platform.d.exec_mode)
             except SessionError as exc:
                 return self._unreachable(args.device, exc)
-        text, truncated, total = cap(out, self.max_output)
+        capped = CappedOutput(self.max_output)
+        capped.feed(out.encode("utf-8", errors="replace"))
+        text, truncated, total = capped.text(), capped.truncated, capped.total
         data = {"command": cmd.command, "output": text, "truncated": truncated, "bytes": total}
         if failed:
             return ToolResult.failure(
@@ -368,7 +362,6 @@ class A1Adapter(BaseAdapter):
         step, why = failed
         results[step.index] = {"command": step.command, "status": "error", "message": why}
         ran = [i for i, r in enumerate(results) if r["status"] == "success" and steps[i].kind != "noop"]
-        self._end_session(dev)
         try:
             rep = self.snapshots.restore(dev, pre.state)
         except (AdapterError, LabError) as exc:

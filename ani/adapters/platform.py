@@ -55,7 +55,7 @@ class BlockRule(_Model):
 
 class SnapshotDef(_Model):
     frr_show: str = "show running-config"
-    nft_list: list[str] = Field(default_factory=lambda: ["nft", "list", "ruleset"])
+    nft_list: list[str] = Field(default_factory=lambda: ["nft", "-s", "list", "ruleset"])
     normalise_drop: list[str] = Field(default_factory=list)
 
 

@@ -137,7 +137,8 @@ class SnapshotStore:
     # -- reading ----------------------------------------------------------------------------
 
     def read(self, device: str) -> DeviceState:
-        """Current state. Raises AdapterError if FRR or nft cannot be read."""
+        """Current state. Raises AdapterError if FRR or nft cannot be read, and LabError
+        (e.g. UnknownNode) from ``lab.vtysh``/``lab.exec`` if the lab cannot run them."""
         res = self.lab.vtysh(device, self.platform.d.snapshot.frr_show, timeout=self.timeout_s)
         if res.rc != 0 or res.timed_out:
             raise AdapterError(f"{device}: cannot read the running config: {res.stderr.strip() or res.stdout.strip()}")
@@ -173,8 +174,8 @@ class SnapshotStore:
 
     def restore(self, device: str, target: DeviceState, before: DeviceState | None = None) -> RestoreReport:
         """Make ``device`` equal ``target`` and verify. Never raises for a failed restore:
-        the report says ``verified=False`` with the reason (AdapterError only if the state
-        cannot be read at all)."""
+        the report says ``verified=False`` with the reason (AdapterError if the state
+        cannot be read at all; LabError, e.g. UnknownNode, from ``lab.exec``/``lab.vtysh``)."""
         p = self.platform
         before = before if before is not None else self.read(device)
         detail: list[str] = []

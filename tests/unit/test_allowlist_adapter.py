@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ani.adapters.a1 import A1Adapter, cap
+from ani.adapters.a1 import A1Adapter
 from ani.adapters.allowlist import Refused, plan_config
 from ani.adapters.platform import load_platform
+from ani.adapters.sandbox import truncation_marker
 from ani.errors import ErrorCode
 from ani.protocol import Level
 
@@ -98,14 +99,12 @@ def test_bad_arguments_and_unknown_device(pair):
     assert lab.touched == []
 
 
-def test_cap_marks_and_flags():
-    text, trunc, total = cap("x" * 100, 64)
-    assert trunc and total == 100
-    assert text.startswith("x" * 64) and text.endswith("[output truncated by A1: showed 64 of 100 bytes]")
-    assert cap("short", 64) == ("short", False, 5)
-    # never cuts inside a UTF-8 sequence
-    text, trunc, _ = cap("é" * 40, 65)
-    assert trunc and text.split("\n")[0] == "é" * 32
+def test_a1_caps_output_with_the_shared_marker(monkeypatch):
+    a = A1Adapter(RecordingLab(), options={"max_output_bytes": 64})
+    monkeypatch.setattr(a, "_cli", lambda *_a: ("x" * 100, False))
+    res = a.call("get_running_config", {"device": "r1"})
+    assert res.ok and res.data["truncated"] is True and res.data["bytes"] == 100
+    assert res.data["running_config"] == "x" * 64 + truncation_marker(36, 64)
 
 
 _P = load_platform()

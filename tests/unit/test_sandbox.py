@@ -12,7 +12,6 @@ import pytest
 from ani.adapters.a0 import A0Adapter, ShellArgs, format_output
 from ani.adapters.sandbox import (
     TMPFS_BYTES,
-    VTYSH_PAM,
     CappedOutput,
     SandboxSpec,
     run_capped,
@@ -103,10 +102,6 @@ def test_command_is_one_argv_element_never_reparsed() -> None:
 def test_nul_byte_is_refused() -> None:
     with pytest.raises(ValueError, match="NUL"):
         sandbox_argv(SPEC, "echo a\x00b")
-
-
-def test_pam_policy_allows_accounts() -> None:
-    assert b"account sufficient pam_permit.so" in VTYSH_PAM
 
 
 # -- capped output --------------------------------------------------------------------------
