@@ -28,6 +28,9 @@ DeviceConfig
   prefix_lists: {name: PrefixList(entries: [PrefixListEntry(seq, action, prefix, ge, le)])}
   route_maps: {name: RouteMap(entries: [RouteMapEntry(seq, action, match_prefix_list,
                set_community, set_community_additive, set_local_preference, set_metric)])}
+  firewall: Firewall | None          (nftables ``table inet fw``; not part of the FRR text)
+    sets: {name: FirewallSet(elements: [IPv4Network])}
+    forward_policy: accept|drop, forward_rules: [FirewallRule(saddr_set, daddr_set, action)]
   unmodelled: [str]   lines parse() could not place ("<block> / <line>"), never rendered
 ```
 
@@ -396,6 +399,62 @@ class RouteMap(_Model):
         return _by_seq(v)
 
 
+# -- firewall (nftables) -----------------------------------------------------------------------
+
+
+class FirewallSet(_Model):
+    """An nftables set of IPv4 prefixes (``type ipv4_addr; flags interval``) in ``table inet fw``.
+
+    ``elements``: sorted by (address, length); a /32 is printed by nft as a bare address.
+    Overlapping elements are refused (nft refuses them in an interval set)."""
+
+    elements: list[IPv4Network] = Field(default_factory=list)
+
+    @field_validator("elements")
+    @classmethod
+    def _sort(cls, v: list[IPv4Network]) -> list[IPv4Network]:
+        out = sorted(set(v), key=lambda n: (n.network_address, n.prefixlen))
+        if len(out) != len(v):
+            raise ValueError("duplicate set element")
+        for a, b in zip(out, out[1:]):
+            if a.overlaps(b):
+                raise ValueError(f"overlapping set elements {a} and {b}")
+        return out
+
+
+class FirewallRule(_Model):
+    """One rule of ``chain forward``: ``ip saddr @SRC ip daddr @DST ACTION`` (either match may
+    be absent). Rules keep their order (the chain is evaluated top down)."""
+
+    saddr_set: str | None = None
+    daddr_set: str | None = None
+    action: Literal["accept", "drop"]
+
+    @field_validator("saddr_set", "daddr_set")
+    @classmethod
+    def _set(cls, v: str | None) -> str | None:
+        return _check(_NAME_RE, "set name", v)
+
+
+class Firewall(_Model):
+    """``table inet fw``: named IPv4 prefix sets and the ``forward`` filter chain
+    (``type filter hook forward priority 0; policy <forward_policy>;``)."""
+
+    sets: dict[str, FirewallSet] = Field(default_factory=dict)
+    forward_policy: Literal["accept", "drop"] = "accept"
+    forward_rules: list[FirewallRule] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _refs(self) -> Firewall:
+        for name in self.sets:
+            _check(_NAME_RE, "set name", name)
+        for i, r in enumerate(self.forward_rules):
+            for s in (r.saddr_set, r.daddr_set):
+                if s is not None and s not in self.sets:
+                    raise ValueError(f"forward rule {i + 1}: unknown set @{s}")
+        return self
+
+
 # -- the device ------------------------------------------------------------------------------
 
 
@@ -412,6 +471,7 @@ class DeviceConfig(_Model):
     bgp: Bgp | None = None
     prefix_lists: dict[str, PrefixList] = Field(default_factory=dict)
     route_maps: dict[str, RouteMap] = Field(default_factory=dict)
+    firewall: Firewall | None = None  # nftables, not FRR: read / applied separately (not in render)
     unmodelled: list[str] = Field(default_factory=list)
 
     @field_validator("interfaces")

@@ -1,0 +1,63 @@
+"""What the NETCONF server needs from a router: the contract between ``ani.netconf`` and the
+substrate. :class:`ani.netconf.frr_backend.FrrBackend` implements it on a lab router; unit tests
+of the datastore logic use an in-memory fake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ani.device.model import DeviceConfig
+
+
+class ApplyError(Exception):
+    """The router refused or did not reach the intended configuration.
+
+    Attributes:
+        message: what failed (FRR's / nft's own words where there are some).
+        restored: True if the router was put back to the configuration it had before the apply
+            and that was verified; False if that restore failed or could not be verified (then
+            the router is in an unknown state and the caller must say so).
+        lines: the configuration lines involved, if known.
+    """
+
+    def __init__(self, message: str, restored: bool, lines: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.restored = restored
+        self.lines = list(lines or [])
+
+
+@dataclass
+class ApplyReport:
+    """A successful apply. ``changed``: the running configuration changed; ``diff``: the FRR /
+    nft lines added (``+ ...``) and removed (``- ...``); ``seconds``: wall time."""
+
+    changed: bool
+    diff: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class Backend(Protocol):
+    """One router, as seen by its NETCONF server. Calls are blocking and may take a second;
+    the server serialises them per router."""
+
+    name: str
+
+    def read(self) -> DeviceConfig:
+        """The router's running configuration now (FRR ``show running-config`` + nftables),
+        read out of band each call: a change made by anyone else is visible. Raises
+        ApplyError(restored=True) if it cannot be read (daemon down, timeout)."""
+        ...
+
+    def apply(self, intended: DeviceConfig) -> ApplyReport:
+        """Make the running configuration equal ``intended``, changing only the difference,
+        never writing the startup config; afterwards ``read() == intended`` is checked.
+        Raises ApplyError (after trying to restore the previous configuration) otherwise."""
+        ...
+
+    def state(self) -> dict[str, Any]:
+        """Operational state in the RFC 7951 JSON encoding of the ``frr-state`` container of
+        ``yang/ani-frr.yang`` (routes, BGP neighbor states, interface status)."""
+        ...

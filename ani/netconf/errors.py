@@ -1,0 +1,98 @@
+"""NETCONF ``rpc-error`` (RFC 6241 §4.3, Appendix A) as a Python exception.
+
+An operation that fails raises :class:`RpcError` (or :class:`RpcErrors` for several at once);
+the server turns each into one ``<rpc-error>`` element of the ``<rpc-reply>``. Warnings are
+``RpcError`` objects with ``severity="warning"`` that an operation *returns* (a reply may carry
+warnings and still succeed, RFC 6241 §4.4: then it has no ``<ok/>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from lxml import etree
+
+BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
+
+#: RFC 6241 Appendix A error-tags
+ERROR_TAGS = frozenset({
+    "in-use", "invalid-value", "too-big", "missing-attribute", "bad-attribute",
+    "unknown-attribute", "missing-element", "bad-element", "unknown-element",
+    "unknown-namespace", "access-denied", "lock-denied", "resource-denied",
+    "rollback-failed", "data-exists", "data-missing", "operation-not-supported",
+    "operation-failed", "partial-operation", "malformed-message",
+})
+ErrorType = Literal["transport", "rpc", "protocol", "application"]
+
+
+class RpcError(Exception):
+    """One ``rpc-error``.
+
+    Args:
+        tag: an RFC 6241 Appendix A error-tag (ValueError otherwise).
+        message: ``error-message`` (English, for a human or an agent).
+        type: ``error-type``: transport | rpc | protocol | application.
+        severity: ``error`` or ``warning``.
+        path: ``error-path``, an XPath into the request or datastore (prefix ``frr:`` for the
+            device model, ``nc:`` for the base namespace), or None.
+        info: ``error-info`` children, e.g. ``{"session-id": "3"}``, ``{"bad-element":
+            "route"}``, ``{"bad-attribute": "operation", "bad-element": "entry"}``.
+        app_tag: ``error-app-tag`` or None.
+    """
+
+    def __init__(
+        self,
+        tag: str,
+        message: str,
+        type: ErrorType = "application",
+        severity: Literal["error", "warning"] = "error",
+        path: str | None = None,
+        info: dict[str, str] | None = None,
+        app_tag: str | None = None,
+    ) -> None:
+        if tag not in ERROR_TAGS:
+            raise ValueError(f"unknown error-tag {tag!r}")
+        super().__init__(message)
+        self.tag = tag
+        self.message = message
+        self.type = type
+        self.severity = severity
+        self.path = path
+        self.info = dict(info or {})
+        self.app_tag = app_tag
+
+    def __repr__(self) -> str:
+        return f"RpcError({self.tag!r}, {self.message!r}, type={self.type!r}, severity={self.severity!r})"
+
+    def to_xml(self, nsmap_extra: dict[str, str] | None = None) -> etree._Element:
+        """The ``<rpc-error>`` element (base namespace)."""
+        q = lambda n: f"{{{BASE_NS}}}{n}"  # noqa: E731
+        nsmap = {None: BASE_NS, **(nsmap_extra or {})}
+        e = etree.Element(q("rpc-error"), nsmap=nsmap)
+        etree.SubElement(e, q("error-type")).text = self.type
+        etree.SubElement(e, q("error-tag")).text = self.tag
+        etree.SubElement(e, q("error-severity")).text = self.severity
+        if self.app_tag:
+            etree.SubElement(e, q("error-app-tag")).text = self.app_tag
+        if self.path:
+            etree.SubElement(e, q("error-path")).text = self.path
+        msg = etree.SubElement(e, q("error-message"))
+        msg.text = self.message
+        msg.set("{http://www.w3.org/XML/1998/namespace}lang", "en")
+        if self.info:
+            info = etree.SubElement(e, q("error-info"))
+            for k, v in self.info.items():
+                etree.SubElement(info, q(k)).text = str(v)
+        return e
+
+
+class RpcErrors(Exception):
+    """Several ``rpc-error``s of one reply (e.g. ``continue-on-error``), in order; may mix
+    warnings and errors. ``errors`` is a non-empty list."""
+
+    def __init__(self, errors: Iterable[RpcError]) -> None:
+        self.errors = list(errors)
+        if not self.errors:
+            raise ValueError("RpcErrors needs at least one error")
+        super().__init__("; ".join(f"{e.tag}: {e.message}" for e in self.errors))
