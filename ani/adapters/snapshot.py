@@ -13,29 +13,22 @@ agent's CLI session). Rollback restores both and then VERIFIES:
 - nftables: one atomic ``nft -f -`` of ``flush ruleset`` + the saved ruleset, then the ruleset
   must equal the snapshot.
 
-Neither ever writes the startup configuration (no ``write memory``, frr.conf untouched): note
-that frr-reload.py itself runs ``vtysh write`` unless the file it is given is
-``<confdir>/frr.conf``, so it is run with ``--confdir`` pointing at a temporary directory that
-holds the target as ``frr.conf``.
+Neither ever writes the startup configuration (no ``write memory``, frr.conf untouched): frr-reload
+runs through :func:`ani.lab.frr_reload.frr_reload`, which points ``--confdir`` at a temporary
+directory holding the target as ``frr.conf``.
 Snapshot ids are per device and per store (adapter instance): ``r1-s1``, ``r1-s2``, ...
 """
 
 from __future__ import annotations
 
 import difflib
-import re
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ani.adapters.platform import Platform
 from ani.errors import AdapterError
-
-
-#: lines of `show running-config` output that are not configuration (vtysh -m refuses them)
-_HEADER_LINES = {"Building configuration...", "Current configuration:"}
+from ani.lab.frr_reload import frr_reload
 
 
 def normalise_frr(platform: Platform, text: str) -> list[str]:
@@ -216,24 +209,7 @@ class SnapshotStore:
 
     def _frr_reload(self, device: str, config: str) -> str:
         """Run frr-reload.py inside the router towards ``config``; returns its error lines."""
-        with tempfile.TemporaryDirectory(prefix="ani-a1-reload-") as rundir:
-            # named <confdir>/frr.conf so that frr-reload does not `write` the startup config;
-            # an empty <confdir>/<pathspace>/vtysh.conf keeps vtysh quiet
-            target = Path(rundir) / "frr.conf"
-            (Path(rundir) / self.lab.pathspace(device)).mkdir()
-            (Path(rundir) / self.lab.pathspace(device) / "vtysh.conf").write_text("")
-            body = [ln for ln in config.splitlines() if ln.strip() not in _HEADER_LINES]
-            target.write_text("\n".join(body) + "\n", encoding="utf-8")
-            argv = [
-                a.format(pathspace=self.lab.pathspace(device), rundir=rundir, config=str(target))
-                for a in self.platform.d.rollback.frr_reload
-            ]
-            res = self.lab.exec(device, argv, timeout=self.rollback_timeout_s)
+        res = frr_reload(self.lab, device, config, timeout=self.rollback_timeout_s, argv=self.platform.d.rollback.frr_reload)
         if res.timed_out:
             return f"frr-reload timed out after {self.rollback_timeout_s:g} s"
-        errs = [
-            re.sub(r"\x1b\[[0-9;]*m", "", ln)
-            for ln in (res.stdout + res.stderr).splitlines()
-            if "ERROR" in ln or "Traceback" in ln
-        ]
-        return "; ".join(e.strip() for e in errs)[:1000]
+        return res.message()

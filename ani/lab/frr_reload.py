@@ -1,0 +1,100 @@
+"""Running FRR's own ``frr-reload.py`` on a lab router, without ever writing its startup config.
+
+``frr-reload.py --reload`` compares the given configuration with the running one and applies
+the difference (deletions as ``vtysh -c 'configure' -c 'no ...'``, additions as one
+``vtysh -f``; it does this in two passes). It then runs ``vtysh write`` (overwriting
+``frr.conf``) unless the file it was given IS ``<confdir>/frr.conf``: so it is always run with
+``--confdir`` and ``--rundir`` pointing at a fresh temporary directory holding the target as
+``frr.conf`` (and an empty ``<pathspace>/vtysh.conf``, which keeps vtysh quiet and means
+"integrated config", which frr-reload requires).
+
+Its exit code is not a verdict (vtysh exit codes are unreliable in FRR 8.4, and a line FRR
+refuses can still leave rc 0): callers must compare the running config with the target
+afterwards, and may need a second run (e.g. after ``no neighbor X remote-as``, which also drops
+the neighbor's other lines).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
+
+#: argv run inside the router; ``{pathspace}``: the router's FRR pathspace, ``{rundir}``: the
+#: temporary directory, ``{config}``: ``{rundir}/frr.conf`` (the target). ``--stdout`` keeps its
+#: log out of /var/log/frr.
+DEFAULT_ARGV: tuple[str, ...] = (
+    FRR_RELOAD, "--reload", "--stdout", "--pathspace", "{pathspace}",
+    "--confdir", "{rundir}", "--rundir", "{rundir}", "{config}",
+)
+
+#: lines of ``show running-config`` output that are not configuration (``vtysh -m`` refuses them)
+HEADER_LINES = frozenset({"Building configuration...", "Current configuration:"})
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass
+class ReloadResult:
+    """One frr-reload run.
+
+    Attributes:
+        rc: its exit status (not a verdict, see the module docstring).
+        timed_out: it was killed after ``timeout`` seconds.
+        errors: its ``ERROR`` / ``Traceback`` lines (and the warning naming a failed
+            ``vtysh -f``), colour codes removed.
+        output: its whole stdout + stderr.
+        elapsed_s: wall time, seconds.
+    """
+
+    rc: int
+    timed_out: bool
+    errors: list[str] = field(default_factory=list)
+    output: str = ""
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.timed_out and not self.errors
+
+    def message(self, limit: int = 1000) -> str:
+        """One line for a report: the error lines joined by ``; `` (or the timeout)."""
+        if self.timed_out:
+            return f"frr-reload timed out after {self.elapsed_s:.1f} s"
+        return "; ".join(self.errors)[:limit]
+
+
+def frr_reload(
+    lab: Any,
+    router: str,
+    config: str,
+    timeout: float = 30.0,
+    argv: list[str] | tuple[str, ...] = DEFAULT_ARGV,
+) -> ReloadResult:
+    """Run frr-reload.py inside ``router`` of ``lab`` towards ``config`` (FRR configuration text,
+    e.g. ``show running-config`` output or ``"frr defaults traditional\\n" + render(model)``).
+
+    ``timeout``: seconds, after which the run is killed (``timed_out``). Raises what
+    ``lab.exec`` raises (UnknownNode, LabError when the lab is not running); a failing reload
+    is reported in the result, not raised.
+    """
+    ps = lab.pathspace(router)
+    with tempfile.TemporaryDirectory(prefix="ani-frr-reload-") as rundir:
+        target = Path(rundir) / "frr.conf"
+        (Path(rundir) / ps).mkdir()
+        (Path(rundir) / ps / "vtysh.conf").write_text("")
+        body = [ln for ln in config.splitlines() if ln.strip() not in HEADER_LINES]
+        target.write_text("\n".join(body) + "\n", encoding="utf-8")
+        cmd = [a.format(pathspace=ps, rundir=rundir, config=str(target)) for a in argv]
+        res = lab.exec(router, cmd, timeout=timeout)
+    output = _ANSI.sub("", res.stdout + res.stderr)
+    errors = [
+        ln.strip()
+        for ln in output.splitlines()
+        if "ERROR" in ln or "Traceback" in ln or "frr-reload.py failed" in ln
+    ]
+    return ReloadResult(rc=res.rc, timed_out=res.timed_out, errors=errors, output=output, elapsed_s=res.elapsed_s)
