@@ -1,0 +1,543 @@
+"""The datastores of one router (RFC 6241 §5, §7, §8.3, §8.4): running, a shared candidate,
+locks, validation, commit and confirmed commit. Transport-independent; the SSH server
+(``ani.netconf.server``) calls one :class:`Device` per router from its session threads.
+
+Datastores (as lxml trees: a ``<data>`` element, base namespace, holding ``<frr>``):
+
+- **running** is read from the router (``Backend.read()``, converted with
+  ``ani.device.yang.to_xml``) on every access: a change made out of band is visible at once.
+- **candidate** is *shared* by all sessions (RFC 6241 §8.3). While nobody has changed it, it
+  tracks running (reads running each time). The first change takes a copy of running;
+  from then on it is that copy plus the edits, until ``commit`` or ``discard-changes`` (or the
+  release of a candidate lock: RFC 6241 §8.3.5.2 discards outstanding changes when the lock is
+  released, by ``unlock`` or by the end of the session).
+
+Every method takes the calling session's id ``sid`` (a positive int), blocks, and raises
+:class:`~ani.netconf.errors.RpcError` / :class:`~ani.netconf.errors.RpcErrors`; methods that
+can produce warnings return them as a list of ``RpcError(severity="warning")``. One re-entrant
+lock serialises all calls (and the confirm timer); lock ownership is checked before the
+backend is called, so a refused request returns at once.
+
+A confirmed commit whose timer expires is rolled back by ``Backend.apply(rollback point)``,
+ignoring locks, and the committing session's locks are released. If a rollback (timer, session
+end) fails, the failure is reported as a ``rollback-failed`` rpc-error on the next call of
+every session (once per session) until a later commit succeeds; it is also logged.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lxml import etree
+
+from ani.device.model import DeviceConfig
+from ani.netconf import editconfig, subtree
+from ani.netconf.backend import ApplyError, Backend
+from ani.netconf.commit import PendingCommit, TimerFactory, parse_confirm_timeout, thread_timer
+from ani.netconf.errors import BASE_NS, ERROR_TAGS, RpcError, RpcErrors
+
+log = logging.getLogger(__name__)
+
+TARGETS = ("running", "candidate")
+TEST_OPTIONS = ("test-then-set", "set", "test-only")
+
+
+@dataclass
+class Codec:
+    """How a Device converts between the device model and XML (default: :meth:`ani_frr`).
+
+    ``schema``: the edit-config schema; ``to_xml(cfg)`` -> the config container element;
+    ``from_xml(elem, hostname)`` -> DeviceConfig, raising ``error_type`` (with ``.issues``);
+    ``validate_xml(elem)`` -> issues (``severity``, ``path``, ``message``, ``tag``,
+    ``app_tag``); ``state_to_xml(raw)`` -> the state container element; ``config_tag``: Clark
+    name of the config container."""
+
+    schema: editconfig.Schema
+    to_xml: Callable[[DeviceConfig], etree._Element]
+    from_xml: Callable[[etree._Element, str], DeviceConfig]
+    validate_xml: Callable[[etree._Element], list[Any]]
+    state_to_xml: Callable[[dict[str, Any]], etree._Element]
+    config_tag: str
+    error_type: type[Exception] = Exception
+
+    @classmethod
+    def ani_frr(cls) -> Codec:
+        """The ``ani-frr`` YANG module (``ani.device.yang``)."""
+        from ani.device import yang
+
+        return cls(
+            schema=_schema_for(yang.data_model()),
+            to_xml=yang.to_xml, from_xml=yang.from_xml, validate_xml=yang.validate_xml,
+            state_to_xml=yang.state_to_xml, config_tag=f"{{{yang.NS}}}frr",
+            error_type=yang.YangDataError,
+        )
+
+
+_SCHEMAS: dict[int, editconfig.Schema] = {}
+
+
+def _schema_for(dm: Any) -> editconfig.Schema:
+    if id(dm) not in _SCHEMAS:
+        _SCHEMAS[id(dm)] = editconfig.Schema.from_datamodel(dm)
+    return _SCHEMAS[id(dm)]
+
+
+def issue_to_error(issue: Any) -> RpcError:
+    """An ``ani.device.yang.Issue`` as an RpcError (an unknown tag becomes ``invalid-value``)."""
+    tag = getattr(issue, "tag", None)
+    return RpcError(
+        tag if tag in ERROR_TAGS else "invalid-value", getattr(issue, "message", str(issue)),
+        severity="warning" if getattr(issue, "severity", "error") == "warning" else "error",
+        path=getattr(issue, "path", None) or None, app_tag=getattr(issue, "app_tag", None) or None)
+
+
+def _raise(errors: list[RpcError]) -> None:
+    if len(errors) == 1:
+        raise errors[0]
+    raise RpcErrors(errors)
+
+
+def _data(*children: etree._Element) -> etree._Element:
+    d = etree.Element(f"{{{BASE_NS}}}data", nsmap={None: BASE_NS})
+    for c in children:
+        d.append(c)
+    return d
+
+
+class Device:
+    """The NETCONF datastores of one router (see the module docstring).
+
+    Args:
+        name: the router's name (for messages).
+        backend: reads / applies the router's configuration (``ani.netconf.backend``).
+        hostname: the router's hostname, given to ``from_xml`` (not part of the YANG data).
+        timer: ``factory(seconds, callback) -> Timer`` for the confirm timeout (default a
+            daemon ``threading.Timer``; tests inject a manual one).
+        codec: model <-> XML conversions (default :meth:`Codec.ani_frr`).
+    """
+
+    def __init__(self, name: str, backend: Backend, hostname: str,
+                 timer: TimerFactory | None = None, codec: Codec | None = None) -> None:
+        self.name = name
+        self.backend = backend
+        self.hostname = hostname
+        self._timer = timer or thread_timer
+        self._codec = codec
+        self._lock = threading.RLock()
+        self._candidate: etree._Element | None = None  # None: tracks running
+        self._modified_by: int | None = None  # the last session that changed the candidate
+        self._locks: dict[str, int] = {}  # target -> session id
+        self._pending: PendingCommit | None = None
+        self._alerts: list[tuple[RpcError, set[int]]] = []
+
+    @property
+    def codec(self) -> Codec:
+        if self._codec is None:
+            self._codec = Codec.ani_frr()
+        return self._codec
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def get_config(self, sid: int, source: str, filter: etree._Element | None = None) -> etree._Element:
+        """``<get-config>`` (RFC 6241 §7.1): the ``<data>`` element of ``source``
+        (``running`` | ``candidate``), cut by the ``<filter>`` element of the request if
+        given (subtree, RFC 6241 §6; ``type="xpath"`` is ``operation-not-supported``)."""
+        with self._lock:
+            self._check_alerts(sid)
+            self._check_source(source)
+            _check_filter(filter)
+            tree = self._running_tree() if source == "running" else self._candidate_tree()
+            return subtree.apply(tree, filter, self._keys)
+
+    def get(self, sid: int, filter: etree._Element | None = None) -> etree._Element:
+        """``<get>`` (RFC 6241 §7.7): running configuration plus operational state
+        (``frr-state``: interfaces, routes, BGP / OSPF neighbors), cut by ``filter``."""
+        with self._lock:
+            self._check_alerts(sid)
+            _check_filter(filter)
+            want_cfg, want_state = self._wanted(filter)
+            parts = []
+            if want_cfg:
+                parts.extend(editconfig.elements(self._running_tree()))
+            if want_state:
+                try:
+                    raw = self.backend.state()
+                except ApplyError as exc:
+                    raise RpcError("operation-failed", f"{self.name}: cannot read state: {exc.message}") from exc
+                parts.append(self.codec.state_to_xml(raw))
+            return subtree.apply(_data(*parts), filter, self._keys)
+
+    # -- editing ---------------------------------------------------------------------------
+
+    def edit_config(self, sid: int, target: str, config: etree._Element,
+                    default_operation: str = "merge", error_option: str = "stop-on-error",
+                    test_option: str = "test-then-set") -> list[RpcError]:
+        """``<edit-config>`` (RFC 6241 §7.2, §8.6.4) on the candidate; returns warnings.
+
+        ``config``: the request's ``<config>`` element. ``target`` running is
+        ``operation-not-supported`` (no ``:writable-running``). ``test-then-set`` validates the
+        result and sets nothing if it has errors; ``test-only`` only validates; ``set`` does
+        not validate. With ``continue-on-error`` the parts that succeeded are kept and every
+        error is raised (after the warnings) as RpcErrors."""
+        with self._lock:
+            self._check_alerts(sid)
+            if target == "running":
+                raise RpcError("operation-not-supported",
+                               "the running datastore is not writable (no :writable-running): "
+                               "edit the candidate and commit", type="protocol")
+            self._check_target(target)
+            _check_choice("default-operation", default_operation, editconfig.DEFAULT_OPERATIONS)
+            _check_choice("error-option", error_option, editconfig.ERROR_OPTIONS)
+            _check_choice("test-option", test_option, TEST_OPTIONS)
+            self._check_not_locked_by_other(sid, "candidate")
+            result = editconfig.edit(self.codec.schema, self._candidate_tree(), config,
+                                     default_operation, error_option)
+            errors = result.errors
+            if errors and error_option != "continue-on-error":
+                _raise(errors)
+            warnings: list[RpcError] = []
+            if test_option != "set":
+                warnings, verrors = self._validate_tree(result.tree)
+                if verrors:
+                    _raise(warnings + errors + verrors)
+            if test_option != "test-only" and result.changed:
+                self._candidate = result.tree
+                self._modified_by = sid
+            if errors:
+                _raise(warnings + errors)
+            return warnings
+
+    def discard_changes(self, sid: int) -> None:
+        """``<discard-changes>`` (RFC 6241 §8.3.4.2): the candidate tracks running again.
+        ``in-use`` (error-info session-id) if another session holds the candidate lock."""
+        with self._lock:
+            self._check_alerts(sid)
+            self._check_not_locked_by_other(sid, "candidate")
+            self._discard()
+
+    def validate(self, sid: int, source: str | etree._Element) -> list[RpcError]:
+        """``<validate>`` (RFC 6241 §8.6): ``source`` is ``candidate``, ``running`` or a
+        ``<config>`` element. Returns warnings; raises RpcErrors (warnings first) on errors."""
+        with self._lock:
+            self._check_alerts(sid)
+            if isinstance(source, str):
+                self._check_source(source)
+                tree = self._running_tree() if source == "running" else self._candidate_tree()
+            else:
+                result = editconfig.edit(self.codec.schema, _data(), source, "merge", "stop-on-error")
+                if result.errors:
+                    _raise(result.errors)
+                tree = result.tree
+            warnings, errors = self._validate_tree(tree)
+            if errors:
+                _raise(warnings + errors)
+            return warnings
+
+    # -- locks -----------------------------------------------------------------------------
+
+    def lock(self, sid: int, target: str) -> None:
+        """``<lock>`` (RFC 6241 §7.5, §8.3.5.1). ``lock-denied`` with error-info ``session-id``
+        (0 for no session) if the target is locked (also by ``sid`` itself), if it is the
+        candidate and the candidate has uncommitted changes, or if it is running and another
+        session's confirmed commit is pending."""
+        with self._lock:
+            self._check_alerts(sid)
+            self._check_target(target)
+            holder = self._locks.get(target)
+            if holder is not None:
+                raise _lock_denied(f"the {target} datastore is already locked by session {holder}", holder)
+            if target == "candidate" and self._candidate is not None:
+                raise _lock_denied(
+                    "the candidate has uncommitted changes (last by session "
+                    f"{self._modified_by}): commit or discard-changes first", self._modified_by or 0)
+            if target == "running" and self._pending is not None and self._pending.owner != sid:
+                raise _lock_denied(
+                    "a confirmed commit is pending (session "
+                    f"{self._pending.owner or 0}); confirm or cancel it first", self._pending.owner or 0)
+            self._locks[target] = sid
+
+    def unlock(self, sid: int, target: str) -> None:
+        """``<unlock>`` (RFC 6241 §7.6): ``operation-failed`` unless ``sid`` holds the lock.
+        Releasing the candidate lock discards its uncommitted changes (RFC 6241 §8.3.5.2)."""
+        with self._lock:
+            self._check_alerts(sid)
+            self._check_target(target)
+            holder = self._locks.get(target)
+            if holder != sid:
+                info = {"session-id": str(holder)} if holder is not None else None
+                raise RpcError("operation-failed", f"the {target} datastore is not locked by this "
+                               "session" + (f" (session {holder} holds it)" if holder else ""), info=info)
+            self._release(target)
+
+    # -- commit ----------------------------------------------------------------------------
+
+    def commit(self, sid: int, confirmed: bool = False, confirm_timeout: str | None = None,
+               persist: str | None = None, persist_id: str | None = None) -> list[RpcError]:
+        """``<commit>`` (RFC 6241 §8.3.4.1, §8.4.5.1); returns validation warnings.
+
+        Without ``confirmed``: copies the candidate to running; if a confirmed commit is
+        pending this is the confirming commit (needs ``persist_id`` if it was given
+        ``persist``, else must come from its session). With ``confirmed``: the same, then
+        a rollback to the running configuration before the *first* confirmed commit happens
+        after ``confirm_timeout`` seconds (decimal string, default 600) unless confirmed; a
+        follow-up confirmed commit only restarts the timer. If the router refuses the
+        configuration: ``operation-failed``, running unchanged (the backend restored it), the
+        candidate keeps its edits, no new pending commit. Locks held by other sessions on
+        candidate or running: ``in-use`` (error-info session-id)."""
+        with self._lock:
+            self._check_alerts(sid)
+            timeout_s = parse_confirm_timeout(confirm_timeout) if confirmed else None
+            if not confirmed and (confirm_timeout is not None or persist is not None):
+                raise RpcError("invalid-value", "confirm-timeout and persist need <confirmed/>",
+                               type="protocol", info={"bad-element": "confirm-timeout"
+                                                      if confirm_timeout is not None else "persist"})
+            for target in ("candidate", "running"):
+                self._check_not_locked_by_other(sid, target)
+            self._check_may_confirm(sid, persist_id)
+            warnings: list[RpcError] = []
+            before: DeviceConfig | None = None
+            if self._candidate is not None:
+                warnings, errors = self._validate_tree(self._candidate)
+                if errors:
+                    _raise(warnings + errors)
+                intended = self._to_config(self._candidate)
+                if confirmed and self._pending is None:
+                    before = self._read()
+                try:
+                    self.backend.apply(intended)
+                except ApplyError as exc:
+                    raise _apply_failed(self.name, exc) from exc
+                self._candidate, self._modified_by = None, None
+            elif confirmed and self._pending is None:
+                before = self._read()
+            self._alerts.clear()
+            if confirmed:
+                assert timeout_s is not None
+                if self._pending is None:
+                    assert before is not None
+                    self._pending = PendingCommit(rollback=before, owner=sid, persist=persist,
+                                                  timeout_s=timeout_s)
+                else:
+                    self._pending.owner, self._pending.persist = sid, persist
+                self._pending.restart(self._timer, timeout_s, self._expired)
+            elif self._pending is not None:
+                self._pending.cancel_timer()
+                self._pending = None
+            return warnings
+
+    def cancel_commit(self, sid: int, persist_id: str | None = None) -> None:
+        """``<cancel-commit>`` (RFC 6241 §8.4.4.1): roll back the pending confirmed commit now.
+        ``operation-failed`` if none is pending; ``persist_id`` must match a ``persist``
+        commit (``invalid-value``); a commit without persist can only be cancelled by its
+        session (``in-use``). A failed rollback is ``rollback-failed``."""
+        with self._lock:
+            self._check_alerts(sid)
+            if self._pending is None:
+                raise RpcError("operation-failed", "no confirmed commit is pending",
+                               info={"bad-element": "cancel-commit"})
+            self._check_may_confirm(sid, persist_id)
+            err = self._rollback("cancel-commit")
+            if err is not None:
+                raise err
+
+    def session_closed(self, sid: int) -> None:
+        """The session ended (close-session, kill-session, transport loss): release its locks
+        (discarding uncommitted candidate changes if it held the candidate lock) and roll back
+        its pending confirmed commit unless that was given ``persist`` (RFC 6241 §8.4.1).
+        Never raises; a failed rollback is kept for the next operation."""
+        with self._lock:
+            for target in [t for t, s in self._locks.items() if s == sid]:
+                self._release(target)
+            p = self._pending
+            if p is not None and p.owner == sid:
+                if p.persist is None:
+                    err = self._rollback(f"session {sid} ended")
+                    if err is not None:
+                        self._alert(err)
+                else:
+                    p.owner = None
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _expired(self, generation: int) -> None:
+        with self._lock:
+            p = self._pending
+            if p is None or p.generation != generation:
+                return  # confirmed / cancelled / restarted meanwhile
+            owner = p.owner
+            err = self._rollback(f"not confirmed within {p.timeout_s} s")
+            for target in [t for t, s in self._locks.items() if owner is not None and s == owner]:
+                self._release(target)
+            if err is not None:
+                self._alert(err)
+
+    def _rollback(self, why: str) -> RpcError | None:
+        """Apply the pending rollback point; clears the pending commit. Returns the
+        ``rollback-failed`` error if that failed (None on success)."""
+        p = self._pending
+        assert p is not None
+        p.cancel_timer()
+        self._pending = None
+        log.info("%s: rolling back confirmed commit (%s)", self.name, why)
+        try:
+            self.backend.apply(p.rollback)
+        except Exception as exc:  # noqa: BLE001 - on the timer thread too: report, never lose it
+            restored = getattr(exc, "restored", False)
+            state = ("running still holds the committed configuration" if restored
+                     else "the router's configuration is in an unknown state")
+            msg = (f"{self.name}: rolling back the confirmed commit ({why}) failed: "
+                   f"{getattr(exc, 'message', exc)}; {state}")
+            log.error(msg)
+            return RpcError("rollback-failed", msg)
+        return None
+
+    def _alert(self, err: RpcError) -> None:
+        self._alerts.append((err, set()))
+
+    def _check_alerts(self, sid: int) -> None:
+        for err, told in self._alerts:
+            if sid not in told:
+                told.add(sid)
+                raise err
+
+    def _check_may_confirm(self, sid: int, persist_id: str | None) -> None:
+        p = self._pending
+        if p is None:
+            if persist_id is not None:
+                raise RpcError("invalid-value", f"no confirmed commit with persist-id {persist_id!r} "
+                               "is pending", type="protocol", info={"bad-element": "persist-id"})
+            return
+        if p.persist is not None:
+            if persist_id != p.persist:
+                raise RpcError("invalid-value", "the pending confirmed commit was given persist: "
+                               "this needs its persist-id" + (" (it does not match)" if persist_id else ""),
+                               type="protocol", info={"bad-element": "persist-id"})
+        elif persist_id is not None:
+            raise RpcError("invalid-value", "the pending confirmed commit has no persist token",
+                           type="protocol", info={"bad-element": "persist-id"})
+        elif p.owner != sid:
+            raise RpcError("in-use", f"a confirmed commit of session {p.owner} is pending: only that "
+                           "session can confirm or cancel it", info={"session-id": str(p.owner)})
+
+    def _check_not_locked_by_other(self, sid: int, target: str) -> None:
+        holder = self._locks.get(target)
+        if holder is not None and holder != sid:
+            raise RpcError("in-use", f"the {target} datastore is locked by session {holder}",
+                           info={"session-id": str(holder)})
+
+    def _release(self, target: str) -> None:
+        del self._locks[target]
+        if target == "candidate":
+            self._discard()
+
+    def _discard(self) -> None:
+        self._candidate, self._modified_by = None, None
+
+    def _check_target(self, target: str) -> None:
+        if target not in TARGETS:
+            raise RpcError("invalid-value", f"unknown datastore {target!r} (running, candidate)",
+                           type="protocol", info={"bad-element": "target"})
+
+    def _check_source(self, source: str) -> None:
+        if source not in TARGETS:
+            raise RpcError("invalid-value", f"unknown datastore {source!r} (running, candidate)",
+                           type="protocol", info={"bad-element": "source"})
+
+    def _read(self) -> DeviceConfig:
+        try:
+            return self.backend.read()
+        except ApplyError as exc:
+            raise RpcError("operation-failed", f"{self.name}: cannot read the running "
+                           f"configuration: {exc.message}") from exc
+
+    def _running_tree(self) -> etree._Element:
+        return _data(self.codec.to_xml(self._read()))
+
+    def _candidate_tree(self) -> etree._Element:
+        if self._candidate is None:
+            return self._running_tree()
+        return copy.deepcopy(self._candidate)
+
+    def _config_elem(self, tree: etree._Element) -> etree._Element:
+        elem = tree.find(self.codec.config_tag)
+        return elem if elem is not None else etree.Element(self.codec.config_tag)
+
+    def _to_config(self, tree: etree._Element) -> DeviceConfig:
+        try:
+            return self.codec.from_xml(self._config_elem(tree), self.hostname)
+        except self.codec.error_type as exc:
+            issues = getattr(exc, "issues", None)
+            if issues:
+                _raise([issue_to_error(i) for i in issues])
+            raise RpcError("invalid-value", str(exc)) from exc
+
+    def _validate_tree(self, tree: etree._Element) -> tuple[list[RpcError], list[RpcError]]:
+        """(warnings, errors) of a datastore tree: YANG validation, then the device model."""
+        found = [issue_to_error(i) for i in self.codec.validate_xml(self._config_elem(tree))]
+        warnings = [e for e in found if e.severity == "warning"]
+        errors = [e for e in found if e.severity == "error"]
+        if not errors:
+            try:
+                self._to_config(tree)
+            except RpcError as exc:
+                errors = [exc]
+            except RpcErrors as exc:
+                errors = exc.errors
+        return warnings, errors
+
+    def _wanted(self, filter: etree._Element | None) -> tuple[bool, bool]:
+        """(config, state) needed for ``filter`` (by its top-level element names)."""
+        if filter is None:
+            return True, True
+        cfg_name = etree.QName(self.codec.config_tag).localname
+        names = {etree.QName(e.tag).localname for e in editconfig.elements(filter)}
+        return cfg_name in names, bool(names - {cfg_name})
+
+    def _keys(self, elem: etree._Element) -> list[str]:
+        """Clark names of the key leaves of ``elem`` if it is a list entry (for subtree)."""
+        chain = []
+        e: etree._Element | None = elem
+        while e is not None and e.getparent() is not None:
+            chain.append(e.tag)
+            e = e.getparent()
+        node: editconfig.SNode | None = self.codec.schema.root
+        for tag in reversed(chain):
+            node = node.child(tag) if node is not None else None
+        if node is None or node.kind != "list":
+            return []
+        return [k.tag for k in node.key_nodes()]
+
+
+def _check_filter(filter: etree._Element | None) -> None:
+    if filter is None:
+        return
+    ftype = filter.get("type") or filter.get(f"{{{BASE_NS}}}type") or "subtree"
+    if ftype == "xpath":
+        raise RpcError("operation-not-supported", "XPath filters are not supported (no :xpath "
+                       "capability): use a subtree filter", type="protocol")
+    if ftype != "subtree":
+        raise RpcError("bad-attribute", f"unknown filter type {ftype!r}", type="protocol",
+                       info={"bad-attribute": "type", "bad-element": "filter"})
+
+
+def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise RpcError("invalid-value", f"{name} {value!r} is not one of {', '.join(allowed)}",
+                       type="protocol", info={"bad-element": name})
+
+
+def _lock_denied(message: str, holder: int) -> RpcError:
+    return RpcError("lock-denied", message, type="protocol", info={"session-id": str(holder)})
+
+
+def _apply_failed(name: str, exc: ApplyError) -> RpcError:
+    state = ("running was restored to its previous configuration" if exc.restored
+             else "restoring the previous configuration FAILED: the router is in an unknown state")
+    lines = f" (lines: {'; '.join(exc.lines)})" if exc.lines else ""
+    return RpcError("operation-failed", f"{name} refused the configuration: {exc.message}{lines}; "
+                    f"{state}; the candidate keeps its changes")
