@@ -1,0 +1,764 @@
+"""A2: model-driven configuration over NETCONF (RFC 6241) with the YANG module ``ani-frr``
+(namespace ``urn:ani:yang:ani-frr``), a candidate datastore and confirmed commit (NMAA level A2).
+
+Each router runs its own NETCONF server (``ani.netconf``, started by the lab; endpoint from
+``lab.netconf_endpoint(router)``). The adapter keeps one ncclient session per router, opened on
+the router's first use, re-opened if it dropped, closed by :meth:`A2Adapter.close`.
+
+Tools (``data`` keys in brackets):
+
+- ``get_topology(devices=[])`` (inherited)
+- ``get_config(device, source="running"|"candidate", filter=None)`` [xml, truncated, warnings]
+- ``get_state(device, filter=None)`` — ``<get>``; by default only ``frr-state`` [xml, ...]
+- ``edit_config(device, config, default_operation="merge", error_option="rollback-on-error")``
+  — edits the **candidate**; ``config`` is XML or RFC 7951 JSON [warnings]
+- ``validate(device)`` — ``<validate>`` of the candidate [warnings]
+- ``compare(device, format="cli"|"xml")`` — unified diff running -> candidate [diff, changes]
+- ``commit(devices, confirmed=True, confirm_timeout_s=None)`` [devices, cancelled, ...]
+- ``confirm_commit(devices)``, ``cancel_commit(devices)`` [devices]
+- ``discard_changes(device)``, ``lock(device, target)``, ``unlock(device, target)``
+- ``get_schema(identifier="ani-frr", version=None, device=None)`` — RFC 6022 [schema]
+
+Reply checking: every ``<rpc-error>`` of a reply is read (ncclient 0.7.1 looks at the first
+only; see :mod:`ani.adapters.netconf_client`). Any error-severity one fails the call with
+``command_failed`` (``lock-denied``, ``in-use``, ``resource-denied``: retriable), the message
+naming each error's tag, type, path, message and info, and ``data.errors`` /
+``data.warnings`` listing them; warnings alone never fail a call and are returned in
+``data.warnings`` (and the text).
+
+``confirm_timeout_s``: an integer number of seconds, 1..4294967295, sent as a decimal string
+(ncclient 0.7.1 puts the value into an lxml text node: an int raises TypeError there); 0,
+negative, fractional, boolean or other values are refused with ``invalid_arguments`` before
+anything is sent; omitted means the server's default, 600 s (RFC 6241 §8.4.5.1).
+
+Multi-device ``commit`` commits the devices in the order given; if one fails, the confirmed
+commits already made by this call are cancelled (``cancel-commit``, running restored, RFC
+6241 §8.4.4.1) and the result says which; plain (unconfirmed) commits cannot be undone and
+the result says that too.
+
+Confirmed commits are not persistent (no ``persist``): if the adapter's session to a router
+drops or :meth:`close` runs before ``confirm_commit``, the server rolls the change back
+(RFC 6241 §8.4.1). The adapter notices a re-opened session and reports the lost locks and
+rolled-back commit in the next result (``data.notes``); ``confirm_commit`` then refuses, as it
+does after the confirm timeout has passed (a plain commit would commit the candidate instead
+of confirming anything).
+
+``changed`` is measured: ``commit``, ``confirm_commit`` and ``cancel_commit`` compare
+``get-config running`` before and after; the other tools never change the running datastore
+(``edit_config`` and ``discard_changes`` change only the candidate).
+
+Options: ``connect_timeout_s`` (10), ``rpc_timeout_s`` (120), ``max_output_bytes`` (65536).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
+
+from lxml import etree
+from pydantic import Field, field_validator
+
+from ani.adapters.base import Args, BaseAdapter, DeviceArgs, ToolTimeout, tool
+from ani.adapters.netconf_client import (
+    MONITORING_NS,
+    NetconfSession,
+    ReplyError,
+    RpcFailed,
+    RpcTimeout,
+    SessionLost,
+)
+from ani.adapters.netconf_xml import FRR_NS, XmlArgError, config_element, filter_element, pretty
+from ani.adapters.sandbox import CappedOutput
+from ani.errors import ErrorCode
+from ani.protocol import Level, ToolResult
+
+DEFAULT_CONFIRM_TIMEOUT_S = 600  # RFC 6241 §8.4.5.1
+MAX_CONFIRM_TIMEOUT_S = 4294967295  # uint32 in ietf-netconf
+RETRIABLE_TAGS = frozenset({"lock-denied", "in-use", "resource-denied"})
+
+WORKFLOW = (
+    "Workflow: lock(device) the candidate; edit_config(device, config) one or more times "
+    "(edits the candidate only); validate(device); compare(device) to review the diff "
+    "running -> candidate; commit(devices, confirm_timeout_s=120) (a confirmed commit: "
+    "running takes the candidate but reverts by itself unless confirmed); verify with "
+    "get_state / get_config running; confirm_commit(devices) to make it permanent (or "
+    "cancel_commit(devices) to revert now); unlock(device). discard_changes(device) throws "
+    "away uncommitted candidate edits. The data model is the YANG module ani-frr, namespace "
+    "urn:ani:yang:ani-frr (read it with get_schema): config under <frr>, operational state "
+    "under <frr-state>."
+)
+
+
+def _frr(inner: str) -> str:
+    return f'<frr xmlns="{FRR_NS}">{inner}</frr>'
+
+
+# -- argument models ------------------------------------------------------------------------
+
+
+class GetConfigArgs(Args):
+    device: str = Field(description="Device name (a router of the topology)")
+    source: Literal["running", "candidate"] = Field(
+        default="running", description="Datastore to read: running (in effect) or candidate (being edited)"
+    )
+    filter: str | None = Field(
+        default=None,
+        description=(
+            "Optional subtree filter (RFC 6241 §6), XML, e.g. "
+            f"'<frr xmlns=\"{FRR_NS}\"><prefix-list/></frr>' (all prefix-lists) or "
+            f"'<frr xmlns=\"{FRR_NS}\"><interface><name>eth0</name></interface></frr>'. "
+            "Omit for the whole configuration."
+        ),
+    )
+
+
+class GetStateArgs(Args):
+    device: str = Field(description="Device name (a router of the topology)")
+    filter: str | None = Field(
+        default=None,
+        description=(
+            "Optional subtree filter, XML. Default: all operational state "
+            f"('<frr-state xmlns=\"{FRR_NS}\"/>': interface, route, bgp-neighbor, "
+            "ospf-neighbor lists). E.g. one route: "
+            f"'<frr-state xmlns=\"{FRR_NS}\"><route><prefix>192.0.2.0/24</prefix></route></frr-state>'."
+        ),
+    )
+
+
+class EditConfigArgs(Args):
+    device: str = Field(description="Device name (a router of the topology)")
+    config: str = Field(
+        min_length=1,
+        description=(
+            "The change, as XML in namespace urn:ani:yang:ani-frr, e.g. "
+            + _frr("<prefix-list><name>PL-A</name><entry><seq>10</seq><action>permit</action>"
+                   "<prefix>192.0.2.0/24</prefix></entry></prefix-list>")
+            + " (a <config> wrapper is optional). Per-node operations: the attribute "
+            "operation=\"merge|replace|create|delete|remove\" in the NETCONF base namespace, "
+            "e.g. xmlns:nc=\"urn:ietf:params:xml:ns:netconf:base:1.0\" and nc:operation=\"delete\". "
+            "RFC 7951 JSON is accepted too: {\"ani-frr:frr\": {...}}, operations as "
+            "\"@\": {\"ietf-netconf:operation\": \"delete\"}."
+        ),
+    )
+    default_operation: Literal["merge", "replace", "none"] = Field(
+        default="merge",
+        description=(
+            "merge: add/update what the config names (default); replace: the config replaces "
+            "the whole candidate (omitted nodes are deleted); none: only nodes with an explicit "
+            "operation attribute change."
+        ),
+    )
+    error_option: Literal["stop-on-error", "continue-on-error", "rollback-on-error"] = Field(
+        default="rollback-on-error",
+        description="rollback-on-error (default): all of the edit or nothing; stop-on-error; continue-on-error.",
+    )
+
+
+class CompareArgs(DeviceArgs):
+    format: Literal["cli", "xml"] = Field(
+        default="cli",
+        description="cli: diff of the FRR configuration text and firewall lines (default); xml: diff of the XML",
+    )
+
+
+class CommitArgs(Args):
+    devices: list[str] = Field(min_length=1, description="Devices whose candidate to commit, in order")
+    confirmed: bool = Field(
+        default=True,
+        description=(
+            "true (default): a confirmed commit that reverts by itself after confirm_timeout_s "
+            "unless confirm_commit is called; false: a plain, final commit"
+        ),
+    )
+    confirm_timeout_s: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_CONFIRM_TIMEOUT_S,
+        description="Seconds until an unconfirmed commit reverts (a whole number >= 1); omit for the default, 600",
+    )
+
+    @field_validator("confirm_timeout_s", mode="before")
+    @classmethod
+    def _timeout(cls, v: Any) -> Any:
+        return check_confirm_timeout(v)
+
+
+class DevicesArgs(Args):
+    devices: list[str] = Field(min_length=1, description="Device names")
+
+
+class LockArgs(Args):
+    device: str = Field(description="Device name (a router of the topology)")
+    target: Literal["candidate", "running"] = Field(
+        default="candidate", description="Datastore to lock (candidate by default; running too if no one else may commit)"
+    )
+
+
+class SchemaArgs(Args):
+    identifier: str = Field(default="ani-frr", min_length=1, description="YANG module name (ani-frr)")
+    version: str | None = Field(default=None, description="Revision (e.g. 2026-11-29); omit for the server's")
+    device: str | None = Field(default=None, description="Device to ask (any router serves the same module); default: the first")
+
+
+def check_confirm_timeout(v: Any) -> int | None:
+    """``confirm_timeout_s`` as given by an agent -> a positive int (or None: server default).
+
+    Accepts an int, an integral float (``30.0``) or a decimal string (``"30"``); refuses 0,
+    negatives, fractions, booleans, values above 4294967295 and anything else with a
+    ValueError whose message says what is allowed.
+    """
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        raise ValueError(f"must be a whole number of seconds >= 1, not a boolean ({v})")
+    if isinstance(v, float):
+        if not v.is_integer():
+            raise ValueError(f"must be a whole number of seconds >= 1, got {v!r} (not an integer)")
+        v = int(v)
+    elif isinstance(v, str):
+        if not re.fullmatch(r"\s*[+-]?\d+\s*", v):
+            raise ValueError(f"must be a whole number of seconds >= 1, got {v!r}")
+        v = int(v)
+    elif not isinstance(v, int):
+        raise ValueError(f"must be a whole number of seconds >= 1, got {type(v).__name__}")
+    if v < 1:
+        raise ValueError(f"must be a whole number of seconds >= 1, got {v}")
+    if v > MAX_CONFIRM_TIMEOUT_S:
+        raise ValueError(f"must be at most {MAX_CONFIRM_TIMEOUT_S} s, got {v}")
+    return v
+
+
+def commit_kwargs(confirmed: bool, confirm_timeout_s: int | None) -> dict[str, Any]:
+    """ncclient ``commit`` keyword arguments: the timeout as a decimal string (RFC 6241
+    §8.4.5.1 ``confirm-timeout``; ncclient 0.7.1 raises TypeError for an int)."""
+    if not confirmed:
+        return {}
+    out: dict[str, Any] = {"confirmed": True}
+    if confirm_timeout_s is not None:
+        out["timeout"] = str(int(confirm_timeout_s))
+    return out
+
+
+# -- the adapter ---------------------------------------------------------------------------
+
+
+class A2Adapter(BaseAdapter):
+    """NETCONF/YANG over ncclient, one session per router (see the module doc).
+
+    Args:
+        lab: a running :class:`ani.lab.Lab` with NETCONF servers (``lab.netconf_endpoint``).
+        trajectory: where calls are logged.
+        options: see the module doc.
+        connect: session factory for tests: ``(endpoint, connect_timeout_s=, rpc_timeout_s=)
+            -> ncclient-like manager``.
+    """
+
+    level: ClassVar[Level] = Level.A2
+
+    def __init__(
+        self,
+        lab: Any,
+        *,
+        trajectory: Any = None,
+        options: dict | None = None,
+        connect: Callable[..., Any] | None = None,
+    ) -> None:
+        super().__init__(lab, trajectory=trajectory, options=options)
+        self.connect_timeout_s = float(self.options.get("connect_timeout_s", 10.0))
+        self.rpc_timeout_s = float(self.options.get("rpc_timeout_s", 120.0))
+        self.max_output = int(self.options.get("max_output_bytes", 65536))
+        self._connect = connect
+        self._sessions: dict[str, NetconfSession] = {}
+        self._gen: dict[str, int] = {}  # session generation the state below belongs to
+        self._locks: dict[str, set[str]] = {}
+        self._pending: dict[str, tuple[float, int]] = {}  # device -> (deadline monotonic, timeout s)
+        self._lost: dict[str, str] = {}  # device -> why a pending confirmed commit is gone
+        self._notes: list[str] = []
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every session (``close-session``). The server releases their locks and rolls
+        back any confirmed commit not yet confirmed (RFC 6241 §8.4.1)."""
+        for s in self._sessions.values():
+            s.close()
+        self._sessions.clear()
+        self._gen.clear()
+        self._locks.clear()
+        self._pending.clear()
+        super().close()
+
+    def session(self, device: str) -> NetconfSession:
+        s = self._sessions.get(device)
+        if s is None:
+            s = NetconfSession(
+                device,
+                lambda: self.lab.netconf_endpoint(device),
+                connect_timeout_s=self.connect_timeout_s,
+                rpc_timeout_s=self.rpc_timeout_s,
+                connect=self._connect,
+            )
+            self._sessions[device] = s
+        return s
+
+    def _dispatch(self, name: str, arguments: Any) -> ToolResult:
+        res = super()._dispatch(name, arguments)
+        if self._notes:
+            notes, self._notes = self._notes, []
+            res.text = (res.text + "\n" if res.text else "") + "\n".join(f"note: {n}" for n in notes)
+            res.data = {**(res.data or {}), "notes": notes}
+        return res
+
+    # -- RPC plumbing ------------------------------------------------------------------------
+
+    def _rpc(self, device: str, op: str, *, safe: bool = False, **kw: Any) -> Any:
+        """One operation on ``device``'s session; notices a re-opened session (see module doc).
+        Raises RpcFailed, RpcTimeout, SessionLost."""
+        s = self.session(device)
+        try:
+            return s.call(op, safe_to_repeat=safe, **kw)
+        finally:
+            self._check_generation(device, s)
+
+    def _check_generation(self, device: str, s: NetconfSession) -> None:
+        old = self._gen.get(device)
+        if old == s.generation:
+            return
+        self._gen[device] = s.generation
+        if old is None or old == 0:
+            return
+        lost = []
+        locks = self._locks.pop(device, set())
+        if locks:
+            lost.append(f"its lock(s) on {', '.join(sorted(locks))} were released")
+        if device in self._pending:
+            self._pending.pop(device)
+            self._lost[device] = "the session that made it dropped, so the server rolled it back"
+            lost.append("its unconfirmed confirmed commit was rolled back by the server")
+        msg = f"the NETCONF session to {device} dropped and was re-opened (session-id {s.session_id})"
+        self._notes.append(msg + (": " + "; ".join(lost) if lost else ""))
+
+    def _fail(self, device: str, exc: Exception, what: str, *, raise_timeout: bool = True) -> ToolResult:
+        """A ToolResult for an RPC exception; an RpcTimeout is raised as ToolTimeout (for the base
+        to report) unless ``raise_timeout`` is False (multi-device tools go on)."""
+        if isinstance(exc, RpcFailed):
+            return ToolResult.failure(
+                ErrorCode.COMMAND_FAILED,
+                f"{device}: {what} failed: " + "; ".join(e.describe() for e in exc.errors)
+                + _warn_suffix(exc.warnings),
+                retriable=any(t in RETRIABLE_TAGS for t in exc.tags),
+                data={"device": device, "errors": [e.to_dict() for e in exc.errors],
+                      "warnings": [w.to_dict() for w in exc.warnings]},
+            )
+        if isinstance(exc, RpcTimeout):
+            if raise_timeout:
+                raise ToolTimeout(exc.seconds, f"{device}: {what}")
+            return ToolResult.failure(ErrorCode.TIMEOUT, f"{device}: {what}: {exc}", retriable=True,
+                                      data={"device": device, "outcome_unknown": True})
+        if isinstance(exc, SessionLost):
+            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, str(exc), retriable=True,
+                                      data={"device": device, "outcome_unknown": exc.outcome_unknown})
+        if isinstance(exc, XmlArgError):
+            return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, f"{what}: {exc}")
+        return ToolResult.failure(ErrorCode.COMMAND_FAILED, f"{device}: {what}: {type(exc).__name__}: {exc}",
+                                  data={"device": device})
+
+    def _capped(self, text: str) -> tuple[str, bool, int]:
+        capped = CappedOutput(self.max_output)
+        capped.feed(text.encode("utf-8", errors="replace"))
+        return capped.text(), capped.truncated, capped.total
+
+    def _running(self, device: str) -> bytes:
+        """Canonical bytes of ``get-config running`` (for measuring ``changed``)."""
+        reply = self._rpc(device, "get_config", safe=True, source="running")
+        data = reply.data
+        return b"" if data is None else etree.tostring(data, method="c14n")
+
+    # -- read-only tools ---------------------------------------------------------------------
+
+    @tool(
+        args=GetConfigArgs,
+        read_only=True,
+        description=(
+            "Read a device's configuration datastore (NETCONF get-config) as XML in the YANG "
+            "module ani-frr (namespace urn:ani:yang:ani-frr): <frr> with interface, static-route, "
+            "ospf, bgp, prefix-list, route-map and firewall (nftables sets and forward rules). "
+            "source=running is what is in effect; source=candidate is what a commit would apply."
+        ),
+    )
+    def get_config(self, args: GetConfigArgs) -> ToolResult:
+        try:
+            flt = filter_element(args.filter) if args.filter else None
+            reply = self._rpc(args.device, "get_config", safe=True, source=args.source, filter=flt)
+        except (RpcFailed, RpcTimeout, SessionLost, XmlArgError) as exc:
+            return self._fail(args.device, exc, f"get-config {args.source}")
+        return self._xml_result(reply, f"{args.device} {args.source}")
+
+    @tool(
+        args=GetStateArgs,
+        read_only=True,
+        description=(
+            "Read a device's operational state (NETCONF get) as XML: <frr-state "
+            "xmlns=\"urn:ani:yang:ani-frr\"> with interface (admin/oper status, addresses), route "
+            "(the RIB: prefix, protocol, selected, next-hop), bgp-neighbor (state, "
+            "prefixes-received) and ospf-neighbor. Use it to verify a change took effect."
+        ),
+    )
+    def get_state(self, args: GetStateArgs) -> ToolResult:
+        try:
+            flt = filter_element(args.filter or f'<frr-state xmlns="{FRR_NS}"/>')
+            reply = self._rpc(args.device, "get", safe=True, filter=flt)
+        except (RpcFailed, RpcTimeout, SessionLost, XmlArgError) as exc:
+            return self._fail(args.device, exc, "get")
+        return self._xml_result(reply, f"{args.device} state")
+
+    def _xml_result(self, reply: Any, what: str) -> ToolResult:
+        data = reply.data
+        xml = pretty(list(data)) if data is not None else ""
+        text, truncated, total = self._capped(xml)
+        out = {"xml": text, "truncated": truncated, "bytes": total,
+               "warnings": [w.to_dict() for w in reply.warnings]}
+        shown = text if text.strip() else f"(no data: {what} is empty or the filter selected nothing)"
+        return ToolResult.success(shown + _warn_suffix(reply.warnings), out)
+
+    @tool(
+        args=SchemaArgs,
+        read_only=True,
+        description=(
+            "Read a YANG module from the device (NETCONF get-schema, RFC 6022): identifier "
+            "ani-frr is the data model of every router (namespace urn:ani:yang:ani-frr)."
+        ),
+    )
+    def get_schema(self, args: SchemaArgs) -> ToolResult:
+        device = args.device or (self.devices[0] if self.devices else "")
+        kw: dict[str, Any] = {"identifier": args.identifier}
+        if args.version:
+            kw["version"] = args.version
+        try:
+            reply = self._rpc(device, "get_schema", safe=True, **kw)
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            return self._fail(device, exc, f"get-schema {args.identifier}")
+        d = reply.root.find(f"{{{MONITORING_NS}}}data")
+        text = (d.text or "") if d is not None else ""
+        capped, truncated, total = self._capped(text)
+        return ToolResult.success(capped, {"identifier": args.identifier, "schema": capped,
+                                           "truncated": truncated, "bytes": total})
+
+    @tool(
+        args=CompareArgs,
+        read_only=True,
+        description=(
+            "Show what a commit would change on a device: a unified diff from the running to "
+            "the candidate datastore (format cli: FRR configuration lines and nftables firewall "
+            "lines; xml: the XML). Empty when the candidate equals running."
+        ),
+    )
+    def compare(self, args: CompareArgs) -> ToolResult:
+        try:
+            run = self._rpc(args.device, "get_config", safe=True, source="running").data
+            cand = self._rpc(args.device, "get_config", safe=True, source="candidate").data
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            return self._fail(args.device, exc, "get-config")
+        fmt = args.format
+        note = ""
+        if fmt == "cli":
+            try:
+                a, b = as_lines(args.device, run), as_lines(args.device, cand)
+            except Exception as exc:  # noqa: BLE001 - fall back to the XML diff, say why
+                note = f"(shown as XML: the datastore could not be rendered as FRR text: {exc})\n"
+                fmt = "xml"
+        if fmt == "xml":
+            a = pretty(list(run)).splitlines() if run is not None else []
+            b = pretty(list(cand)).splitlines() if cand is not None else []
+        diff = "".join(
+            ln + "\n" for ln in difflib.unified_diff(a, b, f"{args.device} running", f"{args.device} candidate", lineterm="")
+        )
+        changes = sum(1 for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---")))
+        text, truncated, _ = self._capped(diff)
+        shown = note + (text if diff else f"no difference: the candidate of {args.device} equals running")
+        return ToolResult.success(shown, {"diff": text, "truncated": truncated, "changes": changes, "format": fmt})
+
+    # -- candidate tools ---------------------------------------------------------------------
+
+    @tool(
+        args=EditConfigArgs,
+        description=(
+            "Edit the candidate datastore of a device (NETCONF edit-config, target candidate); "
+            "running is untouched until commit. " + WORKFLOW
+        ),
+    )
+    def edit_config(self, args: EditConfigArgs) -> ToolResult:
+        try:
+            cfg = config_element(args.config)
+        except XmlArgError as exc:
+            return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, f"edit_config: {exc}")
+        try:
+            reply = self._rpc(args.device, "edit_config", config=cfg, target="candidate",
+                              default_operation=args.default_operation, error_option=args.error_option)
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            return self._fail(args.device, exc, "edit-config")
+        return ToolResult.success(
+            f"{args.device}: candidate edited (running unchanged until commit)" + _warn_suffix(reply.warnings),
+            {"device": args.device, "warnings": [w.to_dict() for w in reply.warnings]},
+        )
+
+    @tool(
+        args=DeviceArgs,
+        read_only=True,
+        description=(
+            "Validate the candidate datastore of a device (NETCONF validate): YANG types, "
+            "mandatory nodes, references (leafrefs), and the rules FRR enforces. Errors fail "
+            "the call; warnings are returned."
+        ),
+    )
+    def validate(self, args: DeviceArgs) -> ToolResult:
+        try:
+            reply = self._rpc(args.device, "validate", source="candidate")
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            return self._fail(args.device, exc, "validate")
+        return ToolResult.success(
+            f"{args.device}: candidate is valid" + _warn_suffix(reply.warnings),
+            {"device": args.device, "warnings": [w.to_dict() for w in reply.warnings]},
+        )
+
+    @tool(
+        args=DeviceArgs,
+        description="Throw away uncommitted edits: the candidate becomes a copy of running (NETCONF discard-changes).",
+    )
+    def discard_changes(self, args: DeviceArgs) -> ToolResult:
+        try:
+            reply = self._rpc(args.device, "discard_changes")
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            return self._fail(args.device, exc, "discard-changes")
+        return ToolResult.success(f"{args.device}: candidate reset to running" + _warn_suffix(reply.warnings),
+                                  {"device": args.device, "warnings": [w.to_dict() for w in reply.warnings]})
+
+    @tool(
+        args=LockArgs,
+        description=(
+            "Lock a datastore of a device (NETCONF lock) so no other session can change it; "
+            "refused (lock-denied, naming the holder's session-id) if another session holds it "
+            "or has uncommitted candidate edits. Lock the candidate before editing it."
+        ),
+    )
+    def lock(self, args: LockArgs) -> ToolResult:
+        try:
+            reply = self._rpc(args.device, "lock", target=args.target)
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            return self._fail(args.device, exc, f"lock {args.target}")
+        self._locks.setdefault(args.device, set()).add(args.target)
+        return ToolResult.success(f"{args.device}: {args.target} locked" + _warn_suffix(reply.warnings),
+                                  {"device": args.device, "target": args.target,
+                                   "session_id": self.session(args.device).session_id})
+
+    @tool(args=LockArgs, description="Release a lock taken with lock (NETCONF unlock).")
+    def unlock(self, args: LockArgs) -> ToolResult:
+        try:
+            reply = self._rpc(args.device, "unlock", target=args.target)
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            return self._fail(args.device, exc, f"unlock {args.target}")
+        self._locks.get(args.device, set()).discard(args.target)
+        return ToolResult.success(f"{args.device}: {args.target} unlocked" + _warn_suffix(reply.warnings),
+                                  {"device": args.device, "target": args.target})
+
+    # -- commit tools ------------------------------------------------------------------------
+
+    @tool(
+        args=CommitArgs,
+        destructive=True,
+        description=(
+            "Commit the candidate of each device to running (NETCONF commit), in order. "
+            "confirmed=true (default): a confirmed commit that reverts by itself after "
+            "confirm_timeout_s seconds (default 600) unless confirm_commit follows; a "
+            "follow-up confirmed commit restarts the timer. If one device fails, the confirmed "
+            "commits this call already made are cancelled. " + WORKFLOW
+        ),
+    )
+    def commit(self, args: CommitArgs) -> ToolResult:
+        kw = commit_kwargs(args.confirmed, args.confirm_timeout_s)
+        timeout = (args.confirm_timeout_s or DEFAULT_CONFIRM_TIMEOUT_S) if args.confirmed else None
+        per: dict[str, dict[str, Any]] = {}
+        done: list[str] = []
+        failed: tuple[str, Exception] | None = None
+        for d in _unique(args.devices):
+            try:
+                before = self._running(d)
+                t0 = time.monotonic()
+                reply = self._rpc(d, "commit", **kw)
+                after = self._running(d)
+            except (RpcFailed, RpcTimeout, SessionLost) as exc:
+                failed = (d, exc)
+                break
+            per[d] = {"ok": True, "changed": before != after, "warnings": [w.to_dict() for w in reply.warnings]}
+            if args.confirmed:
+                self._pending[d] = (t0 + float(timeout or 0), int(timeout or 0))
+                self._lost.pop(d, None)
+            else:
+                self._pending.pop(d, None)
+            done.append(d)
+        kind = f"confirmed commit (reverts in {timeout} s unless confirmed)" if args.confirmed else "commit"
+        data: dict[str, Any] = {"devices": per, "confirmed": args.confirmed, "confirm_timeout_s": timeout}
+        if failed is None:
+            lines = [f"{d}: {kind}" + ("" if per[d]["changed"] else " - running unchanged")
+                     + _warn_suffix([_rebuild(w) for w in per[d]["warnings"]]) for d in done]
+            return ToolResult.success("\n".join(lines), data, changed=any(p["changed"] for p in per.values()))
+
+        d, exc = failed
+        res = self._fail(d, exc, "commit", raise_timeout=False)
+        per[d] = {"ok": False, "error": res.error.message if res.error else str(exc), **(res.data or {})}
+        msg = res.error.message if res.error else str(exc)
+        cancelled, stuck = [], []
+        if done and args.confirmed:
+            for x in done:
+                try:
+                    b = self._running(x)
+                    self._rpc(x, "cancel_commit")
+                    a = self._running(x)
+                    self._pending.pop(x, None)
+                    cancelled.append(x)
+                    per[x]["cancelled"] = True
+                    per[x]["changed"] = per[x]["changed"] and a == b  # changed, then restored -> False
+                except (RpcFailed, RpcTimeout, SessionLost) as cexc:
+                    stuck.append(f"{x} ({cexc})")
+            if cancelled:
+                msg += (f"; the confirmed commit(s) already made on {', '.join(cancelled)} were cancelled "
+                        "(running restored to before the first confirmed commit)")
+            if stuck:
+                msg += f"; cancelling failed on {', '.join(stuck)}: they revert at the confirm timeout"
+        elif done:
+            msg += f"; {', '.join(done)} were already committed (plain commit: not undone)"
+        data.update({"failed_device": d, "cancelled": cancelled})
+        changed = any(p.get("changed") for x, p in per.items() if x != d)
+        return ToolResult.failure(
+            res.error.code if res.error else ErrorCode.COMMAND_FAILED, msg,
+            retriable=bool(res.error and res.error.retriable), data=data, changed=changed,
+        )
+
+    @tool(
+        args=DevicesArgs,
+        destructive=True,
+        description=(
+            "Confirm the pending confirmed commit on each device (a NETCONF commit without "
+            "<confirmed>): the change becomes permanent. Refused for a device with no confirmed "
+            "commit pending from this session (expired, cancelled, or its session dropped)."
+        ),
+    )
+    def confirm_commit(self, args: DevicesArgs) -> ToolResult:
+        per: dict[str, dict[str, Any]] = {}
+        problems: list[str] = []
+        retriable = True
+        for d in _unique(args.devices):
+            why = self._not_pending(d)
+            if why:
+                per[d] = {"ok": False, "error": why}
+                problems.append(f"{d}: {why}")
+                retriable = False
+                continue
+            try:
+                before = self._running(d)
+                reply = self._rpc(d, "commit")
+                after = self._running(d)
+            except (RpcFailed, RpcTimeout, SessionLost) as exc:
+                r = self._fail(d, exc, "confirming commit", raise_timeout=False)
+                per[d] = {"ok": False, "error": r.error.message if r.error else str(exc), **(r.data or {})}
+                problems.append(per[d]["error"])
+                retriable = retriable and bool(r.error and r.error.retriable)
+                continue
+            self._pending.pop(d, None)
+            per[d] = {"ok": True, "changed": before != after, "warnings": [w.to_dict() for w in reply.warnings]}
+        changed = any(p.get("changed") for p in per.values())
+        ok = [d for d, p in per.items() if p["ok"]]
+        if problems:
+            msg = "; ".join(problems) + (f" (confirmed: {', '.join(ok)})" if ok else "")
+            return ToolResult.failure(ErrorCode.COMMAND_FAILED, msg, retriable=retriable and not ok,
+                                      data={"devices": per}, changed=changed)
+        return ToolResult.success("\n".join(f"{d}: commit confirmed" for d in ok), {"devices": per}, changed=changed)
+
+    def _not_pending(self, d: str) -> str | None:
+        if d in self._lost:
+            return f"no confirmed commit to confirm: {self._lost[d]}; commit again"
+        p = self._pending.get(d)
+        if p is None:
+            return "no confirmed commit of this session is pending (commit with confirmed=true first)"
+        deadline, timeout = p
+        if time.monotonic() > deadline:
+            self._pending.pop(d, None)
+            return (f"the confirm timeout ({timeout} s) has passed: the server has reverted the commit; "
+                    "commit again")
+        return None
+
+    @tool(
+        args=DevicesArgs,
+        destructive=True,
+        description=(
+            "Cancel the pending confirmed commit on each device now (NETCONF cancel-commit): "
+            "running goes back to what it was before the first confirmed commit."
+        ),
+    )
+    def cancel_commit(self, args: DevicesArgs) -> ToolResult:
+        per: dict[str, dict[str, Any]] = {}
+        problems: list[str] = []
+        for d in _unique(args.devices):
+            try:
+                before = self._running(d)
+                reply = self._rpc(d, "cancel_commit")
+                after = self._running(d)
+            except (RpcFailed, RpcTimeout, SessionLost) as exc:
+                r = self._fail(d, exc, "cancel-commit", raise_timeout=False)
+                per[d] = {"ok": False, "error": r.error.message if r.error else str(exc), **(r.data or {})}
+                problems.append(per[d]["error"])
+                continue
+            self._pending.pop(d, None)
+            self._lost.pop(d, None)
+            per[d] = {"ok": True, "changed": before != after, "warnings": [w.to_dict() for w in reply.warnings]}
+        changed = any(p.get("changed") for p in per.values())
+        if problems:
+            return ToolResult.failure(ErrorCode.COMMAND_FAILED, "; ".join(problems), data={"devices": per}, changed=changed)
+        return ToolResult.success("\n".join(f"{d}: confirmed commit cancelled, running restored" for d in per),
+                                  {"devices": per}, changed=changed)
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _unique(xs: list[str]) -> list[str]:
+    return list(dict.fromkeys(xs))
+
+
+def _rebuild(d: dict[str, Any]) -> ReplyError:
+    return ReplyError(severity=d.get("severity", "warning"), tag=d.get("tag", ""), type=d.get("type", ""),
+                      message=d.get("message", ""), path=d.get("path"), app_tag=d.get("app_tag"),
+                      info=d.get("info") or {})
+
+
+def _warn_suffix(warnings: list[ReplyError]) -> str:
+    if not warnings:
+        return ""
+    return "\n" + "\n".join(f"warning: {w.describe()}" for w in warnings)
+
+
+def as_lines(device: str, data: etree._Element | None) -> list[str]:
+    """A ``<data>`` element of get-config as comparable text lines: the FRR configuration as
+    FRR prints it (``ani.device.render``) then the firewall as ``nft ...`` lines, one element
+    or rule per line. Raises if the XML is not a valid ``ani-frr`` configuration."""
+    from ani.device.model import DeviceConfig
+    from ani.device.render import render
+    from ani.device.yang import from_xml
+
+    frr = None if data is None else data.find(f"{{{FRR_NS}}}frr")
+    cfg = DeviceConfig(hostname=device) if frr is None else from_xml(frr, device)
+    lines = [ln for ln in render(cfg).splitlines() if ln.strip() != "!"]
+    fw = cfg.firewall
+    if fw is not None:
+        lines.append("table inet fw")
+        for name, s in fw.sets.items():
+            lines.append(f"  set {name}")
+            lines += [f"  set {name} element {e}" for e in s.elements]
+        lines.append(f"  chain forward policy {fw.forward_policy}")
+        for r in fw.forward_rules:
+            m = (f" ip saddr @{r.saddr_set}" if r.saddr_set else "") + (f" ip daddr @{r.daddr_set}" if r.daddr_set else "")
+            lines.append(f"  chain forward rule{m} {r.action}")
+    return lines

@@ -1,0 +1,373 @@
+"""The NETCONF client side of A2: one ncclient session per router, and reply checking.
+
+ncclient 0.7.1 decides success from the *first* ``<rpc-error>`` of a reply only (with
+``RaiseMode.ERRORS`` a reply whose first error is a warning and second an error passes). So the
+sessions here run with ``RaiseMode.NONE`` and :func:`check_reply` reads **every**
+``<rpc-error>`` of the raw reply itself (RFC 6241 §4.3): any of severity ``error`` (or with no
+or an unknown severity) fails the operation; warnings are returned alongside the result.
+
+    >>> s = NetconfSession("r1", lambda: lab.netconf_endpoint("r1"))   # doctest: +SKIP
+    >>> reply = s.call("get_config", source="running")                 # doctest: +SKIP
+    >>> reply.data, reply.warnings                                       # doctest: +SKIP
+
+Errors raised (agent-actionable ones are turned into ``ToolResult`` failures by the adapter):
+
+- :class:`RpcFailed` — the reply carried at least one error-severity ``rpc-error``;
+- :class:`RpcTimeout` — no reply within the RPC timeout (seconds);
+- :class:`SessionLost` — the session could not be opened, or dropped while an operation that
+  is not safe to repeat was in flight (its outcome is then unknown).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lxml import etree
+
+BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
+MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
+#: capabilities A2 needs from a server (RFC 6241 §8.3, §8.4)
+REQUIRED_CAPS = (
+    "urn:ietf:params:netconf:capability:candidate:1.0",
+    "urn:ietf:params:netconf:capability:confirmed-commit:1.1",
+)
+
+
+def _q(name: str) -> str:
+    return f"{{{BASE_NS}}}{name}"
+
+
+def _local(tag: Any) -> str:
+    return etree.QName(tag).localname if isinstance(tag, str) else ""
+
+
+@dataclass(frozen=True)
+class ReplyError:
+    """One ``<rpc-error>`` of a reply (RFC 6241 §4.3).
+
+    Attributes:
+        severity: ``error`` or ``warning`` (as sent; ``""`` if the element was missing).
+        tag: ``error-tag`` (e.g. ``data-missing``, ``lock-denied``).
+        type: ``error-type`` (transport | rpc | protocol | application).
+        message: ``error-message`` text ("" if absent).
+        path: ``error-path`` or None.
+        app_tag: ``error-app-tag`` or None.
+        info: ``error-info`` children by local name (e.g. ``{"session-id": "3"}``); a child
+            with element content is given as its XML text; repeated names are joined by ", ".
+    """
+
+    severity: str
+    tag: str
+    type: str = ""
+    message: str = ""
+    path: str | None = None
+    app_tag: str | None = None
+    info: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_error(self) -> bool:
+        """True unless the severity is exactly ``warning`` (a missing or unknown severity fails
+        the operation: better a false failure than a false success)."""
+        return self.severity != "warning"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"severity": self.severity, "tag": self.tag, "type": self.type,
+                             "message": self.message}
+        if self.path:
+            d["path"] = self.path
+        if self.app_tag:
+            d["app_tag"] = self.app_tag
+        if self.info:
+            d["info"] = dict(self.info)
+        return d
+
+    def describe(self) -> str:
+        """One line: ``data-missing (application) at /frr:frr/...: message [session-id=3]``."""
+        s = f"{self.tag or '?'}" + (f" ({self.type})" if self.type else "")
+        if self.app_tag:
+            s += f" app-tag {self.app_tag}"
+        if self.path:
+            s += f" at {self.path}"
+        if self.message:
+            s += f": {self.message}"
+        if self.info:
+            s += " [" + ", ".join(f"{k}={v}" for k, v in self.info.items()) + "]"
+        return s
+
+
+def parse_errors(root: etree._Element) -> list[ReplyError]:
+    """Every ``<rpc-error>`` child of an ``<rpc-reply>`` element, in order."""
+    out = []
+    for e in root.iter(_q("rpc-error")):
+        def text(name: str) -> str | None:
+            c = e.find(_q(name))
+            return None if c is None else (c.text or "").strip()
+
+        info: dict[str, str] = {}
+        ie = e.find(_q("error-info"))
+        if ie is not None:
+            for c in ie:
+                if not isinstance(c.tag, str):
+                    continue
+                if len(c):
+                    val = etree.tostring(c, encoding="unicode").strip()
+                else:
+                    val = (c.text or "").strip()
+                name = _local(c.tag)
+                info[name] = f"{info[name]}, {val}" if name in info else val
+        out.append(
+            ReplyError(
+                severity=text("error-severity") or "",
+                tag=text("error-tag") or "",
+                type=text("error-type") or "",
+                message=text("error-message") or "",
+                path=text("error-path") or None,
+                app_tag=text("error-app-tag") or None,
+                info=info,
+            )
+        )
+    return out
+
+
+class RpcFailed(Exception):
+    """A reply with at least one error-severity ``rpc-error``.
+
+    Attributes:
+        op: the operation (``edit-config``, ...).
+        errors: the error-severity ones, in reply order.
+        warnings: the warning-severity ones, in reply order (returned separately).
+    """
+
+    def __init__(self, op: str, errors: list[ReplyError], warnings: list[ReplyError]) -> None:
+        self.op = op
+        self.errors = list(errors)
+        self.warnings = list(warnings)
+        super().__init__(f"{op}: " + "; ".join(e.describe() for e in self.errors))
+
+    @property
+    def tags(self) -> list[str]:
+        return [e.tag for e in self.errors]
+
+
+class RpcTimeout(Exception):
+    """No reply within ``seconds``."""
+
+    def __init__(self, op: str, seconds: float) -> None:
+        super().__init__(f"{op}: no reply within {seconds:g} s")
+        self.op = op
+        self.seconds = seconds
+
+
+class SessionLost(Exception):
+    """The session could not be opened, or dropped during an operation whose outcome is then
+    unknown (``outcome_unknown``)."""
+
+    def __init__(self, message: str, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
+
+
+@dataclass
+class Reply:
+    """A successful reply: ``root`` the ``<rpc-reply>`` element, ``warnings`` its
+    warning-severity ``rpc-error``s (RFC 6241 §4.4: a reply with warnings has no ``<ok/>``)."""
+
+    root: etree._Element
+    warnings: list[ReplyError]
+
+    @property
+    def data(self) -> etree._Element | None:
+        """The base-namespace ``<data>`` child (get, get-config), or None."""
+        return self.root.find(_q("data"))
+
+
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=True)
+
+
+def check_reply(op: str, raw: str | bytes | etree._Element) -> Reply:
+    """Check EVERY ``rpc-error`` of a raw reply (see the module doc).
+
+    Returns a :class:`Reply` (its warnings listed) or raises :class:`RpcFailed` naming each
+    error-severity error (tag, type, path, message, info), with the warnings attached.
+    A reply that is not an ``<rpc-reply>`` raises RpcFailed with tag ``malformed-message``.
+    """
+    if isinstance(raw, etree._Element):
+        root = raw
+    else:
+        try:
+            root = etree.fromstring(raw.encode() if isinstance(raw, str) else raw, _PARSER)
+        except etree.XMLSyntaxError as exc:
+            raise RpcFailed(op, [ReplyError("error", "malformed-message", "rpc",
+                                            f"reply is not XML: {exc}")], []) from None
+    if root.tag != _q("rpc-reply"):
+        raise RpcFailed(op, [ReplyError("error", "malformed-message", "rpc",
+                                        f"reply root is <{root.tag}>, not <rpc-reply>")], [])
+    errs = parse_errors(root)
+    bad = [e for e in errs if e.is_error]
+    warn = [e for e in errs if not e.is_error]
+    if bad:
+        raise RpcFailed(op, bad, warn)
+    return Reply(root, warn)
+
+
+# -- sessions ------------------------------------------------------------------------------------
+
+
+def _endpoint_fields(ep: Any) -> dict[str, Any]:
+    """host/port/username/password (and a host key if the endpoint carries one) of an
+    endpoint object or dict."""
+    get = ep.get if isinstance(ep, dict) else (lambda k, d=None: getattr(ep, k, d))
+    out = {k: get(k) for k in ("host", "port", "username", "password")}
+    for k in ("host_key_b64", "hostkey_b64", "host_key"):
+        v = get(k)
+        if isinstance(v, str) and v:
+            # "ssh-ed25519 AAAA..." -> the base64 part
+            out["hostkey_b64"] = v.split()[1] if " " in v.strip() else v.strip()
+            break
+    return out
+
+
+def ncclient_connect(ep: Any, *, connect_timeout_s: float, rpc_timeout_s: float) -> Any:
+    """An ncclient Manager for ``ep`` with ``RaiseMode.NONE`` (replies are checked by
+    :func:`check_reply`). The host key is checked if the endpoint gives one, else not
+    (the server listens on 127.0.0.1 only)."""
+    from ncclient import manager
+    from ncclient.operations import RaiseMode
+
+    f = _endpoint_fields(ep)
+    hostkey = f.pop("hostkey_b64", None)
+    m = manager.connect(
+        host=f["host"], port=int(f["port"]), username=f["username"], password=f["password"],
+        hostkey_verify=hostkey is not None, hostkey_b64=hostkey,
+        allow_agent=False, look_for_keys=False, timeout=connect_timeout_s,
+        device_params={"name": "default"},
+        manager_params={"timeout": rpc_timeout_s},
+        errors_params={"raise_mode": RaiseMode.NONE},
+    )
+    m.raise_mode = RaiseMode.NONE
+    m.timeout = rpc_timeout_s
+    return m
+
+
+class NetconfSession:
+    """One NETCONF session to one router, opened lazily and re-opened if it dropped.
+
+    Args:
+        name: the router.
+        endpoint: returns the router's endpoint (``host``, ``port``, ``username``,
+            ``password``; see ``ani.lab.netconf``), called at each (re)connect.
+        connect_timeout_s, rpc_timeout_s: seconds.
+        connect: ``(endpoint, connect_timeout_s=, rpc_timeout_s=) -> manager`` (tests inject a
+            fake; default :func:`ncclient_connect`).
+
+    ``generation`` counts the sessions opened (0 = never); a caller that remembers it sees a
+    reconnect (then the server has released the old session's locks and rolled back its
+    unconfirmed confirmed commit, RFC 6241 §7.5 / §8.4.1).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        endpoint: Callable[[], Any],
+        *,
+        connect_timeout_s: float = 10.0,
+        rpc_timeout_s: float = 60.0,
+        connect: Callable[..., Any] | None = None,
+    ) -> None:
+        self.name = name
+        self._endpoint = endpoint
+        self.connect_timeout_s = connect_timeout_s
+        self.rpc_timeout_s = rpc_timeout_s
+        self._connect = connect or ncclient_connect
+        self._m: Any = None
+        self.generation = 0
+
+    @property
+    def session_id(self) -> str | None:
+        return None if self._m is None else str(getattr(self._m, "session_id", "") or "") or None
+
+    @property
+    def is_open(self) -> bool:
+        return self._m is not None and bool(getattr(self._m, "connected", False))
+
+    def ensure(self) -> Any:
+        """The open manager, (re)connecting if needed. Raises SessionLost."""
+        if self.is_open:
+            return self._m
+        self._drop()
+        try:
+            ep = self._endpoint()
+            m = self._connect(ep, connect_timeout_s=self.connect_timeout_s, rpc_timeout_s=self.rpc_timeout_s)
+        except Exception as exc:  # noqa: BLE001 - ncclient/paramiko/socket/lab errors alike
+            raise SessionLost(f"{self.name}: cannot open a NETCONF session: {type(exc).__name__}: {exc}") from exc
+        caps = set(getattr(m, "server_capabilities", None) or [])
+        missing = [c for c in REQUIRED_CAPS if caps and c not in caps]
+        if missing:
+            _close_quietly(m)
+            raise SessionLost(f"{self.name}: server lacks capabilities {missing}")
+        self._m = m
+        self.generation += 1
+        return m
+
+    def call(self, op: str, *, safe_to_repeat: bool = False, **kwargs: Any) -> Reply:
+        """Run manager operation ``op`` (``get_config``, ``edit_config``, ``commit``, ...) and
+        check its reply (:func:`check_reply`).
+
+        ``safe_to_repeat``: if the session drops during the operation, re-open it and send the
+        operation once more (reads); otherwise raise SessionLost(outcome_unknown=True).
+        Raises RpcFailed, RpcTimeout, SessionLost.
+        """
+        from ncclient.operations.errors import TimeoutExpiredError
+        from ncclient.transport.errors import TransportError
+
+        wire = op.replace("_", "-")
+        for attempt in (1, 2):
+            m = self.ensure()
+            try:
+                reply = getattr(m, op)(**kwargs)
+            except TimeoutExpiredError:
+                raise RpcTimeout(wire, self.rpc_timeout_s) from None
+            except (TransportError, OSError, socket.error, EOFError) as exc:
+                self._drop()
+                if safe_to_repeat and attempt == 1:
+                    continue
+                raise SessionLost(
+                    f"{self.name}: the NETCONF session dropped during {wire} ({type(exc).__name__}: {exc}); "
+                    "its outcome is unknown",
+                    outcome_unknown=True,
+                ) from exc
+            raw = getattr(reply, "xml", reply)
+            return check_reply(wire, raw)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        """Send ``close-session`` (RFC 6241 §7.8) and drop the transport; never raises."""
+        m, self._m = self._m, None
+        if m is not None:
+            _close_quietly(m)
+
+    def _drop(self) -> None:
+        m, self._m = self._m, None
+        if m is not None:
+            try:
+                m._session.close()  # noqa: SLF001 - the transport, without close-session
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def _close_quietly(m: Any) -> None:
+    try:
+        if getattr(m, "connected", False):
+            m.timeout = min(float(getattr(m, "timeout", 5) or 5), 5.0)
+            m.close_session()
+    except Exception:  # noqa: BLE001 - closing is best effort
+        pass
+    try:
+        sess = getattr(m, "_session", None)
+        if sess is not None and getattr(sess, "connected", False):
+            sess.close()
+    except Exception:  # noqa: BLE001
+        pass
