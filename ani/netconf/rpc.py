@@ -122,11 +122,14 @@ class Session:
 
 @dataclass
 class Reply:
-    """One ``<rpc-reply>`` (UTF-8 XML, unframed); ``close``: end the session after sending it
-    (``close-session``)."""
+    """One ``<rpc-reply>`` (UTF-8 XML, unframed). ``close``: end the session after sending it
+    (``close-session``); ``op``: the operation's name (None if the message had none);
+    ``errors``: ``severity:tag`` of each rpc-error, for the log."""
 
     xml: bytes
     close: bool = False
+    op: str | None = None
+    errors: list[str] = field(default_factory=list)
 
 
 # -- reply building ------------------------------------------------------------------------------
@@ -459,46 +462,51 @@ def handle(message: bytes, s: Session) -> Reply:
     ``missing-attribute`` (§4.1); unknown operation -> ``operation-not-supported``; a Device
     failure that is not an RpcError -> ``operation-failed`` (and logged).
     """
+    op_name: str | None = None
+
+    def out(rpc: etree._Element | None, errors: list[RpcError], data: etree._Element | None = None,
+            close: bool = False) -> Reply:
+        return Reply(_reply(rpc, errors, data, ok=data is None), close=close, op=op_name,
+                     errors=[f"{e.severity}:{e.tag}" for e in errors])
+
     try:
         root = etree.fromstring(message, parser=_PARSER)
         if root.getroottree().docinfo.doctype:
             raise etree.XMLSyntaxError("DOCTYPE is not allowed in NETCONF messages", 0, 0, 0)
     except etree.XMLSyntaxError as exc:
         tag = "malformed-message" if s.base11 else "operation-failed"
-        return Reply(_reply(None, [RpcError(tag, f"the message is not well-formed XML: {exc}",
-                                            type="rpc")]))
+        return out(None, [RpcError(tag, f"the message is not well-formed XML: {exc}", type="rpc")])
     if root.tag != _q("rpc"):
-        return Reply(_reply(None, [RpcError(
+        return out(None, [RpcError(
             "unknown-element", f"expected <rpc> in namespace {BASE_NS}, got {root.tag!r}",
-            type="rpc", info={"bad-element": etree.QName(root).localname})]))
+            type="rpc", info={"bad-element": etree.QName(root).localname})])
     if root.get("message-id") is None:
-        return Reply(_reply(root, [RpcError(
+        return out(root, [RpcError(
             "missing-attribute", "<rpc> has no message-id attribute (RFC 6241 §4.1)", type="rpc",
-            info={"bad-attribute": "message-id", "bad-element": "rpc"})]))
+            info={"bad-attribute": "message-id", "bad-element": "rpc"})])
     ops = _children(root)
     if len(ops) != 1:
-        err = (RpcError("missing-element", "<rpc> holds no operation", type="rpc",
-                        info={"bad-element": "rpc"}) if not ops else
-               RpcError("unknown-element", f"<rpc> must hold one operation, got {len(ops)}",
-                        type="rpc", info={"bad-element": _local(ops[1])}))
-        return Reply(_reply(root, [err]))
+        return out(root, [RpcError("missing-element", "<rpc> holds no operation", type="rpc",
+                                   info={"bad-element": "rpc"}) if not ops else
+                          RpcError("unknown-element", f"<rpc> must hold one operation, got {len(ops)}",
+                                   type="rpc", info={"bad-element": _local(ops[1])})])
     op = ops[0]
     q = etree.QName(op)
+    op_name = q.localname
     fn = OPERATIONS.get((q.namespace or "", q.localname))
     if fn is None:
-        return Reply(_reply(root, [RpcError(
+        return out(root, [RpcError(
             "operation-not-supported", f"operation <{q.localname}>"
             + (f" in namespace {q.namespace!r}" if q.namespace != BASE_NS else "")
-            + " is not supported", type="protocol", info={"bad-element": q.localname})]))
+            + " is not supported", type="protocol", info={"bad-element": q.localname})])
     try:
         data, warnings, close = fn(s, op)
     except RpcError as exc:
-        return Reply(_reply(root, [exc]))
+        return out(root, [exc])
     except RpcErrors as exc:
-        return Reply(_reply(root, exc.errors))
+        return out(root, exc.errors)
     except Exception as exc:  # noqa: BLE001 - a server fault must still answer the client
         log.exception("session %s: <%s> failed", s.id, q.localname)
-        return Reply(_reply(root, [RpcError("operation-failed",
-                                            f"internal error in <{q.localname}>: {type(exc).__name__}: {exc}")]))
-    warnings = [w for w in warnings if isinstance(w, RpcError)]
-    return Reply(_reply(root, warnings, data, ok=data is None), close=close)
+        return out(root, [RpcError("operation-failed",
+                                   f"internal error in <{q.localname}>: {type(exc).__name__}: {exc}")])
+    return out(root, [w for w in warnings if isinstance(w, RpcError)], data, close)
