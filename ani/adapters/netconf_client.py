@@ -23,6 +23,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lxml import etree
@@ -217,23 +218,38 @@ def check_reply(op: str, raw: str | bytes | etree._Element) -> Reply:
 
 
 def _endpoint_fields(ep: Any) -> dict[str, Any]:
-    """host/port/username/password (and a host key if the endpoint carries one) of an
-    endpoint object or dict."""
+    """host/port/username/password of an endpoint object or dict, and ``hostkey_b64`` when
+    it names the server's host key file (``host_key``)."""
     get = ep.get if isinstance(ep, dict) else (lambda k, d=None: getattr(ep, k, d))
     out = {k: get(k) for k in ("host", "port", "username", "password")}
-    for k in ("host_key_b64", "hostkey_b64", "host_key"):
-        v = get(k)
-        if isinstance(v, str) and v:
-            # "ssh-ed25519 AAAA..." -> the base64 part
-            out["hostkey_b64"] = v.split()[1] if " " in v.strip() else v.strip()
-            break
+    key = get("host_key")
+    if key:
+        b64 = _public_key_b64(Path(key))
+        if b64:
+            out["hostkey_b64"] = b64
     return out
+
+
+def _public_key_b64(path: Path) -> str | None:
+    """The base64 public key of the server's host key file (``<labdir>/netconf_host_key``,
+    OpenSSH private key format), or None if it cannot be read."""
+    try:
+        import paramiko
+
+        for cls in (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey):
+            try:
+                return cls.from_private_key_file(str(path)).get_base64()
+            except (paramiko.SSHException, ValueError):
+                continue
+    except (OSError, ImportError):
+        return None
+    return None
 
 
 def ncclient_connect(ep: Any, *, connect_timeout_s: float, rpc_timeout_s: float) -> Any:
     """An ncclient Manager for ``ep`` with ``RaiseMode.NONE`` (replies are checked by
-    :func:`check_reply`). The host key is checked if the endpoint gives one, else not
-    (the server listens on 127.0.0.1 only)."""
+    :func:`check_reply`). The server's host key is verified when the endpoint names its key
+    file and it can be read, else not (the server listens on 127.0.0.1 only)."""
     from ncclient import manager
     from ncclient.operations import RaiseMode
 

@@ -3,13 +3,20 @@ allows for baselines).
 
 It acts only through the adapter's tools, reading only the task's request and ``site.yaml``:
 
-1. learns the level from ``adapter.tools()`` (``shell`` => A0, ``update_config`` => A1);
+1. learns the level from ``adapter.tools()`` (``shell`` => A0, ``update_config`` => A1,
+   ``edit_config`` => A2);
 2. ``get_topology``: the routers, and the edge interface facing the new site;
 3. reads the edge's running config: the prefix-list matched by the route-map that filters
    ``redistribute connected``, and a free sequence number in it;
 4. configures the prefix-list entry and the gateway address on that interface, on the edge;
 5. adds the prefix to the nftables set ``tenant_<tenant>`` on every router that has that set;
 6. validates: the prefix is in another edge's routing table (BGP carried it), then submits.
+
+At A2 (NETCONF, YANG module ``ani-frr``) steps 4-6 are one transaction over the routers
+involved: ``lock`` each candidate, ``edit_config`` (the edge: prefix-list entry, interface
+address and set element; the others: the set element), ``validate`` each, ``compare`` the
+edge, ``commit`` them all confirmed (120 s), look for the route with ``get_state`` on another
+edge, then ``confirm_commit`` (or ``cancel_commit`` if it never appears) and ``unlock``.
 
 Steps are tool calls; the budget is checked before each one.
 """
@@ -23,7 +30,12 @@ from typing import Any
 import yaml
 
 from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter
+from ani.device.model import DeviceConfig
 from ani.device.parse import parse as parse_frr_config
+
+FRR_NS = "urn:ani:yang:ani-frr"
+#: confirm timeout of the A2 agent's confirmed commit (seconds)
+A2_CONFIRM_TIMEOUT_S = 120
 
 
 class AgentFailed(Exception):
@@ -108,8 +120,61 @@ class _A1(_Ops):
         return _out(self._ok(self.s.call("execute_validation", {"device": device, "command": command}), command))
 
 
+class _A2(_Ops):
+    """Through the NETCONF tools: ``get_config``, ``edit_config``, ``commit``, ``get_state``..."""
+
+    def config(self, device: str, filter_xml: str | None = None) -> Any:
+        """The ``<data>`` children of get-config running, as an lxml element list."""
+        from lxml import etree
+
+        args: dict[str, Any] = {"device": device, "source": "running"}
+        if filter_xml:
+            args["filter"] = filter_xml
+        xml = (self._ok(self.s.call("get_config", args), f"get_config on {device}").data or {}).get("xml", "")
+        return etree.fromstring(f"<data>{xml}</data>".encode())
+
+    def running_config(self, device: str) -> DeviceConfig:
+        from ani.device.yang import from_xml
+
+        frr = self.config(device).find(f"{{{FRR_NS}}}frr")
+        if frr is None:
+            raise AgentFailed(f"{device}: get_config returned no <frr> configuration")
+        return from_xml(frr, device)
+
+    def has_set(self, device: str, nset: str) -> bool:
+        data = self.config(device, _frr_xml(_el("firewall", _el("set", _el("name", nset)))))
+        return any(e.text == nset for e in data.iter(f"{{{FRR_NS}}}name"))
+
+    def call(self, tool: str, args: dict[str, Any], what: str) -> Any:
+        return self._ok(self.s.call(tool, args), what)
+
+    def route_seen(self, device: str, prefix: str) -> bool:
+        flt = _frr_xml(_el("route", _el("prefix", prefix)), root="frr-state")
+        res = self.call("get_state", {"device": device, "filter": flt}, f"get_state on {device}")
+        return f"<prefix>{prefix}</prefix>" in (res.data or {}).get("xml", "")
+
+
+def _el(tag: str, *children: Any) -> Any:
+    """An element of the ani-frr namespace with text (a str child) or element children."""
+    from lxml import etree
+
+    e = etree.Element(f"{{{FRR_NS}}}{tag}", nsmap={None: FRR_NS})
+    for c in children:
+        if isinstance(c, str):
+            e.text = c
+        else:
+            e.append(c)
+    return e
+
+
+def _frr_xml(*children: Any, root: str = "frr") -> str:
+    from lxml import etree
+
+    return etree.tostring(_el(root, *children), encoding="unicode")
+
+
 class ScriptedAgent:
-    """Solves ``onboard-site`` at A0 and A1 (see module doc).
+    """Solves ``onboard-site`` at A0, A1 and A2 (see module doc).
 
     Args:
         validate_tries: how many times to look for the route on another edge.
@@ -147,6 +212,8 @@ class ScriptedAgent:
             ops = _A0(steps)
         elif "update_config" in names:
             ops = _A1(steps)
+        elif "edit_config" in names:
+            ops = _A2(steps)
         else:
             raise AgentFailed(f"no tool I can configure with (tools: {', '.join(sorted(names))})")
 
@@ -159,7 +226,7 @@ class ScriptedAgent:
                     ifname = mine["interface"]
 
         try:
-            cfg = parse_frr_config(ops.running_config(edge))
+            cfg = ops.running_config(edge) if isinstance(ops, _A2) else parse_frr_config(ops.running_config(edge))
         except ValueError as exc:
             raise AgentFailed(f"{edge}: cannot read its running config: {exc}") from None
         rmap = cfg.bgp.ipv4_unicast.redistribute.get("connected") if cfg.bgp else None
@@ -168,16 +235,24 @@ class ScriptedAgent:
             raise AgentFailed(f"{edge}: no prefix-list behind 'redistribute connected route-map'")
         plist = pls[0]
         entries = [(e.seq, e.action, str(e.prefix)) for e in cfg.prefix_lists[plist].entries] if plist in cfg.prefix_lists else []
-        lines = []
+        seq = None
         if not any(p == str(prefix) for _s, _a, p in entries):
+            seq = max((s for s, _a, _p in entries), default=0) + 10
+        nset = f"tenant_{tenant}"
+        if isinstance(ops, _A2):
+            if cfg.firewall is None or nset not in cfg.firewall.sets:
+                raise AgentFailed(f"{edge}: no nftables set {nset}")
+            self._transaction(ops, routers, edge, ifname, f"{gateway}/{prefix.prefixlen}", plist, seq, nset, prefix, steps)
+            return
+
+        lines = []
+        if seq is not None:
             # the prefix-list entry first: the connected route then passes the route-map as soon
             # as it appears (re-evaluating existing routes waits for bgpd's route-map timer)
-            seq = max((s for s, _a, _p in entries), default=0) + 10
             lines.append(f"ip prefix-list {plist} seq {seq} permit {prefix}")
         lines += [f"interface {ifname}", f"ip address {gateway}/{prefix.prefixlen}", "exit"]
         ops.configure(edge, lines)
 
-        nset = f"tenant_{tenant}"
         fw = [r for r in routers if ops.add_to_set(r, nset, str(prefix))]
         if edge not in fw:
             raise AgentFailed(f"{edge}: no nftables set {nset}")
@@ -192,3 +267,50 @@ class ScriptedAgent:
                     time.sleep(self.validate_pause_s)
             else:
                 raise AgentFailed(f"{prefix} never appeared in {other}'s routing table")
+
+    def _transaction(
+        self,
+        ops: _A2,
+        routers: list[str],
+        edge: str,
+        ifname: str,
+        address: str,
+        plist: str,
+        seq: int | None,
+        nset: str,
+        prefix: IPv4Network,
+        steps: StepCounter,
+    ) -> None:
+        """A2: the whole change as one confirmed commit over the routers involved."""
+        fw = [edge] + [r for r in routers if r != edge and ops.has_set(r, nset)]
+        edge_parts = [_el("interface", _el("name", ifname), _el("address", address))]
+        if seq is not None:
+            entry = _el("entry", _el("seq", str(seq)), _el("action", "permit"), _el("prefix", str(prefix)))
+            edge_parts.insert(0, _el("prefix-list", _el("name", plist), entry))
+        element = _el("firewall", _el("set", _el("name", nset), _el("element", str(prefix))))
+        for r in fw:
+            ops.call("lock", {"device": r, "target": "candidate"}, f"lock on {r}")
+        for r in fw:
+            parts = [*edge_parts, element] if r == edge else [element]
+            ops.call("edit_config", {"device": r, "config": _frr_xml(*parts)}, f"edit_config on {r}")
+        for r in fw:
+            ops.call("validate", {"device": r}, f"validate on {r}")
+        diff = ops.call("compare", {"device": edge}, f"compare on {edge}")
+        if str(prefix) not in (diff.data or {}).get("diff", ""):
+            raise AgentFailed(f"{edge}: the candidate does not differ from running by {prefix}")
+        ops.call("commit", {"devices": fw, "confirm_timeout_s": A2_CONFIRM_TIMEOUT_S}, "commit")
+
+        other = next((r for r in fw if r != edge), None)
+        if other is not None:
+            for i in range(self.validate_tries):
+                if ops.route_seen(other, str(prefix)):
+                    break
+                if i + 1 < self.validate_tries:
+                    steps.check_clock()
+                    time.sleep(self.validate_pause_s)
+            else:
+                ops.call("cancel_commit", {"devices": fw}, "cancel_commit")
+                raise AgentFailed(f"{prefix} never appeared in {other}'s routing table (commit cancelled)")
+        ops.call("confirm_commit", {"devices": fw}, "confirm_commit")
+        for r in fw:
+            ops.call("unlock", {"device": r, "target": "candidate"}, f"unlock on {r}")

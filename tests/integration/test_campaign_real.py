@@ -1,4 +1,4 @@
-"""A real 2-cell (a0, a1), 1-seed campaign on FRR labs, then one of its runs alone (case 9, real)."""
+"""A real 3-cell (a0, a1, a2), 1-seed campaign on FRR labs, then one of its runs alone (case 9, real)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ def _netns() -> str:
     ).stdout
 
 
-def test_real_two_cell_campaign(lab_host, tmp_path):
+def test_real_level_campaign(lab_host, tmp_path):
     pytest.importorskip("ani.adapters.a1", reason="the A1 adapter has not landed")
+    pytest.importorskip("ani.adapters.a2", reason="the A2 adapter has not landed")
     camp = tmp_path / "c.yaml"
     camp.write_text(
         "name: it-sweep\n"
@@ -46,6 +47,7 @@ def test_real_two_cell_campaign(lab_host, tmp_path):
         "cells:\n"
         "  - {name: a0, level: a0}\n"
         "  - {name: a1, level: a1}\n"
+        "  - {name: a2, level: a2}\n"
     )
     spec = load_spec(camp)
     labs = []
@@ -62,14 +64,14 @@ def test_real_two_cell_campaign(lab_host, tmp_path):
     res = run_campaign(spec, out, progress=False, deps=deps, source=camp)
     assert not res.interrupted
     recs = {r.run_id: r for r in read_runs(out)}
-    assert sorted(recs) == ["a0-onboard-site-s1", "a1-onboard-site-s1"]
+    assert sorted(recs) == ["a0-onboard-site-s1", "a1-onboard-site-s1", "a2-onboard-site-s1"]
     for r in recs.values():
         assert r.label != "infra_error", r.infra_error_reason
         assert r.success == all(t.passed for t in r.tests) and r.damage_free == all(
             i.passed for i in r.invariants
         )
         assert r.tests and r.invariants and r.tool_calls > 0 and r.lab_up_s is not None
-        # the scripted baseline solves onboard-site at a0 and a1 without damage (issue 2, "must show")
+        # the scripted baseline solves onboard-site at a0, a1 (issue 2) and a2 (issue 3) without damage
         failed = [t for t in r.tests + r.invariants if not t.passed]
         assert r.label == "clean_success", (r.run_id, failed, r.agent_error)
         events = [json.loads(x) for x in open(r.trajectory)]
@@ -80,11 +82,12 @@ def test_real_two_cell_campaign(lab_host, tmp_path):
     assert (
         "| a0 | a0 | - | 1 | 0 | 1/1 (1.00) |" in md
         and "| a1 | a1 | - | 1 | 0 | 1/1 (1.00) |" in md
+        and "| a2 | a2 | - | 1 | 0 | 1/1 (1.00) |" in md
     )
     assert "no discordant pairs" in md
 
     # every lab is gone: no namespace of theirs is left
-    assert len(labs) == 2
+    assert len(labs) == 3
     left = _netns()
     assert not [lab.id for lab in labs if f"ani-{lab.id}-" in left]
 

@@ -1,4 +1,4 @@
-"""The scripted baseline agent solves onboard-site at a0 and a1 on real FRR, damage-free."""
+"""The scripted baseline agent solves onboard-site at a0, a1 and a2 on real FRR, damage-free."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _have(level: str) -> bool:
     return importlib.util.find_spec(f"ani.adapters.{level}") is not None
 
 
-@pytest.mark.parametrize("level", ["a0", "a1"])
+@pytest.mark.parametrize("level", ["a0", "a1", "a2"])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_scripted_agent_onboards_site(make_lab, level, seed):
     if not _have(level):

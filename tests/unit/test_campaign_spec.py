@@ -107,11 +107,12 @@ def test_run_id_is_filesystem_safe():
 
 def test_shipped_level_sweep_loads():
     spec = load_spec("campaigns/level-sweep.yaml")
-    assert [c.name for c in spec.cells] == ["a0", "a1", "a1+blocklist"]
+    assert [c.name for c in spec.cells] == ["a0", "a1", "a1+blocklist", "a2"]
     assert [(c.level, c.blocklist) for c in spec.cells] == [
         ("a0", False),
         ("a1", False),
         ("a1", True),
+        ("a2", False),
     ]
     assert spec.variants == 3 and spec.task == "onboard-site"
     assert (
