@@ -301,3 +301,29 @@ def test_dropped_session_is_reported_and_its_commit_rolled_back(lab, a2):
     assert "rolled back" in res.data["notes"][0] and "candidate" in res.data["notes"][0]
     res = a2.call("confirm_commit", {"devices": ["r1"]})
     assert not res.ok and "rolled it back" in res.error.message
+
+
+def test_docs_example_session_runs(make_lab, tmp_path):
+    """docs/protocol.md's A2 example session runs as written and prints what it says."""
+    import re
+    import subprocess
+    import sys
+
+    del make_lab  # capability check only
+    repo = Path(__file__).resolve().parents[2]
+    text = (repo / "docs" / "protocol.md").read_text()
+    m = re.search(r"<!-- example:a2 -->\s*```python\n(.*?)\n```", text, re.S)
+    assert m, "no A2 example block in docs/protocol.md"
+    script = tmp_path / "example_a2.py"
+    script.write_text(m.group(1))
+    proc = subprocess.run([sys.executable, str(script)], cwd=repo, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    for expected in ("<name>PL-TENANTS</name>", "e1: candidate locked",
+                     "e1: candidate edited (running unchanged until commit)", "e1: candidate is valid",
+                     "+ip prefix-list PL-TENANTS seq 30 permit 192.0.2.0/24",
+                     "e1: confirmed commit (reverts in 120 s unless confirmed) True",
+                     "e1: commit confirmed", "e1: candidate unlocked",
+                     "invalid_arguments commit: confirm_timeout_s: must be a whole number of seconds >= 1, got 0",
+                     "command_failed e1: edit-config failed: data-missing"):
+        assert expected in out, (expected, out[-3000:])
