@@ -1,7 +1,8 @@
 """Removing labs: by id, stale ones, and at exit of the owning process.
 
 Only provably-owned things are removed: namespaces named ``ani-<id>-*``, FRR daemons whose
-command line carries ``-N ani-<id>-<node>``, processes inside those namespaces, and the lab's
+command line carries ``-N ani-<id>-<node>``, the lab's NETCONF server (its command line carries
+``ani.netconf.serve --lab <id>``), processes inside those namespaces, and the lab's
 directories. Nothing is ever killed by name.
 """
 
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ani.lab import frr, netns, proc
+from ani.lab import netconf as nc
 from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, ns_prefix, read_state
 
 if TYPE_CHECKING:
@@ -89,8 +91,10 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
             pathspaces |= {d.name for d in root.iterdir() if d.name.startswith(p)}
     pathspaces = {ps for ps in pathspaces if ps.startswith(p)}  # never anything outside the lab
 
-    # 1. FRR daemons: PIDs from the state and the pid files, each verified to carry -N <pathspace>
-    pids: set[int] = set()
+    # 1. FRR daemons: PIDs from the state and the pid files, each verified to carry -N <pathspace>;
+    #    the NETCONF server (host side, not in a namespace) from the state and its netconf.json
+    pids: set[int] = set(nc.server_pids(lab_id, lab_dir(lab_id), state.netconf_pid if state else None,
+                                        state.netconf_start if state else None))
     if state:
         for node, dp in state.pids.items():
             ps = f"{p}{node}"

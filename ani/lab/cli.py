@@ -1,7 +1,7 @@
 """``ani lab ...`` (owned by the lab module).
 
     ani lab up FILE [--id ID] [--timeout S]     start a detached lab, print its id and nodes
-    ani lab status [ID]                         labs (or one lab's nodes) with live daemons
+    ani lab status [ID]                         labs (or one lab's nodes: daemons, NETCONF ports)
     ani lab exec [--lab ID] NODE -- CMD...      run CMD inside NODE; exits with CMD's status
     ani lab down [ID] [--stale] [--all]         remove one lab / labs whose owner is gone / all
 
@@ -54,11 +54,29 @@ def _pick(lab_id: str | None) -> str:
     raise _fail(f"{len(labs)} labs are running ({ids}): name one ({hint})", 2)
 
 
+def _netconf_ports(lab) -> tuple[dict[str, int] | None, str | None]:  # type: ignore[no-untyped-def]
+    """({router: port} or None if the lab runs no NETCONF server, a caption or None)."""
+    from ani.lab import netconf as nc
+
+    st = lab._state
+    info = nc.read_info(lab.dir)
+    if st is None or st.netconf_pid is None or info is None:
+        return None, None
+    pids = nc.server_pids(lab.id, lab.dir, st.netconf_pid, st.netconf_start)
+    ports = info.get("ports") or {}
+    state = "" if pids else " [red](server not running)[/red]"
+    return ports, (f"NETCONF over SSH on {info.get('host', nc.HOST)}, user {info['username']}, password"
+                   f" in {escape(str(nc.info_path(lab.dir)))} (mode 0600){state}")
+
+
 def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
     from ani.lab import frr
 
-    t = Table(title=f"lab {lab.id} ({lab.topology.name})", title_justify="left")
-    for col in ("node", "kind", "netns", "daemons", "interfaces"):
+    ports, caption = _netconf_ports(lab)
+    t = Table(title=f"lab {lab.id} ({lab.topology.name})", title_justify="left",
+              caption=caption, caption_justify="left")
+    cols = ("node", "kind", "netns", "daemons") + (("netconf",) if ports is not None else ()) + ("interfaces",)
+    for col in cols:
         t.add_column(col)
     for n in lab.topology.nodes:
         ifs = []
@@ -72,7 +90,8 @@ def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
             kind = "router"
         else:
             dstr, kind = "-", "host"
-        t.add_row(n, kind, lab.netns(n), dstr, escape(", ".join(ifs)))
+        nc_col = () if ports is None else (str(ports.get(n, "-")),)
+        t.add_row(n, kind, lab.netns(n), dstr, *nc_col, escape(", ".join(ifs)))
     return t
 
 

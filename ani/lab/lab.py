@@ -2,8 +2,9 @@
 
 CONTRACT (other modules code against these signatures; keep them):
 
-    lab = Lab(topology, lab_id=None, detached=False)
-    lab.up()                -> Lab       # returns when routing has converged; raises ConvergenceTimeout
+    lab = Lab(topology, lab_id=None, detached=False, netconf=True)
+    lab.up()                -> Lab       # returns when routing has converged (and, with netconf,
+                                         # the NETCONF server listens); raises ConvergenceTimeout
     lab.down()              -> None      # idempotent; removes only this lab's namespaces, PIDs, files
     with Lab(topology) as lab: ...       # up() on enter, down() on exit (also on exceptions)
     lab.id: str; lab.topology: Topology; lab.dir: Path  (/run/ani/labs/<id>)
@@ -20,12 +21,14 @@ CONTRACT (other modules code against these signatures; keep them):
     lab.vtysh_json(router, command, timeout=10.0) -> dict | list               # parsed `... json`
     lab.running_config(router) -> str        # `show running-config` text
     lab.wait_converged(timeout_s=None) -> None   # raises ConvergenceTimeout naming what is pending
-    Lab.attach(lab_id) -> Lab                # from the state file of a running lab; LabNotFound
+    Lab.attach(lab_id, own=True) -> Lab      # from the state file of a running lab; LabNotFound
     Lab.list_labs() -> list[dict]            # id, name, owner_pid, alive, nodes, created
     Lab.down_stale() -> list[str]            # ids of labs removed because their owner is gone
 
 Additions: ``lab.timings`` (seconds of the last up/down phases), ``lab.node_dir(node)`` (the node's directory holding ``enter`` and, for routers,
-``bin/vtysh``), ``Lab.down_id(lab_id)`` (remove a lab by id whatever its state).
+``bin/vtysh``), ``Lab.down_id(lab_id)`` (remove a lab by id whatever its state),
+``lab.netconf_endpoint(router) -> NetconfEndpoint(host, port, username, password)`` (the
+per-router NETCONF server, see :mod:`ani.lab.netconf`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import json
 import secrets
 import shlex
 import shutil
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +46,7 @@ from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabNotFound, UnknownNode
 from ani.lab import cleanup, converge, frr, netns, proc
+from ani.lab import netconf as nc
 from ani.lab.capability import check_capabilities
 from ani.lab.proc import ExecResult
 from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, new_state, node_ns, read_state, write_state
@@ -65,12 +70,16 @@ class Lab:
         lab_id: ``[a-z0-9]{1,12}``; default 6 random hex characters.
         detached: the lab survives its creating process (``ani lab up``); otherwise it is removed
             at interpreter exit / SIGTERM and by ``Lab.down_stale()`` once its owner is gone.
+        netconf: run the lab's NETCONF server (``python -m ani.netconf.serve``, one 127.0.0.1
+            port per router, see :meth:`netconf_endpoint`); it starts with the build and runs
+            while routing converges.
 
     Raises:
         LabError: bad ``lab_id``. TopologyError: bad topology file.
     """
 
-    def __init__(self, topology: Topology | str | Path, lab_id: str | None = None, detached: bool = False):
+    def __init__(self, topology: Topology | str | Path, lab_id: str | None = None, detached: bool = False,
+                 netconf: bool = False):  # TEMP until the server deps land
         if not isinstance(topology, Topology):
             topology = load_topology(topology)
         if lab_id is None:
@@ -80,11 +89,14 @@ class Lab:
         self.id = lab_id
         self.topology = topology
         self.detached = detached
+        self.netconf = netconf
         self.dir = lab_dir(lab_id)
         self._state: LabState | None = None
         self._lock = threading.Lock()
         self._owned = False  # this object created the lab (and must remove it)
-        #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``
+        self._netconf_proc: subprocess.Popen[bytes] | None = None
+        #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``, and
+        #: ``netconf_wait_s`` (waiting for the NETCONF server after convergence)
         self.timings: dict[str, float] = {}
 
     def __repr__(self) -> str:
@@ -130,7 +142,8 @@ class Lab:
 
         Raises:
             CapabilityMissing: host lacks root / iproute2 / FRR / veth.
-            LabError: the id is in use, or a namespace, link or daemon could not be created.
+            LabError: the id is in use, a namespace, link or daemon could not be created, or the
+                NETCONF server did not start (the message ends with its log).
             ConvergenceTimeout: routing did not converge in ``topology.convergence.timeout_s``.
         """
         if self._state is not None and self._state.status == "up":
@@ -148,7 +161,11 @@ class Lab:
             self._build()
             t1 = time.monotonic()
             self.wait_converged()
-            self.timings.update(build_s=t1 - t0, converge_s=time.monotonic() - t1)
+            t2 = time.monotonic()
+            self.timings.update(build_s=t1 - t0, converge_s=t2 - t1)
+            if self._netconf_proc is not None:
+                nc.wait_ready(self.id, self.dir, self._netconf_proc)
+                self.timings["netconf_wait_s"] = time.monotonic() - t2
         except BaseException:
             self.down()
             raise
@@ -167,6 +184,12 @@ class Lab:
         write_state(self._state)  # before anything else exists: a crash from here on is cleanable
         if not self.detached:
             cleanup.register(self)
+        if self.netconf:  # first: its start-up (imports, keys) overlaps the build and convergence
+            nc.write_credentials(self.dir)
+            self._netconf_proc = nc.start_server(self.id, self.dir)
+            self._state.netconf_pid = self._netconf_proc.pid
+            self._state.netconf_start = proc.start_time(self._netconf_proc.pid)
+            write_state(self._state)
         for n in topo.nodes:
             self._write_node_scripts(n)
 
@@ -234,6 +257,9 @@ class Lab:
             return
         t0 = time.monotonic()
         cleanup.destroy(self.id, self._state)
+        if self._netconf_proc is not None:
+            self._netconf_proc.poll()  # reap it (destroy() stopped it)
+            self._netconf_proc = None
         self.timings["down_s"] = time.monotonic() - t0
         if self._state is not None:
             self._state.status = "down"
@@ -302,6 +328,14 @@ class Lab:
             raise LabError(f"{router}: show running-config failed (exit {res.rc}): {res.stderr.strip()[:500]}")
         return res.stdout
 
+    def netconf_endpoint(self, router: str) -> nc.NetconfEndpoint:
+        """Where ``router``'s NETCONF server listens: ``NetconfEndpoint(host, port, username,
+        password, host_key)`` (NETCONF over SSH, subsystem ``netconf``, RFC 6242).
+
+        Raises UnknownNode (not a router of this lab), LabError (the lab runs no NETCONF server)."""
+        self.pathspace(router)
+        return nc.endpoint(self.id, self.dir, router)
+
     def wait_converged(self, timeout_s: float | None = None) -> None:
         """Poll every ~0.15 s until every expected OSPF adjacency is Full and every BGP session is
         Established (see :mod:`ani.lab.converge`).
@@ -326,16 +360,20 @@ class Lab:
     # -- other labs ------------------------------------------------------------------------------
 
     @classmethod
-    def attach(cls, lab_id: str) -> Lab:
-        """The running lab ``lab_id`` (from its state file). Raises LabNotFound."""
+    def attach(cls, lab_id: str, own: bool = True) -> Lab:
+        """The running lab ``lab_id`` (from its state file). Raises LabNotFound.
+
+        ``own``: the returned object takes responsibility for the lab (its ``down()`` removes
+        it); with False ``down()`` does nothing (the NETCONF server attaches this way)."""
         st = read_state(lab_id) if LAB_ID_RE.match(lab_id or "") else None
         if st is None or not st.topology:
             raise LabNotFound(f"no lab {lab_id!r} (known: {', '.join(lab_ids()) or 'none'})")
         from ani.lab.topology import parse_topology
 
-        lab = cls(parse_topology(st.topology, source=f"lab {lab_id} state"), lab_id=lab_id, detached=st.detached)
+        lab = cls(parse_topology(st.topology, source=f"lab {lab_id} state"), lab_id=lab_id,
+                  detached=st.detached, netconf=st.netconf_pid is not None)
         lab._state = st
-        lab._owned = True  # attaching means taking responsibility: down() removes it
+        lab._owned = own  # attaching means taking responsibility: down() removes it
         return lab
 
     @staticmethod

@@ -8,7 +8,8 @@ Shape (JSON)::
     {"id": "3fa2c1", "name": "<topology name>", "owner_pid": 1234, "owner_start": 98765,
      "detached": false, "status": "creating|up|down", "created": 1764430000.0,
      "namespaces": ["ani-3fa2c1-r1", ...],
-     "pids": {"r1": {"zebra": 4321, ...}}, "topology": {...}}
+     "pids": {"r1": {"zebra": 4321, ...}}, "topology": {...},
+     "netconf_pid": 4400, "netconf_start": 98800}     # the NETCONF server, if the lab runs one
 
 Unknown keys are ignored on reading (pydantic's default), so files with the former ``dirs`` key
 still load.
@@ -46,6 +47,9 @@ class LabState(BaseModel):
     namespaces: list[str] = Field(default_factory=list)
     pids: dict[str, dict[str, int]] = Field(default_factory=dict)
     topology: dict[str, Any] = Field(default_factory=dict)
+    #: the lab's NETCONF server process (PID and start time, see proc.start_time), or None
+    netconf_pid: int | None = None
+    netconf_start: int | None = None
 
     def owner_alive(self) -> bool:
         """True if the creating process still runs (same PID *and* start time)."""
