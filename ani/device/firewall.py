@@ -42,7 +42,9 @@ from ani.device.model import Firewall, FirewallRule, FirewallSet
 FAMILY = "inet"
 TABLE = "fw"
 CHAIN = "forward"
-_PREFIX = f"nft / table {FAMILY} {TABLE}"
+#: the start of every unmodelled line about ``table inet fw`` (the table ``replace_script`` owns)
+TABLE_PREFIX = f"nft / table {FAMILY} {TABLE}"
+_PREFIX = TABLE_PREFIX
 
 
 # -- rendering ---------------------------------------------------------------------------------

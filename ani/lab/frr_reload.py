@@ -36,6 +36,8 @@ DEFAULT_ARGV: tuple[str, ...] = (
 HEADER_LINES = frozenset({"Building configuration...", "Current configuration:"})
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: frr-reload's own log lines: ``2026-11-29 17:59:53,176  INFO: ...``
+_LOG = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+([A-Z]+):\s*")
 
 
 @dataclass
@@ -45,8 +47,7 @@ class ReloadResult:
     Attributes:
         rc: its exit status (not a verdict, see the module docstring).
         timed_out: it was killed after ``timeout`` seconds.
-        errors: its ``ERROR`` / ``Traceback`` lines (and the warning naming a failed
-            ``vtysh -f``), colour codes removed.
+        errors: what went wrong, in FRR's and frr-reload's words (:func:`error_lines`).
         output: its whole stdout + stderr.
         elapsed_s: wall time, seconds.
     """
@@ -92,9 +93,25 @@ def frr_reload(
         cmd = [a.format(pathspace=ps, rundir=rundir, config=str(target)) for a in argv]
         res = lab.exec(router, cmd, timeout=timeout)
     output = _ANSI.sub("", res.stdout + res.stderr)
-    errors = [
-        ln.strip()
-        for ln in output.splitlines()
-        if "ERROR" in ln or "Traceback" in ln or "frr-reload.py failed" in ln
-    ]
-    return ReloadResult(rc=res.rc, timed_out=res.timed_out, errors=errors, output=output, elapsed_s=res.elapsed_s)
+    return ReloadResult(rc=res.rc, timed_out=res.timed_out, errors=error_lines(output), output=output,
+                        elapsed_s=res.elapsed_s)
+
+
+def error_lines(output: str) -> list[str]:
+    """What went wrong in frr-reload's output, each line once: its ``ERROR`` / ``CRITICAL`` log
+    lines, and every line that is not its log: FRR's and vtysh's own words (``line 2: Failure
+    to communicate[13] to ospfd, line:  network ..``, ``Please remove all ip ospf area x.x.x.x
+    commands first.``, ``% ...``), a Python traceback. Its dumps of the lines it sends
+    (``['router ospf\\n ...']``) are left out."""
+    out: list[str] = []
+    for raw in output.splitlines():
+        ln = raw.strip()
+        if not ln or ln.startswith(("[", "'")):
+            continue
+        if m := _LOG.match(ln):
+            if m.group(1) not in ("ERROR", "CRITICAL"):
+                continue
+            ln = ln[m.end():]
+        if ln and ln not in out:
+            out.append(ln)
+    return out

@@ -1,0 +1,240 @@
+"""The NETCONF server's view of one lab router: :class:`FrrBackend` implements
+:class:`ani.netconf.backend.Backend` with :mod:`ani.device.apply` (configuration) and FRR's /
+iproute2's JSON output (operational state).
+
+``state()`` returns the RFC 7951 JSON of the ``frr-state`` container of ``yang/ani-frr.yang``::
+
+    {"ani-frr:frr-state": {
+      "interface": [{"name": "to-c1", "admin-status": "up", "oper-status": "up",
+                     "address": ["100.64.1.1/31"], "mtu": 1500}, ...],
+      "route": [{"prefix": "100.64.255.1/32", "protocol": "ospf", "distance": 110, "metric": 10,
+                 "selected": true, "next-hop": ["100.64.1.0 via to-c1"]}, ...],
+      "bgp-neighbor": [{"address": "100.64.255.1", "remote-as": 64500, "state": "Established",
+                        "uptime-s": 121, "prefixes-received": 6}, ...],
+      "ospf-neighbor": [{"router-id": "100.64.255.1", "interface": "to-c1",
+                         "address": "100.64.1.0", "state": "Full/-"}, ...]}}
+
+Sources: ``ip -j addr`` inside the router's netns (interfaces: admin-status from the ``UP``
+flag, oper-status from ``operstate``: UP -> up, DOWN / LOWERLAYERDOWN / NOTPRESENT -> down,
+anything else (``UNKNOWN`` on lo) -> unknown; IPv4 addresses only, host bits kept), ``show ip
+route json`` (one entry per (prefix, protocol), the key of the YANG list: where FRR has several,
+e.g. two static routes of one prefix at different distances, the selected one, else the one
+of lowest distance; next hops ``ADDR via IFNAME``, ``IFNAME`` (directly connected),
+``blackhole``, ``reject``, or a bare ``ADDR`` for a recursive next hop, whose resolving next
+hops follow it), ``show bgp summary json`` (``state`` as FRR prints it, e.g. ``Idle (Admin)``;
+``uptime-s``: time in the current state, whole seconds) and ``show ip ospf neighbor json``.
+BGP / OSPF lists are empty when the router runs no bgpd / ospfd.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ani.device import apply as device_apply
+from ani.device.model import DeviceConfig
+from ani.errors import LabError
+from ani.netconf.backend import ApplyError, ApplyReport
+
+#: module-qualified name of the state container in RFC 7951 JSON
+STATE = "ani-frr:frr-state"
+
+_OPER = {"UP": "up", "DOWN": "down", "LOWERLAYERDOWN": "down", "NOTPRESENT": "down"}
+
+
+class FrrBackend:
+    """Router ``router`` of ``lab`` (an :class:`ani.lab.Lab`), for the NETCONF server.
+
+    Args:
+        timeout: bound of each vtysh / frr-reload / nft run, seconds.
+        write_startup: also write FRR's startup config after each apply (default False: the
+            running configuration is the NETCONF ``running`` datastore; ``frr.conf`` is the
+            lab's, untouched).
+    """
+
+    def __init__(self, lab: Any, router: str, timeout: float = 30.0, write_startup: bool = False) -> None:
+        lab.pathspace(router)  # UnknownNode for a host or an unknown name
+        self.lab = lab
+        self.router = router
+        self.name = router
+        self.timeout = timeout
+        self.write_startup = write_startup
+
+    def __repr__(self) -> str:
+        return f"FrrBackend(lab={self.lab.id!r}, router={self.router!r})"
+
+    def read(self) -> DeviceConfig:
+        """See :meth:`ani.netconf.backend.Backend.read` (:func:`ani.device.apply.read`)."""
+        try:
+            return device_apply.read(self.lab, self.router)
+        except LabError as exc:
+            raise ApplyError(f"{self.router}: cannot read the configuration: {exc}", restored=True) from exc
+
+    def apply(self, intended: DeviceConfig) -> ApplyReport:
+        """See :meth:`ani.netconf.backend.Backend.apply` (:func:`ani.device.apply.apply`)."""
+        try:
+            return device_apply.apply(
+                self.lab, self.router, intended, write_startup=self.write_startup, timeout=self.timeout
+            )
+        except LabError as exc:  # only the first read lets it through: nothing was changed
+            raise ApplyError(f"{self.router}: cannot read the configuration: {exc}", restored=True) from exc
+
+    def state(self) -> dict[str, Any]:
+        """The ``frr-state`` container (see the module docstring). Raises ApplyError
+        (restored=True: nothing changed) if FRR or ``ip`` cannot be read."""
+        try:
+            addr = self.lab.exec(self.router, ["ip", "-j", "addr"], timeout=self.timeout)
+            if not addr.ok:
+                raise LabError(f"ip -j addr (exit {addr.rc}): {addr.stderr.strip()[:300]}")
+            docs = self._show(self._commands())
+        except (LabError, ValueError) as exc:
+            raise ApplyError(f"{self.router}: cannot read the operational state: {exc}", restored=True) from exc
+        return build_state(
+            json.loads(addr.stdout),
+            docs.get("show ip route json", {}),
+            docs.get("show bgp summary json", {}),
+            docs.get("show ip ospf neighbor json", {}),
+        )
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _commands(self) -> list[str]:
+        daemons = set(self.lab.topology.routers[self.router].daemons)
+        cmds = ["show ip route json"]
+        if "bgpd" in daemons:
+            cmds.append("show bgp summary json")
+        if "ospfd" in daemons:
+            cmds.append("show ip ospf neighbor json")
+        return cmds
+
+    def _show(self, cmds: list[str]) -> dict[str, Any]:
+        """Run ``cmds`` in one vtysh call (its output: one JSON document per command); if that
+        output does not split into as many documents, each command on its own."""
+        res = self.lab.vtysh(self.router, cmds, timeout=self.timeout)
+        docs = split_json(res.stdout) if res.ok else None
+        if docs is not None and len(docs) == len(cmds):
+            return dict(zip(cmds, docs))
+        return {c: self.lab.vtysh_json(self.router, c, timeout=self.timeout) for c in cmds}
+
+
+def split_json(text: str) -> list[Any] | None:
+    """Consecutive JSON documents in ``text`` (blanks between them), or None if it is not that."""
+    dec = json.JSONDecoder()
+    out: list[Any] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            return out
+        try:
+            doc, i = dec.raw_decode(text, i)
+        except ValueError:
+            return None
+        out.append(doc)
+
+
+# -- building the state document -----------------------------------------------------------------
+
+
+def build_state(addrs: list[dict[str, Any]], routes: dict[str, Any], bgp: dict[str, Any],
+                ospf: dict[str, Any]) -> dict[str, Any]:
+    """The RFC 7951 ``frr-state`` document from ``ip -j addr``, ``show ip route json``,
+    ``show bgp summary json`` and ``show ip ospf neighbor json`` (parsed; ``{}`` for a daemon
+    that does not run). Lists are in key order; empty lists are left out."""
+    st: dict[str, Any] = {
+        "interface": [_interface(i) for i in sorted(addrs, key=lambda i: i.get("ifname", ""))],
+        "route": _routes(routes),
+        "bgp-neighbor": _bgp(bgp),
+        "ospf-neighbor": _ospf(ospf),
+    }
+    return {STATE: {k: v for k, v in st.items() if v}}
+
+
+def _interface(i: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": i["ifname"],
+        "admin-status": "up" if "UP" in (i.get("flags") or []) else "down",
+        "oper-status": _OPER.get(str(i.get("operstate", "")).upper(), "unknown"),
+    }
+    v4 = [f"{a['local']}/{a['prefixlen']}" for a in i.get("addr_info", []) if a.get("family") == "inet"]
+    if v4:
+        out["address"] = v4
+    if isinstance(i.get("mtu"), int):
+        out["mtu"] = i["mtu"]
+    return out
+
+
+def _nexthop(nh: dict[str, Any]) -> str:
+    if nh.get("blackhole"):
+        return "blackhole"
+    if nh.get("reject") or nh.get("unreachable"):
+        return "reject"
+    ip, ifname = nh.get("ip"), nh.get("interfaceName")
+    if ip and ifname:
+        return f"{ip} via {ifname}"
+    return ip or ifname or "?"
+
+
+def _routes(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for prefix, entries in doc.items():
+        for e in entries if isinstance(entries, list) else []:
+            key = (e.get("prefix", prefix), str(e.get("protocol", "?")))
+            old = best.get(key)
+            rank = (not e.get("selected", False), e.get("distance", 255))
+            if old is None or rank < (not old.get("selected", False), old.get("distance", 255)):
+                best[key] = e
+    out = []
+    for (prefix, proto), e in sorted(best.items(), key=lambda kv: (_net_key(kv[0][0]), kv[0][1])):
+        r: dict[str, Any] = {"prefix": prefix, "protocol": proto}
+        for src, dst in (("distance", "distance"), ("metric", "metric")):
+            if isinstance(e.get(src), int):
+                r[dst] = e[src]
+        r["selected"] = bool(e.get("selected", False))
+        hops: list[str] = []
+        for nh in e.get("nexthops", []):
+            h = _nexthop(nh)
+            if h not in hops:
+                hops.append(h)
+        if hops:
+            r["next-hop"] = hops
+        out.append(r)
+    return out
+
+
+def _net_key(prefix: str) -> tuple[int, ...]:
+    addr, _, length = prefix.partition("/")
+    try:
+        return (*(int(x) for x in addr.split(".")), int(length or 32))
+    except ValueError:
+        return (999,)
+
+
+def _bgp(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    peers = (doc.get("ipv4Unicast") or {}).get("peers") or {}
+    out = []
+    for addr in sorted(peers, key=_net_key):
+        p = peers[addr]
+        n: dict[str, Any] = {"address": addr}
+        if isinstance(p.get("remoteAs"), int):
+            n["remote-as"] = p["remoteAs"]
+        n["state"] = str(p.get("state", "Idle"))
+        if isinstance(p.get("peerUptimeMsec"), int):
+            n["uptime-s"] = p["peerUptimeMsec"] // 1000
+        if isinstance(p.get("pfxRcd"), int):
+            n["prefixes-received"] = p["pfxRcd"]
+        out.append(n)
+    return out
+
+
+def _ospf(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for rid, entries in (doc.get("neighbors") or {}).items():
+        for e in entries if isinstance(entries, list) else []:
+            n: dict[str, Any] = {"router-id": rid, "interface": str(e.get("ifaceName", "?")).split(":")[0]}
+            if e.get("address") or e.get("ifaceAddress"):
+                n["address"] = e.get("address") or e.get("ifaceAddress")
+            n["state"] = str(e.get("state") or e.get("nbrState") or "?")
+            out.append(n)
+    return sorted(out, key=lambda n: (_net_key(n["router-id"]), n["interface"]))
