@@ -132,9 +132,14 @@ def frr_diff(before: str, after: str) -> list[str]:
 
 
 def _mismatch(got: DeviceConfig, want: DeviceConfig) -> list[str]:
-    """What still differs (running -> wanted), as diff lines."""
-    out = frr_diff(render(got), render(want)) if not got.unmodelled else [f"! {u}" for u in got.unmodelled]
-    return out + fwmod.diff(got.firewall, want.firewall)
+    """What still differs (running -> wanted), as diff lines; lines the model cannot express
+    that running has are ``- <line>`` (they are not in ``want``)."""
+    modelled = got.model_copy(update={"unmodelled": []})
+    return (
+        frr_diff(render(modelled), render(want))
+        + [f"- {u}" for u in got.unmodelled]
+        + fwmod.diff(got.firewall, want.firewall)
+    )
 
 
 # -- applying --------------------------------------------------------------------------------
@@ -165,7 +170,7 @@ def _converge(lab: Any, router: str, cur: DeviceConfig, want: DeviceConfig, pass
             frr_now = read_frr(lab, router)
             if frr_same(frr_now):
                 break
-    if fw_now != want.firewall or any(u == fwmod.TABLE_PREFIX or u.startswith(fwmod.TABLE_PREFIX + " / ") for u in fw_extra):
+    if fw_now != want.firewall or any(fwmod.about_table(u) for u in fw_extra):
         res = lab.exec(router, ["nft", "-f", "-"], timeout=timeout, input=fwmod.replace_script(want.firewall))
         if not res.ok:
             notes.append(f"nft -f (exit {res.rc}): {' '.join(res.stderr.split())[:500]}")
@@ -248,7 +253,10 @@ def apply(
         msg += "; still different (running -> intended): " + "; ".join(left[:10])
     if notes:
         msg += "; " + "; ".join(notes)
-    msg += "; prior configuration restored" if restored else "; RESTORING THE PRIOR CONFIGURATION FAILED: " + "; ".join(rnotes)
+    if restored:
+        msg += "; prior configuration restored"
+    else:
+        msg += "; RESTORING THE PRIOR CONFIGURATION FAILED: " + "; ".join(rnotes)
     raise ApplyError(msg, restored=restored, lines=left)
 
 

@@ -83,6 +83,12 @@ def replace_script(fw: Firewall | None) -> str:
     return head if fw is None else head + render(fw)
 
 
+def about_table(line: str) -> bool:
+    """An unmodelled line about ``table inet fw`` itself (which ``replace_script`` rewrites),
+    not about another table."""
+    return line == TABLE_PREFIX or line.startswith(TABLE_PREFIX + " / ")
+
+
 def _elem(n: IPv4Network) -> str:
     return str(n.network_address) if n.prefixlen == 32 else str(n)
 

@@ -122,8 +122,17 @@ def test_apply_changes_only_the_difference(lab, e1, monkeypatch):
     # a firewall-only change runs no frr-reload; an FRR-only change no nft -f
     calls: list[str] = []
     real_reload, real_exec = device_apply.frr_reload, lab.exec
-    monkeypatch.setattr(device_apply, "frr_reload", lambda *a, **k: calls.append("frr-reload") or real_reload(*a, **k))
-    monkeypatch.setattr(lab, "exec", lambda node, argv, **k: (calls.append(" ".join(argv[:2])), real_exec(node, argv, **k))[1])
+
+    def spy_reload(*a, **k):  # type: ignore[no-untyped-def]
+        calls.append("frr-reload")
+        return real_reload(*a, **k)
+
+    def spy_exec(node, argv, **k):  # type: ignore[no-untyped-def]
+        calls.append(" ".join(argv[:2]))
+        return real_exec(node, argv, **k)
+
+    monkeypatch.setattr(device_apply, "frr_reload", spy_reload)
+    monkeypatch.setattr(lab, "exec", spy_exec)
     fw_only = changed(want, lambda m: m.firewall.sets["tenant_red"].elements.pop())
     apply(lab, R, fw_only)
     assert "frr-reload" not in calls and "nft -f" in calls
