@@ -278,3 +278,15 @@ def test_state_has_real_values(lab, e1):
     ospf = {(n["router-id"], n["interface"]): n for n in st["ospf-neighbor"]}
     assert ospf[("100.64.255.1", "to-c1")]["state"].startswith("Full")
     assert ospf[("100.64.255.1", "to-c1")]["address"] == "100.64.1.0"
+
+
+def test_state_is_valid_frr_state_of_the_yang_module(lab, e1):
+    yang = pytest.importorskip("ani.device.yang")
+    from yangson.enumerations import ContentType
+
+    for router in (R, "c1"):
+        raw = FrrBackend(lab, router).state()
+        yang.data_model().from_raw(raw).validate(ctype=ContentType.all)
+        elem = yang.state_to_xml(raw)
+        assert elem.tag == f"{{{yang.NS}}}frr-state"
+        assert len(elem.findall(f"{{{yang.NS}}}bgp-neighbor")) == len(raw[STATE]["bgp-neighbor"])
