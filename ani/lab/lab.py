@@ -79,7 +79,7 @@ class Lab:
     """
 
     def __init__(self, topology: Topology | str | Path, lab_id: str | None = None, detached: bool = False,
-                 netconf: bool = False):  # TEMP until the server deps land
+                 netconf: bool = True):
         if not isinstance(topology, Topology):
             topology = load_topology(topology)
         if lab_id is None:

@@ -30,6 +30,9 @@ from ani.netconf.errors import BASE_NS, RpcError, RpcErrors
 log = logging.getLogger(__name__)
 
 MON_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
+#: scrapli 2.0 (libscrapli) sends <validate> in this namespace instead of the base one (its
+#: children inherit it); accepted as the base-namespace <validate> for interoperability
+VALIDATE_ALIAS_NS = "urn:ietf:params:xml:ns:netconf:capability:validate:1.0"
 BASE_1_0 = "urn:ietf:params:netconf:base:1.0"
 BASE_1_1 = "urn:ietf:params:netconf:base:1.1"
 #: protocol capabilities; the YANG module URIs are added by :func:`server_capabilities`
@@ -492,6 +495,11 @@ def handle(message: bytes, s: Session) -> Reply:
                                    type="rpc", info={"bad-element": _local(ops[1])})])
     op = ops[0]
     q = etree.QName(op)
+    if q.namespace == VALIDATE_ALIAS_NS and q.localname == "validate":
+        for e in op.iter():
+            if isinstance(e.tag, str) and etree.QName(e).namespace == VALIDATE_ALIAS_NS:
+                e.tag = _q(etree.QName(e).localname)
+        q = etree.QName(op)
     op_name = q.localname
     fn = OPERATIONS.get((q.namespace or "", q.localname))
     if fn is None:

@@ -247,6 +247,13 @@ def test_validate_lock_unlock_cancel(sess, dev):
     ]
 
 
+def test_validate_in_scraplis_namespace_is_accepted(sess, dev):
+    ns = "urn:ietf:params:xml:ns:netconf:capability:validate:1.0"
+    r = reply(sess, rpc(f'<validate xmlns="{ns}"><source><candidate></candidate></source></validate>'))
+    assert r.find("nc:ok", NS) is not None
+    assert dev.calls == [("validate", (3, "candidate"), {})]
+
+
 def test_close_and_kill_session(sess, dev):
     r = handle(rpc("<close-session/>"), sess)
     assert r.close and etree.fromstring(r.xml).find("nc:ok", NS) is not None
