@@ -79,14 +79,17 @@ class PendingCommit:
     generation: int = 0
     timer: Timer | None = field(default=None, repr=False)
 
-    def restart(self, factory: TimerFactory, timeout_s: int, on_expiry: Callable[[int], None]) -> None:
-        """(Re)start the timer: ``on_expiry(generation)`` runs after ``timeout_s`` seconds."""
+    def restart(self, factory: TimerFactory, timeout_s: int, on_expiry: Callable[[int], None],
+                started: float | None = None) -> None:
+        """(Re)start the timer: ``on_expiry(generation)`` runs ``timeout_s`` seconds after
+        ``started`` (``time.monotonic()``; default now), i.e. after what is left of that."""
         self.cancel_timer()
         self.generation += 1
         self.timeout_s = timeout_s
-        self.deadline = time.monotonic() + timeout_s
+        now = time.monotonic()
+        self.deadline = (now if started is None else started) + timeout_s
         gen = self.generation
-        self.timer = factory(float(timeout_s), lambda: on_expiry(gen))
+        self.timer = factory(max(0.0, self.deadline - now), lambda: on_expiry(gen))
         self.timer.start()
 
     def cancel_timer(self) -> None:

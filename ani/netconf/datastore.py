@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -285,8 +286,11 @@ class Device:
         ``persist``, else must come from its session). With ``confirmed``: the same, then
         a rollback to the running configuration before the *first* confirmed commit happens
         after ``confirm_timeout`` seconds (decimal string, default 600) unless confirmed; a
-        follow-up confirmed commit only restarts the timer. If the router refuses the
-        configuration: ``operation-failed``, running unchanged (the backend restored it), the
+        follow-up confirmed commit only restarts the timer. The timeout counts from when the
+        server starts the commit (running starts changing then): applying the candidate does
+        not lengthen the window, and the rollback is complete about one apply time after
+        ``confirm_timeout`` (an apply longer than the timeout rolls back at once). If the
+        router refuses the configuration: ``operation-failed``, running unchanged (the backend restored it), the
         candidate keeps its edits, no new pending commit. Locks held by other sessions on
         candidate or running: ``in-use`` (error-info session-id)."""
         with self._lock:
@@ -299,6 +303,7 @@ class Device:
             for target in ("candidate", "running"):
                 self._check_not_locked_by_other(sid, target)
             self._check_may_confirm(sid, persist_id)
+            started = time.monotonic()  # the confirm timeout counts from here (see docstring)
             warnings: list[RpcError] = []
             before: DeviceConfig | None = None
             if self._candidate is not None:
@@ -324,7 +329,7 @@ class Device:
                                                   timeout_s=timeout_s)
                 else:
                     self._pending.owner, self._pending.persist = sid, persist
-                self._pending.restart(self._timer, timeout_s, self._expired)
+                self._pending.restart(self._timer, timeout_s, self._expired, started=started)
             elif self._pending is not None:
                 self._pending.cancel_timer()
                 self._pending = None
