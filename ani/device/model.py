@@ -11,16 +11,17 @@ DeviceConfig
     description: str | None
     addresses: [IPv4Interface]                          (sorted as FRR prints them: by text)
     ospf: InterfaceOspf(area, network, hello_interval, dead_interval, passive)
-  static_routes: [StaticRoute(prefix, nexthop, distance=1)]
+  static_routes: [StaticRoute(prefix, nexthop, distance=1)]   (one route per (prefix, nexthop))
     nexthop: IPv4 address | interface name | "Null0" | "blackhole" | "reject"
   ospf: Ospf | None
     router_id, passive_default, networks: [OspfNetwork(prefix, area)],
-    throttle_spf: (delay, init_hold, max_hold), throttle_lsa_all: int, lsa_min_arrival: int
+    throttle_spf: (delay, init_hold, max_hold) ms 0..600000, throttle_lsa_all: int, lsa_min_arrival: int
   bgp: Bgp | None
-    asn (required), router_id, timers: (keepalive, holdtime)
+    asn (required), router_id, timers: (keepalive, holdtime) s 0..65535
     peer_groups: {name: Peer}        neighbors: {IPv4 address: Peer}
-      Peer: remote_as (int | "internal" | "external"), peer_group, description, shutdown,
-            update_source, timers_connect
+      Peer: remote_as (1..4294967295 | "internal" | "external"), peer_group, description, shutdown,
+            update_source (interface name | IPv4 address), timers_connect
+      (a peer-group name is not an IPv4 address)
     ipv4_unicast: BgpAf
       networks: [IPv4Network], redistribute: {kernel|connected|static|ospf: route-map | None},
       peers: {peer-group name or neighbor address: BgpAfPeer(route_reflector_client,
@@ -45,12 +46,15 @@ from __future__ import annotations
 
 import re
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Action = Literal["permit", "deny"]
-RemoteAs = int | Literal["internal", "external"]
+Asn = Annotated[int, Field(ge=1, le=4294967295)]
+RemoteAs = Asn | Literal["internal", "external"]
+Uint16 = Annotated[int, Field(ge=0, le=65535)]
+SpfMs = Annotated[int, Field(ge=0, le=600000)]
 OspfNetworkType = Literal["point-to-point", "point-to-multipoint", "non-broadcast", "broadcast"]
 RedistSource = Literal["kernel", "connected", "static", "ospf"]
 
@@ -213,7 +217,7 @@ class Ospf(_Model):
     router_id: IPv4Address | None = None
     passive_default: bool = False
     networks: list[OspfNetwork] = Field(default_factory=list)
-    throttle_spf: tuple[int, int, int] | None = None
+    throttle_spf: tuple[SpfMs, SpfMs, SpfMs] | None = None
     throttle_lsa_all: int | None = Field(default=None, ge=0, le=5000)
     lsa_min_arrival: int | None = Field(default=None, ge=0, le=600000)
 
@@ -242,6 +246,16 @@ class Peer(_Model):
     @classmethod
     def _desc(cls, v: str | None) -> str | None:
         return _check(_TEXT_RE, "description", v)
+
+    @field_validator("update_source")
+    @classmethod
+    def _source(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        try:
+            return str(IPv4Address(v))
+        except ValueError:
+            return _check(_IFNAME_RE, "update-source", v)
 
 
 class BgpAfPeer(_Model):
@@ -283,7 +297,7 @@ class Bgp(_Model):
 
     asn: int = Field(ge=1, le=4294967295)
     router_id: IPv4Address | None = None
-    timers: tuple[int, int] | None = None  # (keepalive, holdtime)
+    timers: tuple[Uint16, Uint16] | None = None  # (keepalive, holdtime)
     peer_groups: dict[str, Peer] = Field(default_factory=dict)
     neighbors: dict[str, Peer] = Field(default_factory=dict)
     ipv4_unicast: BgpAf = Field(default_factory=BgpAf)
@@ -293,6 +307,8 @@ class Bgp(_Model):
     def _groups(cls, v: dict[str, Peer]) -> dict[str, Peer]:
         for name, p in v.items():
             _check(_NAME_RE, "peer-group name", name)
+            if re.fullmatch(r"[0-9.]+", name):
+                raise ValueError(f"peer-group name {name} looks like an address")
             if p.peer_group is not None:
                 raise ValueError(f"peer-group {name} cannot be in a peer-group")
         return v
@@ -484,8 +500,8 @@ class DeviceConfig(_Model):
     @field_validator("static_routes")
     @classmethod
     def _routes(cls, v: list[StaticRoute]) -> list[StaticRoute]:
-        if len({(r.prefix, r.nexthop, r.distance) for r in v}) != len(v):
-            raise ValueError("duplicate static route")
+        if len({(r.prefix, r.nexthop) for r in v}) != len(v):
+            raise ValueError("duplicate static route (one distance per prefix and next hop)")
         return sorted(v, key=StaticRoute.sort_key)
 
     @field_validator("prefix_lists", "route_maps")

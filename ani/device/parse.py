@@ -5,7 +5,9 @@ as ``"<block> / <line>"`` (``"router bgp 64500 / address-family ipv4 unicast / n
 soft-reconfiguration inbound"``; a top-level line as itself), so a caller can detect them;
 ``render`` refuses a config that has any. Skipped as header: blank and ``!`` lines,
 ``Building configuration...``, ``Current configuration:``, ``frr version``, ``frr defaults``,
-``end``, and the ``exit`` / ``exit-address-family`` lines that close blocks.
+``end``, and the ``exit`` / ``exit-address-family`` lines that close blocks. The model has one
+distance per static (prefix, next hop) (the YANG list key): a further ``ip route`` line for a
+prefix and next hop already read (FRR keeps one per distance) is unmodelled.
 
 Also read (the startup-config spellings FRR accepts and prints differently): ``router-id`` under
 ``router ospf``, ``passive-interface IFNAME`` (an interface's ``ip ospf passive``), and the
@@ -96,6 +98,7 @@ class _Parser:
     def __init__(self) -> None:
         self.d: dict[str, Any] = {"interfaces": {}, "static_routes": [], "prefix_lists": {}, "route_maps": {}}
         self.unmodelled: list[str] = []
+        self.routes: set[tuple[str, str]] = set()  # (prefix, next hop) of the static routes read
         self.block: str | None = None  # header of the current top-level block
         self.kind: str | None = None  # interface | bgp | ospf | rm | unknown
         self.sub: str | None = None  # bgp: the address-family header ("ipv4 unicast" or other)
@@ -135,7 +138,12 @@ class _Parser:
         elif m := _TOP["delay"].match(line):
             d["bgp_route_map_delay_timer"] = int(m.group(1))
         elif m := _TOP["route"].match(line):
-            d["static_routes"].append({"prefix": m.group(1), "nexthop": m.group(2), "distance": int(m.group(3) or 1)})
+            key = (m.group(1), m.group(2))
+            if key in self.routes:  # the model has one distance per (prefix, next hop)
+                self.unmodelled.append(line)
+            else:
+                self.routes.add(key)
+                d["static_routes"].append({"prefix": m.group(1), "nexthop": m.group(2), "distance": int(m.group(3) or 1)})
         elif m := _TOP["pl"].match(line):
             name, seq, action, prefix, ge, le = m.groups()
             entry = {"seq": int(seq), "action": action, "prefix": None if prefix == "any" else prefix}

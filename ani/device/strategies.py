@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ani.device.model import Bgp, BgpAf, BgpAfPeer, DeviceConfig, Interface, InterfaceOspf, Ospf
 from ani.device.model import OspfNetwork, Peer, PrefixList, PrefixListEntry, RouteMap, RouteMapEntry
-from ani.device.model import StaticRoute
+from ani.device.model import Firewall, FirewallRule, FirewallSet, StaticRoute
 
 IFNAMES = ("lo", "eth0", "eth1", "to-e2", "to-e10", "dummy3")
 ADDRESSES = tuple(
@@ -31,6 +31,10 @@ PL_NAMES = ("PL-A", "PL-B", "PL-TENANTS")
 RM_NAMES = ("RM-A", "RM-B", "RM-OUT")
 WORDS = ("uplink", "to", "core", "site-7", "a_b", "R1")
 COMMUNITIES = ("64500:1", "64500:2", "65000:100", "no-export")
+SET_NAMES = ("BLUE", "RED", "mgmt_4")
+#: pairwise disjoint (an nftables interval set refuses overlapping elements)
+SET_ELEMENTS = ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "10.1.0.0/16", "10.2.0.0/16",
+                "198.18.11.0/24", "172.16.0.0/12", "10.9.9.9/32")
 
 _text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
 
@@ -168,12 +172,29 @@ def _route_map(draw) -> RouteMap:  # type: ignore[no-untyped-def]
 
 
 @st.composite
-def device_configs(draw, hostname: str = "r1") -> DeviceConfig:  # type: ignore[no-untyped-def]
-    """A DeviceConfig FRR 8.4 accepts and prints back as is."""
+def firewalls(draw) -> Firewall:  # type: ignore[no-untyped-def]
+    """A firewall nft accepts: sets of disjoint prefixes (possibly empty), rules that use
+    existing sets only."""
+    names = draw(st.lists(st.sampled_from(SET_NAMES), unique=True, max_size=3))
+    sets = {n: FirewallSet(elements=draw(st.lists(st.sampled_from(SET_ELEMENTS), unique=True, max_size=3)))
+            for n in names}
+    rules = []
+    for _ in range(draw(st.integers(0, 4))):
+        rules.append(FirewallRule(saddr_set=draw(_opt(names)), daddr_set=draw(_opt(names)),
+                                  action=draw(st.sampled_from(("accept", "drop")))))
+    return Firewall(sets=sets, forward_policy=draw(st.sampled_from(("accept", "drop"))), forward_rules=rules)
+
+
+@st.composite
+def device_configs(draw, hostname: str = "r1", firewall: bool = False, yang_valid: bool = False) -> DeviceConfig:  # type: ignore[no-untyped-def]
+    """A DeviceConfig FRR 8.4 accepts and prints back as is. ``firewall``: also draw a
+    firewall (None or one of :func:`firewalls`); it is not FRR text, so ``render`` / ``parse``
+    do not carry it. ``yang_valid``: only route-maps that exist are applied to peers and
+    redistribution (FRR accepts others, the YANG module requires the instance)."""
     with_ospf = draw(st.booleans())
     ospf_networks = with_ospf and draw(st.booleans())
     ospf = draw(_ospf(ospf_networks)) if with_ospf else None
-    return DeviceConfig(
+    m = DeviceConfig(
         hostname=hostname,
         ipv6_forwarding=draw(st.booleans()),
         bgp_route_map_delay_timer=draw(_opt((1, 10))),
@@ -183,4 +204,15 @@ def device_configs(draw, hostname: str = "r1") -> DeviceConfig:  # type: ignore[
         bgp=draw(st.none() | _bgp()),
         prefix_lists={n: draw(_prefix_list()) for n in draw(st.lists(st.sampled_from(PL_NAMES), unique=True, max_size=3))},
         route_maps={n: draw(_route_map()) for n in draw(st.lists(st.sampled_from(RM_NAMES), unique=True, max_size=2))},
+        firewall=draw(st.none() | firewalls()) if firewall else None,
     )
+    if yang_valid and m.bgp is not None:
+        d = m.model_dump()
+        af = d["bgp"]["ipv4_unicast"]
+        af["redistribute"] = {k: (v if v in m.route_maps else None) for k, v in af["redistribute"].items()}
+        for p in af["peers"].values():
+            for k in ("route_map_in", "route_map_out"):
+                if p[k] not in m.route_maps:
+                    p[k] = None
+        m = DeviceConfig.model_validate(d)
+    return m

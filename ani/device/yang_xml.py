@@ -119,7 +119,9 @@ def xml_to_raw(elem: etree._Element, sn: InternalNode, ns: str, path: str) -> di
             raise XmlDataError("unknown-element", cpath,
                                f"unknown element {q.localname} (expected one of: {', '.join(cmap)})")
         if isinstance(csn, ListNode):
-            entry = xml_to_raw(child, csn, ns, cpath)
+            preds = "".join(f"[{PREFIX}:{k[0]}='{child.findtext(f'{{{ns}}}{k[0]}')}']" for k in csn.keys
+                            if child.find(f"{{{ns}}}{k[0]}") is not None)
+            entry = xml_to_raw(child, csn, ns, cpath + preds)
             out.setdefault(csn.name, []).append(entry)
             entries.append((csn, entry, child))
         elif isinstance(csn, LeafListNode):
@@ -144,7 +146,7 @@ def _scalar(elem: etree._Element, sn: TerminalNode, path: str) -> Any:
         raise XmlDataError("bad-element", path, f"{sn.name} is a leaf: it has no child elements")
     txt = elem.text if elem.text is not None else ""
     value = sn.type.from_xml(_Text(txt))
-    if value is None:
+    if value is None or value not in sn.type:
         raise XmlDataError("invalid-value", path, f"invalid value {txt!r} for {sn.name}: {describe(sn.type)}")
     return sn.type.to_raw(value)
 
