@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import secrets
+import time
 from ipaddress import IPv4Interface, IPv4Network
 from pathlib import Path
 
@@ -262,12 +263,18 @@ def test_write_startup_only_when_asked(lab, e1):
 
 
 def test_state_has_real_values(lab, e1):
-    st = FrrBackend(lab, R).state()[STATE]
+    backend = FrrBackend(lab, R)
+    deadline = time.monotonic() + 20  # sessions are up; the routes may still be on their way
+    while True:
+        st = backend.state()[STATE]
+        routes = {(r["prefix"], r["protocol"]): r for r in st["route"]}
+        if ("198.18.12.0/24", "bgp") in routes or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     nbrs = {n["address"]: n for n in st["bgp-neighbor"]}
     assert set(nbrs) == {"100.64.255.1", "100.64.255.2"}
     assert all(n["state"] == "Established" and n["remote-as"] == 64500 for n in nbrs.values())
     assert nbrs["100.64.255.1"]["prefixes-received"] > 0
-    routes = {(r["prefix"], r["protocol"]): r for r in st["route"]}
     conn = routes[("198.18.11.0/24", "connected")]
     assert conn["selected"] is True and conn["next-hop"] == ["to-blue1"] and conn["distance"] == 0
     assert routes[("198.18.12.0/24", "bgp")]["selected"] is True  # e2's blue site, over iBGP
