@@ -430,6 +430,38 @@ def test_case9_warning_then_error(lab):
         a2.close()
 
 
+def test_case3_failed_rollback_is_reported_on_the_next_operation(lab):
+    """A concurrent writer adds a line the device model cannot express during the confirm
+    window: the rollback refuses to delete what it cannot model, fails, and every session's
+    next operation says so (once), rather than the failure only reaching a log."""
+    a, b, watcher = connect(lab, "r5"), connect(lab, "r5"), connect(lab, "r5")
+    extra = "bgp community-list standard CL-H3 seq 5 permit 64500:1"
+    try:
+        ok(a.edit_config(target="candidate", config=config(route("198.51.100.0/24"))))
+        ok(a.commit(confirmed=True, timeout="3"))
+        res = lab.vtysh("r5", ["configure terminal", extra])
+        assert res.rc == 0, res.stdout + res.stderr
+        end = time.monotonic() + 20
+        while True:  # the watcher sees the failure once, then its calls succeed again
+            errs = errors(watcher.get_config(source="running", filter=("subtree", f'<frr xmlns="{NS}"><bgp/></frr>')))
+            if errs or time.monotonic() > end:
+                break
+            time.sleep(0.2)
+        assert [e["tag"] for e in errs] == ["rollback-failed"], errs
+        assert "unknown state" not in errs[0]["message"] and "still holds" in errs[0]["message"]
+        for m in (a, b):
+            err = only_error(m.get_config(source="running"))
+            assert err["tag"] == "rollback-failed" and "CL-H3" in err["message"], err
+            ok(m.get_config(source="running"))  # reported once per session
+        assert routes(lab, "r5") == V2  # the backend restored the committed configuration
+        assert errors(a.cancel_commit()) and routes(lab, "r5") == V2  # nothing pending any more
+    finally:
+        lab.vtysh("r5", ["configure terminal", f"no {extra}", "no ip route 198.51.100.0/24 blackhole"])
+        for m in (a, b, watcher):
+            m.close_session()
+    assert routes(lab, "r5") == V1
+
+
 # -- the timed cases: results of the background threads ------------------------------------------
 
 
