@@ -377,6 +377,12 @@ class A2Adapter(BaseAdapter):
         data = reply.data
         return b"" if data is None else etree.tostring(data, method="c14n")
 
+    def _candidate(self, device: str) -> bytes:
+        """Canonical bytes of ``get-config candidate``."""
+        reply = self._rpc(device, "get_config", safe=True, source="candidate")
+        data = reply.data
+        return b"" if data is None else etree.tostring(data, method="c14n")
+
     # -- read-only tools ---------------------------------------------------------------------
 
     @tool(
@@ -610,7 +616,7 @@ class A2Adapter(BaseAdapter):
         res = self._fail(d, exc, "commit", raise_timeout=False)
         per[d] = {"ok": False, "error": res.error.message if res.error else str(exc), **(res.data or {})}
         msg = res.error.message if res.error else str(exc)
-        cancelled, stuck = [], []
+        cancelled, stuck, emptied = [], [], []
         if done and args.confirmed:
             for x in done:
                 try:
@@ -621,11 +627,17 @@ class A2Adapter(BaseAdapter):
                     cancelled.append(x)
                     per[x]["cancelled"] = True
                     per[x]["changed"] = per[x]["changed"] and a == b  # changed, then restored -> False
+                    per[x]["candidate_equals_running"] = self._candidate(x) == a
+                    if per[x]["candidate_equals_running"]:
+                        emptied.append(x)
                 except (RpcFailed, RpcTimeout, SessionLost) as cexc:
                     stuck.append(f"{x} ({cexc})")
             if cancelled:
                 msg += (f"; the confirmed commit(s) already made on {', '.join(cancelled)} were cancelled "
                         "(running restored to before the first confirmed commit)")
+            if emptied:
+                msg += (f"; the candidate of {', '.join(emptied)} equals running again (its edits are gone: "
+                        "edit again before committing)")
             if stuck:
                 msg += f"; cancelling failed on {', '.join(stuck)}: they revert at the confirm timeout"
         elif done:

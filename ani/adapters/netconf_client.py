@@ -246,13 +246,23 @@ def _public_key_b64(path: Path) -> str | None:
     return None
 
 
+#: how often ncclient's transport thread looks at its send queue, seconds. ncclient 0.7.1 polls
+#: every 0.1 s (``ncclient.transport.session.TICK``) and only then sends a queued request, so
+#: every RPC waited up to 100 ms before leaving the client; 0.01 s costs ~100 wake-ups/s per
+#: session and takes that delay down to <= 10 ms (see docs/performance.md).
+NCCLIENT_TICK_S = 0.01
+
+
 def ncclient_connect(ep: Any, *, connect_timeout_s: float, rpc_timeout_s: float) -> Any:
     """An ncclient Manager for ``ep`` with ``RaiseMode.NONE`` (replies are checked by
     :func:`check_reply`). The server's host key is verified when the endpoint names its key
     file and it can be read, else not (the server listens on 127.0.0.1 only)."""
+    import ncclient.transport.session as nc_session
     from ncclient import manager
     from ncclient.operations import RaiseMode
 
+    if getattr(nc_session, "TICK", 0) > NCCLIENT_TICK_S:
+        nc_session.TICK = NCCLIENT_TICK_S  # process-wide: a module constant read by every loop
     f = _endpoint_fields(ep)
     hostkey = f.pop("hostkey_b64", None)
     m = manager.connect(
