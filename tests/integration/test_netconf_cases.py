@@ -5,7 +5,8 @@ Topology tests/data/nc_cases.yaml: five identical, independent routers (bgpd; st
 cases with real confirm timers run concurrently in background threads, each on its own router
 (r1: case 1, 30 s; r2: case 3, 2 x 10 s; r3: case 10, 30 s through the A2 adapter; r4: case 10
 omitted timeout), started when the module's lab is up; the other cases run one after another on
-r5 meanwhile, and the timed tests at the end collect the background results. Every check of the
+r5 meanwhile (including a rollback that fails for real: case 3's reporting), and the timed
+tests at the end collect the background results. Every check of the
 router reads FRR out of band (``lab.running_config``), not only through NETCONF.
 
 Clients: ncclient 0.7.1 with ``RaiseMode.NONE`` (replies inspected raw), and for cases 9 and 10
