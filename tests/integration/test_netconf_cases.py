@@ -6,8 +6,8 @@ cases with real confirm timers run concurrently in background threads, each on i
 (r1: case 1, 30 s; r2: case 3, 2 x 10 s; r3: case 10, 30 s through the A2 adapter; r4: case 10
 omitted timeout), started when the module's lab is up; the other cases run one after another on
 r5 meanwhile (including a rollback that fails for real: case 3's reporting), and the timed
-tests at the end collect the background results. Every check of the
-router reads FRR out of band (``lab.running_config``), not only through NETCONF.
+tests at the end collect the background results. Every check of the router reads FRR out of
+band (``lab.running_config``), not only through NETCONF.
 
 Clients: ncclient 0.7.1 with ``RaiseMode.NONE`` (replies inspected raw), and for cases 9 and 10
 the A2 adapter (``ani.adapters.a2``).
@@ -15,11 +15,10 @@ the A2 adapter (``ani.adapters.a2``).
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
