@@ -186,7 +186,9 @@ def firewalls(draw) -> Firewall:  # type: ignore[no-untyped-def]
 
 
 @st.composite
-def device_configs(draw, hostname: str = "r1", firewall: bool = False, yang_valid: bool = False) -> DeviceConfig:  # type: ignore[no-untyped-def]
+def device_configs(  # type: ignore[no-untyped-def]
+    draw, hostname: str = "r1", firewall: bool = False, yang_valid: bool = False
+) -> DeviceConfig:
     """A DeviceConfig FRR 8.4 accepts and prints back as is. ``firewall``: also draw a
     firewall (None or one of :func:`firewalls`); it is not FRR text, so ``render`` / ``parse``
     do not carry it. ``yang_valid``: only route-maps that exist are applied to peers and

@@ -38,7 +38,14 @@ from lxml import etree
 from pydantic import ValidationError as PydanticError
 from yangson import DataModel
 from yangson.enumerations import ContentType, ValidationScope
-from yangson.exceptions import RawDataError, SchemaError, SemanticError, ValidationError, YangTypeError
+from yangson.exceptions import (
+    RawDataError,
+    SchemaError,
+    SemanticError,
+    ValidationError,
+    YangsonException,
+    YangTypeError,
+)
 from yangson.instance import InstanceNode
 from yangson.schemanode import ListNode
 
@@ -133,10 +140,10 @@ def state_to_xml(raw_state: dict[str, Any]) -> etree._Element:
     [...], "bgp-neighbor": [...], "ospf-neighbor": [...]}``). Raises YangDataError if the
     state does not fit the schema."""
     inner = raw_state.get(STATE_TOP, raw_state)
-    issues = _yangson_issues({STATE_TOP: inner}, ContentType.all)
-    if any(i.severity == "error" for i in issues):
+    canonical, issues = _yangson_issues({STATE_TOP: inner}, ContentType.all)
+    if canonical is None:
         raise YangDataError(issues)
-    return _raw_to_elem(inner, "frr-state")
+    return _raw_to_elem(canonical[STATE_TOP], "frr-state")
 
 
 def _raw_to_elem(inner: dict[str, Any], name: str) -> etree._Element:
@@ -189,16 +196,18 @@ def validate_xml(elem: etree._Element) -> list[Issue]:
 # -- checks ------------------------------------------------------------------------------------
 
 
-def _check(raw: dict[str, Any], hostname: str) -> tuple[DeviceConfig | None, list[Issue]]:
+def _check(raw: Any, hostname: str) -> tuple[DeviceConfig | None, list[Issue]]:
+    if not isinstance(raw, dict):
+        return None, [Issue("error", "/", f"expected a JSON object, got {type(raw).__name__}", "malformed-message")]
     extra = set(raw) - {TOP}
     if extra:
         name = sorted(extra)[0]
         return None, [Issue("error", f"/{name}", f"unknown top-level member {name} (expected {TOP})",
                             "unknown-element")]
-    issues = _yangson_issues(raw, ContentType.config)
-    if any(i.severity == "error" for i in issues):
+    canonical, issues = _yangson_issues(raw, ContentType.config)
+    if canonical is None:
         return None, issues
-    data = raw_to_model_dict(raw, hostname)
+    data = raw_to_model_dict(canonical, hostname)
     try:
         m = DeviceConfig.model_validate(data)
     except PydanticError as e:
@@ -206,33 +215,37 @@ def _check(raw: dict[str, Any], hostname: str) -> tuple[DeviceConfig | None, lis
     return m, issues
 
 
-def _yangson_issues(raw: dict[str, Any], ctype: ContentType) -> list[Issue]:
-    dm = data_model()
+def _yangson_issues(raw: dict[str, Any], ctype: ContentType) -> tuple[dict[str, Any] | None, list[Issue]]:
+    """(the data as yangson writes it back, i.e. member names without a redundant module
+    prefix, or None if there is an error; the issues)."""
     try:
-        inst = dm.from_raw(raw)
+        inst = data_model().from_raw(raw)
     except RawDataError as e:
-        return [_raw_issue(e, raw)]
+        return None, [_raw_issue(e, raw)]
+    except YangsonException as e:  # e.g. an unknown module prefix in a member name
+        return None, [Issue("error", "/", str(e), "invalid-value")]
+    canonical = inst.raw_value()
+    warnings = _warnings(canonical[TOP]) if TOP in canonical else []
     try:
         inst.validate(ValidationScope.all, ctype)
     except ValidationError as e:
-        return [_validation_issue(e)]
-    if TOP in raw:
-        return _warnings(raw[TOP])
-    return []
+        return None, warnings + [_validation_issue(e)]
+    return canonical, warnings
 
 
 def _warnings(f: dict[str, Any]) -> list[Issue]:
     """Leafrefs with ``require-instance false`` that resolve to nothing."""
-    lists = {p["name"] for p in f.get("prefix-list", [])}
+    lists = {p.get("name") for p in f.get("prefix-list", [])}
     out = []
     for rm in f.get("route-map", []):
+        name = rm.get("name")
         for e in rm.get("entry", []):
-            pl = e.get("match-prefix-list")
+            pl, seq = e.get("match-prefix-list"), e.get("seq")
             if pl is not None and pl not in lists:
-                path = (f"/{PREFIX}:frr/{PREFIX}:route-map[{PREFIX}:name='{rm['name']}']"
-                        f"/{PREFIX}:entry[{PREFIX}:seq='{e['seq']}']/{PREFIX}:match-prefix-list")
-                out.append(Issue("warning", path, f"prefix-list {pl} does not exist (route-map {rm['name']} "
-                                 f"seq {e['seq']} matches nothing with it)", "data-missing", "instance-missing"))
+                path = (f"/{PREFIX}:frr/{PREFIX}:route-map[{PREFIX}:name='{name}']"
+                        f"/{PREFIX}:entry[{PREFIX}:seq='{seq}']/{PREFIX}:match-prefix-list")
+                out.append(Issue("warning", path, f"prefix-list {pl} does not exist (route-map {name} "
+                                 f"seq {seq} matches nothing with it)", "data-missing", "instance-missing"))
     return out
 
 

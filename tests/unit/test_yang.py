@@ -7,6 +7,7 @@ agent reads these messages to fix its edit.
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -94,7 +95,7 @@ def test_round_trips_and_the_data_validates(m):
     wire = etree.fromstring(etree.tostring(x))  # what a client or server would see
     assert _errors(validate_xml(wire)) == []
     assert from_xml(wire, m.hostname) == m
-    raw = to_json(m)
+    raw = json.loads(json.dumps(to_json(m)))
     assert _errors(validate_json(raw)) == []
     assert from_json(raw, m.hostname) == m
 
@@ -125,8 +126,15 @@ def test_firewall_rules_are_keyed_by_seq_and_ordered_by_it():
     raw = to_json(m)
     assert raw[F]["firewall"]["forward-rule"] == [
         {"seq": 10, "saddr-set": "A", "action": "accept"}, {"seq": 20, "action": "drop"}]
-    raw[F]["firewall"]["forward-rule"] = [{"seq": 7, "action": "drop"}, {"seq": 3, "saddr-set": "A", "action": "accept"}]
+    raw[F]["firewall"]["forward-rule"] = [{"seq": 7, "action": "drop"},
+                                          {"seq": 3, "saddr-set": "A", "action": "accept"}]
     assert from_json(raw, "r1").firewall.forward_rules == fw.forward_rules
+
+
+def test_json_member_names_may_carry_the_module_prefix():
+    assert from_json({F: {"ani-frr:bgp": {"asn": 5}}}, "r1").bgp.asn == 5
+    (i,) = validate_json({F: {"other:bgp": {"asn": 5}}})
+    assert i.tag == "unknown-element" and "other:bgp" in i.message
 
 
 def test_empty_and_missing_top_level_container():
@@ -274,7 +282,8 @@ def test_discard_and_forwarding_next_hops_are_exclusive():
     ({"address": "192.0.2.1", "peer-group": "INT"}, False),
 ])
 def test_route_reflector_client_only_on_ibgp_peers(neighbor, refused):
-    bgp = {"asn": 64500, "peer-group": [{"name": "EXT", "remote-as": "external"}, {"name": "INT", "remote-as": "internal"}],
+    groups = [{"name": "EXT", "remote-as": "external"}, {"name": "INT", "remote-as": "internal"}]
+    bgp = {"asn": 64500, "peer-group": groups,
            "neighbor": [neighbor],
            "ipv4-unicast": {"neighbor": [{"address": "192.0.2.1", "route-reflector-client": True}]}}
     issues = validate_json({F: {"bgp": bgp}})
@@ -349,3 +358,12 @@ def test_state_to_xml_refuses_state_outside_the_module():
     with pytest.raises(YangDataError) as e:
         state_to_xml(bad)
     assert "sideways" in str(e.value) and "admin-status" in e.value.issues[0].path
+
+
+def test_docs_example_runs(capsys):
+    import re
+
+    text = (ROOT / "docs" / "device-model.md").read_text()
+    code = re.search(r"## YANG.*?```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "docs/device-model.md", "exec"), {})
+    assert "prefix-list PL-NONE does not exist" in capsys.readouterr().out
