@@ -97,7 +97,7 @@ def start_server(lab_id: str, lab_dir: Path) -> subprocess.Popen[bytes]:
     lab's creator; output appended to ``netconf.log``). Returns at once."""
     with open(lab_dir / LOG_FILE, "ab") as logf:
         return subprocess.Popen(
-            [sys.executable, "-m", MODULE, "--lab", lab_id],
+            [sys.executable, "-m", MODULE, "--lab", lab_id, "--dir", str(lab_dir)],
             stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
             close_fds=True,
         )

@@ -9,6 +9,10 @@ session ends (close-session, kill-session, disconnect, framing error) the server
 ``Device.session_closed(sid)`` once no RPC of it is running any more.
 
 Authentication: password only, one username / password for all routers (the lab's credentials).
+
+The server may listen before its Devices exist (``NetconfServer(routers=[...])`` then
+``set_devices()``): a session that opens meanwhile gets its hello once they are set, so the
+ports can be announced while the (slow to import) datastore is still being built.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ MAX_MESSAGE = 64 * 1024 * 1024
 @dataclass
 class _Router:
     name: str
-    device: Any
+    device: Any = None
     acceptor: Any = None
     port: int = 0
     sessions: dict[int, _Session] = field(default_factory=dict)
@@ -51,10 +55,11 @@ class NetconfServer:
 
     Args:
         devices: ``{router name: Device}`` (``ani.netconf.datastore.Device`` or a stand-in with
-            the same methods).
+            the same methods), or just the router names (then call :meth:`set_devices`).
         username, password: the only accepted credentials.
         host_key: an asyncssh private key (or path) used as the SSH host key.
-        schemas: ``{module: (revision, YANG text)}`` for get-schema and the hello.
+        schemas: ``{module: (revision, YANG text)}`` for get-schema and the hello (with
+            ``devices`` given; otherwise from :meth:`set_devices`).
         host: address to bind (127.0.0.1).
         executor: where Device calls run; default a thread pool sized to the routers.
 
@@ -63,22 +68,36 @@ class NetconfServer:
     ``session_closed``: the process is going away, there is no-one left to roll back for).
     """
 
-    def __init__(self, devices: dict[str, Any], username: str, password: str, host_key: Any,
-                 schemas: dict[str, tuple[str, str]], host: str = "127.0.0.1",
-                 executor: ThreadPoolExecutor | None = None) -> None:
-        self.routers = {n: _Router(n, d) for n, d in devices.items()}
+    def __init__(self, devices: dict[str, Any] | list[str], username: str, password: str,
+                 host_key: Any, schemas: dict[str, tuple[str, str]] | None = None,
+                 host: str = "127.0.0.1", executor: ThreadPoolExecutor | None = None) -> None:
+        names = list(devices)
+        self.routers = {n: _Router(n) for n in names}
         self.username = username
         self._password = password
         self.host_key = host_key
-        self.schemas = schemas
-        self.capabilities = rpc.server_capabilities(schemas)
+        self.schemas: dict[str, tuple[str, str]] = {}
+        self.capabilities: list[str] = []
         self.host = host
         self.executor = executor or ThreadPoolExecutor(
-            max_workers=min(32, 4 + 2 * len(devices)), thread_name_prefix="netconf")
+            max_workers=min(32, 4 + 2 * len(names)), thread_name_prefix="netconf")
         self.loop: asyncio.AbstractEventLoop | None = None
         self._next_id = 0
         self._lock = threading.Lock()  # sessions dicts: read from worker threads (kill-session)
         self.closing = False
+        self.ready = asyncio.Event()  # Devices and schemas are set: sessions may start
+        self._initial = (devices, schemas or {}) if isinstance(devices, dict) else None
+
+    def set_devices(self, devices: dict[str, Any], schemas: dict[str, tuple[str, str]]) -> None:
+        """Give every router its Device (same names as at construction) and the schemas;
+        sessions waiting for them start. Call on the event loop (``call_soon_threadsafe``)."""
+        if set(devices) != set(self.routers):
+            raise ValueError(f"devices for {sorted(devices)}, routers {sorted(self.routers)}")
+        for n, d in devices.items():
+            self.routers[n].device = d
+        self.schemas = schemas
+        self.capabilities = rpc.server_capabilities(schemas)
+        self.ready.set()
 
     def check_password(self, username: str, password: str) -> bool:
         ok_user = secrets.compare_digest(username.encode(), self.username.encode())
@@ -88,6 +107,8 @@ class NetconfServer:
     async def start(self) -> dict[str, int]:
         """Listen on ``host``, one port per router. Returns ``{router: port}``."""
         self.loop = asyncio.get_running_loop()
+        if self._initial is not None:
+            self.set_devices(*self._initial)
         for r in self.routers.values():
             r.acceptor = await asyncssh.create_server(
                 lambda r=r: _SSHServer(self, r), self.host, 0,
@@ -198,6 +219,7 @@ class _Session(asyncssh.SSHServerSession):
         self.decoder = Decoder(max_message=MAX_MESSAGE)
         self.chunked_out = False
         self.hello_done = False
+        self.hello_sent = False
         self.ending = False  # no more RPCs are handled (close-session, kill-session, disconnect)
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.worker: asyncio.Task[None] | None = None
@@ -219,22 +241,20 @@ class _Session(asyncssh.SSHServerSession):
 
     def session_started(self) -> None:
         self.id = self.server._register(self.router, self)
-        self.ctx = rpc.Session(
-            id=self.id, device=self.router.device, schemas=self.server.schemas,
-            capabilities=self.server.capabilities,
-            kill=lambda sid: self.server.kill(self.router, sid),
-            sessions=lambda: self.server.sessions_info(self.router),
-        )
         log.info("%s: session %d started (user %s from %s)", self.router.name, self.id,
                  self.username, self.peer)
-        self._write(rpc.server_hello(self.id, self.server.capabilities))
         self.worker = asyncio.get_running_loop().create_task(self._work())
         asyncio.get_running_loop().call_later(HELLO_TIMEOUT_S, self._hello_timeout)
 
     def data_received(self, data: bytes, datatype: int | None) -> None:
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
         if self.ending:
             return
         self.decoder.feed(data)
+        if not self.hello_sent:
+            return  # parsed once our hello is out (the framing may change right after it)
         try:
             while (msg := self.decoder.next_message()) is not None:
                 if not self.hello_done:
@@ -270,10 +290,12 @@ class _Session(asyncssh.SSHServerSession):
             return
         self.hello_done = True
         if rpc.BASE_1_1 in caps:
+            # our hello went out before any message of the client is read (see _work): from
+            # here on both directions are chunked
             self.decoder.chunked = True
             self.chunked_out = True
-            assert self.ctx is not None
-            self.ctx.base11 = True
+            if self.ctx is not None:
+                self.ctx.base11 = True
         log.info("%s: session %d: client hello, framing %s", self.router.name, self.id,
                  "base:1.1 chunked" if self.chunked_out else "base:1.0 end-of-message")
 
@@ -297,6 +319,18 @@ class _Session(asyncssh.SSHServerSession):
     async def _work(self) -> None:
         loop = asyncio.get_running_loop()
         try:
+            await self.server.ready.wait()
+            if self.ending:
+                return
+            self.ctx = rpc.Session(
+                id=self.id, device=self.router.device, schemas=self.server.schemas,
+                capabilities=self.server.capabilities,
+                kill=lambda sid: self.server.kill(self.router, sid),
+                sessions=lambda: self.server.sessions_info(self.router),
+            )
+            self._write(rpc.server_hello(self.id, self.server.capabilities))
+            self.hello_sent = True
+            self._feed(b"")  # the client's hello (and more) may have arrived meanwhile
             while True:
                 msg = await self.queue.get()
                 if msg is None or self.ending:
@@ -315,7 +349,7 @@ class _Session(asyncssh.SSHServerSession):
                     break
         finally:
             self.ending = True
-            if not self.server.closing:
+            if not self.server.closing and self.ctx is not None:
                 # after the last RPC of this session ended: its locks and its pending confirmed
                 # commit go (RFC 6241 §7.5, §8.4.1); also after kill-session, which did it once
                 # already, in case an RPC of this session was still running then

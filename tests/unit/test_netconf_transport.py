@@ -215,3 +215,35 @@ def test_client_hello_with_session_id_closes_the_session(srv):
         return rest
 
     assert asyncio.run(run()) == b""
+
+
+def test_a_session_opened_before_the_devices_exist_gets_its_hello_once_they_do():
+    loop = asyncio.new_event_loop()
+    t = threading.Thread(target=loop.run_forever, daemon=True)
+    t.start()
+    server = NetconfServer(["r1"], "ani", PW, asyncssh.generate_private_key("ssh-ed25519"))
+    try:
+        ports = asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
+        got: dict[str, object] = {}
+
+        def client() -> None:
+            with manager.connect(host="127.0.0.1", port=ports["r1"], username="ani", password=PW,
+                                 hostkey_verify=False, allow_agent=False, look_for_keys=False,
+                                 timeout=10) as m:
+                got["caps"] = list(m.server_capabilities)
+                got["data"] = m.get_config("running").data_ele.find("{urn:ani:yang:ani-frr}frr").text
+
+        c = threading.Thread(target=client)
+        c.start()
+        time.sleep(0.5)
+        assert c.is_alive() and not got  # connected, waiting for the server's hello
+        with pytest.raises(ValueError):
+            server.set_devices({"zz": StandInDevice()}, SCHEMAS)  # not the routers it listens for
+        loop.call_soon_threadsafe(server.set_devices, {"r1": StandInDevice()}, SCHEMAS)
+        c.join(10)
+        assert got["data"] == "running"
+        assert "urn:ani:yang:ani-frr?module=ani-frr&revision=2026-11-29" in got["caps"]
+    finally:
+        asyncio.run_coroutine_threadsafe(server.close(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        t.join(5)
