@@ -91,7 +91,8 @@ def parse_client_hello(message: bytes) -> set[str]:
         raise ValueError(f"expected <hello> in {BASE_NS}, got {root.tag!r}")
     if root.find(_q("session-id")) is not None:
         raise ValueError("client hello carries a session-id")
-    caps = {(c.text or "").strip() for c in root.iterfind(f"{_q('capabilities')}/{_q('capability')}")}
+    path = f"{_q('capabilities')}/{_q('capability')}"
+    caps = {(c.text or "").strip() for c in root.iterfind(path)}
     if not caps & {BASE_1_0, BASE_1_1}:
         raise ValueError("client hello announces neither base:1.0 nor base:1.1")
     return caps
@@ -161,7 +162,9 @@ def _as_data(result: Any) -> etree._Element:
     if isinstance(result, etree._Element) and result.tag == _q("data"):
         return result
     data = etree.Element(_q("data"), nsmap={None: BASE_NS})
-    for child in [] if result is None else [result] if isinstance(result, etree._Element) else result:
+    if isinstance(result, etree._Element):
+        result = [result]
+    for child in result or []:
         data.append(child)
     return data
 
@@ -215,7 +218,8 @@ def _datastore(params: dict[str, etree._Element], name: str, op: str, allowed: t
         return q.localname
     if q.namespace == BASE_NS and q.localname == "config" and config_ok:
         return ds
-    if q.namespace == BASE_NS and q.localname in ("running", "candidate", "startup", "url", "config"):
+    known = ("running", "candidate", "startup", "url", "config")
+    if q.namespace == BASE_NS and q.localname in known:
         what = {"startup": "the startup datastore (:startup)", "url": "<url> (:url)",
                 "config": "inline <config>"}.get(q.localname, f"<{q.localname}>")
         raise RpcError("operation-not-supported", f"{what} is not supported as <{name}> of <{op}>"
@@ -225,7 +229,8 @@ def _datastore(params: dict[str, etree._Element], name: str, op: str, allowed: t
                    type="protocol", info={"bad-element": q.localname})
 
 
-def _enum(params: dict[str, etree._Element], name: str, allowed: tuple[str, ...], default: str) -> str:
+def _enum(params: dict[str, etree._Element], name: str, allowed: tuple[str, ...],
+          default: str) -> str:
     if name not in params:
         return default
     v = (params[name].text or "").strip()
@@ -242,7 +247,8 @@ def _filter(params: dict[str, etree._Element]) -> etree._Element | None:
     ftype = f.get("type", f.get(_q("type"), "subtree"))
     if ftype != "subtree":
         raise RpcError("operation-not-supported",
-                       f"filter type {ftype!r} is not supported (no :xpath capability); use subtree",
+                       f"filter type {ftype!r} is not supported (no :xpath capability);"
+                       " use subtree",
                        type="protocol", info={"bad-attribute": "type", "bad-element": "filter"})
     return f
 
@@ -491,7 +497,8 @@ def handle(message: bytes, s: Session) -> Reply:
     if len(ops) != 1:
         return out(root, [RpcError("missing-element", "<rpc> holds no operation", type="rpc",
                                    info={"bad-element": "rpc"}) if not ops else
-                          RpcError("unknown-element", f"<rpc> must hold one operation, got {len(ops)}",
+                          RpcError("unknown-element",
+                                   f"<rpc> must hold one operation, got {len(ops)}",
                                    type="rpc", info={"bad-element": _local(ops[1])})])
     op = ops[0]
     q = etree.QName(op)
@@ -515,6 +522,6 @@ def handle(message: bytes, s: Session) -> Reply:
         return out(root, exc.errors)
     except Exception as exc:  # noqa: BLE001 - a server fault must still answer the client
         log.exception("session %s: <%s> failed", s.id, q.localname)
-        return out(root, [RpcError("operation-failed",
-                                   f"internal error in <{q.localname}>: {type(exc).__name__}: {exc}")])
+        why = f"internal error in <{q.localname}>: {type(exc).__name__}: {exc}"
+        return out(root, [RpcError("operation-failed", why)])
     return out(root, [w for w in warnings if isinstance(w, RpcError)], data, close)

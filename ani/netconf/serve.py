@@ -7,16 +7,17 @@ not slow the lab down:
    file and the credentials from ``netconf.json``, make the host key, bind 127.0.0.1 port 0 per
    router, write the ports and the PID into ``<lab dir>/netconf.json`` (atomically, 0600).
    ``Lab.up()`` waits for this.
-2. *devices* (in a thread): attach to the lab without taking it over (it never removes it), build one
-   :class:`ani.netconf.datastore.Device` per router on an
+2. *devices* (in a thread): attach to the lab without taking it over (it never removes it),
+   build one :class:`ani.netconf.datastore.Device` per router on an
    :class:`ani.netconf.frr_backend.FrrBackend`, load the YANG texts for get-schema. A session
    opened before this is done gets its hello when it is; ``"devices": "ok"`` is then added to
    ``netconf.json``.
 
 Both phases run at a lower CPU priority (nice 10) so that they yield to FRR while the lab is
-being built (the lab's up time hardly changes); the event loop and the RPC threads run at normal
-priority once listening. Logs go to ``<lab dir>/netconf.log``. The process exits on SIGTERM / SIGINT, and by itself when
-the lab's state file disappears (the lab was removed by someone who did not know about it).
+being built (the lab's up time hardly changes); the event loop and the RPC threads run at
+normal priority once listening. Logs go to ``<lab dir>/netconf.log``. The process exits on
+SIGTERM / SIGINT, and by itself when the lab's state file disappears (the lab was removed by
+someone who did not know about it).
 
 Exit status: 0 after a signal or the lab's removal, 2 bad arguments / no such lab, 1 failure to
 start (the log says why).
@@ -74,7 +75,7 @@ def build_devices(lab_id: str) -> tuple[dict[str, Any], dict[str, tuple[str, str
     lab = Lab.attach(lab_id, own=False)
     devices = {r: Device(r, FrrBackend(lab, r), hostname=r) for r in lab.routers}
     schemas = module_texts()
-    next(iter(devices.values())).codec  # noqa: B018 - load the YANG data model now, not at the first RPC
+    next(iter(devices.values())).codec  # noqa: B018 - load the YANG model now, not at the 1st RPC
     return devices, schemas
 
 
@@ -147,7 +148,8 @@ async def _wait_devices(server: Any, stop: asyncio.Event, lab_dir: Path, info: d
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ani.netconf.serve", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m ani.netconf.serve",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--lab", required=True, help="id of the running lab to serve")
     ap.add_argument("--dir", type=Path, default=None,
                     help="the lab's directory (default: from the lab id; the lab passes it)")

@@ -199,7 +199,8 @@ class _SSHServer(asyncssh.SSHServer):
     def validate_password(self, username: str, password: str) -> bool:
         ok = self.server.check_password(username, password)
         if not ok:
-            log.warning("%s: password refused for %r from %s", self.router.name, username, self.peer)
+            log.warning("%s: password refused for %r from %s", self.router.name, username,
+                        self.peer)
         return ok
 
     def session_requested(self) -> asyncssh.SSHServerSession:
@@ -264,7 +265,8 @@ class _Session(asyncssh.SSHServerSession):
                 else:
                     self.queue.put_nowait(msg)
         except FramingError as exc:
-            log.warning("%s: session %d: framing error, closing: %s", self.router.name, self.id, exc)
+            log.warning("%s: session %d: framing error, closing: %s", self.router.name,
+                        self.id, exc)
             self.abort()
 
     def eof_received(self) -> bool:
@@ -285,7 +287,8 @@ class _Session(asyncssh.SSHServerSession):
         try:
             caps = rpc.parse_client_hello(msg)
         except ValueError as exc:
-            log.warning("%s: session %d: bad client hello, closing: %s", self.router.name, self.id, exc)
+            log.warning("%s: session %d: bad client hello, closing: %s", self.router.name,
+                        self.id, exc)
             self.abort()
             return
         self.hello_done = True
@@ -357,6 +360,7 @@ class _Session(asyncssh.SSHServerSession):
                     await loop.run_in_executor(self.server.executor,
                                                self.router.device.session_closed, self.id)
                 except Exception:  # noqa: BLE001
-                    log.exception("%s: session %d: session_closed failed", self.router.name, self.id)
+                    log.exception("%s: session %d: session_closed failed", self.router.name,
+                                  self.id)
             self.server._unregister(self.router, self.id)
             log.info("%s: session %d ended", self.router.name, self.id)
