@@ -17,6 +17,9 @@ is an edge of it (default ``e1``). One lab is brought up (and always removed), t
    every commit changes FRR), ``validate``, ``commit`` (confirmed, 120 s), ``confirm_commit``,
    ``unlock``: per step and total, median / p95 / min / max in milliseconds.
 
+``--tick S`` sets ncclient's send-queue poll interval (``ncclient.transport.session.TICK``;
+ncclient's own default 0.1 s, the A2 client's 0.01 s) for the raw ncclient figures.
+
 p95 is the nearest-rank 95th percentile.
 """
 
@@ -54,10 +57,12 @@ def header() -> str:
 
 
 def edit(seq: int, add: bool) -> str:
-    op = "" if add else ' nc:operation="delete"'
-    return (f'<frr xmlns="{NS}" xmlns:nc="{NC}"><prefix-list><name>PL-BENCH</name>'
-            f"<entry{op}><seq>{seq}</seq>" + ("<action>permit</action><prefix>192.0.2.0/24</prefix>" if add else "")
-            + "</entry></prefix-list></frr>")
+    """Add prefix-list PL-BENCH (one entry), or delete the whole list (a list needs an entry)."""
+    if add:
+        return (f'<frr xmlns="{NS}"><prefix-list><name>PL-BENCH</name><entry><seq>{seq}</seq>'
+                "<action>permit</action><prefix>192.0.2.0/24</prefix></entry></prefix-list></frr>")
+    return (f'<frr xmlns="{NS}" xmlns:nc="{NC}"><prefix-list nc:operation="delete"><name>PL-BENCH</name>'
+            "</prefix-list></frr>")
 
 
 def main() -> int:
@@ -66,10 +71,11 @@ def main() -> int:
     ap.add_argument("--router", default="e1")
     ap.add_argument("-n", "--rtt", type=int, default=200, help="get-config round trips")
     ap.add_argument("-c", "--cycles", type=int, default=10, help="confirmed-commit cycles")
+    ap.add_argument("--tick", type=float, default=None, help="ncclient TICK for the raw figures (seconds)")
     args = ap.parse_args()
 
     from ani.adapters.a2 import A2Adapter
-    from ani.adapters.netconf_client import check_reply, ncclient_connect
+    from ani.adapters.netconf_client import NCCLIENT_TICK_S, check_reply, ncclient_connect
     from ani.adapters.netconf_xml import filter_element
     from ani.lab import Lab
 
@@ -82,6 +88,11 @@ def main() -> int:
         print(f"{args.file.name}: lab up in {time.monotonic() - t0:.2f} s; router {args.router}")
         ep = lab.netconf_endpoint(args.router)
         m = ncclient_connect(ep, connect_timeout_s=10, rpc_timeout_s=60)
+        if args.tick is not None:
+            import ncclient.transport.session as nc_session
+
+            nc_session.TICK = args.tick
+        print(f"ncclient TICK: {__import__('ncclient.transport.session').transport.session.TICK} s")
         size = len(m.get_config(source="running").xml)
         print(f"get-config running reply: {size} bytes")
         for _ in range(5):
@@ -98,6 +109,10 @@ def main() -> int:
             check_reply("get", m.get(filter=state_flt).xml)
             state.append(time.perf_counter() - t)
         m.close_session()
+        if args.tick is not None:
+            import ncclient.transport.session as nc_session
+
+            nc_session.TICK = NCCLIENT_TICK_S  # the adapter's setting for the rest
 
         adapter = A2Adapter(lab)
         tool = []
