@@ -48,20 +48,36 @@ of confirming anything).
 (``edit_config`` and ``discard_changes`` change only the candidate).
 
 Options: ``connect_timeout_s`` (10), ``rpc_timeout_s`` (120), ``max_output_bytes`` (65536).
+
+Modules: argument models in :mod:`ani.adapters.a2_args`, sessions and reply checking in
+:mod:`ani.adapters.netconf_client`, XML / JSON arguments in :mod:`ani.adapters.netconf_xml`.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from lxml import etree
-from pydantic import Field, field_validator
 
-from ani.adapters.base import Args, BaseAdapter, DeviceArgs, ToolTimeout, tool
+from ani.adapters.a2_args import (
+    DEFAULT_CONFIRM_TIMEOUT_S,
+    RETRIABLE_TAGS,
+    WORKFLOW,
+    CommitArgs,
+    CompareArgs,
+    DevicesArgs,
+    EditConfigArgs,
+    GetConfigArgs,
+    GetStateArgs,
+    LockArgs,
+    SchemaArgs,
+    check_confirm_timeout,
+    commit_kwargs,
+)
+from ani.adapters.base import BaseAdapter, DeviceArgs, ToolTimeout, tool
 from ani.adapters.netconf_client import (
     MONITORING_NS,
     NetconfSession,
@@ -70,176 +86,12 @@ from ani.adapters.netconf_client import (
     RpcTimeout,
     SessionLost,
 )
-from ani.adapters.netconf_xml import FRR_NS, XmlArgError, config_element, filter_element, pretty
+from ani.adapters.netconf_xml import FRR_NS, XmlArgError, as_lines, config_element, filter_element, pretty
 from ani.adapters.sandbox import CappedOutput
 from ani.errors import ErrorCode
 from ani.protocol import Level, ToolResult
 
-DEFAULT_CONFIRM_TIMEOUT_S = 600  # RFC 6241 §8.4.5.1
-MAX_CONFIRM_TIMEOUT_S = 4294967295  # uint32 in ietf-netconf
-RETRIABLE_TAGS = frozenset({"lock-denied", "in-use", "resource-denied"})
-
-WORKFLOW = (
-    "Workflow: lock(device) the candidate; edit_config(device, config) one or more times "
-    "(edits the candidate only); validate(device); compare(device) to review the diff "
-    "running -> candidate; commit(devices, confirm_timeout_s=120) (a confirmed commit: "
-    "running takes the candidate but reverts by itself unless confirmed); verify with "
-    "get_state / get_config running; confirm_commit(devices) to make it permanent (or "
-    "cancel_commit(devices) to revert now); unlock(device). discard_changes(device) throws "
-    "away uncommitted candidate edits. The data model is the YANG module ani-frr, namespace "
-    "urn:ani:yang:ani-frr (read it with get_schema): config under <frr>, operational state "
-    "under <frr-state>."
-)
-
-
-def _frr(inner: str) -> str:
-    return f'<frr xmlns="{FRR_NS}">{inner}</frr>'
-
-
-# -- argument models ------------------------------------------------------------------------
-
-
-class GetConfigArgs(Args):
-    device: str = Field(description="Device name (a router of the topology)")
-    source: Literal["running", "candidate"] = Field(
-        default="running", description="Datastore to read: running (in effect) or candidate (being edited)"
-    )
-    filter: str | None = Field(
-        default=None,
-        description=(
-            "Optional subtree filter (RFC 6241 §6), XML, e.g. "
-            f"'<frr xmlns=\"{FRR_NS}\"><prefix-list/></frr>' (all prefix-lists) or "
-            f"'<frr xmlns=\"{FRR_NS}\"><interface><name>eth0</name></interface></frr>'. "
-            "Omit for the whole configuration."
-        ),
-    )
-
-
-class GetStateArgs(Args):
-    device: str = Field(description="Device name (a router of the topology)")
-    filter: str | None = Field(
-        default=None,
-        description=(
-            "Optional subtree filter, XML. Default: all operational state "
-            f"('<frr-state xmlns=\"{FRR_NS}\"/>': interface, route, bgp-neighbor, "
-            "ospf-neighbor lists). E.g. one route: "
-            f"'<frr-state xmlns=\"{FRR_NS}\"><route><prefix>192.0.2.0/24</prefix></route></frr-state>'."
-        ),
-    )
-
-
-class EditConfigArgs(Args):
-    device: str = Field(description="Device name (a router of the topology)")
-    config: str = Field(
-        min_length=1,
-        description=(
-            "The change, as XML in namespace urn:ani:yang:ani-frr, e.g. "
-            + _frr("<prefix-list><name>PL-A</name><entry><seq>10</seq><action>permit</action>"
-                   "<prefix>192.0.2.0/24</prefix></entry></prefix-list>")
-            + " (a <config> wrapper is optional). Per-node operations: the attribute "
-            "operation=\"merge|replace|create|delete|remove\" in the NETCONF base namespace, "
-            "e.g. xmlns:nc=\"urn:ietf:params:xml:ns:netconf:base:1.0\" and nc:operation=\"delete\". "
-            "RFC 7951 JSON is accepted too: {\"ani-frr:frr\": {...}}, operations as "
-            "\"@\": {\"ietf-netconf:operation\": \"delete\"}."
-        ),
-    )
-    default_operation: Literal["merge", "replace", "none"] = Field(
-        default="merge",
-        description=(
-            "merge: add/update what the config names (default); replace: the config replaces "
-            "the whole candidate (omitted nodes are deleted); none: only nodes with an explicit "
-            "operation attribute change."
-        ),
-    )
-    error_option: Literal["stop-on-error", "continue-on-error", "rollback-on-error"] = Field(
-        default="rollback-on-error",
-        description="rollback-on-error (default): all of the edit or nothing; stop-on-error; continue-on-error.",
-    )
-
-
-class CompareArgs(DeviceArgs):
-    format: Literal["cli", "xml"] = Field(
-        default="cli",
-        description="cli: diff of the FRR configuration text and firewall lines (default); xml: diff of the XML",
-    )
-
-
-class CommitArgs(Args):
-    devices: list[str] = Field(min_length=1, description="Devices whose candidate to commit, in order")
-    confirmed: bool = Field(
-        default=True,
-        description=(
-            "true (default): a confirmed commit that reverts by itself after confirm_timeout_s "
-            "unless confirm_commit is called; false: a plain, final commit"
-        ),
-    )
-    confirm_timeout_s: int | None = Field(
-        default=None,
-        ge=1,
-        le=MAX_CONFIRM_TIMEOUT_S,
-        description="Seconds until an unconfirmed commit reverts (a whole number >= 1); omit for the default, 600",
-    )
-
-    @field_validator("confirm_timeout_s", mode="before")
-    @classmethod
-    def _timeout(cls, v: Any) -> Any:
-        return check_confirm_timeout(v)
-
-
-class DevicesArgs(Args):
-    devices: list[str] = Field(min_length=1, description="Device names")
-
-
-class LockArgs(Args):
-    device: str = Field(description="Device name (a router of the topology)")
-    target: Literal["candidate", "running"] = Field(
-        default="candidate", description="Datastore to lock (candidate by default; running too if no one else may commit)"
-    )
-
-
-class SchemaArgs(Args):
-    identifier: str = Field(default="ani-frr", min_length=1, description="YANG module name (ani-frr)")
-    version: str | None = Field(default=None, description="Revision (e.g. 2026-11-29); omit for the server's")
-    device: str | None = Field(default=None, description="Device to ask (any router serves the same module); default: the first")
-
-
-def check_confirm_timeout(v: Any) -> int | None:
-    """``confirm_timeout_s`` as given by an agent -> a positive int (or None: server default).
-
-    Accepts an int, an integral float (``30.0``) or a decimal string (``"30"``); refuses 0,
-    negatives, fractions, booleans, values above 4294967295 and anything else with a
-    ValueError whose message says what is allowed.
-    """
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        raise ValueError(f"must be a whole number of seconds >= 1, not a boolean ({v})")
-    if isinstance(v, float):
-        if not v.is_integer():
-            raise ValueError(f"must be a whole number of seconds >= 1, got {v!r} (not an integer)")
-        v = int(v)
-    elif isinstance(v, str):
-        if not re.fullmatch(r"\s*[+-]?\d+\s*", v):
-            raise ValueError(f"must be a whole number of seconds >= 1, got {v!r}")
-        v = int(v)
-    elif not isinstance(v, int):
-        raise ValueError(f"must be a whole number of seconds >= 1, got {type(v).__name__}")
-    if v < 1:
-        raise ValueError(f"must be a whole number of seconds >= 1, got {v}")
-    if v > MAX_CONFIRM_TIMEOUT_S:
-        raise ValueError(f"must be at most {MAX_CONFIRM_TIMEOUT_S} s, got {v}")
-    return v
-
-
-def commit_kwargs(confirmed: bool, confirm_timeout_s: int | None) -> dict[str, Any]:
-    """ncclient ``commit`` keyword arguments: the timeout as a decimal string (RFC 6241
-    §8.4.5.1 ``confirm-timeout``; ncclient 0.7.1 raises TypeError for an int)."""
-    if not confirmed:
-        return {}
-    out: dict[str, Any] = {"confirmed": True}
-    if confirm_timeout_s is not None:
-        out["timeout"] = str(int(confirm_timeout_s))
-    return out
+__all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 
 
 # -- the adapter ---------------------------------------------------------------------------
@@ -750,27 +602,3 @@ def _warn_suffix(warnings: list[ReplyError]) -> str:
     if not warnings:
         return ""
     return "\n" + "\n".join(f"warning: {w.describe()}" for w in warnings)
-
-
-def as_lines(device: str, data: etree._Element | None) -> list[str]:
-    """A ``<data>`` element of get-config as comparable text lines: the FRR configuration as
-    FRR prints it (``ani.device.render``) then the firewall as ``nft ...`` lines, one element
-    or rule per line. Raises if the XML is not a valid ``ani-frr`` configuration."""
-    from ani.device.model import DeviceConfig
-    from ani.device.render import render
-    from ani.device.yang import from_xml
-
-    frr = None if data is None else data.find(f"{{{FRR_NS}}}frr")
-    cfg = DeviceConfig(hostname=device) if frr is None else from_xml(frr, device)
-    lines = [ln for ln in render(cfg).splitlines() if ln.strip() != "!"]
-    fw = cfg.firewall
-    if fw is not None:
-        lines.append("table inet fw")
-        for name, s in fw.sets.items():
-            lines.append(f"  set {name}")
-            lines += [f"  set {name} element {e}" for e in s.elements]
-        lines.append(f"  chain forward policy {fw.forward_policy}")
-        for r in fw.forward_rules:
-            m = (f" ip saddr @{r.saddr_set}" if r.saddr_set else "") + (f" ip daddr @{r.daddr_set}" if r.daddr_set else "")
-            lines.append(f"  chain forward rule{m} {r.action}")
-    return lines

@@ -7,6 +7,8 @@ JSON form of a config, and pretty printing.
   becomes the ``nc:operation`` attribute).
 - :func:`filter_element`: a subtree filter (RFC 6241 §6) ``<filter type="subtree">``.
 - :func:`pretty`: indented XML text of elements.
+- :func:`as_lines`: a ``get-config`` ``<data>`` as FRR configuration text and ``nft`` lines
+  (what ``compare`` diffs).
 
 Every malformed argument raises :class:`XmlArgError` (its message is for the agent).
 """
@@ -259,3 +261,27 @@ def _clean_copy(e: etree._Element) -> etree._Element:
     c = etree.fromstring(etree.tostring(e), _PARSER)
     etree.cleanup_namespaces(c)
     return c
+
+
+def as_lines(device: str, data: etree._Element | None) -> list[str]:
+    """A ``<data>`` element of get-config as comparable text lines: the FRR configuration as
+    FRR prints it (``ani.device.render``) then the firewall as ``nft ...`` lines, one element
+    or rule per line. Raises if the XML is not a valid ``ani-frr`` configuration."""
+    from ani.device.model import DeviceConfig
+    from ani.device.render import render
+    from ani.device.yang import from_xml
+
+    frr = None if data is None else data.find(f"{{{FRR_NS}}}frr")
+    cfg = DeviceConfig(hostname=device) if frr is None else from_xml(frr, device)
+    lines = [ln for ln in render(cfg).splitlines() if ln.strip() != "!"]
+    fw = cfg.firewall
+    if fw is not None:
+        lines.append("table inet fw")
+        for name, s in fw.sets.items():
+            lines.append(f"  set {name}")
+            lines += [f"  set {name} element {e}" for e in s.elements]
+        lines.append(f"  chain forward policy {fw.forward_policy}")
+        for r in fw.forward_rules:
+            m = (f" ip saddr @{r.saddr_set}" if r.saddr_set else "") + (f" ip daddr @{r.daddr_set}" if r.daddr_set else "")
+            lines.append(f"  chain forward rule{m} {r.action}")
+    return lines
