@@ -26,6 +26,7 @@ ENV_VAR = "ANI_LEVEL"
 BUILTINS: dict[str, str] = {
     "a0": "ani.adapters.a0:A0Adapter",
     "a1": "ani.adapters.a1:A1Adapter",
+    "a2": "ani.adapters.a2:A2Adapter",
 }
 
 
