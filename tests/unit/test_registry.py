@@ -108,9 +108,10 @@ def test_entry_point_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
     assert available() == {
         "a0": "ani.adapters.a0:A0Adapter",
         "a1": "ani.adapters.a1:A1Adapter",
+        "a2": "ani.adapters.a2:A2Adapter",
         "myvendor": "ani_myvendor.adapter:MyVendorAdapter",
     }
-    with pytest.raises(RegistryError, match="known: a0, a1, myvendor"):
+    with pytest.raises(RegistryError, match="known: a0, a1, a2, myvendor"):
         resolve_name("acme")
     monkeypatch.setenv("ANI_LEVEL", "myvendor")
     adapter = create_adapter(None, FakeLab(), options={"timeout_s": 3})
