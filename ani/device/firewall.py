@@ -62,8 +62,8 @@ def rule_text(r: FirewallRule) -> str:
 
 def render(fw: Firewall) -> str:
     """The nft script of ``fw`` (``table inet fw { ... }``), sets in the model's order, the
-    ``forward`` chain last. Set names nft's grammar refuses (keywords like ``drop``, a leading
-    digit) are refused by ``nft -f`` itself, with its message."""
+    ``forward`` chain last. The model only holds set names nft accepts
+    (:mod:`ani.device.nft_names`), so the script parses."""
     out = [f"table {FAMILY} {TABLE} {{"]
     for name, s in fw.sets.items():
         out += [f"  set {name} {{", "    type ipv4_addr", "    flags interval"]

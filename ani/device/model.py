@@ -6,7 +6,8 @@ Shape (every field optional unless noted; ``None`` / empty means "not configured
 DeviceConfig
   hostname: str
   ip_forwarding, ipv6_forwarding: bool                  (False renders "no ip[v6] forwarding")
-  bgp_route_map_delay_timer: int | None                 ("bgp route-map delay-timer N")
+  bgp_route_map_delay_timer: int | None                 ("bgp route-map delay-timer N", 0..600 s;
+                                                         5 is FRR's default: canonical None)
   interfaces: {ifname: Interface}
     description: str | None
     addresses: [IPv4Interface]                          (sorted as FRR prints them: by text)
@@ -17,7 +18,8 @@ DeviceConfig
     router_id, passive_default, networks: [OspfNetwork(prefix, area)],
     throttle_spf: (delay, init_hold, max_hold) ms 0..600000, throttle_lsa_all: int, lsa_min_arrival: int
   bgp: Bgp | None
-    asn (required), router_id, timers: (keepalive, holdtime) s 0..65535
+    asn (required), router_id, coalesce_time: ms 0..4294967295 ("coalesce-time N"),
+    timers: (keepalive, holdtime) s 0..65535
     peer_groups: {name: Peer}        neighbors: {IPv4 address: Peer}
       Peer: remote_as (1..4294967295 | "internal" | "external"), peer_group, description, shutdown,
             update_source (interface name | IPv4 address), timers_connect
@@ -30,7 +32,7 @@ DeviceConfig
   route_maps: {name: RouteMap(entries: [RouteMapEntry(seq, action, match_prefix_list,
                set_community, set_community_additive, set_local_preference, set_metric)])}
   firewall: Firewall | None          (nftables ``table inet fw``; not part of the FRR text)
-    sets: {name: FirewallSet(elements: [IPv4Network])}
+    sets: {name: FirewallSet(elements: [IPv4Network])}   (names nft accepts: see nft_names.py)
     forward_policy: accept|drop, forward_rules: [FirewallRule(saddr_set, daddr_set, action)]
   unmodelled: [str]   lines parse() could not place ("<block> / <line>"), never rendered
 ```
@@ -39,7 +41,8 @@ Canonical form (applied by validators, so equal configurations compare equal): k
 collections are dicts (equality ignores their order; prefix-lists and route-maps keep their
 creation order, which is the order FRR prints them in); addresses, static routes, networks and
 list entries are sorted the way FRR prints them; interfaces without any setting are dropped
-(FRR does not print them); a static route's distance 1 is the default.
+(FRR does not print them); a static route's distance 1 is the default; ``bgp route-map
+delay-timer 5`` (FRR's default, which it never prints) is None.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ani.device.nft_names import check_set_name
 
 Action = Literal["permit", "deny"]
 Asn = Annotated[int, Field(ge=1, le=4294967295)]
@@ -60,6 +65,8 @@ RedistSource = Literal["kernel", "connected", "static", "ospf"]
 
 #: FRR's route-type order, used for ``redistribute`` lines.
 REDIST_ORDER: tuple[str, ...] = ("kernel", "connected", "static", "ospf")
+#: FRR 8.4's ``bgp route-map delay-timer`` (seconds) when none is configured; FRR never prints it.
+DEFAULT_ROUTE_MAP_DELAY = 5
 #: Static next hops that discard traffic (may not be mixed with forwarding next hops).
 DISCARD_NEXTHOPS: tuple[str, ...] = ("Null0", "blackhole", "reject")
 
@@ -297,6 +304,7 @@ class Bgp(_Model):
 
     asn: int = Field(ge=1, le=4294967295)
     router_id: IPv4Address | None = None
+    coalesce_time: int | None = Field(default=None, ge=0, le=4294967295)  # ms; printed when set
     timers: tuple[Uint16, Uint16] | None = None  # (keepalive, holdtime)
     peer_groups: dict[str, Peer] = Field(default_factory=dict)
     neighbors: dict[str, Peer] = Field(default_factory=dict)
@@ -449,12 +457,14 @@ class FirewallRule(_Model):
     @field_validator("saddr_set", "daddr_set")
     @classmethod
     def _set(cls, v: str | None) -> str | None:
-        return _check(_NAME_RE, "set name", v)
+        return check_set_name(v)
 
 
 class Firewall(_Model):
     """``table inet fw``: named IPv4 prefix sets and the ``forward`` filter chain
-    (``type filter hook forward priority 0; policy <forward_policy>;``)."""
+    (``type filter hook forward priority 0; policy <forward_policy>;``). Set names are those
+    nft accepts (:func:`ani.device.nft_names.check_set_name`: a letter or ``_`` first, not an
+    nft keyword such as ``drop``, ``ip``, ``type``)."""
 
     sets: dict[str, FirewallSet] = Field(default_factory=dict)
     forward_policy: Literal["accept", "drop"] = "accept"
@@ -463,7 +473,7 @@ class Firewall(_Model):
     @model_validator(mode="after")
     def _refs(self) -> Firewall:
         for name in self.sets:
-            _check(_NAME_RE, "set name", name)
+            check_set_name(name)
         for i, r in enumerate(self.forward_rules):
             for s in (r.saddr_set, r.daddr_set):
                 if s is not None and s not in self.sets:
@@ -489,6 +499,11 @@ class DeviceConfig(_Model):
     route_maps: dict[str, RouteMap] = Field(default_factory=dict)
     firewall: Firewall | None = None  # nftables, not FRR: read / applied separately (not in render)
     unmodelled: list[str] = Field(default_factory=list)
+
+    @field_validator("bgp_route_map_delay_timer")
+    @classmethod
+    def _delay(cls, v: int | None) -> int | None:
+        return None if v == DEFAULT_ROUTE_MAP_DELAY else v
 
     @field_validator("interfaces")
     @classmethod

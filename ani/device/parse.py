@@ -53,6 +53,7 @@ _OSPF = {
 }
 _BGP = {
     "router_id": re.compile(r"^bgp router-id (\S+)$"),
+    "coalesce_time": re.compile(r"^coalesce-time (\d+)$"),
     "timers": re.compile(r"^timers bgp (\d+) (\d+)$"),
     "neighbor": re.compile(r"^neighbor (\S+) (.+)$"),
     "af": re.compile(r"^address-family (.+)$"),
@@ -233,6 +234,9 @@ class _Parser:
             return True
         if m := _BGP["router_id"].match(line):
             b["router_id"] = m.group(1)
+            return True
+        if m := _BGP["coalesce_time"].match(line):
+            b["coalesce_time"] = int(m.group(1))
             return True
         if m := _BGP["timers"].match(line):
             b["timers"] = (int(m.group(1)), int(m.group(2)))

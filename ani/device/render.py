@@ -139,6 +139,8 @@ def _bgp_lines(b: Bgp) -> list[str]:
     lines = [f"router bgp {b.asn}"]
     if b.router_id is not None:
         lines.append(f" bgp router-id {b.router_id}")
+    if b.coalesce_time is not None:
+        lines.append(f" coalesce-time {b.coalesce_time}")
     if b.timers is not None:
         lines.append(" timers bgp {} {}".format(*b.timers))
     for name in b.peer_order():

@@ -31,7 +31,7 @@ PL_NAMES = ("PL-A", "PL-B", "PL-TENANTS")
 RM_NAMES = ("RM-A", "RM-B", "RM-OUT")
 WORDS = ("uplink", "to", "core", "site-7", "a_b", "R1")
 COMMUNITIES = ("64500:1", "64500:2", "65000:100", "no-export")
-SET_NAMES = ("BLUE", "RED", "mgmt_4")
+SET_NAMES = ("BLUE", "RED", "mgmt_4", "Drop", "_x.y-z")  # names nft accepts (not a keyword in lower case)
 #: pairwise disjoint (an nftables interval set refuses overlapping elements)
 SET_ELEMENTS = ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "10.1.0.0/16", "10.2.0.0/16",
                 "198.18.11.0/24", "172.16.0.0/12", "10.9.9.9/32")
@@ -134,6 +134,7 @@ def _bgp(draw) -> Bgp:  # type: ignore[no-untyped-def]
         peers=af_peers,
     )
     return Bgp(asn=asn, router_id=draw(_opt(("10.255.0.1", "2.2.2.2"))), timers=draw(_opt(((1, 3), (10, 30)))),
+               coalesce_time=draw(_opt((0, 50, 1000, 4294967295))),
                peer_groups=groups, neighbors=neighbors, ipv4_unicast=af)
 
 
@@ -199,7 +200,7 @@ def device_configs(  # type: ignore[no-untyped-def]
     m = DeviceConfig(
         hostname=hostname,
         ipv6_forwarding=draw(st.booleans()),
-        bgp_route_map_delay_timer=draw(_opt((1, 10))),
+        bgp_route_map_delay_timer=draw(_opt((0, 1, 5, 10))),  # 5: FRR's default, canonical None
         interfaces=draw(_interfaces(with_ospf and not ospf_networks, with_ospf, bool(ospf and ospf.passive_default))),
         static_routes=draw(_static_routes()),
         ospf=ospf,

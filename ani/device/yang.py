@@ -51,7 +51,7 @@ from yangson.schemanode import ListNode
 
 from ani.device.model import DeviceConfig
 from ani.device.yang_map import TOP, model_to_raw, raw_to_model_dict
-from ani.device.yang_xml import PREFIX, XmlDataError, child_map, describe, raw_to_xml, text, xml_to_raw
+from ani.device.yang_xml import PREFIX, XmlDataError, child_map, raw_to_xml, text, why_invalid, xml_to_raw
 from ani.resources import data_path
 
 NS = "urn:ani:yang:ani-frr"
@@ -280,7 +280,7 @@ def _validation_issue(e: ValidationError) -> Issue:
     name = getattr(sn, "name", "?")
     detail = f": {e.message}" if e.message else ""
     if isinstance(e, YangTypeError):
-        return Issue("error", path, f"invalid value {text(inst.value)!r} for {name}: expected {describe(sn.type)}",
+        return Issue("error", path, f"invalid value {text(inst.value)!r} for {name}: {why_invalid(sn.type, inst.value)}",
                      "invalid-value")
     if isinstance(e, SchemaError):
         if e.tag in ("missing-data", "list-key-missing"):

@@ -125,6 +125,7 @@ def _bgp(m: DeviceConfig) -> dict[str, Any]:
     assert b is not None
     out: dict[str, Any] = {"asn": b.asn}
     _put(out, "router-id", b.router_id and str(b.router_id))
+    _put(out, "coalesce-time", b.coalesce_time)
     if b.timers is not None:
         out["timers"] = {"keepalive": b.timers[0], "holdtime": b.timers[1]}
     _put(out, "peer-group", [_peer("name", n, p) for n, p in b.peer_groups.items()])
@@ -240,6 +241,7 @@ def _bgp_dict(b: dict[str, Any]) -> dict[str, Any]:
     return {
         "asn": b["asn"],
         "router_id": b.get("router-id"),
+        "coalesce_time": b.get("coalesce-time"),
         "timers": None if t is None else (t["keepalive"], t["holdtime"]),
         "peer_groups": {p["name"]: _peer_dict(p) for p in b.get("peer-group", [])},
         "neighbors": {p["address"]: _peer_dict(p) for p in b.get("neighbor", [])},

@@ -9,6 +9,7 @@ Comments and processing instructions are ignored; attributes (e.g. ``nc:operatio
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -147,7 +148,7 @@ def _scalar(elem: etree._Element, sn: TerminalNode, path: str) -> Any:
     txt = elem.text if elem.text is not None else ""
     value = sn.type.from_xml(_Text(txt))
     if value is None or value not in sn.type:
-        raise XmlDataError("invalid-value", path, f"invalid value {txt!r} for {sn.name}: {describe(sn.type)}")
+        raise XmlDataError("invalid-value", path, f"invalid value {txt!r} for {sn.name}: {why_invalid(sn.type, txt)}")
     return sn.type.to_raw(value)
 
 
@@ -158,6 +159,25 @@ class _Text:
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+
+def _custom_message(p: Any) -> str | None:
+    """A pattern's own ``error-message`` (yangson's default names the pattern), one line."""
+    msg = p.error_message
+    return None if not msg or msg.startswith("pattern '") else " ".join(msg.split())
+
+
+def why_invalid(t: DataType, value: Any) -> str:
+    """Why ``value`` is not of type ``t``: the ``error-message`` of the first string pattern it
+    breaks if the module gives one, else ``expected <what t accepts>``."""
+    while isinstance(t, LeafrefType):
+        t = t.ref_type
+    if isinstance(t, StringType) and isinstance(value, str):
+        for p in t.patterns:
+            msg = _custom_message(p)
+            if msg and (p.regex.match(value) is not None) == p.invert_match:
+                return msg
+    return f"expected {describe(t)}"
 
 
 def describe(t: DataType) -> str:
@@ -178,9 +198,11 @@ def describe(t: DataType) -> str:
     if isinstance(t, StringType):
         name = t.name or "string"
         pats = [p.pattern for p in t.patterns if not p.invert_match]
-        inv = [p.pattern for p in t.patterns if p.invert_match]
+        # an inverted pattern with its own message is named by it (a keyword list is long)
+        inv = [re.split(r"[,:;]", msg)[0] if (msg := _custom_message(p)) else f"matching {p.pattern!r}"
+               for p in t.patterns if p.invert_match]
         return (f"a {name}" + (f" matching {' and '.join(repr(p) for p in pats)}" if pats else "")
-                + (f" and not matching {' or '.join(repr(p) for p in inv)}" if inv else ""))
+                + (f" and not {' or '.join(inv)}" if inv else ""))
     return f"a {t.yang_type()}"
 
 

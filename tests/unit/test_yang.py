@@ -131,6 +131,47 @@ def test_firewall_rules_are_keyed_by_seq_and_ordered_by_it():
     assert from_json(raw, "r1").firewall.forward_rules == fw.forward_rules
 
 
+def test_route_map_delay_timer_default_5_is_not_written_and_reads_as_absent():
+    leaf = data_model().get_schema_node("/ani-frr:frr/bgp-route-map-delay-timer")
+    assert leaf.default == 5
+    assert from_json({F: {"bgp-route-map-delay-timer": 5}}, "r1") == DeviceConfig(hostname="r1")
+    assert to_json(DeviceConfig(hostname="r1", bgp_route_map_delay_timer=5)) == {F: {}}
+    assert to_json(DeviceConfig(hostname="r1", bgp_route_map_delay_timer=0)) == {F: {"bgp-route-map-delay-timer": 0}}
+
+
+def test_coalesce_time_leaf_follows_the_router_id():
+    m = parse("hostname r1\nrouter bgp 65000\n bgp router-id 10.0.0.1\n coalesce-time 50\n timers bgp 1 3\nexit\n")
+    assert to_json(m)[F]["bgp"] == {"asn": 65000, "router-id": "10.0.0.1", "coalesce-time": 50,
+                                    "timers": {"keepalive": 1, "holdtime": 3}}
+    x = to_xml(m)
+    assert [etree.QName(c).localname for c in x.find(f"{{{NS}}}bgp")] == ["asn", "router-id", "coalesce-time", "timers"]
+    assert from_xml(x, "r1") == m and validate_xml(x) == []
+    i = _one_error({"bgp": {"asn": 1, "coalesce-time": 4294967296}})
+    assert i.tag == "invalid-value" and i.path == "/frr:frr/frr:bgp/frr:coalesce-time"
+
+
+def test_yang_set_name_keywords_are_the_measured_ones():
+    from ani.device.nft_names import NFT_KEYWORDS
+
+    t = data_model().get_schema_node("/ani-frr:frr/firewall/set/name").type
+    (inverted,) = [p.pattern for p in t.patterns if p.invert_match]
+    assert set(inverted.split("|")) == NFT_KEYWORDS
+
+
+@pytest.mark.parametrize("name,why", [("drop", "an nft keyword"), ("ip", "an nft keyword"),
+                                      ("auto-merge", "an nft keyword"), ("9net", "leading digit")])
+def test_set_names_nft_refuses_are_invalid_values(name, why):
+    i = _one_error({"firewall": {"set": [{"name": name}]}})
+    assert (i.tag, i.path) == ("invalid-value", f"/frr:frr/frr:firewall/frr:set[frr:name='{name}']/frr:name")
+    assert repr(name) in i.message and why in i.message
+    x = etree.fromstring(f"<frr xmlns='{NS}'><firewall><forward-rule><seq>1</seq><saddr-set>{name}</saddr-set>"
+                         "<action>drop</action></forward-rule></firewall></frr>")
+    (i,) = validate_xml(x)
+    assert i.path.endswith("/frr:saddr-set") and why in i.message
+    ok = {"firewall": {"set": [{"name": "_" + name.upper()}]}}
+    assert validate_json({F: ok}) == []
+
+
 def test_json_member_names_may_carry_the_module_prefix():
     assert from_json({F: {"ani-frr:bgp": {"asn": 5}}}, "r1").bgp.asn == 5
     (i,) = validate_json({F: {"other:bgp": {"asn": 5}}})
