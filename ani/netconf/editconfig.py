@@ -345,9 +345,42 @@ def _c14n(e: etree._Element) -> bytes:
 
 
 class _Editor:
+    """Applies one request. List entries and leaf-list values are looked up through an index
+    per (parent element, node) built on first use and kept up to date by every change made
+    here, so a request of n entries costs O(n) lookups, not O(n * entries already there)."""
+
     def __init__(self, error_option: str) -> None:
         self.continue_ = error_option == "continue-on-error"
         self.errors: list[RpcError] = []
+        # (id(parent), node tag) -> (parent, {instance key: element}); holding the parent keeps
+        # its lxml proxy (and so its id) alive for the lifetime of the edit
+        self._index: dict[tuple[int, str], tuple[etree._Element, dict[tuple, etree._Element]]] = {}
+
+    def _instances(self, ds: etree._Element, snode: SNode) -> dict[tuple, etree._Element]:
+        k = (id(ds), snode.tag)
+        hit = self._index.get(k)
+        if hit is None:
+            idx: dict[tuple, etree._Element] = {}
+            for cand in ds.iterfind(snode.tag):
+                idx.setdefault(instance_key(snode, cand), cand)
+            hit = self._index[k] = (ds, idx)
+        return hit[1]
+
+    def find(self, ds: etree._Element, snode: SNode, req: etree._Element) -> etree._Element | None:
+        if snode.kind in ("list", "leaf-list"):
+            return self._instances(ds, snode).get(instance_key(snode, req))
+        return find(ds, snode, req)
+
+    def _added(self, ds: etree._Element, snode: SNode, elem: etree._Element) -> None:
+        if snode.cases:  # insert() may have removed the nodes of other cases: rebuild lazily
+            for k in [k for k in self._index if k[0] == id(ds)]:
+                del self._index[k]
+        if snode.kind in ("list", "leaf-list"):
+            self._instances(ds, snode)[instance_key(snode, elem)] = elem
+
+    def _removed(self, ds: etree._Element, snode: SNode, elem: etree._Element) -> None:
+        if snode.kind in ("list", "leaf-list"):
+            self._instances(ds, snode).pop(instance_key(snode, elem), None)
 
     def fail(self, err: RpcError) -> None:
         self.errors.append(err)
@@ -366,13 +399,14 @@ class _Editor:
 
     def node(self, ds: etree._Element, req: etree._Element, snode: SNode, path: str, op: str) -> None:
         here = path + _step(snode, req)
-        existing = find(ds, snode, req)
+        existing = self.find(ds, snode, req)
         if op in ("delete", "remove"):
             if existing is None:
                 if op == "delete":
                     self.fail(RpcError("data-missing", f"cannot delete {snode.name!r}: it does not exist",
                                        path=here, info={"bad-element": snode.name}))
                 return
+            self._removed(ds, snode, existing)
             ds.remove(existing)
             return
         if op == "create" and existing is not None:
@@ -397,6 +431,7 @@ class _Editor:
                 new = _new(snode, ds)
                 new.text = value
                 insert(ds, new, snode)
+                self._added(ds, snode, new)
             elif snode.kind == "leaf":
                 existing.text = value
             return
@@ -410,9 +445,11 @@ class _Editor:
         self.children(new, req, snode, here, "merge" if op == "create" else op,
                       skip_keys=snode.kind == "list")
         if existing is not None:  # replace in place
+            self._removed(ds, snode, existing)
             ds.replace(existing, new)
         else:
             insert(ds, new, snode)
+        self._added(ds, snode, new)
 
 
 def _new(snode: SNode, ds: etree._Element) -> etree._Element:
@@ -422,23 +459,26 @@ def _new(snode: SNode, ds: etree._Element) -> etree._Element:
     return etree.Element(snode.tag, nsmap=None if same else {None: snode.ns})
 
 
+def instance_key(snode: SNode, elem: etree._Element) -> tuple:
+    """What identifies an instance of a list (its key values) or leaf-list (its value), in
+    canonical form; a missing key is None."""
+    if snode.kind == "leaf-list":
+        return (canonical(snode, elem.text),)
+    out = []
+    for k in snode.key_nodes():
+        ke = elem.find(k.tag)
+        out.append(canonical(k, ke.text) if ke is not None else None)
+    return tuple(out)
+
+
 def find(ds: etree._Element, snode: SNode, req: etree._Element) -> etree._Element | None:
     """The datastore instance of ``req`` under ``ds``: by key values for a list entry, by value
-    for a leaf-list entry, by name otherwise; None if there is none."""
-    if snode.kind == "list":
-        want = [canonical(k, req.find(k.tag).text) for k in snode.key_nodes()]
+    for a leaf-list entry, by name otherwise; None if there is none. (One lookup; an edit
+    uses an index instead, see ``_Editor``.)"""
+    if snode.kind in ("list", "leaf-list"):
+        want = instance_key(snode, req)
         for cand in ds.iterfind(snode.tag):
-            have = []
-            for k in snode.key_nodes():
-                ke = cand.find(k.tag)
-                have.append(canonical(k, ke.text) if ke is not None else None)
-            if have == want:
-                return cand
-        return None
-    if snode.kind == "leaf-list":
-        want_v = canonical(snode, req.text)
-        for cand in ds.iterfind(snode.tag):
-            if canonical(snode, cand.text) == want_v:
+            if instance_key(snode, cand) == want:
                 return cand
         return None
     return ds.find(snode.tag)
@@ -461,9 +501,9 @@ def insert(ds: etree._Element, new: etree._Element, snode: SNode) -> None:
                     for e in ds.findall(tag):
                         ds.remove(e)
                     break
-    same = ds.findall(snode.tag)
-    if same:
-        same[-1].addnext(new)
+    last = next(ds.iterchildren(snode.tag, reversed=True), None)
+    if last is not None:
+        last.addnext(new)
         _fix_tail(new)
         return
     mine = parent.order(snode.tag) if parent.kind != "root" else 0
