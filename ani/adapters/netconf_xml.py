@@ -29,10 +29,21 @@ MODULE_NS = {"ani-frr": FRR_NS, "ietf-netconf": BASE_NS}
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=True,
                           huge_tree=False, remove_comments=True)
 _DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
+_DTD = re.compile(r"<!(DOCTYPE|ENTITY)", re.I)
+#: a YANG identifier (RFC 7950 §6.2), the local part of an RFC 7951 member name
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
 class XmlArgError(ValueError):
     """An XML/JSON argument the client cannot send; the message says why."""
+
+
+def _no_dtd(text: str, what: str) -> None:
+    """NETCONF messages carry no document type declaration (RFC 6241 §3: no DTD, entities
+    are not expanded): refuse one here with a message saying so, instead of a parser error."""
+    if _DTD.search(text):
+        raise XmlArgError(f"{what}: a DOCTYPE / ENTITY declaration is not allowed in NETCONF "
+                          "XML; write the values out")
 
 
 def parse_fragment(text: str, what: str) -> list[etree._Element]:
@@ -42,6 +53,7 @@ def parse_fragment(text: str, what: str) -> list[etree._Element]:
     top-level text, or whose top-level elements carry no namespace (the server matches by
     namespace, RFC 6241 §6.2.1: write ``xmlns="urn:ani:yang:ani-frr"``).
     """
+    _no_dtd(text, what)
     body = _DECL.sub("", text, count=1)
     try:
         wrap = etree.fromstring(f"<_ani_wrap_>{body}</_ani_wrap_>".encode(), _PARSER)
@@ -84,9 +96,19 @@ def json_to_xml(doc: Any) -> list[etree._Element]:
 
     Objects become elements, arrays repeated elements (list entries or leaf-list values),
     ``true``/``false`` the strings, ``[null]`` an empty element; list keys are moved first
-    (RFC 7950 §7.8.5) using the YANG schema. Raises XmlArgError.
+    (RFC 7950 §7.8.5) using the YANG schema. Raises XmlArgError, also for a member name that
+    is not a YANG identifier, a string XML cannot carry (NUL, control characters, lone
+    surrogates), a scalar where the schema has a container or list (or an object for a leaf),
+    and nesting too deep to convert.
     """
-    return _json_elements(doc)
+    try:
+        return _json_elements(doc)
+    except XmlArgError:
+        raise
+    except RecursionError:
+        raise XmlArgError("JSON config is nested too deeply") from None
+    except ValueError as exc:  # lxml: a name or string XML cannot carry
+        raise XmlArgError(f"JSON config cannot be written as XML: {exc}") from None
 
 
 def _schema_child(parent: Any, name: str, module: str) -> Any:
@@ -102,12 +124,20 @@ def _schema_child(parent: Any, name: str, module: str) -> Any:
         return None
 
 
+def _check_name(name: str, where: str) -> None:
+    if not _IDENT.fullmatch(name):
+        raise XmlArgError(f"JSON config: {name!r} ({where}) is not a YANG identifier "
+                          "(letters, digits, '_', '-', '.'; not starting with a digit)")
+
+
 def _attrs(meta: Any, where: str) -> dict[str, str]:
     if not isinstance(meta, dict):
         raise XmlArgError(f"JSON config: metadata of {where} must be an object")
     out = {}
     for k, v in meta.items():
         mod, _, local = k.partition(":")
+        if local:
+            _check_name(local, f"an annotation of {where}")
         if not local or mod not in MODULE_NS:
             raise XmlArgError(f"JSON config: unknown annotation {k!r} on {where} "
                               "(known: ietf-netconf:operation)")
@@ -126,12 +156,16 @@ def _scalar(v: Any, where: str) -> str | None:
 
 
 def _to_xml(name: str, ns: str, value: Any, snode: Any) -> list[etree._Element]:
+    _check_name(name, "a member name")
     tag = f"{{{ns}}}{name}"
     if isinstance(value, list) and value != [None]:
         out = []
         for item in value:
+            if isinstance(item, list):
+                raise XmlArgError(f"JSON config: {name!r} holds an array inside an array")
             out.extend(_to_xml(name, ns, item, snode))
         return out
+    _check_shape(name, value, snode)
     e = etree.Element(tag, nsmap={None: ns} if ns == FRR_NS else None)
     if isinstance(value, dict):
         leaf_meta: dict[str, Any] = {}
@@ -160,8 +194,28 @@ def _to_xml(name: str, ns: str, value: Any, snode: Any) -> list[etree._Element]:
                     t.set(a, av)
         _keys_first(e, snode)
     else:
-        e.text = _scalar(value, name)
+        try:
+            e.text = _scalar(value, name)
+        except ValueError:  # lxml refuses NUL, control characters, lone surrogates
+            raise XmlArgError(f"JSON config: the value of {name!r} has characters XML cannot "
+                              "carry (NUL, control characters or lone surrogates)") from None
     return [e]
+
+
+def _check_shape(name: str, value: Any, snode: Any) -> None:
+    """A container or list entry must be an object (``[null]`` is taken as an empty one), a
+    leaf a scalar (when the schema node is known; otherwise the server decides)."""
+    if snode is None:
+        return
+    from yangson import schemanode as sn
+
+    if isinstance(snode, sn.InternalNode) and not isinstance(value, dict) and value != [None]:
+        kind = "list" if isinstance(snode, sn.ListNode) else "container"
+        raise XmlArgError(f"JSON config: {name!r} is a {kind}: give an object "
+                          + ("(or an array of objects) " if kind == "list" else "")
+                          + f"with its members, not {json.dumps(value)[:40]}")
+    if isinstance(snode, sn.TerminalNode) and isinstance(value, dict):
+        raise XmlArgError(f"JSON config: {name!r} is a leaf: give its value, not an object")
 
 
 def _keys_first(e: etree._Element, snode: Any) -> None:
@@ -185,6 +239,8 @@ def config_element(text: str) -> etree._Element:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise XmlArgError(f"config is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise XmlArgError("config: JSON nested too deeply") from None
         children = json_to_xml(doc)
     else:
         if not text.strip():
@@ -207,6 +263,7 @@ def _is_config_wrapper(text: str) -> bool:
 
 
 def _parse_config_wrapper(text: str) -> etree._Element:
+    _no_dtd(text, "config")
     body = _DECL.sub("", text, count=1)
     try:
         root = etree.fromstring(body.encode(), _PARSER)
@@ -225,6 +282,7 @@ def _parse_config_wrapper(text: str) -> etree._Element:
 def filter_element(text: str) -> etree._Element:
     """``<filter type="subtree">`` holding the agent's subtree filter elements (RFC 6241 §6).
     A ``<filter>`` written by the agent itself is taken as is (type must be subtree)."""
+    _no_dtd(text, "filter")
     stripped = _DECL.sub("", text, count=1).lstrip()
     if re.match(r"^<(\w+:)?filter[\s>/]", stripped):
         try:

@@ -93,3 +93,105 @@ def test_long_list_edit_keeps_semantics(schema):
         '<pl><name>A</name><entry nc:operation="create"><seq>7</seq><action>deny</action></entry>'
         '<entry nc:operation="create"><seq>7</seq><action>deny</action></entry></pl>'))
     assert [e.tag for e in r.errors] == ["data-exists"]
+
+
+# -- kind: an agent's malformed argument escaped as an exception (A2 must answer with data) -------
+
+FRR = "urn:ani:yang:ani-frr"
+OK_REPLY = f'<rpc-reply xmlns="{BASE_NS}" message-id="1"><ok/></rpc-reply>'
+
+
+class _Reply:
+    def __init__(self, xml: str) -> None:
+        self.xml = xml
+
+
+class _Manager:
+    """An ncclient manager stand-in that answers <ok/> and records what was sent."""
+
+    connected = True
+    session_id = "7"
+    server_capabilities = ["urn:ietf:params:netconf:capability:candidate:1.0",
+                           "urn:ietf:params:netconf:capability:confirmed-commit:1.1"]
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def op(**kw):  # type: ignore[no-untyped-def]
+            self.calls.append(name)
+            return _Reply(OK_REPLY)
+        return op
+
+    def close_session(self) -> None:
+        self.connected = False
+
+
+class _Lab:
+    class topology:  # noqa: N801 - mimics Lab.topology
+        routers = {"r1": None}
+
+    def netconf_endpoint(self, router):  # type: ignore[no-untyped-def]
+        return {"host": "127.0.0.1", "port": 830, "username": "ani", "password": "x"}
+
+
+@pytest.fixture
+def a2():  # type: ignore[no-untyped-def]
+    from ani.adapters.a2 import A2Adapter
+
+    m = _Manager()
+    a = A2Adapter(_Lab(), connect=lambda ep, **kw: m)
+    a.sent = m.calls  # type: ignore[attr-defined]
+    yield a
+    a.close()
+
+
+BAD_CONFIGS = {
+    "member name that is not an identifier": '{"ani-frr:frr": {"bad name": 1}}',
+    "empty member name": '{"ani-frr:frr": {"": 1}}',
+    "NUL in a value": '{"ani-frr:frr": {"prefix-list": [{"name": "A\\u0000B"}]}}',
+    "control character in a value": '{"ani-frr:frr": {"prefix-list": [{"name": "A\\u0007"}]}}',
+    "lone surrogate in a value": '{"ani-frr:frr": {"prefix-list": [{"name": "\\ud800"}]}}',
+    "lone surrogate in a name": '{"ani-frr:frr": {"\\udc00": 1}}',
+    "nesting deeper than the parser": '{"ani-frr:frr": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "annotation name that is not an identifier":
+        '{"ani-frr:frr": {"@": {"ietf-netconf:bad name": "x"}}}',
+    "scalar for a container": '{"ani-frr:frr": 1e400}',
+    "scalar for a list": '{"ani-frr:frr": {"prefix-list": "PL-A"}}',
+    "object for a leaf": '{"ani-frr:frr": {"prefix-list": [{"name": {"x": 1}, "entry": []}]}}',
+    "DOCTYPE in XML": f'<!DOCTYPE x [<!ENTITY a "aaaa">]><frr xmlns="{FRR}"/>',
+    "billion laughs": ('<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+                       '<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>'
+                       f'<config><frr xmlns="{FRR}"><prefix-list><name>&lol2;</name>'
+                       '</prefix-list></frr></config>'),
+}
+
+
+@pytest.mark.parametrize("config", BAD_CONFIGS.values(), ids=BAD_CONFIGS.keys())
+def test_edit_config_refuses_malformed_argument_as_data(a2, config):
+    r = a2.call("edit_config", {"device": "r1", "config": config})
+    assert not r.ok and r.error.code == "invalid_arguments", r.text
+    assert a2.sent == []  # nothing reached the router
+
+
+def test_doctype_refusal_says_why(a2):
+    r = a2.call("edit_config", {"device": "r1", "config": BAD_CONFIGS["DOCTYPE in XML"]})
+    assert "DOCTYPE" in r.error.message
+    r = a2.call("get_config", {"device": "r1", "filter": BAD_CONFIGS["DOCTYPE in XML"]})
+    assert not r.ok and r.error.code == "invalid_arguments" and "DOCTYPE" in r.error.message
+
+
+def test_good_json_still_converts():
+    from ani.adapters.netconf_xml import config_element
+
+    cfg = config_element('{"ani-frr:frr": {"prefix-list": [{"entry": [{"seq": 5, "action": '
+                         '"permit", "prefix": "192.0.2.0/24"}], "name": "PL-A"}], '
+                         '"static-route": [{"prefix": "192.0.2.0/24", "next-hop": "blackhole",'
+                         ' "@": {"ietf-netconf:operation": "delete"}}]}}')
+    pl = cfg.find(f"{{{FRR}}}frr/{{{FRR}}}prefix-list")
+    assert [etree.QName(c).localname for c in pl] == ["name", "entry"]  # key first
+    sr = cfg.find(f"{{{FRR}}}frr/{{{FRR}}}static-route")
+    assert sr.get(f"{{{BASE_NS}}}operation") == "delete"
