@@ -31,7 +31,9 @@ Semantics (RFC 6241 §7.2):
   namespace is ``unknown-namespace`` (error-info ``bad-element``, ``bad-namespace``), an unknown
   or ``config false`` element ``unknown-element``, a list entry without one of its keys
   ``missing-element`` (``bad-element`` = the key), a value that is not of the leaf's type
-  ``invalid-value``. Such errors leave the datastore unchanged whatever the error-option.
+  ``invalid-value``; a leaf given two different values in one request (e.g. the same list
+  entry written twice), or text inside a container / list entry, ``bad-element``. Such errors
+  leave the datastore unchanged whatever the error-option.
 - ``error_option``: ``stop-on-error`` and ``rollback-on-error`` stop at the first error and
   return the datastore unchanged (the edit is atomic); ``continue-on-error`` skips the failing
   node, applies the rest and returns every error.
@@ -215,12 +217,15 @@ def check(schema: Schema, config: etree._Element, default_operation: str = "merg
     and attributes, bad operation values, missing list keys, values not of their type).
     Returns the errors in document order (empty if the request is well-formed)."""
     errors: list[RpcError] = []
-    _check_children(schema, config, schema.root, "", default_operation, errors)
+    _check_children(schema, config, schema.root, "", default_operation, errors, (), {})
     return errors
 
 
 def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, path: str,
-                    op: str, errors: list[RpcError]) -> None:
+                    op: str, errors: list[RpcError], dpath: tuple,
+                    leaves: dict[tuple, str]) -> None:
+    """``dpath``: the data path of ``req_parent`` (tags and canonical list keys); ``leaves``:
+    the value set for each leaf so far in the request, by data path."""
     for req in elements(req_parent):
         ns, name = _ns(req.tag), _localname(req.tag)
         snode = sparent.child(req.tag)
@@ -243,6 +248,11 @@ def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, 
             continue
         own = _check_attributes(req, name, here, errors)
         eff = own or op
+        if snode.kind in ("container", "list") and (req.text or "").strip():
+            errors.append(RpcError(
+                "bad-element", f"{name!r} is a {snode.kind}: it holds elements, not text "
+                f"({req.text.strip()[:40]!r})", path=here, info={"bad-element": name}))
+            continue
         if snode.kind in ("leaf", "leaf-list"):
             if elements(req):
                 errors.append(RpcError("bad-element", f"leaf {name!r} cannot have child elements",
@@ -252,6 +262,9 @@ def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, 
                 errors.append(RpcError(
                     "invalid-value", f"{(req.text or '')!r} is not a valid value of {name!r} "
                     f"({snode.type})", path=here, info={"bad-element": name}))
+            elif snode.kind == "leaf" and eff not in ("delete", "remove"):
+                _one_value(leaves, dpath + (snode.tag,), canonical(snode, req.text) or "", name,
+                           here, errors)
             continue
         if snode.kind == "list":
             for key in snode.key_nodes():
@@ -274,9 +287,23 @@ def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, 
                         info={"bad-attribute": "operation", "bad-element": key.name}))
                     break
             else:
-                _check_children(schema, req, snode, here, eff, errors)
+                _check_children(schema, req, snode, here, eff, errors,
+                                dpath + ((snode.tag, instance_key(snode, req)),), leaves)
             continue
-        _check_children(schema, req, snode, here, eff, errors)
+        _check_children(schema, req, snode, here, eff, errors, dpath + (snode.tag,), leaves)
+
+
+def _one_value(leaves: dict[tuple, str], key: tuple, value: str, name: str, path: str,
+               errors: list[RpcError]) -> None:
+    """A request may name a leaf more than once (a list entry or container written twice
+    merges), but not with two different values: the later one would silently win (e.g. two
+    prefix-list entries with the same seq), so that is ``bad-element``."""
+    prev = leaves.setdefault(key, value)
+    if prev != value:
+        errors.append(RpcError(
+            "bad-element", f"{name!r} is given twice in the request with different values "
+            f"({prev!r}, then {value!r}); the same list entry (same keys) written twice?",
+            path=path, info={"bad-element": name}))
 
 
 def _check_attributes(req: etree._Element, name: str, path: str, errors: list[RpcError]) -> str | None:

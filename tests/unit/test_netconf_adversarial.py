@@ -195,3 +195,51 @@ def test_good_json_still_converts():
     assert [etree.QName(c).localname for c in pl] == ["name", "entry"]  # key first
     sr = cfg.find(f"{{{FRR}}}frr/{{{FRR}}}static-route")
     assert sr.get(f"{{{BASE_NS}}}operation") == "delete"
+
+
+# -- kind: a request that gives one leaf two values (the later one silently won) -----------------
+
+
+@pytest.mark.parametrize("inner,bad", [
+    # the same prefix-list entry twice with different contents (a copy-paste with the seq
+    # left unchanged): the second overwrote the first
+    ("<pl><name>A</name><entry><seq>5</seq><action>permit</action><prefix>p5</prefix></entry>"
+     "<entry><seq>5</seq><action>deny</action><prefix>p6</prefix></entry></pl>", "action"),
+    # two-key list, keys in another order
+    ("<route><prefix>x</prefix><next-hop>y</next-hop><distance>5</distance></route>"
+     "<route><next-hop>y</next-hop><prefix>x</prefix><distance>7</distance></route>", "distance"),
+    # the list entry's parent written twice
+    ("<pl><name>A</name><entry><seq>5</seq><action>permit</action></entry></pl>"
+     "<pl><name>A</name><entry><seq>5</seq><action>deny</action></entry></pl>", "action"),
+    # the same leaf twice, written differently
+    ("<count>5</count><count>6</count>", "count"),
+])
+def test_a_leaf_given_two_values_in_one_request_is_refused(schema, inner, bad):
+    before = data("")
+    for opt in ("stop-on-error", "continue-on-error"):
+        r = editconfig.edit(schema, before, config(inner), error_option=opt)
+        assert {e.tag for e in r.errors} == {"bad-element"}, r.errors
+        assert r.errors[0].info == {"bad-element": bad} and "twice" in r.errors[0].message
+        assert not r.changed
+
+
+def test_repeated_nodes_that_agree_still_merge(schema):
+    """Writing a container, list entry, leaf (same value) or leaf-list value twice is fine."""
+    r = editconfig.edit(schema, data(""), config(
+        "<tag>t</tag><tag>t</tag><count>7</count><count>7</count>"
+        "<pl><name>A</name><entry><seq>1</seq><action>permit</action></entry></pl>"
+        "<pl><name>A</name><entry><seq>01</seq><action>permit</action><prefix>p</prefix>"
+        "</entry><entry><seq>2</seq><action>deny</action></entry></pl>"))
+    assert not r.errors
+    assert len(r.tree.findall(f".//{{{EC}}}tag")) == 1
+    assert len(r.tree.findall(f".//{{{EC}}}entry")) == 2
+    assert r.tree.findtext(f".//{{{EC}}}prefix") == "p"
+
+
+def test_text_inside_a_container_is_refused(schema):
+    """<sub>hello</sub>: a container or list entry holds elements, not text (it was ignored,
+    so the client believed something was set)."""
+    r = editconfig.edit(schema, data(""), config("<sub>hello</sub>"))
+    assert [e.tag for e in r.errors] == ["bad-element"]
+    r = editconfig.edit(schema, data(""), config("<sub>\n  <a>x</a>\n</sub>"))  # whitespace: fine
+    assert not r.errors
