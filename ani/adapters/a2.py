@@ -218,6 +218,17 @@ class A2Adapter(BaseAdapter):
         return ToolResult.failure(ErrorCode.COMMAND_FAILED, f"{device}: {what}: {type(exc).__name__}: {exc}",
                                   data={"device": device})
 
+    def _simple(self, device: str, op: str, what: str, done: str, **kw: Any) -> ToolResult:
+        """One RPC whose reply is ``<ok/>`` (or warnings): ``"<device>: <done>"`` plus the
+        warnings, data ``{device, warnings}``; a failure as :meth:`_fail` reports it."""
+        try:
+            reply = self._rpc(device, op, **kw)
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            return self._fail(device, exc, what)
+        return ToolResult.success(f"{device}: {done}" + _warn_suffix(reply.warnings),
+                                  {"device": device,
+                                   "warnings": [w.to_dict() for w in reply.warnings]})
+
     def _capped(self, text: str) -> tuple[str, bool, int]:
         capped = CappedOutput(self.max_output)
         capped.feed(text.encode("utf-8", errors="replace"))
@@ -353,15 +364,10 @@ class A2Adapter(BaseAdapter):
             cfg = config_element(args.config)
         except XmlArgError as exc:
             return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, f"edit_config: {exc}")
-        try:
-            reply = self._rpc(args.device, "edit_config", config=cfg, target="candidate",
-                              default_operation=args.default_operation, error_option=args.error_option)
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
-            return self._fail(args.device, exc, "edit-config")
-        return ToolResult.success(
-            f"{args.device}: candidate edited (running unchanged until commit)" + _warn_suffix(reply.warnings),
-            {"device": args.device, "warnings": [w.to_dict() for w in reply.warnings]},
-        )
+        return self._simple(args.device, "edit_config", "edit-config",
+                            "candidate edited (running unchanged until commit)", config=cfg,
+                            target="candidate", default_operation=args.default_operation,
+                            error_option=args.error_option)
 
     @tool(
         args=DeviceArgs,
@@ -373,26 +379,16 @@ class A2Adapter(BaseAdapter):
         ),
     )
     def validate(self, args: DeviceArgs) -> ToolResult:
-        try:
-            reply = self._rpc(args.device, "validate", source="candidate")
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
-            return self._fail(args.device, exc, "validate")
-        return ToolResult.success(
-            f"{args.device}: candidate is valid" + _warn_suffix(reply.warnings),
-            {"device": args.device, "warnings": [w.to_dict() for w in reply.warnings]},
-        )
+        return self._simple(args.device, "validate", "validate", "candidate is valid",
+                            source="candidate")
 
     @tool(
         args=DeviceArgs,
         description="Throw away uncommitted edits: the candidate becomes a copy of running (NETCONF discard-changes).",
     )
     def discard_changes(self, args: DeviceArgs) -> ToolResult:
-        try:
-            reply = self._rpc(args.device, "discard_changes")
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
-            return self._fail(args.device, exc, "discard-changes")
-        return ToolResult.success(f"{args.device}: candidate reset to running" + _warn_suffix(reply.warnings),
-                                  {"device": args.device, "warnings": [w.to_dict() for w in reply.warnings]})
+        return self._simple(args.device, "discard_changes", "discard-changes",
+                            "candidate reset to running")
 
     @tool(
         args=LockArgs,
@@ -403,24 +399,23 @@ class A2Adapter(BaseAdapter):
         ),
     )
     def lock(self, args: LockArgs) -> ToolResult:
-        try:
-            reply = self._rpc(args.device, "lock", target=args.target)
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
-            return self._fail(args.device, exc, f"lock {args.target}")
-        self._locks.setdefault(args.device, set()).add(args.target)
-        return ToolResult.success(f"{args.device}: {args.target} locked" + _warn_suffix(reply.warnings),
-                                  {"device": args.device, "target": args.target,
-                                   "session_id": self.session(args.device).session_id})
+        res = self._simple(args.device, "lock", f"lock {args.target}", f"{args.target} locked",
+                           target=args.target)
+        if res.ok:
+            self._locks.setdefault(args.device, set()).add(args.target)
+            assert res.data is not None
+            res.data.update(target=args.target, session_id=self.session(args.device).session_id)
+        return res
 
     @tool(args=LockArgs, description="Release a lock taken with lock (NETCONF unlock).")
     def unlock(self, args: LockArgs) -> ToolResult:
-        try:
-            reply = self._rpc(args.device, "unlock", target=args.target)
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
-            return self._fail(args.device, exc, f"unlock {args.target}")
-        self._locks.get(args.device, set()).discard(args.target)
-        return ToolResult.success(f"{args.device}: {args.target} unlocked" + _warn_suffix(reply.warnings),
-                                  {"device": args.device, "target": args.target})
+        res = self._simple(args.device, "unlock", f"unlock {args.target}",
+                           f"{args.target} unlocked", target=args.target)
+        if res.ok:
+            self._locks.get(args.device, set()).discard(args.target)
+            assert res.data is not None
+            res.data["target"] = args.target
+        return res
 
     # -- commit tools ------------------------------------------------------------------------
 
