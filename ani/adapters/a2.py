@@ -440,17 +440,33 @@ class A2Adapter(BaseAdapter):
             try:
                 before = self._running(d)
                 t0 = time.monotonic()
+                gen = self.session(d).generation
                 reply = self._rpc(d, "commit", **kw)
-                after = self._running(d)
             except (RpcFailed, RpcTimeout, SessionLost) as exc:
                 failed = (d, exc)
                 break
-            per[d] = {"ok": True, "changed": before != after, "warnings": [w.to_dict() for w in reply.warnings]}
+            # committed: record it before reading running again, so that a session drop during
+            # that read (the server then rolls a confirmed commit back) is accounted for
             if args.confirmed:
                 self._pending[d] = (t0 + float(timeout or 0), int(timeout or 0))
                 self._lost.pop(d, None)
             else:
                 self._pending.pop(d, None)
+            try:
+                changed: bool | None = before != self._running(d)
+            except (RpcFailed, RpcTimeout, SessionLost):
+                changed = None  # committed; whether running changed is not known
+            if args.confirmed and self.session(d).generation != gen:
+                self._pending.pop(d, None)
+                self._lost[d] = "the session that made it dropped, so the server rolled it back"
+                failed = (d, SessionLost(
+                    f"{d}: the confirmed commit was made, then the NETCONF session dropped, so "
+                    "the server rolled it back (RFC 6241 §8.4.1): commit again"))
+                break
+            per[d] = {"ok": True, "changed": changed is not False,
+                      "warnings": [w.to_dict() for w in reply.warnings]}
+            if changed is None:
+                per[d]["changed_unknown"] = True
             done.append(d)
         kind = f"confirmed commit (reverts in {timeout} s unless confirmed)" if args.confirmed else "commit"
         data: dict[str, Any] = {"devices": per, "confirmed": args.confirmed, "confirm_timeout_s": timeout}

@@ -243,3 +243,53 @@ def test_text_inside_a_container_is_refused(schema):
     assert [e.tag for e in r.errors] == ["bad-element"]
     r = editconfig.edit(schema, data(""), config("<sub>\n  <a>x</a>\n</sub>"))  # whitespace: fine
     assert not r.errors
+
+
+# -- kind: the adapter's bookkeeping disagrees with the server after a session drop --------------
+
+
+class _DroppingManager(_Manager):
+    """Drops the transport on the n-th get_config (ncclient raises TransportError)."""
+
+    def __init__(self, drop_on_get: int) -> None:
+        super().__init__()
+        self.drop_on_get = drop_on_get
+        self.gets = 0
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        op = super().__getattr__(name)
+        if name != "get_config":
+            return op
+
+        def get(**kw):  # type: ignore[no-untyped-def]
+            from ncclient.transport.errors import TransportError
+
+            self.gets += 1
+            if self.gets == self.drop_on_get:
+                self.connected = False
+                raise TransportError("Not connected to NETCONF server")
+            self.calls.append(name)
+            return _Reply(f'<rpc-reply xmlns="{BASE_NS}" message-id="1"><data/></rpc-reply>')
+        return get
+
+    @property
+    def _session(self):  # type: ignore[no-untyped-def]
+        return self
+
+
+def test_session_drop_right_after_a_confirmed_commit_is_not_a_pending_commit():
+    """The confirmed commit succeeded, then the session dropped (while the adapter read running
+    to measure `changed`): the server rolls that commit back (RFC 6241 §8.4.1). The adapter
+    must not report a pending commit, and confirm_commit must not send a plain commit on the
+    new session (that would 'confirm' nothing and tell the agent its change is permanent)."""
+    from ani.adapters.a2 import A2Adapter
+
+    first, second = _DroppingManager(drop_on_get=2), _DroppingManager(drop_on_get=0)
+    managers = [first, second]
+    a = A2Adapter(_Lab(), connect=lambda ep, **kw: managers.pop(0))
+    res = a.call("commit", {"devices": ["r1"], "confirm_timeout_s": 30})
+    assert first.calls.count("commit") == 1
+    assert not res.ok and "rolled" in res.error.message, res.text
+    res = a.call("confirm_commit", {"devices": ["r1"]})
+    assert not res.ok and "commit" not in second.calls
+    a.close()
