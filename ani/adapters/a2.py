@@ -526,21 +526,27 @@ class A2Adapter(BaseAdapter):
         problems: list[str] = []
         retriable = True
         for d in _unique(args.devices):
-            why = self._not_pending(d)
-            if why:
-                per[d] = {"ok": False, "error": why}
-                problems.append(f"{d}: {why}")
-                retriable = False
-                continue
             try:
-                before = self._running(d)
-                reply = self._rpc(d, "commit")
-                after = self._running(d)
+                why = self._not_pending(d)
+                if why is None:
+                    before = self._running(d)
+                    # that read re-opens a dropped session (and so forgets its pending commit,
+                    # which the server rolled back): a plain commit on the new session would
+                    # confirm nothing
+                    why = self._not_pending(d)
+                if why is None:
+                    reply = self._rpc(d, "commit")
+                    after = self._running(d)
             except (RpcFailed, RpcTimeout, SessionLost) as exc:
                 r = self._fail(d, exc, "confirming commit", raise_timeout=False)
                 per[d] = {"ok": False, "error": r.error.message if r.error else str(exc), **(r.data or {})}
                 problems.append(per[d]["error"])
                 retriable = retriable and bool(r.error and r.error.retriable)
+                continue
+            if why is not None:
+                per[d] = {"ok": False, "error": why}
+                problems.append(f"{d}: {why}")
+                retriable = False
                 continue
             self._pending.pop(d, None)
             per[d] = {"ok": True, "changed": before != after, "warnings": [w.to_dict() for w in reply.warnings]}

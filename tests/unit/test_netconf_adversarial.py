@@ -293,3 +293,20 @@ def test_session_drop_right_after_a_confirmed_commit_is_not_a_pending_commit():
     res = a.call("confirm_commit", {"devices": ["r1"]})
     assert not res.ok and "commit" not in second.calls
     a.close()
+
+
+def test_confirm_commit_after_an_unnoticed_session_drop_refuses():
+    """commit (confirmed) -> the session drops unnoticed -> confirm_commit: the server rolled
+    the commit back when the session ended. confirm_commit re-opened the session for its
+    first read and then sent a plain commit there, reporting "commit confirmed"."""
+    from ani.adapters.a2 import A2Adapter
+
+    first, second = _DroppingManager(drop_on_get=0), _DroppingManager(drop_on_get=0)
+    managers = [first, second]
+    a = A2Adapter(_Lab(), connect=lambda ep, **kw: managers.pop(0))
+    assert a.call("commit", {"devices": ["r1"], "confirm_timeout_s": 30}).ok
+    first.connected = False  # dropped; nobody has noticed yet
+    res = a.call("confirm_commit", {"devices": ["r1"]})
+    assert not res.ok and "rolled" in res.error.message, res.text
+    assert "commit" not in second.calls
+    a.close()
