@@ -46,7 +46,11 @@ PROTOCOL_CAPABILITIES = (
     f"{MON_NS}?module=ietf-netconf-monitoring&revision=2010-10-04",
 )
 
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
+#: entities are never resolved, nothing is fetched, no DTD is loaded (a DOCTYPE is refused);
+#: comments and processing instructions are dropped at parse time, so that a value written
+#: around one (``PL<!-- c -->-A``) is read whole (lxml's ``.text`` would stop at it)
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False,
+                          remove_comments=True, remove_pis=True)
 _NS_RE = re.compile(r'^\s*namespace\s+["\']?([^"\';\s]+)', re.M)
 
 
@@ -245,16 +249,30 @@ def _filter(params: dict[str, etree._Element]) -> etree._Element | None:
     if f is None:
         return None
     ftype = f.get("type", f.get(_q("type"), "subtree"))
-    if ftype != "subtree":
+    if ftype == "xpath":
         raise RpcError("operation-not-supported",
-                       f"filter type {ftype!r} is not supported (no :xpath capability);"
-                       " use subtree",
+                       "filter type 'xpath' is not supported (no :xpath capability); use subtree",
+                       type="protocol", info={"bad-attribute": "type", "bad-element": "filter"})
+    if ftype != "subtree":
+        raise RpcError("bad-attribute", f"unknown filter type {ftype!r} (subtree or xpath)",
                        type="protocol", info={"bad-attribute": "type", "bad-element": "filter"})
     return f
 
 
 def _text(params: dict[str, etree._Element], name: str) -> str | None:
     return (params[name].text or "") if name in params else None
+
+
+def _flag(params: dict[str, etree._Element], name: str) -> bool:
+    """A parameter of YANG type ``empty`` (e.g. ``<confirmed/>``): present or not; content
+    in it is ``invalid-value``."""
+    e = params.get(name)
+    if e is None:
+        return False
+    if _children(e) or (e.text or "").strip():
+        raise RpcError("invalid-value", f"<{name}> takes no value (write <{name}/>)",
+                       type="protocol", info={"bad-element": name})
+    return True
 
 
 # -- netconf-state (RFC 6022) --------------------------------------------------------------------
@@ -383,7 +401,7 @@ def _op_unlock(s: Session, op: etree._Element) -> OpResult:
 def _op_commit(s: Session, op: etree._Element) -> OpResult:
     p = _params(op, {"confirmed", "confirm-timeout", "persist", "persist-id"})
     warnings = s.device.commit(
-        s.id, confirmed="confirmed" in p, confirm_timeout=_text(p, "confirm-timeout"),
+        s.id, confirmed=_flag(p, "confirmed"), confirm_timeout=_text(p, "confirm-timeout"),
         persist=_text(p, "persist"), persist_id=_text(p, "persist-id"),
     )
     return None, list(warnings or []), False
@@ -409,7 +427,7 @@ def _op_close_session(s: Session, op: etree._Element) -> OpResult:
 def _op_kill_session(s: Session, op: etree._Element) -> OpResult:
     p = _params(op, {"session-id"})
     raw = (_required(p, "session-id", "kill-session").text or "").strip()
-    if not raw.isdigit() or int(raw) < 1:
+    if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:  # str.isdigit() takes any script's digits
         raise RpcError("invalid-value", f"session-id must be a positive integer, not {raw!r}",
                        type="protocol", info={"bad-element": "session-id"})
     target = int(raw)

@@ -310,3 +310,66 @@ def test_confirm_commit_after_an_unnoticed_session_drop_refuses():
     assert not res.ok and "rolled" in res.error.message, res.text
     assert "commit" not in second.calls
     a.close()
+
+
+# -- kind: the server read a value other than the one the client sent -----------------------------
+
+
+class _RecordingDevice:
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        def call(*args, **kw):  # type: ignore[no-untyped-def]
+            self.calls.append((name, args, kw))
+            return None
+        return call
+
+
+def _handle(body: str):  # type: ignore[no-untyped-def]
+    from ani.netconf.rpc import Session, handle
+
+    dev = _RecordingDevice()
+    kills: list[int] = []
+    s = Session(id=3, device=dev, base11=True, kill=kills.append)
+    reply = handle(f'<rpc xmlns="{BASE_NS}" message-id="9">{body}</rpc>'.encode(), s)
+    return etree.fromstring(reply.xml), dev.calls, kills
+
+
+def test_comment_or_processing_instruction_inside_a_value_does_not_cut_it():
+    """<name>PL<!-- c -->-A</name> is the value 'PL-A' (XML 1.0 §2.5); lxml's .text stops at
+    the comment, so the server created prefix-list 'PL'."""
+    _, calls, _ = _handle(
+        '<edit-config><target><candidate/></target><config><frr xmlns="urn:ani:yang:ani-frr">'
+        '<prefix-list><name>PL<!-- c -->-<?pi x?>A</name></prefix-list></frr></config>'
+        '</edit-config>')
+    (name, args, _kw), = calls
+    config = args[2]
+    assert config.findtext(".//{urn:ani:yang:ani-frr}name") == "PL-A"
+
+
+def test_kill_session_id_must_be_ascii_digits():
+    """A session-id is a uint32 in ASCII digits; '１２' (fullwidth) killed session 12."""
+    root, _, kills = _handle("<kill-session><session-id>\uff11\uff12</session-id></kill-session>")
+    assert kills == []
+    assert root.findtext(f".//{{{BASE_NS}}}error-tag") == "invalid-value"
+
+
+def test_unknown_filter_type_is_bad_attribute_not_missing_xpath():
+    root, calls, _ = _handle('<get-config><source><running/></source><filter type="bogus"/>'
+                             '</get-config>')
+    assert calls == []
+    assert root.findtext(f".//{{{BASE_NS}}}error-tag") == "bad-attribute"
+    root, calls, _ = _handle('<get-config><source><running/></source><filter type="xpath" '
+                             'select="/"/></get-config>')
+    assert root.findtext(f".//{{{BASE_NS}}}error-tag") == "operation-not-supported"
+
+
+@pytest.mark.parametrize("param", ["<confirmed>yes</confirmed>",
+                                   "<confirmed><x/></confirmed>"])
+def test_empty_typed_parameter_with_content_is_refused(param):
+    """<confirmed> is of type empty (RFC 6241 ietf-netconf YANG): content there is a client
+    error, not a confirmed commit of 600 s the client may not know it made."""
+    root, calls, _ = _handle(f"<commit>{param}</commit>")
+    assert calls == []
+    assert root.findtext(f".//{{{BASE_NS}}}error-tag") == "invalid-value"
