@@ -2,10 +2,26 @@
 
 * ``make_lab(topology_or_path, **kw) -> Lab``: a factory returning a lab that is up (converged);
   every lab it made is downed at teardown, also when the test failed. ``kw`` goes to ``Lab``
-  (``lab_id``, ``detached``).
+  (``lab_id``, ``detached``, ``netconf``).
+* ``module_lab``: ONE lab for a whole test module, up (converged), downed at the end of the
+  module (also when a test or ``up()`` failed). The module says which, with module attributes:
+  ``LAB_TOPOLOGY`` (a path or a Topology), ``LAB_PREFIX`` (a short ``[a-z0-9]`` tag; the lab id is
+  the tag plus 6 random hex digits, so ids are unique per module and per run) and optionally
+  ``LAB_NETCONF`` (start the lab's NETCONF server; default True). A module usually renames it::
+
+      LAB_TOPOLOGY, LAB_PREFIX = ROOT / "scenarios" / "brownfield-small.yaml", "h2a"
+
+      @pytest.fixture(scope="module")
+      def lab(module_lab):
+          return module_lab
+
 * ``tri_lab``: one session-wide lab of ``tests/data/tri-ospf-ibgp.yaml`` (r1 route reflector, r2, r3,
   hosts h1 behind r2 and h2 behind r3). Read-only: tests that change a lab make their own.
 * ``TRI``: path of that topology file.
+* ``open_adapter(adapter) -> adapter``: opens an adapter, closes it at teardown.
+* ``run_doc_example(doc, marker, timeout=240) -> stdout``: runs the ```python block that follows
+  ``<!-- example:MARKER -->`` in ``docs/DOC`` as a script from the repository root; fails the
+  test (with the end of its stderr) unless it exits 0.
 
 Tests that need root + FRR + namespaces carry the ``integration`` marker; the fixtures skip
 them with the reason if the host lacks a capability (never on the project's test machine).
@@ -13,13 +29,20 @@ them with the reason if the host lacks a capability (never on the project's test
 
 from __future__ import annotations
 
+import re
+import secrets
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ani.errors import CapabilityMissing
 
+ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
 TRI = DATA / "tri-ospf-ibgp.yaml"
 
@@ -33,8 +56,11 @@ def _require_lab_host() -> None:
         pytest.skip(f"lab unavailable on this host: {exc}")
 
 
-@pytest.fixture
-def make_lab() -> Iterator[Callable[..., object]]:
+@contextmanager
+def _owned_labs() -> Iterator[Callable[..., Any]]:
+    """A factory ``(topology_or_path, **kw) -> Lab`` (up); every lab it created, even one whose
+    ``up()`` failed, is downed on exit. A teardown failure fails the test unless an error is
+    already on its way out."""
     from ani.lab.lab import Lab
 
     _require_lab_host()
@@ -45,24 +71,63 @@ def make_lab() -> Iterator[Callable[..., object]]:
         labs.append(lab)
         return lab.up()
 
-    yield factory
-    errors = []
-    for lab in reversed(labs):
-        try:
-            lab.down()
-        except Exception as exc:  # noqa: BLE001 - down every lab, then report
-            errors.append(f"{lab.id}: {exc}")
+    errors: list[str] = []
+    try:
+        yield factory
+    finally:
+        for lab in reversed(labs):
+            try:
+                lab.down()
+            except Exception as exc:  # noqa: BLE001 - down every lab, then report
+                errors.append(f"{lab.id}: {exc}")
     assert not errors, f"lab teardown failed: {errors}"
 
 
-@pytest.fixture(scope="session")
-def tri_lab():  # type: ignore[no-untyped-def]
-    from ani.lab.lab import Lab
+@pytest.fixture
+def make_lab() -> Iterator[Callable[..., Any]]:
+    with _owned_labs() as factory:
+        yield factory
 
-    _require_lab_host()
-    lab = Lab(TRI)
-    try:
-        lab.up()
-        yield lab
-    finally:
-        lab.down()
+
+@pytest.fixture(scope="module")
+def module_lab(request: pytest.FixtureRequest) -> Iterator[Any]:
+    mod = request.module
+    with _owned_labs() as factory:
+        yield factory(mod.LAB_TOPOLOGY, lab_id=mod.LAB_PREFIX + secrets.token_hex(3),
+                      netconf=getattr(mod, "LAB_NETCONF", True))
+
+
+@pytest.fixture(scope="session")
+def tri_lab() -> Iterator[Any]:
+    with _owned_labs() as factory:
+        yield factory(TRI)
+
+
+@pytest.fixture
+def open_adapter() -> Iterator[Callable[[Any], Any]]:
+    opened: list[Any] = []
+
+    def open_(adapter: Any) -> Any:
+        adapter.open()
+        opened.append(adapter)
+        return adapter
+
+    yield open_
+    for adapter in reversed(opened):
+        adapter.close()
+
+
+@pytest.fixture
+def run_doc_example(tmp_path: Path) -> Callable[..., str]:
+    def run(doc: str, marker: str, timeout: float = 240) -> str:
+        text = (ROOT / "docs" / doc).read_text()
+        m = re.search(rf"<!-- example:{re.escape(marker)} -->\s*```python\n(.*?)\n```", text, re.S)
+        assert m, f"no example:{marker} block in docs/{doc}"
+        script = tmp_path / f"example_{marker.replace(':', '_')}.py"
+        script.write_text(m.group(1))
+        proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=timeout)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    return run

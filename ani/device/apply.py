@@ -22,8 +22,13 @@
   same way and verified, and :class:`ApplyError` is raised with ``restored`` saying whether
   that worked.
 
-Refused before anything is changed (``ApplyError(restored=True)``, nothing touched): running
-has ``unmodelled`` lines (applying would delete what the model cannot express; the message
+``intended`` is taken in canonical form (:meth:`DeviceConfig.canonical`), so a model changed in
+place (``want.static_routes.append(...)``, which pydantic does not validate or sort) applies
+and verifies like the same model built afresh; e.g. ``bgp_route_map_delay_timer = 5`` (FRR's
+default, never printed) becomes None.
+
+Refused before anything is changed (``ApplyError(restored=True)``, nothing touched): the
+in-place changes made ``intended`` invalid, running has ``unmodelled`` lines (applying would delete what the model cannot express; the message
 names the lines), ``intended`` has ``unmodelled`` lines, or ``intended.hostname`` is not the
 router's name (FRR prints the lab's UTS name whatever is configured).
 
@@ -207,6 +212,11 @@ def apply(
             lines of a refusal. LabError / UnknownNode: the lab itself is not usable.
     """
     t0 = time.monotonic()
+    try:
+        intended = intended.canonical()  # in-place edits are not validated: sort, fold defaults
+    except ValueError as exc:
+        raise ApplyError(f"{router}: the intended configuration is not valid; nothing applied: "
+                         + " ".join(str(exc).split())[:500], restored=True) from None
     if intended.hostname != router:
         raise ApplyError(
             f"{router}: the intended hostname {intended.hostname!r} is not the router's name "

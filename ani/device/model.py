@@ -500,6 +500,14 @@ class DeviceConfig(_Model):
     firewall: Firewall | None = None  # nftables, not FRR: read / applied separately (not in render)
     unmodelled: list[str] = Field(default_factory=list)
 
+    def canonical(self) -> DeviceConfig:
+        """This configuration validated again, in canonical form. Pydantic does not validate
+        in-place changes (``m.static_routes.append(r)``, ``m.bgp_route_map_delay_timer = 5``), so
+        such a model may hold lists out of FRR's order or a default value, and compare unequal to
+        the same configuration read back; this fixes that. Raises ValidationError (a ValueError)
+        if the changes made it invalid."""
+        return type(self).model_validate(self.model_dump())
+
     @field_validator("bgp_route_map_delay_timer")
     @classmethod
     def _delay(cls, v: int | None) -> int | None:

@@ -1,9 +1,11 @@
 """ani.device.apply and ani.netconf.frr_backend on real FRR: read, apply only the difference,
-refusals and restore, the startup config left alone, operational state.
+refusals and restore, the startup config left alone, operational state; FRR defaults the model
+folds (``bgp route-map delay-timer 5``), ``coalesce-time``, the nft set names nft refuses.
 
-One brownfield-small lab for the module (scenarios/brownfield-small.yaml; router e1: OSPF + iBGP
-to the reflectors c1 / c2, PL-TENANTS seq 10 / 20, nftables table inet fw). Every test puts e1
-back to the configuration read at the start (the ``e1`` fixture) and checks that it did.
+One brownfield-small lab for the module (conftest's ``module_lab``: scenarios/brownfield-small.yaml;
+router e1: OSPF + iBGP to the reflectors c1 / c2, PL-TENANTS seq 10 / 20, nftables table inet
+fw). Every test puts e1 back to the configuration read at the start (the ``e1`` fixture) and
+checks that it did. The tri-ospf-ibgp NETCONF test and the docs example make their own labs.
 """
 
 from __future__ import annotations
@@ -18,7 +20,17 @@ import pytest
 
 import ani.device.apply as device_apply
 from ani.device.apply import ApplyError, apply, read
-from ani.device.model import BgpAfPeer, DeviceConfig, OspfNetwork, Peer, PrefixListEntry, StaticRoute
+from ani.device.model import (
+    BgpAfPeer,
+    DeviceConfig,
+    Firewall,
+    FirewallRule,
+    FirewallSet,
+    OspfNetwork,
+    Peer,
+    PrefixListEntry,
+    StaticRoute,
+)
 from ani.lab import frr
 from ani.netconf.frr_backend import STATE, FrrBackend
 
@@ -26,24 +38,12 @@ pytestmark = pytest.mark.integration
 
 SCENARIO = Path(__file__).parent.parent.parent / "scenarios" / "brownfield-small.yaml"
 R = "e1"
+LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = SCENARIO, "h2a", False  # conftest's module_lab
 
 
 @pytest.fixture(scope="module")
-def lab():
-    from ani.errors import CapabilityMissing
-    from ani.lab.capability import check_capabilities
-    from ani.lab.lab import Lab
-
-    try:
-        check_capabilities()
-    except CapabilityMissing as exc:
-        pytest.skip(f"lab unavailable on this host: {exc}")
-    lab = Lab(SCENARIO, lab_id="h2a" + secrets.token_hex(3), netconf=False)
-    try:
-        lab.up()
-        yield lab
-    finally:
-        lab.down()
+def lab(module_lab):
+    return module_lab
 
 
 @pytest.fixture
@@ -246,6 +246,20 @@ def test_hostname_other_than_the_routers_is_refused(lab, e1):
     assert err.value.restored is True and "hostname" in err.value.message
 
 
+def test_in_place_edits_are_canonicalised_or_refused(lab, e1):
+    """A model changed in place (not validated by pydantic) applies like the same model built
+    afresh; one the edits made invalid is refused before anything is changed."""
+    want = e1.model_copy(deep=True)
+    want.static_routes.insert(0, StaticRoute(prefix="203.0.113.0/24", nexthop="blackhole"))
+    want.static_routes.insert(0, StaticRoute(prefix="192.0.2.1/32", nexthop="blackhole"))
+    assert apply(lab, R, want).changed and read(lab, R) == want.canonical()
+    before = lab.running_config(R)
+    want.static_routes.append(StaticRoute(prefix="192.0.2.1/32", nexthop="blackhole"))  # twice
+    with pytest.raises(ApplyError, match="not valid; nothing applied.*duplicate static route") as err:
+        apply(lab, R, want)
+    assert err.value.restored is True and lab.running_config(R) == before
+
+
 def test_firewall_removed_and_back(lab, e1):
     apply(lab, R, e1.model_copy(update={"firewall": None}))
     assert read(lab, R).firewall is None
@@ -257,6 +271,121 @@ def test_write_startup_only_when_asked(lab, e1):
     apply(lab, R, want, write_startup=True)
     text = (frr.etc_dir(lab.pathspace(R)) / "frr.conf").read_text()
     assert "seq 10 permit 198.18.11.0/24" in text and "seq 20" not in text
+
+
+def test_route_map_delay_timer_5_applies_and_reads_back_equal(lab, e1):
+    """5 is FRR 8.4's default and FRR never prints it: the model holds it as None, so intending
+    5 (from e1's 1) applies (``no bgp route-map delay-timer``) and verifies; 0 is printed."""
+    assert e1.bgp_route_map_delay_timer == 1
+    five = changed(e1, lambda m: setattr(m, "bgp_route_map_delay_timer", 5))
+    assert five.bgp_route_map_delay_timer is None
+    report = apply(lab, R, five)
+    assert report.diff == ["- bgp route-map delay-timer 1"]
+    assert read(lab, R) == five
+    assert "delay-timer" not in lab.running_config(R)
+    zero = changed(e1, lambda m: setattr(m, "bgp_route_map_delay_timer", 0))
+    apply(lab, R, zero)
+    assert "bgp route-map delay-timer 0" in lab.running_config(R).splitlines()
+    assert read(lab, R) == zero
+
+
+def test_coalesce_time_added_changed_and_removed(lab, e1):
+    """``coalesce-time`` is printed right after ``bgp router-id`` (before ``timers bgp``), a
+    configured 1000 (bgpd's initial value) too; removing it (``no coalesce-time N``) leaves no line."""
+    assert e1.bgp.coalesce_time is None
+    sessions = bgp_sessions(lab)
+    for value in (50, 1000, 0):
+        want = changed(e1, lambda m, v=value: setattr(m.bgp, "coalesce_time", v))
+        apply(lab, R, want)
+        assert read(lab, R) == want
+        lines = lab.running_config(R).splitlines()
+        i = lines.index(f" coalesce-time {value}")
+        assert lines[i - 1].startswith(" bgp router-id ") and lines[i + 1].startswith(" timers bgp ")
+    apply(lab, R, e1)
+    assert "coalesce-time" not in lab.running_config(R)
+    assert {a: s[0] for a, s in bgp_sessions(lab).items()} == {a: s[0] for a, s in sessions.items()}
+
+
+def test_firewall_set_names_at_the_edge_of_what_nft_accepts(lab, e1):
+    """Names the model accepts although they look like keywords (another case, a prefix, dots and
+    dashes) really apply and read back."""
+    names = ["DROP", "_x.y-z", "saddr", "Ip"]
+
+    def edit(m: DeviceConfig) -> None:
+        for n in names:
+            m.firewall.sets[n] = FirewallSet(elements=[IPv4Network("192.0.2.0/24")])
+        m.firewall.forward_rules.append(FirewallRule(saddr_set="DROP", daddr_set="_x.y-z", action="drop"))
+
+    want = changed(e1, edit)
+    apply(lab, R, want)
+    assert read(lab, R) == want
+
+
+def test_nft_refuses_exactly_the_keywords(lab, e1):
+    """Re-measures ``ani.device.nft_names`` on the lab's nft (``nft -c``: checked, nothing
+    applied) with the script ``replace_script`` writes: each listed keyword is refused as a set
+    name, and so is a leading digit; the same words in upper case and parser words that are not
+    keywords in that place are accepted."""
+    from ani.device.firewall import replace_script
+    from ani.device.nft_names import NFT_KEYWORDS
+
+    def script(*names: str) -> str:  # the model cannot hold these names: substitute them
+        marks = [f"PLACEHOLDER{i:04d}X" for i in range(len(names))]
+        fw = Firewall(sets={m: FirewallSet(elements=[IPv4Network("192.0.2.0/24")]) for m in marks},
+                      forward_rules=[FirewallRule(saddr_set=m, action="drop") for m in marks])
+        text = replace_script(fw)
+        for mark, name in zip(marks, names):
+            text = text.replace(mark, name)
+        return text
+
+    def nft_ok(text: str) -> bool:
+        return lab.exec(R, ["nft", "-c", "-f", "-"], input=text).ok
+
+    accepted = [w.upper() for w in sorted(NFT_KEYWORDS)] + ["saddr", "daddr", "state", "name", "with", "to", "_x.y-z"]
+    assert nft_ok(script(*accepted))
+    assert [w for w in sorted(NFT_KEYWORDS) if nft_ok(script(w))] == []  # all refused
+    assert not nft_ok(script("9net")) and not nft_ok(script("0abc"))
+    assert read(lab, R) == e1  # -c applied nothing
+
+
+def test_tri_topology_with_coalesce_time_is_managed_over_netconf(make_lab):
+    """tests/data/tri-ospf-ibgp.yaml has ``coalesce-time 50`` under router bgp: now modelled, its
+    routers read with no unmodelled line and a NETCONF commit applies (it used to be refused)."""
+    from ncclient import manager
+
+    tri = make_lab(Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml", lab_id="h2t" + secrets.token_hex(3))
+    m = read(tri, "r1")
+    assert m.unmodelled == [] and m.bgp.coalesce_time == 50
+    ep = tri.netconf_endpoint("r1")
+    ns = "urn:ani:yang:ani-frr"
+    with manager.connect(host=ep.host, port=ep.port, username=ep.username, password=ep.password,
+                         hostkey_verify=False, allow_agent=False, look_for_keys=False, timeout=30) as nc:
+        got = nc.get_config(source="running", filter=("subtree", f'<frr xmlns="{ns}"><bgp/></frr>')).data_ele
+        assert got.findtext(f".//{{{ns}}}coalesce-time") == "50"
+        nc.edit_config(target="candidate", config=(
+            f'<config xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"><frr xmlns="{ns}"><static-route>'
+            "<prefix>192.0.2.0/24</prefix><next-hop>blackhole</next-hop></static-route></frr></config>"))
+        nc.commit()
+    lines = tri.running_config("r1").splitlines()
+    assert "ip route 192.0.2.0/24 blackhole" in lines and " coalesce-time 50" in lines
+    assert read(tri, "r1") == changed(m, lambda c: c.static_routes.append(
+        StaticRoute(prefix="192.0.2.0/24", nexthop="blackhole")))
+
+
+def test_docs_example_runs(make_lab, run_doc_example):
+    """docs/device-model.md's apply example runs as written (its own a0_two lab) and prints what
+    its comments say."""
+    del make_lab  # only for its capability check
+    out = run_doc_example("device-model.md", "device-apply").splitlines()
+    assert out == [
+        "[]",
+        "True ['+ ip route 192.0.2.0/24 blackhole', '+ router bgp 64501 / coalesce-time 50']",
+        "False",
+        "True ['+ ip route 192.0.2.0/24 10.1.12.2']",
+        "True",
+        "True",
+        "True ['ip prefix-list PL description by hand']",
+    ]
 
 
 # -- operational state ------------------------------------------------------------------------

@@ -305,3 +305,16 @@ def test_firewall_set_names_nft_refuses_are_refused(name):
 def test_firewall_set_names_nft_accepts_are_valid(name):
     fw = Firewall(sets={name: FirewallSet()}, forward_rules=[FirewallRule(daddr_set=name, action="drop")])
     assert list(fw.sets) == [name]
+
+
+def test_canonical_sorts_and_folds_what_in_place_edits_left():
+    """Pydantic does not validate in-place edits: canonical() does (ani.device.apply uses it)."""
+    m = parse("hostname r1\nip route 203.0.113.1/32 Null0\n")
+    edited = m.model_copy(deep=True)
+    edited.static_routes.append(StaticRoute(prefix="192.0.2.0/24", nexthop="blackhole"))
+    edited.bgp_route_map_delay_timer = 5
+    fresh = parse("hostname r1\nip route 192.0.2.0/24 blackhole\nip route 203.0.113.1/32 Null0\n")
+    assert edited != fresh and edited.canonical() == fresh
+    edited.static_routes.append(StaticRoute(prefix="192.0.2.0/24", nexthop="blackhole"))
+    with pytest.raises(ValidationError, match="duplicate static route"):
+        edited.canonical()
