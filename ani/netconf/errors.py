@@ -8,6 +8,7 @@ warnings and still succeed, RFC 6241 §4.4: then it has no ``<ok/>``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Literal
 
@@ -24,6 +25,17 @@ ERROR_TAGS = frozenset({
     "operation-failed", "partial-operation", "malformed-message",
 })
 ErrorType = Literal["transport", "rpc", "protocol", "application"]
+
+# characters XML 1.0 cannot carry (§2.2): C0 controls but tab / LF / CR, surrogates, U+FFFE/F
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_ANSI = re.compile("\x1b\\[[0-9;?]*[A-Za-z]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` without what XML 1.0 cannot carry: terminal escape sequences (FRR's, in
+    messages passed on) are dropped, other forbidden characters become ``\\xNN``."""
+    text = _ANSI.sub("", text)
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 class RpcError(Exception):
@@ -74,16 +86,16 @@ class RpcError(Exception):
         etree.SubElement(e, q("error-tag")).text = self.tag
         etree.SubElement(e, q("error-severity")).text = self.severity
         if self.app_tag:
-            etree.SubElement(e, q("error-app-tag")).text = self.app_tag
+            etree.SubElement(e, q("error-app-tag")).text = xml_safe(self.app_tag)
         if self.path:
-            etree.SubElement(e, q("error-path")).text = self.path
+            etree.SubElement(e, q("error-path")).text = xml_safe(self.path)
         msg = etree.SubElement(e, q("error-message"))
-        msg.text = self.message
+        msg.text = xml_safe(self.message)
         msg.set("{http://www.w3.org/XML/1998/namespace}lang", "en")
         if self.info:
             info = etree.SubElement(e, q("error-info"))
             for k, v in self.info.items():
-                etree.SubElement(info, q(k)).text = str(v)
+                etree.SubElement(info, q(k)).text = xml_safe(str(v))
         return e
 
 

@@ -350,8 +350,14 @@ class _Session(asyncssh.SSHServerSession):
                     if self.chan is not None:
                         self.chan.close()
                     break
+        except Exception:  # noqa: BLE001 - a fault here must end the session, visibly
+            log.exception("%s: session %d failed, closing it", self.router.name, self.id)
         finally:
             self.ending = True
+            if self.chan is not None and not self.chan.is_closing():
+                # whatever ended the worker, the client must not wait for replies that will
+                # never come: nothing reads this channel any more
+                self.chan.close()
             if not self.server.closing and self.ctx is not None:
                 # after the last RPC of this session ended: its locks and its pending confirmed
                 # commit go (RFC 6241 §7.5, §8.4.1); also after kill-session, which did it once

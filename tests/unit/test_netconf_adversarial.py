@@ -7,6 +7,7 @@ The behaviour over the wire on real FRR is in tests/integration/test_netconf_adv
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -373,3 +374,86 @@ def test_empty_typed_parameter_with_content_is_refused(param):
     root, calls, _ = _handle(f"<commit>{param}</commit>")
     assert calls == []
     assert root.findtext(f".//{{{BASE_NS}}}error-tag") == "invalid-value"
+
+
+# -- kind: an error text XML cannot carry killed the reply (the client waited forever) ------------
+
+
+def test_error_text_with_characters_xml_cannot_carry_still_makes_a_reply():
+    """An FRR / backend message with a NUL or an escape sequence (ANSI colours) in an
+    rpc-error: building the reply raised, the session's worker died and the client got no
+    reply and no close."""
+    from ani.netconf.errors import RpcError
+    from ani.netconf.rpc import Session, handle
+
+    class Broken:
+        def get_config(self, *a, **kw):  # type: ignore[no-untyped-def]
+            raise RpcError("operation-failed", "vtysh: \x1b[31mfailed\x1b[0m\x00 here",
+                           info={"session-id": "1\x00"})
+
+        def lock(self, *a, **kw):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom \x00\x07")
+
+    s = Session(id=3, device=Broken(), base11=True)
+    for body in ("<get-config><source><running/></source></get-config>",
+                 "<lock><target><running/></target></lock>"):
+        reply = handle(f'<rpc xmlns="{BASE_NS}" message-id="1">{body}</rpc>'.encode(), s)
+        root = etree.fromstring(reply.xml)
+        assert root.findtext(f".//{{{BASE_NS}}}error-tag") == "operation-failed"
+        msg = root.findtext(f".//{{{BASE_NS}}}error-message")
+        assert "\x00" not in msg and ("failed" in msg or "boom" in msg)
+
+
+def test_a_worker_that_fails_ends_the_session_instead_of_leaving_it_mute(monkeypatch):
+    """If handling a message raises anyway, the session must end visibly (channel closed,
+    session_closed called); it used to stop reading and answering while the channel stayed
+    open, so the client waited for its reply until its own timeout."""
+    import asyncio
+    import threading
+
+    import asyncssh
+
+    from ani.netconf import rpc, server
+
+    closed: list[int] = []
+
+    class Dev:
+        def session_closed(self, sid: int) -> None:
+            closed.append(sid)
+
+    def broken(message, s):  # type: ignore[no-untyped-def]
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(rpc, "handle", broken)
+    loop = asyncio.new_event_loop()
+    t = threading.Thread(target=loop.run_forever, daemon=True)
+    t.start()
+    srv = server.NetconfServer({"r1": Dev()}, "ani", "pw",
+                               asyncssh.generate_private_key("ssh-ed25519"), {})
+    try:
+        asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
+
+        async def client() -> bytes:
+            async with asyncssh.connect("127.0.0.1", srv.ports["r1"], username="ani",
+                                        password="pw", known_hosts=None) as conn:
+                w, r, _ = await conn.open_session(subsystem="netconf", encoding=None)
+                w.write(f'<hello xmlns="{BASE_NS}"><capabilities><capability>'
+                        f'{rpc.BASE_1_0}</capability></capabilities></hello>]]>]]>'.encode())
+                w.write(f'<rpc xmlns="{BASE_NS}" message-id="1"><get/></rpc>]]>]]>'.encode())
+                buf = b""
+                while True:  # the hello, then EOF (not a hang)
+                    chunk = await asyncio.wait_for(r.read(65536), 10)
+                    if not chunk:
+                        return buf
+                    buf += chunk
+
+        out = asyncio.run_coroutine_threadsafe(client(), loop).result(20)
+        assert b"<hello" in out
+        deadline = time.monotonic() + 5
+        while not closed and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert closed  # locks released, confirmed commit rolled back
+    finally:
+        asyncio.run_coroutine_threadsafe(srv.close(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        t.join(5)
