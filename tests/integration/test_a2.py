@@ -37,11 +37,8 @@ def lab(make_lab):
 
 
 @pytest.fixture
-def a2(lab):
-    adapter = A2Adapter(lab)
-    adapter.open()
-    yield adapter
-    adapter.close()
+def a2(lab, open_adapter):
+    return open_adapter(A2Adapter(lab))
 
 
 def ok(res):
@@ -307,22 +304,10 @@ def test_dropped_session_is_reported_and_its_commit_rolled_back(lab, a2):
     assert not res.ok and "rolled it back" in res.error.message
 
 
-def test_docs_example_session_runs(make_lab, tmp_path):
+def test_docs_example_session_runs(make_lab, run_doc_example):
     """docs/protocol.md's A2 example session runs as written and prints what it says."""
-    import re
-    import subprocess
-    import sys
-
     del make_lab  # capability check only
-    repo = Path(__file__).resolve().parents[2]
-    text = (repo / "docs" / "protocol.md").read_text()
-    m = re.search(r"<!-- example:a2 -->\s*```python\n(.*?)\n```", text, re.S)
-    assert m, "no A2 example block in docs/protocol.md"
-    script = tmp_path / "example_a2.py"
-    script.write_text(m.group(1))
-    proc = subprocess.run([sys.executable, str(script)], cwd=repo, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = proc.stdout
+    out = run_doc_example("protocol.md", "a2")
     for expected in ("<name>PL-TENANTS</name>", "e1: candidate locked",
                      "e1: candidate edited (running unchanged until commit)", "e1: candidate is valid",
                      "+ip prefix-list PL-TENANTS seq 30 permit 192.0.2.0/24",

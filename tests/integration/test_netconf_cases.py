@@ -16,7 +16,6 @@ the A2 adapter (``ani.adapters.a2``).
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -125,22 +124,12 @@ def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
 # -- lab and background cases ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def lab():
-    from ani.errors import CapabilityMissing
-    from ani.lab.capability import check_capabilities
-    from ani.lab.lab import Lab
+LAB_TOPOLOGY, LAB_PREFIX = TOPO, "h3nc"  # conftest's module_lab (with its NETCONF server)
 
-    try:
-        check_capabilities()
-    except CapabilityMissing as exc:
-        pytest.skip(f"lab unavailable on this host: {exc}")
-    lab = Lab(TOPO, lab_id="h3nc" + uuid.uuid4().hex[:6], netconf=True)
-    try:
-        lab.up()
-        yield lab
-    finally:
-        lab.down()
+
+@pytest.fixture(scope="module")
+def lab(module_lab):
+    return module_lab
 
 
 @pytest.fixture(scope="module")

@@ -51,21 +51,12 @@ def route_config(prefix: str) -> str:
             "<next-hop>blackhole</next-hop></static-route></frr></config>")
 
 
-@pytest.fixture(scope="module")
-def lab():
-    from ani.errors import CapabilityMissing
-    from ani.lab.capability import check_capabilities
+LAB_TOPOLOGY, LAB_PREFIX = BROWNFIELD, "h4nc"  # conftest's module_lab
 
-    try:
-        check_capabilities()
-    except CapabilityMissing as exc:
-        pytest.skip(f"lab unavailable on this host: {exc}")
-    lab = Lab(BROWNFIELD, lab_id="h4nc" + uuid.uuid4().hex[:6])
-    try:
-        lab.up()
-        yield lab
-    finally:
-        lab.down()
+
+@pytest.fixture(scope="module")
+def lab(module_lab):
+    return module_lab
 
 
 def connect(lab: Lab, router: str, password: str | None = None) -> manager.Manager:
@@ -270,18 +261,9 @@ def test_lab_without_netconf(make_lab):
         lab.netconf_endpoint("r1")
 
 
-def test_docs_connect_example_runs(make_lab, tmp_path):
+def test_docs_connect_example_runs(make_lab, run_doc_example):
     """docs/netconf.md's ncclient example runs as written (it makes its own lab)."""
-    import re
-
     del make_lab  # only for its capability check
-    repo = Path(__file__).resolve().parents[2]
-    text = (repo / "docs" / "netconf.md").read_text()
-    m = re.search(r"<!-- example:netconf-connect -->\s*```python\n(.*?)\n```", text, re.S)
-    assert m, "no example block in docs/netconf.md"
-    script = tmp_path / "example.py"
-    script.write_text(m.group(1))
-    res = subprocess.run([sys.executable, str(script)], cwd=repo, capture_output=True, text=True, timeout=180)
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert "<router-id>100.64.255.11</router-id>" in res.stdout
-    assert "ip route 192.0.2.0/24 blackhole" in res.stdout
+    out = run_doc_example("netconf.md", "netconf-connect", timeout=180)
+    assert "<router-id>100.64.255.11</router-id>" in out
+    assert "ip route 192.0.2.0/24 blackhole" in out
