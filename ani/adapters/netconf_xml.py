@@ -29,7 +29,7 @@ MODULE_NS = {"ani-frr": FRR_NS, "ietf-netconf": BASE_NS}
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=True,
                           huge_tree=False, remove_comments=True)
 _DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
-_DTD = re.compile(r"<!(DOCTYPE|ENTITY)", re.I)
+_DTD = re.compile(r"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 #: a YANG identifier (RFC 7950 §6.2), the local part of an RFC 7951 member name
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 

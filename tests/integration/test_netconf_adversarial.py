@@ -173,8 +173,8 @@ def test_the_same_entry_twice_with_different_values_is_refused(lab):
         reply = m.edit_config(target="candidate", config=cfg(body))
         assert tags(reply) and set(tags(reply)) == {"bad-element"}
         assert "twice" in reply.xml
-        cand = m.get_config("candidate", filter=("subtree", f'<frr xmlns="{NS}"><prefix-list/>'
-                                                            "</frr>")).xml
+        flt = f'<frr xmlns="{NS}"><prefix-list/></frr>'
+        cand = m.get_config("candidate", filter=("subtree", flt)).xml
         assert "PL-DUP" not in cand
         assert tags(m.commit()) == []
         assert lab.running_config("r1") == before

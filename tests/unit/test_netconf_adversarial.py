@@ -82,7 +82,9 @@ def test_long_list_edit_keeps_semantics(schema):
         '<entry nc:operation="replace"><seq>3</seq><action>deny</action></entry>'
         '<entry><seq>3</seq><prefix>q3</prefix></entry></pl>'))
     assert not r.errors
-    q = lambda n: f"{{{EC}}}{n}"  # noqa: E731
+    def q(n: str) -> str:
+        return f"{{{EC}}}{n}"
+
     got = {e.findtext(q("seq")): (e.findtext(q("action")), e.findtext(q("prefix")))
            for e in r.tree.iter(q("entry"))}
     assert got == {"1": ("permit", "p1"), "2": ("deny", None), "3": ("deny", "q3")}
@@ -112,8 +114,8 @@ class _Manager:
 
     connected = True
     session_id = "7"
-    server_capabilities = ["urn:ietf:params:netconf:capability:candidate:1.0",
-                           "urn:ietf:params:netconf:capability:confirmed-commit:1.1"]
+    server_capabilities = ("urn:ietf:params:netconf:capability:candidate:1.0",
+                           "urn:ietf:params:netconf:capability:confirmed-commit:1.1")
 
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -132,8 +134,8 @@ class _Manager:
 
 
 class _Lab:
-    class topology:  # noqa: N801 - mimics Lab.topology
-        routers = {"r1": None}
+    class topology:  # mimics Lab.topology
+        routers = ("r1",)
 
     def netconf_endpoint(self, router):  # type: ignore[no-untyped-def]
         return {"host": "127.0.0.1", "port": 830, "username": "ani", "password": "x"}
@@ -204,14 +206,15 @@ def test_good_json_still_converts():
 @pytest.mark.parametrize("inner,bad", [
     # the same prefix-list entry twice with different contents (a copy-paste with the seq
     # left unchanged): the second overwrote the first
-    ("<pl><name>A</name><entry><seq>5</seq><action>permit</action><prefix>p5</prefix></entry>"
-     "<entry><seq>5</seq><action>deny</action><prefix>p6</prefix></entry></pl>", "action"),
+    (("<pl><name>A</name><entry><seq>5</seq><action>permit</action><prefix>p5</prefix></entry>"
+      "<entry><seq>5</seq><action>deny</action><prefix>p6</prefix></entry></pl>"), "action"),
     # two-key list, keys in another order
-    ("<route><prefix>x</prefix><next-hop>y</next-hop><distance>5</distance></route>"
-     "<route><next-hop>y</next-hop><prefix>x</prefix><distance>7</distance></route>", "distance"),
+    (("<route><prefix>x</prefix><next-hop>y</next-hop><distance>5</distance></route>"
+      "<route><next-hop>y</next-hop><prefix>x</prefix><distance>7</distance></route>"),
+     "distance"),
     # the list entry's parent written twice
-    ("<pl><name>A</name><entry><seq>5</seq><action>permit</action></entry></pl>"
-     "<pl><name>A</name><entry><seq>5</seq><action>deny</action></entry></pl>", "action"),
+    (("<pl><name>A</name><entry><seq>5</seq><action>permit</action></entry></pl>"
+      "<pl><name>A</name><entry><seq>5</seq><action>deny</action></entry></pl>"), "action"),
     # the same leaf twice, written differently
     ("<count>5</count><count>6</count>", "count"),
 ])
@@ -323,7 +326,6 @@ class _RecordingDevice:
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
         def call(*args, **kw):  # type: ignore[no-untyped-def]
             self.calls.append((name, args, kw))
-            return None
         return call
 
 
@@ -344,7 +346,7 @@ def test_comment_or_processing_instruction_inside_a_value_does_not_cut_it():
         '<edit-config><target><candidate/></target><config><frr xmlns="urn:ani:yang:ani-frr">'
         '<prefix-list><name>PL<!-- c -->-<?pi x?>A</name></prefix-list></frr></config>'
         '</edit-config>')
-    (name, args, _kw), = calls
+    ((_name, args, _kw),) = calls
     config = args[2]
     assert config.findtext(".//{urn:ani:yang:ani-frr}name") == "PL-A"
 
