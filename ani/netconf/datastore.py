@@ -20,8 +20,10 @@ backend is called, so a refused request returns at once.
 
 A confirmed commit whose timer expires is rolled back by ``Backend.apply(rollback point)``,
 ignoring locks, and the committing session's locks are released. If a rollback (timer, session
-end) fails, the failure is reported as a ``rollback-failed`` rpc-error on the next call of
-every session (once per session) until a later commit succeeds; it is also logged.
+end) fails, or a refused commit's restore of the previous configuration fails, the failure is
+reported as a ``rollback-failed`` rpc-error on the next call of every session (once per
+session; not to the committing session, which had it in its reply) until a later commit
+succeeds; it is also logged.
 """
 
 from __future__ import annotations
@@ -316,6 +318,17 @@ class Device:
                 try:
                     self.backend.apply(intended)
                 except ApplyError as exc:
+                    if not exc.restored:
+                        # running is in an unknown state: every other session is told on its
+                        # next operation (this one's reply may never be read: its client
+                        # may have timed out during a long apply)
+                        self._alerts.append((RpcError(
+                            "rollback-failed", f"{self.name}: a commit by session {sid} was "
+                            f"refused and restoring the previous configuration failed: "
+                            f"{exc.message}; the router's configuration is in an unknown "
+                            "state"), {sid}))
+                        log.error("%s: commit by session %d refused, restore failed: %s",
+                                  self.name, sid, exc.message)
                     raise _apply_failed(self.name, exc) from exc
                 self._candidate, self._modified_by = None, None
             elif confirmed and self._pending is None:

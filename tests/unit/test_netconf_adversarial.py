@@ -459,3 +459,39 @@ def test_a_worker_that_fails_ends_the_session_instead_of_leaving_it_mute(monkeyp
         asyncio.run_coroutine_threadsafe(srv.close(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         t.join(5)
+
+
+# -- kind: a failed restore known only to a client that may not be listening any more ----------
+
+
+def test_commit_whose_restore_failed_is_reported_to_every_session():
+    """A commit the router refused, whose restore of the previous configuration failed too
+    (e.g. frr-reload timed out on a large change and was killed half way): running is in an
+    unknown state. Only the committing session was told, in a reply its client may never read
+    (ncclient's 30 s timeout had closed it). Every other session must learn it on its next
+    operation, as for a failed confirmed-commit rollback (issue 3, case 3)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_netconf_datastore import V1, FakeBackend, Timers, config, routes_xml
+
+    from ani.netconf.datastore import Device
+    from ani.netconf.errors import RpcError
+
+    be = FakeBackend(V1.model_copy(deep=True))
+    dev = Device("r1", be, "r1", timer=Timers())
+    a, b = 11, 22
+    dev.edit_config(a, "candidate", config(routes_xml("198.51.100.0/24")))
+    be.refuse, be.restored = "frr-reload timed out after 30.0 s", False
+    with pytest.raises(RpcError) as ei:
+        dev.commit(a)
+    assert ei.value.tag == "operation-failed" and "unknown state" in ei.value.message
+    with pytest.raises(RpcError) as ei:
+        dev.get_config(b, "running")
+    assert ei.value.tag == "rollback-failed" and "unknown state" in ei.value.message
+    assert "timed out" in ei.value.message
+    dev.get_config(b, "running")  # once per session
+    dev.get_config(a, "running")  # the committer was told by its commit's reply
+    # a later successful commit clears it
+    dev.commit(a)
+    dev.get_config(33, "running")
