@@ -38,6 +38,9 @@ from ani.netconf.backend import ApplyError, ApplyReport
 
 #: module-qualified name of the state container in RFC 7951 JSON
 STATE = "ani-frr:frr-state"
+#: seconds allowed per configuration line for one frr-reload run: it applies some 25-40 lines
+#: a second on a loaded 2-core host; a run killed half way leaves FRR half configured
+SECONDS_PER_LINE = 0.1
 
 _OPER = {"UP": "up", "DOWN": "down", "LOWERLAYERDOWN": "down", "NOTPRESENT": "down"}
 
@@ -46,7 +49,9 @@ class FrrBackend:
     """Router ``router`` of ``lab`` (an :class:`ani.lab.Lab`), for the NETCONF server.
 
     Args:
-        timeout: bound of each vtysh / frr-reload / nft run, seconds.
+        timeout: bound of each vtysh / frr-reload / nft run, seconds; for a large change an
+            apply allows more: :data:`SECONDS_PER_LINE` per line of the running (as last
+            read) and the intended configuration.
         write_startup: also write FRR's startup config after each apply (default False: the
             running configuration is the NETCONF ``running`` datastore; ``frr.conf`` is the
             lab's, untouched).
@@ -59,6 +64,7 @@ class FrrBackend:
         self.name = router
         self.timeout = timeout
         self.write_startup = write_startup
+        self._running_lines = 0  # size of the configuration as last read / applied
 
     def __repr__(self) -> str:
         return f"FrrBackend(lab={self.lab.id!r}, router={self.router!r})"
@@ -66,18 +72,27 @@ class FrrBackend:
     def read(self) -> DeviceConfig:
         """See :meth:`ani.netconf.backend.Backend.read` (:func:`ani.device.apply.read`)."""
         try:
-            return device_apply.read(self.lab, self.router)
+            cfg = device_apply.read(self.lab, self.router)
         except LabError as exc:
             raise ApplyError(f"{self.router}: cannot read the configuration: {exc}", restored=True) from exc
+        self._running_lines = _lines(cfg)
+        return cfg
 
     def apply(self, intended: DeviceConfig) -> ApplyReport:
-        """See :meth:`ani.netconf.backend.Backend.apply` (:func:`ani.device.apply.apply`)."""
+        """See :meth:`ani.netconf.backend.Backend.apply` (:func:`ani.device.apply.apply`).
+        Each run is bounded by the larger of ``timeout`` and the size of the change (see the
+        class doc): a bound that kills a healthy frr-reload half way through a large change
+        leaves FRR half configured and its restore likely to fail."""
+        size = _lines(intended)
+        bound = max(self.timeout, SECONDS_PER_LINE * (size + self._running_lines))
         try:
-            return device_apply.apply(
-                self.lab, self.router, intended, write_startup=self.write_startup, timeout=self.timeout
+            report = device_apply.apply(
+                self.lab, self.router, intended, write_startup=self.write_startup, timeout=bound
             )
         except LabError as exc:  # only the first read lets it through: nothing was changed
             raise ApplyError(f"{self.router}: cannot read the configuration: {exc}", restored=True) from exc
+        self._running_lines = size
+        return report
 
     def state(self) -> dict[str, Any]:
         """The ``frr-state`` container (see the module docstring). Raises ApplyError
@@ -115,6 +130,16 @@ class FrrBackend:
         if docs is not None and len(docs) == len(cmds):
             return dict(zip(cmds, docs))
         return {c: self.lab.vtysh_json(self.router, c, timeout=self.timeout) for c in cmds}
+
+
+def _lines(cfg: DeviceConfig) -> int:
+    """About how many configuration lines ``cfg`` is (FRR text plus firewall elements)."""
+    from ani.device.render import render
+
+    n = len(render(cfg).splitlines())
+    if cfg.firewall is not None:
+        n += sum(len(s.elements) for s in cfg.firewall.sets.values()) + len(cfg.firewall.forward_rules)
+    return n
 
 
 def split_json(text: str) -> list[Any] | None:

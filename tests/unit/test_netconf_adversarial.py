@@ -495,3 +495,45 @@ def test_commit_whose_restore_failed_is_reported_to_every_session():
     # a later successful commit clears it
     dev.commit(a)
     dev.get_config(33, "running")
+
+
+# -- kind: a fixed time bound that kills a large, healthy apply half way -----------------------
+
+
+def test_apply_time_bound_grows_with_the_size_of_the_change(monkeypatch):
+    """frr-reload applies ~25-40 lines a second here; FrrBackend bounded every run by a fixed
+    30 s, so a 1500-entry prefix-list was killed half way (1421 entries in FRR) and the
+    restore failed: the router was left in an unknown state. The bound must cover the
+    change (running + intended lines), and stay the configured minimum for small ones."""
+    from ipaddress import IPv4Network
+
+    from ani.device import apply as device_apply
+    from ani.device.model import DeviceConfig, PrefixList, PrefixListEntry
+    from ani.netconf.backend import ApplyReport
+    from ani.netconf.frr_backend import FrrBackend
+
+    seen: list[float] = []
+
+    def fake_apply(lab, router, intended, write_startup=False, timeout=30.0):  # type: ignore[no-untyped-def]
+        seen.append(timeout)
+        return ApplyReport(changed=True)
+
+    monkeypatch.setattr(device_apply, "apply", fake_apply)
+
+    class FakeLab:
+        id = "x"
+
+        def pathspace(self, router: str) -> str:
+            return router
+
+    def big(n: int) -> DeviceConfig:
+        entries = [PrefixListEntry(seq=i, action="permit",
+                                   prefix=IPv4Network(f"10.{i >> 8 & 255}.{i & 255}.0/24"))
+                   for i in range(1, n + 1)]
+        return DeviceConfig(hostname="r1", prefix_lists={"BIG": PrefixList(entries=entries)})
+
+    b = FrrBackend(FakeLab(), "r1")
+    b.apply(DeviceConfig(hostname="r1"))
+    b.apply(big(1500))
+    assert seen[0] == b.timeout  # small change: the configured bound
+    assert seen[1] >= 1500 * 0.08  # >= 120 s for 1500 lines
