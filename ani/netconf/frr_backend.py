@@ -133,12 +133,18 @@ class FrrBackend:
 
 
 def _lines(cfg: DeviceConfig) -> int:
-    """About how many configuration lines ``cfg`` is (FRR text plus firewall elements)."""
+    """About how many configuration lines ``cfg`` is (FRR text, unmodelled lines, firewall
+    elements). An estimate for a time bound: never raises (0 if it cannot tell)."""
     from ani.device.render import render
 
-    n = len(render(cfg).splitlines())
-    if cfg.firewall is not None:
-        n += sum(len(s.elements) for s in cfg.firewall.sets.values()) + len(cfg.firewall.forward_rules)
+    try:
+        n = len(render(cfg.model_copy(update={"unmodelled": []})).splitlines())
+        n += len(cfg.unmodelled)
+        if cfg.firewall is not None:
+            n += sum(len(s.elements) for s in cfg.firewall.sets.values())
+            n += len(cfg.firewall.forward_rules)
+    except Exception:  # noqa: BLE001 - the model may refuse to render: no estimate then
+        return 0
     return n
 
 

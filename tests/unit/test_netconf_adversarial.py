@@ -537,3 +537,24 @@ def test_apply_time_bound_grows_with_the_size_of_the_change(monkeypatch):
     b.apply(big(1500))
     assert seen[0] == b.timeout  # small change: the configured bound
     assert seen[1] >= 1500 * 0.08  # >= 120 s for 1500 lines
+
+
+def test_sizing_the_bound_never_breaks_a_read(monkeypatch):
+    """The size estimate must not fail where the model can: running with a line the model
+    cannot express (a concurrent writer's community-list) is still readable (get-config
+    running said 'internal error' while the estimate rendered it)."""
+    from ani.device import apply as device_apply
+    from ani.device.model import DeviceConfig
+    from ani.netconf.frr_backend import FrrBackend
+
+    cfg = DeviceConfig(hostname="r1",
+                       unmodelled=["bgp community-list standard CL-H3 seq 5 permit 64500:1"])
+    monkeypatch.setattr(device_apply, "read", lambda lab, router: cfg)
+
+    class FakeLab:
+        id = "x"
+
+        def pathspace(self, router: str) -> str:
+            return router
+
+    assert FrrBackend(FakeLab(), "r1").read() is cfg
