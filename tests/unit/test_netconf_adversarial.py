@@ -7,6 +7,7 @@ The behaviour over the wire on real FRR is in tests/integration/test_netconf_adv
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -16,26 +17,19 @@ from lxml import etree
 from ani.netconf import editconfig
 from ani.netconf.errors import BASE_NS
 
-YDIR = Path(__file__).parent.parent / "data" / "yang"
-EC = "urn:ani:test:ec"
+sys.path.insert(0, str(Path(__file__).parent))  # the helpers of the datastore / engine tests
+from test_netconf_datastore import V1, FakeBackend, Timers, routes_xml  # noqa: E402, I001
+from test_netconf_datastore import config as frr_config  # noqa: E402
+from test_netconf_editconfig import EC, YDIR, config, data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def schema() -> editconfig.Schema:
+    """The edit-config engine's test module (tests/data/yang/ec-test.yang)."""
     from yangson import DataModel
 
-    dm = DataModel.from_file(str(YDIR / "yang-library.json"), [str(YDIR)])
-    return editconfig.Schema.from_datamodel(dm)
-
-
-def data(inner: str) -> etree._Element:
-    return etree.fromstring(f'<data xmlns="{BASE_NS}"><top xmlns="{EC}">{inner}</top></data>')
-
-
-def config(inner: str) -> etree._Element:
-    return etree.fromstring(
-        f'<config xmlns="{BASE_NS}" xmlns:nc="{BASE_NS}"><top xmlns="{EC}">{inner}</top></config>')
-
+    return editconfig.Schema.from_datamodel(
+        DataModel.from_file(str(YDIR / "yang-library.json"), [str(YDIR)]))
 
 def entries(n: int, start: int = 1) -> str:
     return "".join(f"<entry><seq>{i}</seq><action>permit</action><prefix>p{i}</prefix></entry>"
@@ -470,18 +464,13 @@ def test_commit_whose_restore_failed_is_reported_to_every_session():
     unknown state. Only the committing session was told, in a reply its client may never read
     (ncclient's 30 s timeout had closed it). Every other session must learn it on its next
     operation, as for a failed confirmed-commit rollback (issue 3, case 3)."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_netconf_datastore import V1, FakeBackend, Timers, config, routes_xml
-
     from ani.netconf.datastore import Device
     from ani.netconf.errors import RpcError
 
     be = FakeBackend(V1.model_copy(deep=True))
     dev = Device("r1", be, "r1", timer=Timers())
     a, b = 11, 22
-    dev.edit_config(a, "candidate", config(routes_xml("198.51.100.0/24")))
+    dev.edit_config(a, "candidate", frr_config(routes_xml("198.51.100.0/24")))
     be.refuse, be.restored = "frr-reload timed out after 30.0 s", False
     with pytest.raises(RpcError) as ei:
         dev.commit(a)
