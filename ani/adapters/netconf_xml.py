@@ -272,11 +272,23 @@ def _parse_config_wrapper(text: str) -> etree._Element:
     ns = etree.QName(root).namespace
     if ns not in (None, BASE_NS):
         raise XmlArgError(f"config: <config> must be in the NETCONF base namespace {BASE_NS} (or none)")
-    for c in root:
-        if isinstance(c.tag, str) and etree.QName(c).namespace is None:
-            name = etree.QName(c).localname
-            raise XmlArgError(f"config: element <{name}> has no namespace; write <{name} xmlns=\"{FRR_NS}\">")
+    _data_namespaces(root, "config")
     return root
+
+
+def _data_namespaces(wrapper: etree._Element, what: str) -> None:
+    """The elements inside an agent's ``<config>`` / ``<filter>`` must carry the data model's
+    namespace: with ``xmlns="...netconf:base:1.0"`` on the wrapper they inherit the NETCONF
+    one, which no data node has (a filter then silently selects nothing)."""
+    for c in wrapper:
+        if not isinstance(c.tag, str):
+            continue
+        q = etree.QName(c)
+        if q.namespace == BASE_NS or (q.namespace is None and what == "config"):
+            where = ("inherits the NETCONF namespace from <" + etree.QName(wrapper).localname
+                     + ">") if q.namespace else "has no namespace"
+            raise XmlArgError(f"{what}: element <{q.localname}> {where}; write "
+                              f"<{q.localname} xmlns=\"{FRR_NS}\"> (YANG module ani-frr)")
 
 
 def filter_element(text: str) -> etree._Element:
@@ -291,6 +303,7 @@ def filter_element(text: str) -> etree._Element:
             raise XmlArgError(f"filter is not well-formed XML: {exc}") from None
         if f.get("type", "subtree") != "subtree":
             raise XmlArgError("filter: only subtree filters are supported (type=\"subtree\")")
+        _data_namespaces(f, "filter")
         out = etree.Element(f"{{{BASE_NS}}}filter", type="subtree")
         out.extend([c for c in f if isinstance(c.tag, str)])
         return out

@@ -231,8 +231,12 @@ def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, 
         snode = sparent.child(req.tag)
         if snode is None:
             if ns not in schema.namespaces:
+                known = sorted({c.ns for c in sparent.children.values() if c.name == name})
+                hint = (f" ({name!r} is in namespace {known[0]!r}: write xmlns=\"{known[0]}\")"
+                        if known else "")
                 errors.append(RpcError(
-                    "unknown-namespace", f"element {name!r} has an unknown namespace {ns or ''!r}",
+                    "unknown-namespace",
+                    f"element {name!r} has an unknown namespace {ns or ''!r}" + hint,
                     type="protocol", path=path or "/",
                     info={"bad-element": name, "bad-namespace": ns or ""}))
             else:

@@ -547,3 +547,37 @@ def test_sizing_the_bound_never_breaks_a_read(monkeypatch):
             return router
 
     assert FrrBackend(FakeLab(), "r1").read() is cfg
+
+
+# -- kind: a namespace mistake that selects nothing, silently -----------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    f'<filter xmlns="{BASE_NS}" type="subtree"><frr><bgp/></frr></filter>',
+    f'<nc:filter xmlns:nc="{BASE_NS}" xmlns="{BASE_NS}"><frr/></nc:filter>',
+])
+def test_filter_whose_elements_inherit_the_netconf_namespace_is_refused(a2, text):
+    """<filter xmlns="...netconf:base:1.0"><frr>: frr is in the NETCONF namespace, matches
+    nothing, and get_config answered "(no data: ...)" as if BGP were not configured."""
+    r = a2.call("get_config", {"device": "r1", "filter": text})
+    assert not r.ok and r.error.code == "invalid_arguments", r.text
+    assert FRR in r.error.message and a2.sent == []
+
+
+def test_config_whose_elements_inherit_the_netconf_namespace_is_refused(a2):
+    r = a2.call("edit_config", {"device": "r1", "config":
+                                f'<config xmlns="{BASE_NS}"><frr><static-route/></frr></config>'})
+    assert not r.ok and r.error.code == "invalid_arguments", r.text
+    assert FRR in r.error.message and a2.sent == []
+
+
+def test_unknown_namespace_error_names_the_namespace_of_a_known_name():
+    """A raw NETCONF client that leaves <frr> in the NETCONF namespace gets told which
+    namespace <frr> has."""
+    from ani.netconf.datastore import Codec
+
+    sch = Codec.ani_frr().schema
+    cfg = etree.fromstring(f'<config xmlns="{BASE_NS}"><frr><bgp/></frr></config>')
+    r = editconfig.edit(sch, etree.Element(f"{{{BASE_NS}}}data"), cfg)
+    assert [e.tag for e in r.errors] == ["unknown-namespace"]
+    assert FRR in r.errors[0].message
