@@ -172,14 +172,14 @@ def _converge(lab: Any, router: str, cur: DeviceConfig, want: DeviceConfig, pass
                 note = f"frr-reload: {rr.message() or f'exit {rr.rc}'}"
                 if note not in notes:
                     notes.append(note)
-            frr_now = read_frr(lab, router)
+            frr_now = read_frr(lab, router, timeout)  # FRR may still be busy after a long reload
             if frr_same(frr_now):
                 break
     if fw_now != want.firewall or any(fwmod.about_table(u) for u in fw_extra):
         res = lab.exec(router, ["nft", "-f", "-"], timeout=timeout, input=fwmod.replace_script(want.firewall))
         if not res.ok:
             notes.append(f"nft -f (exit {res.rc}): {' '.join(res.stderr.split())[:500]}")
-        fw_now, fw_extra = read_nft(lab, router)
+        fw_now, fw_extra = read_nft(lab, router, timeout)
     return frr_now.model_copy(update={"firewall": fw_now, "unmodelled": [*frr_now.unmodelled, *fw_extra]})
 
 
@@ -274,7 +274,7 @@ def _restore(lab: Any, router: str, before: DeviceConfig, passes: int, timeout: 
     """Put ``before`` back and verify; (verified, notes)."""
     notes: list[str] = []
     try:
-        cur = read(lab, router)  # unmodelled lines here were added by the failed apply: removed
+        cur = read(lab, router, timeout)  # unmodelled lines here were added by the failed apply: removed
         after = _converge(lab, router, cur, before, passes, timeout, notes)
         if after == before:
             return True, notes
