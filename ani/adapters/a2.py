@@ -97,6 +97,11 @@ __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 # -- the adapter ---------------------------------------------------------------------------
 
 
+#: what an agent must do after a confirmed commit was rolled back: the commit had emptied the
+#: candidate into running, so the edits are gone from both
+_REDO = "the edits left the candidate at that commit: lock, edit_config and commit again"
+
+
 class A2Adapter(BaseAdapter):
     """NETCONF/YANG over ncclient, one session per router (see the module doc).
 
@@ -461,7 +466,7 @@ class A2Adapter(BaseAdapter):
                 self._lost[d] = "the session that made it dropped, so the server rolled it back"
                 failed = (d, SessionLost(
                     f"{d}: the confirmed commit was made, then the NETCONF session dropped, so "
-                    "the server rolled it back (RFC 6241 §8.4.1): commit again"))
+                    "the server rolled it back (RFC 6241 §8.4.1); " + _REDO))
                 break
             per[d] = {"ok": True, "changed": changed is not False,
                       "warnings": [w.to_dict() for w in reply.warnings]}
@@ -560,7 +565,7 @@ class A2Adapter(BaseAdapter):
 
     def _not_pending(self, d: str) -> str | None:
         if d in self._lost:
-            return f"no confirmed commit to confirm: {self._lost[d]}; commit again"
+            return f"no confirmed commit to confirm: {self._lost[d]}; {_REDO}"
         p = self._pending.get(d)
         if p is None:
             return "no confirmed commit of this session is pending (commit with confirmed=true first)"
@@ -568,7 +573,7 @@ class A2Adapter(BaseAdapter):
         if time.monotonic() > deadline:
             self._pending.pop(d, None)
             return (f"the confirm timeout ({timeout} s) has passed: the server has reverted the commit; "
-                    "commit again")
+                    + _REDO)
         return None
 
     @tool(
