@@ -4,7 +4,7 @@ sessions racing on one router) and what happens to an A2 agent whose session dro
 while a confirmed commit is pending. Each test checks FRR itself, not only the replies.
 
 One lab (tests/data/a1_pair.yaml) for the module; every test leaves r1 as it found it.
-Pure-logic cases are in tests/unit/test_netconf_adversarial.py.
+Pure-logic cases are in tests/unit/test_netconf_adversarial_logic.py.
 """
 
 from __future__ import annotations
