@@ -1,0 +1,62 @@
+"""Errors of the source of truth (``ani.sot``); all derive from :class:`ani.errors.AniError`.
+
+::
+
+    SotError                 base
+    +-- DocError             a desired-state document is invalid (``pointer``: JSON Pointer of the problem)
+    +-- PatchError           a JSON Patch could not be applied (``index``, ``op``, ``path``)
+    +-- Conflict             ``base_revision`` is stale (``expected``, ``actual``)
+    +-- SotPathError         no such file in the repository / a path outside it
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ani.errors import AniError
+
+
+class SotError(AniError):
+    """Base class of the source-of-truth errors."""
+
+    code = "sot-error"
+
+
+class DocError(SotError, ValueError):
+    """A desired-state document is invalid; ``pointer`` is the JSON Pointer of the problem."""
+
+    code = "invalid-document"
+
+    def __init__(self, pointer: str, message: str) -> None:
+        self.pointer = pointer
+        self.message = message
+        super().__init__(f"{pointer or '/'}: {message}")
+
+
+class PatchError(SotError):
+    """Operation ``index`` (0-based) of a patch failed; nothing was changed."""
+
+    code = "patch-failed"
+
+    def __init__(self, index: int | None, op: Any, path: str | None, message: str) -> None:
+        self.index = index
+        self.op = op
+        self.path = path
+        self.message = message
+        where = f"operation {index} ({op.get('op') if isinstance(op, dict) else op!r} {path})" if index is not None else "patch"
+        super().__init__(f"{where}: {message}")
+
+
+class Conflict(SotError):
+    """The patch was based on ``expected`` but the repository is at ``actual``."""
+
+    code = "conflict"
+
+    def __init__(self, expected: str, actual: str) -> None:
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"stale base_revision: expected {expected}, repository is at {actual}; read again and retry")
+
+
+class SotPathError(SotError):
+    code = "no-such-path"

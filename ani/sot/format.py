@@ -1,0 +1,411 @@
+"""The desired-state file of one router: a stable, readable JSON document.
+
+Derived from :class:`ani.device.model.DeviceConfig`; every collection with a natural key is a
+JSON object keyed by it, so RFC 6902 paths name things, not positions. A field that is absent
+has its default (``false``, none, empty). Shape::
+
+    {
+      "hostname": "r1",                        (also the file name: devices/r1.json)
+      "ip_forwarding": true, "ipv6_forwarding": true, "bgp_route_map_delay_timer": 10,
+      "interfaces": {"eth0": {"description": "..", "addresses": ["10.0.0.1/30"],
+                              "ospf": {"area": "0", "network": "point-to-point", "hello_interval": 5,
+                                       "dead_interval": 20, "passive": true}}},
+      "static_routes": {"192.0.2.0/24": {"next_hop": "198.51.100.1", "distance": 200,
+                                         "more_next_hops": {"eth1": {"distance": 1}}}},
+      "ospf": {"router_id": "..", "passive_default": false,
+               "networks": {"10.0.0.0/30": {"area": "0"}},
+               "throttle_spf": {"delay": 0, "init_hold": 50, "max_hold": 5000},
+               "throttle_lsa_all": 0, "lsa_min_arrival": 0},
+      "bgp": {"asn": 65000, "router_id": "..", "coalesce_time": 1000,
+              "timers": {"keepalive": 3, "holdtime": 9},
+              "peer_groups": {"PG": {...peer...}},
+              "neighbors": {"198.51.100.2": {"remote_as": 65001, "peer_group": "PG",
+                                             "description": "..", "shutdown": true,
+                                             "update_source": "lo", "timers": {"connect": 5}}},
+              "ipv4_unicast": {"networks": ["192.0.2.0/24"],
+                               "redistribute": {"connected": {"route_map": "RM"}, "static": {}},
+                               "peers": {"198.51.100.2": {"route_reflector_client": true,
+                                                          "route_map_in": "RM-IN", "route_map_out": ".."}}}},
+      "prefix_lists": {"PL": {"entries": {"10": {"action": "permit", "prefix": "192.0.2.0/24",
+                                                 "ge": 25, "le": 32}}}},   ("prefix": "any" for any)
+      "route_maps": {"RM": {"entries": {"10": {"action": "permit", "match_prefix_list": "PL",
+                                               "set_community": ["65000:1"], "set_community_additive": true,
+                                               "set_local_preference": 200, "set_metric": 5}}}},
+      "firewall": {"forward_policy": "drop", "sets": {"tenant_a": {"elements": ["10.1.0.0/24"]}},
+                   "forward_rules": [{"saddr_set": "tenant_a", "daddr_set": null, "action": "accept"}]},
+      "unmodelled": ["..."]
+    }
+
+Static routes are keyed by prefix (a pointer escapes the ``/`` as ``~1``:
+``/static_routes/192.0.2.0~124/next_hop``). A prefix with one next hop is
+``{"next_hop": NH, "distance": D}``. With several next hops the first one in FRR's order (lowest
+distance, then interface / address / discard, then address) is ``next_hop`` / ``distance`` and the
+others are ``more_next_hops: {NH: {"distance": D}}`` (keyed by next hop: one distance per prefix
+and next hop, as FRR keeps it). ``distance`` is always written (default 1 when absent).
+
+Neighbor ``timers`` (``{"connect": N}``) exists only when set. Firewall rules stay a list: the
+chain is evaluated in order. Keys are sorted in the file, so prefix-lists and route-maps are
+listed by name, not in creation order (equality of DeviceConfig ignores that order).
+"""
+
+from __future__ import annotations
+
+import json
+from ipaddress import IPv4Address, IPv4Network
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ani.device.model import (
+    Bgp,
+    BgpAf,
+    BgpAfPeer,
+    DeviceConfig,
+    Firewall,
+    FirewallRule,
+    FirewallSet,
+    Interface,
+    Ospf,
+    Peer,
+    PrefixListEntry,
+    RouteMapEntry,
+    StaticRoute,
+)
+from ani.sot.errors import DocError
+
+__all__ = ["to_doc", "from_doc", "dumps", "loads", "escape", "DocError"]
+
+
+def escape(token: str) -> str:
+    """One RFC 6901 reference token: ``~`` -> ``~0`` first, then ``/`` -> ``~1``."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def _ptr(*parts: Any) -> str:
+    return "".join("/" + escape(str(p)) for p in parts)
+
+
+def _dump(m: BaseModel) -> dict:
+    return m.model_dump(mode="json", exclude_defaults=True)
+
+
+# -- DeviceConfig -> document ------------------------------------------------------------------
+
+
+def _peer_doc(p: Peer) -> dict:
+    d = _dump(p)
+    tc = d.pop("timers_connect", None)
+    if tc is not None:
+        d["timers"] = {"connect": tc}
+    return d
+
+
+def to_doc(cfg: DeviceConfig) -> dict:
+    """The desired-state document of ``cfg`` (canonicalised first)."""
+    cfg = cfg.canonical()
+    doc: dict[str, Any] = {
+        "hostname": cfg.hostname,
+        "ip_forwarding": cfg.ip_forwarding,
+        "ipv6_forwarding": cfg.ipv6_forwarding,
+    }
+    if cfg.bgp_route_map_delay_timer is not None:
+        doc["bgp_route_map_delay_timer"] = cfg.bgp_route_map_delay_timer
+    doc["interfaces"] = {name: _dump(i) for name, i in cfg.interfaces.items()}
+    routes: dict[str, dict] = {}
+    for r in cfg.static_routes:  # FRR's order: the first per prefix is the primary
+        key = str(r.prefix)
+        if key not in routes:
+            routes[key] = {"next_hop": r.nexthop, "distance": r.distance}
+        else:
+            routes[key].setdefault("more_next_hops", {})[r.nexthop] = {"distance": r.distance}
+    doc["static_routes"] = routes
+    if cfg.ospf is not None:
+        o = cfg.ospf
+        od = _dump(o)
+        od["networks"] = {str(n.prefix): {"area": n.area} for n in o.networks}
+        if o.throttle_spf is not None:
+            od["throttle_spf"] = dict(zip(("delay", "init_hold", "max_hold"), o.throttle_spf))
+        doc["ospf"] = od
+    if cfg.bgp is not None:
+        b = cfg.bgp
+        bd: dict[str, Any] = {"asn": b.asn}
+        if b.router_id is not None:
+            bd["router_id"] = str(b.router_id)
+        if b.coalesce_time is not None:
+            bd["coalesce_time"] = b.coalesce_time
+        if b.timers is not None:
+            bd["timers"] = {"keepalive": b.timers[0], "holdtime": b.timers[1]}
+        bd["peer_groups"] = {n: _peer_doc(p) for n, p in b.peer_groups.items()}
+        bd["neighbors"] = {a: _peer_doc(p) for a, p in b.neighbors.items()}
+        af = b.ipv4_unicast
+        bd["ipv4_unicast"] = {
+            "networks": [str(n) for n in af.networks],
+            "redistribute": {s: ({"route_map": rm} if rm is not None else {}) for s, rm in af.redistribute.items()},
+            "peers": {k: _dump(p) for k, p in af.peers.items()},
+        }
+        doc["bgp"] = bd
+    doc["prefix_lists"] = {
+        n: {"entries": {str(e.seq): {**_dump(e), "prefix": str(e.prefix) if e.prefix else "any"} for e in pl.entries}}
+        for n, pl in cfg.prefix_lists.items()
+    }
+    for pl in doc["prefix_lists"].values():
+        for e in pl["entries"].values():
+            e.pop("seq", None)
+    doc["route_maps"] = {
+        n: {"entries": {str(e.seq): {k: v for k, v in _dump(e).items() if k != "seq"} | {"action": e.action}
+                        for e in rm.entries}}
+        for n, rm in cfg.route_maps.items()
+    }
+    if cfg.firewall is not None:
+        f = cfg.firewall
+        doc["firewall"] = {
+            "forward_policy": f.forward_policy,
+            "sets": {n: {"elements": [str(e) for e in s.elements]} for n, s in f.sets.items()},
+            "forward_rules": [r.model_dump(mode="json") for r in f.forward_rules],
+        }
+    if cfg.unmodelled:
+        doc["unmodelled"] = list(cfg.unmodelled)
+    return doc
+
+
+def dumps(doc: dict) -> str:
+    """The file text: sorted keys, 2-space indent, trailing newline (byte-stable)."""
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def loads(text: str, pointer_prefix: str = "") -> dict:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DocError(pointer_prefix, f"not JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise DocError(pointer_prefix, "the document must be a JSON object")
+    return doc
+
+
+# -- document -> DeviceConfig ------------------------------------------------------------------
+
+
+def _obj(v: Any, where: str) -> dict:
+    if not isinstance(v, dict):
+        raise DocError(where, f"expected an object, got {_jtype(v)}")
+    return v
+
+
+def _jtype(v: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _pop(d: dict, key: str, where: str, kind: type | tuple, default: Any = None) -> Any:
+    if key not in d:
+        return default
+    v = d[key]
+    if isinstance(v, bool) and kind is not bool and not (isinstance(kind, tuple) and bool in kind):
+        raise DocError(_ptr_join(where, key), f"expected {_kname(kind)}, got a boolean")
+    if not isinstance(v, kind):
+        raise DocError(_ptr_join(where, key), f"expected {_kname(kind)}, got {_jtype(v)}")
+    return v
+
+
+def _kname(kind: type | tuple) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join({dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+                        int: "an integer", type(None): "null"}.get(k, k.__name__) for k in kinds)
+
+
+def _ptr_join(base: str, *parts: Any) -> str:
+    return base + _ptr(*parts)
+
+
+def _no_extra(d: dict, allowed: set[str], where: str) -> None:
+    for k in d:
+        if k not in allowed:
+            raise DocError(_ptr_join(where, k), f"unknown field {k!r} (allowed: {', '.join(sorted(allowed))})")
+
+
+_FIELD_MAP: dict[str, str] = {"timers_connect": "timers/connect"}
+
+
+_UNION_TAGS = {"constrained-int", "int", "str", "bool", "float", "none", "list", "dict", "tuple"}
+
+
+def _loc(loc: tuple) -> list[str]:
+    """A pydantic error location without the union-member tags pydantic inserts."""
+    return [str(p) for p in loc if not (isinstance(p, str) and (p in _UNION_TAGS or "[" in p))]
+
+
+def _model(cls: type[BaseModel], data: dict, where: str) -> Any:
+    """``cls.model_validate(data)``; a validation error names the pointer of the bad field."""
+    try:
+        return cls.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = _loc(err["loc"])
+        if loc and loc[0] in _FIELD_MAP:
+            loc = _FIELD_MAP[loc[0]].split("/") + loc[1:]
+        raise DocError(_ptr_join(where, *loc), err["msg"]) from None
+
+
+def _peer(d: Any, where: str) -> dict:
+    d = dict(_obj(d, where))
+    _no_extra(d, {"remote_as", "peer_group", "description", "shutdown", "update_source", "timers"}, where)
+    if "timers" in d:
+        t = _obj(d.pop("timers"), _ptr_join(where, "timers"))
+        _no_extra(t, {"connect"}, _ptr_join(where, "timers"))
+        if "connect" in t:
+            d["timers_connect"] = t["connect"]
+    return _model(Peer, d, where).model_dump()
+
+
+def from_doc(doc: Any, hostname: str | None = None) -> DeviceConfig:
+    """The DeviceConfig of a document. ``hostname`` (the file's router) must match the
+    document's own if both are given. Raises :class:`DocError` naming the JSON Pointer."""
+    doc = _obj(doc, "")
+    _no_extra(doc, {"hostname", "ip_forwarding", "ipv6_forwarding", "bgp_route_map_delay_timer", "interfaces",
+                    "static_routes", "ospf", "bgp", "prefix_lists", "route_maps", "firewall", "unmodelled"}, "")
+    name = _pop(doc, "hostname", "", str, hostname)
+    if name is None:
+        raise DocError("/hostname", "missing")
+    if hostname is not None and name != hostname:
+        raise DocError("/hostname", f"{name!r} does not match the router of this file ({hostname!r})")
+    out: dict[str, Any] = {"hostname": name}
+    for k in ("ip_forwarding", "ipv6_forwarding"):
+        out[k] = _pop(doc, k, "", bool, True)
+    out["bgp_route_map_delay_timer"] = _pop(doc, "bgp_route_map_delay_timer", "", (int, type(None)))
+    out["unmodelled"] = _pop(doc, "unmodelled", "", list, [])
+
+    ifs = _obj(doc.get("interfaces", {}), "/interfaces")
+    out["interfaces"] = {n: _model(Interface, _obj(i, _ptr("interfaces", n)), _ptr("interfaces", n)).model_dump()
+                         for n, i in ifs.items()}
+
+    routes: list[dict] = []
+    for prefix, r in _obj(doc.get("static_routes", {}), "/static_routes").items():
+        w = _ptr("static_routes", prefix)
+        r = _obj(r, w)
+        _no_extra(r, {"next_hop", "distance", "more_next_hops"}, w)
+        if "next_hop" not in r:
+            raise DocError(_ptr_join(w, "next_hop"), "missing")
+        hops = [(r["next_hop"], r.get("distance", 1), w)]
+        for nh, extra in _obj(r.get("more_next_hops", {}), _ptr_join(w, "more_next_hops")).items():
+            we = _ptr_join(w, "more_next_hops", nh)
+            extra = _obj(extra, we)
+            _no_extra(extra, {"distance"}, we)
+            hops.append((nh, extra.get("distance", 1), we))
+        for nh, dist, wh in hops:
+            if isinstance(dist, bool) or not isinstance(dist, int):
+                raise DocError(_ptr_join(wh, "distance"), f"expected an integer, got {_jtype(dist)}")
+            try:
+                sr = StaticRoute(prefix=prefix, nexthop=nh, distance=dist)
+            except ValidationError as e:
+                err = e.errors()[0]
+                field = {"prefix": "", "nexthop": "next_hop", "distance": "distance"}.get(str(err["loc"][0]), "")
+                if field == "next_hop" and wh != w:  # a more_next_hops key
+                    field = ""
+                raise DocError(_ptr_join(wh, field) if field else wh, err["msg"]) from None
+            if str(sr.prefix) != prefix:
+                raise DocError(w, f"not the canonical prefix (write {sr.prefix})")
+            routes.append(sr.model_dump())
+    keys = [(r["prefix"], r["nexthop"]) for r in routes]
+    if len(set(keys)) != len(keys):
+        raise DocError("/static_routes", "a next hop is listed twice for one prefix")
+    out["static_routes"] = routes
+
+    if doc.get("ospf") is not None:
+        o = dict(_obj(doc["ospf"], "/ospf"))
+        nets = _obj(o.pop("networks", {}), "/ospf/networks")
+        o["networks"] = [{"prefix": p, **_obj(v, _ptr("ospf", "networks", p))} for p, v in nets.items()]
+        if o.get("throttle_spf") is not None:
+            t = _obj(o["throttle_spf"], "/ospf/throttle_spf")
+            _no_extra(t, {"delay", "init_hold", "max_hold"}, "/ospf/throttle_spf")
+            for k in ("delay", "init_hold", "max_hold"):
+                if k not in t:
+                    raise DocError(_ptr("ospf", "throttle_spf", k), "missing")
+            o["throttle_spf"] = (t["delay"], t["init_hold"], t["max_hold"])
+        try:
+            out["ospf"] = Ospf.model_validate(o).model_dump()
+        except ValidationError as e:
+            loc = _loc(e.errors()[0]["loc"])
+            if loc[:1] == ["networks"] and len(loc) > 1 and loc[1].isdigit() and int(loc[1]) < len(o["networks"]):
+                loc = ["networks", o["networks"][int(loc[1])]["prefix"]] + loc[2:]
+            raise DocError(_ptr("ospf", *loc), e.errors()[0]["msg"]) from None
+
+    if doc.get("bgp") is not None:
+        b = dict(_obj(doc["bgp"], "/bgp"))
+        _no_extra(b, {"asn", "router_id", "coalesce_time", "timers", "peer_groups", "neighbors", "ipv4_unicast"}, "/bgp")
+        if b.get("timers") is not None:
+            t = _obj(b["timers"], "/bgp/timers")
+            _no_extra(t, {"keepalive", "holdtime"}, "/bgp/timers")
+            for k in ("keepalive", "holdtime"):
+                if k not in t:
+                    raise DocError(_ptr("bgp", "timers", k), "missing")
+            b["timers"] = (t["keepalive"], t["holdtime"])
+        b["peer_groups"] = {n: _peer(p, _ptr("bgp", "peer_groups", n))
+                            for n, p in _obj(b.get("peer_groups", {}), "/bgp/peer_groups").items()}
+        neighbors = _obj(b.get("neighbors", {}), "/bgp/neighbors")
+        for a in neighbors:
+            try:
+                if str(IPv4Address(a)) != a:
+                    raise ValueError
+            except ValueError:
+                raise DocError(_ptr("bgp", "neighbors", a), "a neighbor key is an IPv4 address (canonical form)") from None
+        b["neighbors"] = {a: _peer(p, _ptr("bgp", "neighbors", a)) for a, p in neighbors.items()}
+        af = dict(_obj(b.get("ipv4_unicast", {}), "/bgp/ipv4_unicast"))
+        _no_extra(af, {"networks", "redistribute", "peers"}, "/bgp/ipv4_unicast")
+        red = {}
+        for s, v in _obj(af.get("redistribute", {}), "/bgp/ipv4_unicast/redistribute").items():
+            w = _ptr("bgp", "ipv4_unicast", "redistribute", s)
+            v = _obj(v, w)
+            _no_extra(v, {"route_map"}, w)
+            red[s] = v.get("route_map")
+        af["redistribute"] = red
+        af["peers"] = {k: _model(BgpAfPeer, _obj(p, _ptr("bgp", "ipv4_unicast", "peers", k)),
+                                 _ptr("bgp", "ipv4_unicast", "peers", k)).model_dump()
+                       for k, p in _obj(af.get("peers", {}), "/bgp/ipv4_unicast/peers").items()}
+        af = _model(BgpAf, af, "/bgp/ipv4_unicast").model_dump()
+        b["ipv4_unicast"] = af
+        try:
+            out["bgp"] = Bgp.model_validate(b).model_dump()
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise DocError(_ptr("bgp", *_loc(err["loc"])), err["msg"]) from None
+
+    for section, entry_cls in (("prefix_lists", PrefixListEntry), ("route_maps", RouteMapEntry)):
+        lists = {}
+        for n, pl in _obj(doc.get(section, {}), "/" + section).items():
+            w = _ptr(section, n)
+            pl = _obj(pl, w)
+            _no_extra(pl, {"entries"}, w)
+            entries = _obj(pl.get("entries", {}), _ptr_join(w, "entries"))
+            if not entries:
+                raise DocError(_ptr_join(w, "entries"), "at least one entry")
+            es = []
+            for seq, e in entries.items():
+                we = _ptr_join(w, "entries", seq)
+                if not seq.isdigit() or str(int(seq)) != seq:
+                    raise DocError(we, "an entry key is its sequence number (digits, no leading zero)")
+                e = dict(_obj(e, we))
+                if "seq" in e:
+                    raise DocError(_ptr_join(we, "seq"), "the sequence number is the key, not a field")
+                if section == "prefix_lists" and e.get("prefix") == "any":
+                    e["prefix"] = None
+                es.append(_model(entry_cls, {"seq": int(seq), **e}, we).model_dump())
+            lists[n] = {"entries": es}
+        out[section] = lists
+
+    if doc.get("firewall") is not None:
+        f = dict(_obj(doc["firewall"], "/firewall"))
+        _no_extra(f, {"forward_policy", "sets", "forward_rules"}, "/firewall")
+        f["sets"] = {n: _model(FirewallSet, _obj(s, _ptr("firewall", "sets", n)), _ptr("firewall", "sets", n)).model_dump()
+                     for n, s in _obj(f.get("sets", {}), "/firewall/sets").items()}
+        rules = _pop(f, "forward_rules", "/firewall", list, [])
+        f["forward_rules"] = [_model(FirewallRule, _obj(r, _ptr("firewall", "forward_rules", i)),
+                                     _ptr("firewall", "forward_rules", i)).model_dump() for i, r in enumerate(rules)]
+        out["firewall"] = _model(Firewall, f, "/firewall").model_dump()
+
+    try:
+        return DeviceConfig.model_validate(out)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = _loc(err["loc"])
+        raise DocError(_ptr(*loc[:1]) if loc else "", f"{err['msg']} (at {'.'.join(loc)})") from None

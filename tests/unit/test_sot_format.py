@@ -1,0 +1,86 @@
+"""ani.sot.format: the desired-state document of one router."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from ani.device.model import DeviceConfig, StaticRoute
+from ani.device.parse import parse
+from ani.device.strategies import device_configs
+from ani.sot.errors import DocError
+from ani.sot.format import dumps, from_doc, to_doc
+
+DATA = Path(__file__).parent.parent / "data" / "device"
+
+
+@settings(derandomize=True, max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(device_configs(firewall=True))
+def test_round_trip(cfg: DeviceConfig) -> None:
+    text = dumps(to_doc(cfg))
+    back = from_doc(json.loads(text), "r1")
+    assert back == cfg.canonical()
+    assert dumps(to_doc(back)) == text  # byte-stable
+
+
+@pytest.mark.parametrize("name", ["frr844-running-c1.txt", "frr844-running-c2.txt", "frr844-running-c3.txt"])
+def test_round_trip_parsed(name: str) -> None:
+    cfg = parse((DATA / name).read_text())
+    text = dumps(to_doc(cfg))
+    assert text.endswith("}\n") and "\n  \"" in text
+    assert from_doc(json.loads(text)) == cfg
+
+
+def _cfg() -> DeviceConfig:
+    return DeviceConfig(
+        hostname="r1",
+        static_routes=[StaticRoute(prefix="192.0.2.0/24", nexthop="198.51.100.1"),
+                       StaticRoute(prefix="192.0.2.0/24", nexthop="eth1", distance=200)],
+        bgp={"asn": 65000, "neighbors": {"198.51.100.2": {"remote_as": 65001, "timers_connect": 5},
+                                         "198.51.100.6": {"remote_as": 65002}}},
+        prefix_lists={"PL": {"entries": [{"seq": 10, "action": "permit", "prefix": None}]}},
+    )
+
+
+def test_keyed_shape() -> None:
+    doc = to_doc(_cfg())
+    assert doc["static_routes"] == {"192.0.2.0/24": {"next_hop": "198.51.100.1", "distance": 1,
+                                                     "more_next_hops": {"eth1": {"distance": 200}}}}
+    assert doc["bgp"]["neighbors"]["198.51.100.2"] == {"remote_as": 65001, "timers": {"connect": 5}}
+    assert "timers" not in doc["bgp"]["neighbors"]["198.51.100.6"]
+    assert doc["prefix_lists"]["PL"] == {"entries": {"10": {"action": "permit", "prefix": "any"}}}
+    assert from_doc(doc, "r1") == _cfg().canonical()
+
+
+@pytest.mark.parametrize(("mutate", "pointer"), [
+    (lambda d: d["bgp"]["neighbors"]["198.51.100.2"].update(remote_as="bogus"), "/bgp/neighbors/198.51.100.2/remote_as"),
+    (lambda d: d["bgp"]["neighbors"]["198.51.100.2"]["timers"].update(connect=0), "/bgp/neighbors/198.51.100.2/timers/connect"),
+    (lambda d: d["bgp"]["neighbors"]["198.51.100.2"]["timers"].update(keepalive=3), "/bgp/neighbors/198.51.100.2/timers/keepalive"),
+    (lambda d: d["static_routes"]["192.0.2.0/24"].update(distance=0), "/static_routes/192.0.2.0~124/distance"),
+    (lambda d: d["static_routes"]["192.0.2.0/24"].update(distance=True), "/static_routes/192.0.2.0~124/distance"),
+    (lambda d: d["static_routes"]["192.0.2.0/24"].update(next_hop="not a hop"), "/static_routes/192.0.2.0~124/next_hop"),
+    (lambda d: d["static_routes"].update({"192.0.2.1/24": {"next_hop": "eth0"}}), "/static_routes/192.0.2.1~124"),
+    (lambda d: d["prefix_lists"]["PL"]["entries"].update({"010": {"action": "deny"}}), "/prefix_lists/PL/entries/010"),
+    (lambda d: d["prefix_lists"]["PL"]["entries"]["10"].update(action="maybe"), "/prefix_lists/PL/entries/10/action"),
+    (lambda d: d.update(hostname="r2"), "/hostname"),
+    (lambda d: d.update(colour="red"), "/colour"),
+    (lambda d: d["bgp"].update(neighbors=[]), "/bgp/neighbors"),
+])
+def test_errors_name_the_pointer(mutate, pointer: str) -> None:  # type: ignore[no-untyped-def]
+    doc = to_doc(_cfg())
+    mutate(doc)
+    with pytest.raises(DocError) as e:
+        from_doc(doc, "r1")
+    assert e.value.pointer == pointer, str(e.value)
+
+
+def test_cross_reference_error() -> None:
+    doc = to_doc(_cfg())
+    doc["bgp"]["neighbors"]["198.51.100.2"]["peer_group"] = "NOPE"
+    with pytest.raises(DocError) as e:
+        from_doc(doc, "r1")
+    assert e.value.pointer.startswith("/bgp") and "NOPE" in str(e.value)
