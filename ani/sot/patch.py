@@ -157,8 +157,10 @@ def apply_patch(doc: Any, ops: Any) -> Any:
             if op["op"] == "test":
                 actual = _resolve(work, _tokens(op["path"], "path"), op["path"], last_may_be_new=False, allow_dash=False)
                 if not json_equal(actual, op["value"]):
-                    raise ValueError(f"test failed: {op['path']} is {json.dumps(actual)}, "
-                                     f"not {json.dumps(op['value'])} (compared as JSON values: true is not 1)")
+                    note = ""
+                    if any(isinstance(v, bool) for v in (actual, op["value"])) and actual == op["value"]:
+                        note = " (compared as JSON values: a boolean is not a number)"
+                    raise ValueError(f"test failed: {op['path']} is {json.dumps(actual)}, not {json.dumps(op['value'])}{note}")
                 continue
             work = jsonpatch.JsonPatch([copy.deepcopy(op)]).apply(work, in_place=True)
         except PatchError:
