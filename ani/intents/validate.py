@@ -111,9 +111,7 @@ def _check_fw(ch, path, state) -> None:
         if tenant_set(ch.tenant) not in sets:
             raise IntentError("service-not-found", f"no service {ch.service_id()}", path)
         return
-    known = set(inv.tenants())
-    if ch.tenant not in known:
-        raise IntentError("unknown-reference", f"unknown tenant {ch.tenant!r}", f"{path}.tenant")
+    known = set(inv.tenants())  # a new tenant is allowed: apply creates its (empty) set
     for i, o in enumerate(ch.isolate_from or []):
         if o not in known or tenant_set(o) not in sets:
             raise IntentError("unknown-reference", f"unknown tenant {o!r} (no nftables set {tenant_set(o)})", f"{path}.isolate_from.{i}")

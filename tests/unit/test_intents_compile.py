@@ -329,3 +329,20 @@ def test_pool_exhaustion_is_typed(scenario, configs):
     small = Pools.for_scenario(scenario, configs, tenant_ranges={"blue": IPv4Network("198.18.12.0/23")})
     [err] = validate_changes([onboard()], configs, pools=small)
     assert err.code == "pool-exhausted" and "site-prefix/blue" in str(err) and err.size == 2
+
+
+def test_new_tenant_firewall_then_its_first_site(configs):
+    changes = [
+        {"type": "tenant-firewall", "action": "apply", "tenant": "green"},
+        onboard(tenant="green", site="g1", edge="e4", prefix="198.19.40.0/24"),
+    ]
+    res = plan(changes, configs)
+    assert res.routers == EDGES
+    fw = res.configs["e1"].firewall
+    assert fw.sets["tenant_green"].elements == [IPv4Network("198.19.40.0/24")]
+    drops = {(r.saddr_set, r.daddr_set) for r in fw.forward_rules if r.action == "drop"}
+    assert {("tenant_green", "tenant_blue"), ("tenant_blue", "tenant_green"),
+            ("tenant_green", "tenant_red"), ("tenant_red", "tenant_green")} <= drops
+    inv = Inventory({**configs, **res.configs})
+    assert inv.get_service("tenant-site/green/g1").spec.edge == "e4"
+    assert inv.get_service("tenant-firewall/green").spec.isolate_from == ["blue", "red"]
