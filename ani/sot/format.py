@@ -73,7 +73,7 @@ from ani.device.model import (
 )
 from ani.sot.errors import DocError
 
-__all__ = ["to_doc", "from_doc", "dumps", "loads", "escape", "DocError"]
+__all__ = ["to_doc", "from_doc", "dumps", "loads", "escape", "schema", "SCHEMA", "DocError"]
 
 
 def escape(token: str) -> str:
@@ -409,3 +409,106 @@ def from_doc(doc: Any, hostname: str | None = None) -> DeviceConfig:
         err = e.errors()[0]
         loc = _loc(err["loc"])
         raise DocError(_ptr(*loc[:1]) if loc else "", f"{err['msg']} (at {'.'.join(loc)})") from None
+
+
+# -- JSON Schema ---------------------------------------------------------------------------------
+#
+# The document's structure for agents and tools (draft 2020-12). from_doc is the validator the
+# repository uses (it also checks value ranges, references and canonical keys, which the schema
+# only partly expresses); the schema is kept in step with it by a test.
+
+_INT = {"type": "integer"}
+_STR = {"type": "string"}
+_BOOL = {"type": "boolean"}
+
+
+def _object(props: dict, required: tuple[str, ...] = ()) -> dict:
+    out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+    if required:
+        out["required"] = list(required)
+    return out
+
+
+def _map(value: dict, key_pattern: str | None = None) -> dict:
+    out: dict[str, Any] = {"type": "object", "additionalProperties": value}
+    if key_pattern:
+        out["propertyNames"] = {"pattern": key_pattern}
+    return out
+
+
+_NULLABLE_STR = {"type": ["string", "null"]}
+_PEER = _object({"remote_as": {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 4294967295},
+                                         {"enum": ["internal", "external"]}]},
+                 "peer_group": _STR, "description": _STR, "shutdown": _BOOL, "update_source": _STR,
+                 "timers": _object({"connect": {"type": "integer", "minimum": 1, "maximum": 65535}})})
+_IPV4 = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}$"
+_PREFIX = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$"
+_SEQ = r"^[1-9][0-9]*$"
+
+SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "ani desired state of one router (devices/<router>.json)",
+    **_object({
+        "hostname": _STR,
+        "ip_forwarding": _BOOL,
+        "ipv6_forwarding": _BOOL,
+        "bgp_route_map_delay_timer": {"type": ["integer", "null"], "minimum": 0, "maximum": 600},
+        "interfaces": _map(_object({
+            "description": _STR,
+            "addresses": {"type": "array", "items": _STR},
+            "ospf": _object({"area": _STR, "network": {"enum": ["point-to-point", "point-to-multipoint",
+                                                               "non-broadcast", "broadcast"]},
+                             "hello_interval": _INT, "dead_interval": _INT, "passive": _BOOL}),
+        })),
+        "static_routes": _map(_object({
+            "next_hop": _STR,
+            "distance": {"type": "integer", "minimum": 1, "maximum": 255},
+            "more_next_hops": _map(_object({"distance": {"type": "integer", "minimum": 1, "maximum": 255}})),
+        }, ("next_hop",)), _PREFIX),
+        "ospf": {"oneOf": [{"type": "null"}, _object({
+            "router_id": _STR, "passive_default": _BOOL,
+            "networks": _map(_object({"area": _STR}, ("area",)), _PREFIX),
+            "throttle_spf": _object({"delay": _INT, "init_hold": _INT, "max_hold": _INT},
+                                    ("delay", "init_hold", "max_hold")),
+            "throttle_lsa_all": _INT, "lsa_min_arrival": _INT,
+        })]},
+        "bgp": {"oneOf": [{"type": "null"}, _object({
+            "asn": {"type": "integer", "minimum": 1, "maximum": 4294967295},
+            "router_id": _STR,
+            "coalesce_time": _INT,
+            "timers": _object({"keepalive": _INT, "holdtime": _INT}, ("keepalive", "holdtime")),
+            "peer_groups": _map(_PEER),
+            "neighbors": _map(_PEER, _IPV4),
+            "ipv4_unicast": _object({
+                "networks": {"type": "array", "items": _STR},
+                "redistribute": _object({s: _object({"route_map": _STR})
+                                         for s in ("kernel", "connected", "static", "ospf")}),
+                "peers": _map(_object({"route_reflector_client": _BOOL, "route_map_in": _STR,
+                                       "route_map_out": _STR})),
+            }),
+        }, ("asn",))]},
+        "prefix_lists": _map(_object({"entries": {**_map(_object({
+            "action": {"enum": ["permit", "deny"]}, "prefix": _STR,
+            "ge": {"type": "integer", "minimum": 1, "maximum": 32},
+            "le": {"type": "integer", "minimum": 1, "maximum": 32},
+        }, ("action",)), _SEQ), "minProperties": 1}}, ("entries",))),
+        "route_maps": _map(_object({"entries": {**_map(_object({
+            "action": {"enum": ["permit", "deny"]}, "match_prefix_list": _STR,
+            "set_community": {"type": "array", "items": _STR}, "set_community_additive": _BOOL,
+            "set_local_preference": _INT, "set_metric": _INT,
+        }, ("action",)), _SEQ), "minProperties": 1}}, ("entries",))),
+        "firewall": {"oneOf": [{"type": "null"}, _object({
+            "forward_policy": {"enum": ["accept", "drop"]},
+            "sets": _map(_object({"elements": {"type": "array", "items": _STR}})),
+            "forward_rules": {"type": "array", "items": _object({
+                "saddr_set": _NULLABLE_STR, "daddr_set": _NULLABLE_STR,
+                "action": {"enum": ["accept", "drop"]}}, ("action",))},
+        })]},
+        "unmodelled": {"type": "array", "items": _STR},
+    }, ("hostname",)),
+}
+
+
+def schema() -> dict:
+    """The JSON Schema of a desired-state document (a copy)."""
+    return json.loads(json.dumps(SCHEMA))

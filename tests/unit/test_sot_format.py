@@ -12,7 +12,7 @@ from ani.device.model import DeviceConfig, StaticRoute
 from ani.device.parse import parse
 from ani.device.strategies import device_configs
 from ani.sot.errors import DocError
-from ani.sot.format import dumps, from_doc, to_doc
+from ani.sot.format import dumps, from_doc, schema, to_doc
 
 DATA = Path(__file__).parent.parent / "data" / "device"
 
@@ -84,3 +84,24 @@ def test_cross_reference_error() -> None:
     with pytest.raises(DocError) as e:
         from_doc(doc, "r1")
     assert e.value.pointer.startswith("/bgp") and "NOPE" in str(e.value)
+
+
+@settings(derandomize=True, max_examples=80, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(device_configs(firewall=True))
+def test_documents_match_the_json_schema(cfg: DeviceConfig) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator(schema()).validate(json.loads(dumps(to_doc(cfg))))
+
+
+def test_json_schema_refuses_what_from_doc_refuses() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    v = jsonschema.Draft202012Validator(schema())
+    jsonschema.Draft202012Validator.check_schema(schema())
+    doc = to_doc(_cfg())
+    v.validate(doc)
+    doc["bgp"]["neighbors"]["198.51.100.2"]["timers"]["keepalive"] = 3
+    assert not v.is_valid(doc)
+    doc = to_doc(_cfg())
+    doc["static_routes"]["192.0.2.0/24"]["distance"] = True
+    assert not v.is_valid(doc)
