@@ -153,7 +153,8 @@ class SotRepo:
 
     def patch(self, path: str, ops: Any, base_revision: str) -> dict:
         """Apply the RFC 6902 patch ``ops`` to the file ``path`` in the working tree. Atomic;
-        validated (a device file through :func:`ani.sot.format.from_doc`). Returns
+        validated (a device file through :func:`ani.sot.format.from_doc`, then written in its
+        canonical form: a value equal to the default is left out). Returns
         ``{"path", "base_revision", "changed"}``. Raises Conflict, PatchError, DocError, SotPathError."""
         rel = self._rel(path)
         with self._lock:
@@ -170,10 +171,12 @@ class SotRepo:
                 raise SotPathError(f"no such file: {rel} (a router's file is created by init)")
             new = apply_patch(doc, ops)
             if rel.startswith("devices/"):
-                from_doc(new, Path(rel).stem)  # schema and references
-            elif not isinstance(new, dict):
+                # schema and references; the file is written in canonical form (defaults left out)
+                text = dumps(to_doc(from_doc(new, Path(rel).stem)))
+            elif isinstance(new, dict):
+                text = dumps(new)
+            else:
                 raise DocError("", "a service file is a JSON object")
-            text = dumps(new)
             if text != old_text:
                 _atomic_write(f, text)
             return {"path": rel, "base_revision": actual, "changed": text != old_text}

@@ -69,6 +69,12 @@ def test_keyed_shape() -> None:
     (lambda d: d.update(hostname="r2"), "/hostname"),
     (lambda d: d.update(colour="red"), "/colour"),
     (lambda d: d["bgp"].update(neighbors=[]), "/bgp/neighbors"),
+    (lambda d: d["static_routes"]["192.0.2.0/24"].update(distance="200"), "/static_routes/192.0.2.0~124/distance"),
+    (lambda d: d["bgp"]["neighbors"]["198.51.100.2"].update(shutdown=1), "/bgp/neighbors/198.51.100.2/shutdown"),
+    (lambda d: d["bgp"].update(asn=True), "/bgp/asn"),
+    (lambda d: d.update(interfaces={"eth0": {"ospf": {"hello_interval": True}}}), "/interfaces/eth0/ospf/hello_interval"),
+    (lambda d: d["bgp"]["neighbors"].update({"peer": {"remote_as": 1}}), "/bgp/neighbors/peer"),
+    (lambda d: d["prefix_lists"]["PL"].update(entries={}), "/prefix_lists/PL/entries"),
 ])
 def test_errors_name_the_pointer(mutate, pointer: str) -> None:  # type: ignore[no-untyped-def]
     doc = to_doc(_cfg())

@@ -107,6 +107,17 @@ def test_failed_patches_change_nothing(sot: SotRepo, ops: list, err: type) -> No
     assert _snapshot(sot) == before and _no_lock(sot)
 
 
+def test_device_files_are_written_canonical(sot: SotRepo) -> None:
+    before = _snapshot(sot)
+    out = sot.patch("devices/r1.json", [{"op": "add", "path": "/bgp/neighbors/198.51.100.2/shutdown", "value": False}],
+                    sot.head())
+    assert not out["changed"] and _snapshot(sot) == before  # false is the default: nothing to store
+    with pytest.raises(DocError) as e:
+        sot.patch("devices/r1.json", [{"op": "replace", "path": "/bgp/neighbors/198.51.100.2/remote_as",
+                                       "value": "65001"}], sot.head())
+    assert e.value.pointer == "/bgp/neighbors/198.51.100.2/remote_as" and _snapshot(sot) == before
+
+
 def test_schema_error_names_pointer(sot: SotRepo) -> None:
     with pytest.raises(DocError) as e:
         sot.patch("devices/r1.json", [{"op": "add", "path": "/bgp/neighbors/198.51.100.2/timers",
