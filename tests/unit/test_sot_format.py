@@ -111,3 +111,42 @@ def test_json_schema_refuses_what_from_doc_refuses() -> None:
     doc = to_doc(_cfg())
     doc["static_routes"]["192.0.2.0/24"]["distance"] = True
     assert not v.is_valid(doc)
+
+
+# -- property: a mutated document is either valid or refused with DocError (never another error) ----
+
+from hypothesis import strategies as st  # noqa: E402
+
+from ani.sot.patch import PatchError, apply_patch  # noqa: E402
+
+_junk = st.none() | st.booleans() | st.integers(-5, 70000) | st.text(max_size=5) | st.just("10.0.0.1/24") \
+    | st.lists(st.integers(0, 3), max_size=2) | st.just({}) | st.just({"x": 1})
+
+
+def _pointers(v: object, path: str = "") -> list[str]:
+    out = [path] if path else []
+    if isinstance(v, dict):
+        for k, x in v.items():
+            out += _pointers(x, path + "/" + k.replace("~", "~0").replace("/", "~1"))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            out += _pointers(x, f"{path}/{i}")
+    return out
+
+
+@settings(derandomize=True, max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(device_configs(firewall=True), st.data())
+def test_mutated_documents_raise_only_doc_error(cfg: DeviceConfig, data: st.DataObject) -> None:
+    doc = to_doc(cfg)
+    target = data.draw(st.sampled_from(_pointers(doc)))
+    try:
+        mutated = apply_patch(doc, [{"op": "replace", "path": target, "value": data.draw(_junk)}])
+    except PatchError:
+        return
+    try:
+        back = from_doc(mutated, "r1")
+    except DocError as e:
+        assert e.pointer == "" or e.pointer.startswith("/")
+        return
+    assert dumps(to_doc(back))  # valid: it round-trips

@@ -101,3 +101,29 @@ def test_all_ops_work() -> None:
     ])
     assert out["list"] == [5, 10, 20, 30] and out["d"] == 1 and "c" not in out and "flag" not in out
     assert out["bgp"]["neighbors"]["198.51.100.2"]["timers"] == {"connect": 5}
+
+
+# -- property: any patch either applies or raises PatchError, and never changes its input ----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False) | st.text("ab~/", max_size=3),
+                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text("ab~/0", max_size=3), c, max_size=3), max_leaves=8)
+_token = st.sampled_from(["a", "b", "0", "1", "01", "-", "~0", "~1", "~2", "~", "", "a~1b", "bgp", "neighbors"])
+_path = st.lists(_token, max_size=4).map(lambda t: "".join("/" + x for x in t)) | st.sampled_from(["", "a", "/", "//"])
+_op = st.fixed_dictionaries(
+    {"op": st.sampled_from(["add", "remove", "replace", "move", "copy", "test", "bogus"]), "path": _path},
+    optional={"value": _json, "from": _path},
+) | _json
+
+
+@settings(derandomize=True, max_examples=400, deadline=None, database=None)
+@given(st.dictionaries(st.text("ab~/0", max_size=2), _json, max_size=4), st.lists(_op, max_size=4))
+def test_any_patch_applies_or_raises_patch_error(doc: dict, ops: list) -> None:
+    before = copy.deepcopy(doc)
+    try:
+        apply_patch(doc, ops)
+    except PatchError as e:
+        assert e.index is None or 0 <= e.index < len(ops)
+    assert doc == before
