@@ -205,3 +205,39 @@ def test_init_refuses_non_empty(tmp_path: Path) -> None:
     (tmp_path / "x" / "f").write_text("")
     with pytest.raises(SotError):
         SotRepo.init(tmp_path / "x", {})
+
+
+def test_identity_ignores_git_environment(sot: SotRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.setenv(var, "Env User")
+    for var in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(var, "env@example.com")
+    sot.patch("devices/r1.json", [{"op": "add", "path": "/bgp/router_id", "value": "10.0.0.1"}], sot.head())
+    rev = sot.commit("with env identity set")
+    sot.revert(rev)
+    for entry in sot.log(2):
+        assert entry["author"] == entry["committer"] == "ani-sot <sot@ani.invalid>"
+
+
+def test_configurable_identity(tmp_path: Path) -> None:
+    with SotRepo.init(tmp_path / "s", {"r1": DeviceConfig(hostname="r1")}, author=("bot", "bot@lab.invalid")) as s:
+        assert s.log(1)[0]["committer"] == "bot <bot@lab.invalid>"
+
+
+def test_failed_revert_mid_operation_restores_everything(sot: SotRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    sot.patch("devices/r1.json", [{"op": "add", "path": "/bgp/router_id", "value": "10.0.0.1"}], sot.head())
+    rev = sot.commit("router id")
+    before = _snapshot(sot)
+
+    def boom(*a: object, **k: object) -> None:
+        (sot.path / ".git" / "index.lock").write_text("")
+        raise RuntimeError("killed mid-revert")
+
+    monkeypatch.setattr(git.IndexFile, "commit", boom)
+    with pytest.raises(RuntimeError):
+        sot.revert(rev)
+    monkeypatch.undo()
+    assert _snapshot(sot) == before and _no_lock(sot)
+    assert not (sot.path / ".git" / "REVERT_HEAD").exists()
+    sot.revert(rev)
+    assert sot.desired("r1").bgp.router_id is None
