@@ -11,11 +11,14 @@
 Changes apply in order, each against the state the previous ones left; each is checked first
 (:func:`ani.intents.validate.check_change`: references, conflicts), so the first refused change
 raises :class:`~ani.intents.errors.IntentError` naming its field (``changes.<i>.<field>``).
-The result is deterministic: the same changes on the same configs give equal results. The
-input configs are never modified. What each service compiles to: ``docs/intents.md``.
+The result is deterministic: the same changes on the same configs and pools give equal
+results. Neither the input configs nor the pools passed in are modified (allocation works on a
+copy of the pools). What each service compiles to: ``docs/intents.md``.
 """
 
 from __future__ import annotations
+
+import copy
 
 from dataclasses import dataclass, field
 from ipaddress import IPv4Interface, IPv4Network
@@ -60,7 +63,8 @@ def compile_changes(
 
     models = parse_changes(changes)
     state = {r: c.model_copy(deep=True) for r, c in configs.items()}
-    pools = pools if pools is not None else Pools.from_configs(state)
+    # allocate from a copy: the caller's pools are not consumed, so compiling twice gives the same result
+    pools = copy.deepcopy(pools, {id(pools.configs): pools.configs}) if pools is not None else Pools.from_configs(state)
     allocations: dict[str, Any] = {}
     done = []
     for i, ch in enumerate(models):

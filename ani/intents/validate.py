@@ -142,7 +142,7 @@ def _check_route(ch, path, state) -> None:
 
 
 def _check_float(ch, path, state) -> None:
-    cfg = _router(state, ch.router, f"{path}.router")
+    _router(state, ch.router, f"{path}.router")
     where = [(r, i) for r, c in state.items() for i, f in c.interfaces.items() if any(a.ip == ch.address.ip for a in f.addresses)]
     if ch.action == "remove":
         if (ch.router, ch.interface) not in where:
@@ -153,7 +153,6 @@ def _check_float(ch, path, state) -> None:
             for a in f.addresses:
                 if a.ip != ch.address.ip and a.network.prefixlen < 32 and ch.address.ip in a.network and (r, i) != (ch.router, ch.interface):
                     raise IntentError("address-conflict", f"{ch.address.ip} is in {a.network} of {r} interface {i}", f"{path}.address")
-    del cfg
 
 
 def _check_bgp(ch, path, state) -> None:

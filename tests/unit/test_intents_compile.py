@@ -346,3 +346,20 @@ def test_new_tenant_firewall_then_its_first_site(configs):
     inv = Inventory({**configs, **res.configs})
     assert inv.get_service("tenant-site/green/g1").spec.edge == "e4"
     assert inv.get_service("tenant-firewall/green").spec.isolate_from == ["blue", "red"]
+
+
+def test_pools_are_not_consumed_by_a_compile(configs, pools):
+    a = plan([onboard()], configs, pools=pools)
+    b = plan([onboard()], configs, pools=pools)
+    assert a.allocations == b.allocations and a.configs == b.configs
+    assert pools.seq("e2", "PL-TENANTS").used == {10, 20}
+
+
+def test_yang_must_violation_refuses(configs):
+    base = {"type": "static-route", "action": "add", "router": "e1", "prefix": "192.0.2.0/24"}
+    errors = validate_changes([{**base, "next_hop": "Null0"}, {**base, "next_hop": "198.51.100.1"}], configs)
+    assert [(e.code, e.path.split(":")[0]) for e in errors] == [("yang", "e1")]
+    assert "blackhole" in errors[0].message
+    with pytest.raises(IntentError) as ei:
+        plan([{**base, "next_hop": "Null0"}, {**base, "next_hop": "198.51.100.1"}], configs)
+    assert ei.value.code == "yang"
