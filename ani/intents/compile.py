@@ -54,6 +54,27 @@ class CompileResult:
     def routers(self) -> list[str]:
         return sorted(self.configs)
 
+    def diff(self, before: dict[str, DeviceConfig]) -> dict[str, str]:
+        """``{router: unified diff}`` of the rendered FRR config and nftables table, from
+        ``before`` (the configs compiled against) to the intended config, for each router that
+        changes (for a dry run; lines as FRR / nft print them)."""
+        import difflib
+
+        from ani.device.firewall import render as render_nft
+        from ani.device.render import render as render_frr
+
+        def text(cfg: DeviceConfig | None) -> list[str]:
+            if cfg is None:
+                return []
+            out = render_frr(cfg).splitlines()
+            return out + (render_nft(cfg.firewall).splitlines() if cfg.firewall is not None else [])
+
+        return {
+            r: "\n".join(difflib.unified_diff(text(before.get(r)), text(self.configs[r]), f"{r}/running", f"{r}/intended", lineterm=""))
+            + "\n"
+            for r in self.routers
+        }
+
 
 def compile_changes(
     changes: list[Any], configs: dict[str, DeviceConfig], *, pools: Pools | None = None

@@ -363,3 +363,16 @@ def test_yang_must_violation_refuses(configs):
     with pytest.raises(IntentError) as ei:
         plan([{**base, "next_hop": "Null0"}, {**base, "next_hop": "198.51.100.1"}], configs)
     assert ei.value.code == "yang"
+
+
+def test_diff_per_router(configs, pools):
+    res = plan([onboard(prefix="198.19.7.0/24")], configs, pools=pools)
+    diff = res.diff(configs)
+    assert sorted(diff) == EDGES
+    added = [ln for ln in diff["e2"].splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert "+ip prefix-list PL-TENANTS seq 30 permit 198.19.7.0/24" in added
+    assert "+ ip address 198.19.7.1/24" in added
+    assert not [ln for ln in diff["e2"].splitlines() if ln.startswith("-") and not ln.startswith("---")
+                and "elements" not in ln]
+    e1 = [ln for ln in diff["e1"].splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
+    assert len(e1) == 2 and all("elements" in ln for ln in e1) and "198.19.7.0/24" in e1[1]
