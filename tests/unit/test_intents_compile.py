@@ -376,3 +376,36 @@ def test_diff_per_router(configs, pools):
                 and "elements" not in ln]
     e1 = [ln for ln in diff["e1"].splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
     assert len(e1) == 2 and all("elements" in ln for ln in e1) and "198.19.7.0/24" in e1[1]
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "path", "needle"),
+    [
+        ({"type": "tenant-site", "action": "move", "tenant": "blue", "site": "blue9", "edge": "e3"},
+         "service-not-found", "changes.0", "tenant-site/blue/blue9"),
+        ({"type": "tenant-site", "action": "move", "tenant": "blue", "site": "blue1", "edge": "e3",
+          "interface": "to-red3"}, "address-conflict", "changes.0.interface", "198.18.23.1/24"),
+        ({"type": "tenant-site", "action": "move", "tenant": "blue", "site": "blue1", "edge": "c2"},
+         "unknown-reference", "changes.0.edge", "c2"),
+        ({"type": "tenant-site", "action": "remove", "tenant": "blue", "site": "blue1", "edge": "e2"},
+         "invalid", "changes.0.edge", "e1"),
+        ({"type": "static-route", "action": "remove", "router": "e1", "prefix": "192.0.2.0/24", "next_hop": "Null0"},
+         "service-not-found", "changes.0", "static-route/e1/192.0.2.0/24/Null0"),
+        ({"type": "bgp-peering", "action": "add", "router": "e1", "neighbor": "100.64.255.11", "remote_as": 1},
+         "nexthop-self", "changes.0.neighbor", "100.64.255.11"),
+        ({"type": "route-map-entry", "action": "remove", "routers": ["e2"], "name": "RM-TENANTS-OUT", "seq": 10},
+         "invalid", "changes.0", "connected"),
+    ],
+)
+def test_move_remove_refusals(configs, change, code, path, needle):
+    [err] = validate_changes([change], configs)
+    assert (err.code, err.path) == (code, path), err
+    assert needle in err.message, err.message
+
+
+def test_removing_both_sites_of_an_edge_then_onboarding_again(configs):
+    changes = [{"type": "tenant-site", "action": "remove", "tenant": t, "site": f"{t}1"} for t in ("blue", "red")]
+    state = {**configs, **plan(changes, configs).configs}
+    assert "PL-TENANTS" not in state["e1"].prefix_lists  # FRR has no empty prefix-list
+    res = plan([onboard(edge="e1", prefix="198.19.9.0/24")], state)
+    assert [(x.seq, str(x.prefix)) for x in res.configs["e1"].prefix_lists["PL-TENANTS"].entries] == [(10, "198.19.9.0/24")]
