@@ -54,6 +54,8 @@ import json
 from ipaddress import IPv4Address, IPv4Network
 from typing import Any
 
+import jsonschema
+import jsonschema.exceptions
 from pydantic import BaseModel, ValidationError
 
 from ani.device.model import (
@@ -515,65 +517,33 @@ def schema() -> dict:
     return json.loads(json.dumps(SCHEMA))
 
 
-_JSON_TYPES: dict[str, Any] = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "null": lambda v: v is None,
-}
-
-
 def check_schema(value: Any, sch: dict | None = None, where: str = "") -> None:
-    """Check ``value`` against the subset of JSON Schema :data:`SCHEMA` uses (JSON types, so a
-    boolean is not a number and ``"200"`` is not an integer). Raises :class:`DocError` naming the
-    JSON Pointer of the first problem. No dependency on the ``jsonschema`` package."""
-    import re
-
-    sch = SCHEMA if sch is None else sch
-    if "oneOf" in sch:
-        errors = []
-        for branch in sch["oneOf"]:
-            try:
-                check_schema(value, branch, where)
-                return
-            except DocError as e:
-                errors.append(e)
-        typed = [e for b, e in zip(sch["oneOf"], errors) if "type" in b and _type_ok(value, b["type"])]
-        raise (typed[0] if typed else DocError(where, "; or ".join(e.message for e in errors)))
-    if "type" in sch and not _type_ok(value, sch["type"]):
-        want = sch["type"] if isinstance(sch["type"], str) else " or ".join(sch["type"])
-        raise DocError(where, f"expected {want}, got {_jtype(value)}")
-    if "enum" in sch and not any(type(value) is type(e) and value == e for e in sch["enum"]):
-        raise DocError(where, f"{json.dumps(value)} is not one of {', '.join(json.dumps(e) for e in sch['enum'])}")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in sch and value < sch["minimum"]:
-            raise DocError(where, f"{value} is less than {sch['minimum']}")
-        if "maximum" in sch and value > sch["maximum"]:
-            raise DocError(where, f"{value} is greater than {sch['maximum']}")
-    if isinstance(value, list) and "items" in sch:
-        for i, item in enumerate(value):
-            check_schema(item, sch["items"], _ptr_join(where, i))
-    if isinstance(value, dict):
-        props = sch.get("properties", {})
-        for k in sch.get("required", ()):
-            if k not in value:
-                raise DocError(_ptr_join(where, k), "missing")
-        if len(value) < sch.get("minProperties", 0):
-            raise DocError(where, f"needs at least {sch['minProperties']} entry")
-        pattern = sch.get("propertyNames", {}).get("pattern")
-        for k, v in value.items():
-            if pattern and not re.search(pattern, k):
-                raise DocError(_ptr_join(where, k), f"invalid key {k!r}")
-            if k in props:
-                check_schema(v, props[k], _ptr_join(where, k))
-            elif sch.get("additionalProperties") is False:
-                raise DocError(_ptr_join(where, k), f"unknown field {k!r} (allowed: {', '.join(sorted(props))})")
-            elif isinstance(sch.get("additionalProperties"), dict):
-                check_schema(v, sch["additionalProperties"], _ptr_join(where, k))
+    """Check ``value`` against :data:`SCHEMA` (or ``sch``) with ``jsonschema`` (Draft 2020-12:
+    JSON types, so a boolean is not a number and ``"200"`` is not an integer). Raises
+    :class:`DocError` naming the JSON Pointer (below ``where``) of the most relevant problem."""
+    validator = _validator(SCHEMA if sch is None else sch)
+    err = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    if err is None:
+        return
+    at = _ptr_join(where, *err.absolute_path)
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = set(err.schema.get("properties", {}))
+        extra = sorted(k for k in err.instance if k not in allowed)
+        if extra:  # point at the unknown member itself, as RFC 6901 names it
+            raise DocError(_ptr_join(at, extra[0]), f"unknown field {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [k for k in err.validator_value if k not in err.instance]
+        if missing:
+            raise DocError(_ptr_join(at, missing[0]), "missing")
+    if "propertyNames" in err.absolute_schema_path and isinstance(err.instance, str):
+        raise DocError(_ptr_join(at, err.instance), f"invalid key {err.instance!r}")
+    raise DocError(at, err.message)
 
 
-def _type_ok(value: Any, t: str | list[str]) -> bool:
-    return any(_JSON_TYPES[x](value) for x in ([t] if isinstance(t, str) else t))
+_VALIDATORS: dict[int, Any] = {}
+
+
+def _validator(sch: dict) -> Any:
+    if id(sch) not in _VALIDATORS:
+        _VALIDATORS[id(sch)] = jsonschema.Draft202012Validator(sch)
+    return _VALIDATORS[id(sch)]
