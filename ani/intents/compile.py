@@ -315,17 +315,22 @@ def _pl_add(ch, path, state, pools, alloc) -> None:
         cfg.prefix_lists[ch.name] = PrefixList(entries=[*(lst.entries if lst else []), entry])
 
 
+def _drop_entries(lists: dict, name: str, keep, make) -> None:
+    """Keep the entries of ``lists[name]`` for which ``keep(entry)`` holds (``make(entries=...)``
+    rebuilds the list); a list left empty goes. No list of that name: nothing to do."""
+    lst = lists.get(name)
+    if lst is None:
+        return
+    rest = [e for e in lst.entries if keep(e)]
+    if rest:
+        lists[name] = make(entries=rest)
+    else:
+        del lists[name]
+
+
 def _pl_remove(ch, path, state, pools, alloc) -> None:
     for r in ch.routers:
-        cfg = state[r]
-        lst = cfg.prefix_lists.get(ch.name)
-        if lst is None:
-            continue
-        rest = [e for e in lst.entries if e.prefix != ch.prefix]
-        if rest:
-            cfg.prefix_lists[ch.name] = PrefixList(entries=rest)
-        else:
-            del cfg.prefix_lists[ch.name]
+        _drop_entries(state[r].prefix_lists, ch.name, lambda e: e.prefix != ch.prefix, PrefixList)
 
 
 def _rm_add(ch, path, state, pools, alloc) -> None:
@@ -340,15 +345,7 @@ def _rm_add(ch, path, state, pools, alloc) -> None:
 
 def _rm_remove(ch, path, state, pools, alloc) -> None:
     for r in ch.routers:
-        cfg = state[r]
-        rm = cfg.route_maps.get(ch.name)
-        if rm is None:
-            continue
-        rest = [e for e in rm.entries if e.seq != ch.seq]
-        if rest:
-            cfg.route_maps[ch.name] = RouteMap(entries=rest)
-        else:
-            del cfg.route_maps[ch.name]
+        _drop_entries(state[r].route_maps, ch.name, lambda e: e.seq != ch.seq, RouteMap)
 
 
 _APPLY = {

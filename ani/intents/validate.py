@@ -58,6 +58,19 @@ def _prefix_owner(inv: Inventory, state: dict[str, DeviceConfig], prefix, skip: 
     return None
 
 
+def _is_remove(ch, exists: bool, path: str, missing: str, taken: str | None = None, taken_path: str | None = None) -> bool:
+    """Whether ``ch`` is a remove. A remove of what does not exist is ``service-not-found``
+    (``missing``, at ``path``); an add of what exists is ``service-exists`` (``taken``, at
+    ``taken_path``) when ``taken`` is given."""
+    if ch.action == "remove":
+        if not exists:
+            raise IntentError("service-not-found", missing, path)
+        return True
+    if exists and taken is not None:
+        raise IntentError("service-exists", taken, taken_path or path)
+    return False
+
+
 def check_change(ch: Any, path: str, state: dict[str, DeviceConfig]) -> None:
     """Raise IntentError if ``ch`` (a model, allocations filled) cannot apply to ``state``."""
     _CHECKS[ch.type](ch, path, state)
@@ -107,9 +120,7 @@ def _check_fw(ch, path, state) -> None:
     sets = {n for c in state.values() if c.firewall for n in c.firewall.sets}
     for i, r in enumerate(ch.routers or []):
         _router(state, r, f"{path}.routers.{i}")
-    if ch.action == "remove":
-        if tenant_set(ch.tenant) not in sets:
-            raise IntentError("service-not-found", f"no service {ch.service_id()}", path)
+    if _is_remove(ch, tenant_set(ch.tenant) in sets, path, f"no service {ch.service_id()}"):
         return
     known = set(inv.tenants())  # a new tenant is allowed: apply creates its (empty) set
     for i, o in enumerate(ch.isolate_from or []):
@@ -127,9 +138,7 @@ def _check_fw(ch, path, state) -> None:
 def _check_route(ch, path, state) -> None:
     cfg = _router(state, ch.router, f"{path}.router")
     exists = any(r.prefix == ch.prefix and r.nexthop == ch.next_hop for r in cfg.static_routes)
-    if ch.action == "remove":
-        if not exists:
-            raise IntentError("service-not-found", f"no service {ch.service_id()}", path)
+    if _is_remove(ch, exists, path, f"no service {ch.service_id()}"):
         return
     try:
         hop = IPv4Address(ch.next_hop)
@@ -144,9 +153,7 @@ def _check_route(ch, path, state) -> None:
 def _check_float(ch, path, state) -> None:
     _router(state, ch.router, f"{path}.router")
     where = [(r, i) for r, c in state.items() for i, f in c.interfaces.items() if any(a.ip == ch.address.ip for a in f.addresses)]
-    if ch.action == "remove":
-        if (ch.router, ch.interface) not in where:
-            raise IntentError("service-not-found", f"{ch.address.ip} is not on {ch.router} {ch.interface}", path)
+    if _is_remove(ch, (ch.router, ch.interface) in where, path, f"{ch.address.ip} is not on {ch.router} {ch.interface}"):
         return
     for r, c in state.items():
         for i, f in c.interfaces.items():
@@ -160,12 +167,8 @@ def _check_bgp(ch, path, state) -> None:
     if cfg.bgp is None:
         raise IntentError("unknown-reference", f"{ch.router} has no 'router bgp'", f"{path}.router")
     exists = str(ch.neighbor) in cfg.bgp.neighbors
-    if ch.action == "remove":
-        if not exists:
-            raise IntentError("service-not-found", f"no service {ch.service_id()}", path)
+    if _is_remove(ch, exists, path, f"no service {ch.service_id()}", f"{ch.service_id()} already exists", f"{path}.neighbor"):
         return
-    if exists:
-        raise IntentError("service-exists", f"{ch.service_id()} already exists", f"{path}.neighbor")
     if ch.neighbor in _own_addresses(cfg):
         raise IntentError("nexthop-self", f"neighbor {ch.neighbor} is an address of {ch.router} itself", f"{path}.neighbor")
     if ch.remote_as is None and ch.peer_group is None:
@@ -194,12 +197,9 @@ def _check_pl(ch, path, state) -> None:
         lst = cfg.prefix_lists.get(ch.name)
         entries = lst.entries if lst else []
         has = any(e.prefix == ch.prefix for e in entries)
-        if ch.action == "remove":
-            if not has:
-                raise IntentError("service-not-found", f"{r}: no entry {ch.prefix or 'any'} in prefix-list {ch.name}", path)
+        if _is_remove(ch, has, path, f"{r}: no entry {ch.prefix or 'any'} in prefix-list {ch.name}",
+                      f"{r}: prefix-list {ch.name} already has {ch.prefix or 'any'}", f"{path}.prefix"):
             continue
-        if has:
-            raise IntentError("service-exists", f"{r}: prefix-list {ch.name} already has {ch.prefix or 'any'}", f"{path}.prefix")
         if ch.seq is not None and any(e.seq == ch.seq for e in entries):
             raise IntentError("seq-conflict", f"{r}: seq {ch.seq} of prefix-list {ch.name} is used by {_seq_owner(state, r, ch.name, ch.seq)}", f"{path}.seq")
 
