@@ -36,6 +36,19 @@ class _Intent(BaseModel):
         raise NotImplementedError
 
 
+class _Add(_Intent):
+    """Mixin of the ``add`` changes; it comes first among the bases, so ``action`` stays the
+    last field."""
+
+    action: Literal["add"] = "add"
+
+
+class _Remove(_Intent):
+    """Mixin of the ``remove`` changes (first among the bases, like :class:`_Add`)."""
+
+    action: Literal["remove"] = "remove"
+
+
 # -- tenant site ------------------------------------------------------------------------------
 
 
@@ -79,10 +92,8 @@ class TenantSiteMove(_TenantSite):
     action: Literal["move"] = "move"
 
 
-class TenantSiteRemove(_TenantSite):
+class TenantSiteRemove(_Remove, _TenantSite):
     """Detach an existing site: its prefix-list entry, gateway address and set elements go."""
-
-    action: Literal["remove"] = "remove"
 
 
 # -- tenant firewall policy ---------------------------------------------------------------------
@@ -111,10 +122,8 @@ class TenantFirewallApply(_TenantFirewall):
     action: Literal["apply"] = "apply"
 
 
-class TenantFirewallRemove(_TenantFirewall):
+class TenantFirewallRemove(_Remove, _TenantFirewall):
     """Remove the tenant's drop rules and set (refused while a rule of another tenant uses it)."""
-
-    action: Literal["remove"] = "remove"
 
 
 # -- static route / floating address ------------------------------------------------------------
@@ -133,14 +142,12 @@ class _StaticRoute(_Intent):
         return f"static-route/{self.router}/{self.prefix}/{self.next_hop}"
 
 
-class StaticRouteAdd(_StaticRoute):
+class StaticRouteAdd(_Add, _StaticRoute):
     """Add the route, or change its distance if the (prefix, next hop) route exists."""
 
-    action: Literal["add"] = "add"
 
-
-class StaticRouteRemove(_StaticRoute):
-    action: Literal["remove"] = "remove"
+class StaticRouteRemove(_Remove, _StaticRoute):
+    pass
 
 
 class _FloatingAddress(_Intent):
@@ -155,14 +162,12 @@ class _FloatingAddress(_Intent):
         return f"floating-address/{self.address.ip}"
 
 
-class FloatingAddressAdd(_FloatingAddress):
+class FloatingAddressAdd(_Add, _FloatingAddress):
     """Put the address on ``router``/``interface``; if it is on another router it moves."""
 
-    action: Literal["add"] = "add"
 
-
-class FloatingAddressRemove(_FloatingAddress):
-    action: Literal["remove"] = "remove"
+class FloatingAddressRemove(_Remove, _FloatingAddress):
+    pass
 
 
 # -- BGP peering ----------------------------------------------------------------------------------
@@ -194,12 +199,12 @@ class _BgpPeering(_Intent):
         return f"bgp-peering/{self.router}/{self.neighbor}"
 
 
-class BgpPeeringAdd(_BgpPeering):
-    action: Literal["add"] = "add"
+class BgpPeeringAdd(_Add, _BgpPeering):
+    pass
 
 
-class BgpPeeringRemove(_BgpPeering):
-    action: Literal["remove"] = "remove"
+class BgpPeeringRemove(_Remove, _BgpPeering):
+    pass
 
 
 # -- shared list entries --------------------------------------------------------------------------
@@ -221,12 +226,12 @@ class _PrefixListEntry(_Intent):
         return f"prefix-list-entry/{self.name}/{self.prefix if self.prefix is not None else 'any'}"
 
 
-class PrefixListEntryAdd(_PrefixListEntry):
-    action: Literal["add"] = "add"
+class PrefixListEntryAdd(_Add, _PrefixListEntry):
+    pass
 
 
-class PrefixListEntryRemove(_PrefixListEntry):
-    action: Literal["remove"] = "remove"
+class PrefixListEntryRemove(_Remove, _PrefixListEntry):
+    pass
 
 
 class _RouteMapEntry(_Intent):
@@ -246,12 +251,12 @@ class _RouteMapEntry(_Intent):
         return f"route-map-entry/{self.name}/{self.seq}"
 
 
-class RouteMapEntryAdd(_RouteMapEntry):
-    action: Literal["add"] = "add"
+class RouteMapEntryAdd(_Add, _RouteMapEntry):
+    pass
 
 
-class RouteMapEntryRemove(_RouteMapEntry):
-    action: Literal["remove"] = "remove"
+class RouteMapEntryRemove(_Remove, _RouteMapEntry):
+    pass
 
 
 # -- the union ------------------------------------------------------------------------------------
