@@ -1,0 +1,230 @@
+"""A3-T cross-device transactions over the lab's per-router NETCONF servers (issue 4, section 2).
+
+    >>> res = run_transaction(lab, {"e1": cfg1, "e2": cfg2}, checks=[...])  # doctest: +SKIP
+    >>> res.ok, res.phase, res.restored_verified                           # doctest: +SKIP
+
+Phases, in order (the first that fails is ``TransactionResult.phase``):
+
+1. ``lock``: ``lock candidate`` on every router involved, in sorted name order (two transactions
+   over overlapping routers then cannot deadlock: both ask for the lowest name first).
+2. ``edit``: ``edit-config`` of the candidate with ``default-operation replace`` and the whole
+   ``<frr>`` of the intended config (``ani.device.yang.to_xml``). The whole config rather than a
+   computed minimal edit: the caller gives whole intended configs (``CompileResult.configs``), the
+   server computes the difference itself at commit (frr-reload), and there is no diff of ours
+   that could be wrong.
+3. ``validate``: ``validate source=candidate`` on all.
+4. ``commit``: ``commit confirmed`` (one ``confirm-timeout`` for all, NOT persistent) router by
+   router. A router whose FRR refuses its part fails here (its server restores its previous
+   configuration itself).
+5. ``active-validation``: the checks (see :func:`run_checks`) run while every router runs the
+   new config.
+6. ``confirm``: a confirming ``commit`` on all.
+
+On a failure: ``cancel-commit`` on the routers already committed, ``discard-changes`` on the
+others; then every lock is released and the sessions closed; then every router's running
+configuration is read again out of band (``ani.device.apply.read``: FRR + nftables) and compared
+with the one read before the transaction: ``restored_verified`` is that comparison's result
+(checked, not assumed). The confirmed commits are not persistent, so a transaction interrupted
+between commit and confirm (process killed, sessions closed) is rolled back by each server when
+its session goes away, and at the latest when the confirm timeout expires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lxml import etree
+
+from ani.adapters.netconf_client import BASE_NS, NetconfSession, RpcFailed, RpcTimeout, SessionLost
+from ani.device.yang import to_xml
+
+PHASES = ("lock", "edit", "validate", "commit", "active-validation", "confirm")
+
+#: a check: a callable ``(lab) -> bool | (bool, detail)`` (an exception fails it), or an
+#: ``ani.observer.checks`` check (evaluated with ``ani.observer.evaluate.Observer``).
+Check = Any
+
+
+@dataclass
+class RouterDetail:
+    """What happened on one router: ``steps`` done (``lock``, ``edit``, ... ``confirm``,
+    ``cancel-commit``, ``discard-changes``, ``unlock``), ``error`` of the step that failed there,
+    ``warnings`` (messages of warning-severity rpc-errors), ``restored`` (running equals the
+    config before, read after a failure; None when not checked)."""
+
+    steps: list[str] = field(default_factory=list)
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    restored: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"steps": list(self.steps), "error": self.error, "warnings": list(self.warnings),
+                "restored": self.restored}
+
+
+@dataclass
+class TransactionResult:
+    """``ok``; ``phase`` that failed (None if ok); ``routers`` per-router details; ``checks``
+    (name, passed, detail) of the active validation; ``restored_verified``: after a failure,
+    every router's running config was read and equals the one before (False if any differs or
+    could not be read; None when the transaction succeeded); ``error`` a one-line summary."""
+
+    ok: bool
+    phase: str | None
+    routers: dict[str, RouterDetail]
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    restored_verified: bool | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "phase": self.phase, "error": self.error,
+                "restored_verified": self.restored_verified, "checks": list(self.checks),
+                "routers": {r: d.to_dict() for r, d in self.routers.items()}}
+
+
+def _config(cfg: Any) -> etree._Element:
+    wrapper = etree.Element(f"{{{BASE_NS}}}config", nsmap={"nc": BASE_NS})
+    wrapper.append(to_xml(cfg))
+    return wrapper
+
+
+def _comparable(cfg: Any) -> dict[str, Any]:
+    return cfg.model_dump(mode="json")
+
+
+def run_checks(lab: Any, checks: Sequence[Check], bound_s: float = 20.0) -> list[dict[str, Any]]:
+    """Run ``checks`` on ``lab``: ``[{"name", "passed", "detail"}]`` in order. Callables are
+    called with the lab; observer checks (``ani.observer.checks``) go to one ``Observer``
+    evaluation bounded by ``bound_s`` seconds."""
+    out: list[dict[str, Any] | None] = [None] * len(checks)
+    observer_idx = [i for i, c in enumerate(checks) if not callable(c)]
+    for i, c in enumerate(checks):
+        if i in observer_idx:
+            continue
+        name = getattr(c, "__name__", None) or repr(c)
+        try:
+            r = c(lab)
+            passed, detail = (bool(r[0]), str(r[1])) if isinstance(r, tuple) else (bool(r), "")
+        except Exception as exc:  # noqa: BLE001 - a check that raises fails
+            passed, detail = False, f"{type(exc).__name__}: {exc}"
+        out[i] = {"name": name, "passed": passed, "detail": detail}
+    if observer_idx:
+        from ani.observer.evaluate import Observer
+
+        results = Observer(lab).evaluate([checks[i] for i in observer_idx], bound_s=bound_s)
+        for i, r in zip(observer_idx, results, strict=True):
+            out[i] = {"name": r.name, "passed": r.passed, "detail": r.detail}
+    return [o for o in out if o is not None]
+
+
+def run_transaction(
+    lab: Any,
+    intended: dict[str, Any],
+    checks: Sequence[Check] = (),
+    confirm_timeout_s: int = 60,
+    *,
+    check_bound_s: float = 20.0,
+    rpc_timeout_s: float = 120.0,
+    connect: Callable[..., Any] | None = None,
+) -> TransactionResult:
+    """Apply ``intended`` (``{router: DeviceConfig}``, whole configs) to the lab's routers as one
+    transaction (see the module doc). Never raises for a router's refusal or a lost session:
+    those are a failed phase of the result."""
+    from ani.device.apply import read
+
+    routers = sorted(intended)
+    details = {r: RouterDetail() for r in routers}
+    sessions = {
+        r: NetconfSession(r, (lambda r=r: lab.netconf_endpoint(r)), rpc_timeout_s=rpc_timeout_s,
+                          **({"connect": connect} if connect else {}))
+        for r in routers
+    }
+    before: dict[str, dict[str, Any] | None] = {}
+    for r in routers:
+        try:
+            before[r] = _comparable(read(lab, r))
+        except Exception:  # noqa: BLE001 - then its restoration cannot be verified
+            before[r] = None
+    locked: list[str] = []
+    edited: list[str] = []
+    committed: list[str] = []
+    check_results: list[dict[str, Any]] = []
+    phase: str | None = None
+    error: str | None = None
+
+    def step(r: str, name: str, op: str, **kw: Any) -> bool:
+        nonlocal error
+        try:
+            reply = sessions[r].call(op, **kw)
+        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            details[r].error = f"{name}: {exc}"
+            error = error or f"{r}: {name}: {exc}"
+            return False
+        details[r].steps.append(name)
+        details[r].warnings.extend(w.describe() for w in reply.warnings)
+        return True
+
+    try:
+        for r in routers:
+            if not step(r, "lock", "lock", target="candidate"):
+                phase = "lock"
+                break
+            locked.append(r)
+        if phase is None:
+            for r in routers:
+                edited.append(r)  # a failed edit may have left part of it: discard it too
+                if not step(r, "edit", "edit_config", target="candidate", config=_config(intended[r]),
+                            default_operation="replace", error_option="rollback-on-error"):
+                    phase = "edit"
+                    break
+        if phase is None:
+            for r in routers:
+                if not step(r, "validate", "validate", source="candidate"):
+                    phase = "validate"
+                    break
+        if phase is None:
+            for r in routers:
+                if not step(r, "commit", "commit", confirmed=True, timeout=str(int(confirm_timeout_s))):
+                    phase = "commit"
+                    if details[r].error and "timeout" in details[r].error.lower():
+                        committed.append(r)  # outcome unknown: cancel it too
+                    break
+                committed.append(r)
+        if phase is None:
+            check_results = run_checks(lab, checks, bound_s=check_bound_s)
+            failed = [c for c in check_results if not c["passed"]]
+            if failed:
+                phase = "active-validation"
+                error = "active validation failed: " + "; ".join(f"{c['name']}: {c['detail']}" for c in failed)
+        if phase is None:
+            for r in routers:
+                if not step(r, "confirm", "commit"):
+                    phase = "confirm"
+                    break
+        if phase is not None:
+            confirmed = [r for r in routers if "confirm" in details[r].steps]
+            for r in routers:
+                if r in committed and r not in confirmed:
+                    step(r, "cancel-commit", "cancel_commit")
+            for r in routers:
+                if r in edited:
+                    step(r, "discard-changes", "discard_changes")
+    finally:
+        for r in locked:
+            step(r, "unlock", "unlock", target="candidate")
+        for s in sessions.values():
+            s.close()
+
+    if phase is None:
+        return TransactionResult(True, None, details, check_results, None, None)
+    verified = True
+    for r in routers:
+        try:
+            now = _comparable(read(lab, r))
+            details[r].restored = before[r] is not None and now == before[r]
+        except Exception:  # noqa: BLE001
+            details[r].restored = False
+        verified = verified and bool(details[r].restored)
+    return TransactionResult(False, phase, details, check_results, verified, error)
