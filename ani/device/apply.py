@@ -45,11 +45,11 @@ from typing import Any
 
 from ani.device import firewall as fwmod
 from ani.device.model import DeviceConfig
+from ani.device.outcome import ApplyError, ApplyReport
 from ani.device.parse import parse
 from ani.device.render import render
 from ani.errors import LabError
 from ani.lab.frr_reload import frr_reload
-from ani.netconf.backend import ApplyError, ApplyReport
 
 __all__ = ["ApplyError", "ApplyReport", "apply", "context_lines", "frr_diff", "read"]
 

@@ -5,38 +5,12 @@ of the datastore logic use an in-memory fake.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ani.device.model import DeviceConfig
+from ani.device.outcome import ApplyError, ApplyReport
 
-
-class ApplyError(Exception):
-    """The router refused or did not reach the intended configuration.
-
-    Attributes:
-        message: what failed (FRR's / nft's own words where there are some).
-        restored: True if the router was put back to the configuration it had before the apply
-            and that was verified; False if that restore failed or could not be verified (then
-            the router is in an unknown state and the caller must say so).
-        lines: the configuration lines involved, if known.
-    """
-
-    def __init__(self, message: str, restored: bool, lines: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.restored = restored
-        self.lines = list(lines or [])
-
-
-@dataclass
-class ApplyReport:
-    """A successful apply. ``changed``: the running configuration changed; ``diff``: the FRR /
-    nft lines added (``+ ...``) and removed (``- ...``); ``seconds``: wall time."""
-
-    changed: bool
-    diff: list[str] = field(default_factory=list)
-    seconds: float = 0.0
+__all__ = ["ApplyError", "ApplyReport", "Backend"]
 
 
 class Backend(Protocol):
