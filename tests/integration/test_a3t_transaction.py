@@ -48,6 +48,18 @@ def restore(lab: Any, configs: dict[str, Any]) -> None:
     assert res.ok, res.to_dict()
 
 
+def with_blackhole(configs: dict[str, Any], routers: list[str]) -> dict[str, Any]:
+    """``routers``' configs plus ``ip route 203.0.113.0/24 blackhole`` (copies; input untouched)."""
+    from ani.device.model import StaticRoute
+
+    out = {}
+    for r in routers:
+        c = configs[r].model_copy(deep=True)
+        c.static_routes.append(StaticRoute(prefix="203.0.113.0/24", nexthop="blackhole"))
+        out[r] = c
+    return out
+
+
 def test_onboard_site_across_four_edges(lab, scenario):
     from ani.intents import Pools, plan
     from ani.intents.transaction import run_transaction
@@ -94,17 +106,11 @@ def test_second_edge_refuses_its_part(lab):
 
 
 def test_failing_active_validation_rolls_back_all(lab):
-    from ani.device.model import StaticRoute
     from ani.intents.transaction import run_transaction
 
-    configs = live(lab)
     routers = ["e1", "e3"]
     before = snapshot(lab, routers)
-    intended = {}
-    for r in routers:
-        c = configs[r].model_copy(deep=True)
-        c.static_routes.append(StaticRoute(prefix="203.0.113.0/24", nexthop="blackhole"))
-        intended[r] = c
+    intended = with_blackhole(live(lab), routers)
     seen: list[bool] = []
 
     def route_present(lab: Any) -> tuple[bool, str]:
@@ -163,17 +169,11 @@ def test_interrupted_between_commit_and_confirm_leaves_nothing(lab):
     just close; the servers roll the unconfirmed (non-persistent) commits back."""
     import time
 
-    from ani.device.model import StaticRoute
     from ani.intents.transaction import run_transaction
 
-    configs = live(lab)
     routers = ["e2", "e4"]
     before = snapshot(lab, routers)
-    intended = {}
-    for r in routers:
-        c = configs[r].model_copy(deep=True)
-        c.static_routes.append(StaticRoute(prefix="203.0.113.0/24", nexthop="blackhole"))
-        intended[r] = c
+    intended = with_blackhole(live(lab), routers)
     seen: list[bool] = []
 
     def die(lab: Any) -> bool:
