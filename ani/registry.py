@@ -27,6 +27,9 @@ BUILTINS: dict[str, str] = {
     "a0": "ani.adapters.a0:A0Adapter",
     "a1": "ani.adapters.a1:A1Adapter",
     "a2": "ani.adapters.a2:A2Adapter",
+    "a3r": "ani.adapters.a3r:A3RAdapter",
+    "a3t": "ani.adapters.a3t:A3TAdapter",
+    "a4": "ani.adapters.a4:A4Adapter",
 }
 
 

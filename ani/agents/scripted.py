@@ -18,6 +18,12 @@ address and set element; the others: the set element), ``validate`` each, ``comp
 edge, ``commit`` them all confirmed (120 s), look for the route with ``get_state`` on another
 edge, then ``confirm_commit`` (or ``cancel_commit`` if it never appears) and ``unlock``.
 
+At A3-T, A3-R and A4 (no device-level configuration tool) the work is done by
+``ani.agents.scripted_a3t`` (one typed ``tenant-site`` onboard intent: ``plan``, then ``apply``),
+``ani.agents.scripted_a3r`` (JSON Patches of the routers' desired-state files, ``sot_commit``,
+then ``reconcile_status``) and ``ani.agents.scripted_a4`` (a service file in the source of
+truth, ``sot_commit``, then ``reconcile_status``); each has ``solve(site, steps, ...)``.
+
 Steps are tool calls; the budget is checked before each one.
 """
 
@@ -173,6 +179,16 @@ def _frr_xml(*children: Any, root: str = "frr") -> str:
     return etree.tostring(_el(root, *children), encoding="unicode")
 
 
+def _intent_level(names: set[str]) -> str | None:
+    """``a4`` (source of truth + service tools), ``a3r`` (source of truth), ``a3t`` (typed
+    service intents applied as transactions) or None (a device-level interface)."""
+    if "sot_commit" in names:
+        return "a4" if "list_service_types" in names else "a3r"
+    if "plan" in names and "apply" in names:
+        return "a3t"
+    return None
+
+
 class ScriptedAgent:
     """Solves ``onboard-site`` at A0, A1 and A2 (see module doc).
 
@@ -207,6 +223,14 @@ class ScriptedAgent:
         prefix = IPv4Network(str(site["prefix"]))
         gateway = str(site["gateway"])
         names = {t.name for t in adapter.tools()}
+        level = _intent_level(names)
+        if level is not None:
+            # A3-T, A3-R, A4: one module each (ani.agents.scripted_<level>), same inputs
+            from importlib import import_module
+
+            solve = import_module(f"ani.agents.scripted_{level}").solve
+            solve(site, steps, validate_tries=self.validate_tries, validate_pause_s=self.validate_pause_s)
+            return
         ops: _Ops
         if "shell" in names:
             ops = _A0(steps)

@@ -111,7 +111,7 @@ def test_entry_point_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
         "a2": "ani.adapters.a2:A2Adapter",
         "myvendor": "ani_myvendor.adapter:MyVendorAdapter",
     }
-    with pytest.raises(RegistryError, match="known: a0, a1, a2, myvendor"):
+    with pytest.raises(RegistryError, match="known: a0, a1, a2, a3r, a3t, a4, myvendor"):
         resolve_name("acme")
     monkeypatch.setenv("ANI_LEVEL", "myvendor")
     adapter = create_adapter(None, FakeLab(), options={"timeout_s": 3})
