@@ -109,6 +109,9 @@ def test_entry_point_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
         "a0": "ani.adapters.a0:A0Adapter",
         "a1": "ani.adapters.a1:A1Adapter",
         "a2": "ani.adapters.a2:A2Adapter",
+        "a3r": "ani.adapters.a3r:A3RAdapter",
+        "a3t": "ani.adapters.a3t:A3TAdapter",
+        "a4": "ani.adapters.a4:A4Adapter",
         "myvendor": "ani_myvendor.adapter:MyVendorAdapter",
     }
     with pytest.raises(RegistryError, match="known: a0, a1, a2, a3r, a3t, a4, myvendor"):
