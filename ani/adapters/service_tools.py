@@ -1,0 +1,263 @@
+"""The read-only service tools of A3-T (and A4): a mixin for an adapter.
+
+::
+
+    class A3TAdapter(ServiceReadTools, BaseAdapter): ...      # + apply
+    class A4Adapter(ServiceReadTools, A3RAdapter): ...         # _service_configs = desired state
+
+Tools (``data`` keys in brackets; every one read-only):
+
+- ``list_service_types()`` [service_types: [{type, actions, id_format, description}]]
+- ``get_service_schema(type)`` [type, schema] (JSON Schema, one ``oneOf`` branch per action);
+  unknown type -> ``not_found``
+- ``list_services(type=None)`` [services: [{id, type, routers, spec}]]; unknown type -> ``not_found``
+- ``get_service(id)`` [service]; unknown id -> ``not_found``
+- ``plan(changes)`` dry run [routers, diff {router: unified diff}, allocations, checks [names],
+  changes (with allocated values filled in)]; nothing is sent to any router. Refused ->
+  ``invalid_intent`` with ``data.errors`` [{code, message, path}] (the message names the field
+  and the culprit, e.g. ``RM-UNDEF``); an empty pool -> ``resource_exhausted`` naming the pool
+  (``data.errors``, ``data.pool``, ``data.size``)
+- ``get_state(device, what)`` what in interfaces | routes | bgp | ospf | firewall | config
+  [device, what, state] (``state`` is JSON for interfaces/routes/bgp/ospf, text for firewall
+  and config); the router's management plane not answering -> ``device_unreachable``
+
+What the host class provides:
+
+- ``self.lab`` (a running ``ani.lab.Lab``; ``lab.topology`` for the checks and host links);
+- ``_service_configs() -> {router: DeviceConfig}``: the configs inventory and plan work on
+  (A3-T: the live configs, ``ani.device.apply.read`` of every router; A4: the desired state);
+- optionally ``_service_pools(configs) -> Pools`` (default: :meth:`ServiceReadTools._service_pools`,
+  from the attributes ``site_network`` (IPv4Network | None), ``site_prefixlen`` (int, 24) and
+  ``seq_limit`` (int | None) if the host has them, and the networks of the topology's host
+  links counted as used).
+
+Shared helper for the host's own write tool: :meth:`ServiceReadTools._service_plan`
+(``changes`` -> ``(before configs, CompileResult, checks)`` or a failure ToolResult).
+"""
+
+from __future__ import annotations
+
+import json
+from ipaddress import IPv4Network
+from typing import Any
+
+from ani.adapters.a3t_args import GetStateArgs, ListServicesArgs, PlanArgs, ServiceIdArgs, ServiceTypeArgs
+from ani.adapters.base import NoArgs, tool
+from ani.errors import ErrorCode
+from ani.protocol import ToolResult
+
+#: cap on the text of a get_state answer, characters
+MAX_STATE_CHARS = 65536
+
+#: ``{type: (id format, description)}``
+SERVICE_INFO: dict[str, tuple[str, str]] = {
+    "tenant-site": ("tenant-site/<tenant>/<site>",
+                    "A site of a tenant: a prefix with its gateway on an edge router's interface, advertised through "
+                    "the edge's tenant prefix-list and put in the nftables set tenant_<tenant> of every router that "
+                    "has it. onboard (prefix / gateway allocated when omitted), move, remove."),
+    "tenant-firewall": ("tenant-firewall/<tenant>",
+                        "A tenant's isolation: nftables set tenant_<tenant> and drop rules both ways with each tenant "
+                        "of isolate_from (default every other tenant). apply, remove."),
+    "static-route": ("static-route/<router>/<prefix>/<next_hop>",
+                     "ip route PREFIX NEXT_HOP [DISTANCE] on one router; add with another distance changes the "
+                     "distance. add, remove."),
+    "floating-address": ("floating-address/<address>",
+                         "An address that lives on exactly one router's interface (default lo); add on another "
+                         "router moves it. add, remove."),
+    "bgp-peering": ("bgp-peering/<router>/<neighbor>",
+                    "A BGP neighbor of a router's existing router bgp, with optional route-maps in / out (which "
+                    "must exist). add, remove."),
+    "prefix-list-entry": ("prefix-list-entry/<list>/<prefix or any>",
+                          "ip prefix-list NAME seq SEQ permit|deny PREFIX on a set of routers (seq allocated when "
+                          "omitted). add, remove."),
+    "route-map-entry": ("route-map-entry/<route-map>/<seq>",
+                        "route-map NAME permit|deny SEQ with match prefix-list / set lines on a set of routers. "
+                        "add, remove."),
+}
+
+
+def intent_failure(exc: Any) -> ToolResult:
+    """The ToolResult of a refused change (an ``IntentError``): ``resource_exhausted`` for an
+    empty pool (naming it), else ``invalid_intent``; ``data.errors`` lists it."""
+    from ani.intents.errors import PoolExhausted
+
+    err = exc.to_dict()
+    where = f" ({exc.path})" if exc.path else ""
+    if isinstance(exc, PoolExhausted):
+        return ToolResult.failure(ErrorCode.RESOURCE_EXHAUSTED, f"{exc.message}{where}; nothing was sent to any router",
+                                  data={"errors": [err], "pool": exc.pool, "size": exc.size})
+    return ToolResult.failure(ErrorCode.INVALID_INTENT,
+                              f"refused ({exc.code}){where}: {exc.message}; nothing was sent to any router",
+                              data={"errors": [err]})
+
+
+class ServiceReadTools:
+    """Read-only service tools (see the module doc). Mix in before ``BaseAdapter``."""
+
+    lab: Any
+
+    # -- what the host provides -------------------------------------------------------------
+
+    def _service_configs(self) -> dict[str, Any]:  # pragma: no cover - the host overrides
+        raise NotImplementedError
+
+    def _service_pools(self, configs: dict[str, Any]) -> Any:
+        """Pools over ``configs`` (see the module doc)."""
+        from ani.intents.pools import SEQ_LIMIT, Pools
+
+        used: list[IPv4Network] = []
+        topo = getattr(self.lab, "topology", None)
+        for link in getattr(topo, "links", []) or []:
+            for ep in (link.a, link.b):
+                if ep.address is not None and ep.address.network.prefixlen < 32:
+                    used.append(ep.address.network)
+        seq_limit = getattr(self, "seq_limit", None)
+        return Pools.from_configs(
+            configs,
+            site_network=getattr(self, "site_network", None),
+            site_prefixlen=getattr(self, "site_prefixlen", 24),
+            seq_limit=SEQ_LIMIT if seq_limit is None else seq_limit,
+            extra_used=used,
+        )
+
+    def _service_plan(self, changes: list[Any]) -> tuple[dict[str, Any], Any, list[Any]] | ToolResult:
+        """``(before, CompileResult, active checks)`` of ``changes`` against
+        :meth:`_service_configs`, or the failure ToolResult (``invalid_intent`` /
+        ``resource_exhausted``; see :func:`intent_failure`). Nothing is sent to a router."""
+        from ani.intents.checks import active_checks
+        from ani.intents.errors import IntentError
+        from ani.intents.validate import plan
+
+        before = self._service_configs()
+        try:
+            result = plan(changes, before, pools=self._service_pools(before))
+        except IntentError as exc:
+            return intent_failure(exc)
+        checks = active_checks(result.changes, before, result, self.lab.topology)
+        return before, result, checks
+
+    # -- tools ------------------------------------------------------------------------------
+
+    @tool(args=NoArgs, read_only=True,
+          description=("List the service types this network offers: each type's actions, the format of its "
+                       "service ids and what it is. Read a type's fields with get_service_schema."))
+    def list_service_types(self, args: NoArgs) -> ToolResult:
+        from ani.intents.models import SERVICE_TYPES
+
+        out = []
+        for t, classes in SERVICE_TYPES.items():
+            id_format, desc = SERVICE_INFO.get(t, (f"{t}/...", ""))
+            out.append({"type": t, "actions": [c.model_fields["action"].default for c in classes],
+                        "id_format": id_format, "description": desc})
+        text = "\n".join(f"{x['type']} ({' | '.join(x['actions'])}): id {x['id_format']}. {x['description']}" for x in out)
+        return ToolResult.success(text, {"service_types": out})
+
+    @tool(args=ServiceTypeArgs, read_only=True,
+          description=("The JSON Schema of a service type's changes (one oneOf branch per action): every field, "
+                       "its type, default and meaning. A change is a JSON object with type, action and these fields."))
+    def get_service_schema(self, args: ServiceTypeArgs) -> ToolResult:
+        from ani.intents.models import SERVICE_TYPES, type_schema
+
+        if args.type not in SERVICE_TYPES:
+            return ToolResult.failure(ErrorCode.NOT_FOUND,
+                                      f"unknown service type {args.type!r}; types are: {', '.join(SERVICE_TYPES)}")
+        schema = type_schema(args.type)
+        return ToolResult.success(json.dumps(schema, indent=1, sort_keys=True), {"type": args.type, "schema": schema})
+
+    @tool(args=ListServicesArgs, read_only=True,
+          description=("List the services the network runs now (discovered from the routers' configurations), "
+                       "optionally of one type: id, type, routers and spec (the change that would create it)."))
+    def list_services(self, args: ListServicesArgs) -> ToolResult:
+        from ani.intents.inventory import Inventory
+        from ani.intents.models import SERVICE_TYPES
+
+        if args.type is not None and args.type not in SERVICE_TYPES:
+            return ToolResult.failure(ErrorCode.NOT_FOUND,
+                                      f"unknown service type {args.type!r}; types are: {', '.join(SERVICE_TYPES)}")
+        services = [s.to_dict() for s in Inventory(self._service_configs()).list_services(args.type)]
+        lines = [f"{s['id']} on {', '.join(s['routers'])}" for s in services]
+        return ToolResult.success("\n".join(lines) if lines else "no services", {"services": services})
+
+    @tool(args=ServiceIdArgs, read_only=True,
+          description="One service by id (e.g. tenant-site/blue/blue2): type, routers and spec.")
+    def get_service(self, args: ServiceIdArgs) -> ToolResult:
+        from ani.intents.inventory import Inventory
+
+        s = Inventory(self._service_configs()).get_service(args.id)
+        if s is None:
+            return ToolResult.failure(ErrorCode.NOT_FOUND, f"no service {args.id!r} (list_services lists them)")
+        d = s.to_dict()
+        return ToolResult.success(json.dumps(d, sort_keys=True), {"service": d})
+
+    @tool(args=PlanArgs, read_only=True,
+          description=("Dry run of service changes: validates them (schema, references, conflicts, pools, YANG) "
+                       "and returns, without touching any router, the routers that would change, a unified diff "
+                       "per router (FRR config and nftables), the values allocated from the pools and the names "
+                       "of the checks apply would run as active validation."))
+    def plan(self, args: PlanArgs) -> ToolResult:
+        got = self._service_plan(args.changes)
+        if isinstance(got, ToolResult):
+            return got
+        before, result, checks = got
+        diff = result.diff(before)
+        data = {"routers": result.routers, "diff": diff, "allocations": dict(result.allocations),
+                "checks": [c.name for c in checks],
+                "changes": [c.model_dump(mode="json", exclude_none=True) for c in result.changes]}
+        lines = [f"routers: {', '.join(result.routers) or '(none: nothing would change)'}"]
+        if result.allocations:
+            lines.append("allocated: " + ", ".join(f"{k}={v}" for k, v in result.allocations.items()))
+        lines += [diff[r] for r in result.routers]
+        lines.append(f"checks ({len(checks)}): " + "; ".join(c.name for c in checks))
+        return ToolResult.success("\n".join(lines), data)
+
+    @tool(args=GetStateArgs, read_only=True,
+          description=("Read-only operational view of a router: interfaces, routes (IPv4 routing table), bgp "
+                       "(summary), ospf (neighbors), firewall (nftables ruleset) or config (FRR running config)."))
+    def get_state(self, args: GetStateArgs) -> ToolResult:
+        from ani.errors import LabError
+
+        try:
+            state = _read_state(self.lab, args.device, args.what)
+        except (LabError, OSError, ValueError) as exc:
+            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"{args.device}: cannot read {args.what}: {exc}",
+                                      retriable=True)
+        text = state if isinstance(state, str) else json.dumps(state, indent=1, sort_keys=True)
+        truncated = len(text) > MAX_STATE_CHARS
+        if truncated:
+            text = text[:MAX_STATE_CHARS] + "\n... [truncated]"
+        return ToolResult.success(text, {"device": args.device, "what": args.what, "state": state, "truncated": truncated})
+
+
+def _read_state(lab: Any, device: str, what: str) -> Any:
+    """The ``what`` view of ``device`` (see ``get_state``). Raises LabError / ValueError."""
+    from ani.errors import LabError
+
+    if what == "config":
+        return lab.running_config(device)
+    if what == "routes":
+        return lab.vtysh_json(device, "show ip route json")
+    if what == "bgp":
+        return lab.vtysh_json(device, "show bgp ipv4 unicast summary json")
+    if what == "ospf":
+        return lab.vtysh_json(device, "show ip ospf neighbor json")
+    if what == "firewall":
+        res = lab.exec(device, ["nft", "list", "ruleset"])
+        if not res.ok:
+            raise LabError(f"nft list ruleset failed (exit {res.rc}): {res.stderr.strip()[:300]}")
+        return res.stdout
+    if what == "interfaces":
+        res = lab.exec(device, ["ip", "-j", "addr"])
+        if not res.ok:
+            raise LabError(f"ip addr failed (exit {res.rc}): {res.stderr.strip()[:300]}")
+        out = []
+        for link in json.loads(res.stdout):
+            out.append({
+                "name": link.get("ifname"),
+                "state": link.get("operstate"),
+                "up": "UP" in link.get("flags", []),
+                "mac": link.get("address"),
+                "addresses": [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
+                              if a.get("family") == "inet"],
+            })
+        return out
+    raise ValueError(f"unknown view {what!r}")
