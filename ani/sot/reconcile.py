@@ -260,6 +260,16 @@ class Reconciler:
             names = [r for r in want if devices is None or r in devices]
             return self._drift(want, self.actual(names))
 
+    def drift_report(self, devices: list[str] | None = None) -> tuple[dict[str, list[DriftItem]], dict[str, list[str]], list[str]]:
+        """``(drift, lines, checked)``: :meth:`drift`, the configuration lines involved per router
+        with drift (:func:`involved_lines`), and the routers checked. Raises as :meth:`drift`."""
+        with self._lock:
+            want = self.desired()
+            names = [r for r in want if devices is None or r in devices]
+            have = self.actual(names)
+            items = self._drift(want, have)
+            return items, {r: involved_lines(want[r], have[r]) for r in items}, names
+
     @staticmethod
     def _drift(want: dict[str, DeviceConfig], have: dict[str, DeviceConfig]) -> dict[str, list[DriftItem]]:
         out = {}

@@ -1,0 +1,335 @@
+"""A3-R: a git-backed source of truth of the routers' desired state, applied by a reconciler.
+
+At :meth:`A3RAdapter.open` the adapter reads every router (:func:`ani.device.apply.read`: FRR
+running config + nftables) and creates a git repository (:meth:`ani.sot.repo.SotRepo.init`, from
+the skeleton ``sot/``) inside the lab's own directory (``<lab dir>/sot-a3r-<hex>``; removed at
+:meth:`close` unless ``keep_repo``, and in any case by ``Lab.down``, which removes the lab dir).
+HEAD then equals what runs. The agent edits ``devices/<router>.json`` with JSON Patch and
+commits; each commit (and revert) is reconciled (:class:`ani.sot.reconcile.Reconciler`: only
+routers with drift get anything; at most ``max_tries`` applies; non-convergence reported).
+
+Tools (``data`` keys in brackets):
+
+- ``get_topology(devices=[])`` (inherited)
+- ``sot_list()`` [files, revision, uncommitted] read-only
+- ``sot_read(path, revision=None)`` [path, revision (None: working tree), head, document] read-only
+- ``sot_patch(path, patch, base_revision)`` — the working tree only [path, base_revision, changed]
+- ``sot_diff()`` [base_revision, files [{path, status, patch}], text] read-only
+- ``sot_discard()`` — drop uncommitted changes [revision]
+- ``sot_commit(message)`` — commit, then reconcile [revision, reconcile (ReconcileStatus)]
+- ``sot_log(n=10)`` [log [{revision, message, author, committer, time, files}]] read-only
+- ``sot_revert(revision)`` — a commit undoing ``revision``, then reconcile [revision, reverted, reconcile]
+- ``drift(devices=[])`` [revision, drift {router: [items]}, lines {router: [...]}, checked] read-only
+- ``reconcile_status()`` [reconcile] read-only
+- ``reconcile()`` — reconcile HEAD now (reverts out-of-band changes) [reconcile]
+
+Errors: a stale ``base_revision`` -> ``conflict`` (data ``expected``, ``actual``); a patch that
+does not apply or a document that is invalid -> ``invalid_intent`` (data ``index``, ``op``,
+``path`` / ``pointer``; the message names the operation and, e.g., the missing parent); nothing
+is changed then. No such file or revision -> ``not_found``. Nothing to commit, uncommitted
+changes before a revert -> ``invalid_arguments``; a revert that does not apply cleanly ->
+``conflict``. A commit whose reconcile did not converge stays committed (the history is the
+record) and the result is ``ok=False``: ``non_convergent`` (data.reconcile lists the drift left
+and the lines involved), ``rolled_back`` (the failing router was put back and no other router
+was changed), ``rollback_failed`` (putting it back failed), ``command_failed`` (some routers were
+changed, another failed; or a router could not be read). Fix with ``sot_patch`` +
+``sot_commit``, or ``sot_revert``.
+
+``changed`` is exact: True iff the reconcile sent a change that the device layer verified (its
+``applied`` routers), or a failed apply may have left one changed.
+
+Options: ``max_tries`` (int, 2: applies per reconcile), ``keep_repo`` (bool, False: keep the
+repository after :meth:`close`; it still goes with the lab dir). Unknown keys or wrong types:
+ConfigError.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ani.adapters.a3r_args import (
+    WORKFLOW,
+    CommitArgs,
+    DriftArgs,
+    LogArgs,
+    PatchArgs,
+    ReadArgs,
+    RevertArgs,
+    check_options,
+)
+from ani.adapters.base import BaseAdapter, NoArgs, tool
+from ani.device import apply as device_apply
+from ani.device.model import DeviceConfig
+from ani.errors import AniError, ErrorCode, LabError
+from ani.protocol import Level, ToolResult
+from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError
+from ani.sot.format import dumps
+from ani.sot.reconcile import Reconciler, ReconcileStatus
+from ani.sot.repo import SotRepo
+
+__all__ = ["A3RAdapter", "sot_failure"]
+
+
+def sot_failure(exc: SotError) -> ToolResult:
+    """The ToolResult of a source-of-truth error (see the module doc for the mapping)."""
+    if isinstance(exc, Conflict):
+        return ToolResult.failure(ErrorCode.CONFLICT, str(exc), retriable=True,
+                                  data={"expected": exc.expected, "actual": exc.actual})
+    if isinstance(exc, PatchError):
+        return ToolResult.failure(ErrorCode.INVALID_INTENT, f"patch refused, nothing changed: {exc}",
+                                  data={"index": exc.index, "op": exc.op, "path": exc.path, "reason": exc.message})
+    if isinstance(exc, DocError):
+        return ToolResult.failure(ErrorCode.INVALID_INTENT, f"document refused, nothing changed: {exc}",
+                                  data={"pointer": exc.pointer, "reason": exc.message})
+    if isinstance(exc, SotPathError):
+        return ToolResult.failure(ErrorCode.NOT_FOUND, str(exc))
+    msg = str(exc)
+    if msg.startswith("unknown revision") or "is not in the history of HEAD" in msg:
+        return ToolResult.failure(ErrorCode.NOT_FOUND, msg)
+    if "does not apply cleanly" in msg:
+        return ToolResult.failure(ErrorCode.CONFLICT, msg)
+    return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, msg)
+
+
+class A3RAdapter(BaseAdapter):
+    """Level A3-R (see the module doc).
+
+    Args:
+        lab: a running :class:`ani.lab.Lab` (uses ``dir``, ``topology``, and the lab's routers
+            through :mod:`ani.device.apply`).
+        trajectory: where calls are logged.
+        options: ``max_tries``, ``keep_repo``.
+
+    Attributes (after :meth:`open`):
+        repo: the :class:`SotRepo`.
+        reconciler: the :class:`Reconciler` (made by :meth:`_make_reconciler`).
+
+    Hooks a subclass (A4) overrides:
+
+    - :meth:`_make_reconciler` -> Reconciler (its desired state and applier);
+    - :meth:`_initial_devices` -> ``{router: DeviceConfig}`` the repository starts from;
+    - :meth:`_patch` / :meth:`_commit` / :meth:`_revert`: the repository operations (e.g. to
+      validate service files); raise a SotError to refuse (nothing changed);
+    - :meth:`_reconcile_failure` -> ToolResult for a reconcile that did not converge;
+    - class attribute ``option_specs``: extra options ``{name: (type, default)}``.
+
+    Raises ConfigError for a bad option; at :meth:`open`, ApplyError / LabError if a router
+    cannot be read.
+    """
+
+    level: ClassVar[Level] = Level.A3R
+    option_specs: ClassVar[dict[str, tuple[type, Any]]] = {}
+
+    def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
+        super().__init__(lab, trajectory=trajectory, options=options)
+        self.settings = check_options(self.options, str(self.level), self.option_specs)
+        self.max_tries: int = self.settings["max_tries"]
+        self.keep_repo: bool = self.settings["keep_repo"]
+        self.repo: SotRepo | None = None
+        self.reconciler: Reconciler | None = None
+        self.repo_path: Path | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Create the source of truth from what the routers run now. Idempotent."""
+        if self.repo is None:
+            devices = self._initial_devices()
+            path = Path(self.lab.dir) / f"sot-{self.level}-{secrets.token_hex(3)}"
+            self.repo = SotRepo.init(path, devices)
+            self.repo_path = path
+            self.reconciler = self._make_reconciler()
+        super().open()
+
+    def close(self) -> None:
+        """Close the repository; remove it unless ``keep_repo``. Idempotent."""
+        if self.repo is not None:
+            self.repo.close()
+            if not self.keep_repo and self.repo_path is not None:
+                shutil.rmtree(self.repo_path, ignore_errors=True)
+            self.repo = None
+            self.reconciler = None
+        super().close()
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    def _initial_devices(self) -> dict[str, DeviceConfig]:
+        return {r: device_apply.read(self.lab, r) for r in self.devices}
+
+    def _make_reconciler(self) -> Reconciler:
+        assert self.repo is not None
+        return Reconciler(self.lab, self.repo, max_tries=self.max_tries)
+
+    def _patch(self, path: str, ops: list[dict[str, Any]], base_revision: str) -> dict:
+        return self._repo().patch(path, ops, base_revision)
+
+    def _commit(self, message: str) -> str:
+        return self._repo().commit(message)
+
+    def _revert(self, revision: str) -> str:
+        return self._repo().revert(revision)
+
+    def _reconcile_failure(self, st: ReconcileStatus, text: str, data: dict) -> ToolResult:
+        changed = bool(st.applied) or (st.status == "failed" and st.detail.get("restored") is False)
+        if st.status == "non-convergent":
+            code = ErrorCode.NON_CONVERGENT
+        elif st.detail.get("restored") is False or st.detail.get("restored_verified") is False:
+            code = ErrorCode.ROLLBACK_FAILED
+        elif st.applied or st.phase in ("read", "desired"):
+            code = ErrorCode.COMMAND_FAILED
+        else:
+            code = ErrorCode.ROLLED_BACK
+        return ToolResult.failure(code, text, data=data, changed=changed, text=f"error [{code.value}]: {text}")
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _repo(self) -> SotRepo:
+        if self.repo is None:
+            self.open()
+        assert self.repo is not None
+        return self.repo
+
+    def _rec(self) -> Reconciler:
+        self._repo()
+        assert self.reconciler is not None
+        return self.reconciler
+
+    def _reconciled(self, what: str, data: dict) -> ToolResult:
+        """Reconcile HEAD now; the result of ``what`` (a commit / revert / plain reconcile)."""
+        st = self._rec().reconcile()
+        data = {**data, "reconcile": st.model_dump()}
+        text = f"{what}; reconcile: {st.summary()}"
+        if st.status == "converged":
+            return ToolResult.success(text, data, changed=bool(st.applied))
+        if st.drift:
+            text += "\nstill different (running -> desired):\n" + "\n".join(
+                f"  {r}: {ln}" for r, lines in st.lines.items() for ln in lines[:20])
+        if what.startswith(("committed", "reverted")):
+            text += "\nthe commit stays in the history: fix it with sot_patch + sot_commit, or sot_revert"
+        return self._reconcile_failure(st, text, data)
+
+    # -- tools -----------------------------------------------------------------------------
+
+    @tool(args=NoArgs, read_only=True,
+          description="List the files of the source of truth (devices/<router>.json, services/*.json), "
+          "the revision of HEAD and the files with uncommitted changes. " + WORKFLOW)
+    def sot_list(self, args: NoArgs) -> ToolResult:
+        repo = self._repo()
+        files = repo.list()
+        pending = [f["path"] for f in repo.diff()["files"]]
+        text = f"HEAD {repo.head()}\n" + "\n".join(files)
+        if pending:
+            text += "\nuncommitted changes: " + ", ".join(pending)
+        return ToolResult.success(text, {"files": files, "revision": repo.head(), "uncommitted": pending})
+
+    @tool(args=ReadArgs, read_only=True,
+          description="Read one desired-state file (JSON) from the working tree, or as committed at "
+          "`revision`. Also reports HEAD, the base_revision for sot_patch.")
+    def sot_read(self, args: ReadArgs) -> ToolResult:
+        repo = self._repo()
+        try:
+            doc = repo.read(args.path, args.revision)
+        except SotError as exc:
+            return sot_failure(exc)
+        head = repo.head()
+        where = f"at {args.revision}" if args.revision else "working tree"
+        return ToolResult.success(f"{args.path} ({where}; HEAD {head})\n{dumps(doc)}",
+                                  {"path": args.path, "revision": args.revision, "head": head, "document": doc})
+
+    @tool(args=PatchArgs,
+          description="Edit one desired-state file in the working tree with an RFC 6902 JSON Patch "
+          "(atomic: all operations or none; the result is validated; nothing reaches a router until "
+          "sot_commit). Refused with `conflict` if HEAD moved since base_revision, `invalid_intent` "
+          "if an operation fails or the result is invalid (the message names the operation and path).")
+    def sot_patch(self, args: PatchArgs) -> ToolResult:
+        try:
+            res = self._patch(args.path, args.patch, args.base_revision)
+        except SotError as exc:
+            return sot_failure(exc)
+        text = f"{res['path']}: {'changed' if res['changed'] else 'unchanged (already so)'} in the working tree " \
+               f"(base {res['base_revision'][:12]}); sot_diff to review, sot_commit to apply"
+        return ToolResult.success(text, dict(res))
+
+    @tool(args=NoArgs, read_only=True,
+          description="The uncommitted changes of the working tree against HEAD: per file its status and "
+          "the JSON Patch from HEAD, plus a unified diff.")
+    def sot_diff(self, args: NoArgs) -> ToolResult:
+        d = self._repo().diff()
+        text = d["text"] or f"no uncommitted changes (HEAD {d['base_revision']})"
+        return ToolResult.success(text, d)
+
+    @tool(args=NoArgs, description="Drop every uncommitted change (the working tree back to HEAD).")
+    def sot_discard(self, args: NoArgs) -> ToolResult:
+        repo = self._repo()
+        repo.discard()
+        return ToolResult.success(f"working tree reset to HEAD {repo.head()}", {"revision": repo.head()})
+
+    @tool(args=CommitArgs,
+          description="Commit the working tree's changes, then reconcile: the routers are changed to "
+          "match the new HEAD (only routers whose desired state differs from what they run). The result "
+          "gives the revision and the reconcile status (converged / non-convergent / failed, the routers "
+          "changed, any drift left with the lines involved).")
+    def sot_commit(self, args: CommitArgs) -> ToolResult:
+        try:
+            rev = self._commit(args.message)
+        except SotError as exc:
+            return sot_failure(exc)
+        return self._reconciled(f"committed {rev}", {"revision": rev})
+
+    @tool(args=LogArgs, read_only=True, description="The history of the source of truth, newest first.")
+    def sot_log(self, args: LogArgs) -> ToolResult:
+        log = self._repo().log(args.n)
+        text = "\n".join(f"{e['revision'][:12]} {e['time']} {e['message'].splitlines()[0] if e['message'] else ''}"
+                         f" [{', '.join(e['files'])}]" for e in log)
+        return ToolResult.success(text, {"log": log})
+
+    @tool(args=RevertArgs,
+          description="Add a commit undoing an earlier commit, then reconcile (as sot_commit). Refused "
+          "with uncommitted changes (sot_discard or commit them first).")
+    def sot_revert(self, args: RevertArgs) -> ToolResult:
+        try:
+            rev = self._revert(args.revision)
+        except SotError as exc:
+            return sot_failure(exc)
+        return self._reconciled(f"reverted {args.revision} as {rev}", {"revision": rev, "reverted": args.revision})
+
+    @tool(args=DriftArgs, read_only=True,
+          description="Desired (HEAD) vs what the routers run now, per router, on the normalised device "
+          "model (FRR's own reordering and defaults are not drift): each difference with its JSON "
+          "Pointer, kind (changed / missing = only desired / unexpected = only running) and both values, "
+          "and the configuration lines involved. Empty when the routers match HEAD.")
+    def drift(self, args: DriftArgs) -> ToolResult:
+        try:
+            items, lines, names = self._rec().drift_report(args.devices or None)
+        except SotError as exc:
+            return sot_failure(exc)
+        except (AniError, ValueError) as exc:
+            unreachable = isinstance(exc, (device_apply.ApplyError, LabError))
+            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE if unreachable else ErrorCode.INTERNAL,
+                                      str(exc), retriable=unreachable)
+        drift = {r: [i.model_dump() for i in v] for r, v in items.items()}
+        rev = self._repo().head()
+        if not drift:
+            text = f"no drift: {', '.join(names) or 'no router'} match(es) HEAD {rev[:12]}"
+        else:
+            out = [f"drift against HEAD {rev[:12]}:"]
+            for r, its in drift.items():
+                for i in its:
+                    out.append(f"  {r} {i['pointer']} {i['kind']}: desired {i['desired']!r}, actual {i['actual']!r}")
+                out.extend(f"  {r}: {ln}" for ln in lines[r][:20])
+            text = "\n".join(out)
+        return ToolResult.success(text, {"revision": rev, "drift": drift, "lines": lines, "checked": names})
+
+    @tool(args=NoArgs, read_only=True, description="The status of the last reconcile (pending before the first).")
+    def reconcile_status(self, args: NoArgs) -> ToolResult:
+        st = self._rec().status()
+        return ToolResult.success(st.summary(), {"reconcile": st.model_dump()})
+
+    @tool(args=NoArgs,
+          description="Reconcile now: change the routers that drifted from HEAD back to it (e.g. after an "
+          "out-of-band change); routers without drift get nothing.")
+    def reconcile(self, args: NoArgs) -> ToolResult:
+        return self._reconciled(f"reconciled HEAD {self._repo().head()[:12]}", {})
