@@ -13,7 +13,9 @@ retry-until-converged), in a deterministic order, each with ``service=`` set:
 1. the service's own checks. ``tenant-site`` onboard / move: the site's host (the node at the
    far end of the edge's site interface, if it is a host of the topology) reaches every other
    site of its tenant (``reach``) and no site of another tenant (``reach`` with
-   ``expect=False``); service ``tenant-site/<tenant>/<site>``. Other services have no checks
+   ``expect=False``); then every other edge with a site of the tenant reaches the site's
+   gateway (``reach <edge> -> <site's edge> (<gateway>)``: the prefix was carried there);
+   service ``tenant-site/<tenant>/<site>``. Other services have no checks
    of their own beyond the baseline below (their effect is on the routers' configs, which
    the transaction's commit already verifies).
 2. the baseline invariants of what the change touches, derived from the live configs + topology
@@ -203,15 +205,20 @@ def active_checks(changes: list[Any], before: dict[str, DeviceConfig], compiled:
     existing = [s for s in site_hosts(before, topology) if (s.tenant, s.site) not in gone]
     after_sites = {f"tenant-site/{s.tenant}/{s.site}": s for s in site_hosts(after, topology)}
 
+    specs = {s.id: s.spec for s in Inventory(after).list_services("tenant-site")}
     out: list[Check] = []
     for sid in own_ids:
         me = after_sites.get(sid)
-        if me is None:  # the site's host is not a node of the topology: nothing to ping from
+        if me is not None:  # else the site's host is not a node of the topology: nothing to ping from
+            for other in after_sites.values():
+                if other.host != me.host:
+                    out.append(_reach(me, other, other.tenant == me.tenant, sid))
+        spec = specs.get(sid)
+        if spec is None:
             continue
-        for other in after_sites.values():
-            if other.host == me.host:
-                continue
-            same = other.tenant == me.tenant
-            out.append(_reach(me, other, same, sid))
+        # the route reached the tenant's other edges: each pings the site's gateway
+        edges = {sp.edge for sp in specs.values() if sp.tenant == spec.tenant} - {spec.edge}
+        for r in (r for r in topology.routers if r in edges):
+            out.append(ReachCheck(src=r, dst=spec.gateway, dst_node=spec.edge, expect=True, service=sid))
     out += baseline_checks(before, topology, tenants=tenants, routers=routers, sites=existing)
     return out

@@ -85,8 +85,10 @@ def test_onboarding_checks_the_new_site_and_every_touched_baseline(scenario, con
     assert result.routers == ["e1", "e2", "e3", "e4"]
     got = active_checks([change], configs, result, topo)
     own = [c for c in got if c.service == "tenant-site/blue/nsite"]
-    assert [(c.name, c.src, c.dst, c.expect) for c in own] == [
-        (c.name, c.src, c.dst, c.expect) for c in variant.hidden_tests]
+    hidden = [(c.name, c.src, c.dst, c.expect) for c in variant.hidden_tests]
+    assert [(c.name, c.src, c.dst, c.expect) for c in own[: len(hidden)]] == hidden
+    # then the tenant's other edges reach the new gateway (the prefix was carried there)
+    assert [c.name for c in own[len(hidden):]] == [f"reach {e} -> e1 ({p['gateway']})" for e in ("e2", "e3", "e4")]
     assert got[: len(own)] == own
     cores = {scenario.loopbacks()["c1"], scenario.loopbacks()["c2"]}
     base = [c for c in baseline_invariants(scenario)
@@ -97,13 +99,14 @@ def test_onboarding_checks_the_new_site_and_every_touched_baseline(scenario, con
     assert all(c.service for c in got)
 
 
-def test_onboarding_without_a_host_in_the_topology_has_no_own_checks(scenario, configs):
+def test_onboarding_without_a_host_in_the_topology_checks_the_gateway_only(scenario, configs):
     change = {"type": "tenant-site", "action": "onboard", "tenant": "blue", "site": "nsite", "edge": "e2",
               "prefix": "198.19.7.0/24"}
     result = plan([change], configs)
     got = active_checks([change], configs, result, scenario.topology)
-    assert not any(c.service == "tenant-site/blue/nsite" for c in got)
-    assert len(got) == len(baseline_invariants(scenario)) - 2
+    own = [c for c in got if c.service == "tenant-site/blue/nsite"]
+    assert [(c.src, str(c.dst), c.expect) for c in own] == [(e, "198.19.7.1", True) for e in ("e1", "e3", "e4")]
+    assert len(got) == len(own) + len(baseline_invariants(scenario)) - 2
 
 
 def test_a_removed_site_is_not_an_existing_site(scenario, configs):
