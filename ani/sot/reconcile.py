@@ -46,8 +46,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ani.device import firewall as fwmod
 import ani.device.apply as device_apply
+from ani.device import firewall as fwmod
 from ani.device.apply import ApplyError, frr_diff
 from ani.device.model import DeviceConfig
 from ani.device.render import render
@@ -57,14 +57,15 @@ from ani.sot.patch import pointer
 from ani.sot.repo import SotRepo
 
 __all__ = [
-    "ApplierOutcome",
-    "Applier",
-    "DesiredFn",
     "PHASE_NOT_REACHED",
+    "Applier",
+    "ApplierOutcome",
+    "DesiredFn",
     "ReconcileStatus",
     "Reconciler",
     "device_applier",
     "head_desired",
+    "head_devices",
     "involved_lines",
 ]
 

@@ -1,0 +1,143 @@
+"""ani.adapters.a3r without a lab: options, tool list, the SotError -> ErrorCode mapping, the
+repository's place and removal, and the repository tools on a fake lab whose routers are
+read from memory (the real-FRR side is tests/integration/test_a3r_reconcile.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import ani.device.apply as device_apply
+from ani.adapters.a3r import A3RAdapter, sot_failure
+from ani.device.model import DeviceConfig, StaticRoute
+from ani.errors import ConfigError
+from ani.protocol import Level
+from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError
+from ani.sot.patch import pointer
+
+TOOLS = {"get_topology", "sot_list", "sot_read", "sot_patch", "sot_diff", "sot_discard", "sot_commit", "sot_log",
+         "sot_revert", "drift", "reconcile_status", "reconcile"}
+
+
+def _lab(tmp_path: Path) -> SimpleNamespace:
+    return SimpleNamespace(dir=tmp_path / "lab", topology=SimpleNamespace(routers=["r1", "r2"]))
+
+
+@pytest.fixture
+def running(monkeypatch: pytest.MonkeyPatch) -> dict[str, DeviceConfig]:
+    """The fake routers' configurations; ani.device.apply.read / apply act on them."""
+    cfgs = {r: DeviceConfig(hostname=r, static_routes=[StaticRoute(prefix="192.0.2.0/24", nexthop="Null0")])
+            for r in ("r1", "r2")}
+
+    def apply_(lab, router, cfg, **kw):  # type: ignore[no-untyped-def]
+        changed = cfgs[router] != cfg.canonical()
+        cfgs[router] = cfg.canonical()
+        return device_apply.ApplyReport(changed=changed, diff=[], seconds=0.0)
+
+    monkeypatch.setattr(device_apply, "read", lambda lab, r, *a, **kw: cfgs[r])
+    monkeypatch.setattr(device_apply, "apply", apply_)
+    return cfgs
+
+
+@pytest.fixture
+def adapter(tmp_path: Path, running):  # type: ignore[no-untyped-def]
+    (tmp_path / "lab").mkdir()
+    a = A3RAdapter(_lab(tmp_path))
+    a.open()
+    yield a
+    a.close()
+
+
+def test_level_and_tools(tmp_path: Path) -> None:
+    a = A3RAdapter(_lab(tmp_path))
+    assert a.level is Level.A3R
+    specs = {t.name: t for t in a.tools()}
+    assert set(specs) == TOOLS
+    assert {n for n, t in specs.items() if t.read_only} == {"get_topology", "sot_list", "sot_read", "sot_diff",
+                                                           "sot_log", "drift", "reconcile_status"}
+    assert specs["sot_patch"].input_schema["required"] == ["path", "patch", "base_revision"]
+
+
+@pytest.mark.parametrize("options,words", [
+    ({"bogus": 1}, "unknown ['bogus']"),
+    ({"max_tries": "2"}, "max_tries must be int"),
+    ({"max_tries": True}, "max_tries must be int"),
+    ({"max_tries": 0}, "max_tries must be >= 1"),
+    ({"keep_repo": 1}, "keep_repo must be bool"),
+])
+def test_options_checked(tmp_path: Path, options: dict, words: str) -> None:
+    with pytest.raises(ConfigError, match=None) as e:
+        A3RAdapter(_lab(tmp_path), options=options)
+    assert words in str(e.value)
+
+
+def test_options_defaults(tmp_path: Path) -> None:
+    a = A3RAdapter(_lab(tmp_path), options={"max_tries": 1})
+    assert (a.max_tries, a.keep_repo) == (1, False)
+
+
+def test_error_mapping() -> None:
+    assert sot_failure(Conflict("aaa", "bbb")).error.code.value == "conflict"
+    assert sot_failure(Conflict("aaa", "bbb")).data == {"expected": "aaa", "actual": "bbb"}
+    r = sot_failure(PatchError(1, {"op": "test"}, "/a", "not equal"))
+    assert (r.error.code.value, r.data["index"], r.data["path"]) == ("invalid_intent", 1, "/a")
+    assert sot_failure(DocError("/x", "bad")).data["pointer"] == "/x"
+    assert sot_failure(SotPathError("no such file")).error.code.value == "not_found"
+    assert sot_failure(SotError("unknown revision 'x'")).error.code.value == "not_found"
+    assert sot_failure(SotError("revert of abc does not apply cleanly: x")).error.code.value == "conflict"
+    assert sot_failure(SotError("nothing to commit (patch first)")).error.code.value == "invalid_arguments"
+
+
+def test_repo_in_lab_dir_removed_at_close(tmp_path: Path, running) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "lab").mkdir()
+    a = A3RAdapter(_lab(tmp_path))
+    a.open()
+    path = a.repo_path
+    assert path is not None and path.parent == tmp_path / "lab" and path.name.startswith("sot-a3r-")
+    assert sorted(a.repo.list()) == ["devices/r1.json", "devices/r2.json"]
+    a.open()  # idempotent
+    assert a.repo_path == path
+    a.close()
+    assert not path.exists() and list((tmp_path / "lab").iterdir()) == []
+    a.close()  # idempotent
+    kept = A3RAdapter(_lab(tmp_path), options={"keep_repo": True})
+    kept.open()
+    kept.close()
+    assert kept.repo_path is not None and (kept.repo_path / ".git").is_dir()
+
+
+def test_patch_commit_reconcile_on_fake_routers(adapter: A3RAdapter, running) -> None:  # type: ignore[no-untyped-def]
+    base = adapter.call("sot_list", {}).data["revision"]
+    ops = [{"op": "replace", "path": pointer("static_routes", "192.0.2.0/24", "distance"), "value": 200}]
+    res = adapter.call("sot_patch", {"path": "devices/r2.json", "patch": ops, "base_revision": base[:10]})
+    assert res.ok and res.data["changed"] and not res.changed
+    assert adapter.call("sot_list", {}).data["uncommitted"] == ["devices/r2.json"]
+    assert adapter.call("sot_diff", {}).data["files"][0]["patch"] == ops
+    res = adapter.call("sot_commit", {"message": "r2: distance 200"})
+    assert res.ok and res.changed and res.data["reconcile"]["applied"] == ["r2"], res.text
+    assert running["r2"].static_routes[0].distance == 200 and running["r1"].static_routes[0].distance == 1
+    again = adapter.call("reconcile", {})
+    assert again.ok and not again.changed and again.data["reconcile"]["tries"] == 0
+    # the old base is stale now
+    res = adapter.call("sot_patch", {"path": "devices/r2.json", "patch": ops, "base_revision": base})
+    assert res.error.code.value == "conflict"
+    # an out-of-band change, seen and reverted
+    running["r1"] = DeviceConfig(hostname="r1")
+    d = adapter.call("drift", {})
+    assert list(d.data["drift"]) == ["r1"] and d.data["lines"]["r1"] == ["+ ip route 192.0.2.0/24 Null0"]
+    assert adapter.call("reconcile", {}).data["reconcile"]["applied"] == ["r1"]
+    assert adapter.call("drift", {}).data["drift"] == {}
+    rev = adapter.call("sot_log", {"n": 1}).data["log"][0]["revision"]
+    res = adapter.call("sot_revert", {"revision": rev})
+    assert res.ok and res.data["reconcile"]["applied"] == ["r2"] and running["r2"].static_routes[0].distance == 1
+
+
+def test_discard(adapter: A3RAdapter) -> None:
+    base = adapter.call("sot_list", {}).data["revision"]
+    adapter.call("sot_patch", {"path": "devices/r1.json", "base_revision": base,
+                               "patch": [{"op": "remove", "path": "/static_routes"}]})
+    assert adapter.call("sot_diff", {}).data["files"]
+    assert adapter.call("sot_discard", {}).ok
+    assert adapter.call("sot_diff", {}).data["files"] == []
