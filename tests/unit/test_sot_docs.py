@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_worked_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     text = (ROOT / "docs" / "sot.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 1
+    blocks = re.findall(r"<!-- example:sot -->\s*```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 1  # the A3-R adapter's example (example:a3r) needs a lab: an integration test
     monkeypatch.chdir(ROOT)
     exec(compile(blocks[0], "docs/sot.md", "exec"), {"__name__": "sot_doc_example"})
     out = capsys.readouterr().out
