@@ -89,14 +89,9 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
                        "touches), then confirm on all, or roll all back (the result says which phase failed and "
                        "that every router is back to its prior config). Run plan first to review the diff."))
     def apply(self, args: ApplyArgs) -> ToolResult:
-        from ani.errors import LabError
         from ani.intents.transaction import run_transaction
 
-        try:
-            got = self._service_plan(args.changes)
-        except LabError as exc:
-            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"cannot read the routers' configs: {exc}",
-                                      retriable=True)
+        got = self._service_plan(args.changes)
         if isinstance(got, ToolResult):
             return got
         _before, result, checks = got
@@ -125,5 +120,5 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
         bad = [r for r, d in tx.routers.items() if not d.restored]
         msg = (f"transaction failed in phase {tx.phase}: {tx.error}; rollback could not be verified on "
                f"{', '.join(bad)} (their running config differs from before)")
-        return ToolResult.failure(ErrorCode.ROLLBACK_FAILED, msg, data={**data, "failed_checks": failed_checks,
-                                                                        "not_restored": bad})
+        return ToolResult.failure(ErrorCode.ROLLBACK_FAILED, msg, changed=True,
+                                  data={**data, "failed_checks": failed_checks, "not_restored": bad})

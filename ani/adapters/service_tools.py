@@ -18,8 +18,10 @@ Tools (``data`` keys in brackets; every one read-only):
   and the culprit, e.g. ``RM-UNDEF``); an empty pool -> ``resource_exhausted`` naming the pool
   (``data.errors``, ``data.pool``, ``data.size``)
 - ``get_state(device, what)`` what in interfaces | routes | bgp | ospf | firewall | config
-  [device, what, state] (``state`` is JSON for interfaces/routes/bgp/ospf, text for firewall
-  and config); the router's management plane not answering -> ``device_unreachable``
+  [device, what, state, truncated] (``state`` is JSON for interfaces/routes/bgp/ospf, text for
+  firewall and config)
+
+A router whose configuration or state cannot be read -> ``device_unreachable`` (retriable).
 
 What the host class provides:
 
@@ -120,6 +122,17 @@ class ServiceReadTools:
             extra_used=used,
         )
 
+    def _configs_or_failure(self) -> dict[str, Any] | ToolResult:
+        """:meth:`_service_configs`, or ``device_unreachable`` (retriable) when a router's config
+        cannot be read."""
+        from ani.errors import LabError
+
+        try:
+            return self._service_configs()
+        except (LabError, OSError) as exc:
+            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"cannot read the routers' configurations: {exc}",
+                                      retriable=True)
+
     def _service_plan(self, changes: list[Any]) -> tuple[dict[str, Any], Any, list[Any]] | ToolResult:
         """``(before, CompileResult, active checks)`` of ``changes`` against
         :meth:`_service_configs`, or the failure ToolResult (``invalid_intent`` /
@@ -128,7 +141,9 @@ class ServiceReadTools:
         from ani.intents.errors import IntentError
         from ani.intents.validate import plan
 
-        before = self._service_configs()
+        before = self._configs_or_failure()
+        if isinstance(before, ToolResult):
+            return before
         try:
             result = plan(changes, before, pools=self._service_pools(before))
         except IntentError as exc:
@@ -174,7 +189,10 @@ class ServiceReadTools:
         if args.type is not None and args.type not in SERVICE_TYPES:
             return ToolResult.failure(ErrorCode.NOT_FOUND,
                                       f"unknown service type {args.type!r}; types are: {', '.join(SERVICE_TYPES)}")
-        services = [s.to_dict() for s in Inventory(self._service_configs()).list_services(args.type)]
+        configs = self._configs_or_failure()
+        if isinstance(configs, ToolResult):
+            return configs
+        services = [s.to_dict() for s in Inventory(configs).list_services(args.type)]
         lines = [f"{s['id']} on {', '.join(s['routers'])}" for s in services]
         return ToolResult.success("\n".join(lines) if lines else "no services", {"services": services})
 
@@ -183,7 +201,10 @@ class ServiceReadTools:
     def get_service(self, args: ServiceIdArgs) -> ToolResult:
         from ani.intents.inventory import Inventory
 
-        s = Inventory(self._service_configs()).get_service(args.id)
+        configs = self._configs_or_failure()
+        if isinstance(configs, ToolResult):
+            return configs
+        s = Inventory(configs).get_service(args.id)
         if s is None:
             return ToolResult.failure(ErrorCode.NOT_FOUND, f"no service {args.id!r} (list_services lists them)")
         d = s.to_dict()

@@ -85,6 +85,7 @@ def test_plan_is_a_dry_run(lab, adapter, configs):
     assert f"+ ip address {P['gateway']}/24" in res.data["diff"]["e1"]
     assert "reach nsite -> blue2 (198.18.12.10)" in res.data["checks"]
     assert "isolated nsite -/-> red1 (198.18.21.10)" in res.data["checks"]
+    assert "reach e4 -> e1 (198.19.195.1)" in res.data["checks"]  # the other edges ping the gateway
     assert snapshot(lab) == before
 
 
@@ -161,6 +162,24 @@ def test_failing_active_validation_rolls_back(lab, open_adapter, configs):
     assert "reach blue1 -> blue2 (198.18.12.10)" not in res.data["failed_checks"]
     assert "cancel-commit" in tx["routers"]["e1"]["steps"] and "confirm" not in tx["routers"]["e1"]["steps"]
     assert not res.changed
+    assert snapshot(lab) == before
+
+
+def test_onboarding_onto_a_missing_interface_is_caught_by_active_validation(lab, open_adapter, configs):
+    """e2 has no interface to-ghost: the config is valid (FRR keeps the address for an interface
+    that may appear) but the prefix is never connected, so never advertised. Validation cannot
+    know; the site's own check (the tenant's other edges ping its gateway) fails, all rolled back."""
+    from ani.adapters.a3t import A3TAdapter
+
+    a = open_adapter(A3TAdapter(lab, options={"check_bound_s": 4}))
+    ghost = {"type": "tenant-site", "action": "onboard", "tenant": "red", "site": "ghost", "edge": "e2",
+             "prefix": "198.19.9.0/24"}
+    before = snapshot(lab)
+    res = a.call("apply", {"changes": [ghost]})
+    assert not res.ok and res.error.code == ErrorCode.ROLLED_BACK, res.text
+    assert res.data["transaction"]["restored_verified"] is True
+    assert res.data["transaction"]["phase"] == "active-validation"
+    assert set(res.data["failed_checks"]) == {f"reach {e} -> e2 (198.19.9.1)" for e in ("e1", "e3", "e4")}
     assert snapshot(lab) == before
 
 

@@ -144,3 +144,21 @@ def test_get_state_unknown_device_and_view():
     assert a.call("get_state", {"device": "e9", "what": "routes"}).error.code == ErrorCode.UNKNOWN_DEVICE
     assert a.call("get_state", {"device": "e1", "what": "mpls"}).error.code == ErrorCode.INVALID_ARGUMENTS
     assert a.lab.used == []
+
+
+def test_unreadable_routers_are_device_unreachable():
+    from ani.errors import LabError
+
+    class Down(A3TAdapter):
+        def _service_configs(self) -> dict[str, Any]:
+            raise LabError("e3: show running-config failed (exit 1)")
+
+    a = Down(StandIn())
+    for tool, args in (("plan", {"changes": [{"type": "static-route", "action": "add", "router": "e1",
+                                              "prefix": "192.0.2.0/24", "next_hop": "blackhole"}]}),
+                       ("apply", {"changes": [{"type": "static-route", "action": "add", "router": "e1",
+                                               "prefix": "192.0.2.0/24", "next_hop": "blackhole"}]}),
+                       ("list_services", {}), ("get_service", {"id": "tenant-site/blue/blue1"})):
+        res = a.call(tool, args)
+        assert res.error.code == ErrorCode.DEVICE_UNREACHABLE and res.error.retriable, (tool, res.text)
+        assert "e3" in res.error.message and not res.changed
