@@ -36,7 +36,8 @@ ConfigError naming the option):
 
 - ``confirm_timeout_s`` (int, 60): confirm timeout of the transaction's confirmed commits;
 - ``site_network`` (str | None, None): the network new site prefixes are allocated from when a
-  ``tenant-site`` onboard gives no prefix (None: the prefix must be given);
+  ``tenant-site`` onboard gives no prefix (None: the prefix must be given; without it the change
+  is refused with ``invalid_intent`` naming this option);
 - ``site_prefixlen`` (int, 24): their length;
 - ``seq_limit`` (int | None, None = 2**32-1): the largest sequence number the ``seq/<router>/<list>``
   pools hand out (a small value exhausts them: the pool-exhaustion fault);

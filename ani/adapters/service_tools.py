@@ -80,11 +80,18 @@ SERVICE_INFO: dict[str, tuple[str, str]] = {
 
 def intent_failure(exc: Any) -> ToolResult:
     """The ToolResult of a refused change (an ``IntentError``): ``resource_exhausted`` for an
-    empty pool (naming it), else ``invalid_intent``; ``data.errors`` lists it."""
+    empty pool (naming it), else ``invalid_intent`` (also for an onboard without a prefix when
+    there is no site pool at all); ``data.errors`` lists it."""
     from ani.intents.errors import PoolExhausted
 
     err = exc.to_dict()
     where = f" ({exc.path})" if exc.path else ""
+    if isinstance(exc, PoolExhausted) and exc.size == 0 and exc.pool.startswith("site-prefix/"):
+        return ToolResult.failure(
+            ErrorCode.INVALID_INTENT,
+            f"refused{where}: no prefix given and there is no site pool to allocate one from (adapter option "
+            f"site_network is not set): give the site's prefix; nothing was sent to any router",
+            data={"errors": [{**err, "code": "invalid"}], "pool": exc.pool, "size": 0})
     if isinstance(exc, PoolExhausted):
         return ToolResult.failure(ErrorCode.RESOURCE_EXHAUSTED, f"{exc.message}{where}; nothing was sent to any router",
                                   data={"errors": [err], "pool": exc.pool, "size": exc.size})

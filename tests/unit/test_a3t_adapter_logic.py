@@ -162,3 +162,15 @@ def test_unreadable_routers_are_device_unreachable():
         res = a.call(tool, args)
         assert res.error.code == ErrorCode.DEVICE_UNREACHABLE and res.error.retriable, (tool, res.text)
         assert "e3" in res.error.message and not res.changed
+
+
+def test_onboard_without_prefix_and_without_site_pool():
+    change = {"type": "tenant-site", "action": "onboard", "tenant": "blue", "site": "nsite", "edge": "e2"}
+    res = make().call("plan", {"changes": [change]})
+    assert res.error.code == ErrorCode.INVALID_INTENT and "site_network" in res.error.message
+    assert res.data["errors"][0]["path"] == "changes.0.prefix"
+    small = make(site_network="198.19.0.0/23", site_prefixlen=24)
+    two = [{**change, "site": f"n{i}"} for i in range(3)]
+    res = small.call("plan", {"changes": two})  # two /24 blocks: the third onboard finds none
+    assert res.error.code == ErrorCode.RESOURCE_EXHAUSTED and res.data["pool"] == "site-prefix/blue"
+    assert res.data["errors"][0]["path"] == "changes.2.prefix" and res.data["size"] == 2
