@@ -32,8 +32,10 @@ changes before a revert -> ``invalid_arguments``; a revert that does not apply c
 record) and the result is ``ok=False``: ``non_convergent`` (data.reconcile lists the drift left
 and the lines involved), ``rolled_back`` (the failing router was put back and no other router
 was changed), ``rollback_failed`` (putting it back failed), ``command_failed`` (some routers were
-changed, another failed; or a router could not be read). Fix with ``sot_patch`` +
-``sot_commit``, or ``sot_revert``.
+changed, another failed; or the device layer refused, e.g. the router runs lines the model
+cannot express: applying would delete them), ``device_unreachable`` (a router could not be read;
+retriable), ``invalid_intent`` (the desired state at HEAD could not be built). Fix with
+``sot_patch`` + ``sot_commit``, or ``sot_revert``.
 
 ``changed`` is exact: True iff the reconcile sent a change that the device layer verified (its
 ``applied`` routers), or a failed apply may have left one changed.
@@ -174,15 +176,21 @@ class A3RAdapter(BaseAdapter):
 
     def _reconcile_failure(self, st: ReconcileStatus, text: str, data: dict) -> ToolResult:
         changed = bool(st.applied) or (st.status == "failed" and st.detail.get("restored") is False)
+        retriable = False
         if st.status == "non-convergent":
             code = ErrorCode.NON_CONVERGENT
+        elif st.phase == "read":
+            code, retriable = ErrorCode.DEVICE_UNREACHABLE, True
+        elif st.phase == "desired":
+            code = ErrorCode.INVALID_INTENT
         elif st.detail.get("restored") is False or st.detail.get("restored_verified") is False:
             code = ErrorCode.ROLLBACK_FAILED
-        elif st.applied or st.phase in ("read", "desired"):
+        elif st.applied or st.phase == "refused":
             code = ErrorCode.COMMAND_FAILED
         else:
             code = ErrorCode.ROLLED_BACK
-        return ToolResult.failure(code, text, data=data, changed=changed, text=f"error [{code.value}]: {text}")
+        return ToolResult.failure(code, text, data=data, changed=changed, retriable=retriable,
+                                  text=f"error [{code.value}]: {text}")
 
     # -- helpers ---------------------------------------------------------------------------
 

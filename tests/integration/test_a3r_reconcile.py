@@ -327,3 +327,24 @@ def test_not_found_and_history(a3r):
     assert len(first) == 1 and first[0]["committer"] == "ani-sot <sot@ani.invalid>"
     doc = ok(a3r.call("sot_read", {"path": E1, "revision": first[0]["revision"][:12]}))["document"]
     assert doc == ok(a3r.call("sot_read", {"path": E1}))["document"] and doc["hostname"] == "e1"
+
+
+def test_out_of_band_unmodelled_line_is_drift_but_not_reverted(a3r, lab, open_adapter, monkeypatch):
+    """The documented limit: a line the device model cannot express shows in drift() (under
+    /unmodelled) and the reconcile fails with phase ``refused`` naming it, sending nothing (the
+    device layer will not delete what it cannot model); removed out of band, drift is empty."""
+    a0 = open_adapter(create_adapter("a0", lab))
+    line = "bgp community-list standard CL-OOB seq 5 permit 65000:1"
+    assert a0.call("shell", {"device": "e1", "command": f"vtysh -c 'configure terminal' -c '{line}'"}).ok
+    d = ok(a3r.call("drift", {}))
+    assert d["drift"] == {"e1": [{"pointer": "/unmodelled", "kind": "unexpected", "desired": None, "actual": [line]}]}
+    assert d["lines"]["e1"] == [f"- {line}"]
+    rec = Recorder(lab, monkeypatch)
+    res = a3r.call("reconcile", {})
+    assert not res.ok and res.error.code.value == "command_failed" and not res.changed, res.text
+    st = res.data["reconcile"]
+    assert (st["status"], st["phase"], st["tries"], st["applied"]) == ("failed", "refused", 1, [])
+    assert line in st["error"] and rec.applies == ["e1"] and rec.reloads == [] and rec.writes() == []
+    assert line in lab.running_config("e1")
+    assert a0.call("shell", {"device": "e1", "command": f"vtysh -c 'configure terminal' -c 'no {line}'"}).ok
+    assert ok(a3r.call("drift", {}))["drift"] == {}
