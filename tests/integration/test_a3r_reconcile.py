@@ -348,3 +348,29 @@ def test_out_of_band_unmodelled_line_is_drift_but_not_reverted(a3r, lab, open_ad
     assert line in lab.running_config("e1")
     assert a0.call("shell", {"device": "e1", "command": f"vtysh -c 'configure terminal' -c 'no {line}'"}).ok
     assert ok(a3r.call("drift", {}))["drift"] == {}
+
+
+def test_case4_competing_writer_is_non_convergent(a3r, lab, monkeypatch):
+    """The other path to non-convergence: each apply succeeds (verified by the device layer) but
+    a competing writer puts the old value back right after it (here: vtysh run out of band after
+    every apply of e1). The drift after the apply equals the drift before it: ``non-convergent``
+    after one apply, nothing retried in a loop."""
+    real_apply = device_apply.apply
+    applies: list[str] = []
+
+    def apply_then_undo(lab_: Any, router: str, *a: Any, **kw: Any) -> Any:
+        applies.append(router)
+        report = real_apply(lab_, router, *a, **kw)
+        lab_.vtysh(router, ["configure terminal", "no ip route 192.0.2.0/24 Null0 200"])  # the other writer
+        return report
+
+    monkeypatch.setattr(device_apply, "apply", apply_then_undo)
+    res = commit(a3r, E1, [{"op": "add", "path": pointer("static_routes", "192.0.2.0/24"),
+                            "value": {"next_hop": "Null0", "distance": 200}}], "e1: discard route")
+    assert not res.ok and res.error.code.value == "non_convergent", res.text
+    st = res.data["reconcile"]
+    assert (st["status"], st["tries"], st["applied"]) == ("non-convergent", 1, ["e1"]) and applies == ["e1"]
+    assert res.changed  # a change was sent (and undone by the other writer)
+    assert "same as before the first apply" in st["reason"]
+    assert st["lines"] == {"e1": ["+ ip route 192.0.2.0/24 Null0 200"]}
+    assert "192.0.2.0/24" not in lab.running_config("e1")
