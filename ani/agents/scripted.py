@@ -19,10 +19,11 @@ edge, ``commit`` them all confirmed (120 s), look for the route with ``get_state
 edge, then ``confirm_commit`` (or ``cancel_commit`` if it never appears) and ``unlock``.
 
 At A3-T, A3-R and A4 (no device-level configuration tool) the work is done by
-``ani.agents.scripted_a3t`` (one typed ``tenant-site`` onboard intent: ``plan``, then ``apply``),
-``ani.agents.scripted_a3r`` (JSON Patches of the routers' desired-state files, ``sot_commit``,
-then ``reconcile_status``) and ``ani.agents.scripted_a4`` (a service file in the source of
-truth, ``sot_commit``, then ``reconcile_status``); each has ``solve(site, steps, ...)``.
+``ani.agents.scripted_a3t`` (one typed ``tenant-site`` onboard intent: ``plan``, ``apply``,
+then the route on another edge with ``get_state``), ``ani.agents.scripted_a3r`` (JSON Patches of
+the routers' desired-state files, one ``sot_commit`` that must converge, then ``drift`` of the
+edge) and ``ani.agents.scripted_a4`` (a service file in the source of truth, ``sot_commit`` that
+must converge, then ``get_service``); each has ``solve(site, steps, ...)``.
 
 Steps are tool calls; the budget is checked before each one.
 """

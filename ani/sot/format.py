@@ -51,7 +51,7 @@ listed by name, not in creation order (equality of DeviceConfig ignores that ord
 from __future__ import annotations
 
 import json
-from ipaddress import IPv4Address, IPv4Network
+from ipaddress import IPv4Address
 from typing import Any
 
 import jsonschema

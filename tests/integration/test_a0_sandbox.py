@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from ani.errors import ErrorCode
 from ani.registry import create_adapter
 
 pytestmark = pytest.mark.integration

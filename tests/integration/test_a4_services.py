@@ -234,39 +234,3 @@ def test_invalid_service_refused_at_patch_and_at_commit(lab, a4, variant):
     assert sorted(f["path"] for f in a4.call("sot_diff", {}).data["files"]) == ["devices/e1.json", "services/site.json"]
     assert a4.call("reconcile_status", {}).data["reconcile"]["status"] == "pending"
     assert snapshot(lab) == before
-
-
-def test_scripted_agent_onboards_site_at_a4(lab, scenario, variant):
-    from ani.agents import Budget, create_agent
-    from ani.observer import Observer, summarize
-    from ani.registry import create_adapter
-
-    observer = Observer(lab)
-    before = observer.evaluate(scenario.invariants, bound_s=20.0)
-    assert all(r.passed for r in before), summarize(before)
-    hidden_before = observer.evaluate(variant.hidden_tests, bound_s=1.0)
-    assert not any(r.passed for r, c in zip(hidden_before, variant.hidden_tests) if c.expect)
-
-    adapter = create_adapter("a4", lab)
-    adapter.open()
-    try:
-        run = create_agent({"kind": "scripted"}).run(variant.agent_view(), adapter, Budget(max_steps=40))
-        calls = list(adapter.trajectory.calls)
-    finally:
-        adapter.close()
-    assert run.stop_reason == "submitted", run.error
-    assert [c["tool"] for c in calls] == ["get_topology", "sot_list", "sot_patch", "sot_commit", "get_service"]
-    assert run.steps == len(calls)
-    assert [(c["tool"], c["summary"]) for c in calls if not c["ok"]] == []
-
-    hidden = observer.evaluate(variant.hidden_tests, bound_s=20.0)
-    assert all(r.passed for r in hidden), summarize(hidden)
-    after = observer.evaluate(scenario.invariants, bound_s=20.0)
-    assert all(r.passed for r in after), summarize(after)
-    p = variant.params
-    cfg = lab.running_config(p["edge"])
-    assert f"ip prefix-list PL-TENANTS seq 30 permit {p['prefix']}" in cfg
-    assert f"interface to-nsite\n ip address {p['gateway']}/24" in cfg
-    for e in scenario.edges:
-        out = lab.exec(e, ["nft", "list", "set", "inet", "fw", f"tenant_{p['tenant']}"]).stdout
-        assert p["prefix"] in out, (e, out)

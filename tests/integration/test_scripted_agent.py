@@ -1,4 +1,7 @@
-"""The scripted baseline agent solves onboard-site at a0, a1 and a2 on real FRR, damage-free."""
+"""The scripted baseline agent solves onboard-site at every built-in level (a0, a1, a2, a3t, a3r,
+a4) on real FRR, damage-free, making no tool error; at A3-T and A4 with the exact tool sequence
+of its script, at A3-R with one commit of the source of truth (which lives in the lab's dir and
+goes with it)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,14 @@ def _have(level: str) -> bool:
     return importlib.util.find_spec(f"ani.adapters.{level}") is not None
 
 
-@pytest.mark.parametrize("level", ["a0", "a1", "a2"])
+#: the exact tool sequence of the script where it has no level-specific reads to make
+SEQUENCES = {
+    "a3t": ["get_topology", "list_services", "plan", "apply", "get_state"],
+    "a4": ["get_topology", "sot_list", "sot_patch", "sot_commit", "get_service"],
+}
+
+
+@pytest.mark.parametrize("level", ["a0", "a1", "a2", "a3t", "a3r", "a4"])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_scripted_agent_onboards_site(make_lab, level, seed):
     if not _have(level):
@@ -37,16 +47,25 @@ def test_scripted_agent_onboards_site(make_lab, level, seed):
     hidden_before = observer.evaluate(variant.hidden_tests, bound_s=1.0)
     assert not any(r.passed for r, c in zip(hidden_before, variant.hidden_tests) if c.expect)
 
-    adapter = create_adapter(level, lab)
+    adapter = create_adapter(level, lab, **({"options": {"keep_repo": True}} if level == "a3r" else {}))
     adapter.open()
     try:
         t0 = time.monotonic()
         run = create_agent({"kind": "scripted"}).run(variant.agent_view(), adapter, Budget(max_steps=40))
         agent_s = time.monotonic() - t0
+        log = adapter.repo.log(5) if level == "a3r" else None
     finally:
         adapter.close()
     assert run.stop_reason == "submitted", run.error
     assert run.submitted and 5 <= run.steps <= 40
+    tools = [c["tool"] for c in adapter.trajectory.calls]
+    if level in SEQUENCES:
+        assert tools == SEQUENCES[level]
+    if level == "a3r":
+        assert tools.count("sot_commit") == 1 and tools[-1] == "drift", tools
+        # one commit on top of the initial one, with the explicit identity, touching the edge
+        assert len(log) == 2 and log[0]["committer"] == "ani-sot <sot@ani.invalid>"
+        assert f"devices/{variant.params['edge']}.json" in log[0]["files"]
     assert run.steps == len(adapter.trajectory.calls)
     assert {c["tool"] for c in adapter.trajectory.calls} <= {t.name for t in adapter.tools()}
     errors = [(c["tool"], c["arguments"], c["summary"]) for c in adapter.trajectory.calls if not c["ok"]]
@@ -66,6 +85,12 @@ def test_scripted_agent_onboards_site(make_lab, level, seed):
         out = lab.exec(e, ["nft", "list", "set", "inet", "fw", f"tenant_{p['tenant']}"]).stdout
         assert p["prefix"] in out, (e, out)
     print(f"{variant.variant_id} {level}: {run.steps} steps, {agent_s:.2f} s")
+    if level == "a3r":
+        # the repository is inside the lab's own dir (kept after close: keep_repo) and goes with it
+        repo_path = adapter.repo_path
+        assert repo_path is not None and repo_path.parent == lab.dir and (repo_path / ".git").is_dir()
+        lab.down()
+        assert not repo_path.exists() and not lab.dir.exists()
 
 
 def test_budget_is_respected(make_lab):

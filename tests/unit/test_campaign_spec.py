@@ -107,12 +107,15 @@ def test_run_id_is_filesystem_safe():
 
 def test_shipped_level_sweep_loads():
     spec = load_spec("campaigns/level-sweep.yaml")
-    assert [c.name for c in spec.cells] == ["a0", "a1", "a1+blocklist", "a2"]
+    assert [c.name for c in spec.cells] == ["a0", "a1", "a1+blocklist", "a2", "a3t", "a3r", "a4"]
     assert [(c.level, c.blocklist) for c in spec.cells] == [
         ("a0", False),
         ("a1", False),
         ("a1", True),
         ("a2", False),
+        ("a3t", False),
+        ("a3r", False),
+        ("a4", False),
     ]
     assert spec.variants == 3 and spec.task == "onboard-site"
     assert (

@@ -141,7 +141,7 @@ def test_base10_only_client_gets_end_of_message_framing(srv):
 
     sid, first, second, third = asyncio.run(run())
     assert first.get("message-id") == "a" and first.find(f"{{{BASE_NS}}}ok") is not None
-    assert second.get("message-id") == "b" and second.find(f".//{{urn:ani:yang:ani-frr}}frr").text == "running"
+    assert second.get("message-id") == "b" and second.find(".//{urn:ani:yang:ani-frr}frr").text == "running"
     assert third.findtext(f".//{{{BASE_NS}}}error-tag") == "operation-failed"
     dev = srv.devices["r2"]
     wait_for(lambda: int(sid) in dev.closed())  # disconnect -> session_closed -> lock released

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ani.errors import TopologyError
-from ani.lab.topology import Topology, load_topology, parse_topology
+from ani.lab.topology import load_topology, parse_topology
 
 TRI = Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml"
 
