@@ -272,34 +272,25 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
           "moved since base_revision, not_found if there is no such file, invalid_intent if another service "
           "needs it (the file stays). Router files (devices/) cannot be deleted.")
     def sot_delete(self, args: SotDeleteArgs) -> ToolResult:
-        from ani.sot.errors import Conflict, SotError
+        from ani.sot.errors import SotError
         from ani.sot.services import check_services
 
         repo = self._repo()
-        with repo._lock:
-            try:
-                rel = repo._rel(args.path)
-            except SotError as exc:
-                return sot_failure(exc)
-            if not rel.startswith("services/"):
-                return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS,
-                                          f"{rel}: only service files (services/<name>.json) can be deleted; "
-                                          "a router's desired state is edited with sot_patch")
-            head = repo.head()
-            base = args.base_revision
-            if len(base) < 7 or not head.startswith(base.lower()):
-                return sot_failure(Conflict(base, head))
-            f = repo.path / rel
-            if not f.is_file():
-                return ToolResult.failure(ErrorCode.NOT_FOUND, f"no such file: {rel} (sot_list lists the files)")
-            old = f.read_text()
-            f.unlink()
+
+        def others_still_compile() -> None:
             errors = check_services(repo, None, pools=self._service_pools)
             if errors:
-                self._restore(rel, old)
-                return service_failure(errors, "delete")
-        return ToolResult.success(f"{rel}: deleted in the working tree (base {head[:12]}); sot_commit to remove "
-                                  "the service from the routers", {"path": rel, "base_revision": head, "changed": True})
+                raise self._refuse(errors)
+
+        self._service_errors = []
+        try:
+            res = repo.delete(args.path, args.base_revision, check=others_still_compile)
+        except SotError as exc:
+            if self._service_errors:
+                return service_failure(self._service_errors, "delete")
+            return sot_failure(exc)
+        return ToolResult.success(f"{res['path']}: deleted in the working tree (base {res['base_revision'][:12]}); "
+                                  "sot_commit to remove the service from the routers", res)
 
 
 def service_failure(errors: list[Any], what: str) -> ToolResult:

@@ -49,6 +49,31 @@ class AgentFailed(Exception):
     """The script cannot go on (a tool refused, or the network is not as expected)."""
 
 
+def need(res: Any, what: str) -> dict[str, Any]:
+    """``res.data`` (a dict) of a successful ToolResult; raises AgentFailed naming ``what``, the
+    error code and message otherwise."""
+    if not res.ok:
+        code = res.error.code.value if res.error is not None else "?"
+        raise AgentFailed(f"{what}: [{code}] {res.error.message if res.error else res.text}")
+    return res.data or {}
+
+
+def site_link(steps: StepCounter, edge: str, host: str) -> tuple[list[str], str]:
+    """One ``get_topology`` call: ``(routers, the edge's interface facing host)``; the interface
+    defaults to ``to-<host>`` when the topology has no link between them. Raises AgentFailed if
+    the call fails or ``edge`` is not a router."""
+    topo = need(steps.call("get_topology", {}), "get_topology").get("topology", {})
+    routers = [n["name"] for n in topo.get("nodes", []) if n.get("role") == "router"]
+    if edge not in routers:
+        raise AgentFailed(f"{edge} is not a router of the topology")
+    ifname = f"to-{host}"
+    for a, b in topo.get("link_details", []):
+        for mine, peer in ((a, b), (b, a)):
+            if mine.get("node") == edge and peer.get("node") == host:
+                ifname = mine["interface"]
+    return routers, ifname
+
+
 def _out(res: Any) -> str:
     """Text of a ToolResult (stdout for A0's shell)."""
     data = res.data or {}
@@ -63,8 +88,7 @@ class _Ops:
         self.s = steps
 
     def _ok(self, res: Any, what: str) -> Any:
-        if not res.ok:
-            raise AgentFailed(f"{what}: {res.error.code.value if res.error else ''} {res.error.message if res.error else res.text}")
+        need(res, what)
         return res
 
 
@@ -242,13 +266,7 @@ class ScriptedAgent:
         else:
             raise AgentFailed(f"no tool I can configure with (tools: {', '.join(sorted(names))})")
 
-        topo = (steps.call("get_topology", {}).data or {}).get("topology", {})
-        routers = [n["name"] for n in topo.get("nodes", []) if n.get("role") == "router"]
-        ifname = f"to-{host}"
-        for a, b in topo.get("link_details", []):
-            for mine, peer in ((a, b), (b, a)):
-                if mine.get("node") == edge and peer.get("node") == host:
-                    ifname = mine["interface"]
+        routers, ifname = site_link(steps, edge, host)
 
         try:
             cfg = ops.running_config(edge) if isinstance(ops, _A2) else parse_frr_config(ops.running_config(edge))

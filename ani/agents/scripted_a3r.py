@@ -25,20 +25,8 @@ from __future__ import annotations
 from ipaddress import IPv4Network
 from typing import Any
 
+from ani.agents.scripted import AgentFailed, need, site_link
 from ani.sot.patch import pointer
-
-
-def _failed(msg: str) -> Exception:
-    from ani.agents.scripted import AgentFailed
-
-    return AgentFailed(msg)
-
-
-def _need(res: Any, what: str) -> dict[str, Any]:
-    if not res.ok:
-        code = res.error.code.value if res.error is not None else "?"
-        raise _failed(f"{what}: [{code}] {res.error.message if res.error else res.text}")
-    return res.data or {}
 
 
 def _set_element(doc: dict[str, Any], nset: str, prefix: str) -> list[dict[str, Any]]:
@@ -59,25 +47,17 @@ def solve(site: dict[str, Any], steps: Any, *, validate_tries: int = 6, validate
     address = f"{site['gateway']}/{prefix.prefixlen}"
     nset = f"tenant_{tenant}"
 
-    topo = _need(steps.call("get_topology", {}), "get_topology").get("topology", {})
-    routers = [n["name"] for n in topo.get("nodes", []) if n.get("role") == "router"]
-    if edge not in routers:
-        raise _failed(f"{edge} is not a router of the topology")
-    ifname = f"to-{host}"
-    for a, b in topo.get("link_details", []):
-        for mine, peer in ((a, b), (b, a)):
-            if mine.get("node") == edge and peer.get("node") == host:
-                ifname = mine["interface"]
+    routers, ifname = site_link(steps, edge, host)
 
     path = f"devices/{edge}.json"
-    read = _need(steps.call("sot_read", {"path": path}), f"sot_read {path}")
+    read = need(steps.call("sot_read", {"path": path}), f"sot_read {path}")
     doc, base = read["document"], read["head"]
     rmap = (((doc.get("bgp") or {}).get("ipv4_unicast") or {}).get("redistribute") or {}).get("connected") or {}
     rm = (doc.get("route_maps") or {}).get(rmap.get("route_map") or "")
     plists = [e["match_prefix_list"] for _s, e in sorted((rm or {}).get("entries", {}).items(), key=lambda kv: int(kv[0]))
               if e.get("match_prefix_list")]
     if not plists:
-        raise _failed(f"{edge}: no prefix-list behind 'redistribute connected route-map'")
+        raise AgentFailed(f"{edge}: no prefix-list behind 'redistribute connected route-map'")
     plist = plists[0]
     entries = ((doc.get("prefix_lists") or {}).get(plist) or {}).get("entries", {})
 
@@ -96,26 +76,26 @@ def solve(site: dict[str, Any], steps: Any, *, validate_tries: int = 6, validate
         ops.append({"op": "add", "path": pointer("interfaces", ifname, "addresses", "-"), "value": address})
     elem = _set_element(doc, nset, str(prefix))
     if nset not in ((doc.get("firewall") or {}).get("sets") or {}):
-        raise _failed(f"{edge}: no nftables set {nset}")
+        raise AgentFailed(f"{edge}: no nftables set {nset}")
     ops += elem
     if ops:
-        _need(steps.call("sot_patch", {"path": path, "patch": ops, "base_revision": base}), f"sot_patch {path}")
+        need(steps.call("sot_patch", {"path": path, "patch": ops, "base_revision": base}), f"sot_patch {path}")
 
     for r in routers:
         if r == edge:
             continue
         p = f"devices/{r}.json"
-        other = _need(steps.call("sot_read", {"path": p}), f"sot_read {p}")["document"]
+        other = need(steps.call("sot_read", {"path": p}), f"sot_read {p}")["document"]
         elem = _set_element(other, nset, str(prefix))
         if elem:
-            _need(steps.call("sot_patch", {"path": p, "patch": elem, "base_revision": base}), f"sot_patch {p}")
+            need(steps.call("sot_patch", {"path": p, "patch": elem, "base_revision": base}), f"sot_patch {p}")
 
     res = steps.call("sot_commit", {"message": f"onboard site {host} of tenant {tenant} on {edge}: {prefix}"})
-    out = _need(res, "sot_commit")
+    out = need(res, "sot_commit")
     status = (out.get("reconcile") or {}).get("status")
     if status != "converged":
-        raise _failed(f"sot_commit: reconcile {status}: {res.text[:300]}")
-    left = _need(steps.call("drift", {"devices": [edge]}), "drift").get("drift")
+        raise AgentFailed(f"sot_commit: reconcile {status}: {res.text[:300]}")
+    left = need(steps.call("drift", {"devices": [edge]}), "drift").get("drift")
     if left:
-        raise _failed(f"{edge} drifted right after the commit: {left}")
+        raise AgentFailed(f"{edge} drifted right after the commit: {left}")
     return out

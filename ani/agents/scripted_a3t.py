@@ -20,18 +20,7 @@ import time
 from ipaddress import IPv4Network
 from typing import Any
 
-
-def _failed(msg: str) -> Exception:
-    from ani.agents.scripted import AgentFailed
-
-    return AgentFailed(msg)
-
-
-def _need(res: Any, what: str) -> dict[str, Any]:
-    if not res.ok:
-        code = res.error.code.value if res.error is not None else "?"
-        raise _failed(f"{what}: [{code}] {res.error.message if res.error else res.text}")
-    return res.data or {}
+from ani.agents.scripted import AgentFailed, need, site_link
 
 
 def solve(site: dict[str, Any], steps: Any, *, validate_tries: int = 6, validate_pause_s: float = 0.5) -> dict[str, Any]:
@@ -41,37 +30,31 @@ def solve(site: dict[str, Any], steps: Any, *, validate_tries: int = 6, validate
     tenant, edge, host = str(site["tenant"]), str(site["edge"]), str(site["site"])
     prefix = IPv4Network(str(site["prefix"]))
 
-    topo = _need(steps.call("get_topology", {}), "get_topology").get("topology", {})
-    routers = [n["name"] for n in topo.get("nodes", []) if n.get("role") == "router"]
-    ifname = f"to-{host}"
-    for a, b in topo.get("link_details", []):
-        for mine, peer in ((a, b), (b, a)):
-            if mine.get("node") == edge and peer.get("node") == host:
-                ifname = mine["interface"]
+    routers, ifname = site_link(steps, edge, host)
 
-    sites = _need(steps.call("list_services", {"type": "tenant-site"}), "list_services")["services"]
+    sites = need(steps.call("list_services", {"type": "tenant-site"}), "list_services")["services"]
     if not any(s["spec"]["tenant"] == tenant for s in sites):
-        raise _failed(f"tenant {tenant} has no site yet: not a tenant of this network")
+        raise AgentFailed(f"tenant {tenant} has no site yet: not a tenant of this network")
     if any(s["id"] == f"tenant-site/{tenant}/{host}" for s in sites):
-        raise _failed(f"tenant-site/{tenant}/{host} already exists")
+        raise AgentFailed(f"tenant-site/{tenant}/{host} already exists")
     other_edges = sorted({s["spec"]["edge"] for s in sites} - {edge}) or [r for r in routers if r != edge]
 
     change = {"type": "tenant-site", "action": "onboard", "tenant": tenant, "site": host, "edge": edge,
               "interface": ifname, "prefix": str(prefix), "gateway": str(site["gateway"])}
-    planned = _need(steps.call("plan", {"changes": [change]}), "plan")
+    planned = need(steps.call("plan", {"changes": [change]}), "plan")
     if edge not in planned.get("routers", []):
-        raise _failed(f"plan does not change {edge}: {planned.get('routers')}")
-    applied = _need(steps.call("apply", {"changes": [change]}), "apply")
+        raise AgentFailed(f"plan does not change {edge}: {planned.get('routers')}")
+    applied = need(steps.call("apply", {"changes": [change]}), "apply")
 
     if other_edges:
         other = other_edges[0]
         for i in range(validate_tries):
             steps.check_clock()
-            routes = _need(steps.call("get_state", {"device": other, "what": "routes"}), "get_state").get("state")
+            routes = need(steps.call("get_state", {"device": other, "what": "routes"}), "get_state").get("state")
             if isinstance(routes, dict) and str(prefix) in routes:
                 break
             if i + 1 < validate_tries:
                 time.sleep(validate_pause_s)
         else:
-            raise _failed(f"{prefix} did not show in {other}'s routing table")
+            raise AgentFailed(f"{prefix} did not show in {other}'s routing table")
     return applied

@@ -23,20 +23,8 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv4Network
 from typing import Any
 
+from ani.agents.scripted import AgentFailed, need, site_link
 from ani.sot.patch import pointer
-
-
-def _failed(msg: str) -> Exception:
-    from ani.agents.scripted import AgentFailed
-
-    return AgentFailed(msg)
-
-
-def _need(res: Any, what: str) -> dict[str, Any]:
-    if not res.ok:
-        code = res.error.code.value if res.error is not None else "?"
-        raise _failed(f"{what}: [{code}] {res.error.message if res.error else res.text}")
-    return res.data or {}
 
 
 def service_path(tenant: str, site: str) -> str:
@@ -53,34 +41,26 @@ def solve(site: dict[str, Any], steps: Any, *, validate_tries: int = 6, validate
     prefix = IPv4Network(str(site["prefix"]))
     gateway = IPv4Address(str(site["gateway"]))
 
-    topo = _need(steps.call("get_topology", {}), "get_topology").get("topology", {})
-    routers = [n["name"] for n in topo.get("nodes", []) if n.get("role") == "router"]
-    if edge not in routers:
-        raise _failed(f"{edge} is not a router of the topology")
-    ifname = f"to-{host}"
-    for a, b in topo.get("link_details", []):
-        for mine, peer in ((a, b), (b, a)):
-            if mine.get("node") == edge and peer.get("node") == host:
-                ifname = mine["interface"]
+    routers, ifname = site_link(steps, edge, host)
 
     path = service_path(tenant, host)
-    listing = _need(steps.call("sot_list", {}), "sot_list")
+    listing = need(steps.call("sot_list", {}), "sot_list")
     if path in listing.get("files", []):
-        raise _failed(f"{path} exists already")
+        raise AgentFailed(f"{path} exists already")
     change = {"type": "tenant-site", "action": "onboard", "tenant": tenant, "site": host, "edge": edge,
               "interface": ifname, "prefix": str(prefix), "gateway": str(gateway)}
     ops = [{"op": "add", "path": pointer(k), "value": v} for k, v in change.items()]
-    _need(steps.call("sot_patch", {"path": path, "patch": ops, "base_revision": listing["revision"]}), f"sot_patch {path}")
+    need(steps.call("sot_patch", {"path": path, "patch": ops, "base_revision": listing["revision"]}), f"sot_patch {path}")
 
     res = steps.call("sot_commit", {"message": f"onboard site {host} of tenant {tenant} on {edge}: {prefix}"})
-    out = _need(res, "sot_commit")
+    out = need(res, "sot_commit")
     status = (out.get("reconcile") or {}).get("status")
     if status != "converged":
-        raise _failed(f"sot_commit: reconcile {status}: {res.text[:300]}")
+        raise AgentFailed(f"sot_commit: reconcile {status}: {res.text[:300]}")
 
     sid = f"tenant-site/{tenant}/{host}"
-    svc = _need(steps.call("get_service", {"id": sid}), f"get_service {sid}").get("service") or {}
+    svc = need(steps.call("get_service", {"id": sid}), f"get_service {sid}").get("service") or {}
     spec = svc.get("spec") or {}
     if spec.get("edge") != edge or spec.get("prefix") != str(prefix):
-        raise _failed(f"{sid} is not as committed: {svc}")
+        raise AgentFailed(f"{sid} is not as committed: {svc}")
     return out

@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,9 +158,7 @@ class SotRepo:
         ``{"path", "base_revision", "changed"}``. Raises Conflict, PatchError, DocError, SotPathError."""
         rel = self._rel(path)
         with self._lock:
-            actual = self.head()
-            if not isinstance(base_revision, str) or len(base_revision) < 7 or not actual.startswith(base_revision.lower()):
-                raise Conflict(str(base_revision), actual)
+            actual = self._check_base(base_revision)
             f = self.path / rel
             if f.is_file():
                 old_text = f.read_text()
@@ -180,6 +178,31 @@ class SotRepo:
             if text != old_text:
                 _atomic_write(f, text)
             return {"path": rel, "base_revision": actual, "changed": text != old_text}
+
+    def delete(self, path: str, base_revision: str, check: Callable[[], None] | None = None) -> dict:
+        """Delete the service file ``path`` (``services/<name>.json``) in the working tree. Then
+        ``check()`` runs (e.g. the other service files still validate); if it raises, the file is
+        put back byte-identical and the exception propagates. Returns ``{"path", "base_revision",
+        "changed": True}``. Raises Conflict (HEAD moved since ``base_revision``), SotPathError (a
+        bad name, no such file), SotError (a router's file)."""
+        rel = self._rel(path)
+        if not rel.startswith("services/"):
+            raise SotError(f"{rel}: only service files (services/<name>.json) can be deleted; "
+                           "a router's desired state is edited with a patch")
+        with self._lock:
+            actual = self._check_base(base_revision)
+            f = self.path / rel
+            if not f.is_file():
+                raise SotPathError(f"no such file: {rel}")
+            old = f.read_text()
+            f.unlink()
+            if check is not None:
+                try:
+                    check()
+                except BaseException:
+                    _atomic_write(f, old)
+                    raise
+            return {"path": rel, "base_revision": actual, "changed": True}
 
     def discard(self) -> None:
         """Drop every uncommitted change (working tree back to HEAD)."""
@@ -265,6 +288,13 @@ class SotRepo:
                 return self._commit(message or f'Revert "{first}"\n\nThis reverts commit {c.hexsha}.\n')
 
     # -- internals -------------------------------------------------------------------------
+
+    def _check_base(self, base_revision: Any) -> str:
+        """HEAD (full sha) if ``base_revision`` names it (full or >= 7 hex digits), else Conflict."""
+        actual = self.head()
+        if not isinstance(base_revision, str) or len(base_revision) < 7 or not actual.startswith(base_revision.lower()):
+            raise Conflict(str(base_revision), actual)
+        return actual
 
     def _rel(self, path: str) -> str:
         if not isinstance(path, str) or not path:

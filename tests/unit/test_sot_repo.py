@@ -241,3 +241,28 @@ def test_failed_revert_mid_operation_restores_everything(sot: SotRepo, monkeypat
     assert not (sot.path / ".git" / "REVERT_HEAD").exists()
     sot.revert(rev)
     assert sot.desired("r1").bgp.router_id is None
+
+
+def test_delete_a_service_file(sot: SotRepo) -> None:
+    base = sot.head()
+    sot.patch("services/s1.json", [{"op": "add", "path": "/type", "value": "static-route"}], base)
+    sot.commit("add s1")
+    head = sot.head()
+    with pytest.raises(Conflict):
+        sot.delete("services/s1.json", base)                  # HEAD moved since base
+    with pytest.raises(SotError, match="only service files"):
+        sot.delete("devices/r1.json", head)
+    with pytest.raises(SotPathError, match="no such file"):
+        sot.delete("services/nope.json", head)
+    before = _snapshot(sot)
+
+    def refuse() -> None:
+        assert not (sot.path / "services/s1.json").exists()   # the check sees the tree without it
+        raise DocError("", "another service needs s1")
+
+    with pytest.raises(DocError, match="needs s1"):
+        sot.delete("services/s1.json", head, check=refuse)
+    assert _snapshot(sot) == before                            # put back byte-identical
+    assert sot.delete("services/s1.json", head[:7]) == {"path": "services/s1.json", "base_revision": head, "changed": True}
+    assert sot.list() == ["devices/c1.json", "devices/r1.json"]
+    assert [f["status"] for f in sot.diff()["files"]] == ["deleted"]
