@@ -27,7 +27,8 @@ Errors: a stale ``base_revision`` -> ``conflict`` (data ``expected``, ``actual``
 does not apply or a document that is invalid -> ``invalid_intent`` (data ``index``, ``op``,
 ``path`` / ``pointer``; the message names the operation and, e.g., the missing parent); nothing
 is changed then. No such file or revision -> ``not_found``. Nothing to commit, uncommitted
-changes before a revert -> ``invalid_arguments``; a revert that does not apply cleanly ->
+changes before a revert, a revert whose changes are already undone -> ``invalid_arguments``; a
+revert that does not apply cleanly ->
 ``conflict``. A commit whose reconcile did not converge stays committed (the history is the
 record) and the result is ``ok=False``: ``non_convergent`` (data.reconcile lists the drift left
 and the lines involved), ``rolled_back`` (the failing router was put back and no other router

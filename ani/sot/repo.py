@@ -45,6 +45,11 @@ DEFAULT_AUTHOR = ("ani-sot", "sot@ani.invalid")
 #: The skeleton folder of a source checkout (absent in an installed wheel: a built-in README is used).
 SKELETON = Path(__file__).resolve().parents[2] / "sot"
 _DIRS = ("devices", "services")
+#: what GitPython's rev-parse raises for a revision it cannot resolve (``@{-1}``, ``HEAD@{1}``
+#: without a reflog entry: IndexError; ``HEAD@{yesterday}``: NotImplementedError)
+_BAD_REVISION = (git.BadName, ValueError, IndexError, NotImplementedError, git.GitCommandError)
+#: the longest file name (without ``.json``): the file system's limit is 255 bytes
+_NAME_MAX = 200
 _FALLBACK_README = "# Source of truth\n\n`devices/<router>.json`: desired state of one router. `services/`: service files.\n"
 
 
@@ -270,7 +275,7 @@ class SotRepo:
             try:
                 c = self.repo.commit(revision)
                 parents = c.parents
-            except (git.BadName, ValueError, git.GitCommandError):
+            except _BAD_REVISION:
                 raise SotError(f"unknown revision {revision!r}") from None
             if not parents:
                 raise SotError("cannot revert the initial commit")
@@ -281,6 +286,8 @@ class SotRepo:
                     self.repo.git.revert("--no-commit", c.hexsha)
                 except git.GitCommandError as e:
                     raise SotError(f"revert of {c.hexsha[:12]} does not apply cleanly: {e.stderr.strip()}") from None
+                if not self.repo.index.diff("HEAD"):
+                    raise SotError(f"nothing to revert: the changes of {c.hexsha[:12]} are already undone at HEAD")
                 for rel in self.list():
                     if rel.startswith("devices/"):
                         from_doc(loads((self.path / rel).read_text(), "/" + rel), Path(rel).stem)
@@ -310,7 +317,7 @@ class SotRepo:
             return (self.repo.commit(revision).tree / rel).data_stream.read().decode()
         except KeyError:
             return None
-        except (git.BadName, ValueError, git.GitCommandError):
+        except _BAD_REVISION:
             raise SotError(f"unknown revision {revision!r}") from None
 
     def _tree_files(self, revision: str) -> list[str]:
@@ -356,6 +363,8 @@ class SotRepo:
 def _check_name(name: str) -> None:
     if not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\\" in name:
         raise SotPathError(f"invalid file name {name!r}")
+    if len(name.encode()) > _NAME_MAX:
+        raise SotPathError(f"file name too long ({len(name.encode())} bytes, at most {_NAME_MAX}): {name[:40]!r}...")
 
 
 def _atomic_write(f: Path, text: str) -> None:

@@ -141,3 +141,28 @@ def test_discard(adapter: A3RAdapter) -> None:
     assert adapter.call("sot_diff", {}).data["files"]
     assert adapter.call("sot_discard", {}).ok
     assert adapter.call("sot_diff", {}).data["files"] == []
+
+
+def test_odd_revisions_and_names_are_tool_errors(adapter: A3RAdapter) -> None:
+    head = adapter.call("sot_list", {}).data["revision"]
+    for rev in ("@{-1}", "HEAD@{1}", "HEAD@{yesterday}"):
+        for name, args in (("sot_read", {"path": "devices/r1.json", "revision": rev}), ("sot_revert", {"revision": rev})):
+            res = adapter.call(name, args)
+            assert (res.ok, res.error.code.value) == (False, "not_found") and "unknown revision" in res.error.message
+    res = adapter.call("sot_patch", {"path": "services/" + "x" * 300 + ".json", "base_revision": head,
+                                     "patch": [{"op": "add", "path": "/a", "value": 1}]})
+    assert not res.ok and "too long" in res.error.message
+    assert adapter.call("sot_list", {}).data == {"files": ["devices/r1.json", "devices/r2.json"], "revision": head,
+                                                 "uncommitted": []}
+
+
+def test_second_revert_of_a_commit_is_refused(adapter: A3RAdapter, running) -> None:  # type: ignore[no-untyped-def]
+    ops = [{"op": "replace", "path": pointer("static_routes", "192.0.2.0/24", "distance"), "value": 200}]
+    adapter.call("sot_patch", {"path": "devices/r1.json", "patch": ops,
+                               "base_revision": adapter.call("sot_list", {}).data["revision"]})
+    rev = adapter.call("sot_commit", {"message": "200"}).data["revision"]
+    assert adapter.call("sot_revert", {"revision": rev}).ok
+    head = adapter.call("sot_list", {}).data["revision"]
+    res = adapter.call("sot_revert", {"revision": rev})
+    assert (res.ok, res.error.code.value) == (False, "invalid_arguments") and "already undone" in res.error.message
+    assert adapter.call("sot_list", {}).data["revision"] == head and running["r1"].static_routes[0].distance == 1

@@ -266,3 +266,35 @@ def test_delete_a_service_file(sot: SotRepo) -> None:
     assert sot.delete("services/s1.json", head[:7]) == {"path": "services/s1.json", "base_revision": head, "changed": True}
     assert sot.list() == ["devices/c1.json", "devices/r1.json"]
     assert [f["status"] for f in sot.diff()["files"]] == ["deleted"]
+
+
+@pytest.mark.parametrize("revision", ["@{-1}", "HEAD@{1}", "HEAD@{yesterday}"])
+def test_unresolvable_revision_syntax_is_unknown_revision(sot: SotRepo, revision: str) -> None:
+    # GitPython's rev-parse raises IndexError / NotImplementedError for these, not BadName
+    before = _snapshot(sot)
+    with pytest.raises(SotError, match="unknown revision"):
+        sot.read("devices/r1.json", revision)
+    with pytest.raises(SotError, match="unknown revision"):
+        sot.revert(revision)
+    assert _snapshot(sot) == before and _no_lock(sot)
+
+
+def test_too_long_file_name_is_a_path_error(sot: SotRepo) -> None:
+    before = _snapshot(sot)
+    for path in ("devices/" + "r" * 300 + ".json", "services/" + "s" * 300 + ".json"):
+        with pytest.raises(SotPathError, match="too long"):
+            sot.read(path)
+    with pytest.raises(SotPathError, match="too long"):
+        sot.patch("services/" + "s" * 300 + ".json", [{"op": "add", "path": "/type", "value": "x"}], sot.head())
+    assert _snapshot(sot) == before
+
+
+def test_reverting_the_same_commit_twice_is_refused(sot: SotRepo) -> None:
+    p = pointer("static_routes", "192.0.2.0/24", "distance")
+    sot.patch("devices/r1.json", [{"op": "replace", "path": p, "value": 200}], sot.head())
+    first = sot.commit("200")
+    sot.revert(first)
+    before = _snapshot(sot)
+    with pytest.raises(SotError, match="nothing to revert"):
+        sot.revert(first)  # already undone: no empty commit
+    assert _snapshot(sot) == before and _no_lock(sot) and len(sot.log()) == 3
