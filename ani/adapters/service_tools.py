@@ -132,11 +132,12 @@ class ServiceReadTools:
     def _configs_or_failure(self) -> dict[str, Any] | ToolResult:
         """:meth:`_service_configs`, or ``device_unreachable`` (retriable) when a router's config
         cannot be read."""
+        from ani.device.outcome import ApplyError
         from ani.errors import LabError
 
         try:
             return self._service_configs()
-        except (LabError, OSError) as exc:
+        except (LabError, ApplyError, OSError) as exc:
             return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"cannot read the routers' configurations: {exc}",
                                       retriable=True)
 

@@ -174,3 +174,20 @@ def test_onboard_without_prefix_and_without_site_pool():
     res = small.call("plan", {"changes": two})  # two /24 blocks: the third onboard finds none
     assert res.error.code == ErrorCode.RESOURCE_EXHAUSTED and res.data["pool"] == "site-prefix/blue"
     assert res.data["errors"][0]["path"] == "changes.2.prefix" and res.data["size"] == 2
+
+
+def test_unreadable_router_is_device_unreachable_not_an_exception():
+    from ani.device.outcome import ApplyError
+
+    class Down(Offline):
+        def _service_configs(self) -> dict[str, Any]:
+            raise ApplyError("e2: cannot read the running config (timed out): ", restored=True)
+
+    a = Down(StandIn())
+    change = {"type": "static-route", "action": "add", "router": "e1", "prefix": "203.0.113.0/24", "next_hop": "Null0"}
+    for name, args in (("list_services", {}), ("get_service", {"id": "tenant-site/blue/blue1"}),
+                       ("plan", {"changes": [change]}), ("apply", {"changes": [change]})):
+        res = a.call(name, args)
+        assert (res.ok, res.error.code, res.error.retriable) == (False, ErrorCode.DEVICE_UNREACHABLE, True), name
+        assert "e2: cannot read the running config" in res.error.message
+    assert a.lab.used == []
