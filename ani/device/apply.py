@@ -62,7 +62,14 @@ FRR_PREAMBLE = "frr defaults traditional\n"
 
 def read_frr(lab: Any, router: str, timeout: float = 10.0) -> DeviceConfig:
     """``parse(show running-config)`` with ``hostname`` = ``router`` (no firewall).
-    Raises ApplyError(restored=True) if vtysh fails or times out (``timeout`` seconds)."""
+    Raises ApplyError(restored=True) if vtysh fails or times out (``timeout`` seconds), or if
+    one of the router's FRR daemons is not running (``lab.dead_daemons``, when the lab has it):
+    vtysh then leaves that daemon's part out and exits 0."""
+    dead = getattr(lab, "dead_daemons", None)
+    gone = dead(router) if callable(dead) else []
+    if gone:
+        raise ApplyError(f"{router}: FRR daemon {', '.join(gone)} is not running; its running config "
+                         "cannot be read whole (the router is down or degraded)", restored=True)
     res = lab.vtysh(router, "show running-config", timeout=timeout)
     if not res.ok or "Current configuration:" not in res.stdout:
         why = "timed out" if res.timed_out else f"exit {res.rc}"

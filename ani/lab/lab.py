@@ -128,6 +128,13 @@ class Lab:
             raise UnknownNode(f"lab {self.id}: {router!r} is a host, not a router")
         return self.netns(router)
 
+    def dead_daemons(self, router: str) -> list[str]:
+        """The FRR daemons this lab started on ``router`` that are not running now (killed,
+        crashed), sorted. Raises UnknownNode."""
+        ps = self.pathspace(router)
+        pids = self._state.pids.get(router, {}) if self._state is not None else {}
+        return sorted(d for d, pid in pids.items() if not frr.owns(pid, ps))
+
     def node_dir(self, node: str) -> Path:
         """``<lab dir>/<node>``: holds ``enter`` (and ``bin/vtysh`` for routers)."""
         self._check_node(node)

@@ -374,3 +374,31 @@ def test_case4_competing_writer_is_non_convergent(a3r, lab, monkeypatch):
     assert "same as before the first apply" in st["reason"]
     assert st["lines"] == {"e1": ["+ ip route 192.0.2.0/24 Null0 200"]}
     assert "192.0.2.0/24" not in lab.running_config("e1")
+
+
+def test_killed_bgpd_is_device_unreachable_not_drift(make_lab, open_adapter):
+    """vtysh leaves a stopped daemon's part out of the running config (exit 0): a router whose
+    bgpd died must not read as 'no BGP configured' (drift /bgp missing, reconcile non-convergent)."""
+    import os
+    import signal
+    import time
+
+    from ani.lab import frr
+
+    tri = make_lab(Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml", netconf=False)
+    adapter = open_adapter(create_adapter("a3r", tri))
+    assert ok(adapter.call("drift", {}))["drift"] == {} and tri.dead_daemons("r2") == []
+    before = repo_state(adapter)
+    pid = tri._state.pids["r2"]["bgpd"]
+    assert frr.owns(pid, tri.pathspace("r2"))  # this lab's bgpd of r2, nothing else
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while frr.owns(pid, tri.pathspace("r2")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert tri.dead_daemons("r2") == ["bgpd"]
+    for name in ("drift", "reconcile"):
+        res = adapter.call(name, {})
+        assert (res.ok, res.error.code.value) == (False, "device_unreachable"), res.text
+        assert "r2: FRR daemon bgpd is not running" in res.error.message and res.error.retriable
+    assert ok(adapter.call("drift", {"devices": ["r1", "r3"]}))["drift"] == {}
+    assert repo_state(adapter) == before

@@ -209,3 +209,18 @@ def test_context_lines_and_diff():
         "- router bgp 1 / address-family ipv4 unicast / network 10.0.0.0/8",
         "+ router bgp 1 / address-family ipv4 unicast / network 10.0.0.0/9",
     ]
+
+
+def test_a_dead_daemon_makes_the_config_unreadable_not_empty(fake):
+    # vtysh leaves a stopped daemon's part out of "show running-config" and exits 0: without a
+    # check, a killed bgpd reads as "no BGP configured" and drift / apply act on that
+    lab = fake(BASE, lambda target, n, running: target)
+    lab.dead_daemons = lambda router: ["bgpd"]
+    with pytest.raises(ap.ApplyError, match="r1: FRR daemon bgpd is not running") as e:
+        ap.read(lab, "r1")
+    assert e.value.restored
+    with pytest.raises(ap.ApplyError, match="bgpd is not running"):
+        ap.apply(lab, "r1", with_seq(BASE, 10))
+    assert (lab.reloads, lab.nft_runs) == (0, [])
+    lab.dead_daemons = lambda router: []
+    assert ap.read(lab, "r1").prefix_lists == BASE.prefix_lists
