@@ -21,11 +21,14 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag, TypeAdapter, field_validator
 
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,62}$", description="an FRR list / map name")]
 RouterName = Annotated[str, Field(min_length=1, max_length=63, description="a router of the topology (e.g. e2)")]
 IfName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,14}$", description="a Linux interface name")]
+#: a JSON integer: ``true`` / ``false``, ``"200"`` and ``200.0`` are refused (not 1, 0, 200), as in
+#: the source of truth
+Int = StrictInt
 TenantName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,15}$", description="a tenant of the scenario (e.g. blue)")]
 
 
@@ -136,7 +139,7 @@ class _StaticRoute(_Intent):
     router: RouterName
     prefix: IPv4Network
     next_hop: str = Field(description="an IPv4 address (not the router's own), an interface, Null0, blackhole or reject")
-    distance: int = Field(default=1, ge=1, le=255, description="administrative distance (1 is FRR's default)")
+    distance: Int = Field(default=1, ge=1, le=255, description="administrative distance (1 is FRR's default)")
 
     def service_id(self) -> str:
         return f"static-route/{self.router}/{self.prefix}/{self.next_hop}"
@@ -179,7 +182,7 @@ class _BgpPeering(_Intent):
     type: Literal["bgp-peering"] = "bgp-peering"
     router: RouterName
     neighbor: IPv4Address
-    remote_as: int | Literal["internal", "external"] | None = Field(
+    remote_as: Int | Literal["internal", "external"] | None = Field(
         default=None, description="1..4294967295, internal or external; needed unless peer_group is set"
     )
     peer_group: Name | None = Field(default=None, description="an existing peer-group of the router")
@@ -216,11 +219,11 @@ class _PrefixListEntry(_Intent):
     type: Literal["prefix-list-entry"] = "prefix-list-entry"
     routers: list[RouterName] = Field(min_length=1)
     name: Name
-    seq: int | None = Field(default=None, ge=1, le=4294967295, description="None: allocated from the list's pool")
+    seq: Int | None = Field(default=None, ge=1, le=4294967295, description="None: allocated from the list's pool")
     entry_action: Literal["permit", "deny"] = "permit"
     prefix: IPv4Network | None = Field(default=None, description="None means 'any'")
-    ge: int | None = Field(default=None, ge=1, le=32)
-    le: int | None = Field(default=None, ge=1, le=32)
+    ge: Int | None = Field(default=None, ge=1, le=32)
+    le: Int | None = Field(default=None, ge=1, le=32)
 
     def service_id(self) -> str:
         return f"prefix-list-entry/{self.name}/{self.prefix if self.prefix is not None else 'any'}"
@@ -240,11 +243,11 @@ class _RouteMapEntry(_Intent):
     type: Literal["route-map-entry"] = "route-map-entry"
     routers: list[RouterName] = Field(min_length=1)
     name: Name
-    seq: int = Field(ge=1, le=65535)
+    seq: Int = Field(ge=1, le=65535)
     entry_action: Literal["permit", "deny"] = "permit"
     match_prefix_list: Name | None = Field(default=None, description="an existing prefix-list (or one added in the same changes)")
-    set_local_preference: int | None = Field(default=None, ge=0, le=4294967295)
-    set_metric: int | None = Field(default=None, ge=0, le=4294967295)
+    set_local_preference: Int | None = Field(default=None, ge=0, le=4294967295)
+    set_metric: Int | None = Field(default=None, ge=0, le=4294967295)
     set_community: list[str] | None = None
 
     def service_id(self) -> str:

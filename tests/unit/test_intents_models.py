@@ -83,3 +83,29 @@ def test_exported_schemas_are_current(tmp_path):
     assert on_disk == texts, "intents/schemas/ is stale: run `python -m ani.intents.export`"
     export(tmp_path)
     assert {p.name: p.read_text() for p in tmp_path.glob("*.json")} == texts  # stable output
+
+
+RMAP = {"type": "route-map-entry", "action": "add", "routers": ["e1"], "name": "RM", "seq": 10}
+ROUTE = {"type": "static-route", "action": "add", "router": "e1", "prefix": "192.0.2.0/24", "next_hop": "Null0"}
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({**ROUTE, "distance": True}, "changes.0.distance"),  # would be distance 1
+        ({**ROUTE, "distance": "200"}, "changes.0.distance"),
+        ({**ROUTE, "distance": 200.0}, "changes.0.distance"),
+        ({**RMAP, "set_local_preference": False}, "changes.0.set_local_preference"),  # would be 0
+        ({**RMAP, "seq": True}, "changes.0.seq"),
+        ({"type": "bgp-peering", "action": "add", "router": "e1", "neighbor": "192.0.2.9", "remote_as": True},
+         "changes.0.remote_as"),
+        ({"type": "prefix-list-entry", "action": "add", "routers": ["e1"], "name": "PL", "ge": True}, "changes.0.ge"),
+    ],
+)
+def test_numbers_are_json_integers_not_booleans_or_strings(data, path):
+    # as in the source of truth (and RFC 6902's test): true is not 1, "200" is not 200
+    with pytest.raises(IntentError) as ei:
+        parse_changes([data])
+    assert ei.value.code == "schema" and ei.value.path.startswith(path), ei.value.path
+    assert parse_change({**ROUTE, "distance": 200}).distance == 200
+    assert parse_change({**RMAP, "set_local_preference": 0}).set_local_preference == 0
