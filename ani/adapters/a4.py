@@ -184,10 +184,10 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         from ani.sot.services import check_services, compile_repo
 
         repo = self._repo()
-        if not (isinstance(path, str) and path.startswith("services/")):
+        rel = repo._rel(path)  # SotPathError for a bad name; "./services/x.json" is services/x.json
+        if not rel.startswith("services/"):
             return super()._patch(path, ops, base_revision)
         with repo._lock:
-            rel = repo._rel(path)  # SotPathError for a bad name
             f = repo.path / rel
             old = f.read_text() if f.is_file() else None
             res = super()._patch(path, ops, base_revision)  # Conflict / PatchError: nothing changed

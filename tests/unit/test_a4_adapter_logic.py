@@ -236,3 +236,14 @@ def test_service_delta(scenario) -> None:
     two = {**one, **plan([{**route, "distance": 200}], one).configs}
     [ch] = service_delta(one, two)
     assert (ch.service_id(), ch.distance) == ("static-route/e1/192.0.2.0/24/Null0", 200)
+
+
+def test_a_service_path_written_another_way_is_still_validated_and_pinned(a4) -> None:
+    site = {"type": "tenant-site", "action": "onboard", "tenant": "blue", "site": "nsite", "edge": "e2"}
+    for path in ("./services/site.json", "services//site.json"):
+        res = write(a4, path, {**site, "action": "remove"})
+        assert (res.ok, res.error.code.value) == (False, "invalid_intent"), path
+        assert res.data["errors"][0]["file"] == "services/site.json"
+        assert a4.call("sot_list", {}).data["uncommitted"] == []
+    res = write(a4, "./services/site.json", site)
+    assert res.ok and res.data["pinned"] == {"prefix": "198.19.0.0/24", "gateway": "198.19.0.1"}, res.data
