@@ -100,8 +100,8 @@ def _resolve(doc: Any, tokens: list[str], path: str, *, last_may_be_new: bool, a
                 if last and allow_dash:
                     return None
                 raise ValueError(f"{here}: '-' (end of array) is only valid as the target of add")
-            if not tok.isdigit() or (len(tok) > 1 and tok[0] == "0"):
-                raise ValueError(f"{here}: array index {tok!r} must be digits without a leading zero")
+            if not (tok.isascii() and tok.isdigit()) or (len(tok) > 1 and tok[0] == "0"):
+                raise ValueError(f"{here}: array index {tok!r} must be digits (0-9) without a leading zero")
             n = int(tok)
             limit = len(cur) + (1 if last and last_may_be_new else 0)
             if n >= limit:

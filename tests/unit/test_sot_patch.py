@@ -62,6 +62,8 @@ def test_case6_missing_parent_named() -> None:
     ([{"op": "add", "path": "a", "value": 1}], "start with '/'"),
     (["not an op"], "object"),
     ([{"op": "replace", "path": "/list/-", "value": 1}], "-"),
+    ([{"op": "add", "path": "/list/\u00b2", "value": 5}], "must be digits"),  # superscript two: not ASCII
+    ([{"op": "replace", "path": "/list/\u0661", "value": 5}], "must be digits"),  # Arabic-Indic one
 ])
 def test_every_failure_is_a_patch_error(ops: list, words: str) -> None:
     assert words in _fails(ops).message
