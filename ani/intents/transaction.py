@@ -18,7 +18,10 @@ Phases, in order (the first that fails is ``TransactionResult.phase``):
    configuration itself).
 5. ``active-validation``: the checks (see :func:`run_checks`) run while every router runs the
    new config.
-6. ``confirm``: a confirming ``commit`` on all.
+6. ``confirm``: a confirming ``commit`` on all. Not sent when less than
+   :data:`CONFIRM_MARGIN_S` of the confirm timeout is left (counted from the first commit): a
+   server that rolled back by itself would take the confirming commit as a plain commit of
+   nothing and answer ok; the phase fails instead ("the confirm timeout ran out").
 
 On a failure: ``cancel-commit`` on the routers already committed, ``discard-changes`` on the
 others; then every lock is released and the sessions closed; then every router's running
@@ -31,6 +34,7 @@ its session goes away, and at the latest when the confirm timeout expires.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +45,8 @@ from ani.adapters.netconf_client import BASE_NS, NetconfSession, RpcFailed, RpcT
 from ani.device.yang import to_xml
 
 PHASES = ("lock", "edit", "validate", "commit", "active-validation", "confirm")
+#: seconds of the confirm timeout that must be left to send the confirming commits
+CONFIRM_MARGIN_S = 2.0
 
 #: a check: a callable ``(lab) -> bool | (bool, detail)`` (an exception fails it), or an
 #: ``ani.observer.checks`` check (evaluated with ``ani.observer.evaluate.Observer``).
@@ -184,6 +190,7 @@ def run_transaction(
                 if not step(r, "validate", "validate", source="candidate"):
                     phase = "validate"
                     break
+        first_commit = time.monotonic()
         if phase is None:
             for r in routers:
                 if not step(r, "commit", "commit", confirmed=True, timeout=str(int(confirm_timeout_s))):
@@ -198,6 +205,11 @@ def run_transaction(
             if failed:
                 phase = "active-validation"
                 error = "active validation failed: " + "; ".join(f"{c['name']}: {c['detail']}" for c in failed)
+        elapsed = time.monotonic() - first_commit
+        if phase is None and elapsed > confirm_timeout_s - CONFIRM_MARGIN_S:
+            phase = "confirm"
+            error = (f"the confirm timeout ({int(confirm_timeout_s)} s) ran out before the confirming commits "
+                     f"({elapsed:.1f} s since the first commit): not confirmed, the routers roll back by themselves")
         if phase is None:
             for r in routers:
                 if not step(r, "confirm", "commit"):

@@ -187,3 +187,27 @@ def test_interrupted_between_commit_and_confirm_leaves_nothing(lab):
     while snapshot(lab, routers) != before and time.monotonic() < deadline:
         time.sleep(0.5)
     assert snapshot(lab, routers) == before
+
+
+def test_confirm_timeout_running_out_during_active_validation_is_a_failure(make_lab):
+    """The confirm timeout expires while the checks run: each server rolls its router back by
+    itself, and a confirming commit then has nothing to confirm (a plain commit of nothing, which
+    succeeds). The transaction must not report success for a change no router holds."""
+    import time
+
+    from ani.intents.transaction import run_transaction
+
+    tri = make_lab(Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml")
+    routers = ["r2", "r3"]
+    before = snapshot(tri, routers)
+    intended = with_blackhole(live(tri), routers)
+
+    def slow(lab: Any) -> bool:
+        time.sleep(3)
+        return True
+
+    res = run_transaction(tri, intended, checks=[slow], confirm_timeout_s=1)
+    assert (res.ok, res.phase) == (False, "confirm"), res.to_dict()
+    assert "confirm timeout (1 s) ran out" in res.error
+    assert res.restored_verified is True
+    assert snapshot(tri, routers) == before
