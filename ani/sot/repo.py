@@ -361,7 +361,8 @@ class SotRepo:
 
 
 def _check_name(name: str) -> None:
-    if not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\\" in name:
+    if (not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\\" in name
+            or any(ch < " " or ch == "\x7f" for ch in name)):
         raise SotPathError(f"invalid file name {name!r}")
     if len(name.encode()) > _NAME_MAX:
         raise SotPathError(f"file name too long ({len(name.encode())} bytes, at most {_NAME_MAX}): {name[:40]!r}...")

@@ -298,3 +298,14 @@ def test_reverting_the_same_commit_twice_is_refused(sot: SotRepo) -> None:
     with pytest.raises(SotError, match="nothing to revert"):
         sot.revert(first)  # already undone: no empty commit
     assert _snapshot(sot) == before and _no_lock(sot) and len(sot.log()) == 3
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "a\nb", "a\tb", "a\x7fb"])
+def test_control_characters_in_a_file_name_are_a_path_error(sot: SotRepo, name: str) -> None:
+    # a NUL made os.replace raise ValueError; a newline or tab made a file git shows quoted
+    before = _snapshot(sot)
+    with pytest.raises(SotPathError, match="invalid file name"):
+        sot.patch(f"services/{name}.json", [{"op": "add", "path": "/type", "value": "x"}], sot.head())
+    with pytest.raises(SotPathError, match="invalid file name"):
+        sot.read(f"services/{name}.json")
+    assert _snapshot(sot) == before
