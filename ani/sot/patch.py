@@ -24,6 +24,10 @@ from ani.sot.errors import PatchError
 
 __all__ = ["apply_patch", "pointer", "json_equal", "PatchError"]
 
+#: the deepest nesting of an operation's value (a device document is about 6 deep); deeper
+#: values are refused before copying (copy / json recursion would overflow on a few hundred)
+MAX_DEPTH = 64
+
 _OPS = {"add": ("value",), "remove": (), "replace": ("value",), "move": ("from",), "copy": ("from",), "test": ("value",)}
 
 
@@ -117,9 +121,21 @@ def _resolve(doc: Any, tokens: list[str], path: str, *, last_may_be_new: bool, a
     return cur
 
 
+def _check_depth(value: Any) -> None:
+    """Raises ValueError if ``value`` nests deeper than MAX_DEPTH (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+
+
 def _check_op(doc: Any, op: Any) -> None:
     if not isinstance(op, dict):
         raise ValueError("an operation must be an object")
+    _check_depth(op.get("value"))
     name = op.get("op")
     if name not in _OPS:
         raise ValueError(f"unknown op {name!r} (one of {', '.join(_OPS)})")
@@ -169,4 +185,8 @@ def apply_patch(doc: Any, ops: Any) -> Any:
                 KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
             msg = str(e) if not isinstance(e, KeyError) else f"no such key {e}"
             raise PatchError(i, op, path, msg) from None
+    try:
+        _check_depth(work)  # values within the limit can still stack up: a/b/... added op by op
+    except ValueError as e:
+        raise PatchError(None, None, None, f"the resulting document: {e}") from None
     return work

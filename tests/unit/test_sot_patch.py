@@ -129,3 +129,20 @@ def test_any_patch_applies_or_raises_patch_error(doc: dict, ops: list) -> None:
     except PatchError as e:
         assert e.index is None or 0 <= e.index < len(ops)
     assert doc == before
+
+
+def test_deeply_nested_value_is_a_patch_error() -> None:
+    # parseable JSON (json.loads takes it) that made deepcopy / json.dumps raise RecursionError
+    deep: object = 1
+    for _ in range(2000):
+        deep = {"a": deep}
+    for op in ({"op": "add", "path": "/x", "value": deep}, {"op": "test", "path": "/bgp", "value": [deep]}):
+        e = _fails([op])
+        assert e.index == 0 and "nested deeper than" in e.message
+    shallow: object = 1
+    for _ in range(30):
+        shallow = {"a": shallow}
+    assert apply_patch({}, [{"op": "add", "path": "/x", "value": shallow}]) == {"x": shallow}
+    stacked = [{"op": "add", "path": "/x" + "/a" * 30 * k, "value": shallow} for k in range(3)]
+    with pytest.raises(PatchError, match="resulting document: nested deeper than 64"):
+        apply_patch({}, stacked)
