@@ -196,7 +196,10 @@ def test_case4_second_and_third_reconcile_send_nothing(a3r, lab, monkeypatch):
     assert rec.writes() == [], rec.writes()
     assert {n for n, _ in rec.commands} == set(lab.routers)
     after = {(r, p): session(lab, r, p) for r, p in before}
-    assert after == before  # no session reset (same counts, same established-since time)
+    # no session reset: same counts, same established-since time (FRR derives that epoch from
+    # the wall clock minus the uptime: it may read 1 s off between two reads)
+    assert {k: v[:3] for k, v in after.items()} == {k: v[:3] for k, v in before.items()}
+    assert all(abs(after[k][3] - before[k][3]) <= 1 for k in before), (before, after)
     assert ok(a3r.call("reconcile_status", {}))["reconcile"]["tries"] == 0
 
 
