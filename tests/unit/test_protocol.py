@@ -181,6 +181,11 @@ def test_error_codes_are_stable_strings() -> None:
         "UNKNOWN_SNAPSHOT": "unknown_snapshot",
         "DEVICE_UNREACHABLE": "device_unreachable",
         "INTERNAL": "internal",
+        "INVALID_INTENT": "invalid_intent",
+        "NOT_FOUND": "not_found",
+        "CONFLICT": "conflict",
+        "RESOURCE_EXHAUSTED": "resource_exhausted",
+        "NON_CONVERGENT": "non_convergent",
     }
 
 
