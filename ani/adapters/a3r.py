@@ -66,7 +66,7 @@ from ani.adapters.a3r_args import (
 from ani.adapters.base import BaseAdapter, NoArgs, tool
 from ani.device import apply as device_apply
 from ani.device.model import DeviceConfig
-from ani.errors import AniError, ErrorCode, LabError
+from ani.errors import AdapterError, AniError, ErrorCode, LabError
 from ani.protocol import Level, ToolResult
 from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError
 from ani.sot.format import dumps
@@ -134,11 +134,14 @@ class A3RAdapter(BaseAdapter):
         self.repo: SotRepo | None = None
         self.reconciler: Reconciler | None = None
         self.repo_path: Path | None = None
+        self._closed = False  # closed after an open: the repository (and its history) is gone
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def open(self) -> None:
-        """Create the source of truth from what the routers run now. Idempotent."""
+        """Create the source of truth from what the routers run now. Idempotent. After
+        :meth:`close` it starts a NEW repository (the old history is not carried over)."""
+        self._closed = False
         if self.repo is None:
             devices = self._initial_devices()
             path = Path(self.lab.dir) / f"sot-{self.level}-{secrets.token_hex(3)}"
@@ -155,6 +158,7 @@ class A3RAdapter(BaseAdapter):
                 shutil.rmtree(self.repo_path, ignore_errors=True)
             self.repo = None
             self.reconciler = None
+            self._closed = True
         super().close()
 
     # -- hooks -----------------------------------------------------------------------------
@@ -196,7 +200,12 @@ class A3RAdapter(BaseAdapter):
     # -- helpers ---------------------------------------------------------------------------
 
     def _repo(self) -> SotRepo:
+        """The repository; opened on first use. Raises AdapterError after :meth:`close` (a tool
+        would otherwise start a fresh repository and silently lose the history)."""
         if self.repo is None:
+            if self._closed:
+                raise AdapterError(f"the {self.level} adapter is closed: its source of truth is gone; "
+                                   "open() it again to start a new one from what the routers run")
             self.open()
         assert self.repo is not None
         return self.repo

@@ -166,3 +166,21 @@ def test_second_revert_of_a_commit_is_refused(adapter: A3RAdapter, running) -> N
     res = adapter.call("sot_revert", {"revision": rev})
     assert (res.ok, res.error.code.value) == (False, "invalid_arguments") and "already undone" in res.error.message
     assert adapter.call("sot_list", {}).data["revision"] == head and running["r1"].static_routes[0].distance == 1
+
+
+def test_a_tool_after_close_does_not_start_a_new_history(tmp_path: Path, running) -> None:  # type: ignore[no-untyped-def]
+    from ani.errors import AdapterError
+
+    (tmp_path / "lab").mkdir()
+    a = A3RAdapter(_lab(tmp_path))
+    assert a.call("sot_list", {}).ok                 # opened on first use
+    base = a.repo.head()
+    assert a.call("sot_patch", {"path": "devices/r1.json", "base_revision": base,
+                                "patch": [{"op": "add", "path": "/ip_forwarding", "value": False}]}).ok
+    assert a.call("sot_commit", {"message": "r1: no forwarding"}).ok
+    a.close()
+    with pytest.raises(AdapterError, match="closed"):
+        a.call("sot_log", {})
+    a.open()                                          # explicitly: a new repository
+    assert len(a.call("sot_log", {}).data["log"]) == 1
+    a.close()
