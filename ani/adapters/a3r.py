@@ -55,15 +55,16 @@ from typing import Any, ClassVar
 
 from ani.adapters.a3r_args import (
     WORKFLOW,
+    A3ROptions,
     CommitArgs,
     DriftArgs,
     LogArgs,
     PatchArgs,
     ReadArgs,
     RevertArgs,
-    check_options,
 )
 from ani.adapters.base import BaseAdapter, NoArgs, tool
+from ani.adapters.options import Options, parse_options
 from ani.device import apply as device_apply
 from ani.device.model import DeviceConfig
 from ani.errors import AdapterError, AniError, ErrorCode, LabError
@@ -117,20 +118,21 @@ class A3RAdapter(BaseAdapter):
     - :meth:`_patch` / :meth:`_commit` / :meth:`_revert`: the repository operations (e.g. to
       validate service files); raise a SotError to refuse (nothing changed);
     - :meth:`_reconcile_failure` -> ToolResult for a reconcile that did not converge;
-    - class attribute ``option_specs``: extra options ``{name: (type, default)}``.
+    - class attribute ``options_model``: the options (an :class:`ani.adapters.options.Options`).
 
     Raises ConfigError for a bad option; at :meth:`open`, ApplyError / LabError if a router
     cannot be read.
     """
 
     level: ClassVar[Level] = Level.A3R
-    option_specs: ClassVar[dict[str, tuple[type, Any]]] = {}
+    options_model: ClassVar[type[Options]] = A3ROptions
+    max_tries: int
+    keep_repo: bool
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
-        self.settings = check_options(self.options, str(self.level), self.option_specs)
-        self.max_tries: int = self.settings["max_tries"]
-        self.keep_repo: bool = self.settings["keep_repo"]
+        self.settings = parse_options(self.options_model, self.options, str(self.level))
+        self.__dict__.update(self.settings)  # each option is an attribute: self.max_tries, ...
         self.repo: SotRepo | None = None
         self.reconciler: Reconciler | None = None
         self.repo_path: Path | None = None

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from ani.adapters.base import Args
-from ani.errors import ConfigError
+from ani.adapters.options import Options
 
 WORKFLOW = (
     "The desired state of every router is a JSON file devices/<router>.json in a git repository "
@@ -25,32 +25,11 @@ WORKFLOW = (
     "/firewall/sets/tenant_a/elements/- (append to an array)."
 )
 
-#: options of the adapter: name -> (type, default)
-OPTIONS: dict[str, tuple[type, Any]] = {
-    "max_tries": (int, 2),
-    "keep_repo": (bool, False),
-}
+class A3ROptions(Options):
+    """Options of the A3-R adapter (also A4's)."""
 
-
-def check_options(options: dict[str, Any], level: str = "a3r", extra: dict[str, tuple[type, Any]] | None = None) -> dict[str, Any]:
-    """The options with defaults filled in. Raises ConfigError for an unknown key or a value of
-    the wrong type (a bool is not an int; an int is not a bool) or ``max_tries`` < 1."""
-    known = {**OPTIONS, **(extra or {})}
-    unknown = set(options) - set(known)
-    if unknown:
-        raise ConfigError(f"{level} options: unknown {sorted(unknown)}; known: {sorted(known)}")
-    out: dict[str, Any] = {}
-    for key, (kind, default) in known.items():
-        v = options.get(key, default)
-        ok = isinstance(v, kind) and not (kind is int and isinstance(v, bool))
-        if kind is float and isinstance(v, int) and not isinstance(v, bool):
-            v, ok = float(v), True
-        if not ok and not (v is None and default is None):
-            raise ConfigError(f"{level} options.{key} must be {kind.__name__}, got {v!r}")
-        out[key] = v
-    if out["max_tries"] < 1:
-        raise ConfigError(f"{level} options.max_tries must be >= 1, got {out['max_tries']}")
-    return out
+    max_tries: int = Field(2, ge=1, description="applies per reconcile before non-convergent")
+    keep_repo: bool = Field(False, description="keep the repository in the lab's dir after close()")
 
 
 class PathArgs(Args):

@@ -46,10 +46,12 @@ ConfigError naming the option):
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network
 from typing import Any, ClassVar
 
-from ani.adapters.a3t_args import ApplyArgs, check_options
+from ani.adapters.a3t_args import A3TOptions, ApplyArgs
 from ani.adapters.base import BaseAdapter, tool
+from ani.adapters.options import parse_options
 from ani.adapters.service_tools import ServiceReadTools
 from ani.errors import ErrorCode
 from ani.protocol import Level, ToolResult
@@ -67,15 +69,16 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
     """
 
     level: ClassVar[Level] = Level.A3T
+    confirm_timeout_s: int
+    site_network: IPv4Network | None
+    site_prefixlen: int
+    seq_limit: int | None
+    check_bound_s: float
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
-        opts = check_options(self.options, "a3t")
-        self.confirm_timeout_s: int = opts["confirm_timeout_s"]
-        self.site_network = opts["site_network"]
-        self.site_prefixlen: int = opts["site_prefixlen"]
-        self.seq_limit: int | None = opts["seq_limit"]
-        self.check_bound_s: float = float(opts["check_bound_s"])
+        self.settings = parse_options(A3TOptions, self.options, str(self.level))
+        self.__dict__.update(self.settings)  # each option is an attribute: self.confirm_timeout_s, ...
 
     def _service_configs(self) -> dict[str, Any]:
         """The live config of every router (FRR + nftables), read now."""

@@ -11,12 +11,12 @@ the change and field (``changes.0.route_map_in``), not by the argument check.
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, model_validator
 
 from ani.adapters.base import Args
-from ani.errors import ConfigError
+from ani.adapters.options import Options
 
 #: what ``get_state`` can show
 STATE_VIEWS = ("interfaces", "routes", "bgp", "ospf", "firewall", "config")
@@ -66,44 +66,26 @@ class GetStateArgs(Args):
 
 # -- options --------------------------------------------------------------------------------
 
-#: ``{option: (type(s), default)}`` of the A3-T adapter
-OPTIONS: dict[str, tuple[tuple[type, ...], Any]] = {
-    "confirm_timeout_s": ((int,), 60),
-    "site_network": ((str, IPv4Network, type(None)), None),
-    "site_prefixlen": ((int,), 24),
-    "seq_limit": ((int, type(None)), None),
-    "check_bound_s": ((int, float), 20.0),
-}
+
+def _network(v: Any) -> Any:
+    """``site_network`` is written as a string ("198.19.0.0/16"), not a number."""
+    if v is not None and not isinstance(v, (str, IPv4Network)):
+        raise ValueError(f"must be a prefix string such as 198.19.0.0/16, got {v!r}")
+    return v
 
 
-def check_options(options: dict[str, Any], level: str = "a3t") -> dict[str, Any]:
-    """The options with defaults filled in and values converted (``site_network`` to an
-    IPv4Network). Raises ConfigError naming the option for an unknown key, a wrong type or a
-    value out of range."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise ConfigError(f"{level} options: unknown {unknown}; known: {sorted(OPTIONS)}")
-    out: dict[str, Any] = {}
-    for key, (kinds, default) in OPTIONS.items():
-        v = options.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, kinds):
-            names = " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
-            raise ConfigError(f"{level} options.{key} must be {names}, got {v!r}")
-        out[key] = v
-    if out["confirm_timeout_s"] < 1:
-        raise ConfigError(f"{level} options.confirm_timeout_s must be >= 1, got {out['confirm_timeout_s']}")
-    if not 8 <= out["site_prefixlen"] <= 30:
-        raise ConfigError(f"{level} options.site_prefixlen must be 8..30, got {out['site_prefixlen']}")
-    if out["seq_limit"] is not None and out["seq_limit"] < 1:
-        raise ConfigError(f"{level} options.seq_limit must be >= 1, got {out['seq_limit']}")
-    if out["check_bound_s"] <= 0:
-        raise ConfigError(f"{level} options.check_bound_s must be > 0, got {out['check_bound_s']}")
-    if out["site_network"] is not None:
-        try:
-            out["site_network"] = IPv4Network(out["site_network"])
-        except ValueError as exc:
-            raise ConfigError(f"{level} options.site_network: {exc}") from None
-        if out["site_prefixlen"] < out["site_network"].prefixlen:
-            raise ConfigError(f"{level} options.site_prefixlen {out['site_prefixlen']} is shorter than "
-                              f"site_network {out['site_network']}")
-    return out
+class A3TOptions(Options):
+    """Options of the A3-T service tools (also A4's)."""
+
+    confirm_timeout_s: int = Field(60, ge=1, le=3600, description="confirm timeout of a transaction's confirmed commits, seconds")
+    site_network: Annotated[Annotated[IPv4Network, Field(strict=False)] | None, BeforeValidator(_network)] = Field(
+        None, description="pool of site prefixes (None: an onboard must give its prefix)")
+    site_prefixlen: int = Field(24, ge=8, le=30, description="length of an allocated site prefix")
+    seq_limit: int | None = Field(None, ge=1, description="largest sequence number the pools hand out (a fault can shrink it)")
+    check_bound_s: float = Field(20.0, gt=0, description="bound of each active validation check, seconds")
+
+    @model_validator(mode="after")
+    def _prefixlen_fits(self) -> A3TOptions:
+        if self.site_network is not None and self.site_prefixlen < self.site_network.prefixlen:
+            raise ValueError(f"site_prefixlen {self.site_prefixlen} is shorter than site_network {self.site_network}")
+        return self

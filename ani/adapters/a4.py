@@ -49,14 +49,14 @@ Options: A3-R's, plus ``confirm_timeout_s`` (60), ``site_network`` (None), ``sit
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network
 from typing import Any, ClassVar
 
 from ani.adapters.a3r import A3RAdapter, sot_failure
 from ani.adapters.a3r_args import CommitArgs, PatchArgs, RevertArgs
-from ani.adapters.a3t_args import check_options as a3t_check_options
-from ani.adapters.a4_args import OPTIONS as A4_OPTIONS
-from ani.adapters.a4_args import SERVICES_WORKFLOW, SotDeleteArgs
+from ani.adapters.a4_args import SERVICES_WORKFLOW, A4Options, SotDeleteArgs
 from ani.adapters.base import tool
+from ani.adapters.options import Options
 from ani.adapters.service_tools import ServiceReadTools
 from ani.errors import AniError, ErrorCode
 from ani.protocol import Level, ToolResult
@@ -100,16 +100,15 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
     """
 
     level: ClassVar[Level] = Level.A4
-    option_specs: ClassVar[dict[str, tuple[type, Any]]] = dict(A4_OPTIONS)
+    options_model: ClassVar[type[Options]] = A4Options
+    confirm_timeout_s: int
+    site_network: IPv4Network | None
+    site_prefixlen: int
+    seq_limit: int | None
+    check_bound_s: float
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
-        super().__init__(lab, trajectory=trajectory, options=options)
-        opts = a3t_check_options({k: self.settings[k] for k in A4_OPTIONS}, str(self.level))
-        self.confirm_timeout_s: int = opts["confirm_timeout_s"]
-        self.site_network = opts["site_network"]
-        self.site_prefixlen: int = opts["site_prefixlen"]
-        self.seq_limit: int | None = opts["seq_limit"]
-        self.check_bound_s: float = float(opts["check_bound_s"])
+        super().__init__(lab, trajectory=trajectory, options=options)  # options -> attributes
         self._service_errors: list[Any] = []  # of the last refused patch / delete / commit / revert
 
     # -- the desired state and the applier -------------------------------------------------------

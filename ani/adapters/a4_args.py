@@ -3,21 +3,17 @@ the A3-R (:mod:`ani.adapters.a3r_args`) or A3-T (:mod:`ani.adapters.a3t_args`) m
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
+from ani.adapters.a3r_args import A3ROptions
+from ani.adapters.a3t_args import A3TOptions
 from ani.adapters.base import Args
 
-#: A4's options beyond A3-R's (``max_tries``, ``keep_repo``): A3-T's, name -> (type, default);
-#: ranges are checked by :func:`ani.adapters.a3t_args.check_options`
-OPTIONS: dict[str, tuple[type, Any]] = {
-    "confirm_timeout_s": (int, 60),
-    "site_network": (str, None),
-    "site_prefixlen": (int, 24),
-    "seq_limit": (int, None),
-    "check_bound_s": (float, 20.0),
-}
+
+class A4Options(A3ROptions, A3TOptions):
+    """A4's options: A3-R's (``max_tries``, ``keep_repo``) and A3-T's (``confirm_timeout_s``,
+    ``site_network``, ``site_prefixlen``, ``seq_limit``, ``check_bound_s``)."""
+
 
 SERVICES_WORKFLOW = (
     "Services live in the same repository as services/<name>.json, each ONE service change object "

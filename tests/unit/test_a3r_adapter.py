@@ -61,11 +61,11 @@ def test_level_and_tools(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("options,words", [
-    ({"bogus": 1}, "unknown ['bogus']"),
-    ({"max_tries": "2"}, "max_tries must be int"),
-    ({"max_tries": True}, "max_tries must be int"),
-    ({"max_tries": 0}, "max_tries must be >= 1"),
-    ({"keep_repo": 1}, "keep_repo must be bool"),
+    ({"bogus": 1}, "a3r options: bogus: unknown option (known: keep_repo, max_tries)"),
+    ({"max_tries": "2"}, "max_tries: Input should be a valid integer"),
+    ({"max_tries": True}, "max_tries: Input should be a valid integer"),
+    ({"max_tries": 0}, "max_tries: Input should be greater than or equal to 1"),
+    ({"keep_repo": 1}, "keep_repo: Input should be a valid boolean"),
 ])
 def test_options_checked(tmp_path: Path, options: dict, words: str) -> None:
     with pytest.raises(ConfigError, match=None) as e:

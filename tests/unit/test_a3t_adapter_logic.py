@@ -43,8 +43,8 @@ def make(**options: Any) -> Offline:
     ("options", "words"),
     [
         ({"confirm_timout_s": 60}, ["unknown", "confirm_timout_s"]),
-        ({"confirm_timeout_s": "60"}, ["confirm_timeout_s", "int"]),
-        ({"confirm_timeout_s": 0}, ["confirm_timeout_s", ">= 1"]),
+        ({"confirm_timeout_s": "60"}, ["confirm_timeout_s", "valid integer"]),
+        ({"confirm_timeout_s": 0}, ["confirm_timeout_s", "greater than or equal to 1"]),
         ({"seq_limit": 2.5}, ["seq_limit"]),
         ({"seq_limit": True}, ["seq_limit"]),
         ({"site_network": "10.0.0.0/33"}, ["site_network"]),

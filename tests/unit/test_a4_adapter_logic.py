@@ -96,12 +96,15 @@ def test_level_and_tools(tmp_path: Path, scenario) -> None:
 
 
 @pytest.mark.parametrize("options,words", [
-    ({"bogus": 1}, "unknown ['bogus']"),
-    ({"check_bound_s": 0}, "check_bound_s must be > 0"),
-    ({"site_network": "198.19.0.0/33"}, "site_network"),
-    ({"site_network": 5}, "site_network must be str"),
-    ({"confirm_timeout_s": 0}, "confirm_timeout_s must be >= 1"),
-    ({"max_tries": 0}, "max_tries must be >= 1"),
+    ({"bogus": 1}, "bogus: unknown option (known: check_bound_s, confirm_timeout_s, keep_repo, max_tries, "
+                   "seq_limit, site_network, site_prefixlen)"),
+    ({"check_bound_s": 0}, "check_bound_s: Input should be greater than 0"),
+    ({"check_bound_s": True}, "check_bound_s: Input should be a valid number"),
+    ({"site_network": "198.19.0.0/33"}, "site_network: Input is not a valid IPv4 network"),
+    ({"site_network": 5}, "site_network: must be a prefix string such as 198.19.0.0/16, got 5"),
+    ({"confirm_timeout_s": 0}, "confirm_timeout_s: Input should be greater than or equal to 1"),
+    ({"max_tries": 0}, "max_tries: Input should be greater than or equal to 1"),
+    ({"site_network": "198.19.0.0/16", "site_prefixlen": 12}, "site_prefixlen 12 is shorter than site_network"),
 ])
 def test_options_checked(tmp_path: Path, scenario, options: dict, words: str) -> None:
     with pytest.raises(ConfigError) as e:
