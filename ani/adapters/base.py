@@ -31,9 +31,11 @@ class ToolTimeout(Exception):
 
 
 class Args(BaseModel):
-    """Base of tool argument models: unknown keys are refused."""
+    """Base of tool argument models: unknown keys are refused, and JSON types are strict (a
+    boolean is not a number, ``"5"`` is not 5, ``5`` is not a string); a model may loosen one
+    field on purpose (e.g. A2's ``confirm_timeout_s``, documented)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class NoArgs(Args):
