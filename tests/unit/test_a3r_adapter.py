@@ -184,3 +184,11 @@ def test_a_tool_after_close_does_not_start_a_new_history(tmp_path: Path, running
     a.open()                                          # explicitly: a new repository
     assert len(a.call("sot_log", {}).data["log"]) == 1
     a.close()
+
+
+@pytest.mark.parametrize("n", [True, "5", 2.5])
+def test_tool_arguments_are_strict_json_types(adapter, n) -> None:  # type: ignore[no-untyped-def]
+    r = adapter.call("sot_log", {"n": n})
+    assert not r.ok and r.error.code.value == "invalid_arguments"
+    assert "sot_log: n: Input should be a valid integer" in r.error.message
+    assert adapter.call("sot_log", {"n": 1}).data["log"][0]["message"].startswith("init")
