@@ -99,6 +99,9 @@ def _check_site(ch, path, state) -> None:
     prefix = ch.prefix if ch.prefix is not None else (existing.spec.prefix if existing else None)
     if prefix is None:  # not allocated yet: checked again once it is
         return
+    if prefix.prefixlen == 32:
+        raise IntentError("invalid", f"{prefix} has no room for a gateway and a host: a site prefix is /31 or shorter",
+                          f"{path}.prefix")
     gateway = ch.gateway if ch.gateway is not None else (existing.spec.gateway if existing else None)
     if gateway is not None and gateway not in prefix:
         raise IntentError("invalid", f"gateway {gateway} is not in {prefix}", f"{path}.gateway")

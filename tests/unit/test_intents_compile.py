@@ -204,6 +204,7 @@ def test_move_site_to_another_edge(configs):
         (onboard(edge="c1"), "unknown-reference", "changes.0.edge", "c1"),
         (onboard(interface="to-red2", prefix="198.19.3.0/24"), "address-conflict", "changes.0.interface", "198.18.22.1/24"),
         (onboard(prefix="198.19.3.0/24", gateway="198.19.4.1"), "invalid", "changes.0.gateway", "198.19.4.1"),
+        (onboard(prefix="198.19.3.7/32"), "invalid", "changes.0.prefix", "no room for a gateway and a host"),
         ({"type": "prefix-list-entry", "action": "add", "routers": ["e2"], "name": "PL-TENANTS", "seq": 20,
           "prefix": "198.19.9.0/24"}, "seq-conflict", "changes.0.seq", "tenant red"),
         ({"type": "bgp-peering", "action": "add", "router": "e1", "neighbor": "192.0.2.9", "remote_as": 65001,
