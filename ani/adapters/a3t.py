@@ -116,9 +116,10 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
                     f"{len(tx.checks)} active validation checks passed" + (f"; allocated {alloc}" if alloc else ""))
             return ToolResult.success(text, data, changed=True)
         failed_checks = [c["name"] for c in tx.checks if not c["passed"]]
+        hint = "".join(f"; note: {w}" for w in self._topology_warnings(result.changes)) if tx.phase == "active-validation" else ""
         if tx.restored_verified:
             msg = (f"transaction failed in phase {tx.phase}: {tx.error}; rolled back, every router "
-                   f"({', '.join(result.routers)}) verified back to its prior config")
+                   f"({', '.join(result.routers)}) verified back to its prior config{hint}")
             return ToolResult.failure(ErrorCode.ROLLED_BACK, msg,
                                       data={**data, "failed_checks": failed_checks})
         bad = [r for r, d in tx.routers.items() if not d.restored]

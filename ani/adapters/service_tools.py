@@ -80,18 +80,11 @@ SERVICE_INFO: dict[str, tuple[str, str]] = {
 
 def intent_failure(exc: Any) -> ToolResult:
     """The ToolResult of a refused change (an ``IntentError``): ``resource_exhausted`` for an
-    empty pool (naming it), else ``invalid_intent`` (also for an onboard without a prefix when
-    there is no site pool at all); ``data.errors`` lists it."""
+    empty pool (naming it), else ``invalid_intent``; ``data.errors`` lists it."""
     from ani.intents.errors import PoolExhausted
 
     err = exc.to_dict()
     where = f" ({exc.path})" if exc.path else ""
-    if isinstance(exc, PoolExhausted) and exc.size == 0 and exc.pool.startswith("site-prefix/"):
-        return ToolResult.failure(
-            ErrorCode.INVALID_INTENT,
-            f"refused{where}: no prefix given and there is no site pool to allocate one from (adapter option "
-            f"site_network is not set): give the site's prefix; nothing was sent to any router",
-            data={"errors": [{**err, "code": "invalid"}], "pool": exc.pool, "size": 0})
     if isinstance(exc, PoolExhausted):
         return ToolResult.failure(ErrorCode.RESOURCE_EXHAUSTED, f"{exc.message}{where}; nothing was sent to any router",
                                   data={"errors": [err], "pool": exc.pool, "size": exc.size})
@@ -158,6 +151,25 @@ class ServiceReadTools:
             return intent_failure(exc)
         checks = active_checks(result.changes, before, result, self.lab.topology)
         return before, result, checks
+
+    def _topology_warnings(self, changes: list[Any]) -> list[str]:
+        """What the topology says will not work although the change is valid: a tenant site
+        onboarded / moved onto an edge interface that has no link in the topology (FRR accepts
+        the address, but nothing is cabled there: the gateway is unreachable and active
+        validation fails)."""
+        topo = getattr(self.lab, "topology", None)
+        links = getattr(topo, "links", None)
+        if links is None:
+            return []
+        cabled = {(ep.node, ep.ifname) for link in links for ep in (link.a, link.b)}
+        out = []
+        for ch in changes:
+            if getattr(ch, "type", None) == "tenant-site" and ch.action in ("onboard", "move") and ch.edge:
+                ifname = ch.interface or f"to-{ch.site}"
+                if (ch.edge, ifname) not in cabled:
+                    out.append(f"{ch.edge} has no interface {ifname} in the topology (nothing is cabled there): "
+                               f"the gateway of {ch.service_id()} will be unreachable and active validation will fail")
+        return out
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -229,10 +241,12 @@ class ServiceReadTools:
             return got
         before, result, checks = got
         diff = result.diff(before)
+        warnings = self._topology_warnings(result.changes)
         data = {"routers": result.routers, "diff": diff, "allocations": dict(result.allocations),
-                "checks": [c.name for c in checks],
+                "checks": [c.name for c in checks], "warnings": warnings,
                 "changes": [c.model_dump(mode="json", exclude_none=True) for c in result.changes]}
-        lines = [f"routers: {', '.join(result.routers) or '(none: nothing would change)'}"]
+        lines = [f"warning: {w}" for w in warnings]
+        lines.append(f"routers: {', '.join(result.routers) or '(none: nothing would change)'}")
         if result.allocations:
             lines.append("allocated: " + ", ".join(f"{k}={v}" for k, v in result.allocations.items()))
         lines += [diff[r] for r in result.routers]

@@ -132,6 +132,9 @@ def _allocate(ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, 
     upd: dict[str, Any] = {}
     if ch.type == "tenant-site" and ch.action == "onboard":
         if ch.prefix is None:
+            if not pools.has_site_pool(ch.tenant):
+                raise IntentError("invalid", "no prefix given and there is no site pool to allocate one from "
+                                  "(adapter option site_network is not set): give the site's prefix", f"{path}.prefix")
             try:
                 upd["prefix"] = pools.site_prefix(ch.tenant).allocate()
             except PoolExhausted as exc:

@@ -86,6 +86,7 @@ class TenantSiteOnboard(_TenantSite):
     """Attach a new site of an existing tenant to an edge router."""
 
     action: Literal["onboard"] = "onboard"
+    edge: RouterName = Field(description="the edge router the site's host is cabled to")
 
 
 class TenantSiteMove(_TenantSite):
@@ -93,6 +94,7 @@ class TenantSiteMove(_TenantSite):
     unless given."""
 
     action: Literal["move"] = "move"
+    edge: RouterName = Field(description="the new edge router")
 
 
 class TenantSiteRemove(_Remove, _TenantSite):

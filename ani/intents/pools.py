@@ -161,6 +161,10 @@ class Pools:
             self._seq[key] = SeqPool(f"seq/{router}/{plist}", used, limit=self.seq_limit)
         return self._seq[key]
 
+    def has_site_pool(self, tenant: str) -> bool:
+        """Whether :meth:`site_prefix` has a network to allocate from for ``tenant``."""
+        return self.tenant_ranges.get(tenant, self.site_network) is not None
+
     def site_prefix(self, tenant: str) -> PrefixPool:
         if tenant not in self._prefix:
             net = self.tenant_ranges.get(tenant, self.site_network)

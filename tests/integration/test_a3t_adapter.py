@@ -86,6 +86,7 @@ def test_plan_is_a_dry_run(lab, adapter, configs):
     assert "reach nsite -> blue2 (198.18.12.10)" in res.data["checks"]
     assert "isolated nsite -/-> red1 (198.18.21.10)" in res.data["checks"]
     assert "reach e4 -> e1 (198.19.195.1)" in res.data["checks"]  # the other edges ping the gateway
+    assert res.data["warnings"] == []  # to-nsite is cabled in the variant's topology
     assert snapshot(lab) == before
 
 
@@ -175,11 +176,16 @@ def test_onboarding_onto_a_missing_interface_is_caught_by_active_validation(lab,
     ghost = {"type": "tenant-site", "action": "onboard", "tenant": "red", "site": "ghost", "edge": "e2",
              "prefix": "198.19.9.0/24"}
     before = snapshot(lab)
+    # plan cannot refuse it, but the topology tells why it will fail
+    warning = "e2 has no interface to-ghost in the topology (nothing is cabled there)"
+    planned = a.call("plan", {"changes": [ghost]})
+    assert planned.ok and len(planned.data["warnings"]) == 1 and warning in planned.data["warnings"][0]
     res = a.call("apply", {"changes": [ghost]})
     assert not res.ok and res.error.code == ErrorCode.ROLLED_BACK, res.text
     assert res.data["transaction"]["restored_verified"] is True
     assert res.data["transaction"]["phase"] == "active-validation"
     assert set(res.data["failed_checks"]) == {f"reach {e} -> e2 (198.19.9.1)" for e in ("e1", "e3", "e4")}
+    assert warning in res.error.message  # the failure names the likely cause
     assert snapshot(lab) == before
 
 

@@ -43,7 +43,10 @@ def test_service_ids(data, service_id):
 @pytest.mark.parametrize(
     ("data", "path"),
     [
-        ([{"type": "tenant-site", "action": "onboard", "tenant": "blue", "site": "x", "color": 1}], "changes.0.color"),
+        ([{"type": "tenant-site", "action": "onboard", "tenant": "blue", "site": "x", "edge": "e1", "color": 1}],
+         "changes.0.color"),
+        ([{"type": "tenant-site", "action": "onboard", "tenant": "blue", "site": "x"}], "changes.0.edge"),
+        ([{"type": "tenant-site", "action": "move", "tenant": "blue", "site": "x"}], "changes.0.edge"),
         ([{"type": "static-route", "action": "add", "router": "e1", "prefix": "192.0.2.1/24", "next_hop": "x"}],
          "changes.0.prefix"),
         ([{}, {"type": "bgp-peering", "action": "add", "router": "e1", "neighbor": "1.2.3.4", "remote_as": 0}], "changes.0"),

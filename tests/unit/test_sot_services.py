@@ -191,7 +191,8 @@ def test_pins_name_the_allocated_values(repo, configs):
     add_file(repo, "site", site)
     with pytest.raises(ServiceFileError) as ei:  # no site network: nothing to allocate from
         compile_repo(repo, None)
-    assert (ei.value.field, ei.value.intent_code) == ("prefix", "pool-exhausted")
+    assert (ei.value.field, ei.value.intent_code) == ("prefix", "invalid")
+    assert "no site pool" in str(ei.value) and "site_network" in str(ei.value)
     c = compile_repo(repo, None, pools=lambda cfgs: Pools.from_configs(cfgs, site_network=IPv4Network("198.19.0.0/16")))
     assert c.pins == {"services/site.json": {"prefix": "198.19.0.0/24", "gateway": "198.19.0.1"}}
     # a file holding its values has nothing to pin
