@@ -137,7 +137,10 @@ class ReconcileStatus(BaseModel):
         """One line for an agent: status, revision, tries, routers, and the first drift items."""
         rev = (self.revision or "-")[:12]
         out = f"{self.status} at {rev}: {self.tries} apply(s)"
-        out += f", changed {', '.join(self.applied)}" if self.applied else ", nothing sent to any router"
+        if self.applied:
+            out += f", changed {', '.join(self.applied)}"
+        else:  # an apply that was rolled back sent something, but left no router changed
+            out += ", nothing sent to any router" if self.tries == 0 else ", no router left changed"
         if self.reason and self.status != "converged":
             out += f"; {self.reason}"
         if self.error:

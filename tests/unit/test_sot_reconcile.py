@@ -261,3 +261,15 @@ def test_involved_lines_nft() -> None:
     lines = involved_lines(b, a)
     assert any(ln.startswith("+ nft /") and "10.0.1.0/24" in ln for ln in lines), lines
     assert any(ln.startswith("- nft /") and "10.0.0.0/24" in ln for ln in lines), lines
+
+
+def test_summary_says_what_reached_the_routers() -> None:
+    from ani.sot.reconcile import ReconcileStatus
+
+    noop = ReconcileStatus(revision="a" * 40, status="converged", tries=0)
+    assert noop.summary() == "converged at aaaaaaaaaaaa: 0 apply(s), nothing sent to any router"
+    # a transaction that was rolled back sent its change, but left no router changed
+    back = ReconcileStatus(revision="a" * 40, status="failed", tries=1, phase="active-validation", error="x failed")
+    assert back.summary() == "failed at aaaaaaaaaaaa: 1 apply(s), no router left changed; error (active-validation): x failed"
+    done = ReconcileStatus(revision="a" * 40, status="converged", tries=1, applied=["e1", "e2"])
+    assert done.summary() == "converged at aaaaaaaaaaaa: 1 apply(s), changed e1, e2"
