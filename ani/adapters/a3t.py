@@ -46,7 +46,6 @@ ConfigError naming the option):
 
 from __future__ import annotations
 
-from ipaddress import IPv4Network
 from typing import Any, ClassVar
 
 from ani.adapters.a3t_args import A3TOptions, ApplyArgs
@@ -69,11 +68,6 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
     """
 
     level: ClassVar[Level] = Level.A3T
-    confirm_timeout_s: int
-    site_network: IPv4Network | None
-    site_prefixlen: int
-    seq_limit: int | None
-    check_bound_s: float
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)

@@ -49,7 +49,6 @@ Options: A3-R's, plus ``confirm_timeout_s`` (60), ``site_network`` (None), ``sit
 
 from __future__ import annotations
 
-from ipaddress import IPv4Network
 from typing import Any, ClassVar
 
 from ani.adapters.a3r import A3RAdapter, sot_failure
@@ -101,11 +100,6 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
 
     level: ClassVar[Level] = Level.A4
     options_model: ClassVar[type[Options]] = A4Options
-    confirm_timeout_s: int
-    site_network: IPv4Network | None
-    site_prefixlen: int
-    seq_limit: int | None
-    check_bound_s: float
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)  # options -> attributes

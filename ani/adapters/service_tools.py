@@ -97,6 +97,12 @@ class ServiceReadTools:
     """Read-only service tools (see the module doc). Mix in before ``BaseAdapter``."""
 
     lab: Any
+    # the A3-T options (ani.adapters.a3t_args.A3TOptions), attributes of the host
+    confirm_timeout_s: int
+    site_network: IPv4Network | None
+    site_prefixlen: int
+    seq_limit: int | None
+    check_bound_s: float
 
     # -- what the host provides -------------------------------------------------------------
 
