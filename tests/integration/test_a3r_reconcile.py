@@ -271,7 +271,12 @@ def test_out_of_band_change_through_a0_shows_in_drift_and_reconcile_reverts_it(a
     ([{"op": "add", "path": "/interfaces/lo/addresses/01", "value": "100.64.255.111/32"}], 0, "/interfaces/lo/addresses/01"),
     ([{"op": "remove", "path": "/bgp/neighbors/~2"}], 0, "~2"),
     ([{"op": "add", "path": "/bgp/coalesce_time", "value": 2}, {"op": "test", "path": "/bgp/asn", "value": 99}], 1, "test"),
-], ids=["case6-missing-parent", "leading-zero-index", "bad-escape", "case8-second-op-fails"])
+    ([{"op": "add", "path": "/bgp/coalesce_time", "value": 1}, {"op": "test", "path": "/bgp/coalesce_time", "value": True}],
+     1, "test"),
+    ([{"op": "add", "path": "/bgp/coalesce_time", "value": 0}, {"op": "test", "path": "/bgp/coalesce_time", "value": False}],
+     1, "test"),
+], ids=["case6-missing-parent", "leading-zero-index", "bad-escape", "case8-second-op-fails", "case5-true-is-not-1",
+        "case5-false-is-not-0"])
 def test_case6_case8_refused_patch_changes_nothing(a3r, lab, ops, index, words):
     before = repo_state(a3r)
     running = lab.running_config("e1")
@@ -285,6 +290,31 @@ def test_case6_case8_refused_patch_changes_nothing(a3r, lab, ops, index, words):
     res = a3r.call("sot_commit", {"message": "nothing to commit"})
     assert not res.ok and res.error.code.value == "invalid_arguments" and "nothing to commit" in res.error.message
     assert repo_state(a3r) == before and lab.running_config("e1") == running
+
+
+def test_case7_static_route_keyed_by_prefix(a3r, lab):
+    """Issue 4 case 7 through the tools: the route is keyed by its prefix; the escaped path
+    replaces its next hop (committed and reconciled onto e1), the unescaped one is refused with a
+    hint, and pointer() escapes '~' before '/'."""
+    key = pointer("static_routes", "192.0.2.0/24")
+    assert key == "/static_routes/192.0.2.0~124"
+    assert pointer("a~/b") == "/a~0~1b"  # '~' first, else '~1' would become '~01'
+    res = commit(a3r, E1, [{"op": "add", "path": key, "value": {"next_hop": "Null0"}}], "e1: 192.0.2.0/24 to Null0")
+    assert res.ok and res.data["reconcile"]["status"] == "converged", res.text
+    assert "ip route 192.0.2.0/24 Null0" in lab.running_config("e1")
+
+    before = repo_state(a3r)
+    res = a3r.call("sot_patch", {"path": E1, "base_revision": before[1], "patch": [
+        {"op": "replace", "path": "/static_routes/192.0.2.0/24/next_hop", "value": "blackhole"}]})
+    assert not res.ok and res.error.code.value == "invalid_intent", res.text
+    assert "escape '/' in a key as ~1" in res.error.message
+    assert repo_state(a3r) == before
+
+    res = commit(a3r, E1, [{"op": "replace", "path": "/static_routes/192.0.2.0~124/next_hop", "value": "blackhole"}],
+                 "e1: 192.0.2.0/24 to blackhole")
+    assert res.ok and res.data["reconcile"]["status"] == "converged", res.text
+    routes = [ln for ln in lab.running_config("e1").splitlines() if ln.startswith("ip route 192.0.2.0/24")]
+    assert routes == ["ip route 192.0.2.0/24 blackhole"]
 
 
 def test_invalid_document_is_invalid_intent_naming_the_pointer(a3r):

@@ -130,6 +130,32 @@ def test_case2_route_map_undefined_is_refused_before_frr(lab, adapter, configs):
     assert "192.0.2.9" not in lab.running_config("e1")
 
 
+def test_case2_netconf_validate_refuses_route_map_undefined(lab, configs):
+    """Issue 4 case 2 at A2: the same neighbor written into e1's candidate over NETCONF; the
+    server's validation (edit-config with rollback-on-error, else validate) refuses it naming
+    RM-UNDEF, and e1's running config never gets it."""
+    from ani.registry import create_adapter
+
+    ns = "urn:ani:yang:ani-frr"
+    change = (f'<frr xmlns="{ns}"><bgp><neighbor><address>192.0.2.9</address><remote-as>65001</remote-as>'
+              "</neighbor><ipv4-unicast><neighbor><address>192.0.2.9</address><route-map-in>RM-UNDEF"
+              "</route-map-in></neighbor></ipv4-unicast></bgp></frr>")
+    before = snapshot(lab)
+    with create_adapter("a2", lab) as a2:
+        assert a2.call("lock", {"device": "e1"}).ok
+        try:
+            res = a2.call("edit_config", {"device": "e1", "config": change})
+            if res.ok:  # accepted into the candidate: validate must refuse it
+                res = a2.call("validate", {"device": "e1"})
+            assert not res.ok and res.error.code == ErrorCode.COMMAND_FAILED, res.text
+            assert "RM-UNDEF" in res.error.message
+        finally:
+            a2.call("discard_changes", {"device": "e1"})
+            a2.call("unlock", {"device": "e1"})
+    assert snapshot(lab) == before
+    assert "192.0.2.9" not in lab.running_config("e1")
+
+
 def test_seq_pool_exhausted(lab, open_adapter, configs):
     from ani.adapters.a3t import A3TAdapter
 
