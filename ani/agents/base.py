@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-StopReason = Literal["submitted", "max_steps", "wall_clock", "error"]
+StopReason = Literal["submitted", "max_steps", "max_tokens", "wall_clock", "error"]
 
 
 class AgentTask(BaseModel):
@@ -59,12 +59,16 @@ class AgentRun(BaseModel):
 
     Attributes:
         stop_reason: ``submitted`` (the agent declared it is done), ``max_steps``,
-            ``wall_clock`` (budget exhausted) or ``error`` (the agent itself failed).
+            ``max_tokens``, ``wall_clock`` (budget exhausted) or ``error`` (the agent itself failed).
         steps: tool calls made.
         submitted: the agent declared the task done.
         error: what went wrong when ``stop_reason`` is ``error``.
         trajectory: the adapter's trajectory (``adapter.trajectory``), or None.
-        tokens: model tokens used (0 for scripted agents).
+        tokens: model tokens used, prompt + completion (0 for scripted agents).
+        prompt_tokens: prompt tokens, from the responses' ``usage`` (0 when not reported).
+        completion_tokens: completion tokens, likewise.
+        null_actions: malformed model outputs (invalid tool-call JSON, unknown tool, text
+            where a call was needed), each answered with an error observation.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -75,6 +79,9 @@ class AgentRun(BaseModel):
     error: str | None = None
     trajectory: Any = None
     tokens: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    null_actions: int = 0
 
 
 @runtime_checkable

@@ -2,6 +2,7 @@
 
     create_agent({"kind": "scripted"})                       -> ScriptedAgent
     create_agent({"kind": "scripted", "validate_tries": 3})  -> options passed to the class
+    create_agent({"kind": "llm", "base_url": ..., "model": ...})  -> LLMAgent (ani.agents.llm)
 
 Raises ConfigError for an unknown kind (lists the known kinds) or bad options.
 """
@@ -13,7 +14,10 @@ from typing import Any
 
 from ani.errors import ConfigError
 
-AGENT_KINDS: dict[str, str] = {"scripted": "ani.agents.scripted:ScriptedAgent"}
+AGENT_KINDS: dict[str, str] = {
+    "scripted": "ani.agents.scripted:ScriptedAgent",
+    "llm": "ani.agents.llm:LLMAgent",
+}
 
 
 def register_agent(kind: str, target: str | Callable[..., Any]) -> None:

@@ -1,0 +1,410 @@
+"""The LLM agent: any OpenAI-compatible chat-completions endpoint, with tool calling.
+
+::
+
+    agent = create_agent({"kind": "llm", "mode": "react", "base_url": "http://127.0.0.1:8000/v1",
+                          "model": "qwen2.5-7b", "api_key_env": "OPENAI_API_KEY"})
+    run = agent.run(task, adapter, Budget(max_steps=40, max_tokens=200_000, wall_clock_s=600))
+
+Options: :class:`ani.agents.llm_config.LLMConfig`. The request goes through the official
+``openai`` client (its own retries off); transient errors (HTTP 429, 5xx, timeouts, refused
+connections) are retried with exponential backoff by tenacity, within the run's wall clock.
+
+ReAct mode (the tool-calling loop): the model sees the system prompt (identical at every level),
+the task (request + attached files) and the adapter's tools plus ``wait(seconds)`` and
+``submit(summary)``; each response's tool calls are executed in order and answered with the
+tool's text (a ``tool`` message), until ``submit`` or a budget ends the run.
+
+Actions and steps (``AgentRun.steps``): every tool call, ``wait`` and null action is one step;
+``submit`` is not. A *null action* is malformed model output, answered with an error observation
+and counted, never a crash: tool-call arguments that are not a JSON object, an unknown tool
+name, or a reply with no tool call (text where a call was needed).
+
+Budgets end the run with their stop reason: ``max_steps`` (an action is attempted when
+``budget.max_steps`` steps were made), ``max_tokens`` (prompt + completion tokens from the
+responses' ``usage``, checked before each request), ``wall_clock`` (checked before each request
+and action; ``wait`` and request timeouts are cut to what is left). An endpoint error that is not
+transient, or retries exhausted, ends the run with ``error`` naming the HTTP status.
+
+Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call`` events)::
+
+    agent_start     mode, model, base_url, temperature, seed, system_prompt, request (the user
+                    message), files, tools (chat-completions tool list)  -- never the API key
+    llm_response    turn, prompt_tokens, completion_tokens (None if the endpoint sent no usage),
+                    finish_reason, content, tool_calls [{id, name, arguments (raw text)}], attempts
+    llm_retry       attempt, error (class and HTTP status), backoff_s
+    agent_wait      seconds (asked), waited_s, ok
+    agent_null      reason: invalid_json | not_an_object | unknown_tool | no_tool_call, tool, raw
+    agent_submit    summary
+    agent_stop      stop_reason, steps, null_actions, prompt_tokens, completion_tokens, error
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter, StopReason
+from ani.agents.llm_config import (
+    SYSTEM_PROMPT,
+    TEXT_INSTEAD_OF_CALL,
+    LLMConfig,
+    loop_tools,
+    user_message,
+)
+from ani.errors import ConfigError
+from ani.trajectory import Trajectory
+
+#: characters of a malformed call's raw text kept in the observation and the trajectory
+RAW_CHARS = 500
+
+
+class EndpointError(Exception):
+    """The endpoint failed for good (not transient, or retries exhausted)."""
+
+
+def _transient(exc: BaseException) -> bool:
+    """HTTP 429, 5xx, a timeout or a connection error: worth retrying."""
+    import openai
+
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
+        return True
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+def _describe(exc: BaseException) -> str:
+    """``ClassName (HTTP 429): message`` without request headers (the key never appears)."""
+    status = getattr(exc, "status_code", None)
+    msg = str(getattr(exc, "message", "") or exc)
+    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {msg[:300]}"
+
+
+class LLMAgent:
+    """An agent backed by a chat-completions model (see module doc).
+
+    Args:
+        **options: :class:`LLMConfig` fields. Raises ConfigError for bad options, for a mode not
+            implemented yet, and when ``api_key_env`` names a variable that is not set.
+
+    Attributes:
+        clock: monotonic clock, seconds (replaceable in tests).
+        sleep: what ``wait`` and retry backoffs sleep with (replaceable in tests).
+    """
+
+    name = "llm"
+
+    def __init__(self, **options: Any) -> None:
+        self.config = LLMConfig.parse(options)
+        if self.config.mode != "react":
+            raise ConfigError(f"agent.mode: {self.config.mode!r} is not implemented yet; available: react")
+        self._api_key = self._read_key(self.config.api_key_env)
+        self.clock: Callable[[], float] = time.monotonic
+        self.sleep: Callable[[float], None] = time.sleep
+        self._client: Any = None
+
+    @staticmethod
+    def _read_key(env: str | None) -> str:
+        if env is None:
+            return "no-key"  # the client requires a non-empty key; endpoints without auth ignore it
+        key = os.environ.get(env)
+        if not key:
+            raise ConfigError(f"agent.api_key_env: environment variable {env} is not set (or empty)")
+        return key
+
+    def __repr__(self) -> str:
+        return f"LLMAgent(model={self.config.model!r}, base_url={self.config.base_url!r}, mode={self.config.mode!r})"
+
+    @property
+    def client(self) -> Any:
+        """The ``openai.OpenAI`` client (created on first use; its own retries off)."""
+        if self._client is None:
+            from openai import OpenAI
+
+            self._client = OpenAI(
+                base_url=self.config.base_url,
+                api_key=self._api_key,
+                timeout=self.config.request_timeout_s,
+                max_retries=0,
+            )
+        return self._client
+
+    def run(self, task: AgentTask, adapter: Any, budget: Budget) -> AgentRun:
+        """Work on ``task`` through ``adapter`` within ``budget``; never raises."""
+        traj = getattr(adapter, "trajectory", None)
+        if traj is None:
+            traj = Trajectory(level=str(getattr(adapter, "level", "")))
+        session = _ReactSession(self, task, adapter, budget, traj)
+        reason: StopReason
+        error = None
+        try:
+            session.loop()
+            reason = "submitted"
+        except BudgetExceeded as exc:
+            reason = exc.reason
+        except EndpointError as exc:
+            reason, error = "error", f"chat-completions endpoint: {exc}"
+        except Exception as exc:  # noqa: BLE001 - the agent's own failure is data
+            reason, error = "error", f"{type(exc).__name__}: {exc}"
+        traj.log(
+            "agent_stop",
+            stop_reason=reason,
+            steps=session.steps.steps,
+            null_actions=session.null_actions,
+            prompt_tokens=session.prompt_tokens,
+            completion_tokens=session.completion_tokens,
+            error=error,
+        )
+        return AgentRun(
+            stop_reason=reason,
+            steps=session.steps.steps,
+            submitted=reason == "submitted",
+            error=error,
+            trajectory=traj,
+            tokens=session.prompt_tokens + session.completion_tokens,
+            prompt_tokens=session.prompt_tokens,
+            completion_tokens=session.completion_tokens,
+            null_actions=session.null_actions,
+        )
+
+
+class _Submitted(Exception):
+    """``submit`` was called: the loop ends."""
+
+
+class _ReactSession:
+    """One run of the ReAct loop (state: messages, counters)."""
+
+    def __init__(self, agent: LLMAgent, task: AgentTask, adapter: Any, budget: Budget, traj: Any) -> None:
+        self.agent = agent
+        self.cfg = agent.config
+        self.adapter = adapter
+        self.budget = budget
+        self.traj = traj
+        self.steps = StepCounter(adapter, budget)
+        self.t0 = agent.clock()
+        self.null_actions = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.turn = 0
+        loop = loop_tools(self.cfg.wait_max_s)
+        loop_names = {t.name for t in loop}
+        self.adapter_tools = {t.name for t in adapter.tools()} - loop_names
+        specs = [t for t in adapter.tools() if t.name not in loop_names] + loop
+        self.tools = [t.to_openai() for t in specs]
+        request = user_message(task.request, task.files)
+        self.messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": request},
+        ]
+        traj.log(
+            "agent_start",
+            agent="llm",
+            mode=self.cfg.mode,
+            model=self.cfg.model,
+            base_url=self.cfg.base_url,
+            temperature=self.cfg.temperature,
+            seed=self.cfg.seed,
+            system_prompt=SYSTEM_PROMPT,
+            request=request,
+            files=dict(task.files),
+            tools=self.tools,
+        )
+
+    # -- budgets ---------------------------------------------------------------------------
+
+    def remaining_s(self) -> float:
+        return self.budget.wall_clock_s - (self.agent.clock() - self.t0)
+
+    def check_clock(self) -> None:
+        if self.remaining_s() <= 0:
+            raise BudgetExceeded("wall_clock")
+
+    def take_step(self) -> None:
+        """Count one non-adapter action (wait, null) against max_steps."""
+        self.check_clock()
+        if self.steps.steps >= self.budget.max_steps:
+            raise BudgetExceeded("max_steps")
+        self.steps.steps += 1
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def loop(self) -> None:
+        try:
+            while True:
+                self.check_clock()
+                if self.budget.max_tokens is not None and self.prompt_tokens + self.completion_tokens >= self.budget.max_tokens:
+                    raise BudgetExceeded("max_tokens")
+                message = self.complete()
+                self.act(message)
+        except _Submitted:
+            return
+
+    def complete(self) -> Any:
+        """One chat-completions request (retried on transient errors); returns the message."""
+        from tenacity import (
+            RetryCallState,
+            Retrying,
+            retry_if_exception,
+            stop_after_attempt,
+            wait_exponential,
+        )
+
+        cfg = self.cfg
+
+        def stop_on_deadline(state: RetryCallState) -> bool:
+            return self.remaining_s() <= 0
+
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            backoff = state.next_action.sleep if state.next_action else 0.0
+            self.traj.log("llm_retry", attempt=state.attempt_number, error=_describe(exc) if exc else None, backoff_s=backoff)
+
+        retrying = Retrying(
+            retry=retry_if_exception(_transient),
+            stop=stop_after_attempt(cfg.max_retries + 1) | stop_on_deadline,
+            wait=wait_exponential(multiplier=cfg.retry_backoff_s, min=cfg.retry_backoff_s, max=cfg.retry_backoff_max_s)
+            if cfg.retry_backoff_s > 0
+            else (lambda _s: 0.0),
+            sleep=self.agent.sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        kwargs: dict[str, Any] = {
+            "model": cfg.model,
+            "messages": self.messages,
+            "tools": self.tools,
+            "temperature": cfg.temperature,
+        }
+        if cfg.seed is not None:
+            kwargs["seed"] = cfg.seed
+        if cfg.max_completion_tokens is not None:
+            kwargs["max_tokens"] = cfg.max_completion_tokens
+
+        def request() -> Any:
+            self.check_clock()
+            timeout = max(0.001, min(cfg.request_timeout_s, self.remaining_s()))
+            return self.agent.client.chat.completions.create(**kwargs, timeout=timeout)
+
+        try:
+            resp = retrying(request)
+        except BudgetExceeded:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            if _transient(exc) and self.remaining_s() <= 0:
+                raise BudgetExceeded("wall_clock") from None
+            attempts = retrying.statistics.get("attempt_number", 1)
+            raise EndpointError(f"{_describe(exc)} (after {attempts} attempt{'s' if attempts != 1 else ''})") from None
+        self.turn += 1
+        usage = getattr(resp, "usage", None)
+        pt = getattr(usage, "prompt_tokens", None) if usage is not None else None
+        ct = getattr(usage, "completion_tokens", None) if usage is not None else None
+        self.prompt_tokens += pt or 0
+        self.completion_tokens += ct or 0
+        choice = resp.choices[0] if resp.choices else None
+        message = choice.message if choice is not None else None
+        calls = list(getattr(message, "tool_calls", None) or [])
+        self.traj.log(
+            "llm_response",
+            turn=self.turn,
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            finish_reason=getattr(choice, "finish_reason", None),
+            content=getattr(message, "content", None),
+            tool_calls=[
+                {"id": getattr(c, "id", None), "name": _fn(c)[0], "arguments": _fn(c)[1]} for c in calls
+            ],
+            attempts=retrying.statistics.get("attempt_number", 1),
+        )
+        return message
+
+    def act(self, message: Any) -> None:
+        """Execute the tool calls of one response, in order; a reply without one is a null action."""
+        content = getattr(message, "content", None) if message is not None else None
+        calls = list(getattr(message, "tool_calls", None) or []) if message is not None else []
+        if not calls:
+            self.take_step()
+            self.null("no_tool_call", None, content or "")
+            self.messages.append({"role": "assistant", "content": content or ""})
+            self.messages.append({"role": "user", "content": TEXT_INSTEAD_OF_CALL})
+            return
+        parsed = []
+        history_calls = []
+        for i, call in enumerate(calls):
+            name, raw = _fn(call)
+            call_id = getattr(call, "id", None) or f"call_{self.turn}_{i}"
+            try:
+                args = json.loads(raw) if raw and raw.strip() else {}
+                problem = None if isinstance(args, dict) else "not_an_object"
+            except (json.JSONDecodeError, TypeError):
+                args, problem = None, "invalid_json"
+            parsed.append((call_id, name, raw, args, problem))
+            # history keeps only valid JSON arguments: some servers re-parse them and fail
+            history_calls.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": raw if problem is None else "{}"},
+                }
+            )
+        self.messages.append({"role": "assistant", "content": content, "tool_calls": history_calls})
+        for call_id, name, raw, args, problem in parsed:
+            observation = self.one_call(name, raw, args, problem)
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": observation})
+
+    def one_call(self, name: str, raw: str, args: Any, problem: str | None) -> str:
+        """Run one tool call; returns the observation text (raises _Submitted on submit)."""
+        known = name in self.adapter_tools or name in ("wait", "submit")
+        if problem is None and not known:
+            problem = "unknown_tool"
+        if problem is not None:
+            self.take_step()
+            self.null(problem, name, raw)
+            snippet = raw[:RAW_CHARS]
+            if problem == "unknown_tool":
+                names = ", ".join(sorted(self.adapter_tools | {"wait", "submit"}))
+                return f"error: unknown tool {name!r}; tools are: {names}"
+            if problem == "invalid_json":
+                return f"error: the arguments of your call to {name!r} are not valid JSON: {snippet}"
+            return f"error: the arguments of your call to {name!r} must be a JSON object, got: {snippet}"
+        if name == "submit":
+            summary = args.get("summary", "")
+            self.traj.log("agent_submit", summary=str(summary))
+            raise _Submitted
+        if name == "wait":
+            return self.wait(args)
+        self.check_clock()
+        result = self.steps.call(name, args)
+        text = result.text or ""
+        if len(text) > self.cfg.max_observation_chars:
+            cut = self.cfg.max_observation_chars
+            text = text[:cut] + f"\n[... {len(text) - cut} more characters cut]"
+        return text
+
+    def wait(self, args: dict[str, Any]) -> str:
+        self.take_step()
+        seconds = args.get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            self.traj.log("agent_wait", seconds=seconds, waited_s=0.0, ok=False)
+            return f"error: wait needs 'seconds', a number from 0 to {self.cfg.wait_max_s:g}; got {seconds!r}"
+        waited = max(0.0, min(float(seconds), self.cfg.wait_max_s, self.remaining_s()))
+        self.agent.sleep(waited)
+        self.traj.log("agent_wait", seconds=seconds, waited_s=waited, ok=True)
+        return f"waited {waited:g} s"
+
+    def null(self, reason: str, tool: str | None, raw: str) -> None:
+        self.null_actions += 1
+        self.traj.log("agent_null", reason=reason, tool=tool, raw=raw[:RAW_CHARS])
+
+
+def _fn(call: Any) -> tuple[str, str]:
+    """``(name, raw arguments text)`` of a tool call (function or custom)."""
+    fn = getattr(call, "function", None)
+    if fn is not None:
+        return str(getattr(fn, "name", "") or ""), getattr(fn, "arguments", "") or ""
+    custom = getattr(call, "custom", None)
+    if custom is not None:
+        return str(getattr(custom, "name", "") or ""), getattr(custom, "input", "") or ""
+    return "", ""

@@ -1,0 +1,154 @@
+"""Configuration and prompt of the LLM agent (``agent: {kind: llm, ...}`` in a campaign file).
+
+::
+
+    agent:
+      kind: llm
+      mode: react                     # react (the tool-calling loop); single-turn, planner-executor: not yet
+      base_url: http://127.0.0.1:8000/v1
+      model: Qwen/Qwen2.5-7B-Instruct
+      api_key_env: OPENAI_API_KEY     # the NAME of the variable holding the key (null: no key, local server)
+      temperature: 0.0
+      seed: 1
+      request_timeout_s: 120          # one chat-completions request, seconds
+      max_retries: 4                  # extra attempts on 429, 5xx, timeouts and connection errors
+      retry_backoff_s: 1.0            # first backoff (exponential, capped at retry_backoff_max_s)
+
+The system prompt (:data:`SYSTEM_PROMPT`) is the same for every level: only the tool list
+differs (the matched development budget of the NMAA draft). ``wait`` and ``submit`` are
+actions of the agent loop, offered at every level in addition to the adapter's tools
+(:func:`loop_tools`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ani.errors import ConfigError
+from ani.protocol import ToolSpec
+
+Mode = Literal["react", "single-turn", "planner-executor"]
+
+#: the one system prompt of every level (only the tool list differs between levels)
+SYSTEM_PROMPT = """\
+You are a network engineer operating a production network of FRR routers. An operator asks you \
+to make a change. You act on the network only through the tools you are given; you cannot ask \
+the operator anything, nobody will answer.
+
+Work like this:
+- Look before you change: read the topology and the relevant configuration or state first.
+- Make the change the request asks for, and nothing else: other services on the network must \
+keep working.
+- Verify that the change has the intended effect (routing converges in seconds; call \
+wait(seconds) to let it settle before checking again).
+- When you are done, call submit() with a one-line summary. Always end by calling submit(); \
+a reply without a tool call is an error.
+
+A tool result that starts with "error" means the call did not do what you asked: read the \
+message, it names the cause."""
+
+#: what the agent says when the model replied with text instead of a tool call
+TEXT_INSTEAD_OF_CALL = (
+    "error: your reply contained no tool call. Act by calling one of the tools; "
+    "call submit() when the task is done."
+)
+
+
+class LLMConfig(BaseModel):
+    """Options of the LLM agent (unknown keys refused).
+
+    Attributes:
+        mode: agent mode (only ``react`` is implemented so far).
+        base_url: the OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``.
+        model: the model name sent with each request.
+        api_key_env: name of the environment variable that holds the API key; None for an
+            endpoint without authentication. The key itself is never stored in the config, the
+            trajectory or the run record.
+        temperature: sampling temperature.
+        seed: sampling seed (sent when not None; endpoints may ignore it).
+        request_timeout_s: timeout of one chat-completions request, seconds (also bounded by
+            what is left of the run's wall clock).
+        max_retries: extra attempts after a transient error (HTTP 429, 5xx, a timeout, a refused
+            connection); other errors end the run at once.
+        retry_backoff_s: first backoff before a retry, seconds (exponential, doubling).
+        retry_backoff_max_s: cap of one backoff, seconds.
+        max_completion_tokens: per-response cap sent to the endpoint (None: not sent).
+        max_observation_chars: a tool result longer than this is cut (the model is told so).
+        wait_max_s: longest single ``wait(seconds)``, seconds.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Mode = "react"
+    base_url: str
+    model: str
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float = Field(default=0.0, ge=0)
+    seed: int | None = None
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    retry_backoff_s: float = Field(default=1.0, ge=0)
+    retry_backoff_max_s: float = Field(default=30.0, ge=0)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    max_observation_chars: int = Field(default=20000, ge=100)
+    wait_max_s: float = Field(default=60.0, gt=0)
+
+    @classmethod
+    def parse(cls, options: dict[str, Any]) -> LLMConfig:
+        """The config from a campaign's ``agent:`` options; ConfigError names each bad field."""
+        try:
+            return cls(**options)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"agent.{'.'.join(str(p) for p in e['loc']) or '?'}: "
+                + ("unknown option" if e["type"] == "extra_forbidden" else e["msg"])
+                for e in exc.errors()
+            )
+            raise ConfigError(f"agent (kind llm): {problems}") from None
+
+
+def loop_tools(wait_max_s: float) -> list[ToolSpec]:
+    """The agent-loop actions offered at every level: ``wait(seconds)`` and ``submit(summary)``."""
+    return [
+        ToolSpec(
+            name="wait",
+            description="Wait before the next action (e.g. to let routing converge).",
+            input_schema={
+                "type": "object",
+                "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": wait_max_s}},
+                "required": ["seconds"],
+                "additionalProperties": False,
+            },
+            read_only=True,
+        ),
+        ToolSpec(
+            name="submit",
+            description="Declare the task done; ends your work. Give a one-line summary.",
+            input_schema={
+                "type": "object",
+                "properties": {"summary": {"type": "string"}},
+                "additionalProperties": False,
+            },
+            read_only=True,
+        ),
+    ]
+
+
+def user_message(request: str, files: dict[str, str]) -> str:
+    """The first user message: the operator's request, then each attached file.
+
+    Shape::
+
+        <request>
+
+        Attached file site.yaml:
+        ```
+        <text>
+        ```
+    """
+    parts = [request.strip()]
+    for name, text in files.items():
+        parts.append(f"Attached file {name}:\n```\n{text.rstrip()}\n```")
+    return "\n\n".join(parts)

@@ -1,0 +1,394 @@
+"""The LLM agent (ReAct mode) with the real ``openai`` client against a real HTTP server on
+127.0.0.1 that speaks POST /v1/chat/completions and replays scripted responses; the tools are a
+fake adapter (logic only: no lab).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from ani.agents import AgentRun, AgentTask, Budget, create_agent
+from ani.agents.base import Agent
+from ani.agents.llm_config import SYSTEM_PROMPT, TEXT_INSTEAD_OF_CALL
+from ani.errors import ConfigError, ErrorCode
+from ani.protocol import ToolResult, ToolSpec
+from ani.trajectory import Trajectory
+
+KEY_ENV = "ANI_TEST_LLM_KEY"
+KEY = "sk-test-7f3a9c-never-logged"
+
+
+# -- the fake chat-completions server ------------------------------------------------------
+
+
+def call(name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
+    """A tool call as the API returns it (``arguments`` is sent verbatim when a str)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id or f"call-{name}", "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def reply(*calls: dict[str, Any], content: str | None = None, usage: tuple[int, int] | None = (100, 10)) -> dict[str, Any]:
+    """A chat.completion body with ``calls`` (and/or text) and usage (prompt, completion)."""
+    msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        msg["tool_calls"] = list(calls)
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+    }
+    if usage is not None:
+        body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+    return body
+
+
+HANG = "hang"  # script entry: hold the request without answering (the client times out)
+
+
+def status(code: int) -> tuple[int, dict[str, Any]]:
+    return code, {"error": {"message": f"scripted {code}", "type": "test", "code": None}}
+
+
+class ChatServer:
+    """POST /v1/chat/completions answers with the next scripted entry: a body (200), a
+    ``(status, body)`` pair, or HANG. Records every request (JSON body, headers)."""
+
+    def __init__(self) -> None:
+        self.script: list[Any] = []
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.release = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    outer.requests.append(body)
+                    outer.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    entry = outer.script.pop(0) if outer.script else status(500)
+                if self.path != "/v1/chat/completions":
+                    entry = status(404)
+                if entry == HANG:
+                    outer.release.wait(30)
+                    return
+                code, payload = entry if isinstance(entry, tuple) else (200, entry)
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass
+
+        lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    s = ChatServer()
+    yield s
+    s.close()
+
+
+# -- the fake adapter --------------------------------------------------------------------
+
+
+class FakeAdapter:
+    """A1-like tools (or A2-like with ``level="a2"``); records calls, logs them like a real one."""
+
+    def __init__(self, level: str = "a1") -> None:
+        self.level = level
+        self.trajectory = Trajectory(level=level)
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def tools(self) -> list[ToolSpec]:
+        dev = {"type": "object", "properties": {"device": {"type": "string"}}, "required": ["device"]}
+        names = ["get_topology", "get_running_config", "update_config"] if self.level == "a1" else ["get_topology", "get_config", "edit_config", "commit"]
+        return [ToolSpec(name=n, description=f"the {n} tool", input_schema=dev if n != "get_topology" else {"type": "object", "properties": {}}) for n in names]
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        self.calls.append((name, arguments))
+        if name == "get_topology":
+            res = ToolResult.success("routers: r1 r2", {"topology": {}})
+        elif name == "update_config" and arguments.get("device") == "r9":
+            res = ToolResult.failure(ErrorCode.UNKNOWN_DEVICE, "unknown device 'r9'")
+        else:
+            res = ToolResult.success(f"{name} done", changed=name == "update_config")
+        self.trajectory.log_call(name, arguments, res)
+        return res
+
+
+TASK = AgentTask(task_class="onboard-site", variant_id="onboard-site-s1", request="Onboard the site.", files={"site.yaml": "tenant: blue\nedge: e1\n"})
+
+
+@pytest.fixture
+def agent_for(server, monkeypatch):
+    """``agent_for(**options) -> LLMAgent`` on the server, sleeping into a list (no real waits)."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+
+    def make(**options: Any) -> Any:
+        opts = {"kind": "llm", "base_url": server.url, "model": "test-model", "api_key_env": KEY_ENV, "retry_backoff_s": 0, "seed": 7, **options}
+        agent = create_agent(opts)
+        agent.slept = []
+        agent.sleep = agent.slept.append
+        return agent
+
+    return make
+
+
+def events(run: AgentRun, name: str) -> list[dict[str, Any]]:
+    return [e for e in run.trajectory.events if e["event"] == name]
+
+
+# -- the ReAct loop ----------------------------------------------------------------------
+
+
+def test_react_loop_calls_tools_waits_and_submits(server, agent_for):
+    server.script = [
+        reply(call("get_topology", {})),
+        reply(call("update_config", {"device": "r1", "commands": ["ip route 10.9.0.0/24 Null0"]}), usage=(200, 20)),
+        reply(call("wait", {"seconds": 5})),
+        reply(call("submit", {"summary": "route added"}), usage=(300, 5)),
+    ]
+    agent = agent_for()
+    ad = FakeAdapter()
+    run = agent.run(TASK, ad, Budget())
+    assert isinstance(agent, Agent) and agent.name == "llm"
+    assert run.stop_reason == "submitted" and run.submitted and run.error is None
+    assert ad.calls == [("get_topology", {}), ("update_config", {"device": "r1", "commands": ["ip route 10.9.0.0/24 Null0"]})]
+    assert run.steps == 3 and run.null_actions == 0  # two tool calls and one wait; submit is free
+    assert (run.prompt_tokens, run.completion_tokens, run.tokens) == (700, 45, 745)
+    assert agent.slept == [5.0]
+    # what the model was sent: model, seed, temperature, system prompt, the task with its file
+    first = server.requests[0]
+    assert first["model"] == "test-model" and first["seed"] == 7 and first["temperature"] == 0.0
+    assert first["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
+    assert "Onboard the site." in first["messages"][1]["content"] and "tenant: blue" in first["messages"][1]["content"]
+    assert [t["function"]["name"] for t in first["tools"]] == ["get_topology", "get_running_config", "update_config", "wait", "submit"]
+    # each tool call answered by a tool message with the same id and the tool's text
+    second = server.requests[1]["messages"]
+    assert second[-2]["tool_calls"][0]["id"] == "call-get_topology"
+    assert second[-1] == {"role": "tool", "tool_call_id": "call-get_topology", "content": "routers: r1 r2"}
+    assert server.requests[3]["messages"][-1]["content"] == "waited 5 s"
+    # stored with the run: prompt, request, files, tools; the per-turn usage; the loop actions
+    start = events(run, "agent_start")[0]
+    assert start["system_prompt"] == SYSTEM_PROMPT and start["files"] == TASK.files and start["request"].startswith("Onboard")
+    assert [e["prompt_tokens"] for e in events(run, "llm_response")] == [100, 200, 100, 300]
+    assert events(run, "agent_wait")[0]["waited_s"] == 5.0
+    assert events(run, "agent_submit")[0]["summary"] == "route added"
+    assert events(run, "agent_stop")[0]["stop_reason"] == "submitted"
+    assert len(run.trajectory.calls) == 2
+
+
+def test_case2_three_invalid_json_turns_then_submit(server, agent_for):
+    """Issue 5 case 2: three turns of invalid tool-call JSON, then submit: the run ends
+    submitted (not a crash), with three null actions and no tool executed, so nothing the
+    grader could count as a success was done."""
+    bad = ['{"device": "r1", "commands": [', "{device: r1}", '{"device": "r1"']
+    server.script = [reply(call("update_config", b, f"c{i}")) for i, b in enumerate(bad)] + [reply(call("submit", {}))]
+    ad = FakeAdapter()
+    run = agent_for().run(TASK, ad, Budget())
+    assert run.stop_reason == "submitted" and run.submitted and run.error is None
+    assert run.null_actions == 3 and run.steps == 3
+    assert ad.calls == [] and run.trajectory.calls == []
+    nulls = events(run, "agent_null")
+    assert [(e["reason"], e["tool"], e["raw"]) for e in nulls] == [("invalid_json", "update_config", b) for b in bad]
+    # each was answered with an error observation naming the cause; the history re-sent to the
+    # endpoint carries "{}" instead of the invalid arguments
+    for i in range(1, 4):
+        msgs = server.requests[i]["messages"]
+        assert msgs[-1]["role"] == "tool" and msgs[-1]["tool_call_id"] == f"c{i - 1}"
+        assert msgs[-1]["content"].startswith("error: the arguments of your call to 'update_config' are not valid JSON")
+        assert msgs[-2]["tool_calls"][0]["function"]["arguments"] == "{}"
+
+
+def test_malformed_outputs_are_null_actions(server, agent_for):
+    server.script = [
+        reply(call("configure_router", {"device": "r1"})),  # unknown tool
+        reply(content="I would configure r1 now."),  # text where a call was needed
+        reply(call("get_running_config", "[1, 2]")),  # not an object
+        reply(call("update_config", {"device": "r9", "commands": []})),  # a tool error, not null
+        reply(call("submit", "")),  # empty arguments: {}
+    ]
+    ad = FakeAdapter()
+    run = agent_for().run(TASK, ad, Budget())
+    assert run.stop_reason == "submitted" and run.null_actions == 3 and run.steps == 4
+    assert [e["reason"] for e in events(run, "agent_null")] == ["unknown_tool", "no_tool_call", "not_an_object"]
+    assert ad.calls == [("update_config", {"device": "r9", "commands": []})]
+    assert run.trajectory.calls[0]["ok"] is False  # counted by the adapter's flag, not by text
+    obs = [r["messages"][-1] for r in server.requests[1:]]
+    assert obs[0]["content"].startswith("error: unknown tool 'configure_router'; tools are: get_running_config, get_topology, submit, update_config, wait")
+    assert obs[1] == {"role": "user", "content": TEXT_INSTEAD_OF_CALL}
+    assert server.requests[2]["messages"][-2] == {"role": "assistant", "content": "I would configure r1 now."}
+    assert "must be a JSON object" in obs[2]["content"]
+    assert obs[3]["content"] == "error [unknown_device]: unknown device 'r9'"
+
+
+def test_several_calls_in_one_response_run_in_order_until_submit(server, agent_for):
+    server.script = [reply(call("get_topology", {}, "a"), call("get_running_config", {"device": "r1"}, "b"), call("submit", {}, "c"), call("update_config", {"device": "r1"}, "d"))]
+    ad = FakeAdapter()
+    run = agent_for().run(TASK, ad, Budget())
+    assert run.stop_reason == "submitted" and [c[0] for c in ad.calls] == ["get_topology", "get_running_config"]
+    assert len(server.requests) == 1
+
+
+def test_system_prompt_is_the_same_at_every_level(server, agent_for):
+    agent = agent_for()
+    sent = []
+    for level in ("a1", "a2"):
+        server.script = [reply(call("submit", {}))]
+        agent.run(TASK, FakeAdapter(level), Budget())
+        sent.append(server.requests[-1])
+    assert sent[0]["messages"] == sent[1]["messages"]
+    names = [[t["function"]["name"] for t in s["tools"]] for s in sent]
+    assert names[0] != names[1] and names[0][-2:] == names[1][-2:] == ["wait", "submit"]
+
+
+# -- transient errors, retries, endpoint failures ----------------------------------------
+
+
+def test_429_then_success_is_retried(server, agent_for):
+    server.script = [status(429), reply(call("submit", {}))]
+    agent = agent_for(retry_backoff_s=0.5, retry_backoff_max_s=2)
+    run = agent.run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "submitted" and len(server.requests) == 2
+    retry = events(run, "llm_retry")
+    assert len(retry) == 1 and "RateLimitError (HTTP 429)" in retry[0]["error"] and retry[0]["attempt"] == 1
+    assert agent.slept == [0.5]  # the backoff went through the agent's sleep
+    assert events(run, "llm_response")[0]["attempts"] == 2
+
+
+def test_timeout_then_success_is_retried(server, agent_for):
+    server.script = [HANG, reply(call("submit", {}))]
+    run = agent_for(request_timeout_s=0.3).run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "submitted"
+    assert "APITimeoutError" in events(run, "llm_retry")[0]["error"]
+
+
+def test_5xx_until_retries_run_out_ends_the_run_with_error(server, agent_for):
+    server.script = [status(503)] * 3
+    run = agent_for(max_retries=2).run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "error" and not run.submitted and len(server.requests) == 3
+    assert "HTTP 503" in run.error and "after 3 attempts" in run.error
+    assert len(events(run, "llm_retry")) == 2
+
+
+def test_a_client_error_is_not_retried(server, agent_for):
+    server.script = [status(400), reply(call("submit", {}))]
+    run = agent_for().run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "error" and len(server.requests) == 1
+    assert "BadRequestError (HTTP 400)" in run.error and "after 1 attempt)" in run.error
+
+
+# -- budgets -----------------------------------------------------------------------------
+
+
+def test_max_steps(server, agent_for):
+    server.script = [reply(call("get_topology", {}))] * 5
+    run = agent_for().run(TASK, FakeAdapter(), Budget(max_steps=3))
+    assert run.stop_reason == "max_steps" and run.steps == 3 and not run.submitted
+    assert len(run.trajectory.calls) == 3 and events(run, "agent_stop")[0]["stop_reason"] == "max_steps"
+
+
+def test_null_actions_count_against_max_steps(server, agent_for):
+    server.script = [reply(content="thinking...")] * 4
+    run = agent_for().run(TASK, FakeAdapter(), Budget(max_steps=2))
+    assert run.stop_reason == "max_steps" and run.null_actions == 2 and len(server.requests) == 3
+
+
+def test_max_tokens_from_usage(server, agent_for):
+    server.script = [reply(call("get_topology", {}), usage=(600, 100)), reply(call("get_topology", {}), usage=(700, 100)), reply(call("submit", {}))]
+    run = agent_for().run(TASK, FakeAdapter(), Budget(max_tokens=1500))
+    assert run.stop_reason == "max_tokens" and run.tokens == 1500 and len(server.requests) == 2
+
+
+def test_missing_usage_counts_zero_and_is_recorded_as_none(server, agent_for):
+    server.script = [reply(call("submit", {}), usage=None)]
+    run = agent_for().run(TASK, FakeAdapter(), Budget(max_tokens=10))
+    assert run.stop_reason == "submitted" and run.tokens == 0
+    assert events(run, "llm_response")[0]["prompt_tokens"] is None
+
+
+def test_wall_clock_and_wait_bounds(server, agent_for):
+    agent = agent_for(wait_max_s=20)
+    now = [0.0]
+    agent.clock = lambda: now[0]
+
+    def sleep(s: float) -> None:
+        agent.slept.append(s)
+        now[0] += s
+
+    agent.sleep = sleep
+    server.script = [reply(call("wait", {"seconds": "soon"})), reply(call("wait", {"seconds": 100})), reply(call("wait", {"seconds": 100}))] + [reply(call("submit", {}))]
+    run = agent.run(TASK, FakeAdapter(), Budget(wall_clock_s=30))
+    assert run.stop_reason == "wall_clock" and not run.submitted
+    assert agent.slept == [20.0, 10.0]  # cut to wait_max_s, then to what was left of the budget
+    waits = events(run, "agent_wait")
+    assert [w["ok"] for w in waits] == [False, True, True]
+    assert server.requests[1]["messages"][-1]["content"].startswith("error: wait needs 'seconds'")
+    assert len(server.requests) == 3
+
+
+# -- configuration and the key -----------------------------------------------------------
+
+
+def test_the_key_is_sent_but_never_stored(server, agent_for, tmp_path):
+    server.script = [reply(call("get_topology", {})), reply(call("submit", {}))]
+    ad = FakeAdapter()
+    ad.trajectory = Trajectory(level="a1", path=tmp_path / "t.jsonl")
+    agent = agent_for()
+    run = agent.run(TASK, ad, Budget())
+    ad.trajectory.close()
+    assert server.headers[0]["authorization"] == f"Bearer {KEY}"
+    assert KEY not in (tmp_path / "t.jsonl").read_text()
+    assert KEY not in run.model_dump_json(exclude={"trajectory"}) and KEY not in repr(agent)
+    assert KEY not in agent.config.model_dump_json()
+
+
+def test_config_errors(monkeypatch):
+    monkeypatch.delenv("ANI_TEST_UNSET_KEY", raising=False)
+    base = {"kind": "llm", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
+    assert create_agent(base).config.request_timeout_s == 120.0
+    with pytest.raises(ConfigError, match="environment variable ANI_TEST_UNSET_KEY is not set"):
+        create_agent({**base, "api_key_env": "ANI_TEST_UNSET_KEY"})
+    with pytest.raises(ConfigError, match=r"agent\.temprature: unknown option"):
+        create_agent({**base, "temprature": 0.2})
+    with pytest.raises(ConfigError, match=r"agent\.model: Field required"):
+        create_agent({"kind": "llm", "base_url": "http://x/v1"})
+    with pytest.raises(ConfigError, match=r"agent\.mode"):
+        create_agent({**base, "mode": "tree-of-thought"})
+
+
+def test_unreachable_endpoint_ends_with_error(agent_for, monkeypatch):
+    # a port nobody listens on: connection refused, retried, then the run ends with error
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    agent = agent_for(base_url=f"http://127.0.0.1:{port}/v1", max_retries=1)
+    run = agent.run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "error" and "APIConnectionError" in run.error and "after 2 attempts" in run.error
