@@ -30,13 +30,18 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
 
     agent_start     mode, model, base_url, temperature, seed, system_prompt, request (the user
                     message), files, tools (chat-completions tool list)  -- never the API key
-    llm_response    turn, prompt_tokens, completion_tokens (None if the endpoint sent no usage),
-                    finish_reason, content, tool_calls [{id, name, arguments (raw text)}], attempts
+    agent_turn      one model response: turn, prompt_tokens, completion_tokens (None if the
+                    endpoint sent no usage), finish_reason, content, tool_calls [{id, name,
+                    arguments (raw text)}], attempts
     llm_retry       attempt, error (class and HTTP status), backoff_s
-    agent_wait      seconds (asked), waited_s, ok
-    agent_null      reason: invalid_json | not_an_object | unknown_tool | no_tool_call, tool, raw
-    agent_submit    summary
+    agent_action    action="wait": seconds (asked), waited_s, ok
+                    action="null": reason (invalid_json | not_an_object | unknown_tool |
+                    no_tool_call), tool, raw
+                    action="submit": summary
     agent_stop      stop_reason, steps, null_actions, prompt_tokens, completion_tokens, error
+
+(``agent_turn`` and ``agent_action`` are the conventions read by the process metrics,
+:mod:`ani.campaign.metrics`.)
 """
 
 from __future__ import annotations
@@ -307,7 +312,7 @@ class _ReactSession:
         message = choice.message if choice is not None else None
         calls = list(getattr(message, "tool_calls", None) or [])
         self.traj.log(
-            "llm_response",
+            "agent_turn",
             turn=self.turn,
             prompt_tokens=pt,
             completion_tokens=ct,
@@ -371,7 +376,7 @@ class _ReactSession:
             return f"error: the arguments of your call to {name!r} must be a JSON object, got: {snippet}"
         if name == "submit":
             summary = args.get("summary", "")
-            self.traj.log("agent_submit", summary=str(summary))
+            self.traj.log("agent_action", action="submit", summary=str(summary))
             raise _Submitted
         if name == "wait":
             return self.wait(args)
@@ -387,16 +392,16 @@ class _ReactSession:
         self.take_step()
         seconds = args.get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-            self.traj.log("agent_wait", seconds=seconds, waited_s=0.0, ok=False)
+            self.traj.log("agent_action", action="wait", seconds=seconds, waited_s=0.0, ok=False)
             return f"error: wait needs 'seconds', a number from 0 to {self.cfg.wait_max_s:g}; got {seconds!r}"
         waited = max(0.0, min(float(seconds), self.cfg.wait_max_s, self.remaining_s()))
         self.agent.sleep(waited)
-        self.traj.log("agent_wait", seconds=seconds, waited_s=waited, ok=True)
+        self.traj.log("agent_action", action="wait", seconds=seconds, waited_s=waited, ok=True)
         return f"waited {waited:g} s"
 
     def null(self, reason: str, tool: str | None, raw: str) -> None:
         self.null_actions += 1
-        self.traj.log("agent_null", reason=reason, tool=tool, raw=raw[:RAW_CHARS])
+        self.traj.log("agent_action", action="null", reason=reason, tool=tool, raw=raw[:RAW_CHARS])
 
 
 def _fn(call: Any) -> tuple[str, str]:

@@ -160,6 +160,9 @@ def agent_for(server, monkeypatch):
 
 
 def events(run: AgentRun, name: str) -> list[dict[str, Any]]:
+    """Events named ``name``; ``wait``, ``null`` and ``submit`` select the ``agent_action``s."""
+    if name in ("wait", "null", "submit"):
+        return [e for e in run.trajectory.events if e["event"] == "agent_action" and e["action"] == name]
     return [e for e in run.trajectory.events if e["event"] == name]
 
 
@@ -196,9 +199,9 @@ def test_react_loop_calls_tools_waits_and_submits(server, agent_for):
     # stored with the run: prompt, request, files, tools; the per-turn usage; the loop actions
     start = events(run, "agent_start")[0]
     assert start["system_prompt"] == SYSTEM_PROMPT and start["files"] == TASK.files and start["request"].startswith("Onboard")
-    assert [e["prompt_tokens"] for e in events(run, "llm_response")] == [100, 200, 100, 300]
-    assert events(run, "agent_wait")[0]["waited_s"] == 5.0
-    assert events(run, "agent_submit")[0]["summary"] == "route added"
+    assert [e["prompt_tokens"] for e in events(run, "agent_turn")] == [100, 200, 100, 300]
+    assert events(run, "wait")[0]["waited_s"] == 5.0
+    assert events(run, "submit")[0]["summary"] == "route added"
     assert events(run, "agent_stop")[0]["stop_reason"] == "submitted"
     assert len(run.trajectory.calls) == 2
 
@@ -214,7 +217,7 @@ def test_case2_three_invalid_json_turns_then_submit(server, agent_for):
     assert run.stop_reason == "submitted" and run.submitted and run.error is None
     assert run.null_actions == 3 and run.steps == 3
     assert ad.calls == [] and run.trajectory.calls == []
-    nulls = events(run, "agent_null")
+    nulls = events(run, "null")
     assert [(e["reason"], e["tool"], e["raw"]) for e in nulls] == [("invalid_json", "update_config", b) for b in bad]
     # each was answered with an error observation naming the cause; the history re-sent to the
     # endpoint carries "{}" instead of the invalid arguments
@@ -236,7 +239,7 @@ def test_malformed_outputs_are_null_actions(server, agent_for):
     ad = FakeAdapter()
     run = agent_for().run(TASK, ad, Budget())
     assert run.stop_reason == "submitted" and run.null_actions == 3 and run.steps == 4
-    assert [e["reason"] for e in events(run, "agent_null")] == ["unknown_tool", "no_tool_call", "not_an_object"]
+    assert [e["reason"] for e in events(run, "null")] == ["unknown_tool", "no_tool_call", "not_an_object"]
     assert ad.calls == [("update_config", {"device": "r9", "commands": []})]
     assert run.trajectory.calls[0]["ok"] is False  # counted by the adapter's flag, not by text
     obs = [r["messages"][-1] for r in server.requests[1:]]
@@ -278,7 +281,7 @@ def test_429_then_success_is_retried(server, agent_for):
     retry = events(run, "llm_retry")
     assert len(retry) == 1 and "RateLimitError (HTTP 429)" in retry[0]["error"] and retry[0]["attempt"] == 1
     assert agent.slept == [0.5]  # the backoff went through the agent's sleep
-    assert events(run, "llm_response")[0]["attempts"] == 2
+    assert events(run, "agent_turn")[0]["attempts"] == 2
 
 
 def test_timeout_then_success_is_retried(server, agent_for):
@@ -329,7 +332,7 @@ def test_missing_usage_counts_zero_and_is_recorded_as_none(server, agent_for):
     server.script = [reply(call("submit", {}), usage=None)]
     run = agent_for().run(TASK, FakeAdapter(), Budget(max_tokens=10))
     assert run.stop_reason == "submitted" and run.tokens == 0
-    assert events(run, "llm_response")[0]["prompt_tokens"] is None
+    assert events(run, "agent_turn")[0]["prompt_tokens"] is None
 
 
 def test_wall_clock_and_wait_bounds(server, agent_for):
@@ -346,7 +349,7 @@ def test_wall_clock_and_wait_bounds(server, agent_for):
     run = agent.run(TASK, FakeAdapter(), Budget(wall_clock_s=30))
     assert run.stop_reason == "wall_clock" and not run.submitted
     assert agent.slept == [20.0, 10.0]  # cut to wait_max_s, then to what was left of the budget
-    waits = events(run, "agent_wait")
+    waits = events(run, "wait")
     assert [w["ok"] for w in waits] == [False, True, True]
     assert server.requests[1]["messages"][-1]["content"].startswith("error: wait needs 'seconds'")
     assert len(server.requests) == 3
@@ -392,3 +395,101 @@ def test_unreachable_endpoint_ends_with_error(agent_for, monkeypatch):
     agent = agent_for(base_url=f"http://127.0.0.1:{port}/v1", max_retries=1)
     run = agent.run(TASK, FakeAdapter(), Budget())
     assert run.stop_reason == "error" and "APIConnectionError" in run.error and "after 2 attempts" in run.error
+
+
+# -- issue 5 case 2 through the campaign runner (fake lab, observer and adapter) --------------
+
+
+class _Lab:
+    def __init__(self) -> None:
+        self.site = False
+
+    def up(self) -> _Lab:
+        return self
+
+    def down(self) -> None:
+        pass
+
+
+class _Check:
+    name = "site-reach"
+
+
+class _Observer:
+    def __init__(self, lab: _Lab) -> None:
+        self.lab = lab
+
+    def evaluate(self, checks, bound_s=None):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(name=c.name, passed=self.lab.site, detail="") for c in checks]
+
+
+class _Variant:
+    variant_id = "onboard-site-s1"
+    hidden_tests = [_Check()]
+
+    def lab_topology(self, scenario):
+        return {}
+
+    def agent_view(self) -> AgentTask:
+        return TASK
+
+
+class _SiteAdapter(FakeAdapter):
+    """update_config on e1 brings the site up (what the hidden test reads)."""
+
+    def __init__(self, level, lab, blocklist=False, trajectory=None) -> None:
+        super().__init__(level)
+        self.lab, self.trajectory = lab, trajectory
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def call(self, name, arguments):
+        if name == "update_config" and arguments.get("device") == "e1":
+            self.lab.site = True
+        return super().call(name, arguments)
+
+
+def _run_one(agent, tmp_path):
+    from types import SimpleNamespace
+
+    from ani.campaign.runner import RunnerDeps, run_one
+    from ani.campaign.spec import parse_spec
+
+    (tmp_path / "scen.yaml").write_text("fake: true\n")
+    spec = parse_spec(
+        {"name": "t", "scenario": "scen.yaml", "task": "onboard-site", "variants": 1, "seed": 1, "cells": [{"name": "a1", "level": "a1"}]},
+        "test",
+        tmp_path,
+    )
+    deps = RunnerDeps(
+        make_lab=lambda topo: _Lab(),
+        load_scenario=lambda path: SimpleNamespace(hash="h", invariants=[]),
+        get_task_class=lambda name: SimpleNamespace(variant=lambda scenario, seed: _Variant()),
+        make_observer=_Observer,
+        create_adapter=_SiteAdapter,
+        create_agent=lambda cfg: agent,
+    )
+    return run_one(spec, "a1", 1, tmp_path / "out", deps=deps)
+
+
+def test_case2_is_graded_an_error_submission_with_three_null_actions(server, agent_for, tmp_path):
+    server.script = [reply(call("update_config", '{"device": "e1", "commands": [', f"c{i}")) for i in range(3)] + [reply(call("submit", {}))]
+    rec = _run_one(agent_for(), tmp_path)
+    assert rec.label == "clean_failure" and rec.success is False and rec.infra_error_reason is None
+    assert rec.stop_reason == "submitted" and rec.agent_error is None and rec.steps == 3
+    assert rec.process.completion_mode == "error_submission"
+    assert rec.process.action_counts["null"] == 3 and rec.process.action_counts["submit"] == 1
+    assert (rec.process.prompt_tokens, rec.process.completion_tokens) == (400, 40)
+
+
+def test_a_correct_llm_run_is_graded_a_correct_submission(server, agent_for, tmp_path):
+    server.script = [reply(call("update_config", {"device": "e1", "commands": ["interface to-site", "ip address 10.1.0.1/24"]})), reply(call("submit", {}))]
+    rec = _run_one(agent_for(), tmp_path)
+    assert rec.label == "clean_success" and rec.process.completion_mode == "correct_submission"
+    assert rec.process.turns == 2 and rec.process.action_counts["update"] == 1
