@@ -10,10 +10,20 @@ Options: :class:`ani.agents.llm_config.LLMConfig`. The request goes through the 
 ``openai`` client (its own retries off); transient errors (HTTP 429, 5xx, timeouts, refused
 connections) are retried with exponential backoff by tenacity, within the run's wall clock.
 
-ReAct mode (the tool-calling loop): the model sees the system prompt (identical at every level),
-the task (request + attached files) and the adapter's tools plus ``wait(seconds)`` and
-``submit(summary)``; each response's tool calls are executed in order and answered with the
-tool's text (a ``tool`` message), until ``submit`` or a budget ends the run.
+Modes (``mode``; each with or without ``recovery``, see :class:`LLMConfig`). In every mode the
+model sees the system prompt (identical at every level; a paragraph per mode), the task (request
++ attached files) and the adapter's tools plus ``wait(seconds)`` and ``submit(summary)``.
+
+- ``react``: the tool-calling loop: each response's tool calls are executed in order and
+  answered with the tool's text (a ``tool`` message), until ``submit`` or a budget ends the run.
+- ``single-turn``: one response; its calls are executed in order, and the end of the response
+  (or its ``submit``) submits. With recovery, a failed action earns one more response that sees
+  every result.
+- ``planner-executor``: a plan (a text reply, ``tool_choice="none"``), then the ReAct loop
+  executes it; a response with a failed action (tool result ok False, null action) is followed
+  by a revised plan, at most ``max_replans`` times.
+- recovery (react, planner-executor): after a failed action the model is asked to state the
+  cause and the fix before going on (at most ``max_recoveries`` times).
 
 Actions and steps (``AgentRun.steps``): every tool call, ``wait`` and null action is one step;
 ``submit`` is not. A *null action* is malformed model output, answered with an error observation
@@ -38,6 +48,8 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
                     action="null": reason (invalid_json | not_an_object | unknown_tool |
                     no_tool_call), tool, raw
                     action="submit": summary
+    agent_plan      revision (0: the first plan), plan (text)       -- planner-executor
+    agent_recovery  n                                              -- recovery steps
     agent_stop      stop_reason, steps, null_actions, prompt_tokens, completion_tokens, error
 
 (``agent_turn`` and ``agent_action`` are the conventions read by the process metrics,
@@ -54,10 +66,15 @@ from typing import Any
 
 from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter, StopReason
 from ani.agents.llm_config import (
-    SYSTEM_PROMPT,
+    EXECUTE_REQUEST,
+    PLAN_REQUEST,
+    RECOVERY_REQUEST,
+    REPLAN_REQUEST,
+    SINGLE_TURN_RECOVERY_REQUEST,
     TEXT_INSTEAD_OF_CALL,
     LLMConfig,
     loop_tools,
+    system_prompt,
     user_message,
 )
 from ani.errors import ConfigError
@@ -91,8 +108,8 @@ class LLMAgent:
     """An agent backed by a chat-completions model (see module doc).
 
     Args:
-        **options: :class:`LLMConfig` fields. Raises ConfigError for bad options, for a mode not
-            implemented yet, and when ``api_key_env`` names a variable that is not set.
+        **options: :class:`LLMConfig` fields. Raises ConfigError for bad options and when
+            ``api_key_env`` names a variable that is not set.
 
     Attributes:
         clock: monotonic clock, seconds (replaceable in tests).
@@ -103,8 +120,6 @@ class LLMAgent:
 
     def __init__(self, **options: Any) -> None:
         self.config = LLMConfig.parse(options)
-        if self.config.mode != "react":
-            raise ConfigError(f"agent.mode: {self.config.mode!r} is not implemented yet; available: react")
         self._api_key = self._read_key(self.config.api_key_env)
         self.clock: Callable[[], float] = time.monotonic
         self.sleep: Callable[[float], None] = time.sleep
@@ -141,7 +156,7 @@ class LLMAgent:
         traj = getattr(adapter, "trajectory", None)
         if traj is None:
             traj = Trajectory(level=str(getattr(adapter, "level", "")))
-        session = _ReactSession(self, task, adapter, budget, traj)
+        session = _Session(self, task, adapter, budget, traj)
         reason: StopReason
         error = None
         try:
@@ -179,8 +194,8 @@ class _Submitted(Exception):
     """``submit`` was called: the loop ends."""
 
 
-class _ReactSession:
-    """One run of the ReAct loop (state: messages, counters)."""
+class _Session:
+    """One run of the agent (state: messages, counters); :meth:`loop` runs the mode."""
 
     def __init__(self, agent: LLMAgent, task: AgentTask, adapter: Any, budget: Budget, traj: Any) -> None:
         self.agent = agent
@@ -200,8 +215,13 @@ class _ReactSession:
         specs = [t for t in adapter.tools() if t.name not in loop_names] + loop
         self.tools = [t.to_openai() for t in specs]
         request = user_message(task.request, task.files)
+        self.system_prompt = system_prompt(self.cfg.mode)
+        self.failed = False  # an action of the current response failed (tool ok False, null)
+        self.recoveries = 0
+        self.summary: str | None = None  # of the submit call
+        self.replans = 0
         self.messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": request},
         ]
         traj.log(
@@ -212,7 +232,8 @@ class _ReactSession:
             base_url=self.cfg.base_url,
             temperature=self.cfg.temperature,
             seed=self.cfg.seed,
-            system_prompt=SYSTEM_PROMPT,
+            recovery=self.cfg.recovery,
+            system_prompt=self.system_prompt,
             request=request,
             files=dict(task.files),
             tools=self.tools,
@@ -237,17 +258,73 @@ class _ReactSession:
     # -- the loop --------------------------------------------------------------------------
 
     def loop(self) -> None:
+        """Run the configured mode until submit or a budget (which raises BudgetExceeded)."""
         try:
-            while True:
-                self.check_clock()
-                if self.budget.max_tokens is not None and self.prompt_tokens + self.completion_tokens >= self.budget.max_tokens:
-                    raise BudgetExceeded("max_tokens")
-                message = self.complete()
-                self.act(message)
+            if self.cfg.mode == "single-turn":
+                self.single_turn()
+            elif self.cfg.mode == "planner-executor":
+                self.plan(PLAN_REQUEST)
+                self.messages.append({"role": "user", "content": EXECUTE_REQUEST})
+                self.react()
+            else:
+                self.react()
         except _Submitted:
             return
 
-    def complete(self) -> Any:
+    def before_request(self) -> None:
+        self.check_clock()
+        if self.budget.max_tokens is not None and self.prompt_tokens + self.completion_tokens >= self.budget.max_tokens:
+            raise BudgetExceeded("max_tokens")
+
+    def react(self) -> None:
+        """The tool-calling loop (also the executor of planner-executor)."""
+        while True:
+            self.before_request()
+            self.failed = False
+            self.act(self.complete())
+            if not self.failed:
+                continue
+            if self.cfg.mode == "planner-executor" and self.replans < self.cfg.max_replans:
+                self.replans += 1
+                self.plan(REPLAN_REQUEST)
+                self.messages.append({"role": "user", "content": EXECUTE_REQUEST})
+            elif self.cfg.recovery and self.recoveries < self.cfg.max_recoveries:
+                self.recoveries += 1
+                self.traj.log("agent_recovery", n=self.recoveries)
+                self.messages.append({"role": "user", "content": RECOVERY_REQUEST})
+
+    def single_turn(self) -> None:
+        """One reply whose calls run in order; the end of the reply submits. With ``recovery``:
+        if an action failed, one more reply (seeing every result) runs the same way."""
+        self.before_request()
+        self.failed = False
+        try:
+            self.act(self.complete())
+        except _Submitted:
+            pass
+        if self.failed and self.cfg.recovery:
+            self.recoveries += 1
+            self.traj.log("agent_recovery", n=self.recoveries)
+            self.messages.append({"role": "user", "content": SINGLE_TURN_RECOVERY_REQUEST})
+            self.before_request()
+            try:
+                self.act(self.complete())
+            except _Submitted:
+                pass
+        self.traj.log("agent_action", action="submit", summary=self.summary, implicit=self.summary is None)
+        raise _Submitted
+
+    def plan(self, request: str) -> None:
+        """Ask for a (revised) plan: a text reply with tools offered but not callable."""
+        self.messages.append({"role": "user", "content": request})
+        self.before_request()
+        message = self.complete(tool_choice="none")
+        text = (getattr(message, "content", None) or "").strip() if message is not None else ""
+        self.traj.log("agent_plan", revision=self.replans, plan=text)
+        # tool calls in a planning reply are not executed (and not kept in the history)
+        self.messages.append({"role": "assistant", "content": text or "(no plan)"})
+
+    def complete(self, tool_choice: str | None = None) -> Any:
         """One chat-completions request (retried on transient errors); returns the message."""
         from tenacity import (
             RetryCallState,
@@ -285,6 +362,8 @@ class _ReactSession:
         }
         if cfg.seed is not None:
             kwargs["seed"] = cfg.seed
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
         if cfg.max_completion_tokens is not None:
             kwargs["max_tokens"] = cfg.max_completion_tokens
 
@@ -355,8 +434,16 @@ class _ReactSession:
                 }
             )
         self.messages.append({"role": "assistant", "content": content, "tool_calls": history_calls})
-        for call_id, name, raw, args, problem in parsed:
-            observation = self.one_call(name, raw, args, problem)
+        for i, (call_id, name, raw, args, problem) in enumerate(parsed):
+            try:
+                observation = self.one_call(name, raw, args, problem)
+            except _Submitted:
+                # every call of the reply is answered, so the history stays valid (single-turn
+                # recovery sends it again); calls after submit are not run
+                self.messages.append({"role": "tool", "tool_call_id": call_id, "content": "submitted"})
+                for later_id, *_rest in parsed[i + 1 :]:
+                    self.messages.append({"role": "tool", "tool_call_id": later_id, "content": "not run: after submit"})
+                raise
             self.messages.append({"role": "tool", "tool_call_id": call_id, "content": observation})
 
     def one_call(self, name: str, raw: str, args: Any, problem: str | None) -> str:
@@ -375,13 +462,16 @@ class _ReactSession:
                 return f"error: the arguments of your call to {name!r} are not valid JSON: {snippet}"
             return f"error: the arguments of your call to {name!r} must be a JSON object, got: {snippet}"
         if name == "submit":
-            summary = args.get("summary", "")
-            self.traj.log("agent_action", action="submit", summary=str(summary))
+            self.summary = str(args.get("summary", ""))
+            if self.cfg.mode != "single-turn":  # single-turn logs its one submission at the end
+                self.traj.log("agent_action", action="submit", summary=self.summary)
             raise _Submitted
         if name == "wait":
             return self.wait(args)
         self.check_clock()
         result = self.steps.call(name, args)
+        if not result.ok:
+            self.failed = True
         text = result.text or ""
         if len(text) > self.cfg.max_observation_chars:
             cut = self.cfg.max_observation_chars
@@ -392,6 +482,7 @@ class _ReactSession:
         self.take_step()
         seconds = args.get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            self.failed = True
             self.traj.log("agent_action", action="wait", seconds=seconds, waited_s=0.0, ok=False)
             return f"error: wait needs 'seconds', a number from 0 to {self.cfg.wait_max_s:g}; got {seconds!r}"
         waited = max(0.0, min(float(seconds), self.cfg.wait_max_s, self.remaining_s()))
@@ -401,6 +492,7 @@ class _ReactSession:
 
     def null(self, reason: str, tool: str | None, raw: str) -> None:
         self.null_actions += 1
+        self.failed = True
         self.traj.log("agent_action", action="null", reason=reason, tool=tool, raw=raw[:RAW_CHARS])
 
 

@@ -4,7 +4,8 @@
 
     agent:
       kind: llm
-      mode: react                     # react (the tool-calling loop); single-turn, planner-executor: not yet
+      mode: react                     # react | single-turn | planner-executor
+      recovery: false                 # a recovery step after a failed action
       base_url: http://127.0.0.1:8000/v1
       model: Qwen/Qwen2.5-7B-Instruct
       api_key_env: OPENAI_API_KEY     # the NAME of the variable holding the key (null: no key, local server)
@@ -14,8 +15,9 @@
       max_retries: 4                  # extra attempts on 429, 5xx, timeouts and connection errors
       retry_backoff_s: 1.0            # first backoff (exponential, capped at retry_backoff_max_s)
 
-The system prompt (:data:`SYSTEM_PROMPT`) is the same for every level: only the tool list
-differs (the matched development budget of the NMAA draft). ``wait`` and ``submit`` are
+The system prompt (:func:`system_prompt`: :data:`SYSTEM_PROMPT` and the mode's paragraph) is
+the same for every level: only the tool list differs (the matched development budget of the NMAA
+draft). The mode is a controlled factor, so its paragraph differs between modes. ``wait`` and ``submit`` are
 actions of the agent loop, offered at every level in addition to the adapter's tools
 (:func:`loop_tools`).
 """
@@ -49,6 +51,47 @@ a reply without a tool call is an error.
 A tool result that starts with "error" means the call did not do what you asked: read the \
 message, it names the cause."""
 
+#: the paragraph of each mode, appended to SYSTEM_PROMPT
+MODE_PROMPTS: dict[str, str] = {
+    "react": "You work in turns: call one or more tools, read their results, then decide the next "
+    "call.",
+    "single-turn": "You get exactly one reply: plan the whole change and return ALL the tool calls "
+    "it needs, in the order they must run, in that one reply. You will not see their results. "
+    "End with submit().",
+    "planner-executor": "First you write a numbered plan (text, no tool calls). Then you execute "
+    "it step by step with tool calls, reading each result. If a step fails you are asked for a "
+    "revised plan.",
+}
+
+#: first planning request (planner-executor)
+PLAN_REQUEST = (
+    "Write your plan now: a short numbered list of steps, each naming the tool you will call "
+    "and why. Do not call tools yet."
+)
+#: request for a revised plan after a failed step (planner-executor)
+REPLAN_REQUEST = (
+    "A step failed (see the last result). Write a revised numbered plan for what is left, "
+    "taking the failure into account. Do not call tools yet."
+)
+#: after a plan (planner-executor)
+EXECUTE_REQUEST = "Now execute the plan, step by step, with tool calls. Call submit() when done."
+#: the recovery step after a failed action (react, planner-executor)
+RECOVERY_REQUEST = (
+    "The last action failed. Before anything else, state in one or two sentences what caused "
+    "the failure and how you will fix it; then continue with tool calls."
+)
+#: the recovery step of single-turn: one more reply, with every result of the first
+SINGLE_TURN_RECOVERY_REQUEST = (
+    "Some of your calls failed (see the results above). Reply once more with ALL the tool "
+    "calls needed to finish the task, in order, ending with submit()."
+)
+
+
+def system_prompt(mode: str) -> str:
+    """The system prompt of ``mode``: identical for every level."""
+    return f"{SYSTEM_PROMPT}\n\n{MODE_PROMPTS[mode]}"
+
+
 #: what the agent says when the model replied with text instead of a tool call
 TEXT_INSTEAD_OF_CALL = (
     "error: your reply contained no tool call. Act by calling one of the tools; "
@@ -60,7 +103,16 @@ class LLMConfig(BaseModel):
     """Options of the LLM agent (unknown keys refused).
 
     Attributes:
-        mode: agent mode (only ``react`` is implemented so far).
+        mode: ``react`` (the tool-calling loop), ``single-turn`` (one reply with every tool
+            call, executed in order; the end of the reply submits) or ``planner-executor`` (a
+            text plan, then a ReAct loop that executes it; a failed action asks for a revised
+            plan, at most ``max_replans`` times).
+        recovery: add a recovery step after a failed action (a tool result with ok False, or a
+            null action): ``react`` / ``planner-executor`` ask the model to state the cause and
+            the fix before going on (at most ``max_recoveries`` times); ``single-turn`` asks for
+            one more reply with every result of the first.
+        max_recoveries: recovery steps per run (react, planner-executor).
+        max_replans: revised plans per run (planner-executor).
         base_url: the OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``.
         model: the model name sent with each request.
         api_key_env: name of the environment variable that holds the API key; None for an
@@ -82,6 +134,9 @@ class LLMConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     mode: Mode = "react"
+    recovery: bool = False
+    max_recoveries: int = Field(default=3, ge=0)
+    max_replans: int = Field(default=2, ge=0)
     base_url: str
     model: str
     api_key_env: str | None = "OPENAI_API_KEY"

@@ -1,4 +1,4 @@
-"""The LLM agent (ReAct mode) with the real ``openai`` client against a real HTTP server on
+"""The LLM agent (ReAct, single-turn, planner-executor) with the real ``openai`` client against a real HTTP server on
 127.0.0.1 that speaks POST /v1/chat/completions and replays scripted responses; the tools are a
 fake adapter (logic only: no lab).
 """
@@ -14,7 +14,15 @@ import pytest
 
 from ani.agents import AgentRun, AgentTask, Budget, create_agent
 from ani.agents.base import Agent
-from ani.agents.llm_config import SYSTEM_PROMPT, TEXT_INSTEAD_OF_CALL
+from ani.agents.llm_config import (
+    EXECUTE_REQUEST,
+    PLAN_REQUEST,
+    RECOVERY_REQUEST,
+    REPLAN_REQUEST,
+    SINGLE_TURN_RECOVERY_REQUEST,
+    TEXT_INSTEAD_OF_CALL,
+    system_prompt,
+)
 from ani.errors import ConfigError, ErrorCode
 from ani.protocol import ToolResult, ToolSpec
 from ani.trajectory import Trajectory
@@ -188,7 +196,7 @@ def test_react_loop_calls_tools_waits_and_submits(server, agent_for):
     # what the model was sent: model, seed, temperature, system prompt, the task with its file
     first = server.requests[0]
     assert first["model"] == "test-model" and first["seed"] == 7 and first["temperature"] == 0.0
-    assert first["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
+    assert first["messages"][0] == {"role": "system", "content": system_prompt("react")}
     assert "Onboard the site." in first["messages"][1]["content"] and "tenant: blue" in first["messages"][1]["content"]
     assert [t["function"]["name"] for t in first["tools"]] == ["get_topology", "get_running_config", "update_config", "wait", "submit"]
     # each tool call answered by a tool message with the same id and the tool's text
@@ -198,7 +206,7 @@ def test_react_loop_calls_tools_waits_and_submits(server, agent_for):
     assert server.requests[3]["messages"][-1]["content"] == "waited 5 s"
     # stored with the run: prompt, request, files, tools; the per-turn usage; the loop actions
     start = events(run, "agent_start")[0]
-    assert start["system_prompt"] == SYSTEM_PROMPT and start["files"] == TASK.files and start["request"].startswith("Onboard")
+    assert start["system_prompt"] == system_prompt("react") and start["files"] == TASK.files and start["request"].startswith("Onboard")
     assert [e["prompt_tokens"] for e in events(run, "agent_turn")] == [100, 200, 100, 300]
     assert events(run, "wait")[0]["waited_s"] == 5.0
     assert events(run, "submit")[0]["summary"] == "route added"
@@ -258,13 +266,17 @@ def test_several_calls_in_one_response_run_in_order_until_submit(server, agent_f
     assert len(server.requests) == 1
 
 
-def test_system_prompt_is_the_same_at_every_level(server, agent_for):
-    agent = agent_for()
+@pytest.mark.parametrize("mode", ["react", "single-turn", "planner-executor"])
+def test_system_prompt_is_the_same_at_every_level(server, agent_for, mode):
+    agent = agent_for(mode=mode)
     sent = []
     for level in ("a1", "a2"):
-        server.script = [reply(call("submit", {}))]
-        agent.run(TASK, FakeAdapter(level), Budget())
-        sent.append(server.requests[-1])
+        n = len(server.requests)
+        server.script = ([reply(content="1. submit")] if mode == "planner-executor" else []) + [reply(call("submit", {}))]
+        run = agent.run(TASK, FakeAdapter(level), Budget())
+        assert run.stop_reason == "submitted"
+        sent.append(server.requests[n])
+        assert events(run, "agent_start")[0]["system_prompt"] == system_prompt(mode)
     assert sent[0]["messages"] == sent[1]["messages"]
     names = [[t["function"]["name"] for t in s["tools"]] for s in sent]
     assert names[0] != names[1] and names[0][-2:] == names[1][-2:] == ["wait", "submit"]
@@ -381,7 +393,7 @@ def test_config_errors(monkeypatch):
         create_agent({**base, "temprature": 0.2})
     with pytest.raises(ConfigError, match=r"agent\.model: Field required"):
         create_agent({"kind": "llm", "base_url": "http://x/v1"})
-    with pytest.raises(ConfigError, match=r"agent\.mode"):
+    with pytest.raises(ConfigError, match=r"agent\.mode: Input should be .react., .single-turn. or .planner-executor."):
         create_agent({**base, "mode": "tree-of-thought"})
 
 
@@ -493,3 +505,89 @@ def test_a_correct_llm_run_is_graded_a_correct_submission(server, agent_for, tmp
     rec = _run_one(agent_for(), tmp_path)
     assert rec.label == "clean_success" and rec.process.completion_mode == "correct_submission"
     assert rec.process.turns == 2 and rec.process.action_counts["update"] == 1
+
+
+# -- single-turn and planner-executor, recovery ------------------------------------------------
+
+
+def test_single_turn_runs_every_call_of_one_reply(server, agent_for):
+    server.script = [reply(call("get_topology", {}, "a"), call("update_config", {"device": "r1", "commands": ["x"]}, "b"), call("submit", {"summary": "done"}, "c"))]
+    ad = FakeAdapter()
+    run = agent_for(mode="single-turn").run(TASK, ad, Budget())
+    assert run.stop_reason == "submitted" and [c[0] for c in ad.calls] == ["get_topology", "update_config"]
+    assert len(server.requests) == 1 and server.requests[0]["messages"][0]["content"] == system_prompt("single-turn")
+    assert [(e["summary"], e["implicit"]) for e in events(run, "submit")] == [("done", False)]
+
+
+def test_single_turn_without_submit_submits_at_the_end_of_the_reply(server, agent_for):
+    server.script = [reply(call("update_config", {"device": "r9", "commands": ["x"]})), reply(call("submit", {}))]
+    ad = FakeAdapter()
+    run = agent_for(mode="single-turn").run(TASK, ad, Budget())
+    assert run.stop_reason == "submitted" and len(server.requests) == 1  # no recovery: one reply only
+    assert [e["implicit"] for e in events(run, "submit")] == [True]
+
+
+def test_single_turn_recovery_is_one_more_reply_after_a_failure(server, agent_for):
+    server.script = [
+        reply(call("update_config", {"device": "r9", "commands": ["x"]}, "a"), call("submit", {}, "b")),
+        reply(call("update_config", {"device": "r1", "commands": ["x"]}, "c"), call("submit", {"summary": "fixed"}, "d")),
+        reply(call("submit", {})),
+    ]
+    ad = FakeAdapter()
+    run = agent_for(mode="single-turn", recovery=True).run(TASK, ad, Budget())
+    assert run.stop_reason == "submitted" and len(server.requests) == 2
+    assert [c[1]["device"] for c in ad.calls] == ["r9", "r1"]
+    second = server.requests[1]["messages"]
+    assert second[-1] == {"role": "user", "content": SINGLE_TURN_RECOVERY_REQUEST}
+    assert second[-3:-1] == [
+        {"role": "tool", "tool_call_id": "a", "content": "error [unknown_device]: unknown device 'r9'"},
+        {"role": "tool", "tool_call_id": "b", "content": "submitted"},
+    ]
+    assert [(e["summary"], e["implicit"]) for e in events(run, "submit")] == [("fixed", False)]
+    assert len(events(run, "agent_recovery")) == 1
+
+
+def test_planner_executor_plans_executes_and_replans_on_failure(server, agent_for):
+    server.script = [
+        reply(content="1. update_config on r9\n2. submit"),
+        reply(call("update_config", {"device": "r9", "commands": ["x"]})),
+        reply(content="1. update_config on r1\n2. submit", usage=(50, 5)),
+        reply(call("update_config", {"device": "r1", "commands": ["x"]})),
+        reply(call("submit", {})),
+    ]
+    ad = FakeAdapter()
+    run = agent_for(mode="planner-executor").run(TASK, ad, Budget())
+    assert run.stop_reason == "submitted" and len(server.requests) == 5
+    assert [c[1]["device"] for c in ad.calls] == ["r9", "r1"]
+    plans = [r for r in server.requests if r.get("tool_choice") == "none"]
+    assert [r["messages"][-1]["content"] for r in plans] == [PLAN_REQUEST, REPLAN_REQUEST]
+    assert all(len(r["tools"]) == 5 for r in plans)  # the tools are shown, not callable
+    assert server.requests[1]["messages"][-2:] == [
+        {"role": "assistant", "content": "1. update_config on r9\n2. submit"},
+        {"role": "user", "content": EXECUTE_REQUEST},
+    ]
+    assert [p["plan"] for p in events(run, "agent_plan")] == ["1. update_config on r9\n2. submit", "1. update_config on r1\n2. submit"]
+    assert run.steps == 2 and len(events(run, "agent_turn")) == 5
+
+
+def test_planner_executor_replans_at_most_max_replans(server, agent_for):
+    server.script = [reply(content="plan")] + [reply(content="no call")] * 3 + [reply(call("submit", {}))]
+    run = agent_for(mode="planner-executor", max_replans=0).run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "submitted" and run.null_actions == 3 and len(events(run, "agent_plan")) == 1
+
+
+def test_react_recovery_step_after_a_failed_action(server, agent_for):
+    server.script = [
+        reply(call("update_config", {"device": "r9", "commands": ["x"]})),
+        reply(call("get_topology", {})),
+        reply(call("nope", {})),
+        reply(call("nope", {})),
+        reply(call("submit", {})),
+    ]
+    run = agent_for(recovery=True, max_recoveries=2).run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "submitted"
+    last = [r["messages"][-1] for r in server.requests]
+    assert last[1] == {"role": "user", "content": RECOVERY_REQUEST}  # after the tool error
+    assert last[2]["role"] == "tool"  # the read succeeded: no recovery step
+    assert last[3] == {"role": "user", "content": RECOVERY_REQUEST}  # after the null action
+    assert last[4]["role"] == "tool"  # max_recoveries reached
