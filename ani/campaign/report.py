@@ -5,6 +5,9 @@ counted), success and damage-free rates with 95% Wilson and Clopper-Pearson
 intervals, label counts, mean steps / tool calls / tool errors / wall time.
 For each cell against the first: discordant pairs (b, c) on success and on
 damage-free over the seeds where both runs are valid, and the exact McNemar p.
+Per cell, the process metrics of NetConfArena (:mod:`ani.campaign.metrics`) over the valid
+runs that have them: mean turns, action shares per kind, error- and repeat-action rates
+(pooled: summed counts over summed actions), completion modes, mean tokens and agent time.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
 from ani.campaign.results import INFRA, LABELS, RunRecord, read_runs
 from ani.campaign.stats import (
     Interval,
@@ -50,6 +54,51 @@ class Rate:
 
 
 @dataclass
+class CellProcess:
+    """Process metrics of one cell over its valid runs that carry them (``runs`` of them).
+
+    Shares and rates are pooled: summed counts over summed actions (None without actions).
+    Means are over runs (tokens: over runs that report them; agent time: ``agent_s``).
+    """
+
+    runs: int = 0
+    actions: int = 0
+    mean_turns: float | None = None
+    shares: dict[str, float | None] = field(default_factory=lambda: {k: None for k in ACTION_KINDS})
+    error_action_rate: float | None = None
+    repeat_action_rate: float | None = None
+    modes: dict[str, int] = field(default_factory=lambda: {m: 0 for m in COMPLETION_MODES})
+    mean_prompt_tokens: float | None = None
+    mean_completion_tokens: float | None = None
+    mean_agent_s: float | None = None
+
+    @classmethod
+    def of(cls, valid: list[RunRecord]) -> CellProcess:
+        runs = [r for r in valid if r.process is not None]
+        procs = [r.process for r in runs if r.process is not None]
+        actions = sum(p.actions for p in procs)
+        modes = {m: 0 for m in COMPLETION_MODES}
+        for p in procs:
+            if p.completion_mode is not None:
+                modes[p.completion_mode] += 1
+        return cls(
+            runs=len(procs),
+            actions=actions,
+            mean_turns=_mean([p.turns for p in procs]),
+            shares={
+                k: (sum(p.action_counts.get(k, 0) for p in procs) / actions if actions else None)
+                for k in ACTION_KINDS
+            },
+            error_action_rate=sum(p.error_actions for p in procs) / actions if actions else None,
+            repeat_action_rate=sum(p.repeat_actions for p in procs) / actions if actions else None,
+            modes=modes,
+            mean_prompt_tokens=_mean([p.prompt_tokens for p in procs]),
+            mean_completion_tokens=_mean([p.completion_tokens for p in procs]),
+            mean_agent_s=_mean([r.agent_s for r in runs]),
+        )
+
+
+@dataclass
 class CellSummary:
     """Aggregates of one cell (means over valid runs; None when there is none)."""
 
@@ -67,6 +116,7 @@ class CellSummary:
     mean_tool_errors: float | None
     mean_wall_s: float | None
     agent_errors: int
+    process: CellProcess = field(default_factory=CellProcess)
 
 
 @dataclass
@@ -139,6 +189,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
                 mean_tool_errors=_mean([r.tool_errors for r in valid]),
                 mean_wall_s=_mean([r.wall_s for r in valid]),
                 agent_errors=sum(1 for r in valid if r.agent_error),
+                process=CellProcess.of(valid),
             )
         )
     paired: list[Paired] = []
@@ -200,6 +251,64 @@ def _blk(b: bool | str) -> str:
     return "default" if b is True else ("-" if not b else Path(str(b)).name)
 
 
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.0f}%"
+
+
+def _mode(r: RunRecord) -> str:
+    return (r.process.completion_mode or "-") if r.process is not None else "-"
+
+
+#: short column names of the completion modes
+MODE_SHORT = {
+    "early_submission": "early",
+    "interaction_limit": "limit",
+    "correct_submission": "correct",
+    "error_submission": "error sub",
+    "agent_error": "agent err",
+    "no_submission": "no submit",
+}
+
+
+def _process_markdown(s: CampaignSummary) -> list[str]:
+    """The process-metrics section of ``summary.md`` (two tables: actions, completion and cost)."""
+    lines = [
+        "",
+        "## Process metrics (NetConfArena; valid runs)",
+        "",
+        "Action shares and error/repeat-action rates are pooled over the cell's actions "
+        "(tool calls and agent-loop actions); turns, tokens and agent time are means per run. "
+        "See ani/campaign/metrics.py for the action kinds of each level.",
+        "",
+        "| cell | runs | actions | turns | "
+        + " | ".join(ACTION_KINDS)
+        + " | error-action rate | repeat-action rate |",
+        "|---|" + "---|" * (len(ACTION_KINDS) + 5),
+    ]
+    for c in s.cells:
+        p = c.process
+        lines.append(
+            f"| {c.name} | {p.runs} | {p.actions} | {_f(p.mean_turns, '.1f')} | "
+            + " | ".join(_pct(p.shares[k]) for k in ACTION_KINDS)
+            + f" | {_pct(p.error_action_rate)} | {_pct(p.repeat_action_rate)} |"
+        )
+    lines += [
+        "",
+        "| cell | " + " | ".join(MODE_SHORT[m] for m in COMPLETION_MODES)
+        + " | prompt tokens | completion tokens | agent s |",
+        "|---|" + "---|" * (len(COMPLETION_MODES) + 3),
+    ]
+    for c in s.cells:
+        p = c.process
+        lines.append(
+            f"| {c.name} | "
+            + " | ".join(str(p.modes[m]) for m in COMPLETION_MODES)
+            + f" | {_f(p.mean_prompt_tokens, '.0f')} | {_f(p.mean_completion_tokens, '.0f')} "
+            f"| {_f(p.mean_agent_s, '.1f')} |"
+        )
+    return lines
+
+
 def render_markdown(s: CampaignSummary) -> str:
     """The text of ``summary.md``."""
     sp = s.spec
@@ -250,6 +359,7 @@ def render_markdown(s: CampaignSummary) -> str:
             + f" | {c.agent_errors} | {_f(c.mean_steps, '.1f')} | {_f(c.mean_tool_calls, '.1f')} "
             f"| {_f(c.mean_tool_errors, '.1f')} | {_f(c.mean_wall_s, '.1f')} |"
         )
+    lines += _process_markdown(s)
     if s.paired:
         ref = s.paired[0].reference
         lines += [
@@ -287,8 +397,9 @@ def render_markdown(s: CampaignSummary) -> str:
         "",
         "## Runs",
         "",
-        "| run | cell | seed | label | tests | invariants | steps | tool calls | tool errors | stop | wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| run | cell | seed | label | tests | invariants | steps | tool calls | tool errors | stop "
+        "| completion mode | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in s.cells:
         for r in c.runs:
@@ -300,7 +411,8 @@ def render_markdown(s: CampaignSummary) -> str:
             )
             lines.append(
                 f"| {r.run_id} | {r.cell} | {r.seed} | {r.label} | {t} | {i} | {_f(r.steps, 'd') if r.steps is not None else '-'} "
-                f"| {r.tool_calls} | {r.tool_errors} | {r.stop_reason or '-'} | {r.wall_s:.1f} |"
+                f"| {r.tool_calls} | {r.tool_errors} | {r.stop_reason or '-'} "
+                f"| {_mode(r)} | {r.wall_s:.1f} |"
             )
     failed = [
         (r, x) for c in s.cells for r in c.valid for x in r.tests + r.invariants if not x.passed
@@ -340,7 +452,8 @@ def write_report(out_dir: str | Path) -> Path:
 
 
 def summary_tables(s: CampaignSummary) -> list[Table]:
-    """Two compact rich tables (fit 80 columns): rates with Wilson intervals and McNemar p; labels and cost."""
+    """Three compact rich tables (fit 80 columns): rates with Wilson intervals and McNemar p; labels
+    and cost; process metrics (action shares, error/repeat rates, completion modes, tokens)."""
     rates = Table(
         title=f"campaign {s.name}: rates [95% Wilson]", box=box.SIMPLE_HEAD, pad_edge=False
     )
@@ -379,7 +492,32 @@ def summary_tables(s: CampaignSummary) -> list[Table]:
             _f(c.mean_tool_errors, ".1f"),
             _f(c.mean_wall_s, ".1f"),
         )
-    return [rates, cost]
+    proc = Table(
+        title="process: shares % ret/upd/val/wait/sub/null; modes early/limit/ok/err",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col in ("cell", "turns", "shares %", "err%", "rep%", "modes", "tokens p/c"):
+        proc.add_column(
+            col, justify="left" if col in ("cell", "shares %", "modes") else "right", no_wrap=True
+        )
+    for c in s.cells:
+        p = c.process
+        shares = "/".join(
+            "-" if p.shares[k] is None else f"{100 * p.shares[k]:.0f}" for k in ACTION_KINDS
+        )
+        modes = "/".join(str(p.modes[m]) for m in COMPLETION_MODES[:4])
+        other = p.modes["agent_error"] + p.modes["no_submission"]
+        proc.add_row(
+            c.name,
+            _f(p.mean_turns, ".1f"),
+            shares,
+            "-" if p.error_action_rate is None else f"{100 * p.error_action_rate:.0f}",
+            "-" if p.repeat_action_rate is None else f"{100 * p.repeat_action_rate:.0f}",
+            modes + (f" +{other}" if other else ""),
+            f"{_f(p.mean_prompt_tokens, '.0f')}/{_f(p.mean_completion_tokens, '.0f')}",
+        )
+    return [rates, cost, proc]
 
 
 def print_summary(out_dir: str | Path, console: Console | None = None) -> CampaignSummary:

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from ani.campaign.metrics import ProcessMetrics
 from ani.validation import format_validation_error
 
 Label = Literal[
@@ -56,6 +57,9 @@ class RunRecord(BaseModel):
         stop_reason: ``submitted|max_steps|wall_clock|error`` (None if the agent never ran).
         wall_s: whole run, lab up to lab down; lab_up_s: ``lab.up()``; agent_s: ``agent.run``.
         teardown_error: ``lab.down()`` failed (the verdict stands; the host may need ``ani lab down --stale``).
+        process: the process metrics of NetConfArena computed from the trajectory
+            (:mod:`ani.campaign.metrics`); None when the agent never ran (or in records written
+            before they existed).
     """
 
     run_id: str
@@ -86,6 +90,7 @@ class RunRecord(BaseModel):
     ended: datetime
     trajectory: str | None = None
     teardown_error: str | None = None
+    process: ProcessMetrics | None = None
 
     @property
     def valid(self) -> bool:

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ani.campaign.metrics import compute_metrics
 from ani.campaign.results import INFRA, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec
 from ani.campaign.spec import run_id as make_run_id
@@ -347,11 +348,18 @@ def _execute(
     except Exception as exc:  # noqa: BLE001
         state["infra_error_reason"] = f"adapter open: {_err(exc)}"
         return
+    try:  # the ToolSpec hints classify tools the level's name table does not know
+        state["tools"] = list(adapter.tools())
+    except Exception:  # noqa: BLE001 - metrics only; never fails a run
+        state["tools"] = []
     t0 = time.monotonic()
     try:
         result = agent.run(variant.agent_view(), adapter, budget)
         state["steps"] = getattr(result, "steps", None)
         state["stop_reason"] = getattr(result, "stop_reason", None)
+        state["submitted"] = getattr(result, "submitted", None)
+        state["prompt_tokens"] = getattr(result, "prompt_tokens", None)
+        state["completion_tokens"] = getattr(result, "completion_tokens", None)
         if getattr(result, "error", None):
             state["agent_error"] = str(result.error)
     except Exception as exc:  # noqa: BLE001 - the SUT failed, not the infrastructure
@@ -415,6 +423,25 @@ def _record(
         started=started,
         ended=_now(),
         teardown_error=state.get("teardown_error"),
+        process=_process(info, state, label),
+    )
+
+
+def _process(info: dict[str, Any], state: dict[str, Any], label: str) -> Any:
+    """The run's process metrics (None if the agent never got an interface)."""
+    trajectory = state.get("trajectory")
+    if trajectory is None:
+        return None
+    submitted = state.get("submitted")
+    return compute_metrics(
+        trajectory.events,
+        str(info.get("level", "")),
+        stop_reason=state.get("stop_reason"),
+        submitted=submitted if isinstance(submitted, bool) else None,
+        success=None if label == INFRA else state.get("success"),
+        tools=state.get("tools"),
+        prompt_tokens=state.get("prompt_tokens"),
+        completion_tokens=state.get("completion_tokens"),
     )
 
 

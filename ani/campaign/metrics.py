@@ -1,0 +1,562 @@
+"""Process metrics of a run (NetConfArena §III-D.2), computed from its trajectory events.
+
+Pure functions: no I/O, no clocks. Input is the list of trajectory events of one run
+(``Trajectory.events`` or ``Trajectory.read(path)``); output is a :class:`ProcessMetrics`.
+
+Actions and their kinds
+    An *action* is one ``tool_call`` event (logged by the adapter) or one ``agent_action`` event
+    (logged by the agent loop for what is not an adapter call: ``wait``, ``submit``, ``null``).
+    Every action has exactly one kind of :data:`ACTION_KINDS`:
+
+    - ``retrieval``: reads configuration or inventory (get_topology, get_running_config, ...);
+    - ``update``: changes, stages or undoes configuration (update_config, edit_config, commit,
+      sot_patch, apply, rollback, snapshot, lock, ...);
+    - ``validation``: checks behaviour or a pending change (execute_validation, operational
+      state, validate, compare, plan, drift, ...);
+    - ``wait`` / ``submit``: the agent-loop actions;
+    - ``null``: unrecognised: a malformed model output (logged by the agent as
+      ``agent_action`` with ``action="null"``) or a tool name the level does not have.
+
+    The kind of a tool call comes from the level's name table (:data:`TOOL_KINDS`, a0..a4), a
+    few argument-sensitive rules (A0 ``shell`` by its command; A3-T/A4 ``get_state`` with
+    ``what=config`` is a retrieval), and for tools not in the table (third-party adapters) the
+    ToolSpec hints: ``read_only`` -> retrieval, otherwise update.
+
+Trajectory conventions for agents (see :func:`log_agent_action`, :func:`log_agent_turn`)::
+
+    {"event": "agent_action", "action": "wait", "seconds": 5}
+    {"event": "agent_action", "action": "submit"}
+    {"event": "agent_action", "action": "null", "reason": "invalid tool-call JSON"}
+    {"event": "agent_turn", "turn": 3, "prompt_tokens": 812, "completion_tokens": 64}
+
+Metrics (all counts are of actions unless said otherwise)
+    - turns: number of ``agent_turn`` events if the agent logs them (one per model response,
+      which may hold several tool calls), else the number of actions (one action per turn).
+    - shares: ``action_counts[kind] / actions``.
+    - error actions: actions with ``ok`` False (the flag, never the text): refused tool calls,
+      and agent-loop actions the loop refused (a ``wait`` with bad seconds); a call to a tool
+      the level does not have is a null action, not an error action.
+      ``error_action_rate = error_actions / actions``.
+    - repeat actions: an update or validation tool call identical (same tool, same arguments)
+      to the action just before it, or an action that is the exact inverse of the action just
+      before it where the level can tell (:func:`is_inverse`).
+      ``repeat_action_rate = repeat_actions / actions``.
+    - completion mode (:func:`completion_mode`).
+    - tokens: sums of ``prompt_tokens`` / ``completion_tokens`` over ``agent_turn`` events, else
+      the agent's own totals if it reports them, else None (scripted agents use no model).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ActionKind = Literal["retrieval", "update", "validation", "wait", "submit", "null"]
+ACTION_KINDS: tuple[str, ...] = ("retrieval", "update", "validation", "wait", "submit", "null")
+
+CompletionMode = Literal[
+    "early_submission",
+    "interaction_limit",
+    "correct_submission",
+    "error_submission",
+    "agent_error",
+    "no_submission",
+]
+#: the four modes of NetConfArena, then the two that only a crash or a silent stop produce
+COMPLETION_MODES: tuple[str, ...] = (
+    "early_submission",
+    "interaction_limit",
+    "correct_submission",
+    "error_submission",
+    "agent_error",
+    "no_submission",
+)
+#: stop reasons that mean a budget ended the run
+LIMIT_STOP_REASONS = frozenset({"max_steps", "wall_clock", "max_tokens"})
+
+AGENT_ACTION_EVENT = "agent_action"
+AGENT_TURN_EVENT = "agent_turn"
+TOOL_CALL_EVENT = "tool_call"
+
+_R, _U, _V = "retrieval", "update", "validation"
+
+#: tool name -> kind, per level. Shared names (get_topology) are repeated on purpose: a level's
+#: table is complete for its adapter, so an unknown name is visibly unknown.
+TOOL_KINDS: dict[str, dict[str, str]] = {
+    "a0": {"get_topology": _R, "shell": _U},  # shell: refined by its command (_shell_kind)
+    "a1": {
+        "get_topology": _R,
+        "get_running_config": _R,
+        "list_snapshots": _R,
+        "execute_validation": _V,
+        "update_config": _U,
+        "snapshot": _U,
+        "rollback": _U,
+    },
+    "a2": {
+        "get_topology": _R,
+        "get_config": _R,
+        "get_schema": _R,
+        "get_state": _V,  # operational state: what a validation checks
+        "validate": _V,
+        "compare": _V,  # the diff a commit would make
+        "edit_config": _U,
+        "discard_changes": _U,
+        "lock": _U,
+        "unlock": _U,
+        "commit": _U,
+        "confirm_commit": _U,
+        "cancel_commit": _U,
+    },
+    "a3t": {
+        "get_topology": _R,
+        "list_service_types": _R,
+        "get_service_schema": _R,
+        "list_services": _R,
+        "get_service": _R,
+        "get_state": _V,  # what=config: retrieval (_arg_kind)
+        "plan": _V,
+        "apply": _U,
+    },
+    "a3r": {
+        "get_topology": _R,
+        "sot_list": _R,
+        "sot_read": _R,
+        "sot_log": _R,
+        "sot_diff": _V,
+        "drift": _V,
+        "reconcile_status": _V,
+        "sot_patch": _U,
+        "sot_discard": _U,
+        "sot_commit": _U,
+        "sot_revert": _U,
+        "reconcile": _U,
+    },
+}
+TOOL_KINDS["a4"] = {
+    **TOOL_KINDS["a3r"],
+    **{k: v for k, v in TOOL_KINDS["a3t"].items() if k != "apply"},
+    "sot_delete": _U,
+}
+#: names that are agent-loop actions whatever the level (an adapter exposing them is honoured)
+LOOP_TOOLS = {"wait": "wait", "submit": "submit"}
+
+
+class ProcessMetrics(BaseModel):
+    """Process metrics of one run (a field of :class:`~ani.campaign.results.RunRecord`).
+
+    Attributes:
+        turns: agent turns (model responses; actions when the agent logs no turns).
+        actions: number of actions (tool calls + agent-loop actions).
+        action_counts: actions per kind, every kind of :data:`ACTION_KINDS` present.
+        error_actions: actions with ``ok`` False (null actions excluded).
+        repeat_identical: update/validation tool calls identical to the action before.
+        repeat_inverse: actions that exactly undo the action before.
+        completion_mode: one of :data:`COMPLETION_MODES`, or None when it cannot be told
+            (a submitted run that was never graded: an infrastructure error).
+        submit_inferred: the agent reported ``submitted`` without logging a submit action; one
+            submit action was counted at the end.
+        prompt_tokens / completion_tokens: model tokens, None when no model was used.
+    """
+
+    turns: int = 0
+    actions: int = 0
+    action_counts: dict[str, int] = Field(default_factory=lambda: {k: 0 for k in ACTION_KINDS})
+    error_actions: int = 0
+    repeat_identical: int = 0
+    repeat_inverse: int = 0
+    completion_mode: CompletionMode | None = None
+    submit_inferred: bool = False
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @property
+    def repeat_actions(self) -> int:
+        return self.repeat_identical + self.repeat_inverse
+
+    def share(self, kind: str) -> float | None:
+        """``action_counts[kind] / actions`` (None without actions)."""
+        return self.action_counts.get(kind, 0) / self.actions if self.actions else None
+
+    @property
+    def error_action_rate(self) -> float | None:
+        return self.error_actions / self.actions if self.actions else None
+
+    @property
+    def repeat_action_rate(self) -> float | None:
+        return self.repeat_actions / self.actions if self.actions else None
+
+
+# --- agent-side logging helpers --------------------------------------------------------------------
+
+
+def log_agent_action(trajectory: Any, action: str, **fields: Any) -> dict[str, Any]:
+    """Log an agent-loop action (``wait``, ``submit`` or ``null``) to ``trajectory``.
+
+    Raises ValueError for another action name (tool calls are logged by the adapter).
+    """
+    if action not in ("wait", "submit", "null"):
+        raise ValueError(f"agent action must be wait, submit or null, got {action!r}")
+    return trajectory.log(AGENT_ACTION_EVENT, action=action, **fields)
+
+
+def log_agent_turn(
+    trajectory: Any,
+    turn: int,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """Log one model response (a turn) with its token usage from the API's ``usage`` field."""
+    return trajectory.log(
+        AGENT_TURN_EVENT,
+        turn=turn,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        **fields,
+    )
+
+
+# --- classification --------------------------------------------------------------------------------
+
+_SHELL_UPDATE = re.compile(
+    r"\bconf(?:igure)?(?:\s+t(?:erminal)?)?\b|\bwrite\b|\bcopy\b"
+    r"|\bip\s+(?:-\S+\s+)*(?:addr(?:ess)?|route|link|rule|neigh)\s+(?:add|del|delete|change|replace|set|flush)\b"
+    r"|\bnft\s+(?:-\S+\s+)*(?:add|delete|insert|flush|replace|create|destroy|-f)\b"
+    r"|\bsysctl\s+-w\b|\bsed\s+-i\b|\btee\b|(?<![0-9])>(?!&)|\brm\b|\bmv\b|\bkill\b|\bsystemctl\b"
+)
+_SHELL_VALIDATION = re.compile(r"\b(?:ping|traceroute|tracepath|mtr)\b|\bshow\s+(?!run)")
+_SHELL_RETRIEVAL = re.compile(
+    r"\bshow\s+run|\bcat\b|\bls\b|\bip\b|\bnft\s+(?:-\S+\s+)*list\b"
+)
+
+
+def _shell_kind(command: str, changed: bool | None) -> str:
+    """A0 shell: update if the command writes (vtysh configure, ip ... add, nft add, ...);
+    validation for ping/traceroute and vtysh show (other than running-config); retrieval for
+    show running-config, cat, ip/nft listings; otherwise update if the call changed the router
+    (measured), else retrieval."""
+    if _SHELL_UPDATE.search(command):
+        return _U
+    if _SHELL_VALIDATION.search(command):
+        return _V
+    if _SHELL_RETRIEVAL.search(command):
+        return _R
+    return _U if changed else _R
+
+
+def _tool_hints(tools: Iterable[Any] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for t in tools or ():
+        name = getattr(t, "name", None)
+        if name:
+            out[name] = _R if getattr(t, "read_only", False) else _U
+    return out
+
+
+def tool_kind(
+    level: str,
+    tool: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    changed: bool | None = None,
+    tools: Iterable[Any] | None = None,
+) -> str:
+    """The kind of one tool call at ``level``.
+
+    Args:
+        level: ``a0``..``a4`` (a cell's level); other names use only ``tools``.
+        tool: the tool name called.
+        arguments: the call's arguments (A0 shell and A3-T/A4 get_state look at them).
+        changed: the call's measured ``changed`` flag (A0 shell fallback).
+        tools: the adapter's ToolSpecs, for tools not in the level's table.
+
+    Returns:
+        one of :data:`ACTION_KINDS`; ``null`` for a name neither the table nor ``tools`` knows.
+    """
+    args = arguments or {}
+    if tool in LOOP_TOOLS:
+        return LOOP_TOOLS[tool]
+    table = TOOL_KINDS.get(str(level).lower(), {})
+    kind = table.get(tool)
+    if kind is None:
+        kind = _tool_hints(tools).get(tool)
+    if kind is None:
+        return "null"
+    if tool == "shell" and isinstance(args.get("command"), str):
+        return _shell_kind(args["command"], changed)
+    if tool == "get_state" and args.get("what") == "config":
+        return _R
+    return kind
+
+
+# --- inverse actions -------------------------------------------------------------------------------
+
+
+def _toggle_line(line: str) -> str:
+    s = " ".join(line.split())
+    if s.startswith("no "):
+        return s[3:]
+    if s.startswith("nft add "):
+        return "nft delete " + s[8:]
+    if s.startswith("nft delete "):
+        return "nft add " + s[11:]
+    return "no " + s
+
+
+def _lines_inverse(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """``b`` repeats ``a`` line by line with at least one line negated (``no X`` <-> ``X``,
+    ``nft add`` <-> ``nft delete``); the other lines (block headers) are equal."""
+    if not a or len(a) != len(b) or not all(isinstance(x, str) for x in [*a, *b]):
+        return False
+    toggled = 0
+    for x, y in zip(a, b, strict=True):
+        nx, ny = " ".join(x.split()), " ".join(y.split())
+        if nx == ny:
+            continue
+        if _toggle_line(nx) == ny:
+            toggled += 1
+        else:
+            return False
+    return toggled > 0
+
+
+def _patch_op_inverse(op: Any, inv: Any) -> bool:
+    if not isinstance(op, Mapping) or not isinstance(inv, Mapping):
+        return False
+    if op.get("op") == "add" and inv.get("op") == "remove":
+        return op.get("path") == inv.get("path")
+    if op.get("op") == "move" and inv.get("op") == "move":
+        return op.get("from") == inv.get("path") and op.get("path") == inv.get("from")
+    return False
+
+
+def _patch_inverse(a: Any, b: Any) -> bool:
+    """JSON Patch ``b`` undoes ``a``: same length, ``b[i]`` undoes ``a[n-1-i]`` (add p <-> remove p,
+    move a->b <-> move b->a). A remove then an add is not counted: the old value is unknown."""
+    if not isinstance(a, list) or not isinstance(b, list) or not a or len(a) != len(b):
+        return False
+    return all(_patch_op_inverse(op, inv) for op, inv in zip(a, reversed(b), strict=True))
+
+
+_CREATING = {"add", "onboard", "apply"}
+
+
+def _service_id(change: Any) -> str | None:
+    try:
+        from ani.intents.models import parse_change
+
+        return str(parse_change(change).service_id())
+    except Exception:  # noqa: BLE001 - an invalid change has no identity
+        return None
+
+
+def _changes_inverse(a: Any, b: Any) -> bool:
+    """A3-T changes ``b`` remove, in reverse order, exactly the services ``a`` created."""
+    if not isinstance(a, list) or not isinstance(b, list) or not a or len(a) != len(b):
+        return False
+    for ch, inv in zip(a, reversed(b), strict=True):
+        if not isinstance(ch, Mapping) or not isinstance(inv, Mapping):
+            return False
+        if ch.get("action") not in _CREATING or inv.get("action") != "remove":
+            return False
+        sid = _service_id(ch)
+        if sid is None or sid != _service_id(inv):
+            return False
+    return True
+
+
+def _devices(args: Mapping[str, Any]) -> list[str] | None:
+    d = args.get("devices")
+    return sorted(d) if isinstance(d, list) and all(isinstance(x, str) for x in d) else None
+
+
+def is_inverse(prev: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
+    """``cur`` exactly undoes ``prev`` (two ``tool_call`` events), where the level can tell:
+
+    - A1 ``update_config`` then ``update_config`` on the same device negating lines of the first;
+    - A2 ``edit_config`` then ``discard_changes`` on the same device; ``commit`` then
+      ``cancel_commit`` of the same devices;
+    - A3-R/A4 ``sot_patch`` then ``sot_patch`` of the same file with the inverse operations, or
+      then ``sot_discard``;
+    - A3-T/A4 ``apply`` then ``apply`` removing the services the first created.
+
+    A0's shell and A1's rollback cannot be told apart from other changes: never counted.
+    Only calls that succeeded count (undoing a refused call undoes nothing).
+    """
+    if prev.get("event") != TOOL_CALL_EVENT or cur.get("event") != TOOL_CALL_EVENT:
+        return False
+    if prev.get("ok") is not True or cur.get("ok") is not True:
+        return False
+    pt, ct = prev.get("tool"), cur.get("tool")
+    pa = prev.get("arguments") if isinstance(prev.get("arguments"), Mapping) else {}
+    ca = cur.get("arguments") if isinstance(cur.get("arguments"), Mapping) else {}
+    if pt == ct == "update_config":
+        return pa.get("device") == ca.get("device") and _lines_inverse(
+            pa.get("commands") or [], ca.get("commands") or []
+        )
+    if (pt, ct) == ("edit_config", "discard_changes"):
+        return pa.get("device") is not None and pa.get("device") == ca.get("device")
+    if (pt, ct) == ("commit", "cancel_commit"):
+        return _devices(pa) is not None and _devices(pa) == _devices(ca)
+    if pt == ct == "sot_patch":
+        return pa.get("path") == ca.get("path") and _patch_inverse(pa.get("patch"), ca.get("patch"))
+    if (pt, ct) == ("sot_patch", "sot_discard"):
+        return True
+    if pt == ct == "apply":
+        return _changes_inverse(pa.get("changes"), ca.get("changes"))
+    return False
+
+
+# --- the metrics -----------------------------------------------------------------------------------
+
+
+def _canonical(args: Any) -> str:
+    return json.dumps(args, sort_keys=True, default=str)
+
+
+def completion_mode(
+    stop_reason: str | None,
+    submitted: bool,
+    success: bool | None,
+    attempted_update: bool,
+    null_actions: int,
+) -> str | None:
+    """How the run ended, first match wins:
+
+    1. ``interaction_limit``: a budget ended it (stop reason max_steps, wall_clock, max_tokens);
+    2. ``agent_error``: the agent failed (stop reason ``error``) without submitting;
+    3. not submitted: ``no_submission`` (the agent returned without submit);
+    4. ``correct_submission``: submitted and the hidden tests pass;
+    5. ``early_submission``: submitted without attempting any update, and without any null
+       action (it only looked: no attempt at configuration is visible). A null action is an
+       unrecognised attempt, so a submission after malformed outputs is judged on the result;
+    6. ``error_submission``: submitted and the tests fail.
+
+    Returns None when submitted but never graded (``success`` None: an infrastructure error).
+    """
+    if stop_reason in LIMIT_STOP_REASONS:
+        return "interaction_limit"
+    if not submitted:
+        return "agent_error" if stop_reason == "error" else "no_submission"
+    if success is None:
+        return None
+    if success:
+        return "correct_submission"
+    if not attempted_update and null_actions == 0:
+        return "early_submission"
+    return "error_submission"
+
+
+def _int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def compute_metrics(
+    events: Iterable[Mapping[str, Any]],
+    level: str,
+    *,
+    stop_reason: str | None = None,
+    submitted: bool | None = None,
+    success: bool | None = None,
+    tools: Iterable[Any] | None = None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+) -> ProcessMetrics:
+    """Process metrics of one run.
+
+    Args:
+        events: the run's trajectory events, in order.
+        level: the cell's level (``a0``..``a4``), for the tool-kind table.
+        stop_reason: the agent's stop reason (``submitted|max_steps|wall_clock|max_tokens|error``).
+        submitted: the agent declared the task done (``AgentRun.submitted``); None: a submit
+            action in the trajectory, or stop reason ``submitted``, says so.
+        success: the hidden tests' verdict (None: not graded).
+        tools: the adapter's ToolSpecs (kinds of tools not in the level's table).
+        prompt_tokens / completion_tokens: the agent's own totals, used when the trajectory has
+            no ``agent_turn`` usage.
+
+    Returns:
+        :class:`ProcessMetrics`.
+    """
+    tool_list = list(tools or [])
+    counts = {k: 0 for k in ACTION_KINDS}
+    actions: list[tuple[str, Mapping[str, Any]]] = []
+    turns = 0
+    p_sum = c_sum = 0
+    has_usage = False
+    errors = rep_same = rep_inv = 0
+    attempted_update = False
+    for ev in events:
+        name = ev.get("event")
+        if name == AGENT_TURN_EVENT:
+            turns += 1
+            p, c = _int_or_none(ev.get("prompt_tokens")), _int_or_none(ev.get("completion_tokens"))
+            if p is not None or c is not None:
+                has_usage = True
+                p_sum += p or 0
+                c_sum += c or 0
+            continue
+        if name == TOOL_CALL_EVENT:
+            args = ev.get("arguments")
+            kind = tool_kind(
+                level,
+                str(ev.get("tool", "")),
+                args if isinstance(args, Mapping) else None,
+                changed=ev.get("changed"),
+                tools=tool_list,
+            )
+            if kind == _U:
+                attempted_update = True
+        elif name == AGENT_ACTION_EVENT:
+            kind = str(ev.get("action"))
+            if kind not in ("wait", "submit", "null"):
+                kind = "null"
+        else:
+            continue
+        if kind != "null" and ev.get("ok") is False:
+            errors += 1
+        if actions:
+            pkind, prev = actions[-1]
+            if (
+                name == TOOL_CALL_EVENT
+                and kind in (_U, _V)
+                and prev.get("event") == TOOL_CALL_EVENT
+                and prev.get("tool") == ev.get("tool")
+                and _canonical(prev.get("arguments")) == _canonical(ev.get("arguments"))
+            ):
+                rep_same += 1
+            elif is_inverse(prev, ev):
+                rep_inv += 1
+        counts[kind] += 1
+        actions.append((kind, ev))
+
+    if submitted is None:
+        submitted = counts["submit"] > 0 or stop_reason == "submitted"
+    inferred = False
+    if submitted and counts["submit"] == 0:
+        counts["submit"] = 1
+        inferred = True
+    n_actions = sum(counts.values())
+    if not has_usage:
+        p_out, c_out = _int_or_none(prompt_tokens), _int_or_none(completion_tokens)
+    else:
+        p_out, c_out = p_sum, c_sum
+    return ProcessMetrics(
+        turns=turns if turns else n_actions,
+        actions=n_actions,
+        action_counts=counts,
+        error_actions=errors,
+        repeat_identical=rep_same,
+        repeat_inverse=rep_inv,
+        completion_mode=completion_mode(
+            stop_reason, bool(submitted), success, attempted_update, counts["null"]
+        ),
+        submit_inferred=inferred,
+        prompt_tokens=p_out,
+        completion_tokens=c_out,
+    )
