@@ -3,6 +3,7 @@
     ani lab up FILE [--id ID] | status | exec NODE -- CMD... | down [ID] [--stale]
     ani campaign run FILE [--resume DIR]
     ani run ...            one task variant at one level (debugging)
+    ani mcp serve --lab ID --level a1 [--http --port N]   an adapter's tools over MCP
     ani adapters           list the registered adapters
 """
 
@@ -16,10 +17,12 @@ import typer
 from ani.campaign.cli import app as campaign_app
 from ani.campaign.cli import run_one
 from ani.lab.cli import app as lab_app
+from ani.mcp.cli import app as mcp_app
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="ani-sdk: Agent-Network Interface SDK")
 app.add_typer(lab_app, name="lab", help="Start, inspect and remove FRR labs in network namespaces.")
 app.add_typer(campaign_app, name="campaign", help="Run benchmark campaigns.")
+app.add_typer(mcp_app, name="mcp", help="Serve an adapter's tools to any MCP client (stdio or HTTP).")
 app.command("run", help="Run one task variant at one level and print the trajectory.")(run_one)
 
 

@@ -1,0 +1,154 @@
+"""``ani mcp ...``: put any MCP-capable agent under test.
+
+    ani mcp serve [--lab ID] [--level a1] [--option KEY=VALUE ...] [--trajectory FILE]
+                  [--http [--port N]]
+
+Serves the tools of one adapter (level) acting on a running lab (``ani lab up FILE``), over
+stdio (default; what desktop agents spawn) or streamable HTTP on ``http://127.0.0.1:N/mcp``.
+The lab is attached, never owned: stopping the server leaves the lab up. Every message of this
+command goes to stderr (stdout is the MCP wire under stdio).
+
+Exit codes: 0 the client closed the connection (stdio) or the server was interrupted (HTTP),
+2 bad input (no such lab, unknown level, bad option), 1 the adapter could not be opened.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ani.errors import AniError, ConfigError, LabNotFound, RegistryError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+def _err(msg: str, code: int) -> typer.Exit:
+    print(f"error: {msg}", file=sys.stderr)
+    return typer.Exit(code)
+
+
+def leave_session_leadership() -> None:
+    """If this process leads its session (MCP clients spawn stdio servers with ``setsid``), fork:
+    the parent only waits for the child and exits with its status (forwarding SIGTERM, SIGINT and
+    SIGHUP); the child, not a session leader, serves.
+
+    Why: a session leader without a controlling terminal acquires the first terminal it opens,
+    and the adapters' vtysh sessions run on pseudo-terminals; when one closes, the kernel hangs
+    up the session and SIGHUP kills the server mid-call (seen: the client reads "Connection
+    closed" on the first device call). Call it before any thread or session exists.
+    """
+    import os
+    import signal
+
+    if os.getsid(0) != os.getpid():
+        return
+    child = os.fork()
+    if child == 0:
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda signum, _frame: os.kill(child, signum))
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except ChildProcessError:  # pragma: no cover
+            os._exit(1)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for clarity
+            continue
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    """``["command_timeout_s=1", "platform=frr"]`` -> ``{"command_timeout_s": 1, "platform": "frr"}``.
+
+    Values are YAML scalars (numbers, booleans, strings). Raises ConfigError naming a bad item.
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, val = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--option {item!r}: expected KEY=VALUE")
+        try:
+            out[key] = yaml.safe_load(val) if val.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--option {item!r}: value is not a YAML scalar: {exc}") from None
+    return out
+
+
+def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
+                 trajectory: Path | None = None) -> tuple[Any, Any]:
+    """(lab, opened adapter) for ``level`` on the running lab ``lab_id`` (attached, not owned).
+
+    Raises LabNotFound, RegistryError, ConfigError (bad input) or AniError (open failed).
+    """
+    from ani.lab.cli import _pick
+    from ani.lab.lab import Lab
+    from ani.registry import create_adapter, resolve_name
+    from ani.trajectory import Trajectory
+
+    name = resolve_name(level)
+    try:
+        target = _pick(lab_id)
+    except typer.Exit:
+        raise LabNotFound("no lab chosen (see the message above); name one with --lab ID") from None
+    lab = Lab.attach(target, own=False)
+    leave_session_leadership()  # after the input checks, before any session or thread
+    traj = Trajectory(run_id=f"mcp-{target}", level=name, path=trajectory)
+    adapter = create_adapter(name, lab, trajectory=traj, options=options)
+    adapter.open()
+    return lab, adapter
+
+
+@app.command("serve")
+def serve(
+    lab_id: Annotated[str | None, typer.Option("--lab", help="lab id (optional if one lab runs)")] = None,
+    level: Annotated[str | None, typer.Option("--level", help="adapter: a0, a1, a2, a3t, a3r, a4 "
+                                              "(default: $ANI_LEVEL)")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="adapter option KEY=VALUE "
+                                                     "(repeatable), e.g. command_timeout_s=5")] = None,
+    trajectory: Annotated[Path | None, typer.Option("--trajectory", help="append every call as a "
+                                                    "JSON line to this file")] = None,
+    http: Annotated[bool, typer.Option("--http", help="streamable HTTP on 127.0.0.1 instead of stdio")] = False,
+    port: Annotated[int, typer.Option("--port", help="HTTP port (0: a free one, printed)")] = 8765,
+) -> None:
+    """Serve one adapter's tools over MCP (stdio by default)."""
+    try:
+        import anyio
+
+        from ani.mcp.server import DEFAULT_HOST, build_server, serve_http, serve_stdio
+    except ImportError as exc:
+        raise _err(f"ani mcp needs the mcp extra (pip install 'ani-sdk[mcp]'): {exc}", 2) from None
+
+    try:
+        options = parse_options(option or [])
+        lab, adapter = open_adapter(lab_id, level, options, trajectory)
+    except (LabNotFound, RegistryError, ConfigError) as exc:
+        raise _err(str(exc), 2) from None
+    except AniError as exc:
+        raise _err(f"cannot open the adapter: {exc}", 1) from None
+    try:
+        server = build_server(
+            adapter,
+            instructions=f"ANI level {adapter.level} on lab {lab.id} (routers: {', '.join(lab.routers)})",
+        )
+        if http:
+            def ready(url: str) -> None:
+                print(f"ani mcp: serving level {adapter.level} of lab {lab.id} at {url}",
+                      file=sys.stderr, flush=True)
+
+            try:
+                anyio.run(lambda: serve_http(server, host=DEFAULT_HOST, port=port, on_ready=ready))
+            except KeyboardInterrupt:
+                pass
+        else:
+            print(f"ani mcp: serving level {adapter.level} of lab {lab.id} on stdio", file=sys.stderr, flush=True)
+            anyio.run(serve_stdio, server)
+    finally:
+        adapter.close()

@@ -1,0 +1,206 @@
+"""An MCP server for any ANI adapter (built on the official ``mcp`` SDK, low-level ``Server``).
+
+    server = build_server(adapter)                 # exactly adapter.tools(), nothing else
+    await serve_stdio(server)                      # or: await serve_http(server, port=8765)
+
+What a client sees:
+
+- ``tools/list``: one MCP ``Tool`` per :class:`~ani.protocol.ToolSpec` of the adapter, with its
+  JSON Schema (``inputSchema``) and the annotations ``readOnlyHint`` / ``destructiveHint``
+  (:meth:`ToolSpec.to_mcp`). At A1 these are the NetConfBench tools ``get_topology``,
+  ``get_running_config``, ``update_config``, ``execute_validation`` plus ``snapshot``,
+  ``rollback`` and ``list_snapshots``.
+- ``tools/call`` of a listed tool always returns a ``CallToolResult``
+  (:func:`to_call_result`): ``isError`` is ``not ToolResult.ok``, the text content is what the
+  agent reads and names the cause of a failure (the adapter's error message, e.g. the rejected
+  line, the unknown router, ``timeout after N s``), and ``structuredContent`` holds
+  ``{ok, error: {code, message, retriable} | null, changed, elapsed_s, data}``; a campaign counts
+  tool errors from ``isError`` (or ``structuredContent.ok``), never from the text. Bad arguments
+  are tool failures too (``invalid_arguments``), so a model can correct itself. A harness fault
+  raised by the adapter is also an ``isError`` result (``harness fault: <type>: <message>``).
+- Protocol (JSON-RPC) errors only for malformed requests: a method the server does not serve,
+  params that are not a ``tools/call`` shape (no ``name``, ``arguments`` not an object; the SDK
+  answers these before this module runs), and a tool name that ``tools/list`` never offered
+  (``-32602 invalid params``, naming the tool and the offered ones, as the MCP spec says).
+
+Adapters are synchronous and not thread-safe: calls run one at a time in a worker thread (the
+event loop keeps serving pings and cancellations meanwhile).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from ani.protocol import ToolResult, ToolSpec
+
+SERVER_NAME = "ani"
+DEFAULT_HOST = "127.0.0.1"
+
+
+def structured(result: ToolResult) -> dict[str, Any]:
+    """The ``structuredContent`` of a call: ``{ok: bool, error: {code: str, message: str,
+    retriable: bool} | None, changed: bool, elapsed_s: float (seconds), data: dict | None}``."""
+    return {
+        "ok": result.ok,
+        "error": None if result.error is None else {
+            "code": result.error.code.value,
+            "message": result.error.message,
+            "retriable": result.error.retriable,
+        },
+        "changed": result.changed,
+        "elapsed_s": result.elapsed_s,
+        "data": result.data,
+    }
+
+
+def result_text(result: ToolResult) -> str:
+    """What the agent reads: ``result.text``; for a failure it always names the cause (the
+    error message is prefixed as ``error [code]: message`` unless the text already holds it)."""
+    text = result.text or ""
+    if result.error is not None and result.error.message not in text:
+        head = f"error [{result.error.code.value}]: {result.error.message}"
+        text = f"{head}\n{text}" if text else head
+    if not text:
+        text = "ok" if result.ok else "error"
+    return text
+
+
+def to_call_result(result: ToolResult) -> types.CallToolResult:
+    """An ANI :class:`ToolResult` as an MCP ``CallToolResult`` (``isError = not ok``)."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=result_text(result))],
+        structured_content=structured(result),
+        is_error=not result.ok,
+    )
+
+
+def harness_fault(name: str, exc: BaseException) -> types.CallToolResult:
+    """The ``isError`` result of an adapter that raised (a harness fault, not an agent mistake)."""
+    msg = f"harness fault in {name}: {type(exc).__name__}: {exc}"
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=msg)],
+        structured_content={"ok": False, "error": {"code": "harness_fault", "message": msg, "retriable": False},
+                            "changed": False, "elapsed_s": 0.0, "data": None},
+        is_error=True,
+    )
+
+
+class AdapterTools:
+    """The bridge between one adapter and the MCP handlers.
+
+    Args:
+        adapter: an opened ANI adapter (anything with ``tools()`` and ``call(name, arguments)``).
+
+    The tool list is read once, at construction: an adapter's tools do not change while it runs.
+    """
+
+    def __init__(self, adapter: Any) -> None:
+        self.adapter = adapter
+        self.specs: dict[str, ToolSpec] = {s.name: s for s in adapter.tools()}
+        self._lock = anyio.Lock()
+
+    def list_tools(self) -> list[types.Tool]:
+        """One MCP ``Tool`` per adapter ToolSpec, in the adapter's order."""
+        return [s.to_mcp() for s in self.specs.values()]
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        spec = self.specs.get(name)
+        return None if spec is None else spec.input_schema
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Run one tool (serialised, in a worker thread).
+
+        Raises:
+            MCPError: ``INVALID_PARAMS`` if ``name`` is not an offered tool (a malformed request).
+        """
+        if name not in self.specs:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown tool {name!r}; tools are: {', '.join(self.specs)}",
+            )
+        args = {} if arguments is None else arguments
+        async with self._lock:
+            try:
+                result = await anyio.to_thread.run_sync(self.adapter.call, name, args)
+            except Exception as exc:  # noqa: BLE001 - an adapter fault must not kill the server
+                print(f"ani mcp: {name}: harness fault: {type(exc).__name__}: {exc}", file=sys.stderr)
+                return harness_fault(name, exc)
+        return to_call_result(result)
+
+
+def build_server(adapter: Any, *, name: str = SERVER_NAME, instructions: str | None = None) -> Server[Any]:
+    """An MCP low-level ``Server`` that offers exactly ``adapter.tools()``.
+
+    Args:
+        adapter: an opened ANI adapter; the caller opens and closes it.
+        name: the server name reported to clients.
+        instructions: optional text for the client (e.g. which lab and level).
+    """
+    bridge = AdapterTools(adapter)
+
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=bridge.list_tools())
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await bridge.call(params.name, params.arguments)
+
+    from ani import __version__ as version
+
+    server: Server[Any] = Server(
+        name,
+        version=version,
+        instructions=instructions,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        get_tool_input_schema=bridge.input_schema,
+    )
+    server.ani_tools = bridge  # type: ignore[attr-defined]  # for introspection in tests
+    return server
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` over this process's stdin/stdout until stdin closes."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(server: Server[Any], *, host: str = DEFAULT_HOST, port: int = 8765,
+                     path: str = "/mcp", on_ready: Any = None) -> None:
+    """Serve ``server`` over streamable HTTP at ``http://host:port/path`` until cancelled.
+
+    ``port=0`` picks a free port; ``on_ready(url)`` is called once the socket listens, with the
+    real URL. DNS-rebinding protection (Host/Origin checks) is on for loopback hosts.
+    """
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    userver = uvicorn.Server(config)
+
+    async def announce() -> None:
+        while not userver.started:
+            if userver.should_exit:
+                return
+            await anyio.sleep(0.05)
+        sock_port = port
+        for s in userver.servers:
+            for sock in s.sockets:
+                sock_port = sock.getsockname()[1]
+                break
+        if on_ready is not None:
+            on_ready(f"http://{host}:{sock_port}{path}")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(announce)
+        await userver.serve()
+        tg.cancel_scope.cancel()

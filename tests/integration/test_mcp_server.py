@@ -1,0 +1,257 @@
+"""``ani mcp serve`` on a real lab, driven by the official MCP client (issue 5 §2 and case 1).
+
+One lab of tests/data/a1_pair.yaml for the module (r1: ospfd + bgpd, r2: bgpd). The server is
+reached three ways: in-process (``mcp.Client`` on the server object, JSON-RPC over memory
+streams), over stdio (the client spawns ``python -m ani.cli mcp serve --lab ID --level a1``,
+which attaches to the lab by id), and over streamable HTTP on 127.0.0.1. Device state is read
+out of band through the lab, never through the server. After each test no server process that
+names the lab is left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters, types
+
+from ani.adapters.a1 import A1Adapter
+from ani.lab import frr
+from ani.mcp.server import build_server
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parent.parent.parent
+LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml", "mcp", False
+
+NETCONFBENCH = {"get_topology", "get_running_config", "update_config", "execute_validation"}
+A1_TOOLS = NETCONFBENCH | {"snapshot", "rollback", "list_snapshots"}
+REJECTED = "neighbor 10.0.12.9 peer-group PG-NOPE"  # passes the allowlist, FRR refuses it
+UPDATE = ["router bgp 64501", "neighbor 10.0.12.9 remote-as 64509", REJECTED]
+
+
+@pytest.fixture(scope="module")
+def lab(module_lab):
+    return module_lab
+
+
+@pytest.fixture(autouse=True)
+def no_server_left(lab):
+    yield
+    assert server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
+
+
+def server_pids(lab_id: str) -> list[int]:
+    """Pids of processes whose command line is ``... mcp serve ... --lab <lab_id> ...``."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and b"mcp" in argv and lab_id.encode() in argv:
+            out.append(int(d.name))
+    return out
+
+
+def running(lab, router: str = "r1") -> str:
+    text = lab.running_config(router)
+    return text[text.index("Current configuration:"):] if "Current configuration:" in text else text
+
+
+def text_of(res: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in res.content if isinstance(c, types.TextContent))
+
+
+def serve_argv(lab, *extra: str) -> list[str]:
+    return ["-m", "ani.cli", "mcp", "serve", "--lab", lab.id, "--level", "a1", *extra]
+
+
+def check_session_calls(out: dict[str, Any], lab, before: str) -> None:
+    """The assertions shared by every transport (see ``session_calls``)."""
+    names = {t.name for t in out["tools"]}
+    assert names == A1_TOOLS and NETCONFBENCH <= names
+    by = {t.name: t for t in out["tools"]}
+    assert by["get_running_config"].annotations.read_only_hint is True
+    assert by["execute_validation"].annotations.read_only_hint is True
+    assert by["update_config"].annotations.read_only_hint is False
+    assert by["update_config"].input_schema["required"] == ["device", "commands"]
+    assert by["update_config"].input_schema["properties"]["commands"]["type"] == "array"
+    assert by["get_topology"].input_schema["properties"]["devices"]["type"] == "array"
+
+    ok = out["running"]
+    assert ok.is_error is False and "router bgp 64501" in text_of(ok)
+    assert ok.structured_content["ok"] is True
+
+    rej = out["rejected"]
+    assert rej.is_error is True
+    assert REJECTED in text_of(rej)
+    assert rej.structured_content["error"]["code"] == "rolled_back"
+    assert rej.structured_content["changed"] is False
+    assert running(lab) == before  # nothing left applied
+
+    unk = out["unknown"]
+    assert unk.is_error is True and "'r9'" in text_of(unk)
+    assert unk.structured_content["error"]["code"] == "unknown_device"
+
+
+async def session_calls(client: Client) -> dict[str, Any]:
+    return {
+        "tools": (await client.list_tools()).tools,
+        "running": await client.call_tool("get_running_config", {"device": "r1"}),
+        "rejected": await client.call_tool("update_config", {"device": "r1", "commands": UPDATE}),
+        "unknown": await client.call_tool("get_running_config", {"device": "r9"}),
+    }
+
+
+# -- in-process ---------------------------------------------------------------------------------
+
+
+def test_in_process_a1_tools_success_rejected_line_unknown_router(lab):
+    before = running(lab)
+    adapter = A1Adapter(lab)
+    adapter.open()
+    try:
+        async def main() -> dict[str, Any]:
+            async with Client(build_server(adapter), mode="legacy") as client:  # memory streams
+                return await session_calls(client)
+
+        out = anyio.run(main)
+    finally:
+        adapter.close()
+    check_session_calls(out, lab, before)
+    assert [e["tool"] for e in adapter.trajectory.events] == ["get_running_config", "update_config",
+                                                              "get_running_config"]
+
+
+# -- stdio ------------------------------------------------------------------------------------
+
+
+def test_stdio_subprocess_attached_by_lab_id(lab, tmp_path):
+    before = running(lab)
+    traj = tmp_path / "traj.jsonl"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=serve_argv(lab, "--trajectory", str(traj)),
+        cwd=str(ROOT),
+        env={**os.environ},
+    )
+
+    async def main() -> dict[str, Any]:
+        async with Client(params) as client:
+            out = await session_calls(client)
+            assert client.server_info is None or client.server_info.name == "ani"
+            return out
+
+    out = anyio.run(main)
+    check_session_calls(out, lab, before)
+    tools = [line for line in traj.read_text().splitlines() if '"tool_call"' in line]
+    assert len(tools) == 3  # the server logged its calls; it has exited (see the fixture)
+
+
+def test_stdio_timeout_is_is_error_naming_the_bound(lab):
+    """bgpd of r2 is frozen (SIGSTOP) once r2's vtysh session is open: a show command then waits
+    for it until the 2 s bound. (Frozen before the session opens, vtysh itself cannot start: A1
+    reports that as device_unreachable, not as a timeout.)"""
+    pid = frr.read_pids(lab.pathspace("r2"), ["bgpd"])["bgpd"]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=serve_argv(lab, "--option", "command_timeout_s=2"),
+        cwd=str(ROOT),
+        env={**os.environ},
+    )
+
+    async def main() -> types.CallToolResult:
+        async with Client(params) as client:
+            first = await client.call_tool("execute_validation", {"device": "r2", "command": "show bgp summary"})
+            assert first.is_error is False, text_of(first)
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                return await client.call_tool("execute_validation", {"device": "r2", "command": "show bgp summary"})
+            finally:
+                os.kill(pid, signal.SIGCONT)
+
+    res = anyio.run(main)
+    assert res.is_error is True
+    assert "timeout after 2 s" in text_of(res)
+    assert res.structured_content["error"]["code"] == "timeout"
+    assert res.structured_content["error"]["retriable"] is True
+
+
+def test_stdio_malformed_request_is_a_protocol_error_and_the_server_keeps_serving(lab):
+    """Raw JSON-RPC lines on the server's stdin: only malformed requests get JSON-RPC errors."""
+    proc = subprocess.Popen([sys.executable, *serve_argv(lab)], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        def ask(msg: str) -> str:
+            proc.stdin.write(msg + "\n")
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, "no reply from the server"
+            return proc.stdout.readline()
+
+        init = ask('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+                   '"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}')
+        assert '"result"' in init
+        proc.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        bad = ask('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}')
+        assert re.search(r'"error":\{"code":-32602', bad), bad
+        unknown_tool = ask('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}}')
+        assert '"code":-32602' in unknown_tool and "rm_rf" in unknown_tool
+        good = ask('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_topology","arguments":{}}}')
+        assert '"isError":false' in good and "r1 eth-r2 <-> r2 eth-r1" in good
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+
+
+# -- streamable HTTP ---------------------------------------------------------------------------
+
+
+def test_http_on_loopback(lab):
+    before = running(lab)
+    proc = subprocess.Popen([sys.executable, *serve_argv(lab, "--http", "--port", "0")], cwd=ROOT,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        url = None
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stderr], [], [], 1)
+            if ready:
+                line = proc.stderr.readline()
+                assert line, f"server exited: rc={proc.poll()}"
+                m = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+                url = m.group(1) if m else None
+        assert url, "the server did not print its URL"
+
+        async def main() -> dict[str, Any]:
+            async with Client(url) as client:
+                return await session_calls(client)
+
+        out = anyio.run(main)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    check_session_calls(out, lab, before)
+    assert proc.returncode == 0
