@@ -131,11 +131,14 @@ class LLMAgent:
             return "no-key"  # the client requires a non-empty key; endpoints without auth ignore it
         key = os.environ.get(env)
         if not key:
-            raise ConfigError(f"agent.api_key_env: environment variable {env} is not set (or empty)")
+            raise ConfigError(
+                f"agent.api_key_env: environment variable {env} is not set (or empty)"
+            )
         return key
 
     def __repr__(self) -> str:
-        return f"LLMAgent(model={self.config.model!r}, base_url={self.config.base_url!r}, mode={self.config.mode!r})"
+        c = self.config
+        return f"LLMAgent(model={c.model!r}, base_url={c.base_url!r}, mode={c.mode!r})"
 
     @property
     def client(self) -> Any:
@@ -197,7 +200,9 @@ class _Submitted(Exception):
 class _Session:
     """One run of the agent (state: messages, counters); :meth:`loop` runs the mode."""
 
-    def __init__(self, agent: LLMAgent, task: AgentTask, adapter: Any, budget: Budget, traj: Any) -> None:
+    def __init__(
+        self, agent: LLMAgent, task: AgentTask, adapter: Any, budget: Budget, traj: Any
+    ) -> None:
         self.agent = agent
         self.cfg = agent.config
         self.adapter = adapter
@@ -273,7 +278,8 @@ class _Session:
 
     def before_request(self) -> None:
         self.check_clock()
-        if self.budget.max_tokens is not None and self.prompt_tokens + self.completion_tokens >= self.budget.max_tokens:
+        used = self.prompt_tokens + self.completion_tokens
+        if self.budget.max_tokens is not None and used >= self.budget.max_tokens:
             raise BudgetExceeded("max_tokens")
 
     def react(self) -> None:
@@ -311,7 +317,8 @@ class _Session:
                 self.act(self.complete())
             except _Submitted:
                 pass
-        self.traj.log("agent_action", action="submit", summary=self.summary, implicit=self.summary is None)
+        implicit = self.summary is None
+        self.traj.log("agent_action", action="submit", summary=self.summary, implicit=implicit)
         raise _Submitted
 
     def plan(self, request: str) -> None:
@@ -342,12 +349,19 @@ class _Session:
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
             backoff = state.next_action.sleep if state.next_action else 0.0
-            self.traj.log("llm_retry", attempt=state.attempt_number, error=_describe(exc) if exc else None, backoff_s=backoff)
+            self.traj.log(
+                "llm_retry",
+                attempt=state.attempt_number,
+                error=_describe(exc) if exc else None,
+                backoff_s=backoff,
+            )
 
         retrying = Retrying(
             retry=retry_if_exception(_transient),
             stop=stop_after_attempt(cfg.max_retries + 1) | stop_on_deadline,
-            wait=wait_exponential(multiplier=cfg.retry_backoff_s, min=cfg.retry_backoff_s, max=cfg.retry_backoff_max_s)
+            wait=wait_exponential(
+                multiplier=cfg.retry_backoff_s, min=cfg.retry_backoff_s, max=cfg.retry_backoff_max_s
+            )
             if cfg.retry_backoff_s > 0
             else (lambda _s: 0.0),
             sleep=self.agent.sleep,
@@ -380,7 +394,8 @@ class _Session:
             if _transient(exc) and self.remaining_s() <= 0:
                 raise BudgetExceeded("wall_clock") from None
             attempts = retrying.statistics.get("attempt_number", 1)
-            raise EndpointError(f"{_describe(exc)} (after {attempts} attempt{'s' if attempts != 1 else ''})") from None
+            plural = "s" if attempts != 1 else ""
+            raise EndpointError(f"{_describe(exc)} (after {attempts} attempt{plural})") from None
         self.turn += 1
         usage = getattr(resp, "usage", None)
         pt = getattr(usage, "prompt_tokens", None) if usage is not None else None
@@ -398,14 +413,15 @@ class _Session:
             finish_reason=getattr(choice, "finish_reason", None),
             content=getattr(message, "content", None),
             tool_calls=[
-                {"id": getattr(c, "id", None), "name": _fn(c)[0], "arguments": _fn(c)[1]} for c in calls
+                {"id": getattr(c, "id", None), "name": _fn(c)[0], "arguments": _fn(c)[1]}
+                for c in calls
             ],
             attempts=retrying.statistics.get("attempt_number", 1),
         )
         return message
 
     def act(self, message: Any) -> None:
-        """Execute the tool calls of one response, in order; a reply without one is a null action."""
+        """Execute the tool calls of one response, in order (a reply without one: a null action)."""
         content = getattr(message, "content", None) if message is not None else None
         calls = list(getattr(message, "tool_calls", None) or []) if message is not None else []
         if not calls:
@@ -440,9 +456,13 @@ class _Session:
             except _Submitted:
                 # every call of the reply is answered, so the history stays valid (single-turn
                 # recovery sends it again); calls after submit are not run
-                self.messages.append({"role": "tool", "tool_call_id": call_id, "content": "submitted"})
+                self.messages.append(
+                    {"role": "tool", "tool_call_id": call_id, "content": "submitted"}
+                )
                 for later_id, *_rest in parsed[i + 1 :]:
-                    self.messages.append({"role": "tool", "tool_call_id": later_id, "content": "not run: after submit"})
+                    self.messages.append(
+                        {"role": "tool", "tool_call_id": later_id, "content": "not run: after submit"}
+                    )
                 raise
             self.messages.append({"role": "tool", "tool_call_id": call_id, "content": observation})
 
@@ -459,8 +479,8 @@ class _Session:
                 names = ", ".join(sorted(self.adapter_tools | {"wait", "submit"}))
                 return f"error: unknown tool {name!r}; tools are: {names}"
             if problem == "invalid_json":
-                return f"error: the arguments of your call to {name!r} are not valid JSON: {snippet}"
-            return f"error: the arguments of your call to {name!r} must be a JSON object, got: {snippet}"
+                return f"error: the arguments of your call to {name!r} are not valid JSON: " + snippet
+            return f"error: the arguments of your call to {name!r} must be a JSON object, got: " + snippet
         if name == "submit":
             self.summary = str(args.get("summary", ""))
             if self.cfg.mode != "single-turn":  # single-turn logs its one submission at the end
@@ -484,7 +504,8 @@ class _Session:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
             self.failed = True
             self.traj.log("agent_action", action="wait", seconds=seconds, waited_s=0.0, ok=False)
-            return f"error: wait needs 'seconds', a number from 0 to {self.cfg.wait_max_s:g}; got {seconds!r}"
+            top = f"{self.cfg.wait_max_s:g}"
+            return f"error: wait needs 'seconds', a number from 0 to {top}; got {seconds!r}"
         waited = max(0.0, min(float(seconds), self.cfg.wait_max_s, self.remaining_s()))
         self.agent.sleep(waited)
         self.traj.log("agent_action", action="wait", seconds=seconds, waited_s=waited, ok=True)

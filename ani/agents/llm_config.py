@@ -8,7 +8,7 @@
       recovery: false                 # a recovery step after a failed action
       base_url: http://127.0.0.1:8000/v1
       model: Qwen/Qwen2.5-7B-Instruct
-      api_key_env: OPENAI_API_KEY     # the NAME of the variable holding the key (null: no key, local server)
+      api_key_env: OPENAI_API_KEY     # NAME of the variable holding the key (null: no key)
       temperature: 0.0
       seed: 1
       request_timeout_s: 120          # one chat-completions request, seconds
@@ -17,8 +17,8 @@
 
 The system prompt (:func:`system_prompt`: :data:`SYSTEM_PROMPT` and the mode's paragraph) is
 the same for every level: only the tool list differs (the matched development budget of the NMAA
-draft). The mode is a controlled factor, so its paragraph differs between modes. ``wait`` and ``submit`` are
-actions of the agent loop, offered at every level in addition to the adapter's tools
+draft). The mode is a controlled factor, so its paragraph differs between modes. ``wait`` and
+``submit`` are actions of the agent loop, offered at every level in addition to the adapter's tools
 (:func:`loop_tools`).
 """
 
