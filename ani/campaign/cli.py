@@ -189,6 +189,8 @@ def run_one(
         + (f" ({escape(rec.infra_error_reason)})" if rec.infra_error_reason else "")
         + f"; {rec.tool_calls} tool calls, {rec.tool_errors} errors, {rec.wall_s:.1f}s"
     )
+    if rec.process is not None:
+        console.print(f"process: {escape(rec.process.describe())}", soft_wrap=True)
     trajectory = rec.trajectory or "-"
     console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
     if rec.label == INFRA:

@@ -190,6 +190,21 @@ class ProcessMetrics(BaseModel):
     def repeat_action_rate(self) -> float | None:
         return self.repeat_actions / self.actions if self.actions else None
 
+    def describe(self) -> str:
+        """One line for a terminal, e.g. ``4 turns; 4 actions (null 3, submit 1); 0 error, 0 repeat;
+        error_submission; tokens 1050/26``."""
+        kinds = ", ".join(f"{k} {self.action_counts[k]}" for k in ACTION_KINDS if self.action_counts.get(k))
+        tokens = (
+            f"; tokens {self.prompt_tokens}/{self.completion_tokens}"
+            if self.prompt_tokens is not None or self.completion_tokens is not None
+            else ""
+        )
+        return (
+            f"{self.turns} turns; {self.actions} actions ({kinds or 'none'}); "
+            f"{self.error_actions} error, {self.repeat_actions} repeat; "
+            f"{self.completion_mode or 'no completion mode'}{tokens}"
+        )
+
 
 # --- agent-side logging helpers --------------------------------------------------------------------
 

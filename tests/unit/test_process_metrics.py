@@ -148,6 +148,9 @@ def test_case2_three_invalid_tool_call_turns_then_submit_is_an_error_submission(
     assert m.turns == 4 and m.error_actions == 0
     assert m.completion_mode == "error_submission"
     assert (m.prompt_tokens, m.completion_tokens) == (100 + 200 + 300 + 450, 7 * 3 + 5)
+    assert m.describe() == (
+        "4 turns; 4 actions (submit 1, null 3); 0 error, 0 repeat; error_submission; tokens 1050/26"
+    )
 
 
 @pytest.mark.parametrize(
@@ -471,3 +474,31 @@ def test_run_one_records_the_process_metrics(tmp_path):
         Trajectory.read(r.trajectory), "a1", stop_reason="submitted", submitted=True, success=True
     )
     assert again == p
+
+
+def test_ani_run_prints_the_process_line(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import ani.campaign.runner as runner_mod
+    from ani.cli import app
+
+    deps = RunnerDeps(
+        make_lab=_Lab,
+        load_scenario=lambda path: SimpleNamespace(hash="h", invariants=["inv"]),
+        get_task_class=lambda name: SimpleNamespace(variant=lambda scenario, seed: _Variant()),
+        make_observer=_Observer,
+        create_adapter=lambda level, lab, blocklist=False, trajectory=None: MiniA1(lab, trajectory=trajectory),
+        create_agent=lambda cfg: _Agent(),
+    )
+    monkeypatch.setattr(runner_mod, "RunnerDeps", lambda: deps)
+    scen = tmp_path / "s.yaml"
+    scen.write_text("x: 1\n")
+    args = ["run", "--scenario", str(scen), "--seed", "1", "--level", "a1", "--out", str(tmp_path / "o")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert (
+        "process: 3 turns; 3 actions (update 1, submit 1, null 1); 0 error, 0 repeat; "
+        "correct_submission; tokens 1200/60"
+    ) in res.output
+    rec = json.loads((tmp_path / "o" / "run.json").read_text())
+    assert rec["process"]["action_counts"]["null"] == 1
