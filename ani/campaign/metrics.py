@@ -242,7 +242,7 @@ _SHELL_UPDATE = re.compile(
     r"\bconf(?:igure)?(?:\s+t(?:erminal)?)?\b|\bwrite\b|\bcopy\b"
     r"|\bip\s+(?:-\S+\s+)*(?:addr(?:ess)?|route|link|rule|neigh)\s+(?:add|del|delete|change|replace|set|flush)\b"
     r"|\bnft\s+(?:-\S+\s+)*(?:add|delete|insert|flush|replace|create|destroy|-f)\b"
-    r"|\bsysctl\s+-w\b|\bsed\s+-i\b|\btee\b|(?<![0-9])>(?!&)|\brm\b|\bmv\b|\bkill\b|\bsystemctl\b"
+    r"|\bsysctl\s+-w\b|\bsed\s+-i\b|\btee\b|(?<![0-9])>\s*[\w/$~.-]|\brm\b|\bmv\b|\bkill\b|\bsystemctl\b"
 )
 _SHELL_VALIDATION = re.compile(r"\b(?:ping|traceroute|tracepath|mtr)\b|\bshow\s+(?!run)")
 _SHELL_RETRIEVAL = re.compile(

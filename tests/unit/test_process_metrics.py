@@ -230,6 +230,9 @@ def test_an_unknown_agent_action_is_null_and_other_events_are_ignored():
         ("a0", "shell", {"command": "nft add element inet f s { 10.1.0.0/24 }"}, False, "update"),
         ("a0", "shell", {"command": "ip route add 10.9.0.0/24 via 10.0.0.2"}, False, "update"),
         ("a0", "shell", {"command": "ip -j addr"}, True, "retrieval"),
+        ("a0", "shell", {"command": "vtysh -c 'show ip bgp' | grep '>'"}, False, "validation"),
+        ("a0", "shell", {"command": "echo 1 >/proc/sys/net/ipv4/ip_forward"}, False, "update"),
+        ("a0", "shell", {"command": "echo 'ip route 10.0.0.0/8 e1' >> /etc/frr/frr.conf"}, False, "update"),
         ("a0", "shell", {"command": "uname -a"}, False, "retrieval"),
         ("a0", "shell", {"command": "uname -a"}, True, "update"),  # measured change decides
         ("a1", "execute_validation", {}, None, "validation"),
