@@ -127,3 +127,19 @@ def test_shipped_level_sweep_loads():
 def test_parse_spec_without_file():
     with pytest.raises(CampaignSpecError, match=r"^cmdline: invalid campaign: cells: Input should be a valid list"):
         parse_spec({**GOOD, "cells": "a0"}, "cmdline", Path("/"))
+
+
+def test_shipped_llm_level_sweep_loads_and_builds_its_agent(monkeypatch):
+    """campaigns/level-sweep-llm.yaml: the same cells as the scripted sweep, an llm agent whose
+    options the factory accepts (the key variable is looked up, never stored)."""
+    from ani.agents import create_agent
+
+    spec = load_spec("campaigns/level-sweep-llm.yaml")
+    assert [c.name for c in spec.cells] == [c.name for c in load_spec("campaigns/level-sweep.yaml").cells]
+    assert spec.agent["kind"] == "llm" and spec.agent["api_key_env"] == "OPENAI_API_KEY"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    agent = create_agent(dict(spec.agent))
+    assert "sk-test-not-a-key" not in repr(agent)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(Exception, match="OPENAI_API_KEY"):
+        create_agent(dict(spec.agent))
