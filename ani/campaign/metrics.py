@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -67,14 +67,7 @@ CompletionMode = Literal[
     "no_submission",
 ]
 #: the four modes of NetConfArena, then the two that only a crash or a silent stop produce
-COMPLETION_MODES: tuple[str, ...] = (
-    "early_submission",
-    "interaction_limit",
-    "correct_submission",
-    "error_submission",
-    "agent_error",
-    "no_submission",
-)
+COMPLETION_MODES: tuple[str, ...] = get_args(CompletionMode)
 #: stop reasons that mean a budget ended the run
 LIMIT_STOP_REASONS = frozenset({"max_steps", "wall_clock", "max_tokens"})
 
