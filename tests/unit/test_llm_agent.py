@@ -6,11 +6,10 @@ fake adapter (logic only: no lab).
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from chat_server import HANG, ChatServer, call, reply, status
 
 from ani.agents import AgentRun, AgentTask, Budget, create_agent
 from ani.agents.base import Agent
@@ -31,87 +30,7 @@ KEY_ENV = "ANI_TEST_LLM_KEY"
 KEY = "sk-test-7f3a9c-never-logged"
 
 
-# -- the fake chat-completions server ------------------------------------------------------
-
-
-def call(name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
-    """A tool call as the API returns it (``arguments`` is sent verbatim when a str)."""
-    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id or f"call-{name}", "type": "function", "function": {"name": name, "arguments": args}}
-
-
-def reply(*calls: dict[str, Any], content: str | None = None, usage: tuple[int, int] | None = (100, 10)) -> dict[str, Any]:
-    """A chat.completion body with ``calls`` (and/or text) and usage (prompt, completion)."""
-    msg: dict[str, Any] = {"role": "assistant", "content": content}
-    if calls:
-        msg["tool_calls"] = list(calls)
-    body: dict[str, Any] = {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-model",
-        "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
-    }
-    if usage is not None:
-        body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
-    return body
-
-
-HANG = "hang"  # script entry: hold the request without answering (the client times out)
-
-
-def status(code: int) -> tuple[int, dict[str, Any]]:
-    return code, {"error": {"message": f"scripted {code}", "type": "test", "code": None}}
-
-
-class ChatServer:
-    """POST /v1/chat/completions answers with the next scripted entry: a body (200), a
-    ``(status, body)`` pair, or HANG. Records every request (JSON body, headers)."""
-
-    def __init__(self) -> None:
-        self.script: list[Any] = []
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.release = threading.Event()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with lock:
-                    outer.requests.append(body)
-                    outer.headers.append({k.lower(): v for k, v in self.headers.items()})
-                    entry = outer.script.pop(0) if outer.script else status(500)
-                if self.path != "/v1/chat/completions":
-                    entry = status(404)
-                if entry == HANG:
-                    outer.release.wait(30)
-                    return
-                code, payload = entry if isinstance(entry, tuple) else (200, entry)
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass
-
-        lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+# -- the fake chat-completions server (tests/chat_server.py) -------------------------------
 
 
 @pytest.fixture
