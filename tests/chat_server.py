@@ -43,13 +43,17 @@ def reply(*calls: dict[str, Any], content: str | None = None, usage: tuple[int, 
 HANG = "hang"  # script entry: hold the request without answering (the client times out)
 
 
-def status(code: int) -> tuple[int, dict[str, Any]]:
-    return code, {"error": {"message": f"scripted {code}", "type": "test", "code": None}}
+def status(code: int, headers: dict[str, str] | None = None) -> tuple[Any, ...]:
+    """An error entry ``(code, body)``; with ``headers`` ``(code, body, headers)``: extra
+    response headers, e.g. ``status(429, {"Retry-After": "2"})``."""
+    body = {"error": {"message": f"scripted {code}", "type": "test", "code": None}}
+    return (code, body) if headers is None else (code, body, dict(headers))
 
 
 class ChatServer:
     """POST /v1/chat/completions answers with the next scripted entry: a body (200), a
-    ``(status, body)`` pair, or HANG. Records every request (JSON body, headers)."""
+    ``(status, body)`` pair, a ``(status, body, headers)`` triple (extra response headers), or
+    HANG. Records every request (JSON body, headers)."""
 
     def __init__(self) -> None:
         self.script: list[Any] = []
@@ -73,10 +77,14 @@ class ChatServer:
                 if entry == HANG:
                     outer.release.wait(30)
                     return
-                code, payload = entry if isinstance(entry, tuple) else (200, entry)
+                code, payload, extra = (
+                    (tuple(entry) + ({},))[:3] if isinstance(entry, tuple) else (200, entry, {})
+                )
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(code)
+                    for name, value in extra.items():
+                        self.send_header(name, value)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
