@@ -8,7 +8,9 @@
 
 Options: :class:`ani.agents.llm_config.LLMConfig`. The request goes through the official
 ``openai`` client (its own retries off); transient errors (HTTP 429, 5xx, timeouts, refused
-connections) are retried with exponential backoff by tenacity, within the run's wall clock.
+connections) are retried with exponential backoff by tenacity, within the run's wall clock; an
+HTTP 429 or 503 with ``retry-after-ms`` / ``Retry-After`` waits what the server asks instead
+(capped at ``retry_after_max_s`` and at the wall clock left).
 
 Modes (``mode``; each with or without ``recovery``, see :class:`LLMConfig`). In every mode the
 model sees the system prompt (identical at every level; a paragraph per mode), the task (request
@@ -43,7 +45,8 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
     agent_turn      one model response: turn, prompt_tokens, completion_tokens (None if the
                     endpoint sent no usage), finish_reason, content, tool_calls [{id, name,
                     arguments (raw text)}], attempts
-    llm_retry       attempt, error (class and HTTP status), backoff_s
+    llm_retry       attempt, error (class and HTTP status), backoff_s (the wait before the
+                    next attempt), retry_after_s (what a 429/503 Retry-After header asked, or None)
     agent_action    action="wait": seconds (asked), waited_s, ok
                     action="null": reason (invalid_json | not_an_object | unknown_tool |
                     no_tool_call), tool, raw
@@ -58,7 +61,10 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -95,6 +101,47 @@ def _transient(exc: BaseException) -> bool:
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
         return True
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+#: HTTP statuses whose Retry-After header is honoured
+RETRY_AFTER_STATUSES = (429, 503)
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """The delay an HTTP 429/503 response asks for, seconds (None: no usable header).
+
+    Reads ``retry-after-ms`` (milliseconds) first, then ``Retry-After`` as seconds or as an
+    HTTP date (the delay from now). Negative, non-finite or unparsable values are ignored.
+    """
+    if getattr(exc, "status_code", None) not in RETRY_AFTER_STATUSES:
+        return None
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000.0
+        except ValueError:
+            value = float("nan")
+        if math.isfinite(value) and value >= 0:
+            return value
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        value = max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def _describe(exc: BaseException) -> str:
@@ -346,6 +393,22 @@ class _Session:
         def stop_on_deadline(state: RetryCallState) -> bool:
             return self.remaining_s() <= 0
 
+        exponential = (
+            wait_exponential(
+                multiplier=cfg.retry_backoff_s, min=cfg.retry_backoff_s, max=cfg.retry_backoff_max_s
+            )
+            if cfg.retry_backoff_s > 0
+            else (lambda _s: 0.0)
+        )
+
+        def wait(state: RetryCallState) -> float:
+            """The server's Retry-After (capped) if it sent one, else the exponential backoff."""
+            exc = state.outcome.exception() if state.outcome else None
+            asked = retry_after_s(exc) if exc is not None else None
+            if asked is None:
+                return float(exponential(state))
+            return max(0.0, min(asked, cfg.retry_after_max_s, self.remaining_s()))
+
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
             backoff = state.next_action.sleep if state.next_action else 0.0
@@ -354,16 +417,13 @@ class _Session:
                 attempt=state.attempt_number,
                 error=_describe(exc) if exc else None,
                 backoff_s=backoff,
+                retry_after_s=retry_after_s(exc) if exc is not None else None,
             )
 
         retrying = Retrying(
             retry=retry_if_exception(_transient),
             stop=stop_after_attempt(cfg.max_retries + 1) | stop_on_deadline,
-            wait=wait_exponential(
-                multiplier=cfg.retry_backoff_s, min=cfg.retry_backoff_s, max=cfg.retry_backoff_max_s
-            )
-            if cfg.retry_backoff_s > 0
-            else (lambda _s: 0.0),
+            wait=wait,
             sleep=self.agent.sleep,
             before_sleep=before_sleep,
             reraise=True,

@@ -14,6 +14,7 @@
       request_timeout_s: 120          # one chat-completions request, seconds
       max_retries: 4                  # extra attempts on 429, 5xx, timeouts and connection errors
       retry_backoff_s: 1.0            # first backoff (exponential, capped at retry_backoff_max_s)
+      retry_after_max_s: 60           # longest wait a 429/503 Retry-After header can ask for
 
 The system prompt (:func:`system_prompt`: :data:`SYSTEM_PROMPT` and the mode's paragraph) is
 the same for every level: only the tool list differs (the matched development budget of the NMAA
@@ -126,6 +127,9 @@ class LLMConfig(BaseModel):
             connection); other errors end the run at once.
         retry_backoff_s: first backoff before a retry, seconds (exponential, doubling).
         retry_backoff_max_s: cap of one backoff, seconds.
+        retry_after_max_s: on HTTP 429 or 503 with a ``retry-after-ms`` or ``Retry-After``
+            header (seconds or an HTTP date), the retry waits what the server asks instead of
+            the backoff, capped at this many seconds and at what is left of the wall clock.
         max_completion_tokens: per-response cap sent to the endpoint (None: not sent).
         max_observation_chars: a tool result longer than this is cut (the model is told so).
         wait_max_s: longest single ``wait(seconds)``, seconds.
@@ -146,6 +150,7 @@ class LLMConfig(BaseModel):
     max_retries: int = Field(default=4, ge=0)
     retry_backoff_s: float = Field(default=1.0, ge=0)
     retry_backoff_max_s: float = Field(default=30.0, ge=0)
+    retry_after_max_s: float = Field(default=60.0, ge=0)
     max_completion_tokens: int | None = Field(default=None, ge=1)
     max_observation_chars: int = Field(default=20000, ge=100)
     wait_max_s: float = Field(default=60.0, gt=0)

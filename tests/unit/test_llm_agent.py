@@ -510,3 +510,51 @@ def test_react_recovery_step_after_a_failed_action(server, agent_for):
     assert last[2]["role"] == "tool"  # the read succeeded: no recovery step
     assert last[3] == {"role": "user", "content": RECOVERY_REQUEST}  # after the null action
     assert last[4]["role"] == "tool"  # max_recoveries reached
+
+
+# -- Retry-After on 429 / 503 ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "headers", "slept"),
+    [
+        (429, {"retry-after-ms": "1500"}, 1.5),  # milliseconds first (the OpenAI header)
+        (503, {"Retry-After": "2"}, 2.0),  # seconds
+        (429, {"Retry-After": "2", "retry-after-ms": "250"}, 0.25),  # ms wins over seconds
+        (429, {"Retry-After": "3600"}, 5.0),  # capped at retry_after_max_s
+        (429, {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # an HTTP date in the past
+        (429, {"Retry-After": "Fri, 01 Jan 2100 00:00:00 GMT"}, 5.0),  # far future: capped
+        (429, {"Retry-After": "soon"}, 0.5),  # unparsable: the exponential backoff
+        (429, {"Retry-After": "-3"}, 0.5),  # negative: the exponential backoff
+        (500, {"Retry-After": "2"}, 0.5),  # only 429 and 503 are honoured
+    ],
+)
+def test_retry_after_header_sets_the_wait(server, agent_for, code, headers, slept):
+    server.script = [status(code, headers), reply(call("submit", {}))]
+    agent = agent_for(retry_backoff_s=0.5, retry_backoff_max_s=2, retry_after_max_s=5)
+    run = agent.run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "submitted" and len(server.requests) == 2
+    assert agent.slept == [slept]
+    retry = events(run, "llm_retry")[0]
+    assert retry["backoff_s"] == slept and f"HTTP {code}" in retry["error"]
+    honoured = code in (429, 503) and slept != 0.5
+    assert (retry["retry_after_s"] is not None) == honoured
+
+
+def test_retry_after_is_cut_to_the_wall_clock_left(server, agent_for):
+    agent = agent_for(retry_after_max_s=120)
+    now = [0.0]
+    agent.clock = lambda: now[0]
+
+    def sleep(s: float) -> None:
+        agent.slept.append(s)
+        now[0] += s
+
+    agent.sleep = sleep
+    server.script = [reply(call("wait", {"seconds": 20})), status(429, {"Retry-After": "100"}), reply(call("submit", {}))]
+    run = agent.run(TASK, FakeAdapter(), Budget(wall_clock_s=50))
+    # 20 s waited, then the server asks for 100 s: only the 30 s left are slept, and the run
+    # ends on its wall clock without a request after the deadline
+    assert agent.slept == [20.0, 30.0]
+    assert run.stop_reason == "wall_clock" and not run.submitted and len(server.requests) == 2
+    assert events(run, "llm_retry")[0]["retry_after_s"] == 100.0
