@@ -7,6 +7,11 @@
     ... base_url=s.url ...
     s.close()
 
+When the script is empty and ``responder`` is set, ``responder(request_body)`` gives the entry
+instead (same forms as a script entry): a model whose reply depends on the conversation (e.g.
+on the tools offered and the number of assistant turns so far), for campaigns whose runs ask in
+any order. Without both, the server answers 500.
+
 Importable from any test module (``tests/`` is on ``sys.path`` through the rootdir conftest).
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -53,10 +59,13 @@ def status(code: int, headers: dict[str, str] | None = None) -> tuple[Any, ...]:
 class ChatServer:
     """POST /v1/chat/completions answers with the next scripted entry: a body (200), a
     ``(status, body)`` pair, a ``(status, body, headers)`` triple (extra response headers), or
-    HANG. Records every request (JSON body, headers)."""
+    HANG; when the script is empty, with ``responder(body)`` if set (an exception in it
+    answers 500 and is kept in ``responder_errors``). Records every request (JSON body, headers)."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self.script: list[Any] = []
+        self.responder = responder
+        self.responder_errors: list[str] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.release = threading.Event()
@@ -71,7 +80,16 @@ class ChatServer:
                 with lock:
                     outer.requests.append(body)
                     outer.headers.append({k.lower(): v for k, v in self.headers.items()})
-                    entry = outer.script.pop(0) if outer.script else status(500)
+                    if outer.script:
+                        entry = outer.script.pop(0)
+                    elif outer.responder is not None:
+                        try:
+                            entry = outer.responder(body)
+                        except Exception as exc:  # noqa: BLE001 - the test sees it as a 500
+                            outer.responder_errors.append(f"{type(exc).__name__}: {exc}")
+                            entry = status(500)
+                    else:
+                        entry = status(500)
                 if self.path != "/v1/chat/completions":
                     entry = status(404)
                 if entry == HANG:
