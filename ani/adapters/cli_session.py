@@ -22,6 +22,13 @@ from ani.adapters.platform import Platform
 _NS = 1_000_000_000
 
 
+def is_timeout(exc: BaseException) -> bool:
+    """Is a scrapli exception its operation bound running out? scrapli 2 raises either
+    ``TimeoutException`` (a ``TimeoutError``) or an ``OperationException`` whose message reads
+    ``TimeoutExceeded: ... operation timeout exceeded`` (seen when vtysh waits on a frozen daemon)."""
+    return isinstance(exc, TimeoutError) or "timeout" in str(exc).lower()
+
+
 class SessionError(Exception):
     """The session could not be opened or broke (not the agent's fault)."""
 
@@ -95,7 +102,13 @@ class CliSession:
         return self._cli is not None
 
     def open(self) -> None:
-        """Open if closed. Raises SessionError (vtysh did not start, wrong router) or SessionTimeout."""
+        """Open if closed.
+
+        Raises:
+            SessionTimeout: vtysh did not give its prompt within ``timeout_s`` (e.g. a frozen
+                daemon): ``timeout after N s (opening vtysh on <device>)``.
+            SessionError: vtysh did not start, or the prompt is not the router's.
+        """
         if self._cli is not None:
             return
         from scrapli import Cli
@@ -123,13 +136,15 @@ class CliSession:
             cli.open()
         except ScrapliException as exc:
             self._discard(cli)
-            if isinstance(exc, TimeoutError):
+            if is_timeout(exc):
                 raise SessionTimeout(self.timeout_s, f"opening vtysh on {self.device}") from exc
             raise SessionError(f"{self.device}: cannot open vtysh: {type(exc).__name__}: {exc}") from exc
         try:
             prompt = cli.get_prompt(operation_timeout_ns=int(self.timeout_s * _NS)).result.strip()
         except ScrapliException as exc:
             self._discard(cli)
+            if is_timeout(exc):
+                raise SessionTimeout(self.timeout_s, f"opening vtysh on {self.device}: no prompt") from exc
             raise SessionError(f"{self.device}: vtysh gave no prompt: {exc}") from exc
         if not re.match(rf"^{re.escape(self.device)}(\(|#)", prompt):
             self._discard(cli)
@@ -172,7 +187,7 @@ class CliSession:
             )
         except ScrapliException as exc:
             self.close()
-            if isinstance(exc, TimeoutError) or "timeout" in str(exc).lower():
+            if is_timeout(exc):
                 raise SessionTimeout(bound, f"{command!r} on {self.device}") from exc
             raise SessionError(f"{self.device}: {command!r}: {type(exc).__name__}: {exc}") from exc
         return SendResult(command, r.result, bool(r.failed), time.monotonic() - t0)

@@ -162,8 +162,7 @@ def test_stdio_subprocess_attached_by_lab_id(lab, tmp_path):
 
 def test_stdio_timeout_is_is_error_naming_the_bound(lab):
     """bgpd of r2 is frozen (SIGSTOP) once r2's vtysh session is open: a show command then waits
-    for it until the 2 s bound. (Frozen before the session opens, vtysh itself cannot start: A1
-    reports that as device_unreachable, not as a timeout.)"""
+    for it until the 2 s bound. (Frozen before the session opens: see the next test.)"""
     pid = frr.read_pids(lab.pathspace("r2"), ["bgpd"])["bgpd"]
     params = StdioServerParameters(
         command=sys.executable,
@@ -187,6 +186,36 @@ def test_stdio_timeout_is_is_error_naming_the_bound(lab):
     assert "timeout after 2 s" in text_of(res)
     assert res.structured_content["error"]["code"] == "timeout"
     assert res.structured_content["error"]["retriable"] is True
+
+
+def test_in_process_frozen_daemon_before_the_session_opens_is_a_timeout(lab):
+    """bgpd of r2 is frozen before A1 ever opened r2's vtysh session: vtysh waits for it and
+    the open runs into the 2 s bound. The call says so (``timeout after 2 s (opening vtysh on
+    r2)``, code timeout, retriable), not device_unreachable; once bgpd runs again the next call
+    opens the session and succeeds."""
+    pid = frr.read_pids(lab.pathspace("r2"), ["bgpd"])["bgpd"]
+    adapter = A1Adapter(lab, options={"command_timeout_s": 2})
+    adapter.open()
+    try:
+        async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+            async with Client(build_server(adapter), mode="legacy") as client:
+                os.kill(pid, signal.SIGSTOP)
+                try:
+                    frozen = await client.call_tool("execute_validation", {"device": "r2", "command": "show bgp summary"})
+                finally:
+                    os.kill(pid, signal.SIGCONT)
+                again = await client.call_tool("execute_validation", {"device": "r2", "command": "show bgp summary"})
+                return frozen, again
+
+        frozen, again = anyio.run(main)
+    finally:
+        adapter.close()
+    assert frozen.is_error is True
+    assert "timeout after 2 s (opening vtysh on r2)" in text_of(frozen)
+    assert frozen.structured_content["error"]["code"] == "timeout"
+    assert frozen.structured_content["error"]["retriable"] is True
+    assert again.is_error is False, text_of(again)
+    assert "64502" in text_of(again)  # r2's own AS in its BGP summary
 
 
 def test_stdio_malformed_request_is_a_protocol_error_and_the_server_keeps_serving(lab):
