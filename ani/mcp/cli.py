@@ -9,7 +9,8 @@ The lab is attached, never owned: stopping the server leaves the lab up. Every m
 command goes to stderr (stdout is the MCP wire under stdio).
 
 Exit codes: 0 the client closed the connection (stdio) or the server was interrupted (HTTP),
-2 bad input (no such lab, unknown level, bad option), 1 the adapter could not be opened.
+2 bad input (no such lab, unknown level, bad option) or the ``mcp`` package missing (the message
+says how to install it), 1 the adapter could not be opened.
 """
 
 from __future__ import annotations
@@ -124,7 +125,9 @@ def serve(
 
         from ani.mcp.server import DEFAULT_HOST, build_server, serve_http, serve_stdio
     except ImportError as exc:
-        raise _err(f"ani mcp needs the mcp extra (pip install 'ani-sdk[mcp]'): {exc}", 2) from None
+        raise _err(f"ani mcp serve needs the official MCP SDK, a dependency of ani-sdk that is not "
+                   f"importable here ({exc}); install it into this environment: "
+                   f"{Path(sys.executable).name} -m pip install 'mcp>=2.3' (or reinstall: pip install -e .)", 2) from None
 
     try:
         options = parse_options(option or [])

@@ -240,3 +240,37 @@ def test_serve_bad_input_exits_2_naming_it():
     assert code == 2 and "unknown adapter 'a9'" in out
     code, out = serve("--level", "a1", "--option", "oops")
     assert code == 2 and "--option 'oops': expected KEY=VALUE" in out
+
+
+# -- mcp is a core dependency; without it the command says how to install it -----------------
+
+
+def test_mcp_is_a_core_dependency_and_the_extra_an_empty_alias():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
+    names = [re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0] for d in project["dependencies"]]
+    assert "mcp" in names
+    assert project["optional-dependencies"]["mcp"] == []  # `pip install 'ani-sdk[mcp]'` still resolves
+
+
+def test_serve_without_the_mcp_package_says_how_to_install_it():
+    """A fresh interpreter where ``import mcp`` fails: ``ani`` still loads, ``ani mcp serve`` exits 2
+    with one line naming the package and the pip command, before looking for a lab."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; sys.modules['mcp'] = None\n"
+            "from ani.cli import app\n"
+            "app(['mcp', 'serve', '--lab', 'nosuchlab00', '--level', 'a1'], prog_name='ani')\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: ani mcp serve needs the official MCP SDK")
+    assert "-m pip install 'mcp>=2.3'" in lines[0]
+    assert "nosuchlab00" not in res.stderr  # the lab is not looked up
