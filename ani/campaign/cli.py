@@ -7,7 +7,6 @@ Exit codes: 0 done (``ani run``: the run succeeded), 1 ``ani run`` graded a fail
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -99,24 +98,12 @@ def campaign_report(
 
 
 def _print_event(ev: dict[str, Any]) -> None:
-    if ev.get("event") != "tool_call":
-        return
-    args = json.dumps(ev.get("arguments", {}), ensure_ascii=False, default=str)
-    if len(args) > 160:
-        args = args[:157] + "..."
-    status = (
-        "[green]ok[/green]"
-        if ev.get("ok")
-        else f"[red]error {escape(str(ev.get('error_code')))}[/red]"
-    )
-    changed = " [yellow]changed[/yellow]" if ev.get("changed") else ""
-    summary = str(ev.get("summary", ""))
-    if len(summary) > 120:
-        summary = summary[:117] + "..."
-    console.print(
-        f"  {escape(str(ev.get('tool')))}({escape(args)}) -> {status}{changed} {escape(summary)}",
-        soft_wrap=True,
-    )
+    """Print one trajectory event as it is logged (tool calls and the agent's own events)."""
+    from ani.campaign.live import event_line
+
+    line = event_line(ev)
+    if line is not None:
+        console.print(line, soft_wrap=True, highlight=False)
 
 
 def run_one(
@@ -129,8 +116,33 @@ def run_one(
     blocklist: Annotated[
         bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")
     ] = False,
-    agent: Annotated[str, typer.Option("--agent", help="agent kind")] = "scripted",
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent", help="agent kind (default scripted; sets the kind of --agent-config)"
+        ),
+    ] = None,
+    agent_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--agent-config",
+            help="YAML/JSON file: an agent block ({kind: llm, ...}) or a campaign file "
+            "(its agent: block is taken)",
+        ),
+    ] = None,
+    agent_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-option",
+            help="KEY=VALUE agent option (repeatable; the value is a YAML scalar; overrides "
+            "the file), e.g. mode=planner-executor",
+        ),
+    ] = None,
     max_steps: Annotated[int, typer.Option("--max-steps", min=1)] = 40,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="token budget (prompt + completion)"),
+    ] = None,
     wall_clock_s: Annotated[
         float, typer.Option("--wall-clock", help="agent time budget, seconds")
     ] = 300.0,
@@ -138,7 +150,15 @@ def run_one(
         Path | None, typer.Option("--out", help="folder for the record and trajectory")
     ] = None,
 ) -> None:
-    """Run one task variant at one level on a fresh lab, print each tool call as it happens and the verdict."""
+    """Run one task variant at one level on a fresh lab with any agent; print the trajectory
+    as it goes (tool calls, model turns, null actions, waits, submit) and the verdict.
+
+    The agent comes from --agent-config (an agent block or a campaign file), then --agent (the
+    kind), then each --agent-option KEY=VALUE; a bad file, option or value exits 2 naming it,
+    before any lab starts.
+    """
+    from ani.agents import create_agent
+    from ani.campaign.agent_block import agent_block, describe_sources
     from ani.campaign.loop import LABEL_STYLE
     from ani.campaign.results import INFRA
     from ani.campaign.runner import RunnerDeps, validate
@@ -149,15 +169,27 @@ def run_one(
     level, known = level.strip().lower(), available()
     if level not in known:  # say which option, not the internal one-cell campaign's field path
         raise _fail(f"--level / $ANI_LEVEL: unknown level {level!r}; known: {', '.join(known)}")
+    options = list(agent_option or [])
+    try:
+        block = agent_block(agent_config, agent, options)
+        create_agent(dict(block))  # bad kind, option, value or key variable: before any lab
+    except AniError as exc:
+        msg = str(exc)
+        if not msg.startswith(("--agent-config", "--agent-option")):
+            msg = f"agent ({describe_sources(agent_config, agent, options)}): {msg}"
+        raise _fail(msg) from None
     cell_name = level + ("+blocklist" if blocklist else "")
+    budget: dict[str, Any] = {"max_steps": max_steps, "wall_clock_s": wall_clock_s}
+    if max_tokens is not None:
+        budget["max_tokens"] = max_tokens
     data = {
         "name": "run",
         "scenario": str(scenario),
         "task": task,
         "variants": 1,
         "seed": seed,
-        "agent": {"kind": agent},
-        "budget": {"max_steps": max_steps, "wall_clock_s": wall_clock_s},
+        "agent": block,
+        "budget": budget,
         "cells": [{"name": cell_name, "level": level, "blocklist": blocklist}],
     }
     try:
@@ -165,7 +197,11 @@ def run_one(
         out_dir = out or Path("results") / f"run-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
         deps = RunnerDeps()
         validate(spec, deps)  # bad task, scenario, agent or level: fail before any lab starts
-        console.print(f"run {cell_name} {task} seed {seed}: starting the lab ...")
+        console.print(
+            f"run {cell_name} {task} seed {seed}, agent {escape(str(block['kind']))}: "
+            "starting the lab ...",
+            soft_wrap=True,
+        )
         rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)
     except AniError as exc:
         raise _fail(str(exc)) from None

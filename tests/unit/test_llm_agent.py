@@ -558,3 +558,64 @@ def test_retry_after_is_cut_to_the_wall_clock_left(server, agent_for):
     assert agent.slept == [20.0, 30.0]
     assert run.stop_reason == "wall_clock" and not run.submitted and len(server.requests) == 2
     assert events(run, "llm_retry")[0]["retry_after_s"] == 100.0
+
+
+# -- the live lines of ``ani run`` (ani.campaign.live) from a real run's events ----------
+
+
+def test_every_event_of_a_run_prints_as_one_line(server, agent_for):
+    from rich.text import Text
+
+    from ani.campaign.live import event_line
+
+    server.script = [
+        reply(content="1. get_topology\n2. update_config r1\n3. submit"),  # the plan
+        reply(call("get_topology", {}), content="Looking first.\nThen acting."),
+        status(429, {"Retry-After": "1"}),
+        reply(call("update_config", '{"device": "r1", "commands": ['), usage=(300, 30)),  # invalid JSON
+        reply(content="[bold]replan[/bold]"),  # the revised plan (markup in text stays text)
+        reply(call("update_config", {"device": "r9", "commands": []})),  # refused: unknown device
+        reply(content="r9 does not exist; use r1"),  # the second revised plan
+        reply(call("wait", {"seconds": 2}), usage=None),
+        reply(call("submit", {"summary": "route added on r1"})),
+    ]
+    run = agent_for(mode="planner-executor", max_replans=2).run(TASK, FakeAdapter(), Budget())
+    assert run.stop_reason == "submitted"
+    lines = [Text.from_markup(line).plain for line in map(event_line, run.trajectory.events) if line]
+    assert len(lines) == len(run.trajectory.events)  # every event prints, one line each
+    assert all(line.startswith("  ") and "\n" not in line for line in lines)
+    text = "\n".join(lines)
+    assert "  agent llm: mode planner-executor; model test-model at " + server.url in text
+    assert "system prompt" in lines[0] and "files site.yaml" in lines[0]
+    assert '  plan: 1. get_topology (+2 lines)' in lines
+    assert '  turn 2: 100+10 tokens -> get_topology "Looking first. (+1 lines)"' in lines
+    assert "  get_topology({}) -> ok routers: r1 r2" in lines
+    assert any(line.startswith("  retry 1: RateLimitError (HTTP 429)") and line.endswith("next attempt in 1 s (Retry-After 1 s)") for line in lines)
+    assert "  turn 3: 300+30 tokens after 2 attempts -> update_config" in lines
+    assert '  null action (invalid_json) update_config: {"device": "r1", "commands": [' in lines
+    assert "  revised plan 1: [bold]replan[/bold]" in lines
+    assert any(line.startswith('  update_config({"device": "r9", "commands": []}) -> error unknown_device') for line in lines)
+    assert "  turn 7: ? tokens -> wait" in lines and "  wait 2 s" in lines
+    assert '  submit: "route added on r1"' in lines
+    assert lines[-1] == "  agent stop: submitted; 4 steps, 1 null action, 900+90 tokens"
+
+
+def test_live_lines_of_single_turn_text_reply_recovery_and_unknown_events(server, agent_for):
+    from rich.text import Text
+
+    from ani.campaign.live import event_line
+
+    server.script = [reply(content="I think the route is fine."), reply(call("submit", {}))]
+    run = agent_for(recovery=True).run(TASK, FakeAdapter(), Budget())
+    lines = [Text.from_markup(event_line(e) or "").plain for e in run.trajectory.events]
+    assert '  turn 1: 100+10 tokens -> no tool call "I think the route is fine."' in lines
+    assert "  null action (no_tool_call): I think the route is fine." in lines
+    assert "  recovery step 1" in lines and "  submit" in lines
+    server.script = [reply(call("get_topology", {}))]
+    run = agent_for(mode="single-turn").run(TASK, FakeAdapter(), Budget())
+    assert Text.from_markup(event_line(run.trajectory.events[-2])).plain == "  submit (end of the reply)"
+    # a third-party agent's own event: its fields, cut to one line
+    ev = run.trajectory.log("my_agent_note", note="x" * 500, n=3)
+    line = Text.from_markup(event_line(ev)).plain
+    assert line.startswith('  my_agent_note: note="xxx') and len(line) <= 162 and "run_id" not in line
+    assert event_line({"summary": "no name"}) is None

@@ -1,0 +1,122 @@
+"""The agent block of ``ani run`` from ``--agent-config``, ``--agent`` and ``--agent-option``.
+
+::
+
+    agent_block(Path("llm.yaml"), None, ["mode=planner-executor", "seed=3"])
+    -> {"kind": "llm", "base_url": ..., "model": ..., "mode": "planner-executor", "seed": 3}
+
+Precedence: the file, then ``--agent KIND`` (the kind), then each ``--agent-option KEY=VALUE``
+in order (a later one wins). With none of them the block is ``{"kind": "scripted"}``. The block
+is checked by building the agent (:func:`ani.agents.create_agent`) in ``ani run``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ani.errors import ConfigError
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def load_agent_config(path: Path) -> dict[str, Any]:
+    """The agent block in ``path`` (YAML or JSON).
+
+    The file holds either a bare agent block (a mapping with ``kind``, e.g. ``{kind: llm,
+    base_url: ..., model: ...}``) or a campaign file, whose ``agent:`` block is taken.
+
+    Raises:
+        ConfigError: naming ``--agent-config`` and the file: missing or unreadable, not valid
+            YAML/JSON (with the line), or neither kind of content.
+    """
+    where = f"--agent-config {path}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ConfigError(f"{where}: cannot read it ({why})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: not valid YAML/JSON{at}: {problem}") from None
+    if isinstance(data, dict) and "kind" not in data and "agent" in data:
+        data = data["agent"]
+        if not isinstance(data, dict) or "kind" not in data:
+            raise ConfigError(f"{where}: the agent: block must be a mapping with a kind")
+    if not isinstance(data, dict) or "kind" not in data:
+        raise ConfigError(
+            f"{where}: neither an agent block ({{kind: llm, ...}}) nor a campaign file with an "
+            "agent: block"
+        )
+    bad = [k for k in data if not isinstance(k, str)]
+    if bad:
+        raise ConfigError(f"{where}: agent option names must be strings, got {bad[0]!r}")
+    return dict(data)
+
+
+def parse_agent_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` -> ``(key, value)``; the value is read as a YAML scalar.
+
+    ``mode=planner-executor`` -> ``("mode", "planner-executor")``, ``seed=3`` -> ``("seed", 3)``,
+    ``recovery=true`` -> ``("recovery", True)``, ``api_key_env=null`` -> ``("api_key_env",
+    None)``, ``model="7"`` -> ``("model", "7")``.
+
+    Raises:
+        ConfigError: naming ``--agent-option`` and the text: no ``=``, a key that is not a name,
+            an empty value (write ``null`` or ``""``), a value that is not a YAML scalar.
+    """
+    where = f"--agent-option {text!r}"
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"{where}: expected KEY=VALUE, e.g. mode=planner-executor")
+    if not _KEY.fullmatch(key):
+        raise ConfigError(f"{where}: {key!r} is not an option name (letters, digits, _)")
+    if not raw.strip():
+        raise ConfigError(f"{where}: no value after '=' (write null for none, \"\" for empty)")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: the value is not a YAML scalar ({problem})") from None
+    if isinstance(value, (dict, list)):
+        raise ConfigError(
+            f"{where}: the value must be a scalar (string, number, true/false, null), "
+            f"got a {'mapping' if isinstance(value, dict) else 'list'}"
+        )
+    return key, value
+
+
+def agent_block(config: Path | None, kind: str | None, options: list[str]) -> dict[str, Any]:
+    """The agent block from the file ``config``, the kind and the ``KEY=VALUE`` options.
+
+    Raises:
+        ConfigError: from :func:`load_agent_config` and :func:`parse_agent_option`.
+    """
+    block: dict[str, Any] = load_agent_config(config) if config is not None else {}
+    if kind is not None:
+        block["kind"] = kind
+    for text in options:
+        key, value = parse_agent_option(text)
+        block[key] = value
+    block.setdefault("kind", "scripted")
+    return block
+
+
+def describe_sources(config: Path | None, kind: str | None, options: list[str]) -> str:
+    """Where the block came from, for error lines: ``--agent-config f.yaml, --agent-option
+    mode=x`` (``--agent scripted`` when nothing was given)."""
+    parts = [f"--agent-config {config}"] if config is not None else []
+    if kind is not None or config is None:
+        parts.append(f"--agent {kind or 'scripted'}")
+    parts += [f"--agent-option {o}" for o in options]
+    return ", ".join(parts)

@@ -1,0 +1,132 @@
+"""``ani run``'s agent options (--agent-config, --agent, --agent-option, --max-tokens) through
+the real command line (typer's runner on ``ani.cli.app``): the agent block that reaches the run,
+and bad input refused with exit 2 and one line naming it, before anything is validated or started.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from ani.campaign.agent_block import agent_block, parse_agent_option
+from ani.cli import app
+from ani.errors import AniError, ConfigError
+
+LLM = "kind: llm\nbase_url: http://127.0.0.1:9/v1\nmodel: m\napi_key_env: null\n"
+
+
+class _Stop(AniError):
+    pass
+
+
+@pytest.fixture
+def seen(monkeypatch) -> list[Any]:
+    """Specs that reached ``validate`` (the last step before a lab); the run stops there."""
+    import ani.campaign.runner as runner
+
+    got: list[Any] = []
+
+    def validate(spec: Any, deps: Any) -> None:
+        got.append(spec)
+        raise _Stop("stopped before the lab (test)")
+
+    monkeypatch.setattr(runner, "validate", validate)
+    return got
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(app, ["run", *args])
+
+
+def test_agent_block_from_a_file_kind_and_options(tmp_path, seen):
+    f = tmp_path / "agent.yaml"
+    f.write_text(LLM + "mode: react\nseed: 1\n")
+    res = run("--agent-config", str(f), "--agent-option", "mode=planner-executor",
+              "--agent-option", "recovery=true", "--agent-option", "seed=3", "--agent-option",
+              "seed=4", "--agent-option", 'model="7"', "--max-tokens", "5000", "--max-steps", "9")
+    assert res.exit_code == 2 and "stopped before the lab (test)" in res.stderr
+    spec = seen[0]
+    assert spec.agent == {"kind": "llm", "base_url": "http://127.0.0.1:9/v1", "model": "7",
+                          "api_key_env": None, "mode": "planner-executor", "seed": 4,
+                          "recovery": True}
+    assert (spec.budget.max_tokens, spec.budget.max_steps) == (5000, 9)
+
+
+def test_a_campaign_file_gives_its_agent_block_and_json_works(tmp_path, seen):
+    camp = tmp_path / "camp.yaml"
+    camp.write_text("name: x\nscenario: s.yaml\ntask: t\nagent:\n" + "".join(f"  {ln}\n" for ln in LLM.splitlines()))
+    run("--agent-config", str(camp))
+    assert seen[-1].agent["kind"] == "llm" and seen[-1].agent["model"] == "m" and "name" not in seen[-1].agent
+    j = tmp_path / "agent.json"
+    j.write_text(json.dumps({"kind": "llm", "base_url": "http://h/v1", "model": "j", "api_key_env": None}))
+    run("--agent-config", str(j))
+    assert seen[-1].agent["model"] == "j" and seen[-1].budget.max_tokens is None
+
+
+def test_agent_alone_still_works(seen):
+    run("--agent", "scripted")
+    run()
+    assert [s.agent for s in seen] == [{"kind": "scripted"}, {"kind": "scripted"}]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent-config", "{missing}"], "--agent-config {missing}: no such file"),
+        (["--agent-config", "{bad_yaml}"], "--agent-config {bad_yaml}: not valid YAML/JSON at line 2: mapping values are not allowed here"),
+        (["--agent-config", "{no_kind}"], "--agent-config {no_kind}: neither an agent block ({{kind: llm, ...}}) nor a campaign file with an agent: block"),
+        (["--agent-config", "{llm}", "--agent-option", "mode"], "--agent-option 'mode': expected KEY=VALUE"),
+        (["--agent-config", "{llm}", "--agent-option", "=x"], "--agent-option '=x': expected KEY=VALUE"),
+        (["--agent-config", "{llm}", "--agent-option", "a.b=1"], "--agent-option 'a.b=1': 'a.b' is not an option name"),
+        (["--agent-config", "{llm}", "--agent-option", "seed="], "--agent-option 'seed=': no value after '='"),
+        (["--agent-config", "{llm}", "--agent-option", "seed=[1, 2]"], "the value must be a scalar"),
+        (["--agent-config", "{llm}", "--agent-option", "temprature=0.2"], "agent (--agent-config {llm}, --agent-option temprature=0.2): agent (kind llm): agent.temprature: unknown option"),
+        (["--agent-config", "{llm}", "--agent-option", "seed=abc"], "agent.seed: Input should be a valid integer"),
+        (["--agent-config", "{llm}", "--agent-option", "mode=tree"], "agent.mode: Input should be 'react', 'single-turn' or 'planner-executor'"),
+        (["--agent-config", "{llm}", "--agent-option", "api_key_env=ANI_TEST_UNSET_H1"], "environment variable ANI_TEST_UNSET_H1 is not set"),
+        (["--agent", "bogus"], "agent (--agent bogus): agent.kind: unknown agent kind 'bogus'; known: "),
+        (["--agent-config", "{llm}", "--agent", "scripted"], "agent: bad options for kind 'scripted'"),
+    ],
+)
+def test_bad_agent_input_exits_2_with_one_line_before_anything_starts(tmp_path, seen, monkeypatch, args, message):
+    monkeypatch.delenv("ANI_TEST_UNSET_H1", raising=False)
+    files = {"missing": tmp_path / "missing.yaml", "bad_yaml": tmp_path / "bad.yaml",
+             "no_kind": tmp_path / "nokind.yaml", "llm": tmp_path / "llm.yaml"}
+    files["bad_yaml"].write_text("kind: llm\nmodel: m: x\nseed: 1\n")
+    files["no_kind"].write_text("base_url: http://h/v1\nmodel: m\n")
+    files["llm"].write_text(LLM)
+    names = {k: str(v) for k, v in files.items()}
+    res = run(*[a.format(**names) for a in args])
+    assert res.exit_code == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert message.format(**names) in lines[0]
+    assert seen == []  # refused before the run was validated, so before any lab
+
+
+def test_max_tokens_must_be_positive(seen):
+    res = run("--max-tokens", "0")
+    assert res.exit_code == 2 and seen == []
+
+
+def test_parse_agent_option_values():
+    assert parse_agent_option("mode=planner-executor") == ("mode", "planner-executor")
+    assert parse_agent_option("temperature=0.7") == ("temperature", 0.7)
+    assert parse_agent_option("api_key_env=null") == ("api_key_env", None)
+    assert parse_agent_option("base_url=http://h:8000/v1") == ("base_url", "http://h:8000/v1")
+    assert parse_agent_option("x=a=b") == ("x", "a=b")
+    with pytest.raises(ConfigError, match="mapping"):
+        parse_agent_option("x={a: 1}")
+
+
+def test_agent_block_precedence(tmp_path):
+    f = tmp_path / "a.yaml"
+    f.write_text(LLM)
+    assert agent_block(None, None, []) == {"kind": "scripted"}
+    assert agent_block(f, None, ["kind=other"])["kind"] == "other"
+    assert agent_block(f, "scripted", [])["kind"] == "scripted"
+    assert agent_block(Path(f), None, ["model=x", "model=y"])["model"] == "y"
