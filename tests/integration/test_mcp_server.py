@@ -10,6 +10,7 @@ names the lab is left.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -158,6 +159,37 @@ def test_stdio_subprocess_attached_by_lab_id(lab, tmp_path):
     check_session_calls(out, lab, before)
     tools = [line for line in traj.read_text().splitlines() if '"tool_call"' in line]
     assert len(tools) == 3  # the server logged its calls; it has exited (see the fixture)
+
+
+def doc_client_config() -> dict[str, Any]:
+    """The ``mcpServers`` JSON snippet of docs/mcp.md (the ```json block after its marker)."""
+    doc = (ROOT / "docs" / "mcp.md").read_text()
+    m = re.search(r"<!-- snippet:mcp-client-config -->\s*```json\n(.*?)\n```", doc, re.S)
+    assert m, "docs/mcp.md lost its client configuration snippet"
+    return json.loads(m.group(1))
+
+
+def test_docs_client_config_snippet_works_as_written(lab, tmp_path):
+    """The snippet, with only the repository path and the lab id put in: the stdio client starts
+    exactly its command and args (the client's default environment, an unrelated working
+    directory) and gets the A1 tools; the calls behave as over any transport."""
+    servers = doc_client_config()["mcpServers"]
+    assert list(servers) == ["ani-a1"]
+    entry = servers["ani-a1"]
+    assert set(entry) == {"command", "args"}
+    command = entry["command"].replace("/path/to/ani-sdk", str(ROOT))
+    args = [lab.id if a == "demo" else a for a in entry["args"]]
+    assert command == str(ROOT / ".venv" / "bin" / "ani")  # a root client: the ani path, no sudo
+    assert args == ["mcp", "serve", "--lab", lab.id, "--level", "a1"]
+    assert os.geteuid() == 0
+    before = running(lab)
+
+    async def main() -> dict[str, Any]:
+        async with Client(StdioServerParameters(command=command, args=args, cwd=str(tmp_path))) as client:
+            return await session_calls(client)
+
+    out = anyio.run(main)
+    check_session_calls(out, lab, before)
 
 
 def test_stdio_timeout_is_is_error_naming_the_bound(lab):
