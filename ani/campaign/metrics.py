@@ -343,12 +343,47 @@ def _patch_op_inverse(op: Any, inv: Any) -> bool:
     return False
 
 
+def _patch_ops(patch: Any) -> list[Any] | None:
+    """The operations of a JSON Patch that change something (``test`` operations only guard)."""
+    if not isinstance(patch, list):
+        return None
+    return [op for op in patch if not (isinstance(op, Mapping) and op.get("op") == "test")]
+
+
 def _patch_inverse(a: Any, b: Any) -> bool:
-    """JSON Patch ``b`` undoes ``a``: same length, ``b[i]`` undoes ``a[n-1-i]`` (add p <-> remove p,
-    move a->b <-> move b->a). A remove then an add is not counted: the old value is unknown."""
-    if not isinstance(a, list) or not isinstance(b, list) or not a or len(a) != len(b):
+    """JSON Patch ``b`` undoes ``a``: ``test`` operations aside, same length, ``b[i]`` undoes
+    ``a[n-1-i]`` (add p <-> remove p, move a->b <-> move b->a). A remove then an add is not
+    counted (the old value is unknown), nor an add to an array's end (``/-``: which element it
+    became is unknown)."""
+    a, b = _patch_ops(a), _patch_ops(b)
+    if not a or not b or len(a) != len(b):
+        return False
+    if any(isinstance(op, Mapping) and str(op.get("path", "")).endswith("/-") for op in a):
         return False
     return all(_patch_op_inverse(op, inv) for op, inv in zip(a, reversed(b), strict=True))
+
+
+def _creates_service_file(path: Any, patch: Any) -> bool:
+    """A3-R/A4 ``sot_patch`` that writes a whole service: a ``services/`` file whose patch adds
+    the document (``""``) or both its ``/type`` and ``/action`` (what creating one takes)."""
+    ops = _patch_ops(patch)
+    if not isinstance(path, str) or not path.startswith("services/") or not ops:
+        return False
+    added = {op.get("path") for op in ops if isinstance(op, Mapping) and op.get("op") == "add"}
+    return "" in added or {"/type", "/action"} <= added
+
+
+_COMMITTED = re.compile(r"^committed ([0-9a-f]{7,40})\b")
+
+
+def _reverts_commit(summary: Any, revision: Any) -> bool:
+    """``sot_revert(revision)`` names the commit whose result summary was ``committed <sha>``:
+    ``HEAD`` or at least 7 leading hex digits of that sha."""
+    m = _COMMITTED.match(summary) if isinstance(summary, str) else None
+    if m is None or not isinstance(revision, str):
+        return False
+    rev = revision.strip().lower()
+    return rev == "head" or (len(rev) >= 7 and m.group(1).startswith(rev))
 
 
 _CREATING = {"add", "onboard", "apply"}
@@ -389,12 +424,16 @@ def is_inverse(prev: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
     - A1 ``update_config`` then ``update_config`` on the same device negating lines of the first;
     - A2 ``edit_config`` then ``discard_changes`` on the same device; ``commit`` then
       ``cancel_commit`` of the same devices;
-    - A3-R/A4 ``sot_patch`` then ``sot_patch`` of the same file with the inverse operations, or
-      then ``sot_discard``;
-    - A3-T/A4 ``apply`` then ``apply`` removing the services the first created.
+    - A3-R/A4 ``sot_patch`` then ``sot_patch`` of the same file with the inverse operations
+      (``test`` operations aside), or then ``sot_discard``; ``sot_commit`` then ``sot_revert`` of
+      that commit (``HEAD`` or its sha, read from the commit's result summary);
+    - A4 ``sot_patch`` creating a service file (adding the whole document, or its ``/type`` and
+      ``/action``) then ``sot_delete`` of that file;
+    - A3-T ``apply`` then ``apply`` removing the services the first created.
 
     A0's shell and A1's rollback cannot be told apart from other changes: never counted.
-    Only calls that succeeded count (undoing a refused call undoes nothing).
+    Only calls that succeeded count (undoing a refused call undoes nothing; a commit whose
+    reconcile failed and was rolled back is not ok, so reverting it is a fix, not an inverse).
     """
     if prev.get("event") != TOOL_CALL_EVENT or cur.get("event") != TOOL_CALL_EVENT:
         return False
@@ -415,6 +454,12 @@ def is_inverse(prev: Mapping[str, Any], cur: Mapping[str, Any]) -> bool:
         return pa.get("path") == ca.get("path") and _patch_inverse(pa.get("patch"), ca.get("patch"))
     if (pt, ct) == ("sot_patch", "sot_discard"):
         return True
+    if (pt, ct) == ("sot_patch", "sot_delete"):
+        return pa.get("path") == ca.get("path") and _creates_service_file(
+            pa.get("path"), pa.get("patch")
+        )
+    if (pt, ct) == ("sot_commit", "sot_revert"):
+        return _reverts_commit(prev.get("summary"), ca.get("revision"))
     if pt == ct == "apply":
         return _changes_inverse(pa.get("changes"), ca.get("changes"))
     return False

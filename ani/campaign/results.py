@@ -13,7 +13,7 @@ import os
 import warnings
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
@@ -58,8 +58,10 @@ class RunRecord(BaseModel):
         wall_s: whole run, lab up to lab down; lab_up_s: ``lab.up()``; agent_s: ``agent.run``.
         teardown_error: ``lab.down()`` failed (the verdict stands; the host may need ``ani lab down --stale``).
         process: the process metrics of NetConfArena computed from the trajectory
-            (:mod:`ani.campaign.metrics`); None when the agent never ran (or in records written
-            before they existed).
+            (:mod:`ani.campaign.metrics`); None when the agent never ran, in records written
+            before they existed, and when a stored value no longer validates (an older format:
+            read with a warning; the run and its verdict are kept, ``ani campaign report`` shows
+            its metrics as missing).
     """
 
     run_id: str
@@ -91,6 +93,22 @@ class RunRecord(BaseModel):
     trajectory: str | None = None
     teardown_error: str | None = None
     process: ProcessMetrics | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _process_or_none(cls, data: Any) -> Any:
+        """An unreadable ``process`` (metrics of an older format) must not cost the run."""
+        if isinstance(data, dict) and isinstance(data.get("process"), dict):
+            try:
+                ProcessMetrics.model_validate(data["process"])
+            except ValidationError as exc:
+                warnings.warn(
+                    f"run {data.get('run_id', '?')}: process metrics unreadable (an older "
+                    f"format?), kept as missing: {format_validation_error(exc)}",
+                    stacklevel=2,
+                )
+                data = {**data, "process": None}
+        return data
 
     @property
     def valid(self) -> bool:

@@ -353,6 +353,7 @@ def _execute(
     except Exception:  # noqa: BLE001 - metrics only; never fails a run
         state["tools"] = []
     t0 = time.monotonic()
+    state["agent_ran"] = True
     try:
         result = agent.run(variant.agent_view(), adapter, budget)
         state["steps"] = getattr(result, "steps", None)
@@ -428,9 +429,10 @@ def _record(
 
 
 def _process(info: dict[str, Any], state: dict[str, Any], label: str) -> Any:
-    """The run's process metrics (None if the agent never got an interface)."""
+    """The run's process metrics; None if the agent never ran (the lab, the baseline or the
+    adapter's open failed): such a run has no turns and no completion mode to report."""
     trajectory = state.get("trajectory")
-    if trajectory is None:
+    if trajectory is None or not state.get("agent_ran"):
         return None
     submitted = state.get("submitted")
     return compute_metrics(

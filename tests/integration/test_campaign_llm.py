@@ -115,7 +115,9 @@ def campaign_file(tmp_path: Path, base_url: str) -> Path:
     return path
 
 
-def ani_campaign(args: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+def ani_campaign(
+    args: list[str], env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess:
     """``python -m ani.cli campaign ...``; on a timeout it gets SIGINT (the runner takes its lab
     down) before the test fails."""
     proc = subprocess.Popen(
@@ -127,7 +129,9 @@ def ani_campaign(args: list[str], env: dict[str, str], timeout: float) -> subpro
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=180)
-        pytest.fail(f"ani campaign run did not finish in {timeout} s:\n{out[-2000:]}\n{err[-2000:]}")
+        pytest.fail(
+            f"ani campaign run did not finish in {timeout} s:\n{out[-2000:]}\n{err[-2000:]}"
+        )
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
@@ -158,7 +162,8 @@ def test_llm_campaign_end_to_end_reports_process_metrics(lab_host, server, tmp_p
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
 
     # the real client sent the key, and nothing in the results folder holds it
-    assert server.requests and all(h.get("authorization") == f"Bearer {SECRET}" for h in server.headers)
+    assert server.requests
+    assert all(h.get("authorization") == f"Bearer {SECRET}" for h in server.headers)
     assert {r["model"] for r in server.requests} == {"scripted-test-model"}
     for f in out.rglob("*"):
         if f.is_file():
