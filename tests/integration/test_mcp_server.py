@@ -316,3 +316,17 @@ def test_http_on_loopback(lab):
             proc.wait()
     check_session_calls(out, lab, before)
     assert proc.returncode == 0
+
+
+# -- the page's own client example -------------------------------------------------------------
+
+
+def test_docs_python_client_example_runs(make_lab, run_doc_example):
+    """docs/mcp.md ``<!-- example:mcp-client -->`` runs as written (its own lab, downed by the
+    example) and prints what the page says: the A1 tools, a read, the refused line named."""
+    del make_lab  # only for its capability check
+    lines = run_doc_example("mcp.md", "mcp-client", timeout=300).splitlines()
+    assert lines[0] == str(sorted(A1_TOOLS)), lines
+    assert lines[1] == "False True", lines
+    assert lines[2] == "True rolled_back", lines
+    assert REJECTED in lines[3], lines
