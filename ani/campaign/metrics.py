@@ -42,8 +42,10 @@ Metrics (all counts are of actions unless said otherwise)
       before it where the level can tell (:func:`is_inverse`).
       ``repeat_action_rate = repeat_actions / actions``.
     - completion mode (:func:`completion_mode`).
-    - tokens: sums of ``prompt_tokens`` / ``completion_tokens`` over ``agent_turn`` events, else
-      the agent's own totals if it reports them, else None (scripted agents use no model).
+    - tokens: sums of ``prompt_tokens`` / ``completion_tokens`` over ``agent_turn`` events (a
+      turn without usage adds nothing), else the agent's own totals if it reports them, else None
+      (scripted agents use no model). Turns logged without any usage and zero agent totals (an
+      endpoint that sends no ``usage``) give None: unknown, not free.
 """
 
 from __future__ import annotations
@@ -595,10 +597,13 @@ def compute_metrics(
         counts["submit"] = 1
         inferred = True
     n_actions = sum(counts.values())
-    if not has_usage:
-        p_out, c_out = _int_or_none(prompt_tokens), _int_or_none(completion_tokens)
-    else:
+    if has_usage:
         p_out, c_out = p_sum, c_sum
+    elif turns and not (prompt_tokens or completion_tokens):
+        # model responses came, none with usage: an agent's zero totals are not a measurement
+        p_out = c_out = None
+    else:
+        p_out, c_out = _int_or_none(prompt_tokens), _int_or_none(completion_tokens)
     return ProcessMetrics(
         turns=turns if turns else n_actions,
         actions=n_actions,

@@ -424,3 +424,19 @@ def test_a_run_with_no_logged_action_that_reports_submitted(tmp_path):
     (r,) = read_runs(tmp_path)
     assert r.process == m and r.process.submit_inferred
     assert r.process.completion_mode == "correct_submission"
+
+
+def test_turns_without_usage_give_unknown_tokens_not_zero():
+    traj = Trajectory("x", "a1")
+    log_agent_turn(traj, 1)  # the endpoint sent no usage
+    log_agent_action(traj, "submit")
+    m = compute_metrics(traj.events, "a1", prompt_tokens=0, completion_tokens=0)
+    assert (m.prompt_tokens, m.completion_tokens) == (None, None)
+    assert m.describe() == "1 turns; 1 actions (submit 1); 0 error, 0 repeat; no completion mode"
+    # an agent that counts its own tokens (and logs turns without them) is believed
+    m = compute_metrics(traj.events, "a1", prompt_tokens=700, completion_tokens=30)
+    assert (m.prompt_tokens, m.completion_tokens) == (700, 30)
+    # usage on some turns: the known usage is summed
+    log_agent_turn(traj, 2, prompt_tokens=120, completion_tokens=8)
+    m = compute_metrics(traj.events, "a1", prompt_tokens=0, completion_tokens=0)
+    assert (m.prompt_tokens, m.completion_tokens) == (120, 8)
