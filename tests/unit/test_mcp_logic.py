@@ -274,3 +274,20 @@ def test_serve_without_the_mcp_package_says_how_to_install_it():
     assert lines[0].startswith("error: ani mcp serve needs the official MCP SDK")
     assert "-m pip install 'mcp>=2.3'" in lines[0]
     assert "nosuchlab00" not in res.stderr  # the lab is not looked up
+
+
+# -- what counts as a timeout of a vtysh session (A1) -----------------------------------------
+
+
+def test_scrapli_timeouts_are_recognised_and_other_failures_are_not():
+    """scrapli 2 reports a read that ran into its bound as an OperationException whose text says
+    TimeoutExceeded (seen opening vtysh on a frozen daemon), or as a TimeoutException."""
+    from scrapli.exceptions import EOFException, OperationException, TimeoutException
+
+    from ani.adapters.cli_session import SessionTimeout, is_timeout
+
+    assert is_timeout(OperationException("TimeoutExceeded: session.Session readTimeout: operation timeout exceeded"))
+    assert is_timeout(TimeoutException("operation timed out"))
+    assert not is_timeout(OperationException("EOF: the vtysh process exited"))
+    assert not is_timeout(EOFException("eof"))
+    assert str(SessionTimeout(2.0, "opening vtysh on r2")) == "timeout after 2 s (opening vtysh on r2)"
