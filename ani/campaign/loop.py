@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -83,7 +84,9 @@ def _spec_dict(spec: CampaignSpec) -> dict[str, Any]:
 def check_resume(spec: CampaignSpec, out_dir: Path) -> None:
     """Raise CampaignSpecError if ``out_dir`` is not a results folder of a compatible spec.
 
-    Only ``variants`` may change (to extend a campaign with more seeds).
+    Only ``variants`` may change (to extend a campaign with more seeds). The stored spec is
+    read through the current :class:`CampaignSpec` first, so a field added since the folder was
+    written (absent there) counts as its default, not as a difference.
     """
     saved_path = out_dir / SPEC_JSON
     if not out_dir.is_dir():
@@ -96,6 +99,10 @@ def check_resume(spec: CampaignSpec, out_dir: Path) -> None:
         saved = json.loads(saved_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CampaignSpecError(f"--resume {out_dir}: {SPEC_JSON} is unreadable: {exc}") from None
+    try:  # a folder written before a field existed: its default fills the gap
+        saved = _spec_dict(CampaignSpec.model_validate(saved))
+    except (ValidationError, ValueError, TypeError):
+        pass  # compared as stored: the differing fields are named below
     now = _spec_dict(spec)
     differ = sorted(
         k

@@ -440,3 +440,25 @@ def test_turns_without_usage_give_unknown_tokens_not_zero():
     log_agent_turn(traj, 2, prompt_tokens=120, completion_tokens=8)
     m = compute_metrics(traj.events, "a1", prompt_tokens=0, completion_tokens=0)
     assert (m.prompt_tokens, m.completion_tokens) == (120, 8)
+
+
+def test_resume_of_a_folder_written_before_newer_spec_fields(spec, tmp_path):
+    """spec.json of an older version lacks fields added since (with their defaults): not a
+    difference; a real difference is still refused, naming the field."""
+    from ani.campaign.loop import check_resume
+    from ani.errors import CampaignSpecError
+
+    out = tmp_path / "old"
+    out.mkdir()
+    saved = json.loads(spec.model_dump_json())
+    for key in ("observer_bound_s", "factor", "agent"):
+        del saved[key]
+    del saved["budget"]["max_tokens"]
+    for cell in saved["cells"]:
+        del cell["blocklist"]
+    (out / "spec.json").write_text(json.dumps(saved))
+    check_resume(spec, out)  # no error
+    saved["budget"]["max_steps"] = 7
+    (out / "spec.json").write_text(json.dumps(saved))
+    with pytest.raises(CampaignSpecError, match="differs .* in: budget"):
+        check_resume(spec, out)
