@@ -148,6 +148,7 @@ def test_missing_api_key_fails_before_any_lab_naming_the_variable(server, tmp_pa
     assert res.returncode == 2, res.stdout + res.stderr
     assert "OPENAI_API_KEY" in res.stderr and "not set" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr  # one clear line, no traceback
+    assert res.stderr.strip() in (ROOT / "docs" / "campaigns.md").read_text()  # as documented
     assert not out.exists()  # nothing started: no results folder, no run, no lab
     assert server.requests == []
 
