@@ -44,7 +44,8 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
                     message), files, tools (chat-completions tool list)  -- never the API key
     agent_turn      one model response: turn, prompt_tokens, completion_tokens (None if the
                     endpoint sent no usage), finish_reason, content, tool_calls [{id, name,
-                    arguments (raw text)}], attempts
+                    arguments (raw text)}], attempts, plan (True: a planning request, whose
+                    tool calls are not executed)
     llm_retry       attempt, error (class and HTTP status), backoff_s (the wait before the
                     next attempt), retry_after_s (what a 429/503 Retry-After header asked, or None)
     agent_action    action="wait": seconds (asked), waited_s, ok
@@ -477,6 +478,7 @@ class _Session:
                 for c in calls
             ],
             attempts=retrying.statistics.get("attempt_number", 1),
+            plan=tool_choice == "none",
         )
         return message
 
@@ -521,7 +523,11 @@ class _Session:
                 )
                 for later_id, *_rest in parsed[i + 1 :]:
                     self.messages.append(
-                        {"role": "tool", "tool_call_id": later_id, "content": "not run: after submit"}
+                        {
+                            "role": "tool",
+                            "tool_call_id": later_id,
+                            "content": "not run: after submit",
+                        }
                     )
                 raise
             self.messages.append({"role": "tool", "tool_call_id": call_id, "content": observation})
@@ -538,9 +544,10 @@ class _Session:
             if problem == "unknown_tool":
                 names = ", ".join(sorted(self.adapter_tools | {"wait", "submit"}))
                 return f"error: unknown tool {name!r}; tools are: {names}"
+            about = f"error: the arguments of your call to {name!r}"
             if problem == "invalid_json":
-                return f"error: the arguments of your call to {name!r} are not valid JSON: " + snippet
-            return f"error: the arguments of your call to {name!r} must be a JSON object, got: " + snippet
+                return f"{about} are not valid JSON: {snippet}"
+            return f"{about} must be a JSON object, got: {snippet}"
         if name == "submit":
             self.summary = str(args.get("summary", ""))
             if self.cfg.mode != "single-turn":  # single-turn logs its one submission at the end

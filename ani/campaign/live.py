@@ -88,10 +88,14 @@ def _agent_start(ev: dict[str, Any]) -> str:
 def _agent_turn(ev: dict[str, Any]) -> str:
     calls = [str(c.get("name", "?")) for c in ev.get("tool_calls") or [] if isinstance(c, dict)]
     tokens = _tokens(ev.get("prompt_tokens"), ev.get("completion_tokens"))
-    head = f"turn {ev.get('turn', '?')}: {tokens}"
+    head = f"turn {ev.get('turn', '?')}{' (plan)' if ev.get('plan') else ''}: {tokens}"
     if (ev.get("attempts") or 1) > 1:
         head += f" after {ev['attempts']} attempts"
-    head += " -> " + (", ".join(calls) if calls else "no tool call")
+    if ev.get("plan"):  # calls in a planning reply are not executed
+        n = len(calls)
+        head += " -> plan text" + (f" ({n} tool call{'s' if n != 1 else ''} ignored)" if n else "")
+    else:
+        head += " -> " + (", ".join(calls) if calls else "no tool call")
     text = _first_line(ev.get("content"))
     return f"[cyan]{escape(head)}[/cyan]" + (f' "{escape(text)}"' if text else "")
 

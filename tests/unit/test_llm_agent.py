@@ -587,7 +587,9 @@ def test_every_event_of_a_run_prints_as_one_line(server, agent_for):
     text = "\n".join(lines)
     assert "  agent llm: mode planner-executor; model test-model at " + server.url in text
     assert "system prompt" in lines[0] and "files site.yaml" in lines[0]
+    assert '  turn 1 (plan): 100+10 tokens -> plan text "1. get_topology (+2 lines)"' in lines
     assert '  plan: 1. get_topology (+2 lines)' in lines
+    assert '  turn 4 (plan): 100+10 tokens -> plan text "[bold]replan[/bold]"' in lines
     assert '  turn 2: 100+10 tokens -> get_topology "Looking first. (+1 lines)"' in lines
     assert "  get_topology({}) -> ok routers: r1 r2" in lines
     assert any(line.startswith("  retry 1: RateLimitError (HTTP 429)") and line.endswith("next attempt in 1 s (Retry-After 1 s)") for line in lines)
@@ -619,3 +621,9 @@ def test_live_lines_of_single_turn_text_reply_recovery_and_unknown_events(server
     line = Text.from_markup(event_line(ev)).plain
     assert line.startswith('  my_agent_note: note="xxx') and len(line) <= 162 and "run_id" not in line
     assert event_line({"summary": "no name"}) is None
+    # planner-executor: a tool call in a planning reply is not executed, and the line says so
+    server.script = [reply(call("get_topology", {}), content="1. look"), reply(call("submit", {}))]
+    run = agent_for(mode="planner-executor").run(TASK, FakeAdapter(), Budget())
+    lines = [Text.from_markup(event_line(e) or "").plain for e in run.trajectory.events]
+    assert '  turn 1 (plan): 100+10 tokens -> plan text (1 tool call ignored) "1. look"' in lines
+    assert not run.trajectory.calls
