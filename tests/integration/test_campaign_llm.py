@@ -6,8 +6,9 @@ The scripted model (:func:`scripted_model`) answers by the tools it is offered (
 ``update_config``, A3-T ``apply``) and the number of assistant turns so far, so the process
 metrics each run must have are known in advance:
 
-- a1: invalid tool-call JSON (null), a text reply (null), a line the router refuses twice
-  (2 error actions, 1 identical repeat), submit: 5 turns, 5 actions, error_submission;
+- a1: invalid tool-call JSON (null), a text reply (null), a line A1's allowlist refuses, twice
+  (2 error actions, 1 identical repeat), an interface bandwidth and its negation (1 exact
+  inverse), submit: 7 turns, 7 actions, error_submission;
 - a3t: get_topology + list_services in one reply, the onboard intent of site.yaml through
   ``apply``, wait(1), submit: 4 turns, 5 actions, correct_submission.
 
@@ -38,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LLM_CAMPAIGN = ROOT / "campaigns" / "level-sweep-llm.yaml"
 SECRET = "sk-test-h3-never-logged-7f3a"
 BAD_LINES = ["interface to-nsite", "ip address 999.1.1.1/24"]
+BW = ["interface to-nsite", "bandwidth 1000"]
+NO_BW = ["interface to-nsite", "no bandwidth 1000"]  # the exact inverse of BW
 
 
 def usage(turn: int) -> tuple[int, int]:
@@ -62,7 +65,9 @@ def scripted_model(body: dict[str, Any]) -> dict[str, Any]:
             reply(content="The configuration looks fine to me.", usage=u),  # text, no call
             reply(call("update_config", {"device": "e3", "commands": BAD_LINES}, "c2"), usage=u),
             reply(call("update_config", {"device": "e3", "commands": BAD_LINES}, "c3"), usage=u),
-            reply(call("submit", {"summary": "could not configure e3"}, "c4"), usage=u),
+            reply(call("update_config", {"device": "e3", "commands": BW}, "c4"), usage=u),
+            reply(call("update_config", {"device": "e3", "commands": NO_BW}, "c5"), usage=u),
+            reply(call("submit", {"summary": "could not configure e3"}, "c6"), usage=u),
         ]
     elif "apply" in tools:  # A3-T
         s = _site(body)
@@ -179,16 +184,17 @@ def test_llm_campaign_end_to_end_reports_process_metrics(lab_host, server, tmp_p
     a1 = recs["a1"]
     p = a1.process
     assert a1.label == "clean_failure" and not a1.success and a1.damage_free
-    assert (p.turns, p.actions) == (5, 5)
+    assert (p.turns, p.actions) == (7, 7)
     assert p.action_counts == {
-        "retrieval": 0, "update": 2, "validation": 0, "wait": 0, "submit": 1, "null": 2
+        "retrieval": 0, "update": 4, "validation": 0, "wait": 0, "submit": 1, "null": 2
     }
-    assert (p.error_actions, p.repeat_identical, p.repeat_inverse) == (2, 1, 0)
-    assert a1.tool_calls == 2 and a1.tool_errors == 2  # the null actions never reached the adapter
+    assert (p.error_actions, p.repeat_identical, p.repeat_inverse) == (2, 1, 1)
+    assert a1.tool_calls == 4 and a1.tool_errors == 2  # the null actions never reached the adapter
+    assert a1.changed_calls == 2  # the bandwidth, then its removal
     assert p.completion_mode == "error_submission"
     assert (p.prompt_tokens, p.completion_tokens) == tuple(
-        sum(usage(t)[i] for t in range(5)) for i in (0, 1)
-    ) == (6000, 110)
+        sum(usage(t)[i] for t in range(7)) for i in (0, 1)
+    ) == (9100, 161)
 
     a3t = recs["a3t"]
     q = a3t.process
@@ -218,9 +224,9 @@ def test_llm_campaign_end_to_end_reports_process_metrics(lab_host, server, tmp_p
     # summary.md: the process-metrics section, one row per cell, values of the scripted model
     md = (out / "summary.md").read_text()
     section = md.split("## Process metrics (NetConfArena; valid runs)", 1)[1].split("\n## ", 1)[0]
-    assert "| a1 | 1 | 5 | 5.0 | 0% | 40% | 0% | 0% | 20% | 40% | 40% | 20% |" in section
+    assert "| a1 | 1 | 7 | 7.0 | 0% | 57% | 0% | 0% | 14% | 29% | 29% | 29% |" in section
     assert "| a3t | 1 | 5 | 4.0 | 40% | 20% | 0% | 20% | 20% | 0% | 0% | 0% |" in section
-    assert "| a1 | 0 | 0 | 0 | 1 | 0 | 0 | 6000 | 110 |" in section
+    assert "| a1 | 0 | 0 | 0 | 1 | 0 | 0 | 9100 | 161 |" in section
     assert "| a3t | 0 | 0 | 1 | 0 | 0 | 0 | 4600 | 86 |" in section
     assert "| a1-onboard-site-s1 | a1 | 1 | clean_failure |" in md
     assert "| error_submission |" in md and "| correct_submission |" in md
