@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -167,6 +169,46 @@ def test_ani_run_with_an_llm_agent_config(lab_host, server, tmp_path):
 
     # the runner took its lab down: no namespace, no lab folder left
     assert len(labs) == 1, labs
+    (lab_id,) = labs
+    from ani.lab.state import lab_dir, ns_prefix
+
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert ns_prefix(lab_id) not in netns and not lab_dir(lab_id).exists()
+
+
+def test_the_ani_run_example_of_docs_llm_md(lab_host, tmp_path):
+    """The ```sh command after ``<!-- example:ani-run -->`` in docs/llm.md, exactly as written,
+    plus ``--agent-option base_url=...`` (a later option wins) pointing it at the scripted server
+    and ``--out``; no key variable is set (the example sets api_key_env to null)."""
+    doc = (ROOT / "docs" / "llm.md").read_text()
+    m = re.search(r"<!-- example:ani-run -->\s*```sh\n(.*?)\n```", doc, re.S)
+    assert m, "no example:ani-run block in docs/llm.md"
+    argv = shlex.split(m.group(1))
+    assert argv[:2] == [".venv/bin/ani", "run"], argv
+    s = ChatServer()
+    s.script = [
+        reply(content="1. get_topology\n2. submit"),  # the plan (planner-executor)
+        reply(call("get_topology", {}, "c0")),
+        reply(call("submit", {"summary": "looked only"}, "c1")),
+    ]
+    try:
+        out = tmp_path / "run"
+        env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+        res, labs = ani_run([*argv[2:], "--agent-option", f"base_url={s.url}", "--out", str(out)],
+                            {**env, "COLUMNS": "200"}, 600)
+    finally:
+        s.close()
+    assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-3000:]  # nothing onboarded
+    lines = res.stdout.splitlines()
+    assert any(ln.startswith("  agent llm: mode planner-executor; model Qwen/Qwen2.5-7B-Instruct at " + s.url) for ln in lines)
+    assert "  turn 1 (plan): 100+10 tokens -> plan text \"1. get_topology (+1 lines)\"" in lines
+    assert "  plan: 1. get_topology (+1 lines)" in lines and '  submit: "looked only"' in lines
+    assert s.requests[0]["tool_choice"] == "none"  # the planning request
+    assert s.headers[0].get("authorization") == "Bearer no-key"  # api_key_env=null: no key read
+    rec = json.loads((out / "run.json").read_text())
+    assert rec["label"] == "clean_failure"
+    assert rec["process"]["completion_mode"] == "early_submission"  # submitted without an update
+    assert len(labs) == 1
     (lab_id,) = labs
     from ani.lab.state import lab_dir, ns_prefix
 
