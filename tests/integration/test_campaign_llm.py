@@ -133,7 +133,11 @@ def ani_campaign(
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=180)
+        try:
+            out, err = proc.communicate(timeout=180)
+        except subprocess.TimeoutExpired:  # the lab may be left: `ani lab down --stale`
+            proc.kill()
+            out, err = proc.communicate()
         pytest.fail(
             f"ani campaign run did not finish in {timeout} s:\n{out[-2000:]}\n{err[-2000:]}"
         )
@@ -158,11 +162,12 @@ def test_missing_api_key_fails_before_any_lab_naming_the_variable(server, tmp_pa
     assert server.requests == []
 
 
+@pytest.mark.timeout(720)  # above the subprocess bound, so its SIGINT teardown can finish
 def test_llm_campaign_end_to_end_reports_process_metrics(lab_host, server, tmp_path):
     camp = campaign_file(tmp_path, server.url)
     out = tmp_path / "res"
     res = ani_campaign(
-        ["run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=SECRET), 900
+        ["run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=SECRET), 480
     )
     assert server.responder_errors == []
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
