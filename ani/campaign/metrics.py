@@ -137,6 +137,9 @@ TOOL_KINDS["a4"] = {
     **{k: v for k, v in TOOL_KINDS["a3t"].items() if k != "apply"},
     "sot_delete": _U,
 }
+#: update-kind tools that prepare or guard a change without attempting one (A1 snapshot, A2
+#: lock/unlock): a run that only called these before submitting is an early submission
+PREPARATORY_TOOLS = frozenset({"snapshot", "lock", "unlock"})
 #: names that are agent-loop actions whatever the level (an adapter exposing them is honoured)
 LOOP_TOOLS = {"wait": "wait", "submit": "submit"}
 
@@ -488,8 +491,9 @@ def completion_mode(
     3. not submitted: ``no_submission`` (the agent returned without submit);
     4. ``correct_submission``: submitted and the hidden tests pass;
     5. ``early_submission``: submitted without attempting any update, and without any null
-       action (it only looked: no attempt at configuration is visible). A null action is an
-       unrecognised attempt, so a submission after malformed outputs is judged on the result;
+       action (it only looked: no attempt at configuration is visible; a snapshot or a lock,
+       :data:`PREPARATORY_TOOLS`, is not an attempt). A null action is an unrecognised
+       attempt, so a submission after malformed outputs is judged on the result;
     6. ``error_submission``: submitted and the tests fail.
 
     Returns None when submitted but never graded (``success`` None: an infrastructure error).
@@ -565,7 +569,7 @@ def compute_metrics(
                 changed=ev.get("changed"),
                 tools=tool_list,
             )
-            if kind == _U:
+            if kind == _U and ev.get("tool") not in PREPARATORY_TOOLS:
                 attempted_update = True
         elif name == AGENT_ACTION_EVENT:
             kind = str(ev.get("action"))

@@ -462,3 +462,28 @@ def test_resume_of_a_folder_written_before_newer_spec_fields(spec, tmp_path):
     (out / "spec.json").write_text(json.dumps(saved))
     with pytest.raises(CampaignSpecError, match="differs .* in: budget"):
         check_resume(spec, out)
+
+
+@pytest.mark.parametrize(
+    "level,calls,mode",
+    [
+        ("a1", [("snapshot", {"device": "r1"})], "early_submission"),
+        ("a2", [("lock", {"device": "r1"}), ("get_config", {"device": "r1"}),
+                ("unlock", {"device": "r1"})], "early_submission"),
+        ("a2", [("lock", {"device": "r1"}), ("edit_config", {"device": "r1", "config": "<x/>"})],
+         "error_submission"),
+        ("a1", [("snapshot", {"device": "r1"}), ("rollback", {"device": "r1", "snapshot_id": "s"})],
+         "error_submission"),
+    ],
+)
+def test_a_snapshot_or_a_lock_is_not_an_attempt_at_the_change(level, calls, mode):
+    traj = Trajectory("x", level)
+    for tool_name, args in calls:
+        traj.log("tool_call", tool=tool_name, arguments=args, ok=True, changed=False)
+    log_agent_action(traj, "submit")
+    m = compute_metrics(traj.events, level, stop_reason="submitted", submitted=True, success=False)
+    assert m.completion_mode == mode
+    # the kind (and so the shares) is unchanged: a lock is still an update-kind action
+    assert m.action_counts["update"] == sum(
+        1 for t, _ in calls if t in ("snapshot", "lock", "unlock", "edit_config", "rollback")
+    )
