@@ -197,8 +197,10 @@ class ProcessMetrics(BaseModel):
             if self.prompt_tokens is not None or self.completion_tokens is not None
             else ""
         )
+        turns = f"{self.turns} turn{'' if self.turns == 1 else 's'}"
+        actions = f"{self.actions} action{'' if self.actions == 1 else 's'}"
         return (
-            f"{self.turns} turns; {self.actions} actions ({kinds or 'none'}); "
+            f"{turns}; {actions} ({kinds or 'none'}); "
             f"{self.error_actions} error, {self.repeat_actions} repeat; "
             f"{self.completion_mode or 'no completion mode'}{tokens}"
         )

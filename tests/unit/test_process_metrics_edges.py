@@ -432,7 +432,7 @@ def test_turns_without_usage_give_unknown_tokens_not_zero():
     log_agent_action(traj, "submit")
     m = compute_metrics(traj.events, "a1", prompt_tokens=0, completion_tokens=0)
     assert (m.prompt_tokens, m.completion_tokens) == (None, None)
-    assert m.describe() == "1 turns; 1 actions (submit 1); 0 error, 0 repeat; no completion mode"
+    assert m.describe() == "1 turn; 1 action (submit 1); 0 error, 0 repeat; no completion mode"
     # an agent that counts its own tokens (and logs turns without them) is believed
     m = compute_metrics(traj.events, "a1", prompt_tokens=700, completion_tokens=30)
     assert (m.prompt_tokens, m.completion_tokens) == (700, 30)
