@@ -487,3 +487,42 @@ def test_a_snapshot_or_a_lock_is_not_an_attempt_at_the_change(level, calls, mode
     assert m.action_counts["update"] == sum(
         1 for t, _ in calls if t in ("snapshot", "lock", "unlock", "edit_config", "rollback")
     )
+
+
+def test_a3r_commit_then_revert_read_from_the_real_adapters_events(tmp_path, monkeypatch):
+    """The sot_commit -> sot_revert rule reads the commit's summary: checked on the real A3-R
+    adapter (its repository and tools; fake routers read and written in memory)."""
+    import ani.device.apply as device_apply
+    from ani.adapters.a3r import A3RAdapter
+    from ani.device.model import DeviceConfig, StaticRoute
+    from ani.sot.patch import pointer
+
+    cfgs = {r: DeviceConfig(hostname=r, static_routes=[StaticRoute(prefix="192.0.2.0/24",
+                                                                   nexthop="Null0")])
+            for r in ("r1", "r2")}
+
+    def apply_(lab, router, cfg, **kw):
+        changed = cfgs[router] != cfg.canonical()
+        cfgs[router] = cfg.canonical()
+        return device_apply.ApplyReport(changed=changed, diff=[], seconds=0.0)
+
+    monkeypatch.setattr(device_apply, "read", lambda lab, r, *a, **kw: cfgs[r])
+    monkeypatch.setattr(device_apply, "apply", apply_)
+    (tmp_path / "lab").mkdir()
+    lab = SimpleNamespace(dir=tmp_path / "lab", topology=SimpleNamespace(routers=["r1", "r2"]))
+    traj = Trajectory("x", "a3r")
+    a = A3RAdapter(lab, trajectory=traj)
+    a.open()
+    try:
+        base = a.call("sot_list", {}).data["revision"]
+        ops = [{"op": "replace", "path": pointer("static_routes", "192.0.2.0/24", "distance"),
+                "value": 200}]
+        assert a.call("sot_patch", {"path": "devices/r2.json", "patch": ops,
+                                    "base_revision": base}).ok
+        sha = a.call("sot_commit", {"message": "r2: distance 200"}).data["revision"]
+        assert a.call("sot_revert", {"revision": sha[:10]}).ok
+        assert cfgs["r2"].static_routes[0].distance == 1  # undone on the router
+    finally:
+        a.close()
+    m = compute_metrics(traj.events, "a3r")
+    assert m.repeat_inverse == 1 and m.action_counts["update"] == 3
