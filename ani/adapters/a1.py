@@ -52,7 +52,7 @@ from ani.adapters.base import Args, BaseAdapter, DeviceArgs, ToolTimeout, tool
 from ani.adapters.cli_session import CliSession, SessionError, SessionTimeout, classify
 from ani.adapters.platform import Platform, load_platform
 from ani.adapters.sandbox import CappedOutput
-from ani.adapters.snapshot import DeviceState, SnapshotStore, unified
+from ani.adapters.snapshot import DeviceState, ReadTimeout, SnapshotStore, unified
 from ani.errors import AdapterError, ErrorCode, LabError
 from ani.protocol import Level, ToolResult
 
@@ -137,7 +137,14 @@ class A1Adapter(BaseAdapter):
         return r.output, r.failed
 
     def _unreachable(self, device: str, exc: Exception) -> ToolResult:
-        return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"{device}: {exc}", retriable=True)
+        """A device that could not be read or driven: ``timeout`` when a bound ran out
+        (:class:`ReadTimeout`, :class:`ToolTimeout`), else ``device_unreachable``; both retriable.
+        The message names the device once."""
+        msg = str(exc)
+        if not msg.startswith(f"{device}:"):
+            msg = f"{device}: {msg}"
+        code = ErrorCode.TIMEOUT if isinstance(exc, (ReadTimeout, ToolTimeout)) else ErrorCode.DEVICE_UNREACHABLE
+        return ToolResult.failure(code, msg, retriable=True)
 
     # -- read-only tools ---------------------------------------------------------------------
 

@@ -109,6 +109,22 @@ def unified(a: list[str], b: list[str], name: str) -> str:
     )
 
 
+class ReadTimeout(AdapterError):
+    """A read of a device's state ran out of its bound: ``"<device>: timeout after N s (what)"``.
+
+    An :class:`AdapterError`, so every path that handles an unreadable device handles it too;
+    tools report it as ``ErrorCode.TIMEOUT`` (retriable) rather than ``device_unreachable``.
+
+    Attributes:
+        device: the router; seconds: the bound that ran out.
+    """
+
+    def __init__(self, device: str, seconds: float, what: str) -> None:
+        super().__init__(f"{device}: timeout after {seconds:g} s ({what})")
+        self.device = device
+        self.seconds = seconds
+
+
 class SnapshotStore:
     """Reads, stores and restores device states through a lab.
 
@@ -130,14 +146,20 @@ class SnapshotStore:
     # -- reading ----------------------------------------------------------------------------
 
     def read(self, device: str) -> DeviceState:
-        """Current state. Raises AdapterError if FRR or nft cannot be read, and LabError
+        """Current state. Raises ReadTimeout (an AdapterError) when a read runs out of
+        ``timeout_s`` (e.g. a frozen daemon), AdapterError if FRR or nft cannot be read, and LabError
         (e.g. UnknownNode) from ``lab.vtysh``/``lab.exec`` if the lab cannot run them."""
         res = self.lab.vtysh(device, self.platform.d.snapshot.frr_show, timeout=self.timeout_s)
-        if res.rc != 0 or res.timed_out:
-            raise AdapterError(f"{device}: cannot read the running config: {res.stderr.strip() or res.stdout.strip()}")
+        if res.timed_out:
+            raise ReadTimeout(device, self.timeout_s, "reading the running config")
+        if res.rc != 0:
+            raise AdapterError(f"{device}: cannot read the running config: "
+                               f"{res.stderr.strip() or res.stdout.strip() or f'vtysh exited {res.rc}'}")
         nres = self.lab.exec(device, self.platform.d.snapshot.nft_list, timeout=self.timeout_s)
-        if nres.rc != 0 or nres.timed_out:
-            raise AdapterError(f"{device}: cannot read the nft ruleset: {nres.stderr.strip()}")
+        if nres.timed_out:
+            raise ReadTimeout(device, self.timeout_s, "reading the nft ruleset")
+        if nres.rc != 0:
+            raise AdapterError(f"{device}: cannot read the nft ruleset: {nres.stderr.strip() or f'nft exited {nres.rc}'}")
         return DeviceState(frr=res.stdout, nft=nres.stdout)
 
     def same(self, a: DeviceState, b: DeviceState) -> bool:

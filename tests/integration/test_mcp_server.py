@@ -250,6 +250,39 @@ def test_in_process_frozen_daemon_before_the_session_opens_is_a_timeout(lab):
     assert "64502" in text_of(again)  # r2's own AS in its BGP summary
 
 
+def test_in_process_update_config_on_a_frozen_router_is_a_timeout_and_sends_nothing(lab):
+    """bgpd of r2 frozen: update_config first reads r2's state (its snapshot for rollback), and
+    that read runs into the 2 s bound. The result names the bound and what was waiting
+    (``r2: timeout after 2 s (reading the running config)``, once the device name), code
+    timeout, retriable; no line was sent, so r2's config is what it was once bgpd runs again."""
+    pid = frr.read_pids(lab.pathspace("r2"), ["bgpd"])["bgpd"]
+    before = running(lab, "r2")
+    adapter = A1Adapter(lab, options={"command_timeout_s": 2})
+    adapter.open()
+    try:
+        async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+            async with Client(build_server(adapter), mode="legacy") as client:
+                os.kill(pid, signal.SIGSTOP)
+                try:
+                    upd = await client.call_tool("update_config", {"device": "r2", "commands": [
+                        "router bgp 64502", "neighbor 10.0.12.77 remote-as 64577"]})
+                    snap = await client.call_tool("snapshot", {"device": "r2"})
+                finally:
+                    os.kill(pid, signal.SIGCONT)
+                return upd, snap
+
+        upd, snap = anyio.run(main)
+    finally:
+        adapter.close()
+    for res in (upd, snap):
+        assert res.is_error is True
+        assert text_of(res) == "error [timeout]: r2: timeout after 2 s (reading the running config)"
+        assert res.structured_content["error"]["code"] == "timeout"
+        assert res.structured_content["error"]["retriable"] is True
+    assert upd.structured_content["changed"] is False
+    assert running(lab, "r2") == before
+
+
 def test_stdio_malformed_request_is_a_protocol_error_and_the_server_keeps_serving(lab):
     """Raw JSON-RPC lines on the server's stdin: only malformed requests get JSON-RPC errors."""
     proc = subprocess.Popen([sys.executable, *serve_argv(lab)], cwd=ROOT, stdin=subprocess.PIPE,
