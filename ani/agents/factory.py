@@ -30,6 +30,11 @@ def create_agent(spec: dict[str, Any]) -> Any:
     if not isinstance(spec, dict) or "kind" not in spec:
         raise ConfigError(f"agent: a mapping with a 'kind' is required; kinds: {', '.join(sorted(AGENT_KINDS))}")
     kind = spec["kind"]
+    if not isinstance(kind, str):  # a list or mapping is unhashable: a TypeError, not a message
+        raise ConfigError(
+            f"agent.kind: must be a name, got {type(kind).__name__} {kind!r}; "
+            f"known: {', '.join(sorted(AGENT_KINDS))}"
+        )
     target = AGENT_KINDS.get(kind)
     if target is None:
         raise ConfigError(f"agent.kind: unknown agent kind {kind!r}; known: {', '.join(sorted(AGENT_KINDS))}")

@@ -29,8 +29,11 @@ model sees the system prompt (identical at every level; a paragraph per mode), t
 
 Actions and steps (``AgentRun.steps``): every tool call, ``wait`` and null action is one step;
 ``submit`` is not. A *null action* is malformed model output, answered with an error observation
-and counted, never a crash: tool-call arguments that are not a JSON object, an unknown tool
-name, or a reply with no tool call (text where a call was needed).
+and counted, never a crash: tool-call arguments that are not a JSON object (strict JSON: NaN,
+Infinity and out-of-range numbers are invalid; arguments sent as a JSON value instead of its
+text are serialised first), an unknown tool name, or a reply with no tool call (text where a
+call was needed). Usage numbers that are not non-negative integers count as not reported; an
+HTTP 200 body that is not a chat completion ends the run with ``error`` naming it.
 
 Budgets end the run with their stop reason: ``max_steps`` (an action is attempted when
 ``budget.max_steps`` steps were made), ``max_tokens`` (prompt + completion tokens from the
@@ -149,7 +152,77 @@ def _describe(exc: BaseException) -> str:
     """``ClassName (HTTP 429): message`` without request headers (the key never appears)."""
     status = getattr(exc, "status_code", None)
     msg = str(getattr(exc, "message", "") or exc)
-    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {msg[:300]}"
+    text = f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {msg[:300]}"
+    body = getattr(exc, "body", None)
+    response = getattr(exc, "response", None)
+    if status and not isinstance(body, dict) and response is not None:
+        # a body that is not the API's JSON error (a proxy's HTML page, plain text): show it
+        try:
+            raw = " ".join(str(response.text).split())
+        except Exception:  # noqa: BLE001 - a streamed or closed response has no text
+            raw = ""
+        if raw:
+            text += f"; body: {raw[:200]}"
+    cause = exc.__cause__ or exc.__context__
+    if status is None and cause is not None and str(cause) and str(cause) not in text:
+        # "Connection error." alone does not say refused / unknown host / reset
+        text += f" ({type(cause).__name__}: {' '.join(str(cause).split())[:200]})"
+    if isinstance(exc, json.JSONDecodeError):
+        text = f"the response body is not JSON ({exc.msg} at char {exc.pos})"
+    return text
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def parse_arguments(raw: str) -> Any:
+    """The arguments of a tool call, parsed as strict JSON (an empty text is ``{}``).
+
+    NaN, Infinity and numbers that overflow a float are refused (they are not JSON numbers, and
+    would make the trajectory invalid JSON). Raises ValueError (json.JSONDecodeError included).
+    """
+    if not raw.strip():
+        return {}
+    return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+def token_count(value: Any) -> int | None:
+    """A usage field as a token count: a non-negative integer (an integral float is accepted);
+    anything else (negative, fractional, huge float, text, bool, missing) is None: not reported."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and 0 <= value < 2**63:
+        return value
+    return None
+
+
+def message_text(message: Any) -> str | None:
+    """The text of a response message: ``content`` as a string (a list of content parts is
+    joined from their text; another type is shown with str); a refusal when there is no content."""
+    content = getattr(message, "content", None) if message is not None else None
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            text = part.get("text") if isinstance(part, dict) else getattr(part, "text", None)
+            parts.append(text if isinstance(text, str) else json.dumps(part, default=str))
+        content = "\n".join(parts)
+    elif content is not None and not isinstance(content, str):
+        content = json.dumps(content, default=str)
+    if not content:
+        refusal = getattr(message, "refusal", None) if message is not None else None
+        if isinstance(refusal, str) and refusal:
+            return refusal
+    return content
 
 
 class LLMAgent:
@@ -457,22 +530,30 @@ class _Session:
             attempts = retrying.statistics.get("attempt_number", 1)
             plural = "s" if attempts != 1 else ""
             raise EndpointError(f"{_describe(exc)} (after {attempts} attempt{plural})") from None
+        if isinstance(resp, (str, bytes, list, int, float)) or resp is None:
+            # HTTP 200 with a body that is not a chat completion (an HTML page, a JSON string)
+            snippet = " ".join(str(resp).split())[:200]
+            raise EndpointError(
+                f"the endpoint answered HTTP 200 with a body that is not a chat completion: "
+                f"{snippet!r}"
+            )
         self.turn += 1
         usage = getattr(resp, "usage", None)
-        pt = getattr(usage, "prompt_tokens", None) if usage is not None else None
-        ct = getattr(usage, "completion_tokens", None) if usage is not None else None
+        pt = token_count(getattr(usage, "prompt_tokens", None)) if usage is not None else None
+        ct = token_count(getattr(usage, "completion_tokens", None)) if usage is not None else None
         self.prompt_tokens += pt or 0
         self.completion_tokens += ct or 0
-        choice = resp.choices[0] if resp.choices else None
-        message = choice.message if choice is not None else None
-        calls = list(getattr(message, "tool_calls", None) or [])
+        choices = getattr(resp, "choices", None)
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = getattr(choice, "message", None) if choice is not None else None
+        calls = _calls(message)
         self.traj.log(
             "agent_turn",
             turn=self.turn,
             prompt_tokens=pt,
             completion_tokens=ct,
             finish_reason=getattr(choice, "finish_reason", None),
-            content=getattr(message, "content", None),
+            content=message_text(message),
             tool_calls=[
                 {"id": getattr(c, "id", None), "name": _fn(c)[0], "arguments": _fn(c)[1]}
                 for c in calls
@@ -484,8 +565,8 @@ class _Session:
 
     def act(self, message: Any) -> None:
         """Execute the tool calls of one response, in order (a reply without one: a null action)."""
-        content = getattr(message, "content", None) if message is not None else None
-        calls = list(getattr(message, "tool_calls", None) or []) if message is not None else []
+        content = message_text(message)
+        calls = _calls(message)
         if not calls:
             self.take_step()
             self.null("no_tool_call", None, content or "")
@@ -494,13 +575,18 @@ class _Session:
             return
         parsed = []
         history_calls = []
+        seen_ids: set[str] = set()
         for i, call in enumerate(calls):
             name, raw = _fn(call)
-            call_id = getattr(call, "id", None) or f"call_{self.turn}_{i}"
+            call_id = getattr(call, "id", None) if not isinstance(call, dict) else call.get("id")
+            if not isinstance(call_id, str) or not call_id or call_id in seen_ids:
+                # no id, or one repeated in this reply: each result must answer its own call
+                call_id = f"call_{self.turn}_{i}"
+            seen_ids.add(call_id)
             try:
-                args = json.loads(raw) if raw and raw.strip() else {}
+                args = parse_arguments(raw)
                 problem = None if isinstance(args, dict) else "not_an_object"
-            except (json.JSONDecodeError, TypeError):
+            except (ValueError, RecursionError):
                 args, problem = None, "invalid_json"
             parsed.append((call_id, name, raw, args, problem))
             # history keeps only valid JSON arguments: some servers re-parse them and fail
@@ -546,10 +632,18 @@ class _Session:
                 return f"error: unknown tool {name!r}; tools are: {names}"
             about = f"error: the arguments of your call to {name!r}"
             if problem == "invalid_json":
-                return f"{about} are not valid JSON: {snippet}"
+                return (
+                    f"{about} are not valid JSON (NaN, Infinity and out-of-range numbers are "
+                    f"not allowed): {snippet}"
+                )
             return f"{about} must be a JSON object, got: {snippet}"
         if name == "submit":
-            self.summary = str(args.get("summary", ""))
+            summary = args.get("summary")
+            if summary is None:
+                summary = ""
+            elif not isinstance(summary, str):
+                summary = json.dumps(summary, default=str)
+            self.summary = summary
             if self.cfg.mode != "single-turn":  # single-turn logs its one submission at the end
                 self.traj.log("agent_action", action="submit", summary=self.summary)
             raise _Submitted
@@ -584,12 +678,33 @@ class _Session:
         self.traj.log("agent_action", action="null", reason=reason, tool=tool, raw=raw[:RAW_CHARS])
 
 
+def _calls(message: Any) -> list[Any]:
+    """The tool calls of a response message (a ``tool_calls`` that is not a list: none)."""
+    calls = getattr(message, "tool_calls", None) if message is not None else None
+    return list(calls) if isinstance(calls, list) else []
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
 def _fn(call: Any) -> tuple[str, str]:
-    """``(name, raw arguments text)`` of a tool call (function or custom)."""
-    fn = getattr(call, "function", None)
-    if fn is not None:
-        return str(getattr(fn, "name", "") or ""), getattr(fn, "arguments", "") or ""
-    custom = getattr(call, "custom", None)
-    if custom is not None:
-        return str(getattr(custom, "name", "") or ""), getattr(custom, "input", "") or ""
-    return "", ""
+    """``(name, raw arguments text)`` of a tool call (function or custom).
+
+    The arguments are a JSON text in the API; an endpoint that sends them as a JSON value
+    instead (an object, a list, a number) has it serialised here, so an object is used as the
+    arguments and any other value is a null action (not_an_object). ``null`` is no arguments.
+    """
+    fn = _field(call, "function")
+    key = "arguments"
+    if fn is None:
+        fn, key = _field(call, "custom"), "input"
+    if fn is None:
+        return "", ""
+    name = _field(fn, "name")
+    raw = _field(fn, key)
+    if raw is None:
+        raw = ""
+    elif not isinstance(raw, str):
+        raw = json.dumps(raw, default=str)
+    return ("" if name is None else str(name)), raw

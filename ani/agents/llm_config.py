@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ani.errors import ConfigError
 from ani.protocol import ToolSpec
@@ -101,7 +103,7 @@ TEXT_INSTEAD_OF_CALL = (
 
 
 class LLMConfig(BaseModel):
-    """Options of the LLM agent (unknown keys refused).
+    """Options of the LLM agent (unknown keys refused; numbers must be finite: no NaN/inf).
 
     Attributes:
         mode: ``react`` (the tool-calling loop), ``single-turn`` (one reply with every tool
@@ -114,8 +116,9 @@ class LLMConfig(BaseModel):
             one more reply with every result of the first.
         max_recoveries: recovery steps per run (react, planner-executor).
         max_replans: revised plans per run (planner-executor).
-        base_url: the OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``.
-        model: the model name sent with each request.
+        base_url: the OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1`` (an
+            ``http://`` or ``https://`` URL with a host; anything else is refused).
+        model: the model name sent with each request (not empty).
         api_key_env: name of the environment variable that holds the API key; None for an
             endpoint without authentication. The key itself is never stored in the config, the
             trajectory or the run record.
@@ -135,14 +138,14 @@ class LLMConfig(BaseModel):
         wait_max_s: longest single ``wait(seconds)``, seconds.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     mode: Mode = "react"
     recovery: bool = False
     max_recoveries: int = Field(default=3, ge=0)
     max_replans: int = Field(default=2, ge=0)
     base_url: str
-    model: str
+    model: str = Field(min_length=1)
     api_key_env: str | None = "OPENAI_API_KEY"
     temperature: float = Field(default=0.0, ge=0)
     seed: int | None = None
@@ -154,6 +157,19 @@ class LLMConfig(BaseModel):
     max_completion_tokens: int | None = Field(default=None, ge=1)
     max_observation_chars: int = Field(default=20000, ge=100)
     wait_max_s: float = Field(default=60.0, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        """``http://`` or ``https://`` with a host: anything else fails at the first request,
+        after a lab was started, with a bare "Connection error"."""
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                f"must be an http:// or https:// URL with a host, e.g. "
+                f"http://127.0.0.1:8000/v1; got {value!r}"
+            )
+        return value.strip()
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> LLMConfig:
