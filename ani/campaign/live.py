@@ -177,7 +177,8 @@ def event_line(ev: dict[str, Any]) -> str | None:
 
     Returns:
         The line (user text escaped, so it is safe to print with markup), or None for an
-        event without a name.
+        event without a name. Never raises: a field of an unexpected type gives the generic
+        ``name: key=value, ...`` line.
     """
     name = ev.get("event")
     if not name:
@@ -185,4 +186,9 @@ def event_line(ev: dict[str, Any]) -> str | None:
     if name == "agent_recovery":
         return f"  [yellow]recovery step {escape(str(ev.get('n', '?')))}[/yellow]"
     fmt = _FORMATS.get(str(name), _generic)
-    return "  " + fmt(ev)
+    try:
+        return "  " + fmt(ev)
+    except (TypeError, ValueError, AttributeError):
+        # a field of an unexpected type (another agent's event of the same name): the event
+        # is still shown, generically, rather than dropped by the runner's hook guard
+        return "  " + _generic(ev)

@@ -1,0 +1,66 @@
+"""``ani run`` with bad agent files and odd trajectory events (adversarial pass of issue 5):
+through the real command line (typer's runner on ``ani.cli.app``); no lab is started (the run is
+stopped at ``validate``, the last step before a lab, if it ever gets there).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from ani.campaign.live import event_line
+from ani.cli import app
+from ani.errors import AniError
+
+
+class _Stop(AniError):
+    pass
+
+
+@pytest.fixture
+def no_lab(monkeypatch) -> list[Any]:
+    import ani.campaign.runner as runner
+
+    got: list[Any] = []
+
+    def validate(spec: Any, deps: Any) -> None:
+        got.append(spec)
+        raise _Stop("stopped before the lab (test)")
+
+    monkeypatch.setattr(runner, "validate", validate)
+    return got
+
+
+LLM = "kind: llm\nmodel: m\napi_key_env: null\n"
+
+
+@pytest.mark.parametrize("text, says", [
+    ("kind: [llm]\n", "agent.kind: must be a name, got list"),
+    ("agent:\n  kind: {a: 1}\n", "agent.kind: must be a name, got dict"),
+    (LLM + "base_url: localhost:8000/v1\n", "agent.base_url"),
+    (LLM + "base_url: http://127.0.0.1:8000/v1\nwait_max_s: .inf\n", "agent.wait_max_s"),
+    (LLM + "base_url: http://127.0.0.1:8000/v1\nrequest_timeout_s: .nan\n", "agent.request_timeout_s"),
+])
+def test_bad_agent_values_exit_2_naming_them_before_any_lab(tmp_path, no_lab, text, says):
+    """A list as the kind used to crash ani run with a TypeError traceback (exit 1); a base_url
+    without a scheme, or an infinite wait/timeout, went on to start a lab."""
+    f = tmp_path / "agent.yaml"
+    f.write_text(text)
+    res = CliRunner().invoke(app, ["run", "--agent-config", str(f)])
+    assert res.exit_code == 2, res.output
+    assert says in res.stderr and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert no_lab == []  # refused before validate, so before any lab
+
+
+@pytest.mark.parametrize("ev", [
+    {"event": "agent_turn", "turn": 1, "attempts": "x", "tool_calls": 5},
+    {"event": "llm_retry", "attempt": 1, "error": "e", "backoff_s": "soon", "retry_after_s": [1]},
+])
+def test_an_event_with_odd_field_types_still_prints_a_line(ev):
+    """These used to raise (TypeError / ValueError); the runner's hook guard then dropped the
+    line silently, so the live trajectory missed the event."""
+    line = event_line(ev)
+    assert line is not None and line.startswith("  " + ev["event"] + ":")
