@@ -9,8 +9,9 @@ The lab is attached, never owned: stopping the server leaves the lab up. Every m
 command goes to stderr (stdout is the MCP wire under stdio).
 
 Exit codes: 0 the client closed the connection (stdio) or the server was interrupted (HTTP),
-2 bad input (no such lab, unknown level, bad option) or the ``mcp`` package missing (the message
-says how to install it), 1 the adapter could not be opened.
+2 bad input (no such lab, unknown level, a bad option or option value, an HTTP port that is in use
+or out of range) or the ``mcp`` package missing (the message says how to install it), 1 the
+adapter could not be opened.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
                  trajectory: Path | None = None) -> tuple[Any, Any]:
     """(lab, opened adapter) for ``level`` on the running lab ``lab_id`` (attached, not owned).
 
-    Raises LabNotFound, RegistryError, ConfigError (bad input) or AniError (open failed).
+    Raises LabNotFound, RegistryError, ConfigError (bad input, including an option value the
+    adapter cannot use) or AniError (open failed).
     """
     from ani.lab.cli import _pick
     from ani.lab.lab import Lab
@@ -102,7 +104,16 @@ def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
     lab = Lab.attach(target, own=False)
     leave_session_leadership()  # after the input checks, before any session or thread
     traj = Trajectory(run_id=f"mcp-{target}", level=name, path=trajectory)
-    adapter = create_adapter(name, lab, trajectory=traj, options=options)
+    try:
+        adapter = create_adapter(name, lab, trajectory=traj, options=options)
+    except AniError:
+        raise
+    except (ValueError, TypeError, LookupError, OSError) as exc:
+        # an option value the adapter cannot use (e.g. command_timeout_s=abc, platform=nope)
+        given = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "none"
+        raise ConfigError(
+            f"{name} options ({given}): {type(exc).__name__}: {' '.join(str(exc).split())}"
+        ) from None
     adapter.open()
     return lab, adapter
 
@@ -117,24 +128,42 @@ def serve(
     trajectory: Annotated[Path | None, typer.Option("--trajectory", help="append every call as a "
                                                     "JSON line to this file")] = None,
     http: Annotated[bool, typer.Option("--http", help="streamable HTTP on 127.0.0.1 instead of stdio")] = False,
-    port: Annotated[int, typer.Option("--port", help="HTTP port (0: a free one, printed)")] = 8765,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535,
+                                      help="HTTP port (0: a free one, printed)")] = 8765,
 ) -> None:
     """Serve one adapter's tools over MCP (stdio by default)."""
     try:
         import anyio
 
-        from ani.mcp.server import DEFAULT_HOST, build_server, serve_http, serve_stdio
+        from ani.mcp.server import (
+            DEFAULT_HOST,
+            build_server,
+            listen_socket,
+            serve_http,
+            serve_stdio,
+        )
     except ImportError as exc:
         raise _err(f"ani mcp serve needs the official MCP SDK, a dependency of ani-sdk that is not "
                    f"importable here ({exc}); install it into this environment: "
                    f"{Path(sys.executable).name} -m pip install 'mcp>=2.3' (or reinstall: pip install -e .)", 2) from None
 
+    sock = None
+    if http:  # bound before the lab is attached: a port in use is bad input, nothing opened
+        try:
+            sock = listen_socket(DEFAULT_HOST, port)
+        except OSError as exc:
+            raise _err(f"--port {port}: cannot listen on {DEFAULT_HOST}:{port}: "
+                       f"{exc.strerror or exc} (pick another port, or 0 for a free one)", 2) from None
     try:
         options = parse_options(option or [])
         lab, adapter = open_adapter(lab_id, level, options, trajectory)
     except (LabNotFound, RegistryError, ConfigError) as exc:
+        if sock is not None:
+            sock.close()
         raise _err(str(exc), 2) from None
     except AniError as exc:
+        if sock is not None:
+            sock.close()
         raise _err(f"cannot open the adapter: {exc}", 1) from None
     try:
         server = build_server(
@@ -147,7 +176,8 @@ def serve(
                       file=sys.stderr, flush=True)
 
             try:
-                anyio.run(lambda: serve_http(server, host=DEFAULT_HOST, port=port, on_ready=ready))
+                anyio.run(lambda: serve_http(server, host=DEFAULT_HOST, port=port, on_ready=ready,
+                                             sock=sock))
             except KeyboardInterrupt:
                 pass
         else:

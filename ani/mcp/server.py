@@ -29,6 +29,7 @@ event loop keeps serving pings and cancellations meanwhile).
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -122,9 +123,10 @@ class AdapterTools:
             MCPError: ``INVALID_PARAMS`` if ``name`` is not an offered tool (a malformed request).
         """
         if name not in self.specs:
+            shown = repr(name) if len(name) <= 80 else f"{name[:80]!r}... ({len(name)} characters)"
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"unknown tool {name!r}; tools are: {', '.join(self.specs)}",
+                f"unknown tool {shown}; tools are: {', '.join(self.specs)}",
             )
         args = {} if arguments is None else arguments
         async with self._lock:
@@ -174,14 +176,41 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def listen_socket(host: str = DEFAULT_HOST, port: int = 8765) -> socket.socket:
+    """A TCP socket listening on ``host:port`` (``port=0``: a free one), for :func:`serve_http`.
+
+    Bind it before opening anything, so a port in use is a clear error up front.
+
+    Raises:
+        OSError: the address cannot be bound, e.g. ``[Errno 98] Address already in use``.
+        OverflowError: ``port`` is outside 0-65535.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT only, not a listener
+        sock.bind((host, port))
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
 async def serve_http(server: Server[Any], *, host: str = DEFAULT_HOST, port: int = 8765,
-                     path: str = "/mcp", on_ready: Any = None) -> None:
+                     path: str = "/mcp", on_ready: Any = None,
+                     sock: socket.socket | None = None) -> None:
     """Serve ``server`` over streamable HTTP at ``http://host:port/path`` until cancelled.
 
     ``port=0`` picks a free port; ``on_ready(url)`` is called once the socket listens, with the
-    real URL. DNS-rebinding protection (Host/Origin checks) is on for loopback hosts.
+    real URL. DNS-rebinding protection (Host/Origin checks) is on for loopback hosts. ``sock``:
+    an already listening socket (:func:`listen_socket`) to serve on instead of binding
+    ``host:port`` here; without it, a port that cannot be bound raises OSError.
     """
     import uvicorn
+
+    if sock is None:
+        sock = listen_socket(host, port)
 
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
@@ -202,5 +231,5 @@ async def serve_http(server: Server[Any], *, host: str = DEFAULT_HOST, port: int
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(announce)
-        await userver.serve()
+        await userver.serve(sockets=[sock])
         tg.cancel_scope.cancel()

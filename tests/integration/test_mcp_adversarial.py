@@ -1,0 +1,179 @@
+"""``ani mcp serve`` on a real lab under hostile use (adversarial pass of issue 5): option values
+the adapter cannot use, an HTTP port in use, a client that disconnects mid-call, two servers on
+one lab. One lab of tests/data/a1_pair.yaml for the module; device state is read out of band.
+The rule: bad input exits 2 with one line naming it and nothing is left running; the lab stays up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters, types
+
+from ani.lab import frr
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parent.parent.parent
+LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml", "madv", False
+
+
+@pytest.fixture(scope="module")
+def lab(module_lab):
+    return module_lab
+
+
+def server_pids(lab_id: str) -> list[int]:
+    """Pids of ``... mcp serve ... <lab_id> ...`` processes."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and b"mcp" in argv and lab_id.encode() in argv:
+            out.append(int(d.name))
+    return out
+
+
+def vtysh_children(pid: int) -> list[int]:
+    """Pids of vtysh processes whose parent is ``pid`` (an adapter's open sessions)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            argv = (d / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == pid and b"vtysh" in argv:
+            out.append(int(d.name))
+    return out
+
+
+@pytest.fixture(autouse=True)
+def no_server_left(lab):
+    yield
+    assert server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
+
+
+def serve(lab, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ani.cli", "mcp", "serve", "--lab", lab.id, *extra],
+                          cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+
+
+def lab_is_up(lab) -> bool:
+    return "router bgp 64502" in lab.running_config("r2") and "router bgp 64501" in lab.running_config("r1")
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--level", "a1", "--option", "command_timeout_s=abc"], "a1 options (command_timeout_s='abc'): ValueError"),
+    (["--level", "a1", "--option", "platform=nope"], "a1 options (platform='nope'): FileNotFoundError"),
+    (["--level", "a1", "--option", "max_output_bytes=[1]"], "a1 options (max_output_bytes=[1]): TypeError"),
+    (["--level", "a2", "--option", "rpc_timeout_s=abc"], "a2 options (rpc_timeout_s='abc'): ValueError"),
+])
+def test_an_option_value_the_adapter_cannot_use_exits_2_naming_it(lab, args, says):
+    """These used to exit 1 with a Python traceback."""
+    res = serve(lab, *args)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("error: ") and says in res.stderr and "Traceback" not in res.stderr
+    assert res.stdout == ""  # the MCP wire stays clean
+    assert lab_is_up(lab)
+
+
+def test_an_http_port_in_use_exits_2_naming_it_before_anything_opens(lab):
+    """Used to open the adapter, then exit 1 with uvicorn's BaseExceptionGroup traceback."""
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    try:
+        res = serve(lab, "--level", "a1", "--http", "--port", str(port))
+    finally:
+        busy.close()
+    assert res.returncode == 2, res.stderr
+    assert f"--port {port}: cannot listen on 127.0.0.1:{port}" in res.stderr
+    assert "in use" in res.stderr and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    res = serve(lab, "--level", "a1", "--http", "--port", "70000")
+    assert res.returncode == 2 and "--port" in res.stderr
+    assert lab_is_up(lab)
+
+
+def test_a_client_that_disconnects_mid_call_closes_the_adapter_and_leaves_the_lab_up(lab):
+    """bgpd of r2 frozen: a read of r2 waits for its 3 s bound; the client closes both pipes while
+    it waits. The server finishes the call, closes the adapter (its vtysh sessions end) and exits 0."""
+    pid = frr.read_pids(lab.pathspace("r2"), ["bgpd"])["bgpd"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ani.cli", "mcp", "serve", "--lab", lab.id, "--level", "a1",
+         "--option", "command_timeout_s=3"],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def send(msg: dict[str, Any]) -> None:
+        proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+
+    try:
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "raw", "version": "0"}}})
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+              "params": {"name": "get_running_config", "arguments": {"device": "r2"}}})
+        first = json.loads(proc.stdout.readline())
+        assert first["result"]["isError"] is False  # r2's session is open now
+        serving = [p for p in server_pids(lab.id)]
+        assert serving and any(vtysh_children(p) for p in serving)
+        os.kill(pid, signal.SIGSTOP)
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "get_running_config", "arguments": {"device": "r2"}}})
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.wait(timeout=90)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, proc.stderr.read()[-2000:]
+    assert not any(vtysh_children(p) for p in serving)
+    assert lab_is_up(lab)
+
+
+def test_two_servers_on_one_lab_both_apply_their_changes(lab):
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "ani.cli", "mcp", "serve", "--lab", lab.id, "--level", "a1"],
+                                   cwd=str(ROOT), env={**os.environ})
+    results: dict[str, list[types.CallToolResult]] = {"A": [], "B": []}
+
+    async def one(tag: str) -> None:
+        async with Client(params) as client:
+            for i in range(3):
+                line = f"ip prefix-list PL-TWO-{tag} seq {5 + 5 * i} permit 10.{i}.0.0/24"
+                results[tag].append(await client.call_tool("update_config", {"device": "r1", "commands": [line]}))
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, "A")
+            tg.start_soon(one, "B")
+
+    anyio.run(main)
+    assert [r.is_error for r in results["A"] + results["B"]] == [False] * 6
+    cfg = lab.running_config("r1")
+    for tag in "AB":
+        for i in range(3):
+            assert f"ip prefix-list PL-TWO-{tag} seq {5 + 5 * i} permit 10.{i}.0.0/24" in cfg
