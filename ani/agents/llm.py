@@ -447,7 +447,7 @@ class _Session:
         self.messages.append({"role": "user", "content": request})
         self.before_request()
         message = self.complete(tool_choice="none")
-        text = (getattr(message, "content", None) or "").strip() if message is not None else ""
+        text = (message_text(message) or "").strip()
         self.traj.log("agent_plan", revision=self.replans, plan=text)
         # tool calls in a planning reply are not executed (and not kept in the history)
         self.messages.append({"role": "assistant", "content": text or "(no plan)"})

@@ -103,7 +103,10 @@ def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
         raise LabNotFound("no lab chosen (see the message above); name one with --lab ID") from None
     lab = Lab.attach(target, own=False)
     leave_session_leadership()  # after the input checks, before any session or thread
-    traj = Trajectory(run_id=f"mcp-{target}", level=name, path=trajectory)
+    try:
+        traj = Trajectory(run_id=f"mcp-{target}", level=name, path=trajectory)
+    except OSError as exc:
+        raise ConfigError(f"--trajectory {trajectory}: cannot write it ({exc.strerror or exc})") from None
     try:
         adapter = create_adapter(name, lab, trajectory=traj, options=options)
     except AniError:

@@ -84,6 +84,7 @@ def lab_is_up(lab) -> bool:
     (["--level", "a1", "--option", "platform=nope"], "a1 options (platform='nope'): FileNotFoundError"),
     (["--level", "a1", "--option", "max_output_bytes=[1]"], "a1 options (max_output_bytes=[1]): TypeError"),
     (["--level", "a2", "--option", "rpc_timeout_s=abc"], "a2 options (rpc_timeout_s='abc'): ValueError"),
+    (["--level", "a1", "--trajectory", "/tmp"], "--trajectory /tmp: cannot write it (Is a directory)"),
 ])
 def test_an_option_value_the_adapter_cannot_use_exits_2_naming_it(lab, args, says):
     """These used to exit 1 with a Python traceback."""

@@ -285,3 +285,15 @@ def test_an_agent_kind_that_is_not_a_name_is_a_config_error(kind):
     with pytest.raises(ConfigError) as err:
         create_agent({"kind": kind})
     assert "agent.kind" in str(err.value) and "llm" in str(err.value)
+
+
+def test_a_plan_whose_content_is_not_a_string(go):
+    """planner-executor: a plan reply with content as a list of parts (or a number) used to end the
+    run with AttributeError ('list' object has no attribute 'strip')."""
+    run, ad = go([body({"role": "assistant", "content": [{"type": "text", "text": "1. get_topology"}]}),
+                  reply(call("get_topology", {})), SUBMIT], mode="planner-executor")
+    assert run.stop_reason == "submitted" and run.error is None and ad.calls == [("get_topology", {})]
+    plans = [e["plan"] for e in run.trajectory.events if e["event"] == "agent_plan"]
+    assert plans == ["1. get_topology"]
+    run, _ = go([body({"role": "assistant", "content": 42}), SUBMIT], mode="planner-executor")
+    assert run.stop_reason == "submitted" and [e["plan"] for e in run.trajectory.events if e["event"] == "agent_plan"] == ["42"]
