@@ -10,7 +10,9 @@ Options: :class:`ani.agents.llm_config.LLMConfig`. The request goes through the 
 ``openai`` client (its own retries off); transient errors (HTTP 429, 5xx, timeouts, refused
 connections) are retried with exponential backoff by tenacity, within the run's wall clock; an
 HTTP 429 or 503 with ``retry-after-ms`` / ``Retry-After`` waits what the server asks instead
-(capped at ``retry_after_max_s`` and at the wall clock left).
+(capped at ``retry_after_max_s`` and at the wall clock left). A request that has no complete
+response ``ABANDON_GRACE_S`` past its timeout (an endpoint dripping bytes defeats the client's
+per-read timeout) is abandoned and counts as a timeout (:func:`bounded`).
 
 Modes (``mode``; each with or without ``recovery``, see :class:`LLMConfig`). In every mode the
 model sees the system prompt (identical at every level; a paragraph per mode), the task (request
@@ -70,6 +72,7 @@ import email.utils
 import json
 import math
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -93,6 +96,42 @@ from ani.trajectory import Trajectory
 #: characters of a malformed call's raw text kept in the observation and the trajectory
 RAW_CHARS = 500
 
+#: seconds past a request's timeout before it is abandoned (the client's own timeout goes first)
+ABANDON_GRACE_S = 1.0
+
+
+class ResponseTimeout(Exception):
+    """No complete response within the request's bound (transient: retried like a timeout)."""
+
+
+def bounded(fn: Callable[[], Any], seconds: float, on_abandon: Callable[[], None]) -> Any:
+    """``fn()`` in a daemon thread, waited for at most ``seconds`` (wall time).
+
+    The HTTP client's timeout bounds each read, not the whole response: an endpoint that drips
+    a byte now and then (a stuck proxy, a server streaming keep-alive blanks) is never timed
+    out by it. Past ``seconds`` the call is abandoned: ``on_abandon()`` runs (it closes the
+    client, so its sockets are released) and :class:`ResponseTimeout` is raised (transient, so
+    the retry policy and the wall clock decide what follows). Exceptions of ``fn`` propagate.
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="llm-request", daemon=True).start()
+    if not done.wait(seconds):
+        on_abandon()
+        raise ResponseTimeout(f"no complete response within {seconds:g} s (abandoned)")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
 
 class EndpointError(Exception):
     """The endpoint failed for good (not transient, or retries exhausted)."""
@@ -102,6 +141,8 @@ def _transient(exc: BaseException) -> bool:
     """HTTP 429, 5xx, a timeout or a connection error: worth retrying."""
     import openai
 
+    if isinstance(exc, ResponseTimeout):
+        return True
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
         return True
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
@@ -260,6 +301,15 @@ class LLMAgent:
     def __repr__(self) -> str:
         c = self.config
         return f"LLMAgent(model={c.model!r}, base_url={c.base_url!r}, mode={c.mode!r})"
+
+    def drop_client(self) -> None:
+        """Close the client (a request was abandoned); the next request makes a new one."""
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001, S110 - closing an abandoned client is best effort
+                pass
 
     @property
     def client(self) -> Any:
@@ -518,7 +568,12 @@ class _Session:
         def request() -> Any:
             self.check_clock()
             timeout = max(0.001, min(cfg.request_timeout_s, self.remaining_s()))
-            return self.agent.client.chat.completions.create(**kwargs, timeout=timeout)
+            client = self.agent.client
+            return bounded(
+                lambda: client.chat.completions.create(**kwargs, timeout=timeout),
+                timeout + ABANDON_GRACE_S,
+                self.agent.drop_client,
+            )
 
         try:
             resp = retrying(request)

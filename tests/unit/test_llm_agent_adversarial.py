@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from typing import Any
 
 import pytest
@@ -297,3 +298,77 @@ def test_a_plan_whose_content_is_not_a_string(go):
     assert plans == ["1. get_topology"]
     run, _ = go([body({"role": "assistant", "content": 42}), SUBMIT], mode="planner-executor")
     assert run.stop_reason == "submitted" and [e["plan"] for e in run.trajectory.events if e["event"] == "agent_plan"] == ["42"]
+
+
+# -- an endpoint that never finishes its response ------------------------------------------------
+
+
+class DripServer:
+    """A loopback HTTP server that answers 200 with a long Content-Length and then sends one blank
+    every 0.2 s, forever: every read succeeds, so the HTTP client's read timeout never fires.
+    (tests/chat_server.py has no such entry: its HANG sends nothing, which the client does time out.)"""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+        self.stop = threading.Event()
+        self.requests = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.requests += 1
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+                while not self.stop.wait(0.2):
+                    conn.sendall(b" ")
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+def test_an_endpoint_that_drips_bytes_is_bounded_by_the_request_timeout(monkeypatch):
+    """The run used to hang for as long as the endpoint kept sending (past request_timeout_s and
+    the wall clock): the client's timeout bounds each read, not the response."""
+    drip = DripServer()
+    try:
+        agent = create_agent({"kind": "llm", "base_url": drip.url, "model": "m", "api_key_env": None,
+                              "retry_backoff_s": 0, "max_retries": 1, "request_timeout_s": 1})
+        run = agent.run(TASK, Adapter(), Budget(wall_clock_s=600))
+    finally:
+        drip.close()
+    assert run.stop_reason == "error" and drip.requests == 2  # the first attempt and one retry
+    assert "ResponseTimeout: no complete response within 2 s (abandoned)" in run.error
+    assert "after 2 attempts" in run.error
+    retries = [e for e in run.trajectory.events if e["event"] == "llm_retry"]
+    assert len(retries) == 1 and "ResponseTimeout" in retries[0]["error"]
+
+
+def test_an_endpoint_that_drips_bytes_ends_at_the_wall_clock(monkeypatch):
+    drip = DripServer()
+    try:
+        agent = create_agent({"kind": "llm", "base_url": drip.url, "model": "m", "api_key_env": None,
+                              "retry_backoff_s": 0, "max_retries": 100, "request_timeout_s": 1})
+        run = agent.run(TASK, Adapter(), Budget(wall_clock_s=3))
+    finally:
+        drip.close()
+    assert run.stop_reason == "wall_clock" and run.error is None and drip.requests >= 1
