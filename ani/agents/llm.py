@@ -45,7 +45,8 @@ transient, or retries exhausted, ends the run with ``error`` naming the HTTP sta
 
 Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call`` events)::
 
-    agent_start     mode, model, base_url, temperature, seed, system_prompt, request (the user
+    agent_start     mode, model, base_url (a password or query values in it as ***),
+                    temperature, seed, system_prompt, request (the user
                     message), files, tools (chat-completions tool list)  -- never the API key
     agent_turn      one model response: turn, prompt_tokens, completion_tokens (None if the
                     endpoint sent no usage), finish_reason, content, tool_calls [{id, name,
@@ -213,6 +214,28 @@ def _describe(exc: BaseException) -> str:
     return text
 
 
+def redact_url(url: str) -> str:
+    """``url`` fit for logs: a password in it (``http://user:secret@host``) and the values of its
+    query string (``?api-key=...``, as some gateways take the key) become ``***``."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, host = netloc.rsplit("@", 1)
+            user = userinfo.split(":", 1)[0]
+            netloc = f"{user}:***@{host}" if ":" in userinfo else f"***@{host}"
+        query = parts.query
+        if query:
+            query = urlencode(
+                [(k, "***") for k, _v in parse_qsl(query, keep_blank_values=True)], safe="*"
+            )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except ValueError:
+        return "***"
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -300,7 +323,7 @@ class LLMAgent:
 
     def __repr__(self) -> str:
         c = self.config
-        return f"LLMAgent(model={c.model!r}, base_url={c.base_url!r}, mode={c.mode!r})"
+        return f"LLMAgent(model={c.model!r}, base_url={redact_url(c.base_url)!r}, mode={c.mode!r})"
 
     def drop_client(self) -> None:
         """Close the client (a request was abandoned); the next request makes a new one."""
@@ -405,7 +428,7 @@ class _Session:
             agent="llm",
             mode=self.cfg.mode,
             model=self.cfg.model,
-            base_url=self.cfg.base_url,
+            base_url=redact_url(self.cfg.base_url),
             temperature=self.cfg.temperature,
             seed=self.cfg.seed,
             recovery=self.cfg.recovery,

@@ -18,7 +18,8 @@ import pytest
 from chat_server import ChatServer, call, reply
 
 from ani.agents import AgentRun, AgentTask, Budget, create_agent
-from ani.agents.llm import message_text, parse_arguments, token_count
+from ani.agents.llm import message_text, parse_arguments, redact_url, token_count
+from ani.campaign.live import event_line
 from ani.errors import ConfigError, ErrorCode
 from ani.protocol import ToolResult, ToolSpec
 from ani.trajectory import Trajectory
@@ -372,3 +373,22 @@ def test_an_endpoint_that_drips_bytes_ends_at_the_wall_clock(monkeypatch):
     finally:
         drip.close()
     assert run.stop_reason == "wall_clock" and run.error is None and drip.requests >= 1
+
+
+def test_a_secret_in_the_base_url_is_not_logged(server, monkeypatch):
+    """A gateway password in the URL (user:password@host) used to be written verbatim in
+    agent_start (the trajectory file) and printed live by ani run; so was a key in the query."""
+    monkeypatch.setenv(KEY_ENV, "sk-adv")
+    host = server.url.split("//", 1)[1]
+    server.script = [SUBMIT]
+    agent = create_agent({"kind": "llm", "base_url": f"http://bob:s3cr3t-pw@{host}", "model": "m",
+                          "api_key_env": KEY_ENV})
+    run = agent.run(TASK, Adapter(), Budget())
+    assert run.stop_reason == "submitted", run.error
+    start = [e for e in run.trajectory.events if e["event"] == "agent_start"][0]
+    assert start["base_url"] == f"http://bob:***@{host}"
+    text = json.dumps(run.trajectory.events) + repr(agent) + (event_line(start) or "")
+    assert "s3cr3t" not in text and "sk-adv" not in text
+    assert redact_url("https://gw.example/v1?api-key=s3cr3t&x=1") == "https://gw.example/v1?api-key=***&x=***"
+    assert redact_url("http://tok@h/v1") == "http://***@h/v1"
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
