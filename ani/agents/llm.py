@@ -35,7 +35,9 @@ and counted, never a crash: tool-call arguments that are not a JSON object (stri
 Infinity and out-of-range numbers are invalid; arguments sent as a JSON value instead of its
 text are serialised first), an unknown tool name, or a reply with no tool call (text where a
 call was needed). Usage numbers that are not non-negative integers count as not reported; an
-HTTP 200 body that is not a chat completion ends the run with ``error`` naming it.
+HTTP 200 body that is not a chat completion ends the run with ``error`` naming it, and one that
+holds ``error`` and no choices (a gateway's upstream failure) is retried like a 5xx: neither is
+charged to the model as a null action.
 
 Budgets end the run with their stop reason: ``max_steps`` (an action is attempted when
 ``budget.max_steps`` steps were made), ``max_tokens`` (prompt + completion tokens from the
@@ -101,6 +103,29 @@ RAW_CHARS = 500
 ABANDON_GRACE_S = 1.0
 
 
+class NotACompletion(Exception):
+    """An HTTP 200 body that is not a chat completion (an HTML page, a JSON string or list)."""
+
+
+class ErrorInBody(Exception):
+    """An HTTP 200 body holding ``error`` and no choices (gateways report upstream failures so);
+    transient: retried like a 5xx."""
+
+
+def check_body(resp: Any) -> Any:
+    """``resp`` if it is a chat completion; raises NotACompletion or ErrorInBody (naming it)."""
+    if isinstance(resp, (str, bytes, list, int, float)) or resp is None:
+        snippet = " ".join(str(resp).split())[:200]
+        raise NotACompletion(
+            f"the endpoint answered HTTP 200 with a body that is not a chat completion: {snippet!r}"
+        )
+    error = getattr(resp, "error", None)
+    if error is not None and not getattr(resp, "choices", None):
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise ErrorInBody(f"the endpoint answered HTTP 200 with an error: {str(message)[:300]}")
+    return resp
+
+
 class ResponseTimeout(Exception):
     """No complete response within the request's bound (transient: retried like a timeout)."""
 
@@ -142,7 +167,7 @@ def _transient(exc: BaseException) -> bool:
     """HTTP 429, 5xx, a timeout or a connection error: worth retrying."""
     import openai
 
-    if isinstance(exc, ResponseTimeout):
+    if isinstance(exc, (ResponseTimeout, ErrorInBody)):
         return True
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
         return True
@@ -592,10 +617,12 @@ class _Session:
             self.check_clock()
             timeout = max(0.001, min(cfg.request_timeout_s, self.remaining_s()))
             client = self.agent.client
-            return bounded(
-                lambda: client.chat.completions.create(**kwargs, timeout=timeout),
-                timeout + ABANDON_GRACE_S,
-                self.agent.drop_client,
+            return check_body(
+                bounded(
+                    lambda: client.chat.completions.create(**kwargs, timeout=timeout),
+                    timeout + ABANDON_GRACE_S,
+                    self.agent.drop_client,
+                )
             )
 
         try:
@@ -608,13 +635,6 @@ class _Session:
             attempts = retrying.statistics.get("attempt_number", 1)
             plural = "s" if attempts != 1 else ""
             raise EndpointError(f"{_describe(exc)} (after {attempts} attempt{plural})") from None
-        if isinstance(resp, (str, bytes, list, int, float)) or resp is None:
-            # HTTP 200 with a body that is not a chat completion (an HTML page, a JSON string)
-            snippet = " ".join(str(resp).split())[:200]
-            raise EndpointError(
-                f"the endpoint answered HTTP 200 with a body that is not a chat completion: "
-                f"{snippet!r}"
-            )
         self.turn += 1
         usage = getattr(resp, "usage", None)
         pt = token_count(getattr(usage, "prompt_tokens", None)) if usage is not None else None

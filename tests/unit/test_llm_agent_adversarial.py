@@ -392,3 +392,16 @@ def test_a_secret_in_the_base_url_is_not_logged(server, monkeypatch):
     assert redact_url("https://gw.example/v1?api-key=s3cr3t&x=1") == "https://gw.example/v1?api-key=***&x=***"
     assert redact_url("http://tok@h/v1") == "http://***@h/v1"
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+def test_a_200_body_holding_an_error_is_retried_not_charged_to_the_model(go):
+    """Gateways answer some upstream failures with HTTP 200 and {"error": ...}: that used to be a
+    null action (no_tool_call) charged to the model."""
+    err = {"error": {"message": "upstream overloaded", "code": 502}}
+    run, ad = go([err, reply(call("get_topology", {})), SUBMIT])
+    assert run.stop_reason == "submitted" and run.null_actions == 0 and ad.calls == [("get_topology", {})]
+    retries = [e for e in run.trajectory.events if e["event"] == "llm_retry"]
+    assert len(retries) == 1 and "upstream overloaded" in retries[0]["error"]
+    run, _ = go([err, err])  # max_retries 1: two attempts, then the run ends naming it
+    assert run.stop_reason == "error" and run.null_actions == 0
+    assert "HTTP 200 with an error: upstream overloaded" in run.error and "after 2 attempts" in run.error
