@@ -39,7 +39,8 @@ class AgentTask(BaseModel):
 
 
 class Budget(BaseModel):
-    """Limits of one run (also the ``budget:`` block of a campaign file; unknown keys refused).
+    """Limits of one run (also the ``budget:`` block of a campaign file; unknown keys refused;
+    numbers must be finite: an infinite wall clock is refused, like NaN).
 
     Attributes:
         max_steps: maximum number of tool calls.
@@ -47,7 +48,7 @@ class Budget(BaseModel):
         wall_clock_s: maximum wall time of the run, seconds.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     max_steps: int = Field(default=40, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)

@@ -64,3 +64,10 @@ def test_an_event_with_odd_field_types_still_prints_a_line(ev):
     line silently, so the live trajectory missed the event."""
     line = event_line(ev)
     assert line is not None and line.startswith("  " + ev["event"] + ":")
+
+
+def test_an_infinite_wall_clock_is_refused_before_any_lab(no_lab):
+    """--wall-clock inf (or .inf in a campaign's budget) was accepted: an unbounded run, and a
+    record whose budget serialises as null."""
+    res = CliRunner().invoke(app, ["run", "--wall-clock", "inf"])
+    assert res.exit_code == 2 and "budget.wall_clock_s" in res.stderr and no_lab == []
