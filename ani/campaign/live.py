@@ -61,7 +61,11 @@ def _tool_call(ev: dict[str, Any]) -> str:
         else f"[red]error {escape(str(ev.get('error_code')))}[/red]"
     )
     changed = " [yellow]changed[/yellow]" if ev.get("changed") else ""
-    summary = _cut(str(ev.get("summary", "")), 120)
+    summary = str(ev.get("summary", ""))
+    repeated = f"error [{ev.get('error_code')}]: "
+    if not ev.get("ok") and summary.startswith(repeated):  # the status already says it
+        summary = summary[len(repeated):]
+    summary = _cut(summary, 120)
     return f"{escape(str(ev.get('tool')))}({escape(args)}) -> {status}{changed} {escape(summary)}"
 
 

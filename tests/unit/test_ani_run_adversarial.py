@@ -71,3 +71,10 @@ def test_an_infinite_wall_clock_is_refused_before_any_lab(no_lab):
     record whose budget serialises as null."""
     res = CliRunner().invoke(app, ["run", "--wall-clock", "inf"])
     assert res.exit_code == 2 and "budget.wall_clock_s" in res.stderr and no_lab == []
+
+
+def test_a_failed_tool_call_line_names_the_code_once():
+    ev = {"event": "tool_call", "tool": "get_running_config", "arguments": {"device": "zz"}, "ok": False,
+          "error_code": "unknown_device", "summary": "error [unknown_device]: unknown device 'zz'; devices are: r1"}
+    line = event_line(ev)
+    assert line.count("unknown_device") == 1 and "unknown device 'zz'" in line
