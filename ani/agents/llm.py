@@ -752,6 +752,13 @@ class _Session:
         if not result.ok:
             self.failed = True
         text = result.text or ""
+        error = getattr(result, "error", None)
+        if not result.ok and error is not None and error.message not in text:
+            # the model must read the cause (as an MCP client does, ani.mcp.server.result_text)
+            head = f"error [{error.code.value}]: {error.message}"
+            text = f"{head}\n{text}" if text else head
+        elif not result.ok and not text:
+            text = "error"
         if len(text) > self.cfg.max_observation_chars:
             cut = self.cfg.max_observation_chars
             text = text[:cut] + f"\n[... {len(text) - cut} more characters cut]"

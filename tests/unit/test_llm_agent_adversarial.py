@@ -405,3 +405,20 @@ def test_a_200_body_holding_an_error_is_retried_not_charged_to_the_model(go):
     run, _ = go([err, err])  # max_retries 1: two attempts, then the run ends naming it
     assert run.stop_reason == "error" and run.null_actions == 0
     assert "HTTP 200 with an error: upstream overloaded" in run.error and "after 2 attempts" in run.error
+
+
+def test_a_failure_whose_text_omits_the_cause_still_names_it_to_the_model(server, go, monkeypatch):
+    """An adapter failure with its own text ('rolled back') used to reach the model without the
+    error message; an MCP client was shown it (result_text), the LLM agent was not."""
+
+    def failing_call(self: Adapter, name: str, arguments: dict[str, Any]) -> ToolResult:
+        res = ToolResult.failure(ErrorCode.ROLLED_BACK, "command 2 'bogus' failed: % Unknown command",
+                                 text="rolled back")
+        self.trajectory.log_call(name, arguments, res)
+        return res
+
+    monkeypatch.setattr(Adapter, "call", failing_call)
+    run, _ = go([reply(call("update_config", {"device": "r1"})), SUBMIT])
+    assert run.stop_reason == "submitted"
+    answer = tool_messages(server)[0]["content"]
+    assert answer == "error [rolled_back]: command 2 'bogus' failed: % Unknown command\nrolled back"
