@@ -12,6 +12,11 @@ Sanitising (:func:`sanitise`), per command item:
   and ``?`` (interactive vtysh's help key: it is never sent, so the line would change silently);
 - the vtysh prefixes ``do `` (exec-from-config) and ``start-shell``.
 
+Negations: a rule marked ``negatable`` also permits ``no <statement>`` with its arguments; a
+rule naming a shorter ``negation`` (FRR refuses ``no description <text>``, takes
+``no description``) is not negatable, and :func:`plan_config` refuses its long negation with a
+message naming the accepted one.
+
 Comments: in :func:`plan_config`, an item starting with ``!`` or ``#`` is a comment and is
 never sent (status ``success``, message "comment, not sent"); :func:`check_show` refuses them.
 
@@ -155,6 +160,17 @@ def _match_any_config(platform: Platform, norm: str) -> list[CompiledStatement]:
     return [st for st in platform.config if st.matches(norm)]
 
 
+def _shorter_negation(platform: Platform, norm: str, open_ctx: list[str] | None) -> str | None:
+    """The refusal reason for ``no <statement> <args>`` when FRR only takes a shorter negation
+    (a rule's ``negation``), or None. ``open_ctx``: only rules valid in one of these blocks."""
+    for st in platform.config:
+        if st.refused_neg is not None and st.refused_neg.fullmatch(norm):
+            if open_ctx is None or any(c in open_ctx for c in st.d.ctx):
+                return (f"FRR refuses this negation with its arguments ('% Unknown command'); "
+                        f"the negation it accepts is {st.d.negation!r}")
+    return None
+
+
 # -- configuration plans --------------------------------------------------------------------
 
 
@@ -252,6 +268,9 @@ def plan_config(platform: Platform, commands: list[object]) -> list[Step]:
 
         matches = _match_any_config(platform, norm)
         if not matches:
+            hint = _shorter_negation(platform, norm, [b.ctx for b in stack]) or _shorter_negation(platform, norm, None)
+            if hint:
+                raise Refused(i, str(raw), hint)
             raise Refused(
                 i,
                 str(raw),
@@ -276,6 +295,9 @@ def plan_config(platform: Platform, commands: list[object]) -> list[Step]:
                         best = (depth, st, stack[depth].ctx)
                     break
         if best is None:
+            hint = _shorter_negation(platform, norm, [b.ctx for b in stack])
+            if hint:
+                raise Refused(i, str(raw), hint)
             wanted = [c for m in matches for c in m.d.ctx]
             for c in wanted:
                 if c in closed:

@@ -45,7 +45,18 @@ class StatementDef(_Model):
     ctx: list[str] = Field(default_factory=lambda: ["global"])
     enters: str | None = None
     negatable: bool = False
+    #: for a non-negatable statement whose negation FRR accepts only in a shorter form (e.g.
+    #: ``description <text>``: FRR refuses ``no description <text>``, takes ``no description``):
+    #: that accepted negation. A rule must allow it in the same blocks (checked at load time);
+    #: ``no <pattern>`` is refused with a message naming it.
+    negation: str | None = None
     destructive: bool = False
+
+    @model_validator(mode="after")
+    def _check_negation(self) -> StatementDef:
+        if self.negation is not None and self.negatable:
+            raise ValueError(f"{self.pattern!r}: 'negation' is for statements that are not negatable")
+        return self
 
 
 class BlockRule(_Model):
@@ -113,10 +124,13 @@ class PlatformDef(_Model):
 class CompiledStatement:
     """A grammar entry with its regex compiled (full match)."""
 
-    def __init__(self, d: StatementDef, regex: re.Pattern[str], neg: re.Pattern[str] | None) -> None:
+    def __init__(self, d: StatementDef, regex: re.Pattern[str], neg: re.Pattern[str] | None,
+                 refused_neg: re.Pattern[str] | None = None) -> None:
         self.d = d
         self.regex = regex
         self.neg = neg
+        #: ``no <pattern>`` when the rule names a shorter ``negation`` (FRR refuses this form)
+        self.refused_neg = refused_neg
 
     def matches(self, command: str) -> bool:
         if self.regex.fullmatch(command):
@@ -142,6 +156,12 @@ class Platform:
         self._tokens = {k: self._expand(v, d.tokens, depth=0) for k, v in d.tokens.items()}
         self.config = [self._compile(s, i, "config") for i, s in enumerate(d.config)]
         self.show = [self._compile(s, i, "show") for i, s in enumerate(d.show)]
+        for i, st in enumerate(self.config):
+            if st.d.negation is not None:
+                ok = [o for o in self.config if o.matches(st.d.negation) and set(o.d.ctx) >= set(st.d.ctx)]
+                if not ok:
+                    raise ConfigError(f"config[{i}].negation {st.d.negation!r} ({st.d.pattern!r}): no rule "
+                                      f"allows it in {st.d.ctx}")
         self.warnings = [re.compile(p) for p in d.warning_patterns]
         self.normalise_drop = [re.compile(p) for p in d.snapshot.normalise_drop]
         self.blocklist = [(re.compile(b.pattern, re.IGNORECASE), b.reason) for b in d.blocklist]
@@ -168,9 +188,10 @@ class Platform:
             body = self._expand(s.pattern, self.d.tokens, 0)
             regex = re.compile(body)
             neg = re.compile("no " + body) if s.negatable else None
+            refused_neg = re.compile("no " + body) if s.negation is not None else None
         except re.error as exc:
             raise ConfigError(f"{section}[{i}].pattern {s.pattern!r}: bad regex: {exc}") from exc
-        return CompiledStatement(s, regex, neg)
+        return CompiledStatement(s, regex, neg, refused_neg)
 
     def scrapli_definition(self) -> str:
         """The scrapli 2.0 definition as block-style YAML text (failure indicators included)."""
