@@ -106,6 +106,25 @@ def _print_event(ev: dict[str, Any]) -> None:
         console.print(line, soft_wrap=True, highlight=False)
 
 
+def _writable_folder(folder: Path) -> None:
+    """Create ``folder`` (and parents) and check a file can be written in it.
+
+    Raises:
+        ConfigError: naming ``--out`` and the cause (a file in the way, no permission, ...).
+    """
+    from ani.errors import ConfigError
+
+    probe = folder / ".ani-write-check"
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out {folder}: is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"--out {folder}: cannot write there ({exc.strerror or exc})") from None
+
+
 def run_one(
     scenario: Annotated[Path, typer.Option("--scenario", help="scenario file")] = Path(
         "scenarios/brownfield-small.yaml"
@@ -197,6 +216,7 @@ def run_one(
         out_dir = out or Path("results") / f"run-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
         deps = RunnerDeps()
         validate(spec, deps)  # bad task, scenario, agent or level: fail before any lab starts
+        _writable_folder(out_dir)  # the record must be writable: fail before any lab starts
         console.print(
             f"run {cell_name} {task} seed {seed}, agent {escape(str(block['kind']))}: "
             "starting the lab ...",

@@ -78,3 +78,20 @@ def test_a_failed_tool_call_line_names_the_code_once():
           "error_code": "unknown_device", "summary": "error [unknown_device]: unknown device 'zz'; devices are: r1"}
     line = event_line(ev)
     assert line.count("unknown_device") == 1 and "unknown device 'zz'" in line
+
+
+def test_an_out_folder_that_cannot_be_written_exits_2_before_any_lab(tmp_path, monkeypatch):
+    """--out naming a file (or a place that cannot be created) used to start the lab and then
+    crash with a NotADirectoryError traceback (exit 1)."""
+    import ani.campaign.runner as runner
+
+    started: list[Any] = []
+    monkeypatch.setattr(runner, "validate", lambda spec, deps: None)
+    monkeypatch.setattr("ani.campaign.runner.run_one", lambda *a, **k: started.append(a))
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    res = CliRunner().invoke(app, ["run", "--out", str(afile)])
+    assert res.exit_code == 2 and f"--out {afile}: is a file, not a folder" in res.stderr
+    res = CliRunner().invoke(app, ["run", "--out", str(afile / "sub")])
+    assert res.exit_code == 2 and "cannot write there" in res.stderr
+    assert started == [] and afile.read_text() == "x"
