@@ -43,8 +43,10 @@ class ToolSpec(BaseModel):
         name: ``^[a-zA-Z0-9_-]{1,64}$``, portable across MCP and chat APIs.
         description: what the tool does, for the model.
         input_schema: JSON Schema (draft 2020-12 subset) of the arguments object.
-        read_only: the tool never changes device state (MCP ``readOnlyHint``).
-        destructive: the tool may remove state (MCP ``destructiveHint``).
+        read_only: the tool changes nothing (MCP ``readOnlyHint``).
+        destructive: the tool may change what a router runs, its running configuration or
+            ruleset (MCP ``destructiveHint``); False with ``read_only`` False = it changes only
+            a staging area (candidate datastore, snapshot store, source-of-truth working tree).
     """
 
     name: str

@@ -287,7 +287,7 @@ class A3RAdapter(BaseAdapter):
         repo.discard()
         return ToolResult.success(f"working tree reset to HEAD {repo.head()}", {"revision": repo.head()})
 
-    @tool(args=CommitArgs,
+    @tool(args=CommitArgs, destructive=True,
           description="Commit the working tree's changes, then reconcile: the routers are changed to "
           "match the new HEAD (only routers whose desired state differs from what they run). The result "
           "gives the revision and the reconcile status (converged / non-convergent / failed, the routers "
@@ -306,7 +306,7 @@ class A3RAdapter(BaseAdapter):
                          f" [{', '.join(e['files'])}]" for e in log)
         return ToolResult.success(text, {"log": log})
 
-    @tool(args=RevertArgs,
+    @tool(args=RevertArgs, destructive=True,
           description="Add a commit undoing an earlier commit, then reconcile (as sot_commit). Refused "
           "with uncommitted changes (sot_discard or commit them first).")
     def sot_revert(self, args: RevertArgs) -> ToolResult:
@@ -348,7 +348,7 @@ class A3RAdapter(BaseAdapter):
         st = self._rec().status()
         return ToolResult.success(st.summary(), {"reconcile": st.model_dump()})
 
-    @tool(args=NoArgs,
+    @tool(args=NoArgs, destructive=True,
           description="Reconcile now: change the routers that drifted from HEAD back to it (e.g. after an "
           "out-of-band change); routers without drift get nothing.")
     def reconcile(self, args: NoArgs) -> ToolResult:

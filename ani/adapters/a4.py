@@ -245,7 +245,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         self._service_errors = []
         return self._service_result(super().sot_patch(args), "patch")
 
-    @tool(args=CommitArgs, description=_desc("sot_commit")
+    @tool(args=CommitArgs, destructive=True, description=_desc("sot_commit")
           + " At A4 the routers are changed as ONE transaction with active validation (the services' own "
           "checks and the baseline invariants of what they touch) and rolled back if anything fails "
           "(rolled_back). Refused (invalid_intent, nothing committed) if a service file does not validate.")
@@ -253,7 +253,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         self._service_errors = []
         return self._service_result(super().sot_commit(args), "commit")
 
-    @tool(args=RevertArgs, description=_desc("sot_revert")
+    @tool(args=RevertArgs, destructive=True, description=_desc("sot_revert")
           + " Reverting the commit that added a service file removes the service from the routers.")
     def sot_revert(self, args: RevertArgs) -> ToolResult:
         self._service_errors = []

@@ -61,7 +61,18 @@ def tool(
     read_only: bool = False,
     destructive: bool = False,
 ) -> Callable[[Callable[..., ToolResult]], Callable[..., ToolResult]]:
-    """Mark an adapter method as a tool taking one ``args`` model instance."""
+    """Mark an adapter method as a tool taking one ``args`` model instance.
+
+    Hints (MCP ``readOnlyHint`` / ``destructiveHint``; the rule is in docs/protocol.md, "Tool
+    hints"): ``read_only`` = the tool changes nothing; ``destructive`` = it may change what a
+    router runs (running configuration or ruleset). A tool that changes only a staging area (a
+    candidate datastore, a snapshot store, the source of truth's working tree) is neither.
+
+    Raises:
+        ValueError: both ``read_only`` and ``destructive``.
+    """
+    if read_only and destructive:
+        raise ValueError("a tool cannot be both read_only and destructive")
 
     def deco(fn: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         fn.__ani_tool__ = {  # type: ignore[attr-defined]

@@ -47,10 +47,11 @@ TOOLS: dict[str, tuple[set[str], set[str], set[str]]] = {
            {"get_topology", "get_config", "get_state", "get_schema", "validate", "compare"},
            {"commit", "confirm_commit", "cancel_commit"}),
     "a3t": (SERVICES | {"get_topology", "apply"}, SERVICES | {"get_topology"}, {"apply"}),
-    "a3r": (SOT, {"get_topology", "drift", "reconcile_status", "sot_diff", "sot_list", "sot_log", "sot_read"}, set()),
+    "a3r": (SOT, {"get_topology", "drift", "reconcile_status", "sot_diff", "sot_list", "sot_log", "sot_read"},
+            {"sot_commit", "sot_revert", "reconcile"}),
     "a4": (SOT | SERVICES | {"sot_delete"},
            SERVICES | {"get_topology", "drift", "reconcile_status", "sot_diff", "sot_list", "sot_log", "sot_read"},
-           set()),
+           {"sot_commit", "sot_revert", "reconcile"}),
 }
 
 
