@@ -55,7 +55,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 ActionKind = Literal["retrieval", "update", "validation", "wait", "submit", "null"]
 ACTION_KINDS: tuple[str, ...] = ("retrieval", "update", "validation", "wait", "submit", "null")
@@ -158,7 +158,11 @@ class ProcessMetrics(BaseModel):
             (a submitted run that was never graded: an infrastructure error).
         submit_inferred: the agent reported ``submitted`` without logging a submit action; one
             submit action was counted at the end.
-        prompt_tokens / completion_tokens: model tokens, None when no model was used.
+        prompt_tokens / completion_tokens: model tokens; None when unknown: no model turn with
+            ``usage`` was logged and the agent reported no tokens (a scripted agent, an agent
+            that never got a model response, an endpoint without ``usage``). A record holding
+            ``0``/``0`` (written before this rule, e.g. a scripted run) is read as None: no model
+            turn reads an empty prompt.
     """
 
     turns: int = 0
@@ -171,6 +175,12 @@ class ProcessMetrics(BaseModel):
     submit_inferred: bool = False
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+
+    @model_validator(mode="after")
+    def _zero_tokens_are_unknown(self) -> ProcessMetrics:
+        if self.prompt_tokens == 0 and self.completion_tokens == 0:
+            self.prompt_tokens = self.completion_tokens = None
+        return self
 
     @property
     def repeat_actions(self) -> int:
@@ -605,11 +615,12 @@ def compute_metrics(
     n_actions = sum(counts.values())
     if has_usage:
         p_out, c_out = p_sum, c_sum
-    elif turns and not (prompt_tokens or completion_tokens):
-        # model responses came, none with usage: an agent's zero totals are not a measurement
-        p_out = c_out = None
-    else:
+    elif prompt_tokens or completion_tokens:  # an agent counting its own tokens is believed
         p_out, c_out = _int_or_none(prompt_tokens), _int_or_none(completion_tokens)
+    else:
+        # no usage logged and zero totals: a scripted agent (no model), a model agent that never
+        # got a response, or an endpoint that sends no usage. Unknown, not zero.
+        p_out = c_out = None
     return ProcessMetrics(
         turns=turns if turns else n_actions,
         actions=n_actions,

@@ -233,6 +233,13 @@ def _f(v: float | None, fmt: str = ".2f") -> str:
     return "-" if v is None else format(v, fmt)
 
 
+def _tokens_cell(prompt: float | None, completion: float | None) -> str:
+    """``prompt/completion`` means, or ``-`` when no run of the cell has token counts (no model)."""
+    if prompt is None and completion is None:
+        return "-"
+    return f"{_f(prompt, '.0f')}/{_f(completion, '.0f')}"
+
+
 def _rate(r: Rate) -> str:
     return f"{r.k}/{r.n}" + (f" ({r.value:.2f})" if r.n else "")
 
@@ -515,7 +522,7 @@ def summary_tables(s: CampaignSummary) -> list[Table]:
             "-" if p.error_action_rate is None else f"{100 * p.error_action_rate:.0f}",
             "-" if p.repeat_action_rate is None else f"{100 * p.repeat_action_rate:.0f}",
             modes + (f" +{other}" if other else ""),
-            f"{_f(p.mean_prompt_tokens, '.0f')}/{_f(p.mean_completion_tokens, '.0f')}",
+            _tokens_cell(p.mean_prompt_tokens, p.mean_completion_tokens),
         )
     return [rates, cost, proc]
 

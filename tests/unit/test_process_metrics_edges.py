@@ -177,14 +177,14 @@ def test_a_run_without_any_action(spec, tmp_path):
     assert (p.turns, p.actions) == (0, 0)
     assert p.share("null") is None and p.error_action_rate is None and p.repeat_action_rate is None
     assert p.completion_mode == "agent_error"
-    assert (p.prompt_tokens, p.completion_tokens) == (0, 0)  # a model was asked, it cost nothing
-    assert p.describe() == "0 turns; 0 actions (none); 0 error, 0 repeat; agent_error; tokens 0/0"
+    assert (p.prompt_tokens, p.completion_tokens) == (None, None)  # no model turn: unknown
+    assert p.describe() == "0 turns; 0 actions (none); 0 error, 0 repeat; agent_error"
     (c,) = summarize([r], {"cells": [{"name": "a1", "level": "a1"}]}).cells
     assert c.process.runs == 1 and c.process.actions == 0
     assert all(v is None for v in c.process.shares.values())
     md = render_markdown(summarize([r], {"cells": [{"name": "a1", "level": "a1"}]}))
     assert "| a1 | 1 | 0 | 0.0 | - | - | - | - | - | - | - | - |" in md
-    assert "| a1 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 0 |" in md
+    assert "| a1 | 0 | 0 | 0 | 0 | 1 | 0 | - | - |" in md
 
 
 def test_a_silent_return_is_no_submission(spec, tmp_path):
