@@ -35,7 +35,8 @@ and counted, never a crash: tool-call arguments that are not a JSON object (stri
 Infinity and out-of-range numbers are invalid; arguments sent as a JSON value instead of its
 text are serialised first), an unknown tool name, or a reply with no tool call (text where a
 call was needed). Usage numbers that are not non-negative integers count as not reported; an
-HTTP 200 body that is not a chat completion ends the run with ``error`` naming it, and one that
+HTTP 200 body that is not a chat completion (no ``choices`` list) ends the run with ``error``
+naming it, and one that
 holds ``error`` and no choices (a gateway's upstream failure) is retried like a 5xx: neither is
 charged to the model as a null action.
 
@@ -123,6 +124,12 @@ def check_body(resp: Any) -> Any:
     if error is not None and not getattr(resp, "choices", None):
         message = error.get("message", error) if isinstance(error, dict) else error
         raise ErrorInBody(f"the endpoint answered HTTP 200 with an error: {str(message)[:300]}")
+    if not isinstance(getattr(resp, "choices", None), list):
+        # no choices list at all: not the model's reply (an empty list is: e.g. a content filter)
+        snippet = " ".join(str(resp).split())[:200]
+        raise NotACompletion(
+            f"the endpoint answered HTTP 200 with a body that has no choices list: {snippet}"
+        )
     return resp
 
 
@@ -297,7 +304,7 @@ def token_count(value: Any) -> int | None:
 
 def message_text(message: Any) -> str | None:
     """The text of a response message: ``content`` as a string (a list of content parts is
-    joined from their text; another type is shown with str); a refusal when there is no content."""
+    joined from their text; another type is written as JSON); a refusal when there is no content."""
     content = getattr(message, "content", None) if message is not None else None
     if isinstance(content, list):
         parts = []

@@ -190,11 +190,19 @@ def test_content_of_odd_types_is_text(go):
     assert message_text(None) is None
 
 
-@pytest.mark.parametrize("choices", [[], None, [{"index": 0, "message": None, "finish_reason": "stop"}]])
+@pytest.mark.parametrize("choices", [[], [{"index": 0, "message": None, "finish_reason": "stop"}]])
 def test_no_message_is_a_null_action(go, choices):
     r = {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": choices}
     run, _ = go([r, SUBMIT])
     assert run.stop_reason == "submitted" and nulls(run) == ["no_tool_call"]
+
+
+@pytest.mark.parametrize("payload", [{"id": "x", "object": "chat.completion", "choices": None}, {"foo": 1}])
+def test_a_body_without_a_choices_list_is_not_charged_to_the_model(go, payload):
+    """Used to be a null action (no_tool_call) of the model."""
+    run, _ = go([payload])
+    assert run.stop_reason == "error" and run.null_actions == 0 and run.steps == 0
+    assert "HTTP 200 with a body that has no choices list" in run.error
 
 
 def test_tool_calls_not_a_list_is_no_call(go):
