@@ -460,7 +460,10 @@ def write_report(out_dir: str | Path) -> Path:
 
 def summary_tables(s: CampaignSummary) -> list[Table]:
     """Three compact rich tables (fit 80 columns): rates with Wilson intervals and McNemar p; labels
-    and cost; process metrics (action shares, error/repeat rates, completion modes, tokens)."""
+    and cost; process metrics (action shares, error/repeat rates, completion modes, tokens). The
+    modes cell is ``early/limit/ok/err`` (early, interaction-limit, correct and error submissions),
+    then ``+N`` for N runs in the other two modes (agent_error, no_submission), explained in the
+    table's caption when a cell has one; tokens ``-`` when unknown (no model)."""
     rates = Table(
         title=f"campaign {s.name}: rates [95% Wilson]", box=box.SIMPLE_HEAD, pad_edge=False
     )
@@ -508,6 +511,9 @@ def summary_tables(s: CampaignSummary) -> list[Table]:
         proc.add_column(
             col, justify="left" if col in ("cell", "shares %", "modes") else "right", no_wrap=True
         )
+    others = [c.process.modes["agent_error"] + c.process.modes["no_submission"] for c in s.cells]
+    if any(others):  # the "+N" after the four modes, explained where it appears
+        proc.caption = "modes +N: N runs ended by an agent error or without a submission"
     for c in s.cells:
         p = c.process
         shares = "/".join(
