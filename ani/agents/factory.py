@@ -4,7 +4,10 @@
     create_agent({"kind": "scripted", "validate_tries": 3})  -> options passed to the class
     create_agent({"kind": "llm", "base_url": ..., "model": ...})  -> LLMAgent (ani.agents.llm)
 
-Raises ConfigError for an unknown kind (lists the known kinds) or bad options.
+Raises ConfigError for an unknown kind (lists the known kinds) or bad options: a key the kind's
+factory does not take is named with the known ones (``agent.mode: unknown option for kind
+scripted; known: validate_pause_s, validate_tries``), checked against its signature before the
+call.
 """
 
 from __future__ import annotations
@@ -46,7 +49,48 @@ def create_agent(spec: dict[str, Any]) -> Any:
 
         mod, _, attr = target.partition(":")
         factory = getattr(import_module(mod), attr)
+    check_options(kind, factory, options)
     try:
         return factory(**options)
     except TypeError as exc:
         raise ConfigError(f"agent: bad options for kind {kind!r}: {exc}") from None
+
+
+def check_options(kind: str, factory: Callable[..., Any], options: dict[str, Any]) -> None:
+    """Check ``options`` against the keyword parameters of ``factory`` (a class: its
+    ``__init__``) before calling it, so a wrong key is named in the campaign's terms, not
+    Python's (``__init__() got an unexpected keyword argument``).
+
+    A factory taking ``**kwargs`` validates its own options (e.g. the LLM agent); one whose
+    signature cannot be read is not checked.
+
+    Raises:
+        ConfigError: ``agent.<key>: unknown option for kind <kind>; known: <names>`` (every
+            unknown key named), or ``agent.<key>: required for kind <kind>``.
+    """
+    import inspect
+
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    params = list(sig.parameters.values())
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    known = sorted(p.name for p in params if p.kind in by_name)
+    unknown = sorted(k for k in options if k not in known)
+    if unknown:
+        names = ", ".join(f"agent.{k}" for k in unknown)
+        what = "unknown option" if len(unknown) == 1 else "unknown options"
+        raise ConfigError(
+            f"{names}: {what} for kind {kind}; known: {', '.join(known) if known else 'none'}"
+        )
+    missing = [
+        p.name
+        for p in params
+        if p.kind in by_name and p.default is inspect.Parameter.empty and p.name not in options
+    ]
+    if missing:
+        names = ", ".join(f"agent.{k}" for k in missing)
+        raise ConfigError(f"{names}: required for kind {kind}")
