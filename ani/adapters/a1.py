@@ -37,7 +37,7 @@ sent (status ``success`` with a note): the adapter manages configuration mode it
 
 Options (``options=`` of the constructor): ``platform`` (name or path, default ``frr``),
 ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole update_config), ``rollback_timeout_s``
-(30), ``max_output_bytes`` (65536).
+(30), ``max_output_bytes`` (65536). Any other key raises ConfigError naming the known ones.
 """
 
 from __future__ import annotations
@@ -53,8 +53,12 @@ from ani.adapters.cli_session import CliSession, SessionError, SessionTimeout, c
 from ani.adapters.platform import Platform, load_platform
 from ani.adapters.sandbox import CappedOutput
 from ani.adapters.snapshot import DeviceState, ReadTimeout, SnapshotStore, unified
-from ani.errors import AdapterError, ErrorCode, LabError
+from ani.errors import AdapterError, ConfigError, ErrorCode, LabError
 from ani.protocol import Level, ToolResult
+
+
+#: the options A1 takes (module doc); any other key is refused
+OPTIONS = ("platform", "command_timeout_s", "call_timeout_s", "rollback_timeout_s", "max_output_bytes")
 
 
 class ValidationArgs(Args):
@@ -97,6 +101,9 @@ class A1Adapter(BaseAdapter):
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
+        unknown = set(self.options) - set(OPTIONS)
+        if unknown:  # a name of another level (a0's timeout_s) must not be silently ignored
+            raise ConfigError(f"a1 options: unknown {sorted(unknown)}; known: {list(OPTIONS)}")
         self.platform: Platform = load_platform(self.options.get("platform", "frr"))
         self.command_timeout_s = float(self.options.get("command_timeout_s", 10.0))
         self.call_timeout_s = float(self.options.get("call_timeout_s", 60.0))

@@ -47,7 +47,8 @@ of confirming anything).
 ``get-config running`` before and after; the other tools never change the running datastore
 (``edit_config`` and ``discard_changes`` change only the candidate).
 
-Options: ``connect_timeout_s`` (10), ``rpc_timeout_s`` (120), ``max_output_bytes`` (65536).
+Options: ``connect_timeout_s`` (10), ``rpc_timeout_s`` (120), ``max_output_bytes`` (65536); any
+other key raises ConfigError naming the known ones.
 
 Modules: argument models in :mod:`ani.adapters.a2_args`, sessions and reply checking in
 :mod:`ani.adapters.netconf_client`, XML / JSON arguments in :mod:`ani.adapters.netconf_xml`.
@@ -88,7 +89,7 @@ from ani.adapters.netconf_client import (
 )
 from ani.adapters.netconf_xml import FRR_NS, XmlArgError, as_lines, config_element, filter_element, pretty
 from ani.adapters.sandbox import CappedOutput
-from ani.errors import ErrorCode
+from ani.errors import ConfigError, ErrorCode
 from ani.protocol import Level, ToolResult
 
 __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
@@ -100,6 +101,10 @@ __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 #: what an agent must do after a confirmed commit was rolled back: the commit had emptied the
 #: candidate into running, so the edits are gone from both
 _REDO = "the edits left the candidate at that commit: lock, edit_config and commit again"
+
+
+#: the options A2 takes (module doc); any other key is refused
+OPTIONS = ("connect_timeout_s", "rpc_timeout_s", "max_output_bytes")
 
 
 class A2Adapter(BaseAdapter):
@@ -124,6 +129,9 @@ class A2Adapter(BaseAdapter):
         connect: Callable[..., Any] | None = None,
     ) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
+        unknown = set(self.options) - set(OPTIONS)
+        if unknown:  # a name of another level (a1's command_timeout_s) must not be silently ignored
+            raise ConfigError(f"a2 options: unknown {sorted(unknown)}; known: {list(OPTIONS)}")
         self.connect_timeout_s = float(self.options.get("connect_timeout_s", 10.0))
         self.rpc_timeout_s = float(self.options.get("rpc_timeout_s", 120.0))
         self.max_output = int(self.options.get("max_output_bytes", 65536))
