@@ -35,8 +35,22 @@ def _fail(exc: BaseException | str, code: int | None = None) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _pick(lab_id: str | None) -> str:
-    """The lab to act on: ``lab_id``, or the only lab (the only detached one if several)."""
+#: what a command says when several labs run and none was named (its own usage, see _pick)
+PICK_HINT = "name one with --lab ID"
+
+
+def _pick(lab_id: str | None, hint: str = PICK_HINT) -> str:
+    """The lab to act on: ``lab_id``, or the only lab (the only detached one if several).
+
+    Args:
+        lab_id: the id the user gave, or None.
+        hint: how the *calling* command names a lab, shown when several labs run, e.g.
+            ``"name one: ani lab down ID"``; the default fits any command with ``--lab``.
+
+    Raises:
+        typer.Exit: code 2 after one line on stderr: no lab runs, or several run and none was
+            named (``2 labs are running (a, b): <hint>``).
+    """
     from ani.lab.lab import Lab
 
     if lab_id:
@@ -50,8 +64,7 @@ def _pick(lab_id: str | None) -> str:
     if not labs:
         raise _fail(LabNotFound("no lab is running (start one with: ani lab up FILE)"))
     ids = ", ".join(str(e["id"]) for e in labs)
-    hint = "ani lab exec --lab ID NODE -- CMD, or ani lab down ID"
-    raise _fail(f"{len(labs)} labs are running ({ids}): name one ({hint})", 2)
+    raise _fail(f"{len(labs)} labs are running ({ids}): {hint}", 2)
 
 
 def _netconf_ports(lab) -> tuple[dict[str, int] | None, str | None]:  # type: ignore[no-untyped-def]
@@ -180,7 +193,7 @@ def exec_(
     if not cmd:
         raise _fail("no command given: ani lab exec NODE -- CMD...", 2)
     try:
-        lab = Lab.attach(_pick(lab_id))
+        lab = Lab.attach(_pick(lab_id, "name one: ani lab exec --lab ID NODE -- CMD"))
         res = lab.exec(node, cmd, timeout=timeout)
     except AniError as exc:
         raise _fail(exc) from None
@@ -211,7 +224,7 @@ def down(
                     ids.append(e["id"])
             console.print(f"removed {len(ids)} lab(s)" + (f": {', '.join(sorted(ids))}" if ids else ""))
             return
-        target = _pick(lab_id)
+        target = _pick(lab_id, "name one: ani lab down ID")
         Lab.down_id(target)
     except AniError as exc:
         raise _fail(exc) from None

@@ -1,0 +1,61 @@
+"""With several labs up and none named, the message names how the *calling* command takes a lab
+(issue 5 pass: ``ani mcp serve --level a1`` without --lab was told to use ``ani lab exec --lab
+ID NODE -- CMD``)."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from ani.cli import app
+from ani.lab import cli as lab_cli
+from ani.lab.lab import Lab
+
+TWO = [{"id": "labA", "detached": True}, {"id": "labB", "detached": True}]
+
+
+@pytest.fixture
+def two_labs(monkeypatch):
+    monkeypatch.setattr(Lab, "list_labs", staticmethod(lambda: list(TWO)))
+    monkeypatch.setattr(Lab, "attach", staticmethod(lambda *a, **k: pytest.fail("no lab may be attached")))
+    monkeypatch.setattr(Lab, "down_id", staticmethod(lambda *a, **k: pytest.fail("no lab may be removed")))
+
+
+def run(*argv: str) -> tuple[int, str]:
+    res = CliRunner().invoke(app, list(argv))
+    return res.exit_code, " ".join(res.output.split())
+
+
+def test_default_hint_is_neutral(two_labs, capsys):
+    with pytest.raises(typer.Exit) as exc:
+        lab_cli._pick(None)
+    assert exc.value.exit_code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "2 labs are running (labA, labB): name one with --lab ID" in err
+    assert "lab exec" not in err and "lab down" not in err
+
+
+def test_the_callers_hint_is_shown(two_labs, capsys):
+    with pytest.raises(typer.Exit):
+        lab_cli._pick(None, "name one: ani mcp serve --lab ID --level LEVEL")
+    assert "(labA, labB): name one: ani mcp serve --lab ID --level LEVEL" in capsys.readouterr().err
+
+
+def test_lab_exec_and_lab_down_name_their_own_usage(two_labs):
+    code, out = run("lab", "exec", "r1", "--", "true")
+    assert code == 2 and "(labA, labB): name one: ani lab exec --lab ID NODE -- CMD" in out
+    assert "lab down" not in out
+    code, out = run("lab", "down")
+    assert code == 2 and "(labA, labB): name one: ani lab down ID" in out
+    assert "lab exec" not in out
+
+
+def test_mcp_serve_without_lab_is_not_told_about_lab_exec(two_labs):
+    code, out = run("mcp", "serve", "--level", "a1")
+    assert code == 2 and "2 labs are running (labA, labB)" in out and "--lab ID" in out
+    assert "lab exec" not in out and "lab down" not in out
+
+
+def test_a_named_lab_is_taken_as_is(two_labs):
+    assert lab_cli._pick("labB") == "labB"
