@@ -44,7 +44,12 @@ Budgets end the run with their stop reason: ``max_steps`` (an action is attempte
 ``budget.max_steps`` steps were made), ``max_tokens`` (prompt + completion tokens from the
 responses' ``usage``, checked before each request), ``wall_clock`` (checked before each request
 and action; ``wait`` and request timeouts are cut to what is left). An endpoint error that is not
-transient, or retries exhausted, ends the run with ``error`` naming the HTTP status.
+transient, or retries exhausted, ends the run with ``error`` naming the URL, the cause and the
+bound, never the key (:func:`endpoint_cause`)::
+
+    chat-completions endpoint: POST http://127.0.0.1:8000/v1/chat/completions: connection refused (after 5 attempts)
+    chat-completions endpoint: POST http://h/chat/completions: HTTP 404 (is base_url up to /v1? ...): ... (after 1 attempt)
+    chat-completions endpoint: POST http://h/v1/chat/completions: timeout after 2 s (after 3 attempts)
 
 Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call`` events)::
 
@@ -76,6 +81,8 @@ import email.utils
 import json
 import math
 import os
+import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -246,6 +253,74 @@ def _describe(exc: BaseException) -> str:
     return text
 
 
+_KEYLIKE = re.compile(r"\b(sk|key|api)[-_][A-Za-z0-9_\-*]{4,}")
+
+
+def _root_causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes/contexts, outermost first (cycles cut)."""
+    seen: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in seen and len(seen) < 10:
+        seen.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return seen
+
+
+def endpoint_cause(exc: BaseException, timeout_s: float | None = None,
+                   key_env: str | None = None) -> str:
+    """What went wrong with a request, in words, without the key.
+
+    ``connection refused``, ``host not found (llm.example)``, ``timeout after 2 s``,
+    ``HTTP 404 (is base_url up to /v1?): <server message>``, ``HTTP 401 (check the key in
+    $OPENAI_API_KEY): ...``, ``HTTP 503: ...``, or the message of a body that is not a chat
+    completion. Key-like words in a server's message (``sk-...``) are replaced by ``***``.
+    """
+    import openai
+
+    if isinstance(exc, ResponseTimeout) or isinstance(exc, openai.APITimeoutError):
+        bound = f"{timeout_s:g} s" if timeout_s is not None else "the request timeout"
+        extra = " (no complete response; abandoned)" if isinstance(exc, ResponseTimeout) else ""
+        return f"timeout after {bound}{extra}"
+    if isinstance(exc, (NotACompletion, ErrorInBody)):
+        return str(exc)
+    if isinstance(exc, openai.APIConnectionError):
+        chain = _root_causes(exc)
+        words = " ".join(str(c) for c in chain).lower()
+        if any(isinstance(c, ConnectionRefusedError) for c in chain) or "connection refused" in words:
+            return "connection refused"
+        if (any(isinstance(c, socket.gaierror) for c in chain) or "name or service not known" in words
+                or "temporary failure in name resolution" in words or "nodename nor servname" in words
+                or "no address associated" in words):
+            host = getattr(getattr(getattr(exc, "request", None), "url", None), "host", None)
+            return f"host not found{f' ({host})' if host else ''}"
+        inner = chain[-1] if len(chain) > 1 else exc
+        detail = " ".join(str(inner).split())[:200] or type(inner).__name__
+        return f"connection failed ({type(inner).__name__}: {detail})"
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        hint = ""
+        if status in (401, 403):
+            hint = f" (check the API key{f' in ${key_env}' if key_env else ''})"
+        elif status == 404:
+            hint = " (is base_url up to /v1? is the model name right?)"
+        msg = " ".join(str(getattr(exc, "message", "") or exc).split())
+        msg = re.sub(rf"^Error code: {status}( - )?", "", msg)[:300]
+        text = f"HTTP {status}{hint}" + (f": {msg}" if msg else "")
+        body = getattr(exc, "body", None)
+        response = getattr(exc, "response", None)
+        if not isinstance(body, dict) and response is not None:
+            try:
+                raw = " ".join(str(response.text).split())
+            except Exception:  # noqa: BLE001 - a streamed or closed response has no text
+                raw = ""
+            if raw and raw not in text:
+                text += f"; body: {raw[:200]}"
+        return _KEYLIKE.sub(r"\1-***", text)
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the response body is not JSON ({exc.msg} at char {exc.pos})"
+    return _KEYLIKE.sub(r"\1-***", _describe(exc))
+
+
 def redact_url(url: str) -> str:
     """``url`` fit for logs: a password in it (``http://user:secret@host``) and the values of its
     query string (``?api-key=...``, as some gateways take the key) become ``***``."""
@@ -357,6 +432,10 @@ class LLMAgent:
         c = self.config
         return f"LLMAgent(model={c.model!r}, base_url={redact_url(c.base_url)!r}, mode={c.mode!r})"
 
+    def endpoint_url(self, path: str) -> str:
+        """``base_url`` + ``/path``, fit for logs (:func:`redact_url`): the URL a request went to."""
+        return redact_url(self.config.base_url.rstrip("/") + "/" + path.lstrip("/"))
+
     def drop_client(self) -> None:
         """Close the client (a request was abandoned); the next request makes a new one."""
         client, self._client = self._client, None
@@ -440,6 +519,7 @@ class _Session:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.turn = 0
+        self.last_timeout_s: float | None = None  # the bound of the last request, seconds
         loop = loop_tools(self.cfg.wait_max_s)
         loop_names = {t.name for t in loop}
         self.adapter_tools = {t.name for t in adapter.tools()} - loop_names
@@ -623,6 +703,7 @@ class _Session:
         def request() -> Any:
             self.check_clock()
             timeout = max(0.001, min(cfg.request_timeout_s, self.remaining_s()))
+            self.last_timeout_s = timeout
             client = self.agent.client
             return check_body(
                 bounded(
@@ -641,7 +722,11 @@ class _Session:
                 raise BudgetExceeded("wall_clock") from None
             attempts = retrying.statistics.get("attempt_number", 1)
             plural = "s" if attempts != 1 else ""
-            raise EndpointError(f"{_describe(exc)} (after {attempts} attempt{plural})") from None
+            cause = endpoint_cause(exc, self.last_timeout_s, cfg.api_key_env)
+            raise EndpointError(
+                f"POST {self.agent.endpoint_url('chat/completions')}: {cause} "
+                f"(after {attempts} attempt{plural})"
+            ) from None
         self.turn += 1
         usage = getattr(resp, "usage", None)
         pt = token_count(getattr(usage, "prompt_tokens", None)) if usage is not None else None

@@ -268,7 +268,8 @@ def test_a_refused_connection_says_refused(monkeypatch):
     agent = create_agent({"kind": "llm", "base_url": f"http://127.0.0.1:{port}/v1", "model": "m",
                           "api_key_env": KEY_ENV, "retry_backoff_s": 0, "max_retries": 0})
     run = agent.run(TASK, Adapter(), Budget())
-    assert run.stop_reason == "error" and "Connection refused" in run.error
+    assert run.stop_reason == "error"
+    assert run.error.endswith(f"POST http://127.0.0.1:{port}/v1/chat/completions: connection refused (after 1 attempt)")
 
 
 # -- config values that can only fail later ------------------------------------------------------
@@ -366,7 +367,7 @@ def test_an_endpoint_that_drips_bytes_is_bounded_by_the_request_timeout(monkeypa
     finally:
         drip.close()
     assert run.stop_reason == "error" and drip.requests == 2  # the first attempt and one retry
-    assert "ResponseTimeout: no complete response within 2 s (abandoned)" in run.error
+    assert f"POST {drip.url}/chat/completions: timeout after 1 s (no complete response; abandoned)" in run.error
     assert "after 2 attempts" in run.error
     retries = [e for e in run.trajectory.events if e["event"] == "llm_retry"]
     assert len(retries) == 1 and "ResponseTimeout" in retries[0]["error"]
