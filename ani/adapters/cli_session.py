@@ -9,10 +9,18 @@ torn down (its vtysh process ends with it) and reopened on the next use.
     >>> s = CliSession("r1", argv, platform, timeout_s=10.0)      # doctest: +SKIP
     >>> out = s.send("show bgp summary", mode="exec")              # doctest: +SKIP
     >>> out.output, out.failed, out.elapsed_s                      # doctest: +SKIP
+
+The library's own log lines (libscrapli's, e.g. ``session.Session readTimeout: operation timeout
+exceeded...`` when a frozen daemon runs a session into its bound) never reach stderr (an MCP
+server's stderr, a campaign's terminal): the ``scrapli`` logger is re-emitted at DEBUG on this
+module's logger (``ani.adapters.cli_session``) and does not propagate; what went wrong is in the
+exception (``SessionTimeout`` / ``SessionError``). A session that broke (timeout, error) is
+discarded with a forced close bounded by :data:`DISCARD_BOUND_S`, not by another operation bound.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass
@@ -20,6 +28,33 @@ from dataclasses import dataclass
 from ani.adapters.platform import Platform
 
 _NS = 1_000_000_000
+#: bound of the forced close of a broken session being discarded, seconds
+DISCARD_BOUND_S = 0.5
+#: bound of the orderly close of a healthy session, seconds
+CLOSE_BOUND_S = 2.0
+
+_log = logging.getLogger(__name__)
+
+
+class _LibraryLogToDebug(logging.Handler):
+    """Re-emits a ``scrapli`` log record at DEBUG on ``ani.adapters.cli_session``."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed library record must not break a call
+            msg = repr(record.msg)
+        _log.debug("%s [%s]: %s", record.name, record.levelname, msg)
+
+
+def quiet_library_logs() -> None:
+    """Route the ``scrapli`` logger (libscrapli's callback logs) to this module's logger at
+    DEBUG, and stop it propagating to the root logger (whose handler, or logging's last-resort
+    handler, writes to stderr). Idempotent."""
+    lib = logging.getLogger("scrapli")
+    if not any(isinstance(h, _LibraryLogToDebug) for h in lib.handlers):
+        lib.addHandler(_LibraryLogToDebug())
+    lib.propagate = False
 
 
 def is_timeout(exc: BaseException) -> bool:
@@ -111,6 +146,7 @@ class CliSession:
         """
         if self._cli is not None:
             return
+        quiet_library_logs()
         from scrapli import Cli
         from scrapli.auth import Options as AuthOptions
         from scrapli.cli import LoadedDefinition
@@ -156,9 +192,14 @@ class CliSession:
         self._cli = cli
 
     @staticmethod
-    def _discard(cli: object) -> None:
+    def _discard(cli: object, *, broken: bool = True) -> None:
+        """Close ``cli`` and free it, never raising. A broken session (it timed out or failed)
+        is closed by force (no exit input sent) within :data:`DISCARD_BOUND_S`: it is being
+        thrown away, so a frozen daemon must not hold the call for another bound. A healthy
+        one gets an orderly close within :data:`CLOSE_BOUND_S`."""
+        bound = DISCARD_BOUND_S if broken else CLOSE_BOUND_S
         try:
-            cli.close(operation_timeout_ns=2 * _NS)  # type: ignore[attr-defined]
+            cli.close(force=broken, operation_timeout_ns=int(bound * _NS))  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - the session is being thrown away; free it regardless
             try:
                 cli._free()  # type: ignore[attr-defined]
@@ -169,7 +210,13 @@ class CliSession:
         """Close (idempotent, never raises)."""
         cli, self._cli = self._cli, None
         if cli is not None:
-            self._discard(cli)
+            self._discard(cli, broken=False)
+
+    def _drop(self) -> None:
+        """Discard a session that broke (forced, short close); the next use reopens."""
+        cli, self._cli = self._cli, None
+        if cli is not None:
+            self._discard(cli, broken=True)
 
     def send(self, command: str, *, mode: str, timeout_s: float | None = None) -> SendResult:
         """Send one line in ``mode`` (the platform's exec or configuration mode name).
@@ -186,7 +233,7 @@ class CliSession:
                 input_=command, requested_mode=mode, operation_timeout_ns=int(bound * _NS)
             )
         except ScrapliException as exc:
-            self.close()
+            self._drop()
             if is_timeout(exc):
                 raise SessionTimeout(bound, f"{command!r} on {self.device}") from exc
             raise SessionError(f"{self.device}: {command!r}: {type(exc).__name__}: {exc}") from exc
@@ -202,4 +249,4 @@ class CliSession:
         try:
             self._cli.enter_mode(requested_mode=self.platform.d.exec_mode, operation_timeout_ns=int(bound * _NS))
         except ScrapliException:
-            self.close()
+            self._drop()
