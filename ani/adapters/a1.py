@@ -43,6 +43,7 @@ Options (``options=`` of the constructor): ``platform`` (name or path, default `
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -136,12 +137,32 @@ class A1Adapter(BaseAdapter):
         return s
 
     def _cli(self, device: str, command: str, mode: str) -> tuple[str, bool]:
-        """(output, scrapli-failed) of one line; timeouts -> ToolTimeout, session faults -> AdapterError."""
+        """(output, scrapli-failed) of one line; timeouts -> ToolTimeout, session faults ->
+        SessionError (``lab <id> is not running`` when the lab was removed under the adapter)."""
         try:
             r = self.session(device).send(command, mode=mode, timeout_s=self.command_timeout_s)
         except SessionTimeout as exc:
             raise ToolTimeout(exc.seconds, exc.what) from exc
+        except SessionError as exc:
+            gone = self._lab_gone(device)
+            if gone:
+                raise SessionError(gone) from exc
+            raise
         return r.output, r.failed
+
+    def _lab_gone(self, device: str) -> str | None:
+        """Why ``device`` cannot be reached because its lab is gone (``ani lab down`` under an
+        attached adapter: the node's entry script or its network namespace no longer exists),
+        in the words of ``Lab.exec`` (``lab <id> is not running``); None if the lab is there."""
+        try:
+            enter = Path(self.lab.node_argv(device, [])[0])
+            netns = Path("/run/netns", self.lab.netns(device))
+        except Exception:  # noqa: BLE001 - a lab object without these cannot tell; not "gone"
+            return None
+        missing = [str(p) for p in (enter, netns) if not p.exists()]
+        if not missing:
+            return None
+        return f"lab {getattr(self.lab, 'id', '?')} is not running (no {missing[0]})"
 
     def _unreachable(self, device: str, exc: Exception) -> ToolResult:
         """A device that could not be read or driven: ``timeout`` when a bound ran out
