@@ -69,11 +69,38 @@ class ChatServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.release = threading.Event()
+        #: the answer to GET /v1/models: None (a model list) or a script entry, e.g. status(404)
+        self.models_entry: Any = None
+        self.gets: list[tuple[str, dict[str, str]]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *a: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                """``GET /v1/models``: ``models_entry`` (default: a list with ``test-model``);
+                any other path: 404. Recorded in ``gets`` (path, headers)."""
+                with lock:
+                    outer.gets.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+                    entry = outer.models_entry
+                if self.path != "/v1/models":
+                    entry = status(404)
+                elif entry is None:
+                    entry = {"object": "list", "data": [{"id": "test-model", "object": "model",
+                                                         "created": 0, "owned_by": "test"}]}
+                code, payload, _extra = (
+                    (tuple(entry) + ({},))[:3] if isinstance(entry, tuple) else (200, entry, {})
+                )
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

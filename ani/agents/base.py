@@ -72,6 +72,11 @@ class AgentRun(BaseModel):
         completion_tokens: completion tokens, likewise.
         null_actions: malformed model outputs (invalid tool-call JSON, unknown tool, text
             where a call was needed), each answered with an error observation.
+        infra_error: set when the agent could not work for a cause outside the system under
+            test, e.g. the LLM agent's model endpoint failed (refused, 401, 404, retries
+            exhausted) before any model turn was received: the runner records the run as an
+            infrastructure error naming it (left out of the rates, rerun by ``--retry-infra``)
+            instead of grading it as the model's failure. None otherwise.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -85,6 +90,7 @@ class AgentRun(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     null_actions: int = 0
+    infra_error: str | None = None
 
 
 @runtime_checkable
@@ -95,6 +101,12 @@ class Agent(Protocol):
 
     def run(self, task: AgentTask, adapter: Any, budget: Budget) -> AgentRun:
         """Work on ``task`` through ``adapter`` within ``budget``; never raises for its own failures."""
+
+
+# An agent may also offer ``preflight() -> list[str]``: a cheap check of what it depends on
+# (the LLM agent: its endpoint), called once by campaigns and ``ani run`` before the first lab
+# starts. It returns warnings (printed, not fatal) and raises ConfigError when no run could
+# work (e.g. the endpoint refuses connections or rejects the key). Agents without it skip it.
 
 
 class BudgetExceeded(Exception):

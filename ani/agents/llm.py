@@ -432,6 +432,50 @@ class LLMAgent:
         c = self.config
         return f"LLMAgent(model={c.model!r}, base_url={redact_url(c.base_url)!r}, mode={c.mode!r})"
 
+    #: seconds the preflight check waits for GET {base_url}/models
+    PREFLIGHT_TIMEOUT_S = 5.0
+
+    def preflight(self) -> list[str]:
+        """One cheap reachability check of the endpoint before any lab starts:
+        ``GET {base_url}/models`` with the key, bounded by ``PREFLIGHT_TIMEOUT_S`` (no retries).
+
+        Returns:
+            warnings (text, not fatal): a 404 (some servers have no /models; the hint says
+            base_url usually ends in /v1), another HTTP status, a timeout, a body that is not a
+            model list. An empty list: the endpoint answered.
+
+        Raises:
+            ConfigError: naming base_url and the cause when no run could work: the connection is
+                refused, the host is not found or the connection fails otherwise, or the key is
+                rejected (HTTP 401/403). The key is never in the message.
+        """
+        import openai
+
+        url = self.endpoint_url("models")
+        where = f"agent.base_url {redact_url(self.config.base_url)}"
+        timeout = min(self.PREFLIGHT_TIMEOUT_S, self.config.request_timeout_s)
+        client = self.client
+        try:
+            bounded(lambda: client.models.list(timeout=timeout), timeout + ABANDON_GRACE_S,
+                    self.drop_client)
+        except openai.APIConnectionError as exc:
+            if isinstance(exc, openai.APITimeoutError):
+                return [f"{where}: GET {url}: {endpoint_cause(exc, timeout)}; going on"]
+            raise ConfigError(f"{where}: {endpoint_cause(exc)} (GET {url}); no lab was started") from None
+        except ResponseTimeout as exc:
+            return [f"{where}: GET {url}: {endpoint_cause(exc, timeout)}; going on"]
+        except openai.APIStatusError as exc:
+            cause = endpoint_cause(exc, timeout, self.config.api_key_env)
+            if exc.status_code in (401, 403):
+                raise ConfigError(f"{where}: {cause} (GET {url}); no lab was started") from None
+            if exc.status_code == 404:
+                return [f"{where}: GET {url}: HTTP 404 (some servers have no /models; if requests "
+                        "fail too, base_url usually ends in /v1); going on"]
+            return [f"{where}: GET {url}: {cause}; going on"]
+        except Exception as exc:  # noqa: BLE001 - an odd body is not a reason to stop here
+            return [f"{where}: GET {url}: {endpoint_cause(exc, timeout)}; going on"]
+        return []
+
     def endpoint_url(self, path: str) -> str:
         """``base_url`` + ``/path``, fit for logs (:func:`redact_url`): the URL a request went to."""
         return redact_url(self.config.base_url.rstrip("/") + "/" + path.lstrip("/"))
@@ -466,7 +510,7 @@ class LLMAgent:
             traj = Trajectory(level=str(getattr(adapter, "level", "")))
         session = _Session(self, task, adapter, budget, traj)
         reason: StopReason
-        error = None
+        error = infra_error = None
         try:
             session.loop()
             reason = "submitted"
@@ -474,6 +518,8 @@ class LLMAgent:
             reason = exc.reason
         except EndpointError as exc:
             reason, error = "error", f"chat-completions endpoint: {exc}"
+            if session.turn == 0:  # no model turn received: not the model's failure
+                infra_error = error
         except Exception as exc:  # noqa: BLE001 - the agent's own failure is data
             reason, error = "error", f"{type(exc).__name__}: {exc}"
         traj.log(
@@ -495,6 +541,7 @@ class LLMAgent:
             prompt_tokens=session.prompt_tokens,
             completion_tokens=session.completion_tokens,
             null_actions=session.null_actions,
+            infra_error=infra_error,
         )
 
 
@@ -718,14 +765,17 @@ class _Session:
         except BudgetExceeded:
             raise
         except Exception as exc:  # noqa: BLE001
-            if _transient(exc) and self.remaining_s() <= 0:
-                raise BudgetExceeded("wall_clock") from None
             attempts = retrying.statistics.get("attempt_number", 1)
             plural = "s" if attempts != 1 else ""
+            bound = f"after {attempts} attempt{plural}"
+            if _transient(exc) and self.remaining_s() <= 0:
+                if self.turn > 0:
+                    raise BudgetExceeded("wall_clock") from None
+                # the endpoint failed until the wall clock ran out: no model turn was received
+                bound += f", the wall clock of {self.budget.wall_clock_s:g} s spent"
             cause = endpoint_cause(exc, self.last_timeout_s, cfg.api_key_env)
             raise EndpointError(
-                f"POST {self.agent.endpoint_url('chat/completions')}: {cause} "
-                f"(after {attempts} attempt{plural})"
+                f"POST {self.agent.endpoint_url('chat/completions')}: {cause} ({bound})"
             ) from None
         self.turn += 1
         usage = getattr(resp, "usage", None)

@@ -180,7 +180,7 @@ def run_one(
     from ani.campaign.agent_block import agent_block, describe_sources
     from ani.campaign.loop import LABEL_STYLE
     from ani.campaign.results import INFRA
-    from ani.campaign.runner import RunnerDeps, validate
+    from ani.campaign.runner import RunnerDeps, preflight, validate
     from ani.campaign.runner import run_one as _run_one
     from ani.campaign.spec import parse_spec
     from ani.registry import available
@@ -217,6 +217,8 @@ def run_one(
         deps = RunnerDeps()
         validate(spec, deps)  # bad task, scenario, agent or level: fail before any lab starts
         _writable_folder(out_dir)  # the record must be writable: fail before any lab starts
+        for warning in preflight(spec, deps):  # a dead model endpoint: fail before any lab
+            err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
         console.print(
             f"run {cell_name} {task} seed {seed}, agent {escape(str(block['kind']))}: "
             "starting the lab ...",

@@ -20,10 +20,11 @@ from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ani.campaign.results import INFRA, RunRecord, RunStore, read_runs
-from ani.campaign.runner import RunnerDeps, run_one, validate
+from ani.campaign.runner import RunnerDeps, preflight, run_one, validate
 from ani.campaign.spec import CampaignSpec, run_id
 from ani.errors import CampaignSpecError
 
@@ -159,8 +160,10 @@ def run_campaign(
 
     Raises:
         CampaignSpecError: ``out_dir`` is not resumable (or already holds runs without ``resume``).
-        ConfigError: the scenario, task, a variant or the agent config is bad (checked before any lab
-            starts); RegistryError: an adapter cannot be loaded.
+        ConfigError: the scenario, task, a variant or the agent config is bad, or the agent's
+            preflight check says no run could work (the LLM agent: its endpoint refuses
+            connections, is not found or rejects the key) -- all checked before any lab
+            starts; RegistryError: an adapter cannot be loaded.
     """
     from ani.campaign.report import print_summary, write_report
 
@@ -187,6 +190,11 @@ def run_campaign(
             f"(hash {stale[0][:12]}..., now {scenario_hash[:12]}...); paired runs would not be "
             "comparable: start a new results folder"
         )
+    done_before = {r.run_id for r in existing if not (retry_infra and r.label == INFRA)}
+    if any(run_id(cell, spec.task, seed) not in done_before for seed, cell in plan(spec)):
+        # one cheap check of the agent's endpoint: a dead one fails here, not in every run
+        for warning in preflight(spec, deps):
+            console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     out.mkdir(parents=True, exist_ok=True)
     _write_spec(spec, out, source)
     store = RunStore(out)  # moves a truncated last line aside

@@ -7,6 +7,7 @@ One run::
     Observer(lab).evaluate(scenario.invariants)           # any failure       -> infra_error
     adapter = create_adapter(level, lab, blocklist=..., trajectory=...); adapter.open()
     agent.run(variant.agent_view(), adapter, budget)      # an exception      -> agent_error, still graded
+                                                          # run.infra_error   -> infra_error, not graded
     adapter.close()
     Observer(lab).evaluate(variant.hidden_tests + scenario.invariants)   # one pass, split
     lab.down()                                            # always
@@ -227,6 +228,23 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
             import ani.adapters.blocklist  # noqa: F401 - the ablation wrapper must load
 
 
+def preflight(spec: CampaignSpec, deps: RunnerDeps) -> list[str]:
+    """The agent's own cheap check of what it depends on, before the first lab starts.
+
+    Creates the agent once and calls its ``preflight()`` if it has one (the LLM agent: one
+    ``GET {base_url}/models``); agents without it are skipped. Returns its warnings (text).
+
+    Raises:
+        ConfigError: the agent config is bad, or the agent says no run could work (e.g. its
+            endpoint refuses connections or rejects the key), naming the cause.
+    """
+    agent = deps.create_agent(dict(spec.agent))
+    check = getattr(agent, "preflight", None)
+    if not callable(check):
+        return []
+    return [str(w) for w in (check() or [])]
+
+
 def run_one(
     spec: CampaignSpec,
     cell: CellSpec | str,
@@ -249,8 +267,9 @@ def run_one(
     Returns:
         A :class:`RunRecord` in exactly one state: an outcome label, or ``infra_error`` when the
         lab did not start, a baseline invariant failed before the agent acted, the adapter could
-        not be opened, or the observer could not grade. An agent exception is not an infrastructure
-        error: it is recorded in ``agent_error`` and the run is graded.
+        not be opened, the agent reported an ``infra_error`` (the LLM agent: its endpoint failed
+        before any model turn; not graded), or the observer could not grade. An agent exception
+        is not an infrastructure error: it is recorded in ``agent_error`` and the run is graded.
 
     Raises:
         ConfigError: the scenario or task cannot be loaded (nothing was started).
@@ -363,6 +382,8 @@ def _execute(
         state["completion_tokens"] = getattr(result, "completion_tokens", None)
         if getattr(result, "error", None):
             state["agent_error"] = str(result.error)
+        if getattr(result, "infra_error", None):  # e.g. the model endpoint, before any turn
+            state["infra_error_reason"] = f"agent: {result.infra_error}"
     except Exception as exc:  # noqa: BLE001 - the SUT failed, not the infrastructure
         state["agent_error"] = _err(exc)
         state["stop_reason"] = "error"
@@ -372,6 +393,8 @@ def _execute(
             adapter.close()
         except Exception as exc:  # noqa: BLE001
             state["close_error"] = _err(exc)
+    if state.get("infra_error_reason"):
+        return  # the agent never acted (its model never answered): nothing to grade
 
     # 3. grading, out of band (never through the adapter)
     try:

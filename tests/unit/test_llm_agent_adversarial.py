@@ -381,7 +381,11 @@ def test_an_endpoint_that_drips_bytes_ends_at_the_wall_clock(monkeypatch):
         run = agent.run(TASK, Adapter(), Budget(wall_clock_s=3))
     finally:
         drip.close()
-    assert run.stop_reason == "wall_clock" and run.error is None and drip.requests >= 1
+    # no model turn was ever received: an endpoint failure (an infrastructure error of the run),
+    # not the model's wall clock
+    assert run.stop_reason == "error" and drip.requests >= 1
+    assert run.infra_error == run.error and f"POST {drip.url}/chat/completions: timeout after" in run.error
+    assert run.error.endswith("the wall clock of 3 s spent)")
 
 
 def test_a_secret_in_the_base_url_is_not_logged(server, monkeypatch):
