@@ -28,6 +28,8 @@ from typing import Any
 
 from lxml import etree
 
+from ani.errors import LabError
+
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
 #: capabilities A2 needs from a server (RFC 6241 §8.3, §8.4)
@@ -326,6 +328,9 @@ class NetconfSession:
         self._drop()
         try:
             ep = self._endpoint()
+        except LabError as exc:  # the lab's own words (e.g. "lab X is not running"), no type name
+            raise SessionLost(f"{self.name}: {exc}") from exc
+        try:
             m = self._connect(ep, connect_timeout_s=self.connect_timeout_s, rpc_timeout_s=self.rpc_timeout_s)
         except Exception as exc:  # noqa: BLE001 - ncclient/paramiko/socket/lab errors alike
             raise SessionLost(f"{self.name}: cannot open a NETCONF session: {type(exc).__name__}: {exc}") from exc
