@@ -230,9 +230,10 @@ class A0Adapter(BaseAdapter):
         self._check_support()
         spec = self.sandbox_spec(args.device)
         if not Path("/run/netns", spec.netns).exists():
-            return ToolResult.failure(
-                ErrorCode.DEVICE_UNREACHABLE, f"{args.device}: network namespace {spec.netns} is gone"
-            )
+            gone = f"network namespace {spec.netns} is gone"
+            if not Path(self.lab.node_argv(args.device, [])[0]).exists():  # the whole lab was downed
+                gone = f"lab {self.lab.id} is not running ({gone})"
+            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"{args.device}: {gone}")
         if not spec.run_dir.is_dir() or not spec.etc_dir.is_dir():
             return ToolResult.failure(
                 ErrorCode.DEVICE_UNREACHABLE,
