@@ -66,6 +66,13 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
                     action="null": reason (invalid_json | not_an_object | unknown_tool |
                     no_tool_call), tool, raw
                     action="submit": summary
+    agent_observation  what the model was sent as one tool result (the ``tool`` message):
+                    tool_call_id, tool, text (exactly the text sent: the tool's text, with the
+                    error code and message prepended on a failure, cut at
+                    ``max_observation_chars`` with a note; or the error observation of a null
+                    action, ``waited N s``, ``submitted``, ``not run: after submit``),
+                    truncated (the tool's text was cut), full_chars (its length before the
+                    cut, or None)
     agent_plan      revision (0: the first plan), plan (text)       -- planner-executor
     agent_recovery  n                                              -- recovery steps
     agent_stop      stop_reason, steps, null_actions, prompt_tokens, completion_tokens, error
@@ -578,6 +585,7 @@ class _Session:
         self.recoveries = 0
         self.summary: str | None = None  # of the submit call
         self.replans = 0
+        self.cut_chars: int | None = None  # the full length of the tool text being answered, if cut
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": request},
@@ -839,24 +847,33 @@ class _Session:
             )
         self.messages.append({"role": "assistant", "content": content, "tool_calls": history_calls})
         for i, (call_id, name, raw, args, problem) in enumerate(parsed):
+            self.cut_chars = None
             try:
                 observation = self.one_call(name, raw, args, problem)
             except _Submitted:
                 # every call of the reply is answered, so the history stays valid (single-turn
                 # recovery sends it again); calls after submit are not run
-                self.messages.append(
-                    {"role": "tool", "tool_call_id": call_id, "content": "submitted"}
-                )
-                for later_id, *_rest in parsed[i + 1 :]:
-                    self.messages.append(
-                        {
-                            "role": "tool",
-                            "tool_call_id": later_id,
-                            "content": "not run: after submit",
-                        }
-                    )
+                self.observe(call_id, name, "submitted")
+                for later_id, later_name, *_rest in parsed[i + 1 :]:
+                    self.observe(later_id, later_name, "not run: after submit")
                 raise
-            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": observation})
+            self.observe(call_id, name, observation)
+
+    def observe(self, call_id: str, tool: str, text: str) -> None:
+        """Answer tool call ``call_id`` with ``text`` (a ``tool`` message) and log exactly what
+        the model is sent as an ``agent_observation`` event (``truncated``: the tool's text was
+        longer than ``max_observation_chars`` and was cut; ``full_chars``: its length then)."""
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
+        cut = self.cut_chars
+        self.cut_chars = None
+        self.traj.log(
+            "agent_observation",
+            tool_call_id=call_id,
+            tool=tool,
+            text=text,
+            truncated=cut is not None,
+            full_chars=cut,
+        )
 
     def one_call(self, name: str, raw: str, args: Any, problem: str | None) -> str:
         """Run one tool call; returns the observation text (raises _Submitted on submit)."""
@@ -903,6 +920,7 @@ class _Session:
             text = "error"
         if len(text) > self.cfg.max_observation_chars:
             cut = self.cfg.max_observation_chars
+            self.cut_chars = len(text)
             text = text[:cut] + f"\n[... {len(text) - cut} more characters cut]"
         return text
 

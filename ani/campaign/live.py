@@ -14,7 +14,9 @@ stores it) into one line of rich markup (user text escaped), or None for nothing
     agent stop: submitted; 5 steps, 1 null action, 700+45 tokens  agent_stop
 
 An event of another name (a third-party agent's own) is printed as ``name: key=value, ...``.
-Every line is cut to a readable width; the trajectory file keeps the full events.
+``agent_observation`` (the text the model was sent as a tool result) is not printed: the
+tool call's line shows its result. Every line is cut to a readable width; the trajectory file
+keeps the full events.
 """
 
 from __future__ import annotations
@@ -186,6 +188,8 @@ def event_line(ev: dict[str, Any]) -> str | None:
     """
     name = ev.get("event")
     if not name:
+        return None
+    if name == "agent_observation":  # the tool_call / null action line already shows it
         return None
     if name == "agent_recovery":
         return f"  [yellow]recovery step {escape(str(ev.get('n', '?')))}[/yellow]"

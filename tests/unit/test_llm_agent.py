@@ -583,7 +583,9 @@ def test_every_event_of_a_run_prints_as_one_line(server, agent_for):
     run = agent_for(mode="planner-executor", max_replans=2).run(TASK, FakeAdapter(), Budget())
     assert run.stop_reason == "submitted"
     lines = [Text.from_markup(line).plain for line in map(event_line, run.trajectory.events) if line]
-    assert len(lines) == len(run.trajectory.events)  # every event prints, one line each
+    # every event prints, one line each, but the observations (the tool_call line shows them)
+    shown = [e for e in run.trajectory.events if e["event"] != "agent_observation"]
+    assert len(lines) == len(shown) and len(shown) < len(run.trajectory.events)
     assert all(line.startswith("  ") and "\n" not in line for line in lines)
     text = "\n".join(lines)
     assert "  agent llm: mode planner-executor; model test-model at " + server.url in text
