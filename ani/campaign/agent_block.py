@@ -63,6 +63,41 @@ def load_agent_config(path: Path) -> dict[str, Any]:
     return dict(data)
 
 
+def campaign_budget(path: Path) -> dict[str, Any] | None:
+    """The ``budget:`` block of ``path`` when it is a campaign file, else None.
+
+    A campaign file is a mapping with an ``agent:`` block and no top-level ``kind`` (a bare
+    agent block has no budget). The block is checked as a :class:`ani.agents.base.Budget`
+    (keys ``max_steps``, ``max_tokens``, ``wall_clock_s``); a campaign file without one gives
+    ``{}`` (the defaults). Call after :func:`load_agent_config` (which reports unreadable files).
+
+    Raises:
+        ConfigError: naming ``--agent-config``, the file and the bad budget field.
+    """
+    from pydantic import ValidationError
+
+    from ani.agents.base import Budget
+    from ani.validation import format_validation_error
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(data, dict) or "kind" in data or "agent" not in data:
+        return None
+    budget = data.get("budget")
+    if budget is None:
+        return {}
+    where = f"--agent-config {path}: budget"
+    if not isinstance(budget, dict):
+        raise ConfigError(f"{where}: must be a mapping (max_steps, max_tokens, wall_clock_s)")
+    try:
+        Budget.model_validate(budget)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, prefix=where, top=where)) from None
+    return dict(budget)
+
+
 def parse_agent_option(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` -> ``(key, value)``; the value is read as a YAML scalar.
 

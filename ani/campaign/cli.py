@@ -125,6 +125,29 @@ def _writable_folder(folder: Path) -> None:
         raise ConfigError(f"--out {folder}: cannot write there ({exc.strerror or exc})") from None
 
 
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """``1 step``, ``2 steps``, ``0 errors``: ``n`` and ``word`` in the number ``n`` asks for."""
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def describe_budget(budget: Any) -> str:
+    """``40 steps, 300 s wall clock, no token cap`` (a :class:`ani.agents.base.Budget`)."""
+    tokens = "no token cap" if budget.max_tokens is None else count(budget.max_tokens, "token")
+    return f"{count(budget.max_steps, 'step')}, {budget.wall_clock_s:g} s wall clock, {tokens}"
+
+
+def _budget_source(config: Path | None, file_budget: dict[str, Any] | None, given: list[str]) -> str:
+    """Where the budget in effect came from, e.g. ``from --agent-config c.yaml; --max-steps``."""
+    parts = []
+    if file_budget is not None and config is not None:
+        parts.append(f"from --agent-config {config}" + ("" if file_budget else " (no budget block: defaults)"))
+    elif not given:
+        parts.append("defaults")
+    if given:
+        parts.append(", ".join(given) + " given")
+    return "; ".join(parts)
+
+
 def run_one(
     scenario: Annotated[Path, typer.Option("--scenario", help="scenario file")] = Path(
         "scenarios/brownfield-small.yaml"
@@ -157,14 +180,27 @@ def run_one(
             "the file), e.g. mode=planner-executor",
         ),
     ] = None,
-    max_steps: Annotated[int, typer.Option("--max-steps", min=1)] = 40,
+    max_steps: Annotated[
+        int | None,
+        typer.Option(
+            "--max-steps", min=1, help="step budget (default: the campaign file's, else 40)"
+        ),
+    ] = None,
     max_tokens: Annotated[
         int | None,
-        typer.Option("--max-tokens", min=1, help="token budget (prompt + completion)"),
+        typer.Option(
+            "--max-tokens",
+            min=1,
+            help="token budget, prompt + completion (default: the campaign file's, else none)",
+        ),
     ] = None,
     wall_clock_s: Annotated[
-        float, typer.Option("--wall-clock", help="agent time budget, seconds")
-    ] = 300.0,
+        float | None,
+        typer.Option(
+            "--wall-clock",
+            help="agent time budget, seconds (default: the campaign file's, else 300)",
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="folder for the record and trajectory")
     ] = None,
@@ -174,10 +210,12 @@ def run_one(
 
     The agent comes from --agent-config (an agent block or a campaign file), then --agent (the
     kind), then each --agent-option KEY=VALUE; a bad file, option or value exits 2 naming it,
-    before any lab starts.
+    before any lab starts. The budget is the campaign file's ``budget:`` block when
+    --agent-config is a campaign file (else 40 steps, 300 s, no token cap), each of
+    --max-steps, --max-tokens and --wall-clock overriding its key; it is printed at the start.
     """
     from ani.agents import create_agent
-    from ani.campaign.agent_block import agent_block, describe_sources
+    from ani.campaign.agent_block import agent_block, campaign_budget, describe_sources
     from ani.campaign.loop import LABEL_STYLE
     from ani.campaign.results import INFRA
     from ani.campaign.runner import RunnerDeps, preflight, validate
@@ -191,6 +229,7 @@ def run_one(
     options = list(agent_option or [])
     try:
         block = agent_block(agent_config, agent, options)
+        file_budget = campaign_budget(agent_config) if agent_config is not None else None
         create_agent(dict(block))  # bad kind, option, value or key variable: before any lab
     except AniError as exc:
         msg = str(exc)
@@ -198,9 +237,16 @@ def run_one(
             msg = f"agent ({describe_sources(agent_config, agent, options)}): {msg}"
         raise _fail(msg) from None
     cell_name = level + ("+blocklist" if blocklist else "")
-    budget: dict[str, Any] = {"max_steps": max_steps, "wall_clock_s": wall_clock_s}
-    if max_tokens is not None:
-        budget["max_tokens"] = max_tokens
+    budget: dict[str, Any] = dict(file_budget or {})
+    given = []
+    for key, value, flag in (
+        ("max_steps", max_steps, "--max-steps"),
+        ("max_tokens", max_tokens, "--max-tokens"),
+        ("wall_clock_s", wall_clock_s, "--wall-clock"),
+    ):
+        if value is not None:
+            budget[key] = value
+            given.append(flag)
     data = {
         "name": "run",
         "scenario": str(scenario),
@@ -219,6 +265,11 @@ def run_one(
         _writable_folder(out_dir)  # the record must be writable: fail before any lab starts
         for warning in preflight(spec, deps):  # a dead model endpoint: fail before any lab
             err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
+        console.print(
+            f"budget: {escape(describe_budget(spec.budget))} "
+            f"({escape(_budget_source(agent_config, file_budget, given))})",
+            soft_wrap=True,
+        )
         console.print(
             f"run {cell_name} {task} seed {seed}, agent {escape(str(block['kind']))}: "
             "starting the lab ...",
