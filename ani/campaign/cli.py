@@ -125,13 +125,10 @@ def _writable_folder(folder: Path) -> None:
         raise ConfigError(f"--out {folder}: cannot write there ({exc.strerror or exc})") from None
 
 
-def count(n: int, word: str, plural: str | None = None) -> str:
-    """``1 step``, ``2 steps``, ``0 errors``: ``n`` and ``word`` in the number ``n`` asks for."""
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
-
-
 def describe_budget(budget: Any) -> str:
     """``40 steps, 300 s wall clock, no token cap`` (a :class:`ani.agents.base.Budget`)."""
+    from ani.campaign.live import count
+
     tokens = "no token cap" if budget.max_tokens is None else count(budget.max_tokens, "token")
     return f"{count(budget.max_steps, 'step')}, {budget.wall_clock_s:g} s wall clock, {tokens}"
 
@@ -216,6 +213,7 @@ def run_one(
     """
     from ani.agents import create_agent
     from ani.campaign.agent_block import agent_block, campaign_budget, describe_sources
+    from ani.campaign.live import count
     from ani.campaign.loop import LABEL_STYLE
     from ani.campaign.results import INFRA
     from ani.campaign.runner import RunnerDeps, preflight, validate
@@ -296,7 +294,8 @@ def run_one(
     console.print(
         f"verdict: {verdict}"
         + (f" ({escape(rec.infra_error_reason)})" if rec.infra_error_reason else "")
-        + f"; {rec.tool_calls} tool calls, {rec.tool_errors} errors, {rec.wall_s:.1f}s"
+        + f"; {count(rec.tool_calls, 'tool call')}, {count(rec.tool_errors, 'error')}, "
+        f"{rec.wall_s:.1f}s"
     )
     if rec.process is not None:
         console.print(f"process: {escape(rec.process.describe())}", soft_wrap=True)

@@ -34,6 +34,13 @@ TEXT_CHARS = 100
 _COMMON = {"event", "run_id", "level", "timestamp"}
 
 
+def count(n: Any, word: str, plural: str | None = None) -> str:
+    """``1 step``, ``2 steps``, ``0 errors``, ``? steps`` (``n`` not a number): ``n`` and
+    ``word`` in the number ``n`` asks for (``plural``: an irregular plural)."""
+    one = isinstance(n, int) and not isinstance(n, bool) and n == 1
+    return f"{n} {word if one else (plural or word + 's')}"
+
+
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -43,7 +50,7 @@ def _first_line(text: Any, limit: int = TEXT_CHARS) -> str:
     lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
     if not lines:
         return ""
-    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    more = f" (+{count(len(lines) - 1, 'line')})" if len(lines) > 1 else ""
     return _cut(lines[0], limit) + more
 
 
@@ -80,7 +87,7 @@ def _agent_start(ev: dict[str, Any]) -> str:
         at = f" at {ev['base_url']}" if ev.get("base_url") else ""
         detail.append(f"model {ev['model']}{at}")
     if isinstance(ev.get("tools"), list):
-        detail.append(f"{len(ev['tools'])} tools")
+        detail.append(count(len(ev["tools"]), "tool"))
     if ev.get("system_prompt") is not None:
         detail.append(f"system prompt {len(str(ev['system_prompt']))} chars")
     if ev.get("request") is not None:
@@ -99,7 +106,7 @@ def _agent_turn(ev: dict[str, Any]) -> str:
         head += f" after {ev['attempts']} attempts"
     if ev.get("plan"):  # calls in a planning reply are not executed
         n = len(calls)
-        head += " -> plan text" + (f" ({n} tool call{'s' if n != 1 else ''} ignored)" if n else "")
+        head += " -> plan text" + (f" ({count(n, 'tool call')} ignored)" if n else "")
     else:
         head += " -> " + (", ".join(calls) if calls else "no tool call")
     text = _first_line(ev.get("content"))
@@ -146,8 +153,8 @@ def _agent_plan(ev: dict[str, Any]) -> str:
 def _agent_stop(ev: dict[str, Any]) -> str:
     nulls = ev.get("null_actions") or 0
     line = (
-        f"agent stop: {ev.get('stop_reason')}; {ev.get('steps', '?')} steps, "
-        f"{nulls} null action{'s' if nulls != 1 else ''}, "
+        f"agent stop: {ev.get('stop_reason')}; {count(ev.get('steps', '?'), 'step')}, "
+        f"{count(nulls, 'null action')}, "
         f"{_tokens(ev.get('prompt_tokens'), ev.get('completion_tokens'))}"
     )
     if ev.get("error"):

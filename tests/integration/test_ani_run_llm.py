@@ -201,8 +201,8 @@ def test_the_ani_run_example_of_docs_llm_md(lab_host, tmp_path):
     assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-3000:]  # nothing onboarded
     lines = res.stdout.splitlines()
     assert any(ln.startswith("  agent llm: mode planner-executor; model Qwen/Qwen2.5-7B-Instruct at " + s.url) for ln in lines)
-    assert "  turn 1 (plan): 100+10 tokens -> plan text \"1. get_topology (+1 lines)\"" in lines
-    assert "  plan: 1. get_topology (+1 lines)" in lines and '  submit: "looked only"' in lines
+    assert "  turn 1 (plan): 100+10 tokens -> plan text \"1. get_topology (+1 line)\"" in lines
+    assert "  plan: 1. get_topology (+1 line)" in lines and '  submit: "looked only"' in lines
     assert s.requests[0]["tool_choice"] == "none"  # the planning request
     assert s.headers[0].get("authorization") == "Bearer no-key"  # api_key_env=null: no key read
     rec = json.loads((out / "run.json").read_text())

@@ -593,7 +593,7 @@ def test_every_event_of_a_run_prints_as_one_line(server, agent_for):
     assert '  turn 1 (plan): 100+10 tokens -> plan text "1. get_topology (+2 lines)"' in lines
     assert '  plan: 1. get_topology (+2 lines)' in lines
     assert '  turn 4 (plan): 100+10 tokens -> plan text "[bold]replan[/bold]"' in lines
-    assert '  turn 2: 100+10 tokens -> get_topology "Looking first. (+1 lines)"' in lines
+    assert '  turn 2: 100+10 tokens -> get_topology "Looking first. (+1 line)"' in lines
     assert "  get_topology({}) -> ok routers: r1 r2" in lines
     assert any(line.startswith("  retry 1: RateLimitError (HTTP 429)") and line.endswith("next attempt in 1 s (Retry-After 1 s)") for line in lines)
     assert "  turn 3: 300+30 tokens after 2 attempts -> update_config" in lines
