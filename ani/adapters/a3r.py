@@ -201,6 +201,18 @@ class A3RAdapter(BaseAdapter):
 
     # -- helpers ---------------------------------------------------------------------------
 
+    def _dispatch(self, name: str, arguments: Any) -> ToolResult:
+        """As :meth:`BaseAdapter._dispatch`; but once the repository's folder is gone (the lab
+        was downed under the adapter: the repository lives in the lab's dir) every tool answers
+        ``lab <id> is not running`` (device_unreachable) instead of a git error."""
+        if self.repo is not None and self.repo_path is not None and not self.repo_path.exists():
+            lab_dir = Path(getattr(self.lab, "dir", self.repo_path.parent))
+            why = (f"lab {getattr(self.lab, 'id', '?')} is not running (its source of truth "
+                   f"{self.repo_path} went with it)" if not lab_dir.exists()
+                   else f"the source of truth {self.repo_path} is gone")
+            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, why, retriable=False)
+        return super()._dispatch(name, arguments)
+
     def _repo(self) -> SotRepo:
         """The repository; opened on first use. Raises AdapterError after :meth:`close` (a tool
         would otherwise start a fresh repository and silently lose the history)."""

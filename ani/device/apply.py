@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from ani.device import firewall as fwmod
@@ -64,7 +65,13 @@ def read_frr(lab: Any, router: str, timeout: float = 10.0) -> DeviceConfig:
     """``parse(show running-config)`` with ``hostname`` = ``router`` (no firewall).
     Raises ApplyError(restored=True) if vtysh fails or times out (``timeout`` seconds), or if
     one of the router's FRR daemons is not running (``lab.dead_daemons``, when the lab has it):
-    vtysh then leaves that daemon's part out and exits 0."""
+    vtysh then leaves that daemon's part out and exits 0; or if the lab itself is gone (downed
+    under the caller: ``<router>: lab <id> is not running``, not a dead-daemon report)."""
+    node_argv = getattr(lab, "node_argv", None)
+    if callable(node_argv):
+        enter = Path(node_argv(router, [])[0])
+        if not enter.exists():
+            raise ApplyError(f"{router}: lab {getattr(lab, 'id', '?')} is not running (no {enter})", restored=True)
     dead = getattr(lab, "dead_daemons", None)
     gone = dead(router) if callable(dead) else []
     if gone:
