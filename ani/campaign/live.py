@@ -14,6 +14,8 @@ stores it) into one line of rich markup (user text escaped), or None for nothing
     agent stop: submitted; 5 steps, 1 null action, 700+45 tokens  agent_stop
 
 An event of another name (a third-party agent's own) is printed as ``name: key=value, ...``.
+The runner's ``run_phase`` event (grading starts) prints, unindented,
+``grading (8 hidden tests, 74 baseline invariants) ...``.
 ``agent_observation`` (the text the model was sent as a tool result) is not printed: the
 tool call's line shows its result. Every line is cut to a readable width; the trajectory file
 keeps the full events.
@@ -198,6 +200,10 @@ def event_line(ev: dict[str, Any]) -> str | None:
         return None
     if name == "agent_observation":  # the tool_call / null action line already shows it
         return None
+    if name == "run_phase" and ev.get("phase") == "grading":  # the runner's, not the agent's
+        parts = [count(ev[k], what) for k, what in (("hidden_tests", "hidden test"),
+                 ("invariants", "baseline invariant")) if isinstance(ev.get(k), int)]
+        return f"grading ({', '.join(parts) or 'hidden tests, baseline invariants'}) ..."
     if name == "agent_recovery":
         return f"  [yellow]recovery step {escape(str(ev.get('n', '?')))}[/yellow]"
     fmt = _FORMATS.get(str(name), _generic)

@@ -128,6 +128,19 @@ class _TeeTrajectory(Trajectory):
         return rec
 
 
+def _announce(hook: EventHook | None, event: dict[str, Any]) -> None:
+    """Hand a runner event (not a trajectory event: it is not stored) to the display hook.
+
+    Runner events: ``{"event": "run_phase", "phase": "grading", "hidden_tests": N,
+    "invariants": M}`` when grading starts (it can take tens of seconds)."""
+    if hook is None:
+        return
+    try:
+        hook(event)
+    except Exception:  # noqa: BLE001 - a display hook never breaks a run
+        pass
+
+
 @contextmanager
 def _sigint_deferred() -> Iterator[None]:
     """Hold Ctrl-C until the block ends (so teardown is not interrupted); main thread only."""
@@ -262,7 +275,8 @@ def run_one(
         out_dir: results folder; the trajectory goes to ``out_dir/trajectories/<run_id>.jsonl``
             (an earlier partial file of the same run id is replaced).
         deps: factories (default: the real lab, scenario, observer, adapters, agents).
-        on_event: called with each trajectory event as it is logged (for live display).
+        on_event: called with each trajectory event as it is logged (for live display), and
+            with the runner's ``run_phase`` event when grading starts (not stored).
 
     Returns:
         A :class:`RunRecord` in exactly one state: an outcome label, or ``infra_error`` when the
@@ -397,10 +411,19 @@ def _execute(
         return  # the agent never acted (its model never answered): nothing to grade
 
     # 3. grading, out of band (never through the adapter)
+    hidden = list(variant.hidden_tests)
+    _announce(
+        on_event,
+        {
+            "event": "run_phase",
+            "phase": "grading",
+            "hidden_tests": len(hidden),
+            "invariants": len(list(scenario.invariants)),
+        },
+    )
     try:
         observer = deps.make_observer(lab)
         # one evaluation: checks run concurrently and share one bound (results keep input order)
-        hidden = list(variant.hidden_tests)
         graded = _evaluate(observer, [*hidden, *scenario.invariants], spec.observer_bound_s)
         tests, invariants = graded[: len(hidden)], graded[len(hidden) :]
     except Exception as exc:  # noqa: BLE001
