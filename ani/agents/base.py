@@ -65,7 +65,8 @@ class AgentRun(BaseModel):
         submitted: the agent declared the task done.
         error: what went wrong when ``stop_reason`` is ``error``.
         trajectory: the adapter's trajectory (``adapter.trajectory``), or None.
-        tokens: model tokens used, prompt + completion (0 for scripted agents; the process
+        tokens: model tokens used, prompt + completion, plus the ``total_tokens`` of responses
+            that reported no prompt/completion split (0 for scripted agents; the process
             metrics record tokens as unknown, None, when no model turn reported usage and these
             totals are 0).
         prompt_tokens: prompt tokens, from the responses' ``usage`` (0 when not reported).

@@ -42,7 +42,8 @@ charged to the model as a null action.
 
 Budgets end the run with their stop reason: ``max_steps`` (an action is attempted when
 ``budget.max_steps`` steps were made), ``max_tokens`` (prompt + completion tokens from the
-responses' ``usage``, checked before each request), ``wall_clock`` (checked before each request
+responses' ``usage``; a response whose usage has only ``total_tokens`` counts that total;
+checked before each request), ``wall_clock`` (checked before each request
 and action; ``wait`` and request timeouts are cut to what is left). An endpoint error that is not
 transient, or retries exhausted, ends the run with ``error`` naming the URL, the cause and the
 bound, never the key (:func:`endpoint_cause`)::
@@ -57,7 +58,8 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
                     temperature, seed, system_prompt, request (the user
                     message), files, tools (chat-completions tool list)  -- never the API key
     agent_turn      one model response: turn, prompt_tokens, completion_tokens (None if the
-                    endpoint sent no usage), finish_reason, content, tool_calls [{id, name,
+                    endpoint did not send them), total_tokens (the usage's total, or None),
+                    finish_reason, content, tool_calls [{id, name,
                     arguments (raw text)}], attempts, plan (True: a planning request, whose
                     tool calls are not executed)
     llm_retry       attempt, error (class and HTTP status), backoff_s (the wait before the
@@ -75,7 +77,9 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
                     cut, or None)
     agent_plan      revision (0: the first plan), plan (text)       -- planner-executor
     agent_recovery  n                                              -- recovery steps
-    agent_stop      stop_reason, steps, null_actions, prompt_tokens, completion_tokens, error
+    agent_stop      stop_reason, steps, null_actions, prompt_tokens, completion_tokens (sums
+                    of the reported ones; None if no response reported them), total_tokens (what the token budget counted: those
+                    plus the totals of turns that reported no split), error
 
 (``agent_turn`` and ``agent_action`` are the conventions read by the process metrics,
 :mod:`ani.campaign.metrics`.)
@@ -534,8 +538,9 @@ class LLMAgent:
             stop_reason=reason,
             steps=session.steps.steps,
             null_actions=session.null_actions,
-            prompt_tokens=session.prompt_tokens,
-            completion_tokens=session.completion_tokens,
+            prompt_tokens=session.prompt_tokens if session.split_reported else None,
+            completion_tokens=session.completion_tokens if session.split_reported else None,
+            total_tokens=session.tokens(),
             error=error,
         )
         return AgentRun(
@@ -544,7 +549,7 @@ class LLMAgent:
             submitted=reason == "submitted",
             error=error,
             trajectory=traj,
-            tokens=session.prompt_tokens + session.completion_tokens,
+            tokens=session.tokens(),
             prompt_tokens=session.prompt_tokens,
             completion_tokens=session.completion_tokens,
             null_actions=session.null_actions,
@@ -572,6 +577,8 @@ class _Session:
         self.null_actions = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.split_reported = False  # a response reported prompt or completion tokens
+        self.other_tokens = 0  # tokens of turns whose usage had only total_tokens (no split)
         self.turn = 0
         self.last_timeout_s: float | None = None  # the bound of the last request, seconds
         loop = loop_tools(self.cfg.wait_max_s)
@@ -607,6 +614,10 @@ class _Session:
 
     # -- budgets ---------------------------------------------------------------------------
 
+    def tokens(self) -> int:
+        """Tokens used so far: prompt + completion, plus what turns reported only as a total."""
+        return self.prompt_tokens + self.completion_tokens + self.other_tokens
+
     def remaining_s(self) -> float:
         return self.budget.wall_clock_s - (self.agent.clock() - self.t0)
 
@@ -639,7 +650,7 @@ class _Session:
 
     def before_request(self) -> None:
         self.check_clock()
-        used = self.prompt_tokens + self.completion_tokens
+        used = self.tokens()
         if self.budget.max_tokens is not None and used >= self.budget.max_tokens:
             raise BudgetExceeded("max_tokens")
 
@@ -789,8 +800,13 @@ class _Session:
         usage = getattr(resp, "usage", None)
         pt = token_count(getattr(usage, "prompt_tokens", None)) if usage is not None else None
         ct = token_count(getattr(usage, "completion_tokens", None)) if usage is not None else None
+        tt = token_count(getattr(usage, "total_tokens", None)) if usage is not None else None
         self.prompt_tokens += pt or 0
         self.completion_tokens += ct or 0
+        self.split_reported = self.split_reported or pt is not None or ct is not None
+        if tt is not None and (pt is None or ct is None):
+            # an endpoint that reports only the total (or half the split): the total counts
+            self.other_tokens += max(0, tt - (pt or 0) - (ct or 0))
         choices = getattr(resp, "choices", None)
         choice = choices[0] if isinstance(choices, list) and choices else None
         message = getattr(choice, "message", None) if choice is not None else None
@@ -800,6 +816,7 @@ class _Session:
             turn=self.turn,
             prompt_tokens=pt,
             completion_tokens=ct,
+            total_tokens=tt,
             finish_reason=getattr(choice, "finish_reason", None),
             content=message_text(message),
             tool_calls=[

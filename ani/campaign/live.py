@@ -56,9 +56,9 @@ def _first_line(text: Any, limit: int = TEXT_CHARS) -> str:
     return _cut(lines[0], limit) + more
 
 
-def _tokens(prompt: Any, completion: Any) -> str:
+def _tokens(prompt: Any, completion: Any, total: Any = None) -> str:
     if prompt is None and completion is None:
-        return "? tokens"
+        return f"{total} tokens (total only)" if isinstance(total, int) else "? tokens"
     p = "?" if prompt is None else prompt
     c = "?" if completion is None else completion
     return f"{p}+{c} tokens"
@@ -102,7 +102,7 @@ def _agent_start(ev: dict[str, Any]) -> str:
 
 def _agent_turn(ev: dict[str, Any]) -> str:
     calls = [str(c.get("name", "?")) for c in ev.get("tool_calls") or [] if isinstance(c, dict)]
-    tokens = _tokens(ev.get("prompt_tokens"), ev.get("completion_tokens"))
+    tokens = _tokens(ev.get("prompt_tokens"), ev.get("completion_tokens"), ev.get("total_tokens"))
     head = f"turn {ev.get('turn', '?')}{' (plan)' if ev.get('plan') else ''}: {tokens}"
     if (ev.get("attempts") or 1) > 1:
         head += f" after {ev['attempts']} attempts"
@@ -157,8 +157,11 @@ def _agent_stop(ev: dict[str, Any]) -> str:
     line = (
         f"agent stop: {ev.get('stop_reason')}; {count(ev.get('steps', '?'), 'step')}, "
         f"{count(nulls, 'null action')}, "
-        f"{_tokens(ev.get('prompt_tokens'), ev.get('completion_tokens'))}"
+        f"{_tokens(ev.get('prompt_tokens'), ev.get('completion_tokens'), ev.get('total_tokens'))}"
     )
+    p, c, t = ev.get("prompt_tokens"), ev.get("completion_tokens"), ev.get("total_tokens")
+    if isinstance(t, int) and isinstance(p, int) and isinstance(c, int) and t > p + c:
+        line += f" ({t} counted, with totals reported without a split)"
     if ev.get("error"):
         line += f"; error: {_cut(str(ev['error']), 200)}"
     return f"[bold]{escape(line)}[/bold]"
