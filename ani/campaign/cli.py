@@ -107,22 +107,11 @@ def _print_event(ev: dict[str, Any]) -> None:
 
 
 def _writable_folder(folder: Path) -> None:
-    """Create ``folder`` (and parents) and check a file can be written in it.
+    """Create ``folder`` and check it is writable; ConfigError naming ``--out`` otherwise
+    (:func:`ani.campaign.loop.writable_folder`)."""
+    from ani.campaign.loop import writable_folder
 
-    Raises:
-        ConfigError: naming ``--out`` and the cause (a file in the way, no permission, ...).
-    """
-    from ani.errors import ConfigError
-
-    probe = folder / ".ani-write-check"
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"--out {folder}: is a file, not a folder")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe.write_text("", encoding="utf-8")
-        probe.unlink()
-    except OSError as exc:
-        raise ConfigError(f"--out {folder}: cannot write there ({exc.strerror or exc})") from None
+    writable_folder(folder, "--out")
 
 
 def describe_budget(budget: Any) -> str:

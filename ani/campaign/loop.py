@@ -130,6 +130,27 @@ def _write_spec(spec: CampaignSpec, out_dir: Path, source: str | Path | None) ->
             pass
 
 
+def writable_folder(folder: Path, name: str = "--out") -> None:
+    """Create ``folder`` (and parents) and check a file can be written in it.
+
+    Raises:
+        CampaignSpecError (a ConfigError): ``<name> <folder>: is a file, not a folder`` or
+            ``<name> <folder>: cannot write there (<cause>)`` (no permission, a file in the path,
+            a read-only file system).
+    """
+    probe = folder / ".ani-write-check"
+    if folder.exists() and not folder.is_dir():
+        raise CampaignSpecError(f"{name} {folder}: is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        raise CampaignSpecError(
+            f"{name} {folder}: cannot write there ({exc.strerror or exc})"
+        ) from None
+
+
 def run_campaign(
     spec: CampaignSpec,
     out_dir: str | Path | None = None,
@@ -159,7 +180,9 @@ def run_campaign(
         finished runs are kept, the summary is written and ``interrupted`` is True.
 
     Raises:
-        CampaignSpecError: ``out_dir`` is not resumable (or already holds runs without ``resume``).
+        CampaignSpecError: ``out_dir`` is not resumable (or already holds runs without
+            ``resume``), or cannot be created or written (a file, no permission), naming
+            ``--out`` -- before any lab starts.
         ConfigError: the scenario, task, a variant or the agent config is bad, or the agent's
             preflight check says no run could work (the LLM agent: its endpoint refuses
             connections, is not found or rejects the key) -- all checked before any lab
@@ -195,7 +218,7 @@ def run_campaign(
         # one cheap check of the agent's endpoint: a dead one fails here, not in every run
         for warning in preflight(spec, deps):
             console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
-    out.mkdir(parents=True, exist_ok=True)
+    writable_folder(out, "--resume" if resume else "--out" if out_dir is not None else "results folder")
     _write_spec(spec, out, source)
     store = RunStore(out)  # moves a truncated last line aside
     existing = store.records()
