@@ -8,7 +8,12 @@ stdio (default; what desktop agents spawn) or streamable HTTP on ``http://127.0.
 The lab is attached, never owned: stopping the server leaves the lab up. Every message of this
 command goes to stderr (stdout is the MCP wire under stdio).
 
-Exit codes: 0 the client closed the connection (stdio) or the server was interrupted (HTTP),
+Stopping: the client closing stdin (stdio), SIGTERM (what MCP clients and supervisors send)
+or SIGINT (Ctrl-C) close the adapter (its device sessions end; at most ``CLOSE_BOUND_S`` s) and
+exit 0; the lab stays up. A second signal while closing exits at once (130 / 143).
+
+Exit codes: 0 the client closed the connection (stdio) or the server was stopped by SIGTERM or
+SIGINT (either transport),
 2 bad input (no such lab, unknown level, a bad option or option value, an HTTP port that is in use
 or out of range) or the ``mcp`` package missing (the message says how to install it), 1 the
 adapter could not be opened.
@@ -62,6 +67,51 @@ def leave_session_leadership() -> None:
             continue
     code = os.waitstatus_to_exitcode(status)
     os._exit(code if code >= 0 else 128 - code)
+
+
+#: seconds a signal-stop waits for ``adapter.close()`` before exiting anyway
+CLOSE_BOUND_S = 15.0
+
+
+def stop_on_signals(adapter: Any) -> None:
+    """On SIGTERM or SIGINT: close ``adapter`` (bounded by ``CLOSE_BOUND_S``), say so on stderr
+    and exit 0, leaving the lab up; a second signal meanwhile exits at once (128 + signal).
+
+    The exit is immediate (``os._exit``): the stdio transport reads stdin in a worker thread
+    that a cancellation would wait for until the client writes or closes it, so unwinding the
+    event loop could hang; the adapter is closed first, so its sessions end either way.
+    """
+    import os
+    import signal
+    import threading
+
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: Any) -> None:
+        if stopping.is_set():
+            os._exit(128 + signum)
+        stopping.set()
+        name = signal.Signals(signum).name
+        print(f"ani mcp: {name}: closing the adapter (the lab stays up)", file=sys.stderr, flush=True)
+        closer = threading.Thread(target=_close_quietly, args=(adapter,), daemon=True)
+        closer.start()
+        closer.join(CLOSE_BOUND_S)
+        if closer.is_alive():
+            print(f"ani mcp: the adapter did not close within {CLOSE_BOUND_S:g} s; exiting",
+                  file=sys.stderr, flush=True)
+        sys.stderr.flush()
+        os._exit(0)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, stop)
+
+
+def _close_quietly(adapter: Any) -> None:
+    try:
+        adapter.close()
+    except Exception as exc:  # noqa: BLE001 - reported; the process is exiting
+        print(f"ani mcp: closing the adapter failed: {type(exc).__name__}: {exc}",
+              file=sys.stderr, flush=True)
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
@@ -168,6 +218,7 @@ def serve(
         if sock is not None:
             sock.close()
         raise _err(f"cannot open the adapter: {exc}", 1) from None
+    stop_on_signals(adapter)  # SIGTERM / SIGINT: close the adapter, leave the lab, exit 0
     try:
         server = build_server(
             adapter,
