@@ -23,6 +23,11 @@
   ``<!-- example:MARKER -->`` in ``docs/DOC`` as a script from the repository root; fails the
   test (with the end of its stderr) unless it exits 0.
 
+* ``lab_host``: skips the test unless this host can run labs (for tests that start labs
+  through the CLI or the campaign runner rather than through the fixtures above).
+* ``server``: a fake chat-completions server on 127.0.0.1 (``tests/chat_server.py``), closed
+  at teardown; a module may define its own ``server`` (e.g. with a responder).
+
 Tests that need root + FRR + namespaces carry the ``integration`` marker; the fixtures skip
 them with the reason if the host lacks a capability (never on the project's test machine).
 """
@@ -131,3 +136,17 @@ def run_doc_example(tmp_path: Path) -> Callable[..., str]:
         return proc.stdout
 
     return run
+
+
+@pytest.fixture
+def lab_host() -> None:
+    _require_lab_host()
+
+
+@pytest.fixture
+def server():  # type: ignore[no-untyped-def]
+    from chat_server import ChatServer
+
+    s = ChatServer()
+    yield s
+    s.close()

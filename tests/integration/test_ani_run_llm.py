@@ -25,7 +25,6 @@ import pytest
 from chat_server import ChatServer, call, reply, status
 
 from ani.agents.llm_config import system_prompt
-from ani.errors import CapabilityMissing
 
 pytestmark = pytest.mark.integration
 
@@ -33,16 +32,6 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY_ENV = "ANI_H1_RUN_TEST_KEY"
 SECRET = "sk-test-h1-run-never-stored-93bd"
 USAGE = [(1000 + 100 * t, 20 + t) for t in range(6)]  # turn t (0-based): prompt, completion
-
-
-@pytest.fixture
-def lab_host():
-    from ani.lab.capability import check_capabilities
-
-    try:
-        check_capabilities()
-    except CapabilityMissing as exc:
-        pytest.skip(f"lab unavailable on this host: {exc}")
 
 
 @pytest.fixture

@@ -32,7 +32,6 @@ import yaml
 from chat_server import ChatServer, call, reply
 
 from ani.campaign.results import read_runs
-from ani.errors import CapabilityMissing
 
 pytestmark = pytest.mark.integration
 
@@ -87,16 +86,6 @@ def scripted_model(body: dict[str, Any]) -> dict[str, Any]:
     else:
         raise AssertionError(f"unexpected tool list {sorted(tools)}")
     return script[turn] if turn < len(script) else reply(call("submit", {}, "cx"), usage=u)
-
-
-@pytest.fixture
-def lab_host():
-    from ani.lab.capability import check_capabilities
-
-    try:
-        check_capabilities()
-    except CapabilityMissing as exc:
-        pytest.skip(f"lab unavailable on this host: {exc}")
 
 
 @pytest.fixture

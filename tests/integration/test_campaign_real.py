@@ -11,19 +11,8 @@ from ani.campaign.loop import run_campaign
 from ani.campaign.results import read_runs
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import load_spec
-from ani.errors import CapabilityMissing
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def lab_host():
-    from ani.lab.capability import check_capabilities
-
-    try:
-        check_capabilities()
-    except CapabilityMissing as exc:
-        pytest.skip(f"lab unavailable on this host: {exc}")
 
 
 def _netns() -> str:

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
+from procs import mcp_server_pids, vtysh_below
 
 from ani.lab import frr
 
@@ -32,42 +33,10 @@ def lab(module_lab):
     return module_lab
 
 
-def server_pids(lab_id: str) -> list[int]:
-    """Pids of ``... mcp serve ... <lab_id> ...`` processes."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"serve" in argv and b"mcp" in argv and lab_id.encode() in argv:
-            out.append(int(d.name))
-    return out
-
-
-def vtysh_children(pid: int) -> list[int]:
-    """Pids of vtysh processes whose parent is ``pid`` (an adapter's open sessions)."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text()
-            argv = (d / "cmdline").read_bytes()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and b"vtysh" in argv:
-            out.append(int(d.name))
-    return out
-
-
 @pytest.fixture(autouse=True)
 def no_server_left(lab):
     yield
-    assert server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
+    assert mcp_server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
 
 
 def serve(lab, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -137,8 +106,8 @@ def test_a_client_that_disconnects_mid_call_closes_the_adapter_and_leaves_the_la
               "params": {"name": "get_running_config", "arguments": {"device": "r2"}}})
         first = json.loads(proc.stdout.readline())
         assert first["result"]["isError"] is False  # r2's session is open now
-        serving = [p for p in server_pids(lab.id)]
-        assert serving and any(vtysh_children(p) for p in serving)
+        serving = [p for p in mcp_server_pids(lab.id)]
+        assert serving and any(vtysh_below(p, direct=True) for p in serving)
         os.kill(pid, signal.SIGSTOP)
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
               "params": {"name": "get_running_config", "arguments": {"device": "r2"}}})
@@ -151,7 +120,7 @@ def test_a_client_that_disconnects_mid_call_closes_the_adapter_and_leaves_the_la
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, proc.stderr.read()[-2000:]
-    assert not any(vtysh_children(p) for p in serving)
+    assert not any(vtysh_below(p, direct=True) for p in serving)
     assert lab_is_up(lab)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
+from procs import mcp_server_pids
 
 from ani.adapters.a1 import A1Adapter
 from ani.lab import frr
@@ -48,22 +49,7 @@ def lab(module_lab):
 @pytest.fixture(autouse=True)
 def no_server_left(lab):
     yield
-    assert server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
-
-
-def server_pids(lab_id: str) -> list[int]:
-    """Pids of processes whose command line is ``... mcp serve ... --lab <lab_id> ...``."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"serve" in argv and b"mcp" in argv and lab_id.encode() in argv:
-            out.append(int(d.name))
-    return out
+    assert mcp_server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
 
 
 def running(lab, router: str = "r1") -> str:

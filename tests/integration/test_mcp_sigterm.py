@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from procs import alive, vtysh_below
 
 pytestmark = pytest.mark.integration
 
@@ -26,34 +27,6 @@ LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml"
 @pytest.fixture(scope="module")
 def lab(module_lab):
     return module_lab
-
-
-def descendants_vtysh(pid: int) -> list[int]:
-    """Pids of vtysh processes below ``pid`` (children or grandchildren)."""
-    parents: dict[int, int] = {}
-    argv: dict[int, bytes] = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text()
-            argv[int(d.name)] = (d / "cmdline").read_bytes()
-        except OSError:
-            continue
-        parents[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    below, frontier = set(), {pid}
-    while frontier:
-        frontier = {p for p, pp in parents.items() if pp in frontier} - below
-        below |= frontier
-    return [p for p in below if b"vtysh" in argv.get(p, b"")]
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def lab_is_up(lab) -> bool:
@@ -99,7 +72,7 @@ def test_sigterm_on_stdio_closes_the_adapter_and_exits_0(lab, new_session):
     proc = start(lab, new_session=new_session)
     try:
         assert stdio_call(proc)["result"]["isError"] is False  # r2's vtysh session is open now
-        sessions = descendants_vtysh(proc.pid)
+        sessions = vtysh_below(proc.pid)
         assert sessions, "the adapter holds no vtysh session"
         os.kill(proc.pid, signal.SIGTERM)
     finally:

@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from chat_server import ChatServer, call, reply, status
+from chat_server import call, reply, status
 from test_campaign_runner import FakeAdapter, FakeObserver, FakeScenario, FakeVariant, World
 from typer.testing import CliRunner
 
@@ -31,13 +31,6 @@ KEY = "sk-infra-secret-5e1d"
 @pytest.fixture(autouse=True)
 def key(monkeypatch):
     monkeypatch.setenv(KEY_ENV, KEY)
-
-
-@pytest.fixture
-def server():
-    s = ChatServer()
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -5,11 +5,10 @@ fake adapter (logic only: no lab).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from chat_server import HANG, ChatServer, call, reply, status
+from chat_server import HANG, call, reply, status
 
 from ani.agents import AgentRun, AgentTask, Budget, create_agent
 from ani.agents.base import Agent
@@ -31,13 +30,6 @@ KEY = "sk-test-7f3a9c-never-logged"
 
 
 # -- the fake chat-completions server (tests/chat_server.py) -------------------------------
-
-
-@pytest.fixture
-def server():
-    s = ChatServer()
-    yield s
-    s.close()
 
 
 # -- the fake adapter --------------------------------------------------------------------

@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 import pytest
-from chat_server import ChatServer, call, reply
+from chat_server import call, reply
 
 from ani.agents import AgentRun, AgentTask, Budget, create_agent
 from ani.agents.llm import message_text, parse_arguments, redact_url, token_count
@@ -50,13 +50,6 @@ class Adapter:
             res = ToolResult.success(f"{name} done")
         self.trajectory.log_call(name, arguments, res)
         return res
-
-
-@pytest.fixture
-def server():
-    s = ChatServer()
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from chat_server import HANG, ChatServer, status
+from chat_server import HANG, status
 
 from ani.agents import AgentTask, Budget, create_agent
 from ani.protocol import ToolResult, ToolSpec
@@ -29,13 +29,6 @@ class Adapter:
 
     def call(self, name, arguments):  # pragma: no cover - never reached here
         return ToolResult.success("ok")
-
-
-@pytest.fixture
-def server():
-    s = ChatServer()
-    yield s
-    s.close()
 
 
 def agent(base_url: str, **opts):

@@ -4,8 +4,7 @@ message, equal to the text the real ``openai`` client sent to tests/chat_server.
 
 from __future__ import annotations
 
-import pytest
-from chat_server import ChatServer, call, reply
+from chat_server import call, reply
 
 from ani.agents import AgentTask, Budget, create_agent
 from ani.campaign.live import event_line
@@ -31,13 +30,6 @@ class Adapter:
         res = ToolResult.success(LONG)
         self.trajectory.log_call(name, arguments, res)
         return res
-
-
-@pytest.fixture
-def server():
-    s = ChatServer()
-    yield s
-    s.close()
 
 
 def test_each_tool_result_sent_is_logged_exactly(server):
