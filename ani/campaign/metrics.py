@@ -199,7 +199,7 @@ class ProcessMetrics(BaseModel):
         return self.repeat_actions / self.actions if self.actions else None
 
     def describe(self) -> str:
-        """One line for a terminal, e.g. ``4 turns; 4 actions (null 3, submit 1); 0 error, 0 repeat;
+        """One line for a terminal, e.g. ``4 turns; 4 actions (null 3, submit 1); 0 errors, 0 repeats;
         error_submission; tokens 1050/26``."""
         kinds = ", ".join(f"{k} {self.action_counts[k]}" for k in ACTION_KINDS if self.action_counts.get(k))
         tokens = (
@@ -207,11 +207,12 @@ class ProcessMetrics(BaseModel):
             if self.prompt_tokens is not None or self.completion_tokens is not None
             else ""
         )
-        turns = f"{self.turns} turn{'' if self.turns == 1 else 's'}"
-        actions = f"{self.actions} action{'' if self.actions == 1 else 's'}"
+        def n(count: int, word: str) -> str:
+            return f"{count} {word}{'' if count == 1 else 's'}"
+
         return (
-            f"{turns}; {actions} ({kinds or 'none'}); "
-            f"{self.error_actions} error, {self.repeat_actions} repeat; "
+            f"{n(self.turns, 'turn')}; {n(self.actions, 'action')} ({kinds or 'none'}); "
+            f"{n(self.error_actions, 'error')}, {n(self.repeat_actions, 'repeat')}; "
             f"{self.completion_mode or 'no completion mode'}{tokens}"
         )
 

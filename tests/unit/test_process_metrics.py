@@ -149,7 +149,7 @@ def test_case2_three_invalid_tool_call_turns_then_submit_is_an_error_submission(
     assert m.completion_mode == "error_submission"
     assert (m.prompt_tokens, m.completion_tokens) == (100 + 200 + 300 + 450, 7 * 3 + 5)
     assert m.describe() == (
-        "4 turns; 4 actions (submit 1, null 3); 0 error, 0 repeat; error_submission; tokens 1050/26"
+        "4 turns; 4 actions (submit 1, null 3); 0 errors, 0 repeats; error_submission; tokens 1050/26"
     )
 
 
@@ -500,8 +500,17 @@ def test_ani_run_prints_the_process_line(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     assert (
-        "process: 3 turns; 3 actions (update 1, submit 1, null 1); 0 error, 0 repeat; "
+        "process: 3 turns; 3 actions (update 1, submit 1, null 1); 0 errors, 0 repeats; "
         "correct_submission; tokens 1200/60"
     ) in res.output
     rec = json.loads((tmp_path / "o" / "run.json").read_text())
     assert rec["process"]["action_counts"]["null"] == 1
+
+
+def test_describe_counts_errors_and_repeats_in_singular_and_plural():
+    from ani.campaign.metrics import ProcessMetrics
+
+    one = ProcessMetrics.model_validate({**compute_metrics([], "a1").model_dump(), "error_actions": 1, "repeat_identical": 1, "repeat_inverse": 1})
+    assert "; 1 error, 2 repeats; " in one.describe()
+    two = ProcessMetrics.model_validate({**compute_metrics([], "a1").model_dump(), "error_actions": 2, "repeat_identical": 1})
+    assert "; 2 errors, 1 repeat; " in two.describe()

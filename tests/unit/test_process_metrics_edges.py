@@ -178,7 +178,7 @@ def test_a_run_without_any_action(spec, tmp_path):
     assert p.share("null") is None and p.error_action_rate is None and p.repeat_action_rate is None
     assert p.completion_mode == "agent_error"
     assert (p.prompt_tokens, p.completion_tokens) == (None, None)  # no model turn: unknown
-    assert p.describe() == "0 turns; 0 actions (none); 0 error, 0 repeat; agent_error"
+    assert p.describe() == "0 turns; 0 actions (none); 0 errors, 0 repeats; agent_error"
     (c,) = summarize([r], {"cells": [{"name": "a1", "level": "a1"}]}).cells
     assert c.process.runs == 1 and c.process.actions == 0
     assert all(v is None for v in c.process.shares.values())
@@ -432,7 +432,7 @@ def test_turns_without_usage_give_unknown_tokens_not_zero():
     log_agent_action(traj, "submit")
     m = compute_metrics(traj.events, "a1", prompt_tokens=0, completion_tokens=0)
     assert (m.prompt_tokens, m.completion_tokens) == (None, None)
-    assert m.describe() == "1 turn; 1 action (submit 1); 0 error, 0 repeat; no completion mode"
+    assert m.describe() == "1 turn; 1 action (submit 1); 0 errors, 0 repeats; no completion mode"
     # an agent that counts its own tokens (and logs turns without them) is believed
     m = compute_metrics(traj.events, "a1", prompt_tokens=700, completion_tokens=30)
     assert (m.prompt_tokens, m.completion_tokens) == (700, 30)
