@@ -148,7 +148,7 @@ def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
 
     name = resolve_name(level)
     try:
-        target = _pick(lab_id)
+        target = _pick(lab_id, "name one: ani mcp serve --lab ID --level LEVEL")
     except typer.Exit:
         raise LabNotFound("no lab chosen (see the message above); name one with --lab ID") from None
     lab = Lab.attach(target, own=False)

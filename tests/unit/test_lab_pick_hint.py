@@ -53,7 +53,7 @@ def test_lab_exec_and_lab_down_name_their_own_usage(two_labs):
 
 def test_mcp_serve_without_lab_is_not_told_about_lab_exec(two_labs):
     code, out = run("mcp", "serve", "--level", "a1")
-    assert code == 2 and "2 labs are running (labA, labB)" in out and "--lab ID" in out
+    assert code == 2 and "2 labs are running (labA, labB): name one: ani mcp serve --lab ID --level LEVEL" in out
     assert "lab exec" not in out and "lab down" not in out
 
 
