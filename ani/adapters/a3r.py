@@ -67,6 +67,7 @@ from ani.adapters.base import BaseAdapter, NoArgs, tool
 from ani.adapters.options import Options, parse_options
 from ani.device import apply as device_apply
 from ani.device.model import DeviceConfig
+from ani.device.outcome import is_timeout
 from ani.errors import AdapterError, AniError, ErrorCode, LabError
 from ani.protocol import Level, ToolResult
 from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError
@@ -186,6 +187,8 @@ class A3RAdapter(BaseAdapter):
         retriable = False
         if st.status == "non-convergent":
             code = ErrorCode.NON_CONVERGENT
+        elif st.detail.get("timed_out") and st.detail.get("restored") is not False:
+            code, retriable = ErrorCode.TIMEOUT, True  # a router's read ran out of its bound
         elif st.phase == "read":
             code, retriable = ErrorCode.DEVICE_UNREACHABLE, True
         elif st.phase == "desired":
@@ -340,8 +343,9 @@ class A3RAdapter(BaseAdapter):
             return sot_failure(exc)
         except (AniError, ValueError) as exc:
             unreachable = isinstance(exc, (device_apply.ApplyError, LabError))
-            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE if unreachable else ErrorCode.INTERNAL,
-                                      str(exc), retriable=unreachable)
+            code = (ErrorCode.TIMEOUT if is_timeout(exc) else ErrorCode.DEVICE_UNREACHABLE) if unreachable \
+                else ErrorCode.INTERNAL
+            return ToolResult.failure(code, str(exc), retriable=unreachable)
         drift = {r: [i.model_dump() for i in v] for r, v in items.items()}
         rev = self._repo().head()
         if not drift:

@@ -134,6 +134,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         / ``restored`` (after a failure), ``committed`` (routers that had committed before the
         rollback)."""
         from ani.device.apply import read
+        from ani.device.outcome import is_timeout
         from ani.intents.checks import active_checks
         from ani.intents.compile import CompileResult
         from ani.intents.transaction import run_transaction
@@ -146,7 +147,8 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
             changes = service_delta(before, {**before, **intended})
             checks = active_checks(changes, before, CompileResult(configs=intended, changes=changes), lab.topology)
         except (AniError, ValueError) as exc:
-            return ApplierOutcome(ok=False, error=f"cannot prepare the transaction: {exc}", phase="read")
+            return ApplierOutcome(ok=False, error=f"cannot prepare the transaction: {exc}", phase="read",
+                                  detail={"timed_out": True} if is_timeout(exc) else {})
         services = [c.service_id() if c.action != "remove" else f"-{c.service_id()}" for c in changes]
         tx = run_transaction(lab, intended, checks=checks, confirm_timeout_s=self.confirm_timeout_s,
                              check_bound_s=self.check_bound_s)

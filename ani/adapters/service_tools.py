@@ -130,15 +130,15 @@ class ServiceReadTools:
 
     def _configs_or_failure(self) -> dict[str, Any] | ToolResult:
         """:meth:`_service_configs`, or ``device_unreachable`` (retriable) when a router's config
-        cannot be read."""
-        from ani.device.outcome import ApplyError
+        cannot be read (``timeout`` when the read ran out of its bound)."""
+        from ani.device.outcome import ApplyError, is_timeout
         from ani.errors import LabError
 
         try:
             return self._service_configs()
         except (LabError, ApplyError, OSError) as exc:
-            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"cannot read the routers' configurations: {exc}",
-                                      retriable=True)
+            code = ErrorCode.TIMEOUT if is_timeout(exc) else ErrorCode.DEVICE_UNREACHABLE
+            return ToolResult.failure(code, f"cannot read the routers' configurations: {exc}", retriable=True)
 
     def _service_plan(self, changes: list[Any]) -> tuple[dict[str, Any], Any, list[Any]] | ToolResult:
         """``(before, CompileResult, active checks)`` of ``changes`` against

@@ -63,7 +63,8 @@ FRR_PREAMBLE = "frr defaults traditional\n"
 
 def read_frr(lab: Any, router: str, timeout: float = 10.0) -> DeviceConfig:
     """``parse(show running-config)`` with ``hostname`` = ``router`` (no firewall).
-    Raises ApplyError(restored=True) if vtysh fails or times out (``timeout`` seconds), or if
+    Raises ApplyError(restored=True) if vtysh fails or times out (``timeout`` seconds; then
+    ``timeout_s`` is set and the message says ``timeout after N s``), or if
     one of the router's FRR daemons is not running (``lab.dead_daemons``, when the lab has it):
     vtysh then leaves that daemon's part out and exits 0; or if the lab itself is gone (downed
     under the caller: ``<router>: lab <id> is not running``, not a dead-daemon report)."""
@@ -78,6 +79,9 @@ def read_frr(lab: Any, router: str, timeout: float = 10.0) -> DeviceConfig:
         raise ApplyError(f"{router}: FRR daemon {', '.join(gone)} is not running; its running config "
                          "cannot be read whole (the router is down or degraded)", restored=True)
     res = lab.vtysh(router, "show running-config", timeout=timeout)
+    if res.timed_out:
+        raise ApplyError(f"{router}: timeout after {timeout:g} s (reading the running config)",
+                         restored=True, timeout_s=timeout)
     if not res.ok or "Current configuration:" not in res.stdout:
         why = "timed out" if res.timed_out else f"exit {res.rc}"
         raise ApplyError(
@@ -92,6 +96,9 @@ def read_nft(lab: Any, router: str, timeout: float = 10.0) -> tuple[Any, list[st
     """``(Firewall | None, unmodelled "nft / ..." lines)`` from ``nft -j list ruleset``.
     Raises ApplyError(restored=True) if nft fails or prints no JSON ruleset."""
     res = lab.exec(router, ["nft", "-j", "list", "ruleset"], timeout=timeout)
+    if res.timed_out:
+        raise ApplyError(f"{router}: timeout after {timeout:g} s (reading the nftables ruleset)",
+                         restored=True, timeout_s=timeout)
     try:
         if not res.ok:
             raise ValueError(res.stderr.strip()[:300])

@@ -18,13 +18,23 @@ class ApplyError(AniError):
             and that was verified; False if that restore failed or could not be verified (then
             the router is in an unknown state and the caller must say so).
         lines: the configuration lines involved, if known.
+        timeout_s: the bound (seconds) that ran out when the failure is a timeout (a frozen
+            daemon: ``"<router>: timeout after N s (reading the running config)"``), else None;
+            adapters report such a failure as ``ErrorCode.TIMEOUT``.
     """
 
-    def __init__(self, message: str, restored: bool, lines: list[str] | None = None) -> None:
+    def __init__(self, message: str, restored: bool, lines: list[str] | None = None,
+                 timeout_s: float | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.restored = restored
         self.lines = list(lines or [])
+        self.timeout_s = timeout_s
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """True if ``exc`` is a read or apply that ran out of its bound (``ApplyError.timeout_s``)."""
+    return getattr(exc, "timeout_s", None) is not None
 
 
 @dataclass

@@ -50,6 +50,7 @@ import ani.device.apply as device_apply
 from ani.device import firewall as fwmod
 from ani.device.apply import ApplyError, frr_diff
 from ani.device.model import DeviceConfig
+from ani.device.outcome import is_timeout
 from ani.device.render import render
 from ani.errors import AniError
 from ani.sot.drift import DriftItem, convergence, drift, normalise
@@ -184,7 +185,8 @@ def device_applier(lab: Any, targets: dict[str, DeviceConfig]) -> ApplierOutcome
                 phase = "apply"
             return ApplierOutcome(
                 ok=False, applied=applied, error=str(exc), phase=phase,
-                detail={"diff": diffs, "router": router, "lines": list(exc.lines), "restored": exc.restored},
+                detail={"diff": diffs, "router": router, "lines": list(exc.lines), "restored": exc.restored,
+                        **({"timed_out": True} if is_timeout(exc) else {})},
             )
         except (AniError, ValueError) as exc:
             return ApplierOutcome(ok=False, applied=applied, error=f"{router}: {exc}", phase="apply",
@@ -307,7 +309,8 @@ class Reconciler:
         try:
             have = self.actual(routers)
         except (AniError, ValueError) as exc:
-            return ReconcileStatus(revision=revision, status="failed", error=str(exc), phase="read")
+            return ReconcileStatus(revision=revision, status="failed", error=str(exc), phase="read",
+                                   detail={"timed_out": True} if is_timeout(exc) else {})
         now = self._drift(want, have)
         if not now:
             return ReconcileStatus(revision=revision, status="converged", reason="no drift: nothing to apply")
@@ -326,7 +329,8 @@ class Reconciler:
             except (AniError, ValueError) as exc:
                 return ReconcileStatus(revision=revision, status="failed", tries=tries, applied=sorted(applied),
                                        error=(outcome.error + "; then " if outcome.error else "") + str(exc),
-                                       phase=outcome.phase or "read", detail=detail)
+                                       phase=outcome.phase or "read",
+                                       detail={**detail, "timed_out": True} if is_timeout(exc) else detail)
             now = self._drift(want, have)
             left = {r: [i.model_dump() for i in items] for r, items in now.items()}
             lines = {r: involved_lines(want[r], have[r]) for r in now}
