@@ -244,11 +244,13 @@ def run_one(
         "budget": budget,
         "cells": [{"name": cell_name, "level": level, "blocklist": blocklist}],
     }
+    created = False  # whether this call made the --out folder (removed again if refused before the run)
     try:
         spec = parse_spec(data, "command line", Path.cwd())
         out_dir = out or Path("results") / f"run-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
         deps = RunnerDeps()
         validate(spec, deps)  # bad task, scenario, agent or level: fail before any lab starts
+        created = not out_dir.exists()
         _writable_folder(out_dir)  # the record must be writable: fail before any lab starts
         for warning in preflight(spec, deps):  # a dead model endpoint: fail before any lab
             err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
@@ -264,6 +266,8 @@ def run_one(
         )
         rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)
     except AniError as exc:
+        if created and out_dir.is_dir() and not any(out_dir.iterdir()):
+            out_dir.rmdir()  # refused before the run (e.g. a dead endpoint): leave no empty folder
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         err_console.print("interrupted (the lab was taken down)")

@@ -58,7 +58,9 @@ def _first_line(text: Any, limit: int = TEXT_CHARS) -> str:
 
 def _tokens(prompt: Any, completion: Any, total: Any = None) -> str:
     if prompt is None and completion is None:
-        return f"{total} tokens (total only)" if isinstance(total, int) else "? tokens"
+        if isinstance(total, int) and total > 0:
+            return f"{total} tokens (total only)"
+        return "0 tokens" if total == 0 else "? tokens"  # 0: no response reported any usage
     p = "?" if prompt is None else prompt
     c = "?" if completion is None else completion
     return f"{p}+{c} tokens"

@@ -181,8 +181,7 @@ def serve(
     trajectory: Annotated[Path | None, typer.Option("--trajectory", help="append every call as a "
                                                     "JSON line to this file")] = None,
     http: Annotated[bool, typer.Option("--http", help="streamable HTTP on 127.0.0.1 instead of stdio")] = False,
-    port: Annotated[int, typer.Option("--port", min=0, max=65535,
-                                      help="HTTP port (0: a free one, printed)")] = 8765,
+    port: Annotated[int, typer.Option("--port", help="HTTP port, 0-65535 (0: a free one, printed)")] = 8765,
 ) -> None:
     """Serve one adapter's tools over MCP (stdio by default)."""
     try:
@@ -200,6 +199,8 @@ def serve(
                    f"importable here ({exc}); install it into this environment: "
                    f"{Path(sys.executable).name} -m pip install 'mcp>=2.3' (or reinstall: pip install -e .)", 2) from None
 
+    if not 0 <= port <= 65535:  # one line, like every other bad input (not click's usage box)
+        raise _err(f"--port {port}: out of range (0-65535; 0 picks a free port)", 2)
     sock = None
     if http:  # bound before the lab is attached: a port in use is bad input, nothing opened
         try:

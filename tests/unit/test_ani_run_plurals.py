@@ -30,6 +30,13 @@ def test_live_lines_singular_and_plural():
         "  agent stop: submitted; 1 step, 1 null action, 5+1 tokens"
     assert plain({"event": "agent_stop", "stop_reason": "max_steps", "steps": 2, "null_actions": 0}) == \
         "  agent stop: max_steps; 2 steps, 0 null actions, ? tokens"
+    # an endpoint that never answered: no usage at all is '0 tokens', not a total-only count
+    assert plain({"event": "agent_stop", "stop_reason": "error", "steps": 0, "null_actions": 0,
+                  "prompt_tokens": None, "completion_tokens": None, "total_tokens": 0}) == \
+        "  agent stop: error; 0 steps, 0 null actions, 0 tokens"
+    assert plain({"event": "agent_stop", "stop_reason": "submitted", "steps": 1, "null_actions": 0,
+                  "prompt_tokens": None, "completion_tokens": None, "total_tokens": 40}) == \
+        "  agent stop: submitted; 1 step, 0 null actions, 40 tokens (total only)"
     assert plain({"event": "agent_turn", "turn": 1, "content": "a\nb", "tool_calls": []}).endswith('"a (+1 line)"')
     assert plain({"event": "agent_turn", "turn": 1, "plan": True, "content": "p",
                   "tool_calls": [{"name": "x"}]}).startswith("  turn 1 (plan): ? tokens -> plan text (1 tool call ignored)")

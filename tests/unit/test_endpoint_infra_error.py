@@ -171,3 +171,9 @@ def test_cli_campaign_and_run_exit_2_with_one_line(tmp_path, dead_url, monkeypat
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and dead_url in lines[0] and "connection refused" in lines[0]
     assert started == []
+    # refused before any run: neither command leaves a results folder behind (ani run made
+    # its --out folder to check it is writable, and removes it again while it is empty)
+    assert not (tmp_path / "o").exists() and not (tmp_path / "r").exists()
+    (tmp_path / "kept").mkdir()
+    res = CliRunner().invoke(app, ["run", "--agent-config", str(f), "--out", str(tmp_path / "kept")])
+    assert res.exit_code == 2 and (tmp_path / "kept").is_dir()  # a folder the user made stays

@@ -119,3 +119,15 @@ def test_listen_socket_on_a_port_in_use_raises_and_port_0_picks_one():
         free.close()
     finally:
         busy.close()
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_a_port_out_of_range_is_one_line_exit_2(port):
+    """Not click's usage box: one ``error: --port N: out of range`` line, like a port in use."""
+    from typer.testing import CliRunner
+
+    from ani.cli import app
+
+    res = CliRunner().invoke(app, ["mcp", "serve", "--level", "a1", "--lab", "nolab", "--http", "--port", port])
+    assert res.exit_code == 2
+    assert res.stderr.strip().splitlines() == [f"error: --port {port}: out of range (0-65535; 0 picks a free port)"]
