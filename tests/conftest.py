@@ -25,6 +25,8 @@
 
 * ``lab_host``: skips the test unless this host can run labs (for tests that start labs
   through the CLI or the campaign runner rather than through the fixtures above).
+* ``stop_before_lab``: ``ani run`` / campaign specs stop at ``runner.validate`` (the last step
+  before a lab starts); the fixture's value is the list of specs that reached it.
 * ``server``: a fake chat-completions server on 127.0.0.1 (``tests/chat_server.py``), closed
   at teardown; a module may define its own ``server`` (e.g. with a responder).
 
@@ -150,3 +152,20 @@ def server():  # type: ignore[no-untyped-def]
     s = ChatServer()
     yield s
     s.close()
+
+
+@pytest.fixture
+def stop_before_lab(monkeypatch) -> list[Any]:
+    """Specs that reached ``ani.campaign.runner.validate``; the run stops there (an AniError,
+    so the command exits 2 with the message 'stopped before the lab (test)')."""
+    import ani.campaign.runner as runner
+    from ani.errors import AniError
+
+    got: list[Any] = []
+
+    def validate(spec: Any, deps: Any) -> None:
+        got.append(spec)
+        raise AniError("stopped before the lab (test)")
+
+    monkeypatch.setattr(runner, "validate", validate)
+    return got

@@ -12,25 +12,6 @@ from typer.testing import CliRunner
 
 from ani.campaign.live import event_line
 from ani.cli import app
-from ani.errors import AniError
-
-
-class _Stop(AniError):
-    pass
-
-
-@pytest.fixture
-def no_lab(monkeypatch) -> list[Any]:
-    import ani.campaign.runner as runner
-
-    got: list[Any] = []
-
-    def validate(spec: Any, deps: Any) -> None:
-        got.append(spec)
-        raise _Stop("stopped before the lab (test)")
-
-    monkeypatch.setattr(runner, "validate", validate)
-    return got
 
 
 LLM = "kind: llm\nmodel: m\napi_key_env: null\n"
@@ -43,7 +24,7 @@ LLM = "kind: llm\nmodel: m\napi_key_env: null\n"
     (LLM + "base_url: http://127.0.0.1:8000/v1\nwait_max_s: .inf\n", "agent.wait_max_s"),
     (LLM + "base_url: http://127.0.0.1:8000/v1\nrequest_timeout_s: .nan\n", "agent.request_timeout_s"),
 ])
-def test_bad_agent_values_exit_2_naming_them_before_any_lab(tmp_path, no_lab, text, says):
+def test_bad_agent_values_exit_2_naming_them_before_any_lab(tmp_path, stop_before_lab, text, says):
     """A list as the kind used to crash ani run with a TypeError traceback (exit 1); a base_url
     without a scheme, or an infinite wait/timeout, went on to start a lab."""
     f = tmp_path / "agent.yaml"
@@ -52,7 +33,7 @@ def test_bad_agent_values_exit_2_naming_them_before_any_lab(tmp_path, no_lab, te
     assert res.exit_code == 2, res.output
     assert says in res.stderr and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
-    assert no_lab == []  # refused before validate, so before any lab
+    assert stop_before_lab == []  # refused before validate, so before any lab
 
 
 @pytest.mark.parametrize("ev", [
@@ -66,11 +47,11 @@ def test_an_event_with_odd_field_types_still_prints_a_line(ev):
     assert line is not None and line.startswith("  " + ev["event"] + ":")
 
 
-def test_an_infinite_wall_clock_is_refused_before_any_lab(no_lab):
+def test_an_infinite_wall_clock_is_refused_before_any_lab(stop_before_lab):
     """--wall-clock inf (or .inf in a campaign's budget) was accepted: an unbounded run, and a
     record whose budget serialises as null."""
     res = CliRunner().invoke(app, ["run", "--wall-clock", "inf"])
-    assert res.exit_code == 2 and "budget.wall_clock_s" in res.stderr and no_lab == []
+    assert res.exit_code == 2 and "budget.wall_clock_s" in res.stderr and stop_before_lab == []
 
 
 def test_a_failed_tool_call_line_names_the_code_once():

@@ -14,63 +14,44 @@ from typer.testing import CliRunner
 
 from ani.campaign.agent_block import agent_block, parse_agent_option
 from ani.cli import app
-from ani.errors import AniError, ConfigError
+from ani.errors import ConfigError
 
 LLM = "kind: llm\nbase_url: http://127.0.0.1:9/v1\nmodel: m\napi_key_env: null\n"
-
-
-class _Stop(AniError):
-    pass
-
-
-@pytest.fixture
-def seen(monkeypatch) -> list[Any]:
-    """Specs that reached ``validate`` (the last step before a lab); the run stops there."""
-    import ani.campaign.runner as runner
-
-    got: list[Any] = []
-
-    def validate(spec: Any, deps: Any) -> None:
-        got.append(spec)
-        raise _Stop("stopped before the lab (test)")
-
-    monkeypatch.setattr(runner, "validate", validate)
-    return got
 
 
 def run(*args: str) -> Any:
     return CliRunner().invoke(app, ["run", *args])
 
 
-def test_agent_block_from_a_file_kind_and_options(tmp_path, seen):
+def test_agent_block_from_a_file_kind_and_options(tmp_path, stop_before_lab):
     f = tmp_path / "agent.yaml"
     f.write_text(LLM + "mode: react\nseed: 1\n")
     res = run("--agent-config", str(f), "--agent-option", "mode=planner-executor",
               "--agent-option", "recovery=true", "--agent-option", "seed=3", "--agent-option",
               "seed=4", "--agent-option", 'model="7"', "--max-tokens", "5000", "--max-steps", "9")
     assert res.exit_code == 2 and "stopped before the lab (test)" in res.stderr
-    spec = seen[0]
+    spec = stop_before_lab[0]
     assert spec.agent == {"kind": "llm", "base_url": "http://127.0.0.1:9/v1", "model": "7",
                           "api_key_env": None, "mode": "planner-executor", "seed": 4,
                           "recovery": True}
     assert (spec.budget.max_tokens, spec.budget.max_steps) == (5000, 9)
 
 
-def test_a_campaign_file_gives_its_agent_block_and_json_works(tmp_path, seen):
+def test_a_campaign_file_gives_its_agent_block_and_json_works(tmp_path, stop_before_lab):
     camp = tmp_path / "camp.yaml"
     camp.write_text("name: x\nscenario: s.yaml\ntask: t\nagent:\n" + "".join(f"  {ln}\n" for ln in LLM.splitlines()))
     run("--agent-config", str(camp))
-    assert seen[-1].agent["kind"] == "llm" and seen[-1].agent["model"] == "m" and "name" not in seen[-1].agent
+    assert stop_before_lab[-1].agent["kind"] == "llm" and stop_before_lab[-1].agent["model"] == "m" and "name" not in stop_before_lab[-1].agent
     j = tmp_path / "agent.json"
     j.write_text(json.dumps({"kind": "llm", "base_url": "http://h/v1", "model": "j", "api_key_env": None}))
     run("--agent-config", str(j))
-    assert seen[-1].agent["model"] == "j" and seen[-1].budget.max_tokens is None
+    assert stop_before_lab[-1].agent["model"] == "j" and stop_before_lab[-1].budget.max_tokens is None
 
 
-def test_agent_alone_still_works(seen):
+def test_agent_alone_still_works(stop_before_lab):
     run("--agent", "scripted")
     run()
-    assert [s.agent for s in seen] == [{"kind": "scripted"}, {"kind": "scripted"}]
+    assert [s.agent for s in stop_before_lab] == [{"kind": "scripted"}, {"kind": "scripted"}]
 
 
 @pytest.mark.parametrize(
@@ -92,7 +73,7 @@ def test_agent_alone_still_works(seen):
         (["--agent-config", "{llm}", "--agent", "scripted"], "agent.api_key_env, agent.base_url, agent.model: unknown options for kind scripted; known: validate_pause_s, validate_tries"),
     ],
 )
-def test_bad_agent_input_exits_2_with_one_line_before_anything_starts(tmp_path, seen, monkeypatch, args, message):
+def test_bad_agent_input_exits_2_with_one_line_before_anything_starts(tmp_path, stop_before_lab, monkeypatch, args, message):
     monkeypatch.delenv("ANI_TEST_UNSET_H1", raising=False)
     files = {"missing": tmp_path / "missing.yaml", "bad_yaml": tmp_path / "bad.yaml",
              "no_kind": tmp_path / "nokind.yaml", "llm": tmp_path / "llm.yaml"}
@@ -105,12 +86,12 @@ def test_bad_agent_input_exits_2_with_one_line_before_anything_starts(tmp_path, 
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert message.format(**names) in lines[0]
-    assert seen == []  # refused before the run was validated, so before any lab
+    assert stop_before_lab == []  # refused before the run was validated, so before any lab
 
 
-def test_max_tokens_must_be_positive(seen):
+def test_max_tokens_must_be_positive(stop_before_lab):
     res = run("--max-tokens", "0")
-    assert res.exit_code == 2 and seen == []
+    assert res.exit_code == 2 and stop_before_lab == []
 
 
 def test_parse_agent_option_values():
