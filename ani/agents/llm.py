@@ -119,6 +119,7 @@ from ani.agents.llm_endpoint import (
     redact_url,
     retry_after_s,
 )
+from ani.campaign.metrics import log_agent_action, log_agent_turn
 from ani.errors import ConfigError
 from ani.trajectory import Trajectory
 
@@ -461,7 +462,7 @@ class _Session:
             except _Submitted:
                 pass
         implicit = self.summary is None
-        self.traj.log("agent_action", action="submit", summary=self.summary, implicit=implicit)
+        log_agent_action(self.traj, "submit", summary=self.summary, implicit=implicit)
         raise _Submitted
 
     def plan(self, request: str) -> None:
@@ -582,9 +583,9 @@ class _Session:
         choice = choices[0] if isinstance(choices, list) and choices else None
         message = getattr(choice, "message", None) if choice is not None else None
         calls = _calls(message)
-        self.traj.log(
-            "agent_turn",
-            turn=self.turn,
+        log_agent_turn(
+            self.traj,
+            self.turn,
             prompt_tokens=pt,
             completion_tokens=ct,
             total_tokens=tt,
@@ -690,7 +691,7 @@ class _Session:
                 summary = json.dumps(summary, default=str)
             self.summary = summary
             if self.cfg.mode != "single-turn":  # single-turn logs its one submission at the end
-                self.traj.log("agent_action", action="submit", summary=self.summary)
+                log_agent_action(self.traj, "submit", summary=self.summary)
             raise _Submitted
         if name == "wait":
             return self.wait(args)
@@ -717,18 +718,18 @@ class _Session:
         seconds = args.get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
             self.failed = True
-            self.traj.log("agent_action", action="wait", seconds=seconds, waited_s=0.0, ok=False)
+            log_agent_action(self.traj, "wait", seconds=seconds, waited_s=0.0, ok=False)
             top = f"{self.cfg.wait_max_s:g}"
             return f"error: wait needs 'seconds', a number from 0 to {top}; got {seconds!r}"
         waited = max(0.0, min(float(seconds), self.cfg.wait_max_s, self.remaining_s()))
         self.agent.sleep(waited)
-        self.traj.log("agent_action", action="wait", seconds=seconds, waited_s=waited, ok=True)
+        log_agent_action(self.traj, "wait", seconds=seconds, waited_s=waited, ok=True)
         return f"waited {waited:g} s"
 
     def null(self, reason: str, tool: str | None, raw: str) -> None:
         self.null_actions += 1
         self.failed = True
-        self.traj.log("agent_action", action="null", reason=reason, tool=tool, raw=raw[:RAW_CHARS])
+        log_agent_action(self.traj, "null", reason=reason, tool=tool, raw=raw[:RAW_CHARS])
 
 
 def _calls(message: Any) -> list[Any]:
