@@ -34,9 +34,11 @@ Semantics (RFC 6241 §7.2):
   ``invalid-value``; a leaf given two different values in one request (e.g. the same list
   entry written twice), or text inside a container / list entry, ``bad-element``. Such errors
   leave the datastore unchanged whatever the error-option.
-- ``error_option``: ``stop-on-error`` and ``rollback-on-error`` stop at the first error and
-  return the datastore unchanged (the edit is atomic); ``continue-on-error`` skips the failing
-  node, applies the rest and returns every error.
+- ``error_option`` (RFC 6241 §7.2): ``rollback-on-error`` stops at the first error and returns
+  the datastore unchanged (the edit is atomic); ``stop-on-error`` stops at the first error and
+  returns the datastore with the edits *before* it applied (a ``replace`` or ``create`` whose
+  subtree holds the error is not applied: it never completed); ``continue-on-error`` skips the
+  failing node, applies the rest and returns every error.
 - Creating a node of one ``case`` of a ``choice`` removes the nodes of the other cases
   (RFC 7950 §7.9.6).
 
@@ -366,7 +368,8 @@ def edit(schema: Schema, datastore: etree._Element, config: etree._Element,
     try:
         ed.children(tree, config, schema.root, "", default_operation)
     except _Stop:
-        return EditResult(datastore, ed.errors, False)
+        if error_option == "rollback-on-error":
+            return EditResult(datastore, ed.errors, False)
     changed = _c14n(tree) != _c14n(datastore)
     return EditResult(tree, ed.errors, changed)
 

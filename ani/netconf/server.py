@@ -63,9 +63,10 @@ class NetconfServer:
         host: address to bind (127.0.0.1).
         executor: where Device calls run; default a thread pool sized to the routers.
 
-    ``await start()`` binds every router to port 0 and returns ``{router: port}``;
-    ``await close()`` stops listening and drops every session (without calling
-    ``session_closed``: the process is going away, there is no-one left to roll back for).
+    ``await start(ports=None)`` binds every router (to the port wanted, else any free one) and
+    returns ``{router: port}``; ``await close()`` stops listening and drops every session
+    without calling ``session_closed`` (the process is going away: what its sessions leave
+    pending is the Devices' ``shutdown()``, see :mod:`ani.netconf.serve`).
     """
 
     def __init__(self, devices: dict[str, Any] | list[str], username: str, password: str,
@@ -104,21 +105,35 @@ class NetconfServer:
         ok_pw = secrets.compare_digest(password.encode(), self._password.encode())
         return ok_user and ok_pw
 
-    async def start(self) -> dict[str, int]:
-        """Listen on ``host``, one port per router. Returns ``{router: port}``."""
+    async def start(self, ports: dict[str, int] | None = None) -> dict[str, int]:
+        """Listen on ``host``, one port per router. ``ports``: the port wanted for each router
+        (e.g. the previous server's, so that clients find a restarted server where it was);
+        a router not in it, or whose port cannot be bound (taken meanwhile), gets a free one.
+        Returns ``{router: port}``."""
         self.loop = asyncio.get_running_loop()
         if self._initial is not None:
             self.set_devices(*self._initial)
         for r in self.routers.values():
-            r.acceptor = await asyncssh.create_server(
-                lambda r=r: _SSHServer(self, r), self.host, 0,
-                server_host_keys=[self.host_key], encoding=None, line_editor=False,
-                allow_pty=False, x11_forwarding=False, agent_forwarding=False,
-                login_timeout=HELLO_TIMEOUT_S, keepalive_interval=0,
-            )
+            want = int((ports or {}).get(r.name) or 0)
+            try:
+                r.acceptor = await self._listen(r, want)
+            except OSError as exc:
+                if not want:
+                    raise
+                log.warning("%s: port %d is not free (%s): listening on another one", r.name,
+                            want, exc)
+                r.acceptor = await self._listen(r, 0)
             r.port = r.acceptor.get_port()
             log.info("%s: NETCONF over SSH on %s port %d", r.name, self.host, r.port)
         return self.ports
+
+    async def _listen(self, r: _Router, port: int) -> Any:
+        return await asyncssh.create_server(
+            lambda r=r: _SSHServer(self, r), self.host, port,
+            server_host_keys=[self.host_key], encoding=None, line_editor=False,
+            allow_pty=False, x11_forwarding=False, agent_forwarding=False,
+            login_timeout=HELLO_TIMEOUT_S, keepalive_interval=0,
+        )
 
     @property
     def ports(self) -> dict[str, int]:
