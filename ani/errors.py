@@ -52,6 +52,7 @@ class ErrorCode(StrEnum):
     CONFLICT = "conflict"  # the base revision is stale (HEAD moved); re-read and retry
     RESOURCE_EXHAUSTED = "resource_exhausted"  # a resource pool (addresses, seq numbers, names) has no free value
     NON_CONVERGENT = "non_convergent"  # reconciliation stopped: the same or the inverse drift came back
+    LOCKED = "locked"  # another management session holds the device's configuration lock (a NETCONF <lock> on running, RFC 6241 §7.5); retriable once it is released
 
 
 class AniError(Exception):
