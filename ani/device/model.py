@@ -54,7 +54,8 @@ leading zeros, a community with a well-known value by its name (``65535:65281`` 
 FRR's limits (measured on FRR 8.4.4, see ``docs/device-model.md``) are the model's: what FRR
 refuses or rewrites at apply time is refused here, so that validation (A2's ``validate``, A3's
 service checks) catches it before anything reaches a router. Lines are limited to
-:data:`MAX_LINE_BYTES` bytes (a description, a long ``set community``).
+:data:`MAX_LINE_BYTES` bytes and :data:`MAX_COMMAND_WORDS` words (a description, a long ``set
+community``).
 """
 
 from __future__ import annotations
@@ -82,9 +83,15 @@ DEFAULT_ROUTE_MAP_DELAY = 5
 #: Static next hops that discard traffic (may not be mixed with forwarding next hops).
 DISCARD_NEXTHOPS: tuple[str, ...] = ("Null0", "blackhole", "reject")
 #: The longest configuration line (bytes of UTF-8, with its block indentation) FRR 8.4 takes
-#: through ``vtysh -f``, which frr-reload uses: a line of 4094 or 4095 bytes hangs vtysh, a longer
-#: one is cut at 4095 and refused (measured with FRR 8.4.4; ``vtysh -c`` takes one byte more).
+#: through ``vtysh -f``, which frr-reload uses to add lines: a line of 4094 or 4095 bytes hangs
+#: vtysh, a longer one is cut at 4095 and refused (measured with FRR 8.4.4).
 MAX_LINE_BYTES = 4093
+#: The longest command (bytes of UTF-8, its indentation included) ``vtysh -c`` takes, which
+#: frr-reload uses to remove lines (`` no <line>``): 4095 bytes hang vtysh, longer are refused.
+MAX_COMMAND_BYTES = 4094
+#: The most words one FRR command may have (vtysh refuses more: "% Unknown command"), e.g.
+#: ``set community`` with 253 values (252 with ``additive``) (measured with FRR 8.4.4).
+MAX_COMMAND_WORDS = 255
 #: FRR 8.4's defaults (``-F traditional``) that it never prints when configured: canonical None.
 DEFAULT_BGP_TIMERS = (60, 180)
 DEFAULT_HELLO_INTERVAL = 10
@@ -139,13 +146,23 @@ def _check(regex: re.Pattern[str], what: str, value: str | None) -> str | None:
     return value
 
 
-def check_line(line: str, what: str) -> None:
-    """Raise ValueError unless the FRR configuration line ``line`` (with its indentation) is at
-    most :data:`MAX_LINE_BYTES` bytes of UTF-8 (FRR refuses longer lines, or hangs on them)."""
+def check_line(line: str, what: str, removed_by_no: bool = False) -> None:
+    """Raise ValueError unless FRR can take the configuration line ``line`` (with its
+    indentation): at most :data:`MAX_LINE_BYTES` bytes of UTF-8 and :data:`MAX_COMMAND_WORDS`
+    words; with ``removed_by_no`` (frr-reload removes or changes such a line by sending ``no
+    <line>``) that command must also fit in :data:`MAX_COMMAND_BYTES`, or the line could be
+    added but never changed again."""
     n = len(line.encode("utf-8"))
-    if n > MAX_LINE_BYTES:
+    # frr-reload sends the removal as the line with "no " after its indentation
+    limit = min(MAX_LINE_BYTES, MAX_COMMAND_BYTES - len("no ")) if removed_by_no else MAX_LINE_BYTES
+    if n > limit:
+        why = " (frr-reload changes it with 'no ...', which must fit too)" if removed_by_no else ""
         raise ValueError(f"{what} is too long: its FRR line {line[:40].strip()!r}... is {n} bytes "
-                         f"of UTF-8, FRR takes at most {MAX_LINE_BYTES}")
+                         f"of UTF-8, FRR takes at most {limit}{why}")
+    words = len(line.split())
+    if words > MAX_COMMAND_WORDS:
+        raise ValueError(f"{what} has too many words: its FRR line has {words}, FRR takes at most "
+                         f"{MAX_COMMAND_WORDS}")
 
 
 def ospf_area(value: str | None) -> str | None:
@@ -475,7 +492,8 @@ class Bgp(_Model):
                 raise ValueError(f"address-family ipv4 unicast: unknown neighbor {key}")
         for name, p in [*self.peer_groups.items(), *self.neighbors.items()]:
             if p.description is not None:
-                check_line(f" neighbor {name} description {p.description}", f"the description of {name}")
+                check_line(f" neighbor {name} description {p.description}", f"the description of {name}",
+                           removed_by_no=True)
         return self
 
     def peer_order(self) -> list[str]:
