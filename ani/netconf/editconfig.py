@@ -179,6 +179,22 @@ def canonical(node: SNode, text: str | None) -> str | None:
     return text if out is None else out
 
 
+def _shown(text: str) -> str:
+    from ani.device.yang_xml import shown
+
+    return shown(text)
+
+
+def _why(node: SNode, text: str) -> str:
+    """What the leaf's type accepts (its range, length, pattern message), for a message."""
+    from ani.device.yang_xml import why_invalid
+
+    try:
+        return why_invalid(node.type, text)
+    except Exception:  # noqa: BLE001 - a type the describer does not know: its name then
+        return str(node.type)
+
+
 def _localname(tag: str) -> str:
     return etree.QName(tag).localname
 
@@ -266,8 +282,8 @@ def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, 
             elif (eff not in ("delete", "remove") or snode.kind == "leaf-list") and \
                     canonical(snode, req.text) is None:
                 errors.append(RpcError(
-                    "invalid-value", f"{(req.text or '')!r} is not a valid value of {name!r} "
-                    f"({snode.type})", path=here, info={"bad-element": name}))
+                    "invalid-value", f"{_shown(req.text or '')} is not a valid value of {name!r} "
+                    f"({_why(snode, req.text or '')})", path=here, info={"bad-element": name}))
             elif snode.kind == "leaf" and eff not in ("delete", "remove"):
                 _one_value(leaves, dpath + (snode.tag,), canonical(snode, req.text) or "", name,
                            here, errors)
@@ -282,8 +298,8 @@ def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, 
                     break
                 if canonical(key, found[0].text) is None:
                     errors.append(RpcError(
-                        "invalid-value", f"{(found[0].text or '')!r} is not a valid value of key "
-                        f"{key.name!r} ({key.type})", path=f"{here}/{key.prefix}:{key.name}",
+                        "invalid-value", f"{_shown(found[0].text or '')} is not a valid value of key "
+                        f"{key.name!r} ({_why(key, found[0].text or '')})", path=f"{here}/{key.prefix}:{key.name}",
                         info={"bad-element": key.name}))
                     break
                 if found[0].get(_OP_ATTR) in ("delete", "remove", "create", "replace"):

@@ -268,3 +268,51 @@ def test_error_options(lab, option, kept):
         m.commit()
         assert sorted(routes(lab, "r5")) == sorted(f"ip route {p} blackhole" for p in kept)
     restore(lab, "r5")
+
+
+# -- 4. validate refuses what FRR would refuse at commit -------------------------------------------
+
+
+@pytest.mark.parametrize("inner, where, why", [
+    ("<bgp><asn>64505</asn><timers><keepalive>0</keepalive><holdtime>1</holdtime></timers></bgp>",
+     "holdtime", "0 | 3..65535"),
+    ("<bgp><asn>64505</asn><timers><keepalive>0</keepalive><holdtime>2</holdtime></timers></bgp>",
+     "holdtime", "0 | 3..65535"),
+    ("<bgp><asn>64505</asn><timers><keepalive>2</keepalive><holdtime>3</holdtime></timers></bgp>",
+     "timers", "a third of the hold time"),
+    (f"<interface><name>lo</name><description>{'x' * 4081}</description></interface>",
+     "description", "4080 characters"),
+    (f"<interface><name>lo</name><description>{chr(233) * 2041}</description></interface>",
+     "description", "4095 bytes of UTF-8, FRR takes at most 4093"),
+    ("<bgp><asn>64505</asn><neighbor><address>10.0.0.9</address><remote-as>64999</remote-as>"
+     f"<description>{'y' * 4061}</description></neighbor></bgp>", "neighbor", "4091 bytes"),
+])
+def test_validate_refuses_what_frr_refuses_at_commit(lab, inner, where, why):
+    """Issue 11: validate accepted these, then FRR refused them at commit (or hung)."""
+    before = lab.running_config("r5")
+    with connect(lab, "r5") as m:
+        with pytest.raises(RPCError) as ei:
+            m.validate(source=etree.fromstring(config(inner)))
+        err = ei.value
+        # a type error is invalid-value; a 'must' is operation-failed, app-tag must-violation (RFC 7950 §15.4)
+        assert err.tag in ("invalid-value", "operation-failed"), err.tag
+        assert where in (err.path or "") and why in err.message, err.message
+        assert len(err.message) < 600  # the 4 KB value is not repeated whole
+        with pytest.raises(RPCError):
+            m.edit_config(target="candidate", config=config(inner))  # test-then-set refuses too
+        m.discard_changes()
+    assert lab.running_config("r5") == before  # nothing reached the router
+
+
+def test_the_longest_description_validate_accepts_commits_and_reads_back(lab):
+    desc = "x" * 4080
+    with connect(lab, "r5") as m:
+        m.edit_config(target="candidate", config=config(f"<interface><name>lo</name><description>{desc}"
+                                                        "</description></interface>"))
+        m.validate(source="candidate")
+        m.commit()
+        assert f" description {desc}" in lab.running_config("r5").splitlines()
+        m.edit_config(target="candidate", config=config(
+            '<interface><name>lo</name><description nc:operation="delete"/></interface>'))
+        m.commit()
+    assert " description" not in lab.running_config("r5")
