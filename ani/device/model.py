@@ -194,6 +194,16 @@ def community(value: str) -> str:
     return _BY_VALUE.get(v, f"{int(m.group(1))}:{int(m.group(2))}")
 
 
+def _unprinted(default: object) -> classmethod:  # type: ignore[type-arg]
+    """A field validator for a value FRR never prints when it is its default ``default``: that
+    value is None (canonical), so a configuration that writes it reads back equal."""
+    def none_if_default(cls: type, v: object) -> object:
+        same = tuple(v) == default if isinstance(v, (list, tuple)) else v == default
+        return None if v is not None and same else v
+
+    return classmethod(none_if_default)
+
+
 def _router_id(value: IPv4Address | None) -> IPv4Address | None:
     if value is not None and int(value) == 0:
         raise ValueError("router-id 0.0.0.0 is not a router id (FRR takes it as none and prints nothing)")
@@ -228,15 +238,8 @@ class InterfaceOspf(_Model):
     def _area(cls, v: str | None) -> str | None:
         return ospf_area(v)
 
-    @field_validator("hello_interval")
-    @classmethod
-    def _hello(cls, v: int | None) -> int | None:
-        return None if v == DEFAULT_HELLO_INTERVAL else v
-
-    @field_validator("network")
-    @classmethod
-    def _network(cls, v: str | None) -> str | None:
-        return None if v == "broadcast" else v  # the default type: FRR does not print it
+    _hello = field_validator("hello_interval")(_unprinted(DEFAULT_HELLO_INTERVAL))
+    _network = field_validator("network")(_unprinted("broadcast"))  # the default type
 
     def is_empty(self) -> bool:
         return self == InterfaceOspf()
@@ -352,20 +355,9 @@ class Ospf(_Model):
     def _rid(cls, v: IPv4Address | None) -> IPv4Address | None:
         return _router_id(v)
 
-    @field_validator("throttle_spf")
-    @classmethod
-    def _spf(cls, v: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
-        return None if v is not None and tuple(v) == DEFAULT_THROTTLE_SPF else v
-
-    @field_validator("throttle_lsa_all")
-    @classmethod
-    def _lsa(cls, v: int | None) -> int | None:
-        return None if v == DEFAULT_THROTTLE_LSA_ALL else v
-
-    @field_validator("lsa_min_arrival")
-    @classmethod
-    def _arrival(cls, v: int | None) -> int | None:
-        return None if v == DEFAULT_LSA_MIN_ARRIVAL else v
+    _spf = field_validator("throttle_spf")(_unprinted(DEFAULT_THROTTLE_SPF))
+    _lsa = field_validator("throttle_lsa_all")(_unprinted(DEFAULT_THROTTLE_LSA_ALL))
+    _arrival = field_validator("lsa_min_arrival")(_unprinted(DEFAULT_LSA_MIN_ARRIVAL))
 
 
 # -- BGP -------------------------------------------------------------------------------------
@@ -667,10 +659,7 @@ class DeviceConfig(_Model):
         if the changes made it invalid."""
         return type(self).model_validate(self.model_dump())
 
-    @field_validator("bgp_route_map_delay_timer")
-    @classmethod
-    def _delay(cls, v: int | None) -> int | None:
-        return None if v == DEFAULT_ROUTE_MAP_DELAY else v
+    _delay = field_validator("bgp_route_map_delay_timer")(_unprinted(DEFAULT_ROUTE_MAP_DELAY))
 
     @field_validator("interfaces")
     @classmethod

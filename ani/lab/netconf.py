@@ -126,26 +126,53 @@ def _accepts(port: int) -> bool:
         return False
 
 
+def _wait(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes] | None, timeout_s: float,
+          done: Any, what: str, late: str) -> Any:
+    """Poll ``netconf.json`` until ``done(info)`` returns a value (not None); raise LabError
+    (``exited (rc) before <what>`` / ``<late> after N s``, with the tail of ``netconf.log``)
+    if ``proc`` exits or ``timeout_s`` seconds pass."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = done(read_info(lab_dir) or {})
+        if got is not None:
+            return got
+        if proc is not None and proc.poll() is not None:
+            raise LabError(f"lab {lab_id}: the NETCONF server exited ({proc.returncode}) before {what};"
+                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
+        if time.monotonic() >= deadline:
+            raise LabError(f"lab {lab_id}: {late} after {timeout_s:g} s;"
+                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
+        time.sleep(0.03)
+
+
 def wait_ready(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes],
                timeout_s: float = READY_TIMEOUT_S) -> dict[str, int]:
     """Wait until the server has written its ports and each port accepts a TCP connection.
 
     Returns ``{router: port}``. Raises LabError (with the tail of ``netconf.log``) if the
     process exits or is not ready within ``timeout_s`` seconds."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        info = read_info(lab_dir) or {}
+    def listening(info: dict[str, Any]) -> dict[str, int] | None:
         ports = info.get("ports")
         if ports and all(_accepts(p) for p in ports.values()):
             return {str(k): int(v) for k, v in ports.items()}
-        rc = proc.poll()
-        if rc is not None:
-            raise LabError(f"lab {lab_id}: the NETCONF server exited ({rc}) before it was ready;"
-                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
-        if time.monotonic() >= deadline:
-            raise LabError(f"lab {lab_id}: the NETCONF server was not ready after {timeout_s:g} s;"
-                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
-        time.sleep(0.03)
+        return None
+
+    return _wait(lab_id, lab_dir, proc, timeout_s, listening, "it was ready",
+                 "the NETCONF server was not ready")
+
+
+def wait_devices(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes] | None,
+                 timeout_s: float = READY_TIMEOUT_S) -> None:
+    """Wait until the server (``proc``, or the one ``netconf.json`` names) has its datastores
+    ready (``"devices": "ok"``: what an earlier server left pending has been recovered).
+    Raises LabError (with the tail of ``netconf.log``) if it exits or takes longer than
+    ``timeout_s`` seconds."""
+    def ready(info: dict[str, Any]) -> bool | None:
+        ok = info.get("devices") == "ok" and (proc is None or info.get("pid") == proc.pid)
+        return True if ok else None
+
+    _wait(lab_id, lab_dir, proc, timeout_s, ready, "its datastores were ready",
+          "the NETCONF server's datastores were not ready")
 
 
 def is_server_of(pid: int | None, lab_id: str, started: int | None = None) -> bool:
@@ -186,26 +213,6 @@ def endpoint(lab_id: str, lab_dir: Path, router: str) -> NetconfEndpoint:
     hk = info.get("host_key")
     return NetconfEndpoint(info.get("host", HOST), int(ports[router]), info["username"],
                            info["password"], Path(hk) if hk else None)
-
-
-def wait_devices(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes] | None,
-                 timeout_s: float = READY_TIMEOUT_S) -> None:
-    """Wait until the server (``proc``, or the one ``netconf.json`` names) has its datastores
-    ready (``"devices": "ok"``: what an earlier server left pending has been recovered).
-    Raises LabError (with the tail of ``netconf.log``) if it exits or takes longer than
-    ``timeout_s`` seconds."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        info = read_info(lab_dir) or {}
-        if info.get("devices") == "ok" and (proc is None or info.get("pid") == proc.pid):
-            return
-        if proc is not None and proc.poll() is not None:
-            raise LabError(f"lab {lab_id}: the NETCONF server exited ({proc.returncode}) before its "
-                           f"datastores were ready; {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
-        if time.monotonic() >= deadline:
-            raise LabError(f"lab {lab_id}: the NETCONF server's datastores were not ready after "
-                           f"{timeout_s:g} s; {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
-        time.sleep(0.05)
 
 
 def stop_server(lab_id: str, lab_dir: Path, pid: int | None, started: int | None,

@@ -78,23 +78,14 @@ def set_nice(value: int) -> None:
         pass
 
 
-def _recover(devices: dict[str, Any]) -> None:
-    """Each Device's ``recover()``, the routers in parallel (a rollback takes about a second)."""
-    todo = {n: d for n, d in devices.items() if hasattr(d, "recover")}
+def _each(devices: dict[str, Any], method: str) -> None:
+    """Call ``method`` (``recover`` | ``shutdown``) on each Device that has it, the routers in
+    parallel (a rollback takes about a second each); log what each says it did."""
+    todo = {n: d for n, d in devices.items() if hasattr(d, method)}
     if not todo:
         return
-    with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="nc-recover") as ex:
-        for name, said in zip(todo, ex.map(lambda d: d.recover(), todo.values()), strict=True):
-            if said:
-                log.warning("%s: %s", name, said)
-
-
-def _shutdown(devices: dict[str, Any]) -> None:
-    todo = {n: d for n, d in devices.items() if hasattr(d, "shutdown")}
-    if not todo:
-        return
-    with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="nc-shutdown") as ex:
-        for name, said in zip(todo, ex.map(lambda d: d.shutdown(), todo.values()), strict=True):
+    with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix=f"nc-{method}") as ex:
+        for name, said in zip(todo, ex.map(lambda d: getattr(d, method)(), todo.values()), strict=True):
             if said:
                 log.warning("%s: %s", name, said)
 
@@ -127,7 +118,7 @@ async def serve(spec: ServeSpec) -> int:
         set_nice(STARTUP_NICE)
         try:
             devices, schemas = spec.build()
-            _recover(devices)
+            _each(devices, "recover")
         except BaseException as exc:  # noqa: BLE001 - reported by the loop below
             log.exception("%s: building the datastores failed", spec.name)
             failed.append(exc)
@@ -158,7 +149,7 @@ async def serve(spec: ServeSpec) -> int:
     if signalled.is_set() and built:
         # after the sessions are gone (an RPC still running finishes first: the Device
         # serialises), before the process exits
-        await loop.run_in_executor(None, _shutdown, built)
+        await loop.run_in_executor(None, _each, built, "shutdown")
     return 1 if failed else 0
 
 
