@@ -294,7 +294,9 @@ class Device:
         """``<lock>`` (RFC 6241 §7.5, §8.3.5.1). ``lock-denied`` with error-info ``session-id``
         (0 for no session) if the target is locked (also by ``sid`` itself), if it is the
         candidate and the candidate has uncommitted changes, or if it is running and another
-        session's confirmed commit is pending."""
+        session's confirmed commit is pending. With a journal the lock is published for the
+        other management paths (RFC 6241 §7.5: A1 refuses to write while running is locked);
+        one that cannot be published is not taken (``operation-failed``)."""
         with self._lock:
             self._check_alerts(sid)
             self._check_target(target)
