@@ -81,7 +81,7 @@ def test_is_server_of_checks_module_lab_id_and_start_time(tmp_path):
     from ani.lab.proc import start_time
 
     code = "import time; time.sleep(30)"
-    # argv shaped like the server's: python -c CODE ani.netconf.serve --lab x1
+    # argv shaped like the server's: python -c CODE ani.lab.netconf_server --lab x1
     p = subprocess.Popen([sys.executable, "-c", code, nc.MODULE, "--lab", "x1"])
     other = subprocess.Popen([sys.executable, "-c", code, nc.MODULE, "--lab", "x12"])
     try:
