@@ -38,14 +38,15 @@ Options (``create_adapter("a0", lab, options={...})``):
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
 
 from ani.adapters import sandbox
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
-from ani.errors import ConfigError, ErrorCode
+from ani.device.outcome import ReadError
+from ani.device.state import frr_lines, lab_gone, nft_lines, read_state
+from ani.errors import ConfigError, ErrorCode, LabError
 from ani.protocol import Level, ToolResult
 
 MAX_COMMAND_CHARS = 65536
@@ -132,10 +133,12 @@ def _norm_routes(routes: list[dict]) -> list[dict]:
     return _strip_volatile(keep)
 
 
-#: the parts of a router's state, in the order ``state_of`` captures them, with their normaliser
-STATE_PARTS: list[tuple[str, str, Any]] = [
-    ("frr", 'vtysh -N "$1" -c "show running-config" 2>&1', None),
-    ("nft", "nft -s list ruleset 2>&1", None),
+#: the parts of a router's state, in the order ``state_of`` captures them, with their normaliser;
+#: ``frr`` and ``nft`` are read by the device layer's one reader (:mod:`ani.device.state`), the
+#: others by one shell script
+STATE_PARTS: list[tuple[str, str | None, Any]] = [
+    ("frr", None, None),
+    ("nft", None, None),
     ("addr", "ip -j addr", _norm_addr),
     ("route4", "ip -j route show table all", _norm_routes),
     ("route6", "ip -j -6 route show table all", _norm_routes),
@@ -197,12 +200,18 @@ class A0Adapter(BaseAdapter):
 
     def state_of(self, device: str) -> dict[str, str] | None:
         """Router ``device``'s state, canonical text per part (see :data:`STATE_PARTS`), or
-        None if it could not be captured. Runs outside the sandbox, as root, in one process."""
+        None if it could not be captured. Runs outside the sandbox, as root: FRR's running
+        config and the ruleset through :func:`ani.device.state.read_state` (normalised by
+        ``frr_lines`` / ``nft_lines``), the rest in one process."""
         spec = self.sandbox_spec(device)
-        script = f"; echo {SEP}; ".join(cmd for _, cmd, _ in STATE_PARTS)
+        try:
+            st = read_state(self.lab, device, timeout=SNAPSHOT_TIMEOUT_S)
+        except (ReadError, LabError, OSError):
+            return None
+        script = f"; echo {SEP}; ".join(cmd for _, cmd, _ in STATE_PARTS if cmd is not None)
         try:
             res = sandbox.run_capped(
-                ["ip", "netns", "exec", spec.netns, "sh", "-c", script, "sh", spec.pathspace],
+                ["ip", "netns", "exec", spec.netns, "sh", "-c", script],
                 timeout_s=SNAPSHOT_TIMEOUT_S,
                 max_bytes=SNAPSHOT_MAX_BYTES,
             )
@@ -210,11 +219,12 @@ class A0Adapter(BaseAdapter):
             return None
         if res.exit_status != 0 or res.stdout_truncated:
             return None
+        shell_parts = [(name, norm) for name, cmd, norm in STATE_PARTS if cmd is not None]
         texts = res.stdout.split(SEP + "\n")
-        if len(texts) != len(STATE_PARTS):
+        if len(texts) != len(shell_parts):
             return None
-        out: dict[str, str] = {}
-        for (name, _, norm), text in zip(STATE_PARTS, texts):
+        out: dict[str, str] = {"frr": "\n".join(frr_lines(st.frr)), "nft": "\n".join(nft_lines(st.nft))}
+        for (name, norm), text in zip(shell_parts, texts):
             if norm is not None:
                 try:
                     text = json.dumps(norm(json.loads(text)), sort_keys=True)
@@ -229,10 +239,8 @@ class A0Adapter(BaseAdapter):
     def shell(self, args: ShellArgs) -> ToolResult:
         self._check_support()
         spec = self.sandbox_spec(args.device)
-        if not Path("/run/netns", spec.netns).exists():
-            gone = f"network namespace {spec.netns} is gone"
-            if not Path(self.lab.node_argv(args.device, [])[0]).exists():  # the whole lab was downed
-                gone = f"lab {self.lab.id} is not running ({gone})"
+        gone = lab_gone(self.lab, args.device)
+        if gone:
             return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"{args.device}: {gone}")
         if not spec.run_dir.is_dir() or not spec.etc_dir.is_dir():
             return ToolResult.failure(

@@ -20,7 +20,6 @@ from ani.adapters.netconf_xml import FRR_NS
 
 DEFAULT_CONFIRM_TIMEOUT_S = 600  # RFC 6241 §8.4.5.1
 MAX_CONFIRM_TIMEOUT_S = 4294967295  # uint32 in ietf-netconf
-RETRIABLE_TAGS = frozenset({"lock-denied", "in-use", "resource-denied"})
 
 WORKFLOW = (
     "Workflow: lock(device) the candidate; edit_config(device, config) one or more times "

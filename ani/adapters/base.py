@@ -4,7 +4,9 @@ A tool is a method decorated with :func:`tool`, taking one validated pydantic
 argument model. :class:`BaseAdapter` builds the ToolSpecs (JSON Schema from the
 model), validates arguments *before* anything reaches a device, checks device
 names against the lab, times the call, logs it to the trajectory, and turns
-agent mistakes into ``ok=False`` results with stable codes.
+agent mistakes into ``ok=False`` results with stable codes. A timeout a tool lets through
+(:class:`ani.errors.AniTimeout`, ``subprocess.TimeoutExpired``) becomes ``ErrorCode.TIMEOUT``
+through the one mapping of exceptions to results, :func:`ani.adapters.error_map.error_result`.
 """
 
 from __future__ import annotations
@@ -16,18 +18,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ani.errors import ErrorCode
+from ani.adapters.error_map import error_result
+from ani.errors import AniTimeout, ErrorCode
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.trajectory import Trajectory
 from ani.validation import format_validation_error
-
-
-class ToolTimeout(Exception):
-    """Raised by a tool handler when its bound is exceeded; becomes ``ErrorCode.TIMEOUT``."""
-
-    def __init__(self, seconds: float, what: str = "") -> None:
-        super().__init__(f"timeout after {seconds:g} s" + (f" ({what})" if what else ""))
-        self.seconds = seconds
 
 
 class Args(BaseModel):
@@ -203,12 +198,8 @@ class BaseAdapter:
                 return bad
         try:
             return fn(parsed)
-        except ToolTimeout as exc:
-            return ToolResult.failure(ErrorCode.TIMEOUT, str(exc), retriable=True)
-        except subprocess.TimeoutExpired as exc:
-            return ToolResult.failure(
-                ErrorCode.TIMEOUT, f"timeout after {exc.timeout:g} s", retriable=True
-            )
+        except (AniTimeout, subprocess.TimeoutExpired) as exc:
+            return error_result(exc)
 
     @staticmethod
     def _devices_named(parsed: BaseModel) -> list[str]:

@@ -17,6 +17,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ani.errors import AgentError
+
 StopReason = Literal["submitted", "max_steps", "max_tokens", "wall_clock", "error"]
 
 
@@ -110,7 +112,7 @@ class Agent(Protocol):
 # work (e.g. the endpoint refuses connections or rejects the key). Agents without it skip it.
 
 
-class BudgetExceeded(Exception):
+class BudgetExceeded(AgentError):
     """Raised inside an agent when a budget limit is hit; ``reason`` is the stop reason."""
 
     def __init__(self, reason: StopReason) -> None:

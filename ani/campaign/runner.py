@@ -1,4 +1,5 @@
-"""Run one variant in one cell (:func:`run_one`) and a whole campaign (:func:`run_campaign`).
+"""Run one variant in one cell (:func:`run_one`); a whole campaign is
+:func:`ani.campaign.loop.run_campaign`.
 
 One run::
 
@@ -491,16 +492,3 @@ def _process(info: dict[str, Any], state: dict[str, Any], label: str) -> Any:
         prompt_tokens=state.get("prompt_tokens"),
         completion_tokens=state.get("completion_tokens"),
     )
-
-
-def run_campaign(
-    spec: CampaignSpec,
-    out_dir: str | Path | None = None,
-    resume: bool = False,
-    progress: bool = True,
-    **kwargs: Any,
-) -> Any:
-    """Run a whole campaign; see :func:`ani.campaign.loop.run_campaign` (same arguments)."""
-    from ani.campaign.loop import run_campaign as _run_campaign
-
-    return _run_campaign(spec, out_dir, resume, progress, **kwargs)

@@ -19,7 +19,7 @@ CONTRACT (other modules code against these signatures; keep them):
         # scrapli's bin transport and by the A0 sandbox)
     lab.vtysh(router, commands: list[str] | str, timeout=10.0) -> ExecResult   # vtysh -c ... -c ...
     lab.vtysh_json(router, command, timeout=10.0) -> dict | list               # parsed `... json`
-    lab.running_config(router) -> str        # `show running-config` text
+    lab.running_config(router) -> str        # `show running-config` text (ani.device.state.read_frr)
     lab.wait_converged(timeout_s=None) -> None   # raises ConvergenceTimeout naming what is pending
     Lab.attach(lab_id, own=True) -> Lab      # from the state file of a running lab; LabNotFound
     Lab.list_labs() -> list[dict]            # id, name, owner_pid, alive, nodes, created
@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ani.errors import ConvergenceTimeout, LabError, LabNotFound, UnknownNode
+from ani.errors import ConvergenceTimeout, LabError, LabGone, LabNotFound, UnknownNode
 from ani.lab import cleanup, converge, frr, netns, proc
 from ani.lab import netconf as nc
 from ani.lab.capability import check_capabilities
@@ -288,12 +288,12 @@ class Lab:
         """Run ``argv`` inside ``node``; after ``timeout`` seconds its whole process group is
         killed (``timed_out`` set).
 
-        Raises UnknownNode, LabError (lab not running). A failing command is *not* an exception:
+        Raises UnknownNode, LabGone (lab not running). A failing command is *not* an exception:
         see ``ExecResult.rc``.
         """
         argv = self.node_argv(node, list(argv))
         if not Path(argv[0]).exists():
-            raise LabError(f"lab {self.id} is not running (no {argv[0]})")
+            raise LabGone(self.id, f"no {argv[0]}")
         return proc.run(argv, timeout=timeout, input=input)
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
@@ -328,12 +328,14 @@ class Lab:
             why = "timed out" if res.timed_out else f"exit {res.rc}"
             raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None
 
-    def running_config(self, router: str) -> str:
-        """``show running-config`` of ``router``. Raises LabError if vtysh fails."""
-        res = self.vtysh(router, "show running-config")
-        if not res.ok:
-            raise LabError(f"{router}: show running-config failed (exit {res.rc}): {res.stderr.strip()[:500]}")
-        return res.stdout
+    def running_config(self, router: str, timeout: float = 10.0) -> str:
+        """``show running-config`` of ``router`` (text), read by the device layer's one reader,
+        :func:`ani.device.state.read_frr` (``timeout``: seconds). Raises UnknownNode; ReadError
+        (``ani.device.outcome``) if the lab is gone, an FRR daemon of the router is not running,
+        or vtysh fails; ReadTimeout (an AniTimeout) when the read runs out of ``timeout``."""
+        from ani.device.state import read_frr  # the device layer sits above the lab: load it late
+
+        return read_frr(self, router, timeout)
 
     def netconf_endpoint(self, router: str) -> nc.NetconfEndpoint:
         """Where ``router``'s NETCONF server listens: ``NetconfEndpoint(host, port, username,
@@ -360,7 +362,8 @@ class Lab:
                 return
             if time.monotonic() >= deadline:
                 raise ConvergenceTimeout(
-                    f"lab {self.id}: not converged after {bound:g} s: " + "; ".join(missing), pending=missing
+                    f"lab {self.id}: not converged after {bound:g} s: " + "; ".join(missing), pending=missing,
+                    seconds=bound,
                 )
             time.sleep(POLL_S)
 

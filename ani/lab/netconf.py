@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ani.errors import LabError
+from ani.errors import LabError, LabGone
 from ani.lab.proc import cmdline, is_alive
 
 INFO_FILE = "netconf.json"
@@ -167,10 +167,10 @@ def server_pids(lab_id: str, lab_dir: Path, pid: int | None, started: int | None
 
 
 def endpoint(lab_id: str, lab_dir: Path, router: str) -> NetconfEndpoint:
-    """The endpoint of ``router``. Raises LabError if the lab is gone (``lab <id> is not
+    """The endpoint of ``router``. Raises LabGone (a LabError) if the lab is gone (``lab <id> is not
     running``, e.g. downed under an attached adapter) or has no ready NETCONF server."""
     if not Path(lab_dir).is_dir():
-        raise LabError(f"lab {lab_id} is not running (no {lab_dir})")
+        raise LabGone(lab_id, f"no {lab_dir}")
     info = read_info(lab_dir) or {}
     ports = info.get("ports") or {}
     if router not in ports:

@@ -50,9 +50,8 @@ import ani.device.apply as device_apply
 from ani.device import firewall as fwmod
 from ani.device.apply import ApplyError, frr_diff
 from ani.device.model import DeviceConfig
-from ani.device.outcome import is_timeout
 from ani.device.render import render
-from ani.errors import AniError
+from ani.errors import AniError, AniTimeout
 from ani.sot.drift import DriftItem, convergence, drift, normalise
 from ani.sot.patch import pointer
 from ani.sot.repo import SotRepo
@@ -186,7 +185,7 @@ def device_applier(lab: Any, targets: dict[str, DeviceConfig]) -> ApplierOutcome
             return ApplierOutcome(
                 ok=False, applied=applied, error=str(exc), phase=phase,
                 detail={"diff": diffs, "router": router, "lines": list(exc.lines), "restored": exc.restored,
-                        **({"timed_out": True} if is_timeout(exc) else {})},
+                        **({"timed_out": True} if isinstance(exc, AniTimeout) else {})},
             )
         except (AniError, ValueError) as exc:
             return ApplierOutcome(ok=False, applied=applied, error=f"{router}: {exc}", phase="apply",
@@ -310,7 +309,7 @@ class Reconciler:
             have = self.actual(routers)
         except (AniError, ValueError) as exc:
             return ReconcileStatus(revision=revision, status="failed", error=str(exc), phase="read",
-                                   detail={"timed_out": True} if is_timeout(exc) else {})
+                                   detail={"timed_out": True} if isinstance(exc, AniTimeout) else {})
         now = self._drift(want, have)
         if not now:
             return ReconcileStatus(revision=revision, status="converged", reason="no drift: nothing to apply")
@@ -330,7 +329,7 @@ class Reconciler:
                 return ReconcileStatus(revision=revision, status="failed", tries=tries, applied=sorted(applied),
                                        error=(outcome.error + "; then " if outcome.error else "") + str(exc),
                                        phase=outcome.phase or "read",
-                                       detail={**detail, "timed_out": True} if is_timeout(exc) else detail)
+                                       detail={**detail, "timed_out": True} if isinstance(exc, AniTimeout) else detail)
             now = self._drift(want, have)
             left = {r: [i.model_dump() for i in items] for r, items in now.items()}
             lines = {r: involved_lines(want[r], have[r]) for r in now}

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 import ani.device.apply as device_apply
-from ani.adapters.a3r import A3RAdapter, sot_failure
+from ani.adapters.a3r import A3RAdapter
+from ani.adapters.error_map import error_result
 from ani.device.model import DeviceConfig, StaticRoute
 from ani.errors import ConfigError
 from ani.protocol import Level
@@ -79,15 +80,15 @@ def test_options_defaults(tmp_path: Path) -> None:
 
 
 def test_error_mapping() -> None:
-    assert sot_failure(Conflict("aaa", "bbb")).error.code.value == "conflict"
-    assert sot_failure(Conflict("aaa", "bbb")).data == {"expected": "aaa", "actual": "bbb"}
-    r = sot_failure(PatchError(1, {"op": "test"}, "/a", "not equal"))
+    assert error_result(Conflict("aaa", "bbb")).error.code.value == "conflict"
+    assert error_result(Conflict("aaa", "bbb")).data == {"expected": "aaa", "actual": "bbb"}
+    r = error_result(PatchError(1, {"op": "test"}, "/a", "not equal"))
     assert (r.error.code.value, r.data["index"], r.data["path"]) == ("invalid_intent", 1, "/a")
-    assert sot_failure(DocError("/x", "bad")).data["pointer"] == "/x"
-    assert sot_failure(SotPathError("no such file")).error.code.value == "not_found"
-    assert sot_failure(SotError("unknown revision 'x'")).error.code.value == "not_found"
-    assert sot_failure(SotError("revert of abc does not apply cleanly: x")).error.code.value == "conflict"
-    assert sot_failure(SotError("nothing to commit (patch first)")).error.code.value == "invalid_arguments"
+    assert error_result(DocError("/x", "bad")).data["pointer"] == "/x"
+    assert error_result(SotPathError("no such file")).error.code.value == "not_found"
+    assert error_result(SotError("unknown revision 'x'")).error.code.value == "not_found"
+    assert error_result(SotError("revert of abc does not apply cleanly: x")).error.code.value == "conflict"
+    assert error_result(SotError("nothing to commit (patch first)")).error.code.value == "invalid_arguments"
 
 
 def test_repo_in_lab_dir_removed_at_close(tmp_path: Path, running) -> None:  # type: ignore[no-untyped-def]
