@@ -29,9 +29,10 @@ configures is. If a capture fails or takes more than 5 s (its process group is t
 call reports ``changed=True`` with ``changed_parts=["unknown"]``. One capture: ~60 ms for a
 brownfield-small router, ~0.6 s with 5,000 static routes.
 
-Options (``create_adapter("a0", lab, options={...})``):
-    timeout_s (float, default 30): bound on one command's wall time, seconds.
-    max_output_bytes (int, default 65536): cap on each of stdout and stderr, bytes.
+Options (``create_adapter("a0", lab, options={...})``, the strict model :class:`A0Options`: an
+unknown key or a bad value is a ConfigError naming it and the known options):
+    timeout_s (float > 0, default 30): bound on one command's wall time, seconds.
+    max_output_bytes (int >= 1, default 65536): cap on each of stdout and stderr, bytes.
     user (str, default "frr"): the unprivileged user the shell runs as.
 """
 
@@ -44,9 +45,10 @@ from pydantic import Field, field_validator
 
 from ani.adapters import sandbox
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
+from ani.adapters.options import Options, parse_options
 from ani.device.outcome import ReadError
 from ani.device.state import frr_lines, lab_gone, nft_lines, read_state
-from ani.errors import ConfigError, ErrorCode, LabError
+from ani.errors import ErrorCode, LabError
 from ani.protocol import Level, ToolResult
 
 MAX_COMMAND_CHARS = 65536
@@ -95,11 +97,12 @@ class ShellArgs(DeviceArgs):
         return v
 
 
-def _option(options: dict, key: str, kind: type, default: Any) -> Any:
-    try:
-        return kind(options.get(key, default))
-    except (TypeError, ValueError):
-        raise ConfigError(f"a0 options.{key} must be {kind.__name__}, got {options[key]!r}") from None
+class A0Options(Options):
+    """The options of A0 (module doc)."""
+
+    timeout_s: float = Field(sandbox.DEFAULT_TIMEOUT_S, gt=0, description="bound on one command, seconds")
+    max_output_bytes: int = Field(sandbox.DEFAULT_MAX_OUTPUT_BYTES, ge=1, description="cap on stdout and on stderr, bytes")
+    user: str = Field("frr", min_length=1, description="the unprivileged user the shell runs as")
 
 
 def _strip_volatile(obj: Any) -> Any:
@@ -165,17 +168,10 @@ class A0Adapter(BaseAdapter):
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
-        known = {"timeout_s", "max_output_bytes", "user"}
-        unknown = set(self.options) - known
-        if unknown:
-            raise ConfigError(f"a0 options: unknown {sorted(unknown)}; known: {sorted(known)}")
-        self.timeout_s = _option(self.options, "timeout_s", float, sandbox.DEFAULT_TIMEOUT_S)
-        self.max_output_bytes = _option(self.options, "max_output_bytes", int, sandbox.DEFAULT_MAX_OUTPUT_BYTES)
-        if self.timeout_s <= 0:
-            raise ConfigError(f"a0 options.timeout_s must be > 0, got {self.timeout_s}")
-        if self.max_output_bytes < 1:
-            raise ConfigError(f"a0 options.max_output_bytes must be >= 1, got {self.max_output_bytes}")
-        self.user = str(self.options.get("user", "frr"))
+        self.settings = parse_options(A0Options, self.options, str(self.level))
+        self.timeout_s = self.settings.timeout_s
+        self.max_output_bytes = self.settings.max_output_bytes
+        self.user = self.settings.user
         self._supported = False
 
     def open(self) -> None:

@@ -35,9 +35,11 @@ Tools (NetConfBench names and argument schemas where they fit):
 Comment items (``!``/``#``), ``configure terminal``, ``end`` and a top-level ``exit`` are not
 sent (status ``success`` with a note): the adapter manages configuration mode itself.
 
-Options (``options=`` of the constructor): ``platform`` (name or path, default ``frr``),
-``command_timeout_s`` (10), ``call_timeout_s`` (60, whole update_config), ``rollback_timeout_s``
-(30), ``max_output_bytes`` (65536). Any other key raises ConfigError naming the known ones.
+Options (``options=`` of the constructor, the strict model :class:`A1Options`): ``platform``
+(name or path, default ``frr``), ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole
+update_config), ``rollback_timeout_s`` (30), ``max_output_bytes`` (65536). An unknown key or a
+bad value (a timeout that is not a number > 0, a platform that does not load) raises ConfigError
+naming it and the known options.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from ani.adapters.allowlist import Refused, Step, check_show, plan_config
 from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
 from ani.adapters.cli_session import CliSession, SessionError, classify
 from ani.adapters.error_map import error_result
+from ani.adapters.options import Options, parse_options
 from ani.adapters.platform import Platform, load_platform
 from ani.adapters.sandbox import CappedOutput
 from ani.adapters.snapshot import RouterState, SnapshotStore, key, unified
@@ -60,8 +63,14 @@ from ani.errors import AniTimeout, ConfigError, ErrorCode, LabError
 from ani.protocol import Level, ToolResult
 
 
-#: the options A1 takes (module doc); any other key is refused
-OPTIONS = ("platform", "command_timeout_s", "call_timeout_s", "rollback_timeout_s", "max_output_bytes")
+class A1Options(Options):
+    """The options of A1 (module doc)."""
+
+    platform: str = Field("frr", min_length=1, description="platform file: a name under adapters/ or a path")
+    command_timeout_s: float = Field(10.0, gt=0, description="bound of one CLI command and of opening vtysh, seconds")
+    call_timeout_s: float = Field(60.0, gt=0, description="bound of a whole update_config, seconds")
+    rollback_timeout_s: float = Field(30.0, gt=0, description="bound of each frr-reload / nft restore run, seconds")
+    max_output_bytes: int = Field(65536, ge=1, description="cap on a command's output, bytes")
 
 
 class ValidationArgs(Args):
@@ -104,18 +113,19 @@ class A1Adapter(BaseAdapter):
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
-        unknown = set(self.options) - set(OPTIONS)
-        if unknown:  # a name of another level (a0's timeout_s) must not be silently ignored
-            raise ConfigError(f"a1 options: unknown {sorted(unknown)}; known: {list(OPTIONS)}")
-        self.platform: Platform = load_platform(self.options.get("platform", "frr"))
-        self.command_timeout_s = float(self.options.get("command_timeout_s", 10.0))
-        self.call_timeout_s = float(self.options.get("call_timeout_s", 60.0))
-        self.max_output = int(self.options.get("max_output_bytes", 65536))
+        self.settings = parse_options(A1Options, self.options, str(self.level))
+        try:
+            self.platform: Platform = load_platform(self.settings.platform)
+        except FileNotFoundError as exc:
+            raise ConfigError(f"a1 options: platform: {exc}") from None
+        self.command_timeout_s = self.settings.command_timeout_s
+        self.call_timeout_s = self.settings.call_timeout_s
+        self.max_output = self.settings.max_output_bytes
         self.snapshots = SnapshotStore(
             lab,
             self.platform,
             timeout_s=self.command_timeout_s,
-            rollback_timeout_s=float(self.options.get("rollback_timeout_s", 30.0)),
+            rollback_timeout_s=self.settings.rollback_timeout_s,
         )
         self._sessions: dict[str, CliSession] = {}
 

@@ -47,8 +47,9 @@ of confirming anything).
 ``get-config running`` before and after; the other tools never change the running datastore
 (``edit_config`` and ``discard_changes`` change only the candidate).
 
-Options: ``connect_timeout_s`` (10), ``rpc_timeout_s`` (120), ``max_output_bytes`` (65536); any
-other key raises ConfigError naming the known ones.
+Options (the strict model :class:`ani.adapters.a2_args.A2Options`): ``connect_timeout_s`` (10),
+``rpc_timeout_s`` (120), ``max_output_bytes`` (65536); an unknown key or a bad value raises
+ConfigError naming it and the known options.
 
 Modules: argument models in :mod:`ani.adapters.a2_args`, sessions and reply checking in
 :mod:`ani.netconf.client`, XML / JSON arguments in :mod:`ani.adapters.netconf_xml`.
@@ -66,6 +67,7 @@ from lxml import etree
 from ani.adapters.a2_args import (
     DEFAULT_CONFIRM_TIMEOUT_S,
     WORKFLOW,
+    A2Options,
     CommitArgs,
     CompareArgs,
     DevicesArgs,
@@ -81,7 +83,8 @@ from ani.adapters.base import BaseAdapter, DeviceArgs, tool
 from ani.adapters.error_map import error_result
 from ani.adapters.netconf_xml import FRR_NS, XmlArgError, as_lines, config_element, filter_element, pretty
 from ani.adapters.sandbox import CappedOutput
-from ani.errors import AniTimeout, ConfigError, ErrorCode
+from ani.adapters.options import parse_options
+from ani.errors import AniTimeout, ErrorCode
 from ani.netconf.client import (
     MONITORING_NS,
     NetconfSession,
@@ -101,10 +104,6 @@ __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 #: what an agent must do after a confirmed commit was rolled back: the commit had emptied the
 #: candidate into running, so the edits are gone from both
 _REDO = "the edits left the candidate at that commit: lock, edit_config and commit again"
-
-
-#: the options A2 takes (module doc); any other key is refused
-OPTIONS = ("connect_timeout_s", "rpc_timeout_s", "max_output_bytes")
 
 
 class A2Adapter(BaseAdapter):
@@ -129,12 +128,10 @@ class A2Adapter(BaseAdapter):
         connect: Callable[..., Any] | None = None,
     ) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
-        unknown = set(self.options) - set(OPTIONS)
-        if unknown:  # a name of another level (a1's command_timeout_s) must not be silently ignored
-            raise ConfigError(f"a2 options: unknown {sorted(unknown)}; known: {list(OPTIONS)}")
-        self.connect_timeout_s = float(self.options.get("connect_timeout_s", 10.0))
-        self.rpc_timeout_s = float(self.options.get("rpc_timeout_s", 120.0))
-        self.max_output = int(self.options.get("max_output_bytes", 65536))
+        self.settings = parse_options(A2Options, self.options, str(self.level))
+        self.connect_timeout_s = self.settings.connect_timeout_s
+        self.rpc_timeout_s = self.settings.rpc_timeout_s
+        self.max_output = self.settings.max_output_bytes
         self._connect = connect
         self._sessions: dict[str, NetconfSession] = {}
         self._gen: dict[str, int] = {}  # session generation the state below belongs to
