@@ -52,11 +52,18 @@ every class defined in ``ani`` and checks this tree.
     |   +-- FramingError             the peer broke RFC 6242 framing
     +-- IntentError (ValueError)     ani.intents.errors: a service change refused (``code``, ``path``)
     |   +-- PoolExhausted            a resource pool is empty
-    +-- SotError                     ani.sot.errors: the source of truth (see there)
+    +-- SotError                     ani.sot.errors: the source of truth
+    |   +-- DocError (ValueError)    a desired-state document is invalid (``pointer``)
+    |   |   +-- ServiceFileError     ani.sot.services: a service file (A4) does not compile
+    |   +-- PatchError               a JSON Patch could not be applied (``index``, ``op``, ``path``)
+    |   +-- Conflict                 ``base_revision`` is stale (``expected``, ``actual``)
+    |   +-- SotPathError             no such file, or a path outside the repository
     +-- AgentError                   an agent's own failure (not the network's, not the harness's)
     |   +-- BudgetExceeded           ani.agents.base: a budget limit was hit (``reason``)
     |   +-- AgentFailed              ani.agents.scripted: the script cannot go on
     |   +-- EndpointError            ani.agents.llm_endpoint: the model endpoint failed for good
+    |   +-- NotACompletion           ani.agents.llm_endpoint: an HTTP 200 body that is no completion
+    |   +-- ErrorInBody              ani.agents.llm_endpoint: an HTTP 200 body holding an error (transient)
     +-- ObserverError                the observer could not evaluate a check
 
 Timeouts: every bound that runs out raises an :class:`AniTimeout` (or a subclass carrying
