@@ -26,8 +26,11 @@ link-local addresses, carrier flags and operstate (they follow the peer), kernel
 protocols (``proto bgp/ospf/...``: from FRR's configuration, which is compared, and from
 neighbours). So a direct ``ip route del`` of a BGP-learned route is not seen; everything an agent
 configures is. If a capture fails or takes more than 5 s (its process group is then killed), the
-call reports ``changed=True`` with ``changed_parts=["unknown"]``. One capture: ~60 ms for a
-brownfield-small router, ~0.6 s with 5,000 static routes.
+call reports ``changed=True`` with ``changed_parts=["unknown"]``. FRR's running config and the
+ruleset are read by the device layer's one reader (:func:`ani.device.state.read_state`: a
+router whose lab is gone or whose daemon is dead cannot be captured), the rest by one shell
+script. One capture: ~50 ms for a brownfield-small router (``benchmarks/a0_capture.py``, see
+docs/performance.md).
 
 Options (``create_adapter("a0", lab, options={...})``, the strict model :class:`A0Options`: an
 unknown key or a bad value is a ConfigError naming it and the known options):
