@@ -144,10 +144,6 @@ def _mismatch(got: DeviceConfig, want: DeviceConfig) -> list[str]:
 # -- applying --------------------------------------------------------------------------------
 
 
-def _is_nft(line: str) -> bool:
-    return line.startswith("nft / ")
-
-
 def _target(router: str, want: DeviceConfig) -> Target:
     """``want`` as a :class:`ani.device.state.Target`: FRR equal to ``render(want)`` with no
     unmodelled line; ``table inet fw`` equal to ``want.firewall`` (other tables untouched)."""

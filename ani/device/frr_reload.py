@@ -64,12 +64,6 @@ class ReloadResult:
     def ok(self) -> bool:
         return self.rc == 0 and not self.timed_out and not self.errors
 
-    def message(self, limit: int = 1000) -> str:
-        """One line for a report: the error lines joined by ``; `` (or the timeout)."""
-        if self.timed_out:
-            return f"frr-reload timed out after {self.elapsed_s:.1f} s"
-        return "; ".join(self.errors)[:limit]
-
 
 def frr_reload(
     lab: Any,
@@ -82,7 +76,7 @@ def frr_reload(
     e.g. ``show running-config`` output or ``"frr defaults traditional\\n" + render(model)``).
 
     ``timeout``: seconds, after which the run is killed (``timed_out``). Raises what
-    ``lab.exec`` raises (UnknownNode, LabError when the lab is not running); a failing reload
+    ``lab.exec`` raises (UnknownNode, LabGone when the lab is not running); a failing reload
     is reported in the result, not raised.
     """
     ps = lab.pathspace(router)
