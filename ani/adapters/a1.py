@@ -157,7 +157,9 @@ class A1Adapter(BaseAdapter):
         except SessionError as exc:
             gone = lab_gone(self.lab, device)
             if gone:
-                raise SessionError(gone) from exc
+                err = SessionError(gone)
+                err.gone = True  # type: ignore[attr-defined] - a retry cannot succeed (error_result)
+                raise err from exc
             raise
         return r.output, r.failed
 

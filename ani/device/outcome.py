@@ -43,10 +43,12 @@ class ApplyError(DeviceError):
 class ReadError(ApplyError):
     """A router's state (FRR running config, nftables ruleset) could not be read: the lab is
     gone, one of its FRR daemons is not running, or vtysh / nft failed. Nothing was changed
-    (``restored`` is True). The message starts with the router's name."""
+    (``restored`` is True). The message starts with the router's name; ``gone``: the lab itself
+    was removed (a retry cannot succeed)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, gone: bool = False) -> None:
         super().__init__(message, restored=True)
+        self.gone = gone
 
 
 class ReadTimeout(ReadError, AniTimeout):
@@ -55,6 +57,7 @@ class ReadTimeout(ReadError, AniTimeout):
 
     def __init__(self, router: str, seconds: float, what: str) -> None:
         self.router = router
+        self.gone = False
         AniTimeout.__init__(self, seconds, what, f"{router}: {timeout_message(seconds, what)}")
         self.message = str(self)
         self.restored = True

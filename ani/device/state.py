@@ -98,7 +98,7 @@ def lab_gone(lab: Any, node: str) -> str | None:
 def _check_reachable(lab: Any, router: str) -> None:
     gone = lab_gone(lab, router)
     if gone:
-        raise ReadError(f"{router}: {gone}")
+        raise ReadError(f"{router}: {gone}", gone=True)
     dead = getattr(lab, "dead_daemons", None)
     down = dead(router) if callable(dead) else []
     if down:
@@ -121,7 +121,7 @@ def read_frr(lab: Any, router: str, timeout: float = 10.0, command: str = SHOW_R
     try:
         res = lab.vtysh(router, command, timeout=timeout)
     except LabGone as exc:
-        raise ReadError(f"{router}: {exc}") from None
+        raise ReadError(f"{router}: {exc}", gone=True) from None
     if res.timed_out:
         raise ReadTimeout(router, timeout, "reading the running config")
     if not res.ok or "Current configuration:" not in res.stdout:
@@ -139,11 +139,11 @@ def read_nft(lab: Any, router: str, timeout: float = 10.0, argv: Sequence[str] =
     if checked:
         gone = lab_gone(lab, router)
         if gone:
-            raise ReadError(f"{router}: {gone}")
+            raise ReadError(f"{router}: {gone}", gone=True)
     try:
         res = lab.exec(router, list(argv), timeout=timeout)
     except LabGone as exc:
-        raise ReadError(f"{router}: {exc}") from None
+        raise ReadError(f"{router}: {exc}", gone=True) from None
     if res.timed_out:
         raise ReadTimeout(router, timeout, "reading the nftables ruleset")
     if not res.ok:

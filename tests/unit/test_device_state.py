@@ -90,7 +90,7 @@ def test_a_gone_lab_is_said_first_and_nothing_runs(tmp_path):
     assert lab_gone(lab, "r1") == f"lab ab12 is not running (no {tmp_path}/r1/enter)"
     with pytest.raises(ReadError, match=r"^r1: lab ab12 is not running \(no .*/r1/enter\)$") as exc:
         read_frr(lab, "r1")
-    assert exc.value.restored is True and isinstance(exc.value, ApplyError)
+    assert exc.value.restored is True and exc.value.gone is True and isinstance(exc.value, ApplyError)
     with pytest.raises(ReadError, match="is not running"):
         read_nft(lab, "r1")
     assert lab.calls == []

@@ -26,8 +26,8 @@ E = ErrorCode
      E.TIMEOUT, True, "cannot read the routers' configurations: r2: timeout after 10 s (reading the running config)"),
     (ReadError("r1: cannot read the running config (exit 1): boom"), {"device": "r1", "what": "cannot read config"},
      E.DEVICE_UNREACHABLE, True, "r1: cannot read config: cannot read the running config (exit 1): boom"),
-    (ReadError("r1: lab ab12 is not running (no /x/r1/enter)"), {"device": "r1"}, E.DEVICE_UNREACHABLE, True,
-     "r1: lab ab12 is not running (no /x/r1/enter)"),
+    (ReadError("r1: lab ab12 is not running (no /x/r1/enter)", gone=True), {"device": "r1"}, E.DEVICE_UNREACHABLE,
+     False, "r1: lab ab12 is not running (no /x/r1/enter)"),  # the lab is gone: a retry cannot succeed
     (LabGone("ab12", "no /x/r1/enter"), {"device": "r1"}, E.DEVICE_UNREACHABLE, False,
      "r1: lab ab12 is not running (no /x/r1/enter)"),  # the lab is gone: a retry cannot succeed
     (SessionError("r1: vtysh gave no prompt: EOF"), {"device": "r1"}, E.DEVICE_UNREACHABLE, True,
