@@ -20,6 +20,8 @@ does not parse.
     |   +-- ConvergenceTimeout       routing did not converge in time (names the session)
     |   +-- UnknownNode              no node of that name in the lab
     |   +-- CapabilityMissing        the kernel or the host lacks a needed feature
+    +-- HostFault                    the host or the harness failed, not the agent
+    |   +-- ProgramMissing           a program the SDK runs is not installed (names the package)
     +-- AdapterError                 an adapter's own fault (not the agent's)
     +-- ObserverError                the observer could not evaluate a check
 """
@@ -104,6 +106,27 @@ class UnknownNode(LabError):
 
 class CapabilityMissing(LabError):
     """The kernel or the host lacks a feature the lab needs (e.g. the ``vrf`` link type)."""
+
+
+class HostFault(AniError):
+    """The host or the harness failed, not the agent: a program is missing, a harness helper
+    could not start or crashed. A run that meets one is an infrastructure error (never graded);
+    ``BaseAdapter.call`` turns one into an ``internal`` result and a ``harness_fault`` event."""
+
+
+class ProgramMissing(HostFault):
+    """A program the SDK runs is not installed (at the moment it is needed).
+
+    Attributes:
+        program: what is missing, as the code names it (``/usr/lib/frr/frr-reload.py``, ``nft``).
+        package: the Debian package that provides it (``frr-pythontools``), from
+            ``ani/host/packages.txt``.
+    """
+
+    def __init__(self, program: str, package: str, message: str | None = None) -> None:
+        super().__init__(message or f"{program} is missing (apt-get install {package})")
+        self.program = program
+        self.package = package
 
 
 class AdapterError(AniError):
