@@ -55,6 +55,7 @@ from ani.adapters.platform import Platform, load_platform
 from ani.adapters.sandbox import CappedOutput
 from ani.adapters.snapshot import DeviceState, ReadTimeout, SnapshotStore, unified
 from ani.errors import AdapterError, ConfigError, ErrorCode, LabError
+from ani.host.programs import program
 from ani.protocol import Level, ToolResult
 
 
@@ -147,6 +148,7 @@ class A1Adapter(BaseAdapter):
             gone = self._lab_gone(device)
             if gone:
                 raise SessionError(gone) from exc
+            program("vtysh")  # ProgramMissing (a host fault) if the session failed for want of it
             raise
         return r.output, r.failed
 

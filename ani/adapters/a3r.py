@@ -68,7 +68,7 @@ from ani.adapters.options import Options, parse_options
 from ani.device import apply as device_apply
 from ani.device.model import DeviceConfig
 from ani.device.outcome import is_timeout
-from ani.errors import AdapterError, AniError, ErrorCode, LabError
+from ani.errors import AdapterError, AniError, ErrorCode, HostFault, LabError
 from ani.protocol import Level, ToolResult
 from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError
 from ani.sot.format import dumps
@@ -341,6 +341,8 @@ class A3RAdapter(BaseAdapter):
             items, lines, names = self._rec().drift_report(args.devices or None)
         except SotError as exc:
             return sot_failure(exc)
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             unreachable = isinstance(exc, (device_apply.ApplyError, LabError))
             code = (ErrorCode.TIMEOUT if is_timeout(exc) else ErrorCode.DEVICE_UNREACHABLE) if unreachable \
