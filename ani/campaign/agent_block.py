@@ -77,7 +77,8 @@ _RUN_SETS = {"name": "run", "scenario": "-", "task": "-", "cells": [{"name": "c"
 def check_campaign_file(data: dict[str, Any], where: str) -> None:
     """Check a campaign file given to ``--agent-config`` with the campaign model (the validation
     of ``ani campaign run``): unknown top-level keys, bad values. Absent keys that ``ani run``
-    sets itself are allowed; ``budget`` is checked by :func:`campaign_budget`.
+    sets itself are allowed; ``budget`` is checked by :func:`campaign_budget` and ``agent`` by
+    building the agent, as in ``ani campaign run``.
 
     Raises:
         ConfigError: ``--agent-config FILE: invalid campaign: budjet: Extra inputs are not
@@ -86,7 +87,7 @@ def check_campaign_file(data: dict[str, Any], where: str) -> None:
     from ani.campaign.spec import CampaignSpec, _format_loc
     from ani.validation import validate_mapping
 
-    probe = {**_RUN_SETS, **{k: v for k, v in data.items() if k != "budget"}}
+    probe = {**_RUN_SETS, **{k: v for k, v in data.items() if k not in ("agent", "budget")}}
     validate_mapping(CampaignSpec, probe, source=where, what="campaign", error=ConfigError,
                      top="(top level)", format_loc=lambda loc: _format_loc(loc, probe))
 

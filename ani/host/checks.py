@@ -136,9 +136,9 @@ _PROBES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], str
      "load the veth module (modprobe veth)", "every link of a lab"),
     ("nftables", ("unshare", "nft"), ("{nft}", "add", "table", "inet", "anicap"), ("lab",),
      "load the nf_tables module (modprobe nf_tables)", "scenario rulesets, A1 nft statements"),
-    ("A0 sandbox (bwrap)", ("unshare", "bwrap"),
+    ("A0 sandbox (bwrap)", ("unshare", "bwrap", "sh"),
      ("{bwrap}", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-      "--unshare-uts", "--unshare-ipc", "--die-with-parent", "--", "/bin/true"), ("a0",),
+      "--unshare-uts", "--unshare-ipc", "--die-with-parent", "--", "{sh}", "-c", ":"), ("a0",),
      "a kernel with PID/IPC namespaces, run as root", "every A0 shell command"),
 )
 
