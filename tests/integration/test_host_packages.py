@@ -73,3 +73,29 @@ def test_every_level_can_run_on_this_machine(lab_host):
     """ani doctor's checks all pass here (the project's machine has every package)."""
     shipped = {"zebra", "staticd", "ospfd", "bgpd"}
     assert [f.line() for f in checks.findings() if f.breaks(shipped)] == []
+
+
+def test_an_installed_wheel_ships_the_list_and_its_doctor_reads_it(tmp_path):
+    """The list ships in the wheel (ani/host/packages.txt): the wheel's own ani doctor runs from
+    an unpacked copy (outside the source tree) and reads it there."""
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    wheels = tmp_path / "wheels"
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(root)],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr[-2000:]
+    (whl,) = wheels.glob("ani_sdk-*.whl")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(whl) as z:
+        assert "ani/host/packages.txt" in z.namelist()
+        z.extractall(site)
+    probe = ("import ani.host.programs as p, sys; print(p.PACKAGES_FILE); "
+             "sys.argv = ['ani', 'doctor', '--level', 'a0']; from ani.cli import app; app()")
+    res = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(site), "COLUMNS": "200"}, timeout=120)
+    assert res.stdout.splitlines()[0] == str(site / "ani" / "host" / "packages.txt"), res.stdout + res.stderr
+    assert "frr-pythontools" in res.stdout and "levels that can run here" in res.stdout
+    assert res.returncode == 0, res.stdout + res.stderr
