@@ -211,13 +211,14 @@ def unfit(levels: Iterable[str], daemons: Iterable[str] = ()) -> dict[str, list[
     return {lv: out[lv] for lv in levels if lv in out}
 
 
-def describe_unfit(cells: dict[str, str], bad: dict[str, list[Finding]]) -> str:
+def describe_unfit(cells: dict[str, str], bad: dict[str, list[Finding]], noun: str = "cell") -> str:
     """One line for cells that cannot run: ``cells a2, a3t cannot run on this machine:
     /usr/lib/frr/frr-reload.py is missing (apt-get install frr-pythontools); see 'ani doctor'``.
 
     Args:
         cells: ``{cell name: level}`` of the cells in question.
         bad: :func:`unfit` of their levels.
+        noun: what the names are (``cell``; ``level`` for ``ani mcp serve``).
     """
     names = [c for c, lv in cells.items() if lv in bad]
     items: dict[str, set[str]] = {}
@@ -229,7 +230,7 @@ def describe_unfit(cells: dict[str, str], bad: dict[str, list[Finding]]) -> str:
         if len(users) < len(names):  # say which cells when it is not all of them
             text += f" [{', '.join(c for c in names if c in users)}]"
         parts.append(text)
-    who = ("cell " if len(names) == 1 else "cells ") + ", ".join(names)
+    who = f"{noun}{'' if len(names) == 1 else 's'} " + ", ".join(names)
     return f"{who} cannot run on this machine: {'; '.join(parts)}; see 'ani doctor'"
 
 

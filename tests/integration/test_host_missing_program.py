@@ -2,7 +2,8 @@
 private mount namespace (tests/hide.py; nothing is uninstalled, the machine is shared).
 
 - ``ani doctor`` names frr-pythontools and the levels frr-reload.py's absence breaks;
-- ``ani campaign run`` and ``ani run`` stop with exit 2 and one line before the first lab;
+- ``ani campaign run`` and ``ani run`` stop with exit 2 and one line before the first lab
+  (``ani mcp serve`` refuses the level too);
 - a run that meets the fault mid-way (the program is there when the lab comes up and hidden
   when the agent starts: the campaign runs in the private namespace) is an infrastructure error
   naming the cause, at A3-R (frr-reload runs in the runner's process: a ``harness_fault``
@@ -81,6 +82,10 @@ def test_campaign_run_and_run_stop_before_the_first_lab(lab_host, side, tmp_path
     assert res.returncode == 2 and res.stderr.strip() == (
         f"error: cell a2 cannot run on this machine: {MISSING}; see 'ani doctor'")
     assert not (tmp_path / "one").exists() and "starting the lab" not in res.stdout
+    # ani mcp serve refuses the level before it looks for the lab
+    res = _run(hidden([ANI, "mcp", "serve", "--lab", "nosuch", "--level", "a2"], FRR, RELOAD, side), timeout=60)
+    assert res.returncode == 1 and res.stderr.strip() == (
+        f"error: cannot open the adapter: level a2 cannot run on this machine: {MISSING}; see 'ani doctor'")
 
 
 #: run inside the private namespace: the agent hides frr-reload.py once its lab is up

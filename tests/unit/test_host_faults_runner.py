@@ -23,24 +23,11 @@ from ani.campaign.spec import parse_spec
 from ani.errors import CapabilityMissing, ErrorCode, HostFault, ProgramMissing
 from ani.host import programs
 from ani.protocol import Level, ToolResult
+from test_campaign_runner import FCheck, FResult  # the fake check and result of the runner's tests
 
 
 class FlagArgs(Args):
     flag: str
-
-
-@dataclass(frozen=True)
-class FCheck:
-    name: str
-    flag: str
-    want: bool
-
-
-@dataclass
-class FResult:
-    name: str
-    passed: bool
-    detail: str = ""
 
 
 class FakeTopology:
