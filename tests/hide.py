@@ -14,26 +14,39 @@ Importable from any test module (``tests/`` is on ``sys.path`` through the rootd
 
 from __future__ import annotations
 
+import os
 import tempfile
 
-#: $1 = the directory, $2 = an empty side directory (the original is bound there), $3... = names
+#: $1 = the directory, $2 = a side directory from :func:`side_dir` (its ``orig`` gets the
+#: original bound to it, its ``stage`` the tmpfs of symlinks, built before it covers the
+#: directory, so hiding /usr/bin itself works), $3... = the names to hide
 HIDE_SCRIPT = r"""
 set -e
 dir=$1; side=$2; shift 2
-mount --bind "$dir" "$side"
-mount -t tmpfs -o mode=0755 ani-hide "$dir"
-for f in "$side"/* ; do
+mount --bind "$dir" "$side/orig"
+mount -t tmpfs -o mode=0755 ani-hide "$side/stage"
+for f in "$side/orig"/* ; do
   b=${f##*/}; keep=1
   for h in "$@"; do [ "$b" = "$h" ] && keep=0; done
-  [ $keep = 1 ] && ln -s "$f" "$dir/$b"
+  [ $keep = 1 ] && ln -s "$f" "$side/stage/$b"
 done
+mount --move "$side/stage" "$dir"
 """
 
 
 def side_dir() -> str:
-    """A fresh empty directory under /tmp for the original to be bound to (inside the namespace
-    only; outside it stays empty: remove it after the command)."""
-    return tempfile.mkdtemp(prefix="ani-hide-")
+    """A fresh directory under /tmp with empty ``orig`` and ``stage`` (used inside the namespace
+    only; outside they stay empty: remove them with :func:`remove_side` after the command)."""
+    d = tempfile.mkdtemp(prefix="ani-hide-")
+    for sub in ("orig", "stage"):
+        os.mkdir(os.path.join(d, sub))
+    return d
+
+
+def remove_side(side: str) -> None:
+    for sub in ("orig", "stage"):
+        os.rmdir(os.path.join(side, sub))
+    os.rmdir(side)
 
 
 def hidden(argv: list[str], directory: str, names: list[str], side: str) -> list[str]:

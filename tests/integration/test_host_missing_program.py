@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from hide import HIDE_SCRIPT, hidden, side_dir
+from hide import HIDE_SCRIPT, hidden, remove_side, side_dir
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +36,7 @@ MISSING = "/usr/lib/frr/frr-reload.py is missing (apt-get install frr-pythontool
 def side():
     d = side_dir()
     yield d
-    os.rmdir(d)  # empty outside the namespace
+    remove_side(d)  # empty outside the namespace
 
 
 def _run(argv: list[str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -153,3 +153,27 @@ def test_a_fault_met_mid_run_is_an_infra_error_and_resume_reruns_it(lab_host, si
     final = {json.loads(ln)["run_id"]: json.loads(ln)["label"] for ln in lines}
     assert final == {"a3r-onboard-site-s1": "clean_success", "a2-onboard-site-s1": "clean_success"}
     assert _labs_left_by(res.pid) == []
+
+
+def test_doctor_names_each_package_whose_programs_are_gone(lab_host, tmp_path):
+    """As after purging the set-up's packages (the must-show of issue 11), simulated: every file of
+    /usr/lib/frr, and vtysh, nft, ping, bwrap and git are hidden; ani doctor names each package,
+    and the install line holds them all."""
+    sides = [side_dir() for _ in range(3)]
+    try:
+        argv = [ANI, "doctor"]
+        argv = hidden(argv, "/usr/sbin", ["nft"], sides[0])
+        argv = hidden(argv, "/usr/bin", ["vtysh", "ping", "bwrap", "git"], sides[1])
+        argv = hidden(argv, FRR, sorted(os.listdir(FRR)), sides[2])
+        res = _run(argv)
+    finally:
+        for d in sides:
+            remove_side(d)
+    assert res.returncode == 1, res.stdout + res.stderr
+    out = " ".join(res.stdout.split())
+    for prog, pkg in (("/usr/lib/frr/zebra", "frr"), ("/usr/bin/vtysh", "frr"),
+                      ("/usr/lib/frr/frr-reload.py", "frr-pythontools"), ("nft", "nftables"),
+                      ("ping", "iputils-ping"), ("bwrap", "bubblewrap"), ("git", "git")):
+        assert f"missing: {prog} is missing (apt-get install {pkg})" in out, prog
+    assert "fix: apt-get install bubblewrap frr frr-pythontools git iputils-ping nftables" in out
+    assert "levels that can run here: none; cannot: a0, a1, a2, a3t, a3r, a4" in out
