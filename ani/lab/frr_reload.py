@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ani.host.programs import require
-
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 
 #: argv run inside the router; ``{pathspace}``: the router's FRR pathspace, ``{rundir}``: the
@@ -81,12 +79,10 @@ def frr_reload(
     """Run frr-reload.py inside ``router`` of ``lab`` towards ``config`` (FRR configuration text,
     e.g. ``show running-config`` output or ``"frr defaults traditional\\n" + render(model)``).
 
-    ``timeout``: seconds, after which the run is killed (``timed_out``). Raises ProgramMissing
-    (frr-reload.py is not installed: package frr-pythontools) and what ``lab.exec`` raises
-    (UnknownNode, LabError when the lab is not running); a failing reload is reported in the
-    result, not raised.
+    ``timeout``: seconds, after which the run is killed (``timed_out``). Raises what
+    ``lab.exec`` raises (UnknownNode, LabError when the lab is not running); a failing reload
+    is reported in the result, not raised.
     """
-    require(argv)  # ProgramMissing (a host fault, not a failed reload) if frr-reload.py is not installed
     ps = lab.pathspace(router)
     with tempfile.TemporaryDirectory(prefix="ani-frr-reload-") as rundir:
         target = Path(rundir) / "frr.conf"
