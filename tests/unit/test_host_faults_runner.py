@@ -309,3 +309,34 @@ def _events(rec: Any) -> list[dict[str, Any]]:
     from ani.trajectory import Trajectory
 
     return Trajectory.read(rec.trajectory)
+
+
+def test_ani_run_prints_unattributed_and_the_host_fault_hint(tmp_path, monkeypatch):
+    """``ani run`` shows a record's unattributed failure, and for a host fault says whose it was."""
+    from datetime import UTC, datetime
+
+    from typer.testing import CliRunner
+
+    import ani.campaign.runner as runner
+    from ani.campaign.results import RunRecord
+    from ani.cli import app
+
+    now = datetime.now(UTC)
+    base = dict(run_id="a1-onboard-site-s1", campaign="run", cell="a1", level="a1", task="onboard-site",
+                seed=1, started=now, ended=now)
+    records = [
+        RunRecord(**base, label="clean_failure", success=False, damage_free=True,
+                  unattributed="FRR daemon(s) not running at grading time: bgpd on e1, after 2 changing call(s)"),
+        RunRecord(**base, label="infra_error", infra_error_reason=f"host fault during the run: reload: {MISSING}"),
+    ]
+    for name in ("validate", "check_host"):
+        monkeypatch.setattr(runner, name, lambda *a, **k: None)
+    monkeypatch.setattr(runner, "preflight", lambda *a, **k: [])
+    monkeypatch.setattr(runner, "run_one", lambda *a, **k: records.pop(0))
+    res = CliRunner().invoke(app, ["run", "--out", str(tmp_path / "o1")], env={"COLUMNS": "300"})
+    assert res.exit_code == 1
+    assert "unattributed: FRR daemon(s) not running at grading time: bgpd on e1, after 2 changing call(s)" in res.stdout
+    res = CliRunner().invoke(app, ["run", "--out", str(tmp_path / "o2")], env={"COLUMNS": "300"})
+    assert res.exit_code == 3
+    assert f"verdict: infra_error (host fault during the run: reload: {MISSING})" in res.stdout
+    assert "the host or the harness failed, not the agent: see 'ani doctor'" in res.stderr
