@@ -19,8 +19,7 @@ from ani.errors import LabError
 from ani.host.programs import program
 from ani.lab import proc
 
-FRR_BIN = Path("/usr/lib/frr")
-VTYSH = "/usr/bin/vtysh"
+# FRR's programs (the daemons, vtysh) are resolved through ani.host.program: ani/host/packages.txt
 ETC_ROOT = Path("/etc/frr")
 RUN_ROOT = Path("/var/run/frr")
 

@@ -246,7 +246,7 @@ class Lab:
         if node in self.topology.routers:
             (d / "bin").mkdir(parents=True)
             wrapper = d / "bin" / "vtysh"
-            wrapper.write_text(f'#!/bin/sh\nexec {frr.VTYSH} -N {self.pathspace(node)} "$@"\n')
+            wrapper.write_text(f'#!/bin/sh\nexec {program("vtysh")} -N {self.pathspace(node)} "$@"\n')
             wrapper.chmod(0o755)
             inner += f"PATH={d}/bin:$PATH; export PATH; "
         else:
