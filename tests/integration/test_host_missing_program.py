@@ -177,3 +177,15 @@ def test_doctor_names_each_package_whose_programs_are_gone(lab_host, tmp_path):
         assert f"missing: {prog} is missing (apt-get install {pkg})" in out, prog
     assert "fix: apt-get install bubblewrap frr frr-pythontools git iputils-ping nftables" in out
     assert "levels that can run here: none; cannot: a0, a1, a2, a3t, a3r, a4" in out
+
+
+def test_a_missing_git_is_one_line_too_not_gitpythons_import_error(lab_host, tmp_path):
+    """GitPython refuses to import without git; the A3-R adapter is imported before the host
+    check, which must still be the one that speaks."""
+    side = side_dir()
+    try:
+        res = _run(hidden([ANI, "run", "--level", "a3r", "--out", str(tmp_path / "o")], "/usr/bin", ["git"], side))
+    finally:
+        remove_side(side)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.strip() == "error: cell a3r cannot run on this machine: git is missing (apt-get install git); see 'ani doctor'"
