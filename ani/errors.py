@@ -32,6 +32,8 @@ every class defined in ``ani`` and checks this tree.
     |   +-- ConvergenceTimeout
     |   +-- UnknownNode              no node of that name in the lab
     |   +-- CapabilityMissing        the kernel or the host lacks a needed feature
+    +-- HostFault                    the host or the harness failed, not the agent
+    |   +-- ProgramMissing           a program the SDK runs is not installed (names the package)
     +-- DeviceError                  a router's configuration could not be read or applied
     |   +-- ApplyError               ani.device.outcome: refused / not reached (``restored``, ``lines``)
     |       +-- ReadError            ani.device.outcome: the state could not be read; nothing changed
@@ -198,6 +200,25 @@ class DeviceError(AniError):
 class ModelError(AniError):
     """Data that does not fit the device model or its YANG module (:mod:`ani.device.yang`,
     :mod:`ani.device.yang_xml`)."""
+class HostFault(AniError):
+    """The host or the harness failed, not the agent: a program is missing, a harness helper
+    could not start or crashed. A run that meets one is an infrastructure error (never graded);
+    ``BaseAdapter.call`` turns one into an ``internal`` result and a ``harness_fault`` event."""
+
+
+class ProgramMissing(HostFault):
+    """A program the SDK runs is not installed (at the moment it is needed).
+
+    Attributes:
+        program: what is missing, as the code names it (``/usr/lib/frr/frr-reload.py``, ``nft``).
+        package: the Debian package that provides it (``frr-pythontools``), from
+            ``ani/host/packages.txt``.
+    """
+
+    def __init__(self, program: str, package: str, message: str | None = None) -> None:
+        super().__init__(message or f"{program} is missing (apt-get install {package})")
+        self.program = program
+        self.package = package
 
 
 class AdapterError(AniError):

@@ -60,6 +60,7 @@ from ani.adapters.snapshot import RouterState, SnapshotStore, key, unified
 from ani.device.outcome import ReadError
 from ani.device.state import lab_gone
 from ani.errors import AniTimeout, ConfigError, ErrorCode, LabError
+from ani.host.programs import program
 from ani.protocol import Level, ToolResult
 
 
@@ -160,6 +161,7 @@ class A1Adapter(BaseAdapter):
                 err = SessionError(gone)
                 err.gone = True  # type: ignore[attr-defined] - a retry cannot succeed (error_result)
                 raise err from exc
+            program("vtysh")  # ProgramMissing (a host fault) if the session failed for want of it
             raise
         return r.output, r.failed
 

@@ -68,7 +68,7 @@ from ani.adapters.error_map import error_result
 from ani.adapters.options import Options, parse_options
 from ani.device import apply as device_apply
 from ani.device.model import DeviceConfig
-from ani.errors import AdapterError, AniError, ErrorCode, LabGone
+from ani.errors import AdapterError, AniError, ErrorCode, HostFault, LabGone
 from ani.protocol import Level, ToolResult
 from ani.sot.errors import SotError
 from ani.sot.format import dumps
@@ -319,6 +319,8 @@ class A3RAdapter(BaseAdapter):
             items, lines, names = self._rec().drift_report(args.devices or None)
         except SotError as exc:
             return error_result(exc)
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return error_result(exc)
         drift = {r: [i.model_dump() for i in v] for r, v in items.items()}

@@ -58,7 +58,7 @@ from ani.adapters.base import tool
 from ani.adapters.error_map import error_result
 from ani.adapters.options import Options
 from ani.adapters.service_tools import ServiceReadTools
-from ani.errors import AniError, AniTimeout, ErrorCode
+from ani.errors import AniError, AniTimeout, ErrorCode, HostFault
 from ani.protocol import Level, ToolResult
 
 __all__ = ["A4Adapter", "service_delta", "service_failure"]
@@ -146,6 +146,8 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
             before = {r: read(lab, r) for r in lab.topology.routers}
             changes = service_delta(before, {**before, **intended})
             checks = active_checks(changes, before, CompileResult(configs=intended, changes=changes), lab.topology)
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return ApplierOutcome(ok=False, error=f"cannot prepare the transaction: {exc}", phase="read",
                                   detail={"timed_out": True} if isinstance(exc, AniTimeout) else {})

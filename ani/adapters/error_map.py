@@ -26,6 +26,7 @@ another ``SotError``                             ``invalid_arguments``   no
 ``LabError``, ``OSError``
 ``UnknownNode``                                  ``unknown_device``      no
 anything else                                    ``internal``            no         ``[device: ][what: ]<Type>: <why>``
+``HostFault`` (``ProgramMissing`` ...)           re-raised: ``BaseAdapter.call`` makes it ``internal`` + ``harness_fault``
 ===============================================  ======================  =========  ===========================
 
 .. [1] not when the lab itself is gone (``lab <id> is not running``): a retry cannot succeed.
@@ -40,7 +41,7 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
-from ani.errors import AniError, AniTimeout, ErrorCode, LabError, LabGone, UnknownNode
+from ani.errors import AniError, AniTimeout, ErrorCode, HostFault, LabError, LabGone, UnknownNode
 from ani.protocol import ToolResult
 
 __all__ = ["error_result"]
@@ -73,7 +74,16 @@ def _gone(exc: BaseException) -> bool:
 
 def error_result(exc: BaseException, *, device: str | None = None, what: str = "",
                  data: dict[str, Any] | None = None, changed: bool = False) -> ToolResult:
-    """The ToolResult of ``exc`` (see the module docstring for the table)."""
+    """The ToolResult of ``exc`` (see the module docstring for the table).
+
+    Raises:
+        HostFault: ``exc`` itself when it is one (a program missing, a harness helper down): a
+            fault of the host is never mapped to a code the agent would read as its own failure;
+            :meth:`ani.adapters.base.BaseAdapter.call` turns it into ``internal`` and a
+            ``harness_fault`` event, which makes the run an infrastructure error.
+    """
+    if isinstance(exc, HostFault):
+        raise exc
     from ani.adapters.allowlist import Refused
     from ani.adapters.cli_session import SessionError
     from ani.adapters.netconf_xml import XmlArgError

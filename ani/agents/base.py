@@ -78,7 +78,7 @@ class AgentRun(BaseModel):
         infra_error: set when the agent could not work for a cause outside the system under
             test, e.g. the LLM agent's model endpoint failed (refused, 401, 404, retries
             exhausted) before any model turn was received: the runner records the run as an
-            infrastructure error naming it (left out of the rates, rerun by ``--retry-infra``)
+            infrastructure error naming it (left out of the rates, rerun by ``--resume``)
             instead of grading it as the model's failure. None otherwise.
     """
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
-import shutil
 import subprocess
 import threading
 import time
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabGone, LabNotFound, UnknownNode
+from ani.host.programs import program, read_fault_log, require
 from ani.lab import cleanup, converge, frr, netns, proc
 from ani.lab import netconf as nc
 from ani.lab.capability import check_capabilities
@@ -55,11 +55,6 @@ from ani.lab.topology import Topology, load_topology
 __all__ = ["Lab", "ExecResult"]
 
 POLL_S = 0.15
-
-
-def _tool(name: str) -> str:
-    """Absolute path of a host tool (the enter scripts must not depend on the caller's PATH)."""
-    return shutil.which(name) or name
 
 
 class Lab:
@@ -134,6 +129,17 @@ class Lab:
         ps = self.pathspace(router)
         pids = self._state.pids.get(router, {}) if self._state is not None else {}
         return sorted(d for d, pid in pids.items() if not frr.owns(pid, ps))
+
+    def harness_faults(self) -> list[str]:
+        """What went wrong in the lab's own helpers so far, each cause once (not the agent's
+        doing): host faults its NETCONF server met (``host-faults.jsonl``: a program missing when
+        a commit needed it), and a NETCONF server that is no longer running. [] when all is well."""
+        out = read_fault_log(self.dir / nc.FAULTS_FILE)
+        st = self._state
+        if st is not None and st.netconf_pid is not None and self.dir.is_dir():
+            if not nc.server_pids(self.id, self.dir, st.netconf_pid, st.netconf_start):
+                out.append(f"lab {self.id}: its NETCONF server (pid {st.netconf_pid}) is not running")
+        return out
 
     def node_dir(self, node: str) -> Path:
         """``<lab dir>/<node>``: holds ``enter`` (and ``bin/vtysh`` for routers)."""
@@ -240,7 +246,7 @@ class Lab:
         if node in self.topology.routers:
             (d / "bin").mkdir(parents=True)
             wrapper = d / "bin" / "vtysh"
-            wrapper.write_text(f'#!/bin/sh\nexec {frr.VTYSH} -N {self.pathspace(node)} "$@"\n')
+            wrapper.write_text(f'#!/bin/sh\nexec {program("vtysh")} -N {self.pathspace(node)} "$@"\n')
             wrapper.chmod(0o755)
             inner += f"PATH={d}/bin:$PATH; export PATH; "
         else:
@@ -250,7 +256,7 @@ class Lab:
         enter.write_text(
             "#!/bin/sh\n"
             f"# run a command inside node {node} of lab {self.id}\n"
-            f"exec {_tool('ip')} netns exec {ns} {_tool('unshare')} --uts /bin/sh -c "
+            f"exec {program('ip')} netns exec {ns} {program('unshare')} --uts /bin/sh -c "
             f'{shlex.quote(inner)} sh "$@"\n'
         )
         enter.chmod(0o755)
@@ -288,9 +294,11 @@ class Lab:
         """Run ``argv`` inside ``node``; after ``timeout`` seconds its whole process group is
         killed (``timed_out`` set).
 
-        Raises UnknownNode, LabGone (lab not running). A failing command is *not* an exception:
-        see ``ExecResult.rc``.
+        Raises UnknownNode, LabGone (lab not running), ProgramMissing (``argv[0]`` is a
+        registered program that is not installed: ``ani/host/packages.txt``). A failing
+        command is *not* an exception: see ``ExecResult.rc``.
         """
+        require(argv)
         argv = self.node_argv(node, list(argv))
         if not Path(argv[0]).exists():
             raise LabGone(self.id, f"no {argv[0]}")
@@ -298,7 +306,9 @@ class Lab:
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
-        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running)."""
+        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running),
+        ProgramMissing (no vtysh)."""
+        program("vtysh")  # the node's vtysh wrapper execs it
         if isinstance(commands, str):
             commands = [commands]
         self.pathspace(router)  # UnknownNode for hosts and unknown names

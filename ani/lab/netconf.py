@@ -8,6 +8,8 @@ Files in the lab dir:
   (atomically) adding ``"ports": {router: port}`` and ``"pid"`` once every port listens.
 * ``netconf_host_key``: the server's SSH host key (ed25519, 0600), made by the server.
 * ``netconf.log``: the server's log (and its stdout / stderr).
+* ``host-faults.jsonl``: host faults the server met (a program missing when a commit needed
+  it; :func:`ani.host.programs.note_fault`), one JSON line each; read by ``Lab.harness_faults``.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ani.errors import LabError, LabGone
+from ani.host.programs import FAULT_LOG_ENV
 from ani.lab.proc import cmdline, is_alive
 
 INFO_FILE = "netconf.json"
 HOST_KEY_FILE = "netconf_host_key"
+FAULTS_FILE = "host-faults.jsonl"
 LOG_FILE = "netconf.log"
 USERNAME = "ani"
 HOST = "127.0.0.1"
@@ -94,12 +98,14 @@ def ensure_host_key(path: Path) -> Any:
 
 def start_server(lab_id: str, lab_dir: Path) -> subprocess.Popen[bytes]:
     """Start the server process for lab ``lab_id`` (its own session, so it outlives a detached
-    lab's creator; output appended to ``netconf.log``). Returns at once."""
+    lab's creator; output appended to ``netconf.log``; host faults it meets to
+    ``host-faults.jsonl``). Returns at once."""
+    env = {**os.environ, FAULT_LOG_ENV: str(lab_dir / FAULTS_FILE)}
     with open(lab_dir / LOG_FILE, "ab") as logf:
         return subprocess.Popen(
             [sys.executable, "-m", MODULE, "--lab", lab_id, "--dir", str(lab_dir)],
             stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
-            close_fds=True,
+            close_fds=True, env=env,
         )
 
 

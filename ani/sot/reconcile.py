@@ -51,7 +51,7 @@ from ani.device import firewall as fwmod
 from ani.device.apply import ApplyError, frr_diff
 from ani.device.model import DeviceConfig
 from ani.device.render import render
-from ani.errors import AniError, AniTimeout
+from ani.errors import AniError, AniTimeout, HostFault
 from ani.sot.drift import DriftItem, convergence, drift, normalise
 from ani.sot.patch import pointer
 from ani.sot.repo import SotRepo
@@ -187,6 +187,8 @@ def device_applier(lab: Any, targets: dict[str, DeviceConfig]) -> ApplierOutcome
                 detail={"diff": diffs, "router": router, "lines": list(exc.lines), "restored": exc.restored,
                         **({"timed_out": True} if isinstance(exc, AniTimeout) else {})},
             )
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return ApplierOutcome(ok=False, applied=applied, error=f"{router}: {exc}", phase="apply",
                                   detail={"diff": diffs, "router": router})
@@ -292,7 +294,8 @@ class Reconciler:
 
     def reconcile(self) -> ReconcileStatus:
         """Make the routers match HEAD (see the module doc); returns and keeps the status.
-        Never raises for a router or applier failure (status ``failed``)."""
+        Never raises for a router or applier failure (status ``failed``); raises HostFault (a program
+        is missing: the host failed, not the change)."""
         with self._lock:
             st = self._reconcile()
             self._last = st
@@ -302,11 +305,15 @@ class Reconciler:
         revision = self.repo.head()
         try:
             want = self.desired()
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return ReconcileStatus(revision=revision, status="failed", error=str(exc), phase="desired")
         routers = sorted(want)
         try:
             have = self.actual(routers)
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return ReconcileStatus(revision=revision, status="failed", error=str(exc), phase="read",
                                    detail={"timed_out": True} if isinstance(exc, AniTimeout) else {})
@@ -325,6 +332,8 @@ class Reconciler:
             detail = dict(outcome.detail)
             try:
                 have = self.actual(routers)
+            except HostFault:
+                raise  # the host failed (a program is missing): not a failure of this change
             except (AniError, ValueError) as exc:
                 return ReconcileStatus(revision=revision, status="failed", tries=tries, applied=sorted(applied),
                                        error=(outcome.error + "; then " if outcome.error else "") + str(exc),

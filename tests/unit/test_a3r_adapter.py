@@ -170,8 +170,6 @@ def test_second_revert_of_a_commit_is_refused(adapter: A3RAdapter, running) -> N
 
 
 def test_a_tool_after_close_does_not_start_a_new_history(tmp_path: Path, running) -> None:  # type: ignore[no-untyped-def]
-    from ani.errors import AdapterError
-
     (tmp_path / "lab").mkdir()
     a = A3RAdapter(_lab(tmp_path))
     assert a.call("sot_list", {}).ok                 # opened on first use
@@ -180,8 +178,10 @@ def test_a_tool_after_close_does_not_start_a_new_history(tmp_path: Path, running
                                 "patch": [{"op": "add", "path": "/ip_forwarding", "value": False}]}).ok
     assert a.call("sot_commit", {"message": "r1: no forwarding"}).ok
     a.close()
-    with pytest.raises(AdapterError, match="closed"):
-        a.call("sot_log", {})
+    r = a.call("sot_log", {})  # call never raises: a harness fault is an internal result + an event
+    assert not r.ok and r.error.code.value == "internal" and "closed" in r.error.message
+    assert [(e["tool"], e["kind"]) for e in a.trajectory.events if e["event"] == "harness_fault"] == [
+        ("sot_log", "harness")]
     a.open()                                          # explicitly: a new repository
     assert len(a.call("sot_log", {}).data["log"]) == 1
     a.close()

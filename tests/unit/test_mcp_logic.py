@@ -150,8 +150,14 @@ def test_calls_success_and_failures_are_results_with_is_error(mode):
     assert out["reject"].is_error is True and "'bogus line'" in text_of(out["reject"])
     assert out["boom"].is_error is True and "RuntimeError: disk on fire" in text_of(out["boom"])
     assert out["after"].is_error is False
-    # every call reached the adapter's trajectory, the unknown-tool one below does not
-    assert [e["tool"] for e in adapter.trajectory.events] == ["echo", "echo", "echo", "erase", "reject", "echo"]
+    assert out["boom"].structured_content["error"]["code"] == "internal"
+    # every call reached the adapter's trajectory, the unknown-tool one below does not; the
+    # adapter's own crash is logged there as a harness fault (BaseAdapter.call never raises)
+    events = adapter.trajectory.events
+    assert [e["tool"] for e in events if e["event"] == "tool_call"] == [
+        "echo", "echo", "echo", "erase", "reject", "boom", "echo"]
+    assert [(e["tool"], e["kind"], e["cause"]) for e in events if e["event"] == "harness_fault"] == [
+        ("boom", "harness", "RuntimeError: disk on fire")]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
