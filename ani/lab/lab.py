@@ -19,7 +19,7 @@ CONTRACT (other modules code against these signatures; keep them):
         # scrapli's bin transport and by the A0 sandbox)
     lab.vtysh(router, commands: list[str] | str, timeout=10.0) -> ExecResult   # vtysh -c ... -c ...
     lab.vtysh_json(router, command, timeout=10.0) -> dict | list               # parsed `... json`
-    lab.running_config(router) -> str        # `show running-config` text
+    lab.running_config(router) -> str        # `show running-config` text (ani.device.state.read_frr)
     lab.wait_converged(timeout_s=None) -> None   # raises ConvergenceTimeout naming what is pending
     Lab.attach(lab_id, own=True) -> Lab      # from the state file of a running lab; LabNotFound
     Lab.list_labs() -> list[dict]            # id, name, owner_pid, alive, nodes, created
@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
-import shutil
 import signal
 import subprocess
 import threading
@@ -47,7 +46,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ani.errors import ConvergenceTimeout, LabError, LabNotFound, UnknownNode
+from ani.errors import ConvergenceTimeout, LabError, LabGone, LabNotFound, UnknownNode
+from ani.host.programs import program, read_fault_log, require
 from ani.lab import cleanup, converge, frr, netns, proc
 from ani.lab import netconf as nc
 from ani.lab.capability import check_capabilities
@@ -58,11 +58,6 @@ from ani.lab.topology import Topology, load_topology
 __all__ = ["Lab", "ExecResult"]
 
 POLL_S = 0.15
-
-
-def _tool(name: str) -> str:
-    """Absolute path of a host tool (the enter scripts must not depend on the caller's PATH)."""
-    return shutil.which(name) or name
 
 
 class Lab:
@@ -137,6 +132,17 @@ class Lab:
         ps = self.pathspace(router)
         pids = self._state.pids.get(router, {}) if self._state is not None else {}
         return sorted(d for d, pid in pids.items() if not frr.owns(pid, ps))
+
+    def harness_faults(self) -> list[str]:
+        """What went wrong in the lab's own helpers so far, each cause once (not the agent's
+        doing): host faults its NETCONF server met (``host-faults.jsonl``: a program missing when
+        a commit needed it), and a NETCONF server that is no longer running. [] when all is well."""
+        out = read_fault_log(self.dir / nc.FAULTS_FILE)
+        st = self._state
+        if st is not None and st.netconf_pid is not None and self.dir.is_dir():
+            if not nc.server_pids(self.id, self.dir, st.netconf_pid, st.netconf_start):
+                out.append(f"lab {self.id}: its NETCONF server (pid {st.netconf_pid}) is not running")
+        return out
 
     def node_dir(self, node: str) -> Path:
         """``<lab dir>/<node>``: holds ``enter`` (and ``bin/vtysh`` for routers)."""
@@ -243,7 +249,7 @@ class Lab:
         if node in self.topology.routers:
             (d / "bin").mkdir(parents=True)
             wrapper = d / "bin" / "vtysh"
-            wrapper.write_text(f'#!/bin/sh\nexec {frr.VTYSH} -N {self.pathspace(node)} "$@"\n')
+            wrapper.write_text(f'#!/bin/sh\nexec {program("vtysh")} -N {self.pathspace(node)} "$@"\n')
             wrapper.chmod(0o755)
             inner += f"PATH={d}/bin:$PATH; export PATH; "
         else:
@@ -253,7 +259,7 @@ class Lab:
         enter.write_text(
             "#!/bin/sh\n"
             f"# run a command inside node {node} of lab {self.id}\n"
-            f"exec {_tool('ip')} netns exec {ns} {_tool('unshare')} --uts /bin/sh -c "
+            f"exec {program('ip')} netns exec {ns} {program('unshare')} --uts /bin/sh -c "
             f'{shlex.quote(inner)} sh "$@"\n'
         )
         enter.chmod(0o755)
@@ -291,17 +297,21 @@ class Lab:
         """Run ``argv`` inside ``node``; after ``timeout`` seconds its whole process group is
         killed (``timed_out`` set).
 
-        Raises UnknownNode, LabError (lab not running). A failing command is *not* an exception:
-        see ``ExecResult.rc``.
+        Raises UnknownNode, LabGone (lab not running), ProgramMissing (``argv[0]`` is a
+        registered program that is not installed: ``ani/host/packages.txt``). A failing
+        command is *not* an exception: see ``ExecResult.rc``.
         """
+        require(argv)
         argv = self.node_argv(node, list(argv))
         if not Path(argv[0]).exists():
-            raise LabError(f"lab {self.id} is not running (no {argv[0]})")
+            raise LabGone(self.id, f"no {argv[0]}")
         return proc.run(argv, timeout=timeout, input=input)
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
-        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running)."""
+        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running),
+        ProgramMissing (no vtysh)."""
+        program("vtysh")  # the node's vtysh wrapper execs it
         if isinstance(commands, str):
             commands = [commands]
         self.pathspace(router)  # UnknownNode for hosts and unknown names
@@ -331,12 +341,14 @@ class Lab:
             why = "timed out" if res.timed_out else f"exit {res.rc}"
             raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None
 
-    def running_config(self, router: str) -> str:
-        """``show running-config`` of ``router``. Raises LabError if vtysh fails."""
-        res = self.vtysh(router, "show running-config")
-        if not res.ok:
-            raise LabError(f"{router}: show running-config failed (exit {res.rc}): {res.stderr.strip()[:500]}")
-        return res.stdout
+    def running_config(self, router: str, timeout: float = 10.0) -> str:
+        """``show running-config`` of ``router`` (text), read by the device layer's one reader,
+        :func:`ani.device.state.read_frr` (``timeout``: seconds). Raises UnknownNode; ReadError
+        (``ani.device.outcome``) if the lab is gone, an FRR daemon of the router is not running,
+        or vtysh fails; ReadTimeout (an AniTimeout) when the read runs out of ``timeout``."""
+        from ani.device.state import read_frr  # the device layer sits above the lab: load it late
+
+        return read_frr(self, router, timeout)
 
     def netconf_endpoint(self, router: str) -> nc.NetconfEndpoint:
         """Where ``router``'s NETCONF server listens: ``NetconfEndpoint(host, port, username,
@@ -361,13 +373,14 @@ class Lab:
         :meth:`netconf_endpoint` again), and this returns once its datastores are ready (what
         the old one left pending has been honoured). The lab's state file records the new PID.
 
-        Raises LabError: the lab runs no NETCONF server (``netconf=False``) or is not running,
-        or the new server did not become ready (the message ends with its log)."""
+        Raises LabGone: the lab is not running. LabError: it runs no NETCONF server
+        (``netconf=False``), or the new server did not become ready (the message ends with its
+        log)."""
         if not self.netconf:
             raise LabError(f"lab {self.id} runs no NETCONF server (started with netconf=False)")
         st = self._state or read_state(self.id)
         if st is None or not self.dir.is_dir():
-            raise LabError(f"lab {self.id} is not running (no {self.dir})")
+            raise LabGone(self.id, f"no {self.dir}")
         nc.stop_server(self.id, self.dir, st.netconf_pid, st.netconf_start, sig=sig, timeout_s=timeout_s)
         if self._netconf_proc is not None:
             self._netconf_proc.poll()  # reap the old one if it was ours
@@ -404,7 +417,8 @@ class Lab:
                 return
             if time.monotonic() >= deadline:
                 raise ConvergenceTimeout(
-                    f"lab {self.id}: not converged after {bound:g} s: " + "; ".join(missing), pending=missing
+                    f"lab {self.id}: not converged after {bound:g} s: " + "; ".join(missing), pending=missing,
+                    seconds=bound,
                 )
             time.sleep(POLL_S)
 

@@ -35,14 +35,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ani.errors import AniError
+from ani.errors import NetconfError
 
 VERSION = 1
 COMMIT_SUFFIX = ".commit.json"
 LOCKS_SUFFIX = ".locks.json"
 
 
-class JournalError(AniError):
+class JournalError(NetconfError):
     """A journal file could not be written (the message names the file and the OS error)."""
 
 

@@ -205,7 +205,7 @@ def _reset(lab: Any) -> None:
     """Back to the base configuration, whatever a case left (a line FRR hung on may be half
     applied, a too long one cannot be removed by frr-reload: vtysh's short forms can)."""
     from ani.device.apply import apply
-    from ani.lab.frr_reload import frr_reload
+    from ani.device.frr_reload import frr_reload
 
     base = parse(text())
     if _model(lab.running_config("r1")) == base:
@@ -221,7 +221,7 @@ def _reset(lab: Any) -> None:
 @pytest.mark.parametrize("case, block, line, accepts", CASES, ids=[c[0] for c in CASES])
 def test_the_model_and_frr_agree_on_each_boundary_value(lab, case, block, line, accepts):
     from ani.device import yang
-    from ani.lab.frr_reload import frr_reload
+    from ani.device.frr_reload import frr_reload
 
     t = text(block, line)
     model = _model(t)

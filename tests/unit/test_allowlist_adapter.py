@@ -147,9 +147,9 @@ def test_a_netconf_lock_on_running_refuses_update_config_and_rollback_sending_no
     assert res.error.code == ErrorCode.LOCKED and res.error.retriable
     assert "NETCONF session 7 holds the lock on r1's running datastore" in res.error.message
     assert res.data["netconf_session"] == 7 and not res.changed
-    from ani.adapters.snapshot import DeviceState
+    from ani.device.state import RouterState
 
-    snap = a.snapshots.take("r1", state=DeviceState(frr="", nft=""))  # a snapshot taken earlier
+    snap = a.snapshots.take("r1", state=RouterState(frr="", nft=""))  # a snapshot taken earlier
     res = a.call("rollback", {"device": "r1", "snapshot_id": snap.id})
     assert res.error.code == ErrorCode.LOCKED
     assert lab.touched == [] and a._sessions == {}
