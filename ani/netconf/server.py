@@ -237,6 +237,7 @@ class _Session(asyncssh.SSHServerSession):
         self.hello_done = False
         self.hello_sent = False
         self.ending = False  # no more RPCs are handled (close-session, kill-session, disconnect)
+        self.released = False  # session_closed ran after the last RPC (close-session)
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.worker: asyncio.Task[None] | None = None
         self.login = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -359,6 +360,12 @@ class _Session(asyncssh.SSHServerSession):
                          ", ".join(reply.errors) or "ok", time.monotonic() - t0)
                 if self.ending:  # killed while this RPC ran: the reply goes nowhere
                     break
+                if reply.close:
+                    # RFC 6241 §7.8: the session's locks and resources are released, then the
+                    # <ok/> goes out: a client that reads it may rely on them being free
+                    self.ending = self.released = True
+                    await loop.run_in_executor(self.server.executor,
+                                               self.router.device.session_closed, self.id)
                 self._write(reply.xml)
                 if reply.close:
                     self.ending = True
@@ -373,7 +380,7 @@ class _Session(asyncssh.SSHServerSession):
                 # whatever ended the worker, the client must not wait for replies that will
                 # never come: nothing reads this channel any more
                 self.chan.close()
-            if not self.server.closing and self.ctx is not None:
+            if not self.server.closing and self.ctx is not None and not self.released:
                 # after the last RPC of this session ended: its locks and its pending confirmed
                 # commit go (RFC 6241 §7.5, §8.4.1); also after kill-session, which did it once
                 # already, in case an RPC of this session was still running then

@@ -37,6 +37,17 @@ def lab(module_lab):
     return module_lab
 
 
+@pytest.fixture(autouse=True)
+def _r5_back(request):  # type: ignore[no-untyped-def]
+    """Whatever a test did to r5 (the router of the sequential tests), the next one finds BASE,
+    so that one failure does not cascade."""
+    yield
+    if "lab" in request.fixturenames:
+        lab = request.getfixturevalue("lab")
+        if routes(lab, "r5") != BASE:
+            restore(lab, "r5")
+
+
 def connect(lab: Any, router: str) -> manager.Manager:
     ep = lab.netconf_endpoint(router)
     return manager.connect(host=ep.host, port=ep.port, username=ep.username, password=ep.password,
