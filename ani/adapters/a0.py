@@ -29,6 +29,12 @@ configures is. If a capture fails or takes more than 5 s (its process group is t
 call reports ``changed=True`` with ``changed_parts=["unknown"]``. One capture: ~60 ms for a
 brownfield-small router, ~0.6 s with 5,000 static routes.
 
+Concurrency: calls on one router run one at a time (the ``changed`` measurement compares the
+router before and after the call, so another call's change must not fall in between); calls on
+different routers run in parallel. A call waits for its router at most ``timeout_s`` from its
+start and the command gets what is left of it (``timeout``, retriable, naming the call it
+waited for, when nothing is left).
+
 Options (``create_adapter("a0", lab, options={...})``):
     timeout_s (float, default 30): bound on one command's wall time, seconds.
     max_output_bytes (int, default 65536): cap on each of stdout and stderr, bytes.
@@ -184,6 +190,13 @@ class A0Adapter(BaseAdapter):
             sandbox.check_support(sandbox.SandboxSpec("", "", "", user=self.user))
             self._supported = True
 
+    def call_keys(self, name: str, args: Any) -> list[str]:
+        """One router at a time (see the module doc)."""
+        return self._devices_named(args) or super().call_keys(name, args)
+
+    def call_bound_s(self, name: str, args: Any) -> float:
+        return self.timeout_s
+
     def sandbox_spec(self, device: str) -> sandbox.SandboxSpec:
         """The sandbox of router ``device``."""
         return sandbox.SandboxSpec(
@@ -240,9 +253,11 @@ class A0Adapter(BaseAdapter):
                 f"{args.device}: FRR pathspace {spec.pathspace!r} is missing "
                 f"({spec.run_dir} / {spec.etc_dir}); not falling back to another FRR",
             )
+        left = self.remaining_s()  # waiting for the router counts against timeout_s
+        timeout_s = self.timeout_s if left is None else max(0.0, min(self.timeout_s, left))
         before = self.state_of(args.device)
         res = sandbox.run_in_sandbox(
-            spec, args.command, timeout_s=self.timeout_s, max_bytes=self.max_output_bytes
+            spec, args.command, timeout_s=timeout_s, max_bytes=self.max_output_bytes
         )
         after = self.state_of(args.device)
         # state that cannot be captured counts as changed: never report "unchanged" unmeasured
@@ -265,6 +280,8 @@ class A0Adapter(BaseAdapter):
         text = format_output(res)
         if res.timed_out:
             msg = f"timeout after {self.timeout_s:g} s"
+            if timeout_s < self.timeout_s:
+                msg += f" ({self.timeout_s - timeout_s:.1f} s of it waiting for other calls on {args.device})"
             return ToolResult.failure(
                 ErrorCode.TIMEOUT, msg, retriable=True, data=data, changed=changed,
                 text=f"{text}\nerror [timeout]: {msg}; the command was killed",

@@ -35,6 +35,13 @@ Tools (NetConfBench names and argument schemas where they fit):
 Comment items (``!``/``#``), ``configure terminal``, ``end`` and a top-level ``exit`` are not
 sent (status ``success`` with a note): the adapter manages configuration mode itself.
 
+Concurrency: each router has one vtysh session, so calls on one router run one at a time and
+calls on different routers in parallel. A call waits for its router at most its bound, counted
+from its start: ``call_timeout_s`` for ``update_config`` and ``rollback``, ``command_timeout_s``
+for the others; the vtysh lines after the wait get what is left of it (each at most
+``command_timeout_s``). A call that could not get its router answers ``timeout`` (retriable),
+naming the call that holds it; it never returns a false ``device_unreachable``.
+
 Options (``options=`` of the constructor): ``platform`` (name or path, default ``frr``),
 ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole update_config), ``rollback_timeout_s``
 (30), ``max_output_bytes`` (65536). Any other key raises ConfigError naming the known ones.
@@ -124,10 +131,21 @@ class A1Adapter(BaseAdapter):
         super().open()
 
     def close(self) -> None:
-        for s in self._sessions.values():
-            s.close()
-        self._sessions.clear()
+        """Close every session; waits (at most ``CLOSE_WAIT_S``) for calls in flight and leaves
+        the sessions of calls that are still running alone."""
+        with self._drain() as busy:
+            for dev, s in list(self._sessions.items()):
+                if dev not in busy:
+                    s.close()
+                    del self._sessions[dev]
         super().close()
+
+    def call_keys(self, name: str, args: Any) -> list[str]:
+        """One call per router at a time (its one vtysh session); see the module doc."""
+        return self._devices_named(args) or super().call_keys(name, args)
+
+    def call_bound_s(self, name: str, args: Any) -> float:
+        return self.call_timeout_s if name in ("update_config", "rollback") else self.command_timeout_s
 
     def session(self, device: str) -> CliSession:
         s = self._sessions.get(device)
@@ -139,8 +157,10 @@ class A1Adapter(BaseAdapter):
     def _cli(self, device: str, command: str, mode: str) -> tuple[str, bool]:
         """(output, scrapli-failed) of one line; timeouts -> ToolTimeout, session faults ->
         SessionError (``lab <id> is not running`` when the lab was removed under the adapter)."""
+        left = self.remaining_s()  # what the call's bound leaves (it may have waited)
+        bound = self.command_timeout_s if left is None else max(0.05, min(self.command_timeout_s, left))
         try:
-            r = self.session(device).send(command, mode=mode, timeout_s=self.command_timeout_s)
+            r = self.session(device).send(command, mode=mode, timeout_s=bound)
         except SessionTimeout as exc:
             raise ToolTimeout(exc.seconds, exc.what) from exc
         except SessionError as exc:
@@ -306,7 +326,6 @@ class A1Adapter(BaseAdapter):
         ),
     )
     def update_config(self, args: UpdateArgs) -> ToolResult:
-        t0 = time.monotonic()
         dev = args.device
         cmds = args.commands
         if not cmds:
@@ -337,7 +356,8 @@ class A1Adapter(BaseAdapter):
         try:
             self.session(dev).to_exec()
             for step in steps:
-                if time.monotonic() - t0 > self.call_timeout_s:
+                left = self.remaining_s()  # counted from the call's start (waiting included)
+                if left is not None and left <= 0:
                     failed, timed_out = (step, f"call exceeded its bound of {self.call_timeout_s:g} s"), True
                     break
                 for nav in step.nav:

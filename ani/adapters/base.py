@@ -5,17 +5,26 @@ argument model. :class:`BaseAdapter` builds the ToolSpecs (JSON Schema from the
 model), validates arguments *before* anything reaches a device, checks device
 names against the lab, times the call, logs it to the trajectory, and turns
 agent mistakes into ``ok=False`` results with stable codes.
+
+Concurrency: ``call`` may be used from several threads at once. Each call holds the keys
+:meth:`BaseAdapter.call_keys` names (:mod:`ani.adapters.locking`; by default the whole adapter)
+and waits for them at most :meth:`BaseAdapter.call_bound_s` seconds counted from the call's
+start; a call that could not get them answers ``timeout`` (retriable), naming what it waited
+for and who holds it. A handler reads what is left of its bound with
+:meth:`BaseAdapter.remaining_s`.
 """
 
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ani.adapters.locking import WHOLE, Busy, CallLocks
 from ani.errors import ErrorCode
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.trajectory import Trajectory
@@ -100,6 +109,12 @@ def clean_schema(schema: Any) -> Any:
     return schema
 
 
+#: the default of :meth:`BaseAdapter.call_bound_s`, seconds
+DEFAULT_CALL_BOUND_S = 120.0
+#: how long ``close()`` waits for the calls in flight before closing what they do not use, seconds
+CLOSE_WAIT_S = 10.0
+
+
 class BaseAdapter:
     """Base of the built-in adapters.
 
@@ -122,6 +137,8 @@ class BaseAdapter:
             if meta:
                 self._tools[meta["name"]] = (meta, getattr(self, attr))
         self._opened = False
+        self._calls = CallLocks()  # what the calls in flight hold (see the module doc)
+        self._call_ctx = threading.local()  # per thread: start and deadline of its call
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -170,11 +187,48 @@ class BaseAdapter:
             f"unknown device {device!r}; devices are: {', '.join(self.devices)}",
         )
 
+    # -- concurrency -------------------------------------------------------------------------
+
+    def call_keys(self, name: str, args: BaseModel) -> list[str]:
+        """The keys call ``name`` holds while it runs (:mod:`ani.adapters.locking`). Default:
+        the whole adapter, except ``get_topology`` (it reads only the lab's topology, which never
+        changes). A level overrides it with what it can do better (e.g. one key per router)."""
+        return [] if name == "get_topology" else [WHOLE]
+
+    def call_bound_s(self, name: str, args: BaseModel) -> float:
+        """Seconds call ``name`` may wait for other calls, counted from its start (its
+        documented bound; default :data:`DEFAULT_CALL_BOUND_S`)."""
+        return DEFAULT_CALL_BOUND_S
+
+    def remaining_s(self) -> float | None:
+        """Seconds left of the bound of the call this thread runs (None outside a call)."""
+        deadline = getattr(self._call_ctx, "deadline", None)
+        return None if deadline is None else deadline - time.monotonic()
+
+    def _drain(self) -> Any:
+        """For ``close()``: ``CallLocks.drain`` bounded by :data:`CLOSE_WAIT_S`; yields the keys
+        of calls still running (their sessions must be left alone)."""
+        return self._calls.drain(deadline=time.monotonic() + CLOSE_WAIT_S, call="close")
+
+    def _hold(self, keys: list[str], bound_s: float, call: str) -> Any:
+        """``CallLocks.hold`` of ``keys`` until ``bound_s`` seconds after this thread's call
+        started (now, outside a call)."""
+        start = getattr(self._call_ctx, "start", None) or time.monotonic()
+        return self._calls.hold(keys, deadline=start + bound_s, call=call)
+
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
         """Run tool ``name``. Never raises for agent mistakes; see module doc."""
         t0 = time.monotonic()
         args_in: Any = {} if arguments is None else arguments
-        result = self._dispatch(name, args_in)
+        outer = getattr(self._call_ctx, "start", None)
+        if outer is None:  # a call made from inside another (a wrapper) keeps the outer start
+            self._call_ctx.start = t0
+        try:
+            result = self._dispatch(name, args_in)
+        finally:
+            if outer is None:
+                self._call_ctx.start = None
+                self._call_ctx.deadline = None
         result.elapsed_s = time.monotonic() - t0
         self.trajectory.log_call(name, args_in if isinstance(args_in, dict) else {"_raw": repr(args_in)}, result)
         return result
@@ -201,8 +255,19 @@ class BaseAdapter:
             bad = self.check_device(dev)
             if bad is not None:
                 return bad
+        bound = self.call_bound_s(name, parsed)
+        start = getattr(self._call_ctx, "start", None) or time.monotonic()
+        self._call_ctx.deadline = start + bound
         try:
-            return fn(parsed)
+            with self._hold(self.call_keys(name, parsed), bound, name):
+                return fn(parsed)
+        except Busy as exc:
+            return ToolResult.failure(
+                ErrorCode.TIMEOUT,
+                f"timeout after {bound:g} s waiting for {exc.describe()}; nothing was done",
+                retriable=True,
+                data={"waited_for": [k for k, _ in exc.holders], "busy_with": [h.call for _, h in exc.holders]},
+            )
         except ToolTimeout as exc:
             return ToolResult.failure(ErrorCode.TIMEOUT, str(exc), retriable=True)
         except subprocess.TimeoutExpired as exc:
