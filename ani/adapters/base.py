@@ -125,6 +125,9 @@ class BaseAdapter:
     """
 
     level: ClassVar[Level]
+    #: ``call`` is safe from several threads at once (see the module doc); an MCP server then
+    #: runs a client's concurrent tool calls in parallel instead of one at a time
+    concurrent_calls: ClassVar[bool] = True
 
     def __init__(self, lab: Any, *, trajectory: Trajectory | None = None, options: dict | None = None) -> None:
         self.lab = lab
