@@ -179,10 +179,12 @@ class A3RAdapter(BaseAdapter):
     def close(self) -> None:
         """Leave the source of truth: remove this writer's worktree (and the repository when no
         other writer is left) unless ``keep_repo``. Waits (at most ``CLOSE_WAIT_S``) for calls
-        in flight. Idempotent."""
-        with self._drain():
+        in flight; a call still running then keeps the worktree (it goes with the lab dir).
+        Idempotent."""
+        with self._drain() as busy:
             if self.repo is not None:
-                self.repo.leave(keep=self.keep_repo)
+                # a call still running uses the worktree: leave it (it goes with the lab dir)
+                self.repo.leave(keep=self.keep_repo or bool(busy))
                 self.repo = None
                 self.reconciler = None
                 self._closed = True

@@ -57,12 +57,9 @@ def start(lab_id: str, lab_dir: Path, owner: int | None = None) -> subprocess.Po
 def is_reaper_of(pid: int | None, lab_id: str, started: int | None = None) -> bool:
     """True if ``pid`` is the reaper of lab ``lab_id`` (its argv runs ``ani.lab.reaper`` with
     ``--lab <lab_id>``; with ``started``, its start time matches: no PID reuse)."""
-    from ani.lab.proc import cmdline, is_alive
+    from ani.lab.proc import runs_for_lab
 
-    if not pid or not is_alive(pid, started):
-        return False
-    argv = cmdline(pid)
-    return MODULE in argv and any(a == "--lab" and b == lab_id for a, b in zip(argv, argv[1:], strict=False))
+    return runs_for_lab(pid, MODULE, lab_id, started)
 
 
 def pids(lab_id: str, state: Any = None) -> list[int]:
