@@ -253,8 +253,8 @@ class A0Adapter(BaseAdapter):
                 f"{args.device}: FRR pathspace {spec.pathspace!r} is missing "
                 f"({spec.run_dir} / {spec.etc_dir}); not falling back to another FRR",
             )
-        left = self.remaining_s()  # waiting for the router counts against timeout_s
-        timeout_s = self.timeout_s if left is None else max(0.0, min(self.timeout_s, left))
+        waited = self.waited_s()  # waiting for the router counts against timeout_s
+        timeout_s = max(0.0, self.timeout_s - waited)
         before = self.state_of(args.device)
         res = sandbox.run_in_sandbox(
             spec, args.command, timeout_s=timeout_s, max_bytes=self.max_output_bytes
@@ -280,8 +280,8 @@ class A0Adapter(BaseAdapter):
         text = format_output(res)
         if res.timed_out:
             msg = f"timeout after {self.timeout_s:g} s"
-            if timeout_s < self.timeout_s:
-                msg += f" ({self.timeout_s - timeout_s:.1f} s of it waiting for other calls on {args.device})"
+            if waited >= 0.05:
+                msg += f" ({waited:.1f} s of it waiting for other calls on {args.device})"
             return ToolResult.failure(
                 ErrorCode.TIMEOUT, msg, retriable=True, data=data, changed=changed,
                 text=f"{text}\nerror [timeout]: {msg}; the command was killed",

@@ -203,6 +203,10 @@ class BaseAdapter:
         documented bound; default :data:`DEFAULT_CALL_BOUND_S`)."""
         return DEFAULT_CALL_BOUND_S
 
+    def waited_s(self) -> float:
+        """Seconds the call this thread runs waited for other calls (0 outside a call)."""
+        return float(getattr(self._call_ctx, "waited", 0.0) or 0.0)
+
     def remaining_s(self) -> float | None:
         """Seconds left of the bound of the call this thread runs (None outside a call)."""
         deadline = getattr(self._call_ctx, "deadline", None)
@@ -232,6 +236,7 @@ class BaseAdapter:
             if outer is None:
                 self._call_ctx.start = None
                 self._call_ctx.deadline = None
+                self._call_ctx.waited = 0.0
         result.elapsed_s = time.monotonic() - t0
         self.trajectory.log_call(name, args_in if isinstance(args_in, dict) else {"_raw": repr(args_in)}, result)
         return result
@@ -261,8 +266,10 @@ class BaseAdapter:
         bound = self.call_bound_s(name, parsed)
         start = getattr(self._call_ctx, "start", None) or time.monotonic()
         self._call_ctx.deadline = start + bound
+        t_wait = time.monotonic()
         try:
             with self._hold(self.call_keys(name, parsed), bound, name):
+                self._call_ctx.waited = time.monotonic() - t_wait
                 return fn(parsed)
         except Busy as exc:
             return ToolResult.failure(
