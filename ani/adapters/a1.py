@@ -38,8 +38,8 @@ sent (status ``success`` with a note): the adapter manages configuration mode it
 Concurrency: each router has one vtysh session, so calls on one router run one at a time and
 calls on different routers in parallel. A call waits for its router at most its bound, counted
 from its start: ``call_timeout_s`` for ``update_config`` and ``rollback``, ``command_timeout_s``
-for the others; the vtysh lines after the wait get what is left of it (each at most
-``command_timeout_s``). A call that could not get its router answers ``timeout`` (retriable),
+for the others (a read's command then gets what is left of it; ``update_config`` checks its bound
+between lines). A call that could not get its router answers ``timeout`` (retriable),
 naming the call that holds it; it never returns a false ``device_unreachable``.
 
 Options (``options=`` of the constructor): ``platform`` (name or path, default ``frr``),
@@ -154,15 +154,18 @@ class A1Adapter(BaseAdapter):
             self._sessions[device] = s
         return s
 
-    def _cli(self, device: str, command: str, mode: str) -> tuple[str, bool]:
+    def _cli(self, device: str, command: str, mode: str, read: bool = False) -> tuple[str, bool]:
         """(output, scrapli-failed) of one line; timeouts -> ToolTimeout, session faults ->
         SessionError (``lab <id> is not running`` when the lab was removed under the adapter)."""
-        left = self.remaining_s()  # what the call's bound leaves (it may have waited)
-        bound = self.command_timeout_s if left is None else max(0.05, min(self.command_timeout_s, left))
+        # a read's bound is command_timeout_s less what it waited for the router (update_config's
+        # lines keep theirs: its own bound, call_timeout_s, is checked between lines)
+        waited = self.waited_s() if read else 0.0
+        bound = max(0.05, self.command_timeout_s - waited)
         try:
             r = self.session(device).send(command, mode=mode, timeout_s=bound)
         except SessionTimeout as exc:
-            raise ToolTimeout(exc.seconds, exc.what) from exc
+            what = exc.what + (f"; {waited:.1f} s of it waiting for other calls on {device}" if waited >= 0.05 else "")
+            raise ToolTimeout(self.command_timeout_s, what) from exc  # the bound the call was given
         except SessionError as exc:
             gone = self._lab_gone(device)
             if gone:
@@ -206,7 +209,8 @@ class A1Adapter(BaseAdapter):
     )
     def get_running_config(self, args: DeviceArgs) -> ToolResult:
         try:
-            out, failed = self._cli(args.device, self.platform.d.snapshot.frr_show, self.platform.d.exec_mode)
+            out, failed = self._cli(args.device, self.platform.d.snapshot.frr_show, self.platform.d.exec_mode,
+                                    read=True)
         except SessionError as exc:
             return self._unreachable(args.device, exc)
         if failed:
@@ -240,7 +244,7 @@ class A1Adapter(BaseAdapter):
             out, failed = res.stdout + (res.stderr if res.rc else ""), res.rc != 0
         else:
             try:
-                out, failed = self._cli(args.device, cmd.command, self.platform.d.exec_mode)
+                out, failed = self._cli(args.device, cmd.command, self.platform.d.exec_mode, read=True)
             except SessionError as exc:
                 return self._unreachable(args.device, exc)
         capped = CappedOutput(self.max_output)
