@@ -8,6 +8,8 @@ ANI   := $(VENV)/bin/ani
 setup:
 	@bash scripts/setup.sh $(firstword $(MAKECMDGOALS) setup)
 
+# exits 2 before any lab if a level cannot work here (see `ani doctor`), 3 if runs ended as
+# infrastructure errors (the last line says which cells, how many and why)
 demo: setup
 	@$(ANI) lab down --stale >/dev/null
 	@$(ANI) campaign run campaigns/level-sweep.yaml

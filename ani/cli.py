@@ -5,6 +5,7 @@
     ani run ...            one task variant at one level (debugging)
     ani mcp serve --lab ID --level a1 [--http --port N]   an adapter's tools over MCP
     ani adapters           list the registered adapters
+    ani doctor             check this machine: programs, kernel features, root; the fix for each gap
 
 Process life (:func:`main`, the console script, also ``python -m ani.cli``), before any command:
 a process that leads its session (``setsid``, a CI runner) forks so that no pseudo-terminal it
@@ -22,6 +23,7 @@ import typer
 
 from ani.campaign.cli import app as campaign_app
 from ani.campaign.cli import run_one
+from ani.host.cli import doctor
 from ani.lab.cli import app as lab_app
 from ani.mcp.cli import app as mcp_app
 
@@ -30,6 +32,7 @@ app.add_typer(lab_app, name="lab", help="Start, inspect and remove FRR labs in n
 app.add_typer(campaign_app, name="campaign", help="Run benchmark campaigns.")
 app.add_typer(mcp_app, name="mcp", help="Serve an adapter's tools to any MCP client (stdio or HTTP).")
 app.command("run", help="Run one task variant at one level and print the trajectory.")(run_one)
+app.command("doctor", help="Check that this machine has what every level needs; print the fix for each gap.")(doctor)
 
 
 def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001

@@ -4,24 +4,75 @@ Agent-actionable failures (a bad argument, a refused command, a device that
 rejected a line) are *not* exceptions: adapters return them as data in a
 ``ToolResult`` with ``ok=False`` and an ``ErrorInfo`` whose ``code`` is one of
 the stable strings in :class:`ErrorCode`. Exceptions are for harness faults
-only: a lab that cannot start, a broken scenario file, a campaign spec that
-does not parse.
+and for failures inside a level that its tools turn into such results: a lab
+that cannot start, a broken scenario file, a router that cannot be read.
+
+Every exception ani raises is an :class:`AniError`; where a caller may rely on a
+built-in kind too, the class also derives from it (``AniTimeout`` is a
+``TimeoutError``; ``IntentError``, ``DocError``, ``XmlArgError`` and
+``YangDataError`` are also ``ValueError``). Which :class:`ErrorCode` an exception
+becomes in a tool's result is decided in one place,
+:func:`ani.adapters.base.error_result`. ``tests/unit/test_error_tree.py`` walks
+every class defined in ``ani`` and checks this tree.
 
 ::
 
     AniError                         base of every exception raised by ani
-    +-- ConfigError                  a file given by the user is invalid (names the field)
+    +-- AniTimeout (TimeoutError)    a bound ran out: ``seconds`` (the bound), ``what`` timed out
+    |   +-- ConvergenceTimeout       routing did not converge in time (also a LabError; ``pending``)
+    |   +-- ReadTimeout              a router's state was not read in time (also a ReadError)
+    |   +-- Busy                     ani.adapters.locking: another call of the adapter held what a call needs
+    |   +-- SotBusy                  another writer held a lock of the source of truth (also a SotError)
+    +-- ConfigError                  a file or option given by the user is invalid (names the field)
     |   +-- TopologyError            topology / scenario file
     |   +-- CampaignSpecError        campaign file
     |   +-- TaskError                task class / variant / task file
     +-- RegistryError                unknown adapter name (lists the known ones)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
     |   +-- LabNotFound              no lab with that id
-    |   +-- ConvergenceTimeout       routing did not converge in time (names the session)
+    |   +-- LabGone                  the lab was removed under the caller ("lab <id> is not running (...)")
+    |   +-- ConvergenceTimeout
     |   +-- UnknownNode              no node of that name in the lab
     |   +-- CapabilityMissing        the kernel or the host lacks a needed feature
-    +-- AdapterError                 an adapter's own fault (not the agent's)
+    +-- HostFault                    the host or the harness failed, not the agent
+    |   +-- ProgramMissing           a program the SDK runs is not installed (names the package)
+    +-- DeviceError                  a router's configuration could not be read or applied
+    |   +-- ApplyError               ani.device.outcome: refused / not reached (``restored``, ``lines``)
+    |       +-- ReadError            ani.device.outcome: the state could not be read; nothing changed
+    |           +-- ReadTimeout
+    +-- ModelError                   data that does not fit the device model / YANG module
+    |   +-- YangDataError (ValueError)   ani.device.yang: invalid RFC 7951 data (``issues``)
+    |   +-- XmlDataError             ani.device.yang_xml: XML that does not fit (``tag``, ``path``)
+    +-- AdapterError                 an adapter's own fault, or a level's failure its tools report
+    |   +-- Refused                  ani.adapters.allowlist: an A1 command refused before sending
+    |   +-- SessionError             ani.adapters.cli_session: an A1 vtysh session failed
+    |   +-- XmlArgError (ValueError) ani.adapters.netconf_xml: an A2 XML / JSON argument
+    |   +-- NetconfClientError       ani.netconf.client: the NETCONF client side
+    |       +-- RpcFailed            a reply carried error-severity rpc-errors
+    |       +-- SessionLost          no session, or it dropped (``outcome_unknown``)
+    +-- NetconfError                 ani.netconf: the server side of a NETCONF session
+    |   +-- RpcError                 one rpc-error to send (RFC 6241 §4.3)
+    |   +-- RpcErrors                several
+    |   +-- FramingError             the peer broke RFC 6242 framing
+    +-- IntentError (ValueError)     ani.intents.errors: a service change refused (``code``, ``path``)
+    |   +-- PoolExhausted            a resource pool is empty
+    +-- SotError                     ani.sot.errors: the source of truth
+    |   +-- DocError (ValueError)    a desired-state document is invalid (``pointer``)
+    |   |   +-- ServiceFileError     ani.sot.services: a service file (A4) does not compile
+    |   +-- PatchError               a JSON Patch could not be applied (``index``, ``op``, ``path``)
+    |   +-- Conflict                 ``base_revision`` is stale, or another writer moved HEAD (``expected``, ``actual``)
+    |   +-- SotPathError             no such file, or a path outside the repository
+    |   +-- SotBusy
+    +-- AgentError                   an agent's own failure (not the network's, not the harness's)
+    |   +-- BudgetExceeded           ani.agents.base: a budget limit was hit (``reason``)
+    |   +-- AgentFailed              ani.agents.scripted: the script cannot go on
+    |   +-- EndpointError            ani.agents.llm_endpoint: the model endpoint failed for good
+    |   +-- NotACompletion           ani.agents.llm_endpoint: an HTTP 200 body that is no completion
+    |   +-- ErrorInBody              ani.agents.llm_endpoint: an HTTP 200 body holding an error (transient)
     +-- ObserverError                the observer could not evaluate a check
+
+Timeouts: every bound that runs out raises an :class:`AniTimeout` (or a subclass carrying
+what its kind needs); ``seconds`` is always the bound, never the time spent.
 """
 
 from __future__ import annotations
@@ -58,6 +109,28 @@ class AniError(Exception):
     """Base class of every exception raised by ani."""
 
 
+class AniTimeout(AniError, TimeoutError):
+    """A bound ran out.
+
+    The message is ``"timeout after N s"`` plus `` (what)`` when ``what`` is given, unless
+    ``message`` says it otherwise.
+
+    Attributes:
+        seconds: the bound that ran out, seconds.
+        what: what timed out (``"reading the running config"``, ``"commit on r1"``), or "".
+    """
+
+    def __init__(self, seconds: float, what: str = "", message: str | None = None) -> None:
+        self.seconds = float(seconds)
+        self.what = what
+        super().__init__(message if message is not None else timeout_message(seconds, what))
+
+
+def timeout_message(seconds: float, what: str = "") -> str:
+    """``"timeout after 10 s (what)"`` (seconds as ``%g``)."""
+    return f"timeout after {seconds:g} s" + (f" ({what})" if what else "")
+
+
 class ConfigError(AniError):
     """A user-supplied file is invalid. The message names the file and the bad field."""
 
@@ -86,15 +159,31 @@ class LabNotFound(LabError):
     """No lab with the given id exists on this machine."""
 
 
-class ConvergenceTimeout(LabError):
-    """Routing protocols did not converge within the bound.
+class LabGone(LabError):
+    """The lab was removed under the caller (``ani lab down`` of a lab an adapter is attached
+    to): ``"lab <id> is not running (<what is missing>)"``. Raised by ``Lab.exec`` and the lab's
+    NETCONF endpoint; the check a level makes is :func:`ani.device.state.lab_gone`.
+
+    Attributes:
+        lab_id: the lab; missing: what is gone (``"no /run/ani/labs/<id>/r1/enter"``,
+            ``"network namespace ani-<id>-r1 is gone"``).
+    """
+
+    def __init__(self, lab_id: str, missing: str) -> None:
+        self.lab_id = lab_id
+        self.missing = missing
+        super().__init__(f"lab {lab_id} is not running ({missing})")
+
+
+class ConvergenceTimeout(LabError, AniTimeout):
+    """Routing protocols did not converge within the bound (``seconds``).
 
     ``pending`` lists what did not come up, e.g.
     ``["e1: BGP neighbor 100.64.255.1 is Active, expected Established"]``.
     """
 
-    def __init__(self, message: str, pending: list[str] | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, pending: list[str] | None = None, seconds: float = 0.0) -> None:
+        AniTimeout.__init__(self, seconds, "routing convergence", message)
         self.pending = list(pending or [])
 
 
@@ -106,8 +195,48 @@ class CapabilityMissing(LabError):
     """The kernel or the host lacks a feature the lab needs (e.g. the ``vrf`` link type)."""
 
 
+class DeviceError(AniError):
+    """A router's configuration could not be read or applied (:mod:`ani.device`); the message
+    names the router. See :class:`ani.device.outcome.ApplyError`."""
+
+
+class ModelError(AniError):
+    """Data that does not fit the device model or its YANG module (:mod:`ani.device.yang`,
+    :mod:`ani.device.yang_xml`)."""
+class HostFault(AniError):
+    """The host or the harness failed, not the agent: a program is missing, a harness helper
+    could not start or crashed. A run that meets one is an infrastructure error (never graded);
+    ``BaseAdapter.call`` turns one into an ``internal`` result and a ``harness_fault`` event."""
+
+
+class ProgramMissing(HostFault):
+    """A program the SDK runs is not installed (at the moment it is needed).
+
+    Attributes:
+        program: what is missing, as the code names it (``/usr/lib/frr/frr-reload.py``, ``nft``).
+        package: the Debian package that provides it (``frr-pythontools``), from
+            ``ani/host/packages.txt``.
+    """
+
+    def __init__(self, program: str, package: str, message: str | None = None) -> None:
+        super().__init__(message or f"{program} is missing (apt-get install {package})")
+        self.program = program
+        self.package = package
+
+
 class AdapterError(AniError):
-    """An adapter's own fault (not something the agent did wrong)."""
+    """An adapter's own fault (not something the agent did wrong), or a failure inside a level
+    (a session, a reply) that its tools turn into a result."""
+
+
+class NetconfError(AniError):
+    """The server side of a NETCONF session (:mod:`ani.netconf`): an rpc-error to send, or a
+    peer that broke the framing."""
+
+
+class AgentError(AniError):
+    """An agent's own failure: a budget hit, a script that cannot go on, a model endpoint that
+    failed, an agent-loop action the trajectory does not know."""
 
 
 class ObserverError(AniError):

@@ -3,7 +3,14 @@
 Each event line holds ``event`` ("tool_call"), ``run_id``, ``level``, ``tool``,
 ``arguments``, ``ok``, ``error_code``, ``changed``, ``elapsed_s``, a short
 ``summary`` of the result text, and an ISO timestamp. Agents may add their own
-events (``log("agent_message", ...)``).
+events (``log("agent_message", ...)``); the agent-loop actions and turns that the process
+metrics (:mod:`ani.campaign.metrics`) count are written with :func:`log_agent_action` and
+:func:`log_agent_turn`::
+
+    {"event": "agent_action", "action": "wait", "seconds": 5}
+    {"event": "agent_action", "action": "submit"}
+    {"event": "agent_action", "action": "null", "reason": "invalid tool-call JSON"}
+    {"event": "agent_turn", "turn": 3, "prompt_tokens": 812, "completion_tokens": 64}
 """
 
 from __future__ import annotations
@@ -15,9 +22,15 @@ from typing import IO, Any
 
 import structlog
 
+from ani.errors import AgentError
 from ani.protocol import ToolResult
 
 SUMMARY_CHARS = 300
+TOOL_CALL_EVENT = "tool_call"
+AGENT_ACTION_EVENT = "agent_action"
+AGENT_TURN_EVENT = "agent_turn"
+#: the agent-loop actions (tool calls are logged by the adapter)
+AGENT_ACTIONS = ("wait", "submit", "null")
 
 
 def _summary(text: str) -> str:
@@ -68,7 +81,7 @@ class Trajectory:
     def log_call(self, tool: str, arguments: dict[str, Any], result: ToolResult) -> dict[str, Any]:
         """Record one ANI tool call and its result."""
         return self.log(
-            "tool_call",
+            TOOL_CALL_EVENT,
             tool=tool,
             arguments=arguments,
             ok=result.ok,
@@ -81,7 +94,7 @@ class Trajectory:
     @property
     def calls(self) -> list[dict[str, Any]]:
         """Only the ``tool_call`` events."""
-        return [e for e in self.events if e.get("event") == "tool_call"]
+        return [e for e in self.events if e.get("event") == TOOL_CALL_EVENT]
 
     def close(self) -> None:
         with self._lock:
@@ -97,3 +110,34 @@ class Trajectory:
             if line.strip():
                 out.append(json.loads(line))
         return out
+
+
+# -- what agents log ---------------------------------------------------------------------------
+
+
+def log_agent_action(trajectory: Any, action: str, **fields: Any) -> dict[str, Any]:
+    """Log an agent-loop action (``wait``, ``submit`` or ``null``) to ``trajectory``.
+
+    Raises AgentError for another action name (tool calls are logged by the adapter).
+    """
+    if action not in AGENT_ACTIONS:
+        raise AgentError(f"agent action must be wait, submit or null, got {action!r}")
+    return trajectory.log(AGENT_ACTION_EVENT, action=action, **fields)
+
+
+def log_agent_turn(
+    trajectory: Any,
+    turn: int,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """Log one model response (a turn) with its token usage from the API's ``usage`` field
+    (None: the endpoint sent none)."""
+    return trajectory.log(
+        AGENT_TURN_EVENT,
+        turn=turn,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        **fields,
+    )

@@ -105,9 +105,15 @@ def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
     except UnicodeDecodeError:
         raise error(f"{p}: cannot read: not UTF-8 text") from None
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return parse_yaml(text)
     except yaml.YAMLError as exc:
         raise error(f"{p}: not valid YAML: {exc}") from None
+
+
+def parse_yaml(text: str) -> Any:
+    """The parsed YAML (or JSON) of ``text``, the way every user file is read: safe types only,
+    and a key written twice in one mapping is an error. Raises ``yaml.YAMLError``."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def validate_mapping(

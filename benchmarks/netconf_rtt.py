@@ -75,7 +75,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from ani.adapters.a2 import A2Adapter
-    from ani.adapters.netconf_client import NCCLIENT_TICK_S, check_reply, ncclient_connect
+    from ani.netconf.client import NCCLIENT_TICK_S, check_reply, ncclient_connect
     from ani.adapters.netconf_xml import filter_element
     from ani.lab import Lab
 

@@ -26,8 +26,11 @@ link-local addresses, carrier flags and operstate (they follow the peer), kernel
 protocols (``proto bgp/ospf/...``: from FRR's configuration, which is compared, and from
 neighbours). So a direct ``ip route del`` of a BGP-learned route is not seen; everything an agent
 configures is. If a capture fails or takes more than 5 s (its process group is then killed), the
-call reports ``changed=True`` with ``changed_parts=["unknown"]``. One capture: ~60 ms for a
-brownfield-small router, ~0.6 s with 5,000 static routes.
+call reports ``changed=True`` with ``changed_parts=["unknown"]``. FRR's running config and the
+ruleset are read by the device layer's one reader (:func:`ani.device.state.read_state`: a
+router whose lab is gone or whose daemon is dead cannot be captured), the rest by one shell
+script. One capture: ~50 ms for a brownfield-small router (``benchmarks/a0_capture.py``, see
+docs/performance.md).
 
 Concurrency: calls on one router run one at a time (the ``changed`` measurement compares the
 router before and after the call, so another call's change must not fall in between); calls on
@@ -35,23 +38,26 @@ different routers run in parallel. A call waits for its router at most ``timeout
 start and the command gets what is left of it (``timeout``, retriable, naming the call it
 waited for, when nothing is left).
 
-Options (``create_adapter("a0", lab, options={...})``):
-    timeout_s (float, default 30): bound on one command's wall time, seconds.
-    max_output_bytes (int, default 65536): cap on each of stdout and stderr, bytes.
+Options (``create_adapter("a0", lab, options={...})``, the strict model :class:`A0Options`: an
+unknown key or a bad value is a ConfigError naming it and the known options):
+    timeout_s (float > 0, default 30): bound on one command's wall time, seconds.
+    max_output_bytes (int >= 1, default 65536): cap on each of stdout and stderr, bytes.
     user (str, default "frr"): the unprivileged user the shell runs as.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
 
 from ani.adapters import sandbox
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
-from ani.errors import ConfigError, ErrorCode
+from ani.adapters.options import Options, parse_options
+from ani.device.outcome import ReadError
+from ani.device.state import frr_lines, lab_gone, nft_lines, read_state
+from ani.errors import ErrorCode, LabError
 from ani.protocol import Level, ToolResult
 
 MAX_COMMAND_CHARS = 65536
@@ -100,11 +106,12 @@ class ShellArgs(DeviceArgs):
         return v
 
 
-def _option(options: dict, key: str, kind: type, default: Any) -> Any:
-    try:
-        return kind(options.get(key, default))
-    except (TypeError, ValueError):
-        raise ConfigError(f"a0 options.{key} must be {kind.__name__}, got {options[key]!r}") from None
+class A0Options(Options):
+    """The options of A0 (module doc)."""
+
+    timeout_s: float = Field(sandbox.DEFAULT_TIMEOUT_S, gt=0, description="bound on one command, seconds")
+    max_output_bytes: int = Field(sandbox.DEFAULT_MAX_OUTPUT_BYTES, ge=1, description="cap on stdout and on stderr, bytes")
+    user: str = Field("frr", min_length=1, description="the unprivileged user the shell runs as")
 
 
 def _strip_volatile(obj: Any) -> Any:
@@ -138,10 +145,12 @@ def _norm_routes(routes: list[dict]) -> list[dict]:
     return _strip_volatile(keep)
 
 
-#: the parts of a router's state, in the order ``state_of`` captures them, with their normaliser
-STATE_PARTS: list[tuple[str, str, Any]] = [
-    ("frr", 'vtysh -N "$1" -c "show running-config" 2>&1', None),
-    ("nft", "nft -s list ruleset 2>&1", None),
+#: the parts of a router's state, in the order ``state_of`` captures them, with their normaliser;
+#: ``frr`` and ``nft`` are read by the device layer's one reader (:mod:`ani.device.state`), the
+#: others by one shell script
+STATE_PARTS: list[tuple[str, str | None, Any]] = [
+    ("frr", None, None),
+    ("nft", None, None),
     ("addr", "ip -j addr", _norm_addr),
     ("route4", "ip -j route show table all", _norm_routes),
     ("route6", "ip -j -6 route show table all", _norm_routes),
@@ -168,17 +177,10 @@ class A0Adapter(BaseAdapter):
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
-        known = {"timeout_s", "max_output_bytes", "user"}
-        unknown = set(self.options) - known
-        if unknown:
-            raise ConfigError(f"a0 options: unknown {sorted(unknown)}; known: {sorted(known)}")
-        self.timeout_s = _option(self.options, "timeout_s", float, sandbox.DEFAULT_TIMEOUT_S)
-        self.max_output_bytes = _option(self.options, "max_output_bytes", int, sandbox.DEFAULT_MAX_OUTPUT_BYTES)
-        if self.timeout_s <= 0:
-            raise ConfigError(f"a0 options.timeout_s must be > 0, got {self.timeout_s}")
-        if self.max_output_bytes < 1:
-            raise ConfigError(f"a0 options.max_output_bytes must be >= 1, got {self.max_output_bytes}")
-        self.user = str(self.options.get("user", "frr"))
+        self.settings = parse_options(A0Options, self.options, str(self.level))
+        self.timeout_s = self.settings.timeout_s
+        self.max_output_bytes = self.settings.max_output_bytes
+        self.user = self.settings.user
         self._supported = False
 
     def open(self) -> None:
@@ -210,12 +212,18 @@ class A0Adapter(BaseAdapter):
 
     def state_of(self, device: str) -> dict[str, str] | None:
         """Router ``device``'s state, canonical text per part (see :data:`STATE_PARTS`), or
-        None if it could not be captured. Runs outside the sandbox, as root, in one process."""
+        None if it could not be captured. Runs outside the sandbox, as root: FRR's running
+        config and the ruleset through :func:`ani.device.state.read_state` (normalised by
+        ``frr_lines`` / ``nft_lines``), the rest in one process."""
         spec = self.sandbox_spec(device)
-        script = f"; echo {SEP}; ".join(cmd for _, cmd, _ in STATE_PARTS)
+        try:
+            st = read_state(self.lab, device, timeout=SNAPSHOT_TIMEOUT_S)
+        except (ReadError, LabError, OSError):
+            return None
+        script = f"; echo {SEP}; ".join(cmd for _, cmd, _ in STATE_PARTS if cmd is not None)
         try:
             res = sandbox.run_capped(
-                ["ip", "netns", "exec", spec.netns, "sh", "-c", script, "sh", spec.pathspace],
+                ["ip", "netns", "exec", spec.netns, "sh", "-c", script],
                 timeout_s=SNAPSHOT_TIMEOUT_S,
                 max_bytes=SNAPSHOT_MAX_BYTES,
             )
@@ -223,11 +231,12 @@ class A0Adapter(BaseAdapter):
             return None
         if res.exit_status != 0 or res.stdout_truncated:
             return None
+        shell_parts = [(name, norm) for name, cmd, norm in STATE_PARTS if cmd is not None]
         texts = res.stdout.split(SEP + "\n")
-        if len(texts) != len(STATE_PARTS):
+        if len(texts) != len(shell_parts):
             return None
-        out: dict[str, str] = {}
-        for (name, _, norm), text in zip(STATE_PARTS, texts):
+        out: dict[str, str] = {"frr": "\n".join(frr_lines(st.frr)), "nft": "\n".join(nft_lines(st.nft))}
+        for (name, norm), text in zip(shell_parts, texts):
             if norm is not None:
                 try:
                     text = json.dumps(norm(json.loads(text)), sort_keys=True)
@@ -242,10 +251,8 @@ class A0Adapter(BaseAdapter):
     def shell(self, args: ShellArgs) -> ToolResult:
         self._check_support()
         spec = self.sandbox_spec(args.device)
-        if not Path("/run/netns", spec.netns).exists():
-            gone = f"network namespace {spec.netns} is gone"
-            if not Path(self.lab.node_argv(args.device, [])[0]).exists():  # the whole lab was downed
-                gone = f"lab {self.lab.id} is not running ({gone})"
+        gone = lab_gone(self.lab, args.device)
+        if gone:
             return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"{args.device}: {gone}")
         if not spec.run_dir.is_dir() or not spec.etc_dir.is_dir():
             return ToolResult.failure(

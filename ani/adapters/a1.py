@@ -42,31 +42,43 @@ for the others (a read's command then gets what is left of it; ``update_config``
 between lines). A call that could not get its router answers ``timeout`` (retriable),
 naming the call that holds it; it never returns a false ``device_unreachable``.
 
-Options (``options=`` of the constructor): ``platform`` (name or path, default ``frr``),
-``command_timeout_s`` (10), ``call_timeout_s`` (60, whole update_config), ``rollback_timeout_s``
-(30), ``max_output_bytes`` (65536). Any other key raises ConfigError naming the known ones.
+Options (``options=`` of the constructor, the strict model :class:`A1Options`): ``platform``
+(name or path, default ``frr``), ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole
+update_config), ``rollback_timeout_s`` (30), ``max_output_bytes`` (65536). An unknown key or a
+bad value (a timeout that is not a number > 0, a platform that does not load) raises ConfigError
+naming it and the known options.
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from ani.adapters.allowlist import Refused, Step, check_show, plan_config
-from ani.adapters.base import Args, BaseAdapter, DeviceArgs, ToolTimeout, tool
-from ani.adapters.cli_session import CliSession, SessionError, SessionTimeout, classify
+from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
+from ani.adapters.cli_session import CliSession, SessionError, classify
+from ani.adapters.error_map import error_result
+from ani.adapters.options import Options, parse_options
 from ani.adapters.platform import Platform, load_platform
 from ani.adapters.sandbox import CappedOutput
-from ani.adapters.snapshot import DeviceState, ReadTimeout, SnapshotStore, unified
-from ani.errors import AdapterError, ConfigError, ErrorCode, LabError
+from ani.adapters.snapshot import RouterState, SnapshotStore, key, unified
+from ani.device.outcome import ReadError
+from ani.device.state import lab_gone
+from ani.errors import AniTimeout, ConfigError, ErrorCode, LabError
+from ani.host.programs import program
 from ani.protocol import Level, ToolResult
 
 
-#: the options A1 takes (module doc); any other key is refused
-OPTIONS = ("platform", "command_timeout_s", "call_timeout_s", "rollback_timeout_s", "max_output_bytes")
+class A1Options(Options):
+    """The options of A1 (module doc)."""
+
+    platform: str = Field("frr", min_length=1, description="platform file: a name under adapters/ or a path")
+    command_timeout_s: float = Field(10.0, gt=0, description="bound of one CLI command and of opening vtysh, seconds")
+    call_timeout_s: float = Field(60.0, gt=0, description="bound of a whole update_config, seconds")
+    rollback_timeout_s: float = Field(30.0, gt=0, description="bound of each frr-reload / nft restore run, seconds")
+    max_output_bytes: int = Field(65536, ge=1, description="cap on a command's output, bytes")
 
 
 class ValidationArgs(Args):
@@ -109,18 +121,19 @@ class A1Adapter(BaseAdapter):
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
-        unknown = set(self.options) - set(OPTIONS)
-        if unknown:  # a name of another level (a0's timeout_s) must not be silently ignored
-            raise ConfigError(f"a1 options: unknown {sorted(unknown)}; known: {list(OPTIONS)}")
-        self.platform: Platform = load_platform(self.options.get("platform", "frr"))
-        self.command_timeout_s = float(self.options.get("command_timeout_s", 10.0))
-        self.call_timeout_s = float(self.options.get("call_timeout_s", 60.0))
-        self.max_output = int(self.options.get("max_output_bytes", 65536))
+        self.settings = parse_options(A1Options, self.options, str(self.level))
+        try:
+            self.platform: Platform = load_platform(self.settings.platform)
+        except FileNotFoundError as exc:
+            raise ConfigError(f"a1 options: platform: {exc}") from None
+        self.command_timeout_s = self.settings.command_timeout_s
+        self.call_timeout_s = self.settings.call_timeout_s
+        self.max_output = self.settings.max_output_bytes
         self.snapshots = SnapshotStore(
             lab,
             self.platform,
             timeout_s=self.command_timeout_s,
-            rollback_timeout_s=float(self.options.get("rollback_timeout_s", 30.0)),
+            rollback_timeout_s=self.settings.rollback_timeout_s,
         )
         self._sessions: dict[str, CliSession] = {}
 
@@ -155,47 +168,32 @@ class A1Adapter(BaseAdapter):
         return s
 
     def _cli(self, device: str, command: str, mode: str, read: bool = False) -> tuple[str, bool]:
-        """(output, scrapli-failed) of one line; timeouts -> ToolTimeout, session faults ->
-        SessionError (``lab <id> is not running`` when the lab was removed under the adapter)."""
+        """(output, scrapli-failed) of one line. Raises AniTimeout when the bound ran out,
+        SessionError for a session fault (``lab <id> is not running`` when the lab was removed
+        under the adapter: :func:`ani.device.state.lab_gone`)."""
         # a read's bound is command_timeout_s less what it waited for the router (update_config's
         # lines keep theirs: its own bound, call_timeout_s, is checked between lines)
         waited = self.waited_s() if read else 0.0
-        bound = max(0.05, self.command_timeout_s - waited)
         try:
-            r = self.session(device).send(command, mode=mode, timeout_s=bound)
-        except SessionTimeout as exc:
+            r = self.session(device).send(command, mode=mode, timeout_s=max(0.05, self.command_timeout_s - waited))
+        except AniTimeout as exc:
             what = exc.what + (f"; {waited:.1f} s of it waiting for other calls on {device}" if waited >= 0.05 else "")
-            raise ToolTimeout(self.command_timeout_s, what) from exc  # the bound the call was given
+            raise AniTimeout(self.command_timeout_s, what) from exc  # the bound the call was given
         except SessionError as exc:
-            gone = self._lab_gone(device)
+            gone = lab_gone(self.lab, device)
             if gone:
-                raise SessionError(gone) from exc
+                err = SessionError(gone)
+                err.gone = True  # type: ignore[attr-defined] - a retry cannot succeed (error_result)
+                raise err from exc
+            program("vtysh")  # ProgramMissing (a host fault) if the session failed for want of it
             raise
         return r.output, r.failed
 
-    def _lab_gone(self, device: str) -> str | None:
-        """Why ``device`` cannot be reached because its lab is gone (``ani lab down`` under an
-        attached adapter: the node's entry script or its network namespace no longer exists),
-        in the words of ``Lab.exec`` (``lab <id> is not running``); None if the lab is there."""
-        try:
-            enter = Path(self.lab.node_argv(device, [])[0])
-            netns = Path("/run/netns", self.lab.netns(device))
-        except Exception:  # noqa: BLE001 - a lab object without these cannot tell; not "gone"
-            return None
-        missing = [str(p) for p in (enter, netns) if not p.exists()]
-        if not missing:
-            return None
-        return f"lab {getattr(self.lab, 'id', '?')} is not running (no {missing[0]})"
-
     def _unreachable(self, device: str, exc: Exception) -> ToolResult:
-        """A device that could not be read or driven: ``timeout`` when a bound ran out
-        (:class:`ReadTimeout`, :class:`ToolTimeout`), else ``device_unreachable``; both retriable.
-        The message names the device once."""
-        msg = str(exc)
-        if not msg.startswith(f"{device}:"):
-            msg = f"{device}: {msg}"
-        code = ErrorCode.TIMEOUT if isinstance(exc, (ReadTimeout, ToolTimeout)) else ErrorCode.DEVICE_UNREACHABLE
-        return ToolResult.failure(code, msg, retriable=True)
+        """A device that could not be read or driven (see :func:`ani.adapters.error_map.error_result`):
+        ``timeout`` when a bound ran out, else ``device_unreachable``. The message names the
+        device once."""
+        return error_result(exc, device=device)
 
     # -- read-only tools ---------------------------------------------------------------------
 
@@ -211,7 +209,7 @@ class A1Adapter(BaseAdapter):
         try:
             out, failed = self._cli(args.device, self.platform.d.snapshot.frr_show, self.platform.d.exec_mode,
                                     read=True)
-        except SessionError as exc:
+        except (SessionError, AniTimeout) as exc:
             return self._unreachable(args.device, exc)
         if failed:
             return ToolResult.failure(ErrorCode.COMMAND_FAILED, f"{args.device}: {out.strip()}")
@@ -233,19 +231,19 @@ class A1Adapter(BaseAdapter):
         try:
             cmd = check_show(self.platform, args.command)
         except Refused as exc:
-            return ToolResult.failure(ErrorCode.NOT_ALLOWED, exc.message, data={"command": args.command})
+            return error_result(exc, data={"command": args.command})
         if cmd.kind == "nft":
             try:
                 res = self.lab.exec(args.device, cmd.argv, timeout=self.command_timeout_s)
             except LabError as exc:
                 return self._unreachable(args.device, exc)
             if res.timed_out:
-                raise ToolTimeout(self.command_timeout_s, cmd.command)
+                raise AniTimeout(self.command_timeout_s, cmd.command)
             out, failed = res.stdout + (res.stderr if res.rc else ""), res.rc != 0
         else:
             try:
                 out, failed = self._cli(args.device, cmd.command, self.platform.d.exec_mode, read=True)
-            except SessionError as exc:
+            except (SessionError, AniTimeout) as exc:
                 return self._unreachable(args.device, exc)
         capped = CappedOutput(self.max_output)
         capped.feed(out.encode("utf-8", errors="replace"))
@@ -263,7 +261,7 @@ class A1Adapter(BaseAdapter):
         description="List the snapshots taken of a device (yours and the automatic pre-change ones).",
     )
     def list_snapshots(self, args: DeviceArgs) -> ToolResult:
-        snaps = [s.summary(self.platform) for s in self.snapshots.list(args.device)]
+        snaps = [s.summary() for s in self.snapshots.list(args.device)]
         lines = [f"{s['id']}  {time.strftime('%H:%M:%S', time.localtime(s['created']))}  {s['label']}" for s in snaps]
         return ToolResult.success("\n".join(lines) or f"no snapshots of {args.device}", {"snapshots": snaps})
 
@@ -279,9 +277,9 @@ class A1Adapter(BaseAdapter):
     def snapshot(self, args: DeviceArgs) -> ToolResult:
         try:
             snap = self.snapshots.take(args.device, label="snapshot")
-        except (AdapterError, LabError) as exc:
+        except (ReadError, LabError) as exc:
             return self._unreachable(args.device, exc)
-        return ToolResult.success(f"snapshot {snap.id} taken", {"snapshot_id": snap.id, **snap.summary(self.platform)})
+        return ToolResult.success(f"snapshot {snap.id} taken", {"snapshot_id": snap.id, **snap.summary()})
 
     @tool(
         args=RollbackArgs,
@@ -301,7 +299,7 @@ class A1Adapter(BaseAdapter):
         self._end_session(args.device)
         try:
             rep = self.snapshots.restore(args.device, snap.state)
-        except (AdapterError, LabError) as exc:
+        except (ReadError, LabError) as exc:
             return self._unreachable(args.device, exc)
         data = {
             "snapshot_id": snap.id,
@@ -309,6 +307,7 @@ class A1Adapter(BaseAdapter):
             "diff": rep.diff,
             "frr_diff": rep.frr_diff,
             "nft_diff": rep.nft_diff,
+            "detail": rep.detail,
         }
         if not rep.verified:
             return ToolResult.failure(
@@ -349,7 +348,7 @@ class A1Adapter(BaseAdapter):
             )
         try:
             pre = self.snapshots.take(dev, label="auto: before update_config")
-        except (AdapterError, LabError) as exc:
+        except (ReadError, LabError) as exc:
             return self._unreachable(dev, exc)
 
         results: list[dict[str, Any]] = [{"command": c, "status": "not_run"} for c in cmds]
@@ -395,7 +394,7 @@ class A1Adapter(BaseAdapter):
                 if v.message:
                     r["message"] = v.message
                 results[step.index] = r
-        except ToolTimeout as exc:
+        except AniTimeout as exc:
             failed, timed_out = (step, str(exc)), True
         except SessionError as exc:
             failed = (step, f"session failed: {exc}")
@@ -406,7 +405,7 @@ class A1Adapter(BaseAdapter):
         if failed is None:
             try:
                 post = self.snapshots.read(dev)
-            except (AdapterError, LabError) as exc:
+            except (ReadError, LabError) as exc:
                 return self._unreachable(dev, exc)
             changed = not self.snapshots.same(pre.state, post)
             diff = self._diff(pre.state, post)
@@ -423,7 +422,7 @@ class A1Adapter(BaseAdapter):
         ran = [i for i, r in enumerate(results) if r["status"] == "success" and steps[i].kind != "noop"]
         try:
             rep = self.snapshots.restore(dev, pre.state)
-        except (AdapterError, LabError) as exc:
+        except (ReadError, LabError) as exc:
             return ToolResult.failure(
                 ErrorCode.ROLLBACK_FAILED,
                 f"command {step.index + 1} {step.command!r} failed ({why}); rolling back failed: {exc}",
@@ -443,6 +442,7 @@ class A1Adapter(BaseAdapter):
             "rolled_back": rep.verified,
             "pre_snapshot": pre.id,
             "timed_out": timed_out,
+            "rollback_detail": rep.detail,  # every frr-reload / nft error line of the rollback
         }
         head = (
             f"command {step.index + 1} {step.command!r} failed: {why}. "
@@ -454,7 +454,6 @@ class A1Adapter(BaseAdapter):
                 ErrorCode.ROLLED_BACK, msg, data=data, changed=False,
                 text=self._results_text(results) + f"\nerror [{ErrorCode.ROLLED_BACK.value}]: {msg}",
             )
-        data["rollback_detail"] = rep.detail
         msg = head + f"; rolling back to {pre.id} could NOT be verified: " + " | ".join(rep.detail)[:2000]
         return ToolResult.failure(
             ErrorCode.ROLLBACK_FAILED, msg, data=data, changed=True,
@@ -468,9 +467,9 @@ class A1Adapter(BaseAdapter):
         if s is not None and s.is_open:
             s.to_exec()
 
-    def _diff(self, a: DeviceState, b: DeviceState) -> str:
-        af, an = a.key(self.platform)
-        bf, bn = b.key(self.platform)
+    @staticmethod
+    def _diff(a: RouterState, b: RouterState) -> str:
+        (af, an), (bf, bn) = key(a), key(b)
         return unified(af, bf, "running-config") + unified(an, bn, "nft ruleset")
 
     @staticmethod

@@ -20,7 +20,7 @@ Tools (``data`` keys in brackets):
 - ``get_schema(identifier="ani-frr", version=None, device=None)`` — RFC 6022 [schema]
 
 Reply checking: every ``<rpc-error>`` of a reply is read (ncclient 0.7.1 looks at the first
-only; see :mod:`ani.adapters.netconf_client`). Any error-severity one fails the call with
+only; see :mod:`ani.netconf.client`). Any error-severity one fails the call with
 ``command_failed`` (``lock-denied``, ``in-use``, ``resource-denied``: retriable), the message
 naming each error's tag, type, path, message and info, and ``data.errors`` /
 ``data.warnings`` listing them; warnings alone never fail a call and are returned in
@@ -53,11 +53,12 @@ calls on different routers in parallel; a call naming several routers (``commit`
 ``rpc_timeout_s``, counted from its start, then answers ``timeout`` (retriable) naming the call
 that holds them. A note about a re-opened session goes to the call that noticed it.
 
-Options: ``connect_timeout_s`` (10), ``rpc_timeout_s`` (120), ``max_output_bytes`` (65536); any
-other key raises ConfigError naming the known ones.
+Options (the strict model :class:`ani.adapters.a2_args.A2Options`): ``connect_timeout_s`` (10),
+``rpc_timeout_s`` (120), ``max_output_bytes`` (65536); an unknown key or a bad value raises
+ConfigError naming it and the known options.
 
 Modules: argument models in :mod:`ani.adapters.a2_args`, sessions and reply checking in
-:mod:`ani.adapters.netconf_client`, XML / JSON arguments in :mod:`ani.adapters.netconf_xml`.
+:mod:`ani.netconf.client`, XML / JSON arguments in :mod:`ani.adapters.netconf_xml`.
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ from lxml import etree
 
 from ani.adapters.a2_args import (
     DEFAULT_CONFIRM_TIMEOUT_S,
-    RETRIABLE_TAGS,
     WORKFLOW,
+    A2Options,
     CommitArgs,
     CompareArgs,
     DevicesArgs,
@@ -84,18 +85,20 @@ from ani.adapters.a2_args import (
     check_confirm_timeout,
     commit_kwargs,
 )
-from ani.adapters.base import BaseAdapter, DeviceArgs, ToolTimeout, tool
-from ani.adapters.netconf_client import (
+from ani.adapters.base import BaseAdapter, DeviceArgs, tool
+from ani.adapters.error_map import error_result
+from ani.adapters.netconf_xml import FRR_NS, XmlArgError, as_lines, config_element, filter_element, pretty
+from ani.adapters.sandbox import CappedOutput
+from ani.adapters.options import parse_options
+from ani.errors import AniTimeout, ErrorCode
+from ani.netconf.client import (
     MONITORING_NS,
     NetconfSession,
     ReplyError,
     RpcFailed,
-    RpcTimeout,
     SessionLost,
+    warning_lines,
 )
-from ani.adapters.netconf_xml import FRR_NS, XmlArgError, as_lines, config_element, filter_element, pretty
-from ani.adapters.sandbox import CappedOutput
-from ani.errors import ConfigError, ErrorCode
 from ani.protocol import Level, ToolResult
 
 __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
@@ -107,10 +110,6 @@ __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 #: what an agent must do after a confirmed commit was rolled back: the commit had emptied the
 #: candidate into running, so the edits are gone from both
 _REDO = "the edits left the candidate at that commit: lock, edit_config and commit again"
-
-
-#: the options A2 takes (module doc); any other key is refused
-OPTIONS = ("connect_timeout_s", "rpc_timeout_s", "max_output_bytes")
 
 
 class A2Adapter(BaseAdapter):
@@ -135,12 +134,10 @@ class A2Adapter(BaseAdapter):
         connect: Callable[..., Any] | None = None,
     ) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
-        unknown = set(self.options) - set(OPTIONS)
-        if unknown:  # a name of another level (a1's command_timeout_s) must not be silently ignored
-            raise ConfigError(f"a2 options: unknown {sorted(unknown)}; known: {list(OPTIONS)}")
-        self.connect_timeout_s = float(self.options.get("connect_timeout_s", 10.0))
-        self.rpc_timeout_s = float(self.options.get("rpc_timeout_s", 120.0))
-        self.max_output = int(self.options.get("max_output_bytes", 65536))
+        self.settings = parse_options(A2Options, self.options, str(self.level))
+        self.connect_timeout_s = self.settings.connect_timeout_s
+        self.rpc_timeout_s = self.settings.rpc_timeout_s
+        self.max_output = self.settings.max_output_bytes
         self._connect = connect
         self._sessions: dict[str, NetconfSession] = {}
         self._gen: dict[str, int] = {}  # session generation the state below belongs to
@@ -201,7 +198,7 @@ class A2Adapter(BaseAdapter):
 
     def _rpc(self, device: str, op: str, *, safe: bool = False, **kw: Any) -> Any:
         """One operation on ``device``'s session; notices a re-opened session (see module doc).
-        Raises RpcFailed, RpcTimeout, SessionLost."""
+        Raises RpcFailed, AniTimeout, SessionLost."""
         s = self.session(device)
         try:
             return s.call(op, safe_to_repeat=safe, **kw)
@@ -229,39 +226,21 @@ class A2Adapter(BaseAdapter):
             notes = self._call_ctx.notes = []
         notes.append(msg + (": " + "; ".join(lost) if lost else ""))
 
-    def _fail(self, device: str, exc: Exception, what: str, *, raise_timeout: bool = True) -> ToolResult:
-        """A ToolResult for an RPC exception; an RpcTimeout is raised as ToolTimeout (for the base
-        to report) unless ``raise_timeout`` is False (multi-device tools go on)."""
-        if isinstance(exc, RpcFailed):
-            return ToolResult.failure(
-                ErrorCode.COMMAND_FAILED,
-                f"{device}: {what} failed: " + "; ".join(e.describe() for e in exc.errors)
-                + _warn_suffix(exc.warnings),
-                retriable=any(t in RETRIABLE_TAGS for t in exc.tags),
-                data={"device": device, "errors": [e.to_dict() for e in exc.errors],
-                      "warnings": [w.to_dict() for w in exc.warnings]},
-            )
-        if isinstance(exc, RpcTimeout):
-            if raise_timeout:
-                raise ToolTimeout(exc.seconds, f"{device}: {what}")
-            return ToolResult.failure(ErrorCode.TIMEOUT, f"{device}: {what}: {exc}", retriable=True,
-                                      data={"device": device, "outcome_unknown": True})
-        if isinstance(exc, SessionLost):
-            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, str(exc), retriable=True,
-                                      data={"device": device, "outcome_unknown": exc.outcome_unknown})
-        if isinstance(exc, XmlArgError):
-            return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, f"{what}: {exc}")
-        return ToolResult.failure(ErrorCode.COMMAND_FAILED, f"{device}: {what}: {type(exc).__name__}: {exc}",
-                                  data={"device": device})
+    def _fail(self, device: str, exc: Exception, what: str) -> ToolResult:
+        """The ToolResult of an RPC exception (:func:`ani.adapters.error_map.error_result`):
+        ``command_failed`` naming every rpc-error, ``timeout`` (``data.outcome_unknown``: the
+        operation may have been applied), ``device_unreachable``, ``invalid_arguments``."""
+        extra = {"device": device, "outcome_unknown": True} if isinstance(exc, AniTimeout) else None
+        return error_result(exc, device=device, what=what, data=extra)
 
     def _simple(self, device: str, op: str, what: str, done: str, **kw: Any) -> ToolResult:
         """One RPC whose reply is ``<ok/>`` (or warnings): ``"<device>: <done>"`` plus the
         warnings, data ``{device, warnings}``; a failure as :meth:`_fail` reports it."""
         try:
             reply = self._rpc(device, op, **kw)
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+        except (RpcFailed, AniTimeout, SessionLost) as exc:
             return self._fail(device, exc, what)
-        return ToolResult.success(f"{device}: {done}" + _warn_suffix(reply.warnings),
+        return ToolResult.success(f"{device}: {done}" + warning_lines(reply.warnings),
                                   {"device": device,
                                    "warnings": [w.to_dict() for w in reply.warnings]})
 
@@ -298,7 +277,7 @@ class A2Adapter(BaseAdapter):
         try:
             flt = filter_element(args.filter) if args.filter else None
             reply = self._rpc(args.device, "get_config", safe=True, source=args.source, filter=flt)
-        except (RpcFailed, RpcTimeout, SessionLost, XmlArgError) as exc:
+        except (RpcFailed, AniTimeout, SessionLost, XmlArgError) as exc:
             return self._fail(args.device, exc, f"get-config {args.source}")
         return self._xml_result(reply, f"{args.device} {args.source}")
 
@@ -316,7 +295,7 @@ class A2Adapter(BaseAdapter):
         try:
             flt = filter_element(args.filter or f'<frr-state xmlns="{FRR_NS}"/>')
             reply = self._rpc(args.device, "get", safe=True, filter=flt)
-        except (RpcFailed, RpcTimeout, SessionLost, XmlArgError) as exc:
+        except (RpcFailed, AniTimeout, SessionLost, XmlArgError) as exc:
             return self._fail(args.device, exc, "get")
         return self._xml_result(reply, f"{args.device} state")
 
@@ -327,7 +306,7 @@ class A2Adapter(BaseAdapter):
         out = {"xml": text, "truncated": truncated, "bytes": total,
                "warnings": [w.to_dict() for w in reply.warnings]}
         shown = text if text.strip() else f"(no data: {what} is empty or the filter selected nothing)"
-        return ToolResult.success(shown + _warn_suffix(reply.warnings), out)
+        return ToolResult.success(shown + warning_lines(reply.warnings), out)
 
     @tool(
         args=SchemaArgs,
@@ -344,7 +323,7 @@ class A2Adapter(BaseAdapter):
             kw["version"] = args.version
         try:
             reply = self._rpc(device, "get_schema", safe=True, **kw)
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+        except (RpcFailed, AniTimeout, SessionLost) as exc:
             return self._fail(device, exc, f"get-schema {args.identifier}")
         d = reply.root.find(f"{{{MONITORING_NS}}}data")
         text = (d.text or "") if d is not None else ""
@@ -365,7 +344,7 @@ class A2Adapter(BaseAdapter):
         try:
             run = self._rpc(args.device, "get_config", safe=True, source="running").data
             cand = self._rpc(args.device, "get_config", safe=True, source="candidate").data
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+        except (RpcFailed, AniTimeout, SessionLost) as exc:
             return self._fail(args.device, exc, "get-config")
         fmt = args.format
         note = ""
@@ -399,7 +378,7 @@ class A2Adapter(BaseAdapter):
         try:
             cfg = config_element(args.config)
         except XmlArgError as exc:
-            return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, f"edit_config: {exc}")
+            return error_result(exc, what="edit_config")
         return self._simple(args.device, "edit_config", "edit-config",
                             "candidate edited (running unchanged until commit)", config=cfg,
                             target="candidate", default_operation=args.default_operation,
@@ -478,7 +457,7 @@ class A2Adapter(BaseAdapter):
                 t0 = time.monotonic()
                 gen = self.session(d).generation
                 reply = self._rpc(d, "commit", **kw)
-            except (RpcFailed, RpcTimeout, SessionLost) as exc:
+            except (RpcFailed, AniTimeout, SessionLost) as exc:
                 failed = (d, exc)
                 break
             # committed: record it before reading running again, so that a session drop during
@@ -490,7 +469,7 @@ class A2Adapter(BaseAdapter):
                 self._pending.pop(d, None)
             try:
                 changed: bool | None = before != self._running(d)
-            except (RpcFailed, RpcTimeout, SessionLost):
+            except (RpcFailed, AniTimeout, SessionLost):
                 changed = None  # committed; whether running changed is not known
             if args.confirmed and self.session(d).generation != gen:
                 self._pending.pop(d, None)
@@ -508,11 +487,11 @@ class A2Adapter(BaseAdapter):
         data: dict[str, Any] = {"devices": per, "confirmed": args.confirmed, "confirm_timeout_s": timeout}
         if failed is None:
             lines = [f"{d}: {kind}" + ("" if per[d]["changed"] else " - running unchanged")
-                     + _warn_suffix([_rebuild(w) for w in per[d]["warnings"]]) for d in done]
+                     + warning_lines([_rebuild(w) for w in per[d]["warnings"]]) for d in done]
             return ToolResult.success("\n".join(lines), data, changed=any(p["changed"] for p in per.values()))
 
         d, exc = failed
-        res = self._fail(d, exc, "commit", raise_timeout=False)
+        res = self._fail(d, exc, "commit")
         per[d] = {"ok": False, "error": res.error.message if res.error else str(exc), **(res.data or {})}
         msg = res.error.message if res.error else str(exc)
         cancelled, stuck, emptied = [], [], []
@@ -529,7 +508,7 @@ class A2Adapter(BaseAdapter):
                     per[x]["candidate_equals_running"] = self._candidate(x) == a
                     if per[x]["candidate_equals_running"]:
                         emptied.append(x)
-                except (RpcFailed, RpcTimeout, SessionLost) as cexc:
+                except (RpcFailed, AniTimeout, SessionLost) as cexc:
                     stuck.append(f"{x} ({cexc})")
             if cancelled:
                 msg += (f"; the confirmed commit(s) already made on {', '.join(cancelled)} were cancelled "
@@ -573,8 +552,8 @@ class A2Adapter(BaseAdapter):
                 if why is None:
                     reply = self._rpc(d, "commit")
                     after = self._running(d)
-            except (RpcFailed, RpcTimeout, SessionLost) as exc:
-                r = self._fail(d, exc, "confirming commit", raise_timeout=False)
+            except (RpcFailed, AniTimeout, SessionLost) as exc:
+                r = self._fail(d, exc, "confirming commit")
                 per[d] = {"ok": False, "error": r.error.message if r.error else str(exc), **(r.data or {})}
                 problems.append(per[d]["error"])
                 retriable = retriable and bool(r.error and r.error.retriable)
@@ -623,8 +602,8 @@ class A2Adapter(BaseAdapter):
                 before = self._running(d)
                 reply = self._rpc(d, "cancel_commit")
                 after = self._running(d)
-            except (RpcFailed, RpcTimeout, SessionLost) as exc:
-                r = self._fail(d, exc, "cancel-commit", raise_timeout=False)
+            except (RpcFailed, AniTimeout, SessionLost) as exc:
+                r = self._fail(d, exc, "cancel-commit")
                 per[d] = {"ok": False, "error": r.error.message if r.error else str(exc), **(r.data or {})}
                 problems.append(per[d]["error"])
                 continue
@@ -649,9 +628,3 @@ def _rebuild(d: dict[str, Any]) -> ReplyError:
     return ReplyError(severity=d.get("severity", "warning"), tag=d.get("tag", ""), type=d.get("type", ""),
                       message=d.get("message", ""), path=d.get("path"), app_tag=d.get("app_tag"),
                       info=d.get("info") or {})
-
-
-def _warn_suffix(warnings: list[ReplyError]) -> str:
-    if not warnings:
-        return ""
-    return "\n" + "\n".join(f"warning: {w.describe()}" for w in warnings)

@@ -17,10 +17,10 @@ from pydantic import Field, field_validator
 
 from ani.adapters.base import Args, DeviceArgs
 from ani.adapters.netconf_xml import FRR_NS
+from ani.adapters.options import Options
 
 DEFAULT_CONFIRM_TIMEOUT_S = 600  # RFC 6241 §8.4.5.1
 MAX_CONFIRM_TIMEOUT_S = 4294967295  # uint32 in ietf-netconf
-RETRIABLE_TAGS = frozenset({"lock-denied", "in-use", "resource-denied"})
 
 WORKFLOW = (
     "Workflow: lock(device) the candidate; edit_config(device, config) one or more times "
@@ -37,6 +37,14 @@ WORKFLOW = (
 
 def _frr(inner: str) -> str:
     return f'<frr xmlns="{FRR_NS}">{inner}</frr>'
+
+
+class A2Options(Options):
+    """The options of A2 (:mod:`ani.adapters.a2`)."""
+
+    connect_timeout_s: float = Field(10.0, gt=0, description="bound of opening a NETCONF session, seconds")
+    rpc_timeout_s: float = Field(120.0, gt=0, description="bound of one RPC's reply, seconds")
+    max_output_bytes: int = Field(65536, ge=1, description="cap on a reply shown to the agent, bytes")
 
 
 # -- argument models ------------------------------------------------------------------------

@@ -80,39 +80,18 @@ from ani.adapters.a3r_args import (
     RevertArgs,
 )
 from ani.adapters.base import BaseAdapter, NoArgs, tool
+from ani.adapters.error_map import error_result
 from ani.adapters.options import Options, parse_options
 from ani.device import apply as device_apply
 from ani.device.model import DeviceConfig
-from ani.device.outcome import is_timeout
-from ani.errors import AdapterError, AniError, ErrorCode, LabError
+from ani.errors import AdapterError, AniError, ErrorCode, HostFault, LabGone
 from ani.protocol import Level, ToolResult
-from ani.sot.errors import Conflict, DocError, PatchError, SotBusy, SotError, SotPathError
+from ani.sot.errors import SotBusy, SotError
 from ani.sot.format import dumps
 from ani.sot.reconcile import Reconciler, ReconcileStatus
 from ani.sot.repo import SotRepo
 
-__all__ = ["A3RAdapter", "sot_failure"]
-
-
-def sot_failure(exc: SotError) -> ToolResult:
-    """The ToolResult of a source-of-truth error (see the module doc for the mapping)."""
-    if isinstance(exc, Conflict):
-        return ToolResult.failure(ErrorCode.CONFLICT, str(exc), retriable=True,
-                                  data={"expected": exc.expected, "actual": exc.actual})
-    if isinstance(exc, SotBusy):
-        return ToolResult.failure(ErrorCode.TIMEOUT, str(exc), retriable=True)
-    if isinstance(exc, PatchError):
-        return ToolResult.failure(ErrorCode.INVALID_INTENT, f"patch refused, nothing changed: {exc}",
-                                  data={"index": exc.index, "op": exc.op, "path": exc.path, "reason": exc.message})
-    if isinstance(exc, DocError):
-        return ToolResult.failure(ErrorCode.INVALID_INTENT, f"document refused, nothing changed: {exc}",
-                                  data={"pointer": exc.pointer, "reason": exc.message})
-    if isinstance(exc, SotPathError):
-        return ToolResult.failure(ErrorCode.NOT_FOUND, str(exc))
-    msg = str(exc)
-    if msg.startswith("unknown revision") or "is not in the history of HEAD" in msg:
-        return ToolResult.failure(ErrorCode.NOT_FOUND, msg)
-    return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, msg)
+__all__ = ["A3RAdapter"]
 
 
 class A3RAdapter(BaseAdapter):
@@ -239,9 +218,8 @@ class A3RAdapter(BaseAdapter):
         ``lab <id> is not running`` (device_unreachable) instead of a git error."""
         if self.repo is not None and self.repo_path is not None and not self.repo_path.exists():
             lab_dir = Path(getattr(self.lab, "dir", self.repo_path.parent))
-            why = (f"lab {getattr(self.lab, 'id', '?')} is not running (its source of truth "
-                   f"{self.repo_path} went with it)" if not lab_dir.exists()
-                   else f"the source of truth {self.repo_path} is gone")
+            why = (str(LabGone(getattr(self.lab, "id", "?"), f"its source of truth {self.repo_path} went with it"))
+                   if not lab_dir.exists() else f"the source of truth {self.repo_path} is gone")
             return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, why, retriable=False)
         return super()._dispatch(name, arguments)
 
@@ -307,7 +285,7 @@ class A3RAdapter(BaseAdapter):
         try:
             doc = repo.read(args.path, args.revision)
         except SotError as exc:
-            return sot_failure(exc)
+            return error_result(exc)
         head = repo.head()
         where = f"at {args.revision}" if args.revision else "working tree"
         return ToolResult.success(f"{args.path} ({where}; HEAD {head})\n{dumps(doc)}",
@@ -322,7 +300,7 @@ class A3RAdapter(BaseAdapter):
         try:
             res = self._patch(args.path, args.patch, args.base_revision)
         except SotError as exc:
-            return sot_failure(exc)
+            return error_result(exc)
         text = f"{res['path']}: {'changed' if res['changed'] else 'unchanged (already so)'} in the working tree " \
                f"(base {res['base_revision'][:12]}); sot_diff to review, sot_commit to apply"
         return ToolResult.success(text, dict(res))
@@ -350,7 +328,7 @@ class A3RAdapter(BaseAdapter):
         try:
             rev = self._commit(args.message)
         except SotError as exc:
-            return sot_failure(exc)
+            return error_result(exc)
         return self._reconciled(f"committed {rev}", {"revision": rev})
 
     @tool(args=LogArgs, read_only=True, description="The history of the source of truth, newest first.")
@@ -367,7 +345,7 @@ class A3RAdapter(BaseAdapter):
         try:
             rev = self._revert(args.revision)
         except SotError as exc:
-            return sot_failure(exc)
+            return error_result(exc)
         return self._reconciled(f"reverted {args.revision} as {rev}", {"revision": rev, "reverted": args.revision})
 
     @tool(args=DriftArgs, read_only=True,
@@ -379,12 +357,11 @@ class A3RAdapter(BaseAdapter):
         try:
             items, lines, names = self._rec().drift_report(args.devices or None)
         except SotError as exc:
-            return sot_failure(exc)
+            return error_result(exc)
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
-            unreachable = isinstance(exc, (device_apply.ApplyError, LabError))
-            code = (ErrorCode.TIMEOUT if is_timeout(exc) else ErrorCode.DEVICE_UNREACHABLE) if unreachable \
-                else ErrorCode.INTERNAL
-            return ToolResult.failure(code, str(exc), retriable=unreachable)
+            return error_result(exc)
         drift = {r: [i.model_dump() for i in v] for r, v in items.items()}
         rev = self._repo().head()
         if not drift:

@@ -51,13 +51,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ani.adapters.a3r import A3RAdapter, sot_failure
+from ani.adapters.a3r import A3RAdapter
 from ani.adapters.a3r_args import CommitArgs, PatchArgs, RevertArgs
 from ani.adapters.a4_args import SERVICES_WORKFLOW, A4Options, SotDeleteArgs
 from ani.adapters.base import tool
+from ani.adapters.error_map import error_result
 from ani.adapters.options import Options
 from ani.adapters.service_tools import ServiceReadTools
-from ani.errors import AniError, ErrorCode
+from ani.errors import AniError, AniTimeout, ErrorCode, HostFault
 from ani.protocol import Level, ToolResult
 
 __all__ = ["A4Adapter", "service_delta", "service_failure"]
@@ -134,7 +135,6 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         / ``restored`` (after a failure), ``committed`` (routers that had committed before the
         rollback)."""
         from ani.device.apply import read
-        from ani.device.outcome import is_timeout
         from ani.intents.checks import active_checks
         from ani.intents.compile import CompileResult
         from ani.intents.transaction import run_transaction
@@ -146,9 +146,11 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
             before = {r: read(lab, r) for r in lab.topology.routers}
             changes = service_delta(before, {**before, **intended})
             checks = active_checks(changes, before, CompileResult(configs=intended, changes=changes), lab.topology)
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return ApplierOutcome(ok=False, error=f"cannot prepare the transaction: {exc}", phase="read",
-                                  detail={"timed_out": True} if is_timeout(exc) else {})
+                                  detail={"timed_out": True} if isinstance(exc, AniTimeout) else {})
         services = [c.service_id() if c.action != "remove" else f"-{c.service_id()}" for c in changes]
         tx = run_transaction(lab, intended, checks=checks, confirm_timeout_s=self.confirm_timeout_s,
                              check_bound_s=self.check_bound_s)
@@ -282,7 +284,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         except SotError as exc:
             if self._service_errors:
                 return service_failure(self._service_errors, "delete")
-            return sot_failure(exc)
+            return error_result(exc)
         return ToolResult.success(f"{res['path']}: deleted in the working tree (base {res['base_revision'][:12]}); "
                                   "sot_commit to remove the service from the routers", res)
 

@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ani.adapters.platform import CompiledStatement, Platform
+from ani.errors import AdapterError
 
 
-class Refused(Exception):
+class Refused(AdapterError):
     """A command item was refused before anything was sent.
 
     Attributes:

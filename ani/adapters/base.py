@@ -4,14 +4,19 @@ A tool is a method decorated with :func:`tool`, taking one validated pydantic
 argument model. :class:`BaseAdapter` builds the ToolSpecs (JSON Schema from the
 model), validates arguments *before* anything reaches a device, checks device
 names against the lab, times the call, logs it to the trajectory, and turns
-agent mistakes into ``ok=False`` results with stable codes.
+agent mistakes into ``ok=False`` results with stable codes. A timeout a tool lets through
+(:class:`ani.errors.AniTimeout`, ``subprocess.TimeoutExpired``) becomes ``ErrorCode.TIMEOUT``
+through the one mapping of exceptions to results, :func:`ani.adapters.error_map.error_result`.
+``call`` never raises: a host or
+harness fault inside a tool (a program missing, a bug) becomes an ``internal`` result and a
+``harness_fault`` trajectory event, which makes the run an infrastructure error.
 
 Concurrency: ``call`` may be used from several threads at once. Each call holds the keys
 :meth:`BaseAdapter.call_keys` names (:mod:`ani.adapters.locking`; by default the whole adapter)
 and waits for them at most :meth:`BaseAdapter.call_bound_s` seconds counted from the call's
 start; a call that could not get them answers ``timeout`` (retriable), naming what it waited
 for and who holds it. A handler reads what is left of its bound with
-:meth:`BaseAdapter.remaining_s`.
+:meth:`BaseAdapter.remaining_s` and how long it waited with :meth:`BaseAdapter.waited_s`.
 """
 
 from __future__ import annotations
@@ -24,19 +29,25 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ani.adapters.error_map import error_result
 from ani.adapters.locking import WHOLE, Busy, CallLocks
-from ani.errors import ErrorCode
+from ani.errors import AniTimeout, ErrorCode, HostFault, ProgramMissing
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.trajectory import Trajectory
 from ani.validation import format_validation_error
 
 
-class ToolTimeout(Exception):
-    """Raised by a tool handler when its bound is exceeded; becomes ``ErrorCode.TIMEOUT``."""
+def harness_fault_kind(exc: BaseException) -> str:
+    """The ``kind`` of a ``harness_fault`` event: ``program_missing`` (ProgramMissing), ``host``
+    (another HostFault), ``harness`` (any other exception: a fault of the SDK itself)."""
+    if isinstance(exc, ProgramMissing):
+        return "program_missing"
+    return "host" if isinstance(exc, HostFault) else "harness"
 
-    def __init__(self, seconds: float, what: str = "") -> None:
-        super().__init__(f"timeout after {seconds:g} s" + (f" ({what})" if what else ""))
-        self.seconds = seconds
+
+def _cause(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text if isinstance(exc, HostFault) and text else f"{type(exc).__name__}: {text or repr(exc)}"
 
 
 class Args(BaseModel):
@@ -221,17 +232,31 @@ class BaseAdapter:
         """``CallLocks.hold`` of ``keys`` until ``bound_s`` seconds after this thread's call
         started (now, outside a call)."""
         start = getattr(self._call_ctx, "start", None) or time.monotonic()
-        return self._calls.hold(keys, deadline=start + bound_s, call=call)
+        return self._calls.hold(keys, deadline=start + bound_s, call=call, bound_s=bound_s)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
-        """Run tool ``name``. Never raises for agent mistakes; see module doc."""
+        """Run tool ``name``. Never raises (only KeyboardInterrupt / SystemExit pass): agent
+        mistakes are ``ok=False`` results with their codes (module doc); a fault of the host or
+        the harness inside the tool (:class:`~ani.errors.HostFault` such as ProgramMissing, or
+        any other unexpected exception) is an ``internal`` result naming the cause (not
+        retriable), and a ``harness_fault`` event (``tool``, ``cause``, ``kind``: see
+        :func:`harness_fault_kind`) follows the call's ``tool_call`` event. The campaign runner
+        makes a run with such an event an infrastructure error."""
         t0 = time.monotonic()
         args_in: Any = {} if arguments is None else arguments
+        fault: Exception | None = None
         outer = getattr(self._call_ctx, "start", None)
         if outer is None:  # a call made from inside another (a wrapper) keeps the outer start
             self._call_ctx.start = t0
         try:
             result = self._dispatch(name, args_in)
+        except Exception as exc:  # noqa: BLE001 - call never raises; the fault is logged below
+            fault = exc
+            result = ToolResult.failure(
+                ErrorCode.INTERNAL,
+                f"{name}: the harness failed, not your action ({_cause(exc)}); this call did "
+                "not complete",
+            )
         finally:
             if outer is None:
                 self._call_ctx.start = None
@@ -239,6 +264,9 @@ class BaseAdapter:
                 self._call_ctx.waited = 0.0
         result.elapsed_s = time.monotonic() - t0
         self.trajectory.log_call(name, args_in if isinstance(args_in, dict) else {"_raw": repr(args_in)}, result)
+        if fault is not None:
+            self.trajectory.log("harness_fault", tool=name, cause=_cause(fault),
+                                kind=harness_fault_kind(fault))
         return result
 
     def _dispatch(self, name: str, arguments: Any) -> ToolResult:
@@ -271,19 +299,15 @@ class BaseAdapter:
             with self._hold(self.call_keys(name, parsed), bound, name):
                 self._call_ctx.waited = time.monotonic() - t_wait
                 return fn(parsed)
-        except Busy as exc:
+        except Busy as exc:  # an AniTimeout: the wait for other calls of this adapter ran out
             return ToolResult.failure(
                 ErrorCode.TIMEOUT,
                 f"timeout after {bound:g} s waiting for {exc.describe()}; nothing was done",
                 retriable=True,
                 data={"waited_for": [k for k, _ in exc.holders], "busy_with": [h.call for _, h in exc.holders]},
             )
-        except ToolTimeout as exc:
-            return ToolResult.failure(ErrorCode.TIMEOUT, str(exc), retriable=True)
-        except subprocess.TimeoutExpired as exc:
-            return ToolResult.failure(
-                ErrorCode.TIMEOUT, f"timeout after {exc.timeout:g} s", retriable=True
-            )
+        except (AniTimeout, subprocess.TimeoutExpired) as exc:
+            return error_result(exc)
 
     @staticmethod
     def _devices_named(parsed: BaseModel) -> list[str]:

@@ -14,7 +14,7 @@ The library's own log lines (libscrapli's, e.g. ``session.Session readTimeout: o
 exceeded...`` when a frozen daemon runs a session into its bound) never reach stderr (an MCP
 server's stderr, a campaign's terminal): the ``scrapli`` logger is re-emitted at DEBUG on this
 module's logger (``ani.adapters.cli_session``) and does not propagate; what went wrong is in the
-exception (``SessionTimeout`` / ``SessionError``). A session that broke (timeout, error) is
+exception (:class:`ani.errors.AniTimeout` / :class:`SessionError`). A session that broke (timeout, error) is
 discarded with a forced close bounded by :data:`DISCARD_BOUND_S`, not by another operation bound.
 """
 
@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 
 from ani.adapters.platform import Platform
+from ani.errors import AdapterError, AniTimeout
 
 _NS = 1_000_000_000
 #: bound of the forced close of a broken session being discarded, seconds
@@ -64,17 +65,8 @@ def is_timeout(exc: BaseException) -> bool:
     return isinstance(exc, TimeoutError) or "timeout" in str(exc).lower()
 
 
-class SessionError(Exception):
+class SessionError(AdapterError):
     """The session could not be opened or broke (not the agent's fault)."""
-
-
-class SessionTimeout(Exception):
-    """An operation exceeded its bound; the session was reset."""
-
-    def __init__(self, seconds: float, what: str) -> None:
-        super().__init__(f"timeout after {seconds:g} s ({what})")
-        self.seconds = seconds
-        self.what = what
 
 
 @dataclass
@@ -140,7 +132,7 @@ class CliSession:
         """Open if closed.
 
         Raises:
-            SessionTimeout: vtysh did not give its prompt within ``timeout_s`` (e.g. a frozen
+            AniTimeout: vtysh did not give its prompt within ``timeout_s`` (e.g. a frozen
                 daemon): ``timeout after N s (opening vtysh on <device>)``.
             SessionError: vtysh did not start, or the prompt is not the router's.
         """
@@ -173,14 +165,14 @@ class CliSession:
         except ScrapliException as exc:
             self._discard(cli)
             if is_timeout(exc):
-                raise SessionTimeout(self.timeout_s, f"opening vtysh on {self.device}") from exc
+                raise AniTimeout(self.timeout_s, f"opening vtysh on {self.device}") from exc
             raise SessionError(f"{self.device}: cannot open vtysh: {type(exc).__name__}: {exc}") from exc
         try:
             prompt = cli.get_prompt(operation_timeout_ns=int(self.timeout_s * _NS)).result.strip()
         except ScrapliException as exc:
             self._discard(cli)
             if is_timeout(exc):
-                raise SessionTimeout(self.timeout_s, f"opening vtysh on {self.device}: no prompt") from exc
+                raise AniTimeout(self.timeout_s, f"opening vtysh on {self.device}: no prompt") from exc
             raise SessionError(f"{self.device}: vtysh gave no prompt: {exc}") from exc
         if not re.match(rf"^{re.escape(self.device)}(\(|#)", prompt):
             self._discard(cli)
@@ -221,7 +213,7 @@ class CliSession:
     def send(self, command: str, *, mode: str, timeout_s: float | None = None) -> SendResult:
         """Send one line in ``mode`` (the platform's exec or configuration mode name).
 
-        Raises SessionTimeout (session reset) or SessionError.
+        Raises AniTimeout (the bound ran out; the session was reset) or SessionError.
         """
         from scrapli.exceptions import ScrapliException
 
@@ -235,7 +227,7 @@ class CliSession:
         except ScrapliException as exc:
             self._drop()
             if is_timeout(exc):
-                raise SessionTimeout(bound, f"{command!r} on {self.device}") from exc
+                raise AniTimeout(bound, f"{command!r} on {self.device}") from exc
             raise SessionError(f"{self.device}: {command!r}: {type(exc).__name__}: {exc}") from exc
         return SendResult(command, r.result, bool(r.failed), time.monotonic() - t0)
 

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ani.errors import AniTimeout
+
 __all__ = ["WHOLE", "Busy", "CallLocks", "Holder"]
 
 #: the key of a call that needs the whole adapter
@@ -44,8 +46,9 @@ class Holder:
     depth: int = 1
 
 
-class Busy(Exception):
-    """The keys were not free before the deadline.
+class Busy(AniTimeout):
+    """The keys were not free before the deadline (an :class:`~ani.errors.AniTimeout`:
+    ``seconds`` is the caller's bound, or the seconds waited when it gave none).
 
     Attributes:
         keys: the keys asked for.
@@ -53,11 +56,13 @@ class Busy(Exception):
         waited_s: seconds waited.
     """
 
-    def __init__(self, keys: list[str], holders: list[tuple[str, Holder]], waited_s: float) -> None:
+    def __init__(self, keys: list[str], holders: list[tuple[str, Holder]], waited_s: float,
+                 bound_s: float | None = None) -> None:
         self.keys = list(keys)
         self.holders = list(holders)
         self.waited_s = waited_s
-        super().__init__(self.describe())
+        seconds = waited_s if bound_s is None else bound_s
+        super().__init__(seconds, message=f"timeout after {seconds:g} s waiting for {self.describe()}")
 
     def describe(self, now: float | None = None) -> str:
         """``r1 (held by update_config for 9.8 s)``, one part per holder; ``the adapter`` for
@@ -91,9 +96,11 @@ class CallLocks:
             return {k: Holder(h.call, h.thread, h.since, h.depth) for k, h in self._held.items()}
 
     @contextmanager
-    def hold(self, keys: Iterable[str], *, deadline: float, call: str) -> Iterator[None]:
+    def hold(self, keys: Iterable[str], *, deadline: float, call: str,
+             bound_s: float | None = None) -> Iterator[None]:
         """Hold every key of ``keys`` for the block; wait for them until ``deadline``
-        (``time.monotonic()`` seconds). An empty ``keys`` holds nothing.
+        (``time.monotonic()`` seconds; ``bound_s``: the bound it stands for, for the Busy). An
+        empty ``keys`` holds nothing.
 
         Raises:
             Busy: a key was still held by another call at the deadline.
@@ -111,7 +118,7 @@ class CallLocks:
                     break
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise Busy(want, blockers, time.monotonic() - t0)
+                    raise Busy(want, blockers, time.monotonic() - t0, bound_s)
                 self._cond.wait(left)
             now = time.monotonic()
             for k in want:

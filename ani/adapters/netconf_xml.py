@@ -21,6 +21,8 @@ from typing import Any
 
 from lxml import etree
 
+from ani.errors import AdapterError
+
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 FRR_NS = "urn:ani:yang:ani-frr"
 #: RFC 7951 module names -> XML namespaces known to this client
@@ -34,7 +36,7 @@ _DTD = re.compile(r"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
-class XmlArgError(ValueError):
+class XmlArgError(AdapterError, ValueError):
     """An XML/JSON argument the client cannot send; the message says why."""
 
 

@@ -67,7 +67,6 @@ class BlockRule(_Model):
 class SnapshotDef(_Model):
     frr_show: str = "show running-config"
     nft_list: list[str] = Field(default_factory=lambda: ["nft", "-s", "list", "ruleset"])
-    normalise_drop: list[str] = Field(default_factory=list)
 
 
 class RollbackDef(_Model):
@@ -146,7 +145,6 @@ class Platform:
         config: compiled configuration statements, in file order.
         show: compiled read-only commands.
         warnings: compiled warning regexes.
-        blocklist: list of (compiled regex, reason).
         path: the file it came from.
     """
 
@@ -163,8 +161,6 @@ class Platform:
                     raise ConfigError(f"config[{i}].negation {st.d.negation!r} ({st.d.pattern!r}): no rule "
                                       f"allows it in {st.d.ctx}")
         self.warnings = [re.compile(p) for p in d.warning_patterns]
-        self.normalise_drop = [re.compile(p) for p in d.snapshot.normalise_drop]
-        self.blocklist = [(re.compile(b.pattern, re.IGNORECASE), b.reason) for b in d.blocklist]
 
     @property
     def name(self) -> str:
@@ -199,25 +195,11 @@ class Platform:
         data["failure_indicators"] = list(self.d.failure_indicators)
         return "---\n" + "\n".join(_emit(data, 0)) + "\n"
 
-    def match_config(self, command: str) -> CompiledStatement | None:
-        """The first configuration statement matching ``command`` (normalised), or None."""
-        for st in self.config:
-            if st.matches(command):
-                return st
-        return None
-
     def match_show(self, command: str) -> CompiledStatement | None:
         """The first read-only command matching ``command`` (normalised), or None."""
         for st in self.show:
             if st.matches(command):
                 return st
-        return None
-
-    def blocked(self, segment: str) -> str | None:
-        """The reason ``segment`` is on the blocklist, or None."""
-        for rx, reason in self.blocklist:
-            if rx.search(segment):
-                return reason
         return None
 
 

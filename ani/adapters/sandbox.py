@@ -47,7 +47,6 @@ import grp
 import os
 import pwd
 import selectors
-import shutil
 import signal
 import subprocess
 import time
@@ -55,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ani.errors import CapabilityMissing
+from ani.host.programs import program, require
 
 #: default bound on each captured stream, bytes
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
@@ -140,8 +140,10 @@ def run_capped(
 
     Output beyond the cap is read and discarded (so the command never blocks on a full pipe).
     The child leads a new session; on timeout the whole process group gets SIGKILL.
-    Never raises for the command's behaviour; raises OSError if ``argv[0]`` cannot be started.
+    Never raises for the command's behaviour; raises ProgramMissing if ``argv[0]`` is a
+    registered program that is not installed, OSError if another ``argv[0]`` cannot be started.
     """
+    require(argv)
     t0 = time.monotonic()
     proc = subprocess.Popen(
         argv,
@@ -398,11 +400,16 @@ def sandbox_argv(
     return argv
 
 
+#: the programs a sandboxed command runs through, outermost first (see the module docstring)
+SANDBOX_PROGRAMS = ("ip", "bwrap", "setpriv", "prlimit", "sh")
+
+
 def check_support(spec: SandboxSpec | None = None) -> None:
-    """Raise CapabilityMissing if the host cannot run the sandbox (tools, user, groups)."""
-    for exe in ("ip", "bwrap", "setpriv", "prlimit"):
-        if shutil.which(exe) is None:
-            raise CapabilityMissing(f"A0 sandbox needs {exe!r} on PATH (apt-get install bubblewrap util-linux iproute2)")
+    """Raise ProgramMissing (a program of :data:`SANDBOX_PROGRAMS` is not installed, naming its
+    package) or CapabilityMissing (not root, no such user/group) if the host cannot run the
+    sandbox."""
+    for exe in SANDBOX_PROGRAMS:
+        program(exe)
     if os.geteuid() != 0:
         raise CapabilityMissing("A0 sandbox needs root (ip netns exec, bwrap privileged mode)")
     user = spec.user if spec else "frr"
@@ -425,8 +432,12 @@ def run_in_sandbox(
     """Run ``command`` sandboxed in ``spec``'s router; see the module docstring.
 
     Returns a :class:`RunResult` (``timed_out`` and ``exit_status=None`` on timeout; the
-    process tree is dead in every case on return). Raises OSError if ``ip`` cannot start.
+    process tree is dead in every case on return). Raises ProgramMissing if a program of
+    :data:`SANDBOX_PROGRAMS` is not installed (checked at every call: a sandbox that cannot
+    start is the host's fault, not a failed command).
     """
+    for exe in SANDBOX_PROGRAMS:
+        program(exe)
     uid = pwd.getpwnam(spec.user).pw_uid
     r, w = os.pipe()
     try:

@@ -45,6 +45,7 @@ from typing import Any
 
 from ani.adapters.a3t_args import GetStateArgs, ListServicesArgs, PlanArgs, ServiceIdArgs, ServiceTypeArgs
 from ani.adapters.base import NoArgs, tool
+from ani.adapters.error_map import error_result
 from ani.errors import ErrorCode
 from ani.protocol import ToolResult
 
@@ -76,21 +77,6 @@ SERVICE_INFO: dict[str, tuple[str, str]] = {
                         "route-map NAME permit|deny SEQ with match prefix-list / set lines on a set of routers. "
                         "add, remove."),
 }
-
-
-def intent_failure(exc: Any) -> ToolResult:
-    """The ToolResult of a refused change (an ``IntentError``): ``resource_exhausted`` for an
-    empty pool (naming it), else ``invalid_intent``; ``data.errors`` lists it."""
-    from ani.intents.errors import PoolExhausted
-
-    err = exc.to_dict()
-    where = f" ({exc.path})" if exc.path else ""
-    if isinstance(exc, PoolExhausted):
-        return ToolResult.failure(ErrorCode.RESOURCE_EXHAUSTED, f"{exc.message}{where}; nothing was sent to any router",
-                                  data={"errors": [err], "pool": exc.pool, "size": exc.size})
-    return ToolResult.failure(ErrorCode.INVALID_INTENT,
-                              f"refused ({exc.code}){where}: {exc.message}; nothing was sent to any router",
-                              data={"errors": [err]})
 
 
 class ServiceReadTools:
@@ -131,19 +117,18 @@ class ServiceReadTools:
     def _configs_or_failure(self) -> dict[str, Any] | ToolResult:
         """:meth:`_service_configs`, or ``device_unreachable`` (retriable) when a router's config
         cannot be read (``timeout`` when the read ran out of its bound)."""
-        from ani.device.outcome import ApplyError, is_timeout
+        from ani.device.outcome import ApplyError
         from ani.errors import LabError
 
         try:
             return self._service_configs()
         except (LabError, ApplyError, OSError) as exc:
-            code = ErrorCode.TIMEOUT if is_timeout(exc) else ErrorCode.DEVICE_UNREACHABLE
-            return ToolResult.failure(code, f"cannot read the routers' configurations: {exc}", retriable=True)
+            return error_result(exc, what="cannot read the routers' configurations")
 
     def _service_plan(self, changes: list[Any]) -> tuple[dict[str, Any], Any, list[Any]] | ToolResult:
         """``(before, CompileResult, active checks)`` of ``changes`` against
         :meth:`_service_configs`, or the failure ToolResult (``invalid_intent`` /
-        ``resource_exhausted``; see :func:`intent_failure`). Nothing is sent to a router."""
+        ``resource_exhausted``; see :func:`ani.adapters.error_map.error_result`). Nothing is sent to a router."""
         from ani.intents.checks import active_checks
         from ani.intents.errors import IntentError
         from ani.intents.validate import plan
@@ -154,7 +139,7 @@ class ServiceReadTools:
         try:
             result = plan(changes, before, pools=self._service_pools(before))
         except IntentError as exc:
-            return intent_failure(exc)
+            return error_result(exc)
         checks = active_checks(result.changes, before, result, self.lab.topology)
         return before, result, checks
 
@@ -263,13 +248,15 @@ class ServiceReadTools:
           description=("Read-only operational view of a router: interfaces, routes (IPv4 routing table), bgp "
                        "(summary), ospf (neighbors), firewall (nftables ruleset) or config (FRR running config)."))
     def get_state(self, args: GetStateArgs) -> ToolResult:
+        from ani.device.outcome import ReadError
         from ani.errors import LabError
 
         try:
             state = _read_state(self.lab, args.device, args.what)
-        except (LabError, OSError, ValueError) as exc:
-            return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, f"{args.device}: cannot read {args.what}: {exc}",
-                                      retriable=True)
+        except (LabError, ReadError, OSError) as exc:
+            return error_result(exc, device=args.device, what=f"cannot read {args.what}")
+        except ValueError as exc:  # FRR printed what is not JSON
+            return error_result(LabError(str(exc)), device=args.device, what=f"cannot read {args.what}")
         text = state if isinstance(state, str) else json.dumps(state, indent=1, sort_keys=True)
         truncated = len(text) > MAX_STATE_CHARS
         if truncated:
@@ -278,11 +265,14 @@ class ServiceReadTools:
 
 
 def _read_state(lab: Any, device: str, what: str) -> Any:
-    """The ``what`` view of ``device`` (see ``get_state``). Raises LabError / ValueError."""
+    """The ``what`` view of ``device`` (see ``get_state``); ``config`` and ``firewall`` through
+    the device layer's reader (:mod:`ani.device.state`). Raises LabError, ReadError (ReadTimeout
+    when a read runs out of its bound), ValueError."""
+    from ani.device.state import read_frr, read_nft
     from ani.errors import LabError
 
     if what == "config":
-        return lab.running_config(device)
+        return read_frr(lab, device)
     if what == "routes":
         return lab.vtysh_json(device, "show ip route json")
     if what == "bgp":
@@ -290,10 +280,7 @@ def _read_state(lab: Any, device: str, what: str) -> Any:
     if what == "ospf":
         return lab.vtysh_json(device, "show ip ospf neighbor json")
     if what == "firewall":
-        res = lab.exec(device, ["nft", "list", "ruleset"])
-        if not res.ok:
-            raise LabError(f"nft list ruleset failed (exit {res.rc}): {res.stderr.strip()[:300]}")
-        return res.stdout
+        return read_nft(lab, device, argv=("nft", "list", "ruleset"))  # with counters: a view of state
     if what == "interfaces":
         res = lab.exec(device, ["ip", "-j", "addr"])
         if not res.ok:

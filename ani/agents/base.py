@@ -17,6 +17,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ani.errors import AgentError
+
 StopReason = Literal["submitted", "max_steps", "max_tokens", "wall_clock", "error"]
 
 
@@ -76,7 +78,7 @@ class AgentRun(BaseModel):
         infra_error: set when the agent could not work for a cause outside the system under
             test, e.g. the LLM agent's model endpoint failed (refused, 401, 404, retries
             exhausted) before any model turn was received: the runner records the run as an
-            infrastructure error naming it (left out of the rates, rerun by ``--retry-infra``)
+            infrastructure error naming it (left out of the rates, rerun by ``--resume``)
             instead of grading it as the model's failure. None otherwise.
     """
 
@@ -110,7 +112,7 @@ class Agent(Protocol):
 # work (e.g. the endpoint refuses connections or rejects the key). Agents without it skip it.
 
 
-class BudgetExceeded(Exception):
+class BudgetExceeded(AgentError):
     """Raised inside an agent when a budget limit is hit; ``reason`` is the stop reason."""
 
     def __init__(self, reason: StopReason) -> None:

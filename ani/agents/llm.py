@@ -81,7 +81,8 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
                     of the reported ones; None if no response reported them), total_tokens (what the token budget counted: those
                     plus the totals of turns that reported no split), error
 
-(``agent_turn`` and ``agent_action`` are the conventions read by the process metrics,
+(``agent_turn`` and ``agent_action`` are written with :func:`ani.trajectory.log_agent_turn` /
+:func:`ani.trajectory.log_agent_action`, the conventions read by the process metrics,
 :mod:`ani.campaign.metrics`.)
 """
 
@@ -110,7 +111,6 @@ from ani.agents.llm_config import (
 from ani.agents.llm_endpoint import (
     ABANDON_GRACE_S,
     EndpointError,
-    ResponseTimeout,
     bounded,
     check_body,
     describe_error,
@@ -119,9 +119,8 @@ from ani.agents.llm_endpoint import (
     redact_url,
     retry_after_s,
 )
-from ani.campaign.metrics import log_agent_action, log_agent_turn
-from ani.errors import ConfigError
-from ani.trajectory import Trajectory
+from ani.errors import AgentError, AniTimeout, ConfigError
+from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 
 #: characters of a malformed call's raw text kept in the observation and the trajectory
 RAW_CHARS = 500
@@ -245,7 +244,7 @@ class LLMAgent:
             if isinstance(exc, openai.APITimeoutError):
                 return [f"{where}: GET {url}: {endpoint_cause(exc, timeout)}; going on"]
             raise ConfigError(f"{where}: {endpoint_cause(exc)} (GET {url}); no lab was started") from None
-        except ResponseTimeout as exc:
+        except AniTimeout as exc:
             return [f"{where}: GET {url}: {endpoint_cause(exc, timeout)}; going on"]
         except openai.APIStatusError as exc:
             cause = endpoint_cause(exc, timeout, self.config.api_key_env)
@@ -329,7 +328,7 @@ class LLMAgent:
         )
 
 
-class _Submitted(Exception):
+class _Submitted(AgentError):
     """``submit`` was called: the loop ends."""
 
 

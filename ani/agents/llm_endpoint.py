@@ -3,7 +3,7 @@ request, telling transient failures from final ones, the Retry-After wait, and t
 endpoint failure is reported in (URL, cause, bound; never the key).
 
     body = check_body(resp)                  # raises NotACompletion / ErrorInBody
-    value = bounded(fn, seconds, on_abandon) # raises ResponseTimeout past seconds + ABANDON_GRACE_S
+    value = bounded(fn, seconds, on_abandon) # raises AniTimeout past seconds + ABANDON_GRACE_S
     is_transient(exc) -> bool                # 429, 5xx, timeouts, refused connections
     retry_after_s(exc) -> seconds | None     # Retry-After / retry-after-ms of a 429 / 503
     endpoint_cause(exc, timeout_s, url) -> "POST <url>: connection refused" ...
@@ -22,15 +22,19 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ani.errors import AgentError, AniTimeout
+
 #: seconds past a request's timeout before it is abandoned (the client's own timeout goes first)
 ABANDON_GRACE_S = 1.0
+#: what an abandoned request's AniTimeout says timed out
+ABANDONED = "no complete response; abandoned"
 
 
-class NotACompletion(Exception):
+class NotACompletion(AgentError):
     """An HTTP 200 body that is not a chat completion (an HTML page, a JSON string or list)."""
 
 
-class ErrorInBody(Exception):
+class ErrorInBody(AgentError):
     """An HTTP 200 body holding ``error`` and no choices (gateways report upstream failures so);
     transient: retried like a 5xx."""
 
@@ -55,18 +59,15 @@ def check_body(resp: Any) -> Any:
     return resp
 
 
-class ResponseTimeout(Exception):
-    """No complete response within the request's bound (transient: retried like a timeout)."""
-
-
 def bounded(fn: Callable[[], Any], seconds: float, on_abandon: Callable[[], None]) -> Any:
     """``fn()`` in a daemon thread, waited for at most ``seconds`` (wall time).
 
     The HTTP client's timeout bounds each read, not the whole response: an endpoint that drips
     a byte now and then (a stuck proxy, a server streaming keep-alive blanks) is never timed
     out by it. Past ``seconds`` the call is abandoned: ``on_abandon()`` runs (it closes the
-    client, so its sockets are released) and :class:`ResponseTimeout` is raised (transient, so
-    the retry policy and the wall clock decide what follows). Exceptions of ``fn`` propagate.
+    client, so its sockets are released) and :class:`ani.errors.AniTimeout` is raised (``what``:
+    ``no complete response; abandoned``; transient, so the retry policy and the wall clock decide
+    what follows). Exceptions of ``fn`` propagate.
     """
     box: dict[str, Any] = {}
     done = threading.Event()
@@ -82,13 +83,13 @@ def bounded(fn: Callable[[], Any], seconds: float, on_abandon: Callable[[], None
     threading.Thread(target=target, name="llm-request", daemon=True).start()
     if not done.wait(seconds):
         on_abandon()
-        raise ResponseTimeout(f"no complete response within {seconds:g} s (abandoned)")
+        raise AniTimeout(seconds, ABANDONED, f"no complete response within {seconds:g} s (abandoned)")
     if "error" in box:
         raise box["error"]
     return box["value"]
 
 
-class EndpointError(Exception):
+class EndpointError(AgentError):
     """The endpoint failed for good (not transient, or retries exhausted)."""
 
 
@@ -96,7 +97,7 @@ def is_transient(exc: BaseException) -> bool:
     """HTTP 429, 5xx, a timeout or a connection error: worth retrying."""
     import openai
 
-    if isinstance(exc, (ResponseTimeout, ErrorInBody)):
+    if isinstance(exc, (AniTimeout, ErrorInBody)):
         return True
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
         return True
@@ -192,9 +193,9 @@ def endpoint_cause(exc: BaseException, timeout_s: float | None = None,
     """
     import openai
 
-    if isinstance(exc, ResponseTimeout) or isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, (AniTimeout, openai.APITimeoutError)):
         bound = f"{timeout_s:g} s" if timeout_s is not None else "the request timeout"
-        extra = " (no complete response; abandoned)" if isinstance(exc, ResponseTimeout) else ""
+        extra = f" ({exc.what})" if isinstance(exc, AniTimeout) and exc.what else ""
         return f"timeout after {bound}{extra}"
     if isinstance(exc, (NotACompletion, ErrorInBody)):
         return str(exc)

@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter
+from ani.errors import AgentError
 from ani.device.model import DeviceConfig
 from ani.device.parse import parse as parse_frr_config
 
@@ -45,7 +46,7 @@ FRR_NS = "urn:ani:yang:ani-frr"
 A2_CONFIRM_TIMEOUT_S = 120
 
 
-class AgentFailed(Exception):
+class AgentFailed(AgentError):
     """The script cannot go on (a tool refused, or the network is not as expected)."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from ani.errors import ConfigError
+from ani.validation import parse_yaml
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -27,11 +28,15 @@ def load_agent_config(path: Path) -> dict[str, Any]:
     """The agent block in ``path`` (YAML or JSON).
 
     The file holds either a bare agent block (a mapping with ``kind``, e.g. ``{kind: llm,
-    base_url: ..., model: ...}``) or a campaign file, whose ``agent:`` block is taken.
+    base_url: ..., model: ...}``) or a campaign file, whose ``agent:`` block is taken. It is read
+    as every user file is (a key written twice is an error), and a campaign file is checked by
+    the campaign model of ``ani campaign run`` (an unknown or misspelt key, a bad value; the
+    keys ``ani run`` sets itself -- scenario, task, cells -- may be absent).
 
     Raises:
         ConfigError: naming ``--agent-config`` and the file: missing or unreadable, not valid
-            YAML/JSON (with the line), or neither kind of content.
+            YAML/JSON (with the line), a campaign file ``ani campaign run`` would refuse, or
+            neither kind of content.
     """
     where = f"--agent-config {path}"
     try:
@@ -42,13 +47,14 @@ def load_agent_config(path: Path) -> dict[str, Any]:
         why = getattr(exc, "strerror", None) or exc
         raise ConfigError(f"{where}: cannot read it ({why})") from None
     try:
-        data = yaml.safe_load(text)
+        data = parse_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{where}: not valid YAML/JSON{at}: {problem}") from None
     if isinstance(data, dict) and "kind" not in data and "agent" in data:
+        check_campaign_file(data, where)
         data = data["agent"]
         if not isinstance(data, dict) or "kind" not in data:
             raise ConfigError(f"{where}: the agent: block must be a mapping with a kind")
@@ -61,6 +67,29 @@ def load_agent_config(path: Path) -> dict[str, Any]:
     if bad:
         raise ConfigError(f"{where}: agent option names must be strings, got {bad[0]!r}")
     return dict(data)
+
+
+#: stand-ins for the campaign keys ``ani run`` sets itself, so that a campaign file given to
+#: ``--agent-config`` is checked by the same model as in ``ani campaign run``
+_RUN_SETS = {"name": "run", "scenario": "-", "task": "-", "cells": [{"name": "c", "level": "a0"}]}
+
+
+def check_campaign_file(data: dict[str, Any], where: str) -> None:
+    """Check a campaign file given to ``--agent-config`` with the campaign model (the validation
+    of ``ani campaign run``): unknown top-level keys, bad values. Absent keys that ``ani run``
+    sets itself are allowed; ``budget`` is checked by :func:`campaign_budget` and ``agent`` by
+    building the agent, as in ``ani campaign run``.
+
+    Raises:
+        ConfigError: ``--agent-config FILE: invalid campaign: budjet: Extra inputs are not
+            permitted`` (the words of ``ani campaign run``).
+    """
+    from ani.campaign.spec import CampaignSpec, _format_loc
+    from ani.validation import validate_mapping
+
+    probe = {**_RUN_SETS, **{k: v for k, v in data.items() if k not in ("agent", "budget")}}
+    validate_mapping(CampaignSpec, probe, source=where, what="campaign", error=ConfigError,
+                     top="(top level)", format_loc=lambda loc: _format_loc(loc, probe))
 
 
 def campaign_budget(path: Path) -> dict[str, Any] | None:
@@ -80,7 +109,7 @@ def campaign_budget(path: Path) -> dict[str, Any] | None:
     from ani.validation import format_validation_error
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = parse_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
     if not isinstance(data, dict) or "kind" in data or "agent" not in data:

@@ -1,8 +1,9 @@
 """``ani campaign run|report`` and ``ani run`` (one variant at one level, for debugging).
 
 Exit codes: 0 done (``ani run``: the run succeeded), 1 ``ani run`` graded a failure,
-2 bad input (file, field, folder), 3 ``ani run`` hit an infrastructure error,
-130 interrupted (finished runs are kept).
+2 bad input (file, field, folder) or a level that cannot work on this machine (``ani doctor``),
+3 infrastructure errors (``ani run``: its run; ``ani campaign run``: any run of the folder, rerun
+by ``--resume``), 130 interrupted (finished runs are kept).
 """
 
 from __future__ import annotations
@@ -48,14 +49,16 @@ def campaign_run(
     retry_infra: Annotated[
         bool,
         typer.Option(
-            "--retry-infra", help="on --resume, rerun runs that were infrastructure errors"
+            "--retry-infra", hidden=True,
+            help="(kept for old scripts: --resume always reruns infrastructure errors now)",
         ),
     ] = False,
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="no progress bar or per-run lines")
     ] = False,
 ) -> None:
-    """Run every variant (seed) of FILE in every cell, each on a fresh lab; write runs.jsonl and summary.md."""
+    """Run every variant (seed) of FILE in every cell, each on a fresh lab; write runs.jsonl and
+    summary.md. Exits 3 if runs ended as infrastructure errors (--resume DIR reruns them)."""
     from ani.campaign.loop import run_campaign
     from ani.campaign.spec import load_spec
 
@@ -68,7 +71,6 @@ def campaign_run(
             resume if resume is not None else out,
             resume=resume is not None,
             progress=not no_progress,
-            retry_infra=retry_infra,
             source=file,
             console=console,
         )
@@ -77,8 +79,11 @@ def campaign_run(
     except KeyboardInterrupt:
         err_console.print("interrupted before the first run started; nothing to keep")
         raise typer.Exit(130) from None
+    del retry_infra  # folded into --resume
     if result.interrupted:
         raise typer.Exit(130)
+    if result.infra:
+        raise typer.Exit(3)
 
 
 @app.command("report")
@@ -205,7 +210,7 @@ def run_one(
     from ani.campaign.live import count
     from ani.campaign.loop import LABEL_STYLE
     from ani.campaign.results import INFRA
-    from ani.campaign.runner import RunnerDeps, preflight, validate
+    from ani.campaign.runner import RunnerDeps, check_host, preflight, validate
     from ani.campaign.runner import run_one as _run_one
     from ani.campaign.spec import parse_spec
     from ani.registry import available
@@ -250,6 +255,7 @@ def run_one(
         out_dir = out or Path("results") / f"run-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
         deps = RunnerDeps()
         validate(spec, deps)  # bad task, scenario, agent or level: fail before any lab starts
+        check_host(spec, deps)  # a level that cannot work on this machine: before any lab
         created = not out_dir.exists()
         _writable_folder(out_dir)  # the record must be writable: fail before any lab starts
         for warning in preflight(spec, deps):  # a dead model endpoint: fail before any lab
@@ -282,6 +288,8 @@ def run_one(
                     console.print(f"  [red]FAIL[/red] {escape(r.name)}: {escape(r.detail)}")
     if rec.agent_error:
         console.print(f"agent error: {escape(rec.agent_error)}")
+    if rec.unattributed:
+        console.print(f"[yellow]unattributed[/yellow]: {escape(rec.unattributed)}", soft_wrap=True)
     style = LABEL_STYLE.get(rec.label, "")
     verdict = f"[{style}]{rec.label}[/{style}]" if style else rec.label
     console.print(
@@ -295,6 +303,9 @@ def run_one(
     trajectory = rec.trajectory or "-"
     console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
     if rec.label == INFRA:
+        if (rec.infra_error_reason or "").startswith("host fault"):
+            err_console.print("the host or the harness failed, not the agent: see 'ani doctor'",
+                              soft_wrap=True)
         raise typer.Exit(3)
     if not rec.success:
         raise typer.Exit(1)

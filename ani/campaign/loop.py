@@ -5,6 +5,7 @@ Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
     campaign.yaml        verbatim copy of the campaign file (when run from a file)
     spec.json            the resolved spec (absolute paths), checked on --resume
     runs.jsonl           one RunRecord per finished run, appended + fsynced as it ends
+                         (--resume runs again what is missing there or ended as infra_error)
     trajectories/        one JSONL trajectory per run
     summary.md           written after the loop (also after Ctrl-C)
 """
@@ -24,7 +25,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ani.campaign.results import INFRA, RunRecord, RunStore, read_runs
-from ani.campaign.runner import RunnerDeps, preflight, run_one, validate
+from ani.campaign.runner import RunnerDeps, check_host, preflight, run_one, validate
 from ani.campaign.spec import CampaignSpec, run_id
 from ani.errors import CampaignSpecError
 
@@ -53,6 +54,7 @@ class CampaignResult:
         skipped: run ids already present (resume).
         interrupted: Ctrl-C stopped the loop (finished runs are kept).
         report: path of ``summary.md``.
+        infra: the records of ``records`` that are infrastructure errors (rerun by ``--resume``).
     """
 
     out_dir: Path
@@ -61,6 +63,28 @@ class CampaignResult:
     skipped: list[str] = field(default_factory=list)
     interrupted: bool = False
     report: Path | None = None
+
+    @property
+    def infra(self) -> list[RunRecord]:
+        return [r for r in self.records if r.label == INFRA]
+
+
+def describe_infra(records: list[RunRecord]) -> str:
+    """One line about the infrastructure errors among ``records`` ('' if none): how many, per
+    cell, and each distinct cause once, e.g. ``3 runs were infrastructure errors (a2: 2, a3t: 1):
+    host fault during the run: ... [a2-onboard-site-s1, a2-onboard-site-s2]; ...``."""
+    infra = [r for r in records if r.label == INFRA]
+    if not infra:
+        return ""
+    cells: dict[str, int] = {}
+    causes: dict[str, list[str]] = {}
+    for r in infra:
+        cells[r.cell] = cells.get(r.cell, 0) + 1
+        causes.setdefault(str(r.infra_error_reason), []).append(r.run_id)
+    per_cell = ", ".join(f"{c}: {n}" for c, n in cells.items())
+    why = "; ".join(f"{cause} [{', '.join(ids)}]" for cause, ids in causes.items())
+    n = len(infra)
+    return f"{n} run{'s were' if n != 1 else ' was an'} infrastructure error{'s' if n != 1 else ''} ({per_cell}): {why}"
 
 
 def default_out_dir(spec: CampaignSpec, root: str | Path = "results") -> Path:
@@ -158,7 +182,6 @@ def run_campaign(
     progress: bool = True,
     *,
     deps: RunnerDeps | None = None,
-    retry_infra: bool = False,
     source: str | Path | None = None,
     console: Console | None = None,
 ) -> CampaignResult:
@@ -167,11 +190,11 @@ def run_campaign(
     Args:
         spec: the campaign.
         out_dir: results folder; None for :func:`default_out_dir`. With ``resume`` it must exist.
-        resume: skip run ids already in ``out_dir/runs.jsonl``.
+        resume: skip the run ids already in ``out_dir/runs.jsonl`` with a verdict; runs that
+            ended as ``infra_error`` (the host or the harness failed) run again.
         progress: show a progress bar and one line per finished run (the summary table and the
             report path are printed either way).
         deps: factories (default: the real modules).
-        retry_infra: on resume, run again the runs that ended as ``infra_error``.
         source: the campaign file, copied into the folder and named in the resume hint.
         console: where to print (default: a rich console on stdout).
 
@@ -187,6 +210,9 @@ def run_campaign(
             preflight check says no run could work (the LLM agent: its endpoint refuses
             connections, is not found or rejects the key) -- all checked before any lab
             starts; RegistryError: an adapter cannot be loaded.
+        CapabilityMissing: a cell with runs to do has a level that cannot work on this machine
+            (:func:`ani.campaign.runner.check_host`: one line naming the cells, what is missing
+            and its package) -- before any lab starts.
     """
     from ani.campaign.report import print_summary, write_report
 
@@ -213,8 +239,10 @@ def run_campaign(
             f"(hash {stale[0][:12]}..., now {scenario_hash[:12]}...); paired runs would not be "
             "comparable: start a new results folder"
         )
-    done_before = {r.run_id for r in existing if not (retry_infra and r.label == INFRA)}
-    if any(run_id(cell, spec.task, seed) not in done_before for seed, cell in plan(spec)):
+    done_before = {r.run_id for r in existing if r.label != INFRA}
+    todo_cells = [cell for seed, cell in plan(spec) if run_id(cell, spec.task, seed) not in done_before]
+    check_host(spec, deps, list(dict.fromkeys(todo_cells)))  # a level that cannot work here: before any lab
+    if todo_cells:
         # one cheap check of the agent's endpoint: a dead one fails here, not in every run
         for warning in preflight(spec, deps):
             console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
@@ -222,7 +250,7 @@ def run_campaign(
     _write_spec(spec, out, source)
     store = RunStore(out)  # moves a truncated last line aside
     existing = store.records()
-    done = {r.run_id for r in existing if not (retry_infra and r.label == INFRA)}
+    done = {r.run_id for r in existing if r.label != INFRA}
     result = CampaignResult(out_dir=out)
     todo = []
     for seed, cell in plan(spec):
@@ -240,8 +268,10 @@ def run_campaign(
         disable=not progress,
         transient=False,
     )
-    if progress and result.skipped:
-        console.print(f"resuming {out}: {len(result.skipped)} of {total} runs already done")
+    if progress and resume:
+        again = sum(1 for r in existing if r.label == INFRA)
+        console.print(f"resuming {out}: {len(result.skipped)} of {total} runs already done"
+                      + (f"; running again {again} that ended as infrastructure errors" if again else ""))
     try:
         with bar:
             task_id = bar.add_task(spec.name, total=total, completed=len(result.skipped), last="")
@@ -260,6 +290,7 @@ def run_campaign(
                 if progress:
                     extra = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
                     extra += f" agent error: {rec.agent_error}" if rec.agent_error else ""
+                    extra += f" [yellow]unattributed[/yellow]: {escape(rec.unattributed)}" if rec.unattributed else ""
                     bar.console.print(
                         f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}"
                     )
@@ -272,8 +303,14 @@ def run_campaign(
     result.report = write_report(out)
     print_summary(out, console=console)
     console.print(f"report: {result.report}", soft_wrap=True)
+    src = source if source is not None else "<campaign file>"
+    if result.infra and not result.interrupted:
+        console.print(
+            f"[magenta]infrastructure errors[/magenta]: {escape(describe_infra(result.records))}; "
+            f"fix the cause (see 'ani doctor'), then rerun them with: ani campaign run {src} --resume {out}",
+            soft_wrap=True,
+        )
     if result.interrupted:
-        src = source if source is not None else "<campaign file>"
         console.print(
             f"[yellow]interrupted[/yellow]: {len(result.ran)} run(s) finished in this session and kept in {out}; "
             f"resume with: ani campaign run {src} --resume {out}",

@@ -22,7 +22,8 @@ Actions and their kinds
     ``what=config`` is a retrieval), and for tools not in the table (third-party adapters) the
     ToolSpec hints: ``read_only`` -> retrieval, otherwise update.
 
-Trajectory conventions for agents (see :func:`log_agent_action`, :func:`log_agent_turn`)::
+Trajectory conventions for agents (written with :func:`ani.trajectory.log_agent_action` and
+:func:`ani.trajectory.log_agent_turn`)::
 
     {"event": "agent_action", "action": "wait", "seconds": 5}
     {"event": "agent_action", "action": "submit"}
@@ -57,6 +58,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, model_validator
 
+from ani.trajectory import AGENT_ACTION_EVENT, AGENT_TURN_EVENT, TOOL_CALL_EVENT
+
 ActionKind = Literal["retrieval", "update", "validation", "wait", "submit", "null"]
 ACTION_KINDS: tuple[str, ...] = ("retrieval", "update", "validation", "wait", "submit", "null")
 
@@ -73,9 +76,6 @@ COMPLETION_MODES: tuple[str, ...] = get_args(CompletionMode)
 #: stop reasons that mean a budget ended the run
 LIMIT_STOP_REASONS = frozenset({"max_steps", "wall_clock", "max_tokens"})
 
-AGENT_ACTION_EVENT = "agent_action"
-AGENT_TURN_EVENT = "agent_turn"
-TOOL_CALL_EVENT = "tool_call"
 
 _R, _U, _V = "retrieval", "update", "validation"
 
@@ -215,36 +215,6 @@ class ProcessMetrics(BaseModel):
             f"{n(self.error_actions, 'error')}, {n(self.repeat_actions, 'repeat')}; "
             f"{self.completion_mode or 'no completion mode'}{tokens}"
         )
-
-
-# --- agent-side logging helpers --------------------------------------------------------------------
-
-
-def log_agent_action(trajectory: Any, action: str, **fields: Any) -> dict[str, Any]:
-    """Log an agent-loop action (``wait``, ``submit`` or ``null``) to ``trajectory``.
-
-    Raises ValueError for another action name (tool calls are logged by the adapter).
-    """
-    if action not in ("wait", "submit", "null"):
-        raise ValueError(f"agent action must be wait, submit or null, got {action!r}")
-    return trajectory.log(AGENT_ACTION_EVENT, action=action, **fields)
-
-
-def log_agent_turn(
-    trajectory: Any,
-    turn: int,
-    prompt_tokens: int | None = None,
-    completion_tokens: int | None = None,
-    **fields: Any,
-) -> dict[str, Any]:
-    """Log one model response (a turn) with its token usage from the API's ``usage`` field."""
-    return trajectory.log(
-        AGENT_TURN_EVENT,
-        turn=turn,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        **fields,
-    )
 
 
 # --- classification --------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """``summary.md`` and the terminal table of a campaign's results.
 
 Per cell: n (valid runs), infrastructure errors (listed with reasons, not
-counted), success and damage-free rates with 95% Wilson and Clopper-Pearson
+counted), runs whose failure the harness cannot attribute (listed), success and damage-free rates with 95% Wilson and Clopper-Pearson
 intervals, label counts, mean steps / tool calls / tool errors / wall time.
 For each cell against the first: discordant pairs (b, c) on success and on
 damage-free over the seeds where both runs are valid, and the exact McNemar p.
@@ -19,6 +19,7 @@ from statistics import fmean
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
@@ -397,6 +398,10 @@ def render_markdown(s: CampaignSummary) -> str:
     lines += [
         f"- `{r.run_id}` (cell {r.cell}, seed {r.seed}): {r.infra_error_reason}" for r in infra
     ] or ["none"]
+    unclear = [r for c in s.cells for r in c.valid if r.unattributed]
+    if unclear:
+        lines += ["", "## Failures the harness cannot attribute (graded; read with care)", ""]
+        lines += [f"- `{r.run_id}` ({r.label}): {r.unattributed}" for r in unclear]
     agent_err = [r for c in s.cells for r in c.valid if r.agent_error]
     lines += ["", "## Agent errors (graded as runs of the system under test)", ""]
     lines += [f"- `{r.run_id}` ({r.label}): {r.agent_error}" for r in agent_err] or ["none"]
@@ -541,5 +546,10 @@ def print_summary(out_dir: str | Path, console: Console | None = None) -> Campai
         console.print(table)
     for c in s.cells:
         for r in c.infra:
-            console.print(f"[magenta]infra error[/magenta] {r.run_id}: {r.infra_error_reason}")
+            console.print(f"[magenta]infra error[/magenta] {escape(r.run_id)}: "
+                          f"{escape(str(r.infra_error_reason))}", soft_wrap=True)
+        for r in c.valid:
+            if r.unattributed:
+                console.print(f"[yellow]unattributed[/yellow] {escape(r.run_id)} ({r.label}): "
+                              f"{escape(r.unattributed)}", soft_wrap=True)
     return s

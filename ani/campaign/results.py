@@ -57,6 +57,9 @@ class RunRecord(BaseModel):
         stop_reason: ``submitted|max_steps|wall_clock|error`` (None if the agent never ran).
         wall_s: whole run, lab up to lab down; lab_up_s: ``lab.up()``; agent_s: ``agent.run``.
         teardown_error: ``lab.down()`` failed (the verdict stands; the host may need ``ani lab down --stale``).
+        unattributed: a failure the harness cannot attribute to the agent or to the host, said
+            rather than guessed (the run is graded): e.g. ``FRR daemon(s) not running at grading
+            time: bgpd on e2, after 3 changing call(s) of the agent: ...``. None otherwise.
         process: the process metrics of NetConfArena computed from the trajectory
             (:mod:`ani.campaign.metrics`); None when the agent never ran, in records written
             before they existed, and when a stored value no longer validates (an older format:
@@ -92,6 +95,7 @@ class RunRecord(BaseModel):
     ended: datetime
     trajectory: str | None = None
     teardown_error: str | None = None
+    unattributed: str | None = None
     process: ProcessMetrics | None = None
 
     @model_validator(mode="before")

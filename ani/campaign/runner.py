@@ -1,4 +1,5 @@
-"""Run one variant in one cell (:func:`run_one`) and a whole campaign (:func:`run_campaign`).
+"""Run one variant in one cell (:func:`run_one`); a whole campaign is
+:func:`ani.campaign.loop.run_campaign`.
 
 One run::
 
@@ -8,9 +9,22 @@ One run::
     adapter = create_adapter(level, lab, blocklist=..., trajectory=...); adapter.open()
     agent.run(variant.agent_view(), adapter, budget)      # an exception      -> agent_error, still graded
                                                           # run.infra_error   -> infra_error, not graded
+                                                          # a host fault      -> infra_error, not graded
     adapter.close()
     Observer(lab).evaluate(variant.hidden_tests + scenario.invariants)   # one pass, split
     lab.down()                                            # always
+
+A *host fault* during the run (the host or the harness failed, not the agent) makes it an
+infrastructure error naming the cause: a ``harness_fault`` event in the trajectory (an adapter's
+tool met a HostFault such as ProgramMissing, or crashed: :meth:`BaseAdapter.call`), a HostFault
+out of ``agent.run``, a ProgramMissing noted in the fault journal (:mod:`ani.host.programs`; also
+when some caller turned it into an ordinary failure), a fault of the lab's helpers
+(``lab.harness_faults()``: its NETCONF server met one or stopped), or an FRR daemon that stopped
+while the agent changed nothing. A daemon that stopped after the agent changed a configuration
+cannot be attributed: the run is graded and ``RunRecord.unattributed`` says so.
+
+Before the first lab, :func:`check_host` refuses cells whose level cannot work on this machine
+(``ani doctor``'s checks).
 
 The other modules (lab, scenario, observer, agents) are imported lazily by the
 default :class:`RunnerDeps`; tests inject small fakes.
@@ -32,7 +46,8 @@ from ani.campaign.metrics import compute_metrics
 from ani.campaign.results import INFRA, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec
 from ani.campaign.spec import run_id as make_run_id
-from ani.errors import ConfigError
+from ani.errors import CapabilityMissing, ConfigError, HostFault
+from ani.host.programs import fault_mark, faults_since
 from ani.trajectory import Trajectory
 
 EventHook = Callable[[dict[str, Any]], None]
@@ -79,6 +94,12 @@ def _real_create_agent(config: dict[str, Any]) -> Any:
     return create_agent(config)
 
 
+def _real_check_host(levels: list[str], daemons: set[str]) -> dict[str, list[Any]]:
+    from ani.host.checks import unfit
+
+    return unfit(levels, daemons)
+
+
 @dataclass
 class RunnerDeps:
     """Factories the runner calls; the defaults are the real modules (imported on first use).
@@ -90,6 +111,9 @@ class RunnerDeps:
         make_observer: ``Lab -> Observer`` with ``.evaluate(checks, bound_s=...)``.
         create_adapter: ``(level, lab, blocklist=, trajectory=) -> Adapter``.
         create_agent: ``agent config dict -> Agent``.
+        check_host: ``(levels, FRR daemons) -> {level: [Finding]}`` of the levels that cannot
+            run on this machine (:func:`ani.host.checks.unfit`); used only with the real lab
+            factory or when replaced.
     """
 
     make_lab: Callable[[Any], Any] = _real_make_lab
@@ -98,6 +122,7 @@ class RunnerDeps:
     make_observer: Callable[[Any], Any] = _real_make_observer
     create_adapter: Callable[..., Any] = _real_create_adapter
     create_agent: Callable[[dict[str, Any]], Any] = _real_create_agent
+    check_host: Callable[[list[str], set[str]], dict[str, list[Any]]] = _real_check_host
     _scenarios: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def scenario(self, path: str | Path) -> Any:
@@ -241,6 +266,43 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
             import ani.adapters.blocklist  # noqa: F401 - the ablation wrapper must load
 
 
+def check_host(spec: CampaignSpec, deps: RunnerDeps, cells: list[str] | None = None) -> None:
+    """Refuse, before any lab starts, cells whose level cannot work on this machine: a program,
+    kernel feature or privilege it needs is missing (``ani doctor``'s checks, for the levels of
+    ``cells`` -- default every cell -- and the FRR daemons the scenario's variants run).
+
+    Skipped when ``deps`` makes fake labs (and ``check_host`` is the real one).
+
+    Raises:
+        CapabilityMissing: one line, e.g. ``cells a2, a3t cannot run on this machine:
+            /usr/lib/frr/frr-reload.py is missing (apt-get install frr-pythontools); see 'ani doctor'``.
+    """
+    if deps.check_host is _real_check_host and deps.make_lab is not _real_make_lab:
+        return  # a fake lab needs nothing from this host
+    from ani.host.checks import describe_unfit
+
+    chosen = {c.name: c.level for c in spec.cells if cells is None or c.name in cells}
+    if not chosen:
+        return
+    scenario, task_class = prepare(spec, deps)
+    daemons = _daemons(getattr(scenario, "topology", None))
+    for seed in spec.seeds:
+        try:
+            daemons |= _daemons(task_class.variant(scenario, seed).lab_topology(scenario))
+        except Exception:  # noqa: BLE001 - validate() reported variant problems; the base topology counts
+            continue
+    bad = deps.check_host(list(dict.fromkeys(chosen.values())), daemons)
+    if bad:
+        raise CapabilityMissing(describe_unfit(chosen, bad))
+
+
+def _daemons(topology: Any) -> set[str]:
+    routers = getattr(topology, "routers", None)
+    if not isinstance(routers, dict):
+        return set()
+    return {str(d) for r in routers.values() for d in (getattr(r, "daemons", None) or [])}
+
+
 def preflight(spec: CampaignSpec, deps: RunnerDeps) -> list[str]:
     """The agent's own cheap check of what it depends on, before the first lab starts.
 
@@ -282,8 +344,9 @@ def run_one(
         A :class:`RunRecord` in exactly one state: an outcome label, or ``infra_error`` when the
         lab did not start, a baseline invariant failed before the agent acted, the adapter could
         not be opened, the agent reported an ``infra_error`` (the LLM agent: its endpoint failed
-        before any model turn; not graded), or the observer could not grade. An agent exception
-        is not an infrastructure error: it is recorded in ``agent_error`` and the run is graded.
+        before any model turn; not graded), a host fault occurred during the run (module doc;
+        not graded), or the observer could not grade. An agent exception is not an
+        infrastructure error: it is recorded in ``agent_error`` and the run is graded.
 
     Raises:
         ConfigError: the scenario or task cannot be loaded (nothing was started).
@@ -387,6 +450,7 @@ def _execute(
         state["tools"] = []
     t0 = time.monotonic()
     state["agent_ran"] = True
+    mark = fault_mark()
     try:
         result = agent.run(variant.agent_view(), adapter, budget)
         state["steps"] = getattr(result, "steps", None)
@@ -398,6 +462,9 @@ def _execute(
             state["agent_error"] = str(result.error)
         if getattr(result, "infra_error", None):  # e.g. the model endpoint, before any turn
             state["infra_error_reason"] = f"agent: {result.infra_error}"
+    except HostFault as exc:  # the host failed under the agent (e.g. a program it ran is missing)
+        state["host_faults"] = [str(exc)]
+        state["stop_reason"] = "error"
     except Exception as exc:  # noqa: BLE001 - the SUT failed, not the infrastructure
         state["agent_error"] = _err(exc)
         state["stop_reason"] = "error"
@@ -409,6 +476,18 @@ def _execute(
             state["close_error"] = _err(exc)
     if state.get("infra_error_reason"):
         return  # the agent never acted (its model never answered): nothing to grade
+    if _host_faults(state, trajectory, lab, mark):
+        return  # the host or the harness failed during the run: not the agent's verdict
+    dead = _dead_daemons(lab)
+    if dead:
+        changed = sum(1 for c in trajectory.calls if c.get("changed") is True)
+        if not changed:  # nothing the agent did can have stopped them
+            state["infra_error_reason"] = (
+                f"host fault during the run: FRR daemon(s) stopped while the agent changed nothing: {dead}")
+            return
+        state["unattributed"] = (
+            f"FRR daemon(s) not running at grading time: {dead}, after {changed} changing call(s) of "
+            "the agent: the harness cannot tell whether the agent's change or the host stopped them")
 
     # 3. grading, out of band (never through the adapter)
     hidden = list(variant.hidden_tests)
@@ -429,6 +508,8 @@ def _execute(
     except Exception as exc:  # noqa: BLE001
         state["infra_error_reason"] = f"grading: {_err(exc)}"
         return
+    if _host_faults(state, trajectory, lab, mark):
+        return  # e.g. a program the observer runs went missing and a check swallowed it
     state["tests"] = _outcomes(tests)
     state["invariants"] = _outcomes(invariants)
     if not state["tests"]:
@@ -436,6 +517,48 @@ def _execute(
         return
     state["success"] = all(t.passed for t in state["tests"])
     state["damage_free"] = all(i.passed for i in state["invariants"])
+
+
+def _host_faults(state: dict[str, Any], trajectory: Trajectory, lab: Any, mark: int) -> bool:
+    """Collect the run's host faults (see the module doc); if there are any, make the run an
+    infrastructure error naming each cause once and return True."""
+    causes = list(state.get("host_faults", []))
+    for ev in trajectory.events:
+        if ev.get("event") == "harness_fault":
+            causes.append(f"{ev.get('tool')}: {ev.get('cause')}")
+    causes += faults_since(mark)
+    own = getattr(lab, "harness_faults", None)
+    if callable(own):
+        try:
+            causes += [str(c) for c in own()]
+        except Exception as exc:  # noqa: BLE001 - the lab cannot even say: that is a fault too
+            causes.append(f"lab: {_err(exc)}")
+    # a cause is said once: an adapter's "tool: X is missing" covers the journal's "X is missing"
+    uniq: list[str] = []
+    for c in causes:
+        if c not in uniq and not any(u.endswith(": " + c) for u in uniq):
+            uniq = [u for u in uniq if not c.endswith(": " + u)] + [c]
+    if not uniq:
+        return False
+    state["infra_error_reason"] = "host fault during the run: " + "; ".join(uniq)
+    return True
+
+
+def _dead_daemons(lab: Any) -> str:
+    """``"bgpd on e2; ospfd on c1"`` for the FRR daemons the lab started that are not running
+    now ('' if all run, or if the lab cannot tell)."""
+    dead = getattr(lab, "dead_daemons", None)
+    routers = getattr(getattr(lab, "topology", None), "routers", None)
+    if not callable(dead) or not isinstance(routers, dict):
+        return ""
+    parts = []
+    for r in routers:
+        try:
+            gone = dead(r)
+        except Exception:  # noqa: BLE001 - a lab that cannot tell is not evidence of a dead daemon
+            continue
+        parts += [f"{d} on {r}" for d in gone]
+    return "; ".join(parts)
 
 
 def _record(
@@ -470,6 +593,7 @@ def _record(
         started=started,
         ended=_now(),
         teardown_error=state.get("teardown_error"),
+        unattributed=state.get("unattributed"),
         process=_process(info, state, label),
     )
 
@@ -491,16 +615,3 @@ def _process(info: dict[str, Any], state: dict[str, Any], label: str) -> Any:
         prompt_tokens=state.get("prompt_tokens"),
         completion_tokens=state.get("completion_tokens"),
     )
-
-
-def run_campaign(
-    spec: CampaignSpec,
-    out_dir: str | Path | None = None,
-    resume: bool = False,
-    progress: bool = True,
-    **kwargs: Any,
-) -> Any:
-    """Run a whole campaign; see :func:`ani.campaign.loop.run_campaign` (same arguments)."""
-    from ani.campaign.loop import run_campaign as _run_campaign
-
-    return _run_campaign(spec, out_dir, resume, progress, **kwargs)

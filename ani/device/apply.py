@@ -2,16 +2,18 @@
 
     cfg = read(lab, "e1")                       # DeviceConfig: FRR running config + nftables
     want = cfg.model_copy(deep=True); ...       # change the model
-    report = apply(lab, "e1", want)             # ApplyReport(changed, diff, seconds)
+    report = apply(lab, "e1", want)             # ApplyReport(changed, diff, seconds, notes)
 
 ``read`` = ``parse(show running-config)`` with ``hostname`` = the router's name, plus
 ``firewall`` and the nft part of ``unmodelled`` from ``nft -j list ruleset``
-(:mod:`ani.device.firewall`).
+(:mod:`ani.device.firewall`), both read by :func:`ani.device.state.read_state` (which says
+when the lab is gone, a daemon is down, or a read timed out).
 
-``apply`` changes only the difference:
+``apply`` changes only the difference, with the one restore loop of the device layer
+(:func:`ani.device.state.converge`, also A1's rollback):
 
 - FRR: only if ``render(running) != render(intended)``, FRR's own ``frr-reload.py`` towards
-  ``frr defaults traditional`` + ``render(intended)`` (:mod:`ani.lab.frr_reload`: a temporary
+  ``frr defaults traditional`` + ``render(intended)`` (:mod:`ani.device.frr_reload`: a temporary
   confdir, so the startup config is not written), repeated up to ``passes`` times while the
   running config still differs (frr-reload sometimes needs a second run, and FRR 8.4 exit codes
   are no verdict).
@@ -21,6 +23,9 @@
 - Then ``read() == intended`` is checked. On any failure the prior configuration is put back the
   same way and verified, and :class:`ApplyError` is raised with ``restored`` saying whether
   that worked.
+- Every error line frr-reload and nft print on the way (``Failed to execute ...``, ``% ...``)
+  is kept, each once: in ``ApplyReport.notes`` after a verified apply, in ``ApplyError.notes``
+  and its message (with the restore's) after a failed one.
 
 ``intended`` is taken in canonical form (:meth:`DeviceConfig.canonical`), so a model changed in
 place (``want.static_routes.append(...)``, which pydantic does not validate or sort) applies
@@ -41,16 +46,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from ani.device import firewall as fwmod
 from ani.device.model import DeviceConfig
-from ani.device.outcome import ApplyError, ApplyReport
+from ani.device.outcome import ApplyError, ApplyReport, ReadError
 from ani.device.parse import parse
 from ani.device.render import render
+from ani.device.state import NFT_LIST_JSON, RouterState, Target, converge, read_state
 from ani.errors import LabError
-from ani.lab.frr_reload import frr_reload
 
 __all__ = ["ApplyError", "ApplyReport", "apply", "context_lines", "frr_diff", "read"]
 
@@ -61,61 +65,30 @@ FRR_PREAMBLE = "frr defaults traditional\n"
 # -- reading ---------------------------------------------------------------------------------
 
 
-def read_frr(lab: Any, router: str, timeout: float = 10.0) -> DeviceConfig:
-    """``parse(show running-config)`` with ``hostname`` = ``router`` (no firewall).
-    Raises ApplyError(restored=True) if vtysh fails or times out (``timeout`` seconds; then
-    ``timeout_s`` is set and the message says ``timeout after N s``), or if
-    one of the router's FRR daemons is not running (``lab.dead_daemons``, when the lab has it):
-    vtysh then leaves that daemon's part out and exits 0; or if the lab itself is gone (downed
-    under the caller: ``<router>: lab <id> is not running``, not a dead-daemon report)."""
-    node_argv = getattr(lab, "node_argv", None)
-    if callable(node_argv):
-        enter = Path(node_argv(router, [])[0])
-        if not enter.exists():
-            raise ApplyError(f"{router}: lab {getattr(lab, 'id', '?')} is not running (no {enter})", restored=True)
-    dead = getattr(lab, "dead_daemons", None)
-    gone = dead(router) if callable(dead) else []
-    if gone:
-        raise ApplyError(f"{router}: FRR daemon {', '.join(gone)} is not running; its running config "
-                         "cannot be read whole (the router is down or degraded)", restored=True)
-    res = lab.vtysh(router, "show running-config", timeout=timeout)
-    if res.timed_out:
-        raise ApplyError(f"{router}: timeout after {timeout:g} s (reading the running config)",
-                         restored=True, timeout_s=timeout)
-    if not res.ok or "Current configuration:" not in res.stdout:
-        why = "timed out" if res.timed_out else f"exit {res.rc}"
-        raise ApplyError(
-            f"{router}: cannot read the running config ({why}): {(res.stderr or res.stdout).strip()[:300]}",
-            restored=True,
-        )
-    m = parse(res.stdout)
-    return m.model_copy(update={"hostname": router})
-
-
-def read_nft(lab: Any, router: str, timeout: float = 10.0) -> tuple[Any, list[str]]:
-    """``(Firewall | None, unmodelled "nft / ..." lines)`` from ``nft -j list ruleset``.
-    Raises ApplyError(restored=True) if nft fails or prints no JSON ruleset."""
-    res = lab.exec(router, ["nft", "-j", "list", "ruleset"], timeout=timeout)
-    if res.timed_out:
-        raise ApplyError(f"{router}: timeout after {timeout:g} s (reading the nftables ruleset)",
-                         restored=True, timeout_s=timeout)
+def _model(router: str, frr_text: str, nft_json: str) -> DeviceConfig:
+    """The model of a router's state as read (``show running-config`` text, ``nft -j list
+    ruleset`` JSON), ``hostname`` = ``router``. Raises ReadError if the ruleset is not nft JSON,
+    ValueError if FRR printed what the parser cannot read."""
+    m = parse(frr_text)
     try:
-        if not res.ok:
-            raise ValueError(res.stderr.strip()[:300])
-        return fwmod.parse_ruleset(res.stdout)
+        fw, extra = fwmod.parse_ruleset(nft_json)
     except ValueError as exc:
-        raise ApplyError(f"{router}: cannot read the nftables ruleset: {exc}", restored=True) from None
+        raise ReadError(f"{router}: cannot read the nftables ruleset: {exc}") from None
+    return m.model_copy(update={"hostname": router, "firewall": fw, "unmodelled": [*m.unmodelled, *extra]})
 
 
 def read(lab: Any, router: str, timeout: float = 10.0) -> DeviceConfig:
-    """The router's whole configuration now, read out of band (FRR + nftables).
+    """The router's whole configuration now, read out of band (FRR + nftables, through
+    :func:`ani.device.state.read_state`): ``parse(show running-config)`` with ``hostname`` =
+    ``router``, ``firewall`` from ``nft -j list ruleset``; ``unmodelled``: FRR's
+    (``"<block> / <line>"``) then nft's (``"nft / ..."``).
 
-    ``unmodelled``: FRR's (``"<block> / <line>"``) then nft's (``"nft / ..."``).
-    Raises ApplyError(restored=True) if either cannot be read (``timeout``: seconds per read),
-    LabError / UnknownNode from the lab (lab not running, no such router)."""
-    m = read_frr(lab, router, timeout)
-    fw, extra = read_nft(lab, router, timeout)
-    return m.model_copy(update={"firewall": fw, "unmodelled": [*m.unmodelled, *extra]})
+    ``timeout``: seconds per read. Raises ReadError (an ApplyError with ``restored=True``) if
+    the lab is gone, an FRR daemon of the router is not running, or vtysh / nft fail;
+    ReadTimeout (also an AniTimeout) if a read runs out of ``timeout``; UnknownNode for a name
+    that is not a router of the lab."""
+    st = read_state(lab, router, timeout, nft_argv=NFT_LIST_JSON)
+    return _model(router, st.frr, st.nft)
 
 
 # -- differences -----------------------------------------------------------------------------
@@ -171,37 +144,34 @@ def _mismatch(got: DeviceConfig, want: DeviceConfig) -> list[str]:
 # -- applying --------------------------------------------------------------------------------
 
 
-def _is_nft(line: str) -> bool:
-    return line.startswith("nft / ")
-
-
-def _converge(lab: Any, router: str, cur: DeviceConfig, want: DeviceConfig, passes: int, timeout: float,
-              notes: list[str]) -> DeviceConfig:
-    """Make the running config equal ``want`` starting from ``cur`` (as just read); returns
-    what it reads at the end. Tool messages go to ``notes``. A mismatch is not raised here."""
+def _target(router: str, want: DeviceConfig) -> Target:
+    """``want`` as a :class:`ani.device.state.Target`: FRR equal to ``render(want)`` with no
+    unmodelled line; ``table inet fw`` equal to ``want.firewall`` (other tables untouched)."""
     want_frr = render(want)
-    frr_now = cur.model_copy(update={"unmodelled": [u for u in cur.unmodelled if not _is_nft(u)]})
-    fw_now, fw_extra = cur.firewall, [u for u in cur.unmodelled if _is_nft(u)]
 
-    def frr_same(m: DeviceConfig) -> bool:
+    def frr_done(text: str) -> bool:
+        m = parse(text).model_copy(update={"hostname": router})
         return not m.unmodelled and render(m) == want_frr
 
-    if not frr_same(frr_now):
-        for _ in range(max(1, passes)):
-            rr = frr_reload(lab, router, FRR_PREAMBLE + want_frr, timeout=timeout)
-            if not rr.ok:
-                note = f"frr-reload: {rr.message() or f'exit {rr.rc}'}"
-                if note not in notes:
-                    notes.append(note)
-            frr_now = read_frr(lab, router, timeout)  # FRR may still be busy after a long reload
-            if frr_same(frr_now):
-                break
-    if fw_now != want.firewall or any(fwmod.about_table(u) for u in fw_extra):
-        res = lab.exec(router, ["nft", "-f", "-"], timeout=timeout, input=fwmod.replace_script(want.firewall))
-        if not res.ok:
-            notes.append(f"nft -f (exit {res.rc}): {' '.join(res.stderr.split())[:500]}")
-        fw_now, fw_extra = read_nft(lab, router, timeout)
-    return frr_now.model_copy(update={"firewall": fw_now, "unmodelled": [*frr_now.unmodelled, *fw_extra]})
+    def nft_done(text: str) -> bool:
+        try:
+            fw, extra = fwmod.parse_ruleset(text)
+        except ValueError as exc:
+            raise ReadError(f"{router}: cannot read the nftables ruleset: {exc}") from None
+        return fw == want.firewall and not any(fwmod.about_table(u) for u in extra)
+
+    return Target(frr=FRR_PREAMBLE + want_frr, frr_done=frr_done,
+                  nft=fwmod.replace_script(want.firewall), nft_done=nft_done, nft_read=NFT_LIST_JSON)
+
+
+def _converge(lab: Any, router: str, cur: RouterState, want: DeviceConfig, passes: int, timeout: float,
+              notes: list[str]) -> DeviceConfig:
+    """Make the running config equal ``want`` starting from ``cur`` (as just read) with the one
+    restore loop (:func:`ani.device.state.converge`); returns the model of what it reads at the
+    end. Tool messages go to ``notes`` (each once). A mismatch is not raised here."""
+    res = converge(lab, router, _target(router, want), cur, passes=passes, timeout=timeout)
+    notes.extend(n for n in res.notes if n not in notes)
+    return _model(router, res.state.frr, res.state.nft)
 
 
 def apply(
@@ -251,7 +221,8 @@ def apply(
             restored=True,
             lines=intended.unmodelled,
         )
-    before = read(lab, router)
+    state = read_state(lab, router, nft_argv=NFT_LIST_JSON)
+    before = _model(router, state.frr, state.nft)
     if before.unmodelled:
         raise ApplyError(
             f"{router}: the running configuration has {len(before.unmodelled)} line(s) the device model cannot "
@@ -267,7 +238,7 @@ def apply(
 
     notes: list[str] = []
     try:
-        after = _converge(lab, router, before, intended, passes, timeout, notes)
+        after = _converge(lab, router, state, intended, passes, timeout, notes)
         failed = after != intended
     except (ApplyError, LabError, ValueError) as exc:  # a read failed half-way, or FRR printed junk
         notes.append(str(exc))
@@ -275,7 +246,7 @@ def apply(
     if not failed:
         if write_startup:
             _write_startup(lab, router, intended, timeout)
-        return ApplyReport(changed=True, diff=diff, seconds=time.monotonic() - t0)
+        return ApplyReport(changed=True, diff=diff, seconds=time.monotonic() - t0, notes=notes)
 
     left = _mismatch(after, intended) if after is not None else []
     restored, rnotes = _restore(lab, router, before, passes, timeout)
@@ -285,17 +256,18 @@ def apply(
     if notes:
         msg += "; " + "; ".join(notes)
     if restored:
-        msg += "; prior configuration restored"
+        msg += "; prior configuration restored" + (" (on the way: " + "; ".join(rnotes) + ")" if rnotes else "")
     else:
         msg += "; RESTORING THE PRIOR CONFIGURATION FAILED: " + "; ".join(rnotes)
-    raise ApplyError(msg, restored=restored, lines=left)
+    raise ApplyError(msg, restored=restored, lines=left, notes=[*notes, *(n for n in rnotes if n not in notes)])
 
 
 def _restore(lab: Any, router: str, before: DeviceConfig, passes: int, timeout: float) -> tuple[bool, list[str]]:
-    """Put ``before`` back and verify; (verified, notes)."""
+    """Put ``before`` back and verify; (verified, notes: every tool error line on the way)."""
     notes: list[str] = []
     try:
-        cur = read(lab, router, timeout)  # unmodelled lines here were added by the failed apply: removed
+        # unmodelled lines read here were added by the failed apply: they are removed
+        cur = read_state(lab, router, timeout, nft_argv=NFT_LIST_JSON)
         after = _converge(lab, router, cur, before, passes, timeout, notes)
         if after == before:
             return True, notes

@@ -1,15 +1,24 @@
-"""The outcome of applying a configuration to a router (``ani.device.apply``): a report on
-success, :class:`ApplyError` otherwise. Shared by the NETCONF backend contract
-(``ani.netconf.backend``), which the device layer must not import."""
+"""The outcome of reading or applying a router's configuration (:mod:`ani.device.state`,
+:mod:`ani.device.apply`): a report on success, :class:`ApplyError` (or its read failures)
+otherwise. Shared by the NETCONF backend contract (``ani.netconf.backend``), which the device
+layer must not import.
+
+::
+
+    DeviceError (ani.errors)
+    +-- ApplyError          refused, or the router did not reach the intended configuration
+        +-- ReadError       the router's state could not be read; nothing was changed
+            +-- ReadTimeout the read ran out of its bound (also an ani.errors.AniTimeout)
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ani.errors import AniError
+from ani.errors import AniTimeout, DeviceError, timeout_message
 
 
-class ApplyError(AniError):
+class ApplyError(DeviceError):
     """The router refused or did not reach the intended configuration.
 
     Attributes:
@@ -18,30 +27,52 @@ class ApplyError(AniError):
             and that was verified; False if that restore failed or could not be verified (then
             the router is in an unknown state and the caller must say so).
         lines: the configuration lines involved, if known.
-        timeout_s: the bound (seconds) that ran out when the failure is a timeout (a frozen
-            daemon: ``"<router>: timeout after N s (reading the running config)"``), else None;
-            adapters report such a failure as ``ErrorCode.TIMEOUT``.
+        notes: every error line of the tools run on the way (frr-reload's, nft's), in order,
+            each once, including those of a restore; the message carries them too.
     """
 
     def __init__(self, message: str, restored: bool, lines: list[str] | None = None,
-                 timeout_s: float | None = None) -> None:
+                 notes: list[str] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.restored = restored
         self.lines = list(lines or [])
-        self.timeout_s = timeout_s
+        self.notes = list(notes or [])
 
 
-def is_timeout(exc: BaseException) -> bool:
-    """True if ``exc`` is a read or apply that ran out of its bound (``ApplyError.timeout_s``)."""
-    return getattr(exc, "timeout_s", None) is not None
+class ReadError(ApplyError):
+    """A router's state (FRR running config, nftables ruleset) could not be read: the lab is
+    gone, one of its FRR daemons is not running, or vtysh / nft failed. Nothing was changed
+    (``restored`` is True). The message starts with the router's name; ``gone``: the lab itself
+    was removed (a retry cannot succeed)."""
+
+    def __init__(self, message: str, gone: bool = False) -> None:
+        super().__init__(message, restored=True)
+        self.gone = gone
+
+
+class ReadTimeout(ReadError, AniTimeout):
+    """A read ran out of its bound (a frozen daemon): ``"<router>: timeout after N s (reading the
+    running config)"``. Attributes: ``router``, ``seconds`` (the bound), ``what``."""
+
+    def __init__(self, router: str, seconds: float, what: str) -> None:
+        self.router = router
+        self.gone = False
+        AniTimeout.__init__(self, seconds, what, f"{router}: {timeout_message(seconds, what)}")
+        self.message = str(self)
+        self.restored = True
+        self.lines = []
+        self.notes = []
 
 
 @dataclass
 class ApplyReport:
     """A successful apply. ``changed``: the running configuration changed; ``diff``: the FRR /
-    nft lines added (``+ ...``) and removed (``- ...``); ``seconds``: wall time."""
+    nft lines added (``+ ...``) and removed (``- ...``); ``seconds``: wall time; ``notes``: the
+    tools' error lines on the way (e.g. frr-reload's ``Failed to execute ...`` for a line it then
+    removed in a shorter form), each once."""
 
     changed: bool
     diff: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 from ani.device.model import REDIST_ORDER, Bgp, DeviceConfig, Interface, Ospf, Peer, ifname_key
 
-HEADER_PREFIXES = ("Building configuration", "Current configuration", "frr version", "frr defaults")
+#: the banner vtysh prints before a running config (not configuration: ``vtysh -m`` refuses it)
+BANNER_PREFIXES = ("Building configuration", "Current configuration")
+#: the header of a running config: the banner, then ``frr version`` and ``frr defaults``; the one
+#: list every reader of FRR text drops (parse, frr_body, ``ani.device.state.frr_lines``)
+HEADER_PREFIXES = (*BANNER_PREFIXES, "frr version", "frr defaults")
 
 
 def frr_body(text: str) -> str:

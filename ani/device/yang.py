@@ -52,6 +52,7 @@ from yangson.schemanode import ListNode
 from ani.device.model import DeviceConfig
 from ani.device.yang_map import TOP, model_to_raw, raw_to_model_dict
 from ani.device.yang_xml import PREFIX, XmlDataError, child_map, raw_to_xml, text, why_invalid, xml_to_raw
+from ani.errors import ModelError
 from ani.resources import data_path
 
 NS = "urn:ani:yang:ani-frr"
@@ -82,7 +83,7 @@ class Issue:
         return f"{self.severity}: {self.path}: {self.message}"
 
 
-class YangDataError(ValueError):
+class YangDataError(ModelError, ValueError):
     """Data that does not validate; ``issues`` lists the findings (at least one error)."""
 
     def __init__(self, issues: list[Issue]) -> None:

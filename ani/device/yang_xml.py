@@ -24,7 +24,6 @@ from yangson.datatype import (
     UnionType,
 )
 from yangson.schemanode import (
-    ContainerNode,
     InternalNode,
     LeafListNode,
     ListNode,
@@ -32,10 +31,12 @@ from yangson.schemanode import (
     TerminalNode,
 )
 
+from ani.errors import ModelError
+
 PREFIX = "frr"
 
 
-class XmlDataError(Exception):
+class XmlDataError(ModelError):
     """XML that does not fit the schema: ``tag`` (RFC 6241 error-tag), ``path`` (XPath),
     ``message``."""
 
@@ -205,6 +206,3 @@ def describe(t: DataType) -> str:
                 + (f" and not {' or '.join(inv)}" if inv else ""))
     return f"a {t.yang_type()}"
 
-
-def is_container(sn: SchemaNode) -> bool:
-    return isinstance(sn, ContainerNode)

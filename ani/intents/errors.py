@@ -2,7 +2,8 @@
 
 ::
 
-    IntentError(code, message, path)     a change refused before apply (names the culprit)
+    IntentError(code, message, path)     a change refused before apply (names the culprit); an
+                                         ani.errors.AniError and a ValueError
     +-- PoolExhausted(pool, size)        a resource pool has nothing left to allocate
 
 ``code`` is one of the stable strings of :data:`CODES`; ``path`` is the offending field, as a
@@ -12,6 +13,8 @@ dotted path into the list of changes (``changes.0.route_map_in``) or ``""``.
 from __future__ import annotations
 
 from typing import Any
+
+from ani.errors import AniError
 
 #: every code an IntentError may carry
 CODES: tuple[str, ...] = (
@@ -30,7 +33,7 @@ CODES: tuple[str, ...] = (
 )
 
 
-class IntentError(ValueError):
+class IntentError(AniError, ValueError):
     """A refused change: ``code`` (one of :data:`CODES`), ``message``, ``path`` (the field)."""
 
     def __init__(self, code: str, message: str, path: str = "") -> None:

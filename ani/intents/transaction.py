@@ -41,8 +41,9 @@ from typing import Any
 
 from lxml import etree
 
-from ani.adapters.netconf_client import BASE_NS, NetconfSession, RpcFailed, RpcTimeout, SessionLost
 from ani.device.yang import to_xml
+from ani.errors import AniTimeout
+from ani.netconf.client import BASE_NS, NetconfSession, RpcFailed, SessionLost
 
 PHASES = ("lock", "edit", "validate", "commit", "active-validation", "confirm")
 #: seconds of the confirm timeout that must be left to send the confirming commits
@@ -160,13 +161,17 @@ def run_transaction(
     phase: str | None = None
     error: str | None = None
 
+    timed_out: set[str] = set()  # routers whose last failed step got no reply: outcome unknown
+
     def step(r: str, name: str, op: str, **kw: Any) -> bool:
         nonlocal error
         try:
             reply = sessions[r].call(op, **kw)
-        except (RpcFailed, RpcTimeout, SessionLost) as exc:
+        except (RpcFailed, AniTimeout, SessionLost) as exc:
             details[r].error = f"{name}: {exc}"
             error = error or f"{r}: {name}: {exc}"
+            if isinstance(exc, AniTimeout):
+                timed_out.add(r)
             return False
         details[r].steps.append(name)
         details[r].warnings.extend(w.describe() for w in reply.warnings)
@@ -195,8 +200,8 @@ def run_transaction(
             for r in routers:
                 if not step(r, "commit", "commit", confirmed=True, timeout=str(int(confirm_timeout_s))):
                     phase = "commit"
-                    if details[r].error and "timeout" in details[r].error.lower():
-                        committed.append(r)  # outcome unknown: cancel it too
+                    if r in timed_out:
+                        committed.append(r)  # no reply: the commit may have been made; cancel it too
                     break
                 committed.append(r)
         if phase is None:

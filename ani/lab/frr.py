@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 from ani.errors import LabError
+from ani.host.programs import program
 from ani.lab import proc
 
-FRR_BIN = Path("/usr/lib/frr")
-VTYSH = "/usr/bin/vtysh"
+# FRR's programs (the daemons, vtysh) are resolved through ani.host.program: ani/host/packages.txt
 ETC_ROOT = Path("/etc/frr")
 RUN_ROOT = Path("/var/run/frr")
 
@@ -97,11 +97,12 @@ def pid_file(pathspace: str, daemon: str) -> Path:
 def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout: float = 15.0) -> dict[str, int]:
     """Start ``daemons`` (zebra first) and wait for their vty sockets. Returns ``{daemon: pid}``.
 
-    Raises LabError (with the daemon's output) if one fails to start in ``timeout`` seconds.
+    Raises LabError (with the daemon's output) if one fails to start in ``timeout`` seconds,
+    ProgramMissing if a daemon is not installed.
     """
     ps = shlex.quote(pathspace)
     cmds = {
-        d: f"{FRR_BIN / d} -d -N {ps} -F traditional -A 127.0.0.1 -i {shlex.quote(str(pid_file(pathspace, d)))}"
+        d: f"{program(d)} -d -N {ps} -F traditional -A 127.0.0.1 -i {shlex.quote(str(pid_file(pathspace, d)))}"
         for d in daemons
     }
     # zebra first (the others connect to it), then the rest in parallel; each `-d` returns once
@@ -151,7 +152,8 @@ def owns(pid: int, pathspace: str) -> bool:
 
 def load_config(netns: str, pathspace: str, hostname: str, timeout: float = 30.0) -> None:
     """Apply ``frr.conf`` with ``vtysh -N P -b``. Raises LabError with vtysh's output on failure."""
-    res = proc.run(uts_argv(netns, hostname, f"exec {VTYSH} -N {shlex.quote(pathspace)} -b"), timeout=timeout)
+    vtysh = program("vtysh")
+    res = proc.run(uts_argv(netns, hostname, f"exec {vtysh} -N {shlex.quote(pathspace)} -b"), timeout=timeout)
     if not res.ok:
         raise LabError(
             f"{hostname}: loading the startup config failed (exit {res.rc}): "

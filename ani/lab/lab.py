@@ -19,7 +19,7 @@ CONTRACT (other modules code against these signatures; keep them):
         # scrapli's bin transport and by the A0 sandbox)
     lab.vtysh(router, commands: list[str] | str, timeout=10.0) -> ExecResult   # vtysh -c ... -c ...
     lab.vtysh_json(router, command, timeout=10.0) -> dict | list               # parsed `... json`
-    lab.running_config(router) -> str        # `show running-config` text
+    lab.running_config(router) -> str        # `show running-config` text (ani.device.state.read_frr)
     lab.wait_converged(timeout_s=None) -> None   # raises ConvergenceTimeout naming what is pending
     Lab.attach(lab_id) -> Lab                # from the state file of a running lab; LabNotFound;
                                              # its down() never removes the lab (Lab.down_id does)
@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
-import shutil
 import subprocess
 import threading
 import time
@@ -45,7 +44,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ani.errors import ConvergenceTimeout, LabError, LabNotFound, UnknownNode
+from ani.errors import ConvergenceTimeout, LabError, LabGone, LabNotFound, UnknownNode
+from ani.host.programs import program, read_fault_log, require
 from ani.lab import cleanup, converge, frr, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab.capability import check_capabilities
@@ -56,11 +56,6 @@ from ani.lab.topology import Topology, load_topology
 __all__ = ["Lab", "ExecResult"]
 
 POLL_S = 0.15
-
-
-def _tool(name: str) -> str:
-    """Absolute path of a host tool (the enter scripts must not depend on the caller's PATH)."""
-    return shutil.which(name) or name
 
 
 class Lab:
@@ -136,6 +131,17 @@ class Lab:
         ps = self.pathspace(router)
         pids = self._state.pids.get(router, {}) if self._state is not None else {}
         return sorted(d for d, pid in pids.items() if not frr.owns(pid, ps))
+
+    def harness_faults(self) -> list[str]:
+        """What went wrong in the lab's own helpers so far, each cause once (not the agent's
+        doing): host faults its NETCONF server met (``host-faults.jsonl``: a program missing when
+        a commit needed it), and a NETCONF server that is no longer running. [] when all is well."""
+        out = read_fault_log(self.dir / nc.FAULTS_FILE)
+        st = self._state
+        if st is not None and st.netconf_pid is not None and self.dir.is_dir():
+            if not nc.server_pids(self.id, self.dir, st.netconf_pid, st.netconf_start):
+                out.append(f"lab {self.id}: its NETCONF server (pid {st.netconf_pid}) is not running")
+        return out
 
     def node_dir(self, node: str) -> Path:
         """``<lab dir>/<node>``: holds ``enter`` (and ``bin/vtysh`` for routers)."""
@@ -246,7 +252,7 @@ class Lab:
         if node in self.topology.routers:
             (d / "bin").mkdir(parents=True)
             wrapper = d / "bin" / "vtysh"
-            wrapper.write_text(f'#!/bin/sh\nexec {frr.VTYSH} -N {self.pathspace(node)} "$@"\n')
+            wrapper.write_text(f'#!/bin/sh\nexec {program("vtysh")} -N {self.pathspace(node)} "$@"\n')
             wrapper.chmod(0o755)
             inner += f"PATH={d}/bin:$PATH; export PATH; "
         else:
@@ -256,7 +262,7 @@ class Lab:
         enter.write_text(
             "#!/bin/sh\n"
             f"# run a command inside node {node} of lab {self.id}\n"
-            f"exec {_tool('ip')} netns exec {ns} {_tool('unshare')} --uts /bin/sh -c "
+            f"exec {program('ip')} netns exec {ns} {program('unshare')} --uts /bin/sh -c "
             f'{shlex.quote(inner)} sh "$@"\n'
         )
         enter.chmod(0o755)
@@ -264,8 +270,9 @@ class Lab:
     def down(self) -> None:
         """Remove this lab: its daemons (by verified PID), other processes in its namespaces, the
         namespaces, its FRR directories and its lab dir. Idempotent; never raises for parts
-        already gone. A Lab object that neither created nor attached its lab (e.g. its up()
-        failed because the id was in use) does nothing: it never removes someone else's lab."""
+        already gone. A Lab object that did not create its lab (an attached one, see :meth:`attach`,
+        or one whose up() failed because the id was in use) does nothing: it never removes
+        someone else's lab."""
         if not self._owned:
             return
         t0 = time.monotonic()
@@ -295,17 +302,21 @@ class Lab:
         """Run ``argv`` inside ``node``; after ``timeout`` seconds its whole process group is
         killed (``timed_out`` set).
 
-        Raises UnknownNode, LabError (lab not running). A failing command is *not* an exception:
-        see ``ExecResult.rc``.
+        Raises UnknownNode, LabGone (lab not running), ProgramMissing (``argv[0]`` is a
+        registered program that is not installed: ``ani/host/packages.txt``). A failing
+        command is *not* an exception: see ``ExecResult.rc``.
         """
+        require(argv)
         argv = self.node_argv(node, list(argv))
         if not Path(argv[0]).exists():
-            raise LabError(f"lab {self.id} is not running (no {argv[0]})")
+            raise LabGone(self.id, f"no {argv[0]}")
         return proc.run(argv, timeout=timeout, input=input)
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
-        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running)."""
+        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running),
+        ProgramMissing (no vtysh)."""
+        program("vtysh")  # the node's vtysh wrapper execs it
         if isinstance(commands, str):
             commands = [commands]
         self.pathspace(router)  # UnknownNode for hosts and unknown names
@@ -335,12 +346,14 @@ class Lab:
             why = "timed out" if res.timed_out else f"exit {res.rc}"
             raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None
 
-    def running_config(self, router: str) -> str:
-        """``show running-config`` of ``router``. Raises LabError if vtysh fails."""
-        res = self.vtysh(router, "show running-config")
-        if not res.ok:
-            raise LabError(f"{router}: show running-config failed (exit {res.rc}): {res.stderr.strip()[:500]}")
-        return res.stdout
+    def running_config(self, router: str, timeout: float = 10.0) -> str:
+        """``show running-config`` of ``router`` (text), read by the device layer's one reader,
+        :func:`ani.device.state.read_frr` (``timeout``: seconds). Raises UnknownNode; ReadError
+        (``ani.device.outcome``) if the lab is gone, an FRR daemon of the router is not running,
+        or vtysh fails; ReadTimeout (an AniTimeout) when the read runs out of ``timeout``."""
+        from ani.device.state import read_frr  # the device layer sits above the lab: load it late
+
+        return read_frr(self, router, timeout)
 
     def netconf_endpoint(self, router: str) -> nc.NetconfEndpoint:
         """Where ``router``'s NETCONF server listens: ``NetconfEndpoint(host, port, username,
@@ -367,7 +380,8 @@ class Lab:
                 return
             if time.monotonic() >= deadline:
                 raise ConvergenceTimeout(
-                    f"lab {self.id}: not converged after {bound:g} s: " + "; ".join(missing), pending=missing
+                    f"lab {self.id}: not converged after {bound:g} s: " + "; ".join(missing), pending=missing,
+                    seconds=bound,
                 )
             time.sleep(POLL_S)
 

@@ -8,6 +8,8 @@ Files in the lab dir:
   (atomically) adding ``"ports": {router: port}`` and ``"pid"`` once every port listens.
 * ``netconf_host_key``: the server's SSH host key (ed25519, 0600), made by the server.
 * ``netconf.log``: the server's log (and its stdout / stderr).
+* ``host-faults.jsonl``: host faults the server met (a program missing when a commit needed
+  it; :func:`ani.host.programs.note_fault`), one JSON line each; read by ``Lab.harness_faults``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ani.errors import LabError
+from ani.errors import LabError, LabGone
+from ani.host.programs import FAULT_LOG_ENV
 from ani.lab.proc import runs_for_lab
 
 INFO_FILE = "netconf.json"
 HOST_KEY_FILE = "netconf_host_key"
+FAULTS_FILE = "host-faults.jsonl"
 LOG_FILE = "netconf.log"
 USERNAME = "ani"
 HOST = "127.0.0.1"
@@ -94,12 +98,14 @@ def ensure_host_key(path: Path) -> Any:
 
 def start_server(lab_id: str, lab_dir: Path) -> subprocess.Popen[bytes]:
     """Start the server process for lab ``lab_id`` (its own session, so it outlives a detached
-    lab's creator; output appended to ``netconf.log``). Returns at once."""
+    lab's creator; output appended to ``netconf.log``; host faults it meets to
+    ``host-faults.jsonl``). Returns at once."""
+    env = {**os.environ, FAULT_LOG_ENV: str(lab_dir / FAULTS_FILE)}
     with open(lab_dir / LOG_FILE, "ab") as logf:
         return subprocess.Popen(
             [sys.executable, "-m", MODULE, "--lab", lab_id, "--dir", str(lab_dir)],
             stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
-            close_fds=True,
+            close_fds=True, env=env,
         )
 
 
@@ -162,10 +168,10 @@ def server_pids(lab_id: str, lab_dir: Path, pid: int | None, started: int | None
 
 
 def endpoint(lab_id: str, lab_dir: Path, router: str) -> NetconfEndpoint:
-    """The endpoint of ``router``. Raises LabError if the lab is gone (``lab <id> is not
+    """The endpoint of ``router``. Raises LabGone (a LabError) if the lab is gone (``lab <id> is not
     running``, e.g. downed under an attached adapter) or has no ready NETCONF server."""
     if not Path(lab_dir).is_dir():
-        raise LabError(f"lab {lab_id} is not running (no {lab_dir})")
+        raise LabGone(lab_id, f"no {lab_dir}")
     info = read_info(lab_dir) or {}
     ports = info.get("ports") or {}
     if router not in ports:

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ani.host.programs import require
+
 
 @dataclass(frozen=True)
 class ExecResult:
@@ -41,8 +43,10 @@ def run(argv: list[str], timeout: float = 10.0, input: str | bytes | None = None
     """Run ``argv`` (no shell) with a bound of ``timeout`` seconds.
 
     On timeout the process group is killed (SIGKILL) and ``timed_out`` is True. Raises
-    FileNotFoundError if ``argv[0]`` does not exist.
+    ProgramMissing if ``argv[0]`` is a registered program (``ani/host/packages.txt``) that is
+    not installed, FileNotFoundError if another ``argv[0]`` does not exist.
     """
+    require(argv)
     data = input.encode() if isinstance(input, str) else input
     t0 = time.monotonic()
     proc = subprocess.Popen(

@@ -222,12 +222,24 @@ def load_yaml(path: str | Path) -> Any:
 
 
 def load_topology(path: str | Path) -> Topology:
-    """Load a topology file, or the ``topology:`` section of a scenario file.
+    """Load a topology file, or the topology of a scenario file (a mapping with ``topology:``).
+
+    A scenario file is validated whole, as ``ani run`` and ``ani campaign run`` read it
+    (:func:`ani.scenario.load_scenario`): an unknown or misspelt key, a bad tenant or pool is
+    refused here too, not only the topology. A path that does not exist is looked up among the
+    shipped data files, as for scenarios.
 
     Raises TopologyError (file missing, not YAML, or invalid: names the bad field).
     """
+    from ani.resources import resolve
+
+    try:
+        path = resolve(path)
+    except FileNotFoundError:
+        pass  # load_yaml names the file it cannot read
     data = load_yaml(path)
     if isinstance(data, dict) and "topology" in data:
-        data = data["topology"]
-        return parse_topology(data, source=f"{path} (topology)")
+        from ani.scenario.manifest import parse_scenario
+
+        return parse_scenario(data, source=str(path)).topology
     return parse_topology(data, source=str(path))

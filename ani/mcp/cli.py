@@ -31,7 +31,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ani.errors import AniError, ConfigError, LabNotFound, RegistryError
+from ani.errors import AniError, CapabilityMissing, ConfigError, LabNotFound, RegistryError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -111,14 +111,19 @@ def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
     """(lab, opened adapter) for ``level`` on the running lab ``lab_id`` (attached, not owned).
 
     Raises LabNotFound, RegistryError, ConfigError (bad input, including an option value the
-    adapter cannot use) or AniError (open failed).
+    adapter cannot use), CapabilityMissing (the level cannot work on this machine: ``ani
+    doctor``'s checks) or AniError (open failed).
     """
+    from ani.host.checks import describe_unfit, unfit
     from ani.lab.cli import _pick
     from ani.lab.lab import Lab
     from ani.registry import create_adapter, resolve_name
     from ani.trajectory import Trajectory
 
     name = resolve_name(level)
+    bad = unfit([name])  # a level that cannot work on this machine: refused before anything opens
+    if bad:
+        raise CapabilityMissing(describe_unfit({name: name}, bad, noun="level"))
     try:
         target = _pick(lab_id, "name one: ani mcp serve --lab ID --level LEVEL")
     except typer.Exit:

@@ -52,6 +52,7 @@ from typing import Any
 
 from lxml import etree
 
+from ani.errors import NetconfError
 from ani.netconf.errors import BASE_NS, RpcError
 
 OPERATIONS = ("merge", "replace", "create", "delete", "remove")
@@ -344,8 +345,8 @@ class EditResult:
     changed: bool
 
 
-class _Stop(Exception):
-    pass
+class _Stop(NetconfError):
+    """stop-on-error: the first error ends the edit (never leaves this module)."""
 
 
 def edit(schema: Schema, datastore: etree._Element, config: etree._Element,

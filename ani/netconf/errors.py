@@ -14,6 +14,8 @@ from typing import Literal
 
 from lxml import etree
 
+from ani.errors import NetconfError
+
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 
 #: RFC 6241 Appendix A error-tags
@@ -38,7 +40,7 @@ def xml_safe(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-class RpcError(Exception):
+class RpcError(NetconfError):
     """One ``rpc-error``.
 
     Args:
@@ -99,7 +101,7 @@ class RpcError(Exception):
         return e
 
 
-class RpcErrors(Exception):
+class RpcErrors(NetconfError):
     """Several ``rpc-error``s of one reply (e.g. ``continue-on-error``), in order; may mix
     warnings and errors. ``errors`` is a non-empty list."""
 

@@ -16,6 +16,8 @@ complete messages one by one, so the caller can switch framing between two messa
 
 from __future__ import annotations
 
+from ani.errors import NetconfError
+
 EOM = b"]]>]]>"
 #: the largest chunk-size RFC 6242 §4.2 allows
 MAX_CHUNK = 4294967295
@@ -23,7 +25,7 @@ _MAX_DIGITS = len(str(MAX_CHUNK))
 _END = b"\n##\n"
 
 
-class FramingError(Exception):
+class FramingError(NetconfError):
     """The peer broke RFC 6242 framing (bad chunk header or size). The session must be closed."""
 
 

@@ -25,6 +25,8 @@ from typing import Any
 
 from lxml import etree
 
+from ani.errors import HostFault, ProgramMissing
+from ani.host.programs import note_fault
 from ani.netconf.errors import BASE_NS, RpcError, RpcErrors
 
 log = logging.getLogger(__name__)
@@ -487,7 +489,8 @@ def handle(message: bytes, s: Session) -> Reply:
     Never raises for anything the peer sent: malformed XML -> ``malformed-message`` (base:1.1;
     ``operation-failed`` on base:1.0 sessions, RFC 6241 Appendix A); no ``message-id`` ->
     ``missing-attribute`` (§4.1); unknown operation -> ``operation-not-supported``; a Device
-    failure that is not an RpcError -> ``operation-failed`` (and logged).
+    failure that is not an RpcError -> ``operation-failed`` (and logged, and noted as a host
+    fault: :func:`ani.host.programs.note_fault`, the lab's ``host-faults.jsonl`` in a lab's server).
     """
     op_name: str | None = None
 
@@ -541,5 +544,7 @@ def handle(message: bytes, s: Session) -> Reply:
     except Exception as exc:  # noqa: BLE001 - a server fault must still answer the client
         log.exception("session %s: <%s> failed", s.id, q.localname)
         why = f"internal error in <{q.localname}>: {type(exc).__name__}: {exc}"
+        if not isinstance(exc, ProgramMissing):  # the registry noted that one already
+            note_fault(HostFault(f"NETCONF server: {why}"))  # the harness failed, not the client
         return out(root, [RpcError("operation-failed", why)])
     return out(root, [w for w in warnings if isinstance(w, RpcError)], data, close)

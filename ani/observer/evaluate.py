@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ani.errors import ObserverError
+from ani.errors import HostFault, ObserverError
 from ani.observer.checks import BgpSessionCheck, Check, LoopbackCheck, ReachCheck
 
 _RECEIVED_RE = re.compile(r"(\d+) (?:packets )?received")
@@ -76,8 +76,9 @@ class Observer:
             checks: the checks; negative reach checks run after all positive ones.
             bound_s: seconds each positive check is retried for before it fails.
 
-        Raises ObserverError if a check names a node that is not in the lab (a check that
-        cannot be evaluated is not a failed check).
+        Raises ObserverError if a check names a node that is not in the lab, HostFault (e.g.
+        ProgramMissing: ping or vtysh is not installed) if the host cannot evaluate a check (a
+        check that cannot be evaluated is not a failed check).
         """
         nodes = set(self.lab.topology.nodes)
         for c in checks:
@@ -109,6 +110,8 @@ class Observer:
             t_try = time.monotonic()
             try:
                 ok, detail = self._attempt(check)
+            except HostFault:
+                raise  # the host cannot grade (a program is missing): not a failed check
             except Exception as exc:  # noqa: BLE001 - a failed attempt, reported in detail
                 ok, detail = False, f"error: {exc}"
             if ok:
@@ -143,6 +146,8 @@ class Observer:
     def _attempt_negative(self, check: ReachCheck) -> tuple[bool, str]:
         try:
             ok, detail = self._ping(check.src, str(check.dst), count=3)
+        except HostFault:
+            raise
         except Exception as exc:  # noqa: BLE001
             return False, f"could not test isolation: {exc}"
         if detail.startswith("could not run"):

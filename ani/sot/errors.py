@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ani.errors import AniError
+from ani.errors import AniError, AniTimeout
 
 
 class SotError(AniError):
@@ -65,12 +65,12 @@ class SotPathError(SotError):
     code = "no-such-path"
 
 
-class SotBusy(SotError):
-    """Another writer of the repository held one of its locks for ``seconds``; retrying later may work."""
+class SotBusy(SotError, AniTimeout):
+    """Another writer of the repository held one of its locks for ``seconds`` (an AniTimeout:
+    retrying later may work)."""
 
     code = "busy"
 
     def __init__(self, what: str, seconds: float) -> None:
-        self.what = what
-        self.seconds = seconds
-        super().__init__(f"timeout after {seconds:g} s waiting for {what} (held by another writer)")
+        AniTimeout.__init__(self, seconds, what, f"timeout after {seconds:g} s waiting for {what} "
+                                                 "(held by another writer)")

@@ -51,9 +51,8 @@ import ani.device.apply as device_apply
 from ani.device import firewall as fwmod
 from ani.device.apply import ApplyError, frr_diff
 from ani.device.model import DeviceConfig
-from ani.device.outcome import is_timeout
 from ani.device.render import render
-from ani.errors import AniError
+from ani.errors import AniError, AniTimeout, HostFault
 from ani.sot.drift import DriftItem, convergence, drift, normalise
 from ani.sot.patch import pointer
 from ani.sot.repo import SotRepo
@@ -187,8 +186,10 @@ def device_applier(lab: Any, targets: dict[str, DeviceConfig]) -> ApplierOutcome
             return ApplierOutcome(
                 ok=False, applied=applied, error=str(exc), phase=phase,
                 detail={"diff": diffs, "router": router, "lines": list(exc.lines), "restored": exc.restored,
-                        **({"timed_out": True} if is_timeout(exc) else {})},
+                        **({"timed_out": True} if isinstance(exc, AniTimeout) else {})},
             )
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return ApplierOutcome(ok=False, applied=applied, error=f"{router}: {exc}", phase="apply",
                                   detail={"diff": diffs, "router": router})
@@ -294,7 +295,8 @@ class Reconciler:
 
     def reconcile(self) -> ReconcileStatus:
         """Make the routers match HEAD (see the module doc); returns and keeps the status.
-        Never raises for a router or applier failure (status ``failed``)."""
+        Never raises for a router or applier failure (status ``failed``); raises HostFault (a program
+        is missing: the host failed, not the change)."""
         with self._lock, self._pinned():
             st = self._reconcile()
             self._last = st
@@ -310,14 +312,18 @@ class Reconciler:
         revision = self.repo.head()
         try:
             want = self.desired()
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return ReconcileStatus(revision=revision, status="failed", error=str(exc), phase="desired")
         routers = sorted(want)
         try:
             have = self.actual(routers)
+        except HostFault:
+            raise  # the host failed (a program is missing): not a failure of this change
         except (AniError, ValueError) as exc:
             return ReconcileStatus(revision=revision, status="failed", error=str(exc), phase="read",
-                                   detail={"timed_out": True} if is_timeout(exc) else {})
+                                   detail={"timed_out": True} if isinstance(exc, AniTimeout) else {})
         now = self._drift(want, have)
         if not now:
             return ReconcileStatus(revision=revision, status="converged", reason="no drift: nothing to apply")
@@ -333,11 +339,13 @@ class Reconciler:
             detail = dict(outcome.detail)
             try:
                 have = self.actual(routers)
+            except HostFault:
+                raise  # the host failed (a program is missing): not a failure of this change
             except (AniError, ValueError) as exc:
                 return ReconcileStatus(revision=revision, status="failed", tries=tries, applied=sorted(applied),
                                        error=(outcome.error + "; then " if outcome.error else "") + str(exc),
                                        phase=outcome.phase or "read",
-                                       detail={**detail, "timed_out": True} if is_timeout(exc) else detail)
+                                       detail={**detail, "timed_out": True} if isinstance(exc, AniTimeout) else detail)
             now = self._drift(want, have)
             left = {r: [i.model_dump() for i in items] for r, items in now.items()}
             lines = {r: involved_lines(want[r], have[r]) for r in now}

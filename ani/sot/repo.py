@@ -47,13 +47,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import git
-import jsonpatch
+# GitPython checks for git at import; without git that import must not fail (the adapters are
+# imported before the host check that names the missing package): git is checked at first use
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+import git  # noqa: E402
+import jsonpatch  # noqa: E402
 
-from ani.device.model import DeviceConfig
-from ani.sot.errors import Conflict, DocError, SotBusy, SotError, SotPathError
-from ani.sot.format import dumps, from_doc, loads, to_doc
-from ani.sot.patch import apply_patch
+from ani.device.model import DeviceConfig  # noqa: E402
+from ani.host.programs import program  # noqa: E402
+from ani.sot.errors import Conflict, DocError, SotBusy, SotError, SotPathError  # noqa: E402
+from ani.sot.format import dumps, from_doc, loads, to_doc  # noqa: E402
+from ani.sot.patch import apply_patch  # noqa: E402
 
 __all__ = ["SotRepo", "DEFAULT_AUTHOR", "SKELETON"]
 
@@ -79,6 +83,7 @@ class SotRepo:
     """A source-of-truth repository at ``path`` (already initialised: see :meth:`init`)."""
 
     def __init__(self, path: str | Path, author: tuple[str, str] = DEFAULT_AUTHOR) -> None:
+        program("git")  # ProgramMissing (package git) if it is not installed
         self.path = Path(path).resolve()
         try:
             self.repo = git.Repo(self.path)
@@ -99,7 +104,8 @@ class SotRepo:
              author: tuple[str, str] = DEFAULT_AUTHOR, message: str = "init: desired state from the brownfield") -> SotRepo:
         """A new repository at ``path`` (absent or empty): the skeleton's files, one
         ``devices/<router>.json`` per entry of ``devices`` (keyed by router name), an empty
-        ``services/``, and one initial commit."""
+        ``services/``, and one initial commit. Raises ProgramMissing if git is not installed."""
+        program("git")
         path = Path(path)
         if path.exists() and any(path.iterdir()):
             raise SotError(f"{path} exists and is not empty")
@@ -150,6 +156,7 @@ class SotRepo:
         Raises SotError (``path`` exists, the repository cannot be made), SotBusy (another writer
         held the repository's lifecycle lock for :data:`LIFECYCLE_TIMEOUT_S`), and whatever
         ``initial()`` raises."""
+        program("git")  # ProgramMissing (package git) if it is not installed
         shared, path = Path(shared), Path(path)
         if path.exists():
             raise SotError(f"{path} exists: a writer's worktree must be new")

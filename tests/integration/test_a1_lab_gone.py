@@ -44,6 +44,7 @@ def test_tools_after_the_lab_is_downed_under_the_adapter_say_it_is_not_running(m
             res = adapter.call(tool, args)
             assert not res.ok, what
             assert res.error.code.value == "device_unreachable", (what, res.error)
+            assert res.error.retriable is False, what  # the lab is gone: a retry cannot succeed
             assert res.error.message.startswith(f"{dev}: lab {lab.id} is not running"), (what, res.error.message)
             assert "EOF" not in res.error.message and "Exception" not in res.error.message, (what, res.error.message)
     finally:

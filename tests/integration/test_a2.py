@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ani.adapters.a2 import A2Adapter
-from ani.adapters.netconf_client import RpcFailed, ncclient_connect
+from ani.netconf.client import RpcFailed, ncclient_connect
 from ani.errors import ErrorCode
 from ani.registry import create_adapter
 

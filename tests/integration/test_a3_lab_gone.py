@@ -46,6 +46,7 @@ def test_service_and_sot_tools_after_the_lab_is_downed_say_it_is_not_running(mak
                 what = f"{level} {tool}"
                 assert not res.ok and res.error.code.value == "device_unreachable", (what, res.error)
                 assert f"lab {lab.id} is not running" in res.error.message, (what, res.error.message)
+                assert res.error.retriable is False, what  # the lab is gone: a retry cannot succeed
                 assert "daemon" not in res.error.message, (what, res.error.message)
     finally:
         for a in adapters.values():

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import ani.device.apply as device_apply
+import ani.device.state as device_state
 from ani.device.apply import apply, read
 from ani.registry import create_adapter
 from ani.sot.patch import pointer
@@ -80,14 +81,14 @@ def session(lab: Any, router: str, peer: str) -> tuple:
 
 
 class Recorder:
-    """Wraps ani.device.apply.apply, ani.device.apply's frr_reload and the lab's vtysh / exec:
+    """Wraps ani.device.apply.apply, ani.device.state's frr_reload and the lab's vtysh / exec:
     what a reconcile sent."""
 
     def __init__(self, lab: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         self.applies: list[str] = []
         self.reloads: list[str] = []
         self.commands: list[tuple[str, str]] = []
-        real_apply, real_reload = device_apply.apply, device_apply.frr_reload
+        real_apply, real_reload = device_apply.apply, device_state.frr_reload
         real_vtysh, real_exec = lab.vtysh, lab.exec
 
         def apply_(lab_: Any, router: str, *a: Any, **kw: Any) -> Any:
@@ -109,7 +110,7 @@ class Recorder:
             return real_exec(node, argv, *a, **kw)
 
         monkeypatch.setattr(device_apply, "apply", apply_)
-        monkeypatch.setattr(device_apply, "frr_reload", reload_)
+        monkeypatch.setattr(device_state, "frr_reload", reload_)
         monkeypatch.setattr(lab, "vtysh", vtysh_)
         monkeypatch.setattr(lab, "exec", exec_)
 

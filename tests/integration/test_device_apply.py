@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import ani.device.apply as device_apply
+import ani.device.state as device_state
 from ani.device.apply import ApplyError, apply, read
 from ani.device.model import (
     BgpAfPeer,
@@ -123,7 +124,7 @@ def test_apply_changes_only_the_difference(lab, e1, monkeypatch):
 
     # a firewall-only change runs no frr-reload; an FRR-only change no nft -f
     calls: list[str] = []
-    real_reload, real_exec = device_apply.frr_reload, lab.exec
+    real_reload, real_exec = device_state.frr_reload, lab.exec
 
     def spy_reload(*a, **k):  # type: ignore[no-untyped-def]
         calls.append("frr-reload")
@@ -133,7 +134,7 @@ def test_apply_changes_only_the_difference(lab, e1, monkeypatch):
         calls.append(" ".join(argv[:2]))
         return real_exec(node, argv, **k)
 
-    monkeypatch.setattr(device_apply, "frr_reload", spy_reload)
+    monkeypatch.setattr(device_state, "frr_reload", spy_reload)
     monkeypatch.setattr(lab, "exec", spy_exec)
     fw_only = changed(want, lambda m: m.firewall.sets["tenant_red"].elements.pop())
     apply(lab, R, fw_only)

@@ -33,9 +33,9 @@ def cli_lab_id():
 
 
 def test_up_exec_status_down(cli_lab_id, tmp_path):
-    # a scenario file: the topology under a `topology:` key
+    # a scenario file: the topology under a `topology:` key (validated whole, as `ani run` reads it)
     scen = tmp_path / "scenario.yaml"
-    scen.write_text(yaml.safe_dump({"name": "s", "topology": yaml.safe_load(TRI.read_text())}))
+    scen.write_text(yaml.safe_dump({"name": "s", "tenants": {}, "topology": yaml.safe_load(TRI.read_text())}))
     up = ani("lab", "up", str(scen), "--id", cli_lab_id)
     assert up.returncode == 0, up.stderr
     assert f"lab {cli_lab_id} up and converged" in up.stdout

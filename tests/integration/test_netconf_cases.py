@@ -38,7 +38,7 @@ V3 = V2 + ["ip route 203.0.113.0/24 blackhole"]
 
 
 def connect(lab: Any, router: str) -> Any:
-    from ani.adapters.netconf_client import ncclient_connect
+    from ani.netconf.client import ncclient_connect
 
     return ncclient_connect(lab.netconf_endpoint(router), connect_timeout_s=10, rpc_timeout_s=60)
 

@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from ani.adapters.a2 import A2Adapter
-from ani.adapters.netconf_client import NetconfSession, RpcFailed, SessionLost, check_reply, parse_errors
+from ani.netconf.client import NetconfSession, RpcFailed, SessionLost, check_reply, parse_errors
 from ani.errors import ErrorCode
 
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 import ani.device.apply as device_apply
-from ani.adapters.a3r import A3RAdapter, sot_failure
+from ani.adapters.a3r import A3RAdapter
+from ani.adapters.error_map import error_result
 from ani.device.model import DeviceConfig, StaticRoute
 from ani.errors import ConfigError
 from ani.protocol import Level
@@ -79,22 +80,22 @@ def test_options_defaults(tmp_path: Path) -> None:
 
 
 def test_error_mapping() -> None:
-    assert sot_failure(Conflict("aaa", "bbb")).error.code.value == "conflict"
-    assert sot_failure(Conflict("aaa", "bbb")).data == {"expected": "aaa", "actual": "bbb"}
-    r = sot_failure(PatchError(1, {"op": "test"}, "/a", "not equal"))
+    assert error_result(Conflict("aaa", "bbb")).error.code.value == "conflict"
+    assert error_result(Conflict("aaa", "bbb")).data == {"expected": "aaa", "actual": "bbb"}
+    r = error_result(PatchError(1, {"op": "test"}, "/a", "not equal"))
     assert (r.error.code.value, r.data["index"], r.data["path"]) == ("invalid_intent", 1, "/a")
-    assert sot_failure(DocError("/x", "bad")).data["pointer"] == "/x"
-    assert sot_failure(SotPathError("no such file")).error.code.value == "not_found"
-    assert sot_failure(SotError("unknown revision 'x'")).error.code.value == "not_found"
+    assert error_result(DocError("/x", "bad")).data["pointer"] == "/x"
+    assert error_result(SotPathError("no such file")).error.code.value == "not_found"
+    assert error_result(SotError("unknown revision 'x'")).error.code.value == "not_found"
     # a revert that cannot apply, or of a merge commit, is no conflict to retry: a retry cannot succeed
     for why in ("revert of abc does not apply cleanly: the same lines in devices/r1.json were changed later",
                 "cannot revert abc: it is a merge commit (2 parents: a, b), so which side to undo is not defined"):
-        r = sot_failure(SotError(why))
+        r = error_result(SotError(why))
         assert (r.error.code.value, r.error.retriable) == ("invalid_arguments", False)
-    assert sot_failure(Conflict("aaa", "bbb")).error.retriable is True
-    r = sot_failure(SotBusy("another writer's reconcile of lab x", 5))
+    assert error_result(Conflict("aaa", "bbb")).error.retriable is True
+    r = error_result(SotBusy("another writer's reconcile of lab x", 5))
     assert (r.error.code.value, r.error.retriable) == ("timeout", True) and "another writer" in r.error.message
-    assert sot_failure(SotError("nothing to commit (patch first)")).error.code.value == "invalid_arguments"
+    assert error_result(SotError("nothing to commit (patch first)")).error.code.value == "invalid_arguments"
 
 
 def test_repo_in_lab_dir_removed_at_close(tmp_path: Path, running) -> None:  # type: ignore[no-untyped-def]
@@ -177,8 +178,6 @@ def test_second_revert_of_a_commit_is_refused(adapter: A3RAdapter, running) -> N
 
 
 def test_a_tool_after_close_does_not_start_a_new_history(tmp_path: Path, running) -> None:  # type: ignore[no-untyped-def]
-    from ani.errors import AdapterError
-
     (tmp_path / "lab").mkdir()
     a = A3RAdapter(_lab(tmp_path))
     assert a.call("sot_list", {}).ok                 # opened on first use
@@ -187,8 +186,10 @@ def test_a_tool_after_close_does_not_start_a_new_history(tmp_path: Path, running
                                 "patch": [{"op": "add", "path": "/ip_forwarding", "value": False}]}).ok
     assert a.call("sot_commit", {"message": "r1: no forwarding"}).ok
     a.close()
-    with pytest.raises(AdapterError, match="closed"):
-        a.call("sot_log", {})
+    r = a.call("sot_log", {})  # call never raises: a harness fault is an internal result + an event
+    assert not r.ok and r.error.code.value == "internal" and "closed" in r.error.message
+    assert [(e["tool"], e["kind"]) for e in a.trajectory.events if e["event"] == "harness_fault"] == [
+        ("sot_log", "harness")]
     a.open()                                          # explicitly: a new repository
     assert len(a.call("sot_log", {}).data["log"]) == 1
     a.close()

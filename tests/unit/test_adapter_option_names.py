@@ -65,3 +65,24 @@ def test_a_levels_own_option_is_taken():
     assert get_adapter_class("a1")(None, options={"command_timeout_s": 5}).command_timeout_s == 5.0
     assert get_adapter_class("a2")(None, options={"rpc_timeout_s": 7}).rpc_timeout_s == 7.0
     assert get_adapter_class("a0")(None, options={"timeout_s": 3}).timeout_s == 3.0
+
+
+@pytest.mark.parametrize(("level", "options", "says"), [
+    ("a0", {"timeout_s": "5"}, "timeout_s: Input should be a valid number"),
+    ("a0", {"timeout_s": -1}, "timeout_s: Input should be greater than 0"),
+    ("a0", {"max_output_bytes": True}, "max_output_bytes: Input should be a valid integer"),
+    ("a1", {"command_timeout_s": "5"}, "command_timeout_s: Input should be a valid number"),
+    ("a1", {"call_timeout_s": 0}, "call_timeout_s: Input should be greater than 0"),
+    ("a1", {"max_output_bytes": 0}, "max_output_bytes: Input should be greater than or equal to 1"),
+    ("a1", {"platform": "no-such-platform"}, "platform: adapters/no-such-platform.yaml not found"),
+    ("a2", {"rpc_timeout_s": False}, "rpc_timeout_s: Input should be a valid number"),
+    ("a2", {"connect_timeout_s": 0}, "connect_timeout_s: Input should be greater than 0"),
+])
+def test_a0_a1_a2_values_are_checked_by_a_strict_model_naming_the_option(level, options, says):
+    """A0, A1 and A2 used to coerce values by hand (``float("5")``, ``int(True)``) or not check
+    them at all; they parse with the same strict models as A3-T, A3-R and A4 now."""
+    with pytest.raises(ConfigError) as exc:
+        get_adapter_class(level)(None, options=options)
+    assert str(exc.value).startswith(f"{level} options: {says}"), str(exc.value)
+    if "platform" not in options:  # the known options are named with the bad one
+        assert "known options: " in str(exc.value)

@@ -8,8 +8,8 @@ import time
 import pytest
 from pydantic import Field
 
-from ani.adapters.base import Args, BaseAdapter, DeviceArgs, NoArgs, ToolTimeout, tool
-from ani.errors import ErrorCode
+from ani.adapters.base import Args, BaseAdapter, DeviceArgs, NoArgs, tool
+from ani.errors import AniTimeout, ErrorCode
 from ani.lab.topology import parse_topology
 from ani.protocol import Adapter, Level, ToolResult
 from ani.trajectory import Trajectory
@@ -60,7 +60,7 @@ class Recording(BaseAdapter):
     @tool(args=NoArgs, description="Slow")
     def slow(self, args: NoArgs) -> ToolResult:
         self.ran.append(("slow", args))
-        raise ToolTimeout(2.5, "vtysh")
+        raise AniTimeout(2.5, "vtysh")
 
     @tool(args=NoArgs, description="Slow subprocess")
     def slow_proc(self, args: NoArgs) -> ToolResult:

@@ -446,22 +446,23 @@ def test_resume_ignores_truncated_last_line(spec, tmp_path):
     assert (out / "runs.jsonl.partial").read_text().startswith('{"run_id": "a0-onboard-site-s2"')
 
 
-def test_retry_infra_reruns_only_infra_errors(spec, tmp_path):
+def test_resume_reruns_only_infra_errors(spec, tmp_path):
+    """--resume runs again the runs that ended as infrastructure errors (the host failed: they
+    have no verdict) and keeps every graded run."""
     out = tmp_path / "res"
     run_campaign(spec, out, progress=False, deps=Setup(World(fail_up={2})).deps())
     assert sum(r.label == "infra_error" for r in read_runs(out)) == 3
     res = run_campaign(spec, out, resume=True, progress=False, deps=Setup(World()).deps())
-    assert res.ran == []  # infra errors are done unless asked
-    res = run_campaign(
-        spec, out, resume=True, retry_infra=True, progress=False, deps=Setup(World()).deps()
-    )
     assert sorted(r.run_id for r in res.ran) == [
         "a0-onboard-site-s2",
         "a1-onboard-site-s2",
         "a1_blocklist-onboard-site-s2",
     ]
+    assert len(res.skipped) == 6 and res.infra == []
     final = read_runs(out)
     assert len(final) == 9 and all(r.label == "clean_success" for r in final)
+    res = run_campaign(spec, out, resume=True, progress=False, deps=Setup(World()).deps())
+    assert res.ran == []  # nothing left: every run has a verdict
 
 
 def test_resume_refuses_a_different_spec_and_new_run_refuses_used_folder(spec, tmp_path):

@@ -12,12 +12,13 @@ from ipaddress import IPv4Network
 import pytest
 
 import ani.device.apply as ap
+import ani.device.state as device_state
 from ani.device import firewall as fwmod
 from ani.device.model import DeviceConfig, Firewall, FirewallSet, PrefixListEntry
 from ani.device.parse import parse
 from ani.device.render import render
+from ani.device.frr_reload import ReloadResult
 from ani.errors import LabError
-from ani.lab.frr_reload import ReloadResult
 from ani.lab.proc import ExecResult
 
 BASE = DeviceConfig(
@@ -80,7 +81,7 @@ def nft_json(fw: Firewall | None) -> str:
 
 @pytest.fixture
 def fake(monkeypatch):
-    """make(running, reload) -> FakeLab, with ap.frr_reload and nft -f wired to it."""
+    """make(running, reload) -> FakeLab, with ani.device.state.frr_reload and nft -f wired to it."""
     def make(running: DeviceConfig, reload, nft_applies: bool = True) -> FakeLab:  # type: ignore[no-untyped-def]
         lab = FakeLab(running, reload)
 
@@ -101,7 +102,7 @@ def fake(monkeypatch):
             return res
 
         lab.exec = exec_  # type: ignore[method-assign]
-        monkeypatch.setattr(ap, "frr_reload", frr_reload)
+        monkeypatch.setattr(device_state, "frr_reload", frr_reload)
         return lab
 
     return make

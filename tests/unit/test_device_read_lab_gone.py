@@ -1,12 +1,12 @@
-"""``ani.device.apply.read_frr`` on a lab that was downed says the lab is not running (before
+"""``ani.device.state.read_frr`` (the one reader) on a lab that was downed says the lab is not running (before
 the dead-daemon check, which would otherwise report every daemon dead)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ani.device.apply import read_frr
-from ani.device.outcome import ApplyError
+from ani.device.outcome import ApplyError, ReadError
+from ani.device.state import read_frr
 
 
 class GoneLab:
@@ -26,9 +26,9 @@ class GoneLab:
 
 
 def test_a_gone_lab_is_not_running_not_dead_daemons(tmp_path):
-    with pytest.raises(ApplyError, match=r"^r1: lab lab9 is not running \(no .*/r1/enter\)$") as exc:
+    with pytest.raises(ReadError, match=r"^r1: lab lab9 is not running \(no .*/r1/enter\)$") as exc:
         read_frr(GoneLab(tmp_path), "r1")
-    assert exc.value.restored is True
+    assert exc.value.restored is True and isinstance(exc.value, ApplyError)
 
 
 def test_a_present_lab_with_a_dead_daemon_still_says_so(tmp_path):

@@ -1,6 +1,6 @@
 """A dead or misconfigured model endpoint is the infrastructure's fault, not the model's (issue 5,
 new-user pass): the LLM agent's run that ends on an endpoint error before any model turn is an
-``infra_error`` naming the cause (left out of the rates, rerun by --retry-infra); after a turn it
+``infra_error`` naming the cause (left out of the rates, rerun by --resume); after a turn it
 stays a graded run with the cause in ``agent_error``; and one preflight check (GET /models) stops
 a campaign or ``ani run`` on a refused connection or a rejected key before any lab starts.
 Real ``openai`` client against tests/chat_server.py or a closed port on 127.0.0.1; the lab,

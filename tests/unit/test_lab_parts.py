@@ -104,24 +104,3 @@ def test_bad_lab_ids_are_refused(bad):
 
     with pytest.raises(LabError, match="must match"):
         Lab(parse_topology({"routers": {"r1": {}}}), lab_id=bad)
-
-
-def test_capability_check_names_what_is_missing(monkeypatch, tmp_path):
-    from ani.errors import CapabilityMissing
-    from ani.lab import capability
-
-    monkeypatch.setattr(capability.os, "geteuid", lambda: 1000)
-    with pytest.raises(CapabilityMissing, match="needs root"):
-        capability.check_capabilities()
-    monkeypatch.setattr(capability.os, "geteuid", lambda: 0)
-    real_which = capability.shutil.which
-    monkeypatch.setattr(capability.shutil, "which", lambda n: None if n == "ip" else real_which(n))
-    with pytest.raises(CapabilityMissing, match="install iproute2"):
-        capability.check_capabilities()
-    monkeypatch.setattr(capability.shutil, "which", real_which)
-    monkeypatch.setattr(capability, "FRR_BIN", tmp_path)
-    with pytest.raises(CapabilityMissing, match=r"zebra missing\): apt-get install frr"):
-        capability.check_capabilities()
-    (tmp_path / "zebra").touch()
-    with pytest.raises(CapabilityMissing, match="FRR daemon isisd not found"):
-        capability.check_capabilities({"isisd"})

@@ -363,7 +363,7 @@ def test_an_endpoint_that_drips_bytes_is_bounded_by_the_request_timeout(monkeypa
     assert f"POST {drip.url}/chat/completions: timeout after 1 s (no complete response; abandoned)" in run.error
     assert "after 2 attempts" in run.error
     retries = [e for e in run.trajectory.events if e["event"] == "llm_retry"]
-    assert len(retries) == 1 and "ResponseTimeout" in retries[0]["error"]
+    assert len(retries) == 1 and "AniTimeout" in retries[0]["error"]
 
 
 def test_an_endpoint_that_drips_bytes_ends_at_the_wall_clock(monkeypatch):

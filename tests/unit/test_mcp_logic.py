@@ -19,8 +19,8 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 from pydantic import Field
 
-from ani.adapters.base import Args, BaseAdapter, DeviceArgs, ToolTimeout, tool
-from ani.errors import ConfigError, ErrorCode
+from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
+from ani.errors import AniTimeout, ConfigError, ErrorCode
 from ani.mcp.cli import parse_options
 from ani.mcp.server import build_server, result_text, to_call_result
 from ani.protocol import Level, ToolResult
@@ -40,7 +40,7 @@ class FakeAdapter(BaseAdapter):
 
     @tool(args=DeviceArgs, destructive=True, description="Erase a router (slowly).")
     def erase(self, args: DeviceArgs) -> ToolResult:
-        raise ToolTimeout(2, "erase")
+        raise AniTimeout(2, "erase")
 
     @tool(args=DeviceArgs, description="Reject a line.")
     def reject(self, args: DeviceArgs) -> ToolResult:
@@ -150,8 +150,14 @@ def test_calls_success_and_failures_are_results_with_is_error(mode):
     assert out["reject"].is_error is True and "'bogus line'" in text_of(out["reject"])
     assert out["boom"].is_error is True and "RuntimeError: disk on fire" in text_of(out["boom"])
     assert out["after"].is_error is False
-    # every call reached the adapter's trajectory, the unknown-tool one below does not
-    assert [e["tool"] for e in adapter.trajectory.events] == ["echo", "echo", "echo", "erase", "reject", "echo"]
+    assert out["boom"].structured_content["error"]["code"] == "internal"
+    # every call reached the adapter's trajectory, the unknown-tool one below does not; the
+    # adapter's own crash is logged there as a harness fault (BaseAdapter.call never raises)
+    events = adapter.trajectory.events
+    assert [e["tool"] for e in events if e["event"] == "tool_call"] == [
+        "echo", "echo", "echo", "erase", "reject", "boom", "echo"]
+    assert [(e["tool"], e["kind"], e["cause"]) for e in events if e["event"] == "harness_fault"] == [
+        ("boom", "harness", "RuntimeError: disk on fire")]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -284,10 +290,10 @@ def test_scrapli_timeouts_are_recognised_and_other_failures_are_not():
     TimeoutExceeded (seen opening vtysh on a frozen daemon), or as a TimeoutException."""
     from scrapli.exceptions import EOFException, OperationException, TimeoutException
 
-    from ani.adapters.cli_session import SessionTimeout, is_timeout
+    from ani.adapters.cli_session import is_timeout
 
     assert is_timeout(OperationException("TimeoutExceeded: session.Session readTimeout: operation timeout exceeded"))
     assert is_timeout(TimeoutException("operation timed out"))
     assert not is_timeout(OperationException("EOF: the vtysh process exited"))
     assert not is_timeout(EOFException("eof"))
-    assert str(SessionTimeout(2.0, "opening vtysh on r2")) == "timeout after 2 s (opening vtysh on r2)"
+    assert str(AniTimeout(2.0, "opening vtysh on r2")) == "timeout after 2 s (opening vtysh on r2)"

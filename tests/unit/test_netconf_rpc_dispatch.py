@@ -222,6 +222,25 @@ def test_unexpected_device_failure_is_operation_failed(sess, dev):
     assert e["error-tag"] == "operation-failed" and "boom" in e["error-message"]
 
 
+def test_an_unexpected_device_failure_is_noted_as_a_host_fault(sess, dev, tmp_path, monkeypatch):
+    """The server failed, not the client: the fault journal (and, in a lab's server, the lab's
+    host-faults.jsonl) says so, so the campaign runner does not grade the run (issue 11)."""
+    from ani.errors import ProgramMissing
+    from ani.host import programs
+
+    log = tmp_path / "faults.jsonl"
+    monkeypatch.setenv(programs.FAULT_LOG_ENV, str(log))
+    mark = programs.fault_mark()
+    dev.exc = KeyError("boom")
+    reply(sess, rpc("<discard-changes/>"))
+    want = "NETCONF server: internal error in <discard-changes>: KeyError: 'boom'"
+    assert programs.faults_since(mark) == [want] and programs.read_fault_log(log) == [want]
+    dev.exc = ProgramMissing("/usr/lib/frr/frr-reload.py", "frr-pythontools")  # noted by the registry itself
+    e = errors(reply(sess, rpc("<discard-changes/>")))[0]
+    assert "frr-reload.py is missing (apt-get install frr-pythontools)" in e["error-message"]
+    assert programs.faults_since(mark) == [want]
+
+
 def test_commit_params_are_passed_as_received_strings(sess, dev):
     dev.ret = []
     reply(sess, rpc("<commit><confirmed/><confirm-timeout> 30 </confirm-timeout><persist>p1</persist></commit>"))

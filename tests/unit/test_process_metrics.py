@@ -20,17 +20,15 @@ from ani.campaign.metrics import (
     ProcessMetrics,
     compute_metrics,
     is_inverse,
-    log_agent_action,
-    log_agent_turn,
     tool_kind,
 )
 from ani.campaign.report import render_markdown, summarize, summary_tables
 from ani.campaign.results import RunRecord, RunStore, label_for, read_runs
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
-from ani.errors import ErrorCode
+from ani.errors import AgentError, ErrorCode
 from ani.protocol import Level, ToolResult, ToolSpec
-from ani.trajectory import Trajectory
+from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 
 # --- a small real adapter on a fake lab ----------------------------------------------------------
 
@@ -211,7 +209,7 @@ def test_an_unknown_agent_action_is_null_and_other_events_are_ignored():
     traj = Trajectory("x", "a1")
     traj.log("agent_message", text="thinking")
     traj.log("agent_action", action="dance")
-    with pytest.raises(ValueError, match="wait, submit or null"):
+    with pytest.raises(AgentError, match="wait, submit or null"):
         log_agent_action(traj, "update")
     m = compute_metrics(traj.events, "a1")
     assert m.actions == 1 and m.action_counts["null"] == 1

@@ -19,8 +19,6 @@ from ani.campaign.metrics import (
     ProcessMetrics,
     compute_metrics,
     is_inverse,
-    log_agent_action,
-    log_agent_turn,
 )
 from ani.campaign.report import render_markdown, summarize
 from ani.campaign.results import RunRecord, RunStore, label_for, read_runs
@@ -28,7 +26,7 @@ from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 from ani.errors import ErrorCode
 from ani.protocol import Level, ToolResult
-from ani.trajectory import Trajectory
+from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 
 # --- a tiny real adapter and a fake world -------------------------------------------------------
 

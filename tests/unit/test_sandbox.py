@@ -227,10 +227,13 @@ def test_options() -> None:
     assert (a.timeout_s, a.max_output_bytes) == (2.0, 100)
     with pytest.raises(ConfigError, match="unknown"):
         A0Adapter(_Lab(), options={"timeout": 2})
-    with pytest.raises(ConfigError, match="timeout_s must be > 0"):
+    with pytest.raises(ConfigError, match=r"^a0 options: timeout_s: Input should be greater than 0 \(known options: "
+                       r"max_output_bytes, timeout_s, user\)$"):
         A0Adapter(_Lab(), options={"timeout_s": 0})
-    with pytest.raises(ConfigError, match="max_output_bytes"):
+    with pytest.raises(ConfigError, match="max_output_bytes: Input should be a valid integer"):
         A0Adapter(_Lab(), options={"max_output_bytes": "lots"})
+    with pytest.raises(ConfigError, match="user: Input should be a valid string"):
+        A0Adapter(_Lab(), options={"user": 0})
 
 
 def test_shell_args_accepts_shell_syntax() -> None:

@@ -13,13 +13,13 @@ from rich.console import Console
 from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
 from ani.agents.base import AgentRun, AgentTask
 from ani.agents.scripted import ScriptedAgent
-from ani.campaign.metrics import ProcessMetrics, compute_metrics, log_agent_action, log_agent_turn
+from ani.campaign.metrics import ProcessMetrics, compute_metrics
 from ani.campaign.report import render_markdown, summarize, summary_tables
 from ani.campaign.results import RunRecord, RunStore, label_for, read_runs
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 from ani.protocol import Level, ToolResult
-from ani.trajectory import Trajectory
+from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
 

@@ -132,8 +132,8 @@ def test_scenario_file_topology_section(tmp_path):
     assert load_topology(p).nodes == ["r1", "r2", "h1"]
     d = base()
     d["links"][0]["a"]["node"] = "zz"
-    p.write_text(yaml.safe_dump({"topology": d}))
-    with pytest.raises(TopologyError, match=r"\(topology\): invalid topology: links\.0\.a\.node"):
+    p.write_text(yaml.safe_dump({"name": "scen", "tenants": {}, "topology": d}))
+    with pytest.raises(TopologyError, match=r"scen\.yaml: invalid scenario: topology\.links\.0\.a\.node"):
         load_topology(p)
 
 

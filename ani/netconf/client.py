@@ -1,4 +1,5 @@
-"""The NETCONF client side of A2: one ncclient session per router, and reply checking.
+"""The NETCONF client (A2's tools, A3-T's transactions): one ncclient session per router, and
+reply checking.
 
 ncclient 0.7.1 decides success from the *first* ``<rpc-error>`` of a reply only (with
 ``RaiseMode.ERRORS`` a reply whose first error is a warning and second an error passes). So the
@@ -10,10 +11,12 @@ or an unknown severity) fails the operation; warnings are returned alongside the
     >>> reply = s.call("get_config", source="running")                 # doctest: +SKIP
     >>> reply.data, reply.warnings                                       # doctest: +SKIP
 
-Errors raised (agent-actionable ones are turned into ``ToolResult`` failures by the adapter):
+Errors raised (turned into ``ToolResult`` failures by :func:`ani.adapters.error_map.error_result`),
+each a :class:`NetconfClientError` (an ``ani.errors.AdapterError``) but the timeout:
 
 - :class:`RpcFailed` — the reply carried at least one error-severity ``rpc-error``;
-- :class:`RpcTimeout` — no reply within the RPC timeout (seconds);
+- :class:`ani.errors.AniTimeout` — no reply within the RPC timeout (``seconds``; ``what``:
+  ``"no reply to <operation>"``);
 - :class:`SessionLost` — the session could not be opened, or dropped while an operation that
   is not safe to repeat was in flight (its outcome is then unknown).
 """
@@ -28,7 +31,7 @@ from typing import Any
 
 from lxml import etree
 
-from ani.errors import LabError
+from ani.errors import AdapterError, AniTimeout, LabError
 
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
@@ -37,6 +40,9 @@ REQUIRED_CAPS = (
     "urn:ietf:params:netconf:capability:candidate:1.0",
     "urn:ietf:params:netconf:capability:confirmed-commit:1.1",
 )
+#: error-tags of a failure that a later retry may not meet (RFC 6241 Appendix A: another session
+#: holds the lock or the resource)
+RETRIABLE_TAGS = frozenset({"lock-denied", "in-use", "resource-denied"})
 
 
 def _q(name: str) -> str:
@@ -135,7 +141,11 @@ def parse_errors(root: etree._Element) -> list[ReplyError]:
     return out
 
 
-class RpcFailed(Exception):
+class NetconfClientError(AdapterError):
+    """A failure of the NETCONF client side (a reply, a session)."""
+
+
+class RpcFailed(NetconfClientError):
     """A reply with at least one error-severity ``rpc-error``.
 
     Attributes:
@@ -155,16 +165,15 @@ class RpcFailed(Exception):
         return [e.tag for e in self.errors]
 
 
-class RpcTimeout(Exception):
-    """No reply within ``seconds``."""
+def warning_lines(warnings: list[ReplyError]) -> str:
+    """``"\nwarning: <describe>"`` per warning-severity rpc-error ("" for none): what A2's
+    results append to their text."""
+    if not warnings:
+        return ""
+    return "\n" + "\n".join(f"warning: {w.describe()}" for w in warnings)
 
-    def __init__(self, op: str, seconds: float) -> None:
-        super().__init__(f"{op}: no reply within {seconds:g} s")
-        self.op = op
-        self.seconds = seconds
 
-
-class SessionLost(Exception):
+class SessionLost(NetconfClientError):
     """The session could not be opened, or dropped during an operation whose outcome is then
     unknown (``outcome_unknown``)."""
 
@@ -349,7 +358,7 @@ class NetconfSession:
 
         ``safe_to_repeat``: if the session drops during the operation, re-open it and send the
         operation once more (reads); otherwise raise SessionLost(outcome_unknown=True).
-        Raises RpcFailed, RpcTimeout, SessionLost.
+        Raises RpcFailed, AniTimeout (no reply within ``rpc_timeout_s``), SessionLost.
         """
         from ncclient.operations.errors import TimeoutExpiredError
         from ncclient.transport.errors import TransportError
@@ -360,7 +369,7 @@ class NetconfSession:
             try:
                 reply = getattr(m, op)(**kwargs)
             except TimeoutExpiredError:
-                raise RpcTimeout(wire, self.rpc_timeout_s) from None
+                raise AniTimeout(self.rpc_timeout_s, f"no reply to {wire}") from None
             except (TransportError, OSError, socket.error, EOFError) as exc:
                 self._drop()
                 if safe_to_repeat and attempt == 1:

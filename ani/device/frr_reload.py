@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ani.device.render import BANNER_PREFIXES, HEADER_PREFIXES
+
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 
 #: argv run inside the router; ``{pathspace}``: the router's FRR pathspace, ``{rundir}``: the
@@ -32,12 +34,12 @@ DEFAULT_ARGV: tuple[str, ...] = (
     "--confdir", "{rundir}", "--rundir", "{rundir}", "{config}",
 )
 
-#: lines of ``show running-config`` output that are not configuration (``vtysh -m`` refuses them)
-HEADER_LINES = frozenset({"Building configuration...", "Current configuration:"})
-
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: frr-reload's own log lines: ``2026-11-29 17:59:53,176  INFO: ...``
 _LOG = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+([A-Z]+):\s*")
+#: frr-reload's INFO lines that report a failure: a deletion vtysh refused (it then tries a
+#: shorter ``no`` form, which may or may not remove the line), a line it never removes
+_INFO_FAILURE = re.compile(r'^Failed to execute |^"(?P<line>.*)" cannot be removed$')
 
 
 @dataclass
@@ -62,12 +64,6 @@ class ReloadResult:
     def ok(self) -> bool:
         return self.rc == 0 and not self.timed_out and not self.errors
 
-    def message(self, limit: int = 1000) -> str:
-        """One line for a report: the error lines joined by ``; `` (or the timeout)."""
-        if self.timed_out:
-            return f"frr-reload timed out after {self.elapsed_s:.1f} s"
-        return "; ".join(self.errors)[:limit]
-
 
 def frr_reload(
     lab: Any,
@@ -80,7 +76,7 @@ def frr_reload(
     e.g. ``show running-config`` output or ``"frr defaults traditional\\n" + render(model)``).
 
     ``timeout``: seconds, after which the run is killed (``timed_out``). Raises what
-    ``lab.exec`` raises (UnknownNode, LabError when the lab is not running); a failing reload
+    ``lab.exec`` raises (UnknownNode, LabGone when the lab is not running); a failing reload
     is reported in the result, not raised.
     """
     ps = lab.pathspace(router)
@@ -88,7 +84,7 @@ def frr_reload(
         target = Path(rundir) / "frr.conf"
         (Path(rundir) / ps).mkdir()
         (Path(rundir) / ps / "vtysh.conf").write_text("")
-        body = [ln for ln in config.splitlines() if ln.strip() not in HEADER_LINES]
+        body = [ln for ln in config.splitlines() if not ln.strip().startswith(BANNER_PREFIXES)]
         target.write_text("\n".join(body) + "\n", encoding="utf-8")
         cmd = [a.format(pathspace=ps, rundir=rundir, config=str(target)) for a in argv]
         res = lab.exec(router, cmd, timeout=timeout)
@@ -98,20 +94,30 @@ def frr_reload(
 
 
 def error_lines(output: str) -> list[str]:
-    """What went wrong in frr-reload's output, each line once: its ``ERROR`` / ``CRITICAL`` log
-    lines, and every line that is not its log: FRR's and vtysh's own words (``line 2: Failure
-    to communicate[13] to ospfd, line:  network ..``, ``Please remove all ip ospf area x.x.x.x
-    commands first.``, ``% ...``), a Python traceback. Its dumps of the lines it sends
-    (``['router ospf\\n ...']``) are left out."""
+    """What went wrong in frr-reload's output, each line once, in order:
+
+    - its ``ERROR`` / ``CRITICAL`` and ``WARNING`` log lines (``frr-reload.py failed due to``);
+    - its ``INFO`` lines that report a failure: ``Failed to execute <context>  no <line>`` (a
+      deletion vtysh refused; frr-reload then tries shorter ``no`` forms, so the line may be
+      gone or not: the caller compares) and ``"<line>" cannot be removed`` (``line vty``,
+      ``password ...``: never deleted), except for the header lines ``frr version`` / ``frr
+      defaults``, which are not configuration;
+    - every line that is not its log: FRR's and vtysh's own words (``line 2: Failure to
+      communicate[13] to ospfd, line:  network ..``, ``Please remove all ip ospf area x.x.x.x
+      commands first.``, ``% ...``), a Python traceback.
+
+    Its dumps of the lines it sends (``['router ospf\\n ...']``) are left out."""
     out: list[str] = []
     for raw in output.splitlines():
         ln = raw.strip()
         if not ln or ln.startswith(("[", "'")):
             continue
         if m := _LOG.match(ln):
-            if m.group(1) not in ("ERROR", "CRITICAL"):
-                continue
             ln = ln[m.end():]
+            if m.group(1) not in ("ERROR", "CRITICAL", "WARNING"):
+                f = _INFO_FAILURE.match(ln)
+                if f is None or (f.group("line") or "").startswith(HEADER_PREFIXES):
+                    continue
         if ln and ln not in out:
             out.append(ln)
     return out

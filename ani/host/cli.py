@@ -1,0 +1,137 @@
+"""``ani doctor``: what this machine has of what the SDK needs, and the fix for what it lacks.
+
+    ani doctor [--level L]... [--scenario FILE]
+
+Prints one row per check (programs, root and FRR's accounts, kernel features probed in a
+throw-away network namespace), then each missing item with its fix and the levels it breaks.
+Exit codes: 0 every level asked for (default: all) can run here, 1 something one of them needs
+is missing, 2 bad input (unknown level, bad scenario file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ani.host.checks import Finding, findings
+from ani.host.programs import FEATURES, LEVELS
+
+#: the table's section titles
+KIND_TITLE = {"program": "programs", "privilege": "privilege, accounts", "account": "privilege, accounts",
+              "kernel": "kernel features"}
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def shipped_daemons() -> set[str]:
+    """The FRR daemons the shipped scenarios run (what ``make demo`` needs)."""
+    from ani.errors import AniError
+    from ani.lab.topology import load_topology
+    from ani.resources import data_path
+
+    out: set[str] = set()
+    try:
+        folder = data_path("scenarios")
+    except FileNotFoundError:
+        return out
+    for f in sorted(folder.glob("*.yaml")):
+        try:
+            out.update(d for r in load_topology(f).routers.values() for d in r.daemons)
+        except AniError:
+            continue
+    return out
+
+
+def needed_by_text(f: Finding, daemons: set[str]) -> str:
+    """The needed-by column: ``every level``, ``a1 a2 a3t a3r a4``, ``topologies using it``."""
+    words = set(f.needed_by)
+    if words & {"lab", "observer"}:
+        return "every level"
+    if "daemon" in words:
+        return "every level" if Path(f.name).name in daemons else "topologies using it"
+    if "setup" in words:
+        return FEATURES["setup"]
+    return " ".join(lv for lv in LEVELS if lv in words)
+
+
+def doctor(
+    level: Annotated[
+        list[str] | None,
+        typer.Option("--level", help="only these levels decide the exit code (repeatable; default all)"),
+    ] = None,
+    scenario: Annotated[
+        Path | None,
+        typer.Option("--scenario", help="count the FRR daemons of this scenario or topology file "
+                     "(default: those of the shipped scenarios)"),
+    ] = None,
+) -> None:
+    """Check every program, kernel feature and privilege the SDK uses; print the fix for each
+    missing item and the levels it breaks. Exits 1 if something a level needs is missing."""
+    from ani.errors import AniError
+
+    wanted = [lv.strip().lower() for lv in (level or [])] or list(LEVELS)
+    unknown = [lv for lv in wanted if lv not in LEVELS]
+    if unknown:
+        err_console.print(f"[red]error:[/red] --level {escape(unknown[0])}: unknown level; known: "
+                          f"{', '.join(LEVELS)}", soft_wrap=True)
+        raise typer.Exit(2)
+    if scenario is not None:
+        from ani.lab.topology import load_topology
+
+        try:
+            daemons = {d for r in load_topology(scenario).routers.values() for d in r.daemons}
+        except AniError as exc:
+            err_console.print(f"[red]error:[/red] --scenario: {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(2) from None
+    else:
+        daemons = shipped_daemons()
+    found = findings()
+    table = Table(title="ani doctor: what this machine has of what ani-sdk needs", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False,
+                  caption="kernel features are probed in a throw-away network namespace",
+                  caption_justify="left")
+    table.add_column("check", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("package", no_wrap=True)
+    table.add_column("needed by", no_wrap=True)
+    kind = None
+    for f in found:
+        title = KIND_TITLE[f.kind]
+        if title != kind:
+            table.add_row(f"[bold]{title}[/bold]", "", "", "", "")
+        kind = title
+        breaks = f.breaks(daemons)
+        if f.ok:
+            status = "[green]ok[/green]"
+        else:
+            status = "[red]MISSING[/red]" if breaks else "[yellow]missing[/yellow]"
+        table.add_row(escape(f.name), status, escape(f.package or ""), needed_by_text(f, daemons))
+    console.print(table)
+    missing = [f for f in found if not f.ok]
+    broken: dict[str, list[Finding]] = {}
+    for f in missing:
+        breaks = f.breaks(daemons)
+        console.print(
+            f"[red]missing[/red]: {escape(f.line())}: "
+            + (f"breaks {', '.join(breaks)}" if breaks else "no level needs it for the scenarios in question"),
+            soft_wrap=True, highlight=False,
+        )
+        for lv in breaks:
+            broken.setdefault(lv, []).append(f)
+    pkgs = sorted({f.package for f in missing if f.package and f.breaks(daemons)})
+    if pkgs:
+        console.print(f"fix: apt-get install {' '.join(pkgs)}  (or: sudo make setup)", soft_wrap=True,
+                      highlight=False)
+    can = [lv for lv in LEVELS if lv not in broken]
+    console.print(f"levels that can run here: {', '.join(can) or 'none'}"
+                  + (f"; cannot: {', '.join(lv for lv in LEVELS if lv in broken)}" if broken else ""),
+                  highlight=False)
+    if any(lv in broken for lv in wanted):
+        raise typer.Exit(1)

@@ -1,0 +1,141 @@
+"""ani.host.checks and ``ani doctor``: findings, the levels a gap breaks, the one-line refusal of
+``ani run`` / ``ani campaign run``, the lab's up-front check (issue 11, section 1).
+
+A fake packages file makes programs present or missing for real (files in tmp_path); the
+kernel probes are replaced where a test is about programs only (tests/integration runs them).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from ani.cli import app
+from ani.errors import CapabilityMissing
+from ani.host import checks, programs
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch):
+    """Registered: ip (lab), frr-reload.py (a1..a4), git (a3r, a4), bgpd (daemon), isisd (daemon);
+    present: ip and bgpd. Root; probes succeed."""
+    lib = tmp_path / "lib"
+    (tmp_path / "bin").mkdir()
+    lib.mkdir()
+    f = tmp_path / "packages.txt"
+    f.write_text(
+        "iproute2         ip                   lab          links\n"
+        f"frr-pythontools  {lib}/frr-reload.py  a1,a2,a3t,a3r,a4  reload\n"
+        "git              git                  a3r,a4       sot\n"
+        f"frr              {lib}/bgpd           daemon       BGP\n"
+        f"frr              {lib}/isisd          daemon       IS-IS\n"
+    )
+    for p in (tmp_path / "bin" / "ip", lib / "bgpd"):
+        p.write_text("#!/bin/sh\n")
+        p.chmod(0o755)
+    monkeypatch.setattr(programs, "PACKAGES_FILE", f)
+    monkeypatch.setattr(programs, "EXTRA_PATH", ())
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(checks, "kernel_findings", lambda levels=None, lab_only=False: [])
+    monkeypatch.setattr(checks, "privilege_findings", lambda: [])
+    programs.entries.cache_clear()
+    yield tmp_path
+    programs.entries.cache_clear()
+
+
+def _by_name(found):
+    return {f.name.rsplit("/", 1)[-1]: f for f in found}
+
+
+def test_findings_say_what_is_there_and_what_each_gap_breaks(host):
+    found = _by_name(checks.findings())
+    assert found["ip"].ok and found["ip"].detail == str(host / "bin" / "ip")
+    reload = found["frr-reload.py"]
+    assert not reload.ok and reload.fix == "apt-get install frr-pythontools"
+    assert reload.breaks() == ("a1", "a2", "a3t", "a3r", "a4")
+    assert reload.line() == f"{host}/lib/frr-reload.py is missing (apt-get install frr-pythontools)"
+    assert found["git"].breaks() == ("a3r", "a4")
+    # a daemon breaks every level only where a topology runs it
+    assert found["isisd"].breaks() == () and found["isisd"].breaks({"isisd"}) == programs.LEVELS
+    assert found["bgpd"].breaks({"bgpd"}) == ()  # present
+
+
+def test_unfit_lists_only_the_levels_that_cannot_run(host):
+    bad = checks.unfit(["a0", "a2", "a3r"])
+    assert list(bad) == ["a2", "a3r"]
+    assert [f.name.rsplit("/", 1)[-1] for f in bad["a2"]] == ["frr-reload.py"]
+    assert [f.name.rsplit("/", 1)[-1] for f in bad["a3r"]] == ["frr-reload.py", "git"]
+    assert checks.unfit(["a0"]) == {}
+    assert list(checks.unfit(["a0"], daemons={"isisd"})) == ["a0"]
+
+
+def test_the_refusal_is_one_line_naming_cells_items_and_packages(host):
+    cells = {"a0": "a0", "a2": "a2", "a3r": "a3r", "a4-x": "a4"}
+    line = checks.describe_unfit(cells, checks.unfit(set(cells.values())))
+    assert "\n" not in line
+    assert line == (
+        f"cells a2, a3r, a4-x cannot run on this machine: {host}/lib/frr-reload.py is missing "
+        "(apt-get install frr-pythontools); git is missing (apt-get install git) [a3r, a4-x]; "
+        "see 'ani doctor'")
+    one = checks.describe_unfit({"a2": "a2"}, checks.unfit(["a2"]))
+    assert one.startswith("cell a2 cannot run on this machine: ")
+
+
+def test_the_lab_check_names_everything_a_lab_lacks(host, monkeypatch):
+    checks.check_lab()  # ip is there; frr-reload.py and git are not the lab's
+    with pytest.raises(CapabilityMissing, match=r"cannot start a lab here: .*isisd is missing \(apt-get install frr\)"):
+        checks.check_lab({"isisd"})
+    (host / "bin" / "ip").unlink()
+    with pytest.raises(CapabilityMissing, match=r"ip is missing \(apt-get install iproute2\)"):
+        checks.check_lab()
+
+
+def test_privilege_and_probe_findings_without_root(monkeypatch):
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 1000)
+    root = [f for f in checks.privilege_findings() if f.name == "root"][0]
+    assert not root.ok and root.detail == "euid 1000" and root.breaks() == programs.LEVELS
+    kernel = checks.kernel_findings()
+    assert kernel and all(not f.ok and f.detail == "not tested: needs root" for f in kernel)
+    assert [f.name for f in checks.kernel_findings(["a1"])] == [
+        "network namespaces", "mount and UTS namespaces", "veth links", "nftables"]
+    assert "A0 sandbox (bwrap)" in [f.name for f in checks.kernel_findings(["a0"])]
+
+
+def test_a_failing_probe_is_a_finding_with_the_kernels_words(monkeypatch):
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(checks, "_probe", lambda argv: "Error: Unknown device type." if "veth" in argv else None)
+    veth = [f for f in checks.kernel_findings(["a1"]) if f.name == "veth links"][0]
+    assert not veth.ok and veth.breaks() == programs.LEVELS
+    assert veth.line() == "veth links: Error: Unknown device type. (load the veth module (modprobe veth))"
+
+
+def test_ani_doctor_table_fix_and_exit_codes(host, monkeypatch):
+    import ani.host.cli as hcli
+
+    monkeypatch.setattr(hcli, "shipped_daemons", lambda: {"zebra", "bgpd"})
+    res = CliRunner().invoke(app, ["doctor"], env={"COLUMNS": "250"})
+    assert res.exit_code == 1, res.output
+    out = " ".join(res.output.split())
+    assert "MISSING" in out and "frr-pythontools" in out
+    assert f"missing: {host}/lib/frr-reload.py is missing (apt-get install frr-pythontools): breaks a1, a2, a3t, a3r, a4" in out
+    assert "missing: git is missing (apt-get install git): breaks a3r, a4" in out
+    assert "isisd is missing (apt-get install frr): no level needs it" in out
+    assert "fix: apt-get install frr-pythontools git" in out  # isisd's frr is not needed here
+    assert "levels that can run here: a0; cannot: a1, a2, a3t, a3r, a4" in out
+    assert CliRunner().invoke(app, ["doctor", "--level", "a0"]).exit_code == 0
+    assert CliRunner().invoke(app, ["doctor", "--level", "a0", "--level", "a4"]).exit_code == 1
+    bad = CliRunner().invoke(app, ["doctor", "--level", "a9"])
+    assert bad.exit_code == 2 and "--level a9: unknown level" in bad.stderr
+
+
+def test_ani_doctor_counts_the_daemons_of_the_scenario_given(host, tmp_path):
+    topo = tmp_path / "t.yaml"
+    topo.write_text("routers:\n  r1: {daemons: [isisd]}\n")
+    res = CliRunner().invoke(app, ["doctor", "--level", "a0", "--scenario", str(topo)])
+    assert res.exit_code == 1 and re.search(r"isisd is missing \(apt-get install frr\): breaks a0, a1", res.output)
+    res = CliRunner().invoke(app, ["doctor", "--scenario", str(tmp_path / "absent.yaml")])
+    assert res.exit_code == 2 and "--scenario:" in res.stderr
+
