@@ -6,6 +6,12 @@
     ani mcp serve --lab ID --level a1 [--http --port N]   an adapter's tools over MCP
     ani adapters           list the registered adapters
     ani doctor             check this machine: programs, kernel features, root; the fix for each gap
+
+Process life (:func:`main`, the console script, also ``python -m ani.cli``), before any command:
+a process that leads its session (``setsid``, a CI runner) forks so that no pseudo-terminal it
+opens can kill it (:mod:`ani.lab.terminal`), and SIGTERM / SIGHUP remove the labs the command
+owns before it dies of the signal (:mod:`ani.lab.cleanup`). Whatever else ends the process
+(SIGKILL, a crash) is covered by each lab's reaper (:mod:`ani.lab.reaper`).
 """
 
 from __future__ import annotations
@@ -49,5 +55,15 @@ def adapters() -> None:
         typer.echo(f"{name:10s} {target}")
 
 
-if __name__ == "__main__":  # pragma: no cover
+def main() -> None:
+    """The ``ani`` command: :data:`app` after the process-life steps of the module doc."""
+    from ani.lab.cleanup import install_signal_handlers
+    from ani.lab.terminal import leave_session_leadership
+
+    leave_session_leadership()  # first: before any thread or session exists
+    install_signal_handlers()
     app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -21,6 +21,8 @@ every class defined in ``ani`` and checks this tree.
     +-- AniTimeout (TimeoutError)    a bound ran out: ``seconds`` (the bound), ``what`` timed out
     |   +-- ConvergenceTimeout       routing did not converge in time (also a LabError; ``pending``)
     |   +-- ReadTimeout              a router's state was not read in time (also a ReadError)
+    |   +-- Busy                     ani.adapters.locking: another call of the adapter held what a call needs
+    |   +-- SotBusy                  another writer held a lock of the source of truth (also a SotError)
     +-- ConfigError                  a file or option given by the user is invalid (names the field)
     |   +-- TopologyError            topology / scenario file
     |   +-- CampaignSpecError        campaign file
@@ -59,8 +61,9 @@ every class defined in ``ani`` and checks this tree.
     |   +-- DocError (ValueError)    a desired-state document is invalid (``pointer``)
     |   |   +-- ServiceFileError     ani.sot.services: a service file (A4) does not compile
     |   +-- PatchError               a JSON Patch could not be applied (``index``, ``op``, ``path``)
-    |   +-- Conflict                 ``base_revision`` is stale (``expected``, ``actual``)
+    |   +-- Conflict                 ``base_revision`` is stale, or another writer moved HEAD (``expected``, ``actual``)
     |   +-- SotPathError             no such file, or a path outside the repository
+    |   +-- SotBusy
     +-- AgentError                   an agent's own failure (not the network's, not the harness's)
     |   +-- BudgetExceeded           ani.agents.base: a budget limit was hit (``reason``)
     |   +-- AgentFailed              ani.agents.scripted: the script cannot go on

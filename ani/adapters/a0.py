@@ -32,6 +32,12 @@ router whose lab is gone or whose daemon is dead cannot be captured), the rest b
 script. One capture: ~50 ms for a brownfield-small router (``benchmarks/a0_capture.py``, see
 docs/performance.md).
 
+Concurrency: calls on one router run one at a time (the ``changed`` measurement compares the
+router before and after the call, so another call's change must not fall in between); calls on
+different routers run in parallel. A call waits for its router at most ``timeout_s`` from its
+start and the command gets what is left of it (``timeout``, retriable, naming the call it
+waited for, when nothing is left).
+
 Options (``create_adapter("a0", lab, options={...})``, the strict model :class:`A0Options`: an
 unknown key or a bad value is a ConfigError naming it and the known options):
     timeout_s (float > 0, default 30): bound on one command's wall time, seconds.
@@ -186,6 +192,13 @@ class A0Adapter(BaseAdapter):
             sandbox.check_support(sandbox.SandboxSpec("", "", "", user=self.user))
             self._supported = True
 
+    def call_keys(self, name: str, args: Any) -> list[str]:
+        """One router at a time (see the module doc)."""
+        return self._devices_named(args) or super().call_keys(name, args)
+
+    def call_bound_s(self, name: str, args: Any) -> float:
+        return self.timeout_s
+
     def sandbox_spec(self, device: str) -> sandbox.SandboxSpec:
         """The sandbox of router ``device``."""
         return sandbox.SandboxSpec(
@@ -247,9 +260,11 @@ class A0Adapter(BaseAdapter):
                 f"{args.device}: FRR pathspace {spec.pathspace!r} is missing "
                 f"({spec.run_dir} / {spec.etc_dir}); not falling back to another FRR",
             )
+        waited = self.waited_s()  # waiting for the router counts against timeout_s
+        timeout_s = max(0.0, self.timeout_s - waited)
         before = self.state_of(args.device)
         res = sandbox.run_in_sandbox(
-            spec, args.command, timeout_s=self.timeout_s, max_bytes=self.max_output_bytes
+            spec, args.command, timeout_s=timeout_s, max_bytes=self.max_output_bytes
         )
         after = self.state_of(args.device)
         # state that cannot be captured counts as changed: never report "unchanged" unmeasured
@@ -272,6 +287,8 @@ class A0Adapter(BaseAdapter):
         text = format_output(res)
         if res.timed_out:
             msg = f"timeout after {self.timeout_s:g} s"
+            if waited >= 0.05:
+                msg += f" ({waited:.1f} s of it waiting for other calls on {args.device})"
             return ToolResult.failure(
                 ErrorCode.TIMEOUT, msg, retriable=True, data=data, changed=changed,
                 text=f"{text}\nerror [timeout]: {msg}; the command was killed",

@@ -41,6 +41,13 @@ that is no longer running counts as none. The check is made when the call starts
 Comment items (``!``/``#``), ``configure terminal``, ``end`` and a top-level ``exit`` are not
 sent (status ``success`` with a note): the adapter manages configuration mode itself.
 
+Concurrency: each router has one vtysh session, so calls on one router run one at a time and
+calls on different routers in parallel. A call waits for its router at most its bound, counted
+from its start: ``call_timeout_s`` for ``update_config`` and ``rollback``, ``command_timeout_s``
+for the others (a read's command then gets what is left of it; ``update_config`` checks its bound
+between lines). A call that could not get its router answers ``timeout`` (retriable),
+naming the call that holds it; it never returns a false ``device_unreachable``.
+
 Options (``options=`` of the constructor, the strict model :class:`A1Options`): ``platform``
 (name or path, default ``frr``), ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole
 update_config), ``rollback_timeout_s`` (30), ``max_output_bytes`` (65536). An unknown key or a
@@ -143,10 +150,21 @@ class A1Adapter(BaseAdapter):
         super().open()
 
     def close(self) -> None:
-        for s in self._sessions.values():
-            s.close()
-        self._sessions.clear()
+        """Close every session; waits (at most ``CLOSE_WAIT_S``) for calls in flight and leaves
+        the sessions of calls that are still running alone."""
+        with self._drain() as busy:
+            for dev, s in list(self._sessions.items()):
+                if dev not in busy:
+                    s.close()
+                    del self._sessions[dev]
         super().close()
+
+    def call_keys(self, name: str, args: Any) -> list[str]:
+        """One call per router at a time (its one vtysh session); see the module doc."""
+        return self._devices_named(args) or super().call_keys(name, args)
+
+    def call_bound_s(self, name: str, args: Any) -> float:
+        return self.call_timeout_s if name in ("update_config", "rollback") else self.command_timeout_s
 
     def session(self, device: str) -> CliSession:
         s = self._sessions.get(device)
@@ -155,12 +173,18 @@ class A1Adapter(BaseAdapter):
             self._sessions[device] = s
         return s
 
-    def _cli(self, device: str, command: str, mode: str) -> tuple[str, bool]:
+    def _cli(self, device: str, command: str, mode: str, read: bool = False) -> tuple[str, bool]:
         """(output, scrapli-failed) of one line. Raises AniTimeout when the bound ran out,
         SessionError for a session fault (``lab <id> is not running`` when the lab was removed
         under the adapter: :func:`ani.device.state.lab_gone`)."""
+        # a read's bound is command_timeout_s less what it waited for the router (update_config's
+        # lines keep theirs: its own bound, call_timeout_s, is checked between lines)
+        waited = self.waited_s() if read else 0.0
         try:
-            r = self.session(device).send(command, mode=mode, timeout_s=self.command_timeout_s)
+            r = self.session(device).send(command, mode=mode, timeout_s=max(0.05, self.command_timeout_s - waited))
+        except AniTimeout as exc:
+            what = exc.what + (f"; {waited:.1f} s of it waiting for other calls on {device}" if waited >= 0.05 else "")
+            raise AniTimeout(self.command_timeout_s, what) from exc  # the bound the call was given
         except SessionError as exc:
             gone = lab_gone(self.lab, device)
             if gone:
@@ -203,7 +227,8 @@ class A1Adapter(BaseAdapter):
     )
     def get_running_config(self, args: DeviceArgs) -> ToolResult:
         try:
-            out, failed = self._cli(args.device, self.platform.d.snapshot.frr_show, self.platform.d.exec_mode)
+            out, failed = self._cli(args.device, self.platform.d.snapshot.frr_show, self.platform.d.exec_mode,
+                                    read=True)
         except (SessionError, AniTimeout) as exc:
             return self._unreachable(args.device, exc)
         if failed:
@@ -237,7 +262,7 @@ class A1Adapter(BaseAdapter):
             out, failed = res.stdout + (res.stderr if res.rc else ""), res.rc != 0
         else:
             try:
-                out, failed = self._cli(args.device, cmd.command, self.platform.d.exec_mode)
+                out, failed = self._cli(args.device, cmd.command, self.platform.d.exec_mode, read=True)
             except (SessionError, AniTimeout) as exc:
                 return self._unreachable(args.device, exc)
         capped = CappedOutput(self.max_output)
@@ -326,7 +351,6 @@ class A1Adapter(BaseAdapter):
         ),
     )
     def update_config(self, args: UpdateArgs) -> ToolResult:
-        t0 = time.monotonic()
         dev = args.device
         cmds = args.commands
         if not cmds:
@@ -359,7 +383,8 @@ class A1Adapter(BaseAdapter):
         try:
             self.session(dev).to_exec()
             for step in steps:
-                if time.monotonic() - t0 > self.call_timeout_s:
+                left = self.remaining_s()  # counted from the call's start (waiting included)
+                if left is not None and left <= 0:
                     failed, timed_out = (step, f"call exceeded its bound of {self.call_timeout_s:g} s"), True
                     break
                 for nav in step.nav:

@@ -47,6 +47,12 @@ of confirming anything).
 ``get-config running`` before and after; the other tools never change the running datastore
 (``edit_config`` and ``discard_changes`` change only the candidate).
 
+Concurrency: each router has one NETCONF session, so calls on one router run one at a time and
+calls on different routers in parallel; a call naming several routers (``commit``,
+``confirm_commit``, ``cancel_commit``) holds all of them. A call waits for its routers at most
+``rpc_timeout_s``, counted from its start, then answers ``timeout`` (retriable) naming the call
+that holds them. A note about a re-opened session goes to the call that noticed it.
+
 Options (the strict model :class:`ani.adapters.a2_args.A2Options`): ``connect_timeout_s`` (10),
 ``rpc_timeout_s`` (120), ``max_output_bytes`` (65536); an unknown key or a bad value raises
 ConfigError naming it and the known options.
@@ -138,20 +144,33 @@ class A2Adapter(BaseAdapter):
         self._locks: dict[str, set[str]] = {}
         self._pending: dict[str, tuple[float, int]] = {}  # device -> (deadline monotonic, timeout s)
         self._lost: dict[str, str] = {}  # device -> why a pending confirmed commit is gone
-        self._notes: list[str] = []
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close every session (``close-session``). The server releases their locks and rolls
-        back any confirmed commit not yet confirmed (RFC 6241 §8.4.1)."""
-        for s in self._sessions.values():
-            s.close()
-        self._sessions.clear()
-        self._gen.clear()
-        self._locks.clear()
-        self._pending.clear()
+        back any confirmed commit not yet confirmed (RFC 6241 §8.4.1). Waits (at most
+        ``CLOSE_WAIT_S``) for calls in flight and leaves the sessions they still use alone."""
+        with self._drain() as busy:
+            for dev, s in list(self._sessions.items()):
+                if dev in busy:
+                    continue
+                s.close()
+                del self._sessions[dev]
+                for state in (self._gen, self._locks, self._pending):
+                    state.pop(dev, None)
         super().close()
+
+    def call_keys(self, name: str, args: Any) -> list[str]:
+        """The routers the call names (get_schema without one: the router it asks); see the
+        module doc."""
+        devices = self._devices_named(args)
+        if not devices and name == "get_schema" and self.devices:
+            devices = [self.devices[0]]
+        return devices or super().call_keys(name, args)
+
+    def call_bound_s(self, name: str, args: Any) -> float:
+        return self.rpc_timeout_s
 
     def session(self, device: str) -> NetconfSession:
         s = self._sessions.get(device)
@@ -167,9 +186,10 @@ class A2Adapter(BaseAdapter):
         return s
 
     def _dispatch(self, name: str, arguments: Any) -> ToolResult:
+        self._call_ctx.notes = []  # per thread: the notes of this call (see _check_generation)
         res = super()._dispatch(name, arguments)
-        if self._notes:
-            notes, self._notes = self._notes, []
+        notes, self._call_ctx.notes = self._call_ctx.notes, []
+        if notes:
             res.text = (res.text + "\n" if res.text else "") + "\n".join(f"note: {n}" for n in notes)
             res.data = {**(res.data or {}), "notes": notes}
         return res
@@ -201,7 +221,10 @@ class A2Adapter(BaseAdapter):
             self._lost[device] = "the session that made it dropped, so the server rolled it back"
             lost.append("its unconfirmed confirmed commit was rolled back by the server")
         msg = f"the NETCONF session to {device} dropped and was re-opened (session-id {s.session_id})"
-        self._notes.append(msg + (": " + "; ".join(lost) if lost else ""))
+        notes = getattr(self._call_ctx, "notes", None)
+        if notes is None:  # outside a call (a test driving a tool method directly)
+            notes = self._call_ctx.notes = []
+        notes.append(msg + (": " + "; ".join(lost) if lost else ""))
 
     def _fail(self, device: str, exc: Exception, what: str) -> ToolResult:
         """The ToolResult of an RPC exception (:func:`ani.adapters.error_map.error_result`):

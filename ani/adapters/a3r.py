@@ -1,10 +1,18 @@
 """A3-R: a git-backed source of truth of the routers' desired state, applied by a reconciler.
 
-At :meth:`A3RAdapter.open` the adapter reads every router (:func:`ani.device.apply.read`: FRR
-running config + nftables) and creates a git repository (:meth:`ani.sot.repo.SotRepo.init`, from
-the skeleton ``sot/``) inside the lab's own directory (``<lab dir>/sot-a3r-<hex>``; removed at
-:meth:`close` unless ``keep_repo``, and in any case by ``Lab.down``, which removes the lab dir).
-HEAD then equals what runs. The agent edits ``devices/<router>.json`` with JSON Patch and
+The lab has ONE source of truth per level: the bare git repository ``<lab dir>/sot-a3r.git``
+(A4: ``sot-a4.git``), made (from the skeleton ``sot/``) by the first adapter that opens on the
+lab, from what every router runs then (:func:`ani.device.apply.read`: FRR running config +
+nftables), so HEAD equals what runs. Each adapter is one *writer* with its own git worktree of it,
+``<lab dir>/sot-a3r-<hex>`` (its files and its index: :meth:`ani.sot.repo.SotRepo.writer`), so
+writers on one lab (adapters in one process, ``ani mcp serve`` processes) never see nor commit
+each other's uncommitted patches. A commit advances HEAD (the branch ``main``) with a
+compare-and-swap: when another writer committed since the changes were based on HEAD, it is
+refused with ``conflict`` naming both revisions (``data.expected`` the base, ``data.actual`` HEAD)
+and the changes stay in the worktree (``sot_discard`` and redo them on the new HEAD). A writer
+with no uncommitted changes follows HEAD by itself. :meth:`close` removes the writer's worktree,
+and the repository with the last writer, unless ``keep_repo`` (in any case ``Lab.down`` removes
+the lab dir). The agent edits ``devices/<router>.json`` with JSON Patch and
 commits; each commit (and revert) is reconciled (:class:`ani.sot.reconcile.Reconciler`: only
 routers with drift get anything; at most ``max_tries`` applies; non-convergence reported).
 
@@ -27,9 +35,11 @@ Errors: a stale ``base_revision`` -> ``conflict`` (data ``expected``, ``actual``
 does not apply or a document that is invalid -> ``invalid_intent`` (data ``index``, ``op``,
 ``path`` / ``pointer``; the message names the operation and, e.g., the missing parent); nothing
 is changed then. No such file or revision -> ``not_found``. Nothing to commit, uncommitted
-changes before a revert, a revert whose changes are already undone -> ``invalid_arguments``; a
-revert that does not apply cleanly ->
-``conflict``. A commit whose reconcile did not converge stays committed (the history is the
+changes before a revert, a revert whose changes are already undone, a revert of the initial
+commit or of a merge commit (two parents: which side to undo is not defined), a revert that does
+not apply cleanly (later commits changed the same lines; the message names them) ->
+``invalid_arguments`` (retrying cannot help); another writer moved HEAD during a commit or
+revert -> ``conflict`` (retriable). A commit whose reconcile did not converge stays committed (the history is the
 record) and the result is ``ok=False``: ``non_convergent`` (data.reconcile lists the drift left
 and the lines involved), ``rolled_back`` (the failing router was put back and no other router
 was changed), ``rollback_failed`` (putting it back failed), ``command_failed`` (some routers were
@@ -41,15 +51,21 @@ retriable), ``invalid_intent`` (the desired state at HEAD could not be built). F
 ``changed`` is exact: True iff the reconcile sent a change that the device layer verified (its
 ``applied`` routers), or a failed apply may have left one changed.
 
+Concurrency: the adapter's calls run one at a time (they share one worktree); ``get_topology``
+runs at any time. A reconcile (of ``sot_commit``, ``sot_revert``, ``reconcile``) holds a lock
+every writer of the lab's repository shares, so two writers never apply at once. A call waits
+for both at most ``busy_timeout_s`` from its start, then answers ``timeout`` (retriable) naming
+what it waited for; a commit whose reconcile could not start stays committed and says so
+(``reconcile`` applies it).
+
 Options: ``max_tries`` (int, 2: applies per reconcile), ``keep_repo`` (bool, False: keep the
-repository after :meth:`close`; it still goes with the lab dir). Unknown keys or wrong types:
-ConfigError.
+worktree and the repository after :meth:`close`; they still go with the lab dir),
+``busy_timeout_s`` (float, 120). Unknown keys or wrong types: ConfigError.
 """
 
 from __future__ import annotations
 
 import secrets
-import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -70,7 +86,7 @@ from ani.device import apply as device_apply
 from ani.device.model import DeviceConfig
 from ani.errors import AdapterError, AniError, ErrorCode, HostFault, LabGone
 from ani.protocol import Level, ToolResult
-from ani.sot.errors import SotError
+from ani.sot.errors import SotBusy, SotError
 from ani.sot.format import dumps
 from ani.sot.reconcile import Reconciler, ReconcileStatus
 from ani.sot.repo import SotRepo
@@ -108,6 +124,7 @@ class A3RAdapter(BaseAdapter):
     options_model: ClassVar[type[Options]] = A3ROptions
     max_tries: int
     keep_repo: bool
+    busy_timeout_s: float
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
@@ -121,27 +138,39 @@ class A3RAdapter(BaseAdapter):
     # -- lifecycle -------------------------------------------------------------------------
 
     def open(self) -> None:
-        """Create the source of truth from what the routers run now. Idempotent. After
-        :meth:`close` it starts a NEW repository (the old history is not carried over)."""
+        """Join the lab's source of truth as a new writer (creating it from what the routers
+        run now if no other writer has). Idempotent. After :meth:`close` it joins again: a NEW
+        repository when no other writer kept the old one (its history is not carried over)."""
         self._closed = False
         if self.repo is None:
-            devices = self._initial_devices()
-            path = Path(self.lab.dir) / f"sot-{self.level}-{secrets.token_hex(3)}"
-            self.repo = SotRepo.init(path, devices)
+            lab_dir = Path(self.lab.dir)
+            path = lab_dir / f"sot-{self.level}-{secrets.token_hex(3)}"
+            self.repo = SotRepo.writer(self.shared_path, path, self._initial_devices)
             self.repo_path = path
             self.reconciler = self._make_reconciler()
         super().open()
 
+    @property
+    def shared_path(self) -> Path:
+        """The lab's source of truth of this level: ``<lab dir>/sot-<level>.git`` (bare)."""
+        return Path(self.lab.dir) / f"sot-{self.level}.git"
+
     def close(self) -> None:
-        """Close the repository; remove it unless ``keep_repo``. Idempotent."""
-        if self.repo is not None:
-            self.repo.close()
-            if not self.keep_repo and self.repo_path is not None:
-                shutil.rmtree(self.repo_path, ignore_errors=True)
-            self.repo = None
-            self.reconciler = None
-            self._closed = True
+        """Leave the source of truth: remove this writer's worktree (and the repository when no
+        other writer is left) unless ``keep_repo``. Waits (at most ``CLOSE_WAIT_S``) for calls
+        in flight; a call still running then keeps the worktree (it goes with the lab dir).
+        Idempotent."""
+        with self._drain() as busy:
+            if self.repo is not None:
+                # a call still running uses the worktree: leave it (it goes with the lab dir)
+                self.repo.leave(keep=self.keep_repo or bool(busy))
+                self.repo = None
+                self.reconciler = None
+                self._closed = True
         super().close()
+
+    def call_bound_s(self, name: str, args: Any) -> float:
+        return self.busy_timeout_s
 
     # -- hooks -----------------------------------------------------------------------------
 
@@ -211,8 +240,18 @@ class A3RAdapter(BaseAdapter):
         return self.reconciler
 
     def _reconciled(self, what: str, data: dict) -> ToolResult:
-        """Reconcile HEAD now; the result of ``what`` (a commit / revert / plain reconcile)."""
-        st = self._rec().reconcile()
+        """Reconcile HEAD now; the result of ``what`` (a commit / revert / plain reconcile).
+        Holds the lock every writer of the lab's repository shares (see the module doc)."""
+        left = self.remaining_s()
+        try:
+            with self._repo().exclusive(self.busy_timeout_s if left is None else max(0.0, left),
+                                        f"another writer's reconcile of lab {getattr(self.lab, 'id', '?')}"):
+                st = self._rec().reconcile()
+        except SotBusy as exc:
+            after = ("; it stays committed: call reconcile to apply it"
+                     if what.startswith(("committed", "reverted")) else "")
+            return ToolResult.failure(ErrorCode.TIMEOUT, f"{what}; not reconciled: {exc}{after}", retriable=True,
+                                      data={**data, "reconciled": False})
         data = {**data, "reconcile": st.model_dump()}
         text = f"{what}; reconcile: {st.summary()}"
         if st.status == "converged":

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ani.adapters.a3t_args import BUSY_TIMEOUT_DESCRIPTION, BUSY_TIMEOUT_S
 from ani.adapters.base import Args
 from ani.adapters.options import Options
 
@@ -30,6 +31,7 @@ class A3ROptions(Options):
 
     max_tries: int = Field(2, ge=1, description="applies per reconcile before non-convergent")
     keep_repo: bool = Field(False, description="keep the repository in the lab's dir after close()")
+    busy_timeout_s: float = Field(BUSY_TIMEOUT_S, gt=0, description=BUSY_TIMEOUT_DESCRIPTION)
 
 
 class PathArgs(Args):

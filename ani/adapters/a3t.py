@@ -41,7 +41,13 @@ ConfigError naming the option):
 - ``site_prefixlen`` (int, 24): their length;
 - ``seq_limit`` (int | None, None = 2**32-1): the largest sequence number the ``seq/<router>/<list>``
   pools hand out (a small value exhausts them: the pool-exhaustion fault);
-- ``check_bound_s`` (float, 20): bound on the active validation's retry-until-converged, seconds.
+- ``check_bound_s`` (float, 20): bound on the active validation's retry-until-converged, seconds;
+- ``busy_timeout_s`` (float, 120): how long a call waits for the adapter's other calls, seconds.
+
+Concurrency: the adapter's calls run one at a time (an ``apply`` is a transaction over every
+router it touches, and the read-only tools read every router's live config, which must not be
+caught half-way through one); ``get_topology`` runs at any time. A call that waited
+``busy_timeout_s`` answers ``timeout`` (retriable) naming the call it waited for.
 """
 
 from __future__ import annotations
@@ -73,6 +79,9 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
         super().__init__(lab, trajectory=trajectory, options=options)
         self.settings = parse_options(A3TOptions, self.options, str(self.level))
         self.__dict__.update(self.settings)  # each option is an attribute: self.confirm_timeout_s, ...
+
+    def call_bound_s(self, name: str, args: Any) -> float:
+        return self.busy_timeout_s
 
     def _service_configs(self) -> dict[str, Any]:
         """The live config of every router (FRR + nftables), read now."""

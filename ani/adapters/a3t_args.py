@@ -18,6 +18,11 @@ from pydantic import BeforeValidator, Field, model_validator
 from ani.adapters.base import Args
 from ani.adapters.options import Options
 
+#: default of the ``busy_timeout_s`` option of A3-T, A3-R and A4, seconds
+BUSY_TIMEOUT_S = 120.0
+BUSY_TIMEOUT_DESCRIPTION = ("how long a call waits for the adapter's other calls in flight (at A3-R / A4 "
+                            "also for another writer's reconcile of the lab) before it answers timeout, seconds")
+
 #: what ``get_state`` can show
 STATE_VIEWS = ("interfaces", "routes", "bgp", "ospf", "firewall", "config")
 
@@ -83,6 +88,7 @@ class A3TOptions(Options):
     site_prefixlen: int = Field(24, ge=8, le=30, description="length of an allocated site prefix")
     seq_limit: int | None = Field(None, ge=1, description="largest sequence number the pools hand out (a fault can shrink it)")
     check_bound_s: float = Field(20.0, gt=0, description="bound of each active validation check, seconds")
+    busy_timeout_s: float = Field(BUSY_TIMEOUT_S, gt=0, description=BUSY_TIMEOUT_DESCRIPTION)
 
     @model_validator(mode="after")
     def _prefixlen_fits(self) -> A3TOptions:

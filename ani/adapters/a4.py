@@ -218,19 +218,18 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
             return super()._commit(message)
 
     def _revert(self, revision: str) -> str:
-        """A3-R's revert, undone again (HEAD and the tree as before) when the services at the new
-        HEAD do not compile (e.g. reverting the route-map a later peering uses)."""
+        """A3-R's revert, refused (nothing committed, the tree as before) when the services of
+        the reverted tree do not compile (e.g. reverting the route-map a later peering uses)."""
         from ani.sot.services import check_services
 
         repo = self._repo()
-        with repo._lock:
-            prev = repo.head()
-            rev = super()._revert(revision)
-            errors = check_services(repo, "HEAD", pools=self._service_pools)
+
+        def services_compile() -> None:
+            errors = check_services(repo, None, pools=self._service_pools)
             if errors:
-                repo.repo.git.reset("--hard", "-q", prev)  # the tree was clean before the revert
                 raise self._refuse(errors)
-            return rev
+
+        return repo.revert(revision, check=services_compile)
 
     # -- tools -------------------------------------------------------------------------------------
 

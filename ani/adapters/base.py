@@ -10,11 +10,19 @@ through the one mapping of exceptions to results, :func:`ani.adapters.error_map.
 ``call`` never raises: a host or
 harness fault inside a tool (a program missing, a bug) becomes an ``internal`` result and a
 ``harness_fault`` trajectory event, which makes the run an infrastructure error.
+
+Concurrency: ``call`` may be used from several threads at once. Each call holds the keys
+:meth:`BaseAdapter.call_keys` names (:mod:`ani.adapters.locking`; by default the whole adapter)
+and waits for them at most :meth:`BaseAdapter.call_bound_s` seconds counted from the call's
+start; a call that could not get them answers ``timeout`` (retriable), naming what it waited
+for and who holds it. A handler reads what is left of its bound with
+:meth:`BaseAdapter.remaining_s` and how long it waited with :meth:`BaseAdapter.waited_s`.
 """
 
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -22,6 +30,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ani.adapters.error_map import error_result
+from ani.adapters.locking import WHOLE, Busy, CallLocks
 from ani.errors import AniTimeout, ErrorCode, HostFault, ProgramMissing
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.trajectory import Trajectory
@@ -111,6 +120,12 @@ def clean_schema(schema: Any) -> Any:
     return schema
 
 
+#: the default of :meth:`BaseAdapter.call_bound_s`, seconds
+DEFAULT_CALL_BOUND_S = 120.0
+#: how long ``close()`` waits for the calls in flight before closing what they do not use, seconds
+CLOSE_WAIT_S = 10.0
+
+
 class BaseAdapter:
     """Base of the built-in adapters.
 
@@ -121,6 +136,9 @@ class BaseAdapter:
     """
 
     level: ClassVar[Level]
+    #: ``call`` is safe from several threads at once (see the module doc); an MCP server then
+    #: runs a client's concurrent tool calls in parallel instead of one at a time
+    concurrent_calls: ClassVar[bool] = True
 
     def __init__(self, lab: Any, *, trajectory: Trajectory | None = None, options: dict | None = None) -> None:
         self.lab = lab
@@ -133,6 +151,8 @@ class BaseAdapter:
             if meta:
                 self._tools[meta["name"]] = (meta, getattr(self, attr))
         self._opened = False
+        self._calls = CallLocks()  # what the calls in flight hold (see the module doc)
+        self._call_ctx = threading.local()  # per thread: start and deadline of its call
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -181,6 +201,39 @@ class BaseAdapter:
             f"unknown device {device!r}; devices are: {', '.join(self.devices)}",
         )
 
+    # -- concurrency -------------------------------------------------------------------------
+
+    def call_keys(self, name: str, args: BaseModel) -> list[str]:
+        """The keys call ``name`` holds while it runs (:mod:`ani.adapters.locking`). Default:
+        the whole adapter, except ``get_topology`` (it reads only the lab's topology, which never
+        changes). A level overrides it with what it can do better (e.g. one key per router)."""
+        return [] if name == "get_topology" else [WHOLE]
+
+    def call_bound_s(self, name: str, args: BaseModel) -> float:
+        """Seconds call ``name`` may wait for other calls, counted from its start (its
+        documented bound; default :data:`DEFAULT_CALL_BOUND_S`)."""
+        return DEFAULT_CALL_BOUND_S
+
+    def waited_s(self) -> float:
+        """Seconds the call this thread runs waited for other calls (0 outside a call)."""
+        return float(getattr(self._call_ctx, "waited", 0.0) or 0.0)
+
+    def remaining_s(self) -> float | None:
+        """Seconds left of the bound of the call this thread runs (None outside a call)."""
+        deadline = getattr(self._call_ctx, "deadline", None)
+        return None if deadline is None else deadline - time.monotonic()
+
+    def _drain(self) -> Any:
+        """For ``close()``: ``CallLocks.drain`` bounded by :data:`CLOSE_WAIT_S`; yields the keys
+        of calls still running (their sessions must be left alone)."""
+        return self._calls.drain(deadline=time.monotonic() + CLOSE_WAIT_S, call="close")
+
+    def _hold(self, keys: list[str], bound_s: float, call: str) -> Any:
+        """``CallLocks.hold`` of ``keys`` until ``bound_s`` seconds after this thread's call
+        started (now, outside a call)."""
+        start = getattr(self._call_ctx, "start", None) or time.monotonic()
+        return self._calls.hold(keys, deadline=start + bound_s, call=call, bound_s=bound_s)
+
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
         """Run tool ``name``. Never raises (only KeyboardInterrupt / SystemExit pass): agent
         mistakes are ``ok=False`` results with their codes (module doc); a fault of the host or
@@ -192,6 +245,9 @@ class BaseAdapter:
         t0 = time.monotonic()
         args_in: Any = {} if arguments is None else arguments
         fault: Exception | None = None
+        outer = getattr(self._call_ctx, "start", None)
+        if outer is None:  # a call made from inside another (a wrapper) keeps the outer start
+            self._call_ctx.start = t0
         try:
             result = self._dispatch(name, args_in)
         except Exception as exc:  # noqa: BLE001 - call never raises; the fault is logged below
@@ -201,6 +257,11 @@ class BaseAdapter:
                 f"{name}: the harness failed, not your action ({_cause(exc)}); this call did "
                 "not complete",
             )
+        finally:
+            if outer is None:
+                self._call_ctx.start = None
+                self._call_ctx.deadline = None
+                self._call_ctx.waited = 0.0
         result.elapsed_s = time.monotonic() - t0
         self.trajectory.log_call(name, args_in if isinstance(args_in, dict) else {"_raw": repr(args_in)}, result)
         if fault is not None:
@@ -230,8 +291,21 @@ class BaseAdapter:
             bad = self.check_device(dev)
             if bad is not None:
                 return bad
+        bound = self.call_bound_s(name, parsed)
+        start = getattr(self._call_ctx, "start", None) or time.monotonic()
+        self._call_ctx.deadline = start + bound
+        t_wait = time.monotonic()
         try:
-            return fn(parsed)
+            with self._hold(self.call_keys(name, parsed), bound, name):
+                self._call_ctx.waited = time.monotonic() - t_wait
+                return fn(parsed)
+        except Busy as exc:  # an AniTimeout: the wait for other calls of this adapter ran out
+            return ToolResult.failure(
+                ErrorCode.TIMEOUT,
+                f"timeout after {bound:g} s waiting for {exc.describe()}; nothing was done",
+                retriable=True,
+                data={"waited_for": [k for k, _ in exc.holders], "busy_with": [h.call for _, h in exc.holders]},
+            )
         except (AniTimeout, subprocess.TimeoutExpired) as exc:
             return error_result(exc)
 

@@ -23,6 +23,7 @@ shell string is not matched.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,12 @@ class BlocklistAdapter:
         self.rules = BlockRules.load(path)
         self.level = inner.level
         self.blocked_calls = 0
+        self._count_lock = threading.Lock()  # calls may come from several threads (as the inner's)
+
+    @property
+    def concurrent_calls(self) -> bool:
+        """As safe from several threads as the inner adapter (the check itself is pure)."""
+        return bool(getattr(self.inner, "concurrent_calls", False))
 
     def __getattr__(self, name: str) -> Any:  # lab, trajectory, devices, ... of the inner adapter
         return getattr(self.inner, name)
@@ -153,7 +160,8 @@ class BlocklistAdapter:
         refused = self.check(arguments)
         if refused is None:
             return self.inner.call(name, arguments)
-        self.blocked_calls += 1
+        with self._count_lock:
+            self.blocked_calls += 1
         refused.elapsed_s = time.monotonic() - t0
         traj = getattr(self.inner, "trajectory", None)
         if traj is not None and isinstance(arguments, dict):

@@ -18,8 +18,10 @@ exception                                        code                    retriab
 ``Conflict`` (source of truth)                   ``conflict``            yes        ``data.expected``, ``actual``
 ``PatchError``, ``DocError``                     ``invalid_intent``      no         ``patch refused, nothing changed: ...``
 ``SotPathError``, unknown revision               ``not_found``           no
-a revert that does not apply cleanly             ``conflict``            no
-another ``SotError``                             ``invalid_arguments``   no
+``SotBusy`` (another writer held a lock)         ``timeout``             yes        (an ``AniTimeout``)
+another ``SotError`` (nothing to commit, a       ``invalid_arguments``   no         names the commit and why
+revert no retry can make: of the initial or a
+merge commit, already undone, not applying)
 ``RpcFailed`` (NETCONF reply)                    ``command_failed``      per tag    ``device: what failed: <each error>``
 ``SessionLost`` (NETCONF), ``SessionError``      ``device_unreachable``  yes [1]_   ``data.outcome_unknown`` (NETCONF)
 ``ApplyError`` (``ReadError`` included),         ``device_unreachable``  yes [1]_   ``[device: ][what: ]<why>``
@@ -147,6 +149,4 @@ def _sot(exc: Any, fail: Any, kinds: tuple[type, ...]) -> ToolResult:
     msg = str(exc)
     if msg.startswith("unknown revision") or "is not in the history of HEAD" in msg:
         return fail(ErrorCode.NOT_FOUND, msg)
-    if "does not apply cleanly" in msg:
-        return fail(ErrorCode.CONFLICT, msg)
-    return fail(ErrorCode.INVALID_ARGUMENTS, msg)
+    return fail(ErrorCode.INVALID_ARGUMENTS, msg)  # a retry cannot make it work (not a conflict)

@@ -2,8 +2,13 @@
 
 Only provably-owned things are removed: namespaces named ``ani-<id>-*``, FRR daemons whose
 command line carries ``-N ani-<id>-<node>``, the lab's NETCONF server (its command line carries
-``ani.lab.netconf_server --lab <id>``), processes inside those namespaces, and the lab's
-directories. Nothing is ever killed by name.
+``ani.lab.netconf_server --lab <id>``), the lab's reaper (``ani.lab.reaper --lab <id>``, stopped last),
+processes inside those namespaces, and the lab's directories. Nothing is ever killed by name.
+
+At exit of the owner: an owned, non-detached lab is removed at interpreter exit (atexit, which
+also covers SIGINT's KeyboardInterrupt) and on SIGTERM and SIGHUP (:func:`install_signal_handlers`;
+the process then dies of the signal as it would have). SIGKILL and crashes that skip all of this
+are covered by the lab's reaper process (:mod:`ani.lab.reaper`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from ani.lab import frr, netns, proc
+from ani.lab import frr, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, ns_prefix, read_state
 
@@ -30,8 +35,9 @@ UNREADABLE_GRACE_S = 10.0
 _owned: dict[str, Lab] = {}
 _reg_lock = threading.Lock()
 _atexit_installed = False
-_sigterm_installed = False
-_prev_sigterm: object = None
+#: the signals that remove the owned labs before the process dies of them
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_prev_handlers: dict[int, object] = {}  # signal -> the handler before ours (installed iff present)
 
 
 def _ns_inodes(names: list[str]) -> dict[tuple[int, int], str]:
@@ -105,7 +111,8 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
         pids |= set(frr.read_pids(ps, daemons).values())
     # 2. anything else still running inside the lab's namespaces
     pids |= set(pids_in_namespaces(sorted(nss)))
-    proc.kill_and_wait(sorted(pids))
+    reapers = [p_ for p_ in reaper.pids(lab_id, state) if p_ != os.getpid()]  # stopped last, below
+    proc.kill_and_wait(sorted(pids - set(reapers)))
     leftovers = pids_in_namespaces(sorted(nss))  # e.g. forked while we were killing
     if leftovers:
         proc.kill_and_wait(leftovers, timeout=0.5)
@@ -114,6 +121,9 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
     for ps in pathspaces:
         frr.remove_dirs(ps)
     shutil.rmtree(lab_dir(lab_id), ignore_errors=True)
+    # 4. the reaper, last: had this process died half-way, the reaper would have finished the job
+    if reapers:
+        proc.kill_and_wait(reapers, timeout=1.0)
 
 
 def down_stale() -> list[str]:
@@ -151,24 +161,36 @@ def down_stale() -> list[str]:
 
 
 def register(lab: Lab) -> None:
-    """Remove ``lab`` at interpreter exit or on SIGTERM (owned, non-detached labs).
+    """Remove ``lab`` at interpreter exit or on SIGTERM / SIGHUP (owned, non-detached labs).
 
-    The SIGTERM handler is installed the first time this runs in the main thread; it removes the
-    labs, then hands the signal to the previous handler (or dies of it, as by default).
-    """
-    global _atexit_installed, _sigterm_installed, _prev_sigterm
+    The signal handlers are installed the first time this runs in the main thread (or earlier by
+    :func:`install_signal_handlers`)."""
+    global _atexit_installed
     with _reg_lock:
         _owned[lab.id] = lab
         if not _atexit_installed:
             atexit.register(_down_all)
             _atexit_installed = True
-        if _sigterm_installed or threading.current_thread() is not threading.main_thread():
-            return
+    install_signal_handlers()
+
+
+def install_signal_handlers() -> None:
+    """On SIGTERM and SIGHUP: remove the owned labs, then hand the signal to the handler that was
+    there before (or die of it, as by default). Idempotent; only from the main thread (elsewhere,
+    and for a signal that was ignored, nothing is installed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in SIGNALS:
+        if sig in _prev_handlers:
+            continue
         try:
-            _prev_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
-            _sigterm_installed = True
+            prev = signal.getsignal(sig)
+            if prev == signal.SIG_IGN:  # nohup: the process asked not to die of it
+                continue
+            signal.signal(sig, _on_signal)
         except ValueError:  # pragma: no cover - not the main interpreter
-            pass
+            return
+        _prev_handlers[sig] = prev
 
 
 def unregister(lab: Lab) -> None:
@@ -178,8 +200,7 @@ def unregister(lab: Lab) -> None:
 
 
 def _down_all() -> None:
-    with _reg_lock:
-        labs = list(_owned.values())
+    labs = list(_owned.values())  # no lock: this also runs in a signal handler
     for lab in labs:
         try:
             lab.down()
@@ -187,13 +208,13 @@ def _down_all() -> None:
             pass
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
+def _on_signal(signum: int, frame: object) -> None:
     _down_all()
-    prev = _prev_sigterm
+    prev = _prev_handlers.get(signum, signal.SIG_DFL)
     if prev == signal.SIG_IGN:
         return
-    if callable(prev):
+    if callable(prev) and prev is not _on_signal:
         prev(signum, frame)
         return
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)

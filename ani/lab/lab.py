@@ -21,7 +21,8 @@ CONTRACT (other modules code against these signatures; keep them):
     lab.vtysh_json(router, command, timeout=10.0) -> dict | list               # parsed `... json`
     lab.running_config(router) -> str        # `show running-config` text (ani.device.state.read_frr)
     lab.wait_converged(timeout_s=None) -> None   # raises ConvergenceTimeout naming what is pending
-    Lab.attach(lab_id, own=True) -> Lab      # from the state file of a running lab; LabNotFound
+    Lab.attach(lab_id) -> Lab                # from the state file of a running lab; LabNotFound;
+                                             # its down() never removes the lab (Lab.down_id does)
     Lab.list_labs() -> list[dict]            # id, name, owner_pid, alive, nodes, created
     Lab.down_stale() -> list[str]            # ids of labs removed because their owner is gone
 
@@ -48,7 +49,7 @@ from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabGone, LabNotFound, UnknownNode
 from ani.host.programs import program, read_fault_log, require
-from ani.lab import cleanup, converge, frr, netns, proc
+from ani.lab import cleanup, converge, frr, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab.capability import check_capabilities
 from ani.lab.proc import ExecResult
@@ -93,6 +94,7 @@ class Lab:
         self._lock = threading.Lock()
         self._owned = False  # this object created the lab (and must remove it)
         self._netconf_proc: subprocess.Popen[bytes] | None = None
+        self._reaper_proc: subprocess.Popen[bytes] | None = None
         #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``, and
         #: ``netconf_wait_s`` (waiting for the NETCONF server after convergence)
         self.timings: dict[str, float] = {}
@@ -200,12 +202,16 @@ class Lab:
         write_state(self._state)  # before anything else exists: a crash from here on is cleanable
         if not self.detached:
             cleanup.register(self)
+        # the reaper removes the lab if this process dies before handing it over (SIGKILL too)
+        self._reaper_proc = reaper.start(self.id, self.dir)
+        self._state.reaper_pid = self._reaper_proc.pid
+        self._state.reaper_start = proc.start_time(self._reaper_proc.pid)
         if self.netconf:  # first: its start-up (imports, keys) overlaps the build and convergence
             nc.write_credentials(self.dir)
             self._netconf_proc = nc.start_server(self.id, self.dir)
             self._state.netconf_pid = self._netconf_proc.pid
             self._state.netconf_start = proc.start_time(self._netconf_proc.pid)
-            write_state(self._state)
+        write_state(self._state)
         for n in topo.nodes:
             self._write_node_scripts(n)
 
@@ -267,15 +273,17 @@ class Lab:
     def down(self) -> None:
         """Remove this lab: its daemons (by verified PID), other processes in its namespaces, the
         namespaces, its FRR directories and its lab dir. Idempotent; never raises for parts
-        already gone. A Lab object that neither created nor attached its lab (e.g. its up()
-        failed because the id was in use) does nothing: it never removes someone else's lab."""
+        already gone. A Lab object that did not create its lab (an attached one, see :meth:`attach`,
+        or one whose up() failed because the id was in use) does nothing: it never removes
+        someone else's lab."""
         if not self._owned:
             return
         t0 = time.monotonic()
         cleanup.destroy(self.id, self._state)
-        if self._netconf_proc is not None:
-            self._netconf_proc.poll()  # reap it (destroy() stopped it)
-            self._netconf_proc = None
+        for child in (self._netconf_proc, self._reaper_proc):
+            if child is not None:
+                child.poll()  # reap it (destroy() stopped it)
+        self._netconf_proc = self._reaper_proc = None
         self.timings["down_s"] = time.monotonic() - t0
         if self._state is not None:
             self._state.status = "down"
@@ -425,11 +433,17 @@ class Lab:
     # -- other labs ------------------------------------------------------------------------------
 
     @classmethod
-    def attach(cls, lab_id: str, own: bool = True) -> Lab:
-        """The running lab ``lab_id`` (from its state file). Raises LabNotFound.
+    def attach(cls, lab_id: str, own: bool = False) -> Lab:
+        """The running lab ``lab_id`` (from its state file), to use, never to remove: the returned
+        object's ``down()`` (and ``with Lab.attach(id):``) leaves the lab as it is, whoever
+        started it (``ani lab up``, another process, this one). Remove a lab explicitly with
+        :meth:`down_id` (``ani lab down ID``).
 
-        ``own``: the returned object takes responsibility for the lab (its ``down()`` removes
-        it); with False ``down()`` does nothing (the NETCONF server attaches this way)."""
+        Raises LabNotFound; LabError for ``own=True`` (attaching never takes a lab over; the
+        keyword stays only so that ``own=False`` keeps working)."""
+        if own:
+            raise LabError(f"Lab.attach({lab_id!r}, own=True): attaching never takes a lab over; "
+                           f"remove it with Lab.down_id({lab_id!r}) (ani lab down {lab_id})")
         st = read_state(lab_id) if LAB_ID_RE.match(lab_id or "") else None
         if st is None or not st.topology:
             raise LabNotFound(f"no lab {lab_id!r} (known: {', '.join(lab_ids()) or 'none'})")
@@ -438,7 +452,7 @@ class Lab:
         lab = cls(parse_topology(st.topology, source=f"lab {lab_id} state"), lab_id=lab_id,
                   detached=st.detached, netconf=st.netconf_pid is not None)
         lab._state = st
-        lab._owned = own  # attaching means taking responsibility: down() removes it
+        lab._owned = False  # attached: down() does nothing (see the docstring)
         return lab
 
     @staticmethod

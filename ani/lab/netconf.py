@@ -32,7 +32,7 @@ from typing import Any
 
 from ani.errors import LabError, LabGone
 from ani.host.programs import FAULT_LOG_ENV
-from ani.lab.proc import cmdline, is_alive
+from ani.lab.proc import is_alive, runs_for_lab
 from ani.netconf.journal import write_json_atomic
 
 INFO_FILE = "netconf.json"
@@ -185,12 +185,7 @@ def is_server_of(pid: int | None, lab_id: str, started: int | None = None) -> bo
     """True if ``pid`` is the NETCONF server of lab ``lab_id``: its argv runs
     ``ani.lab.netconf_server`` with ``--lab <lab_id>`` (and, if ``started`` is given, its start time
     matches: no PID reuse)."""
-    if not pid or not is_alive(pid, started):
-        return False
-    argv = cmdline(pid)
-    if MODULE not in argv:
-        return False
-    return any(a == "--lab" and b == lab_id for a, b in zip(argv, argv[1:], strict=False))
+    return runs_for_lab(pid, MODULE, lab_id, started)
 
 
 def server_pids(lab_id: str, lab_dir: Path, pid: int | None, started: int | None) -> list[int]:

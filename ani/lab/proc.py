@@ -143,6 +143,16 @@ def cmdline(pid: int) -> list[str]:
     return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
 
 
+def runs_for_lab(pid: int | None, module: str, lab_id: str, started: int | None = None) -> bool:
+    """True if ``pid`` is a helper process of lab ``lab_id``: it runs (with ``started``: the same
+    process, no PID reuse) and its argv runs ``module`` with ``--lab <lab_id>`` (the NETCONF
+    server, the reaper). How a lab's own host-side processes are told apart: never by name."""
+    if not pid or not is_alive(pid, started):
+        return False
+    argv = cmdline(pid)
+    return module in argv and any(a == "--lab" and b == lab_id for a, b in zip(argv, argv[1:], strict=False))
+
+
 def kill_and_wait(pids: list[int], timeout: float = 1.5) -> list[int]:
     """SIGTERM ``pids``, wait up to ``timeout`` s, then SIGKILL survivors. Returns the PIDs signalled.
 

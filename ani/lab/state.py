@@ -9,7 +9,8 @@ Shape (JSON)::
      "detached": false, "status": "creating|up|down", "created": 1764430000.0,
      "namespaces": ["ani-3fa2c1-r1", ...],
      "pids": {"r1": {"zebra": 4321, ...}}, "topology": {...},
-     "netconf_pid": 4400, "netconf_start": 98800}     # the NETCONF server, if the lab runs one
+     "netconf_pid": 4400, "netconf_start": 98800,     # the NETCONF server, if the lab runs one
+     "reaper_pid": 4390, "reaper_start": 98790}       # the lab's reaper (ani.lab.reaper)
 
 Unknown keys are ignored on reading (pydantic's default), so files with the former ``dirs`` key
 still load.
@@ -50,6 +51,9 @@ class LabState(BaseModel):
     #: the lab's NETCONF server process (PID and start time, see proc.start_time), or None
     netconf_pid: int | None = None
     netconf_start: int | None = None
+    #: the lab's reaper process (PID and start time, see ani.lab.reaper), or None
+    reaper_pid: int | None = None
+    reaper_start: int | None = None
 
     def owner_alive(self) -> bool:
         """True if the creating process still runs (same PID *and* start time)."""

@@ -8,6 +8,10 @@ stdio (default; what desktop agents spawn) or streamable HTTP on ``http://127.0.
 The lab is attached, never owned: stopping the server leaves the lab up. Every message of this
 command goes to stderr (stdout is the MCP wire under stdio).
 
+Started as a session leader (MCP clients spawn stdio servers with ``setsid``), the server is not
+killed by the pseudo-terminals A1's sessions open: the ``ani`` command leaves session leadership
+first (:mod:`ani.lab.terminal`).
+
 Stopping: the client closing stdin (stdio), SIGTERM (what MCP clients and supervisors send)
 or SIGINT (Ctrl-C) close the adapter (its device sessions end; at most ``CLOSE_BOUND_S`` s) and
 exit 0; the lab stays up. A second signal while closing exits at once (130 / 143).
@@ -35,38 +39,6 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 def _err(msg: str, code: int) -> typer.Exit:
     print(f"error: {msg}", file=sys.stderr)
     return typer.Exit(code)
-
-
-def leave_session_leadership() -> None:
-    """If this process leads its session (MCP clients spawn stdio servers with ``setsid``), fork:
-    the parent only waits for the child and exits with its status (forwarding SIGTERM, SIGINT and
-    SIGHUP); the child, not a session leader, serves.
-
-    Why: a session leader without a controlling terminal acquires the first terminal it opens,
-    and the adapters' vtysh sessions run on pseudo-terminals; when one closes, the kernel hangs
-    up the session and SIGHUP kills the server mid-call (seen: the client reads "Connection
-    closed" on the first device call). Call it before any thread or session exists.
-    """
-    import os
-    import signal
-
-    if os.getsid(0) != os.getpid():
-        return
-    child = os.fork()
-    if child == 0:
-        return
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda signum, _frame: os.kill(child, signum))
-    while True:
-        try:
-            _, status = os.waitpid(child, 0)
-            break
-        except ChildProcessError:  # pragma: no cover
-            os._exit(1)
-        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for clarity
-            continue
-    code = os.waitstatus_to_exitcode(status)
-    os._exit(code if code >= 0 else 128 - code)
 
 
 #: seconds a signal-stop waits for ``adapter.close()`` before exiting anyway
@@ -156,8 +128,7 @@ def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
         target = _pick(lab_id, "name one: ani mcp serve --lab ID --level LEVEL")
     except typer.Exit:
         raise LabNotFound("no lab chosen (see the message above); name one with --lab ID") from None
-    lab = Lab.attach(target, own=False)
-    leave_session_leadership()  # after the input checks, before any session or thread
+    lab = Lab.attach(target)  # attached: the server never removes the lab
     try:
         traj = Trajectory(run_id=f"mcp-{target}", level=name, path=trajectory)
     except OSError as exc:

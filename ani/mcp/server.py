@@ -23,12 +23,16 @@ What a client sees:
   answers these before this module runs), and a tool name that ``tools/list`` never offered
   (``-32602 invalid params``, naming the tool and the offered ones, as the MCP spec says).
 
-Adapters are synchronous and not thread-safe: calls run one at a time in a worker thread (the
-event loop keeps serving pings and cancellations meanwhile).
+Adapters are synchronous: each call runs in a worker thread (the event loop keeps serving pings
+and cancellations meanwhile). The SDK handles a client's requests concurrently; an adapter whose
+``concurrent_calls`` is true (every ``BaseAdapter``: it serialises what must be, per router or
+whole, bounded by each call's own bound, see docs/protocol.md "Concurrency") gets them in
+parallel; any other adapter gets them one at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 from collections.abc import Mapping
@@ -106,7 +110,8 @@ class AdapterTools:
     def __init__(self, adapter: Any) -> None:
         self.adapter = adapter
         self.specs: dict[str, ToolSpec] = {s.name: s for s in adapter.tools()}
-        self._lock = anyio.Lock()
+        #: None: the adapter takes concurrent calls (``concurrent_calls``); else one at a time
+        self._lock = None if getattr(adapter, "concurrent_calls", False) else anyio.Lock()
 
     def list_tools(self) -> list[types.Tool]:
         """One MCP ``Tool`` per adapter ToolSpec, in the adapter's order."""
@@ -117,7 +122,8 @@ class AdapterTools:
         return None if spec is None else spec.input_schema
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """Run one tool (serialised, in a worker thread).
+        """Run one tool in a worker thread (one at a time unless the adapter takes concurrent
+        calls, see the module doc).
 
         Raises:
             MCPError: ``INVALID_PARAMS`` if ``name`` is not an offered tool (a malformed request).
@@ -129,7 +135,7 @@ class AdapterTools:
                 f"unknown tool {shown}; tools are: {', '.join(self.specs)}",
             )
         args = {} if arguments is None else arguments
-        async with self._lock:
+        async with self._lock if self._lock is not None else contextlib.nullcontext():
             try:
                 result = await anyio.to_thread.run_sync(self.adapter.call, name, args)
             except Exception as exc:  # noqa: BLE001 - an adapter fault must not kill the server

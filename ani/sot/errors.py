@@ -5,15 +5,16 @@
     SotError                 base
     +-- DocError             a desired-state document is invalid (``pointer``: JSON Pointer of the problem)
     +-- PatchError           a JSON Patch could not be applied (``index``, ``op``, ``path``)
-    +-- Conflict             ``base_revision`` is stale (``expected``, ``actual``)
+    +-- Conflict             ``base_revision`` is stale, or another writer moved HEAD (``expected``, ``actual``)
     +-- SotPathError         no such file in the repository / a path outside it
+    +-- SotBusy              another writer held a lock of the repository too long (``seconds``)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ani.errors import AniError
+from ani.errors import AniError, AniTimeout
 
 
 class SotError(AniError):
@@ -48,15 +49,28 @@ class PatchError(SotError):
 
 
 class Conflict(SotError):
-    """The patch was based on ``expected`` but the repository is at ``actual``."""
+    """The patch (or commit) was based on ``expected`` but HEAD is at ``actual``; ``message``
+    says what to do (default: read again and retry)."""
 
     code = "conflict"
 
-    def __init__(self, expected: str, actual: str) -> None:
+    def __init__(self, expected: str, actual: str, message: str | None = None) -> None:
         self.expected = expected
         self.actual = actual
-        super().__init__(f"stale base_revision: expected {expected}, repository is at {actual}; read again and retry")
+        super().__init__(message or f"stale base_revision: expected {expected}, repository is at {actual}; "
+                                    "read again and retry")
 
 
 class SotPathError(SotError):
     code = "no-such-path"
+
+
+class SotBusy(SotError, AniTimeout):
+    """Another writer of the repository held one of its locks for ``seconds`` (an AniTimeout:
+    retrying later may work)."""
+
+    code = "busy"
+
+    def __init__(self, what: str, seconds: float) -> None:
+        AniTimeout.__init__(self, seconds, what, f"timeout after {seconds:g} s waiting for {what} "
+                                                 "(held by another writer)")

@@ -38,6 +38,7 @@ status ``failed`` (phase ``read`` / ``desired``); :meth:`drift` raises them.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -262,7 +263,7 @@ class Reconciler:
         """Desired (HEAD) vs the routers now, per router; routers without drift are omitted.
         ``devices``: only these (default: every router of the desired state; names not in it
         are ignored). Raises SotError, ApplyError, LabError."""
-        with self._lock:
+        with self._lock, self._pinned():
             want = self.desired()
             names = [r for r in want if devices is None or r in devices]
             return self._drift(want, self.actual(names))
@@ -270,7 +271,7 @@ class Reconciler:
     def drift_report(self, devices: list[str] | None = None) -> tuple[dict[str, list[DriftItem]], dict[str, list[str]], list[str]]:
         """``(drift, lines, checked)``: :meth:`drift`, the configuration lines involved per router
         with drift (:func:`involved_lines`), and the routers checked. Raises as :meth:`drift`."""
-        with self._lock:
+        with self._lock, self._pinned():
             want = self.desired()
             names = [r for r in want if devices is None or r in devices]
             have = self.actual(names)
@@ -296,10 +297,16 @@ class Reconciler:
         """Make the routers match HEAD (see the module doc); returns and keeps the status.
         Never raises for a router or applier failure (status ``failed``); raises HostFault (a program
         is missing: the host failed, not the change)."""
-        with self._lock:
+        with self._lock, self._pinned():
             st = self._reconcile()
             self._last = st
             return st.model_copy(deep=True)
+
+    def _pinned(self) -> Any:
+        """HEAD fixed for the block (``SotRepo.pinned``): one reconcile or drift reads ONE
+        revision even when another writer of the repository commits meanwhile."""
+        pin = getattr(self.repo, "pinned", None)
+        return pin() if pin is not None else contextlib.nullcontext()
 
     def _reconcile(self) -> ReconcileStatus:
         revision = self.repo.head()

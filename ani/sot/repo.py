@@ -16,17 +16,33 @@ before one commit; each names the ``base_revision`` (HEAD) it was based on and i
 Guarantees: a failed operation changes nothing (files byte-identical, no commit, no staged
 change, no ``index.lock`` left behind); every commit has the explicit author and committer
 given to the constructor (default ``ani-sot <sot@ani.invalid>``), never the machine's identity.
+
+Several writers (issue 11): a working tree belongs to ONE writer. Writers that share one
+source of truth (two adapters on one lab, in one process or two) each get their own git
+worktree of one shared bare repository (:meth:`SotRepo.writer`; its working files and its own
+index), so one writer's uncommitted patch is never seen, nor committed, by another. The shared
+truth is the branch ``main``: :meth:`head` is its tip, and a commit advances it with a
+compare-and-swap (``git update-ref main NEW BASE``), refused with :class:`Conflict` naming the
+commit's base and the current tip when another writer moved it in between. A writer whose
+working tree is clean follows the tip by itself (at the start of each operation); one with
+uncommitted changes on an older base is refused (Conflict) at its next patch or commit, keeps
+its changes, and is told to discard them and redo them on the new HEAD. ``HEAD`` in a revision
+argument always means the tip of ``main``. :meth:`exclusive` is a lock shared by every writer of
+the repository (an ``flock``), for work that must not run twice at once (a reconcile).
 """
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import fcntl
 import json
 import os
+import secrets
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,7 +55,7 @@ import jsonpatch  # noqa: E402
 
 from ani.device.model import DeviceConfig  # noqa: E402
 from ani.host.programs import program  # noqa: E402
-from ani.sot.errors import Conflict, DocError, SotError, SotPathError  # noqa: E402
+from ani.sot.errors import Conflict, DocError, SotBusy, SotError, SotPathError  # noqa: E402
 from ani.sot.format import dumps, from_doc, loads, to_doc  # noqa: E402
 from ani.sot.patch import apply_patch  # noqa: E402
 
@@ -49,6 +65,12 @@ DEFAULT_AUTHOR = ("ani-sot", "sot@ani.invalid")
 #: The skeleton folder of a source checkout (absent in an installed wheel: a built-in README is used).
 SKELETON = Path(__file__).resolve().parents[2] / "sot"
 _DIRS = ("devices", "services")
+#: the shared truth: its tip is HEAD
+BRANCH = "refs/heads/main"
+#: the lock file (in the repository's common git dir) behind :meth:`SotRepo.exclusive`
+EXCLUSIVE_LOCK = "ani-exclusive.lock"
+#: bound on joining / leaving a shared repository (another writer creating or removing it), seconds
+LIFECYCLE_TIMEOUT_S = 60.0
 #: what GitPython's rev-parse raises for a revision it cannot resolve (``@{-1}``, ``HEAD@{1}``
 #: without a reflog entry: IndexError; ``HEAD@{yesterday}``: NotImplementedError)
 _BAD_REVISION = (git.BadName, ValueError, IndexError, NotImplementedError, git.GitCommandError)
@@ -68,7 +90,12 @@ class SotRepo:
         except (git.InvalidGitRepositoryError, git.NoSuchPathError) as e:
             raise SotPathError(f"{self.path} is not a source-of-truth repository: {e}") from None
         self.actor = git.Actor(*author)
+        self.author = author
         self._lock = threading.RLock()
+        self._pin = threading.local()  # see pinned()
+        self.common_dir = Path(self.repo.git.rev_parse("--git-common-dir"))
+        if not self.common_dir.is_absolute():
+            self.common_dir = (self.path / self.common_dir).resolve()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -117,6 +144,53 @@ class SotRepo:
             shutil.rmtree(path / ".git", ignore_errors=True)
             raise
 
+    @classmethod
+    def writer(cls, shared: str | Path, path: str | Path, initial: Callable[[], dict[str, DeviceConfig]], *,
+               skeleton: str | Path | None = SKELETON, author: tuple[str, str] = DEFAULT_AUTHOR,
+               message: str = "init: desired state from the brownfield") -> SotRepo:
+        """A new writer of the shared source of truth ``shared`` (a bare repository; made from
+        ``initial()`` -> ``{router: DeviceConfig}``, as :meth:`init`, if it does not exist yet):
+        its own worktree at ``path`` (absent), on the tip of ``main``. Safe against other writers
+        joining, leaving or creating it at the same time, in this process or another.
+
+        Raises SotError (``path`` exists, the repository cannot be made), SotBusy (another writer
+        held the repository's lifecycle lock for :data:`LIFECYCLE_TIMEOUT_S`), and whatever
+        ``initial()`` raises."""
+        program("git")  # ProgramMissing (package git) if it is not installed
+        shared, path = Path(shared), Path(path)
+        if path.exists():
+            raise SotError(f"{path} exists: a writer's worktree must be new")
+        with _flock(_lifecycle_lock(shared), LIFECYCLE_TIMEOUT_S, f"the source of truth {shared}"):
+            if not (shared / "HEAD").is_file():
+                _make_shared(shared, initial(), skeleton, author, message)
+            try:
+                git.Git().execute(["git", "--git-dir", str(shared), "worktree", "add", "-q", "--detach",
+                                   str(path), BRANCH])
+            except git.GitCommandError as e:
+                shutil.rmtree(path, ignore_errors=True)
+                raise SotError(f"cannot add a worktree {path} of {shared}: {e.stderr.strip()}") from None
+        return cls(path, author)
+
+    def leave(self, keep: bool = False) -> None:
+        """Close this writer; unless ``keep``, remove its worktree and, when no other writer is
+        left, the shared repository. A plain repository (:meth:`init`) is only closed. Never
+        raises for parts already gone."""
+        self.close()
+        if keep or self.common_dir == (self.path / ".git").resolve():
+            return
+        shared = self.common_dir
+        with contextlib.suppress(SotBusy), _flock(_lifecycle_lock(shared), LIFECYCLE_TIMEOUT_S, str(shared)):
+            with contextlib.suppress(git.GitCommandError):
+                git.Git().execute(["git", "--git-dir", str(shared), "worktree", "remove", "--force", str(self.path)])
+            shutil.rmtree(self.path, ignore_errors=True)
+            with contextlib.suppress(git.GitCommandError):
+                git.Git().execute(["git", "--git-dir", str(shared), "worktree", "prune"])
+            admin = shared / "worktrees"
+            if not admin.is_dir() or not any(admin.iterdir()):
+                shutil.rmtree(shared, ignore_errors=True)
+                with contextlib.suppress(FileNotFoundError):
+                    _lifecycle_lock(shared).unlink()  # held: a waiter re-opens it (see _flock)
+
     def close(self) -> None:
         self.repo.close()
 
@@ -129,11 +203,54 @@ class SotRepo:
     # -- reading ---------------------------------------------------------------------------
 
     def head(self) -> str:
-        """The revision (full hex sha) of HEAD."""
-        return self.repo.head.commit.hexsha
+        """The revision (full hex sha) of HEAD: the tip of the shared branch ``main`` (or the
+        revision :meth:`pinned` holds in this thread)."""
+        pin = getattr(self._pin, "rev", None)
+        return pin if pin is not None else self._tip()
+
+    def base(self) -> str:
+        """The revision this working tree's changes are based on (equal to :meth:`head` unless
+        another writer committed since and this tree has uncommitted changes)."""
+        return self.repo.git.rev_parse("HEAD")
+
+    def commit_of(self, revision: str) -> git.Commit:
+        """The commit ``revision`` names; ``HEAD`` (also in ``HEAD~2``, ``HEAD^``) is
+        :meth:`head`. Raises SotError ``unknown revision`` (also for reflog syntax such as
+        ``HEAD@{1}``: a reflog is one working tree's, not the shared history)."""
+        if not isinstance(revision, str) or "@{" in revision:
+            raise SotError(f"unknown revision {revision!r} (name a commit of the history, e.g. from sot_log)")
+        if revision == "HEAD" or revision.startswith(("HEAD~", "HEAD^")):
+            revision = self.head() + revision[4:]
+        try:
+            return self.repo.commit(revision)
+        except _BAD_REVISION:
+            raise SotError(f"unknown revision {revision!r}") from None
+
+    @contextlib.contextmanager
+    def pinned(self, revision: str | None = None) -> Iterator[str]:
+        """Within the block (in this thread), HEAD means ``revision`` (default: the tip now), so
+        that one reconcile reads one revision even when another writer commits meanwhile."""
+        old = getattr(self._pin, "rev", None)
+        self._pin.rev = revision or self.head()
+        try:
+            yield self._pin.rev
+        finally:
+            self._pin.rev = old
+
+    @contextlib.contextmanager
+    def exclusive(self, timeout_s: float, what: str = "the source of truth") -> Iterator[None]:
+        """Hold the lock every writer of this repository shares (an ``flock`` on
+        ``<common git dir>/ani-exclusive.lock``) for the block, waiting at most ``timeout_s``
+        seconds. Raises SotBusy naming ``what`` when another writer held it that long."""
+        with _flock(self.common_dir / EXCLUSIVE_LOCK, timeout_s, what):
+            yield
+
+    def _tip(self) -> str:
+        return self.repo.git.rev_parse("--verify", "-q", BRANCH)
 
     def list(self) -> list[str]:
         """The desired-state files in the working tree (``devices/*.json``, ``services/*.json``)."""
+        self._sync()
         return sorted(str(p.relative_to(self.path)) for d in _DIRS for p in (self.path / d).glob("*.json"))
 
     def routers(self) -> list[str]:
@@ -143,6 +260,7 @@ class SotRepo:
         """The document at ``path`` in the working tree, or at ``revision``."""
         rel = self._rel(path)
         if revision is None:
+            self._sync()
             f = self.path / rel
             if not f.is_file():
                 raise SotPathError(f"no such file: {rel}")
@@ -169,6 +287,7 @@ class SotRepo:
         ``{"path", "base_revision", "changed"}``. Raises Conflict, PatchError, DocError, SotPathError."""
         rel = self._rel(path)
         with self._lock:
+            self._sync()
             actual = self._check_base(base_revision)
             f = self.path / rel
             if f.is_file():
@@ -201,6 +320,7 @@ class SotRepo:
             raise SotError(f"{rel}: only service files (services/<name>.json) can be deleted; "
                            "a router's desired state is edited with a patch")
         with self._lock:
+            self._sync()
             actual = self._check_base(base_revision)
             f = self.path / rel
             if not f.is_file():
@@ -216,20 +336,25 @@ class SotRepo:
             return {"path": rel, "base_revision": actual, "changed": True}
 
     def discard(self) -> None:
-        """Drop every uncommitted change (working tree back to HEAD)."""
+        """Drop every uncommitted change (working tree back to HEAD, the tip of ``main``)."""
         with self._lock, self._guard():
-            self.repo.git.reset("--hard", "-q", "HEAD")
+            self.repo.git.reset("--hard", "-q", self._tip())
             self.repo.git.clean("-fdq", "--", *_DIRS)
 
     def diff(self) -> dict:
         """The working tree against HEAD: ``{"base_revision", "files": [{"path", "status",
         "patch"}], "text"}`` (``patch``: the JSON Patch from HEAD to the working file, ``text``: a
-        unified diff of all files)."""
-        head = self.head()
+        unified diff of all files). ``base_revision`` is what the changes are based on
+        (:meth:`base`)."""
+        with self._lock:
+            self._sync()
+            return self._diff(self.base())
+
+    def _diff(self, head: str) -> dict:
         files, chunks = [], []
-        paths = sorted(set(self.list()) | set(self._tree_files("HEAD")))
+        paths = sorted(set(self._files()) | set(self._tree_files(head)))
         for rel in paths:
-            old = self._blob(rel, "HEAD")
+            old = self._blob(rel, head)
             f = self.path / rel
             new = f.read_text() if f.is_file() else None
             if old == new:
@@ -247,21 +372,26 @@ class SotRepo:
 
     def commit(self, message: str) -> str:
         """Commit every change of the working tree; returns the new revision. Raises SotError
-        if there is nothing to commit (or the message is empty)."""
+        if there is nothing to commit (or the message is empty), Conflict (``expected`` the
+        changes' base, ``actual`` the tip) if another writer moved HEAD since the changes were
+        based on it (nothing committed; the changes stay in the working tree)."""
         if not isinstance(message, str) or not message.strip():
             raise SotError("a commit needs a message")
         with self._lock:
-            if not self.diff()["files"]:
+            self._sync()
+            base = self.base()
+            if not self._diff(base)["files"]:
                 raise SotError("nothing to commit (patch first)")
-            for rel in self.list():
+            self._check_moved(base)
+            for rel in self._files():
                 if rel.startswith("devices/"):
                     from_doc(loads((self.path / rel).read_text(), ""), Path(rel).stem)
             return self._commit_all(message)
 
     def log(self, n: int = 20) -> list[dict]:
-        """The last ``n`` commits, newest first."""
+        """The last ``n`` commits of HEAD, newest first."""
         out = []
-        for c in self.repo.iter_commits("HEAD", max_count=max(1, int(n))):
+        for c in self.repo.iter_commits(self.head(), max_count=max(1, int(n))):
             out.append({
                 "revision": c.hexsha,
                 "message": c.message.rstrip("\n"),
@@ -272,42 +402,104 @@ class SotRepo:
             })
         return out
 
-    def revert(self, revision: str, message: str | None = None) -> str:
-        """A new commit undoing ``revision``; returns it. Refused when the working tree has
-        uncommitted changes, or when the revert does not apply cleanly (nothing changes then)."""
+    def revert(self, revision: str, message: str | None = None,
+               check: Callable[[], None] | None = None) -> str:
+        """A new commit undoing ``revision``; returns it. ``check()`` runs on the reverted working
+        tree before anything is committed (it raises to refuse). Refused, nothing changed, with
+        SotError when the working tree has uncommitted changes, ``revision`` is unknown, not in
+        the history of HEAD, the initial commit, a merge commit (two or more parents: which side
+        to undo is not defined), already undone, or does not apply cleanly (later commits changed
+        the same lines: the message names them); with Conflict when another writer moved HEAD
+        meanwhile (retriable)."""
         with self._lock:
-            if self.diff()["files"]:
+            self._sync()
+            if self._diff(self.base())["files"]:
                 raise SotError("uncommitted changes: commit or discard them before a revert")
+            self._check_moved(self.base())
             try:
-                c = self.repo.commit(revision)
+                c = self.commit_of(revision)
                 parents = c.parents
             except _BAD_REVISION:
                 raise SotError(f"unknown revision {revision!r}") from None
-            if not parents:
-                raise SotError("cannot revert the initial commit")
-            if not self.repo.is_ancestor(c, self.repo.head.commit):
+            tip = self.base()
+            if not self.repo.is_ancestor(c, tip):
                 raise SotError(f"{revision} is not in the history of HEAD")
+            if not parents:
+                raise SotError(f"cannot revert {c.hexsha[:12]}: it is the initial commit (the brownfield "
+                               "the source of truth started from)")
+            if len(parents) > 1:
+                raise SotError(f"cannot revert {c.hexsha[:12]}: it is a merge commit ({len(parents)} parents: "
+                               f"{', '.join(p.hexsha[:12] for p in parents)}), so which side to undo is not "
+                               "defined; revert the commits it merged instead (sot_log lists them)")
             with self._guard(restore=True):
                 try:
                     self.repo.git.revert("--no-commit", c.hexsha)
                 except git.GitCommandError as e:
-                    raise SotError(f"revert of {c.hexsha[:12]} does not apply cleanly: {e.stderr.strip()}") from None
-                if not self.repo.index.diff("HEAD"):
+                    raise SotError(self._unclean(c, tip, e)) from None
+                if not self.repo.git.diff("--cached", "--name-only", "HEAD").strip():
                     raise SotError(f"nothing to revert: the changes of {c.hexsha[:12]} are already undone at HEAD")
-                for rel in self.list():
+                for rel in self._files():
                     if rel.startswith("devices/"):
                         from_doc(loads((self.path / rel).read_text(), "/" + rel), Path(rel).stem)
+                if check is not None:
+                    check()
                 first = c.message.splitlines()[0] if c.message else ""
                 return self._commit(message or f'Revert "{first}"\n\nThis reverts commit {c.hexsha}.\n')
+
+    def _unclean(self, c: git.Commit, tip: str, e: git.GitCommandError) -> str:
+        """Why reverting ``c`` on ``tip`` does not apply: the files in conflict and the later
+        commits that changed them (not git's raw output)."""
+        try:
+            files = [f for f in self.repo.git.diff("--name-only", "--diff-filter=U").splitlines() if f]
+        except git.GitCommandError:
+            files = []
+        later: list[str] = []
+        if files:
+            with contextlib.suppress(git.GitCommandError):
+                later = [ln for ln in self.repo.git.log("--format=%h %s", f"{c.hexsha}..{tip}", "--", *files)
+                         .splitlines() if ln]
+        what = f" in {', '.join(files)}" if files else ""
+        by = f" by {'; '.join(later[:5])}" + (" ..." if len(later) > 5 else "") if later else ""
+        if not files:
+            why = " ".join((e.stderr or str(e)).split())[:300]
+            return f"revert of {c.hexsha[:12]} does not apply cleanly ({why})"
+        return (f"revert of {c.hexsha[:12]} does not apply cleanly: the same lines{what} were changed later{by}; "
+                "revert those later commits first (newest first), or undo the change with sot_patch")
 
     # -- internals -------------------------------------------------------------------------
 
     def _check_base(self, base_revision: Any) -> str:
-        """HEAD (full sha) if ``base_revision`` names it (full or >= 7 hex digits), else Conflict."""
-        actual = self.head()
+        """HEAD (full sha) if ``base_revision`` names it (full or >= 7 hex digits) and this
+        working tree is based on it, else Conflict."""
+        actual = self._tip()
         if not isinstance(base_revision, str) or len(base_revision) < 7 or not actual.startswith(base_revision.lower()):
             raise Conflict(str(base_revision), actual)
+        self._check_moved(self.base())
         return actual
+
+    def _check_moved(self, base: str) -> None:
+        """Conflict if the tip moved away from ``base`` (this tree's uncommitted changes are
+        based on an older HEAD: another writer committed since)."""
+        tip = self._tip()
+        if tip != base:
+            raise Conflict(base, tip, f"HEAD moved: your uncommitted changes are based on {base}, HEAD is now {tip} "
+                                      "(another writer committed); nothing was committed and your changes are "
+                                      "still in the working tree (sot_diff shows them): sot_discard, then read "
+                                      f"and patch again on {tip[:12]}")
+
+    def _sync(self) -> None:
+        """A clean working tree follows the tip of ``main`` (another writer's commit)."""
+        with self._lock:
+            base, tip = self.base(), self._tip()
+            if base == tip:
+                return
+            if self.repo.git.status("--porcelain", "--untracked-files=all", "--", *_DIRS).strip():
+                return  # uncommitted changes on an older base: _check_moved refuses them
+            with self._guard():
+                self.repo.git.reset("--hard", "-q", tip)
+
+    def _files(self) -> list[str]:
+        return sorted(str(p.relative_to(self.path)) for d in _DIRS for p in (self.path / d).glob("*.json"))
 
     def _rel(self, path: str) -> str:
         if not isinstance(path, str) or not path:
@@ -319,15 +511,14 @@ class SotRepo:
         return p.as_posix()
 
     def _blob(self, rel: str, revision: str) -> str | None:
+        tree = self.commit_of(revision).tree
         try:
-            return (self.repo.commit(revision).tree / rel).data_stream.read().decode()
+            return (tree / rel).data_stream.read().decode()
         except KeyError:
             return None
-        except _BAD_REVISION:
-            raise SotError(f"unknown revision {revision!r}") from None
 
     def _tree_files(self, revision: str) -> list[str]:
-        tree = self.repo.commit(revision).tree
+        tree = self.commit_of(revision).tree
         return [b.path for b in tree.traverse() if b.type == "blob" and b.path.endswith(".json")
                 and b.path.split("/")[0] in _DIRS]
 
@@ -337,8 +528,30 @@ class SotRepo:
             return self._commit(message)
 
     def _commit(self, message: str) -> str:
-        commit = self.repo.index.commit(message, author=self.actor, committer=self.actor, skip_hooks=True)
-        return commit.hexsha
+        """Commit the index on this tree's base and advance ``main`` to it with a
+        compare-and-swap (Conflict if another writer moved it); returns the new revision."""
+        try:
+            base: str | None = self.base()
+        except git.GitCommandError:
+            base = None  # the initial commit
+        new = self._write_commit(message, base)
+        try:
+            self.repo.git.update_ref("-m", "ani-sot commit", BRANCH, new, base or "0" * 40)
+        except git.GitCommandError:
+            tip = self.repo.git.rev_parse("--verify", "-q", BRANCH) if base else "?"
+            raise Conflict(base or "", tip, f"HEAD moved: this commit was based on {base}, but another writer moved "
+                                           f"HEAD to {tip} meanwhile; nothing was committed: read again and retry") from None
+        self.repo.git.reset("-q", "--soft", new)  # this tree's HEAD (a no-op when HEAD is main itself)
+        return new
+
+    def _write_commit(self, message: str, parent: str | None) -> str:
+        """The commit object of the index with ``parent`` (the configured identity, no hooks)."""
+        tree = self.repo.git.write_tree()
+        name, email = self.author
+        env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+               "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
+        args = [tree] + (["-p", parent] if parent else []) + ["-m", message]
+        return self.repo.git.commit_tree(*args, env=env).strip()
 
     @contextlib.contextmanager
     def _guard(self, restore: bool = False) -> Iterator[None]:
@@ -363,7 +576,68 @@ class SotRepo:
                 for state in ("REVERT_HEAD", "MERGE_MSG"):
                     with contextlib.suppress(FileNotFoundError):
                         (Path(self.repo.git_dir) / state).unlink()
+                shutil.rmtree(Path(self.repo.git_dir) / "sequencer", ignore_errors=True)
             raise
+
+
+def _lifecycle_lock(shared: Path) -> Path:
+    """The lock file of joining / leaving ``shared`` (next to it: it outlives the repository)."""
+    return shared.with_name(shared.name + ".lock")
+
+
+@contextlib.contextmanager
+def _flock(path: Path, timeout_s: float, what: str) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created if missing) for the block, waiting at
+    most ``timeout_s`` seconds. Raises SotBusy naming ``what``. Two holders in one process
+    exclude each other too (each opens its own file description). The holder may remove the
+    file (a waiter then locks the new one)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise SotBusy(what, timeout_s) from None
+            time.sleep(0.02)
+            continue
+        try:  # the holder before may have removed the file: then this lock protects nothing
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _make_shared(shared: Path, devices: dict[str, DeviceConfig], skeleton: str | Path | None,
+                 author: tuple[str, str], message: str) -> None:
+    """Create the bare repository ``shared`` whose ``main`` is :meth:`SotRepo.init`'s first commit
+    of ``devices`` (the caller holds its lifecycle lock)."""
+    shutil.rmtree(shared, ignore_errors=True)  # what a creator that died half-way left
+    seed_path = shared.parent / f".{shared.name}.init-{secrets.token_hex(3)}"
+    g = git.Git()
+    try:
+        SotRepo.init(seed_path, devices, skeleton=skeleton, author=author, message=message).close()
+        g.execute(["git", "init", "-q", "--bare", "--initial-branch=main", str(shared)])
+        for key, val in (("user.name", author[0]), ("user.email", author[1]), ("commit.gpgsign", "false"),
+                         ("gc.auto", "0")):  # no background gc while writers work
+            g.execute(["git", "--git-dir", str(shared), "config", key, val])
+        g.execute(["git", "--git-dir", str(shared), "fetch", "-q", str(seed_path), f"{BRANCH}:{BRANCH}"])
+    except git.GitCommandError as e:
+        shutil.rmtree(shared, ignore_errors=True)
+        raise SotError(f"cannot create the source of truth {shared}: {e.stderr.strip()}") from None
+    except BaseException:
+        shutil.rmtree(shared, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(seed_path, ignore_errors=True)
 
 
 def _check_name(name: str) -> None:

@@ -159,7 +159,7 @@ def service_files(repo: Any, revision: str | None = "HEAD") -> list[tuple[str, A
         texts = {p: (repo.path / p).read_text() for p in paths}
     else:
         texts = {}
-        tree = repo.repo.commit(revision).tree
+        tree = repo.commit_of(revision).tree
         for b in tree.traverse():
             if b.type == "blob" and b.path.startswith("services/") and b.path.endswith(".json") and b.path.count("/") == 1:
                 texts[b.path] = b.data_stream.read().decode()
@@ -184,7 +184,7 @@ def device_configs(repo: Any, revision: str | None = "HEAD") -> dict[str, Device
 
 
 def _routers_at(repo: Any, revision: str) -> list[str]:
-    tree = repo.repo.commit(revision).tree
+    tree = repo.commit_of(revision).tree
     return sorted(Path(b.path).stem for b in tree.traverse()
                   if b.type == "blob" and b.path.startswith("devices/") and b.path.endswith(".json"))
 

@@ -175,12 +175,25 @@ def test_nftables_ruleset_is_loaded(make_lab):
     assert "ani_test" not in lab.exec("r2", ["nft", "list", "tables"]).stdout
 
 
-CRASHER = """
+#: kills the lab's reaper first: what is left is for ``down_stale`` (the reaper's own work is
+#: tests/integration/test_process_life.py)
+KILL_REAPER = """
+import os, signal, time
+from ani.lab.state import read_state
+def kill_reaper(lab_id):
+    st = read_state(lab_id)
+    os.kill(st.reaper_pid, signal.SIGKILL)
+    while os.path.exists(f"/proc/{st.reaper_pid}") and open(f"/proc/{st.reaper_pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+"""
+
+CRASHER = KILL_REAPER + """
 import os, sys
 from ani.lab import Lab
 lab = Lab(sys.argv[1], lab_id=sys.argv[2]).up()
+kill_reaper(lab.id)
 print(lab.id, flush=True)
-os._exit(0)   # no atexit, no down(): a crashed SDK process
+os._exit(0)   # no atexit, no down(): a crashed SDK process (and its reaper gone too)
 """
 
 OWNER = """
@@ -309,11 +322,12 @@ def test_a_lab_object_whose_up_failed_on_a_used_id_never_downs_the_other(make_la
     assert first.exec("r1", ["hostname"]).stdout == "r1\n"
 
 
-HALF = """
+HALF = KILL_REAPER + """
 import os, sys
 from ani.lab import Lab, frr
 def crash(*a, **k):
-    os._exit(3)   # dies between starting FRR and loading its config
+    kill_reaper(sys.argv[2])
+    os._exit(3)   # dies between starting FRR and loading its config (its reaper gone too)
 frr.load_config = crash
 Lab(sys.argv[1], lab_id=sys.argv[2], detached=True).up()
 """

@@ -86,11 +86,13 @@ def test_scripted_agent_onboards_site(make_lab, level, seed):
         assert p["prefix"] in out, (e, out)
     print(f"{variant.variant_id} {level}: {run.steps} steps, {agent_s:.2f} s")
     if level == "a3r":
-        # the repository is inside the lab's own dir (kept after close: keep_repo) and goes with it
-        repo_path = adapter.repo_path
-        assert repo_path is not None and repo_path.parent == lab.dir and (repo_path / ".git").is_dir()
+        # the repository and the adapter's worktree of it are inside the lab's own dir (kept after
+        # close: keep_repo) and go with it
+        repo_path, shared = adapter.repo_path, adapter.shared_path
+        assert repo_path is not None and repo_path.parent == lab.dir == shared.parent
+        assert (repo_path / ".git").is_file() and (shared / "HEAD").is_file()
         lab.down()
-        assert not repo_path.exists() and not lab.dir.exists()
+        assert not repo_path.exists() and not shared.exists() and not lab.dir.exists()
 
 
 def test_budget_is_respected(make_lab):

@@ -15,7 +15,7 @@ from ani.adapters.error_map import error_result
 from ani.device.model import DeviceConfig, StaticRoute
 from ani.errors import ConfigError
 from ani.protocol import Level
-from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError
+from ani.sot.errors import Conflict, DocError, PatchError, SotBusy, SotError, SotPathError
 from ani.sot.patch import pointer
 
 TOOLS = {"get_topology", "sot_list", "sot_read", "sot_patch", "sot_diff", "sot_discard", "sot_commit", "sot_log",
@@ -62,7 +62,7 @@ def test_level_and_tools(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("options,words", [
-    ({"bogus": 1}, "a3r options: bogus: unknown option (known: keep_repo, max_tries)"),
+    ({"bogus": 1}, "a3r options: bogus: unknown option (known: busy_timeout_s, keep_repo, max_tries)"),
     ({"max_tries": "2"}, "max_tries: Input should be a valid integer"),
     ({"max_tries": True}, "max_tries: Input should be a valid integer"),
     ({"max_tries": 0}, "max_tries: Input should be greater than or equal to 1"),
@@ -87,7 +87,14 @@ def test_error_mapping() -> None:
     assert error_result(DocError("/x", "bad")).data["pointer"] == "/x"
     assert error_result(SotPathError("no such file")).error.code.value == "not_found"
     assert error_result(SotError("unknown revision 'x'")).error.code.value == "not_found"
-    assert error_result(SotError("revert of abc does not apply cleanly: x")).error.code.value == "conflict"
+    # a revert that cannot apply, or of a merge commit, is no conflict to retry: a retry cannot succeed
+    for why in ("revert of abc does not apply cleanly: the same lines in devices/r1.json were changed later",
+                "cannot revert abc: it is a merge commit (2 parents: a, b), so which side to undo is not defined"):
+        r = error_result(SotError(why))
+        assert (r.error.code.value, r.error.retriable) == ("invalid_arguments", False)
+    assert error_result(Conflict("aaa", "bbb")).error.retriable is True
+    r = error_result(SotBusy("another writer's reconcile of lab x", 5))
+    assert (r.error.code.value, r.error.retriable) == ("timeout", True) and "another writer" in r.error.message
     assert error_result(SotError("nothing to commit (patch first)")).error.code.value == "invalid_arguments"
 
 
@@ -106,7 +113,8 @@ def test_repo_in_lab_dir_removed_at_close(tmp_path: Path, running) -> None:  # t
     kept = A3RAdapter(_lab(tmp_path), options={"keep_repo": True})
     kept.open()
     kept.close()
-    assert kept.repo_path is not None and (kept.repo_path / ".git").is_dir()
+    assert kept.repo_path is not None and (kept.repo_path / ".git").is_file()  # a worktree of the lab's repository
+    assert (kept.shared_path / "HEAD").is_file() and kept.shared_path.parent == tmp_path / "lab"
 
 
 def test_patch_commit_reconcile_on_fake_routers(adapter: A3RAdapter, running) -> None:  # type: ignore[no-untyped-def]

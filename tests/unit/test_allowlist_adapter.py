@@ -101,7 +101,7 @@ def test_bad_arguments_and_unknown_device(pair):
 
 def test_a1_caps_output_with_the_shared_marker(monkeypatch):
     a = A1Adapter(RecordingLab(), options={"max_output_bytes": 64})
-    monkeypatch.setattr(a, "_cli", lambda *_a: ("x" * 100, False))
+    monkeypatch.setattr(a, "_cli", lambda *_a, **_k: ("x" * 100, False))
     res = a.call("get_running_config", {"device": "r1"})
     assert res.ok and res.data["truncated"] is True and res.data["bytes"] == 100
     assert res.data["running_config"] == "x" * 64 + truncation_marker(36, 64)

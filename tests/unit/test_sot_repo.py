@@ -152,7 +152,7 @@ def test_failed_commit_leaves_no_lock_and_no_commit(sot: SotRepo, monkeypatch: p
         (sot.path / ".git" / "index.lock").write_text("")  # as if git died holding the lock
         raise RuntimeError("killed mid-commit")
 
-    monkeypatch.setattr(git.IndexFile, "commit", boom)
+    monkeypatch.setattr(SotRepo, "_write_commit", boom)
     with pytest.raises(RuntimeError):
         sot.commit("will fail")
     monkeypatch.undo()
@@ -233,7 +233,7 @@ def test_failed_revert_mid_operation_restores_everything(sot: SotRepo, monkeypat
         (sot.path / ".git" / "index.lock").write_text("")
         raise RuntimeError("killed mid-revert")
 
-    monkeypatch.setattr(git.IndexFile, "commit", boom)
+    monkeypatch.setattr(SotRepo, "_write_commit", boom)
     with pytest.raises(RuntimeError):
         sot.revert(rev)
     monkeypatch.undo()

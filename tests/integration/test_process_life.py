@@ -1,0 +1,271 @@
+"""Process life of ``ani run`` and ``ani campaign run`` (issue 11, section 2): started as a session
+leader (``setsid``, as CI runners and MCP clients do) they are not killed by the pseudo-terminals
+A1's vtysh sessions open; and however they die (SIGKILL, SIGHUP, SIGTERM, SIGINT, as a session
+leader or not, the leader or its child) they leave no lab behind: no namespace, no process, no
+``/run/ani/labs/<id>``, no ``/etc/frr/ani-<id>-*``, within a few seconds. Also the reaper alone
+(a library script killed with SIGKILL) and ``with Lab.attach(id):`` on a lab started by
+``ani lab up`` (it must stay).
+
+The commands run as real processes (``python -m ani.cli``); their labs are found by watching
+``/run/ani/labs`` for labs whose owner is one of the command's processes (other labs on this
+shared machine are never touched).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ani.lab import Lab, frr
+from ani.lab.netns import list_netns
+from ani.lab.proc import cmdline, is_alive
+from ani.lab.state import LABS_ROOT, lab_dir, lab_ids, read_state
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parent.parent.parent
+TRI = ROOT / "tests" / "data" / "tri-ospf-ibgp.yaml"
+ANI = [sys.executable, "-m", "ani.cli"]
+#: how long a dead command's lab may take to disappear, seconds
+GONE_S = 10.0
+
+
+def tree(pid: int) -> set[int]:
+    """``pid`` and every process below it."""
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        if p not in out:
+            out.add(p)
+            todo.extend(kids.get(p, []))
+    return out
+
+
+def labs_of(pids: set[int]) -> dict[str, str]:
+    """``{lab id: status}`` of the labs whose owner is one of ``pids``."""
+    out = {}
+    for i in lab_ids():
+        st = read_state(i)
+        if st is not None and st.owner_pid in pids:
+            out[i] = st.status
+    return out
+
+
+def footprint(lab_id: str) -> dict[str, list[str]]:
+    """Everything of lab ``lab_id`` still on the host (namespaces, FRR dirs, processes, lab dir)."""
+    p = f"ani-{lab_id}-"
+    procs = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            argv = cmdline(int(d.name))
+            if any(p in a for a in argv) or ("--lab" in argv and lab_id in argv):
+                procs.append(" ".join(argv)[:120])
+    return {
+        "netns": [n for n in list_netns() if n.startswith(p)],
+        "frr": sorted(d.name for root in (frr.ETC_ROOT, frr.RUN_ROOT) if root.exists()
+                      for d in root.iterdir() if d.name.startswith(p)),
+        "procs": procs,
+        "dir": [str(lab_dir(lab_id))] if lab_dir(lab_id).exists() else [],
+    }
+
+
+EMPTY = {"netns": [], "frr": [], "procs": [], "dir": []}
+
+
+def wait_gone(ids: list[str], bound_s: float = GONE_S) -> dict[str, dict[str, list[str]]]:
+    end = time.monotonic() + bound_s
+    while True:
+        left = {i: footprint(i) for i in ids}
+        left = {i: f for i, f in left.items() if f != EMPTY}
+        if not left or time.monotonic() > end:
+            return left
+        time.sleep(0.2)
+
+
+def start(argv: list[str], session_leader: bool, **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
+    return subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=session_leader, **kw)
+
+
+def watch_labs(p: subprocess.Popen[str], until_up: bool, bound_s: float = 120) -> list[str]:
+    """The ids of the labs ``p``'s processes own, watched until one is up (``until_up``) or
+    until ``p`` exits."""
+    seen: dict[str, str] = {}
+    end = time.monotonic() + bound_s
+    while time.monotonic() < end:
+        seen.update(labs_of(tree(p.pid)))
+        if until_up and "up" in seen.values():
+            return sorted(seen)
+        if p.poll() is not None:
+            return sorted(seen)
+        time.sleep(0.05)
+    raise AssertionError(f"no lab of {p.args} came up in {bound_s} s")
+
+
+def stop(p: subprocess.Popen[str]) -> None:
+    if p.poll() is None:
+        p.kill()
+    p.wait(30)
+
+
+@pytest.fixture
+def out_dir(tmp_path: Path) -> Path:
+    return tmp_path / "out"
+
+
+def test_setsid_ani_run_a1_succeeds_and_leaves_nothing(lab_host, out_dir):
+    p = start(["setsid", "-w", *ANI, "run", "--level", "a1", "--seed", "2", "--out", str(out_dir)],
+              session_leader=False)
+    try:
+        ids = watch_labs(p, until_up=False)
+        p.wait(300)
+        out = p.stdout.read() if p.stdout else ""
+    finally:
+        stop(p)
+    assert p.returncode == 0, out[-3000:]  # not killed by SIGHUP (129) at the first A1 call
+    assert "verdict: clean_success" in out, out[-3000:]
+    assert len(ids) == 1, ids
+    assert wait_gone(ids, 0.0) == {}
+
+
+CAMPAIGN = """name: proc-life
+scenario: {scenario}
+task: onboard-site
+variants: 2
+seed: 1
+factor: level
+agent: {{kind: scripted}}
+budget: {{max_steps: 40, wall_clock_s: 300}}
+cells:
+  - {{name: a1, level: a1}}
+"""
+
+
+@pytest.mark.parametrize("session_leader", [True, False], ids=["session-leader", "child"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP, signal.SIGTERM, signal.SIGINT],
+                         ids=lambda s: signal.Signals(s).name)
+def test_ani_run_killed_mid_run_leaves_no_lab(lab_host, out_dir, sig, session_leader):
+    p = start([*ANI, "run", "--level", "a1", "--seed", "2", "--out", str(out_dir)], session_leader)
+    try:
+        ids = watch_labs(p, until_up=True)
+        assert len(ids) == 1 and p.poll() is None
+        time.sleep(0.5)  # into the agent's calls (A1: vtysh sessions on ptys)
+        p.send_signal(sig)
+        p.wait(GONE_S + 20)
+    finally:
+        stop(p)
+    assert wait_gone(ids) == {}, f"left after {signal.Signals(sig).name}"
+    assert p.returncode != 0
+
+
+def test_the_child_of_a_session_leader_is_killed_and_the_lab_goes(lab_host, out_dir):
+    """SIGKILL of the process that runs the command (the session leader's child): its reaper."""
+    p = start([*ANI, "run", "--level", "a1", "--seed", "2", "--out", str(out_dir)], session_leader=True)
+    try:
+        ids = watch_labs(p, until_up=True)
+        owner = read_state(ids[0]).owner_pid
+        assert owner != p.pid and owner in tree(p.pid)  # the leader forked; its child owns the lab
+        os.kill(owner, signal.SIGKILL)
+        p.wait(30)
+    finally:
+        stop(p)
+    assert p.returncode == 128 + signal.SIGKILL  # the leader exits with its child's status
+    assert wait_gone(ids) == {}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
+def test_ani_campaign_run_killed_mid_run_leaves_no_lab(lab_host, tmp_path, out_dir, sig):
+    spec = tmp_path / "c.yaml"
+    spec.write_text(CAMPAIGN.format(scenario=ROOT / "scenarios" / "brownfield-small.yaml"))
+    p = start([*ANI, "campaign", "run", str(spec), "--out", str(out_dir), "--no-progress"], session_leader=True)
+    try:
+        ids = watch_labs(p, until_up=True)
+        time.sleep(0.5)
+        p.send_signal(sig)
+        p.wait(GONE_S + 20)
+    finally:
+        stop(p)
+    assert wait_gone(ids) == {}
+    assert p.returncode != 0
+
+
+def test_setsid_campaign_run_a1_completes_and_leaves_nothing(lab_host, tmp_path, out_dir):
+    spec = tmp_path / "c.yaml"
+    spec.write_text(CAMPAIGN.format(scenario=ROOT / "scenarios" / "brownfield-small.yaml"))
+    p = start(["setsid", "-w", *ANI, "campaign", "run", str(spec), "--out", str(out_dir), "--no-progress"],
+              session_leader=False)
+    try:
+        ids = watch_labs(p, until_up=False, bound_s=600)
+        p.wait(600)
+        out = p.stdout.read() if p.stdout else ""
+    finally:
+        stop(p)
+    assert p.returncode == 0, out[-3000:]
+    assert len(ids) == 2, ids  # one fresh lab per run
+    assert wait_gone(ids, 0.0) == {}
+    runs = (out_dir / "runs.jsonl").read_text().splitlines()
+    assert len(runs) == 2 and all('"clean_success"' in r for r in runs), runs
+
+
+LIBRARY_OWNER = textwrap.dedent("""
+    import sys, time
+    from ani.lab import Lab
+    lab = Lab(sys.argv[1]).up()
+    print(lab.id, flush=True)
+    time.sleep(120)
+""")
+
+
+def test_reaper_removes_the_lab_of_a_sigkilled_library_script(lab_host):
+    p = subprocess.Popen([sys.executable, "-c", LIBRARY_OWNER, str(TRI)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        lab_id = p.stdout.readline().strip()
+        st = read_state(lab_id)
+        assert st is not None and st.reaper_pid and is_alive(st.reaper_pid, st.reaper_start)
+        assert os.getsid(st.reaper_pid) != os.getsid(p.pid)  # its own session: a group kill spares it
+        p.kill()  # SIGKILL: no handler, no atexit
+        p.wait(10)
+        assert wait_gone([lab_id]) == {}
+        assert not is_alive(st.reaper_pid)
+    finally:
+        stop(p)
+        Lab.down_stale()
+
+
+def test_ani_lab_up_lab_survives_attach_with_block_and_its_reaper_is_gone(lab_host, tmp_path):
+    lab_id = "pla" + os.urandom(3).hex()
+    up = subprocess.run([*ANI, "lab", "up", str(TRI), "--id", lab_id], cwd=ROOT, capture_output=True, text=True,
+                        timeout=120)
+    try:
+        assert up.returncode == 0, up.stderr
+        st = read_state(lab_id)
+        assert st is not None and st.detached and st.status == "up"
+        deadline = time.monotonic() + 5  # handed over: its reaper exits by itself
+        while is_alive(st.reaper_pid, st.reaper_start) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not is_alive(st.reaper_pid, st.reaper_start)
+        with Lab.attach(lab_id) as lab:  # attaching never removes the lab (docs/netconf.md)
+            assert lab.exec("r1", ["hostname"]).stdout == "r1\n"
+        lab.down()
+        assert (LABS_ROOT / lab_id).is_dir() and len(footprint(lab_id)["netns"]) == 5
+        with pytest.raises(Exception, match="never takes a lab over"):
+            Lab.attach(lab_id, own=True)
+        assert Lab.attach(lab_id).exec("r2", ["hostname"]).ok
+    finally:
+        subprocess.run([*ANI, "lab", "down", lab_id], cwd=ROOT, capture_output=True, timeout=60)
+    assert footprint(lab_id) == EMPTY
