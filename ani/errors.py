@@ -54,6 +54,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- RpcError                 one rpc-error to send (RFC 6241 §4.3)
     |   +-- RpcErrors                several
     |   +-- FramingError             the peer broke RFC 6242 framing
+    |   +-- JournalError             ani.netconf.journal: a journal file (pending commit, locks) not written
     +-- IntentError (ValueError)     ani.intents.errors: a service change refused (``code``, ``path``)
     |   +-- PoolExhausted            a resource pool is empty
     +-- SotError                     ani.sot.errors: the source of truth
@@ -103,6 +104,7 @@ class ErrorCode(StrEnum):
     CONFLICT = "conflict"  # the base revision is stale (HEAD moved); re-read and retry
     RESOURCE_EXHAUSTED = "resource_exhausted"  # a resource pool (addresses, seq numbers, names) has no free value
     NON_CONVERGENT = "non_convergent"  # reconciliation stopped: the same or the inverse drift came back
+    LOCKED = "locked"  # another management session holds the device's configuration lock (a NETCONF <lock> on running, RFC 6241 §7.5); retriable once it is released
 
 
 class AniError(Exception):

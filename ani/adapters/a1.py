@@ -32,6 +32,12 @@ Tools (NetConfBench names and argument schemas where they fit):
    operation such as ``clear ip bgp *``, which resets sessions but changes no configuration,
    reports ``changed=False``; a rollback cannot undo such operations either).
 
+A NETCONF lock on a router's running datastore (RFC 6241 §7.5: a lock keeps the other
+management paths from changing the configuration) is honoured: while a session of the lab's
+NETCONF server holds it (``lab.netconf_lock``), ``update_config`` and ``rollback`` on that router
+send nothing and fail with ``locked`` (retriable), naming the session; a lock left by a server
+that is no longer running counts as none. The check is made when the call starts.
+
 Comment items (``!``/``#``), ``configure terminal``, ``end`` and a top-level ``exit`` are not
 sent (status ``success`` with a note): the adapter manages configuration mode itself.
 
@@ -189,6 +195,20 @@ class A1Adapter(BaseAdapter):
             raise
         return r.output, r.failed
 
+    def _netconf_locked(self, device: str, what: str) -> ToolResult | None:
+        """``locked`` (retriable) if a NETCONF session holds the lock on ``device``'s running
+        datastore (see the module doc); None if not, or if the lab has no NETCONF server (a
+        lab object without ``netconf_lock`` has none)."""
+        probe = getattr(self.lab, "netconf_lock", None)
+        held = probe(device) if probe is not None else None
+        if held is None:
+            return None
+        return ToolResult.failure(
+            ErrorCode.LOCKED,
+            f"{device}: {held.describe()}; {what} sends nothing while it is held (RFC 6241 §7.5): "
+            "retry once it is released", retriable=True,
+            data={"netconf_session": held.session_id, "target": held.target, "since": held.since})
+
     def _unreachable(self, device: str, exc: Exception) -> ToolResult:
         """A device that could not be read or driven (see :func:`ani.adapters.error_map.error_result`):
         ``timeout`` when a bound ran out, else ``device_unreachable``. The message names the
@@ -296,6 +316,8 @@ class A1Adapter(BaseAdapter):
             return ToolResult.failure(
                 ErrorCode.UNKNOWN_SNAPSHOT, f"no snapshot {args.snapshot_id!r} of {args.device} (known: {known})"
             )
+        if (locked := self._netconf_locked(args.device, "rollback")) is not None:
+            return locked
         self._end_session(args.device)
         try:
             rep = self.snapshots.restore(args.device, snap.state)
@@ -346,6 +368,8 @@ class A1Adapter(BaseAdapter):
                 exc.message + "; nothing was sent",
                 data={"results": results, "failed_index": exc.index, "rolled_back": False},
             )
+        if (locked := self._netconf_locked(dev, "update_config")) is not None:
+            return locked
         try:
             pre = self.snapshots.take(dev, label="auto: before update_config")
         except (ReadError, LabError) as exc:

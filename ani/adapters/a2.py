@@ -37,8 +37,8 @@ commits already made by this call are cancelled (``cancel-commit``, running rest
 the result says that too.
 
 Confirmed commits are not persistent (no ``persist``): if the adapter's session to a router
-drops or :meth:`close` runs before ``confirm_commit``, the server rolls the change back
-(RFC 6241 §8.4.1). The adapter notices a re-opened session and reports the lost locks and
+drops, the lab's NETCONF server stops or restarts, or :meth:`close` runs before
+``confirm_commit``, the server rolls the change back (RFC 6241 §8.4.1). The adapter notices a re-opened session and reports the lost locks and
 rolled-back commit in the next result (``data.notes``); ``confirm_commit`` then refuses, as it
 does after the confirm timeout has passed (a plain commit would commit the candidate instead
 of confirming anything).

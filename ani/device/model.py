@@ -9,21 +9,23 @@ DeviceConfig
   bgp_route_map_delay_timer: int | None                 ("bgp route-map delay-timer N", 0..600 s;
                                                          5 is FRR's default: canonical None)
   interfaces: {ifname: Interface}
-    description: str | None
-    addresses: [IPv4Interface]                          (sorted as FRR prints them: by text)
+    description: str | None                             (at most 4080 bytes of UTF-8)
+    addresses: [IPv4Interface]                          (sorted as FRR prints them: by text;
+                                                         not in 0/8, 127/8 or 224/3)
     ospf: InterfaceOspf(area, network, hello_interval, dead_interval, passive)
   static_routes: [StaticRoute(prefix, nexthop, distance=1)]   (one route per (prefix, nexthop))
     nexthop: IPv4 address | interface name | "Null0" | "blackhole" | "reject"
   ospf: Ospf | None
-    router_id, passive_default, networks: [OspfNetwork(prefix, area)],
+    router_id (not 0.0.0.0), passive_default, networks: [OspfNetwork(prefix, area)],
     throttle_spf: (delay, init_hold, max_hold) ms 0..600000, throttle_lsa_all: int, lsa_min_arrival: int
   bgp: Bgp | None
-    asn (required), router_id, coalesce_time: ms 0..4294967295 ("coalesce-time N"),
-    timers: (keepalive, holdtime) s 0..65535
+    asn (required), router_id (not 0.0.0.0), coalesce_time: ms 0..4294967295 ("coalesce-time N"),
+    timers: (keepalive, holdtime) s: holdtime 0 or 3..65535, keepalive <= holdtime // 3
     peer_groups: {name: Peer}        neighbors: {IPv4 address: Peer}
       Peer: remote_as (1..4294967295 | "internal" | "external"), peer_group, description, shutdown,
             update_source (interface name | IPv4 address), timers_connect
-      (a peer-group name is not an IPv4 address)
+      (a peer-group name is not an IPv4 address; "neighbor NAME description TEXT" fits in one
+       FRR line)
     ipv4_unicast: BgpAf
       networks: [IPv4Network], redistribute: {kernel|connected|static|ospf: route-map | None},
       peers: {peer-group name or neighbor address: BgpAfPeer(route_reflector_client,
@@ -41,8 +43,19 @@ Canonical form (applied by validators, so equal configurations compare equal): k
 collections are dicts (equality ignores their order; prefix-lists and route-maps keep their
 creation order, which is the order FRR prints them in); addresses, static routes, networks and
 list entries are sorted the way FRR prints them; interfaces without any setting are dropped
-(FRR does not print them); a static route's distance 1 is the default; ``bgp route-map
-delay-timer 5`` (FRR's default, which it never prints) is None.
+(FRR does not print them); a static route's distance 1 is the default; the values FRR 8.4
+(``-F traditional``) takes as its defaults and then never prints are None: ``bgp route-map
+delay-timer 5``, ``timers bgp 60 180``, ``ip ospf hello-interval 10``, ``timers throttle spf 0
+50 5000``, ``timers throttle lsa all 5000``, ``timers lsa min-arrival 1000``; numbers are
+written the way FRR prints them back: a decimal OSPF area and a community ``AA:NN`` without
+leading zeros, a community with a well-known value by its name (``65535:65281`` is
+``no-export``).
+
+FRR's limits (measured on FRR 8.4.4, see ``docs/device-model.md``) are the model's: what FRR
+refuses or rewrites at apply time is refused here, so that validation (A2's ``validate``, A3's
+service checks) catches it before anything reaches a router. Lines are limited to
+:data:`MAX_LINE_BYTES` bytes and :data:`MAX_COMMAND_WORDS` words (a description, a long ``set
+community``).
 """
 
 from __future__ import annotations
@@ -69,21 +82,49 @@ REDIST_ORDER: tuple[str, ...] = ("kernel", "connected", "static", "ospf")
 DEFAULT_ROUTE_MAP_DELAY = 5
 #: Static next hops that discard traffic (may not be mixed with forwarding next hops).
 DISCARD_NEXTHOPS: tuple[str, ...] = ("Null0", "blackhole", "reject")
+#: The longest configuration line (bytes of UTF-8, with its block indentation) FRR 8.4 takes
+#: through ``vtysh -f``, which frr-reload uses to add lines: a line of 4094 or 4095 bytes hangs
+#: vtysh, a longer one is cut at 4095 and refused (measured with FRR 8.4.4).
+MAX_LINE_BYTES = 4093
+#: The longest command (bytes of UTF-8, its indentation included) ``vtysh -c`` takes, which
+#: frr-reload uses to remove lines (`` no <line>``): 4095 bytes hang vtysh, longer are refused.
+MAX_COMMAND_BYTES = 4094
+#: The most words one FRR command may have (vtysh refuses more: "% Unknown command"), e.g.
+#: ``set community`` with 253 values (252 with ``additive``) (measured with FRR 8.4.4).
+MAX_COMMAND_WORDS = 255
+#: FRR 8.4's defaults (``-F traditional``) that it never prints when configured: canonical None.
+DEFAULT_BGP_TIMERS = (60, 180)
+DEFAULT_HELLO_INTERVAL = 10
+DEFAULT_THROTTLE_SPF = (0, 50, 5000)
+DEFAULT_THROTTLE_LSA_ALL = 5000
+DEFAULT_LSA_MIN_ARRIVAL = 1000
 
-_AREA_RE = re.compile(r"^(?:\d{1,10}|\d{1,3}(?:\.\d{1,3}){3})$")
+_AREA_RE = re.compile(r"^(?:\d+|(?:0|[1-9]\d{0,2})(?:\.(?:0|[1-9]\d{0,2})){3})$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,62}$")
 _IFNAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,14}$")
 _TEXT_RE = re.compile(r"^\S+(?: \S+)*$")  # FRR collapses runs of blanks in free text
-_COMMUNITY_RE = re.compile(r"^(?:\d{1,5}:\d{1,5}|internet|graceful-shutdown|blackhole|no-export|no-advertise|local-AS|no-peer)$")
+_COMMUNITY_NUM_RE = re.compile(r"^(\d+):(\d+)$")
+#: the communities FRR 8.4 prints by name (``set community 65535:1`` reads back as accept-own)
 _WELL_KNOWN = {
     "internet": 0,
     "graceful-shutdown": 0xFFFF0000,
+    "accept-own": 0xFFFF0001,
+    "route-filter-translated-v4": 0xFFFF0002,
+    "route-filter-v4": 0xFFFF0003,
+    "route-filter-translated-v6": 0xFFFF0004,
+    "route-filter-v6": 0xFFFF0005,
+    "llgr-stale": 0xFFFF0006,
+    "no-llgr": 0xFFFF0007,
+    "accept-own-nexthop": 0xFFFF0008,
     "blackhole": 0xFFFF029A,
     "no-export": 0xFFFFFF01,
     "no-advertise": 0xFFFFFF02,
     "local-AS": 0xFFFFFF03,
     "no-peer": 0xFFFFFF04,
 }
+_BY_VALUE = {v: k for k, v in _WELL_KNOWN.items()}
+#: interface addresses zebra refuses (``% Invalid address``): 0/8, 127/8, 224/4 and 240/4
+_MARTIANS = (IPv4Network("0.0.0.0/8"), IPv4Network("127.0.0.0/8"), IPv4Network("224.0.0.0/3"))
 
 
 def ifname_key(name: str) -> tuple:
@@ -102,6 +143,70 @@ def community_key(value: str) -> int:
 def _check(regex: re.Pattern[str], what: str, value: str | None) -> str | None:
     if value is not None and not regex.match(value):
         raise ValueError(f"invalid {what}: {value!r}")
+    return value
+
+
+def check_line(line: str, what: str, removed_by_no: bool = False) -> None:
+    """Raise ValueError unless FRR can take the configuration line ``line`` (with its
+    indentation): at most :data:`MAX_LINE_BYTES` bytes of UTF-8 and :data:`MAX_COMMAND_WORDS`
+    words; with ``removed_by_no`` (frr-reload removes or changes such a line by sending ``no
+    <line>``) that command must also fit in :data:`MAX_COMMAND_BYTES`, or the line could be
+    added but never changed again."""
+    n = len(line.encode("utf-8"))
+    # frr-reload sends the removal as the line with "no " after its indentation
+    limit = min(MAX_LINE_BYTES, MAX_COMMAND_BYTES - len("no ")) if removed_by_no else MAX_LINE_BYTES
+    if n > limit:
+        why = " (frr-reload changes it with 'no ...', which must fit too)" if removed_by_no else ""
+        raise ValueError(f"{what} is too long: its FRR line {line[:40].strip()!r}... is {n} bytes "
+                         f"of UTF-8, FRR takes at most {limit}{why}")
+    words = len(line.split())
+    if words > MAX_COMMAND_WORDS:
+        raise ValueError(f"{what} has too many words: its FRR line has {words}, FRR takes at most "
+                         f"{MAX_COMMAND_WORDS}")
+
+
+def ospf_area(value: str | None) -> str | None:
+    """An OSPF area as FRR takes and prints it: a decimal 0..4294967295 (written without
+    leading zeros, as FRR prints it) or a dotted quad of 0..255 without leading zeros (kept as
+    written: ``0`` and ``0.0.0.0`` stay distinct). Raises ValueError otherwise."""
+    if value is None:
+        return None
+    _check(_AREA_RE, "OSPF area", value)
+    if "." not in value:
+        if int(value) > 4294967295:
+            raise ValueError(f"invalid OSPF area: {value!r} (a decimal area is at most 4294967295)")
+        return str(int(value))
+    if any(int(o) > 255 for o in value.split(".")):
+        raise ValueError(f"invalid OSPF area: {value!r} (a dotted area has octets 0..255)")
+    return value
+
+
+def community(value: str) -> str:
+    """A community as FRR prints it: a well-known name, or ``AA:NN`` (each 0..65535, no leading
+    zeros); a number with a well-known value becomes its name. Raises ValueError otherwise."""
+    if value in _WELL_KNOWN:
+        return value
+    m = _COMMUNITY_NUM_RE.match(value)
+    if not m or int(m.group(1)) > 65535 or int(m.group(2)) > 65535:
+        raise ValueError(f"invalid community: {value!r} (AA:NN with AA and NN in 0..65535, or a "
+                         f"well-known name: {', '.join(_WELL_KNOWN)})")
+    v = (int(m.group(1)) << 16) | int(m.group(2))
+    return _BY_VALUE.get(v, f"{int(m.group(1))}:{int(m.group(2))}")
+
+
+def _unprinted(default: object) -> classmethod:  # type: ignore[type-arg]
+    """A field validator for a value FRR never prints when it is its default ``default``: that
+    value is None (canonical), so a configuration that writes it reads back equal."""
+    def none_if_default(cls: type, v: object) -> object:
+        same = tuple(v) == default if isinstance(v, (list, tuple)) else v == default
+        return None if v is not None and same else v
+
+    return classmethod(none_if_default)
+
+
+def _router_id(value: IPv4Address | None) -> IPv4Address | None:
+    if value is not None and int(value) == 0:
+        raise ValueError("router-id 0.0.0.0 is not a router id (FRR takes it as none and prints nothing)")
     return value
 
 
@@ -131,7 +236,10 @@ class InterfaceOspf(_Model):
     @field_validator("area")
     @classmethod
     def _area(cls, v: str | None) -> str | None:
-        return _check(_AREA_RE, "OSPF area", v)
+        return ospf_area(v)
+
+    _hello = field_validator("hello_interval")(_unprinted(DEFAULT_HELLO_INTERVAL))
+    _network = field_validator("network")(_unprinted("broadcast"))  # the default type
 
     def is_empty(self) -> bool:
         return self == InterfaceOspf()
@@ -147,13 +255,20 @@ class Interface(_Model):
     @field_validator("description")
     @classmethod
     def _desc(cls, v: str | None) -> str | None:
-        return _check(_TEXT_RE, "description", v)
+        _check(_TEXT_RE, "description", v)
+        if v is not None:
+            check_line(f" description {v}", "the interface description")
+        return v
 
     @field_validator("addresses")
     @classmethod
     def _sort(cls, v: list[IPv4Interface]) -> list[IPv4Interface]:
         if len(set(v)) != len(v):
             raise ValueError("duplicate interface address")
+        for a in v:
+            if any(a.ip in net for net in _MARTIANS):
+                raise ValueError(f"interface address {a} is not a unicast host address (FRR refuses "
+                                 "0.0.0.0/8, 127.0.0.0/8 and 224.0.0.0/3: '% Invalid address')")
         return sorted(v, key=str)  # vtysh sorts an interface block's lines as text
 
     def is_empty(self) -> bool:
@@ -213,7 +328,7 @@ class OspfNetwork(_Model):
     @field_validator("area")
     @classmethod
     def _area(cls, v: str | None) -> str | None:
-        return _check(_AREA_RE, "OSPF area", v)
+        return ospf_area(v)
 
 
 class Ospf(_Model):
@@ -234,6 +349,15 @@ class Ospf(_Model):
         if len({n.prefix for n in v}) != len(v):
             raise ValueError("duplicate OSPF network prefix")
         return sorted(v, key=lambda n: (n.prefix.network_address, n.prefix.prefixlen))
+
+    @field_validator("router_id")
+    @classmethod
+    def _rid(cls, v: IPv4Address | None) -> IPv4Address | None:
+        return _router_id(v)
+
+    _spf = field_validator("throttle_spf")(_unprinted(DEFAULT_THROTTLE_SPF))
+    _lsa = field_validator("throttle_lsa_all")(_unprinted(DEFAULT_THROTTLE_LSA_ALL))
+    _arrival = field_validator("lsa_min_arrival")(_unprinted(DEFAULT_LSA_MIN_ARRIVAL))
 
 
 # -- BGP -------------------------------------------------------------------------------------
@@ -310,6 +434,25 @@ class Bgp(_Model):
     neighbors: dict[str, Peer] = Field(default_factory=dict)
     ipv4_unicast: BgpAf = Field(default_factory=BgpAf)
 
+    @field_validator("router_id")
+    @classmethod
+    def _rid(cls, v: IPv4Address | None) -> IPv4Address | None:
+        return _router_id(v)
+
+    @field_validator("timers")
+    @classmethod
+    def _timers(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        if v is None:
+            return None
+        keepalive, hold = v
+        if hold in (1, 2):
+            raise ValueError(f"timers bgp {keepalive} {hold}: the hold time must be 0 or 3..65535 "
+                             "(FRR: 'hold time value must be either 0 or greater than 3')")
+        if keepalive > hold // 3:
+            raise ValueError(f"timers bgp {keepalive} {hold}: the keepalive must be at most a third "
+                             f"of the hold time ({hold // 3}); FRR would set it to that")
+        return None if tuple(v) == DEFAULT_BGP_TIMERS else v
+
     @field_validator("peer_groups")
     @classmethod
     def _groups(cls, v: dict[str, Peer]) -> dict[str, Peer]:
@@ -339,6 +482,10 @@ class Bgp(_Model):
         for key in self.ipv4_unicast.peers:
             if key not in self.peer_groups and key not in self.neighbors:
                 raise ValueError(f"address-family ipv4 unicast: unknown neighbor {key}")
+        for name, p in [*self.peer_groups.items(), *self.neighbors.items()]:
+            if p.description is not None:
+                check_line(f" neighbor {name} description {p.description}", f"the description of {name}",
+                           removed_by_no=True)
         return self
 
     def peer_order(self) -> list[str]:
@@ -360,8 +507,8 @@ class PrefixListEntry(_Model):
     seq: int = Field(ge=1, le=4294967295)
     action: Action
     prefix: IPv4Network | None = None
-    ge: int | None = Field(default=None, ge=1, le=32)
-    le: int | None = Field(default=None, ge=1, le=32)
+    ge: int | None = Field(default=None, ge=0, le=32)
+    le: int | None = Field(default=None, ge=0, le=32)
 
     @model_validator(mode="after")
     def _lengths(self) -> PrefixListEntry:
@@ -401,16 +548,20 @@ class RouteMapEntry(_Model):
     def _communities(cls, v: list[str] | None) -> list[str] | None:
         if v is None or v == ["none"]:
             return v
-        if not v or len(set(v)) != len(v):
+        if not v:
+            raise ValueError("set community needs values")
+        out = [community(c) for c in v]
+        if len(set(out)) != len(out):
             raise ValueError("set community needs distinct values")
-        for c in v:
-            _check(_COMMUNITY_RE, "community", c)
-        return sorted(v, key=community_key)
+        return sorted(out, key=community_key)
 
     @model_validator(mode="after")
     def _additive(self) -> RouteMapEntry:
         if self.set_community_additive and self.set_community in (None, ["none"]):
             raise ValueError("additive needs communities")
+        if self.set_community is not None:
+            check_line(" set community " + " ".join(self.set_community)
+                       + (" additive" if self.set_community_additive else ""), "set community")
         return self
 
 
@@ -508,16 +659,16 @@ class DeviceConfig(_Model):
         if the changes made it invalid."""
         return type(self).model_validate(self.model_dump())
 
-    @field_validator("bgp_route_map_delay_timer")
-    @classmethod
-    def _delay(cls, v: int | None) -> int | None:
-        return None if v == DEFAULT_ROUTE_MAP_DELAY else v
+    _delay = field_validator("bgp_route_map_delay_timer")(_unprinted(DEFAULT_ROUTE_MAP_DELAY))
 
     @field_validator("interfaces")
     @classmethod
     def _interfaces(cls, v: dict[str, Interface]) -> dict[str, Interface]:
         for name in v:
             _check(_IFNAME_RE, "interface name", name)
+        if "lo" in v and v["lo"].ospf.network is not None:
+            raise ValueError("interface lo: ip ospf network: FRR refuses a network type on the "
+                             "loopback ('This is a loopback interface. Can't set network type.')")
         return {k: v[k] for k in sorted(v, key=ifname_key) if not v[k].is_empty()}
 
     @field_validator("static_routes")

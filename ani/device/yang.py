@@ -51,7 +51,7 @@ from yangson.schemanode import ListNode
 
 from ani.device.model import DeviceConfig
 from ani.device.yang_map import TOP, model_to_raw, raw_to_model_dict
-from ani.device.yang_xml import PREFIX, XmlDataError, child_map, raw_to_xml, text, why_invalid, xml_to_raw
+from ani.device.yang_xml import PREFIX, XmlDataError, child_map, raw_to_xml, shown, text, why_invalid, xml_to_raw
 from ani.errors import ModelError
 from ani.resources import data_path
 
@@ -281,7 +281,7 @@ def _validation_issue(e: ValidationError) -> Issue:
     name = getattr(sn, "name", "?")
     detail = f": {e.message}" if e.message else ""
     if isinstance(e, YangTypeError):
-        return Issue("error", path, f"invalid value {text(inst.value)!r} for {name}: {why_invalid(sn.type, inst.value)}",
+        return Issue("error", path, f"invalid value {shown(text(inst.value))} for {name}: {why_invalid(sn.type, inst.value)}",
                      "invalid-value")
     if isinstance(e, SchemaError):
         if e.tag in ("missing-data", "list-key-missing"):
@@ -332,7 +332,7 @@ def _raw_issue(e: RawDataError, raw: dict[str, Any]) -> Issue:
     if kind == "RawMemberError":
         return Issue("error", path, f"unknown member {parts[-1] if parts else '?'}", "unknown-element")
     value = node
-    return Issue("error", path, f"invalid value {value!r}: {getattr(e, 'message', str(e))}", "invalid-value")
+    return Issue("error", path, f"invalid value {shown(value)}: {getattr(e, 'message', str(e))}", "invalid-value")
 
 
 _DICT_FIELDS = {"interfaces": ("interface", "name"), "peer_groups": ("peer-group", "name"),
@@ -368,7 +368,7 @@ def _model_issue(err: Any, data: dict[str, Any]) -> Issue:
     msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
     value = err.get("input")
     if not isinstance(value, (dict, list)):
-        msg = f"{msg} (value {value!r})"
+        msg = f"{msg} (value {shown(value)})"
     return Issue("error", "".join(steps), msg, "invalid-value", "model-rule")
 
 

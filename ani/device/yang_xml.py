@@ -149,7 +149,7 @@ def _scalar(elem: etree._Element, sn: TerminalNode, path: str) -> Any:
     txt = elem.text if elem.text is not None else ""
     value = sn.type.from_xml(_Text(txt))
     if value is None or value not in sn.type:
-        raise XmlDataError("invalid-value", path, f"invalid value {txt!r} for {sn.name}: {why_invalid(sn.type, txt)}")
+        raise XmlDataError("invalid-value", path, f"invalid value {shown(txt)} for {sn.name}: {why_invalid(sn.type, txt)}")
     return sn.type.to_raw(value)
 
 
@@ -166,6 +166,13 @@ def _custom_message(p: Any) -> str | None:
     """A pattern's own ``error-message`` (yangson's default names the pattern), one line."""
     msg = p.error_message
     return None if not msg or msg.startswith("pattern '") else " ".join(msg.split())
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for a message; a long string is cut: ``'xxxx...' (4081 characters)``."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit // 2]!r}... ({len(value)} characters)"
+    return repr(value)
 
 
 def why_invalid(t: DataType, value: Any) -> str:
@@ -202,7 +209,10 @@ def describe(t: DataType) -> str:
         # an inverted pattern with its own message is named by it (a keyword list is long)
         inv = [re.split(r"[,:;]", msg)[0] if (msg := _custom_message(p)) else f"matching {p.pattern!r}"
                for p in t.patterns if p.invert_match]
-        return (f"a {name}" + (f" matching {' and '.join(repr(p) for p in pats)}" if pats else "")
+        lengths = t.length.intervals if getattr(t, "length", None) is not None else None
+        size = (" of " + " | ".join(f"{iv[0]}..{iv[-1]}" if len(iv) > 1 else f"{iv[0]}" for iv in lengths)
+                + " characters") if lengths else ""
+        return (f"a {name}{size}" + (f" matching {' and '.join(repr(p) for p in pats)}" if pats else "")
                 + (f" and not {' or '.join(inv)}" if inv else ""))
     return f"a {t.yang_type()}"
 

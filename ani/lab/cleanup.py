@@ -2,7 +2,7 @@
 
 Only provably-owned things are removed: namespaces named ``ani-<id>-*``, FRR daemons whose
 command line carries ``-N ani-<id>-<node>``, the lab's NETCONF server (its command line carries
-``ani.netconf.serve --lab <id>``), the lab's reaper (``ani.lab.reaper --lab <id>``, stopped last),
+``ani.lab.netconf_server --lab <id>``), the lab's reaper (``ani.lab.reaper --lab <id>``, stopped last),
 processes inside those namespaces, and the lab's directories. Nothing is ever killed by name.
 
 At exit of the owner: an owned, non-detached lab is removed at interpreter exit (atexit, which

@@ -29,7 +29,9 @@ CONTRACT (other modules code against these signatures; keep them):
 Additions: ``lab.timings`` (seconds of the last up/down phases), ``lab.node_dir(node)`` (the node's directory holding ``enter`` and, for routers,
 ``bin/vtysh``), ``Lab.down_id(lab_id)`` (remove a lab by id whatever its state),
 ``lab.netconf_endpoint(router) -> NetconfEndpoint(host, port, username, password)`` (the
-per-router NETCONF server, see :mod:`ani.lab.netconf`).
+per-router NETCONF server, see :mod:`ani.lab.netconf`), ``lab.restart_netconf(sig=SIGTERM)
+-> {router: port}`` (stop and start that server: the fault injector's seam),
+``lab.netconf_lock(router, target="running") -> NetconfLock | None`` (who holds a NETCONF lock).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -66,7 +69,7 @@ class Lab:
         lab_id: ``[a-z0-9]{1,12}``; default 6 random hex characters.
         detached: the lab survives its creating process (``ani lab up``); otherwise it is removed
             at interpreter exit / SIGTERM and by ``Lab.down_stale()`` once its owner is gone.
-        netconf: run the lab's NETCONF server (``python -m ani.netconf.serve``, one 127.0.0.1
+        netconf: run the lab's NETCONF server (``python -m ani.lab.netconf_server``, one 127.0.0.1
             port per router, see :meth:`netconf_endpoint`); it starts with the build and runs
             while routing converges.
 
@@ -362,6 +365,48 @@ class Lab:
         Raises UnknownNode (not a router of this lab), LabError (the lab runs no NETCONF server)."""
         self.pathspace(router)
         return nc.endpoint(self.id, self.dir, router)
+
+    def restart_netconf(self, sig: int = signal.SIGTERM, timeout_s: float = nc.STOP_TIMEOUT_S) -> dict[str, int]:
+        """Stop this lab's NETCONF server and start a new one; returns ``{router: port}``.
+
+        Every NETCONF session ends. ``sig`` says how the server stops: ``SIGTERM`` (default) is
+        an orderly stop: it rolls back each pending confirmed commit that was not given
+        ``persist`` (its session ends, RFC 6241 §8.4.1) and keeps the persistent ones in its
+        journal; ``SIGKILL`` is a crash: nothing runs, and the new server rolls those back when
+        it starts. A persistent confirmed commit survives either way: the new server keeps it
+        pending with its persist-id and what is left of its timeout (a confirming commit or
+        cancel-commit with that persist-id works from a new session; expiry rolls back). A
+        server still running ``timeout_s`` seconds after ``sig`` is killed. The new server
+        listens on the same ports where it can (a port taken meanwhile is replaced: read
+        :meth:`netconf_endpoint` again), and this returns once its datastores are ready (what
+        the old one left pending has been honoured). The lab's state file records the new PID.
+
+        Raises LabGone: the lab is not running. LabError: it runs no NETCONF server
+        (``netconf=False``), or the new server did not become ready (the message ends with its
+        log)."""
+        if not self.netconf:
+            raise LabError(f"lab {self.id} runs no NETCONF server (started with netconf=False)")
+        st = self._state or read_state(self.id)
+        if st is None or not self.dir.is_dir():
+            raise LabGone(self.id, f"no {self.dir}")
+        nc.stop_server(self.id, self.dir, st.netconf_pid, st.netconf_start, sig=sig, timeout_s=timeout_s)
+        if self._netconf_proc is not None:
+            self._netconf_proc.poll()  # reap the old one if it was ours
+        self._netconf_proc = nc.start_server(self.id, self.dir)
+        st.netconf_pid = self._netconf_proc.pid
+        st.netconf_start = proc.start_time(self._netconf_proc.pid)
+        self._state = st
+        write_state(st)
+        ports = nc.wait_ready(self.id, self.dir, self._netconf_proc)
+        nc.wait_devices(self.id, self.dir, self._netconf_proc, timeout_s=nc.READY_TIMEOUT_S + timeout_s)
+        return ports
+
+    def netconf_lock(self, router: str, target: str = "running") -> nc.NetconfLock | None:
+        """The lock a NETCONF session of this lab's server holds on ``router``'s ``target``
+        datastore (``running`` | ``candidate``), as the server publishes it, or None (not
+        locked, no server; a dead server's entry is no lock). Raises UnknownNode."""
+        self.pathspace(router)
+        return nc.lock_holder(self.id, self.dir, router, target)
 
     def wait_converged(self, timeout_s: float | None = None) -> None:
         """Poll every ~0.15 s until every expected OSPF adjacency is Full and every BGP session is

@@ -1,13 +1,17 @@
-"""The lab's NETCONF server process (``python -m ani.netconf.serve --lab ID``): credentials,
-start, readiness, endpoints, and stopping it by verified PID.
+"""The lab's NETCONF server process (``python -m ani.lab.netconf_server --lab ID``): credentials,
+start, readiness, endpoints, restart, the locks it publishes, and stopping it by verified PID.
 
 Files in the lab dir:
 
 * ``netconf.json`` (mode 0600): ``{"username": "ani", "password": ..., "host": "127.0.0.1",
   "host_key": <path>}`` written by the lab before the server starts; the server rewrites it
-  (atomically) adding ``"ports": {router: port}`` and ``"pid"`` once every port listens.
+  (atomically) adding ``"ports": {router: port}`` and ``"pid"`` once every port listens, and
+  ``"devices": "ok"`` once its datastores are ready.
 * ``netconf_host_key``: the server's SSH host key (ed25519, 0600), made by the server.
 * ``netconf.log``: the server's log (and its stdout / stderr).
+* ``netconf/``: the server's journal (:mod:`ani.netconf.journal`): per router the pending
+  confirmed commit (``<router>.commit.json``, kept across server restarts) and the locks held
+  (``<router>.locks.json``, read by :func:`lock_holder`).
 * ``host-faults.jsonl``: host faults the server met (a program missing when a commit needed
   it; :func:`ani.host.programs.note_fault`), one JSON line each; read by ``Lab.harness_faults``.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -27,7 +32,8 @@ from typing import Any
 
 from ani.errors import LabError, LabGone
 from ani.host.programs import FAULT_LOG_ENV
-from ani.lab.proc import runs_for_lab
+from ani.lab.proc import is_alive, runs_for_lab
+from ani.netconf.journal import write_json_atomic
 
 INFO_FILE = "netconf.json"
 HOST_KEY_FILE = "netconf_host_key"
@@ -37,7 +43,12 @@ USERNAME = "ani"
 HOST = "127.0.0.1"
 #: bound on the server becoming ready once convergence is done (seconds); it starts long before
 READY_TIMEOUT_S = 30.0
-MODULE = "ani.netconf.serve"
+#: bound on a stopping server's exit after SIGTERM before it is killed (seconds): it may be
+#: rolling back pending confirmed commits (one frr-reload each, the routers in parallel)
+STOP_TIMEOUT_S = 60.0
+#: the journal directory inside the lab dir (see ani.lab.netconf_server)
+JOURNAL_DIR = "netconf"
+MODULE = "ani.lab.netconf_server"
 
 
 @dataclass(frozen=True)
@@ -58,12 +69,8 @@ def info_path(lab_dir: Path) -> Path:
 
 
 def write_json_private(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (temp file + rename), mode 0600."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, path)
+    """Write ``data`` as JSON to ``path`` atomically (temp file + fsync + rename), mode 0600."""
+    write_json_atomic(path, data, 0o600)
 
 
 def read_info(lab_dir: Path) -> dict[str, Any] | None:
@@ -125,31 +132,58 @@ def _accepts(port: int) -> bool:
         return False
 
 
+def _wait(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes] | None, timeout_s: float,
+          done: Any, what: str, late: str) -> Any:
+    """Poll ``netconf.json`` until ``done(info)`` returns a value (not None); raise LabError
+    (``exited (rc) before <what>`` / ``<late> after N s``, with the tail of ``netconf.log``)
+    if ``proc`` exits or ``timeout_s`` seconds pass."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = done(read_info(lab_dir) or {})
+        if got is not None:
+            return got
+        if proc is not None and proc.poll() is not None:
+            raise LabError(f"lab {lab_id}: the NETCONF server exited ({proc.returncode}) before {what};"
+                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
+        if time.monotonic() >= deadline:
+            raise LabError(f"lab {lab_id}: {late} after {timeout_s:g} s;"
+                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
+        time.sleep(0.03)
+
+
 def wait_ready(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes],
                timeout_s: float = READY_TIMEOUT_S) -> dict[str, int]:
     """Wait until the server has written its ports and each port accepts a TCP connection.
 
     Returns ``{router: port}``. Raises LabError (with the tail of ``netconf.log``) if the
     process exits or is not ready within ``timeout_s`` seconds."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        info = read_info(lab_dir) or {}
+    def listening(info: dict[str, Any]) -> dict[str, int] | None:
         ports = info.get("ports")
         if ports and all(_accepts(p) for p in ports.values()):
             return {str(k): int(v) for k, v in ports.items()}
-        rc = proc.poll()
-        if rc is not None:
-            raise LabError(f"lab {lab_id}: the NETCONF server exited ({rc}) before it was ready;"
-                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
-        if time.monotonic() >= deadline:
-            raise LabError(f"lab {lab_id}: the NETCONF server was not ready after {timeout_s:g} s;"
-                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
-        time.sleep(0.03)
+        return None
+
+    return _wait(lab_id, lab_dir, proc, timeout_s, listening, "it was ready",
+                 "the NETCONF server was not ready")
+
+
+def wait_devices(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes] | None,
+                 timeout_s: float = READY_TIMEOUT_S) -> None:
+    """Wait until the server (``proc``, or the one ``netconf.json`` names) has its datastores
+    ready (``"devices": "ok"``: what an earlier server left pending has been recovered).
+    Raises LabError (with the tail of ``netconf.log``) if it exits or takes longer than
+    ``timeout_s`` seconds."""
+    def ready(info: dict[str, Any]) -> bool | None:
+        ok = info.get("devices") == "ok" and (proc is None or info.get("pid") == proc.pid)
+        return True if ok else None
+
+    _wait(lab_id, lab_dir, proc, timeout_s, ready, "its datastores were ready",
+          "the NETCONF server's datastores were not ready")
 
 
 def is_server_of(pid: int | None, lab_id: str, started: int | None = None) -> bool:
     """True if ``pid`` is the NETCONF server of lab ``lab_id``: its argv runs
-    ``ani.netconf.serve`` with ``--lab <lab_id>`` (and, if ``started`` is given, its start time
+    ``ani.lab.netconf_server`` with ``--lab <lab_id>`` (and, if ``started`` is given, its start time
     matches: no PID reuse)."""
     return runs_for_lab(pid, MODULE, lab_id, started)
 
@@ -182,5 +216,75 @@ def endpoint(lab_id: str, lab_dir: Path, router: str) -> NetconfEndpoint:
                            info["password"], Path(hk) if hk else None)
 
 
-__all__ = ["NetconfEndpoint", "endpoint", "start_server", "wait_ready", "write_credentials",
-           "is_server_of", "server_pids"]
+def stop_server(lab_id: str, lab_dir: Path, pid: int | None, started: int | None,
+                sig: int = signal.SIGTERM, timeout_s: float = STOP_TIMEOUT_S) -> list[int]:
+    """Stop lab ``lab_id``'s NETCONF server: send ``sig`` to its verified PIDs
+    (:func:`server_pids`), wait up to ``timeout_s`` seconds for them to exit, then SIGKILL what
+    is left. With SIGTERM the server first rolls back the pending confirmed commits that were
+    not given ``persist`` (their sessions end with it) and keeps the persistent ones in its
+    journal; SIGKILL is a crash (nothing is rolled back until the next server starts).
+    Returns the PIDs signalled (empty: none was running)."""
+    pids = server_pids(lab_id, lab_dir, pid, started)
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout_s
+    while any(is_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    left = [p for p in pids if is_alive(p)]
+    for p in left:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    end = time.monotonic() + 2.0
+    while any(is_alive(p) for p in left) and time.monotonic() < end:
+        time.sleep(0.02)
+    return pids
+
+
+@dataclass(frozen=True)
+class NetconfLock:
+    """A lock held by a NETCONF session on one router's datastore (RFC 6241 §7.5), as the
+    lab's server publishes it. ``since``: Unix seconds; ``server_pid``: the server process."""
+
+    router: str
+    target: str
+    session_id: int
+    since: float
+    server_pid: int
+
+    def describe(self) -> str:
+        """E.g. ``NETCONF session 3 holds the lock on r1's running datastore (since 12:00:01;
+        server pid 4400)``."""
+        when = time.strftime("%H:%M:%S", time.localtime(self.since)) if self.since else "?"
+        return (f"NETCONF session {self.session_id} holds the lock on {self.router}'s "
+                f"{self.target} datastore (since {when}; server pid {self.server_pid})")
+
+
+def lock_holder(lab_id: str, lab_dir: Path, router: str, target: str = "running") -> NetconfLock | None:
+    """The NETCONF lock on ``router``'s ``target`` datastore now, or None: nothing locked, no
+    server, or an entry left by a server that is no longer running (its PID is not lab
+    ``lab_id``'s server any more, or was reused: a dead server's lock is no lock)."""
+    from ani.netconf.journal import read_locks
+
+    doc = read_locks(Path(lab_dir) / JOURNAL_DIR, router)
+    if doc is None:
+        return None
+    entry = doc["locks"].get(target)
+    owner = doc["owner"]
+    if not isinstance(entry, dict):
+        return None
+    pid, started = owner.get("pid"), owner.get("start")
+    if not isinstance(pid, int) or not is_server_of(pid, lab_id, started if isinstance(started, int) else None):
+        return None
+    try:
+        return NetconfLock(router, target, int(entry["session-id"]), float(entry.get("since") or 0), pid)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+__all__ = ["NetconfEndpoint", "NetconfLock", "endpoint", "lock_holder", "start_server", "stop_server",
+           "wait_devices", "wait_ready", "write_credentials", "is_server_of", "server_pids"]

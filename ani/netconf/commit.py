@@ -4,6 +4,11 @@
 confirmed commit and its confirming commit / cancel-commit / timeout. The rollback point is the
 running configuration *before the first* confirmed commit; a follow-up confirmed commit only
 restarts the timer (and may change ``persist`` / the owning session), it never moves it.
+
+A pending commit outlives the server process through :meth:`PendingCommit.to_record` /
+:meth:`PendingCommit.from_record` (kept by :mod:`ani.netconf.journal`): the deadline is stored
+as ``time.monotonic()`` seconds together with the kernel's boot id (CLOCK_MONOTONIC is
+system-wide and survives a process restart) and as Unix time (used after a reboot).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ani.device.model import DeviceConfig
 from ani.netconf.errors import RpcError
@@ -96,3 +101,51 @@ class PendingCommit:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+
+    def remaining_s(self) -> float:
+        """Seconds left before the rollback (0 when the deadline has passed)."""
+        return max(0.0, self.deadline - time.monotonic())
+
+    def to_record(self) -> dict[str, Any]:
+        """This pending commit as JSON-serialisable data: ``rollback`` (the DeviceConfig as
+        JSON), ``persist``, ``owner`` (session id or None), ``timeout_s``, ``deadline_monotonic``
+        (``time.monotonic()`` seconds), ``boot_id``, ``deadline`` (Unix seconds)."""
+        return {
+            "rollback": self.rollback.model_dump(mode="json"),
+            "persist": self.persist,
+            "owner": self.owner,
+            "timeout_s": self.timeout_s,
+            "deadline_monotonic": self.deadline,
+            "boot_id": boot_id(),
+            "deadline": time.time() + (self.deadline - time.monotonic()),
+        }
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> PendingCommit:
+        """The pending commit of a :meth:`to_record` dict, written by an earlier server
+        process: ``owner`` is None (no session survives its server) and ``deadline`` is on this
+        process's ``time.monotonic()`` clock (the timer is not started). Raises ValueError
+        (pydantic's ValidationError included) if ``rec`` is not such a record."""
+        try:
+            rollback = DeviceConfig.model_validate(rec["rollback"])
+            timeout_s = int(rec["timeout_s"])
+            persist = rec.get("persist")
+            if persist is not None and not isinstance(persist, str):
+                raise ValueError(f"persist {persist!r} is not a string")
+            if rec.get("boot_id") and rec.get("boot_id") == boot_id():
+                deadline = float(rec["deadline_monotonic"])
+            else:  # another boot: the monotonic clock restarted
+                deadline = time.monotonic() + (float(rec["deadline"]) - time.time())
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a pending-commit record: {exc!r}") from exc
+        return cls(rollback=rollback, owner=None, persist=persist, timeout_s=timeout_s,
+                   deadline=deadline)
+
+
+def boot_id() -> str | None:
+    """The kernel's boot id (``/proc/sys/kernel/random/boot_id``), or None if unknown."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None

@@ -19,7 +19,19 @@ lock serialises all calls (and the confirm timer); lock ownership is checked bef
 backend is called, so a refused request returns at once.
 
 A confirmed commit whose timer expires is rolled back by ``Backend.apply(rollback point)``,
-ignoring locks, and the committing session's locks are released. If a rollback (timer, session
+ignoring locks, and the committing session's locks are released.
+
+Durability (with a :class:`ani.netconf.journal.RouterJournal`): the pending confirmed commit
+(rollback point, persist token, deadline, owning session) is recorded before the confirmed
+commit changes running and removed once it is confirmed, cancelled or rolled back; the locks
+held are published on every change. :meth:`Device.recover` (a new server process, before its
+first session) honours what an earlier process recorded and :meth:`Device.shutdown` (the
+server stopping) rolls back what is pending and not persistent.
+
+Out-of-band changes: the candidate remembers the running configuration it was copied from; a
+``commit`` finds running changed since then (a CLI change, another management path) and
+refuses with ``operation-failed`` (error-app-tag ``running-changed``) naming what changed,
+instead of silently undoing it; the candidate keeps its edits. If a rollback (timer, session
 end) fails, or a refused commit's restore of the previous configuration fails, the failure is
 reported as a ``rollback-failed`` rpc-error on the next call of every session (once per
 session; not to the committing session, which had it in its reply) until a later commit
@@ -43,6 +55,7 @@ from ani.netconf import editconfig, subtree
 from ani.netconf.backend import ApplyError, Backend
 from ani.netconf.commit import PendingCommit, TimerFactory, parse_confirm_timeout, thread_timer
 from ani.netconf.errors import BASE_NS, ERROR_TAGS, RpcError, RpcErrors
+from ani.netconf.journal import JournalError, RouterJournal
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +71,8 @@ class Codec:
     ``from_xml(elem, hostname)`` -> DeviceConfig, raising ``error_type`` (with ``.issues``);
     ``validate_xml(elem)`` -> issues (``severity``, ``path``, ``message``, ``tag``,
     ``app_tag``); ``state_to_xml(raw)`` -> the state container element; ``config_tag``: Clark
-    name of the config container."""
+    name of the config container; ``changes(a, b)`` -> what differs from ``a`` to ``b`` as
+    ``- line`` / ``+ line`` strings (None: only "it differs" can be said)."""
 
     schema: editconfig.Schema
     to_xml: Callable[[DeviceConfig], etree._Element]
@@ -67,6 +81,7 @@ class Codec:
     state_to_xml: Callable[[dict[str, Any]], etree._Element]
     config_tag: str
     error_type: type[Exception] = Exception
+    changes: Callable[[DeviceConfig, DeviceConfig], list[str]] | None = None
 
     @classmethod
     def ani_frr(cls) -> Codec:
@@ -77,8 +92,22 @@ class Codec:
             schema=_schema_for(yang.data_model()),
             to_xml=yang.to_xml, from_xml=yang.from_xml, validate_xml=yang.validate_xml,
             state_to_xml=yang.state_to_xml, config_tag=f"{{{yang.NS}}}frr",
-            error_type=yang.YangDataError,
+            error_type=yang.YangDataError, changes=_frr_changes,
         )
+
+
+def _frr_changes(a: DeviceConfig, b: DeviceConfig) -> list[str]:
+    """``a`` -> ``b`` as FRR context lines (``+ router bgp 64500 / neighbor ...``), lines outside
+    the model, and nftables lines (``ani.device``'s diff forms)."""
+    from ani.device import firewall
+    from ani.device.apply import frr_diff
+    from ani.device.render import render
+
+    bare = {"unmodelled": []}
+    out = frr_diff(render(a.model_copy(update=bare)), render(b.model_copy(update=bare)))
+    out += [f"- {u}" for u in a.unmodelled if u not in b.unmodelled]
+    out += [f"+ {u}" for u in b.unmodelled if u not in a.unmodelled]
+    return out + firewall.diff(a.firewall, b.firewall)
 
 
 _SCHEMAS: dict[int, editconfig.Schema] = {}
@@ -122,21 +151,28 @@ class Device:
         timer: ``factory(seconds, callback) -> Timer`` for the confirm timeout (default a
             daemon ``threading.Timer``; tests inject a manual one).
         codec: model <-> XML conversions (default :meth:`Codec.ani_frr`).
+        journal: where the pending confirmed commit and the locks are kept across server
+            processes (:mod:`ani.netconf.journal`); None keeps them in memory only.
     """
 
     def __init__(self, name: str, backend: Backend, hostname: str,
-                 timer: TimerFactory | None = None, codec: Codec | None = None) -> None:
+                 timer: TimerFactory | None = None, codec: Codec | None = None,
+                 journal: RouterJournal | None = None) -> None:
         self.name = name
         self.backend = backend
         self.hostname = hostname
+        self.journal = journal
         self._timer = timer or thread_timer
         self._codec = codec
         self._lock = threading.RLock()
         self._candidate: etree._Element | None = None  # None: tracks running
+        self._base: DeviceConfig | None = None  # running when the candidate was copied from it
         self._modified_by: int | None = None  # the last session that changed the candidate
         self._locks: dict[str, int] = {}  # target -> session id
+        self._lock_since: dict[str, float] = {}  # target -> Unix time the lock was taken
         self._pending: PendingCommit | None = None
         self._alerts: list[tuple[RpcError, set[int]]] = []
+        self._closed = False
 
     @property
     def codec(self) -> Codec:
@@ -185,8 +221,12 @@ class Device:
         ``config``: the request's ``<config>`` element. ``target`` running is
         ``operation-not-supported`` (no ``:writable-running``). ``test-then-set`` validates the
         result and sets nothing if it has errors; ``test-only`` only validates; ``set`` does
-        not validate. With ``continue-on-error`` the parts that succeeded are kept and every
-        error is raised (after the warnings) as RpcErrors."""
+        not validate. ``error_option`` (RFC 6241 §7.2): ``rollback-on-error`` sets nothing if
+        an edit fails; ``stop-on-error`` stops at the first failing edit and keeps the edits
+        before it; ``continue-on-error`` keeps every edit that succeeded. With the last two the
+        edits kept are set (subject to ``test-option``) and the errors are then raised (after
+        the warnings) as RpcError / RpcErrors. A request that is not well-formed for the schema
+        (unknown element, bad value, ...) sets nothing whatever the error-option."""
         with self._lock:
             self._check_alerts(sid)
             if target == "running":
@@ -198,10 +238,15 @@ class Device:
             _check_choice("error-option", error_option, editconfig.ERROR_OPTIONS)
             _check_choice("test-option", test_option, TEST_OPTIONS)
             self._check_not_locked_by_other(sid, "candidate")
-            result = editconfig.edit(self.codec.schema, self._candidate_tree(), config,
-                                     default_operation, error_option)
+            base: DeviceConfig | None = None
+            if self._candidate is None:
+                base = self._read()
+                tree = _data(self.codec.to_xml(base))
+            else:
+                tree = copy.deepcopy(self._candidate)
+            result = editconfig.edit(self.codec.schema, tree, config, default_operation, error_option)
             errors = result.errors
-            if errors and error_option != "continue-on-error":
+            if errors and error_option == "rollback-on-error":
                 _raise(errors)
             warnings: list[RpcError] = []
             if test_option != "set":
@@ -209,6 +254,8 @@ class Device:
                 if verrors:
                     _raise(warnings + errors + verrors)
             if test_option != "test-only" and result.changed:
+                if self._candidate is None:
+                    self._base = base
                 self._candidate = result.tree
                 self._modified_by = sid
             if errors:
@@ -247,7 +294,9 @@ class Device:
         """``<lock>`` (RFC 6241 §7.5, §8.3.5.1). ``lock-denied`` with error-info ``session-id``
         (0 for no session) if the target is locked (also by ``sid`` itself), if it is the
         candidate and the candidate has uncommitted changes, or if it is running and another
-        session's confirmed commit is pending."""
+        session's confirmed commit is pending. With a journal the lock is published for the
+        other management paths (RFC 6241 §7.5: A1 refuses to write while running is locked);
+        one that cannot be published is not taken (``operation-failed``)."""
         with self._lock:
             self._check_alerts(sid)
             self._check_target(target)
@@ -263,6 +312,13 @@ class Device:
                     "a confirmed commit is pending (session "
                     f"{self._pending.owner or 0}); confirm or cancel it first", self._pending.owner or 0)
             self._locks[target] = sid
+            self._lock_since[target] = time.time()
+            try:
+                self._publish_locks()
+            except JournalError as exc:
+                del self._locks[target]
+                raise RpcError("operation-failed", f"{self.name}: the lock could not be published "
+                               f"to the other management paths ({exc}), so it was not taken") from exc
 
     def unlock(self, sid: int, target: str) -> None:
         """``<unlock>`` (RFC 6241 §7.6): ``operation-failed`` unless ``sid`` holds the lock.
@@ -292,9 +348,13 @@ class Device:
         server starts the commit (running starts changing then): applying the candidate does
         not lengthen the window, and the rollback is complete about one apply time after
         ``confirm_timeout`` (an apply longer than the timeout rolls back at once). If the
-        router refuses the configuration: ``operation-failed``, running unchanged (the backend restored it), the
-        candidate keeps its edits, no new pending commit. Locks held by other sessions on
-        candidate or running: ``in-use`` (error-info session-id)."""
+        router refuses the configuration: ``operation-failed``, running unchanged (the backend
+        restored it), the candidate keeps its edits, no new pending commit. If running changed
+        since the candidate was copied from it (out of band): ``operation-failed`` with
+        error-app-tag ``running-changed`` naming the changes, nothing applied, the candidate
+        keeps its edits. Locks held by other sessions on candidate or running: ``in-use``
+        (error-info session-id). With a journal, a first confirmed commit whose rollback point
+        cannot be recorded is ``operation-failed`` and changes nothing."""
         with self._lock:
             self._check_alerts(sid)
             timeout_s = parse_confirm_timeout(confirm_timeout) if confirmed else None
@@ -307,17 +367,29 @@ class Device:
             self._check_may_confirm(sid, persist_id)
             started = time.monotonic()  # the confirm timeout counts from here (see docstring)
             warnings: list[RpcError] = []
-            before: DeviceConfig | None = None
+            running: DeviceConfig | None = None
+            intended: DeviceConfig | None = None
             if self._candidate is not None:
                 warnings, errors = self._validate_tree(self._candidate)
                 if errors:
                     _raise(warnings + errors)
                 intended = self._to_config(self._candidate)
-                if confirmed and self._pending is None:
-                    before = self._read()
+                running = self._read()
+                self._check_running_unchanged(running)
+            elif confirmed and self._pending is None:
+                running = self._read()
+            first: PendingCommit | None = None
+            if confirmed and self._pending is None:
+                assert running is not None and timeout_s is not None
+                first = PendingCommit(rollback=running, owner=sid, persist=persist,
+                                      timeout_s=timeout_s, deadline=started + timeout_s)
+                self._record(first)  # before running changes: a crash from here on rolls back
+            if intended is not None:
                 try:
                     self.backend.apply(intended)
                 except ApplyError as exc:
+                    if first is not None:
+                        self._record(None, quiet=True)
                     if not exc.restored:
                         # running is in an unknown state: every other session is told on its
                         # next operation (this one's reply may never be read: its client
@@ -330,22 +402,22 @@ class Device:
                         log.error("%s: commit by session %d refused, restore failed: %s",
                                   self.name, sid, exc.message)
                     raise _apply_failed(self.name, exc) from exc
-                self._candidate, self._modified_by = None, None
-            elif confirmed and self._pending is None:
-                before = self._read()
+                self._discard()
             self._alerts.clear()
             if confirmed:
                 assert timeout_s is not None
-                if self._pending is None:
-                    assert before is not None
-                    self._pending = PendingCommit(rollback=before, owner=sid, persist=persist,
-                                                  timeout_s=timeout_s)
+                if first is not None:
+                    self._pending = first
                 else:
+                    assert self._pending is not None
                     self._pending.owner, self._pending.persist = sid, persist
                 self._pending.restart(self._timer, timeout_s, self._expired, started=started)
+                if first is None:
+                    self._record(self._pending, quiet=True)  # the new deadline / persist / owner
             elif self._pending is not None:
                 self._pending.cancel_timer()
                 self._pending = None
+                self._record(None, quiet=True)
             return warnings
 
     def cancel_commit(self, sid: int, persist_id: str | None = None) -> None:
@@ -369,6 +441,8 @@ class Device:
         its pending confirmed commit unless that was given ``persist`` (RFC 6241 §8.4.1).
         Never raises; a failed rollback is kept for the next operation."""
         with self._lock:
+            if self._closed:
+                return
             for target in [t for t, s in self._locks.items() if s == sid]:
                 self._release(target)
             p = self._pending
@@ -379,6 +453,79 @@ class Device:
                         self._alert(err)
                 else:
                     p.owner = None
+                    self._record(p, quiet=True)
+
+    # -- server process life -----------------------------------------------------------------
+
+    def recover(self) -> str | None:
+        """Honour what an earlier server process left in the journal; call once, before the
+        first session. A dead server's published locks are withdrawn. A recorded confirmed
+        commit (RFC 6241 §8.4) is rolled back if it was not given ``persist`` (the session that
+        issued it ended with that process, §8.4.1) or if its deadline has passed; a persistent
+        one whose deadline is ahead stays pending with its persist-id and what is left of its
+        timeout (``owner`` 0 in messages: no session). Returns one line saying what was done
+        (for the log), None if nothing was recorded. Never raises: a failed rollback, or a
+        record that cannot be read, is reported as ``rollback-failed`` to every session."""
+        with self._lock:
+            self._publish_locks(quiet=True)
+            if self.journal is None:
+                return None
+            rec = self.journal.load_commit()
+            if rec is None:
+                return None
+            try:
+                p = PendingCommit.from_record(rec)
+            except ValueError as exc:
+                msg = (f"{self.name}: a confirmed commit was pending when the previous server "
+                       f"stopped, but its record ({self.journal.commit_path}) cannot be read "
+                       f"({exc}): running still holds the unconfirmed configuration")
+                log.error(msg)
+                self._alert(RpcError("rollback-failed", msg))
+                self._record(None, quiet=True)
+                return msg
+            self._pending = p
+            if p.persist is None:
+                why = "its session ended with the previous server process"
+            elif p.remaining_s() <= 0:
+                why = f"not confirmed within {p.timeout_s} s (the deadline passed while no server ran)"
+            else:
+                p.restart(self._timer, p.timeout_s, self._expired, started=p.deadline - p.timeout_s)
+                self._record(p, quiet=True)
+                return (f"confirmed commit with persist pending from the previous server: "
+                        f"{p.remaining_s():.0f} s of {p.timeout_s} s left")
+            err = self._rollback(why)
+            if err is not None:
+                self._alert(err)
+                return err.message
+            return f"confirmed commit rolled back ({why})"
+
+    def shutdown(self) -> str | None:
+        """The server process is stopping (SIGTERM): its sessions end with it. A pending
+        confirmed commit without ``persist`` is rolled back now (RFC 6241 §8.4.1; if that fails
+        it stays recorded for the next server to retry); a persistent one stays recorded, with
+        its deadline, for the next server (:meth:`recover`). Locks are released and withdrawn,
+        uncommitted candidate changes dropped. Afterwards every operation is
+        ``operation-failed``. Returns one line saying what was done (None: nothing pending).
+        Never raises."""
+        with self._lock:
+            self._closed = True
+            msg = None
+            p = self._pending
+            if p is not None and p.persist is None:
+                err = self._rollback("the server is stopping", keep_record_on_failure=True)
+                msg = err.message if err is not None else "confirmed commit rolled back (the server is stopping)"
+            elif p is not None:
+                p.cancel_timer()
+                p.owner = None
+                self._record(p, quiet=True)
+                self._pending = None
+                msg = (f"confirmed commit with persist stays pending for the next server "
+                       f"({p.remaining_s():.0f} s left)")
+            self._locks.clear()
+            self._lock_since.clear()
+            self._discard()
+            self._publish_locks(quiet=True)
+            return msg
 
     # -- internals -------------------------------------------------------------------------
 
@@ -394,8 +541,9 @@ class Device:
             if err is not None:
                 self._alert(err)
 
-    def _rollback(self, why: str) -> RpcError | None:
-        """Apply the pending rollback point; clears the pending commit. Returns the
+    def _rollback(self, why: str, keep_record_on_failure: bool = False) -> RpcError | None:
+        """Apply the pending rollback point; clears the pending commit (and its journal
+        record, unless it failed and ``keep_record_on_failure``). Returns the
         ``rollback-failed`` error if that failed (None on success)."""
         p = self._pending
         assert p is not None
@@ -411,13 +559,64 @@ class Device:
             msg = (f"{self.name}: rolling back the confirmed commit ({why}) failed: "
                    f"{getattr(exc, 'message', exc)}; {state}")
             log.error(msg)
+            if not keep_record_on_failure:
+                self._record(None, quiet=True)
             return RpcError("rollback-failed", msg)
+        self._record(None, quiet=True)
         return None
+
+    def _record(self, pending: PendingCommit | None, quiet: bool = False) -> None:
+        """Keep ``pending`` in the journal (None: remove the record). Raises RpcError
+        (operation-failed) if that fails, unless ``quiet`` (then it is logged)."""
+        if self.journal is None:
+            return
+        try:
+            if pending is None:
+                self.journal.clear_commit()
+            else:
+                self.journal.save_commit(pending.to_record())
+        except JournalError as exc:
+            if quiet:
+                log.error("%s: %s", self.name, exc)
+                return
+            raise RpcError("operation-failed", f"{self.name}: the rollback point of the confirmed "
+                           f"commit could not be recorded ({exc}); nothing was changed") from exc
+
+    def _publish_locks(self, quiet: bool = False) -> None:
+        """Publish the locks held now. Raises JournalError unless ``quiet`` (then logged)."""
+        if self.journal is None:
+            return
+        locks = {t: {"session-id": s, "since": self._lock_since.get(t, 0.0)}
+                 for t, s in self._locks.items()}
+        try:
+            self.journal.publish_locks(locks)
+        except JournalError as exc:
+            if not quiet:
+                raise
+            log.error("%s: %s", self.name, exc)
+
+    def _check_running_unchanged(self, running: DeviceConfig) -> None:
+        """Refuse to commit a candidate over a running that changed since the candidate was
+        copied from it: the commit would silently undo that change."""
+        if self._base is None or running == self._base:
+            return
+        changes = self.codec.changes(self._base, running) if self.codec.changes else []
+        shown = "; ".join(changes[:12]) + (f"; ... ({len(changes)} lines)" if len(changes) > 12 else "")
+        raise RpcError(
+            "operation-failed",
+            f"{self.name}: running changed since the candidate was copied from it (by another "
+            f"management path, e.g. the CLI, or a rollback): {shown or 'the configuration differs'}. "
+            "Committing would silently undo that, so nothing was committed and the candidate "
+            "keeps its edits: discard-changes and edit again on top of the new running (lock "
+            "running first to keep other NETCONF sessions out)",
+            app_tag="running-changed")
 
     def _alert(self, err: RpcError) -> None:
         self._alerts.append((err, set()))
 
     def _check_alerts(self, sid: int) -> None:
+        if self._closed:
+            raise RpcError("operation-failed", f"{self.name}: the NETCONF server is stopping")
         for err, told in self._alerts:
             if sid not in told:
                 told.add(sid)
@@ -450,11 +649,13 @@ class Device:
 
     def _release(self, target: str) -> None:
         del self._locks[target]
+        self._lock_since.pop(target, None)
+        self._publish_locks(quiet=True)
         if target == "candidate":
             self._discard()
 
     def _discard(self) -> None:
-        self._candidate, self._modified_by = None, None
+        self._candidate, self._modified_by, self._base = None, None, None
 
     def _check_target(self, target: str) -> None:
         if target not in TARGETS:

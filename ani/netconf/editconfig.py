@@ -34,9 +34,11 @@ Semantics (RFC 6241 §7.2):
   ``invalid-value``; a leaf given two different values in one request (e.g. the same list
   entry written twice), or text inside a container / list entry, ``bad-element``. Such errors
   leave the datastore unchanged whatever the error-option.
-- ``error_option``: ``stop-on-error`` and ``rollback-on-error`` stop at the first error and
-  return the datastore unchanged (the edit is atomic); ``continue-on-error`` skips the failing
-  node, applies the rest and returns every error.
+- ``error_option`` (RFC 6241 §7.2): ``rollback-on-error`` stops at the first error and returns
+  the datastore unchanged (the edit is atomic); ``stop-on-error`` stops at the first error and
+  returns the datastore with the edits *before* it applied (a ``replace`` or ``create`` whose
+  subtree holds the error is not applied: it never completed); ``continue-on-error`` skips the
+  failing node, applies the rest and returns every error.
 - Creating a node of one ``case`` of a ``choice`` removes the nodes of the other cases
   (RFC 7950 §7.9.6).
 
@@ -178,6 +180,22 @@ def canonical(node: SNode, text: str | None) -> str | None:
     return text if out is None else out
 
 
+def _shown(text: str) -> str:
+    from ani.device.yang_xml import shown
+
+    return shown(text)
+
+
+def _why(node: SNode, text: str) -> str:
+    """What the leaf's type accepts (its range, length, pattern message), for a message."""
+    from ani.device.yang_xml import why_invalid
+
+    try:
+        return why_invalid(node.type, text)
+    except Exception:  # noqa: BLE001 - a type the describer does not know: its name then
+        return str(node.type)
+
+
 def _localname(tag: str) -> str:
     return etree.QName(tag).localname
 
@@ -265,8 +283,8 @@ def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, 
             elif (eff not in ("delete", "remove") or snode.kind == "leaf-list") and \
                     canonical(snode, req.text) is None:
                 errors.append(RpcError(
-                    "invalid-value", f"{(req.text or '')!r} is not a valid value of {name!r} "
-                    f"({snode.type})", path=here, info={"bad-element": name}))
+                    "invalid-value", f"{_shown(req.text or '')} is not a valid value of {name!r} "
+                    f"({_why(snode, req.text or '')})", path=here, info={"bad-element": name}))
             elif snode.kind == "leaf" and eff not in ("delete", "remove"):
                 _one_value(leaves, dpath + (snode.tag,), canonical(snode, req.text) or "", name,
                            here, errors)
@@ -281,8 +299,8 @@ def _check_children(schema: Schema, req_parent: etree._Element, sparent: SNode, 
                     break
                 if canonical(key, found[0].text) is None:
                     errors.append(RpcError(
-                        "invalid-value", f"{(found[0].text or '')!r} is not a valid value of key "
-                        f"{key.name!r} ({key.type})", path=f"{here}/{key.prefix}:{key.name}",
+                        "invalid-value", f"{_shown(found[0].text or '')} is not a valid value of key "
+                        f"{key.name!r} ({_why(key, found[0].text or '')})", path=f"{here}/{key.prefix}:{key.name}",
                         info={"bad-element": key.name}))
                     break
                 if found[0].get(_OP_ATTR) in ("delete", "remove", "create", "replace"):
@@ -367,7 +385,8 @@ def edit(schema: Schema, datastore: etree._Element, config: etree._Element,
     try:
         ed.children(tree, config, schema.root, "", default_operation)
     except _Stop:
-        return EditResult(datastore, ed.errors, False)
+        if error_option == "rollback-on-error":
+            return EditResult(datastore, ed.errors, False)
     changed = _c14n(tree) != _c14n(datastore)
     return EditResult(tree, ed.errors, changed)
 

@@ -63,9 +63,10 @@ class NetconfServer:
         host: address to bind (127.0.0.1).
         executor: where Device calls run; default a thread pool sized to the routers.
 
-    ``await start()`` binds every router to port 0 and returns ``{router: port}``;
-    ``await close()`` stops listening and drops every session (without calling
-    ``session_closed``: the process is going away, there is no-one left to roll back for).
+    ``await start(ports=None)`` binds every router (to the port wanted, else any free one) and
+    returns ``{router: port}``; ``await close()`` stops listening and drops every session
+    without calling ``session_closed`` (the process is going away: what its sessions leave
+    pending is the Devices' ``shutdown()``, see :mod:`ani.netconf.serve`).
     """
 
     def __init__(self, devices: dict[str, Any] | list[str], username: str, password: str,
@@ -104,21 +105,35 @@ class NetconfServer:
         ok_pw = secrets.compare_digest(password.encode(), self._password.encode())
         return ok_user and ok_pw
 
-    async def start(self) -> dict[str, int]:
-        """Listen on ``host``, one port per router. Returns ``{router: port}``."""
+    async def start(self, ports: dict[str, int] | None = None) -> dict[str, int]:
+        """Listen on ``host``, one port per router. ``ports``: the port wanted for each router
+        (e.g. the previous server's, so that clients find a restarted server where it was);
+        a router not in it, or whose port cannot be bound (taken meanwhile), gets a free one.
+        Returns ``{router: port}``."""
         self.loop = asyncio.get_running_loop()
         if self._initial is not None:
             self.set_devices(*self._initial)
         for r in self.routers.values():
-            r.acceptor = await asyncssh.create_server(
-                lambda r=r: _SSHServer(self, r), self.host, 0,
-                server_host_keys=[self.host_key], encoding=None, line_editor=False,
-                allow_pty=False, x11_forwarding=False, agent_forwarding=False,
-                login_timeout=HELLO_TIMEOUT_S, keepalive_interval=0,
-            )
+            want = int((ports or {}).get(r.name) or 0)
+            try:
+                r.acceptor = await self._listen(r, want)
+            except OSError as exc:
+                if not want:
+                    raise
+                log.warning("%s: port %d is not free (%s): listening on another one", r.name,
+                            want, exc)
+                r.acceptor = await self._listen(r, 0)
             r.port = r.acceptor.get_port()
             log.info("%s: NETCONF over SSH on %s port %d", r.name, self.host, r.port)
         return self.ports
+
+    async def _listen(self, r: _Router, port: int) -> Any:
+        return await asyncssh.create_server(
+            lambda r=r: _SSHServer(self, r), self.host, port,
+            server_host_keys=[self.host_key], encoding=None, line_editor=False,
+            allow_pty=False, x11_forwarding=False, agent_forwarding=False,
+            login_timeout=HELLO_TIMEOUT_S, keepalive_interval=0,
+        )
 
     @property
     def ports(self) -> dict[str, int]:
@@ -222,6 +237,7 @@ class _Session(asyncssh.SSHServerSession):
         self.hello_done = False
         self.hello_sent = False
         self.ending = False  # no more RPCs are handled (close-session, kill-session, disconnect)
+        self.released = False  # session_closed ran after the last RPC (close-session)
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.worker: asyncio.Task[None] | None = None
         self.login = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -344,6 +360,12 @@ class _Session(asyncssh.SSHServerSession):
                          ", ".join(reply.errors) or "ok", time.monotonic() - t0)
                 if self.ending:  # killed while this RPC ran: the reply goes nowhere
                     break
+                if reply.close:
+                    # RFC 6241 §7.8: the session's locks and resources are released, then the
+                    # <ok/> goes out: a client that reads it may rely on them being free
+                    self.ending = self.released = True
+                    await loop.run_in_executor(self.server.executor,
+                                               self.router.device.session_closed, self.id)
                 self._write(reply.xml)
                 if reply.close:
                     self.ending = True
@@ -358,7 +380,7 @@ class _Session(asyncssh.SSHServerSession):
                 # whatever ended the worker, the client must not wait for replies that will
                 # never come: nothing reads this channel any more
                 self.chan.close()
-            if not self.server.closing and self.ctx is not None:
+            if not self.server.closing and self.ctx is not None and not self.released:
                 # after the last RPC of this session ended: its locks and its pending confirmed
                 # commit go (RFC 6241 §7.5, §8.4.1); also after kill-session, which did it once
                 # already, in case an RPC of this session was still running then

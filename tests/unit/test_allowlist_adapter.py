@@ -129,3 +129,30 @@ def test_planner_never_crashes_and_plans_are_consistent(cmds):
     for s in steps:
         assert s.kind in ("cli", "exec", "nft", "noop")
         assert all(n == "exit" for n in s.nav)
+
+
+class LockedLab(RecordingLab):
+    """r1's running datastore is locked by NETCONF session 7; nothing else may be touched."""
+
+    def netconf_lock(self, router: str, target: str = "running") -> Any:
+        from ani.lab.netconf import NetconfLock
+
+        return NetconfLock(router, target, 7, 1764430000.0, 4400) if router == "r1" else None
+
+
+def test_a_netconf_lock_on_running_refuses_update_config_and_rollback_sending_nothing():
+    lab = LockedLab()
+    a = A1Adapter(lab)
+    res = a.call("update_config", {"device": "r1", "commands": ["ip route 10.0.0.0/8 blackhole"]})
+    assert res.error.code == ErrorCode.LOCKED and res.error.retriable
+    assert "NETCONF session 7 holds the lock on r1's running datastore" in res.error.message
+    assert res.data["netconf_session"] == 7 and not res.changed
+    from ani.device.state import RouterState
+
+    snap = a.snapshots.take("r1", state=RouterState(frr="", nft=""))  # a snapshot taken earlier
+    res = a.call("rollback", {"device": "r1", "snapshot_id": snap.id})
+    assert res.error.code == ErrorCode.LOCKED
+    assert lab.touched == [] and a._sessions == {}
+    # allowlist refusals still come first (nothing to lock against)
+    res = a.call("update_config", {"device": "r1", "commands": ["write memory"]})
+    assert res.error.code == ErrorCode.NOT_ALLOWED

@@ -108,19 +108,17 @@ def test_render_of_parsed_frr_output_is_what_frr_printed(case):
 
 def test_frr_normalisations_of_a_startup_config():
     """What FRR changed between startup config c2 and its running config (docs/device-model.md)."""
-    startup = parse(_data("frr844-startup-c2.conf"))
+    text = _data("frr844-startup-c2.conf")
+    # FRR's defaults, written in the startup config, which FRR then does not print: the model
+    # takes them as absent (canonical None), so the startup config parses to what FRR printed
+    for line in ("ip ospf hello-interval 10", "ip ospf network broadcast", "timers bgp 60 180"):
+        assert line in text and line not in _data("frr844-running-c2.txt")
+    startup = parse(text)
     running = parse(_data("frr844-running-c2.txt"))
-    assert startup.interfaces["to-e10"].ospf.hello_interval == 10  # the default: not printed
-    assert running.interfaces["to-e10"].ospf.hello_interval is None
+    assert startup.interfaces["to-e10"].ospf.hello_interval is None
     assert running.interfaces["to-e10"].ospf.dead_interval == 40  # printed although default
-    assert startup.interfaces["eth0"].ospf.network == "broadcast"  # the default type: not printed
-    assert running.interfaces["eth0"].ospf.network is None
-    assert startup.bgp.timers == (60, 180) and running.bgp.timers is None
-    fixed = startup.model_copy(deep=True)
-    fixed.interfaces["to-e10"].ospf.hello_interval = None
-    fixed.interfaces["eth0"].ospf.network = None
-    fixed.bgp.timers = None
-    assert DeviceConfig.model_validate(fixed.model_dump()) == running
+    assert startup.interfaces["eth0"].ospf.network is None and startup.bgp.timers is None
+    assert startup == running
 
 
 def test_running_config_order_quirks():
@@ -318,3 +316,82 @@ def test_canonical_sorts_and_folds_what_in_place_edits_left():
     edited.static_routes.append(StaticRoute(prefix="192.0.2.0/24", nexthop="blackhole"))
     with pytest.raises(ValidationError, match="duplicate static route"):
         edited.canonical()
+
+
+# -- FRR's limits (issue 11; measured on FRR 8.4.4, checked on a real router by
+#    tests/integration/test_frr_limits.py) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("timers, why", [
+    ((0, 1), "hold time must be 0 or 3..65535"), ((0, 2), "hold time must be 0 or 3..65535"),
+    ((2, 3), "at most a third"), ((1, 0), "at most a third"), ((21846, 65535), "at most a third"),
+])
+def test_bgp_timers_frr_refuses_or_rewrites_are_refused(timers, why):
+    from ani.device.model import Bgp
+
+    with pytest.raises(ValueError, match=why):
+        Bgp(asn=1, timers=timers)
+
+
+def test_bgp_timers_frr_takes_and_the_unprinted_default():
+    from ani.device.model import Bgp
+
+    assert [Bgp(asn=1, timers=t).timers for t in ((0, 0), (0, 3), (1, 3), (21845, 65535), (60, 180))] == \
+        [(0, 0), (0, 3), (1, 3), (21845, 65535), None]
+
+
+def test_lines_are_limited_in_bytes_and_words():
+    from ani.device.model import Bgp, Interface, Peer, RouteMapEntry
+
+    assert Interface(description="x" * 4080).description
+    assert Interface(description="\u00e9" * 2040).description  # 4080 bytes
+    for d in ("x" * 4081, "\u00e9" * 2041, " ".join("w" * 255)):
+        with pytest.raises(ValueError, match="too long|too many words"):
+            Interface(description=d)
+    ok = Bgp(asn=1, neighbors={"10.0.0.2": Peer(remote_as=2, description="y" * 4060)})
+    assert ok.neighbors["10.0.0.2"].description
+    with pytest.raises(ValueError, match="at most 4091"):  # 'no ...' must fit vtysh -c too
+        Bgp(asn=1, neighbors={"10.0.0.2": Peer(remote_as=2, description="y" * 4061)})
+    with pytest.raises(ValueError, match="at most 4091"):  # a longer name leaves less room
+        Bgp(asn=1, peer_groups={"G" * 40: Peer(remote_as=2, description="y" * 4030)})
+    assert len(RouteMapEntry(seq=1, action="permit", set_community=[f"1:{i}" for i in range(1, 254)]).set_community) == 253
+    with pytest.raises(ValueError, match="too many words"):
+        RouteMapEntry(seq=1, action="permit", set_community=[f"1:{i}" for i in range(1, 255)])
+    with pytest.raises(ValueError, match="too many words"):
+        RouteMapEntry(seq=1, action="permit", set_community=[f"1:{i}" for i in range(1, 254)],
+                      set_community_additive=True)
+
+
+def test_numbers_are_written_as_frr_prints_them():
+    from ani.device.model import InterfaceOspf, Ospf, OspfNetwork, RouteMapEntry
+
+    assert OspfNetwork(prefix="10.0.0.0/8", area="007").area == "7"
+    assert OspfNetwork(prefix="10.0.0.0/8", area="0.0.0.0").area == "0.0.0.0"  # not 0
+    for bad in ("4294967296", "0.0.0.256", "01.2.3.4", "1.2.3.04"):
+        with pytest.raises(ValueError, match="OSPF area"):
+            OspfNetwork(prefix="10.0.0.0/8", area=bad)
+    e = RouteMapEntry(seq=1, action="permit",
+                      set_community=["00001:2", "0:0", "65535:1", "65535:65281", "65535:9", "llgr-stale"])
+    assert e.set_community == ["internet", "1:2", "accept-own", "llgr-stale", "65535:9", "no-export"]  # by value
+    with pytest.raises(ValueError, match="distinct"):
+        RouteMapEntry(seq=1, action="permit", set_community=["65535:65281", "no-export"])
+    for bad in ("65536:1", "1:65536", "1:2:3"):
+        with pytest.raises(ValueError, match="community"):
+            RouteMapEntry(seq=1, action="permit", set_community=[bad])
+    assert InterfaceOspf(hello_interval=10, network="broadcast") == InterfaceOspf()
+    assert Ospf(throttle_spf=(0, 50, 5000), throttle_lsa_all=5000, lsa_min_arrival=1000) == Ospf()
+
+
+def test_router_ids_martian_addresses_and_lo_network_type():
+    from ani.device.model import Bgp, Interface, InterfaceOspf, Ospf
+
+    for make in (lambda: Bgp(asn=1, router_id="0.0.0.0"), lambda: Ospf(router_id="0.0.0.0")):
+        with pytest.raises(ValueError, match="0.0.0.0 is not a router id"):
+            make()
+    for a in ("0.255.255.255/32", "127.0.0.2/8", "224.0.0.1/24", "240.0.0.1/24", "255.255.255.255/32"):
+        with pytest.raises(ValueError, match="not a unicast host address"):
+            Interface(addresses=[a])
+    assert Interface(addresses=["1.0.0.0/32", "126.255.255.255/32", "223.255.255.255/32"]).addresses
+    with pytest.raises(ValueError, match="loopback"):
+        DeviceConfig(hostname="r1", interfaces={"lo": Interface(ospf=InterfaceOspf(network="point-to-point"))})
+    assert DeviceConfig(hostname="r1", interfaces={"eth0": Interface(ospf=InterfaceOspf(network="point-to-point"))})

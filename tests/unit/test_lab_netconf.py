@@ -81,7 +81,7 @@ def test_is_server_of_checks_module_lab_id_and_start_time(tmp_path):
     from ani.lab.proc import start_time
 
     code = "import time; time.sleep(30)"
-    # argv shaped like the server's: python -c CODE ani.netconf.serve --lab x1
+    # argv shaped like the server's: python -c CODE ani.lab.netconf_server --lab x1
     p = subprocess.Popen([sys.executable, "-c", code, nc.MODULE, "--lab", "x1"])
     other = subprocess.Popen([sys.executable, "-c", code, nc.MODULE, "--lab", "x12"])
     try:
@@ -97,3 +97,29 @@ def test_is_server_of_checks_module_lab_id_and_start_time(tmp_path):
         for q in (p, other):
             q.kill()
             q.wait()
+
+
+def test_lock_holder_reads_the_published_lock_and_ignores_a_dead_servers(tmp_path):
+    from ani.lab.proc import start_time
+    from ani.netconf.journal import Journal
+
+    code = "import time; time.sleep(30)"
+    srv = subprocess.Popen([sys.executable, "-c", code, nc.MODULE, "--lab", "x1"])
+    try:
+        j = Journal(tmp_path / nc.JOURNAL_DIR, {"pid": srv.pid, "start": start_time(srv.pid)})
+        j.router("r1").publish_locks({"running": {"session-id": 3, "since": 1764430000.0}})
+        held = nc.lock_holder("x1", tmp_path, "r1")
+        assert (held.router, held.target, held.session_id, held.server_pid) == ("r1", "running", 3, srv.pid)
+        assert "NETCONF session 3 holds the lock on r1's running datastore" in held.describe()
+        assert nc.lock_holder("x1", tmp_path, "r1", "candidate") is None  # not locked
+        assert nc.lock_holder("x1", tmp_path, "r2") is None  # nothing published
+        assert nc.lock_holder("x2", tmp_path, "r1") is None  # not lab x2's server
+        # the same PID with another start time: reused by another process
+        Journal(tmp_path / nc.JOURNAL_DIR, {"pid": srv.pid, "start": (start_time(srv.pid) or 0) + 1}) \
+            .router("r1").publish_locks({"running": {"session-id": 3, "since": 1.0}})
+        assert nc.lock_holder("x1", tmp_path, "r1") is None
+        j.router("r1").publish_locks({"running": {"session-id": 3, "since": 1.0}})
+    finally:
+        srv.kill()
+        srv.wait()
+    assert nc.lock_holder("x1", tmp_path, "r1") is None  # the server died: its lock is no lock

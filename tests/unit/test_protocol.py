@@ -186,6 +186,7 @@ def test_error_codes_are_stable_strings() -> None:
         "CONFLICT": "conflict",
         "RESOURCE_EXHAUSTED": "resource_exhausted",
         "NON_CONVERGENT": "non_convergent",
+        "LOCKED": "locked",
     }
 
 

@@ -1,0 +1,146 @@
+"""``python -m ani.lab.netconf_server --lab ID --dir DIR``: the NETCONF server process of one lab.
+
+Started by ``Lab.up()`` (and ``Lab.restart_netconf()``), never by hand, normally. This module is
+the lab's wiring of the lab-agnostic server (:mod:`ani.netconf.serve`, whose docstring
+describes the two start-up phases and stopping):
+
+* the router names come from the lab's state file, the credentials from ``netconf.json``
+  (:mod:`ani.lab.netconf`), the host key from ``netconf_host_key`` (made if missing);
+* the ports wanted are those of the previous server of the lab, if ``netconf.json`` names any
+  (a restarted server is found where it was); once listening the server rewrites
+  ``netconf.json`` (atomically, 0600) with ``"ports"`` and ``"pid"``, and adds
+  ``"devices": "ok"`` once the datastores are ready (and what an earlier server left pending
+  has been recovered);
+* phase 2 attaches to the lab without taking it over (it never removes it) and builds one
+  :class:`ani.netconf.datastore.Device` per router on an :class:`ani.netconf.frr_backend.FrrBackend`,
+  with its journal in ``<lab dir>/netconf/`` (:mod:`ani.netconf.journal`; owner = this PID and
+  its start time, so that readers can tell a dead server's entries);
+* it stops by itself when the lab's state file disappears (the lab was removed by someone who
+  did not know about it), without touching the routers.
+
+Logs go to ``<lab dir>/netconf.log``. Exit status: 0 after a signal or the lab's removal, 2 bad
+arguments / no such lab, 1 failure to start (the log says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("ani.lab.netconf_server")
+
+
+def _setup_logging(lab_dir: Path) -> None:
+    from ani.lab.netconf import LOG_FILE
+
+    handler = logging.FileHandler(lab_dir / LOG_FILE)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)
+
+
+def owner() -> dict[str, Any]:
+    """What identifies this process in the journal files: ``{"pid", "start"}`` (start time in
+    clock ticks since boot, :func:`ani.lab.proc.start_time`)."""
+    from ani.lab.proc import start_time
+
+    return {"pid": os.getpid(), "start": start_time(os.getpid())}
+
+
+def build_devices(lab_id: str, lab_dir: Path) -> tuple[dict[str, Any], dict[str, tuple[str, str]]]:
+    """Phase 2: ({router: Device}, {module: (revision, YANG text)}) for lab ``lab_id``, each
+    Device journaled in ``<lab_dir>/netconf/`` (nothing is read from the routers yet).
+    Raises LabNotFound."""
+    from ani.device.yang import module_texts
+    from ani.lab.lab import Lab
+    from ani.lab.netconf import JOURNAL_DIR
+    from ani.netconf.datastore import Device
+    from ani.netconf.frr_backend import FrrBackend
+    from ani.netconf.journal import Journal
+
+    lab = Lab.attach(lab_id, own=False)
+    journal = Journal(lab_dir / JOURNAL_DIR, owner())
+    devices = {r: Device(r, FrrBackend(lab, r), hostname=r, journal=journal.router(r))
+               for r in lab.routers}
+    schemas = module_texts()
+    next(iter(devices.values())).codec  # noqa: B018 - load the YANG model now, not at the 1st RPC
+    return devices, schemas
+
+
+def spec_for(lab_id: str, lab_dir: Path) -> Any:
+    """The :class:`ani.netconf.serve.ServeSpec` of lab ``lab_id``. Raises LabNotFound (no
+    routers in the state file), LabError (no credentials in ``netconf.json``)."""
+    from ani.errors import LabError, LabNotFound
+    from ani.lab.netconf import HOST, HOST_KEY_FILE, ensure_host_key, info_path, read_info, write_json_private
+    from ani.netconf.serve import ServeSpec
+
+    state_file = lab_dir / "state.json"
+    try:
+        routers = list(json.loads(state_file.read_text())["topology"]["routers"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise LabNotFound(f"lab {lab_id}: cannot read the routers from {state_file}: {exc}") from exc
+    info = read_info(lab_dir)
+    if not info or "password" not in info:
+        raise LabError(f"lab {lab_id}: no credentials in {info_path(lab_dir)}")
+    previous = {str(k): int(v) for k, v in (info.get("ports") or {}).items() if str(k) in routers}
+    base = {k: v for k, v in info.items() if k not in ("ports", "pid", "devices")}
+    listening: dict[str, Any] = {}
+
+    def on_listening(ports: dict[str, int]) -> None:
+        listening.update(ports=ports, pid=os.getpid())
+        write_json_private(info_path(lab_dir), {**base, **listening})
+
+    def on_ready() -> None:
+        write_json_private(info_path(lab_dir), {**base, **listening, "devices": "ok"})
+
+    return ServeSpec(
+        routers=routers, username=info["username"], password=info["password"],
+        host_key=ensure_host_key(lab_dir / HOST_KEY_FILE), host=HOST, ports=previous or None,
+        build=lambda: build_devices(lab_id, lab_dir), on_listening=on_listening,
+        on_ready=on_ready, gone=lambda: not state_file.exists(), name=f"lab {lab_id}",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ani.netconf.serve import STARTUP_NICE, run, set_nice
+
+    ap = argparse.ArgumentParser(prog="python -m ani.lab.netconf_server",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--lab", required=True, help="id of the running lab to serve")
+    ap.add_argument("--dir", type=Path, default=None,
+                    help="the lab's directory (default: from the lab id; the lab passes it)")
+    args = ap.parse_args(argv)
+    set_nice(STARTUP_NICE)  # start-up yields to FRR (see ani.netconf.serve)
+    lab_dir = args.dir
+    if lab_dir is None:
+        from ani.lab.state import LAB_ID_RE, lab_dir as dir_of
+
+        lab_dir = dir_of(args.lab) if LAB_ID_RE.match(args.lab) else None
+    if lab_dir is None or not lab_dir.is_dir():
+        print(f"no lab {args.lab!r}", file=sys.stderr)
+        return 2
+    _setup_logging(lab_dir)
+    from ani.errors import LabError, LabNotFound
+
+    try:
+        spec = spec_for(args.lab, lab_dir)
+    except LabError as exc:
+        log.error("%s", exc)
+        rc = 2 if isinstance(exc, LabNotFound) else 1
+    else:
+        rc = run(spec)
+    logging.shutdown()
+    # Device timers (confirmed-commit timeouts) and busy worker threads must not keep a server
+    # whose lab is going away alive: leave without joining them.
+    os._exit(rc)
+
+
+if __name__ == "__main__":
+    main()
