@@ -5,6 +5,8 @@ A check gives a :class:`Finding`: what was checked, whether it is there, what wa
 and which levels it breaks when missing. Three kinds:
 
 - ``program``: every line of ``ani/host/packages.txt`` (:mod:`ani.host.programs`);
+- ``package``: the packages of that file that provide no program (``scripts/setup.sh``'s own,
+  e.g. ``python3-venv``), asked of dpkg; they break no level;
 - ``kernel``: features probed for real in a throw-away network namespace (``unshare --net``,
   gone when the probe exits): network namespaces, private mount and UTS namespaces, veth links
   (the only link type labs create), nftables, and the A0 sandbox (bubblewrap's PID, mount, UTS
@@ -27,6 +29,8 @@ import functools
 import grp
 import os
 import pwd
+import shutil
+import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -43,7 +47,7 @@ class Finding:
 
     Attributes:
         name: what was checked (``/usr/lib/frr/frr-reload.py``, ``veth links``, ``root``).
-        kind: ``program``, ``kernel``, ``privilege`` or ``account``.
+        kind: ``program``, ``package``, ``kernel``, ``privilege`` or ``account``.
         ok: it is there (for a probe: the probe succeeded).
         detail: what was found: the program's path, the probe's error, ``not tested: ...``.
         fix: what to do when it is missing (``apt-get install frr-pythontools``).
@@ -75,6 +79,8 @@ class Finding:
         """``/usr/lib/frr/frr-reload.py is missing (apt-get install frr-pythontools)``."""
         if self.kind == "program":
             return f"{self.name} is missing ({self.fix})"
+        if self.kind == "package":
+            return f"package {self.name} is {self.detail} ({self.fix})"
         return f"{self.name}: {self.detail} ({self.fix})"
 
 
@@ -93,6 +99,28 @@ def program_findings() -> list[Finding]:
             detail=found or "not found" + ("" if p.path else " on PATH, /usr/sbin or /sbin"),
             fix=p.fix, needed_by=p.needed_by, used_for=p.used_for, package=p.package,
         ))
+    return out
+
+
+def setup_findings() -> list[Finding]:
+    """One finding per package of the data file that provides no program the code runs (what
+    ``scripts/setup.sh`` alone needs, e.g. ``python3-venv`` for the virtualenv), asked of dpkg.
+    Such a package breaks no level (the code never runs it); on a machine without dpkg they are
+    not checked (no finding)."""
+    dpkg = shutil.which("dpkg-query")
+    out = []
+    for p in entries():
+        if p.name != "-" or dpkg is None:
+            continue
+        try:
+            res = subprocess.run([dpkg, "-W", "-f=${Status}", p.package], capture_output=True, text=True,
+                                 timeout=PROBE_TIMEOUT_S)
+            ok = res.returncode == 0 and res.stdout.strip().endswith("installed") and "not-installed" not in res.stdout
+            detail = "installed" if ok else "not installed"
+        except (OSError, subprocess.SubprocessError) as exc:
+            ok, detail = False, f"dpkg-query failed: {exc}"
+        out.append(Finding(name=p.package, kind="package", ok=ok, detail=detail, fix=p.fix,
+                           needed_by=p.needed_by, used_for=p.used_for, package=p.package))
     return out
 
 
@@ -185,8 +213,9 @@ def kernel_findings(levels: Iterable[str] | None = None, *, lab_only: bool = Fal
 
 
 def findings(levels: Iterable[str] | None = None) -> list[Finding]:
-    """Every check: programs, privilege and accounts, kernel probes (those of ``levels``)."""
-    return program_findings() + privilege_findings() + kernel_findings(levels)
+    """Every check: programs, set-up packages, privilege and accounts, kernel probes (those of
+    ``levels``)."""
+    return program_findings() + setup_findings() + privilege_findings() + kernel_findings(levels)
 
 
 def problems(levels: Iterable[str], daemons: Iterable[str] = (), found: list[Finding] | None = None) -> list[Finding]:
@@ -215,21 +244,44 @@ def describe_unfit(cells: dict[str, str], bad: dict[str, list[Finding]], noun: s
     """One line for cells that cannot run: ``cells a2, a3t cannot run on this machine:
     /usr/lib/frr/frr-reload.py is missing (apt-get install frr-pythontools); see 'ani doctor'``.
 
+    The programs of one package are named together (``frr: zebra, staticd, vtysh are missing
+    (apt-get install frr)``); a kernel probe that was not tested because one of those programs is
+    missing is left out (it follows from them); the cells an item concerns are named in
+    ``[...]`` when it is not all of them; with several packages the line ends with one
+    ``apt-get install`` for all.
+
     Args:
         cells: ``{cell name: level}`` of the cells in question.
         bad: :func:`unfit` of their levels.
         noun: what the names are (``cell``; ``level`` for ``ani mcp serve``).
     """
     names = [c for c, lv in cells.items() if lv in bad]
-    items: dict[str, set[str]] = {}
+    users: dict[Finding, set[str]] = {}
     for c in names:
         for f in bad[cells[c]]:
-            items.setdefault(f.line(), set()).add(c)
-    parts = []
-    for text, users in items.items():
-        if len(users) < len(names):  # say which cells when it is not all of them
-            text += f" [{', '.join(c for c in names if c in users)}]"
+            users.setdefault(f, set()).add(c)
+    programs_missing = any(f.kind == "program" for f in users)
+    groups: dict[tuple[str, frozenset[str]], list[Finding]] = {}
+    for f, who in users.items():
+        if programs_missing and f.kind == "kernel" and f.detail.startswith("not tested"):
+            continue
+        key = (f.package if f.kind == "program" and f.package else f"\0{f.name}", frozenset(who))
+        groups.setdefault(key, []).append(f)
+    parts, packages = [], []
+    for (_, who), fs in groups.items():
+        if len(fs) == 1:
+            text = fs[0].line()
+        else:
+            shown = ", ".join(os.path.basename(f.name) for f in fs)
+            text = f"{fs[0].package}: {shown} are missing ({fs[0].fix})"
+        if len(who) < len(names):  # say which cells when it is not all of them
+            text += f" [{', '.join(c for c in names if c in who)}]"
         parts.append(text)
+        pkg = fs[0].package if fs[0].kind == "program" else None
+        if pkg and pkg not in packages:
+            packages.append(pkg)
+    if len(packages) > 1:
+        parts.append(f"to install them all: apt-get install {' '.join(sorted(packages))}")
     who = f"{noun}{'' if len(names) == 1 else 's'} " + ", ".join(names)
     return f"{who} cannot run on this machine: {'; '.join(parts)}; see 'ani doctor'"
 

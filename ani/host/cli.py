@@ -20,10 +20,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from ani.host.checks import Finding, findings
-from ani.host.programs import FEATURES, LEVELS
+from ani.host.programs import LEVELS
 
 #: the table's section titles
-KIND_TITLE = {"program": "programs", "privilege": "privilege, accounts", "account": "privilege, accounts",
+KIND_TITLE = {"program": "programs", "package": "set-up (scripts/setup.sh)",
+              "privilege": "privilege, accounts", "account": "privilege, accounts",
               "kernel": "kernel features"}
 
 console = Console()
@@ -57,7 +58,7 @@ def needed_by_text(f: Finding, daemons: set[str]) -> str:
     if "daemon" in words:
         return "every level" if Path(f.name).name in daemons else "topologies using it"
     if "setup" in words:
-        return FEATURES["setup"]
+        return "make setup"
     return " ".join(lv for lv in LEVELS if lv in words)
 
 
@@ -120,12 +121,14 @@ def doctor(
         breaks = f.breaks(daemons)
         console.print(
             f"[red]missing[/red]: {escape(f.line())}: "
-            + (f"breaks {', '.join(breaks)}" if breaks else "no level needs it for the scenarios in question"),
+            + (f"breaks {', '.join(breaks)}" if breaks else
+               "needed by scripts/setup.sh (make setup) only" if f.kind == "package" else
+               "no level needs it for the scenarios in question"),
             soft_wrap=True, highlight=False,
         )
         for lv in breaks:
             broken.setdefault(lv, []).append(f)
-    pkgs = sorted({f.package for f in missing if f.package and f.breaks(daemons)})
+    pkgs = sorted({f.package for f in missing if f.package and (f.breaks(daemons) or f.kind == "package")})
     if pkgs:
         console.print(f"fix: apt-get install {' '.join(pkgs)}  (or: sudo make setup)", soft_wrap=True,
                       highlight=False)

@@ -79,9 +79,33 @@ def test_the_refusal_is_one_line_naming_cells_items_and_packages(host):
     assert line == (
         f"cells a2, a3r, a4-x cannot run on this machine: {host}/lib/frr-reload.py is missing "
         "(apt-get install frr-pythontools); git is missing (apt-get install git) [a3r, a4-x]; "
-        "see 'ani doctor'")
+        "to install them all: apt-get install frr-pythontools git; see 'ani doctor'")
     one = checks.describe_unfit({"a2": "a2"}, checks.unfit(["a2"]))
-    assert one.startswith("cell a2 cannot run on this machine: ")
+    assert one == (f"cell a2 cannot run on this machine: {host}/lib/frr-reload.py is missing "
+                   "(apt-get install frr-pythontools); see 'ani doctor'")
+
+
+def test_the_refusal_names_a_package_once_and_leaves_out_what_follows_from_it(host, monkeypatch):
+    # a machine without frr (two of its daemons, one of them only for a topology that runs it)
+    # and without iproute2: the probe that needs ip was "not tested", which follows from ip
+    (host / "lib" / "bgpd").unlink()
+    (host / "bin" / "ip").unlink()
+    untested = checks.Finding(name="veth links", kind="kernel", ok=False, detail="not tested: ip missing",
+                              fix="load the veth module (modprobe veth)", needed_by=("lab",))
+    monkeypatch.setattr(checks, "kernel_findings", lambda levels=None, lab_only=False: [untested])
+    cells = {"a0": "a0", "a2": "a2"}
+    line = checks.describe_unfit(cells, checks.unfit(set(cells.values()), daemons={"bgpd", "isisd"}))
+    assert line == (
+        "cells a0, a2 cannot run on this machine: ip is missing (apt-get install iproute2); "
+        "frr: bgpd, isisd are missing (apt-get install frr); "
+        f"{host}/lib/frr-reload.py is missing (apt-get install frr-pythontools) [a2]; "
+        "to install them all: apt-get install frr frr-pythontools iproute2; see 'ani doctor'")
+    # a probe that failed for a reason of its own is named
+    failed = checks.Finding(name="veth links", kind="kernel", ok=False, detail="RTNETLINK answers: Operation not supported",
+                            fix="load the veth module (modprobe veth)", needed_by=("lab",))
+    monkeypatch.setattr(checks, "kernel_findings", lambda levels=None, lab_only=False: [failed])
+    line = checks.describe_unfit({"a0": "a0"}, checks.unfit(["a0"]))
+    assert "veth links: RTNETLINK answers: Operation not supported (load the veth module (modprobe veth))" in line
 
 
 def test_the_lab_check_names_everything_a_lab_lacks(host, monkeypatch):
@@ -139,3 +163,25 @@ def test_ani_doctor_counts_the_daemons_of_the_scenario_given(host, tmp_path):
     res = CliRunner().invoke(app, ["doctor", "--scenario", str(tmp_path / "absent.yaml")])
     assert res.exit_code == 2 and "--scenario:" in res.stderr
 
+
+
+def test_a_setup_only_package_is_asked_of_dpkg_and_breaks_no_level(host, monkeypatch, tmp_path):
+    # python3-venv provides no program the code runs: scripts/setup.sh needs it for the venv
+    f = programs.PACKAGES_FILE
+    f.write_text(f.read_text() + "python3-venv     -                    setup        the virtualenv\n")
+    programs.entries.cache_clear()
+    dpkg = tmp_path / "bin" / "dpkg-query"
+    dpkg.write_text("#!/bin/sh\necho 'dpkg-query: no packages found matching python3-venv' >&2\nexit 1\n")
+    dpkg.chmod(0o755)
+    # the fixture's PATH is tmp_path/bin: this dpkg-query is the one asked
+    venv = [f for f in checks.setup_findings() if f.name == "python3-venv"]
+    assert len(venv) == 1 and not venv[0].ok and venv[0].detail == "not installed"
+    assert venv[0].breaks() == ()
+    assert venv[0].line() == "package python3-venv is not installed (apt-get install python3-venv)"
+    assert checks.unfit(["a0"]) == {}  # the set-up package stops no level
+    res = CliRunner().invoke(app, ["doctor", "--level", "a0"])
+    assert res.exit_code == 0, res.output
+    assert "package python3-venv is not installed (apt-get install python3-venv): needed by scripts/setup.sh" in res.output
+    assert re.search(r"^fix: apt-get install .*\bpython3-venv\b", res.output, re.M)
+    dpkg.write_text("#!/bin/sh\nprintf 'install ok installed'\n")
+    assert [f.ok for f in checks.setup_findings()] == [True]
