@@ -184,6 +184,12 @@ class Lab:
             if self._netconf_proc is not None:
                 nc.wait_ready(self.id, self.dir, self._netconf_proc)
                 self.timings["netconf_wait_s"] = time.monotonic() - t2
+            # "up" only now: a detached lab that is up is handed over (its reaper leaves, and
+            # down_stale spares it), so a creator killed while the lab converges must not have
+            # handed it over yet
+            assert self._state is not None
+            self._state.status = "up"
+            write_state(self._state)
         except BaseException:
             self.down()
             raise
@@ -245,8 +251,6 @@ class Lab:
         with ThreadPoolExecutor(max_workers=max(1, min(16, len(topo.nodes)))) as ex:
             for f in [ex.submit(setup_node, n) for n in topo.nodes]:
                 f.result()
-        self._state.status = "up"
-        write_state(self._state)
 
     def _write_node_scripts(self, node: str) -> None:
         d = self.node_dir(node)

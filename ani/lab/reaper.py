@@ -16,7 +16,7 @@ on the owner (a pidfd: ``poll`` wakes when the owner exits) and looks at the lab
   remove it (:func:`ani.lab.cleanup.destroy`), then exit.
 
 ``cleanup.destroy`` stops a lab's reaper as provably owned (:func:`pids`: the pid in the lab's
-state, or in ``<lab dir>/reaper.pid``, whose command line carries ``ani.lab.reaper --lab <id>``);
+state, or in ``<lab dir>/reaper.pid``, written by :func:`start`, whose command line carries ``ani.lab.reaper --lab <id>``);
 nothing is ever killed by name. What the reaper did is logged to ``<lab dir>/reaper.log`` (gone
 with the lab dir).
 
@@ -47,11 +47,15 @@ def start(lab_id: str, lab_dir: Path, owner: int | None = None) -> subprocess.Po
 
     owner = os.getpid() if owner is None else owner
     with open(Path(lab_dir) / LOG_FILE, "ab") as log:
-        return subprocess.Popen(
+        p = subprocess.Popen(
             [sys.executable, "-m", MODULE, "--lab", lab_id, "--dir", str(lab_dir), "--owner", str(owner),
              "--owner-start", str(start_time(owner) or 0)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
         )
+    # written here, by the creator, before anything can remove the lab dir: a reaper writing it
+    # itself could recreate an entry in a dir that Lab.down is removing at that moment
+    (Path(lab_dir) / PID_FILE).write_text(f"{p.pid}\n")
+    return p
 
 
 def is_reaper_of(pid: int | None, lab_id: str, started: int | None = None) -> bool:
@@ -119,9 +123,7 @@ def _owner_fd(owner: int, owner_start: int) -> int | None:
 def watch(lab_id: str, lab_dir: Path, owner: int, owner_start: int) -> str:
     """Wait as the module doc says; returns what happened (``removed``, ``handed over``,
     ``destroyed``, ``not the owner's``)."""
-    try:
-        (lab_dir / PID_FILE).write_text(f"{os.getpid()}\n")
-    except OSError:
+    if not lab_dir.is_dir():
         return "removed"  # the lab dir is gone already
     fd = _owner_fd(owner, owner_start)
     if fd is not None:

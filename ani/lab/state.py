@@ -12,6 +12,11 @@ Shape (JSON)::
      "netconf_pid": 4400, "netconf_start": 98800,     # the NETCONF server, if the lab runs one
      "reaper_pid": 4390, "reaper_start": 98790}       # the lab's reaper (ani.lab.reaper)
 
+``status`` is ``up`` once ``Lab.up()`` has returned (routing converged, the NETCONF server
+ready); a detached lab that is ``up`` has been handed over by its creator (``ani lab up``): its
+reaper leaves it and ``down_stale`` spares it. Until then a creator that dies takes the lab
+with it.
+
 Unknown keys are ignored on reading (pydantic's default), so files with the former ``dirs`` key
 still load.
 """

@@ -269,3 +269,28 @@ def test_ani_lab_up_lab_survives_attach_with_block_and_its_reaper_is_gone(lab_ho
     finally:
         subprocess.run([*ANI, "lab", "down", lab_id], cwd=ROOT, capture_output=True, timeout=60)
     assert footprint(lab_id) == EMPTY
+
+
+def test_ani_lab_up_killed_while_its_lab_converges_leaves_no_lab(lab_host):
+    """A detached lab is handed over only once ``ani lab up`` has returned: killed after every
+    daemon started but before routing converged, its creator takes the lab with it."""
+    lab_id = "plc" + os.urandom(3).hex()
+    p = start([*ANI, "lab", "up", str(TRI), "--id", lab_id], session_leader=False)
+    try:
+        end, built = time.monotonic() + 60, False
+        while time.monotonic() < end and p.poll() is None and not built:
+            st = read_state(lab_id)
+            routers = (st.topology or {}).get("routers", {}) if st is not None else {}
+            built = bool(routers) and all(
+                (frr.run_dir(f"ani-{lab_id}-{r}") / f"{d}.vty").exists()
+                for r, spec in routers.items() for d in spec.get("daemons", []))
+            time.sleep(0.02)
+        assert built and p.poll() is None, "the lab's daemons never all started"
+        time.sleep(0.3)  # into convergence (about 1 s for this topology, docs/performance.md)
+        st = read_state(lab_id)
+        assert st is not None and st.status == "creating"  # converging: not handed over yet
+        p.kill()
+        p.wait(10)
+    finally:
+        stop(p)
+    assert wait_gone([lab_id]) == {}

@@ -54,7 +54,17 @@ def test_the_owner_dying_removes_its_lab(tmp_path, owner, destroyed):
     owner.wait()
     t.join(20)
     assert out == ["destroyed"] and destroyed == ["lab1"]
-    assert (d / reaper.PID_FILE).read_text().strip().isdigit()
+    assert not (d / reaper.PID_FILE).exists()  # start() writes it, never the watching reaper
+
+
+def test_start_records_the_reaper_it_started(tmp_path, owner):
+    d = lab(tmp_path, owner)
+    p = reaper.start("lab1", d, owner=owner.pid)
+    try:
+        assert (d / reaper.PID_FILE).read_text().strip() == str(p.pid)
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_a_lab_handed_over_stays(tmp_path, owner, destroyed):
