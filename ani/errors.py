@@ -55,6 +55,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- RpcErrors                several
     |   +-- FramingError             the peer broke RFC 6242 framing
     |   +-- JournalError             ani.netconf.journal: a journal file (pending commit, locks) not written
+    |   |   +-- JournalCorrupt       ani.netconf.journal: a pending-commit record there but unreadable
     +-- IntentError (ValueError)     ani.intents.errors: a service change refused (``code``, ``path``)
     |   +-- PoolExhausted            a resource pool is empty
     +-- SotError                     ani.sot.errors: the source of truth

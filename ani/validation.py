@@ -107,7 +107,22 @@ def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
     try:
         return parse_yaml(text)
     except yaml.YAMLError as exc:
-        raise error(f"{p}: not valid YAML: {exc}") from None
+        raise error(f"{p}: not valid YAML: {yaml_problem(exc)}") from None
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: ``line 3, column 1: expected the node content, but found
+    '<stream end>' (while parsing a flow node)`` (PyYAML's own text spans several lines, quotes
+    the input and names ``<unicode string>`` instead of the file)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    if problem is None:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        return " ".join(lines[:1]) or type(exc).__name__
+    at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    text = f"{at}{problem}" + (f" ({context})" if context else "")
+    return " ".join(text.split())
 
 
 def parse_yaml(text: str) -> Any:

@@ -32,6 +32,7 @@ from typing import Annotated, Any
 import typer
 
 from ani.errors import AniError, CapabilityMissing, ConfigError, LabNotFound, RegistryError
+from ani.validation import yaml_problem
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -102,7 +103,7 @@ def parse_options(items: list[str]) -> dict[str, Any]:
         try:
             out[key] = yaml.safe_load(val) if val.strip() else ""
         except yaml.YAMLError as exc:
-            raise ConfigError(f"--option {item!r}: value is not a YAML scalar: {exc}") from None
+            raise ConfigError(f"--option {item!r}: value is not a YAML scalar: {yaml_problem(exc)}") from None
     return out
 
 

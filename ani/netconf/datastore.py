@@ -470,19 +470,13 @@ class Device:
             self._publish_locks(quiet=True)
             if self.journal is None:
                 return None
-            rec = self.journal.load_commit()
-            if rec is None:
-                return None
             try:
-                p = PendingCommit.from_record(rec)
-            except ValueError as exc:
-                msg = (f"{self.name}: a confirmed commit was pending when the previous server "
-                       f"stopped, but its record ({self.journal.commit_path}) cannot be read "
-                       f"({exc}): running still holds the unconfirmed configuration")
-                log.error(msg)
-                self._alert(RpcError("rollback-failed", msg))
-                self._record(None, quiet=True)
-                return msg
+                rec = self.journal.load_commit()
+                p = PendingCommit.from_record(rec) if rec is not None else None
+            except (JournalError, ValueError) as exc:
+                return self._unreadable_record(exc)
+            if p is None:
+                return None
             self._pending = p
             if p.persist is None:
                 why = "its session ended with the previous server process"
@@ -498,6 +492,23 @@ class Device:
                 self._alert(err)
                 return err.message
             return f"confirmed commit rolled back ({why})"
+
+    def _unreadable_record(self, exc: Exception) -> str:
+        """:meth:`recover` met a commit record it cannot use: nothing can be rolled back. The
+        file is kept, moved aside (:meth:`RouterJournal.set_aside`: a later commit must not
+        overwrite it), and every session is told once (``rollback-failed``); returns the line."""
+        assert self.journal is not None
+        why = " ".join(str(exc).split())[:400]  # one line (pydantic's errors span several)
+        try:
+            kept = f"kept as {self.journal.set_aside()}"
+        except JournalError as err:
+            kept = f"left in place ({err})"
+        msg = (f"{self.name}: a confirmed commit may have been pending when the previous server "
+               f"stopped, but its record cannot be read ({why}); it was not rolled back and running "
+               f"may still hold the unconfirmed configuration; the record is {kept}")
+        log.error(msg)
+        self._alert(RpcError("rollback-failed", msg))
+        return msg
 
     def shutdown(self) -> str | None:
         """The server process is stopping (SIGTERM): its sessions end with it. A pending

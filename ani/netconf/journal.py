@@ -24,7 +24,13 @@ server killed at any instant sees either the old or the new content, never a tor
   N, "since": unix seconds}}}``; ``locks`` is ``{}`` when nothing is locked.
 
 Writes raise :class:`JournalError` (an ``OSError`` underneath: the directory was removed, the
-disk is full); reads never raise (a missing or unreadable file is None).
+disk is full). Reads of the locks never raise (a missing or unreadable file is None: a dead
+server's locks are withdrawn anyway). A commit record is different, because it is the only copy
+of a rollback point: :meth:`RouterJournal.load_commit` is None only when there is no record, and
+raises :class:`JournalCorrupt` (naming the file and what is wrong with it) when the file is there
+but unreadable (not JSON, cut short, another version, no ``commit`` object);
+:meth:`RouterJournal.set_aside` then moves it to ``<router>.commit.json.unreadable-<unix s>`` so
+that it is kept for a person to read and a later commit cannot overwrite it.
 """
 
 from __future__ import annotations
@@ -44,6 +50,10 @@ LOCKS_SUFFIX = ".locks.json"
 
 class JournalError(NetconfError):
     """A journal file could not be written (the message names the file and the OS error)."""
+
+
+class JournalCorrupt(JournalError):
+    """A commit record is there but cannot be read (the message names the file and why)."""
 
 
 def write_json_atomic(path: Path, data: Any, mode: int = 0o600) -> None:
@@ -92,10 +102,43 @@ class RouterJournal:
         self._write(self.commit_path, {"commit": record})
 
     def load_commit(self) -> dict[str, Any] | None:
-        """The recorded pending confirmed commit (a :meth:`PendingCommit.to_record` dict), or None."""
-        doc = _read(self.commit_path)
-        rec = doc.get("commit") if doc else None
-        return rec if isinstance(rec, dict) else None
+        """The recorded pending confirmed commit (a :meth:`PendingCommit.to_record` dict), or
+        None when no record exists. Raises JournalCorrupt when the file exists but is not a
+        record of this version (not JSON, cut short, ...), JournalError when it cannot be read."""
+        path = self.commit_path
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise JournalCorrupt(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise JournalCorrupt(f"{path} is not JSON ({len(text)} bytes; {exc})") from exc
+        if not isinstance(doc, dict):
+            raise JournalCorrupt(f"{path}: expected a JSON object, got {type(doc).__name__}")
+        if doc.get("version") != VERSION:
+            raise JournalCorrupt(f"{path}: version {doc.get('version')!r}, this server reads version {VERSION}")
+        rec = doc.get("commit")
+        if not isinstance(rec, dict):
+            raise JournalCorrupt(f"{path}: no 'commit' object")
+        return rec
+
+    def set_aside(self) -> Path:
+        """Move an unreadable commit record out of the way, keeping it (for a person to read;
+        a later commit would overwrite it): returns its new path,
+        ``<router>.commit.json.unreadable-<unix s>``. Raises JournalError."""
+        dest = self.commit_path.with_name(f"{self.commit_path.name}.unreadable-{int(time.time())}")
+        n = 1
+        while dest.exists():
+            dest = dest.with_name(f"{self.commit_path.name}.unreadable-{int(time.time())}-{n}")
+            n += 1
+        try:
+            os.replace(self.commit_path, dest)
+        except OSError as exc:
+            raise JournalError(f"cannot move {self.commit_path} aside: {exc.strerror or exc}") from exc
+        return dest
 
     def clear_commit(self) -> None:
         """No confirmed commit is pending any more. Raises JournalError."""
@@ -131,4 +174,4 @@ def read_locks(directory: Path, router: str) -> dict[str, Any] | None:
     return {"owner": doc.get("owner") or {}, "locks": doc["locks"]}
 
 
-__all__ = ["Journal", "JournalError", "RouterJournal", "read_locks", "write_json_atomic"]
+__all__ = ["Journal", "JournalCorrupt", "JournalError", "RouterJournal", "read_locks", "write_json_atomic"]

@@ -167,6 +167,38 @@ def test_pending_confirmed_commits_across_a_server_stop(lab, sig):
     restore(lab, "r1")
 
 
+def test_a_record_cut_short_during_a_crash_is_reported_and_kept_not_taken_for_nothing_pending(lab):
+    """SIGKILL with a confirmed commit pending on r2, then the record loses its second half (a
+    disk that did not keep the end): the new server must not take it for "nothing pending"
+    (before: silently ignored, the unconfirmed change stayed with no word): every session hears
+    ``rollback-failed`` naming the file, and the record is kept aside, byte for byte."""
+    assert routes(lab, "r2") == BASE
+    m = commit_route(lab, "r2", "198.51.100.0/24", timeout="300")
+    journal = lab.dir / lab_netconf.JOURNAL_DIR
+    st = read_state(lab.id)
+    assert lab_netconf.stop_server(lab.id, lab.dir, st.netconf_pid, st.netconf_start, sig=signal.SIGKILL)
+    del m
+    path = journal / "r2.commit.json"
+    bad = path.read_text()[:200]
+    path.write_text(bad)
+    lab.restart_netconf()
+    try:
+        kept = list(journal.glob("r2.commit.json.unreadable-*"))
+        assert len(kept) == 1 and kept[0].read_text() == bad and not path.exists()
+        assert "ip route 198.51.100.0/24 blackhole" in routes(lab, "r2")  # nothing could be rolled back
+        for _ in range(2):  # every session is told, on its first operation
+            with connect(lab, "r2") as s:
+                with pytest.raises(RPCError) as ei:
+                    s.get_config(source="running")
+                assert ei.value.tag == "rollback-failed" and str(kept[0]) in ei.value.message
+                assert "not rolled back" in ei.value.message
+                s.get_config(source="running")  # once
+    finally:
+        restore(lab, "r2")
+        for f in journal.glob("r2.commit.json.unreadable-*"):
+            f.unlink()
+
+
 def test_docs_restart_example_runs(lab_host, run_doc_example):
     """docs/netconf.md's restart example runs as written (it makes its own lab)."""
     out = run_doc_example("netconf.md", "netconf-restart", timeout=240)

@@ -139,7 +139,8 @@ def test_journal_files_are_private_atomic_and_versioned(jdir):
                                      "locks": {"running": {"session-id": 3, "since": 1.0}}}
     assert read_locks(jdir, "r2") is None
     (jdir / "r1.commit.json").write_text('{"version": 99, "commit": {"a": 1}}')
-    assert j.load_commit() is None  # another format version is not read as ours
+    with pytest.raises(JournalError, match="version 99, this server reads version 1"):
+        j.load_commit()  # another format version is not read as ours, nor taken for no record
     j.clear_commit()
     j.clear_commit()  # idempotent
     assert j.load_commit() is None
@@ -277,18 +278,59 @@ def test_recover_rolls_back_a_persistent_commit_whose_deadline_passed_while_down
     assert be.cfg == V1 and record(jdir) is None
 
 
-def test_an_unreadable_record_is_reported_as_rollback_failed_to_every_session(jdir):
-    be = crashed(jdir, persist=None)
-    doc = json.loads((jdir / "r1.commit.json").read_text())
+def _garbage_rollback(text: str) -> str:
+    doc = json.loads(text)
     doc["commit"]["rollback"] = {"hostname": "r1", "static_routes": "garbage"}
-    (jdir / "r1.commit.json").write_text(json.dumps(doc))
+    return json.dumps(doc)
+
+
+#: ways a commit record can be unreadable: cut short (a disk that lost the end), emptied, not
+#: JSON, another version, not an object, no commit, a commit whose rollback point is not a config
+UNREADABLE = {
+    "cut-short": lambda t: t[: len(t) // 2],
+    "cut-after-first-byte": lambda t: t[:1],
+    "empty": lambda t: "",
+    "not-json": lambda t: "\x00\x01 garbage",
+    "other-version": lambda t: t.replace('"version": 1', '"version": 9'),
+    "a-list": lambda t: "[]",
+    "no-commit": lambda t: json.dumps({"version": 1, "owner": {"pid": 1}}),
+    "garbage-rollback": _garbage_rollback,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(UNREADABLE))
+def test_an_unreadable_record_is_reported_to_every_session_and_kept(jdir, kind):
+    be = crashed(jdir, persist=None)
+    path = jdir / "r1.commit.json"
+    bad = UNREADABLE[kind](path.read_text())
+    path.write_text(bad)
     dev = device(jdir, be, Timers(), owner=2)
-    assert "cannot be read" in dev.recover()
+    said = dev.recover()
+    assert said is not None and "cannot be read" in said and "not rolled back" in said, said
+    assert "\n" not in said
+    kept = [f for f in jdir.iterdir() if f.name.startswith("r1.commit.json.unreadable-")]
+    assert len(kept) == 1 and str(kept[0]) in said
+    assert kept[0].read_text() == bad  # nothing lost: the record as it was, for a person to read
+    assert not path.exists()
     for sid in (A, B):
         with pytest.raises(RpcError) as ei:
             dev.get_config(sid, "running")
-        assert ei.value.tag == "rollback-failed"
+        assert ei.value.tag == "rollback-failed" and str(kept[0]) in ei.value.message
     dev.get_config(A, "running")  # once per session
+    # a later confirmed commit records its own rollback point; the kept record is not overwritten
+    dev.edit_config(A, "candidate", config(routes_xml("203.0.113.0/24")))
+    dev.commit(A, confirmed=True, confirm_timeout="60")
+    assert record(jdir) is not None and kept[0].read_text() == bad
+
+
+def test_no_record_is_not_an_unreadable_one(jdir):
+    rj = Journal(jdir, {"pid": 1}).router("r1")
+    assert rj.load_commit() is None
+    jdir.mkdir()
+    (jdir / "r1.commit.json").write_text("{")
+    with pytest.raises(JournalError) as ei:
+        rj.load_commit()
+    assert "r1.commit.json is not JSON" in str(ei.value)
 
 
 def test_recover_without_a_record_does_nothing_and_withdraws_a_dead_servers_locks(jdir):

@@ -103,3 +103,28 @@ def test_agent_config_refuses_a_key_written_twice(tmp_path, no_lab):
     assert res.exit_code == 2
     assert _error_line(res) == (f"error: --agent-config {f}: not valid YAML/JSON: key 'kind' is written twice "
                                 "in one mapping (line 1, column 1 and line 2, column 1)")
+
+
+#: YAML broken in the ways PyYAML words over several lines (quoting the input, naming
+#: ``<unicode string>`` instead of the file): an unclosed flow, a tab, a bad indent, an unclosed quote
+BROKEN_YAML = {
+    "unclosed-flow": ("name: x\ntopology: [\n", "line 3, column 1: expected the node content"),
+    "tab": ("name: x\n\tfoo: 1\n", "line 2, column 1: found character '\\t' that cannot start any token"),
+    "indent": ("name: x\n  bad: 1\n", "line 2, column 6: mapping values are not allowed here"),
+    "quote": ('name: "x\n', "found unexpected end of stream"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN_YAML))
+@pytest.mark.parametrize("command", [["lab", "up"], ["campaign", "run"], ["run", "--level", "a1", "--scenario"]],
+                         ids=["lab-up", "campaign-run", "run"])
+def test_a_file_that_is_not_yaml_is_one_line_naming_the_file_and_where(tmp_path, no_lab, kind, command):
+    text, words = BROKEN_YAML[kind]
+    f = tmp_path / "broken.yaml"
+    f.write_text(text)
+    res = CliRunner().invoke(app, [*command, str(f)])
+    assert res.exit_code == 2, res.output
+    err = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(err) == 1, res.stderr  # one line, not PyYAML's four
+    assert err[0].startswith(f"error: {f}: not valid YAML: ") and words in err[0], err[0]
+    assert "<unicode string>" not in err[0]
