@@ -240,7 +240,7 @@ def unfit(levels: Iterable[str], daemons: Iterable[str] = ()) -> dict[str, list[
     return {lv: out[lv] for lv in levels if lv in out}
 
 
-def _follows(f: Finding, missing: Iterable[Finding]) -> bool:
+def follows_from(f: Finding, missing: Iterable[Finding]) -> bool:
     """Whether ``f`` is a kernel probe that was not tested because of something else in
     ``missing`` (a program it runs, or root): naming that cause says it all."""
     if f.kind != "kernel" or not f.detail.startswith("not tested"):
@@ -271,7 +271,7 @@ def describe_unfit(cells: dict[str, str], bad: dict[str, list[Finding]], noun: s
             users.setdefault(f, set()).add(c)
     groups: dict[tuple[str, frozenset[str]], list[Finding]] = {}
     for f, who in users.items():
-        if _follows(f, users):
+        if follows_from(f, users):
             continue
         key = (f.package if f.kind == "program" and f.package else f"\0{f.name}", frozenset(who))
         groups.setdefault(key, []).append(f)
@@ -301,6 +301,6 @@ def check_lab(daemons: Iterable[str] = ()) -> None:
     found = program_findings() + privilege_findings() + kernel_findings(lab_only=True)
     lab_needs = [f for f in found if not f.ok and ("lab" in f.needed_by or (
         "daemon" in f.needed_by and os.path.basename(f.name) in daemons))]
-    lab_needs = [f for f in lab_needs if not _follows(f, lab_needs)]
+    lab_needs = [f for f in lab_needs if not follows_from(f, lab_needs)]
     if lab_needs:
         raise CapabilityMissing("cannot start a lab here: " + "; ".join(f.line() for f in lab_needs))
