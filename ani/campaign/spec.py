@@ -217,7 +217,8 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
         spec.scenario_path = str(resolve_path(spec.scenario, base_dir, "scenario"))
         for i, c in enumerate(spec.cells):
             if isinstance(c.blocklist, str):
-                c.blocklist = str(resolve_path(c.blocklist, base_dir, f"cells[{i}]({c.name}).blocklist"))
+                field = f"cells[{i}]({c.name}).blocklist"
+                c.blocklist = str(resolve_path(c.blocklist, base_dir, field))
     except CampaignSpecError as exc:
         raise CampaignSpecError(f"{source}: {exc}") from None
     return spec

@@ -105,7 +105,7 @@ def doctor(
     table.add_column("package", no_wrap=True)
     table.add_column("needed by", no_wrap=True)
     missing = [f for f in found if not f.ok]
-    untested = [f for f in missing if follows_from(f, missing)]  # kept from running by root / a program
+    untested = [f for f in missing if follows_from(f, missing)]  # kept from running by root, ...
     kind = None
     for f in found:
         title = KIND_TITLE[f.kind]
@@ -136,10 +136,10 @@ def doctor(
             soft_wrap=True, highlight=False,
         )
     if untested:
+        causes = sorted({f.detail.removeprefix("not tested: ") for f in untested})
         console.print(
             f"[yellow]not tested[/yellow]: {escape(', '.join(f.name for f in untested))}: "
-            f"{escape(untested[0].detail.removeprefix('not tested: ')) if len({f.detail for f in untested}) == 1 else 'see above'}"
-            "; run ani doctor again after the fix",
+            f"{escape('; '.join(causes))}; run ani doctor again after the fix",
             soft_wrap=True, highlight=False,
         )
     pkgs = sorted({f.package for f in missing if f.package and (f.breaks(daemons) or f.kind == "package")})

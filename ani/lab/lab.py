@@ -174,7 +174,8 @@ class Lab:
         except FileExistsError:
             raise LabError(
                 f"lab id {self.id!r} is already in use ({self.dir} exists): choose another id "
-                f"('ani lab status' lists the labs; 'ani lab down {self.id}' removes that one if it is yours)"
+                f"('ani lab status' lists the labs; 'ani lab down {self.id}' removes that one if "
+                "it is yours)"
             ) from None
         self._owned = True
         try:
