@@ -129,7 +129,8 @@ def up(
     except AniError as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt:
-        what = f"lab {lab.id} was not started (what it had built is removed)" if lab else "no lab started"
+        what = (f"lab {lab.id} was not started (what it had built is removed)" if lab
+                else "no lab started")
         err_console.print(f"interrupted: {what}", soft_wrap=True, highlight=False)
         raise typer.Exit(130) from None
     assert lab is not None
