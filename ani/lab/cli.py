@@ -118,6 +118,8 @@ def up(
     from ani.lab.lab import Lab
     from ani.lab.topology import load_topology
 
+    if timeout is not None and not timeout > 0:  # the topology's own bound is validated too
+        raise _fail(f"--timeout: the convergence bound must be > 0 seconds, got {timeout:g}", 2)
     lab: Lab | None = None
     try:
         topo = load_topology(file)
