@@ -212,12 +212,16 @@ def run_one(
     from ani.campaign.results import INFRA
     from ani.campaign.runner import RunnerDeps, check_host, preflight, validate
     from ani.campaign.runner import run_one as _run_one
-    from ani.campaign.spec import parse_spec
+    from ani.campaign.spec import parse_spec, resolve_path
     from ani.registry import available
 
     level, known = level.strip().lower(), available()
     if level not in known:  # say which option, not the internal one-cell campaign's field path
         raise _fail(f"--level / $ANI_LEVEL: unknown level {level!r}; known: {', '.join(known)}")
+    try:  # name the option, not the internal one-cell campaign's "scenario" field
+        scenario = resolve_path(str(scenario), Path.cwd(), "--scenario")
+    except AniError as exc:
+        raise _fail(str(exc)) from None
     options = list(agent_option or [])
     try:
         block = agent_block(agent_config, agent, options)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -228,7 +229,11 @@ def run_campaign(
         if (out / "runs.jsonl").exists() and (out / "runs.jsonl").stat().st_size > 0:
             raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
     validate(spec, deps)  # scenario, task, variants, agent, adapters: before any lab starts
-    existing = read_runs(out) if resume else []
+    # a first look (scenario hashes, what is left to do); its warnings about bad lines are
+    # given once, by RunStore and store.records() below
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        existing = read_runs(out) if resume else []
     scenario_hash = str(getattr(deps.scenario(spec.scenario_path), "hash", "") or "") or None
     stale = sorted(
         {r.scenario_hash for r in existing if r.scenario_hash and r.scenario_hash != scenario_hash}

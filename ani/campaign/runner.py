@@ -168,8 +168,15 @@ def _announce(hook: EventHook | None, event: dict[str, Any]) -> None:
 
 @contextmanager
 def _sigint_deferred() -> Iterator[None]:
-    """Hold Ctrl-C until the block ends (so teardown is not interrupted); main thread only."""
+    """Hold Ctrl-C until the block ends (so teardown is not interrupted); main thread only.
+
+    A process that ignores SIGINT (started with ``&`` from a script, or ``nohup``) keeps
+    ignoring it here: a SIGINT during teardown must not stop it when one at any other moment
+    does not."""
     if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         yield
         return
     received: list[int] = []

@@ -179,10 +179,11 @@ def _format_loc(loc: tuple[Any, ...], data: Any) -> str:
     return "".join(parts)
 
 
-def resolve_path(value: str, base_dir: Path | None) -> Path:
+def resolve_path(value: str, base_dir: Path | None, field: str | None = None) -> Path:
     """``value`` relative to ``base_dir`` if that file exists, else as given, else a shipped data file.
 
-    Raises CampaignSpecError if none exists.
+    Raises CampaignSpecError if none exists: one line that starts with ``field`` (the key that
+    named the file, e.g. ``scenario`` or ``cells[1](a1).blocklist``) and says where it looked.
     """
     from ani.resources import resolve
 
@@ -192,10 +193,15 @@ def resolve_path(value: str, base_dir: Path | None) -> Path:
     try:
         return resolve(p).resolve()
     except FileNotFoundError:
-        where = f"{base_dir}, the current folder" if base_dir else "the current folder"
-        raise CampaignSpecError(
-            f"file {value!r} not found (looked relative to {where} and in the shipped data)"
-        ) from None
+        cwd = Path.cwd().resolve()
+        if p.is_absolute():
+            where = "it does not exist"
+        elif base_dir is None or Path(base_dir).resolve() == cwd:
+            where = f"looked in the current folder {cwd} and in the shipped data"
+        else:
+            where = f"looked in {base_dir}, in the current folder {cwd} and in the shipped data"
+        prefix = f"{field}: " if field else ""
+        raise CampaignSpecError(f"{prefix}file {value!r} not found ({where})") from None
 
 
 def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = None) -> CampaignSpec:
@@ -208,10 +214,11 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
         top="(top level)", format_loc=lambda loc: _format_loc(loc, data),
     )
     try:
-        spec.scenario_path = str(resolve_path(spec.scenario, base_dir))
-        for c in spec.cells:
+        spec.scenario_path = str(resolve_path(spec.scenario, base_dir, "scenario"))
+        for i, c in enumerate(spec.cells):
             if isinstance(c.blocklist, str):
-                c.blocklist = str(resolve_path(c.blocklist, base_dir))
+                field = f"cells[{i}]({c.name}).blocklist"
+                c.blocklist = str(resolve_path(c.blocklist, base_dir, field))
     except CampaignSpecError as exc:
         raise CampaignSpecError(f"{source}: {exc}") from None
     return spec

@@ -240,13 +240,22 @@ def unfit(levels: Iterable[str], daemons: Iterable[str] = ()) -> dict[str, list[
     return {lv: out[lv] for lv in levels if lv in out}
 
 
+def follows_from(f: Finding, missing: Iterable[Finding]) -> bool:
+    """Whether ``f`` is a kernel probe that was not tested because of something else in
+    ``missing`` (a program it runs, or root): naming that cause says it all."""
+    if f.kind != "kernel" or not f.detail.startswith("not tested"):
+        return False
+    return any(m.kind == "program" or (m.kind == "privilege" and m.name == "root") for m in missing)
+
+
 def describe_unfit(cells: dict[str, str], bad: dict[str, list[Finding]], noun: str = "cell") -> str:
     """One line for cells that cannot run: ``cells a2, a3t cannot run on this machine:
     /usr/lib/frr/frr-reload.py is missing (apt-get install frr-pythontools); see 'ani doctor'``.
 
     The programs of one package are named together (``frr: zebra, staticd, vtysh are missing
     (apt-get install frr)``); a kernel probe that was not tested because one of those programs is
-    missing is left out (it follows from them); the cells an item concerns are named in
+    missing, or because the command does not run as root, is left out (it follows from them);
+    the cells an item concerns are named in
     ``[...]`` when it is not all of them; with several packages the line ends with one
     ``apt-get install`` for all.
 
@@ -260,10 +269,9 @@ def describe_unfit(cells: dict[str, str], bad: dict[str, list[Finding]], noun: s
     for c in names:
         for f in bad[cells[c]]:
             users.setdefault(f, set()).add(c)
-    programs_missing = any(f.kind == "program" for f in users)
     groups: dict[tuple[str, frozenset[str]], list[Finding]] = {}
     for f, who in users.items():
-        if programs_missing and f.kind == "kernel" and f.detail.startswith("not tested"):
+        if follows_from(f, users):
             continue
         key = (f.package if f.kind == "program" and f.package else f"\0{f.name}", frozenset(who))
         groups.setdefault(key, []).append(f)
@@ -293,5 +301,6 @@ def check_lab(daemons: Iterable[str] = ()) -> None:
     found = program_findings() + privilege_findings() + kernel_findings(lab_only=True)
     lab_needs = [f for f in found if not f.ok and ("lab" in f.needed_by or (
         "daemon" in f.needed_by and os.path.basename(f.name) in daemons))]
+    lab_needs = [f for f in lab_needs if not follows_from(f, lab_needs)]
     if lab_needs:
         raise CapabilityMissing("cannot start a lab here: " + "; ".join(f.line() for f in lab_needs))

@@ -4,6 +4,8 @@
 
 Prints one row per check (programs, root and FRR's accounts, kernel features probed in a
 throw-away network namespace), then each missing item with its fix and the levels it breaks.
+A kernel probe that could not run because of a missing item (root, a program it runs) is
+``untested``, not missing: it is named on one ``not tested:`` line, not with a fix of its own.
 Exit codes: 0 every level asked for (default: all) can run here, 1 something one of them needs
 is missing, 2 bad input (unknown level, bad scenario file).
 """
@@ -19,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ani.host.checks import Finding, findings
+from ani.host.checks import Finding, findings, follows_from
 from ani.host.programs import LEVELS
 
 #: the table's section titles
@@ -102,6 +104,8 @@ def doctor(
     table.add_column("status", no_wrap=True)
     table.add_column("package", no_wrap=True)
     table.add_column("needed by", no_wrap=True)
+    missing = [f for f in found if not f.ok]
+    untested = [f for f in missing if follows_from(f, missing)]  # kept from running by root, ...
     kind = None
     for f in found:
         title = KIND_TITLE[f.kind]
@@ -111,14 +115,19 @@ def doctor(
         breaks = f.breaks(daemons)
         if f.ok:
             status = "[green]ok[/green]"
+        elif f in untested:
+            status = "[yellow]untested[/yellow]"
         else:
             status = "[red]MISSING[/red]" if breaks else "[yellow]missing[/yellow]"
         table.add_row(escape(f.name), status, escape(f.package or ""), needed_by_text(f, daemons))
     console.print(table)
-    missing = [f for f in found if not f.ok]
     broken: dict[str, list[Finding]] = {}
     for f in missing:
         breaks = f.breaks(daemons)
+        for lv in breaks:
+            broken.setdefault(lv, []).append(f)
+        if f in untested:
+            continue
         console.print(
             f"[red]missing[/red]: {escape(f.line())}: "
             + (f"breaks {', '.join(breaks)}" if breaks else
@@ -126,8 +135,13 @@ def doctor(
                "no level needs it for the scenarios in question"),
             soft_wrap=True, highlight=False,
         )
-        for lv in breaks:
-            broken.setdefault(lv, []).append(f)
+    if untested:
+        causes = sorted({f.detail.removeprefix("not tested: ") for f in untested})
+        console.print(
+            f"[yellow]not tested[/yellow]: {escape(', '.join(f.name for f in untested))}: "
+            f"{escape('; '.join(causes))}; run ani doctor again after the fix",
+            soft_wrap=True, highlight=False,
+        )
     pkgs = sorted({f.package for f in missing if f.package and (f.breaks(daemons) or f.kind == "package")})
     if pkgs:
         console.print(f"fix: apt-get install {' '.join(pkgs)}  (or: sudo make setup)", soft_wrap=True,

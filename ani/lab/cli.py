@@ -118,14 +118,24 @@ def up(
     from ani.lab.lab import Lab
     from ani.lab.topology import load_topology
 
+    if timeout is not None and not timeout > 0:  # the topology's own bound is validated too
+        raise _fail(f"--timeout: the convergence bound must be > 0 seconds, got {timeout:g}", 2)
+    lab: Lab | None = None
     try:
         topo = load_topology(file)
         if timeout is not None:
             topo.convergence.timeout_s = timeout
         t0 = time.monotonic()
-        lab = Lab(topo, lab_id=lab_id, detached=True).up()
+        lab = Lab(topo, lab_id=lab_id, detached=True)
+        lab.up()  # on any exception, Ctrl-C included, up() removes what it had built
     except AniError as exc:
         raise _fail(exc) from None
+    except KeyboardInterrupt:
+        what = (f"lab {lab.id} was not started (what it had built is removed)" if lab
+                else "no lab started")
+        err_console.print(f"interrupted: {what}", soft_wrap=True, highlight=False)
+        raise typer.Exit(130) from None
+    assert lab is not None
     console.print(f"lab [bold]{lab.id}[/bold] up and converged in {time.monotonic() - t0:.1f} s")
     console.print(_node_table(lab))
     console.print(f"remove it with: ani lab down {lab.id}", highlight=False)

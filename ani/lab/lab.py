@@ -172,7 +172,11 @@ class Lab:
             self.dir.parent.mkdir(parents=True, exist_ok=True)
             self.dir.mkdir()
         except FileExistsError:
-            raise LabError(f"lab id {self.id!r} is already in use ({self.dir} exists)") from None
+            raise LabError(
+                f"lab id {self.id!r} is already in use ({self.dir} exists): choose another id "
+                f"('ani lab status' lists the labs; 'ani lab down {self.id}' removes that one if "
+                "it is yours)"
+            ) from None
         self._owned = True
         try:
             t0 = time.monotonic()

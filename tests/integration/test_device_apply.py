@@ -390,6 +390,14 @@ def test_docs_example_runs(make_lab, run_doc_example):
     ]
 
 
+
+def test_docs_parse_example_runs(make_lab, run_doc_example):
+    """docs/device-model.md's first example runs as pasted: it makes its own lab, the parse of
+    e1's running config renders back to the same text (its assert) and nothing is unmodelled."""
+    del make_lab  # only for its capability check
+    assert run_doc_example("device-model.md", "device-parse").splitlines() == ["[]"]
+
+
 # -- operational state ------------------------------------------------------------------------
 
 

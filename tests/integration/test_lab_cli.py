@@ -95,6 +95,11 @@ def test_errors_are_one_line_without_traceback(tmp_path):
     res = ani("lab", "up", str(TRI), "--id", "Not_Valid")
     assert res.returncode == 1 and "must match" in res.stderr and "Traceback" not in res.stderr
 
+    for bound in ("0", "-1", "nan"):  # refused before any lab is built (before: -1 built one)
+        res = ani("lab", "up", str(TRI), "--timeout", bound)
+        assert res.returncode == 2 and res.stderr.strip() == (
+            f"error: --timeout: the convergence bound must be > 0 seconds, got {float(bound):g}")
+
     res = ani("lab", "status", "nosuchlab")
     assert res.returncode == 2 and "no lab 'nosuchlab'" in res.stderr
 

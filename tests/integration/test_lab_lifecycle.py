@@ -104,8 +104,9 @@ def test_bad_lab_id_and_id_in_use(make_lab):
     with pytest.raises(LabError, match="must match"):
         Lab(TRI, lab_id="Bad_Id")
     lab = make_lab(TRI, lab_id=ID_DUPID)
-    with pytest.raises(LabError, match="already in use"):
+    with pytest.raises(LabError, match="already in use") as ei:
         Lab(TRI, lab_id=ID_DUPID).up()
+    assert "choose another id" in str(ei.value) and f"'ani lab down {ID_DUPID}'" in str(ei.value)
     assert "hostname r1" in lab.running_config("r1")  # the failed second up() did not touch it
 
 

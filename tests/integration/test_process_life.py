@@ -294,3 +294,28 @@ def test_ani_lab_up_killed_while_its_lab_converges_leaves_no_lab(lab_host):
     finally:
         stop(p)
     assert wait_gone([lab_id]) == {}
+
+
+def _default_sigint() -> None:  # in the child: Ctrl-C as at a terminal, even if pytest ignores it
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ani_lab_up_interrupted_says_so_and_leaves_no_lab(lab_host):
+    """Ctrl-C during ``ani lab up`` (SIGINT while the lab is being built): exit 130, one line
+    saying that the lab was not started, and nothing of it left (before: exit 130, no word)."""
+    lab_id = "pli" + os.urandom(3).hex()
+    p = start([*ANI, "lab", "up", str(TRI), "--id", lab_id], session_leader=False,
+              preexec_fn=_default_sigint)
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and p.poll() is None and read_state(lab_id) is None:
+            time.sleep(0.02)
+        assert p.poll() is None and read_state(lab_id) is not None, "the lab was never being built"
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=60)
+    finally:
+        stop(p)
+    assert p.returncode == 130, out
+    assert f"interrupted: lab {lab_id} was not started (what it had built is removed)" in out
+    assert "Traceback" not in out
+    assert wait_gone([lab_id]) == {}

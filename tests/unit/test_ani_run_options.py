@@ -111,3 +111,14 @@ def test_agent_block_precedence(tmp_path):
     assert agent_block(f, None, ["kind=other"])["kind"] == "other"
     assert agent_block(f, "scripted", [])["kind"] == "scripted"
     assert agent_block(Path(f), None, ["model=x", "model=y"])["model"] == "y"
+
+
+def test_a_missing_scenario_names_the_option(tmp_path, monkeypatch, stop_before_lab):
+    # the option the user typed, not the field of the internal one-cell campaign
+    monkeypatch.chdir(tmp_path)
+    res = run("--scenario", "nope.yaml")
+    assert res.exit_code == 2 and not stop_before_lab
+    assert res.stderr.strip() == (
+        f"error: --scenario: file 'nope.yaml' not found (looked in the current folder "
+        f"{tmp_path.resolve()} and in the shipped data)"
+    )

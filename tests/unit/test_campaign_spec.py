@@ -73,7 +73,11 @@ def test_variants_override(tmp_path):
         (lambda d: d["cells"].append({"name": "a1_blocklist", "level": "a1"}), "same name"),
         (lambda d: d["cells"].append({"name": "again", "level": "a0"}), "same level and blocklist"),
         (lambda d: d["cells"][0].update(name="bad name/x"), "cells[0](bad name/x).name"),
-        (lambda d: d.update(scenario="nope.yaml"), "file 'nope.yaml' not found"),
+        (lambda d: d.update(scenario="nope.yaml"), "scenario: file 'nope.yaml' not found"),
+        (
+            lambda d: d["cells"][1].update(blocklist="nope-bl.yaml"),
+            "cells[1](a1+blocklist).blocklist: file 'nope-bl.yaml' not found",
+        ),
         (lambda d: d.update(colour="red"), "colour: Extra inputs are not permitted"),
     ],
 )
@@ -143,3 +147,28 @@ def test_shipped_llm_level_sweep_loads_and_builds_its_agent(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(Exception, match="OPENAI_API_KEY"):
         create_agent(dict(spec.agent))
+
+
+def test_a_missing_file_says_where_it_looked_once(tmp_path, monkeypatch):
+    # the campaign file's folder and the current folder are named once each, and only once when
+    # they are the same folder (``ani run`` resolves against the current folder)
+    from ani.campaign.spec import resolve_path
+
+    other = tmp_path / "cwd"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    with pytest.raises(CampaignSpecError) as ei:
+        resolve_path("nope.yaml", tmp_path, "scenario")
+    assert str(ei.value) == (
+        f"scenario: file 'nope.yaml' not found (looked in {tmp_path}, in the current folder "
+        f"{other.resolve()} and in the shipped data)"
+    )
+    with pytest.raises(CampaignSpecError) as ei:
+        resolve_path("nope.yaml", other, "--scenario")
+    assert str(ei.value) == (
+        f"--scenario: file 'nope.yaml' not found (looked in the current folder {other.resolve()} "
+        "and in the shipped data)"
+    )
+    with pytest.raises(CampaignSpecError) as ei:
+        resolve_path(str(tmp_path / "absent.yaml"), other)
+    assert str(ei.value) == f"file '{tmp_path / 'absent.yaml'}' not found (it does not exist)"

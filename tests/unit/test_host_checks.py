@@ -185,3 +185,52 @@ def test_a_setup_only_package_is_asked_of_dpkg_and_breaks_no_level(host, monkeyp
     assert re.search(r"^fix: apt-get install .*\bpython3-venv\b", res.output, re.M)
     dpkg.write_text("#!/bin/sh\nprintf 'install ok installed'\n")
     assert [f.ok for f in checks.setup_findings()] == [True]
+
+
+def test_without_root_the_refusal_names_root_not_the_probes_it_kept_from_running(host, monkeypatch):
+    # not root: every kernel probe is "not tested: needs root", which follows from root and is
+    # left out of the one line (ani run, ani campaign run) and of the lab's check; a program
+    # that is also missing is still named
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(checks, "privilege_findings", lambda: [
+        checks.Finding(name="root", kind="privilege", ok=False, detail="euid 1000",
+                       fix="run as root (sudo)", needed_by=("lab",))])
+    untested = [checks.Finding(name=n, kind="kernel", ok=False, detail="not tested: needs root",
+                               fix="...", needed_by=("lab",)) for n in ("network namespaces", "veth links")]
+    monkeypatch.setattr(checks, "kernel_findings", lambda levels=None, lab_only=False: untested)
+    line = checks.describe_unfit({"a0": "a0"}, checks.unfit(["a0"]))
+    assert line == "cell a0 cannot run on this machine: root: euid 1000 (run as root (sudo)); see 'ani doctor'"
+    with pytest.raises(CapabilityMissing) as ei:
+        checks.check_lab()
+    assert str(ei.value) == "cannot start a lab here: root: euid 1000 (run as root (sudo))"
+    (host / "bin" / "ip").unlink()
+    line = checks.describe_unfit({"a0": "a0"}, checks.unfit(["a0"]))
+    assert line == ("cell a0 cannot run on this machine: ip is missing (apt-get install iproute2); "
+                    "root: euid 1000 (run as root (sudo)); see 'ani doctor'")
+    # ani doctor still lists every probe (its table is the whole picture)
+    assert {f.name for f in checks.findings() if f.kind == "kernel"} == {"network namespaces", "veth links"}
+
+
+def test_ani_doctor_without_root_shows_the_probes_as_untested_not_missing(host, monkeypatch):
+    import ani.host.cli as hcli
+
+    monkeypatch.setattr(hcli, "shipped_daemons", lambda: {"bgpd"})
+    monkeypatch.setattr(checks, "privilege_findings", lambda: [
+        checks.Finding(name="root", kind="privilege", ok=False, detail="euid 1000",
+                       fix="run as root (sudo)", needed_by=("lab",))])
+    untested = [checks.Finding(name=n, kind="kernel", ok=False, detail="not tested: needs root",
+                               fix="load the veth module (modprobe veth)", needed_by=("lab",))
+                for n in ("network namespaces", "veth links")]
+    monkeypatch.setattr(checks, "kernel_findings", lambda levels=None, lab_only=False: untested)
+    res = CliRunner().invoke(app, ["doctor", "--level", "a0"], env={"COLUMNS": "250"})
+    assert res.exit_code == 1, res.output
+    rows = {ln.split()[0] + (" " + ln.split()[1] if ln.split()[0] in ("network", "veth") else ""): ln
+            for ln in res.output.splitlines() if ln.strip()}
+    assert "untested" in rows["network namespaces"] and "MISSING" not in rows["network namespaces"]
+    assert "MISSING" in rows["root"]
+    out = " ".join(res.output.split())
+    assert "missing: root: euid 1000 (run as root (sudo)): breaks a0" in out
+    assert "missing: veth links" not in out and "modprobe veth" not in out  # not the fix for this
+    assert ("not tested: network namespaces, veth links: needs root; run ani doctor again after the fix"
+            in out)
+    assert "levels that can run here: none" in out
