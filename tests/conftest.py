@@ -30,6 +30,10 @@
 * ``server``: a fake chat-completions server on 127.0.0.1 (``tests/chat_server.py``), closed
   at teardown; a module may define its own ``server`` (e.g. with a responder).
 
+Tests that send SIGINT to an ``ani`` command expect Ctrl-C's default: a suite started where SIGINT
+is ignored (``cmd &`` from a script, some CI runners) would pass that on to every child, so
+:func:`pytest_configure` restores Python's handler first.
+
 Tests that need root + FRR + namespaces carry the ``integration`` marker; the fixtures skip
 them with the reason if the host lacks a capability (never on the project's test machine).
 """
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -50,6 +55,12 @@ import pytest
 from ani.errors import CapabilityMissing
 
 ROOT = Path(__file__).parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # an ignored SIGINT survives exec: every ani command a test starts would ignore Ctrl-C
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 DATA = Path(__file__).parent / "data"
 TRI = DATA / "tri-ospf-ibgp.yaml"
 
