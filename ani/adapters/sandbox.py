@@ -151,6 +151,8 @@ class RunResult:
         memory_exceeded: the call reached :data:`CALL_MEMORY_BYTES` and the kernel's OOM
             killer killed a process of it (sandboxed calls only).
         pids_exceeded: a fork or clone of the call failed at :data:`CALL_PIDS_MAX` tasks.
+        memory_peak_bytes: the most memory the call's cgroup held at once, bytes (None if
+            not sandboxed); never above :data:`CALL_MEMORY_BYTES`.
     """
 
     exit_status: int | None
@@ -164,6 +166,7 @@ class RunResult:
     elapsed_s: float
     memory_exceeded: bool = False
     pids_exceeded: bool = False
+    memory_peak_bytes: int | None = None
 
 
 def run_capped(
@@ -280,7 +283,7 @@ class CallCgroup:
     Use as a context manager: ``__enter__`` makes both (and first removes those left by a
     harness that died: prefix ``ani-a0-``, owner pid not alive); :meth:`wrap` prefixes an argv so
     that its first process joins them before it execs; ``__exit__`` reads the counters
-    (:attr:`memory_exceeded`, :attr:`pids_exceeded`), SIGKILLs every task still in them (each
+    (:attr:`memory_exceeded`, :attr:`pids_exceeded`, :attr:`memory_peak_bytes`), SIGKILLs every task still in them (each
     is one of this call's: nothing else joins these cgroups) and removes them.
 
     Raises CapabilityMissing if a controller is not mounted at :data:`CGROUP_ROOT` (naming it
@@ -296,6 +299,7 @@ class CallCgroup:
         self.dirs = {c: CGROUP_ROOT / c / self.name for c in self.CONTROLLERS}
         self.memory_exceeded = False
         self.pids_exceeded = False
+        self.memory_peak_bytes: int | None = None
 
     @classmethod
     def check_support(cls) -> None:
@@ -352,6 +356,10 @@ class CallCgroup:
         try:
             self.memory_exceeded = _oom_kills(self.dirs["memory"]) > 0
             self.pids_exceeded = _pids_max_events(self.dirs["pids"]) > 0
+            try:
+                self.memory_peak_bytes = int((self.dirs["memory"] / "memory.max_usage_in_bytes").read_text())
+            except (OSError, ValueError):
+                self.memory_peak_bytes = None
         finally:
             for d in self.dirs.values():
                 _remove_cgroup(d)
@@ -669,6 +677,7 @@ def run_in_sandbox(
             res = run_capped(cg.wrap(argv), timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=(r, userns))
         res.memory_exceeded = cg.memory_exceeded
         res.pids_exceeded = cg.pids_exceeded
+        res.memory_peak_bytes = cg.memory_peak_bytes
         return res
     finally:
         for fd in fds:
