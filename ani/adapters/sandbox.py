@@ -31,10 +31,11 @@ What it refuses:
 - acting on another router's network namespace: the two capabilities are held in the user
   namespace that owns this router's network namespace (the lab makes one per node, see
   :mod:`ani.lab.netns`), not in the host's, so every rtnetlink request naming another
-  namespace by nsid or fd (``ip link add ... link-netnsid N``, ``RTM_DELLINK`` / ``RTM_SETLINK``
-  / ``RTM_GETLINK`` with ``IFLA_TARGET_NETNSID``, ``ip link set X netns N``) fails with EPERM in
-  the kernel's ``ns_capable(net->user_ns, CAP_NET_ADMIN)`` check; a namespace owned by the
-  initial user namespace is refused before anything runs (LabError);
+  namespace by nsid (``ip link add ... link-netnsid N``, ``RTM_DELLINK`` / ``RTM_SETLINK``
+  (moving a link) / ``RTM_GETLINK`` with ``IFLA_TARGET_NETNSID``) fails with EPERM or EACCES in
+  the kernel's ``ns_capable(net->user_ns, CAP_NET_ADMIN)`` check (tested in
+  ``tests/integration/test_a0_netns_isolation.py``); a router netns owned by the initial user
+  namespace is refused before anything runs (LabError);
 - seeing other routers' FRR (``/var/run/frr`` and ``/etc/frr`` show only this router's
   pathspace; ``vtysh -N other`` finds no socket) or other namespaces (``/run`` is an empty
   tmpfs, so ``/run/netns`` is hidden; no ``CAP_SYS_ADMIN`` for ``setns``/``mount``);
@@ -66,8 +67,8 @@ import os
 import pwd
 import selectors
 import signal
-import subprocess
 import secrets
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
