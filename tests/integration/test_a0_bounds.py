@@ -117,6 +117,7 @@ def test_cgroups_exist_during_the_call_and_go_with_it_also_on_timeout(two) -> No
     seen: list[list[Path]] = []
     tasks: list[int] = []
     stop = threading.Event()
+    nap = f"60.{os.getpid() % 1000:03d}{int(time.time()) % 1000:03d}"  # no other test's sleep
 
     def watch() -> None:
         while not stop.is_set():
@@ -134,7 +135,7 @@ def test_cgroups_exist_during_the_call_and_go_with_it_also_on_timeout(two) -> No
     try:
         # a process that ignores SIGTERM, a new session, a double fork: all die with the call
         r = a.call("shell", {"device": "r1", "command":
-                             "setsid sh -c 'trap \"\" TERM; sleep 60' & (sleep 60 &) ; sleep 60"})
+                             f"setsid sh -c 'trap \"\" TERM; sleep {nap}' & (sleep {nap} &) ; sleep {nap}"})
     finally:
         stop.set()
         w.join()
@@ -142,7 +143,7 @@ def test_cgroups_exist_during_the_call_and_go_with_it_also_on_timeout(two) -> No
     assert seen and {p.parent.name for p in seen[-1]} == {"memory", "pids"}
     assert max(tasks) >= 4  # the wrappers and the sleeps were in it
     assert call_cgroups() == []
-    leftover = subprocess.run(["pgrep", "-u", "frr", "-f", "^sleep 60$"], capture_output=True, text=True)
+    leftover = subprocess.run(["pgrep", "-u", "frr", "-f", f"^sleep {nap}$"], capture_output=True, text=True)
     assert leftover.stdout == "", leftover.stdout
 
 
