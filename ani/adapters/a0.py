@@ -6,10 +6,14 @@ bound to that router's FRR, in the bubblewrap sandbox of :mod:`ani.adapters.sand
 (what it permits and refuses is listed there and in ``docs/protocol.md``).
 
 Result of ``shell``: ``data = {exit_status, stdout, stderr, stdout_truncated,
-stderr_truncated, timed_out, stdout_bytes, stderr_bytes, changed_parts}``.
+stderr_truncated, timed_out, stdout_bytes, stderr_bytes, memory_exceeded, pids_exceeded,
+memory_peak_bytes, changed_parts}``.
 
 - exit status 0: ``ok=True``;
 - non-zero exit status: ``ok=False``, ``ErrorCode.COMMAND_FAILED`` ("exit status N"), data filled;
+- the call reached its memory or task bound (``sandbox.CALL_MEMORY_BYTES``: the kernel's OOM
+  killer killed a process of it; ``sandbox.CALL_PIDS_MAX``: a fork failed), whatever the exit
+  status: ``ok=False``, ``ErrorCode.RESOURCE_EXHAUSTED`` naming the bound, data filled;
 - timeout: ``ok=False``, ``ErrorCode.TIMEOUT`` ("timeout after N s"), retriable, the whole
   process tree killed, ``exit_status`` None, the output read so far in data;
 - unknown device / malformed arguments: ``UNKNOWN_DEVICE`` / ``INVALID_ARGUMENTS`` (nothing runs);
@@ -282,6 +286,9 @@ class A0Adapter(BaseAdapter):
             "timed_out": res.timed_out,
             "stdout_bytes": res.stdout_bytes,
             "stderr_bytes": res.stderr_bytes,
+            "memory_exceeded": res.memory_exceeded,
+            "pids_exceeded": res.pids_exceeded,
+            "memory_peak_bytes": res.memory_peak_bytes,
             "changed_parts": changed_parts,
         }
         text = format_output(res)
@@ -292,6 +299,19 @@ class A0Adapter(BaseAdapter):
             return ToolResult.failure(
                 ErrorCode.TIMEOUT, msg, retriable=True, data=data, changed=changed,
                 text=f"{text}\nerror [timeout]: {msg}; the command was killed",
+            )
+        if res.memory_exceeded or res.pids_exceeded:
+            bounds = []
+            if res.memory_exceeded:
+                bounds.append(f"memory bound of the call ({sandbox.CALL_MEMORY_BYTES} bytes) reached: "
+                              "the kernel killed a process of it")
+            if res.pids_exceeded:
+                bounds.append(f"task bound of the call ({sandbox.CALL_PIDS_MAX} processes/threads) "
+                              "reached: a fork failed")
+            msg = "; ".join(bounds)
+            return ToolResult.failure(
+                ErrorCode.RESOURCE_EXHAUSTED, msg, data=data, changed=changed,
+                text=f"{text}\nerror [resource_exhausted]: {msg}",
             )
         if res.exit_status != 0:
             msg = f"exit status {res.exit_status}"

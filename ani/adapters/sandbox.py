@@ -2,11 +2,13 @@
 
 A command runs as ``/bin/sh -c COMMAND`` with this process tree::
 
-    ip netns exec <router netns>          # the router's network namespace; /sys remounted for it
-      bwrap ...                           # new mount, PID, UTS and IPC namespaces
-        setpriv --reuid frr ...           # drop to uid/gid frr (+ group frrvty), two capabilities
-          prlimit --as --fsize --nproc    # resource bounds
-            /bin/sh -c COMMAND
+    sh -c 'echo $$ > cgroup.procs ...'    # joins the call's own memory and pids cgroups
+      ip netns exec <router netns>        # the router's network namespace; /sys remounted for it
+        bwrap ...                         # new mount, PID, UTS and IPC namespaces
+          nsenter --user=<router's userns>  # the user namespace owning the router's netns
+            setpriv --reuid frr ...       # drop to uid/gid frr (+ group frrvty), two capabilities
+              prlimit --as --fsize --nproc  # per-process resource bounds
+                /bin/sh -c COMMAND
 
 What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` and ``test_a0.py``):
 
@@ -26,6 +28,14 @@ What it refuses:
 
 - writing any host file other than the existing files of the router's ``/etc/frr/<pathspace>/`` (read-only root,
   uid ``frr`` without ``CAP_DAC_OVERRIDE``; ``/proc/sys`` read-only except ``/proc/sys/net``);
+- acting on another router's network namespace: the two capabilities are held in the user
+  namespace that owns this router's network namespace (the lab makes one per node, see
+  :mod:`ani.lab.netns`), not in the host's, so every rtnetlink request naming another
+  namespace by nsid (``ip link add ... link-netnsid N``, ``RTM_DELLINK`` / ``RTM_SETLINK``
+  (moving a link) / ``RTM_GETLINK`` with ``IFLA_TARGET_NETNSID``) fails with EPERM or EACCES in
+  the kernel's ``ns_capable(net->user_ns, CAP_NET_ADMIN)`` check (tested in
+  ``tests/integration/test_a0_netns_isolation.py``); a router netns owned by the initial user
+  namespace is refused before anything runs (LabError);
 - seeing other routers' FRR (``/var/run/frr`` and ``/etc/frr`` show only this router's
   pathspace; ``vtysh -N other`` finds no socket) or other namespaces (``/run`` is an empty
   tmpfs, so ``/run/netns`` is hidden; no ``CAP_SYS_ADMIN`` for ``setns``/``mount``);
@@ -35,10 +45,19 @@ What it refuses:
   the whole process group is SIGKILLed, and ``--die-with-parent`` covers a dying harness;
 - gaining privileges: ``no_new_privs``, empty bounding set but the two net capabilities,
   clean environment (``PATH``, ``HOME=/tmp``, ``LANG``, ``TERM``, ``USER`` only), no stdin;
-- exhausting the host: wall time bounded by the caller's timeout; each process at most 4 GiB of
+- exhausting the host: wall time bounded by the caller's timeout; the whole call (every process,
+  and what it writes to its tmpfs mounts) at most 1 GiB of memory (:data:`CALL_MEMORY_BYTES`;
+  swap included where the kernel accounts it) and 256 tasks (:data:`CALL_PIDS_MAX`): the
+  call's own cgroup v1 ``memory`` and ``pids`` cgroups (:class:`CallCgroup`), made before the
+  call and removed after it, also on timeout; past the memory bound the kernel's OOM killer
+  kills within the call only (``memory_exceeded`` in the result); each process at most 4 GiB of
   address space; at most 256 tasks more than user ``frr`` already has (a fork bomb fails fast);
   each tmpfs 64 MiB; each file written at most 64 MiB (``RLIMIT_FSIZE``: also bounds the
   router's config files, the only host files writable); output beyond the cap is read and dropped.
+
+Without the cgroup v1 ``memory`` and ``pids`` controllers (``/sys/fs/cgroup/memory``,
+``/sys/fs/cgroup/pids``) nothing runs: :func:`check_support` and every call raise
+CapabilityMissing naming what is missing.
 """
 
 from __future__ import annotations
@@ -48,13 +67,19 @@ import os
 import pwd
 import selectors
 import signal
+import secrets
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ani.errors import CapabilityMissing
+import structlog
+
+from ani.errors import CapabilityMissing, LabError
 from ani.host.programs import program, require
+from ani.lab import netns as lab_netns
+
+log = structlog.get_logger(__name__)
 
 #: default bound on each captured stream, bytes
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
@@ -67,6 +92,14 @@ TMPFS_BYTES = 64 * 1024 * 1024
 ADDRESS_SPACE_BYTES = 4 * 1024**3
 #: processes/threads the sandbox may add to those its user already has (fork-bomb bound)
 NPROC_HEADROOM = 256
+#: memory of one whole call (every process, its tmpfs pages, swap where accounted), bytes
+CALL_MEMORY_BYTES = 1024**3
+#: tasks (processes and threads) of one whole call, the sandbox's own wrappers included
+CALL_PIDS_MAX = 256
+#: where the cgroup v1 hierarchies are mounted
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+#: name prefix of the calls' cgroups (``ani-a0-<harness pid>-<random>``)
+CGROUP_PREFIX = "ani-a0-"
 
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KEEP_CAPS = ("net_admin", "net_raw")
@@ -116,6 +149,11 @@ class RunResult:
         stdout_bytes, stderr_bytes: total bytes the command wrote to each stream.
         timed_out: the timeout was reached and the process tree was killed.
         elapsed_s: wall time, seconds.
+        memory_exceeded: the call reached :data:`CALL_MEMORY_BYTES` and the kernel's OOM
+            killer killed a process of it (sandboxed calls only).
+        pids_exceeded: a fork or clone of the call failed at :data:`CALL_PIDS_MAX` tasks.
+        memory_peak_bytes: the most memory the call's cgroup held at once, bytes (None if
+            not sandboxed); never above :data:`CALL_MEMORY_BYTES`.
     """
 
     exit_status: int | None
@@ -127,6 +165,9 @@ class RunResult:
     stderr_bytes: int
     timed_out: bool
     elapsed_s: float
+    memory_exceeded: bool = False
+    pids_exceeded: bool = False
+    memory_peak_bytes: int | None = None
 
 
 def run_capped(
@@ -225,6 +266,160 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class CallCgroup:
+    """The cgroups of one sandboxed call: ``memory`` (limit :data:`CALL_MEMORY_BYTES`, and the
+    same for memory+swap where ``memory.memsw.*`` exists) and ``pids`` (:data:`CALL_PIDS_MAX`),
+    cgroup v1, each ``/sys/fs/cgroup/<controller>/ani-a0-<harness pid>-<random>``.
+
+    Use as a context manager: ``__enter__`` makes both (and first removes those left by a
+    harness that died: prefix ``ani-a0-``, owner pid not alive); :meth:`wrap` prefixes an argv so
+    that its first process joins them before it execs; ``__exit__`` reads the counters
+    (:attr:`memory_exceeded`, :attr:`pids_exceeded`, :attr:`memory_peak_bytes`), SIGKILLs every task still in them (each
+    is one of this call's: nothing else joins these cgroups) and removes them.
+
+    Raises CapabilityMissing if a controller is not mounted at :data:`CGROUP_ROOT` (naming it
+    and the fix), OSError if a cgroup cannot be made.
+    """
+
+    CONTROLLERS = ("memory", "pids")
+
+    def __init__(self, memory_bytes: int = CALL_MEMORY_BYTES, pids_max: int = CALL_PIDS_MAX) -> None:
+        self.memory_bytes = memory_bytes
+        self.pids_max = pids_max
+        self.name = f"{CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        self.dirs = {c: CGROUP_ROOT / c / self.name for c in self.CONTROLLERS}
+        self.memory_exceeded = False
+        self.pids_exceeded = False
+        self.memory_peak_bytes: int | None = None
+
+    @classmethod
+    def check_support(cls) -> None:
+        """Raise CapabilityMissing unless both cgroup v1 controllers are mounted and writable."""
+        missing = [c for c in cls.CONTROLLERS if not (CGROUP_ROOT / c / "cgroup.procs").is_file()]
+        if missing:
+            raise CapabilityMissing(
+                "A0 sandbox needs the cgroup v1 " + " and ".join(missing) + " controller(s) mounted at "
+                + ", ".join(str(CGROUP_ROOT / c) for c in missing)
+                + " (its per-call memory and task bounds); mount them "
+                "(e.g. `mount -t cgroup -o memory cgroup /sys/fs/cgroup/memory`) or use a host that has them"
+            )
+
+    @classmethod
+    def remove_stale(cls) -> None:
+        """Remove the call cgroups of harness processes that are gone (killing what is left in them)."""
+        for c in cls.CONTROLLERS:
+            try:
+                entries = list(os.scandir(CGROUP_ROOT / c))
+            except OSError:
+                continue
+            for e in entries:
+                if not e.name.startswith(CGROUP_PREFIX) or not e.is_dir(follow_symlinks=False):
+                    continue
+                owner = e.name[len(CGROUP_PREFIX):].split("-", 1)[0]
+                if owner.isdigit() and int(owner) != os.getpid() and not _pid_alive(int(owner)):
+                    _remove_cgroup(Path(e.path), timeout_s=1.0)
+
+    def __enter__(self) -> CallCgroup:
+        self.check_support()
+        self.remove_stale()
+        made: list[Path] = []
+        try:
+            for d in self.dirs.values():
+                d.mkdir()
+                made.append(d)
+            mem = self.dirs["memory"]
+            (mem / "memory.limit_in_bytes").write_text(str(self.memory_bytes))
+            if (mem / "memory.memsw.limit_in_bytes").exists():
+                (mem / "memory.memsw.limit_in_bytes").write_text(str(self.memory_bytes))
+            (self.dirs["pids"] / "pids.max").write_text(str(self.pids_max))
+        except BaseException:
+            for d in made:
+                _remove_cgroup(d)
+            raise
+        return self
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """``argv`` run by a ``sh`` that first moves itself into both cgroups (exit 125 if it cannot)."""
+        script = 'for f in "$1" "$2"; do echo $$ > "$f" || exit 125; done; shift 2; exec "$@"'
+        return ["sh", "-c", script, "sh", *(str(d / "cgroup.procs") for d in self.dirs.values()), *argv]
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.memory_exceeded = _oom_kills(self.dirs["memory"]) > 0
+            self.pids_exceeded = _pids_max_events(self.dirs["pids"]) > 0
+            try:
+                self.memory_peak_bytes = int((self.dirs["memory"] / "memory.max_usage_in_bytes").read_text())
+            except (OSError, ValueError):
+                self.memory_peak_bytes = None
+        finally:
+            for d in self.dirs.values():
+                _remove_cgroup(d)
+
+
+def _oom_kills(memcg: Path) -> int:
+    """OOM kills in memory cgroup ``memcg`` (``oom_kill`` of ``memory.oom_control``; else failcnt)."""
+    try:
+        for line in (memcg / "memory.oom_control").read_text().splitlines():
+            k, _, v = line.partition(" ")
+            if k == "oom_kill":
+                return int(v)
+    except (OSError, ValueError):
+        return 0
+    return 0
+
+
+def _pids_max_events(pidscg: Path) -> int:
+    """Forks refused at ``pids.max`` in ``pidscg`` (``max`` of ``pids.events``)."""
+    try:
+        for line in (pidscg / "pids.events").read_text().splitlines():
+            k, _, v = line.partition(" ")
+            if k == "max":
+                return int(v)
+    except (OSError, ValueError):
+        return 0
+    return 0
+
+
+def _remove_cgroup(d: Path, timeout_s: float = 5.0) -> None:
+    """SIGKILL every task in cgroup ``d`` until it is empty, then rmdir it (within ``timeout_s``;
+    a cgroup that will not go is logged, not raised: the next call's stale sweep retries)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            pids = [int(p) for p in (d / "cgroup.procs").read_text().split()]
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if not pids:
+            try:
+                d.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                pass
+        if time.monotonic() > deadline:
+            log.warning("a0_cgroup_not_removed", cgroup=str(d), tasks=len(pids))
+            return
+        time.sleep(0.005)
+
+
 @dataclass(frozen=True)
 class SandboxSpec:
     """Where and as whom a sandboxed command runs.
@@ -320,7 +515,12 @@ def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
 
 
 def sandbox_argv(
-    spec: SandboxSpec, command: str, *, pam_fd: int | None = None, nproc: int | None = None
+    spec: SandboxSpec,
+    command: str,
+    *,
+    pam_fd: int | None = None,
+    nproc: int | None = None,
+    userns_fd: int | None = None,
 ) -> list[str]:
     """Host-side argv running ``/bin/sh -c command`` sandboxed in ``spec``'s router.
 
@@ -332,6 +532,10 @@ def sandbox_argv(
         nproc: RLIMIT_NPROC of the shell (None: no limit). RLIMIT_NPROC counts every thread
             of the user host-wide (FRR's daemons run as ``frr`` too), so pass the current count
             plus a headroom (see :func:`run_in_sandbox`).
+        userns_fd: if given, an fd (inherited by the child) of the user namespace owning the
+            router's netns (:func:`ani.lab.netns.owner_userns_fd`): the shell enters it, so its
+            capabilities hold over that netns only. None: they are held in the host's user
+            namespace (only for a netns the lab did not make; :func:`run_in_sandbox` refuses that).
     """
     if "\x00" in command:
         raise ValueError("command contains a NUL byte")
@@ -370,7 +574,9 @@ def sandbox_argv(
         "--new-session",
         "--cap-drop", "ALL",
     ]
-    for cap in (*KEEP_CAPS, "setuid", "setgid", "setpcap"):  # the last three only for setpriv
+    # setuid, setgid, setpcap only for setpriv; sys_admin only for nsenter's setns(CLONE_NEWUSER),
+    # which leaves the host's user namespace (and every capability held there) behind
+    for cap in (*KEEP_CAPS, "setuid", "setgid", "setpcap", *(("sys_admin",) if userns_fd is not None else ())):
         argv += ["--cap-add", f"CAP_{cap.upper()}"]
     argv += [
         "--clearenv",
@@ -381,6 +587,10 @@ def sandbox_argv(
         "--setenv", "USER", spec.user,
         "--chdir", "/tmp",
         "--",
+    ]
+    if userns_fd is not None:
+        argv += ["nsenter", f"--user=/proc/self/fd/{userns_fd}", "--preserve-credentials", "--"]
+    argv += [
         "setpriv",
         f"--reuid={spec.user}",
         f"--regid={spec.user}",
@@ -401,17 +611,18 @@ def sandbox_argv(
 
 
 #: the programs a sandboxed command runs through, outermost first (see the module docstring)
-SANDBOX_PROGRAMS = ("ip", "bwrap", "setpriv", "prlimit", "sh")
+SANDBOX_PROGRAMS = ("sh", "ip", "bwrap", "nsenter", "setpriv", "prlimit")
 
 
 def check_support(spec: SandboxSpec | None = None) -> None:
     """Raise ProgramMissing (a program of :data:`SANDBOX_PROGRAMS` is not installed, naming its
-    package) or CapabilityMissing (not root, no such user/group) if the host cannot run the
-    sandbox."""
+    package) or CapabilityMissing (not root, no such user/group, no cgroup v1 memory/pids
+    controller) if the host cannot run the sandbox."""
     for exe in SANDBOX_PROGRAMS:
         program(exe)
     if os.geteuid() != 0:
         raise CapabilityMissing("A0 sandbox needs root (ip netns exec, bwrap privileged mode)")
+    CallCgroup.check_support()
     user = spec.user if spec else "frr"
     groups = spec.extra_groups if spec else ("frrvty",)
     try:
@@ -431,26 +642,44 @@ def run_in_sandbox(
 ) -> RunResult:
     """Run ``command`` sandboxed in ``spec``'s router; see the module docstring.
 
-    Returns a :class:`RunResult` (``timed_out`` and ``exit_status=None`` on timeout; the
-    process tree is dead in every case on return). Raises ProgramMissing if a program of
+    Returns a :class:`RunResult` (``timed_out`` and ``exit_status=None`` on timeout;
+    ``memory_exceeded`` / ``pids_exceeded`` from the call's cgroups; the process tree is dead
+    and the cgroups are gone in every case on return). Raises ProgramMissing if a program of
     :data:`SANDBOX_PROGRAMS` is not installed (checked at every call: a sandbox that cannot
-    start is the host's fault, not a failed command).
+    start is the host's fault, not a failed command); CapabilityMissing without the cgroup
+    controllers; LabError if the router's netns is missing or owned by the host's user
+    namespace (a namespace not made by :func:`ani.lab.netns.create`: a shell there could act
+    on other namespaces by nsid).
     """
     for exe in SANDBOX_PROGRAMS:
         program(exe)
     uid = pwd.getpwnam(spec.user).pw_uid
-    r, w = os.pipe()
     try:
+        userns = lab_netns.owner_userns_fd(spec.netns)
+    except FileNotFoundError:
+        raise LabError(f"A0 sandbox: no network namespace {spec.netns!r}") from None
+    fds = [userns]
+    try:
+        if lab_netns.is_own_userns(userns):
+            raise LabError(
+                f"A0 sandbox: network namespace {spec.netns!r} is owned by the host's user namespace, "
+                "so a shell in it could act on other namespaces by nsid; start the lab with "
+                "ani.lab (each node gets its own user namespace)"
+            )
+        r, w = os.pipe()
+        fds += [r, w]
         os.write(w, VTYSH_PAM)  # far below the pipe buffer: never blocks
         os.close(w)
-        w = -1
-        return run_capped(
-            sandbox_argv(spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM),
-            timeout_s=timeout_s,
-            max_bytes=max_bytes,
-            pass_fds=(r,),
-        )
+        fds.remove(w)
+        with CallCgroup() as cg:
+            argv = sandbox_argv(
+                spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns
+            )
+            res = run_capped(cg.wrap(argv), timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=(r, userns))
+        res.memory_exceeded = cg.memory_exceeded
+        res.pids_exceeded = cg.pids_exceeded
+        res.memory_peak_bytes = cg.memory_peak_bytes
+        return res
     finally:
-        os.close(r)
-        if w >= 0:
-            os.close(w)
+        for fd in fds:
+            os.close(fd)

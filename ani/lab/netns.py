@@ -2,15 +2,38 @@
 
 All names come from the caller (``ani-<lab>-<node>``); this module never touches a namespace it was
 not given.
+
+Each namespace :func:`create` makes is owned by a user namespace of its own (made with it, the
+identity map of every uid and gid: files, users and groups look the same as on the host). Root of
+the host (the harness, FRR's daemons, ``ip netns exec``) keeps every capability over it, as the
+initial user namespace is an ancestor of each. A process that enters a node's user namespace
+(the A0 sandbox, :mod:`ani.adapters.sandbox`) holds its capabilities over that node's network
+namespace only: the kernel checks ``ns_capable(net->user_ns, CAP_NET_ADMIN)`` for every rtnetlink
+request that names another namespace (``IFLA_LINK_NETNSID``, ``IFLA_TARGET_NETNSID``,
+``IFLA_NET_NS_FD/PID``: ``rtnl_get_net_ns_capable``, ``rtnl_link_get_net_capable``), and a
+sibling user namespace is not an ancestor of another node's. :func:`owner_userns_fd` opens a
+node's user namespace (``ioctl(NS_GET_USERNS)``: nothing else is kept on disk).
+
+The price: the kernel does not show 14 of ``/proc/sys/net``'s files in a namespace owned by a
+non-initial user namespace (``net.core.xfrm_*`` and ``net.ipv6.route.*``, measured on 6.18).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import subprocess
+import time
 
+from ani.errors import LabError
+from ani.host.programs import program
 from ani.lab.proc import check, run
 
 NETNS_DIR = "/run/netns"
+#: ``ioctl`` on a namespace fd returning an fd of its owning user namespace (linux/nsfs.h)
+NS_GET_USERNS = 0xB701
+#: uid_map / gid_map of each node's user namespace: the identity of the whole id range
+IDENTITY_MAP = "0 0 4294967295\n"
 
 
 def list_netns() -> list[str]:
@@ -39,11 +62,79 @@ def ip_batch(lines: list[str], netns: str | None = None, force: bool = False, ti
 def create(namespaces: list[str], links: list[tuple[str, str, str, str]]) -> None:
     """Create ``namespaces`` and veth pairs ``(ns_a, if_a, ns_b, if_b)`` directly inside them.
 
-    Interface names therefore never meet in the root namespace. Raises LabError.
+    Interface names therefore never meet in the root namespace. Each namespace is owned by a
+    user namespace of its own (see the module docstring). Raises LabError.
     """
-    lines = [f"netns add {ns}" for ns in namespaces]
-    lines += [f"link add {ia} netns {na} type veth peer name {ib} netns {nb}" for na, ia, nb, ib in links]
+    create_owned(namespaces)
+    lines = [f"link add {ia} netns {na} type veth peer name {ib} netns {nb}" for na, ia, nb, ib in links]
     ip_batch(lines)
+
+
+def create_owned(namespaces: list[str], timeout: float = 10.0) -> None:
+    """Create the named network namespaces ``namespaces``, each owned by a new user namespace.
+
+    One ``unshare --user --net`` child per name (they run in parallel): once it has unshared, its
+    uid_map and gid_map are written from here (root in the parent user namespace: the identity
+    map, and ``setgroups`` stays allowed) and ``ip netns attach`` binds its network namespace to
+    ``/run/netns/<name>``; then the child exits (its user namespace lives on, held by the
+    network namespace). Raises LabError naming the namespace that failed within ``timeout``
+    seconds; the children are gone on return in every case.
+    """
+    if not namespaces:
+        return
+    own = os.stat("/proc/self/ns/user").st_ino
+    children: list[tuple[str, subprocess.Popen]] = []
+    try:
+        for ns in namespaces:
+            children.append((ns, subprocess.Popen(
+                [program("unshare"), "--user", "--net", "--", "/bin/sh", "-c", "read _"],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            )))
+        deadline = time.monotonic() + timeout
+        for ns, child in children:
+            while True:
+                try:
+                    if os.stat(f"/proc/{child.pid}/ns/user").st_ino != own:
+                        break
+                except FileNotFoundError:
+                    pass
+                if child.poll() is not None or time.monotonic() > deadline:
+                    err = child.stderr.read().decode(errors="replace").strip() if child.stderr else ""
+                    raise LabError(f"netns {ns}: could not make its user namespace (unshare --user --net): {err or 'timed out'}")
+                time.sleep(0.001)
+            for name in ("uid_map", "gid_map"):
+                with open(f"/proc/{child.pid}/{name}", "w") as fh:
+                    fh.write(IDENTITY_MAP)
+        ip_batch([f"netns attach {ns} {child.pid}" for ns, child in children])
+    finally:
+        for _, child in children:
+            if child.poll() is None:
+                try:
+                    child.stdin.close()  # type: ignore[union-attr]
+                    child.wait(timeout=5)
+                except (OSError, subprocess.TimeoutExpired):
+                    child.kill()
+                    child.wait()
+            if child.stderr:
+                child.stderr.close()
+
+
+def owner_userns_fd(netns: str) -> int:
+    """An fd (O_CLOEXEC; the caller closes it) of the user namespace owning named netns ``netns``.
+
+    Raises FileNotFoundError if there is no such namespace, OSError if the kernel lacks
+    ``NS_GET_USERNS`` (Linux < 4.9).
+    """
+    fd = os.open(os.path.join(NETNS_DIR, netns), os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return fcntl.ioctl(fd, NS_GET_USERNS)
+    finally:
+        os.close(fd)
+
+
+def is_own_userns(fd: int) -> bool:
+    """Whether user-namespace fd ``fd`` is this process's own user namespace."""
+    return os.fstat(fd).st_ino == os.stat("/proc/self/ns/user").st_ino
 
 
 def configure(

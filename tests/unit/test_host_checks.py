@@ -124,8 +124,9 @@ def test_privilege_and_probe_findings_without_root(monkeypatch):
     kernel = checks.kernel_findings()
     assert kernel and all(not f.ok and f.detail == "not tested: needs root" for f in kernel)
     assert [f.name for f in checks.kernel_findings(["a1"])] == [
-        "network namespaces", "mount and UTS namespaces", "veth links", "nftables"]
-    assert "A0 sandbox (bwrap)" in [f.name for f in checks.kernel_findings(["a0"])]
+        "network namespaces", "mount and UTS namespaces", "veth links", "nftables", "user namespaces"]
+    a0 = [f.name for f in checks.kernel_findings(["a0"])]
+    assert "A0 sandbox (bwrap)" in a0 and "cgroup v1 memory and pids controllers" in a0
 
 
 def test_a_failing_probe_is_a_finding_with_the_kernels_words(monkeypatch):
