@@ -52,7 +52,9 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from ani.adapters import sandbox
+import time
+
+from ani.adapters import sandbox, vtybroker
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
 from ani.adapters.options import Options, parse_options
 from ani.device.outcome import ReadError
@@ -182,9 +184,22 @@ class A0Adapter(BaseAdapter):
         self.max_output_bytes = self.settings.max_output_bytes
         self.user = self.settings.user
         self._supported = False
+        #: blocklist enforced at the FRR entry point (set by the blocklist ablation)
+        self.block_rules: tuple[tuple[str, str], ...] = ()
+
+    def set_blocklist(self, rules: list[tuple[str, str]]) -> None:
+        """Enforce ``rules`` ((regex, reason) pairs) on every vtysh line the sandbox sends
+        (:mod:`ani.adapters.vtybroker`): a hit refuses that vtysh run, the call is ``blocked``."""
+        self.block_rules = tuple(rules)
 
     def open(self) -> None:
         self._check_support()
+        routers = self.lab.routers()
+        if routers:  # list FRR's command set now (~10 s once per process), not in the first call
+            try:
+                vtybroker.checker_for(self.block_rules, self.lab.pathspace(routers[0]))
+            except OSError:
+                pass  # the first call retries and reports
         super().open()
 
     def _check_support(self) -> None:
@@ -263,9 +278,17 @@ class A0Adapter(BaseAdapter):
         waited = self.waited_s()  # waiting for the router counts against timeout_s
         timeout_s = max(0.0, self.timeout_s - waited)
         before = self.state_of(args.device)
-        res = sandbox.run_in_sandbox(
-            spec, args.command, timeout_s=timeout_s, max_bytes=self.max_output_bytes
+        broker = vtybroker.VtyBroker(
+            spec.netns, spec.pathspace, args.device, vtybroker.checker_for(self.block_rules, spec.pathspace),
+            deadline=time.monotonic() + timeout_s, max_bytes=sandbox.TMPFS_BYTES,
         )
+        try:
+            res = sandbox.run_in_sandbox(
+                spec, args.command, timeout_s=timeout_s, max_bytes=self.max_output_bytes,
+                vty_dir=broker.dir, config_read_only=bool(self.block_rules),
+            )
+        finally:
+            broker.close()
         after = self.state_of(args.device)
         # state that cannot be captured counts as changed: never report "unchanged" unmeasured
         if before is None or after is None:
@@ -285,6 +308,17 @@ class A0Adapter(BaseAdapter):
             "changed_parts": changed_parts,
         }
         text = format_output(res)
+        if broker.refusals:
+            first = broker.refusals[0]
+            code = ErrorCode.BLOCKED if any(r.code == "blocked" for r in broker.refusals) else ErrorCode.NOT_ALLOWED
+            if code is ErrorCode.BLOCKED:
+                first = next(r for r in broker.refusals if r.code == "blocked")
+            data["refused"] = [
+                {"line": r.line, "meaning": r.meaning, "rule": r.rule, "reason": r.reason, "code": r.code}
+                for r in broker.refusals
+            ]
+            msg = first.message() + "; nothing of that vtysh run was sent to FRR"
+            return ToolResult.failure(code, msg, data=data, changed=changed, text=f"{text}\nerror [{code}]: {msg}")
         if res.timed_out:
             msg = f"timeout after {self.timeout_s:g} s"
             if waited >= 0.05:

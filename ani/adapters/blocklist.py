@@ -106,6 +106,8 @@ class BlocklistAdapter:
         self.inner = inner
         self.rules = BlockRules.load(path)
         self.level = inner.level
+        if hasattr(inner, "set_blocklist"):  # A0: enforced again where the commands arrive
+            inner.set_blocklist([(rx.pattern, reason) for rx, reason in self.rules.rules])
         self.blocked_calls = 0
         self._count_lock = threading.Lock()  # calls may come from several threads (as the inner's)
 

@@ -320,7 +320,13 @@ def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
 
 
 def sandbox_argv(
-    spec: SandboxSpec, command: str, *, pam_fd: int | None = None, nproc: int | None = None
+    spec: SandboxSpec,
+    command: str,
+    *,
+    pam_fd: int | None = None,
+    nproc: int | None = None,
+    vty: tuple[str, int] | None = None,
+    config_read_only: bool = False,
 ) -> list[str]:
     """Host-side argv running ``/bin/sh -c command`` sandboxed in ``spec``'s router.
 
@@ -332,6 +338,14 @@ def sandbox_argv(
         nproc: RLIMIT_NPROC of the shell (None: no limit). RLIMIT_NPROC counts every thread
             of the user host-wide (FRR's daemons run as ``frr`` too), so pass the current count
             plus a headroom (see :func:`run_in_sandbox`).
+        vty: ``(broker dir, client fd)`` of a :class:`ani.adapters.vtybroker.VtyBroker`: the
+            sandbox's only way to FRR. Its ``/var/run/frr`` is then empty (no daemon socket),
+            the broker dir is bound at ``/run/vtysh-broker`` and the fd's content (the broker
+            client) becomes ``/usr/bin/vtysh``. None: the router's run dir is bound read-only
+            at ``/var/run/frr`` (the daemons' own sockets; for tests of the sandbox alone).
+        config_read_only: bind ``frr.conf`` read-only too (the blocklist ablation: writing the
+            startup config is on its list). ``vtysh.conf`` is always read-only: the harness's
+            vtysh reads it, so agent text there would show up as the router's config.
     """
     if "\x00" in command:
         raise ValueError("command contains a NUL byte")
@@ -353,16 +367,21 @@ def sandbox_argv(
         "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/var/tmp",
         "--tmpfs", run_root,
         *[a for d in hidden_dirs() for a in ("--perms", "0755", "--tmpfs", str(d))],
-        "--ro-bind", str(spec.run_dir), frr_run_in,
+        *(["--dir", frr_run_in] if vty is not None else ["--ro-bind", str(spec.run_dir), frr_run_in]),
         # /etc/frr: a small tmpfs (not writable by the user) holding this router's existing files,
-        # each bound read-write from /etc/frr/<pathspace> on the host's disk: `write memory`
-        # rewrites frr.conf in place, but no new file can be created there, and RLIMIT_FSIZE
-        # bounds each file, so a call cannot fill the host's disk
+        # each bound from /etc/frr/<pathspace> on the host's disk: vtysh.conf read-only (the
+        # harness's vtysh reads it), frr.conf read-write in place unless config_read_only (no
+        # new file can be created there, and RLIMIT_FSIZE bounds each file)
         "--size", str(TMPFS_BYTES), "--perms", "0755", "--tmpfs", str(FRR_ETC),
     ]
     for f in sorted(spec.etc_dir.iterdir()) if spec.etc_dir.is_dir() else []:
         if f.is_file() and not f.is_symlink():
-            argv += ["--bind", str(f), str(FRR_ETC / f.name)]
+            ro = config_read_only or f.name == "vtysh.conf"
+            argv += ["--ro-bind" if ro else "--bind", str(f), str(FRR_ETC / f.name)]
+    if vty is not None:
+        from ani.adapters.vtybroker import SANDBOX_SOCKET_DIR
+
+        argv += ["--bind", vty[0], SANDBOX_SOCKET_DIR, "--perms", "0755", "--ro-bind-data", str(vty[1]), "/usr/bin/vtysh"]
     if pam_fd is not None:
         argv += ["--perms", "0644", "--ro-bind-data", str(pam_fd), "/etc/pam.d/frr"]
     argv += [
@@ -428,6 +447,8 @@ def run_in_sandbox(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    vty_dir: str | None = None,
+    config_read_only: bool = False,
 ) -> RunResult:
     """Run ``command`` sandboxed in ``spec``'s router; see the module docstring.
 
@@ -440,17 +461,29 @@ def run_in_sandbox(
         program(exe)
     uid = pwd.getpwnam(spec.user).pw_uid
     r, w = os.pipe()
+    fds = [r]
     try:
         os.write(w, VTYSH_PAM)  # far below the pipe buffer: never blocks
         os.close(w)
         w = -1
+        vty = None
+        if vty_dir is not None:
+            from ani.adapters.vtybroker import CLIENT_SOURCE
+
+            cr, cw = os.pipe()
+            fds.append(cr)
+            os.write(cw, CLIENT_SOURCE.encode())  # a few KiB: below the pipe buffer
+            os.close(cw)
+            vty = (vty_dir, cr)
         return run_capped(
-            sandbox_argv(spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM),
+            sandbox_argv(spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, vty=vty,
+                         config_read_only=config_read_only),
             timeout_s=timeout_s,
             max_bytes=max_bytes,
-            pass_fds=(r,),
+            pass_fds=tuple(fds),
         )
     finally:
-        os.close(r)
+        for fd in fds:
+            os.close(fd)
         if w >= 0:
             os.close(w)

@@ -102,7 +102,7 @@ def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout
     """
     ps = shlex.quote(pathspace)
     cmds = {
-        d: f"{program(d)} -d -N {ps} -F traditional -A 127.0.0.1 -i {shlex.quote(str(pid_file(pathspace, d)))}"
+        d: f"{program(d)} -d -N {ps} -F traditional -A 127.0.0.1 -P 0 -i {shlex.quote(str(pid_file(pathspace, d)))}"
         for d in daemons
     }
     # zebra first (the others connect to it), then the rest in parallel; each `-d` returns once
