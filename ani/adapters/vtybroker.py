@@ -200,7 +200,7 @@ class Refusal:
 
     def message(self) -> str:
         means = "" if self.meaning == " ".join(self.line.split()) else f" (= {self.meaning!r})"
-        return f"vtysh line {self.line!r}{means} refused: {self.reason} [rule {self.rule!r}]"
+        return f"vtysh line {self.line!r}{means} refused: {self.reason} [rule: {self.rule}]"
 
 
 class LineChecker:
