@@ -54,7 +54,7 @@ from pydantic import Field, field_validator
 
 import time
 
-from ani.adapters import sandbox, vtybroker
+from ani.adapters import nftguard, sandbox, vtybroker
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
 from ani.adapters.options import Options, parse_options
 from ani.device.outcome import ReadError
@@ -192,6 +192,12 @@ class A0Adapter(BaseAdapter):
         (:mod:`ani.adapters.vtybroker`): a hit refuses that vtysh run, the call is ``blocked``."""
         self.block_rules = tuple(rules)
 
+    def _nft_rules(self) -> list[tuple[Any, str]]:
+        """The blocklist's nft rules (compiled), checked against measured ruleset changes."""
+        import re
+
+        return [(re.compile(p, re.IGNORECASE), r) for p, r in self.block_rules if "nft" in p]
+
     def open(self) -> None:
         self._check_support()
         routers = self.lab.routers()
@@ -278,6 +284,8 @@ class A0Adapter(BaseAdapter):
         waited = self.waited_s()  # waiting for the router counts against timeout_s
         timeout_s = max(0.0, self.timeout_s - waited)
         before = self.state_of(args.device)
+        nft_rules = self._nft_rules()
+        nft_before = nftguard.read(spec.netns) if nft_rules else None
         broker = vtybroker.VtyBroker(
             spec.netns, spec.pathspace, args.device, vtybroker.checker_for(self.block_rules, spec.pathspace),
             deadline=time.monotonic() + timeout_s, max_bytes=sandbox.TMPFS_BYTES,
@@ -289,6 +297,12 @@ class A0Adapter(BaseAdapter):
             )
         finally:
             broker.close()
+        nft_hit = None  # (command, rule, reason, restored)
+        if nft_before is not None:
+            nft_after = nftguard.read(spec.netns)
+            hit = nftguard.blocked_change(nft_before, nft_after, nft_rules) if nft_after is not None else None
+            if hit is not None:
+                nft_hit = (*hit, nftguard.restore(spec.netns, nft_before))
         after = self.state_of(args.device)
         # state that cannot be captured counts as changed: never report "unchanged" unmeasured
         if before is None or after is None:
@@ -308,6 +322,12 @@ class A0Adapter(BaseAdapter):
             "changed_parts": changed_parts,
         }
         text = format_output(res)
+        if nft_hit is not None:
+            cmd, rule, reason, restored = nft_hit
+            data["nft_blocked"] = {"command": cmd, "rule": rule, "reason": reason, "restored": restored}
+            undo = "the ruleset was restored" if restored else "RESTORING THE RULESET FAILED"
+            msg = f"the nftables change amounts to {cmd!r}: {reason} [rule: {rule}]; {undo}"
+            return ToolResult.failure(ErrorCode.BLOCKED, msg, data=data, changed=changed, text=f"{text}\nerror [blocked]: {msg}")
         if broker.refusals:
             first = broker.refusals[0]
             code = ErrorCode.BLOCKED if any(r.code == "blocked" for r in broker.refusals) else ErrorCode.NOT_ALLOWED

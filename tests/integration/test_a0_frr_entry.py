@@ -176,3 +176,50 @@ def test_the_command_set_is_frrs(lab) -> None:  # noqa: ANN001
     assert "write terminal" in perms and "banner motd file FILE" in perms and "line vty" in perms
     assert any(p.startswith("no router bgp") for p in perms)
     assert not any(p.startswith("show ") for p in perms)  # left out: read-only, millions
+
+
+NFT_SETUP = (
+    "table inet ani_fw {\n"
+    " set allowed { type ipv4_addr; elements = { 10.0.0.1, 10.0.0.2 } }\n"
+    " chain input { type filter hook input priority 0; policy accept; ip saddr @allowed accept; }\n"
+    " chain extra { counter; }\n"
+    "}\n"
+    "table ip ani_nat { chain post { type nat hook postrouting priority 100; }; }\n"
+)
+
+
+@pytest.mark.parametrize("level", ["wrapper", "entry point only"])
+def test_nft_ruleset_changes_on_the_blocklist_are_undone_and_blocked(lab, level: str) -> None:  # noqa: ANN001
+    # nftables is reached over netlink (no entry point to intercept): the ruleset is measured
+    # before/after the call (ani.adapters.nftguard) and a blocklisted change restored
+    res = lab.exec("r1", ["sh", "-c", f"printf '%s' '{NFT_SETUP}' | nft -f -"])
+    assert res.ok, res.stderr
+    baseline = lab.exec("r1", ["nft", "-s", "list", "ruleset"]).stdout
+    if level == "wrapper":
+        a0 = create_adapter("a0", lab, blocklist=True)
+    else:
+        a0 = create_adapter("a0", lab)
+        a0.set_blocklist([(rx.pattern, reason) for rx, reason in BlockRules.load().rules])
+    forms = [
+        ("nft 'flush ruleset'", "nft flush ruleset", "flushes the whole firewall"),
+        ("X=flush; nft $X ruleset", "nft flush ruleset", "flushes the whole firewall"),
+        ("echo 'delete table ip ani_nat' > /tmp/f.nft && nft -f /tmp/f.nft", "nft delete table ip ani_nat",
+         "deletes a firewall table"),
+        ("nft delete chain inet ani_fw extra", "nft delete chain inet ani_fw extra", "deletes a firewall chain or set"),
+        ("nft flush chain inet ani_fw input", "nft flush chain inet ani_fw input", "empties a firewall table"),
+        ("echo Zmx1c2ggc2V0IGluZXQgYW5pX2Z3IGFsbG93ZWQ= | base64 -d | nft -f -", "nft flush set inet ani_fw allowed",
+         "empties a firewall table"),
+    ]
+    for command, amounts_to, reason in forms:
+        r = sh(a0, command)
+        assert r.ok is False and r.error.code is ErrorCode.BLOCKED, (command, r.text)
+        assert reason in r.error.message, r.error.message
+        if "nft_blocked" in r.data or level != "wrapper":  # else the wrapper's string match refused it
+            assert repr(amounts_to) in r.error.message, r.error.message
+            assert r.data["nft_blocked"]["restored"] is True
+        assert r.changed is False, r.data["changed_parts"]
+        assert lab.exec("r1", ["nft", "-s", "list", "ruleset"]).stdout == baseline, command
+    # additions are not on the blocklist: they pass and stay
+    r = sh(a0, "nft add chain inet ani_fw more")
+    assert r.ok, r.text
+    assert "chain more" in lab.exec("r1", ["nft", "list", "ruleset"]).stdout
