@@ -12,10 +12,13 @@ What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` an
 
 - the router's network state: interfaces, addresses, routes, rules, nftables, neighbours,
   ``/proc/sys/net`` sysctls (capabilities ``CAP_NET_ADMIN`` and ``CAP_NET_RAW`` only), ping;
-- the router's FRR: plain ``vtysh`` (no ``-N``) reaches this router's daemons and no other,
-  because ``/etc/frr`` and ``/var/run/frr`` are this router's pathspace directories;
-  ``write memory`` writes this router's ``/etc/frr/<pathspace>/frr.conf`` (in place: the
-  dir's existing files are bound one by one, so no new file can be made on the host's disk);
+- the router's FRR, only through the harness: with a broker (``vty``, what A0 uses) the
+  sandbox holds no FRR socket and ``vtysh`` is the client of :mod:`ani.adapters.vtybroker`,
+  which checks each line and runs it with the real vtysh of this router outside; ``/etc/frr``
+  shows this router's files (``frr.conf`` writable in place unless ``config_read_only``;
+  ``vtysh.conf`` read-only: the harness's vtysh reads it; no new file can be made on the
+  host's disk). Without a broker (tests of the sandbox alone) ``/var/run/frr`` is this router's
+  run dir, read-only;
 - reading the host's (world-readable) system files: the root file system is bound read-only,
   but the harness is hidden (empty tmpfs over the source checkout, the harness's working
   directory with campaign ``results/``, ``/root``, ``/home``: see

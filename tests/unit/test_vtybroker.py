@@ -50,6 +50,7 @@ def checker() -> vtybroker.LineChecker:
         ("no router bgp 64500", "no router bgp 64500", "blocked"),
         ("  NO  ROU  bgp 1 ", "no router bgp 1", "blocked"),
         ("wr t", "write terminal", "blocked"),
+        ("write t", "write terminal", "blocked"),
         ("do wr mem", "write memory", "blocked"),
         ("cl ip bgp *", "clear ip bgp *", "blocked"),
         ("cl ip os pro", "clear ip ospf process", "blocked"),
