@@ -179,12 +179,12 @@ class FrrCommandSet:
             norm = norm[3:].lstrip()
         if not norm or norm[0] in "!#":
             return None
+        for full, i in self.expansions(norm):  # first: the meaning names FRR's full command
+            if self.rules[i][0].search(full):
+                return full, i
         for i, (rx, _) in enumerate(self.rules):
             if rx.search(norm):
                 return norm, i
-        for full, i in self.expansions(norm):
-            if self.rules[i][0].search(full):
-                return full, i
         return None
 
 
