@@ -206,8 +206,8 @@ class A0Adapter(BaseAdapter):
 
     def open(self) -> None:
         self._check_support()
-        routers = self.lab.routers()
-        if routers:  # list FRR's command set now (~10 s once per process), not in the first call
+        routers = self.lab.routers
+        if routers:  # FRR's command set now (cached per vtysh binary), not in the first vtysh run
             try:
                 vtybroker.checker_for(self.block_rules, self.lab.pathspace(routers[0]))
             except OSError:
@@ -293,7 +293,8 @@ class A0Adapter(BaseAdapter):
         nft_rules = self._nft_rules()
         nft_before = nftguard.read(spec.netns) if nft_rules else None
         broker = vtybroker.VtyBroker(
-            spec.netns, spec.pathspace, args.device, vtybroker.checker_for(self.block_rules, spec.pathspace),
+            spec.netns, spec.pathspace, args.device,
+            lambda: vtybroker.checker_for(self.block_rules, spec.pathspace),
             deadline=time.monotonic() + timeout_s, max_bytes=sandbox.TMPFS_BYTES,
         )
         try:
