@@ -421,6 +421,10 @@ class VtyBroker:
     def close(self) -> None:
         self._stop.set()
         try:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() at once (Linux)
+            except OSError:
+                pass
             self.sock.close()
         finally:
             self._thread.join(timeout=5)
