@@ -296,6 +296,7 @@ class A0Adapter(BaseAdapter):
             spec.netns, spec.pathspace, args.device,
             lambda: vtybroker.checker_for(self.block_rules, spec.pathspace),
             deadline=time.monotonic() + timeout_s, max_bytes=sandbox.TMPFS_BYTES,
+            parent_dir=str(self.lab.node_dir(args.device)),
         )
         try:
             res = sandbox.run_in_sandbox(

@@ -328,18 +328,20 @@ class VtyBroker:
             call that runs no vtysh never waits for FRR's command set).
         deadline: ``time.monotonic()`` bound for every vtysh run (the call's timeout).
         max_bytes: cap on each of stdout and stderr passed back, bytes.
+        parent_dir: where the socket dir is made (A0: the router's dir in the lab dir, so a
+            harness killed mid-call leaves nothing once the lab is removed); None: ``/tmp``.
 
     ``dir`` is bound at :data:`SANDBOX_SOCKET_DIR` in the sandbox; ``refusals`` lists what was
     refused; ``close()`` stops the thread and removes the dir.
     """
 
     def __init__(self, netns: str, pathspace: str, hostname: str, checker: LineChecker | Callable[[], LineChecker],
-                 *, deadline: float, max_bytes: int) -> None:
+                 *, deadline: float, max_bytes: int, parent_dir: str | None = None) -> None:
         self.netns, self.pathspace, self.hostname = netns, pathspace, hostname
         self._checker = checker
         self.deadline, self.max_bytes = deadline, max_bytes
         self.refusals: list[Refusal] = []
-        self.dir = tempfile.mkdtemp(prefix="ani-vtybroker-")
+        self.dir = tempfile.mkdtemp(prefix="ani-vtybroker-", dir=parent_dir)
         os.chmod(self.dir, 0o755)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         path = os.path.join(self.dir, SOCKET_NAME)

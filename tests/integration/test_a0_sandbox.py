@@ -265,6 +265,8 @@ def test_a_dying_harness_takes_the_sandbox_with_it(two, tmp_path: Path) -> None:
     while _pids_with(b"sleep\x00439") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _pids_with(b"sleep\x00439") == []
+    # the call's vtysh broker socket dir lives in the lab's dir (removed with the lab)
+    assert list(lab.node_dir("r1").glob("ani-vtybroker-*"))  # left by the killed harness, removed at down()
 
 
 def _pids_with(needle: bytes) -> list[int]:
