@@ -3,7 +3,13 @@
 Tools: ``get_topology`` (inherited) and ``shell(device, command)``. The command runs as
 ``/bin/sh -c COMMAND`` inside router ``device``'s network namespace, with plain ``vtysh``
 bound to that router's FRR, in the bubblewrap sandbox of :mod:`ani.adapters.sandbox`
-(what it permits and refuses is listed there and in ``docs/protocol.md``).
+(what it permits and refuses is listed there and in ``docs/protocol.md``). ``vtysh`` there
+reaches FRR only through the harness's broker (:mod:`ani.adapters.vtybroker`, one per call),
+which checks every line: a line that makes FRR touch host files (``banner motd file``, ``log
+file``, ``line vty``, ...) refuses that vtysh run and the call answers ``NOT_ALLOWED``; under
+the blocklist ablation (:meth:`A0Adapter.set_blocklist`) a blocklisted line, abbreviated or
+not, answers ``BLOCKED``, and so does a blocklisted nftables change, which is measured and
+undone (:mod:`ani.adapters.nftguard`). ``data["refused"]`` / ``data["nft_blocked"]`` say what.
 
 Result of ``shell``: ``data = {exit_status, stdout, stderr, stdout_truncated,
 stderr_truncated, timed_out, stdout_bytes, stderr_bytes, memory_exceeded, pids_exceeded,
@@ -56,7 +62,9 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from ani.adapters import sandbox
+import time
+
+from ani.adapters import nftguard, sandbox, vtybroker
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
 from ani.adapters.options import Options, parse_options
 from ani.device.outcome import ReadError
@@ -186,9 +194,28 @@ class A0Adapter(BaseAdapter):
         self.max_output_bytes = self.settings.max_output_bytes
         self.user = self.settings.user
         self._supported = False
+        #: blocklist enforced at the FRR entry point (set by the blocklist ablation)
+        self.block_rules: tuple[tuple[str, str], ...] = ()
+
+    def set_blocklist(self, rules: list[tuple[str, str]]) -> None:
+        """Enforce ``rules`` ((regex, reason) pairs) on every vtysh line the sandbox sends
+        (:mod:`ani.adapters.vtybroker`): a hit refuses that vtysh run, the call is ``blocked``."""
+        self.block_rules = tuple(rules)
+
+    def _nft_rules(self) -> list[tuple[Any, str]]:
+        """The blocklist's nft rules (compiled), checked against measured ruleset changes."""
+        import re
+
+        return [(re.compile(p, re.IGNORECASE), r) for p, r in self.block_rules if "nft" in p]
 
     def open(self) -> None:
         self._check_support()
+        routers = self.lab.routers
+        if routers:  # FRR's command set now (cached per vtysh binary), not in the first vtysh run
+            try:
+                vtybroker.checker_for(self.block_rules, self.lab.pathspace(routers[0]))
+            except OSError:
+                pass  # the first call retries and reports
         super().open()
 
     def _check_support(self) -> None:
@@ -267,9 +294,27 @@ class A0Adapter(BaseAdapter):
         waited = self.waited_s()  # waiting for the router counts against timeout_s
         timeout_s = max(0.0, self.timeout_s - waited)
         before = self.state_of(args.device)
-        res = sandbox.run_in_sandbox(
-            spec, args.command, timeout_s=timeout_s, max_bytes=self.max_output_bytes
+        nft_rules = self._nft_rules()
+        nft_before = nftguard.read(spec.netns) if nft_rules else None
+        broker = vtybroker.VtyBroker(
+            spec.netns, spec.pathspace, args.device,
+            lambda: vtybroker.checker_for(self.block_rules, spec.pathspace),
+            deadline=time.monotonic() + timeout_s, max_bytes=sandbox.TMPFS_BYTES,
+            parent_dir=str(self.lab.node_dir(args.device)),
         )
+        try:
+            res = sandbox.run_in_sandbox(
+                spec, args.command, timeout_s=timeout_s, max_bytes=self.max_output_bytes,
+                vty_dir=broker.dir, config_read_only=bool(self.block_rules),
+            )
+        finally:
+            broker.close()
+        nft_hit = None  # (command, rule, reason, restored)
+        if nft_before is not None:
+            nft_after = nftguard.read(spec.netns)
+            hit = nftguard.blocked_change(nft_before, nft_after, nft_rules) if nft_after is not None else None
+            if hit is not None:
+                nft_hit = (*hit, nftguard.restore(spec.netns, nft_before))
         after = self.state_of(args.device)
         # state that cannot be captured counts as changed: never report "unchanged" unmeasured
         if before is None or after is None:
@@ -292,6 +337,23 @@ class A0Adapter(BaseAdapter):
             "changed_parts": changed_parts,
         }
         text = format_output(res)
+        if nft_hit is not None:
+            cmd, rule, reason, restored = nft_hit
+            data["nft_blocked"] = {"command": cmd, "rule": rule, "reason": reason, "restored": restored}
+            undo = "the ruleset was restored" if restored else "RESTORING THE RULESET FAILED"
+            msg = f"the nftables change amounts to {cmd!r}: {reason} [rule: {rule}]; {undo}"
+            return ToolResult.failure(ErrorCode.BLOCKED, msg, data=data, changed=changed, text=f"{text}\nerror [blocked]: {msg}")
+        if broker.refusals:
+            first = broker.refusals[0]
+            code = ErrorCode.BLOCKED if any(r.code == "blocked" for r in broker.refusals) else ErrorCode.NOT_ALLOWED
+            if code is ErrorCode.BLOCKED:
+                first = next(r for r in broker.refusals if r.code == "blocked")
+            data["refused"] = [
+                {"line": r.line, "meaning": r.meaning, "rule": r.rule, "reason": r.reason, "code": r.code}
+                for r in broker.refusals
+            ]
+            msg = first.message() + "; nothing of that vtysh run was sent to FRR"
+            return ToolResult.failure(code, msg, data=data, changed=changed, text=f"{text}\nerror [{code}]: {msg}")
         if res.timed_out:
             msg = f"timeout after {self.timeout_s:g} s"
             if waited >= 0.05:

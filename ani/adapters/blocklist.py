@@ -11,9 +11,12 @@ The rules come from the platform file's ``blocklist`` section (``adapters/frr.ya
 a YAML file given by path: either a platform file, or a file whose top level is ``blocklist:``
 (a list of ``{pattern, reason}``) or simply such a list.
 
-Known limit: vtysh accepts unique abbreviations (``no rou bgp 1``); A1's allowlist refuses
-abbreviations, so the wrapper sees full keywords there, but at A0 an abbreviated command in a
-shell string is not matched.
+A shell string cannot be parsed into what it will do (``X=write; vtysh -c "$X t"``, vtysh's
+abbreviations ``no rou bgp 1``), so for an inner adapter with ``set_blocklist`` (A0) the rules are
+also handed to it and enforced where the commands arrive: every vtysh line at A0's FRR broker
+(:mod:`ani.adapters.vtybroker`, abbreviations expanded) and every nftables ruleset change
+(:mod:`ani.adapters.nftguard`, measured and undone). A1's allowlist refuses abbreviations, so
+the wrapper sees full keywords there.
 
     >>> adapter = BlocklistAdapter(create_adapter("a1", lab))         # doctest: +SKIP
     >>> adapter.call("update_config", {"device": "r1", "commands": ["no router bgp 64500"]}).error.code
@@ -106,6 +109,8 @@ class BlocklistAdapter:
         self.inner = inner
         self.rules = BlockRules.load(path)
         self.level = inner.level
+        if hasattr(inner, "set_blocklist"):  # A0: enforced again where the commands arrive
+            inner.set_blocklist([(rx.pattern, reason) for rx, reason in self.rules.rules])
         self.blocked_calls = 0
         self._count_lock = threading.Lock()  # calls may come from several threads (as the inner's)
 

@@ -14,10 +14,13 @@ What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` an
 
 - the router's network state: interfaces, addresses, routes, rules, nftables, neighbours,
   ``/proc/sys/net`` sysctls (capabilities ``CAP_NET_ADMIN`` and ``CAP_NET_RAW`` only), ping;
-- the router's FRR: plain ``vtysh`` (no ``-N``) reaches this router's daemons and no other,
-  because ``/etc/frr`` and ``/var/run/frr`` are this router's pathspace directories;
-  ``write memory`` writes this router's ``/etc/frr/<pathspace>/frr.conf`` (in place: the
-  dir's existing files are bound one by one, so no new file can be made on the host's disk);
+- the router's FRR, only through the harness: with a broker (``vty``, what A0 uses) the
+  sandbox holds no FRR socket and ``vtysh`` is the client of :mod:`ani.adapters.vtybroker`,
+  which checks each line and runs it with the real vtysh of this router outside; ``/etc/frr``
+  shows this router's files (``frr.conf`` writable in place unless ``config_read_only``;
+  ``vtysh.conf`` read-only: the harness's vtysh reads it; no new file can be made on the
+  host's disk). Without a broker (tests of the sandbox alone) ``/var/run/frr`` is this router's
+  run dir, read-only;
 - reading the host's (world-readable) system files: the root file system is bound read-only,
   but the harness is hidden (empty tmpfs over the source checkout, the harness's working
   directory with campaign ``results/``, ``/root``, ``/home``: see
@@ -521,6 +524,8 @@ def sandbox_argv(
     pam_fd: int | None = None,
     nproc: int | None = None,
     userns_fd: int | None = None,
+    vty: tuple[str, int] | None = None,
+    config_read_only: bool = False,
 ) -> list[str]:
     """Host-side argv running ``/bin/sh -c command`` sandboxed in ``spec``'s router.
 
@@ -536,6 +541,14 @@ def sandbox_argv(
             router's netns (:func:`ani.lab.netns.owner_userns_fd`): the shell enters it, so its
             capabilities hold over that netns only. None: they are held in the host's user
             namespace (only for a netns the lab did not make; :func:`run_in_sandbox` refuses that).
+        vty: ``(broker dir, client fd)`` of a :class:`ani.adapters.vtybroker.VtyBroker`: the
+            sandbox's only way to FRR. Its ``/var/run/frr`` is then empty (no daemon socket),
+            the broker dir is bound at ``/run/vtysh-broker`` and the fd's content (the broker
+            client) becomes ``/usr/bin/vtysh``. None: the router's run dir is bound read-only
+            at ``/var/run/frr`` (the daemons' own sockets; for tests of the sandbox alone).
+        config_read_only: bind ``frr.conf`` read-only too (the blocklist ablation: writing the
+            startup config is on its list). ``vtysh.conf`` is always read-only: the harness's
+            vtysh reads it, so agent text there would show up as the router's config.
     """
     if "\x00" in command:
         raise ValueError("command contains a NUL byte")
@@ -557,16 +570,21 @@ def sandbox_argv(
         "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/var/tmp",
         "--tmpfs", run_root,
         *[a for d in hidden_dirs() for a in ("--perms", "0755", "--tmpfs", str(d))],
-        "--ro-bind", str(spec.run_dir), frr_run_in,
+        *(["--dir", frr_run_in] if vty is not None else ["--ro-bind", str(spec.run_dir), frr_run_in]),
         # /etc/frr: a small tmpfs (not writable by the user) holding this router's existing files,
-        # each bound read-write from /etc/frr/<pathspace> on the host's disk: `write memory`
-        # rewrites frr.conf in place, but no new file can be created there, and RLIMIT_FSIZE
-        # bounds each file, so a call cannot fill the host's disk
+        # each bound from /etc/frr/<pathspace> on the host's disk: vtysh.conf read-only (the
+        # harness's vtysh reads it), frr.conf read-write in place unless config_read_only (no
+        # new file can be created there, and RLIMIT_FSIZE bounds each file)
         "--size", str(TMPFS_BYTES), "--perms", "0755", "--tmpfs", str(FRR_ETC),
     ]
     for f in sorted(spec.etc_dir.iterdir()) if spec.etc_dir.is_dir() else []:
         if f.is_file() and not f.is_symlink():
-            argv += ["--bind", str(f), str(FRR_ETC / f.name)]
+            ro = config_read_only or f.name == "vtysh.conf"
+            argv += ["--ro-bind" if ro else "--bind", str(f), str(FRR_ETC / f.name)]
+    if vty is not None:
+        from ani.adapters.vtybroker import SANDBOX_SOCKET_DIR
+
+        argv += ["--bind", vty[0], SANDBOX_SOCKET_DIR, "--perms", "0755", "--ro-bind-data", str(vty[1]), "/usr/bin/vtysh"]
     if pam_fd is not None:
         argv += ["--perms", "0644", "--ro-bind-data", str(pam_fd), "/etc/pam.d/frr"]
     argv += [
@@ -639,6 +657,8 @@ def run_in_sandbox(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    vty_dir: str | None = None,
+    config_read_only: bool = False,
 ) -> RunResult:
     """Run ``command`` sandboxed in ``spec``'s router; see the module docstring.
 
@@ -671,11 +691,21 @@ def run_in_sandbox(
         os.write(w, VTYSH_PAM)  # far below the pipe buffer: never blocks
         os.close(w)
         fds.remove(w)
+        vty = None
+        if vty_dir is not None:
+            from ani.adapters.vtybroker import CLIENT_SOURCE
+
+            cr, cw = os.pipe()
+            fds.append(cr)
+            os.write(cw, CLIENT_SOURCE.encode())  # a few KiB: below the pipe buffer
+            os.close(cw)
+            vty = (vty_dir, cr)
         with CallCgroup() as cg:
             argv = sandbox_argv(
-                spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns
+                spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns,
+                vty=vty, config_read_only=config_read_only,
             )
-            res = run_capped(cg.wrap(argv), timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=(r, userns))
+            res = run_capped(cg.wrap(argv), timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=tuple(fds))
         res.memory_exceeded = cg.memory_exceeded
         res.pids_exceeded = cg.pids_exceeded
         res.memory_peak_bytes = cg.memory_peak_bytes

@@ -3,7 +3,10 @@
 A router's FRR lives in the pathspace ``P`` (``-N P``): config in ``/etc/frr/P``, sockets and PID
 files in ``/var/run/frr/P``. Daemons run inside the router's netns under a private UTS namespace
 whose hostname is the router's name, and a private mount namespace in which the host's file
-systems are read-only to them (:func:`daemons_argv`).
+systems are read-only to them (:func:`daemons_argv`). They listen on no vty TCP port (``-P 0``:
+FRR 8.4.4 then opens only the unix vty socket), so an A0 shell inside the router's netns cannot
+reach them over telnet; A0 reaches them only through its checked broker
+(:mod:`ani.adapters.vtybroker`).
 """
 
 from __future__ import annotations
@@ -102,7 +105,7 @@ def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout
     """
     ps = shlex.quote(pathspace)
     cmds = {
-        d: f"{program(d)} -d -N {ps} -F traditional -A 127.0.0.1 -i {shlex.quote(str(pid_file(pathspace, d)))}"
+        d: f"{program(d)} -d -N {ps} -F traditional -A 127.0.0.1 -P 0 -i {shlex.quote(str(pid_file(pathspace, d)))}"
         for d in daemons
     }
     # zebra first (the others connect to it), then the rest in parallel; each `-d` returns once

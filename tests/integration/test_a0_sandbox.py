@@ -82,8 +82,11 @@ def test_other_routers_frr_is_invisible(two) -> None:  # noqa: ANN001
     assert r.ok, r.text
     out = r.data["stdout"]
     assert "ani-" not in out and lab.pathspace("r2") not in out
-    assert "zebra.vty" in out and "frr.conf" in out  # its own are there
-    assert r.data["stdout"].rstrip().splitlines()[-1] == "frr"  # /run holds only frr
+    # its own config files are there; no FRR socket at all (the daemons' vty sockets stay
+    # outside: vtysh reaches them through the broker, ani.adapters.vtybroker)
+    assert "frr.conf" in out and ".vty" not in out and "zserv" not in out
+    # /run holds only frr (empty) and the broker's socket dir
+    assert r.data["stdout"].rstrip().splitlines()[-2:] == ["frr", "vtysh-broker"]
     for cmd in (
         f"vtysh -N {lab.pathspace('r2')} -c 'show running-config'",
         f"ls /var/run/frr/{lab.pathspace('r2')}",
@@ -262,6 +265,8 @@ def test_a_dying_harness_takes_the_sandbox_with_it(two, tmp_path: Path) -> None:
     while _pids_with(b"sleep\x00439") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _pids_with(b"sleep\x00439") == []
+    # the call's vtysh broker socket dir lives in the lab's dir (removed with the lab)
+    assert list(lab.node_dir("r1").glob("ani-vtybroker-*"))  # left by the killed harness, removed at down()
 
 
 def _pids_with(needle: bytes) -> list[int]:

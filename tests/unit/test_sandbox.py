@@ -50,13 +50,14 @@ def test_argv_mounts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert ro[0] == ("/", "/")  # everything read-only first; later mounts override
     assert ("/run/frr/ani-abc123-r2", "/run/frr") in ro or ("/var/run/frr/ani-abc123-r2", "/run/frr") in ro
     assert ("/proc/sys", "/proc/sys") in ro
-    # the only writable host paths: the existing files of this router's FRR config dir (not the
-    # dir: new files there would be on the host's disk) and its net sysctls
+    # the only writable host paths: frr.conf of this router's FRR config dir (not the dir: new
+    # files there would be on the host's disk) and its net sysctls; vtysh.conf is read-only
+    # (the harness's vtysh reads it: agent text there would be read as the router's config)
     assert rw == [
         ("/proc/sys/net", "/proc/sys/net"),
         (str(etc / "frr.conf"), "/etc/frr/frr.conf"),
-        (str(etc / "vtysh.conf"), "/etc/frr/vtysh.conf"),
     ]
+    assert (str(etc / "vtysh.conf"), "/etc/frr/vtysh.conf") in ro
     assert {("/tmp",), ("/run",), ("/etc/frr",), ("/dev/shm",), ("/var/tmp",)} <= set(tmp)
     # /run and /etc/frr are emptied (a tmpfs the user cannot write) before this router's files are bound on them
     assert argv.index("/run") < argv.index("/run/frr")
@@ -66,6 +67,24 @@ def test_argv_mounts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # every file written is bounded (RLIMIT_FSIZE), the bound files included
     assert f"--fsize={TMPFS_BYTES}" in argv
     assert _pairs(argv, "--ro-bind-data") == [("7", "/etc/pam.d/frr")]
+
+
+def test_argv_with_the_vtysh_broker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    etc = tmp_path / "ani-abc123-r2"
+    etc.mkdir()
+    for name in ("vtysh.conf", "frr.conf"):
+        (etc / name).write_text("")
+    monkeypatch.setattr(SandboxSpec, "etc_dir", property(lambda self: etc))
+    argv = sandbox_argv(SPEC, "true", pam_fd=7, vty=("/tmp/ani-vtybroker-x", 9), config_read_only=True)
+    ro = _pairs(argv, "--ro-bind")
+    # no daemon socket: /var/run/frr is an empty dir, the broker's dir and client are bound
+    assert not any(src.startswith("/var/run/frr/") or src.startswith("/run/frr/") for src, _ in ro)
+    assert argv[argv.index("--dir") + 1] == "/run/frr"
+    assert ("/tmp/ani-vtybroker-x", "/run/vtysh-broker") in _pairs(argv, "--bind")
+    assert ("9", "/usr/bin/vtysh") in _pairs(argv, "--ro-bind-data")
+    # the blocklist ablation: the startup config is read-only too
+    assert (str(etc / "frr.conf"), "/etc/frr/frr.conf") in ro
+    assert _pairs(argv, "--bind") == [("/proc/sys/net", "/proc/sys/net"), ("/tmp/ani-vtybroker-x", "/run/vtysh-broker")]
 
 
 def test_argv_namespaces_lifetime_and_identity() -> None:
