@@ -40,6 +40,7 @@ them with the reason if the host lacks a capability (never on the project's test
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import signal
@@ -61,6 +62,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # an ignored SIGINT survives exec: every ani command a test starts would ignore Ctrl-C
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # the results-folder registry (ani.host.results_dirs) of a test session is its own, under
+    # /tmp: runs started by tests never write the machine's /var/lib/ani
+    if not os.environ.get("ANI_STATE_DIR"):
+        import tempfile
+
+        os.environ["ANI_STATE_DIR"] = tempfile.mkdtemp(prefix="ani-test-state-")
+
+
 DATA = Path(__file__).parent / "data"
 TRI = DATA / "tri-ospf-ibgp.yaml"
 

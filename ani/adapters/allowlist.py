@@ -21,12 +21,16 @@ Comments: in :func:`plan_config`, an item starting with ``!`` or ``#`` is a comm
 never sent (status ``success``, message "comment, not sent"); :func:`check_show` refuses them.
 
 Context check (:func:`plan_config`): each allowlisted statement declares the blocks it is
-valid in (``global``, ``bgp`` = ``router bgp N``, ``bgp-af`` = ``address-family ...`` inside it,
-``ospf``, ``interface``, ``route-map``). A statement valid in an enclosing block closes the
+valid in (``global``, ``bgp`` = ``router bgp N``, ``bgp-af4u`` / ``bgp-af4m`` / ``bgp-af6u`` /
+``bgp-af6m`` = ``address-family ipv4|ipv6 unicast|multicast`` inside it, one per FRR node, each
+with exactly the statements FRR takes there, ``ospf``, ``interface``, ``route-map``). A statement valid in an enclosing block closes the
 inner blocks (FRR's own rule: vtysh walks up the tree); the adapter sends the ``exit`` lines
 explicitly. A statement whose block is not open is refused and nothing is applied; when the
 block was closed by an earlier line (e.g. a global ``ip prefix-list`` between two lines of a
-``router bgp`` block), the message names both lines.
+``router bgp`` block), the message names both lines. A statement of ``router bgp`` that FRR
+applies to ipv4 unicast (``network 10.99.0.0/16``, ``neighbor X weight 9``) is refused where it
+would leave another address-family block, or after a line that left one by walking up: FRR
+would apply it to ipv4 unicast, not to the block the agent opened (:func:`_refuse_misapplied`).
 """
 
 from __future__ import annotations
@@ -230,11 +234,19 @@ def plan_config(platform: Platform, commands: list[object]) -> list[Step]:
     closed: dict[str, tuple[_Open, int, str]] = {}  # ctx -> (the block, closing index, closing text)
     steps: list[Step] = []
 
+    #: parent ctx -> (child block ended by a walk-up, closing index, closing text): a statement
+    #: of the parent that FRR would apply to another child (ipv4 unicast) is refused after it
+    left_by_walkup: dict[str, tuple[_Open, int, str]] = {}
+
     def pop_to(depth: int, by_index: int, by_text: str) -> list[str]:
         nav = []
         while len(stack) > depth:
             blk = stack.pop()
             closed[blk.ctx] = (blk, by_index, by_text)
+            left_by_walkup.pop(blk.ctx, None)
+            parent = _parent(platform, blk.ctx)
+            if parent is not None:
+                left_by_walkup[parent] = (blk, by_index, by_text)
             nav.append("exit")
         return nav
 
@@ -254,17 +266,21 @@ def plan_config(platform: Platform, commands: list[object]) -> list[Step]:
             if len(stack) > 1:
                 blk = stack.pop()
                 closed[blk.ctx] = (blk, i, norm)
+                left_by_walkup.pop(blk.ctx, None)
+                left_by_walkup.pop(stack[-1].ctx, None)  # left on purpose
                 steps.append(Step(i, str(raw), "exit", "cli", context=blk.ctx))
             else:
                 steps.append(Step(i, str(raw), norm, "noop", context="global",
                                   note="no block open; nothing to exit"))
             continue
         if low == "exit-address-family":
-            if cur != "bgp-af":
+            ctx_def = platform.d.contexts.get(cur)
+            if ctx_def is None or "exit-address-family" not in ctx_def.exit_words:
                 raise Refused(i, str(raw), "exit-address-family outside an address-family block")
             blk = stack.pop()
             closed[blk.ctx] = (blk, i, norm)
-            steps.append(Step(i, str(raw), "exit-address-family", "cli", context="bgp-af"))
+            left_by_walkup.pop(stack[-1].ctx, None)  # left on purpose
+            steps.append(Step(i, str(raw), "exit-address-family", "cli", context=blk.ctx))
             continue
 
         matches = _match_any_config(platform, norm)
@@ -320,9 +336,56 @@ def plan_config(platform: Platform, commands: list[object]) -> list[Step]:
                 f"open the block first (e.g. 'router bgp <asn>', 'interface <name>')",
             )
         depth, st, ctx = best
+        _refuse_misapplied(platform, i, str(raw), st, ctx, stack[depth + 1:], left_by_walkup.get(ctx))
         nav = pop_to(depth + 1, i, norm)
         steps.append(Step(i, str(raw), norm, "cli", nav=nav, context=ctx, destructive=st.d.destructive))
         if st.d.enters:
             stack.append(_Open(st.d.enters, i, norm))
             closed.pop(st.d.enters, None)
+            left_by_walkup.pop(ctx, None)
+            left_by_walkup.pop(st.d.enters, None)
     return steps
+
+
+def _parent(platform: Platform, ctx: str) -> str | None:
+    c = platform.d.contexts.get(ctx)
+    return None if c is None else c.parent
+
+
+def _refuse_misapplied(platform: Platform, i: int, raw: str, st: CompiledStatement, ctx: str,
+                       leaving: list[_Open], left: tuple[_Open, int, str] | None) -> None:
+    """Refuse a statement placed in ``ctx`` (e.g. ``router bgp``) that FRR would apply to a
+    child block other than the one the agent opened.
+
+    FRR applies some ``router bgp`` statements to one child block (``network 10.0.0.0/8`` under
+    ``router bgp`` is ipv4 unicast: the child with ``parent_applies_here``). When the open
+    child is another one (``address-family ipv6 unicast``) and does not take the statement, FRR
+    walks up to ``router bgp``, leaves the block and applies it to ipv4 unicast; a later
+    statement of the block then lands there too. Both are refused (``leaving``: the blocks this
+    statement would end; ``left``: the child of ``ctx`` an earlier statement ended by walking
+    up, with that statement's index and text). Raises Refused; returns if nothing is misapplied.
+    """
+    target = next((c for c in st.d.ctx if c != ctx and _parent(platform, c) == ctx
+                   and platform.d.contexts[c].parent_applies_here), None)
+    if target is None:
+        return
+    for blk in leaving:
+        if _parent(platform, blk.ctx) == ctx and blk.ctx != target:
+            raise Refused(
+                i, raw,
+                f"the {_label(platform, blk.ctx)!r} block opened by command {blk.index + 1} does not take "
+                f"this statement: FRR would leave that block and apply it under "
+                f"{_label(platform, ctx)!r} to {_label(platform, target)!r} (and the block's later lines "
+                f"too); nothing was applied. Put it in an {_label(platform, target)!r} block, or end the "
+                f"block with 'exit-address-family' first if {_label(platform, target)!r} is meant",
+            )
+    if left is not None and left[0].ctx != target:
+        blk, by_i, by_text = left
+        raise Refused(
+            i, raw,
+            f"command {by_i + 1} ({by_text!r}) is not taken in the {_label(platform, blk.ctx)!r} block "
+            f"opened by command {blk.index + 1}, so FRR left that block there (it walks up to "
+            f"{_label(platform, ctx)!r}); this statement would apply to {_label(platform, target)!r}, "
+            f"not to {_label(platform, blk.ctx)!r}; nothing was applied. Re-open the block before "
+            f"command {i + 1}, or end it with 'exit-address-family' before command {by_i + 1}",
+        )

@@ -35,6 +35,11 @@ class ContextDef(_Model):
     parent: str | None = None
     label: str = ""
     exit_words: list[str] = Field(default_factory=lambda: ["exit"])
+    #: statements of the parent block apply to this block too (FRR: ``router bgp`` statements
+    #: such as ``network 10.0.0.0/8`` apply to ipv4 unicast), so walking up to the parent from
+    #: here changes nothing; walking up from any other child block is refused by A1
+    #: (:func:`ani.adapters.allowlist.plan_config`)
+    parent_applies_here: bool = False
 
 
 class StatementDef(_Model):

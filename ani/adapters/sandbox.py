@@ -23,7 +23,8 @@ What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` an
   run dir, read-only;
 - reading the host's (world-readable) system files: the root file system is bound read-only,
   but the harness is hidden (empty tmpfs over the source checkout, the harness's working
-  directory with campaign ``results/``, ``/root``, ``/home``: see
+  directory with campaign ``results/``, every run's results folder wherever it is (``--out``),
+  ``/root``, ``/home``: see
   :func:`hidden_dirs`), so an agent cannot read task classes, hidden tests or earlier runs;
 - scratch space: a private, empty ``/tmp`` and ``/dev/shm`` (tmpfs, gone after the call).
 
@@ -79,6 +80,7 @@ from pathlib import Path
 import structlog
 
 from ani.errors import CapabilityMissing, LabError
+from ani.host import results_dirs
 from ani.host.programs import program, require
 from ani.lab import netns as lab_netns
 
@@ -489,7 +491,8 @@ def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
     """Directories replaced by an empty tmpfs inside the sandbox, so an agent cannot read the
     harness: the source checkout holding ``ani`` (task classes, hidden-test logic), the harness
     process's working directory (default home of campaign ``results/``: earlier runs' records and
-    trajectories), ``/root`` and ``/home``, plus ``extra``. (``/run``, with the labs' state, is
+    trajectories), every results folder a run registered wherever it is (``--out``; this run's
+    and earlier runs': :mod:`ani.host.results_dirs`), ``/root`` and ``/home``, plus ``extra``. (``/run``, with the labs' state, is
     an empty tmpfs already.)
     System directories (:data:`_SYSTEM_DIRS`) and anything under a private tmpfs are never hidden.
     """
@@ -502,6 +505,7 @@ def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
     except OSError:
         pass
     cands += [Path(e).resolve() for e in extra]
+    cands += results_dirs.known()  # every run's results folder, wherever it is (and earlier runs')
     out: list[Path] = []
     for c in cands:
         real = Path(os.path.realpath(c))

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ani.errors import AniError
+from ani.host import results_dirs
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
 console = Console()
@@ -262,6 +263,7 @@ def run_one(
         check_host(spec, deps)  # a level that cannot work on this machine: before any lab
         created = not out_dir.exists()
         _writable_folder(out_dir)  # the record must be writable: fail before any lab starts
+        results_dirs.register(out_dir)  # hidden from every A0 shell, now and in later runs
         for warning in preflight(spec, deps):  # a dead model endpoint: fail before any lab
             err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
         console.print(

@@ -29,6 +29,7 @@ from ani.campaign.results import INFRA, RunRecord, RunStore, read_runs
 from ani.campaign.runner import RunnerDeps, check_host, preflight, run_one, validate
 from ani.campaign.spec import CampaignSpec, run_id
 from ani.errors import CampaignSpecError
+from ani.host import results_dirs
 
 SPEC_JSON = "spec.json"
 SPEC_COPY = "campaign.yaml"
@@ -252,6 +253,7 @@ def run_campaign(
         for warning in preflight(spec, deps):
             console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     writable_folder(out, "--resume" if resume else "--out" if out_dir is not None else "results folder")
+    results_dirs.register(out)  # hidden from every A0 shell, now and in later runs
     _write_spec(spec, out, source)
     store = RunStore(out)  # moves a truncated last line aside
     existing = store.records()

@@ -7,6 +7,14 @@ systems are read-only to them (:func:`daemons_argv`). They listen on no vty TCP 
 FRR 8.4.4 then opens only the unix vty socket), so an A0 shell inside the router's netns cannot
 reach them over telnet; A0 reaches them only through its checked broker
 (:mod:`ani.adapters.vtybroker`).
+
+Disk: the daemons take commands from the agent (``log file PATH``, debug logging), run outside
+the A0 sandbox's limits, and can write only their run dir and a private ``/var/tmp``. Each run
+dir is its own tmpfs of :data:`RUN_DIR_BYTES` (source ``ani-frr-run-<P>``, mounted by
+:func:`prepare`, unmounted by :func:`remove_dirs`, which every teardown runs, also the reaper's
+after the owner died), so a daemon can fill only its router's bounded space: when it is full,
+the log target's writes fail (ENOSPC) and the daemons go on routing (measured in
+``tests/integration/test_frr_run_dir_bound.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ from ani.lab import proc
 # FRR's programs (the daemons, vtysh) are resolved through ani.host.program: ani/host/packages.txt
 ETC_ROOT = Path("/etc/frr")
 RUN_ROOT = Path("/var/run/frr")
+#: size of each router's run dir (a tmpfs: PID files, vty sockets, and any ``log file`` an agent
+#: points there), bytes
+RUN_DIR_BYTES = 32 * 1024 * 1024
 
 
 def etc_dir(pathspace: str) -> Path:
@@ -49,6 +60,14 @@ def prepare(pathspace: str, config: str) -> list[str]:
         d.mkdir(parents=True, exist_ok=True)
         os.chown(d, pw.pw_uid, pw.pw_gid)
         made.append(str(d))
+    rd = run_dir(pathspace)
+    if not _run_mounts(pathspace):
+        res = proc.run([program("mount"), "-t", "tmpfs", "-o",
+                        f"size={RUN_DIR_BYTES},mode=0755,uid={pw.pw_uid},gid={pw.pw_gid},nosuid,nodev,noexec",
+                        _run_source(pathspace), str(rd)], timeout=10.0)
+        if not res.ok:
+            raise LabError(f"FRR pathspace {pathspace}: cannot mount the run dir's "
+                           f"{RUN_DIR_BYTES // 2**20} MiB tmpfs on {rd}: {(res.stderr or res.stdout).strip()}")
     etc = etc_dir(pathspace)
     text = config if config.endswith("\n") or not config else config + "\n"
     for name, content in (("frr.conf", text), ("vtysh.conf", "")):
@@ -65,8 +84,9 @@ def uts_argv(netns: str, hostname: str, script: str) -> list[str]:
 
 
 #: mount points the daemons keep writable: the kernel's views (zebra writes /proc/sys/net) and
-#: the netns handles
-KEEP_RW_MOUNTS = ("/proc", "/sys", "/dev/pts", "/run/netns")
+#: the netns handles (the nsfs files under /run/netns, not the directory: it is on the host's
+#: disk, and a ``log file /run/netns/x`` must not write there)
+KEEP_RW_MOUNTS = ("/proc", "/sys", "/dev/pts", "/run/netns/")
 
 
 def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list[str]:
@@ -74,8 +94,9 @@ def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list
 
     The daemons run outside any A0 sandbox, yet take commands from it (``log file PATH`` makes
     them open PATH). In their mount namespace every host file system is read-only but for this
-    pathspace's run dir (PID files, vty sockets) and a private 16 MiB tmpfs on ``/var/tmp``
-    (FRR's per-daemon crash-log dirs, gone with the daemons).
+    pathspace's run dir (PID files, vty sockets: a :data:`RUN_DIR_BYTES` tmpfs, see
+    :func:`prepare`) and a private 16 MiB tmpfs on ``/var/tmp`` (FRR's per-daemon crash-log
+    dirs, gone with the daemons).
     """
     pw = pwd.getpwnam("frr")
     run = shlex.quote(str(run_dir(pathspace)))
@@ -164,7 +185,34 @@ def load_config(netns: str, pathspace: str, hostname: str, timeout: float = 30.0
         )
 
 
+def _run_source(pathspace: str) -> str:
+    return f"ani-frr-run-{pathspace}"
+
+
+def _run_mounts(pathspace: str) -> int:
+    """How many of this pathspace's run-dir tmpfs mounts (source ``ani-frr-run-<P>`` on the run
+    dir) the host's mount table has."""
+    target, source = os.path.realpath(run_dir(pathspace)), _run_source(pathspace)
+    n = 0
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                left, _, right = line.partition(" - ")
+                fields, tail = left.split(" "), right.split(" ")
+                if len(fields) > 4 and len(tail) > 1 and fields[4] == target and tail[1] == source:
+                    n += 1
+    except OSError:
+        return 0
+    return n
+
+
 def remove_dirs(pathspace: str) -> None:
-    """Remove the pathspace's config and run directories (if present)."""
+    """Unmount the pathspace's run-dir tmpfs (only a mount this module made: its source names
+    the pathspace; lazily if a process still holds it) and remove the config and run
+    directories (if present)."""
+    target = str(run_dir(pathspace))
+    for _ in range(_run_mounts(pathspace)):
+        if not proc.run([program("umount"), target], timeout=10.0).ok:
+            proc.run([program("umount"), "--lazy", target], timeout=10.0)
     for d in (etc_dir(pathspace), run_dir(pathspace)):
         shutil.rmtree(d, ignore_errors=True)

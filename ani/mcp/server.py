@@ -18,7 +18,10 @@ What a client sees:
   tool errors from ``isError`` (or ``structuredContent.ok``), never from the text. Bad arguments
   are tool failures too (``invalid_arguments``), so a model can correct itself. A harness fault
   raised by the adapter is also an ``isError`` result (``harness fault: <type>: <message>``).
-- Protocol (JSON-RPC) errors only for malformed requests: a method the server does not serve,
+- Protocol (JSON-RPC) errors only for malformed requests: a line that is not JSON (``-32700``,
+  ``id: null``) or not one JSON-RPC 2.0 message (``-32600``, with its id when readable: a batch,
+  no ``jsonrpc``, too deep, a huge integer, a lone surrogate; :mod:`ani.mcp.stdio` answers these,
+  which the SDK's stdio transport drops), a method the server does not serve,
   params that are not a ``tools/call`` shape (no ``name``, ``arguments`` not an object; the SDK
   answers these before this module runs), and a tool name that ``tools/list`` never offered
   (``-32602 invalid params``, naming the tool and the offered ones, as the MCP spec says).
@@ -175,10 +178,11 @@ def build_server(adapter: Any, *, name: str = SERVER_NAME, instructions: str | N
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve ``server`` over this process's stdin/stdout until stdin closes."""
-    from mcp.server.stdio import stdio_server
+    """Serve ``server`` over this process's stdin/stdout until stdin closes; every malformed
+    line gets its JSON-RPC error (-32700 / -32600, :mod:`ani.mcp.stdio`) and serving goes on."""
+    from ani.mcp.stdio import screened_stdio
 
-    async with stdio_server() as (read_stream, write_stream):
+    async with screened_stdio() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -96,7 +97,12 @@ def test_missing_run_dir_is_an_error_not_a_fallback(make_lab, tmp_path):
     lab = make_lab(TRI)
     run = frr.run_dir(lab.pathspace("r2"))
     moved = tmp_path / "moved"
-    run.rename(moved)
+    # the run dir is a tmpfs mount point (frr.prepare): move the mount away, then the (empty)
+    # directory under it, so the path is really missing
+    moved.mkdir()
+    subprocess.run(["mount", "--move", str(run), str(moved)], check=True)
+    under = tmp_path / "under"
+    run.rename(under)
     try:
         res = lab.exec("r2", ["vtysh", "-c", "show running-config"])
         assert res.rc != 0
@@ -105,7 +111,8 @@ def test_missing_run_dir_is_an_error_not_a_fallback(make_lab, tmp_path):
             lab.vtysh_json("r2", "show ip ospf json")
         assert lab.vtysh("r1", "show running-config").ok  # the others are unaffected
     finally:
-        moved.rename(run)
+        under.rename(run)
+        subprocess.run(["mount", "--move", str(moved), str(run)], check=True)
     assert "hostname r2" in lab.running_config("r2")
 
 

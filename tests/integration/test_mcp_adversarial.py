@@ -149,3 +149,63 @@ def test_two_servers_on_one_lab_both_apply_their_changes(lab):
     for tag in "AB":
         for i in range(3):
             assert f"ip prefix-list PL-TWO-{tag} seq {5 + 5 * i} permit 10.{i}.0.0/24" in cfg
+
+
+#: the 8 malformed forms of issue 12 §3 that used to get no reply, with the answer each calls for
+#: (JSON-RPC 2.0 §5.1: -32700 parse error with id null; -32600 invalid request, its id if readable)
+MALFORMED = [
+    ("not JSON", "this is not json", -32700, None),
+    ("truncated", '{"jsonrpc":"2.0","id":3,"method":"tools/list"', -32700, None),
+    ("batch", '[{"jsonrpc":"2.0","id":4,"method":"tools/list"}]', -32600, None),
+    ("deep, with id", '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_topology",'
+     '"arguments":{"x":' + "[" * 5000 + "]" * 5000 + "}}}", -32600, 5),
+    ("deep, no id", "[" * 100000 + "]" * 100000, -32600, None),
+    ("100,000-digit integer", '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":'
+     '"get_topology","arguments":{"n":' + "9" * 100000 + "}}}", -32600, 6),
+    ("no jsonrpc", '{"id":7,"method":"tools/list"}', -32600, 7),
+    ("lone surrogate", '{"jsonrpc":"2.0","id":"s8","method":"tools/call","params":{"name":"\\ud800",'
+     '"arguments":{}}}', -32600, "s8"),
+]
+
+
+def test_every_malformed_line_gets_its_json_rpc_error_and_the_server_keeps_serving(lab):
+    """The SDK's stdio transport handed each of these to the session as an exception, which logged
+    it and answered nothing (a client with an id waited for its own timeout). ani.mcp.stdio answers
+    each on the wire; a valid request afterwards is still answered."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ani.cli", "mcp", "serve", "--lab", lab.id, "--level", "a1"],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import threading
+
+    watchdog = threading.Timer(120, proc.kill)  # a missing reply fails the test, never hangs it
+    watchdog.start()
+
+    def send(line: str) -> None:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "raw", "version": "0"}}}))
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        for what, line, code, rid in MALFORMED:
+            send(line)
+            reply = proc.stdout.readline()
+            assert reply, f"{what}: no reply (server exited: {proc.poll()})"
+            answer = json.loads(reply)
+            assert answer["jsonrpc"] == "2.0" and "result" not in answer, what
+            assert (answer["error"]["code"], answer["id"]) == (code, rid), (what, answer)
+        send(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}))
+        answer = json.loads(proc.stdout.readline())
+        assert answer["id"] == 99
+        assert "update_config" in [t["name"] for t in answer["result"]["tools"]]
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert lab_is_up(lab)

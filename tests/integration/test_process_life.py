@@ -81,10 +81,13 @@ def footprint(lab_id: str) -> dict[str, list[str]]:
                       for d in root.iterdir() if d.name.startswith(p)),
         "procs": procs,
         "dir": [str(lab_dir(lab_id))] if lab_dir(lab_id).exists() else [],
+        # each router's run-dir tmpfs (ani.lab.frr.prepare): unmounted by every teardown
+        "mounts": [ln.split(" - ")[1].split()[1] for ln in Path("/proc/self/mountinfo").read_text().splitlines()
+                   if " - " in ln and ln.split(" - ")[1].split()[1].startswith(f"ani-frr-run-{p}")],
     }
 
 
-EMPTY = {"netns": [], "frr": [], "procs": [], "dir": []}
+EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": []}
 
 
 def wait_gone(ids: list[str], bound_s: float = GONE_S) -> dict[str, dict[str, list[str]]]:

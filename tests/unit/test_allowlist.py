@@ -190,7 +190,7 @@ def test_brownfield_bgp_block_with_address_family():
     ]
     steps = plan_config(P, cmds)
     assert [s.context for s in steps] == [
-        "global", "bgp", "bgp", "bgp", "bgp", "bgp-af", "bgp-af", "bgp-af", "bgp", "global", "route-map",
+        "global", "bgp", "bgp", "bgp", "bgp", "bgp-af4u", "bgp-af4u", "bgp-af4u", "bgp", "global", "route-map",
     ]
     # the route-map line closes the bgp block: one explicit exit is sent before it
     assert steps[9].nav == ["exit"]
@@ -326,3 +326,43 @@ def test_scrapli_definition_is_block_style_and_quoted():
     assert "prompt_pattern: '^[\\w\\.\\-]+#\\s*$'" in text
     assert "{" not in text  # no flow style: libscrapli's YAML reader refuses it
     assert "'is not running'" in text
+
+
+# -- address-family blocks follow FRR's nodes (issue 12 §3) -----------------------------------
+
+
+@pytest.mark.parametrize("cmds, refused_at, says", [
+    # the issue's call: FRR walks up to router bgp and applies both to ipv4 unicast
+    (["router bgp 1", "address-family ipv6 unicast", "network 10.99.0.0/16", "neighbor RR weight 9"], 3,
+     "'address-family ipv6 unicast' block opened by command 2 does not take this statement"),
+    (["router bgp 1", "address-family ipv6 multicast", "redistribute connected"], 3,
+     "'address-family ipv6 multicast' block opened by command 2 does not take"),
+    (["router bgp 1", "address-family ipv4 multicast", "maximum-paths 4"], 3,
+     "'address-family ipv4 multicast' block opened by command 2 does not take"),
+    # a router bgp statement left the ipv6 block by walking up; the block's next line would be ipv4
+    (["router bgp 1", "address-family ipv6 unicast", "neighbor X remote-as 2", "neighbor X activate"], 4,
+     "command 3 ('neighbor X remote-as 2') is not taken in the 'address-family ipv6 unicast' block"),
+    (["router bgp 1", "address-family ipv4 unicast", "network 2001:db8::/32"], 3,
+     "only valid inside a 'address-family ipv6 unicast' or 'address-family ipv6 multicast' block"),
+])
+def test_a_line_frr_would_apply_to_another_address_family_is_refused(cmds, refused_at, says):
+    with pytest.raises(Refused) as exc:
+        plan_config(P, cmds)
+    assert exc.value.index == refused_at - 1 and says in exc.value.reason, exc.value.reason
+
+
+@pytest.mark.parametrize("cmds, contexts", [
+    (["router bgp 1", "address-family ipv6 unicast", "neighbor RR weight 9", "network 2001:db8::/32",
+      "exit-address-family", "network 10.99.0.0/16"], ["global", "bgp", "bgp-af6u", "bgp-af6u", "bgp-af6u", "bgp"]),
+    # leaving ipv4 unicast by walking up changes nothing: router bgp statements apply to it
+    (["router bgp 1", "address-family ipv4 unicast", "neighbor X remote-as 2", "neighbor X activate"],
+     ["global", "bgp", "bgp", "bgp"]),
+    (["router bgp 1", "address-family ipv6 unicast", "neighbor X remote-as 2", "address-family ipv6 unicast",
+      "neighbor X activate"], ["global", "bgp", "bgp", "bgp", "bgp-af6u"]),
+    (["router bgp 1", "address-family ipv6 unicast", "exit", "neighbor X weight 3"],
+     ["global", "bgp", "bgp-af6u", "bgp"]),
+    (["router bgp 1", "address-family ipv4 multicast", "network 10.0.0.0/8", "neighbor X activate"],
+     ["global", "bgp", "bgp-af4m", "bgp-af4m"]),
+])
+def test_address_family_lines_land_in_the_block_frr_puts_them_in(cmds, contexts):
+    assert [s.context for s in plan_config(P, cmds)] == contexts

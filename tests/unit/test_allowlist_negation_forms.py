@@ -63,7 +63,7 @@ def test_long_negation_outside_its_block_still_names_the_accepted_form() -> None
 
 def test_bgp_maximum_paths_negation_with_argument_stays_allowed() -> None:
     """FRR takes `no maximum-paths 4` under router bgp (it refuses it only under router ospf)."""
-    assert plan_config(P, ["router bgp 64501", "address-family ipv4 unicast", "no maximum-paths 4"])[-1].context == "bgp-af"
+    assert plan_config(P, ["router bgp 64501", "address-family ipv4 unicast", "no maximum-paths 4"])[-1].context == "bgp-af4u"
     assert plan_config(P, ["router bgp 64501", "no maximum-paths ibgp 4"])[-1].context == "bgp"
     with pytest.raises(Refused, match="'no maximum-paths'"):
         plan_config(P, ["router bgp 64501", "router ospf", "no maximum-paths 4"])

@@ -1,0 +1,106 @@
+"""FRR's disk use is bounded per router, whatever path a ``log file`` names (issue 12 §1 item 3).
+
+The mechanism: each router's run dir ``/var/run/frr/<pathspace>`` is its own tmpfs of
+``ani.lab.frr.RUN_DIR_BYTES`` (32 MiB; mounted by ``frr.prepare``, unmounted by every teardown),
+and in the daemons' private mount namespace every other host file system is read-only (their
+``/var/tmp`` is a private 16 MiB tmpfs). Before, the run dir was a plain directory on the host's
+disk (``/run`` is not a tmpfs here): ``log file .../big.log debugging`` plus debug logging wrote
+2.1 GB. The daemons run outside the A0 sandbox, so the bound must hold at the lab level: a
+full run dir makes the log target's writes fail (ENOSPC) and the daemons go on routing; the
+other router is untouched. One lab of tests/data/a0_two.yaml per test.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from ani.lab import frr
+from ani.registry import create_adapter
+
+pytestmark = pytest.mark.integration
+
+TWO = Path(__file__).resolve().parents[1] / "data" / "a0_two.yaml"
+DEBUG = ["debug zebra events", "debug zebra rib detailed", "debug zebra kernel", "debug zebra packet detail",
+         "debug zebra nexthop detail"]
+
+
+def run_mount(pathspace: str) -> tuple[str, str] | None:
+    """(fstype, super options) of the run dir's mount, None if it is not a mount point."""
+    target = os.path.realpath(frr.run_dir(pathspace))
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        if left.split(" ")[4] == target:
+            fstype, _source, opts = right.split(" ")[:3]
+            return fstype, opts
+    return None
+
+
+def churn(lab, router: str, rounds: int) -> None:
+    for n in range(rounds):
+        lab.vtysh(router, ["configure terminal", *[f"ip route 10.{n % 200}.{i}.0/24 Null0" for i in range(100)]],
+                  timeout=30)
+        lab.vtysh(router, ["configure terminal", *[f"no ip route 10.{n % 200}.{i}.0/24 Null0" for i in range(100)]],
+                  timeout=30)
+
+
+def test_each_run_dir_is_a_bounded_tmpfs_and_teardown_unmounts_it(make_lab):
+    lab = make_lab(TWO)
+    pss = [lab.pathspace(r) for r in lab.routers]
+    for ps in pss:
+        fstype, opts = run_mount(ps)
+        assert fstype == "tmpfs" and f"size={frr.RUN_DIR_BYTES // 1024}k" in opts, opts
+    lab.down()
+    assert [run_mount(ps) for ps in pss] == [None, None]
+    assert not any(frr.run_dir(ps).exists() for ps in pss)
+
+
+def test_an_a0_log_file_fills_only_its_routers_bounded_space_and_frr_keeps_routing(make_lab):
+    lab = make_lab(TWO)
+    a0 = create_adapter("a0", lab)
+    rd = frr.run_dir(lab.pathspace("r1"))
+    log = rd / "big.log"
+    # the issue's steps, from the A0 shell of r1 (vtysh there reaches r1's daemons)
+    r = a0.call("shell", {"device": "r1", "command": "vtysh -c 'configure terminal' -c "
+                          f"'log file /var/run/frr/{rd.name}/big.log debugging' -c 'log commands' "
+                          + " ".join(f"-c '{d}'" for d in DEBUG)})
+    assert r.ok, r.text
+    # the harness pre-fills the space to 1 MiB short of the bound (faster than minutes of
+    # churn), then the daemon's own debug logging runs into the bound
+    with open(rd / "filler", "wb") as fh:
+        try:
+            fh.write(b"\0" * (frr.RUN_DIR_BYTES - 2**20 - log.stat().st_size))
+        except OSError:
+            pass
+    churn(lab, "r1", 30)
+    st = os.statvfs(rd)
+    used = (st.f_blocks - st.f_bfree) * st.f_frsize
+    assert st.f_bfree == 0 and used <= frr.RUN_DIR_BYTES, (used, frr.RUN_DIR_BYTES)
+    assert log.stat().st_size < 2 * 2**20  # the daemon wrote up to the bound and no further
+    size = log.stat().st_size
+    churn(lab, "r1", 5)
+    assert log.stat().st_size == size  # full: writes fail, nothing more lands
+    # FRR goes on: every daemon alive, config still changes, r2 untouched
+    assert lab.dead_daemons("r1") == [] and lab.dead_daemons("r2") == []
+    res = lab.vtysh("r1", ["configure terminal", "ip route 198.51.100.0/24 Null0"])
+    assert res.ok, res.stdout + res.stderr
+    time.sleep(0.5)
+    assert "198.51.100.0/24" in lab.vtysh("r1", "show ip route 198.51.100.0/24").stdout
+    assert "hostname r2" in lab.running_config("r2")
+    r2 = frr.run_dir(lab.pathspace("r2"))
+    assert os.statvfs(r2).f_bfree * os.statvfs(r2).f_frsize > frr.RUN_DIR_BYTES - 2**20
+
+
+@pytest.mark.parametrize("path", ["/run/netns/{tag}.log", "/tmp/{tag}.log", "/var/lib/{tag}.log",
+                                  "/dev/shm/{tag}.log", "/etc/frr/{tag}.log", "/sys/fs/cgroup/{tag}.log"])
+def test_a_log_file_anywhere_else_on_the_host_is_refused_by_the_daemons(make_lab, path):
+    """Read-only host file systems in the daemons' mount namespace (``/run/netns`` too: only its
+    nsfs files stay writable, ``frr.KEEP_RW_MOUNTS``)."""
+    lab = make_lab(TWO)
+    target = path.format(tag=f"ani-{lab.id}-log")
+    res = lab.vtysh("r1", ["configure terminal", f"log file {target} debugging"])
+    assert f"can't open logfile {target}" in res.stdout + res.stderr
+    assert not Path(target).exists()
