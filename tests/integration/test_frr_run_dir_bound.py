@@ -7,7 +7,8 @@ and in the daemons' private mount namespace every other host file system is read
 disk (``/run`` is not a tmpfs here): ``log file .../big.log debugging`` plus debug logging wrote
 2.1 GB. The daemons run outside the A0 sandbox, so the bound must hold at the lab level: a
 full run dir makes the log target's writes fail (ENOSPC) and the daemons go on routing; the
-other router is untouched. One lab of tests/data/a0_two.yaml per test.
+other router is untouched. (A0's vtysh broker also refuses ``log file``: this bound is the one
+that holds whatever path reaches the daemons.) One lab of tests/data/a0_two.yaml per test.
 """
 
 from __future__ import annotations
@@ -58,16 +59,18 @@ def test_each_run_dir_is_a_bounded_tmpfs_and_teardown_unmounts_it(make_lab):
     assert not any(frr.run_dir(ps).exists() for ps in pss)
 
 
-def test_an_a0_log_file_fills_only_its_routers_bounded_space_and_frr_keeps_routing(make_lab):
+def test_a_log_file_fills_only_its_routers_bounded_space_and_frr_keeps_routing(make_lab):
     lab = make_lab(TWO)
     a0 = create_adapter("a0", lab)
     rd = frr.run_dir(lab.pathspace("r1"))
     log = rd / "big.log"
-    # the issue's steps, from the A0 shell of r1 (vtysh there reaches r1's daemons)
-    r = a0.call("shell", {"device": "r1", "command": "vtysh -c 'configure terminal' -c "
-                          f"'log file /var/run/frr/{rd.name}/big.log debugging' -c 'log commands' "
-                          + " ".join(f"-c '{d}'" for d in DEBUG)})
-    assert r.ok, r.text
+    steps = ["configure terminal", f"log file /var/run/frr/{rd.name}/big.log debugging", "log commands", *DEBUG]
+    # the issue's steps from the A0 shell of r1: refused at A0's FRR entry point (the broker)
+    r = a0.call("shell", {"device": "r1", "command": "vtysh " + " ".join(f"-c '{c}'" for c in steps)})
+    assert not r.ok and r.error.code == "not_allowed" and not log.exists(), r.text
+    # the bound holds whatever path reaches the daemons: the same steps through the harness's vtysh
+    res = lab.vtysh("r1", steps)
+    assert res.ok, res.stdout + res.stderr
     # the harness pre-fills the space to 1 MiB short of the bound (faster than minutes of
     # churn), then the daemon's own debug logging runs into the bound
     with open(rd / "filler", "wb") as fh:
