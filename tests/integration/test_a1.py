@@ -32,11 +32,8 @@ def lab(make_lab):
 
 
 @pytest.fixture
-def a1(lab):
-    adapter = A1Adapter(lab)
-    adapter.open()
-    yield adapter
-    adapter.close()
+def a1(lab, open_adapter):
+    return open_adapter(A1Adapter(lab))
 
 
 def running(lab, router="r1") -> str:

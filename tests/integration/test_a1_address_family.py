@@ -50,11 +50,8 @@ def lab(module_lab):
 
 
 @pytest.fixture
-def a1(lab):
-    adapter = A1Adapter(lab)
-    adapter.open()
-    yield adapter
-    adapter.close()
+def a1(lab, open_adapter):
+    return open_adapter(A1Adapter(lab))
 
 
 def _rule(line: str):
