@@ -1,10 +1,11 @@
-"""The observer: checks (reach, BGP session, loopback) and their out-of-band evaluation."""
+"""The observer: checks (reach, BGP session, loopback, route) and their out-of-band evaluation."""
 
 from ani.observer.checks import (
     BgpSessionCheck,
     Check,
     LoopbackCheck,
     ReachCheck,
+    RouteCheck,
     dump_checks,
     parse_checks,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "LoopbackCheck",
     "Observer",
     "ReachCheck",
+    "RouteCheck",
     "dump_checks",
     "parse_checks",
     "summarize",

@@ -1,6 +1,6 @@
 """Check models: what the observer verifies, as data (pydantic, discriminated by ``kind``).
 
-Three kinds::
+Four kinds::
 
     reach        {kind: reach, src: blue1, dst: 198.18.12.10, expect: true}
                  ping from node ``src`` (host or router netns) to ``dst``; ``expect: false``
@@ -10,6 +10,12 @@ Three kinds::
     loopback     {kind: loopback, router: e1, address: 100.64.255.2, source: 100.64.255.11}
                  ping from ``router`` to another router's loopback, sourced from ``source``
                  (its own loopback) when given.
+    route        {kind: route, router: e2, prefix: 198.18.11.0/24, expect: true,
+                  local_pref: 200, community: "64500:101"}
+                 ``router``'s routing table has exactly ``prefix`` (``show ip route PREFIX
+                 json``); ``expect: false`` means it must not. With ``local_pref`` or
+                 ``community``, the best BGP path of the prefix (``show bgp ipv4 unicast
+                 PREFIX json``) must carry that local preference / that community.
 
 Every check has a ``name`` (derived from its fields if not given) and an optional
 ``service`` tag saying which pre-existing service it protects (e.g. ``tenant:blue``,
@@ -18,7 +24,7 @@ Every check has a ``name`` (derived from its fields if not given) and an optiona
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, IPv4Network
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -97,7 +103,40 @@ class LoopbackCheck(_CheckBase):
         return [self.router]
 
 
-Check = Annotated[Union[ReachCheck, BgpSessionCheck, LoopbackCheck], Field(discriminator="kind")]
+class RouteCheck(_CheckBase):
+    """``router`` has (``expect``) or has not (``expect=False``) a route to exactly ``prefix``;
+    with ``local_pref`` / ``community`` its best BGP path must carry them (a present route only).
+
+    Both outcomes are retried until they hold or the observer's bound passes (a withdrawal
+    converges like an announcement does)."""
+
+    kind: Literal["route"] = "route"
+    router: str
+    prefix: IPv4Network
+    expect: bool = True
+    local_pref: int | None = Field(default=None, ge=0, le=4294967295)
+    community: str | None = Field(default=None, pattern=r"^\d{1,10}:\d{1,10}$", description="AA:NN, one community")
+
+    @model_validator(mode="after")
+    def _attrs_need_route(self) -> Any:
+        if not self.expect and (self.local_pref is not None or self.community is not None):
+            raise ValueError("local_pref / community describe a present route: not with expect: false")
+        return self
+
+    def _default_name(self) -> str:
+        if not self.expect:
+            return f"no route {self.router} {self.prefix}"
+        attrs = "".join(
+            f" {k} {v}" for k, v in (("local-pref", self.local_pref), ("community", self.community)) if v is not None
+        )
+        return f"route {self.router} {self.prefix}{attrs}"
+
+    @property
+    def nodes(self) -> list[str]:
+        return [self.router]
+
+
+Check = Annotated[Union[ReachCheck, BgpSessionCheck, LoopbackCheck, RouteCheck], Field(discriminator="kind")]
 
 _CHECKS = TypeAdapter(list[Check])
 

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ani.errors import HostFault, ObserverError
-from ani.observer.checks import BgpSessionCheck, Check, LoopbackCheck, ReachCheck
+from ani.observer.checks import BgpSessionCheck, Check, LoopbackCheck, ReachCheck, RouteCheck
 
 _RECEIVED_RE = re.compile(r"(\d+) (?:packets )?received")
 
@@ -34,7 +34,7 @@ class CheckResult(BaseModel):
 
     Attributes:
         name: the check's name.
-        kind: ``reach`` | ``bgp_session`` | ``loopback``.
+        kind: ``reach`` | ``bgp_session`` | ``loopback`` | ``route``.
         passed: the check holds.
         detail: what was observed last (e.g. ``0 of 3 answered``, ``state Active``).
         attempts: how many times it was tried.
@@ -141,6 +141,8 @@ class Observer:
             return self._ping(check.router, str(check.address), count=1, source=src)
         if isinstance(check, BgpSessionCheck):
             return self._bgp(check)
+        if isinstance(check, RouteCheck):
+            return self._route(check)
         raise ObserverError(f"unknown check kind {check.kind!r}")  # pragma: no cover
 
     def _attempt_negative(self, check: ReachCheck) -> tuple[bool, str]:
@@ -182,6 +184,30 @@ class Observer:
                     state = af["peers"][want].get("state", "?")
                     return state == "Established", f"state {state}"
         return False, "neighbor not configured"
+
+
+    def _route(self, check: RouteCheck) -> tuple[bool, str]:
+        """Whether ``check.router``'s table has ``check.prefix`` as ``check`` wants, and what was seen."""
+        want = str(check.prefix)
+        data = self.lab.vtysh_json(check.router, f"show ip route {want}")
+        present = isinstance(data, dict) and want in data
+        if not check.expect:
+            return (not present), ("route present" if present else "no route")
+        if not present:
+            return False, "no route"
+        if check.local_pref is None and check.community is None:
+            protos = sorted({str(r.get("protocol", "?")) for r in data[want] if isinstance(r, dict)})
+            return True, f"route present ({', '.join(protos)})"
+        bgp = self.lab.vtysh_json(check.router, f"show bgp ipv4 unicast {want}")
+        paths = bgp.get("paths", []) if isinstance(bgp, dict) else []
+        best = next((p for p in paths if isinstance(p, dict) and (p.get("bestpath") or {}).get("overall")), None)
+        if best is None:
+            return False, "no best BGP path"
+        lp = best.get("locPrf")
+        comms = str((best.get("community") or {}).get("string", "")).split()
+        seen = f"local-pref {lp}, communities {' '.join(comms) or 'none'}"
+        ok = (check.local_pref is None or lp == check.local_pref) and (check.community is None or check.community in comms)
+        return ok, seen
 
 
 def summarize(results: Sequence[CheckResult]) -> str:

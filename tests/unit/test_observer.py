@@ -150,3 +150,43 @@ def test_runs_concurrently():
     t0 = time.monotonic()
     res = Observer(Slow(), workers=16).evaluate(checks)
     assert all(r.passed for r in res) and time.monotonic() - t0 < 1.5
+
+
+class RouteLab:
+    """``show ip route`` / ``show bgp ipv4 unicast`` answers for one prefix, as FRR 8.4 prints them."""
+
+    def __init__(self, present=True, lp=200, comms="64500:101 64500:900"):
+        self.topology = FakeTopo()
+        self.present, self.lp, self.comms = present, lp, comms
+        self.commands: list[str] = []
+
+    def vtysh_json(self, router, command, timeout=10.0):
+        self.commands.append(command)
+        if command.startswith("show ip route "):
+            p = command.split()[3]
+            return {p: [{"prefix": p, "protocol": "bgp"}]} if self.present else {}
+        return {"paths": [{"bestpath": {"overall": True}, "locPrf": self.lp, "community": {"string": self.comms}},
+                          {"locPrf": 999}]}
+
+
+def test_route_check_presence_absence_and_best_path_attributes():
+    from ani.observer.checks import RouteCheck
+
+    c = RouteCheck(router="e1", prefix="198.18.11.0/24", local_pref=200, community="64500:101")
+    assert c.name == "route e1 198.18.11.0/24 local-pref 200 community 64500:101"
+    (r,) = Observer(RouteLab(), poll_s=0.01).evaluate([c], bound_s=0.05)
+    assert r.passed and r.kind == "route" and "local-pref 200" in r.detail
+    # the best path's local preference decides, not another path's
+    (r,) = Observer(RouteLab(lp=100), poll_s=0.01).evaluate([c], bound_s=0.05)
+    assert not r.passed and "local-pref 100" in r.detail
+    (r,) = Observer(RouteLab(comms="64500:102"), poll_s=0.01).evaluate([c], bound_s=0.05)
+    assert not r.passed
+    gone = RouteCheck(router="e1", prefix="198.18.11.0/24", expect=False)
+    assert gone.name == "no route e1 198.18.11.0/24"
+    (r,) = Observer(RouteLab(present=False), poll_s=0.01).evaluate([gone], bound_s=0.05)
+    assert r.passed and r.detail == "no route"
+    (r,) = Observer(RouteLab(present=True), poll_s=0.01).evaluate([gone], bound_s=0.05)
+    assert not r.passed and r.attempts > 1  # retried until the bound: a withdrawal converges too
+    with pytest.raises(ValueError, match="present route"):
+        RouteCheck(router="e1", prefix="10.0.0.0/8", expect=False, local_pref=5)
+    assert parse_checks([c.model_dump(mode="json")]) == [c]
