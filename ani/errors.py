@@ -26,6 +26,7 @@ every class defined in ``ani`` and checks this tree.
     +-- ConfigError                  a file or option given by the user is invalid (names the field)
     |   +-- TopologyError            topology / scenario file
     |   +-- CampaignSpecError        campaign file
+    |   +-- GeneratorError           scenario manifest that cannot be generated (names the field)
     |   +-- TaskError                task class / variant / task file
     +-- RegistryError                unknown adapter name (lists the known ones)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
@@ -144,6 +145,11 @@ class TopologyError(ConfigError):
 
 class CampaignSpecError(ConfigError):
     """A campaign file is invalid."""
+
+
+class GeneratorError(ConfigError):
+    """A scenario manifest cannot be generated (a layer cannot hold its instances, a base is
+    too small); the message names the manifest field (``layers.2.density: ...``)."""
 
 
 class TaskError(ConfigError):

@@ -1,0 +1,102 @@
+"""A service class: everything about one kind of service, in one object.
+
+A class module (``ani/intents/services/<class>.py``) defines one :class:`ServiceClass`
+subclass and registers it with :func:`register`; the intents compiler, the validation, the
+inventory, A3-T / A4, the baseline invariants and the scenario generator iterate over
+:func:`service_classes` instead of keeping tables of their own. Adding a class = one module
+(imported in ``ani/intents/services/__init__.py``) + its tests.
+
+What a class holds (each hook has a default, so a class defines only what it has)::
+
+    name         "tenant-site"                      the service type (``type`` of its changes)
+    changes      (TenantSiteOnboard, ...)           typed intent models, one per action
+    shares       ("prefix-list PL-TENANTS", ...)    shared state its instances use (docs, tests)
+    check(ch, path, state)                          raise IntentError if ``ch`` cannot apply
+    allocate(ch, path, state, pools, alloc) -> ch   fill what the change leaves to the pools
+    apply(ch, path, state, pools, alloc)            edit ``state`` ({router: DeviceConfig})
+    discover(configs) -> [Service]                  instances found in running configs
+    invariants(configs, topology) -> [Check]        baseline invariants of those instances
+    generate(build, layer)                          draw instances into a brownfield being built
+
+``state`` / ``configs`` are ``{router: ani.device.model.DeviceConfig}`` (firewall included);
+``build`` is an :class:`ani.scenario.build.Build`, ``layer`` an
+:class:`ani.scenario.build.Layer`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ani.intents.errors import IntentError
+
+if TYPE_CHECKING:
+    from ani.device.model import DeviceConfig
+    from ani.intents.inventory import Service
+    from ani.intents.pools import Pools
+    from ani.observer.checks import Check
+    from ani.scenario.build import Build, Layer
+
+
+class ServiceClass:
+    """Base of the service classes (see the module doc). Subclasses set ``name`` and
+    override the hooks they have; instances are stateless (one per class, registered)."""
+
+    name: ClassVar[str]
+    changes: ClassVar[tuple[type, ...]] = ()
+    shares: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, ch: Any, path: str, state: dict[str, DeviceConfig]) -> None:
+        """Raise IntentError if ``ch`` (a model of :attr:`changes`) cannot apply to ``state``."""
+
+    def allocate(self, ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any]) -> Any:
+        """``ch`` with what it leaves to the pools filled in (recorded in ``alloc`` by path)."""
+        return ch
+
+    def apply(self, ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any]) -> None:
+        """Edit ``state`` in place so that it holds ``ch``. Raises IntentError."""
+        raise IntentError("invalid", f"service class {self.name} has no action {getattr(ch, 'action', '?')!r}", path)
+
+    def discover(self, configs: dict[str, DeviceConfig]) -> list[Service]:
+        """The instances of this class configured in ``configs`` (any order)."""
+        return []
+
+    def invariants(self, configs: dict[str, DeviceConfig], topology: Any) -> list[Check]:
+        """Baseline invariants of the instances in ``configs`` on ``topology``
+        (``ani.lab.topology.Topology``), deterministic order, each with ``service`` set."""
+        return []
+
+    def generate(self, build: Build, layer: Layer) -> None:
+        """Add ``layer.density`` instances (drawn from ``build.rng(...)``) to ``build``.
+        Raises GeneratorError (``ani.errors``) when the build cannot hold them."""
+        from ani.errors import GeneratorError
+
+        raise GeneratorError(f"service class {self.name} has no generator")
+
+
+_REGISTRY: dict[str, ServiceClass] = {}
+
+
+def register(cls: type[ServiceClass]) -> type[ServiceClass]:
+    """Class decorator: register one instance of ``cls`` under ``cls.name`` (registration
+    order is iteration order). Raises ValueError on a duplicate name."""
+    if cls.name in _REGISTRY and type(_REGISTRY[cls.name]) is not cls:
+        raise ValueError(f"service class {cls.name!r} is registered twice")
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def service_classes() -> list[ServiceClass]:
+    """Every registered class, in registration order."""
+    import ani.intents.services  # noqa: F401 - imports (registers) every class module
+
+    return list(_REGISTRY.values())
+
+
+def get_service_class(name: str) -> ServiceClass:
+    """The class ``name``. Raises KeyError naming the known classes."""
+    import ani.intents.services  # noqa: F401
+
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown service class {name!r}; known: {', '.join(_REGISTRY)}") from None
