@@ -384,3 +384,14 @@ def test_cli_generate_prints_the_hash_and_show_summarises(tmp_path, monkeypatch)
         assert text in r3.stdout, text
     bad = runner.invoke(app, ["scenario", "generate", str(ROOT / "scenarios" / "brownfield-small.yaml"), "--seed", "1"])
     assert bad.exit_code == 2 and "not a manifest" in bad.output
+
+
+def test_output_does_not_depend_on_the_interpreters_hash_seed():
+    import subprocess
+    import sys
+
+    code = ("from ani.scenario.generate import generate_scenario; "
+            f"print(generate_scenario({str(DEFAULT)!r}, seed=7, density=6).hash)")
+    out = {subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": h, "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip() for h in ("1", "2")}
+    assert out == {generate_scenario(DEFAULT, seed=7, density=6).hash}
