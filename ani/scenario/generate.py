@@ -31,8 +31,9 @@ Topology size and density are independent: density is configuration state on the
 (hosts for tenant sites), never extra routers.
 
 Output: today's scenario-file format (``ani.scenario.manifest``) plus ``generated: {manifest,
-seed, density}`` and ``invariants:`` (the baseline invariants: those computed from the content,
-``ani.scenario.invariants``, then those the layers emitted, as check mappings). The scenario
+seed, density}`` and ``invariants:`` (the baseline invariants as check mappings: those computed
+from the content, ``ani.scenario.invariants``, then those of the registered service classes,
+then those the layers emitted; one per name). The scenario
 hash is ``Scenario.hash`` of that output. Errors: GeneratorError (a ConfigError) naming the
 manifest field.
 """
@@ -202,7 +203,6 @@ def generate(manifest: Manifest | str | Path, *, seed: int, density: int | None 
     manifest's). Deterministic: equal inputs give equal mappings (and byte-identical
     :func:`render_yaml`). Raises GeneratorError naming the manifest field."""
     from ani.observer.checks import dump_checks
-    from ani.scenario.invariants import baseline_invariants
     from ani.scenario.manifest import parse_scenario
 
     m = _manifest(manifest)
@@ -238,11 +238,29 @@ def generate(manifest: Manifest | str | Path, *, seed: int, density: int | None 
         scenario = parse_scenario(data, source=f"{m.name} (generated)")
     except Exception as exc:  # a generator bug: the output must be a valid scenario
         raise GeneratorError(f"{m.name}: the generated scenario is invalid: {exc}") from None
-    checks = baseline_invariants(scenario)
-    names = {c.name for c in checks}
-    checks += [c for c in build.invariants if c.name not in names]
-    data["invariants"] = dump_checks(checks)
+    data["invariants"] = dump_checks(_invariants(scenario, build))
     return data
+
+
+def _invariants(scenario: Any, build: Build) -> list[Any]:
+    """The baseline invariants of the generated scenario: those computed from its content
+    (``ani.scenario.invariants``), then those of each registered service class
+    (``ServiceClass.invariants``), then those the layers emitted; the first of a name wins."""
+    from ani.intents.inventory import network_configs
+    from ani.intents.services.base import service_classes
+    from ani.scenario.invariants import baseline_invariants
+
+    checks = list(baseline_invariants(scenario))
+    configs = network_configs(scenario)
+    for cls in service_classes():
+        checks += cls.invariants(configs, scenario.topology)
+    checks += build.invariants
+    out, names = [], set()
+    for c in checks:
+        if c.name not in names:
+            names.add(c.name)
+            out.append(c)
+    return out
 
 
 def _description(m: Manifest, seed: int, density: int) -> str:
