@@ -20,7 +20,8 @@ retry-until-converged), in a deterministic order, each with ``service=`` set:
    the transaction's commit already verifies).
 2. the baseline invariants of what the change touches, derived from the live configs + topology
    exactly as :func:`ani.scenario.invariants.baseline_invariants` derives them from a scenario
-   (same names, same ``service`` tags, so the two can be compared):
+   (same names, same ``service`` tags, so the two can be compared): the ``touched_invariants``
+   of every service class (``ani/intents/services/``); for the shipped classes:
 
    - ``reach`` between every pair of existing sites of a touched tenant (``tenant:<t>``);
    - ``reach expect=False`` between every pair of sites of different tenants, one of them
@@ -45,74 +46,19 @@ A host's address is the address of its first link (``Scenario.host_address``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from ipaddress import IPv4Address, IPv4Network
-from itertools import combinations
+from ipaddress import IPv4Network
 from typing import Any
 
 from ani.device.model import DeviceConfig
 from ani.intents.inventory import Inventory
 from ani.intents.models import parse_changes
-from ani.observer.checks import BgpSessionCheck, Check, LoopbackCheck, ReachCheck
+from ani.intents.services import Touched, service_classes
+from ani.intents.services.tenant_site import SiteHost, site_hosts
+from ani.intents.services.tenant_site import reach as _reach
+from ani.intents.services.common import loopbacks
+from ani.observer.checks import Check, ReachCheck
 
 __all__ = ["SiteHost", "active_checks", "baseline_checks", "loopbacks", "site_hosts"]
-
-
-class SiteHost:
-    """A tenant site whose host is a node of the topology: ``tenant``, ``site``, ``host``
-    (node name), ``address`` (the host's address), ``prefix``, ``edge``."""
-
-    __slots__ = ("address", "edge", "host", "prefix", "site", "tenant")
-
-    def __init__(self, tenant: str, site: str, host: str, address: IPv4Address, prefix: IPv4Network, edge: str) -> None:
-        self.tenant, self.site, self.host, self.address, self.prefix, self.edge = tenant, site, host, address, prefix, edge
-
-    def __repr__(self) -> str:
-        return f"SiteHost({self.tenant}/{self.site} {self.host} {self.address} on {self.edge})"
-
-
-def _host_address(topology: Any, host: str) -> IPv4Address | None:
-    for local, _remote in topology.links_of(host):
-        if local.address is not None:
-            return local.address.ip
-    return None
-
-
-def _site_host(topology: Any, tenant: str, site: str, edge: str, interface: str, prefix: IPv4Network) -> SiteHost | None:
-    remote = topology.peer_of(edge, interface)
-    if remote is None or topology.is_router(remote.node):
-        return None
-    addr = _host_address(topology, remote.node)
-    if addr is None:
-        return None
-    return SiteHost(tenant, site, remote.node, addr, prefix, edge)
-
-
-def site_hosts(configs: dict[str, DeviceConfig], topology: Any) -> list[SiteHost]:
-    """The tenant sites of ``configs`` whose host is a node of ``topology``, in topology host
-    order (ties: by service id)."""
-    order = {h: i for i, h in enumerate(topology.hosts)}
-    out = []
-    for s in Inventory(configs).list_services("tenant-site"):
-        sp = s.spec
-        sh = _site_host(topology, sp.tenant, sp.site, sp.edge, sp.interface, sp.prefix)
-        if sh is not None:
-            out.append(sh)
-    return sorted(out, key=lambda x: (order.get(x.host, len(order)), x.tenant, x.site))
-
-
-def loopbacks(configs: dict[str, DeviceConfig], topology: Any) -> dict[str, IPv4Address]:
-    """``{router: first address of interface lo}``, in topology router order."""
-    out = {}
-    for r in topology.routers:
-        cfg = configs.get(r)
-        lo = cfg.interfaces.get("lo") if cfg is not None else None
-        if lo is not None and lo.addresses:
-            out[r] = lo.addresses[0].ip
-    return out
-
-
-def _reach(a: SiteHost, b: SiteHost, expect: bool, service: str) -> ReachCheck:
-    return ReachCheck(src=a.host, dst=b.address, dst_node=b.host, expect=expect, service=service)
 
 
 def baseline_checks(
@@ -124,33 +70,16 @@ def baseline_checks(
     sites: list[SiteHost] | None = None,
 ) -> list[Check]:
     """The baseline invariants of ``configs`` on ``topology`` (as ``baseline_invariants`` of a
-    scenario), restricted to ``tenants`` (reach / isolation pairs involving them; None: all)
-    and ``routers`` (BGP sessions and loopback pairs with a touched end; None: all).
-    ``sites``: the existing sites (default :func:`site_hosts` of ``configs``)."""
-    tset = None if tenants is None else set(tenants)
-    rset = None if routers is None else set(routers)
-    sites = site_hosts(configs, topology) if sites is None else sites
-    out: list[Check] = []
-    for a, b in combinations(sites, 2):
-        same = a.tenant == b.tenant
-        if tset is not None and a.tenant not in tset and b.tenant not in tset:
-            continue
-        out.append(_reach(a, b, same, f"tenant:{a.tenant}" if same else "isolation"))
-    loops = loopbacks(configs, topology)
-    by_addr = {ip: r for r, ip in loops.items()}
-    for router in topology.routers:
-        cfg = configs.get(router)
-        if cfg is None or cfg.bgp is None:
-            continue
-        for nb in (IPv4Address(n) for n in cfg.bgp.neighbors):
-            if nb in by_addr and by_addr[nb] != router:
-                if rset is None or router in rset or by_addr[nb] in rset:
-                    out.append(BgpSessionCheck(router=router, neighbor=nb, service="bgp"))
-    for src, dst in ((s, d) for s in loops for d in loops if s != d):
-        if rset is None or src in rset or dst in rset:
-            out.append(LoopbackCheck(router=src, address=loops[dst], source=loops[src],
-                                     name=f"loopback {src} -> {dst} ({loops[dst]})", service="underlay"))
-    return out
+    scenario: the ``invariants`` of every service class, in registration order), restricted to
+    ``tenants`` (reach / isolation pairs involving them; None: all) and ``routers`` (BGP
+    sessions and loopback pairs with a touched end; None: all): each class's
+    ``touched_invariants``. ``sites``: the existing sites (default :func:`site_hosts` of ``configs``)."""
+    if tenants is None and routers is None and sites is None:
+        return [c for cls in service_classes() for c in cls.invariants(configs, topology)]
+    touched = Touched(tenants=None if tenants is None else frozenset(tenants),
+                      routers=None if routers is None else frozenset(routers),
+                      sites=None if sites is None else tuple(sites))
+    return [c for cls in service_classes() for c in cls.touched_invariants(configs, topology, touched)]
 
 
 def _named_networks(ch: Any) -> list[IPv4Network]:

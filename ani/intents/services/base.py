@@ -16,6 +16,7 @@ What a class holds (each hook has a default, so a class defines only what it has
     apply(ch, path, state, pools, alloc)            edit ``state`` ({router: DeviceConfig})
     discover(configs) -> [Service]                  instances found in running configs
     invariants(configs, topology) -> [Check]        baseline invariants of those instances
+    touched_invariants(configs, topology, touched)  those a change touching ``touched`` can break
     generate(build, layer)                          draw instances into a brownfield being built
 
 ``state`` / ``configs`` are ``{router: ani.device.model.DeviceConfig}`` (firewall included);
@@ -25,6 +26,7 @@ What a class holds (each hook has a default, so a class defines only what it has
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ani.intents.errors import IntentError
@@ -35,6 +37,17 @@ if TYPE_CHECKING:
     from ani.intents.pools import Pools
     from ani.observer.checks import Check
     from ani.scenario.build import Build, Layer
+
+
+@dataclass(frozen=True)
+class Touched:
+    """What a set of changes touches (``ani.intents.checks``): ``tenants`` and ``routers``
+    (None: every one), ``sites`` the tenant sites that exist around the change
+    (``ani.intents.services.tenant_site.SiteHost``; None: every site of the configs)."""
+
+    tenants: frozenset[str] | None = None
+    routers: frozenset[str] | None = None
+    sites: tuple[Any, ...] | None = None
 
 
 class ServiceClass:
@@ -65,6 +78,11 @@ class ServiceClass:
         (``ani.lab.topology.Topology``), deterministic order, each with ``service`` set."""
         return []
 
+    def touched_invariants(self, configs: dict[str, DeviceConfig], topology: Any, touched: Touched) -> list[Check]:
+        """The baseline invariants (as :meth:`invariants`, same order) that a change touching
+        ``touched`` can break: what an active validation re-checks. Default: all of them."""
+        return self.invariants(configs, topology)
+
     def generate(self, build: Build, layer: Layer) -> None:
         """Add ``layer.density`` instances (drawn from ``build.rng(...)``) to ``build``.
         Raises GeneratorError (``ani.errors``) when the build cannot hold them."""
@@ -78,11 +96,23 @@ _REGISTRY: dict[str, ServiceClass] = {}
 
 def register(cls: type[ServiceClass]) -> type[ServiceClass]:
     """Class decorator: register one instance of ``cls`` under ``cls.name`` (registration
-    order is iteration order). Raises ValueError on a duplicate name."""
+    order is iteration order). Raises ValueError on a duplicate name or a change model whose
+    ``type`` is not the class name."""
     if cls.name in _REGISTRY and type(_REGISTRY[cls.name]) is not cls:
         raise ValueError(f"service class {cls.name!r} is registered twice")
+    for model in cls.changes:
+        field = getattr(model, "model_fields", {}).get("type")
+        if field is None or field.default != cls.name:
+            raise ValueError(f"service class {cls.name!r}: change model {model.__name__} has type "
+                             f"{getattr(field, 'default', None)!r}, not {cls.name!r}")
     _REGISTRY[cls.name] = cls()
     return cls
+
+
+def unregister(name: str) -> None:
+    """Remove the class ``name`` from the registry (for tests that register a class of their
+    own). Raises KeyError for an unknown name."""
+    del _REGISTRY[name]
 
 
 def service_classes() -> list[ServiceClass]:
