@@ -10,7 +10,8 @@ and its confirm (A3-T, A4).
 :func:`active_checks` returns ``ani.observer.checks`` checks (the observer evaluates them with
 retry-until-converged), in a deterministic order, each with ``service=`` set:
 
-1. the service's own checks. ``tenant-site`` onboard / move: the site's host (the node at the
+1. the service's own checks (each class's ``own_checks``, classes in registration order).
+   ``tenant-site`` onboard / move: the site's host (the node at the
    far end of the edge's site interface, if it is a host of the topology) reaches every other
    site of its tenant (``reach``) and no site of another tenant (``reach`` with
    ``expect=False``); then every other edge with a site of the tenant reaches the site's
@@ -32,10 +33,11 @@ retry-until-converged), in a deterministic order, each with ``service=`` set:
      where either end is a touched router (``underlay``).
 
 Touched routers: those whose config changes (``compiled.routers``). Touched tenants: those a
-change names (``tenant``, ``isolate_from`` of a firewall change, every other tenant for a
-firewall change without ``isolate_from``); those with a site on a touched router (before or
-after); those whose site prefix overlaps a prefix or address a change names (a static route,
-a floating address or a prefix-list entry over a tenant's prefix can blackhole it).
+change names (its class's ``named_tenants``: ``tenant``, ``isolate_from`` of a firewall
+change, every other tenant for a firewall change without ``isolate_from``); those with a site
+on a touched router (before or after); those whose site prefix overlaps a prefix or address a
+change names (its class's ``named_networks``: a static route, a floating address or a
+prefix-list entry over a tenant's prefix can blackhole it).
 
 Existing sites are the ``tenant-site`` services of ``before`` (``ani.intents.Inventory``) whose
 host is a node of the topology, in topology host order (the order of a scenario's sites); a
@@ -46,17 +48,15 @@ A host's address is the address of its first link (``Scenario.host_address``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from ipaddress import IPv4Network
 from typing import Any
 
 from ani.device.model import DeviceConfig
 from ani.intents.inventory import Inventory
 from ani.intents.models import parse_changes
-from ani.intents.services import Touched, service_classes
-from ani.intents.services.tenant_site import SiteHost, site_hosts
-from ani.intents.services.tenant_site import reach as _reach
+from ani.intents.services import Touched, get_service_class, service_classes
 from ani.intents.services.common import loopbacks
-from ani.observer.checks import Check, ReachCheck
+from ani.intents.services.tenant_site import SiteHost, site_hosts
+from ani.observer.checks import Check
 
 __all__ = ["SiteHost", "active_checks", "baseline_checks", "loopbacks", "site_hosts"]
 
@@ -82,32 +82,20 @@ def baseline_checks(
     return [c for cls in service_classes() for c in cls.touched_invariants(configs, topology, touched)]
 
 
-def _named_networks(ch: Any) -> list[IPv4Network]:
-    """Prefixes / addresses a change names, as networks (for the overlap with tenant sites)."""
-    if ch.type == "static-route":
-        return [ch.prefix]
-    if ch.type == "floating-address":
-        return [ch.address.network, IPv4Network(f"{ch.address.ip}/32")]
-    if ch.type == "prefix-list-entry" and ch.prefix is not None:
-        return [ch.prefix]
-    return []
-
-
 def touched_tenants(changes: list[Any], before: dict[str, DeviceConfig], after: dict[str, DeviceConfig],
                     routers: Iterable[str]) -> list[str]:
-    """Tenants the changes touch (see the module doc), sorted."""
+    """Tenants the changes touch (see the module doc), sorted: those each change's class names
+    (``named_tenants``), those with a site prefix overlapping a network it names
+    (``named_networks``), those with a site on a touched router (before or after)."""
     rset = set(routers)
     inv_b, inv_a = Inventory(before), Inventory(after)
     known = set(inv_b.tenants()) | set(inv_a.tenants())
     sites = [s.spec for s in inv_b.list_services("tenant-site")] + [s.spec for s in inv_a.list_services("tenant-site")]
     out: set[str] = set()
     for ch in changes:
-        if ch.type == "tenant-site":
-            out.add(ch.tenant)
-        elif ch.type == "tenant-firewall":
-            out.add(ch.tenant)
-            out |= set(ch.isolate_from) if ch.isolate_from is not None else (known - {ch.tenant})
-        for net in _named_networks(ch):
+        cls = get_service_class(ch.type)
+        out |= cls.named_tenants(ch, known)
+        for net in cls.named_networks(ch):
             out |= {sp.tenant for sp in sites if sp.prefix.overlaps(net)}
     out |= {sp.tenant for sp in sites if sp.edge in rset}
     return sorted(out)
@@ -116,38 +104,20 @@ def touched_tenants(changes: list[Any], before: dict[str, DeviceConfig], after: 
 def active_checks(changes: list[Any], before: dict[str, DeviceConfig], compiled: Any, topology: Any) -> list[Check]:
     """The checks a transaction applying ``compiled`` (a ``CompileResult`` of ``changes``
     against ``before``, ``{router: DeviceConfig}`` of every router now) runs as active
-    validation on ``topology`` (``ani.lab.topology.Topology``): the service's own checks, then
-    the baseline invariants of what it touches (see the module doc). ``changes``: models or
+    validation on ``topology`` (``ani.lab.topology.Topology``): the service's own checks (each
+    class's ``own_checks`` of its changes), then the baseline invariants of what it touches
+    (each class's ``touched_invariants``; see the module doc). ``changes``: models or
     mappings (``compiled.changes``, with allocations filled in, is best)."""
     models = parse_changes(list(compiled.changes) if getattr(compiled, "changes", None) else changes)
     after = {**before, **compiled.configs}
     routers = sorted(compiled.configs)
     tenants = touched_tenants(models, before, after, routers)
-
-    own_ids: list[str] = []  # sites with their own checks: onboarded or moved
-    gone: set[tuple[str, str]] = set()  # (tenant, site) removed or moved: not existing sites
-    for ch in models:
-        if ch.type == "tenant-site":
-            gone.add((ch.tenant, ch.site))
-            if ch.action in ("onboard", "move") and ch.service_id() not in own_ids:
-                own_ids.append(ch.service_id())
-    existing = [s for s in site_hosts(before, topology) if (s.tenant, s.site) not in gone]
-    after_sites = {f"tenant-site/{s.tenant}/{s.site}": s for s in site_hosts(after, topology)}
-
-    specs = {s.id: s.spec for s in Inventory(after).list_services("tenant-site")}
+    touched = Touched(tenants=frozenset(tenants), routers=frozenset(routers), changes=tuple(models))
     out: list[Check] = []
-    for sid in own_ids:
-        me = after_sites.get(sid)
-        if me is not None:  # else the site's host is not a node of the topology: nothing to ping from
-            for other in after_sites.values():
-                if other.host != me.host:
-                    out.append(_reach(me, other, other.tenant == me.tenant, sid))
-        spec = specs.get(sid)
-        if spec is None:
-            continue
-        # the route reached the tenant's other edges: each pings the site's gateway
-        edges = {sp.edge for sp in specs.values() if sp.tenant == spec.tenant} - {spec.edge}
-        for r in (r for r in topology.routers if r in edges):
-            out.append(ReachCheck(src=r, dst=spec.gateway, dst_node=spec.edge, expect=True, service=sid))
-    out += baseline_checks(before, topology, tenants=tenants, routers=routers, sites=existing)
+    for cls in service_classes():
+        mine = [ch for ch in models if ch.type == cls.name]
+        if mine:
+            out += cls.own_checks(mine, before, after, topology)
+    for cls in service_classes():
+        out += cls.touched_invariants(before, topology, touched)
     return out

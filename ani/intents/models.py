@@ -26,13 +26,14 @@ Every model forbids unknown fields. What each one compiles to: ``docs/intents.md
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from ani.intents.services import service_classes
+from ani.intents.services.base import RegistryView
 from ani.intents.services.bgp_peering import BgpPeeringAdd, BgpPeeringRemove
 from ani.intents.services.common import IfName, Int, Intent, IntentAdd, IntentRemove, Name, RouterName, TenantName
 from ani.intents.services.floating_address import FloatingAddressAdd, FloatingAddressRemove
@@ -71,32 +72,17 @@ class _ChangeClasses(Sequence):
         return f"CHANGE_CLASSES{_change_classes()!r}"
 
 
-class _ServiceTypes(Mapping):
-    """``{type: [model, ...]}`` of the registered classes with changes, read on each access."""
-
-    def _now(self) -> dict[str, list[type[Intent]]]:
-        out: dict[str, list[type[Intent]]] = {}
-        for m in _change_classes():
-            out.setdefault(m.model_fields["type"].default, []).append(m)
-        return out
-
-    def __getitem__(self, service_type: str) -> list[type[Intent]]:
-        return self._now()[service_type]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._now())
-
-    def __len__(self) -> int:
-        return len(self._now())
-
-    def __repr__(self) -> str:
-        return f"SERVICE_TYPES({self._now()!r})"
+def _service_types() -> dict[str, list[type[Intent]]]:
+    out: dict[str, list[type[Intent]]] = {}
+    for m in _change_classes():
+        out.setdefault(m.model_fields["type"].default, []).append(m)
+    return out
 
 
 #: every change model, in catalogue order (a tuple-like live view of the registry)
 CHANGE_CLASSES: Sequence[type[Intent]] = _ChangeClasses()
 #: ``{"tenant-site": [TenantSiteOnboard, ...], ...}`` in catalogue order (a live view of the registry)
-SERVICE_TYPES: Mapping[str, list[type[Intent]]] = _ServiceTypes()
+SERVICE_TYPES: Mapping[str, list[type[Intent]]] = RegistryView(_service_types, "SERVICE_TYPES")
 
 
 def _tag(cls: type[Intent]) -> str:

@@ -8,7 +8,15 @@ and ``underlay`` (a scenario's invariants are site pairs, then BGP sessions, the
 Shared helpers: :mod:`ani.intents.services.common`.
 """
 
-from ani.intents.services.base import ServiceClass, Touched, get_service_class, register, service_classes, unregister
+from ani.intents.services.base import (
+    RegistryView,
+    ServiceClass,
+    Touched,
+    get_service_class,
+    register,
+    service_classes,
+    unregister,
+)
 
 # class modules: one import per class, in registration order
 from ani.intents.services import tenant_site  # noqa: F401, I001  (the order is the registration order)
@@ -21,4 +29,4 @@ from ani.intents.services import route_map_entry  # noqa: F401
 from ani.intents.services import ibgp  # noqa: F401
 from ani.intents.services import underlay  # noqa: F401
 
-__all__ = ["ServiceClass", "Touched", "get_service_class", "register", "service_classes", "unregister"]
+__all__ = ["RegistryView", "ServiceClass", "Touched", "get_service_class", "register", "service_classes", "unregister"]

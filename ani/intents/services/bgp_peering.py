@@ -85,6 +85,9 @@ class BgpPeering(ServiceClass):
 
     name = "bgp-peering"
     changes = (BgpPeeringAdd, BgpPeeringRemove)
+    id_format = "bgp-peering/<router>/<neighbor>"
+    description = ("A BGP neighbor of a router's existing router bgp, with optional route-maps in / out (which "
+                   "must exist). add, remove.")
 
     def check(self, ch: Any, path: str, state: dict[str, DeviceConfig]) -> None:
         cfg = router(state, ch.router, f"{path}.router")

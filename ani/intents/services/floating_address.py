@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from ipaddress import IPv4Interface
+from ipaddress import IPv4Interface, IPv4Network
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -63,6 +63,9 @@ class FloatingAddress(ServiceClass):
 
     name = "floating-address"
     changes = (FloatingAddressAdd, FloatingAddressRemove)
+    id_format = "floating-address/<address>"
+    description = ("An address that lives on exactly one router's interface (default lo); add on another "
+                   "router moves it. add, remove.")
 
     def check(self, ch: Any, path: str, state: dict[str, DeviceConfig]) -> None:
         router(state, ch.router, f"{path}.router")
@@ -74,6 +77,9 @@ class FloatingAddress(ServiceClass):
                 for a in f.addresses:
                     if a.ip != ch.address.ip and a.network.prefixlen < 32 and ch.address.ip in a.network and (r, i) != (ch.router, ch.interface):
                         raise IntentError("address-conflict", f"{ch.address.ip} is in {a.network} of {r} interface {i}", f"{path}.address")
+
+    def named_networks(self, ch: Any) -> list[IPv4Network]:
+        return [ch.address.network, IPv4Network(f"{ch.address.ip}/32")]
 
     def apply(self, ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any]) -> None:
         _drop_address(state, ch.address)

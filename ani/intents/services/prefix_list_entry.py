@@ -86,6 +86,10 @@ class PrefixListEntryService(ServiceClass):
 
     name = "prefix-list-entry"
     changes = (PrefixListEntryAdd, PrefixListEntryRemove)
+    id_format = "prefix-list-entry/<list>/<prefix or any>"
+    description = ("ip prefix-list NAME seq SEQ permit|deny PREFIX on a set of routers (seq allocated when "
+                   "omitted). add, remove.")
+    pinned = {"add": ("seq",)}
     shares = ("prefix-lists (PL-TENANTS holds every tenant site's entry) and their seqs",)
 
     def check(self, ch: Any, path: str, state: dict[str, DeviceConfig]) -> None:
@@ -99,6 +103,9 @@ class PrefixListEntryService(ServiceClass):
                 continue
             if ch.seq is not None and any(e.seq == ch.seq for e in entries):
                 raise IntentError("seq-conflict", f"{r}: seq {ch.seq} of prefix-list {ch.name} is used by {_seq_owner(state, r, ch.name, ch.seq)}", f"{path}.seq")
+
+    def named_networks(self, ch: Any) -> list[IPv4Network]:
+        return [ch.prefix] if ch.prefix is not None else []
 
     def apply(self, ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any]) -> None:
         if ch.action == "remove":

@@ -73,6 +73,9 @@ class RouteMapEntryService(ServiceClass):
 
     name = "route-map-entry"
     changes = (RouteMapEntryAdd, RouteMapEntryRemove)
+    id_format = "route-map-entry/<route-map>/<seq>"
+    description = ("route-map NAME permit|deny SEQ with match prefix-list / set lines on a set of routers. "
+                   "add, remove.")
     shares = ("route-maps (RM-TENANTS-OUT behind every edge's redistribute connected) and their seqs",)
 
     def check(self, ch: Any, path: str, state: dict[str, DeviceConfig]) -> None:

@@ -58,6 +58,9 @@ class StaticRouteService(ServiceClass):
 
     name = "static-route"
     changes = (StaticRouteAdd, StaticRouteRemove)
+    id_format = "static-route/<router>/<prefix>/<next_hop>"
+    description = ("ip route PREFIX NEXT_HOP [DISTANCE] on one router; add with another distance changes the "
+                   "distance. add, remove.")
 
     def check(self, ch: Any, path: str, state: dict[str, DeviceConfig]) -> None:
         cfg = router(state, ch.router, f"{path}.router")
@@ -72,6 +75,9 @@ class StaticRouteService(ServiceClass):
             raise IntentError("nexthop-self", f"next hop {hop} is an address of {ch.router} itself", f"{path}.next_hop")
         if hop is None and ch.next_hop not in ("Null0", "blackhole", "reject") and ch.next_hop not in cfg.interfaces:
             raise IntentError("unknown-reference", f"{ch.router} has no interface {ch.next_hop!r}", f"{path}.next_hop")
+
+    def named_networks(self, ch: Any) -> list[IPv4Network]:
+        return [ch.prefix]
 
     def apply(self, ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any]) -> None:
         cfg = state[ch.router]

@@ -84,6 +84,9 @@ class TenantFirewall(ServiceClass):
 
     name = "tenant-firewall"
     changes = (TenantFirewallApply, TenantFirewallRemove)
+    id_format = "tenant-firewall/<tenant>"
+    description = ("A tenant's isolation: nftables set tenant_<tenant> and drop rules both ways with each tenant "
+                   "of isolate_from (default every other tenant). apply, remove.")
     shares = ("nftables table inet fw, chain forward (every tenant's drop rules)", "nftables sets tenant_<t>")
 
     def check(self, ch: Any, path: str, state: dict[str, DeviceConfig]) -> None:
@@ -104,6 +107,10 @@ class TenantFirewall(ServiceClass):
             for o in ch.isolate_from or []:
                 if fw is None or tenant_set(o) not in fw.sets:
                     raise IntentError("unknown-reference", f"{r} has no nftables set {tenant_set(o)}", f"{path}.routers.{i}")
+
+    def named_tenants(self, ch: Any, known: set[str]) -> set[str]:
+        """The tenant and those it is isolated from (every other known one by default)."""
+        return {ch.tenant} | (set(ch.isolate_from) if ch.isolate_from is not None else known - {ch.tenant})
 
     def apply(self, ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any]) -> None:
         name = tenant_set(ch.tenant)

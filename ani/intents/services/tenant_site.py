@@ -375,6 +375,11 @@ class TenantSite(ServiceClass):
 
     name = "tenant-site"
     changes = (TenantSiteOnboard, TenantSiteMove, TenantSiteRemove)
+    id_format = "tenant-site/<tenant>/<site>"
+    description = ("A site of a tenant: a prefix with its gateway on an edge router's interface, advertised through "
+                   "the edge's tenant prefix-list and put in the nftables set tenant_<tenant> of every router that "
+                   "has it. onboard (prefix / gateway allocated when omitted), move, remove.")
+    pinned = {"onboard": ("prefix", "gateway")}
     shares = ("the edge's tenant prefix-list (redistribute connected route-map) and its seqs",
               "nftables sets tenant_<t> on every router that has them")
 
@@ -394,5 +399,40 @@ class TenantSite(ServiceClass):
         return site_pairs(site_hosts(configs, topology))
 
     def touched_invariants(self, configs: dict[str, DeviceConfig], topology: Any, touched: Touched) -> list[Check]:
+        # existing sites: not those the changes remove or move (a moved one gets its own checks)
+        gone = {(ch.tenant, ch.site) for ch in touched.changes if ch.type == self.name}
         sites = site_hosts(configs, topology) if touched.sites is None else touched.sites
-        return site_pairs(sites, touched.tenants)
+        return site_pairs([s for s in sites if (s.tenant, s.site) not in gone], touched.tenants)
+
+    def named_tenants(self, ch: Any, known: set[str]) -> set[str]:
+        return {ch.tenant}
+
+    def own_checks(self, changes: list[Any], before: dict[str, DeviceConfig], after: dict[str, DeviceConfig],
+                   topology: Any) -> list[Check]:
+        """An onboarded or moved site's host reaches every other site of its tenant and no
+        site of another (when the host is a node of the topology); then every other edge
+        with a site of the tenant reaches the site's gateway (the prefix was carried there).
+        Service ``tenant-site/<tenant>/<site>``."""
+        from ani.observer.checks import ReachCheck
+
+        own_ids: list[str] = []  # sites with their own checks: onboarded or moved
+        for ch in changes:
+            if ch.action in ("onboard", "move") and ch.service_id() not in own_ids:
+                own_ids.append(ch.service_id())
+        after_sites = {f"tenant-site/{s.tenant}/{s.site}": s for s in site_hosts(after, topology)}
+        specs = {s.id: s.spec for s in inventory(after).list_services(self.name)}
+        out: list[Check] = []
+        for sid in own_ids:
+            me = after_sites.get(sid)
+            if me is not None:  # else the site's host is not a node of the topology: nothing to ping from
+                for other in after_sites.values():
+                    if other.host != me.host:
+                        out.append(reach(me, other, other.tenant == me.tenant, sid))
+            spec = specs.get(sid)
+            if spec is None:
+                continue
+            # the route reached the tenant's other edges: each pings the site's gateway
+            edges = {sp.edge for sp in specs.values() if sp.tenant == spec.tenant} - {spec.edge}
+            for r in (r for r in topology.routers if r in edges):
+                out.append(ReachCheck(src=r, dst=spec.gateway, dst_node=spec.edge, expect=True, service=sid))
+        return out
