@@ -202,3 +202,16 @@ def test_an_unregistered_class_is_gone_again(configs):
         parse_changes([SET])
     with pytest.raises(KeyError, match="unknown service class 'interface-description'"):
         get_service_class("interface-description")
+
+
+def test_the_docs_example_of_adding_a_class_runs_and_leaves_the_registry_as_it_was(monkeypatch):
+    import re
+
+    text = (ROOT / "docs" / "intents.md").read_text()
+    section = text.split("### Adding a service class", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    monkeypatch.chdir(ROOT)
+    # dont_inherit: this module's "from __future__ import annotations" must not turn the
+    # example's annotations into strings (its models are resolved in its own namespace)
+    exec(compile(code, "docs/intents.md", "exec", dont_inherit=True), {"__name__": "docs_intents_add_class"})
+    assert [c.name for c in service_classes()] == SHIPPED
