@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SET_PREFIX", "IfName", "Int", "Intent", "IntentAdd", "IntentRemove", "Name", "RouterName", "Service", "TenantName",
-    "drop_entries", "inventory", "is_remove", "loopback", "loopbacks", "own_addresses", "router", "tenant_list", "tenant_of", "tenant_set",
+    "add_entry", "drop_entries", "inventory", "is_remove", "loopback", "loopbacks", "own_addresses", "router", "tenant_list", "tenant_of", "tenant_set",
 ]  # fmt: skip
 
 # -- field types and bases of the change models ---------------------------------------------------
@@ -169,6 +169,13 @@ def is_remove(ch: Any, exists: bool, path: str, missing: str, taken: str | None 
     if exists and taken is not None:
         raise IntentError("service-exists", taken, taken_path or path)
     return False
+
+
+def add_entry(lists: dict, name: str, entry: Any, make: Callable[..., Any]) -> None:
+    """Append ``entry`` to ``lists[name]`` (``make(entries=...)`` builds the list; a missing
+    list is created)."""
+    lst = lists.get(name)
+    lists[name] = make(entries=[*(lst.entries if lst is not None else []), entry])
 
 
 def drop_entries(lists: dict, name: str, keep: Callable[[Any], bool], make: Callable[..., Any]) -> None:

@@ -33,6 +33,7 @@ from ani.intents.services.common import (
     Name,
     RouterName,
     Service,
+    add_entry,
     drop_entries,
     is_remove,
     router,
@@ -118,10 +119,8 @@ class PrefixListEntryService(ServiceClass):
             alloc[f"{path}.seq"] = seq
         for r in ch.routers:
             pools.seq(r, ch.name).used.add(seq)
-            cfg = state[r]
-            lst = cfg.prefix_lists.get(ch.name)
             entry = PrefixListEntry(seq=seq, action=ch.entry_action, prefix=ch.prefix, ge=ch.ge, le=ch.le)
-            cfg.prefix_lists[ch.name] = PrefixList(entries=[*(lst.entries if lst else []), entry])
+            add_entry(state[r].prefix_lists, ch.name, entry, PrefixList)
 
     def discover(self, configs: dict[str, DeviceConfig]) -> list[Service]:
         pl: dict[tuple, list[str]] = {}

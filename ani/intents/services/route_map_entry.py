@@ -31,6 +31,7 @@ from ani.intents.services.common import (
     Name,
     RouterName,
     Service,
+    add_entry,
     drop_entries,
     router,
 )
@@ -102,12 +103,10 @@ class RouteMapEntryService(ServiceClass):
             if ch.action == "remove":
                 drop_entries(state[r].route_maps, ch.name, lambda e: e.seq != ch.seq, RouteMap)
                 continue
-            cfg = state[r]
-            rm = cfg.route_maps.get(ch.name)
             entry = RouteMapEntry(seq=ch.seq, action=ch.entry_action, match_prefix_list=ch.match_prefix_list,
                                   set_local_preference=ch.set_local_preference, set_metric=ch.set_metric,
                                   set_community=ch.set_community)
-            cfg.route_maps[ch.name] = RouteMap(entries=[*(rm.entries if rm else []), entry])
+            add_entry(state[r].route_maps, ch.name, entry, RouteMap)
 
     def discover(self, configs: dict[str, DeviceConfig]) -> list[Service]:
         rm: dict[tuple, list[str]] = {}

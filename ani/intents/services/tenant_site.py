@@ -46,6 +46,7 @@ from ani.intents.services.common import (
     RouterName,
     Service,
     TenantName,
+    add_entry,
     inventory,
     router,
     tenant_list,
@@ -280,8 +281,7 @@ def _attach(state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any],
         else:
             pools.seq(edge, plist).used.add(seq)
         alloc[f"{path}.seq/{edge}/{plist}"] = seq
-        entry = PrefixListEntry(seq=seq, action="permit", prefix=prefix)
-        cfg.prefix_lists[plist] = PrefixList(entries=[*(lst.entries if lst else []), entry])
+        add_entry(cfg.prefix_lists, plist, PrefixListEntry(seq=seq, action="permit", prefix=prefix), PrefixList)
     iface = cfg.interfaces.get(ifname, Interface())
     cfg.interfaces[ifname] = iface.model_copy(update={"addresses": [*iface.addresses, IPv4Interface(f"{gateway}/{prefix.prefixlen}")]})
     _set_element(state, tenant, prefix, add=True)
