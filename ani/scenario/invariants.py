@@ -38,14 +38,18 @@ def class_invariants(configs: dict[str, Any], topology: Any) -> list[Check]:
 
 
 def listed_invariants(scenario: Scenario) -> list[Check]:
-    """The invariants a scenario file lists explicitly (hook for its ``invariants:`` key, which
-    the generator writes; a scenario without that key lists none)."""
+    """The invariants a scenario file lists explicitly: the hook for its ``invariants:`` key
+    (the generator writes it; ``Scenario`` exposes the parsed list as ``listed_invariants``
+    once it has the field). A scenario without that key lists none."""
     return list(getattr(scenario, "listed_invariants", None) or [])
 
 
 def baseline_invariants(scenario: Scenario) -> list[Check]:
     """The baseline invariants of ``scenario`` (deterministic order): :func:`class_invariants`
-    of its startup configs, then :func:`listed_invariants`."""
+    of its startup configs, then each of :func:`listed_invariants` whose name is not among
+    them (a file that lists what its layers emitted adds nothing twice)."""
     from ani.intents.inventory import network_configs
 
-    return class_invariants(network_configs(scenario), scenario.topology) + listed_invariants(scenario)
+    out = class_invariants(network_configs(scenario), scenario.topology)
+    names = {c.name for c in out}
+    return out + [c for c in listed_invariants(scenario) if c.name not in names]

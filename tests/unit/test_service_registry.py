@@ -215,3 +215,13 @@ def test_the_docs_example_of_adding_a_class_runs_and_leaves_the_registry_as_it_w
     # example's annotations into strings (its models are resolved in its own namespace)
     exec(compile(code, "docs/intents.md", "exec", dont_inherit=True), {"__name__": "docs_intents_add_class"})
     assert [c.name for c in service_classes()] == SHIPPED
+
+
+def test_invariants_a_scenario_lists_are_added_once_after_the_derived_ones(scenario):
+    from types import SimpleNamespace
+
+    derived = list(scenario.invariants)
+    extra = RouteCheck(router="e1", prefix=IPv4Network("198.18.12.0/24"), service="tenant:blue")
+    listed = SimpleNamespace(device_configs=scenario.device_configs, topology=scenario.topology,
+                             listed_invariants=[derived[3], extra])
+    assert baseline_invariants(listed) == [*derived, extra]
