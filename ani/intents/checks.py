@@ -75,7 +75,9 @@ def baseline_checks(
     sessions and loopback pairs with a touched end; None: all): each class's
     ``touched_invariants``. ``sites``: the existing sites (default :func:`site_hosts` of ``configs``)."""
     if tenants is None and routers is None and sites is None:
-        return [c for cls in service_classes() for c in cls.invariants(configs, topology)]
+        from ani.scenario.invariants import class_invariants
+
+        return class_invariants(configs, topology)
     touched = Touched(tenants=None if tenants is None else frozenset(tenants),
                       routers=None if routers is None else frozenset(routers),
                       sites=None if sites is None else tuple(sites))
