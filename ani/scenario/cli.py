@@ -121,7 +121,7 @@ def show_cmd(file: Annotated[Path, typer.Argument(help="scenario file (ani scena
         t.add_row(cls, str(n))
     console.print(t)
 
-    t = Table(title=f"baseline invariants ({'from the file' if s.declared_invariants is not None else 'computed'})",
+    t = Table(title=f"baseline invariants ({'from the file' if s.listed_invariants is not None else 'computed'})",
               title_justify="left")
     t.add_column("service"), t.add_column("kinds"), t.add_column("n", justify="right")
     groups: dict[str, Counter[str]] = {}

@@ -31,9 +31,9 @@ Topology size and density are independent: density is configuration state on the
 (hosts for tenant sites), never extra routers.
 
 Output: today's scenario-file format (``ani.scenario.manifest``) plus ``generated: {manifest,
-seed, density}`` and ``invariants:`` (the baseline invariants as check mappings: those computed
-from the content, ``ani.scenario.invariants``, then those of the registered service classes,
-then those the layers emitted; one per name). The scenario
+seed, density}`` and ``invariants:`` (the baseline invariants as check mappings: those the
+registered service classes derive from the content, ``ani.scenario.invariants``, then those
+the layers emitted; one per name). The scenario
 hash is ``Scenario.hash`` of that output. Errors: GeneratorError (a ConfigError) naming the
 manifest field.
 """
@@ -243,24 +243,18 @@ def generate(manifest: Manifest | str | Path, *, seed: int, density: int | None 
 
 
 def _invariants(scenario: Any, build: Build) -> list[Any]:
-    """The baseline invariants of the generated scenario: those computed from its content
-    (``ani.scenario.invariants``), then those of each registered service class
-    (``ServiceClass.invariants``), then those the layers emitted; the first of a name wins."""
-    from ani.intents.inventory import network_configs
-    from ani.intents.services.base import service_classes
+    """The baseline invariants of the generated scenario: those of the registered service
+    classes derived from its content (``ani.scenario.invariants.baseline_invariants``), then
+    those the layers emitted that are not among them (one per name)."""
     from ani.scenario.invariants import baseline_invariants
 
     checks = list(baseline_invariants(scenario))
-    configs = network_configs(scenario)
-    for cls in service_classes():
-        checks += cls.invariants(configs, scenario.topology)
-    checks += build.invariants
-    out, names = [], set()
-    for c in checks:
+    names = {c.name for c in checks}
+    for c in build.invariants:
         if c.name not in names:
             names.add(c.name)
-            out.append(c)
-    return out
+            checks.append(c)
+    return checks
 
 
 def _description(m: Manifest, seed: int, density: int) -> str:

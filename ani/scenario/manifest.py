@@ -88,7 +88,7 @@ class Scenario(_Strict):
 
     Attributes:
         invariants: baseline invariants (list of checks): the file's ``invariants:`` if it has
-            them (``declared_invariants``), else computed from the content.
+            them (``listed_invariants``), else computed from the content.
         hash: sha256 hex of the canonical JSON form of the content (a file without
             ``generated:`` / ``invariants:`` hashes as it did before they existed).
     """
@@ -101,7 +101,7 @@ class Scenario(_Strict):
     tenants: dict[str, Tenant]
     pools: dict[str, Pool] = Field(default_factory=dict)
     generated: Generated | None = None
-    declared_invariants: list[Check] | None = Field(default=None, alias="invariants")
+    listed_invariants: list[Check] | None = Field(default=None, alias="invariants")
 
     @model_validator(mode="after")
     def _check_tenants(self) -> Scenario:
@@ -205,8 +205,8 @@ class Scenario(_Strict):
 
     @cached_property
     def invariants(self) -> list[Check]:
-        if self.declared_invariants is not None:
-            return list(self.declared_invariants)
+        if self.listed_invariants is not None:
+            return list(self.listed_invariants)
         from ani.scenario.invariants import baseline_invariants
 
         return baseline_invariants(self)

@@ -173,18 +173,21 @@ def test_output_is_a_scenario_file_with_generated_and_invariants(tmp_path):
 
 
 def test_invariants_of_a_generated_file_extend_the_computed_ones():
-    s = generate_scenario(DEFAULT, seed=7)
-    from ani.scenario.invariants import baseline_invariants
+    from ani.intents.inventory import network_configs
+    from ani.scenario.invariants import baseline_invariants, class_invariants
 
-    computed = baseline_invariants(s)
+    s = generate_scenario(DEFAULT, seed=7)
+    computed = class_invariants(network_configs(s), s.topology)
     assert s.invariants[: len(computed)] == computed
-    assert len(s.invariants) > len(computed)
+    extra = s.invariants[len(computed):]
+    assert extra and {c.service.split("/")[0] for c in extra} == {"floating-address", "static-route"}
+    assert baseline_invariants(s) == s.invariants  # the classes' ones + what the file adds
 
 
 def test_brownfield_small_loads_unchanged_and_hashes_as_before():
     s = load_scenario(ROOT / "scenarios" / "brownfield-small.yaml")
-    assert s.generated is None and s.declared_invariants is None and len(s.invariants) == 74
-    old = {k: v for k, v in s.model_dump(mode="json").items() if k not in ("generated", "declared_invariants")}
+    assert s.generated is None and s.listed_invariants is None and len(s.invariants) == 74
+    old = {k: v for k, v in s.model_dump(mode="json").items() if k not in ("generated", "listed_invariants")}
     assert s.hash == hashlib.sha256(json.dumps(old, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
