@@ -41,6 +41,7 @@ from ani.device.model import (
     StaticRoute,
 )
 from ani.errors import GeneratorError
+from ani.intents.services.common import add_entry, loopback, tenant_set
 from ani.observer.checks import LoopbackCheck, RouteCheck
 from ani.scenario.build import Build, Layer
 
@@ -165,10 +166,9 @@ def tenant_site(build: Build, layer: Layer) -> None:
         cfg = build.configs[edge]
         cfg.interfaces[f"to-{host}"] = Interface(addresses=[IPv4Interface(f"{gateway}/24")])
         old = cfg.prefix_lists.get(PREFIX_LIST)
-        entries = list(old.entries) if old else []
-        seq = (max((e.seq for e in entries), default=0) // 10 + 1) * 10
-        cfg.prefix_lists[PREFIX_LIST] = PrefixList(entries=[*entries, PrefixListEntry(seq=seq, action="permit", prefix=prefix)])
-        set_name = f"tenant_{tenant}"
+        seq = (max((e.seq for e in old.entries), default=0) // 10 + 1) * 10 if old else 10
+        add_entry(cfg.prefix_lists, PREFIX_LIST, PrefixListEntry(seq=seq, action="permit", prefix=prefix), PrefixList)
+        set_name = tenant_set(tenant)
         for r, c in build.configs.items():
             if c.firewall is None:
                 continue
@@ -207,13 +207,13 @@ def tenant_firewall(build: Build, layer: Layer) -> None:
         cfg = build.configs[e]
         fw = cfg.firewall.model_copy(deep=True) if cfg.firewall is not None else Firewall()
         for t in tenants:
-            name = f"tenant_{t}"
+            name = tenant_set(t)
             have = set(fw.sets[name].elements) if name in fw.sets else set()
             fw.sets[name] = FirewallSet(elements=sorted(have | {IPv4Network(x["prefix"]) for x in build.tenants[t]},
                                                         key=lambda n: int(n.network_address)))
         for a in tenants:
             for b in tenants:
-                rule = FirewallRule(saddr_set=f"tenant_{a}", daddr_set=f"tenant_{b}", action="drop")
+                rule = FirewallRule(saddr_set=tenant_set(a), daddr_set=tenant_set(b), action="drop")
                 if a != b and rule not in fw.forward_rules:
                     fw.forward_rules.append(rule)
         cfg.firewall = Firewall.model_validate(fw.model_dump())
@@ -281,8 +281,7 @@ def floating_address(build: Build, layer: Layer) -> None:
         for src in [*build.route_reflectors, nxt]:
             if src == edge:
                 continue
-            src_lo = build.configs[src].interfaces["lo"].addresses[0].ip
-            build.invariants.append(LoopbackCheck(router=src, address=ip, source=src_lo,
+            build.invariants.append(LoopbackCheck(router=src, address=ip, source=loopback(build.configs[src]),
                                                   name=f"floating {ip} from {src}", service=sid))
 
 
@@ -307,7 +306,7 @@ def static_route(build: Build, layer: Layer) -> None:
     s = float(opts.get("zipf", 1.1))
     rng = build.rng(layer.stream)
     edges = _edge_ranks(build, rng)
-    loops = {r: c.interfaces["lo"].addresses[0].ip for r, c in build.configs.items() if "lo" in c.interfaces}
+    loops = {r: ip for r, c in build.configs.items() if (ip := loopback(c)) is not None}
     sites = [x for ss in build.tenants.values() for x in ss]
     for _ in range(layer.density):
         edge = build.zipf_choice(rng, edges, s)
