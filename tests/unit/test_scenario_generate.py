@@ -398,3 +398,20 @@ def test_output_does_not_depend_on_the_interpreters_hash_seed():
     out = {subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": h, "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip() for h in ("1", "2")}
     assert out == {generate_scenario(DEFAULT, seed=7, density=6).hash}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expect"),
+    [
+        ("generated", {"manifest": "default", "seed": -1, "density": 4}, "generated.seed"),
+        ("generated", {"manifest": "default", "seed": 1}, "generated.density"),
+        ("invariants", [{"kind": "nope"}], "invariants.0"),
+        ("invariants", [{"kind": "reach", "src": "blue1"}], "invariants.0.reach.dst"),
+    ],
+)
+def test_bad_generated_or_invariants_keys_name_the_field(key, value, expect):
+    data = generate(DEFAULT, seed=1)
+    data[key] = value
+    with pytest.raises(TopologyError) as exc:
+        parse_scenario(data, source="s.yaml")
+    assert expect in str(exc.value), str(exc.value)
