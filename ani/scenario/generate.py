@@ -40,13 +40,14 @@ manifest field.
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ani.errors import GeneratorError
+from ani.errors import GeneratorError, TopologyError
 from ani.scenario.build import Build, Layer
 from ani.scenario.topology_base import TopologySpec, build_base
 
@@ -215,8 +216,6 @@ def generate(manifest: Manifest | str | Path, *, seed: int, density: int | None 
     build_base(build, m.topology)
     build.tenants = {t: [] for t in m.tenants.tenant_names()}
     build.pools = {"sites": dict(POOL)}
-    from ipaddress import IPv4Network
-
     build.used.append(IPv4Network(POOL["network"]))
     seen: dict[str, int] = {}
     for i, spec in enumerate(m.layers):
@@ -236,7 +235,7 @@ def generate(manifest: Manifest | str | Path, *, seed: int, density: int | None 
     data["generated"] = {"manifest": m.name, "seed": seed, "density": d}
     try:
         scenario = parse_scenario(data, source=f"{m.name} (generated)")
-    except Exception as exc:  # a generator bug: the output must be a valid scenario
+    except TopologyError as exc:  # a generator bug: the output must be a valid scenario
         raise GeneratorError(f"{m.name}: the generated scenario is invalid: {exc}") from None
     data["invariants"] = dump_checks(_invariants(scenario, build))
     return data
