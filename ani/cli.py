@@ -1,6 +1,7 @@
 """The ``ani`` command.
 
     ani lab up FILE [--id ID] | status | exec NODE -- CMD... | down [ID] [--stale]
+    ani scenario generate MANIFEST --seed N [--density D] [-o FILE] | show FILE
     ani campaign run FILE [--resume DIR]
     ani run ...            one task variant at one level (debugging)
     ani mcp serve --lab ID --level a1 [--http --port N]   an adapter's tools over MCP
@@ -26,9 +27,11 @@ from ani.campaign.cli import run_one
 from ani.host.cli import doctor
 from ani.lab.cli import app as lab_app
 from ani.mcp.cli import app as mcp_app
+from ani.scenario.cli import app as scenario_app
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="ani-sdk: Agent-Network Interface SDK")
 app.add_typer(lab_app, name="lab", help="Start, inspect and remove FRR labs in network namespaces.")
+app.add_typer(scenario_app, name="scenario", help="Generate brownfield scenarios from manifests; summarise scenario files.")
 app.add_typer(campaign_app, name="campaign", help="Run benchmark campaigns.")
 app.add_typer(mcp_app, name="mcp", help="Serve an adapter's tools to any MCP client (stdio or HTTP).")
 app.command("run", help="Run one task variant at one level and print the trajectory.")(run_one)

@@ -137,6 +137,10 @@ def is_own_userns(fd: int) -> bool:
     return os.fstat(fd).st_ino == os.stat("/proc/self/ns/user").st_ino
 
 
+#: multicast group memberships per socket in a router's namespace (the kernel's default is 20)
+IGMP_MAX_MEMBERSHIPS = 1024
+
+
 def configure(
     netns: str,
     ifnames: list[str],
@@ -145,6 +149,12 @@ def configure(
     forwarding: bool = False,
 ) -> None:
     """Bring ``lo`` and ``ifnames`` up, add ``(ifname, cidr)`` addresses, a default route, forwarding.
+
+    With ``forwarding`` (a router) the namespace's ``net.ipv4.igmp_max_memberships`` is raised
+    from the kernel's 20 to :data:`IGMP_MAX_MEMBERSHIPS`: ospfd joins AllSPFRouters (224.0.0.5)
+    on every OSPF interface through one socket, and past 20 memberships the joins fail, so a
+    router with more than 20 OSPF links never hears its other neighbours' hellos (measured: a
+    route reflector linked to 24 routers, adjacencies beyond the 20th stuck in Down / Init).
 
     One ``ip netns exec`` per namespace. Raises LabError.
     """
@@ -155,7 +165,8 @@ def configure(
     script = "ip -batch - "
     if forwarding:
         script = (
-            "sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 >/dev/null && " + script
+            "sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 "
+            f"net.ipv4.igmp_max_memberships={IGMP_MAX_MEMBERSHIPS} >/dev/null && " + script
         )
     check(["ip", "netns", "exec", netns, "sh", "-c", script], input="\n".join(lines) + "\n")
 

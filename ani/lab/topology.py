@@ -239,7 +239,12 @@ def load_topology(path: str | Path) -> Topology:
         pass  # load_yaml names the file it cannot read
     data = load_yaml(path)
     if isinstance(data, dict) and "topology" in data:
+        from ani.scenario.generate import is_manifest
         from ani.scenario.manifest import parse_scenario
+
+        if is_manifest(data):
+            raise TopologyError(f"{path}: this is a scenario manifest, not a scenario file: generate one first "
+                                f"(ani scenario generate {path} --seed N) and start that")
 
         return parse_scenario(data, source=str(path)).topology
     return parse_topology(data, source=str(path))

@@ -47,9 +47,16 @@ class Layer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     service: str = Field(description="a registered service class (ani.intents.services)")
+    name: str | None = Field(default=None, description="the layer's random stream (default: service); "
+                             "the generator names a second layer of a class '<service>#2'")
     density: int = Field(default=1, ge=0, le=10_000, description="instances to generate")
     trap_rate: float = Field(default=0.0, ge=0.0, le=1.0, description="share of instances placed as traps")
     options: dict[str, Any] = Field(default_factory=dict, description="class-specific settings")
+
+    @property
+    def stream(self) -> str:
+        """The name of the layer's random stream (``build.rng(layer.stream)``)."""
+        return self.name or self.service
 
 
 def zipf_weights(n: int, s: float = 1.1) -> list[float]:
@@ -72,6 +79,10 @@ class Build:
         pools: ``{name: {network, prefixlen}}`` (scenario form; ``sites`` is where new sites go).
         used: every network already in use (allocation avoids them).
         daemons: ``{router: [FRR daemons]}``.
+        invariants: baseline invariants the layers emitted for their instances
+            (``ani.observer.checks`` models), beyond those computed from the scenario's content.
+        instances: ``{service class: [service id]}`` the layers generated (what the generator
+            verifies against the inventory discovered from the configs).
     """
 
     seed: int
@@ -85,6 +96,8 @@ class Build:
     pools: dict[str, dict[str, Any]] = field(default_factory=dict)
     used: list[IPv4Network] = field(default_factory=list)
     daemons: dict[str, list[str]] = field(default_factory=dict)
+    invariants: list[Any] = field(default_factory=list)
+    instances: dict[str, list[str]] = field(default_factory=dict)
 
     # -- randomness ---------------------------------------------------------------------------
 

@@ -11,10 +11,14 @@
           - {host: blue1, edge: e1, prefix: 198.18.11.0/24, gateway: 198.18.11.1}
     pools:
       sites: {network: 198.19.0.0/16, prefixlen: 24}       # where new sites get their prefix
+    generated: {manifest: default, seed: 7, density: 4}    # optional: how it was generated
+    invariants: [{kind: reach, src: blue1, ...}, ...]     # optional: its baseline invariants
 
 ``load_scenario`` validates everything (errors name the bad field, e.g.
 ``tenants.blue.sites.0.edge: unknown router 'e9'``) and raises TopologyError.
-The baseline invariants (``scenario.invariants``) are computed from the content.
+The baseline invariants (``scenario.invariants``) are the file's ``invariants:`` list when it
+has one (a generated scenario, ``ani.scenario.generate``), else computed from the content
+(``ani.scenario.invariants``).
 """
 
 from __future__ import annotations
@@ -71,21 +75,33 @@ class Pool(_Strict):
         return self
 
 
+class Generated(_Strict):
+    """``generated:`` of a generated scenario: the manifest's name, the seed and the density."""
+
+    manifest: str
+    seed: int = Field(ge=0)
+    density: int = Field(ge=0)
+
+
 class Scenario(_Strict):
     """A brownfield: topology, tenants, pools; see the module doc.
 
     Attributes:
-        invariants: baseline invariants (list of checks) computed from the content.
-        hash: sha256 hex of the canonical JSON form of the content.
+        invariants: baseline invariants (list of checks): the file's ``invariants:`` if it has
+            them (``listed_invariants``), else computed from the content.
+        hash: sha256 hex of the canonical JSON form of the content (a file without
+            ``generated:`` / ``invariants:`` hashes as it did before they existed).
     """
 
-    model_config = ConfigDict(extra="forbid", ignored_types=(cached_property,))
+    model_config = ConfigDict(extra="forbid", ignored_types=(cached_property,), populate_by_name=True)
 
     name: str
     description: str = ""
     topology: Topology
     tenants: dict[str, Tenant]
     pools: dict[str, Pool] = Field(default_factory=dict)
+    generated: Generated | None = None
+    listed_invariants: list[Check] | None = Field(default=None, alias="invariants")
 
     @model_validator(mode="after")
     def _check_tenants(self) -> Scenario:
@@ -189,13 +205,19 @@ class Scenario(_Strict):
 
     @cached_property
     def invariants(self) -> list[Check]:
+        if self.listed_invariants is not None:
+            return list(self.listed_invariants)
         from ani.scenario.invariants import baseline_invariants
 
         return baseline_invariants(self)
 
     @cached_property
     def hash(self) -> str:
-        canon = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        data = self.model_dump(mode="json", by_alias=True)
+        for key in ("generated", "invariants"):  # absent keys leave the hash of older files as it was
+            if data.get(key) is None:
+                data.pop(key, None)
+        canon = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canon.encode()).hexdigest()
 
 

@@ -1,0 +1,133 @@
+"""``ani scenario ...`` (owned by the scenario package).
+
+    ani scenario generate MANIFEST --seed N [--density D] [-o FILE]   write a scenario file, print its hash
+    ani scenario show FILE                                           summarise a scenario file
+
+``generate`` writes ``<manifest name>-s<seed>-d<density>.yaml`` in the current directory unless
+``-o`` names a file (``-o -``: stdout, the hash then goes to stderr). ``--seed`` defaults to the
+manifest's ``seed``. Exit codes: 0 ok, 2 bad input (manifest, file, option).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ani.errors import AniError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(exc: BaseException | str, code: int = 2) -> typer.Exit:
+    err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
+    return typer.Exit(code)
+
+
+@app.command("generate")
+def generate_cmd(
+    manifest: Annotated[Path, typer.Argument(help="manifest file (e.g. scenarios/default.yaml)")],
+    seed: Annotated[int | None, typer.Option("--seed", help="seed (default: the manifest's seed)", min=0)] = None,
+    density: Annotated[int | None, typer.Option("--density", help="instances per service class (default: the manifest's)",
+                                                min=0, max=10_000)] = None,
+    output: Annotated[str | None, typer.Option("-o", "--output", help="output file, '-' for stdout "
+                                               "(default: <name>-s<seed>-d<density>.yaml here)")] = None,
+) -> None:
+    """Generate a scenario file from a manifest and a seed; print the scenario hash."""
+    from ani.scenario.generate import generate, load_manifest, render_yaml
+    from ani.scenario.manifest import parse_scenario
+
+    try:
+        m = load_manifest(manifest)
+        s = m.seed if seed is None else seed
+        data = generate(m, seed=s, density=density)
+        text = render_yaml(data)
+        scenario_hash = parse_scenario(data, source="<generated>").hash
+    except AniError as exc:
+        raise _fail(exc) from None
+    g = data["generated"]
+    if output == "-":
+        sys.stdout.write(text)
+        err_console.print(scenario_hash, highlight=False)
+        return
+    path = Path(output) if output else Path(f"{g['manifest']}-s{g['seed']}-d{g['density']}.yaml")
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise _fail(f"{path}: cannot write the scenario file: {exc.strerror or exc}") from None
+    topo = data["topology"]
+    err_console.print(f"wrote {path}: {len(topo['routers'])} routers, {len(topo['hosts'])} hosts, "
+                      f"{len(data['invariants'])} invariants (start it with: ani lab up {path})", highlight=False, soft_wrap=True)
+    console.print(scenario_hash, highlight=False)
+
+
+def _group(service: str | None) -> str:
+    """The service tag of an invariant without the instance: ``tenant:blue`` -> ``tenant``,
+    ``floating-address/198.51.100.7`` -> ``floating-address``."""
+    if not service:
+        return "-"
+    return service.split("/", 1)[0].split(":", 1)[0]
+
+
+@app.command("show")
+def show_cmd(file: Annotated[Path, typer.Argument(help="scenario file (ani scenario generate writes one)")]) -> None:
+    """Summarise a scenario file: routers by role, sites per tenant, services per class, invariants."""
+    from ani.intents.inventory import Inventory, network_configs
+    from ani.scenario.manifest import load_scenario
+
+    try:
+        s = load_scenario(file)
+        configs = network_configs(s)
+    except AniError as exc:
+        raise _fail(exc) from None
+    head = f"[bold]{escape(s.name)}[/bold]  hash {s.hash}"
+    if s.generated is not None:
+        g = s.generated
+        head += f"\ngenerated from manifest {escape(g.manifest)}, seed {g.seed}, density {g.density}"
+    console.print(head, highlight=False, soft_wrap=True)
+
+    roles: dict[str, list[str]] = {}
+    edges = set(s.edges)
+    for r, cfg in configs.items():
+        rr = cfg.bgp is not None and any(p.route_reflector_client for p in cfg.bgp.ipv4_unicast.peers.values())
+        role = "core (route reflector)" if rr else ("edge" if r in edges or r.startswith("e") else "core")
+        roles.setdefault(role, []).append(r)
+    t = Table(title="routers", title_justify="left")
+    t.add_column("role"), t.add_column("n", justify="right"), t.add_column("routers")
+    for role, rs in roles.items():
+        t.add_row(role, str(len(rs)), " ".join(rs))
+    console.print(t)
+
+    t = Table(title="sites per tenant", title_justify="left")
+    t.add_column("tenant"), t.add_column("n", justify="right"), t.add_column("sites (host@edge prefix)")
+    for tenant, ten in s.tenants.items():
+        t.add_row(tenant, str(len(ten.sites)), ", ".join(f"{x.host}@{x.edge} {x.prefix}" for x in ten.sites))
+    per_edge = Counter(x.edge for _t, x in s.sites)
+    console.print(t)
+    console.print("sites per edge: " + ", ".join(f"{e} {per_edge.get(e, 0)}" for e in s.topology.routers
+                                                 if e in roles.get("edge", [])), highlight=False)
+
+    t = Table(title="services per class (ani.intents.Inventory)", title_justify="left")
+    t.add_column("class"), t.add_column("n", justify="right")
+    for cls, n in Counter(x.type for x in Inventory(configs).list_services()).items():
+        t.add_row(cls, str(n))
+    console.print(t)
+
+    t = Table(title=f"baseline invariants ({'from the file' if s.listed_invariants is not None else 'computed'})",
+              title_justify="left")
+    t.add_column("service"), t.add_column("kinds"), t.add_column("n", justify="right")
+    groups: dict[str, Counter[str]] = {}
+    for c in s.invariants:
+        groups.setdefault(_group(c.service), Counter())[c.kind] += 1
+    for g, kinds in groups.items():
+        t.add_row(g, ", ".join(f"{k} {n}" for k, n in kinds.items()), str(sum(kinds.values())))
+    t.add_row("[bold]total[/bold]", "", str(len(s.invariants)))
+    console.print(t)
