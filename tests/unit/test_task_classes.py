@@ -187,7 +187,7 @@ def _shrunk(**sites_per_tenant: int):
 
 @pytest.mark.parametrize("name", NEW)
 def test_one_tenant_is_too_few(name):
-    with pytest.raises(TaskError, match=f"{name}: scenario 'brownfield-small' needs at least two tenants, has 1"):
+    with pytest.raises(TaskError, match=f"{name}: scenario 'brownfield-small' needs at least 2 tenants, has 1"):
         get_task_class(name).variant(_shrunk(blue=4), 0)
 
 

@@ -208,6 +208,15 @@ class TaskClass:
     def draw(self, scenario: Scenario, seed: int) -> Draw:  # pragma: no cover - every class overrides
         raise NotImplementedError
 
+    def where(self, scenario: Scenario) -> str:
+        """``<class>: scenario '<name>'``, the start of a TaskError about the scenario."""
+        return f"{self.name}: scenario {scenario.name!r}"
+
+    def need_tenants(self, scenario: Scenario, n: int = 2) -> None:
+        """Raise TaskError unless ``scenario`` has at least ``n`` tenants."""
+        if len(scenario.tenants) < n:
+            raise TaskError(f"{self.where(scenario)} needs at least {n} tenants, has {len(scenario.tenants)}")
+
     def variant(self, scenario: Scenario, seed: int, form: str = "intent") -> TaskVariant:
         """The variant of ``scenario`` for ``seed`` (an int >= 0) in ``form``. Raises TaskError."""
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:

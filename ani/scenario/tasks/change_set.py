@@ -64,12 +64,22 @@ class ChangeSet(TaskClass):
         return {"tenant": data["tenant"], "changes": "\n".join(lines)}
 
     def parse_ticket(self, text: str) -> dict[str, Any]:
-        return parse_ticket(text)
+        """``changes.yaml``'s mapping from a ticket (see :func:`parse_ticket`)."""
+        where = "intents/change-set/ticket.txt"
+        got = parse_template(self.ticket_template, text, where=where, patterns={"changes": r"(?:- [^\n]+\n)*- [^\n]+"})
+        out: dict[str, Any] = {"tenant": got["tenant"], "add": [], "move": [], "remove": []}
+        for line in got["changes"].splitlines():
+            for op in _LINES:
+                if line.strip().startswith(f"- {op} "):
+                    out[op].append(_line(op, line.strip(), where))
+                    break
+            else:
+                raise TaskError(f"the ticket does not follow {where}: unknown change line {line.strip()!r}")
+        return out
 
     def draw(self, scenario: Scenario, seed: int) -> Draw:
-        where = f"{self.name}: scenario {scenario.name!r}"
-        if len(scenario.tenants) < 2:
-            raise TaskError(f"{where} needs at least two tenants, has {len(scenario.tenants)}")
+        where = self.where(scenario)
+        self.need_tenants(scenario)
         pool = scenario.pools.get("sites")
         if pool is None:
             raise TaskError(f"{where} has no 'sites' pool (where added sites get their prefix)")
@@ -190,18 +200,7 @@ class ChangeSet(TaskClass):
 def parse_ticket(text: str) -> dict[str, Any]:
     """``changes.yaml``'s mapping (``{tenant, add: [...], move: [...], remove: [...]}``, strings,
     as ``yaml.safe_load`` reads the file) from a change-set ticket. Raises TaskError."""
-    cls = ChangeSet()
-    where = "intents/change-set/ticket.txt"
-    got = parse_template(cls.ticket_template, text, where=where, patterns={"changes": r"(?:- [^\n]+\n)*- [^\n]+"})
-    out: dict[str, Any] = {"tenant": got["tenant"], "add": [], "move": [], "remove": []}
-    for line in got["changes"].splitlines():
-        for op, tmpl in _LINES.items():
-            if line.strip().startswith(f"- {op} "):
-                out[op].append(_line(op, line.strip(), where))
-                break
-        else:
-            raise TaskError(f"the ticket does not follow {where}: unknown change line {line.strip()!r}")
-    return out
+    return ChangeSet().parse_ticket(text)
 
 
 def _line(op: str, line: str, where: str) -> dict[str, str]:

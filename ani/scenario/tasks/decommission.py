@@ -36,12 +36,13 @@ class Decommission(TaskClass):
     intent_file = "decommission.yaml"
 
     def parse_ticket(self, text: str) -> dict[str, Any]:
-        return parse_ticket(text)
+        """``decommission.yaml``'s mapping from a ticket (see :func:`parse_ticket`)."""
+        got = parse_template(self.ticket_template, text, where="intents/decommission/ticket.txt")
+        return {k: got[k] for k in self.definition["files"][self.intent_file]["fields"]}
 
     def draw(self, scenario: Scenario, seed: int) -> Draw:
-        where = f"{self.name}: scenario {scenario.name!r}"
-        if len(scenario.tenants) < 2:
-            raise TaskError(f"{where} needs at least two tenants, has {len(scenario.tenants)}")
+        where = self.where(scenario)
+        self.need_tenants(scenario)
         many = [(t, s) for t, s in scenario.sites if len(scenario.tenants[t].sites) >= 2]
         if not many:
             raise TaskError(f"{where} has no tenant with at least two sites (one to remove, one to test it is gone from)")
@@ -78,6 +79,4 @@ class Decommission(TaskClass):
 def parse_ticket(text: str) -> dict[str, Any]:
     """``decommission.yaml``'s mapping (``{tenant, site, edge}``, strings) from a decommission
     ticket. Raises TaskError."""
-    cls = Decommission()
-    got = parse_template(cls.ticket_template, text, where="intents/decommission/ticket.txt")
-    return {k: got[k] for k in cls.definition["files"][cls.intent_file]["fields"]}
+    return Decommission().parse_ticket(text)

@@ -36,7 +36,9 @@ class OnboardSite(TaskClass):
         return self.render_file(self.intent_file, data)
 
     def parse_ticket(self, text: str) -> dict[str, Any]:
-        return parse_ticket(text)
+        """``site.yaml``'s mapping from a ticket (see :func:`parse_ticket`)."""
+        got = parse_template(self.ticket_template, text, where="intents/onboard-site/ticket.txt")
+        return {k: got[k] for k in self.definition["files"][self.intent_file]["fields"]}
 
     def draw(self, scenario: Scenario, seed: int) -> Draw:
         pool = scenario.pools.get("sites")
@@ -93,6 +95,4 @@ class OnboardSite(TaskClass):
 def parse_ticket(text: str) -> dict[str, Any]:
     """``site.yaml``'s mapping (``{tenant, edge, site, prefix, gateway}``, strings, as
     ``yaml.safe_load`` reads the file) from an onboard-site ticket. Raises TaskError."""
-    cls = OnboardSite()
-    got = parse_template(cls.ticket_template, text, where="intents/onboard-site/ticket.txt")
-    return {k: got[k] for k in cls.definition["files"][cls.intent_file]["fields"]}
+    return OnboardSite().parse_ticket(text)

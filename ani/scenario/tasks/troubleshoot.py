@@ -64,12 +64,23 @@ class Troubleshoot(TaskClass):
         return {"tenant": data["tenant"], "site": data["site"], "symptom": symptom}
 
     def parse_ticket(self, text: str) -> dict[str, Any]:
-        return parse_ticket(text)
+        """``symptom.yaml``'s mapping from a ticket (see :func:`parse_ticket`)."""
+        where = "intents/troubleshoot/ticket.txt"
+        got = parse_template(self.ticket_template, text, where=where, patterns={"symptom": r"[^\n]+?"})
+        out: dict[str, Any] = {"tenant": got["tenant"], "site": got["site"]}
+        symptom = got["symptom"].strip()
+        if m := re.fullmatch(r"cannot reach ([a-z0-9]+(?:, [a-z0-9]+)*)", symptom):
+            out["cannot_reach"] = m.group(1).split(", ")
+        elif m := re.fullmatch(r"reaches ([a-z0-9]+) of another tenant", symptom):
+            out["reaches_other_tenant"] = m.group(1)
+        else:
+            raise TaskError(f"the ticket does not follow {where}: unknown symptom {symptom!r} "
+                            f"(forms: {CANNOT!r}, {REACHES!r})")
+        return out
 
     def draw(self, scenario: Scenario, seed: int) -> Draw:
-        where = f"{self.name}: scenario {scenario.name!r}"
-        if len(scenario.tenants) < 2:
-            raise TaskError(f"{where} needs at least two tenants, has {len(scenario.tenants)}")
+        where = self.where(scenario)
+        self.need_tenants(scenario)
         per_edge: dict[str, int] = {}
         for _t, s in scenario.sites:
             per_edge[s.edge] = per_edge.get(s.edge, 0) + 1
@@ -248,16 +259,4 @@ def _set_missing(scenario: Scenario, tenant: str, site: Site) -> dict[str, dict[
 def parse_ticket(text: str) -> dict[str, Any]:
     """``symptom.yaml``'s mapping (``{tenant, site, cannot_reach: [...]}`` or ``{tenant, site,
     reaches_other_tenant}``, strings) from a troubleshoot ticket. Raises TaskError."""
-    cls = Troubleshoot()
-    where = "intents/troubleshoot/ticket.txt"
-    got = parse_template(cls.ticket_template, text, where=where, patterns={"symptom": r"[^\n]+?"})
-    out: dict[str, Any] = {"tenant": got["tenant"], "site": got["site"]}
-    symptom = got["symptom"].strip()
-    if m := re.fullmatch(r"cannot reach ([a-z0-9]+(?:, [a-z0-9]+)*)", symptom):
-        out["cannot_reach"] = m.group(1).split(", ")
-    elif m := re.fullmatch(r"reaches ([a-z0-9]+) of another tenant", symptom):
-        out["reaches_other_tenant"] = m.group(1)
-    else:
-        raise TaskError(f"the ticket does not follow {where}: unknown symptom {symptom!r} "
-                        f"(forms: {CANNOT!r}, {REACHES!r})")
-    return out
+    return Troubleshoot().parse_ticket(text)
