@@ -540,7 +540,10 @@ def _superseded(scenario: Any, variant: Any) -> tuple[list[Any], list[Any]]:
     scenario's order; a superseded name the scenario does not have is ignored."""
     names = set(getattr(variant, "superseded", None) or ())
     invariants = list(scenario.invariants)
-    return [c for c in invariants if c.name not in names], [c for c in invariants if c.name in names]
+    if not names:
+        return invariants, []
+    gone = [c for c in invariants if getattr(c, "name", None) in names]
+    return [c for c in invariants if all(c is not g for g in gone)], gone
 
 
 def _host_faults(state: dict[str, Any], trajectory: Trajectory, lab: Any, mark: int) -> bool:
