@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from ani.observer import Observer, summarize
+from ani.observer.checks import ReachCheck
 from ani.scenario import get_task_class, load_scenario
 
 pytestmark = pytest.mark.integration
@@ -123,3 +124,42 @@ def test_troubleshoot(make_lab, seed):
     healthy = network_configs(SCENARIO)
     assert all(read(lab, r) != healthy[r] for r in v.overrides)  # the lab started from the overrides
     _before_and_after(lab, v, lambda: _apply(lab, {r: healthy[r] for r in v.overrides}))
+
+
+class _IdleAgent:
+    """Looks at one router and submits: the fault stays."""
+
+    name = "idle"
+
+    def run(self, task, adapter, budget):
+        from ani.agents.base import AgentRun
+
+        adapter.call("show", {"device": "e1", "command": "show ip route"})
+        return AgentRun(stop_reason="submitted", steps=1, submitted=True)
+
+
+def test_the_runner_leaves_superseded_invariants_out_of_baseline_and_damage(tmp_path):
+    """A troubleshoot variant whose fault breaks isolation invariants runs through run_one on a
+    real lab: the baseline check passes (those invariants are superseded), the idle agent's
+    run is a clean failure (the hidden tests fail, nothing else is damage) and the record lists
+    the superseded names."""
+    from ani.campaign.runner import RunnerDeps, run_one
+    from ani.campaign.spec import parse_spec
+
+    seed = _troubleshoot_seeds()[2]
+    v = get_task_class("troubleshoot").variant(SCENARIO, seed)
+    assert v.params["fault"] == "firewall-set-missing" and v.superseded
+    spec = parse_spec(
+        {"name": "sup", "scenario": "scenarios/brownfield-small.yaml", "task": "troubleshoot",
+         "variants": 1, "seed": seed, "agent": {"kind": "scripted"}, "cells": [{"name": "a1", "level": "a1"}]},
+        "test",
+    )
+    deps = RunnerDeps(create_agent=lambda cfg: _IdleAgent())
+    rec = run_one(spec, "a1", seed, tmp_path, deps=deps)
+    assert rec.label == "clean_failure", (rec.infra_error_reason, [t for t in rec.invariants if not t.passed])
+    assert rec.superseded == v.superseded
+    assert not {i.name for i in rec.invariants} & set(v.superseded)
+    assert len(rec.invariants) == len(SCENARIO.invariants) - len(v.superseded)
+    failed = {t.name for t in rec.tests if not t.passed}
+    isolation = {c.name for c in v.hidden_tests if isinstance(c, ReachCheck) and not c.expect}
+    assert failed and failed <= isolation  # the leak the fault made, and nothing else
