@@ -366,3 +366,18 @@ def test_troubleshoot_shadowing_deny_covers_no_other_prefix_of_the_list(scenario
                   if ln.startswith("ip prefix-list") and " permit " in ln and ln.split()[6] != v.params["prefix"]]
         assert not any(o.subnet_of(agg) for o in others)
         assert int(deny.split()[4]) < 10 or "red" in v.params["tenant"]
+
+
+def test_prefix_list_faults_only_where_the_list_alone_carries_the_site():
+    # a catch-all permit after the shared list: removing or shadowing the site's entry would cut
+    # nothing off, so those kinds are not drawn (their negative control could not fail)
+    d = gen()
+    tail = " match ip address prefix-list PL-TENANTS\nexit\n"
+    for r in ("e1", "e2", "e3", "e4"):
+        cfg = d["topology"]["routers"][r]["config"]
+        assert tail in cfg
+        d["topology"]["routers"][r]["config"] = cfg.replace(tail, tail + "!\nroute-map RM-TENANTS-OUT permit 20\nexit\n")
+    scen = parse_scenario(d)
+    assert len(scen.device_configs["e1"].route_maps["RM-TENANTS-OUT"].entries) == 2
+    kinds = {get_task_class("troubleshoot").variant(scen, s).params["fault"] for s in range(30)}
+    assert kinds == {"firewall-set-missing", "gateway-mask"}

@@ -174,7 +174,7 @@ def _edited(scenario: Scenario, router: str, pattern: str, repl: str) -> tuple[s
 def _prefix_list(scenario: Scenario, site: Site, *, shadow: bool) -> dict[str, dict[str, str]] | None:
     cfg = scenario.device_configs[site.edge]
     plist = _tenant_list(cfg)
-    if plist is None or plist not in cfg.prefix_lists:
+    if plist is None or plist not in cfg.prefix_lists or _advertised_otherwise(cfg, plist, site.prefix):
         return None
     entries = cfg.prefix_lists[plist].entries
     mine = [e for e in entries if e.prefix == site.prefix and e.action == "permit" and e.ge is None and e.le is None]
@@ -205,6 +205,23 @@ def _prefix_list(scenario: Scenario, site: Site, *, shadow: bool) -> dict[str, d
     if got is None:
         return None
     return {site.edge: {"config": got[0]}}
+
+
+def _advertised_otherwise(cfg: DeviceConfig, plist: str, prefix: IPv4Network) -> bool:
+    """Could ``prefix`` pass the ``redistribute connected`` route-map other than through
+    ``plist`` (a permit entry without a match, or another list with an entry over it)? Then
+    the prefix-list kinds would not cut the site off: they do not apply."""
+    assert cfg.bgp is not None
+    rmap = cfg.route_maps[cfg.bgp.ipv4_unicast.redistribute["connected"]]
+    for entry in rmap.entries:
+        if entry.action != "permit" or entry.match_prefix_list == plist:
+            continue
+        if entry.match_prefix_list is None:
+            return True
+        other = cfg.prefix_lists.get(entry.match_prefix_list)
+        if other is not None and any(e.prefix is None or e.prefix.overlaps(prefix) for e in other.entries):
+            return True
+    return False
 
 
 def _gateway_mask(scenario: Scenario, site: Site) -> dict[str, dict[str, str]] | None:
