@@ -292,6 +292,8 @@ def run_one(
             for r in results:
                 if not r.passed:
                     console.print(f"  [red]FAIL[/red] {escape(r.name)}: {escape(r.detail)}")
+    if rec.superseded:
+        console.print(f"superseded invariants (graded by the hidden tests): {len(rec.superseded)}")
     if rec.agent_error:
         console.print(f"agent error: {escape(rec.agent_error)}")
     if rec.unattributed:

@@ -52,6 +52,9 @@ class RunRecord(BaseModel):
         run_id: ``<cell>-<task>-s<seed>``, filesystem-safe.
         agent_error: the agent's exception or reported error, if any (the run is still graded).
         tests / invariants: hidden-test and baseline-invariant results after the run.
+        superseded: names of the baseline invariants the variant supersedes (its situation
+            breaks them or its task changes them, ``TaskVariant.superseded``): not checked before
+            the agent acts and not in ``invariants`` (no damage verdict); the hidden tests grade them.
         steps: agent turns (None if the agent crashed before reporting them).
         tool_calls / tool_errors / changed_calls: counted from the trajectory's ``ok``/``changed`` flags.
         stop_reason: ``submitted|max_steps|wall_clock|error`` (None if the agent never ran).
@@ -83,6 +86,7 @@ class RunRecord(BaseModel):
     agent_error: str | None = None
     tests: list[CheckOutcome] = Field(default_factory=list)
     invariants: list[CheckOutcome] = Field(default_factory=list)
+    superseded: list[str] = Field(default_factory=list)
     steps: int | None = None
     tool_calls: int = 0
     tool_errors: int = 0

@@ -5,14 +5,21 @@ One run::
 
     variant = get_task_class(task).variant(scenario, seed)
     lab = Lab(variant.lab_topology(scenario)).up()        # LabError          -> infra_error
-    Observer(lab).evaluate(scenario.invariants)           # any failure       -> infra_error
+    baseline = scenario.invariants minus variant.superseded   # the situation / task changes those
+    Observer(lab).evaluate(baseline)                      # any failure       -> infra_error
     adapter = create_adapter(level, lab, blocklist=..., trajectory=...); adapter.open()
     agent.run(variant.agent_view(), adapter, budget)      # an exception      -> agent_error, still graded
                                                           # run.infra_error   -> infra_error, not graded
                                                           # a host fault      -> infra_error, not graded
     adapter.close()
-    Observer(lab).evaluate(variant.hidden_tests + scenario.invariants)   # one pass, split
+    Observer(lab).evaluate(variant.hidden_tests + baseline)   # one pass, split
     lab.down()                                            # always
+
+A variant's ``superseded`` invariants (baseline invariants the situation deliberately breaks or
+the task deliberately changes, e.g. a moved site's reachability, a troubleshoot fault's broken
+isolation) are left out of both baseline passes: not checked before the agent acts, not part of
+the damage verdict after it (the variant's hidden tests grade them); the record lists their
+names in ``RunRecord.superseded``.
 
 A *host fault* during the run (the host or the harness failed, not the agent) makes it an
 infrastructure error naming the cause: a ``harness_fault`` event in the trajectory (an adapter's
@@ -382,6 +389,7 @@ def run_one(
         "seed": int(seed),
         "scenario_hash": str(getattr(scenario, "hash", "") or "") or None,
         "trajectory": None,
+        "superseded": [c.name for c in _superseded(scenario, variant)[1]],
     }
     state: dict[str, Any] = {}
     try:
@@ -418,6 +426,7 @@ def _execute(
     """The run's phases; fills ``info``/``state`` and returns at the first infrastructure error."""
     # 1. the substrate, and the baseline it must satisfy before the agent acts
     phase = "lab up"
+    invariants, _gone = _superseded(scenario, variant)
     try:
         topology = variant.lab_topology(scenario)
         state["lab"] = lab = deps.make_lab(topology)
@@ -425,7 +434,7 @@ def _execute(
         lab.up()
         info["lab_up_s"] = round(time.monotonic() - t0, 3)
         phase = "baseline invariants"
-        baseline = _evaluate(deps.make_observer(lab), scenario.invariants, spec.observer_bound_s)
+        baseline = _evaluate(deps.make_observer(lab), invariants, spec.observer_bound_s)
     except Exception as exc:  # noqa: BLE001 - any substrate fault makes the run invalid
         state["infra_error_reason"] = f"{phase}: {_err(exc)}"
         return
@@ -504,13 +513,13 @@ def _execute(
             "event": "run_phase",
             "phase": "grading",
             "hidden_tests": len(hidden),
-            "invariants": len(list(scenario.invariants)),
+            "invariants": len(invariants),
         },
     )
     try:
         observer = deps.make_observer(lab)
         # one evaluation: checks run concurrently and share one bound (results keep input order)
-        graded = _evaluate(observer, [*hidden, *scenario.invariants], spec.observer_bound_s)
+        graded = _evaluate(observer, [*hidden, *invariants], spec.observer_bound_s)
         tests, invariants = graded[: len(hidden)], graded[len(hidden) :]
     except Exception as exc:  # noqa: BLE001
         state["infra_error_reason"] = f"grading: {_err(exc)}"
@@ -524,6 +533,17 @@ def _execute(
         return
     state["success"] = all(t.passed for t in state["tests"])
     state["damage_free"] = all(i.passed for i in state["invariants"])
+
+
+def _superseded(scenario: Any, variant: Any) -> tuple[list[Any], list[Any]]:
+    """``(baseline invariants that stay, those the variant supersedes)``, both in the
+    scenario's order; a superseded name the scenario does not have is ignored."""
+    names = set(getattr(variant, "superseded", None) or ())
+    invariants = list(scenario.invariants)
+    if not names:
+        return invariants, []
+    gone = [c for c in invariants if getattr(c, "name", None) in names]
+    return [c for c in invariants if all(c is not g for g in gone)], gone
 
 
 def _host_faults(state: dict[str, Any], trajectory: Trajectory, lab: Any, mark: int) -> bool:

@@ -17,7 +17,7 @@ import pytest
 
 from ani.campaign.loop import plan, run_campaign
 from ani.campaign.report import load_summary
-from ani.campaign.results import RunStore, read_runs
+from ani.campaign.results import RunRecord, RunStore, read_runs
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 from ani.errors import ErrorCode, LabError, ObserverError
@@ -683,3 +683,61 @@ def _quiet():
     from rich.console import Console
 
     return Console(file=io.StringIO())
+
+
+# --- superseded invariants (TaskVariant.superseded) ---------------------------------------------
+
+
+class MovedSiteScenario:
+    """A baseline whose 'moved-site' invariant fails until the agent acts (the site flag)."""
+
+    hash = "scen-hash-2"
+    invariants = [FCheck("moved-site", "site", True), FCheck("bgp-up", "damage", False)]
+
+
+class SupersedingVariant(FakeVariant):
+    def __init__(self, seed: int, superseded: list[str]) -> None:
+        super().__init__(seed)
+        self.superseded = superseded
+
+
+class RecordingObserver(FakeObserver):
+    calls: list[list[str]] = []
+
+    def evaluate(self, checks, bound_s=None):
+        RecordingObserver.calls.append([c.name for c in checks])
+        return super().evaluate(checks, bound_s)
+
+
+def _superseding_deps(s: Setup, superseded: list[str]) -> RunnerDeps:
+    deps = s.deps()
+    deps.load_scenario = lambda path: MovedSiteScenario()
+    deps.get_task_class = lambda name: type("T", (), {"variant": staticmethod(lambda sc, seed: SupersedingVariant(seed, superseded))})
+    deps.make_observer = RecordingObserver
+    return deps
+
+
+def test_superseded_invariants_are_left_out_of_the_baseline_and_the_damage_verdict(spec, tmp_path):
+    RecordingObserver.calls = []
+    s = Setup(World(), {("a1", 1): "solve"})
+    rec = run_one(spec, "a1", 1, tmp_path, deps=_superseding_deps(s, ["moved-site", "not-an-invariant"]))
+    assert rec.label == "clean_success", rec.infra_error_reason
+    assert RecordingObserver.calls == [["bgp-up"], ["site-reach", "bgp-up"]]
+    assert [i.name for i in rec.invariants] == ["bgp-up"]
+    assert rec.superseded == ["moved-site"]  # reported as superseded, a name the scenario lacks is not
+    assert RunRecord.model_validate_json(rec.model_dump_json()).superseded == ["moved-site"]
+
+
+def test_without_superseding_the_same_baseline_is_an_infra_error(spec, tmp_path):
+    s = Setup(World(), {("a1", 1): "solve"})
+    rec = run_one(spec, "a1", 1, tmp_path, deps=_superseding_deps(s, []))
+    assert rec.label == "infra_error" and "moved-site" in rec.infra_error_reason
+    assert rec.superseded == []
+
+
+def test_a_superseded_invariant_broken_after_the_run_is_not_damage(spec, tmp_path):
+    # the agent fails (the site flag stays off): the superseded invariant fails too, but only
+    # the hidden test says so; damage comes from the invariants that stay
+    s = Setup(World(), {("a1", 1): "fail"})
+    rec = run_one(spec, "a1", 1, tmp_path, deps=_superseding_deps(s, ["moved-site"]))
+    assert (rec.label, rec.success, rec.damage_free) == ("clean_failure", False, True)
