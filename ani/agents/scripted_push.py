@@ -11,16 +11,18 @@ intended ones, through the device level's own tools (A0, A1, A2).
 
 Reading (``read_configs``), one router at a time:
 
-- A0: one ``shell``: ``vtysh -c 'show running-config'`` and ``nft -j list ruleset``;
+- A0: one ``shell``: ``vtysh -c 'show running-config'`` and ``nft -j list ruleset`` (two, one
+  each, when together they pass the adapter's output cap);
 - A1: ``get_running_config`` and ``execute_validation("nft -j list ruleset")`` (two steps);
 - A2: ``get_config(running)``, the YANG data of ``ani-frr`` read with
-  :func:`ani.device.yang.from_xml` (one step). YANG has no ``unmodelled`` lines: an A2 read has
+  :func:`ani.device.yang.from_xml` (one step; when it passes the output cap, one ``get_config``
+  per top-level node with a subtree filter). YANG has no ``unmodelled`` lines: an A2 read has
   none, whatever the router runs (the NETCONF server refuses to commit over such a router).
 
 The A0 / A1 texts become the device model exactly as the device layer reads a router
 (:func:`ani.device.apply.model_of`: ``hostname`` = the router's name, the firewall from the
 nft JSON, the lines the model cannot express in ``unmodelled``). A read cut short by the
-adapter's output cap is refused (AgentFailed), never parsed.
+adapter's output cap (after the fallbacks above) is refused (AgentFailed), never parsed.
 
 Pushing (``push_configs``): every router of ``after`` whose intended configuration (canonical,
 :meth:`DeviceConfig.canonical`) differs from ``before`` is changed by the difference only:
@@ -101,12 +103,21 @@ def _uncut(data: dict[str, Any], device: str, what: str, *keys: str) -> None:
 
 def _read_a0(steps: Any, device: str) -> DeviceConfig:
     rc, out, data = _shell(steps, device, f"vtysh -c 'show running-config' && echo {_NFT_MARK} && {_NFT_JSON}")
-    _uncut(data, device, "the shell output", "stdout_truncated")
+    if data.get("stdout_truncated"):  # together too long for the output cap: one at a time
+        return _model(device, _a0_out(steps, device, "vtysh -c 'show running-config'"), _a0_out(steps, device, _NFT_JSON))
     if rc != 0 or _NFT_MARK not in out:
         raise AgentFailed(f"{device}: reading the running config and ruleset exited {rc}: "
                           f"{(out + str(data.get('stderr', ''))).strip()[:200]}")
     frr, nft = out.split(_NFT_MARK, 1)
     return _model(device, frr, nft)
+
+
+def _a0_out(steps: Any, device: str, command: str) -> str:
+    rc, out, data = _shell(steps, device, command)
+    _uncut(data, device, f"the output of {command!r}", "stdout_truncated")
+    if rc != 0:
+        raise AgentFailed(f"{device}: {command!r} exited {rc}: {(out + str(data.get('stderr', ''))).strip()[:200]}")
+    return out
 
 
 def _read_a1(steps: Any, device: str) -> DeviceConfig:
@@ -130,13 +141,35 @@ def _read_a2(steps: Any, device: str) -> DeviceConfig:
     from ani.device.yang import from_xml
 
     res = need(steps.call("get_config", {"device": device, "source": "running"}), f"get_config on {device}")
-    _uncut(res, device, "get_config running")
-    data = etree.fromstring(f"<data>{res.get('xml', '')}</data>".encode())
-    frr = data.find(f"{{{FRR_NS}}}frr")
+    if res.get("truncated"):  # too long for the output cap: one top-level node at a time
+        frr = _a2_by_parts(steps, device)
+    else:
+        frr = etree.fromstring(f"<data>{res.get('xml', '')}</data>".encode()).find(f"{{{FRR_NS}}}frr")
     try:
         return DeviceConfig(hostname=device) if frr is None else from_xml(frr, device)
     except ValueError as exc:
         raise AgentFailed(f"{device}: cannot read its configuration: {' '.join(str(exc).split())[:300]}") from None
+
+
+def _a2_by_parts(steps: Any, device: str) -> Any:
+    """``<frr>`` read with one subtree filter (RFC 6241 §6) per top-level node of ``ani-frr``."""
+    from lxml import etree
+
+    from ani.agents.yang_edit import _schema
+
+    top = _schema().root.child(f"{{{FRR_NS}}}frr")
+    frr = etree.Element(f"{{{FRR_NS}}}frr", nsmap={None: FRR_NS})
+    for tag, node in top.children.items():
+        if not node.config:
+            continue
+        flt = f'<frr xmlns="{FRR_NS}"><{node.name}/></frr>'
+        res = need(steps.call("get_config", {"device": device, "source": "running", "filter": flt}),
+                   f"get_config {node.name} on {device}")
+        _uncut(res, device, f"get_config running ({node.name})")
+        part = etree.fromstring(f"<data>{res.get('xml', '')}</data>".encode()).find(f"{{{FRR_NS}}}frr")
+        for child in part if part is not None else ():
+            frr.append(child)
+    return frr
 
 
 _READERS = {"a0": _read_a0, "a1": _read_a1, "a2": _read_a2}

@@ -374,3 +374,66 @@ def test_push_refuses_a_wrong_hostname_before_any_call(e1):
     with pytest.raises(AgentFailed, match="e2: the intended configuration is for hostname 'e1'"):
         push_configs(steps, {"update_config"}, {"e2": e1}, {"e2": e1})
     assert steps.calls == []
+
+
+# -- reading past the output cap ----------------------------------------------------------------
+
+
+class _Device:
+    """A fake level serving ``cfg`` the way the adapters answer, every answer past ``cap``
+    bytes marked truncated (and cut) as the adapters do."""
+
+    def __init__(self, cfg: DeviceConfig, cap: int) -> None:
+        from ani.device.render import render
+
+        self.cfg, self.cap = cfg, cap
+        self.frr = "Building configuration...\n\nCurrent configuration:\n!\n" + render(cfg) + "end\n"
+        self.nft = json.dumps({"nftables": [{"metainfo": {"json_schema_version": 1}}]})
+        self.calls: list[tuple[str, dict]] = []
+
+    def _cut(self, text: str) -> tuple[str, bool]:
+        return text[: self.cap], len(text) > self.cap
+
+    def call(self, name, args):  # type: ignore[no-untyped-def]
+        self.calls.append((name, args))
+        if name == "shell":
+            cmd = args["command"]
+            out = (self.frr if "show running-config" in cmd else "") + ("@@ani-nft-ruleset@@\n" if "@@" in cmd else "")
+            out += self.nft if "nft -j" in cmd else ""
+            text, cut = self._cut(out)
+            return ToolResult.success(text, {"exit_status": 0, "stdout": text, "stdout_truncated": cut})
+        if name == "get_config":
+            frr = to_xml(self.cfg)
+            if args.get("filter"):
+                want = etree.fromstring(args["filter"])[0].tag
+                for child in list(frr):
+                    if child.tag != want:
+                        frr.remove(child)
+            text, cut = self._cut(etree.tostring(frr, encoding="unicode"))
+            return ToolResult.success(text, {"xml": text, "truncated": cut})
+        raise AssertionError(name)
+
+
+def test_a0_reads_frr_and_nft_apart_when_together_they_pass_the_cap(e1):
+    from ani.agents.scripted_push import read_configs
+
+    want = e1.model_copy(update={"firewall": None})
+    dev = _Device(want, cap=len(_Device(want, 0).frr) + 10)  # FRR fits, FRR + ruleset does not
+    assert read_configs(dev, {"shell"}, ["e1"]) == {"e1": want}
+    assert [a["command"] for _n, a in dev.calls][1:] == ["vtysh -c 'show running-config'", "nft -j list ruleset"]
+    small = _Device(want, cap=100)
+    with pytest.raises(AgentFailed, match="e1: the output of \"vtysh -c 'show running-config'\" was cut"):
+        read_configs(small, {"shell"}, ["e1"])
+
+
+def test_a2_reads_node_by_node_when_the_whole_passes_the_cap(e1):
+    from ani.agents.scripted_push import read_configs
+
+    whole = len(etree.tostring(to_xml(e1)))
+    dev = _Device(e1, cap=whole - 1)
+    assert read_configs(dev, {"edit_config"}, ["e1"]) == {"e1": e1}
+    filters = [a.get("filter") for _n, a in dev.calls]
+    assert filters[0] is None and len(filters) > 5
+    assert '<frr xmlns="urn:ani:yang:ani-frr"><prefix-list/></frr>' in filters
+    with pytest.raises(AgentFailed, match=r"e1: get_config running \(\S+\) was cut"):
+        read_configs(_Device(e1, cap=50), {"edit_config"}, ["e1"])
