@@ -86,14 +86,16 @@ def nft_commands(before: Firewall | None, after: Firewall | None, handles: list[
     out = list(del_rules)
     for name, s in before.sets.items():
         if name in after.sets:
-            gone = [e for e in s.elements if e not in after.sets[name].elements]
+            keep = set(after.sets[name].elements)
+            gone = [e for e in s.elements if e not in keep]
             if gone:
                 out.append(f"delete element {_T} {name} {_elements(gone)}")
     for name, s in after.sets.items():
         if name not in before.sets:
             out += _set_lines(name, s)
         else:
-            new = [e for e in s.elements if e not in before.sets[name].elements]
+            had = set(before.sets[name].elements)
+            new = [e for e in s.elements if e not in had]
             if new:
                 out.append(f"add element {_T} {name} {_elements(new)}")
     out += add_rules

@@ -77,7 +77,7 @@ def _diff(sn: Any, old: etree._Element, new: etree._Element, out: etree._Element
                 out.append(_deleted(o, child))
                 changed = True
         elif child.kind == "leaf-list":
-            ov, nv = [e.text for e in olds], [e.text for e in news]
+            ov, nv = {e.text for e in olds}, {e.text for e in news}
             for e in news:
                 if e.text not in ov:
                     out.append(copy.deepcopy(e))

@@ -437,3 +437,15 @@ def test_a2_reads_node_by_node_when_the_whole_passes_the_cap(e1):
     assert '<frr xmlns="urn:ani:yang:ani-frr"><prefix-list/></frr>' in filters
     with pytest.raises(AgentFailed, match=r"e1: get_config running \(\S+\) was cut"):
         read_configs(_Device(e1, cap=50), {"edit_config"}, ["e1"])
+
+
+def test_docs_example_prints_what_it_says(capsys):
+    """docs/scenarios.md's lab-free example of frr_commands runs and prints its comment."""
+    import re
+    from pathlib import Path
+
+    text = Path("docs/scenarios.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "print(frr_commands" in b)
+    exec(compile(block, "docs/scenarios.md", "exec"), {})
+    said = " ".join(ln.lstrip("# ").strip() for ln in block.splitlines() if ln.startswith("# "))
+    assert capsys.readouterr().out.strip() == said
