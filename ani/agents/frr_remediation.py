@@ -20,11 +20,13 @@ and order the changes in text order. The driver states what FRR 8.4 does (measur
 
 - commands whose new value replaces the old one, so no ``no`` is sent (idempotent): a
   prefix-list entry of the same name and seq, ``bgp route-map delay-timer``, ``description``,
-  ``ip ospf area|network|hello-interval|dead-interval``, ``ospf router-id``, OSPF timers,
+  ``ip ospf network|hello-interval|dead-interval``, ``ospf router-id``, OSPF timers,
   ``bgp router-id``, ``coalesce-time``, ``timers bgp``, a neighbor's ``remote-as``,
   ``description``, ``update-source``, ``timers connect``, ``redistribute SRC [route-map]``, a
   neighbor's ``route-map X in|out``, a route-map entry's ``match ip address prefix-list``,
   ``set local-preference``, ``set metric``, ``set community``;
+  (not ``ip ospf area``: "Must remove previous area config before changing ospf area", so the
+  old area is negated first);
 - ``no description`` (FRR refuses ``no description TEXT``);
 - the order (the traps): ``bgp route-map delay-timer`` first (the route-map changes that follow
   are re-evaluated after it); new prefix-list entries before the route-maps that match them and
@@ -77,7 +79,6 @@ _IDEMPOTENT: tuple[tuple[str, ...], ...] = (
     (r"^hostname ",),
     (r"^ip prefix-list (\S+) seq (\d+) ",),
     (_INTERFACE, r"^description "),
-    (_INTERFACE, r"^ip ospf area "),
     (_INTERFACE, r"^ip ospf network "),
     (_INTERFACE, r"^ip ospf hello-interval "),
     (_INTERFACE, r"^ip ospf dead-interval "),

@@ -449,3 +449,12 @@ def test_docs_example_prints_what_it_says(capsys):
     exec(compile(block, "docs/scenarios.md", "exec"), {})
     said = " ".join(ln.lstrip("# ").strip() for ln in block.splitlines() if ln.startswith("# "))
     assert capsys.readouterr().out.strip() == said
+
+
+def test_ospf_area_is_negated_before_the_new_one(e1):
+    """FRR 8.4 refuses a new ``ip ospf area`` over an old one ("Must remove previous area
+    config before changing ospf area"): the one interface setting that is not replaced."""
+    want = _m(e1)
+    want.interfaces["lo"].ospf.area = "0.0.0.1"
+    want.interfaces["lo"].ospf.passive = True
+    assert frr_commands(e1, want) == ["interface lo", "no ip ospf area 0", "ip ospf area 0.0.0.1", "ip ospf passive", "exit"]
