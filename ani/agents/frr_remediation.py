@@ -34,9 +34,10 @@ and order the changes in text order. The driver states what FRR 8.4 does (measur
   ``router bgp`` lines that use them; removed route-maps and prefix-list entries last (after
   the addresses, redistribution and route-maps that used them are gone).
 
-Two things hier-config cannot express are rewritten afterwards: a removed interface is
-``interface X`` + ``no <line>`` for each of its lines (FRR refuses ``no interface X`` for an
-interface the kernel has: "Only inactive interfaces can be deleted"), and a removed BGP
+Two things hier-config cannot express are rewritten afterwards: a removed interface (and a
+removed ``address-family`` block) is ``interface X`` + ``no <line>`` for each of its lines (FRR
+refuses ``no interface X`` for an interface the kernel has: "Only inactive interfaces can be
+deleted"), and a removed BGP
 neighbor or peer-group is one ``no neighbor X`` (its first ``no neighbor X ...`` line deletes
 it, the others would then fail: "% Specify remote-as or peer-group commands first"),
 members before their group.
@@ -202,14 +203,19 @@ def frr_units(before: DeviceConfig, after: DeviceConfig) -> list[list[str]]:
     intended = get_hconfig(FrrDriver(), frr_text(after))
     rem = WorkflowRemediation(running, intended).remediation_config
 
-    # a removed interface: its lines one by one (FRR keeps the kernel's interface)
-    for child in list(rem.children):
-        if child.text.startswith("no interface "):
-            name = child.text[len("no interface "):]
-            old = running.get_child(equals=f"interface {name}")
+    # a removed interface or address family: its lines one by one (FRR keeps the kernel's
+    # interface; an address family has no 'no' form to rely on)
+    for parent, old_parent in [(rem, running), *((b, running.get_child(equals=b.text))
+                                                 for b in rem.children if b.text.startswith("router bgp "))]:
+        for child in list(parent.children):
+            if not child.text.startswith(("no interface ", "no address-family ")) or old_parent is None:
+                continue
+            header = child.text[len("no "):]
+            old = old_parent.get_child(equals=header)
+            weight = child.order_weight
             child.delete()
-            block = rem.add_child(f"interface {name}")
-            block.order_weight = dict(_ORDER)[r"^interface "]
+            block = parent.add_child(header)
+            block.order_weight = dict(_ORDER)[r"^interface "] if header.startswith("interface ") else weight
             for line in old.children if old is not None else ():
                 block.add_child(line.text).negate()
 

@@ -458,3 +458,23 @@ def test_ospf_area_is_negated_before_the_new_one(e1):
     want.interfaces["lo"].ospf.area = "0.0.0.1"
     want.interfaces["lo"].ospf.passive = True
     assert frr_commands(e1, want) == ["interface lo", "no ip ospf area 0", "ip ospf area 0.0.0.1", "ip ospf passive", "exit"]
+
+
+def test_removed_address_family_is_its_lines_negated(configs):
+    c1 = configs["c1"]
+    want = _m(c1)
+    want.bgp.ipv4_unicast.peers = {}
+    want = want.canonical()
+    assert want.bgp.ipv4_unicast.is_empty()
+    assert frr_commands(c1, want) == [
+        "router bgp 64500", "address-family ipv4 unicast", "no neighbor EDGES route-reflector-client",
+        "exit-address-family", "exit",
+    ]
+    # with its peer-group gone too, the one 'no neighbor' is all (the rest goes with it)
+    gone = _m(c1)
+    gone.bgp.neighbors = {}
+    gone.bgp.peer_groups = {}
+    gone.bgp.ipv4_unicast.peers = {}
+    assert frr_commands(c1, gone.canonical()) == [
+        "router bgp 64500", *(f"no neighbor 100.64.255.1{i}" for i in range(1, 5)), "no neighbor EDGES", "exit",
+    ]
