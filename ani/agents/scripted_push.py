@@ -47,6 +47,11 @@ Then each changed router is read back (A2: within the transaction) and must equa
 configuration the way the device layer compares (:class:`DeviceConfig` equality of canonical
 models; the ``unmodelled`` lines included at A0 / A1); otherwise AgentFailed names the router and
 the difference (``- line`` running, ``+ line`` intended, :func:`ani.device.apply.mismatch`).
+
+A push that fails leaves no router half changed where the level allows undoing: A2 cancels the
+commit (or discards the candidates); A1 rolls every router it changed back to the snapshot taken
+before its first ``update_config``; A0 pushes the reverse difference (from a fresh read) and
+checks it. The error message says which routers were put back and which could not be.
 """
 
 from __future__ import annotations
@@ -247,7 +252,8 @@ def _push_a0(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) 
         raise AgentFailed(f"{device}: the change exited {rc}: {(out + str(data.get('stderr', ''))).strip()[:300]}")
 
 
-def _push_a1(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) -> None:
+def _push_a1(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) -> str | None:
+    """Returns the id of A1's automatic snapshot taken before the first ``update_config``."""
     units = frr_units(before, want)
     units += [[f"nft {c}"] for c in _nft(device, before, want, _handles(steps, "a1", device, before, want))]
     batch: list[str] = []
@@ -259,8 +265,11 @@ def _push_a1(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) 
         batch += unit
     if batch:
         batches.append(batch)
+    first = None
     for cmds in batches:
-        need(steps.call("update_config", {"device": device, "commands": cmds}), f"update_config on {device}")
+        data = need(steps.call("update_config", {"device": device, "commands": cmds}), f"update_config on {device}")
+        first = first or data.get("pre_snapshot")
+    return first
 
 
 def push_configs(steps: Any, tools: Iterable[str], before: dict[str, DeviceConfig],
@@ -282,10 +291,38 @@ def push_configs(steps: Any, tools: Iterable[str], before: dict[str, DeviceConfi
             _transaction(steps, {r: cur[r] for r in changed}, {r: want[r] for r in changed})
         return
     push = _push_a0 if level == "a0" else _push_a1
-    for r in changed:
-        push(steps, r, cur[r], want[r])
-    for r in changed:
-        _check(r, _READERS[level](steps, r), want[r], level)
+    touched: dict[str, str | None] = {}  # router -> A1's snapshot before its first change
+    try:
+        for r in changed:
+            touched[r] = None
+            touched[r] = push(steps, r, cur[r], want[r])
+        for r in changed:
+            _check(r, _READERS[level](steps, r), want[r], level)
+    except AgentFailed as exc:
+        raise AgentFailed(f"{exc}; {_undo(steps, level, touched, cur)}") from None
+
+
+def _undo(steps: Any, level: str, touched: dict[str, str | None], before: dict[str, DeviceConfig]) -> str:
+    """Put the routers a failed push touched back to ``before`` (A1: ``rollback`` to the
+    snapshot taken before their first ``update_config``; one that failed its first call was
+    rolled back by A1 itself. A0: the reverse difference, from a fresh read); what was done,
+    for the error message. Never raises for its own failures."""
+    done, failed = [], []
+    for r, snap in touched.items():
+        try:
+            if level == "a1":
+                if snap is not None:
+                    need(steps.call("rollback", {"device": r, "snapshot_id": snap}), f"rollback on {r}")
+            else:
+                now = _read_a0(steps, r)
+                if now != before[r]:
+                    _push_a0(steps, r, now, before[r])
+            _check(r, _READERS[level](steps, r), before[r], level)
+            done.append(r)
+        except Exception as exc:  # noqa: BLE001 - report it, the original error goes on
+            failed.append(f"{r} ({' '.join(str(exc).split())[:150]})")
+    out = f"put back as before: {', '.join(done)}" if done else "nothing to put back"
+    return out + (f"; could NOT put back: {'; '.join(failed)}" if failed else "")
 
 
 def _transaction(steps: Any, before: dict[str, DeviceConfig], want: dict[str, DeviceConfig]) -> None:

@@ -15,6 +15,7 @@ from ani.agents.scripted_push import push_configs, read_configs
 from ani.device.apply import mismatch, read
 from ani.device.model import (
     FirewallRule,
+    OspfNetwork,
     Peer,
     PrefixList,
     PrefixListEntry,
@@ -134,22 +135,34 @@ def test_push_multi_router_change(make_lab, level):
     assert errors == []
 
 
-def test_push_a1_refuses_what_its_allowlist_lacks(make_lab):
-    """A1 cannot create an nftables set: the push fails naming the command, nothing changes."""
+@pytest.mark.parametrize("level", ["a0", "a1"])
+def test_failed_push_puts_the_routers_back(make_lab, level):
+    """e1's change is fine, e2's is one FRR refuses (an OSPF ``network`` statement beside the
+    interface areas: "Please remove all ip ospf area x.x.x.x commands first"; the model takes
+    it): the push fails naming e2 and both routers run what they ran before. At A1 a set the
+    allowlist cannot create fails the same way, naming the command."""
     scenario = load_scenario(SCENARIO)
     lab = make_lab(scenario.topology, netconf=False)
-    adapter = create_adapter("a1", lab)
+    adapter = create_adapter(level, lab)
     adapter.open()
     try:
-        steps = StepCounter(adapter, Budget(max_steps=20))
+        steps = StepCounter(adapter, Budget(max_steps=60))
         tools = {t.name for t in adapter.tools()}
-        cur = read_configs(steps, tools, ["e1"])
+        cur = read_configs(steps, tools, ["e1", "e2"])
         want = _copy(cur)
         _add_site(want, *SITES[0])
-        want["e1"].firewall.sets["tenant_green"] = want["e1"].firewall.sets["tenant_blue"].model_copy(
-            update={"elements": [IPv4Network("198.19.9.0/24")]})
-        with pytest.raises(AgentFailed, match=r"update_config on e1: .*nft add set inet fw tenant_green"):
+        want["e2"].ospf.networks.append(OspfNetwork(prefix="198.19.9.0/24", area="0"))
+        with pytest.raises(AgentFailed, match=r"e2: .*; put back as before: e1, e2$"):
             push_configs(steps, tools, cur, want)
-        assert read(lab, "e1") == cur["e1"]
+        for r in ("e1", "e2"):
+            assert read(lab, r) == cur[r], mismatch(read(lab, r), cur[r])
+        if level == "a1":
+            want = _copy(cur)
+            _add_site(want, *SITES[0])
+            want["e1"].firewall.sets["tenant_green"] = want["e1"].firewall.sets["tenant_blue"].model_copy(
+                update={"elements": [IPv4Network("198.19.9.0/24")]})
+            with pytest.raises(AgentFailed, match=r"update_config on e1: .*nft add set inet fw tenant_green"):
+                push_configs(steps, tools, cur, want)
+            assert read(lab, "e1") == cur["e1"]
     finally:
         adapter.close()
