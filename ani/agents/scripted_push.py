@@ -43,7 +43,8 @@ Pushing (``push_configs``): every router of ``after`` whose intended configurati
   configuration), ``unlock``; on any failure before the commit the candidates are discarded, and
   every lock taken is released.
 
-Then each changed router is read back (A2: within the transaction) and must equal its intended
+Then each changed router is read back (A2: within the transaction; A1: only the part the push
+changed, FRR or nftables, when it changed one: the other was read just before) and must equal its intended
 configuration the way the device layer compares (:class:`DeviceConfig` equality of canonical
 models; the ``unmodelled`` lines included at A0 / A1); otherwise AgentFailed names the router and
 the difference (``- line`` running, ``+ line`` intended, :func:`ani.device.apply.mismatch`).
@@ -297,9 +298,49 @@ def push_configs(steps: Any, tools: Iterable[str], before: dict[str, DeviceConfi
             touched[r] = None
             touched[r] = push(steps, r, cur[r], want[r])
         for r in changed:
-            _check(r, _READERS[level](steps, r), want[r], level)
+            _check(r, _read_back(steps, level, r, cur[r], want[r]), want[r], level)
     except AgentFailed as exc:
         raise AgentFailed(f"{exc}; {_undo(steps, level, touched, cur)}") from None
+
+
+def _nft_lines(cfg: DeviceConfig) -> list[str]:
+    return [u for u in cfg.unmodelled if u.startswith("nft / ")]
+
+
+def _split(cfg: DeviceConfig) -> tuple[DeviceConfig, tuple[Any, list[str]]]:
+    """(the FRR part, (firewall, nft's unmodelled lines)) of a configuration."""
+    nft = _nft_lines(cfg)
+    frr = cfg.model_copy(update={"firewall": None, "unmodelled": [u for u in cfg.unmodelled if u not in nft]})
+    return frr, (cfg.firewall, nft)
+
+
+def _read_back(steps: Any, level: str, device: str, cur: DeviceConfig, want: DeviceConfig) -> DeviceConfig:
+    """The router's configuration after its push. A0: one ``shell`` reads both parts anyway; A1
+    reads only the part the push changed (``get_running_config`` or the ruleset: one step, not
+    two) and takes the other from ``cur``, read just before."""
+    if level != "a1":
+        return _READERS[level](steps, device)
+    (cur_frr, cur_nft), (want_frr, want_nft) = _split(cur), _split(want)
+    if cur_frr != want_frr and cur_nft != want_nft:
+        return _read_a1(steps, device)
+    from ani.device import firewall as fwmod
+    from ani.device.parse import parse
+
+    try:
+        if cur_frr != want_frr:
+            res = need(steps.call("get_running_config", {"device": device}), f"get_running_config on {device}")
+            _uncut(res, device, "the running config")
+            frr = parse(str(res.get("running_config", ""))).model_copy(update={"hostname": device})
+            fw, extra = cur_nft
+        else:
+            out = need(steps.call("execute_validation", {"device": device, "command": _NFT_JSON}),
+                       f"{_NFT_JSON} on {device}")
+            _uncut(out, device, "the nftables ruleset")
+            frr = cur_frr
+            fw, extra = fwmod.parse_ruleset(str(out.get("output", "")).strip() or '{"nftables": []}')
+    except ValueError as exc:
+        raise AgentFailed(f"{device}: cannot read its configuration: {' '.join(str(exc).split())[:300]}") from None
+    return frr.model_copy(update={"firewall": fw, "unmodelled": [*frr.unmodelled, *extra]})
 
 
 def _undo(steps: Any, level: str, touched: dict[str, str | None], before: dict[str, DeviceConfig]) -> str:

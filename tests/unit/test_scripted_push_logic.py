@@ -402,6 +402,10 @@ class _Device:
             out += self.nft if "nft -j" in cmd else ""
             text, cut = self._cut(out)
             return ToolResult.success(text, {"exit_status": 0, "stdout": text, "stdout_truncated": cut})
+        if name == "get_running_config":
+            return ToolResult.success(self.frr, {"running_config": self.frr, "truncated": False})
+        if name == "execute_validation":
+            return ToolResult.success(self.nft, {"output": self.nft, "truncated": False})
         if name == "get_config":
             frr = to_xml(self.cfg)
             if args.get("filter"):
@@ -478,3 +482,41 @@ def test_removed_address_family_is_its_lines_negated(configs):
     assert frr_commands(c1, gone.canonical()) == [
         "router bgp 64500", *(f"no neighbor 100.64.255.1{i}" for i in range(1, 5)), "no neighbor EDGES", "exit",
     ]
+
+
+def test_a1_reads_back_only_the_part_it_changed(e1):
+    from ani.agents.scripted_push import _read_back
+    fw_only = _m(e1)
+    fw_only.firewall.sets["tenant_blue"].elements.append(IPv4Network("198.19.4.0/24"))
+    dev = _Device(fw_only, cap=10**6)
+    dev.nft = json.dumps(_nft_json(fw_only.firewall))
+    assert _read_back(dev, "a1", "e1", e1, fw_only) == fw_only
+    assert [n for n, _a in dev.calls] == ["execute_validation"]
+    frr_only = _m(e1)
+    frr_only.interfaces["to-blue1"].description = "blue 1"
+    dev = _Device(frr_only, cap=10**6)
+    assert _read_back(dev, "a1", "e1", e1, frr_only) == frr_only
+    assert [n for n, _a in dev.calls] == ["get_running_config"]
+    both = _m(fw_only)
+    both.interfaces["to-blue1"].description = "blue 1"
+    dev = _Device(both, cap=10**6)
+    dev.nft = json.dumps(_nft_json(both.firewall))
+    assert _read_back(dev, "a1", "e1", e1, both) == both
+    assert [n for n, _a in dev.calls] == ["get_running_config", "execute_validation"]
+
+
+def _nft_json(fw: Firewall) -> dict:
+    """``nft -j list ruleset`` of ``fw`` as nft prints it (the shape parse_ruleset reads)."""
+    items: list[dict] = [{"metainfo": {"json_schema_version": 1}}, {"table": {"family": "inet", "name": "fw", "handle": 1}}]
+    for name, s in fw.sets.items():
+        elem = [{"prefix": {"addr": str(e.network_address), "len": e.prefixlen}} for e in s.elements]
+        items.append({"set": {"family": "inet", "name": name, "table": "fw", "type": "ipv4_addr", "handle": 2,
+                              "flags": ["interval"], **({"elem": elem} if elem else {})}})
+    items.append({"chain": {"family": "inet", "table": "fw", "name": "forward", "handle": 3, "type": "filter",
+                            "hook": "forward", "prio": 0, "policy": fw.forward_policy}})
+    for i, r in enumerate(fw.forward_rules):
+        expr = [{"match": {"op": "==", "left": {"payload": {"protocol": "ip", "field": f}}, "right": f"@{v}"}}
+                for f, v in (("saddr", r.saddr_set), ("daddr", r.daddr_set)) if v]
+        items.append({"rule": {"family": "inet", "table": "fw", "chain": "forward", "handle": 10 + i,
+                               "expr": [*expr, {r.action: None}]}})
+    return {"nftables": items}
