@@ -56,7 +56,7 @@ from ani.device.render import render
 from ani.device.state import NFT_LIST_JSON, RouterState, Target, converge, read_state
 from ani.errors import LabError
 
-__all__ = ["ApplyError", "ApplyReport", "apply", "context_lines", "frr_diff", "read"]
+__all__ = ["ApplyError", "ApplyReport", "apply", "context_lines", "frr_diff", "mismatch", "model_of", "read"]
 
 #: prefixed to the rendered model: the lab's daemons run with ``-F traditional``
 FRR_PREAMBLE = "frr defaults traditional\n"
@@ -65,9 +65,10 @@ FRR_PREAMBLE = "frr defaults traditional\n"
 # -- reading ---------------------------------------------------------------------------------
 
 
-def _model(router: str, frr_text: str, nft_json: str) -> DeviceConfig:
+def model_of(router: str, frr_text: str, nft_json: str) -> DeviceConfig:
     """The model of a router's state as read (``show running-config`` text, ``nft -j list
-    ruleset`` JSON), ``hostname`` = ``router``. Raises ReadError if the ruleset is not nft JSON,
+    ruleset`` JSON, however they were read: here out of band, by an agent through its tools),
+    ``hostname`` = ``router``. Raises ReadError if the ruleset is not nft JSON,
     ValueError if FRR printed what the parser cannot read."""
     m = parse(frr_text)
     try:
@@ -88,7 +89,7 @@ def read(lab: Any, router: str, timeout: float = 10.0) -> DeviceConfig:
     ReadTimeout (also an AniTimeout) if a read runs out of ``timeout``; UnknownNode for a name
     that is not a router of the lab."""
     st = read_state(lab, router, timeout, nft_argv=NFT_LIST_JSON)
-    return _model(router, st.frr, st.nft)
+    return model_of(router, st.frr, st.nft)
 
 
 # -- differences -----------------------------------------------------------------------------
@@ -130,13 +131,17 @@ def frr_diff(before: str, after: str) -> list[str]:
     return out
 
 
-def _mismatch(got: DeviceConfig, want: DeviceConfig) -> list[str]:
-    """What still differs (running -> wanted), as diff lines; lines the model cannot express
-    that running has are ``- <line>`` (they are not in ``want``)."""
-    modelled = got.model_copy(update={"unmodelled": []})
+def mismatch(got: DeviceConfig, want: DeviceConfig) -> list[str]:
+    """What still differs (running ``got`` -> wanted ``want``), as diff lines: the modelled FRR
+    lines (:func:`frr_diff`), then the lines the model cannot express (``- <line>`` for those
+    only ``got`` has, ``+ <line>`` for those only ``want`` has), then the firewall's
+    (:func:`ani.device.firewall.diff`). [] if they are equal (order of the unmodelled lines
+    aside)."""
+    bare = {"unmodelled": []}
     return (
-        frr_diff(render(modelled), render(want))
-        + [f"- {u}" for u in got.unmodelled]
+        frr_diff(render(got.model_copy(update=bare)), render(want.model_copy(update=bare)))
+        + [f"- {u}" for u in got.unmodelled if u not in want.unmodelled]
+        + [f"+ {u}" for u in want.unmodelled if u not in got.unmodelled]
         + fwmod.diff(got.firewall, want.firewall)
     )
 
@@ -171,7 +176,7 @@ def _converge(lab: Any, router: str, cur: RouterState, want: DeviceConfig, passe
     end. Tool messages go to ``notes`` (each once). A mismatch is not raised here."""
     res = converge(lab, router, _target(router, want), cur, passes=passes, timeout=timeout)
     notes.extend(n for n in res.notes if n not in notes)
-    return _model(router, res.state.frr, res.state.nft)
+    return model_of(router, res.state.frr, res.state.nft)
 
 
 def apply(
@@ -222,7 +227,7 @@ def apply(
             lines=intended.unmodelled,
         )
     state = read_state(lab, router, nft_argv=NFT_LIST_JSON)
-    before = _model(router, state.frr, state.nft)
+    before = model_of(router, state.frr, state.nft)
     if before.unmodelled:
         raise ApplyError(
             f"{router}: the running configuration has {len(before.unmodelled)} line(s) the device model cannot "
@@ -248,7 +253,7 @@ def apply(
             _write_startup(lab, router, intended, timeout)
         return ApplyReport(changed=True, diff=diff, seconds=time.monotonic() - t0, notes=notes)
 
-    left = _mismatch(after, intended) if after is not None else []
+    left = mismatch(after, intended) if after is not None else []
     restored, rnotes = _restore(lab, router, before, passes, timeout)
     msg = f"{router}: the running configuration did not reach the intended one"
     if left:
@@ -271,7 +276,7 @@ def _restore(lab: Any, router: str, before: DeviceConfig, passes: int, timeout: 
         after = _converge(lab, router, cur, before, passes, timeout, notes)
         if after == before:
             return True, notes
-        notes.append("still different: " + "; ".join(_mismatch(after, before)[:10]))
+        notes.append("still different: " + "; ".join(mismatch(after, before)[:10]))
     except (ApplyError, LabError, ValueError) as exc:
         notes.append(str(exc))
     return False, notes
