@@ -61,3 +61,27 @@ def test_tenant_policy_on_frr_and_a_seq_collision_breaks_another_tenant(make_lab
     failed = [r for r in results if not r.passed]
     assert failed, summarize(results)
     assert all(victim.spec.tenant in r.service for r in failed)
+
+
+def test_shared_service_on_frr_and_a_too_broad_drop_for_one_tenant_cuts_another(make_lab):
+    build, scenario, checks = _build("shared-service", 2)
+    svcs = get_service_class("shared-service").discover(build.configs)
+    both = next(s for s in svcs if len(s.spec.clients) >= 2)  # seed 7: dns1 serves blue and red
+    assert {c.expect for c in checks} == {True, False}  # reach for subscribers, isolation for the others
+    lab = make_lab(scenario.topology)
+    results = Observer(lab).evaluate(checks + scenario.invariants, bound_s=20.0)
+    assert all(r.passed for r in results), summarize(results)
+
+    kept = both.spec.clients[0]  # another subscriber is the one being "revoked"
+    # careless: "take the other tenant off the service" written as a drop of everything to the service,
+    # inserted at the top of the shared chain
+    for r in sorted(build.configs):
+        if build.configs[r].firewall is not None:
+            res = lab.exec(r, ["nft", "insert", "rule", "inet", "fw", "forward", "ip", "daddr",
+                               f"@shared_{both.spec.name}", "drop"])
+            assert res.rc == 0, res.stderr
+    kept_hosts = {s["host"] for s in build.tenants[kept]}
+    mine = [c for c in checks if c.service == both.id and c.expect and c.src in kept_hosts]
+    assert mine
+    results = Observer(lab).evaluate(mine, bound_s=2.0)
+    assert not any(r.passed for r in results), summarize(results)
