@@ -85,3 +85,33 @@ def test_shared_service_on_frr_and_a_too_broad_drop_for_one_tenant_cuts_another(
     assert mine
     results = Observer(lab).evaluate(mine, bound_s=2.0)
     assert not any(r.passed for r in results), summarize(results)
+
+
+def test_ebgp_peering_on_frr_and_a_seq_reused_for_one_tenant_withdraws_another(make_lab):
+    build, scenario, checks = _build("ebgp-peering", 1, trap_rate=1.0)
+    (peering,) = get_service_class("ebgp-peering").discover(build.configs)
+    kinds = {(c.kind, getattr(c, "expect", True)) for c in checks}
+    assert kinds == {("bgp_session", True), ("route", True), ("route", False)}
+    lab = make_lab(scenario.topology)
+    results = Observer(lab).evaluate(checks + scenario.invariants, bound_s=20.0)
+    assert all(r.passed for r in results), summarize(results)
+
+    # the refused more specific really reached the border edge's BGP table and was filtered
+    # (it is absent because of PL-EXT-IN, not because the peer never sent it)
+    edge, x = peering.spec.edge, peering.routers[1]
+    refused = [c for c in checks if c.kind == "route" and not c.expect and c.router == edge]
+    assert refused
+    sent = lab.vtysh_json(x, f"show bgp ipv4 unicast neighbors {peering.spec.local_address.ip} advertised-routes")
+    assert {str(c.prefix) for c in refused} <= set(sent.get("advertisedRoutes", {})), sent
+
+    announced = peering.spec.announce[0]
+    other = next(p for t, sites in build.tenants.items() for p in [s["prefix"] for s in sites]
+                 if t != next(t2 for t2, ss in build.tenants.items() if str(announced) in [s["prefix"] for s in ss]))
+    # careless: "announce <other tenant's site> to the peer too", written at the seq the
+    # announced tenant's entry already has: FRR replaces that entry
+    res = lab.vtysh(edge, ["configure terminal", f"ip prefix-list PL-EXT-OUT seq 10 permit {other}"])
+    assert res.rc == 0, res.stderr
+    victim = [c for c in checks if c.kind == "route" and c.router == x and c.expect and c.prefix == announced]
+    assert victim
+    results = _until_failed(lab, victim)
+    assert not any(r.passed for r in results), summarize(results)

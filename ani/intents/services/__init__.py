@@ -10,5 +10,6 @@ from ani.intents.services.base import ServiceClass, get_service_class, register,
 # (the existing types move here in issue 13 §1; new classes add one line each)
 import ani.intents.services.tenant_policy  # noqa: F401,E402
 import ani.intents.services.shared_service  # noqa: F401,E402
+import ani.intents.services.ebgp_peering  # noqa: F401,E402
 
 __all__ = ["ServiceClass", "get_service_class", "register", "service_classes"]

@@ -204,7 +204,7 @@ class SharedService(ServiceClass):
                 if not expect and not spec.isolate:
                     continue
                 for s in _sample([s for s in sites if s.tenant == t]):
-                    out.append(ReachCheck(src=s.host, dst=dst, expect=expect, service=svc.id))
+                    out.append(ReachCheck(src=s.host, dst=dst, dst_node=spec.name, expect=expect, service=svc.id))
         return out
 
     def generate(self, build: Any, layer: Any) -> None:
