@@ -44,6 +44,15 @@ def test_tenant_policy_on_frr_and_a_seq_collision_breaks_another_tenant(make_lab
     results = Observer(lab).evaluate(checks + scenario.invariants, bound_s=20.0)
     assert all(r.passed for r in results), summarize(results)
 
+    # the route check reads FRR's real attributes: the same check with another local-pref or
+    # community fails and says what FRR has
+    lp = next(c for c in checks if c.local_pref is not None)
+    wrong = [lp.model_copy(update={"local_pref": lp.local_pref + 1, "name": "wrong lp"}),
+             lp.model_copy(update={"community": "64500:9999", "name": "wrong community"})]
+    results = Observer(lab).evaluate(wrong, bound_s=1.0)
+    assert not any(r.passed for r in results), summarize(results)
+    assert f"local-pref {lp.local_pref}, communities {lp.community}" in results[0].detail
+
     svcs = get_service_class("tenant-policy").discover(build.configs)
     victim = svcs[0]
     other = next(t for t in build.tenants if t != victim.spec.tenant)

@@ -267,7 +267,8 @@ class TenantPolicy(ServiceClass):
         for i in range(layer.density):
             tenants = [t for t, v in free.items() if v]
             tenant = build.zipf_choice(rng, tenants)
-            k = min(len(free[tenant]), build.zipf_choice(rng, [1, 2, 3]))
+            spare = sum(len(v) for v in free.values()) - (layer.density - i - 1)  # leave one site per instance to come
+            k = max(1, min(len(free[tenant]), spare, build.zipf_choice(rng, [1, 2, 3])))
             chosen = rng.sample(free[tenant], k)
             free[tenant] = [p for p in free[tenant] if p not in chosen]
             trap = i > 0 and rng.random() < layer.trap_rate
