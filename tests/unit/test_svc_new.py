@@ -379,3 +379,8 @@ def test_generated_configs_round_trip_through_frr_text_and_yang():
         xml = yang.to_xml(cfg)
         assert yang.from_xml(xml, cfg.hostname) == cfg, r
         assert [i for i in yang.validate_xml(xml) if i.severity == "error"] == [], r
+
+
+def test_docs_example(run_doc_example):
+    out = run_doc_example("shared-state-classes.md", "shared-state")
+    assert "tenant-policy ['tenant-policy/" in out and "ebgp-peering ['ebgp-peering/e" in out
