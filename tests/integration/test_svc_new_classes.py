@@ -124,3 +124,28 @@ def test_ebgp_peering_on_frr_and_a_seq_reused_for_one_tenant_withdraws_another(m
     assert victim
     results = _until_failed(lab, victim)
     assert not any(r.passed for r in results), summarize(results)
+
+
+def test_the_three_classes_coexist_and_a_removed_catch_all_breaks_the_external_routes(make_lab):
+    """All three layers on one brownfield: every invariant of every class (and the scenario's
+    baseline) holds; removing RM-POLICY-OUT's catch-all on the border edge (a tenant-policy
+    change) withdraws the external routes from the other edges (ebgp-peering's invariants)."""
+    build = Build.from_scenario(load_scenario(SCENARIO), seed=7)
+    layers = (("tenant-policy", 2), ("shared-service", 1), ("ebgp-peering", 1))
+    for name, density in layers:
+        get_service_class(name).generate(build, Layer(service=name, density=density, trap_rate=0.5))
+    scenario = parse_scenario(build.to_scenario(name="t-all"), source="all")
+    checks = [c for name, _ in layers for c in get_service_class(name).invariants(build.configs, scenario.topology)]
+    lab = make_lab(scenario.topology)
+    results = Observer(lab).evaluate(checks + scenario.invariants, bound_s=20.0)
+    assert all(r.passed for r in results), summarize(results)
+    print(f"{len(results)} invariants pass")
+
+    (peering,) = get_service_class("ebgp-peering").discover(build.configs)
+    res = lab.vtysh(peering.spec.edge, ["configure terminal", "no route-map RM-POLICY-OUT permit 65535"])
+    assert res.rc == 0, res.stderr
+    external = [c for c in checks if c.service == peering.id and c.kind == "route" and c.expect
+                and c.router != peering.routers[1]]
+    assert external
+    results = _until_failed(lab, external)
+    assert not any(r.passed for r in results), summarize(results)
