@@ -384,3 +384,31 @@ def test_generated_configs_round_trip_through_frr_text_and_yang():
 def test_docs_example(run_doc_example):
     out = run_doc_example("shared-state-classes.md", "shared-state")
     assert "tenant-policy ['tenant-policy/" in out and "ebgp-peering ['ebgp-peering/e" in out
+
+
+def test_active_validation_hooks(build, scenario):
+    """own_checks: the invariants of what the changes create, on the state after;
+    touched_invariants: every other instance's, on the state before (a removed or replaced
+    instance's old invariants are left out: they no longer hold by design)."""
+    from types import SimpleNamespace
+
+    cls = get_service_class("tenant-policy")
+    before = {r: c.model_copy(deep=True) for r, c in build.configs.items()}
+    run("tenant-policy", TenantPolicyApply(tenant="blue", seq=10, prefixes=["198.18.11.0/24"], community="64500:1"), before)
+    after = {r: c.model_copy(deep=True) for r, c in before.items()}
+    new = run("tenant-policy", TenantPolicyApply(tenant="red", seq=20, prefixes=["198.18.22.0/24"], local_pref=90), after)
+    own = cls.own_checks([new], before, after, scenario.topology)
+    assert [(c.service, str(c.prefix), c.local_pref) for c in own] == [("tenant-policy/red/20", "198.18.22.0/24", 90)]
+    kept = cls.touched_invariants(before, scenario.topology, SimpleNamespace(changes=(new,)))
+    assert [c.service for c in kept] == ["tenant-policy/blue/10"]
+    gone = TenantPolicyRemove(tenant="blue", seq=10)
+    assert cls.touched_invariants(before, scenario.topology, SimpleNamespace(changes=(gone,))) == []
+    assert cls.own_checks([gone], before, after, scenario.topology) == []
+    assert cls.named_tenants(new, {"blue", "red"}) == {"red"}
+    assert cls.named_networks(new) == [IPv4Network("198.18.22.0/24")]
+    ss = get_service_class("shared-service")
+    add = SharedServiceAdd(name="dns1", router="c1", prefix="198.18.240.0/28", clients=["blue"])
+    assert ss.named_tenants(add, {"blue", "red"}) == {"blue"}
+    assert ss.named_tenants(SharedServiceRemove(name="dns1"), {"blue", "red"}) == {"blue", "red"}
+    assert get_service_class("ebgp-peering").named_networks(EbgpPeeringAdd(**PEERING)) == [
+        IPv4Network("172.16.0.0/24"), IPv4Network("198.18.11.0/24")]

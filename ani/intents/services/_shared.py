@@ -10,14 +10,17 @@ and nftables evaluate them.
 - :func:`ibgp_group`: the iBGP peer-group of a router (remote-as internal or its own AS).
 - :func:`tenant_prefixes`: a tenant's prefixes (the elements of its nftables set ``tenant_<t>``).
 - :func:`origin_router`: the router with an interface address inside a prefix.
+- :class:`InstanceClass`: a ServiceClass whose active validation is its instances' invariants.
 """
 
 from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv4Network
+from typing import Any
 
 from ani.device.model import DeviceConfig, PrefixList, RouteMap, RouteMapEntry
 from ani.intents.inventory import tenant_list, tenant_set
+from ani.intents.services.base import ServiceClass
 
 
 def prefix_list_permits(plist: PrefixList | None, prefix: IPv4Network) -> bool:
@@ -87,3 +90,20 @@ def host_address(topology: object, host: str) -> IPv4Address | None:
         if local.address is not None:
             return local.address.ip
     return None
+
+
+class InstanceClass(ServiceClass):
+    """A service class whose invariants are per instance (each check's ``service`` is the id of
+    the instance it protects): active validation (A3-T / A4) re-checks, after a change, the
+    invariants of the instances it creates or replaces (:meth:`own_checks`, on the state
+    after) and those of every other instance (:meth:`touched_invariants`, on the state before;
+    an instance the change removes or replaces is left out, its old invariants no longer hold
+    by design)."""
+
+    def own_checks(self, changes: list[Any], before: dict[str, Any], after: dict[str, Any], topology: Any) -> list[Any]:
+        ids = {ch.service_id() for ch in changes if ch.action != "remove"}
+        return [c for c in self.invariants(after, topology) if c.service in ids]
+
+    def touched_invariants(self, configs: dict[str, Any], topology: Any, touched: Any) -> list[Any]:
+        mine = {ch.service_id() for ch in getattr(touched, "changes", ()) or () if ch.type == self.name}
+        return [c for c in self.invariants(configs, topology) if c.service not in mine]

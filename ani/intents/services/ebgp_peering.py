@@ -75,8 +75,8 @@ from ani.device.model import (
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
 from ani.intents.inventory import SET_PREFIX, Service
-from ani.intents.services._shared import prefix_list_permits, route_map_result, tenant_edges
-from ani.intents.services.base import ServiceClass, register
+from ani.intents.services._shared import InstanceClass, prefix_list_permits, route_map_result, tenant_edges
+from ani.intents.services.base import register
 from ani.observer.checks import BgpSessionCheck, RouteCheck
 
 PL_IN, PL_OUT, RM_IN, RM_OUT = "PL-EXT-IN", "PL-EXT-OUT", "RM-EXT-IN", "RM-EXT-OUT"
@@ -151,7 +151,7 @@ def _ebgp_neighbors(cfg: DeviceConfig) -> list[str]:
 
 
 @register
-class EbgpPeering(ServiceClass):
+class EbgpPeering(InstanceClass):
     name = "ebgp-peering"
     changes = (EbgpPeeringAdd, EbgpPeeringRemove)
     shares = (f"prefix-lists {PL_IN} / {PL_OUT} and route-maps {RM_IN} / {RM_OUT} of the border edge "
@@ -264,6 +264,12 @@ class EbgpPeering(ServiceClass):
                     absent += 1
                     out.append(RouteCheck(router=far, prefix=p, expect=False, service=sid))
         return out
+
+    def named_tenants(self, ch: Any, known: set[str]) -> set[str]:
+        return set()
+
+    def named_networks(self, ch: Any) -> list[IPv4Network]:
+        return [*ch.accept, *ch.announce] if ch.action == "add" else []
 
     def generate(self, build: Any, layer: Any) -> None:
         """``layer.density`` external routers ``x<n>`` (AS ``options.base_as`` (65001) + i), each

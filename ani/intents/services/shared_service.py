@@ -40,8 +40,8 @@ from ani.device.model import Firewall, FirewallRule, FirewallSet, Interface, Int
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
 from ani.intents.inventory import SET_PREFIX, Service, tenant_set
-from ani.intents.services._shared import host_address, tenant_prefixes
-from ani.intents.services.base import ServiceClass, register
+from ani.intents.services._shared import InstanceClass, host_address, tenant_prefixes
+from ani.intents.services.base import register
 from ani.observer.checks import ReachCheck
 
 SET_PREFIX_SHARED = "shared_"
@@ -110,7 +110,7 @@ def _fw_routers(state: dict[str, Any]) -> list[str]:
 
 
 @register
-class SharedService(ServiceClass):
+class SharedService(InstanceClass):
     name = "shared-service"
     changes = (SharedServiceAdd, SharedServiceRemove)
     shares = ("nftables chain forward (accept per client tenant before the service's drop)",
@@ -207,6 +207,12 @@ class SharedService(ServiceClass):
                 for s in _sample([s for s in sites if s.tenant == t]):
                     out.append(ReachCheck(src=s.host, dst=dst, dst_node=spec.name, expect=expect, service=svc.id))
         return out
+
+    def named_tenants(self, ch: Any, known: set[str]) -> set[str]:
+        return set(ch.clients) if ch.action == "add" else set(known)
+
+    def named_networks(self, ch: Any) -> list[IPv4Network]:
+        return [ch.prefix] if ch.action == "add" else []
 
     def generate(self, build: Any, layer: Any) -> None:
         """``layer.density`` service hosts (``dns1``, ``ntp2``, ...) on Zipf-drawn routers

@@ -46,13 +46,14 @@ from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
 from ani.intents.inventory import Service
 from ani.intents.services._shared import (
+    InstanceClass,
     ibgp_group,
     origin_router,
     route_map_result,
     tenant_edges,
     tenant_prefixes,
 )
-from ani.intents.services.base import ServiceClass, register
+from ani.intents.services.base import register
 from ani.observer.checks import RouteCheck
 
 ROUTE_MAP = "RM-POLICY-OUT"
@@ -130,7 +131,7 @@ def _entry_owner(cfg: Any, seq: int) -> str | None:
 
 
 @register
-class TenantPolicy(ServiceClass):
+class TenantPolicy(InstanceClass):
     name = "tenant-policy"
     changes = (TenantPolicyApply, TenantPolicyRemove)
     shares = (f"route-map {ROUTE_MAP} (one entry per instance, catch-all permit {CATCH_ALL})",
@@ -243,6 +244,12 @@ class TenantPolicy(ServiceClass):
                 out.append(RouteCheck(router=remote, prefix=p, expect=True, local_pref=decided.set_local_preference,
                                       community=comms[0] if comms else None, service=svc.id))
         return out
+
+    def named_tenants(self, ch: Any, known: set[str]) -> set[str]:
+        return {ch.tenant}
+
+    def named_networks(self, ch: Any) -> list[IPv4Network]:
+        return list(getattr(ch, "prefixes", None) or [])
 
     # -- generator -----------------------------------------------------------------------------
 
