@@ -10,17 +10,19 @@ and nftables evaluate them.
 - :func:`ibgp_group`: the iBGP peer-group of a router (remote-as internal or its own AS).
 - :func:`tenant_prefixes`: a tenant's prefixes (the elements of its nftables set ``tenant_<t>``).
 - :func:`origin_router`: the router with an interface address inside a prefix.
+- :func:`host_address`: a host's address in a topology (``tenant_site``'s reader).
 - :class:`InstanceClass`: a ServiceClass whose active validation is its instances' invariants.
 """
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv4Network
+from ipaddress import IPv4Network
 from typing import Any
 
 from ani.device.model import DeviceConfig, PrefixList, RouteMap, RouteMapEntry
-from ani.intents.inventory import tenant_list, tenant_set
+from ani.intents.services.common import tenant_list, tenant_set
 from ani.intents.services.base import ServiceClass
+from ani.intents.services.tenant_site import _host_address as host_address  # noqa: F401 - one reader
 
 
 def prefix_list_permits(plist: PrefixList | None, prefix: IPv4Network) -> bool:
@@ -82,15 +84,6 @@ def origin_router(configs: dict[str, DeviceConfig], prefix: IPv4Network, among: 
             if any(a.ip in prefix for a in iface.addresses):
                 return r
     return None
-
-
-def host_address(topology: object, host: str) -> IPv4Address | None:
-    """The address of ``host``'s first link in ``topology`` (None if it has none)."""
-    for local, _remote in topology.links_of(host):  # type: ignore[attr-defined]
-        if local.address is not None:
-            return local.address.ip
-    return None
-
 
 class InstanceClass(ServiceClass):
     """A service class whose invariants are per instance (each check's ``service`` is the id of

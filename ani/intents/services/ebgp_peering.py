@@ -74,7 +74,7 @@ from ani.device.model import (
 )
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
-from ani.intents.inventory import SET_PREFIX, Service
+from ani.intents.services.common import SET_PREFIX, Service, add_entry
 from ani.intents.services._shared import InstanceClass, prefix_list_permits, route_map_result, tenant_edges
 from ani.intents.services.base import register
 from ani.observer.checks import BgpSessionCheck, RouteCheck
@@ -129,14 +129,14 @@ class EbgpPeeringRemove(_Ebgp):
 
 
 def _add_entries(cfg: DeviceConfig, name: str, prefixes: list[IPv4Network]) -> None:
+    """Exact permit entries for ``prefixes`` not yet in the list, at the next multiples of 10."""
     entries = list(cfg.prefix_lists[name].entries) if name in cfg.prefix_lists else []
     have = {e.prefix for e in entries if e.action == "permit" and e.ge is None and e.le is None}
     seq = max((e.seq for e in entries), default=0)
     for p in prefixes:
         if p not in have:
             seq = (seq // 10 + 1) * 10
-            entries.append(PrefixListEntry(seq=seq, action="permit", prefix=p))
-    cfg.prefix_lists[name] = PrefixList(entries=entries)
+            add_entry(cfg.prefix_lists, name, PrefixListEntry(seq=seq, action="permit", prefix=p), PrefixList)
 
 
 def _ebgp_neighbors(cfg: DeviceConfig) -> list[str]:

@@ -39,9 +39,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ani.device.model import Firewall, FirewallRule, FirewallSet, Interface, InterfaceOspf
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
-from ani.intents.inventory import SET_PREFIX, Service, tenant_set
+from ani.intents.services.common import SET_PREFIX, Service, tenant_set
 from ani.intents.services._shared import InstanceClass, host_address, tenant_prefixes
 from ani.intents.services.base import register
+from ani.intents.services.tenant_site import site_hosts
 from ani.observer.checks import ReachCheck
 
 SET_PREFIX_SHARED = "shared_"
@@ -190,8 +191,6 @@ class SharedService(InstanceClass):
         return out
 
     def invariants(self, configs: dict[str, Any], topology: Any) -> list[ReachCheck]:
-        from ani.intents.checks import site_hosts  # not at import: ani.intents.checks parses changes of every class
-
         sites = site_hosts(configs, topology)
         out: list[ReachCheck] = []
         for svc in self.discover(configs):

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 from ani.device.model import BgpAfPeer, PrefixList, PrefixListEntry, RouteMap, RouteMapEntry, community
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
-from ani.intents.inventory import Service
+from ani.intents.services.common import Service
 from ani.intents.services._shared import (
     InstanceClass,
     ibgp_group,
