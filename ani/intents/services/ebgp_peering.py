@@ -153,6 +153,9 @@ def _ebgp_neighbors(cfg: DeviceConfig) -> list[str]:
 @register
 class EbgpPeering(InstanceClass):
     name = "ebgp-peering"
+    id_format = "ebgp-peering/<edge>/<neighbor>"
+    description = ("eBGP with an external AS over a link of a border edge (passive in OSPF), filtered both ways "
+                   "through the edge's shared PL-EXT-IN / PL-EXT-OUT and RM-EXT-IN / RM-EXT-OUT.")
     changes = (EbgpPeeringAdd, EbgpPeeringRemove)
     shares = (f"prefix-lists {PL_IN} / {PL_OUT} and route-maps {RM_IN} / {RM_OUT} of the border edge "
               "(every external peer there, every tenant announced)",

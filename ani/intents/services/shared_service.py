@@ -113,6 +113,10 @@ def _fw_routers(state: dict[str, Any]) -> list[str]:
 @register
 class SharedService(InstanceClass):
     name = "shared-service"
+    id_format = "shared-service/<name>"
+    description = ("A service host (DNS/NTP-like) on a core or edge router, its subnet carried by OSPF, reachable "
+                   "from the client tenants through accept rules in the shared nftables chain forward (before "
+                   "the service's drop for every other tenant).")
     changes = (SharedServiceAdd, SharedServiceRemove)
     shares = ("nftables chain forward (accept per client tenant before the service's drop)",
               "nftables sets tenant_<t> (the clients are named by their tenant sets)",

@@ -133,6 +133,11 @@ def _entry_owner(cfg: Any, seq: int) -> str | None:
 @register
 class TenantPolicy(InstanceClass):
     name = "tenant-policy"
+    id_format = "tenant-policy/<tenant>/<seq>"
+    description = ("BGP policy of a tenant: an entry of the shared route-map RM-POLICY-OUT (every edge, out to the "
+                   "route reflectors) matching the tenant's prefixes and setting a community and/or a local "
+                   "preference; seq 65535 is the catch-all every other route passes through.")
+    pinned = {"apply": ("prefixes",)}
     changes = (TenantPolicyApply, TenantPolicyRemove)
     shares = (f"route-map {ROUTE_MAP} (one entry per instance, catch-all permit {CATCH_ALL})",
               "neighbor <iBGP peer-group> route-map RM-POLICY-OUT out on every edge",
