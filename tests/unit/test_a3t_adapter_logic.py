@@ -75,7 +75,8 @@ def test_options_and_tools():
 def test_read_only_catalogue_tools():
     a = make()
     types = a.call("list_service_types", {}).data["service_types"]
-    assert [t["type"] for t in types][:2] == ["tenant-site", "tenant-firewall"] and len(types) == 7
+    assert [t["type"] for t in types][:2] == ["tenant-site", "tenant-firewall"] and len(types) == 10
+    assert [t["type"] for t in types][-3:] == ["tenant-policy", "shared-service", "ebgp-peering"]
     assert types[0]["actions"] == ["onboard", "move", "remove"] and types[0]["id_format"] == "tenant-site/<tenant>/<site>"
     schema = a.call("get_service_schema", {"type": "bgp-peering"})
     assert schema.ok and "route_map_in" in schema.text and len(schema.data["schema"]["oneOf"]) == 2

@@ -27,7 +27,7 @@ from ani.sot.services import CREATING_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ["tenant-site", "tenant-firewall", "static-route", "floating-address", "bgp-peering",
-           "prefix-list-entry", "route-map-entry", "ibgp", "underlay"]
+           "prefix-list-entry", "route-map-entry", "ibgp", "underlay", "tenant-policy", "shared-service", "ebgp-peering"]
 
 
 # -- a class of the test's own: an interface description ------------------------------------------
@@ -121,7 +121,7 @@ def test_shipped_classes_in_registration_order_and_their_models_live_in_their_mo
         assert module == f"ani.intents.services.{cls.name.replace('-', '_')}"
         assert all(m.__module__ == module for m in cls.changes)
         assert SERVICE_TYPES.get(cls.name, []) == list(cls.changes)
-    assert len(CHANGE_CLASSES) == 15
+    assert len(CHANGE_CLASSES) == 21
 
 
 def test_inventory_lists_changeable_services_every_class_adds_underlay_and_ibgp(configs):

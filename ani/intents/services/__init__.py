@@ -28,5 +28,8 @@ from ani.intents.services import prefix_list_entry  # noqa: F401
 from ani.intents.services import route_map_entry  # noqa: F401
 from ani.intents.services import ibgp  # noqa: F401
 from ani.intents.services import underlay  # noqa: F401
+from ani.intents.services import tenant_policy  # noqa: F401
+from ani.intents.services import shared_service  # noqa: F401
+from ani.intents.services import ebgp_peering  # noqa: F401
 
 __all__ = ["RegistryView", "ServiceClass", "Touched", "get_service_class", "register", "service_classes", "unregister"]
