@@ -250,7 +250,9 @@ class ScriptedAgent:
         if task.task_class != "onboard-site" or "site.yaml" not in task.files:
             # every other class (and onboard-site's ticket form): typed changes, then each level's way
             from ani.agents.scripted_levels import solve as solve_changes
+            from ani.agents.scripted_tasks import task_form
 
+            task_form(task)  # an unknown class or the wrong file: refused before any call
             solve_changes(task, steps, {t.name for t in adapter.tools()},
                           validate_tries=self.validate_tries, validate_pause_s=self.validate_pause_s)
             return
