@@ -24,7 +24,13 @@ really has, around the site's edge (the router with interface ``to-<site>``):
    other tenants' sets that the other routers carry.
 
 Repairs are typed changes: a missing entry is a ``prefix-list-entry`` ``add``; a shadowing
-entry a ``prefix-list-entry`` (or ``route-map-entry``) ``remove``; a missing set element or drop
+entry a ``prefix-list-entry`` (or ``route-map-entry``) ``remove``. When the shadowing deny has
+the site's own prefix, removing it (the model removes a list's entries by prefix) takes the
+site's permit entry too, which is put back at a new seq next to the old one, never the same: on
+FRR 8.4.4, deleting one of two entries of the same prefix while the other stays leaves the
+route-map's prefix index without that prefix, and the connected route stays unredistributed
+until an entry of the prefix is created again (measured: not even ``no redistribute connected``
+and ``redistribute connected route-map ...`` bring it back; a new seq does); a missing set element or drop
 rule a ``tenant-firewall`` ``apply`` on the routers that lack it, with the tenant's current
 isolation (used only if it changes nothing but that); a wrong mask, or a set element the
 firewall apply cannot restore, re-provisions the site (``tenant-site`` ``remove`` +
@@ -159,6 +165,21 @@ def _reprovision(s: _Site, configs: dict[str, DeviceConfig]) -> list[dict[str, A
     return out
 
 
+def _seq_near(lst: PrefixList, seq: int) -> int | None:
+    """A free seq of ``lst`` right after ``seq`` (before the next entry), else right before it
+    (after the previous one); None if neither exists (the pool then allocates one)."""
+    used = sorted(e.seq for e in lst.entries)
+    nxt = min((q for q in used if q > seq), default=seq + 10)
+    prev = max((q for q in used if q < seq), default=0)
+    after = [q for q in range(seq + 1, nxt) if q not in used]
+    before = [q for q in range(seq - 1, prev, -1) if q not in used]
+    return (after or before or [None])[0]
+
+
+def _with_seq(change: dict[str, Any], seq: int | None) -> dict[str, Any]:
+    return {**change, "seq": seq} if seq is not None else dict(change)
+
+
 def _firewall_repair(s: _Site, routers: list[str], configs: dict[str, DeviceConfig]) -> list[dict[str, Any]] | None:
     """A ``tenant-firewall`` ``apply`` on ``routers`` with the tenant's current isolation, if it
     compiles and changes nothing on them but the tenant's set elements and drop rules."""
@@ -227,11 +248,13 @@ def _check(s: _Site, configs: dict[str, DeviceConfig], d: Diagnosis) -> list[dic
         if own:  # the site's own entry is there, a deny before it shadows it: the deny goes
             d.findings.append(f"{what} shadows seq {own[0].seq} permit {s.prefix}")
             out.append(rm)
-            if entry.prefix == s.prefix:  # removing by prefix takes the permit too: put it back
-                out.append({**add, "seq": own[0].seq})
-        elif entry.prefix == s.prefix:  # the site's entry says deny: make it permit, same seq
+            if entry.prefix == s.prefix:  # removing by prefix takes the permit too: put it back,
+                # at another seq (FRR 8.4 keeps a redistributed route out when one of two entries
+                # of its prefix is deleted and the other stays: see the module doc)
+                out.append(_with_seq(add, _seq_near(lst, own[0].seq)))
+        elif entry.prefix == s.prefix:  # the site's entry says deny: a permit entry instead
             d.findings.append(f"{what}: the site's own entry denies it")
-            out += [rm, {**add, "seq": entry.seq}]
+            out += [rm, _with_seq(add, _seq_near(lst, entry.seq))]
         else:  # no entry of its own, a broader deny catches it: add the entry just before that deny
             used = {e.seq for e in lst.entries}
             free = [q for q in range(entry.seq - 1, 0, -1) if q not in used]

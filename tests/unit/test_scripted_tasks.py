@@ -272,8 +272,8 @@ LEAK = "tenant: blue\nsite: blue3\nreaches_other_tenant: red2\n"
 CASES = {
     "entry missing": (_no_entry, SYMPTOM, "has no entry for 198.18.13.0/24", False),
     "shadowed by a wider deny": (_shadow_wide, SYMPTOM, "seq 5 deny 198.18.12.0/23 shadows seq 10", True),
-    "shadowed by its own prefix": (_shadow_same, SYMPTOM, "seq 5 deny 198.18.13.0/24 shadows seq 10", True),
-    "own entry denies": (_own_denies, SYMPTOM, "the site's own entry denies it", True),
+    "shadowed by its own prefix": (_shadow_same, SYMPTOM, "seq 5 deny 198.18.13.0/24 shadows seq 10", False),
+    "own entry denies": (_own_denies, SYMPTOM, "the site's own entry denies it", False),
     "missing before a catch-all deny": (_no_entry_catch_all, SYMPTOM, "seq 100 deny any catches it", False),
     "set element missing everywhere": (lambda c: _set(c, ["e1", "e2", "e3", "e4"]), LEAK, "lacks 198.18.13.0/24 on e1, e2, e3, e4", False),
     "set element missing on one router": (lambda c: _set(c, ["e2"]), LEAK, "lacks 198.18.13.0/24 on e2", True),
@@ -406,3 +406,14 @@ def test_what_is_validated(base):
     broken = mutate(base, _shadow_wide)  # a repair that leaves the site's service as it was: still checked
     t = task("troubleshoot", "symptom.yaml", SYMPTOM)
     assert expectations(t, broken, after(broken, changes_for(t, broken))) == [(BLUE3, True, "e3")]
+
+
+@pytest.mark.parametrize("fn", [_shadow_same, _own_denies])
+def test_a_same_prefix_entry_comes_back_at_a_new_seq(base, fn):
+    """FRR 8.4 keeps the route out when one of two entries of a prefix is deleted and the other
+    stays (scripted_diagnose's module doc): the permit is re-created at seq 11, next to 10."""
+    broken = mutate(base, fn)
+    d = diagnose({"tenant": "blue", "site": "blue3", "cannot_reach": ["blue1"]}, broken)
+    fixed = after(broken, d.changes)
+    assert [(e.seq, e.action, str(e.prefix)) for e in fixed["e3"].prefix_lists["PL-TENANTS"].entries] == [
+        (11, "permit", "198.18.13.0/24"), (20, "permit", "198.18.23.0/24")]
