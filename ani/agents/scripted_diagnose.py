@@ -33,9 +33,11 @@ until an entry of the prefix is created again (measured: not even ``no redistrib
 and ``redistribute connected route-map ...`` bring it back; a new seq does); a missing set element or drop
 rule a ``tenant-firewall`` ``apply`` on the routers that lack it, with the tenant's current
 isolation (used only if it changes nothing but that); a wrong mask, or a set element the
-firewall apply cannot restore, re-provisions the site (``tenant-site`` ``remove`` +
-``onboard`` with the right prefix and gateway; when the site is not even discoverable, its
-prefix-list entry and gateway address go first). The repair is compiled
+firewall apply cannot restore, re-provisions the site: its gateway address as configured goes
+(``floating-address`` ``remove``, the typed removal of an interface address) and the site is
+onboarded again with the right prefix and gateway (``tenant-site`` ``onboard``), which keeps
+its prefix-list entry and seq and adds only what is missing, so the routers see exactly the
+fix (the mask, the set elements). The repair is compiled
 (``ani.intents.compile_changes``) and the diagnosis run again on the result: it must find
 nothing, or AgentFailed says what is left. Nothing wrong found: AgentFailed listing what was
 checked.
@@ -145,24 +147,16 @@ def _symptom(req: dict[str, Any]) -> tuple[str, str]:
 
 
 def _reprovision(s: _Site, configs: dict[str, DeviceConfig]) -> list[dict[str, Any]]:
-    """Changes making the site exactly (edge, interface, prefix, gateway) through its service."""
+    """Changes making the site exactly (edge, interface, prefix, gateway) through its service,
+    keeping its prefix-list entry (seq) where it has one: the gateway address as configured goes
+    (``floating-address`` ``remove``: the typed removal of an interface address; the site is no
+    longer discoverable then), and the site is onboarded again, which adds only what is missing
+    (the entry if there is none, the address with its right mask, the set elements)."""
     from ani.agents.scripted_tasks import onboard
-    from ani.intents import Inventory
-    from ani.intents.inventory import tenant_list
 
-    out: list[dict[str, Any]] = []
-    if Inventory(configs).get_service(f"tenant-site/{s.tenant}/{s.site}") is not None:
-        out.append({"type": "tenant-site", "action": "remove", "tenant": s.tenant, "site": s.site, "edge": s.edge})
-    else:  # not discoverable as a site: take its parts away first
-        cfg = configs[s.edge]
-        plist = tenant_list(cfg)
-        if plist in cfg.prefix_lists and any(e.prefix == s.prefix for e in cfg.prefix_lists[plist].entries):
-            out.append({"type": "prefix-list-entry", "action": "remove", "routers": [s.edge], "name": plist,
-                        "prefix": str(s.prefix)})
-        out.append({"type": "floating-address", "action": "remove", "address": str(s.address), "router": s.edge,
-                    "interface": s.interface})
-    out.append(onboard(s.tenant, s.site, s.edge, s.prefix, s.address.ip, s.interface))
-    return out
+    return [{"type": "floating-address", "action": "remove", "address": str(s.address), "router": s.edge,
+             "interface": s.interface},
+            onboard(s.tenant, s.site, s.edge, s.prefix, s.address.ip, s.interface)]
 
 
 def _seq_near(lst: PrefixList, seq: int) -> int | None:

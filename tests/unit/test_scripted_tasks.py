@@ -275,10 +275,10 @@ CASES = {
     "shadowed by its own prefix": (_shadow_same, SYMPTOM, "seq 5 deny 198.18.13.0/24 shadows seq 10", False),
     "own entry denies": (_own_denies, SYMPTOM, "the site's own entry denies it", False),
     "missing before a catch-all deny": (_no_entry_catch_all, SYMPTOM, "seq 100 deny any catches it", False),
-    "set element missing everywhere": (lambda c: _set(c, ["e1", "e2", "e3", "e4"]), LEAK, "lacks 198.18.13.0/24 on e1, e2, e3, e4", False),
+    "set element missing everywhere": (lambda c: _set(c, ["e1", "e2", "e3", "e4"]), LEAK, "lacks 198.18.13.0/24 on e1, e2, e3, e4", True),
     "set element missing on one router": (lambda c: _set(c, ["e2"]), LEAK, "lacks 198.18.13.0/24 on e2", True),
-    "gateway mask too long": (_mask(25), SYMPTOM, "198.18.13.1/25 has the wrong mask", False),
-    "gateway mask too short": (_mask(23), SYMPTOM, "198.18.13.1/23 has the wrong mask", False),
+    "gateway mask too long": (_mask(25), SYMPTOM, "198.18.13.1/25 has the wrong mask", True),
+    "gateway mask too short": (_mask(23), SYMPTOM, "198.18.13.1/23 has the wrong mask", True),
     "drop rule missing": (_no_rule, LEAK, "lacks @tenant_blue -> @tenant_red drop", True),
 }
 
