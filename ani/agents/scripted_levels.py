@@ -13,9 +13,13 @@ then, per level (steps are tool calls):
   its document, ``jsonpatch.make_patch``), all on the same ``base_revision``; one
   ``sot_commit`` that must converge.
 - **A4** (``sot_commit`` + service tools): as A3-R for the changes without a service-file form
-  (only creating actions have one: a ``remove`` or a ``move`` is compiled into the routers'
-  device files), then one new ``services/<type>-<id>.json`` per creating change (``onboard``,
-  ``add``, ``apply``), as ``ani.agents.scripted_a4`` writes a site; one ``sot_commit``.
+  (a service file holds only its type's creating action, ``ani.sot.services.CREATING_ACTIONS``:
+  every ``remove`` and ``move`` is compiled into the routers' device files), then one new
+  ``services/<type>-<id>.json`` per creating change (``onboard``, ``add``, ``apply``), as
+  ``ani.agents.scripted_a4`` writes a site; one ``sot_commit``. The device-file changes come
+  first in every class's plan, so compiling the service files on top gives what compiling the
+  list in order gives; a plan with a device-file change after a creating one goes wholly into
+  the device files.
 - **A0 / A1 / A2**: ``read_configs`` of every router, the changes compiled locally, and
   ``push_configs`` of the routers that change (``ani.agents.scripted_push``).
 
@@ -37,8 +41,13 @@ from ani.agents.base import AgentTask, StepCounter
 from ani.agents.scripted import AgentFailed, _intent_level, need
 from ani.device.model import DeviceConfig
 
-#: the creating action of each service type: the only changes a service file (A4) can hold
-CREATING = {"onboard", "add", "apply"}
+
+def has_service_file_form(change: dict[str, Any]) -> bool:
+    """Whether an A4 service file can hold ``change``: its action is its type's creating action
+    (``ani.sot.services.CREATING_ACTIONS``, from the service-class registry)."""
+    from ani.sot.services import CREATING_ACTIONS
+
+    return CREATING_ACTIONS.get(change["type"]) == change["action"]
 
 
 def solve(task: AgentTask, steps: StepCounter, names: set[str], *, validate_tries: int = 6,
@@ -232,8 +241,11 @@ def _commit_a4(steps: StepCounter, docs: dict[str, dict], head: str, changes: li
                services: dict[str, dict], message: str) -> None:
     from ani.sot.patch import pointer
 
-    device = [c for c in changes if c["action"] not in CREATING]
-    files = [c for c in changes if c["action"] in CREATING]
+    forms = [has_service_file_form(c) for c in changes]
+    if any(forms[i] and not forms[j] for i in range(len(forms)) for j in range(i + 1, len(forms))):
+        forms = [False] * len(forms)  # a device-file change after a service file: all the A3-R way (order kept)
+    device = [c for c, f in zip(changes, forms) if not f]
+    files = [c for c, f in zip(changes, forms) if f]
     if device:  # no service-file form: the A3-R way, on the device files
         base = _sot_configs(docs, {})
         for path, ops in _patches(docs, _compile(device, base)).items():

@@ -417,3 +417,20 @@ def test_a_same_prefix_entry_comes_back_at_a_new_seq(base, fn):
     fixed = after(broken, d.changes)
     assert [(e.seq, e.action, str(e.prefix)) for e in fixed["e3"].prefix_lists["PL-TENANTS"].entries] == [
         (11, "permit", "198.18.13.0/24"), (20, "permit", "198.18.23.0/24")]
+
+
+def test_a4_keeps_the_order_when_a_removal_follows_a_creating_change(base):
+    from ani.agents.scripted_levels import _commit_a4
+    from ani.sot.format import from_doc, to_doc
+    from ani.sot.patch import apply_patch
+
+    docs = {r: to_doc(c) for r, c in base.items()}
+    add = {"type": "prefix-list-entry", "action": "add", "routers": ["c1"], "name": "PL-NEW", "prefix": "192.0.2.0/24"}
+    rm = {"type": "tenant-site", "action": "remove", "tenant": "red", "site": "red2", "edge": "e2"}
+    steps = Steps()
+    _commit_a4(steps, docs, "abc123", [add, rm], {}, "msg")
+    patched = {a["path"]: a["patch"] for n, a in steps.calls if n == "sot_patch"}
+    # no service file: both changes compiled in order into the device files
+    assert sorted(patched) == [f"devices/{r}.json" for r in ("c1", "e1", "e2", "e3", "e4")]
+    intended = compile_changes([add, rm], base).configs
+    assert all(from_doc(apply_patch(docs[r], patched[f"devices/{r}.json"]), r) == intended[r] for r in intended)
