@@ -3,7 +3,8 @@ campaign runner (``ani.campaign.runner.run_one``, what ``ani run`` uses): clean 
 hidden test and every baseline invariant (but the variant's superseded ones) passing, no tool
 error. The three seeds are spread over the levels (level i runs seed i % 3) so that a module run
 stays a handful of labs; the full levels x classes x seeds sweep is a campaign (docs/tasks.md).
-The ticket form runs at A3-T through the same runner with the variant drawn in that form."""
+The ticket form of every class (onboard-site's too, which then goes the typed-changes way)
+runs at A3-T through the same runner with the variant drawn in that form."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ class _TicketForm:
         return self.cls.variant(scenario, seed, form="ticket")
 
 
-@pytest.mark.parametrize("task", CLASSES)
+@pytest.mark.parametrize("task", ["onboard-site", *CLASSES])
 def test_ticket_form_at_a3t(tmp_path, task):
     _need()
     from ani.campaign.runner import RunnerDeps, run_one
