@@ -1,5 +1,10 @@
-"""The scripted baseline agent for ``onboard-site`` (an automation script, as NetConfBench
-allows for baselines).
+"""The scripted baseline agent (an automation script, as NetConfBench allows for baselines).
+
+Every task class but ``onboard-site`` in its intent form (``change-set``, ``decommission``,
+``troubleshoot``; onboard-site's ticket form) is planned as typed service changes from the
+request and the configs read (:mod:`ani.agents.scripted_tasks`) and carried out the level's way
+(:mod:`ani.agents.scripted_levels`: one transaction at A3-T, the source of truth at A3-R / A4,
+``push_configs`` at A0 / A1 / A2). ``onboard-site`` with its ``site.yaml`` keeps its own script:
 
 It acts only through the adapter's tools, reading only the task's request and ``site.yaml``:
 
@@ -216,7 +221,7 @@ def _intent_level(names: set[str]) -> str | None:
 
 
 class ScriptedAgent:
-    """Solves ``onboard-site`` at A0, A1 and A2 (see module doc).
+    """Solves every task class at every level (see module doc).
 
     Args:
         validate_tries: how many times to look for the route on another edge.
@@ -242,8 +247,15 @@ class ScriptedAgent:
         return AgentRun(stop_reason="submitted", steps=steps.steps, submitted=True, trajectory=traj)
 
     def _solve(self, task: AgentTask, adapter: Any, steps: StepCounter) -> None:
-        if task.task_class != "onboard-site":
-            raise AgentFailed(f"the scripted agent only knows onboard-site, not {task.task_class!r}")
+        if task.task_class != "onboard-site" or "site.yaml" not in task.files:
+            # every other class (and onboard-site's ticket form): typed changes, then each level's way
+            from ani.agents.scripted_levels import solve as solve_changes
+            from ani.agents.scripted_tasks import task_form
+
+            task_form(task)  # an unknown class or the wrong file: refused before any call
+            solve_changes(task, steps, {t.name for t in adapter.tools()},
+                          validate_tries=self.validate_tries, validate_pause_s=self.validate_pause_s)
+            return
         site = yaml.safe_load(task.files["site.yaml"])
         tenant, edge, host = str(site["tenant"]), str(site["edge"]), str(site["site"])
         prefix = IPv4Network(str(site["prefix"]))

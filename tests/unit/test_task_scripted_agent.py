@@ -179,4 +179,5 @@ def test_missing_redistribution_policy_is_an_error(scenario):
 def test_other_task_class_is_an_error():
     task = AgentTask(task_class="move-site", variant_id="x", request="r", files={})
     run = create_agent({"kind": "scripted"}).run(task, object(), Budget())
-    assert run.stop_reason == "error" and "only knows onboard-site" in run.error
+    assert run.stop_reason == "error" and "knows no task class 'move-site'" in run.error
+    assert "change-set" in run.error and run.steps == 0
