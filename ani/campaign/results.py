@@ -34,11 +34,14 @@ RUNS_FILE = "runs.jsonl"
 
 
 class CheckOutcome(BaseModel):
-    """One graded check: ``name``, ``passed`` and a human ``detail``."""
+    """One graded check: ``name``, ``passed``, a human ``detail`` and the check's ``service``
+    tag (which pre-existing service it protects, e.g. ``tenant:red``; None if untagged), which
+    attributes damage to a service."""
 
     name: str
     passed: bool
     detail: str = ""
+    service: str | None = None
 
 
 class RunRecord(BaseModel):
@@ -49,7 +52,13 @@ class RunRecord(BaseModel):
     says why; such runs are excluded from rates but listed).
 
     Attributes (times in seconds, timestamps ISO 8601 UTC):
-        run_id: ``<cell>-<task>-s<seed>``, filesystem-safe.
+        run_id: ``<cell>-<task>-s<seed>``, filesystem-safe (``<cell>-<task>-density4-s<seed>``
+            at a swept density).
+        scenario_hash: hash of the scenario the run used (generated or read from a file).
+        density: density of that scenario (instances per service class) when it was generated
+            (None: a hand-written scenario file).
+        stress: the run's value of the campaign's swept stress parameter (``{"density": 4}``;
+            ``{}`` without one).
         agent_error: the agent's exception or reported error, if any (the run is still graded).
         tests / invariants: hidden-test and baseline-invariant results after the run.
         steps: agent turns (None if the agent crashed before reporting them).
@@ -76,6 +85,8 @@ class RunRecord(BaseModel):
     variant_id: str | None = None
     seed: int
     scenario_hash: str | None = None
+    density: int | None = None
+    stress: dict[str, Any] = Field(default_factory=dict)
     label: Label
     success: bool | None = None
     damage_free: bool | None = None
