@@ -283,7 +283,7 @@ def run_campaign(
     if hashes and stale:
         now = ", ".join(f"{h[:12]}..." for h in sorted(hashes))
         raise CampaignSpecError(
-            f"--resume {out}: the scenario changed since these runs "
+            f"--resume {out}: the {'generated scenario' if spec.manifest else 'scenario file'} changed since these runs "
             f"(hash {stale[0][:12]}..., now {now}); paired runs would not be "
             "comparable: start a new results folder"
         )

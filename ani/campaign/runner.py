@@ -297,7 +297,10 @@ def prepare(
     """
     cell = spec.cells[0] if cell is None else cell
     scenario = scenario_for(spec, deps, spec.density_of(cell, stress))
-    task_class = deps.get_task_class(spec.task_of(cell, stress))
+    try:
+        task_class = deps.get_task_class(spec.task_of(cell, stress))
+    except ConfigError as exc:  # name the field that chose it: "cells[2](x).task: unknown ..."
+        raise type(exc)(f"{spec.source}: {spec.task_field(cell, stress)}: {exc}") from None
     return scenario, task_class
 
 

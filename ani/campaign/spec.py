@@ -43,7 +43,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ani.agents.base import Budget
 from ani.errors import CampaignSpecError
@@ -55,20 +55,12 @@ FACTORS = ("level", "blocklist", "task", "density")
 STRESS_PARAMS = ("density", "task")
 #: the cell settings, in the order the design check names them
 SETTINGS = ("level", "blocklist", "task", "density")
+NO_SCENARIO = "scenario: Field required (a scenario file; or manifest: to generate one)"
 
 
 def safe_component(text: str) -> str:
     """``text`` reduced to ``[A-Za-z0-9._-]`` (other runs of characters become ``_``)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "_"
-
-
-def _known_task(v: str) -> str:
-    """``v`` if it names a registered task class; ValueError listing the known ones otherwise."""
-    from ani.scenario import TASK_CLASSES
-
-    if v not in TASK_CLASSES:
-        raise ValueError(f"unknown task class {v!r}; known: {', '.join(sorted(TASK_CLASSES))}")
-    return v
 
 
 class CellSpec(BaseModel):
@@ -89,13 +81,8 @@ class CellSpec(BaseModel):
     name: str
     level: str | None = None
     blocklist: bool | str = False
-    task: str | None = None
+    task: str | None = Field(None, min_length=1)
     density: int | None = Field(None, ge=0)
-
-    @field_validator("task")
-    @classmethod
-    def _task(cls, v: str | None) -> str | None:
-        return None if v is None else _known_task(v)
 
     @field_validator("name")
     @classmethod
@@ -167,7 +154,7 @@ class CampaignSpec(BaseModel):
     manifest_path: str | None = None
     scenario_seed: int | None = Field(None, ge=0)
     density: int | None = Field(None, ge=0)
-    task: str | None = None
+    task: str | None = Field(None, min_length=1)
     level: str | None = None
     variants: int = Field(3, ge=1, le=10_000)
     seed: int = Field(1, ge=0)
@@ -177,6 +164,7 @@ class CampaignSpec(BaseModel):
     budget: Budget = Field(default_factory=Budget)
     cells: list[CellSpec] = Field(min_length=1)
     observer_bound_s: float | None = Field(None, gt=0)
+    _source: str = PrivateAttr(default="<campaign>")
 
     @field_validator("name")
     @classmethod
@@ -184,11 +172,6 @@ class CampaignSpec(BaseModel):
         if not NAME_RE.match(v):
             raise ValueError(f"campaign name {v!r} must match {NAME_RE.pattern}")
         return v
-
-    @field_validator("task")
-    @classmethod
-    def _task(cls, v: str | None) -> str | None:
-        return None if v is None else _known_task(v)
 
     @field_validator("level")
     @classmethod
@@ -217,13 +200,8 @@ class CampaignSpec(BaseModel):
             for i, x in enumerate(values):
                 if key == "density" and (not isinstance(x, int) or isinstance(x, bool) or x < 0):
                     raise ValueError(f"{key}.{i}: a density is an int >= 0, got {x!r}")
-                if key == "task":
-                    if not isinstance(x, str):
-                        raise ValueError(f"{key}.{i}: a task class name, got {x!r}")
-                    try:
-                        _known_task(x)
-                    except ValueError as exc:
-                        raise ValueError(f"{key}.{i}: {exc}") from None
+                if key == "task" and (not isinstance(x, str) or not x):
+                    raise ValueError(f"{key}.{i}: a task class name, got {x!r}")
         return v
 
     @field_validator("agent")
@@ -296,6 +274,21 @@ class CampaignSpec(BaseModel):
                 return int(value)
         return None
 
+    @property
+    def source(self) -> str:
+        """The file (or ``command line``) the spec was read from, for messages."""
+        return self._source
+
+    def task_field(self, cell: CellSpec | str, stress: dict[str, Any] | None = None) -> str:
+        """Where the task class of ``cell`` at ``stress`` is written: ``stress.task[1]``,
+        ``cells[2](x).task`` or ``task``."""
+        c = self.cell(cell) if isinstance(cell, str) else cell
+        if (stress or {}).get("task"):
+            return f"stress.task[{self.stress['task'].index(stress['task'])}]"  # type: ignore[index]
+        if c.task:
+            return f"cells[{self.cells.index(c)}]({c.name}).task"
+        return "task"
+
     def run_id(self, cell: CellSpec | str, seed: int, stress: dict[str, Any] | None = None) -> str:
         """The run id of ``cell`` / ``seed`` / ``stress`` (:func:`run_id`)."""
         name = cell if isinstance(cell, str) else cell.name
@@ -306,11 +299,10 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
     """What is wrong with the campaign's design (fields are fine one by one): one message each,
     naming the field."""
     errors: list[str] = []
-    if (spec.scenario is None) == (spec.manifest is None):
-        errors.append(
-            "scenario: give either scenario: (a scenario file) or manifest: (generated), "
-            + ("not both" if spec.scenario is not None else "one is required")
-        )
+    if spec.scenario is None and spec.manifest is None:
+        errors.append(NO_SCENARIO)
+    elif spec.scenario is not None and spec.manifest is not None:
+        errors.append("manifest: give scenario: (a scenario file) or manifest: (generated), not both")
     if spec.manifest is None:
         if spec.scenario_seed is not None:
             errors.append("scenario_seed: only with manifest: (a scenario file is not generated)")
@@ -423,10 +415,16 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
 
     Raises CampaignSpecError naming ``source`` and the bad field.
     """
-    spec = validate_mapping(
-        CampaignSpec, data, source=source, what="campaign", error=CampaignSpecError,
-        top="(top level)", format_loc=lambda loc: _format_loc(loc, data),
-    )
+    try:
+        spec = validate_mapping(
+            CampaignSpec, data, source=source, what="campaign", error=CampaignSpecError,
+            top="(top level)", format_loc=lambda loc: _format_loc(loc, data),
+        )
+    except CampaignSpecError as exc:
+        if isinstance(data, dict) and "scenario" not in data and "manifest" not in data:
+            raise CampaignSpecError(f"{exc}; {NO_SCENARIO}") from None  # said with the others
+        raise
+    spec._source = source
     errors = _design_errors(spec)
     if errors:
         raise CampaignSpecError(f"{source}: invalid campaign: {'; '.join(errors)}")
