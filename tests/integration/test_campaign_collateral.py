@@ -26,12 +26,12 @@ that other tenant's service. One run per mistake on ``brownfield-small``.
 from __future__ import annotations
 
 import re
-import subprocess
 from ipaddress import IPv4Network
 from typing import Any
 
 import pytest
 import yaml
+from procs import EMPTY, footprint
 
 from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter
 from ani.agents.scripted import _A1, AgentFailed, site_link
@@ -131,10 +131,6 @@ def pick_seed(scenario: Any, mistake: str) -> tuple[int, set[str]]:
     pytest.fail(f"no variant of {scenario.name} lets {mistake} meet another tenant's state")
 
 
-def _netns() -> str:
-    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
-
-
 def tagged(service: str | None, tenant: str) -> bool:
     """The service tag names ``tenant`` (``tenant:red``, ``tenant-site:red/red2``, ...)."""
     return bool(service) and tenant in re.split(r"[:/,\s]+|(?<=\w)-(?=\w)", str(service))
@@ -175,4 +171,4 @@ def test_a_careless_change_to_one_tenant_breaks_another_tenants_invariant(lab_ho
         assert any(tagged(i.service, victim) for i in broken), (victim, [(i.name, i.service) for i in broken])
     print(f"{mistake}: seed {seed}, {tenant} onboarded on {rec.variant_id}: {rec.label}; broken: "
           + ", ".join(sorted({str(i.service) for i in broken})) + f" ({len(broken)} invariants)")
-    assert not [lab.id for lab in labs if f"ani-{lab.id}-" in _netns()]
+    assert labs and all(footprint(lab.id) == EMPTY for lab in labs)
