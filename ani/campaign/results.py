@@ -64,7 +64,11 @@ class RunRecord(BaseModel):
         steps: agent turns (None if the agent crashed before reporting them).
         tool_calls / tool_errors / changed_calls: counted from the trajectory's ``ok``/``changed`` flags.
         stop_reason: ``submitted|max_steps|wall_clock|error`` (None if the agent never ran).
-        wall_s: whole run, lab up to lab down; lab_up_s: ``lab.up()``; agent_s: ``agent.run``.
+        wall_s: whole run, lab up to lab down; lab_up_s: ``lab.up()`` (build and convergence);
+            baseline_s: the baseline check before the agent acts; agent_s: ``agent.run``;
+            grading_s: the hidden tests and invariants after it; teardown_s: ``lab.down()``
+            (None: the run did not get there). ``wall_s`` minus ``agent_s`` is the harness's
+            overhead (variant, lab, checks, teardown).
         teardown_error: ``lab.down()`` failed (the verdict stands; the host may need ``ani lab down --stale``).
         unattributed: a failure the harness cannot attribute to the agent or to the host, said
             rather than guessed (the run is graded): e.g. ``FRR daemon(s) not running at grading
@@ -101,7 +105,10 @@ class RunRecord(BaseModel):
     stop_reason: str | None = None
     wall_s: float = 0.0
     lab_up_s: float | None = None
+    baseline_s: float | None = None
     agent_s: float | None = None
+    grading_s: float | None = None
+    teardown_s: float | None = None
     started: datetime
     ended: datetime
     trajectory: str | None = None

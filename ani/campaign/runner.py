@@ -477,10 +477,12 @@ def run_one(
         lab = state.get("lab")
         if lab is not None:
             with _sigint_deferred():
+                t0 = time.monotonic()
                 try:
                     lab.down()
                 except Exception as exc:  # noqa: BLE001 - the verdict stands; say so
                     state["teardown_error"] = _err(exc)
+                info["teardown_s"] = round(time.monotonic() - t0, 3)
     return _record(info, state, started, t_start)
 
 
@@ -507,7 +509,9 @@ def _execute(
         lab.up()
         info["lab_up_s"] = round(time.monotonic() - t0, 3)
         phase = "baseline invariants"
+        t0 = time.monotonic()
         baseline = _evaluate(deps.make_observer(lab), scenario.invariants, spec.observer_bound_s)
+        info["baseline_s"] = round(time.monotonic() - t0, 3)
     except Exception as exc:  # noqa: BLE001 - any substrate fault makes the run invalid
         state["infra_error_reason"] = f"{phase}: {_err(exc)}"
         return
@@ -592,7 +596,9 @@ def _execute(
     try:
         observer = deps.make_observer(lab)
         # one evaluation: checks run concurrently and share one bound (results keep input order)
+        t0 = time.monotonic()
         graded = _evaluate(observer, [*hidden, *scenario.invariants], spec.observer_bound_s)
+        info["grading_s"] = round(time.monotonic() - t0, 3)
         tests, invariants = graded[: len(hidden)], graded[len(hidden) :]
     except Exception as exc:  # noqa: BLE001
         state["infra_error_reason"] = f"grading: {_err(exc)}"
