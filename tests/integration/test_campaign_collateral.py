@@ -20,7 +20,8 @@ protect). Each kind of mistake touches distinct shared state:
 
 The variant is chosen (by seed, from the real task class) so that the mistake meets another
 tenant's state; the test then asserts the label and that a broken invariant is tagged with
-that other tenant's service. One run per mistake on ``brownfield-small``.
+that other tenant's service. One run per mistake on ``brownfield-small`` and one on the
+generated default brownfield (``scenarios/default.yaml``, scenario seed 7).
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ from ani.scenario import get_task_class, load_scenario
 pytestmark = pytest.mark.integration
 
 MISTAKES = ("prefix-list-seq", "route-map-match", "forward-rule")
-SCENARIO = "scenarios/brownfield-small.yaml"
+#: where the brownfield comes from: a scenario file, or a manifest and its scenario seed
+SOURCES = {
+    "brownfield-small": {"scenario": "scenarios/brownfield-small.yaml"},
+    "default-s7": {"manifest": "scenarios/default.yaml", "scenario_seed": 7},
+}
 
 
 class CarelessAgent:
@@ -136,14 +141,23 @@ def tagged(service: str | None, tenant: str) -> bool:
     return bool(service) and tenant in re.split(r"[:/,\s]+|(?<=\w)-(?=\w)", str(service))
 
 
+def brownfield(source: str) -> Any:
+    where = SOURCES[source]
+    if "manifest" in where:
+        generate = pytest.importorskip("ani.scenario.generate", reason="the scenario generator has not landed")
+        return generate.generate_scenario(where["manifest"], seed=where["scenario_seed"])
+    return load_scenario(where["scenario"])
+
+
+@pytest.mark.parametrize("source", list(SOURCES))
 @pytest.mark.parametrize("mistake", MISTAKES)
-def test_a_careless_change_to_one_tenant_breaks_another_tenants_invariant(lab_host, tmp_path, mistake):
+def test_a_careless_change_to_one_tenant_breaks_another_tenants_invariant(lab_host, tmp_path, mistake, source):
     pytest.importorskip("ani.adapters.a1", reason="the A1 adapter has not landed")
-    scenario = load_scenario(SCENARIO)
+    scenario = brownfield(source)
     seed, hit = pick_seed(scenario, mistake)
     spec = parse_spec(
-        {"name": "collateral", "scenario": SCENARIO, "task": "onboard-site", "variants": 1, "seed": seed,
-         "cells": [{"name": "a1", "level": "a1"}], "budget": {"max_steps": 40, "wall_clock_s": 120},
+        {"name": "collateral", **SOURCES[source], "task": "onboard-site", "variants": 1, "seed": seed,
+         "cells": [{"name": "a1", "level": "a1"}], "budget": {"max_steps": 60, "wall_clock_s": 120},
          "observer_bound_s": 10},
         "test", tmp_path,
     )
@@ -169,6 +183,7 @@ def test_a_careless_change_to_one_tenant_breaks_another_tenants_invariant(lab_ho
     # the damage is another tenant's: an invariant of its service broke
     for victim in hit:
         assert any(tagged(i.service, victim) for i in broken), (victim, [(i.name, i.service) for i in broken])
-    print(f"{mistake}: seed {seed}, {tenant} onboarded on {rec.variant_id}: {rec.label}; broken: "
+    assert rec.scenario_hash == scenario.hash
+    print(f"{source} {mistake}: seed {seed}, {tenant} onboarded on {rec.variant_id}: {rec.label}; broken: "
           + ", ".join(sorted({str(i.service) for i in broken})) + f" ({len(broken)} invariants)")
     assert labs and all(footprint(lab.id) == EMPTY for lab in labs)
