@@ -14,6 +14,12 @@ the campaign runner makes); prints the invariants per kind, per evaluation the w
 vtysh reads and ping runs it made, the CPU time of the processes it started, and whether all
 passed. ``--workers`` / ``--negative-workers`` set the observer's pools. The lab is removed
 also on failure or Ctrl-C.
+
+``--synthetic`` adds checks that hold on any converged scenario (every router pings every site
+and has its route and every other loopback's, 40 absent /24 routes of the ``sites`` pool per
+router, every host pings every loopback: 414 more on brownfield-small); ``--observer FILE``
+evaluates with the ``Observer`` of another ``evaluate.py`` (e.g. ``git show
+8096c5b:ani/observer/evaluate.py > /tmp/old_evaluate.py``), to compare.
 """
 
 from __future__ import annotations
@@ -68,6 +74,41 @@ class Counting:
         return self._lab.exec(node, argv, timeout=timeout, input=input)
 
 
+def synthetic(scen) -> list:
+    """Checks that hold on any converged scenario (module doc)."""
+    from ipaddress import IPv4Network
+
+    from ani.observer.checks import ReachCheck, RouteCheck
+
+    out = []
+    loops = scen.loopbacks()
+    pool = scen.pools.get("sites")
+    used = scen.used_networks()
+    free = [n for n in pool.network.subnets(new_prefix=pool.prefixlen) if not any(n.overlaps(u) for u in used)][:40] if pool else []
+    for r in scen.topology.routers:
+        for _t, site in scen.sites:
+            out.append(ReachCheck(src=r, dst=scen.host_address(site.host), dst_node=site.host))
+            out.append(RouteCheck(router=r, prefix=site.prefix))
+        out += [RouteCheck(router=r, prefix=IPv4Network(f"{lo}/32")) for r2, lo in loops.items() if r2 != r]
+        out += [RouteCheck(router=r, prefix=n, expect=False) for n in free]
+    for _t, site in scen.sites:
+        out += [ReachCheck(src=site.host, dst=lo) for lo in loops.values()]
+    return out
+
+
+def observer_class(path: Path | None):
+    if path is None:
+        from ani.observer import Observer
+
+        return Observer
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("other_evaluate", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.Observer
+
+
 def children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -82,14 +123,16 @@ def main() -> int:
     ap.add_argument("-n", "--repeat", type=int, default=3)
     ap.add_argument("--workers", type=int, default=32)
     ap.add_argument("--negative-workers", type=int, default=128)
+    ap.add_argument("--synthetic", action="store_true", help="add the synthetic checks (module doc)")
+    ap.add_argument("--observer", type=Path, help="evaluate with the Observer of this evaluate.py")
     args = ap.parse_args()
 
     from ani.lab import Lab
-    from ani.observer import Observer
     from ani.observer.checks import ReachCheck
 
+    Observer = observer_class(args.observer)
     scen = load(args)
-    checks = list(scen.invariants)
+    checks = list(scen.invariants) + (synthetic(scen) if args.synthetic else [])
     kinds = Counter(
         ("negative reach" if isinstance(c, ReachCheck) and not c.expect else c.kind) for c in checks
     )
@@ -105,7 +148,8 @@ def main() -> int:
         walls = []
         for i in range(args.repeat):
             counted = Counting(lab)
-            obs = Observer(counted, workers=args.workers, negative_workers=args.negative_workers)
+            kw = {"negative_workers": args.negative_workers} if args.observer is None else {}
+            obs = Observer(counted, workers=args.workers, **kw)
             c0, t0 = children_cpu(), time.monotonic()
             res = obs.evaluate(checks)
             wall = time.monotonic() - t0
