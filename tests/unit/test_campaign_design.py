@@ -378,3 +378,43 @@ def test_run_one_at_a_stress_value_matches_the_campaign(tmp_path):
     assert rec.run_id == "a1-onboard-site-density8-s2" and rec.label == "dangerous_success"
     assert rec.density == 8 and rec.stress == {"density": 8}
     assert [(i.name, i.passed) for i in rec.invariants] == [("tenant-isolation", False)]
+
+
+# --- ani run on a generated scenario ---------------------------------------------------------------
+
+
+def _ani_run(*args: str):
+    from typer.testing import CliRunner
+
+    from ani.cli import app
+
+    return CliRunner().invoke(app, ["run", *args])
+
+
+def test_ani_run_takes_a_manifest_its_seed_and_density(tmp_path, stop_before_lab):
+    m = tmp_path / "m.yaml"
+    m.write_text("manifest: fake\n")
+    res = _ani_run("--manifest", str(m), "--scenario-seed", "3", "--density", "2", "--level", "a1")
+    assert res.exit_code == 2 and "stopped before the lab (test)" in res.stderr
+    spec = stop_before_lab[0]
+    assert spec.manifest_path == str(m.resolve()) and spec.scenario is None
+    assert (spec.scenario_seed, spec.density_of(spec.cells[0])) == (3, 2)
+    res = _ani_run("--level", "a1")  # the default stays the hand-built brownfield
+    assert stop_before_lab[1].scenario_path.endswith("scenarios/brownfield-small.yaml")
+    assert stop_before_lab[1].manifest is None
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--manifest", "m.yaml", "--scenario", "s.yaml"], "give --scenario (a scenario file) or --manifest (generated), not both"),
+        (["--density", "4"], "--scenario-seed / --density: only with --manifest"),
+        (["--manifest", "nope.yaml"], "--manifest: file 'nope.yaml' not found"),
+    ],
+)
+def test_ani_run_refuses_bad_scenario_options_naming_them(tmp_path, monkeypatch, stop_before_lab, args, needle):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.yaml").write_text("manifest: fake\n")
+    (tmp_path / "s.yaml").write_text("x: 1\n")
+    res = _ani_run(*args)
+    assert res.exit_code == 2 and needle in res.stderr and not stop_before_lab, res.stderr
