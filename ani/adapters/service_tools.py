@@ -52,33 +52,6 @@ from ani.protocol import ToolResult
 #: cap on the text of a get_state answer, characters
 MAX_STATE_CHARS = 65536
 
-#: ``{type: (id format, description)}``
-SERVICE_INFO: dict[str, tuple[str, str]] = {
-    "tenant-site": ("tenant-site/<tenant>/<site>",
-                    "A site of a tenant: a prefix with its gateway on an edge router's interface, advertised through "
-                    "the edge's tenant prefix-list and put in the nftables set tenant_<tenant> of every router that "
-                    "has it. onboard (prefix / gateway allocated when omitted), move, remove."),
-    "tenant-firewall": ("tenant-firewall/<tenant>",
-                        "A tenant's isolation: nftables set tenant_<tenant> and drop rules both ways with each tenant "
-                        "of isolate_from (default every other tenant). apply, remove."),
-    "static-route": ("static-route/<router>/<prefix>/<next_hop>",
-                     "ip route PREFIX NEXT_HOP [DISTANCE] on one router; add with another distance changes the "
-                     "distance. add, remove."),
-    "floating-address": ("floating-address/<address>",
-                         "An address that lives on exactly one router's interface (default lo); add on another "
-                         "router moves it. add, remove."),
-    "bgp-peering": ("bgp-peering/<router>/<neighbor>",
-                    "A BGP neighbor of a router's existing router bgp, with optional route-maps in / out (which "
-                    "must exist). add, remove."),
-    "prefix-list-entry": ("prefix-list-entry/<list>/<prefix or any>",
-                          "ip prefix-list NAME seq SEQ permit|deny PREFIX on a set of routers (seq allocated when "
-                          "omitted). add, remove."),
-    "route-map-entry": ("route-map-entry/<route-map>/<seq>",
-                        "route-map NAME permit|deny SEQ with match prefix-list / set lines on a set of routers. "
-                        "add, remove."),
-}
-
-
 class ServiceReadTools:
     """Read-only service tools (see the module doc). Mix in before ``BaseAdapter``."""
 
@@ -169,12 +142,13 @@ class ServiceReadTools:
                        "service ids and what it is. Read a type's fields with get_service_schema."))
     def list_service_types(self, args: NoArgs) -> ToolResult:
         from ani.intents.models import SERVICE_TYPES
+        from ani.intents.services import get_service_class
 
         out = []
         for t, classes in SERVICE_TYPES.items():
-            id_format, desc = SERVICE_INFO.get(t, (f"{t}/...", ""))
+            cls = get_service_class(t)
             out.append({"type": t, "actions": [c.model_fields["action"].default for c in classes],
-                        "id_format": id_format, "description": desc})
+                        "id_format": cls.id_format or f"{t}/...", "description": cls.description})
         text = "\n".join(f"{x['type']} ({' | '.join(x['actions'])}): id {x['id_format']}. {x['description']}" for x in out)
         return ToolResult.success(text, {"service_types": out})
 

@@ -11,280 +11,82 @@
     prefix-list-entry    add | remove              prefix-list-entry/<list>/<prefix or any>
     route-map-entry      add | remove              route-map-entry/<route-map>/<seq>
 
-A change is one of these models; :data:`ServiceChange` is their union, discriminated by
-``type`` and ``action`` together (``parse_change({"type": "tenant-site", "action": "onboard",
-...})``). Every model forbids unknown fields. What each one compiles to: ``docs/intents.md``.
+The models live with their service class (``ani/intents/services/<type>.py``, one module per
+class: model, check, allocate, apply, discover, invariants); this module re-exports them and
+builds the catalogue from the registry (:func:`ani.intents.services.service_classes`), so a
+class registered later (a new module, a test's own class) is parsed and listed too:
+
+- :data:`CHANGE_CLASSES`: every change model, classes in registration order (a live sequence);
+- :data:`SERVICE_TYPES`: ``{type: [model, ...]}`` in the same order (a live mapping);
+- :data:`ServiceChange`: their union, discriminated by ``type`` and ``action`` together
+  (``parse_change({"type": "tenant-site", "action": "onboard", ...})``); read at access time.
+
+Every model forbids unknown fields. What each one compiles to: ``docs/intents.md``.
 """
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network
-from typing import Annotated, Any, Literal, Union
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictInt, Tag, TypeAdapter, field_validator
+from pydantic import Discriminator, Field, Tag, TypeAdapter
 
-Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,62}$", description="an FRR list / map name")]
-RouterName = Annotated[str, Field(min_length=1, max_length=63, description="a router of the topology (e.g. e2)")]
-IfName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,14}$", description="a Linux interface name")]
-#: a JSON integer: ``true`` / ``false``, ``"200"`` and ``200.0`` are refused (not 1, 0, 200), as in
-#: the source of truth
-Int = StrictInt
-TenantName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,15}$", description="a tenant of the scenario (e.g. blue)")]
+from ani.intents.services import service_classes
+from ani.intents.services.base import RegistryView
+from ani.intents.services.bgp_peering import BgpPeeringAdd, BgpPeeringRemove
+from ani.intents.services.common import IfName, Int, Intent, IntentAdd, IntentRemove, Name, RouterName, TenantName
+from ani.intents.services.floating_address import FloatingAddressAdd, FloatingAddressRemove
+from ani.intents.services.prefix_list_entry import PrefixListEntryAdd, PrefixListEntryRemove
+from ani.intents.services.route_map_entry import RouteMapEntryAdd, RouteMapEntryRemove
+from ani.intents.services.static_route import StaticRouteAdd, StaticRouteRemove
+from ani.intents.services.tenant_firewall import TenantFirewallApply, TenantFirewallRemove
+from ani.intents.services.tenant_site import TenantSiteMove, TenantSiteOnboard, TenantSiteRemove
 
+__all__ = [
+    "CHANGE_CLASSES", "SERVICE_TYPES", "BgpPeeringAdd", "BgpPeeringRemove", "FloatingAddressAdd",
+    "FloatingAddressRemove", "IfName", "Int", "Name", "PrefixListEntryAdd", "PrefixListEntryRemove",
+    "RouteMapEntryAdd", "RouteMapEntryRemove", "RouterName", "ServiceChange", "StaticRouteAdd",
+    "StaticRouteRemove", "TenantFirewallApply", "TenantFirewallRemove", "TenantName", "TenantSiteMove",
+    "TenantSiteOnboard", "TenantSiteRemove", "parse_change", "parse_changes", "type_schema",
+]  # fmt: skip
 
-class _Intent(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# the bases under their earlier names
+_Intent, _Add, _Remove = Intent, IntentAdd, IntentRemove
 
-    def service_id(self) -> str:  # pragma: no cover - every concrete class overrides
-        raise NotImplementedError
 
+def _change_classes() -> tuple[type[Intent], ...]:
+    return tuple(m for cls in service_classes() for m in cls.changes)
 
-class _Add(_Intent):
-    """Mixin of the ``add`` changes; it comes first among the bases, so ``action`` stays the
-    last field."""
 
-    action: Literal["add"] = "add"
+class _ChangeClasses(Sequence):
+    """Every change model of the registered classes (registration order), read on each access."""
 
+    def __getitem__(self, i: Any) -> Any:
+        return _change_classes()[i]
 
-class _Remove(_Intent):
-    """Mixin of the ``remove`` changes (first among the bases, like :class:`_Add`)."""
+    def __len__(self) -> int:
+        return len(_change_classes())
 
-    action: Literal["remove"] = "remove"
+    def __repr__(self) -> str:
+        return f"CHANGE_CLASSES{_change_classes()!r}"
 
 
-# -- tenant site ------------------------------------------------------------------------------
+def _service_types() -> dict[str, list[type[Intent]]]:
+    out: dict[str, list[type[Intent]]] = {}
+    for m in _change_classes():
+        out.setdefault(m.model_fields["type"].default, []).append(m)
+    return out
 
 
-class _TenantSite(_Intent):
-    """A site of a tenant: a prefix whose gateway address is on an edge router's interface,
-    advertised through the edge's shared tenant prefix-list and put in the nftables set
-    ``tenant_<tenant>`` of every router that has it."""
+#: every change model, in catalogue order (a tuple-like live view of the registry)
+CHANGE_CLASSES: Sequence[type[Intent]] = _ChangeClasses()
+#: ``{"tenant-site": [TenantSiteOnboard, ...], ...}`` in catalogue order (a live view of the registry)
+SERVICE_TYPES: Mapping[str, list[type[Intent]]] = RegistryView(_service_types, "SERVICE_TYPES")
 
-    type: Literal["tenant-site"] = "tenant-site"
-    tenant: TenantName = Field(description="the tenant the site belongs to")
-    site: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_\-]{0,30}$")] = Field(
-        description="the site's name (its host node, e.g. nsite); unique within the tenant"
-    )
-    edge: RouterName | None = Field(
-        default=None, description="onboard: the edge router; move: the new edge; remove: ignored if None, checked if set"
-    )
-    interface: IfName | None = Field(
-        default=None, description="the edge interface facing the site (default to-<site>)"
-    )
-    prefix: IPv4Network | None = Field(
-        default=None, description="the site's prefix; onboard without it allocates one from the site pool"
-    )
-    gateway: IPv4Address | None = Field(
-        default=None, description="the gateway address on the edge interface (default: first address of the prefix)"
-    )
 
-    def service_id(self) -> str:
-        return f"tenant-site/{self.tenant}/{self.site}"
-
-
-class TenantSiteOnboard(_TenantSite):
-    """Attach a new site of an existing tenant to an edge router."""
-
-    action: Literal["onboard"] = "onboard"
-    edge: RouterName = Field(description="the edge router the site's host is cabled to")
-
-
-class TenantSiteMove(_TenantSite):
-    """Move an existing site to another edge (and / or interface); prefix and gateway are kept
-    unless given."""
-
-    action: Literal["move"] = "move"
-    edge: RouterName = Field(description="the new edge router")
-
-
-class TenantSiteRemove(_Remove, _TenantSite):
-    """Detach an existing site: its prefix-list entry, gateway address and set elements go."""
-
-
-# -- tenant firewall policy ---------------------------------------------------------------------
-
-
-class _TenantFirewall(_Intent):
-    """A tenant's isolation: nftables set ``tenant_<tenant>`` holding the tenant's site
-    prefixes, and ``drop`` rules both ways between it and each tenant of ``isolate_from``."""
-
-    type: Literal["tenant-firewall"] = "tenant-firewall"
-    tenant: TenantName
-    isolate_from: list[TenantName] | None = Field(
-        default=None, description="tenants whose traffic with this one is dropped (default: every other tenant)"
-    )
-    routers: list[RouterName] | None = Field(
-        default=None, description="routers carrying the policy (default: every router that has a firewall)"
-    )
-
-    def service_id(self) -> str:
-        return f"tenant-firewall/{self.tenant}"
-
-
-class TenantFirewallApply(_TenantFirewall):
-    """Create or update the tenant's set and drop rules."""
-
-    action: Literal["apply"] = "apply"
-
-
-class TenantFirewallRemove(_Remove, _TenantFirewall):
-    """Remove the tenant's drop rules and set (refused while a rule of another tenant uses it)."""
-
-
-# -- static route / floating address ------------------------------------------------------------
-
-
-class _StaticRoute(_Intent):
-    """``ip route PREFIX NEXT_HOP [DISTANCE]`` on one router."""
-
-    type: Literal["static-route"] = "static-route"
-    router: RouterName
-    prefix: IPv4Network
-    next_hop: str = Field(description="an IPv4 address (not the router's own), an interface, Null0, blackhole or reject")
-    distance: Int = Field(default=1, ge=1, le=255, description="administrative distance (1 is FRR's default)")
-
-    def service_id(self) -> str:
-        return f"static-route/{self.router}/{self.prefix}/{self.next_hop}"
-
-
-class StaticRouteAdd(_Add, _StaticRoute):
-    """Add the route, or change its distance if the (prefix, next hop) route exists."""
-
-
-class StaticRouteRemove(_Remove, _StaticRoute):
-    pass
-
-
-class _FloatingAddress(_Intent):
-    """An address (with its prefix length) that lives on exactly one router's interface."""
-
-    type: Literal["floating-address"] = "floating-address"
-    address: IPv4Interface = Field(description="address/length, e.g. 198.51.100.10/32")
-    router: RouterName
-    interface: IfName = Field(default="lo")
-
-    def service_id(self) -> str:
-        return f"floating-address/{self.address.ip}"
-
-
-class FloatingAddressAdd(_Add, _FloatingAddress):
-    """Put the address on ``router``/``interface``; if it is on another router it moves."""
-
-
-class FloatingAddressRemove(_Remove, _FloatingAddress):
-    pass
-
-
-# -- BGP peering ----------------------------------------------------------------------------------
-
-
-class _BgpPeering(_Intent):
-    """A BGP neighbor of ``router`` (in its existing ``router bgp``)."""
-
-    type: Literal["bgp-peering"] = "bgp-peering"
-    router: RouterName
-    neighbor: IPv4Address
-    remote_as: Int | Literal["internal", "external"] | None = Field(
-        default=None, description="1..4294967295, internal or external; needed unless peer_group is set"
-    )
-    peer_group: Name | None = Field(default=None, description="an existing peer-group of the router")
-    description: str | None = None
-    update_source: str | None = None
-    route_map_in: Name | None = Field(default=None, description="an existing route-map of the router")
-    route_map_out: Name | None = Field(default=None, description="an existing route-map of the router")
-
-    @field_validator("remote_as")
-    @classmethod
-    def _asn(cls, v: Any) -> Any:
-        if isinstance(v, int) and not 1 <= v <= 4294967295:
-            raise ValueError("remote_as must be 1..4294967295")
-        return v
-
-    def service_id(self) -> str:
-        return f"bgp-peering/{self.router}/{self.neighbor}"
-
-
-class BgpPeeringAdd(_Add, _BgpPeering):
-    pass
-
-
-class BgpPeeringRemove(_Remove, _BgpPeering):
-    pass
-
-
-# -- shared list entries --------------------------------------------------------------------------
-
-
-class _PrefixListEntry(_Intent):
-    """``ip prefix-list NAME seq SEQ ACTION PREFIX [ge] [le]`` on each of ``routers``."""
-
-    type: Literal["prefix-list-entry"] = "prefix-list-entry"
-    routers: list[RouterName] = Field(min_length=1)
-    name: Name
-    seq: Int | None = Field(default=None, ge=1, le=4294967295, description="None: allocated from the list's pool")
-    entry_action: Literal["permit", "deny"] = "permit"
-    prefix: IPv4Network | None = Field(default=None, description="None means 'any'")
-    ge: Int | None = Field(default=None, ge=1, le=32)
-    le: Int | None = Field(default=None, ge=1, le=32)
-
-    def service_id(self) -> str:
-        return f"prefix-list-entry/{self.name}/{self.prefix if self.prefix is not None else 'any'}"
-
-
-class PrefixListEntryAdd(_Add, _PrefixListEntry):
-    pass
-
-
-class PrefixListEntryRemove(_Remove, _PrefixListEntry):
-    pass
-
-
-class _RouteMapEntry(_Intent):
-    """``route-map NAME ACTION SEQ`` with its match / set lines, on each of ``routers``."""
-
-    type: Literal["route-map-entry"] = "route-map-entry"
-    routers: list[RouterName] = Field(min_length=1)
-    name: Name
-    seq: Int = Field(ge=1, le=65535)
-    entry_action: Literal["permit", "deny"] = "permit"
-    match_prefix_list: Name | None = Field(default=None, description="an existing prefix-list (or one added in the same changes)")
-    set_local_preference: Int | None = Field(default=None, ge=0, le=4294967295)
-    set_metric: Int | None = Field(default=None, ge=0, le=4294967295)
-    set_community: list[str] | None = None
-
-    def service_id(self) -> str:
-        return f"route-map-entry/{self.name}/{self.seq}"
-
-
-class RouteMapEntryAdd(_Add, _RouteMapEntry):
-    pass
-
-
-class RouteMapEntryRemove(_Remove, _RouteMapEntry):
-    pass
-
-
-# -- the union ------------------------------------------------------------------------------------
-
-CHANGE_CLASSES: tuple[type[_Intent], ...] = (
-    TenantSiteOnboard, TenantSiteMove, TenantSiteRemove,
-    TenantFirewallApply, TenantFirewallRemove,
-    StaticRouteAdd, StaticRouteRemove,
-    FloatingAddressAdd, FloatingAddressRemove,
-    BgpPeeringAdd, BgpPeeringRemove,
-    PrefixListEntryAdd, PrefixListEntryRemove,
-    RouteMapEntryAdd, RouteMapEntryRemove,
-)  # fmt: skip
-
-
-def _tag(cls: type[_Intent]) -> str:
+def _tag(cls: type[Intent]) -> str:
     return f"{cls.model_fields['type'].default}/{cls.model_fields['action'].default}"
-
-
-#: ``{"tenant-site": [TenantSiteOnboard, ...], ...}`` in catalogue order
-SERVICE_TYPES: dict[str, list[type[_Intent]]] = {}
-for _c in CHANGE_CLASSES:
-    SERVICE_TYPES.setdefault(_c.model_fields["type"].default, []).append(_c)
 
 
 def _discriminate(v: Any) -> str | None:
@@ -293,15 +95,23 @@ def _discriminate(v: Any) -> str | None:
     return f"{getattr(v, 'type', None)}/{getattr(v, 'action', None)}"
 
 
-ServiceChange = Annotated[
-    Union[tuple(Annotated[c, Tag(_tag(c))] for c in CHANGE_CLASSES)],  # type: ignore[valid-type]
-    Discriminator(_discriminate, custom_error_type="unknown-change",
-                  custom_error_message="unknown (type, action)"),
-]
-"""Any change; discriminated by ``type`` + ``action``."""
+def _union(classes: tuple[type[Intent], ...]) -> Any:
+    return Annotated[
+        Union[tuple(Annotated[c, Tag(_tag(c))] for c in classes)],  # type: ignore[valid-type]
+        Discriminator(_discriminate, custom_error_type="unknown-change",
+                      custom_error_message="unknown (type, action)"),
+    ]
 
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(ServiceChange)
-_LIST_ADAPTER: TypeAdapter[Any] = TypeAdapter(list[ServiceChange])
+
+@lru_cache(maxsize=8)
+def _list_adapter(classes: tuple[type[Intent], ...]) -> TypeAdapter[Any]:
+    return TypeAdapter(list[_union(classes)])  # type: ignore[misc]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ServiceChange":  # any change; discriminated by ``type`` + ``action``
+        return _union(_change_classes())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parse_change(data: Any) -> Any:
@@ -316,8 +126,9 @@ def parse_changes(data: Any) -> list[Any]:
 
     from ani.intents.errors import IntentError
 
+    classes = _change_classes()
     try:
-        return _LIST_ADAPTER.validate_python(data)
+        return _list_adapter(classes).validate_python(data)
     except ValidationError as exc:
         e = exc.errors()[0]
         loc = [str(p) for p in e["loc"]]
@@ -325,7 +136,7 @@ def parse_changes(data: Any) -> list[Any]:
             loc.pop(1)
         if e["type"] == "unknown-change":
             item = data[int(loc[0])] if isinstance(data, list) else None
-            msg = f"unknown change {_discriminate(item)!r}; known: {', '.join(_tag(c) for c in CHANGE_CLASSES)}"
+            msg = f"unknown change {_discriminate(item)!r}; known: {', '.join(_tag(c) for c in classes)}"
         else:
             msg = e["msg"]
         raise IntentError("schema", msg, ".".join(["changes", *loc])) from None

@@ -34,7 +34,7 @@ edge's shared prefix-list is not a field of the change and is always allocated a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from ani.intents.compile import CompileResult, compile_changes
 from ani.intents.errors import IntentError
 from ani.intents.models import parse_change
 from ani.intents.pools import Pools
+from ani.intents.services import RegistryView, get_service_class, service_classes
 from ani.intents.validate import yang_errors
 from ani.sot.errors import DocError, SotError
 from ani.sot.format import from_doc, loads
@@ -53,22 +54,14 @@ __all__ = [
     "compile_services", "desired_with_services", "device_configs", "parse_service", "service_files",
 ]  # fmt: skip
 
-#: the creating action of each service type (the only action a service file may hold)
-CREATING_ACTIONS: dict[str, str] = {
-    "tenant-site": "onboard",
-    "tenant-firewall": "apply",
-    "static-route": "add",
-    "floating-address": "add",
-    "bgp-peering": "add",
-    "prefix-list-entry": "add",
-    "route-map-entry": "add",
-}
 
-#: fields a compile may allocate, per (type, action): stored in the file by a writer (see pins)
-_PINNABLE: dict[tuple[str, str], tuple[str, ...]] = {
-    ("tenant-site", "onboard"): ("prefix", "gateway"),
-    ("prefix-list-entry", "add"): ("seq",),
-}
+def _creating_actions() -> dict[str, str]:
+    return {c.name: a for c in service_classes() if (a := c.creating_action()) is not None}
+
+
+#: the creating action of each service type (the only action a service file may hold): each
+#: service class's ``creating_action()`` (a live view of the registry)
+CREATING_ACTIONS: Mapping[str, str] = RegistryView(_creating_actions, "CREATING_ACTIONS")
 
 #: ``configs -> Pools``: how the pools of a compile are built (default ``Pools.from_configs``)
 PoolsFactory = Callable[[dict[str, DeviceConfig]], Pools]
@@ -215,7 +208,8 @@ def compile_services(
         raise ServiceFileError(names[culprit - 1], "", "yang", e.message + (f" ({e.path})" if e.path else ""))
     pins: dict[str, dict[str, Any]] = {}
     for f, (_, doc), ch in zip(names, files, result.changes, strict=True):
-        got = {k: _json(getattr(ch, k)) for k in _PINNABLE.get((ch.type, ch.action), ())
+        # fields a compile may allocate (the class's ``pinned``): stored in the file by a writer
+        got = {k: _json(getattr(ch, k)) for k in get_service_class(ch.type).pinned.get(ch.action, ())
                if doc.get(k) is None and getattr(ch, k) is not None}
         if got:
             pins[f] = got

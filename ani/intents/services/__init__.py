@@ -1,12 +1,32 @@
 """The service classes, one module each (see :mod:`ani.intents.services.base`).
 
 Importing this package registers every class; the order of the imports below is the order
-of :func:`service_classes` (discovery, invariants, generator layers without an explicit order).
+of :func:`service_classes` (the catalogue of ``SERVICE_TYPES``, discovery, baseline
+invariants, generator layers without an explicit order). The existing classes come in the
+order that keeps every earlier output: the change types in catalogue order, then ``ibgp``
+and ``underlay`` (a scenario's invariants are site pairs, then BGP sessions, then loopbacks).
+Shared helpers: :mod:`ani.intents.services.common`.
 """
 
-from ani.intents.services.base import ServiceClass, get_service_class, register, service_classes
+from ani.intents.services.base import (
+    RegistryView,
+    ServiceClass,
+    Touched,
+    get_service_class,
+    register,
+    service_classes,
+    unregister,
+)
 
 # class modules: one import per class, in registration order
-# (the existing types move here in issue 13 §1; new classes add one line each)
+from ani.intents.services import tenant_site  # noqa: F401, I001  (the order is the registration order)
+from ani.intents.services import tenant_firewall  # noqa: F401
+from ani.intents.services import static_route  # noqa: F401
+from ani.intents.services import floating_address  # noqa: F401
+from ani.intents.services import bgp_peering  # noqa: F401
+from ani.intents.services import prefix_list_entry  # noqa: F401
+from ani.intents.services import route_map_entry  # noqa: F401
+from ani.intents.services import ibgp  # noqa: F401
+from ani.intents.services import underlay  # noqa: F401
 
-__all__ = ["ServiceClass", "get_service_class", "register", "service_classes"]
+__all__ = ["RegistryView", "ServiceClass", "Touched", "get_service_class", "register", "service_classes", "unregister"]
