@@ -7,7 +7,7 @@ Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
     runs.jsonl           one RunRecord per finished run, appended + fsynced as it ends
                          (--resume runs again what is missing there or ended as infra_error)
     scenarios/           the generated scenario files of a campaign with a manifest, one per
-                         density (``<manifest>-seed<N>[-density<D>].yaml``; ``ani lab up`` takes them)
+                         density (``default-s7-d4.yaml``; ``ani lab up`` takes them)
     trajectories/        one JSONL trajectory per run
     summary.md           written after the loop (also after Ctrl-C)
 """
@@ -37,7 +37,7 @@ from ani.campaign.runner import (
     scenario_for,
     validate,
 )
-from ani.campaign.spec import CampaignSpec, RunPoint
+from ani.campaign.spec import CampaignSpec, RunPoint, safe_component
 from ani.errors import CampaignSpecError
 from ani.host import results_dirs
 
@@ -127,15 +127,18 @@ def scenario_hashes(spec: CampaignSpec, deps: RunnerDeps) -> set[str]:
 
 def write_generated(spec: CampaignSpec, deps: RunnerDeps, out_dir: Path) -> list[Path]:
     """Keep a copy of each scenario generated for ``spec`` in ``out_dir/scenarios/`` (one per
-    density: ``<manifest stem>-seed<N>[-density<D>].yaml``); nothing for a scenario file.
+    density, named as the generated scenario is, e.g. ``default-s7-d4.yaml``, the name
+    ``ani scenario generate`` gives it); nothing for a scenario file.
     Returns the paths written (an existing file is left as it is)."""
     if spec.manifest_path is None:
         return []
     written = []
     for density in dict.fromkeys(spec.density_of(c, p) for c, p in design_points(spec)):
-        name = f"{Path(spec.manifest_path).stem}-seed{spec.scenario_seed}"
-        name += f"-density{density}.yaml" if density is not None else ".yaml"
-        path = out_dir / "scenarios" / name
+        scenario = scenario_for(spec, deps, density)
+        name = safe_component(str(getattr(scenario, "name", "") or "")) or (
+            f"{Path(spec.manifest_path).stem}-s{spec.scenario_seed}" + (f"-d{density}" if density is not None else "")
+        )
+        path = out_dir / "scenarios" / f"{name}.yaml"
         if path.exists():
             continue
         text = deps.render_scenario(spec.manifest_path, seed=int(spec.scenario_seed or 0), density=density)

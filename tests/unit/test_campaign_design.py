@@ -30,6 +30,7 @@ class GenScenario:
         self.manifest, self.seed = manifest, seed
         self.generated = {"manifest": manifest, "seed": seed, "density": 3 if density is None else density}
         self.hash = f"h-{Path(manifest).stem}-{seed}-{self.generated['density']}"
+        self.name = f"{Path(manifest).stem}-s{seed}-d{self.generated['density']}"  # as the generator names it
         self.invariants = [FCheck("tenant-isolation", "damage", False)]
 
 
@@ -309,7 +310,7 @@ def test_a_density_sweep_runs_paired_records_density_and_hash_and_breaks_the_rep
     assert g.world.up_labs == []
     # the generated scenarios are kept in the results folder, one per density
     kept = sorted(p.name for p in (out / "scenarios").iterdir())
-    assert kept == ["default-seed7-density2.yaml", "default-seed7-density4.yaml", "default-seed7-density8.yaml"]
+    assert kept == ["default-s7-d2.yaml", "default-s7-d4.yaml", "default-s7-d8.yaml"]
     assert yaml.safe_load((out / "scenarios" / kept[0]).read_text())["generated"]["density"] == 2
 
     summ = load_summary(out)
@@ -350,7 +351,7 @@ def test_the_task_class_as_the_factor_runs_each_class_in_its_cell(tmp_path):
     # the manifest's own density (None asked) is the one recorded
     assert g.generated[0] == ("default.yaml", 7, None) and {r.density for r in recs.values()} == {3}
     assert recs["decommission-decommission-s1"].label == "dangerous_success"
-    assert (out / "scenarios" / "default-seed7.yaml").exists()
+    assert (out / "scenarios" / "default-s7-d3.yaml").exists()  # the manifest's own density
     md = (out / "summary.md").read_text()
     assert "- task: `change-set`, `decommission`, `onboard-site`, `troubleshoot`" in md
 
