@@ -8,11 +8,13 @@ ANI   := $(VENV)/bin/ani
 setup:
 	@bash scripts/setup.sh $(firstword $(MAKECMDGOALS) setup)
 
-# exits 2 before any lab if a level cannot work here (see `ani doctor`), 3 if runs ended as
-# infrastructure errors (the last line says which cells, how many and why)
+# the level sweep on the generated default brownfield (scenarios/default.yaml, scenario seed 7;
+# the generated scenario is kept in the results folder). Exits 2 before any lab if a level
+# cannot work here (see `ani doctor`), 3 if runs ended as infrastructure errors (the last line
+# says which cells, how many and why)
 demo: setup
 	@$(ANI) lab down --stale >/dev/null
-	@$(ANI) campaign run campaigns/level-sweep.yaml
+	@$(ANI) campaign run campaigns/level-sweep-default.yaml
 
 test: setup
 	@$(ANI) lab down --stale >/dev/null

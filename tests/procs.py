@@ -4,6 +4,8 @@
     vtysh_below(pid) -> [pid]            vtysh processes below ``pid`` (any depth)
     vtysh_below(pid, direct=True)        only its children (an adapter's open sessions)
     alive(pid) -> bool                   running and not a zombie
+    footprint(lab_id) -> {kind: [...]}   what of a lab is still on the host (EMPTY when nothing):
+                                         namespaces, FRR dirs, processes, lab dir, tmpfs mounts
 
 Importable from any test module (``tests/`` is on ``sys.path`` through the rootdir conftest).
 """
@@ -11,6 +13,11 @@ Importable from any test module (``tests/`` is on ``sys.path`` through the rootd
 from __future__ import annotations
 
 from pathlib import Path
+
+from ani.lab import frr
+from ani.lab.netns import list_netns
+from ani.lab.proc import cmdline
+from ani.lab.state import lab_dir
 
 
 def _procs() -> dict[int, tuple[int, bytes]]:
@@ -55,3 +62,27 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def footprint(lab_id: str) -> dict[str, list[str]]:
+    """Everything of lab ``lab_id`` still on the host (namespaces, FRR dirs, processes, lab dir)."""
+    p = f"ani-{lab_id}-"
+    procs = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            argv = cmdline(int(d.name))
+            if any(p in a for a in argv) or ("--lab" in argv and lab_id in argv):
+                procs.append(" ".join(argv)[:120])
+    return {
+        "netns": [n for n in list_netns() if n.startswith(p)],
+        "frr": sorted(d.name for root in (frr.ETC_ROOT, frr.RUN_ROOT) if root.exists()
+                      for d in root.iterdir() if d.name.startswith(p)),
+        "procs": procs,
+        "dir": [str(lab_dir(lab_id))] if lab_dir(lab_id).exists() else [],
+        # each router's run-dir tmpfs (ani.lab.frr.prepare): unmounted by every teardown
+        "mounts": [ln.split(" - ")[1].split()[1] for ln in Path("/proc/self/mountinfo").read_text().splitlines()
+                   if " - " in ln and ln.split(" - ")[1].split()[1].startswith(f"ani-frr-run-{p}")],
+    }
+
+
+EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": []}

@@ -71,7 +71,7 @@ def load_agent_config(path: Path) -> dict[str, Any]:
 
 #: stand-ins for the campaign keys ``ani run`` sets itself, so that a campaign file given to
 #: ``--agent-config`` is checked by the same model as in ``ani campaign run``
-_RUN_SETS = {"name": "run", "scenario": "-", "task": "-", "cells": [{"name": "c", "level": "a0"}]}
+_RUN_SETS = {"name": "run", "scenario": "-", "task": "onboard-site", "cells": [{"name": "c", "level": "a0"}]}
 
 
 def check_campaign_file(data: dict[str, Any], where: str) -> None:
@@ -87,7 +87,8 @@ def check_campaign_file(data: dict[str, Any], where: str) -> None:
     from ani.campaign.spec import CampaignSpec, _format_loc
     from ani.validation import validate_mapping
 
-    probe = {**_RUN_SETS, **{k: v for k, v in data.items() if k not in ("agent", "budget")}}
+    # the task is ani run's --task: the file's is not used (nor checked against the registry)
+    probe = {**_RUN_SETS, **{k: v for k, v in data.items() if k not in ("agent", "budget", "task")}}
     validate_mapping(CampaignSpec, probe, source=where, what="campaign", error=ConfigError,
                      top="(top level)", format_loc=lambda loc: _format_loc(loc, probe))
 

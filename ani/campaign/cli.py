@@ -140,10 +140,25 @@ def _budget_source(config: Path | None, file_budget: dict[str, Any] | None, give
     return "; ".join(parts)
 
 
+DEFAULT_SCENARIO = Path("scenarios/brownfield-small.yaml")
+
+
 def run_one(
-    scenario: Annotated[Path, typer.Option("--scenario", help="scenario file")] = Path(
-        "scenarios/brownfield-small.yaml"
-    ),
+    scenario: Annotated[
+        Path | None,
+        typer.Option("--scenario", help="scenario file (default scenarios/brownfield-small.yaml)"),
+    ] = None,
+    manifest: Annotated[
+        Path | None,
+        typer.Option("--manifest", help="generate the scenario from this manifest instead of --scenario"),
+    ] = None,
+    scenario_seed: Annotated[
+        int | None, typer.Option("--scenario-seed", min=0, help="seed of the generated scenario (default 1)")
+    ] = None,
+    density: Annotated[
+        int | None,
+        typer.Option("--density", min=0, help="density of the generated scenario (default: the manifest's)"),
+    ] = None,
     task: Annotated[str, typer.Option("--task", help="task class")] = "onboard-site",
     seed: Annotated[int, typer.Option("--seed", help="variant seed")] = 1,
     level: Annotated[str, typer.Option("--level", envvar="ANI_LEVEL", help="adapter level (a0, a1, ...); default from $ANI_LEVEL, else a1")] = "a1",
@@ -219,8 +234,17 @@ def run_one(
     level, known = level.strip().lower(), available()
     if level not in known:  # say which option, not the internal one-cell campaign's field path
         raise _fail(f"--level / $ANI_LEVEL: unknown level {level!r}; known: {', '.join(known)}")
+    if manifest is not None and scenario is not None:
+        raise _fail("give --scenario (a scenario file) or --manifest (generated), not both")
+    if manifest is None and (scenario_seed is not None or density is not None):
+        raise _fail("--scenario-seed / --density: only with --manifest (a scenario file is not generated)")
+    source: dict[str, Any]
     try:  # name the option, not the internal one-cell campaign's "scenario" field
-        scenario = resolve_path(str(scenario), Path.cwd(), "--scenario")
+        if manifest is not None:
+            source = {"manifest": str(resolve_path(str(manifest), Path.cwd(), "--manifest")),
+                      "scenario_seed": 1 if scenario_seed is None else scenario_seed, "density": density}
+        else:
+            source = {"scenario": str(resolve_path(str(scenario or DEFAULT_SCENARIO), Path.cwd(), "--scenario"))}
     except AniError as exc:
         raise _fail(str(exc)) from None
     options = list(agent_option or [])
@@ -246,7 +270,7 @@ def run_one(
             given.append(flag)
     data = {
         "name": "run",
-        "scenario": str(scenario),
+        **source,
         "task": task,
         "variants": 1,
         "seed": seed,

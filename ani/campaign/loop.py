@@ -6,6 +6,8 @@ Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
     spec.json            the resolved spec (absolute paths), checked on --resume
     runs.jsonl           one RunRecord per finished run, appended + fsynced as it ends
                          (--resume runs again what is missing there or ended as infra_error)
+    scenarios/           the generated scenario files of a campaign with a manifest, one per
+                         density (``default-s7-d4.yaml``; ``ani lab up`` takes them)
     trajectories/        one JSONL trajectory per run
     summary.md           written after the loop (also after Ctrl-C)
 """
@@ -26,8 +28,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ani.campaign.results import INFRA, RunRecord, RunStore, read_runs
-from ani.campaign.runner import RunnerDeps, check_host, preflight, run_one, validate
-from ani.campaign.spec import CampaignSpec, run_id
+from ani.campaign.runner import (
+    RunnerDeps,
+    check_host,
+    design_points,
+    preflight,
+    run_one,
+    scenario_for,
+    validate,
+)
+from ani.campaign.spec import CampaignSpec, RunPoint, safe_component
 from ani.errors import CampaignSpecError
 from ani.host import results_dirs
 
@@ -99,9 +109,45 @@ def default_out_dir(spec: CampaignSpec, root: str | Path = "results") -> Path:
     return out
 
 
-def plan(spec: CampaignSpec) -> list[tuple[int, str]]:
-    """The runs in order: seed-major, so an interrupted campaign stays paired across cells."""
-    return [(seed, cell.name) for seed in spec.seeds for cell in spec.cells]
+def plan(spec: CampaignSpec) -> list[RunPoint]:
+    """The runs in order (:meth:`CampaignSpec.points`): seed-major, then stress value, then
+    cell, so an interrupted campaign stays paired across cells and stress values."""
+    return spec.points()
+
+
+def scenario_hashes(spec: CampaignSpec, deps: RunnerDeps) -> set[str]:
+    """The hashes of every scenario ``spec`` uses (one per density of a generated one)."""
+    out = set()
+    for cell, point in design_points(spec):
+        h = str(getattr(scenario_for(spec, deps, spec.density_of(cell, point)), "hash", "") or "")
+        if h:
+            out.add(h)
+    return out
+
+
+def write_generated(spec: CampaignSpec, deps: RunnerDeps, out_dir: Path) -> list[Path]:
+    """Keep a copy of each scenario generated for ``spec`` in ``out_dir/scenarios/`` (one per
+    density, named as the generated scenario is, e.g. ``default-s7-d4.yaml``, the name
+    ``ani scenario generate`` gives it); nothing for a scenario file.
+    Returns the paths written (an existing file is left as it is)."""
+    if spec.manifest_path is None:
+        return []
+    written = []
+    for density in dict.fromkeys(spec.density_of(c, p) for c, p in design_points(spec)):
+        scenario = scenario_for(spec, deps, density)
+        name = safe_component(str(getattr(scenario, "name", "") or "")) or (
+            f"{Path(spec.manifest_path).stem}-s{spec.scenario_seed}" + (f"-d{density}" if density is not None else "")
+        )
+        path = out_dir / "scenarios" / f"{name}.yaml"
+        if path.exists():
+            continue
+        text = deps.render_scenario(spec.manifest_path, seed=int(spec.scenario_seed or 0), density=density)
+        if text is None:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
 
 
 def _spec_dict(spec: CampaignSpec) -> dict[str, Any]:
@@ -235,18 +281,17 @@ def run_campaign(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         existing = read_runs(out) if resume else []
-    scenario_hash = str(getattr(deps.scenario(spec.scenario_path), "hash", "") or "") or None
-    stale = sorted(
-        {r.scenario_hash for r in existing if r.scenario_hash and r.scenario_hash != scenario_hash}
-    )
-    if scenario_hash and stale:
+    hashes = scenario_hashes(spec, deps)
+    stale = sorted({r.scenario_hash for r in existing if r.scenario_hash and r.scenario_hash not in hashes})
+    if hashes and stale:
+        now = ", ".join(f"{h[:12]}..." for h in sorted(hashes))
         raise CampaignSpecError(
-            f"--resume {out}: the scenario file changed since these runs "
-            f"(hash {stale[0][:12]}..., now {scenario_hash[:12]}...); paired runs would not be "
+            f"--resume {out}: the {'generated scenario' if spec.manifest else 'scenario file'} changed since these runs "
+            f"(hash {stale[0][:12]}..., now {now}); paired runs would not be "
             "comparable: start a new results folder"
         )
     done_before = {r.run_id for r in existing if r.label != INFRA}
-    todo_cells = [cell for seed, cell in plan(spec) if run_id(cell, spec.task, seed) not in done_before]
+    todo_cells = [p.cell for p in plan(spec) if spec.run_id(p.cell, p.seed, p.stress) not in done_before]
     check_host(spec, deps, list(dict.fromkeys(todo_cells)))  # a level that cannot work here: before any lab
     if todo_cells:
         # one cheap check of the agent's endpoint: a dead one fails here, not in every run
@@ -255,14 +300,15 @@ def run_campaign(
     writable_folder(out, "--resume" if resume else "--out" if out_dir is not None else "results folder")
     results_dirs.register(out)  # hidden from every A0 shell, now and in later runs
     _write_spec(spec, out, source)
+    write_generated(spec, deps, out)
     store = RunStore(out)  # moves a truncated last line aside
     existing = store.records()
     done = {r.run_id for r in existing if r.label != INFRA}
     result = CampaignResult(out_dir=out)
     todo = []
-    for seed, cell in plan(spec):
-        rid = run_id(cell, spec.task, seed)
-        (result.skipped.append(rid) if rid in done else todo.append((seed, cell)))
+    for point in plan(spec):
+        rid = spec.run_id(point.cell, point.seed, point.stress)
+        (result.skipped.append(rid) if rid in done else todo.append(point))
 
     total = len(todo) + len(result.skipped)
     bar = Progress(
@@ -282,16 +328,17 @@ def run_campaign(
     try:
         with bar:
             task_id = bar.add_task(spec.name, total=total, completed=len(result.skipped), last="")
-            for seed, cell in todo:
-                bar.update(task_id, description=f"{spec.name}: {cell} seed {seed}")
-                rec = run_one(spec, cell, seed, out, deps=deps)
+            for seed, cell, stress in todo:
+                at = "".join(f" {k}={v}" for k, v in stress.items())
+                bar.update(task_id, description=f"{spec.name}: {cell}{at} seed {seed}")
+                rec = run_one(spec, cell, seed, out, deps=deps, stress=stress)
                 store.append(rec)
                 result.ran.append(rec)
                 style = LABEL_STYLE.get(rec.label, "")
                 last = (
-                    f"{cell} s{seed}: [{style}]{rec.label}[/{style}]"
+                    f"{cell}{at} s{seed}: [{style}]{rec.label}[/{style}]"
                     if style
-                    else f"{cell} s{seed}: {rec.label}"
+                    else f"{cell}{at} s{seed}: {rec.label}"
                 )
                 bar.update(task_id, advance=1, last=last)
                 if progress:

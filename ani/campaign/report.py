@@ -5,6 +5,10 @@ counted), runs whose failure the harness cannot attribute (listed), success and 
 intervals, label counts, mean steps / tool calls / tool errors / wall time.
 For each cell against the first: discordant pairs (b, c) on success and on
 damage-free over the seeds where both runs are valid, and the exact McNemar p.
+With a swept stress parameter (``stress: {density: [2, 4, 8]}``) every (cell, stress value) is
+its own row (``a1 @ density=4``), compared with the reference cell at the same value (and the
+reference cell with itself at the first value), and a section breaks the rates down by stress
+value, with a text plot of success and damage-free rate against it.
 Per cell, the process metrics of NetConfArena (:mod:`ani.campaign.metrics`) over the valid
 runs that have them: mean turns, action shares per kind, error- and repeat-action rates
 (pooled: summed counts over summed actions), completion modes, mean tokens and agent time.
@@ -118,6 +122,8 @@ class CellSummary:
     mean_wall_s: float | None
     agent_errors: int
     process: CellProcess = field(default_factory=CellProcess)
+    cell: str = ""
+    stress: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -159,24 +165,47 @@ def _load_spec(out_dir: Path) -> dict:
     return {}
 
 
+def stress_label(stress: dict | None) -> str:
+    """``density=4`` for ``{"density": 4}``; ``""`` without a stress value."""
+    return ",".join(f"{k}={v}" for k, v in sorted((stress or {}).items()))
+
+
+def _group_name(cell: str, stress: dict | None) -> str:
+    label = stress_label(stress)
+    return f"{cell} @ {label}" if label else cell
+
+
 def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSummary:
-    """Aggregate ``records``; cell order from ``spec["cells"]`` (else order of first appearance)."""
+    """Aggregate ``records``; cell order from ``spec["cells"]`` (else order of first appearance),
+    one row per (cell, stress value) when the campaign sweeps one (stress values in the spec's
+    order, then the cells)."""
     spec = spec or {}
-    order: list[tuple[str, str, bool | str]] = [
-        (c["name"], c.get("level", ""), c.get("blocklist", False)) for c in spec.get("cells", [])
+    cells_spec = [
+        (c["name"], c.get("level") or spec.get("level") or "", c.get("blocklist", False))
+        for c in spec.get("cells", [])
     ]
-    known = {name for name, _, _ in order}
+    stress = spec.get("stress") or {}
+    points: list[dict] = [{k: v} for k, vals in stress.items() for v in vals] or [{}]
+    order: list[tuple[str, str, bool | str, dict]] = [
+        (name, level, blocklist, dict(point)) for point in points for name, level, blocklist in cells_spec
+    ]
+    known = {(name, stress_label(point)) for name, _, _, point in order}
     for r in records:
-        if r.cell not in known:
-            order.append((r.cell, r.level, r.blocklist))
-            known.add(r.cell)
+        key = (r.cell, stress_label(r.stress))
+        if key not in known:
+            order.append((r.cell, r.level, r.blocklist, dict(r.stress)))
+            known.add(key)
     cells: list[CellSummary] = []
-    for name, level, blocklist in order:
-        runs = sorted((r for r in records if r.cell == name), key=lambda r: r.seed)
+    for name, level, blocklist, point in order:
+        label = stress_label(point)
+        runs = sorted(
+            (r for r in records if r.cell == name and stress_label(r.stress) == label),
+            key=lambda r: r.seed,
+        )
         valid = [r for r in runs if r.label != INFRA]
         cells.append(
             CellSummary(
-                name=name,
+                name=_group_name(name, point),
                 level=level,
                 blocklist=blocklist,
                 runs=runs,
@@ -191,13 +220,23 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
                 mean_wall_s=_mean([r.wall_s for r in valid]),
                 agent_errors=sum(1 for r in valid if r.agent_error),
                 process=CellProcess.of(valid),
+                cell=name,
+                stress=point,
             )
         )
     paired: list[Paired] = []
     if cells:
-        ref = cells[0]
-        ref_by_seed = {r.seed: r for r in ref.valid}
+        ref_cell = cells[0].cell
+        first_point = stress_label(cells[0].stress)
+        refs = {stress_label(c.stress): c for c in cells if c.cell == ref_cell}
         for other in cells[1:]:
+            label = stress_label(other.stress)
+            # the reference cell at the same stress value; the reference cell itself against
+            # its first stress value
+            ref = refs.get(first_point) if other.cell == ref_cell else refs.get(label)
+            if ref is None or ref is other:
+                continue
+            ref_by_seed = {r.seed: r for r in ref.valid}
             pairs = [(ref_by_seed[r.seed], r) for r in other.valid if r.seed in ref_by_seed]
             paired.append(
                 Paired(
@@ -210,7 +249,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
             )
     planned = None
     if spec.get("variants") and spec.get("cells"):
-        planned = int(spec["variants"]) * len(spec["cells"])
+        planned = int(spec["variants"]) * len(spec["cells"]) * len(points)
     return CampaignSummary(
         spec.get("name", records[0].campaign if records else "?"),
         spec,
@@ -317,6 +356,53 @@ def _process_markdown(s: CampaignSummary) -> list[str]:
     return lines
 
 
+#: width of the text plot's bars, characters
+PLOT_WIDTH = 40
+
+
+def _bar(value: float | None) -> str:
+    if value is None:
+        return "(no valid run)"
+    n = round(value * PLOT_WIDTH)
+    return "#" * n + "." * (PLOT_WIDTH - n) + f" {value:.2f}"
+
+
+def _stress_markdown(s: CampaignSummary) -> list[str]:
+    """The "by stress value" section: rates pooled over the cells per value, then a text plot
+    of success and damage-free rate against the value ([] without a stress block)."""
+    stress = (s.spec or {}).get("stress") or {}
+    if not stress:
+        return []
+    (param, values), = stress.items()
+    lines = [
+        "",
+        f"## By stress value: `{param}` (all cells pooled; 95% Wilson)",
+        "",
+        f"| {param} | n | infra errors | success | Wilson | damage-free | Wilson | "
+        + " | ".join(LABELS) + " |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(LABELS),
+    ]
+    rates: list[tuple[str, Rate, Rate]] = []
+    for v in values:
+        groups = [c for c in s.cells if c.stress.get(param) == v]
+        valid = [r for c in groups for r in c.valid]
+        succ = Rate.of(sum(1 for r in valid if r.success), len(valid))
+        dmg = Rate.of(sum(1 for r in valid if r.damage_free), len(valid))
+        rates.append((str(v), succ, dmg))
+        labels = [str(sum(1 for r in valid if r.label == lab)) for lab in LABELS]
+        lines.append(
+            f"| {v} | {len(valid)} | {sum(len(c.infra) for c in groups)} | {_rate(succ)} | {_ci(succ.wilson)} "
+            f"| {_rate(dmg)} | {_ci(dmg.wilson)} | " + " | ".join(labels) + " |"
+        )
+    width = max(len(v) for v, _, _ in rates)
+    lines += ["", "```text", f"success rate by {param}"]
+    lines += [f"{v:>{width}} |{_bar(succ.value)}" for v, succ, _ in rates]
+    lines += ["", f"damage-free rate by {param}"]
+    lines += [f"{v:>{width}} |{_bar(dmg.value)}" for v, _, dmg in rates]
+    lines += ["```"]
+    return lines
+
+
 def render_markdown(s: CampaignSummary) -> str:
     """The text of ``summary.md``."""
     sp = s.spec
@@ -324,15 +410,28 @@ def render_markdown(s: CampaignSummary) -> str:
     lines = [f"# Campaign `{s.name}`", ""]
     if sp:
         seeds = f"{sp.get('seed')}..{int(sp.get('seed', 0)) + int(sp.get('variants', 0)) - 1}"
+        tasks = sorted({r.task for r in s.records}) or [sp.get("task")]
+        where = (
+            f"manifest: `{sp.get('manifest')}` (scenario seed {sp.get('scenario_seed')}, density "
+            f"{sp.get('density') if sp.get('density') is not None else 'of the manifest'})"
+            if sp.get("manifest")
+            else f"scenario: `{sp.get('scenario')}`"
+        )
+        stress = sp.get("stress") or {}
         lines += [
-            f"- task: `{sp.get('task')}`; scenario: `{sp.get('scenario')}`",
-            f"- variants S = {sp.get('variants')} (seeds {seeds}); factor: `{sp.get('factor')}`",
+            f"- task: {', '.join(f'`{t}`' for t in tasks)}; {where}",
+            f"- variants S = {sp.get('variants')} (seeds {seeds}); factor: `{sp.get('factor')}`"
+            + "".join(f"; stress: `{k}` over {', '.join(map(str, v))}" for k, v in stress.items()),
             f"- agent: `{json.dumps(sp.get('agent'))}`; budget: `{json.dumps(sp.get('budget'))}`",
         ]
     hashes = sorted({r.scenario_hash for r in s.records if r.scenario_hash})
     if hashes:
         lines.append("- scenario hash: " + ", ".join(f"`{h[:16]}`" for h in hashes))
-        if len(hashes) > 1:
+        per_density: dict[object, set[str]] = {}
+        for r in s.records:
+            if r.scenario_hash:
+                per_density.setdefault((r.density, stress_label(r.stress)), set()).add(r.scenario_hash)
+        if any(len(h) > 1 for h in per_density.values()):  # one scenario per density is the design
             lines.append(
                 "- **warning**: runs come from different scenario versions; pairs may not compare"
             )
@@ -368,20 +467,36 @@ def render_markdown(s: CampaignSummary) -> str:
             f"| {_f(c.mean_tool_errors, '.1f')} | {_f(c.mean_wall_s, '.1f')} |"
         )
     lines += _process_markdown(s)
+    lines += _stress_markdown(s)
     if s.paired:
-        ref = s.paired[0].reference
-        lines += [
-            "",
-            f"## Paired comparisons against `{ref}` (exact McNemar, two-sided)",
-            "",
-            f"b: `{ref}` yes and the other cell no; c: the reverse. Only seeds where both runs are valid.",
-            "",
-            "| cell | pairs | success b | success c | p | damage-free b | damage-free c | p |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
+        refs = list(dict.fromkeys(p.reference for p in s.paired))
+        ref = refs[0]
+        if len(refs) == 1:
+            lines += [
+                "",
+                f"## Paired comparisons against `{ref}` (exact McNemar, two-sided)",
+                "",
+                f"b: `{ref}` yes and the other cell no; c: the reverse. Only seeds where both runs are valid.",
+                "",
+                "| cell | pairs | success b | success c | p | damage-free b | damage-free c | p |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
+        else:
+            lines += [
+                "",
+                "## Paired comparisons (exact McNemar, two-sided)",
+                "",
+                "Each row against its reference: the first cell at the same stress value (the first "
+                "cell itself against its first stress value). b: the reference yes and the row no; "
+                "c: the reverse. Only seeds where both runs are valid.",
+                "",
+                "| cell | reference | pairs | success b | success c | p | damage-free b | damage-free c | p |",
+                "|---|---|---|---|---|---|---|---|---|",
+            ]
         for p in s.paired:
             lines.append(
-                f"| {p.cell} | {p.pairs} | {p.success.b} | {p.success.c} | {_p(p.success, p.pairs)} "
+                f"| {p.cell} | " + (f"{p.reference} | " if len(refs) > 1 else "")
+                + f"{p.pairs} | {p.success.b} | {p.success.c} | {_p(p.success, p.pairs)} "
                 f"| {p.damage_free.b} | {p.damage_free.c} | {_p(p.damage_free, p.pairs)} |"
             )
     bounds = [c for c in s.cells if c.damage_free.n and c.damage_free.k == c.damage_free.n]

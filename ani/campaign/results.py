@@ -34,11 +34,14 @@ RUNS_FILE = "runs.jsonl"
 
 
 class CheckOutcome(BaseModel):
-    """One graded check: ``name``, ``passed`` and a human ``detail``."""
+    """One graded check: ``name``, ``passed``, a human ``detail`` and the check's ``service``
+    tag (which pre-existing service it protects, e.g. ``tenant:red``; None if untagged), which
+    attributes damage to a service."""
 
     name: str
     passed: bool
     detail: str = ""
+    service: str | None = None
 
 
 class RunRecord(BaseModel):
@@ -49,7 +52,13 @@ class RunRecord(BaseModel):
     says why; such runs are excluded from rates but listed).
 
     Attributes (times in seconds, timestamps ISO 8601 UTC):
-        run_id: ``<cell>-<task>-s<seed>``, filesystem-safe.
+        run_id: ``<cell>-<task>-s<seed>``, filesystem-safe (``<cell>-<task>-density4-s<seed>``
+            at a swept density).
+        scenario_hash: hash of the scenario the run used (generated or read from a file).
+        density: density of that scenario (instances per service class) when it was generated
+            (None: a hand-written scenario file).
+        stress: the run's value of the campaign's swept stress parameter (``{"density": 4}``;
+            ``{}`` without one).
         agent_error: the agent's exception or reported error, if any (the run is still graded).
         tests / invariants: hidden-test and baseline-invariant results after the run.
         superseded: names of the baseline invariants the variant supersedes (its situation
@@ -58,7 +67,11 @@ class RunRecord(BaseModel):
         steps: agent turns (None if the agent crashed before reporting them).
         tool_calls / tool_errors / changed_calls: counted from the trajectory's ``ok``/``changed`` flags.
         stop_reason: ``submitted|max_steps|wall_clock|error`` (None if the agent never ran).
-        wall_s: whole run, lab up to lab down; lab_up_s: ``lab.up()``; agent_s: ``agent.run``.
+        wall_s: whole run, lab up to lab down; lab_up_s: ``lab.up()`` (build and convergence);
+            baseline_s: the baseline check before the agent acts; agent_s: ``agent.run``;
+            grading_s: the hidden tests and invariants after it; teardown_s: ``lab.down()``
+            (None: the run did not get there). ``wall_s`` minus ``agent_s`` is the harness's
+            overhead (variant, lab, checks, teardown).
         teardown_error: ``lab.down()`` failed (the verdict stands; the host may need ``ani lab down --stale``).
         unattributed: a failure the harness cannot attribute to the agent or to the host, said
             rather than guessed (the run is graded): e.g. ``FRR daemon(s) not running at grading
@@ -79,6 +92,8 @@ class RunRecord(BaseModel):
     variant_id: str | None = None
     seed: int
     scenario_hash: str | None = None
+    density: int | None = None
+    stress: dict[str, Any] = Field(default_factory=dict)
     label: Label
     success: bool | None = None
     damage_free: bool | None = None
@@ -94,7 +109,10 @@ class RunRecord(BaseModel):
     stop_reason: str | None = None
     wall_s: float = 0.0
     lab_up_s: float | None = None
+    baseline_s: float | None = None
     agent_s: float | None = None
+    grading_s: float | None = None
+    teardown_s: float | None = None
     started: datetime
     ended: datetime
     trajectory: str | None = None

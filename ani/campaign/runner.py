@@ -77,6 +77,18 @@ def _real_load_scenario(path: str | Path) -> Any:
     return load_scenario(path)
 
 
+def _real_generate_scenario(manifest: str | Path, *, seed: int, density: int | None = None) -> Any:
+    from ani.scenario.generate import generate_scenario  # type: ignore[import-not-found]
+
+    return generate_scenario(manifest, seed=seed, density=density)
+
+
+def _real_render_scenario(manifest: str | Path, *, seed: int, density: int | None = None) -> str | None:
+    from ani.scenario.generate import generate, render_yaml  # type: ignore[import-not-found]
+
+    return render_yaml(generate(manifest, seed=seed, density=density))
+
+
 def _real_get_task_class(name: str) -> Any:
     from ani.scenario import get_task_class  # type: ignore[attr-defined]
 
@@ -114,6 +126,10 @@ class RunnerDeps:
     Attributes:
         make_lab: ``Topology -> Lab`` (not started; the runner calls ``up()`` and ``down()``).
         load_scenario: ``path -> Scenario``.
+        generate_scenario: ``(manifest path, seed=, density=) -> Scenario`` (hash set):
+            :func:`ani.scenario.generate.generate_scenario`.
+        render_scenario: ``(manifest path, seed=, density=) -> scenario-file YAML text`` (the
+            copy a results folder keeps; None: keep none).
         get_task_class: ``name -> task class`` with ``.variant(scenario, seed)``.
         make_observer: ``Lab -> Observer`` with ``.evaluate(checks, bound_s=...)``.
         create_adapter: ``(level, lab, blocklist=, trajectory=) -> Adapter``.
@@ -125,6 +141,8 @@ class RunnerDeps:
 
     make_lab: Callable[[Any], Any] = _real_make_lab
     load_scenario: Callable[[Any], Any] = _real_load_scenario
+    generate_scenario: Callable[..., Any] = _real_generate_scenario
+    render_scenario: Callable[..., str | None] = _real_render_scenario
     get_task_class: Callable[[str], Any] = _real_get_task_class
     make_observer: Callable[[Any], Any] = _real_make_observer
     create_adapter: Callable[..., Any] = _real_create_adapter
@@ -137,6 +155,14 @@ class RunnerDeps:
         key = str(path)
         if key not in self._scenarios:
             self._scenarios[key] = self.load_scenario(path)
+        return self._scenarios[key]
+
+    def generated(self, manifest: str | Path, seed: int, density: int | None) -> Any:
+        """The scenario generated from ``manifest`` with ``seed`` at ``density``, generated once
+        per deps object. Raises GeneratorError / TopologyError (a bad manifest)."""
+        key = f"{manifest}\0{seed}\0{density}"
+        if key not in self._scenarios:
+            self._scenarios[key] = self.generate_scenario(manifest, seed=seed, density=density)
         return self._scenarios[key]
 
 
@@ -205,7 +231,10 @@ def _outcomes(results: Any) -> list[CheckOutcome]:
     for r in results or []:
         out.append(
             CheckOutcome(
-                name=str(r.name), passed=bool(r.passed), detail=str(getattr(r, "detail", "") or "")
+                name=str(r.name),
+                passed=bool(r.passed),
+                detail=str(getattr(r, "detail", "") or ""),
+                service=getattr(r, "service", None) or None,
             )
         )
     return out
@@ -243,39 +272,80 @@ def _now() -> datetime:
 # --- one run -----------------------------------------------------------------------------------------
 
 
-def prepare(spec: CampaignSpec, deps: RunnerDeps) -> tuple[Any, Any]:
-    """Load the scenario and the task class once, checking the config before any lab starts.
+def scenario_for(spec: CampaignSpec, deps: RunnerDeps, density: int | None = None) -> Any:
+    """The scenario of ``spec`` at ``density``: its scenario file, or the scenario generated from
+    its manifest (``scenario_seed``, ``density``; None: the manifest's own).
 
-    Returns ``(scenario, task_class)``. Raises ConfigError (scenario/task file problems).
+    Raises ConfigError: the paths are not resolved, or the file / manifest is bad.
     """
+    if spec.manifest is not None:
+        if not spec.manifest_path:
+            raise ConfigError(
+                f"campaign {spec.name!r}: manifest path is not resolved (use load_spec/parse_spec)"
+            )
+        return deps.generated(spec.manifest_path, int(spec.scenario_seed or 0), density)
     if not spec.scenario_path:
         raise ConfigError(
             f"campaign {spec.name!r}: scenario path is not resolved (use load_spec/parse_spec)"
         )
-    scenario = deps.scenario(spec.scenario_path)
-    task_class = deps.get_task_class(spec.task)
+    return deps.scenario(spec.scenario_path)
+
+
+def prepare(
+    spec: CampaignSpec,
+    deps: RunnerDeps,
+    cell: CellSpec | str | None = None,
+    stress: dict[str, Any] | None = None,
+) -> tuple[Any, Any]:
+    """Load the scenario and the task class of one cell (default the first) at one stress value,
+    checking the config before any lab starts.
+
+    Returns ``(scenario, task_class)``. Raises ConfigError (scenario/manifest/task problems).
+    """
+    cell = spec.cells[0] if cell is None else cell
+    scenario = scenario_for(spec, deps, spec.density_of(cell, stress))
+    try:
+        task_class = deps.get_task_class(spec.task_of(cell, stress))
+    except ConfigError as exc:  # name the field that chose it: "cells[2](x).task: unknown ..."
+        raise type(exc)(f"{spec.source}: {spec.task_field(cell, stress)}: {exc}") from None
     return scenario, task_class
+
+
+def scenario_density(scenario: Any, asked: int | None) -> int | None:
+    """The density of ``scenario``: ``asked`` if given, else what its ``generated`` block says
+    (a generated scenario file), else None (a hand-written scenario)."""
+    if asked is not None:
+        return asked
+    gen = getattr(scenario, "generated", None)
+    value = gen.get("density") if isinstance(gen, dict) else getattr(gen, "density", None)
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def design_points(spec: CampaignSpec) -> list[tuple[CellSpec, dict[str, Any]]]:
+    """Every (cell, stress value) of ``spec`` once."""
+    return [(cell, point) for point in spec.stress_points for cell in spec.cells]
 
 
 def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
     """Check everything that can be checked without a lab, so a bad config fails before any run.
 
-    Loads the scenario and task class, builds every variant, creates the agent once and (with
-    the real adapter factory) imports every cell's adapter class.
+    Loads (or generates) every scenario and task class the campaign uses, builds every variant,
+    creates the agent once and (with the real adapter factory) imports every cell's adapter class.
 
     Raises:
-        ConfigError: scenario, task, variant or agent config problems.
+        ConfigError: scenario, manifest, task, variant or agent config problems.
         RegistryError: an adapter cannot be loaded.
     """
-    scenario, task_class = prepare(spec, deps)
-    for seed in spec.seeds:
-        task_class.variant(scenario, seed)
+    for cell, point in design_points(spec):
+        scenario, task_class = prepare(spec, deps, cell, point)
+        for seed in spec.seeds:
+            task_class.variant(scenario, seed)
     deps.create_agent(dict(spec.agent))
     if deps.create_adapter is _real_create_adapter:
         from ani.registry import get_adapter_class
 
         for cell in spec.cells:
-            get_adapter_class(cell.level)
+            get_adapter_class(str(cell.level))
         if any(cell.blocklist for cell in spec.cells):
             import ani.adapters.blocklist  # noqa: F401 - the ablation wrapper must load
 
@@ -295,16 +365,20 @@ def check_host(spec: CampaignSpec, deps: RunnerDeps, cells: list[str] | None = N
         return  # a fake lab needs nothing from this host
     from ani.host.checks import describe_unfit
 
-    chosen = {c.name: c.level for c in spec.cells if cells is None or c.name in cells}
+    chosen = {c.name: str(c.level) for c in spec.cells if cells is None or c.name in cells}
     if not chosen:
         return
-    scenario, task_class = prepare(spec, deps)
-    daemons = _daemons(getattr(scenario, "topology", None))
-    for seed in spec.seeds:
-        try:
-            daemons |= _daemons(task_class.variant(scenario, seed).lab_topology(scenario))
-        except Exception:  # noqa: BLE001 - validate() reported variant problems; the base topology counts
+    daemons: set[str] = set()
+    for cell, point in design_points(spec):
+        if cell.name not in chosen:
             continue
+        scenario, task_class = prepare(spec, deps, cell, point)
+        daemons |= _daemons(getattr(scenario, "topology", None))
+        for seed in spec.seeds:
+            try:
+                daemons |= _daemons(task_class.variant(scenario, seed).lab_topology(scenario))
+            except Exception:  # noqa: BLE001 - validate() reported variant problems; the base topology counts
+                continue
     bad = deps.check_host(list(dict.fromkeys(chosen.values())), daemons)
     if bad:
         raise CapabilityMissing(describe_unfit(chosen, bad))
@@ -341,13 +415,17 @@ def run_one(
     out_dir: str | Path,
     deps: RunnerDeps | None = None,
     on_event: EventHook | None = None,
+    *,
+    stress: dict[str, Any] | None = None,
 ) -> RunRecord:
-    """Run the variant ``seed`` of ``spec.task`` in ``cell`` on a fresh lab and grade it.
+    """Run the variant ``seed`` of the cell's task class in ``cell`` on a fresh lab and grade it.
 
     Args:
         spec: the campaign (scenario, task, agent, budget).
         cell: a cell of ``spec`` or its name.
         seed: the variant's seed.
+        stress: the stress value of the run (``{"density": 4}``; None or ``{}``: none), which
+            picks the scenario (density) or the task class (task) with the cell's settings.
         out_dir: results folder; the trajectory goes to ``out_dir/trajectories/<run_id>.jsonl``
             (an earlier partial file of the same run id is replaced).
         deps: factories (default: the real lab, scenario, observer, adapters, agents).
@@ -368,10 +446,12 @@ def run_one(
     """
     deps = deps or RunnerDeps()
     cell = spec.cell(cell) if isinstance(cell, str) else cell
-    rid = make_run_id(cell.name, spec.task, seed)
+    stress = dict(stress or {})
+    task = spec.task_of(cell, stress)
+    rid = make_run_id(cell.name, task, seed, stress)
     out = Path(out_dir)
     traj_path = out / "trajectories" / f"{rid}.jsonl"
-    scenario, task_class = prepare(spec, deps)
+    scenario, task_class = prepare(spec, deps, cell, stress)
     variant = task_class.variant(scenario, seed)
     agent = deps.create_agent(dict(spec.agent))  # config errors raise here, before any lab
     budget = spec.budget
@@ -384,10 +464,12 @@ def run_one(
         "cell": cell.name,
         "level": cell.level,
         "blocklist": cell.blocklist,
-        "task": spec.task,
+        "task": task,
         "variant_id": str(getattr(variant, "variant_id", "") or "") or None,
         "seed": int(seed),
         "scenario_hash": str(getattr(scenario, "hash", "") or "") or None,
+        "density": scenario_density(scenario, spec.density_of(cell, stress)),
+        "stress": stress,
         "trajectory": None,
         "superseded": [c.name for c in _superseded(scenario, variant)[1]],
     }
@@ -403,10 +485,12 @@ def run_one(
         lab = state.get("lab")
         if lab is not None:
             with _sigint_deferred():
+                t0 = time.monotonic()
                 try:
                     lab.down()
                 except Exception as exc:  # noqa: BLE001 - the verdict stands; say so
                     state["teardown_error"] = _err(exc)
+                info["teardown_s"] = round(time.monotonic() - t0, 3)
     return _record(info, state, started, t_start)
 
 
@@ -434,7 +518,9 @@ def _execute(
         lab.up()
         info["lab_up_s"] = round(time.monotonic() - t0, 3)
         phase = "baseline invariants"
+        t0 = time.monotonic()
         baseline = _evaluate(deps.make_observer(lab), invariants, spec.observer_bound_s)
+        info["baseline_s"] = round(time.monotonic() - t0, 3)
     except Exception as exc:  # noqa: BLE001 - any substrate fault makes the run invalid
         state["infra_error_reason"] = f"{phase}: {_err(exc)}"
         return
@@ -519,7 +605,9 @@ def _execute(
     try:
         observer = deps.make_observer(lab)
         # one evaluation: checks run concurrently and share one bound (results keep input order)
+        t0 = time.monotonic()
         graded = _evaluate(observer, [*hidden, *invariants], spec.observer_bound_s)
+        info["grading_s"] = round(time.monotonic() - t0, 3)
         tests, invariants = graded[: len(hidden)], graded[len(hidden) :]
     except Exception as exc:  # noqa: BLE001
         state["infra_error_reason"] = f"grading: {_err(exc)}"

@@ -10,12 +10,23 @@ Timing semantics:
   convergence is not failure;
 - a *negative* check (``reach`` with ``expect: false``) runs after every positive check has
   finished, as one ``ping -c 3 -i 0.2 -W 1``; it passes only if none of the pings is answered;
-- checks run concurrently on a thread pool (``workers`` threads).
+- checks run concurrently on a thread pool (``workers`` threads; the negative checks, which
+  mostly wait for replies that must not come, on ``negative_workers`` threads).
+
+Router state is read once per router and command for all the checks that need it at the same
+time (:class:`_Reader`): the ``bgp_session`` checks of a router share one ``show bgp summary
+json``, its ``route`` checks one ``show ip route json`` (the whole table; a check looks up its
+exact prefix in it, as ``show ip route PREFIX json`` would). A read is shared only with checks
+whose previous attempt saw older data, so a retried check always looks at state read after its
+last failed look, never at the same read again. A vtysh call costs ~35 ms of CPU (and ~200 ms
+of wall time), so a dense baseline of hundreds of route checks is a few calls per router per
+round instead of one per check.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -55,19 +66,61 @@ def _is_negative(check: Check) -> bool:
     return isinstance(check, ReachCheck) and not check.expect
 
 
+class _Read:
+    """One (router, command) of a :class:`_Reader`: its lock and its latest read."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started: float | None = None  # monotonic time the latest read started
+        self.data: Any = None
+        self.error: Exception | None = None
+
+
+class _Reader:
+    """``lab.vtysh_json`` shared between the checks of one evaluation.
+
+    :meth:`json` returns the latest read of ``(router, command)`` if it started after
+    ``newer_than`` (the start of the read the caller's previous attempt used), else reads again;
+    callers that arrive while a read is running wait for it (one vtysh per router and command at
+    a time). A read that raised is shared like data (HostFault included: the host cannot grade).
+    """
+
+    def __init__(self, lab: Any) -> None:
+        self.lab = lab
+        self._lock = threading.Lock()
+        self._reads: dict[tuple[str, str], _Read] = {}
+
+    def json(self, router: str, command: str, newer_than: float) -> tuple[Any, float, Exception | None]:
+        """``(parsed JSON, monotonic start time of the read, what the read raised or None)``."""
+        with self._lock:
+            read = self._reads.setdefault((router, command), _Read())
+        with read.lock:
+            if read.started is None or read.started <= newer_than:
+                read.started = time.monotonic()
+                try:
+                    read.data, read.error = self.lab.vtysh_json(router, command), None
+                except Exception as exc:  # noqa: BLE001 - shared, then raised to every caller
+                    read.data, read.error = None, exc
+            return read.data, read.started, read.error
+
+
 class Observer:
     """Evaluates checks on ``lab`` (an :class:`ani.lab.Lab` that is up).
 
     Args:
         lab: the running lab.
-        workers: size of the thread pool.
+        workers: size of the thread pool of the positive checks.
         poll_s: pause between attempts of a positive check, seconds.
+        negative_workers: size of the thread pool of the negative checks (each waits ~1.4 s
+            for replies that must not come, using little CPU).
     """
 
-    def __init__(self, lab: Any, *, workers: int = 32, poll_s: float = 0.2) -> None:
+    def __init__(self, lab: Any, *, workers: int = 32, poll_s: float = 0.2, negative_workers: int = 128) -> None:
         self.lab = lab
         self.workers = workers
         self.poll_s = poll_s
+        self.negative_workers = negative_workers
+        self._reader = _Reader(lab)
 
     def evaluate(self, checks: Sequence[Check], bound_s: float = 20.0) -> list[CheckResult]:
         """Evaluate ``checks``; results in the same order (one :class:`CheckResult` each).
@@ -90,8 +143,11 @@ class Observer:
         neg = [i for i, c in enumerate(checks) if _is_negative(c)]
         if not checks:
             return []
-        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(checks)))) as pool:
-            for idxs in (pos, neg):
+        self._reader = _Reader(self.lab)  # reads are shared within one evaluation only
+        for idxs, workers in ((pos, self.workers), (neg, self.negative_workers)):
+            if not idxs:
+                continue
+            with ThreadPoolExecutor(max_workers=max(1, min(workers, len(idxs)))) as pool:
                 futs = {i: pool.submit(self._run_one, checks[i], bound_s) for i in idxs}
                 for i, f in futs.items():
                     results[i] = f.result()
@@ -105,11 +161,12 @@ class Observer:
             ok, detail = self._attempt_negative(check)  # type: ignore[arg-type]
             return self._result(check, ok, detail, 1, t0)
         attempts = 0
+        seen = [float("-inf")]  # start of the newest router read this check has looked at
         while True:
             attempts += 1
             t_try = time.monotonic()
             try:
-                ok, detail = self._attempt(check)
+                ok, detail = self._attempt(check, seen)
             except HostFault:
                 raise  # the host cannot grade (a program is missing): not a failed check
             except Exception as exc:  # noqa: BLE001 - a failed attempt, reported in detail
@@ -133,17 +190,26 @@ class Observer:
             service=check.service,
         )
 
-    def _attempt(self, check: Check) -> tuple[bool, str]:
+    def _attempt(self, check: Check, seen: list[float]) -> tuple[bool, str]:
         if isinstance(check, ReachCheck):
             return self._ping(check.src, str(check.dst), count=1)
         if isinstance(check, LoopbackCheck):
             src = str(check.source) if check.source else None
             return self._ping(check.router, str(check.address), count=1, source=src)
         if isinstance(check, BgpSessionCheck):
-            return self._bgp(check)
+            return self._bgp(check, seen)
         if isinstance(check, RouteCheck):
-            return self._route(check)
+            return self._route(check, seen)
         raise ObserverError(f"unknown check kind {check.kind!r}")  # pragma: no cover
+
+    def _read(self, router: str, command: str, seen: list[float]) -> Any:
+        """``command``'s JSON on ``router``, read after the check's previous look (``seen[0]``,
+        updated to this read's start)."""
+        data, started, error = self._reader.json(router, command, seen[0])
+        seen[0] = max(seen[0], started)  # a failed read counts as seen too: the retry reads again
+        if error is not None:
+            raise error
+        return data
 
     def _attempt_negative(self, check: ReachCheck) -> tuple[bool, str]:
         try:
@@ -175,8 +241,8 @@ class Observer:
         got = int(m.group(1))
         return got > 0, f"{got} of {count} answered"
 
-    def _bgp(self, check: BgpSessionCheck) -> tuple[bool, str]:
-        data = self.lab.vtysh_json(check.router, "show bgp summary json")
+    def _bgp(self, check: BgpSessionCheck, seen: list[float]) -> tuple[bool, str]:
+        data = self._read(check.router, "show bgp summary json", seen)
         want = str(check.neighbor)
         if isinstance(data, dict):
             for af in data.values():
@@ -186,10 +252,12 @@ class Observer:
         return False, "neighbor not configured"
 
 
-    def _route(self, check: RouteCheck) -> tuple[bool, str]:
-        """Whether ``check.router``'s table has ``check.prefix`` as ``check`` wants, and what was seen."""
+    def _route(self, check: RouteCheck, seen: list[float]) -> tuple[bool, str]:
+        """Whether ``check.router``'s table has ``check.prefix`` as ``check`` wants, and what was
+        seen. The table is read whole (``show ip route json``, keyed by prefix: the exact prefix
+        is looked up, a covering route does not count) and shared by the router's checks."""
         want = str(check.prefix)
-        data = self.lab.vtysh_json(check.router, f"show ip route {want}")
+        data = self._read(check.router, "show ip route json", seen)
         present = isinstance(data, dict) and want in data
         if not check.expect:
             return (not present), ("route present" if present else "no route")
@@ -198,7 +266,7 @@ class Observer:
         if check.local_pref is None and check.community is None:
             protos = sorted({str(r.get("protocol", "?")) for r in data[want] if isinstance(r, dict)})
             return True, f"route present ({', '.join(protos)})"
-        bgp = self.lab.vtysh_json(check.router, f"show bgp ipv4 unicast {want}")
+        bgp = self._read(check.router, f"show bgp ipv4 unicast {want} json", seen)
         paths = bgp.get("paths", []) if isinstance(bgp, dict) else []
         best = next((p for p in paths if isinstance(p, dict) and (p.get("bestpath") or {}).get("overall")), None)
         if best is None:

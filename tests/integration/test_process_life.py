@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 import pytest
+from procs import EMPTY, footprint  # the lab's footprint on the host (tests/procs.py)
 
 from ani.lab import Lab, frr
-from ani.lab.netns import list_netns
-from ani.lab.proc import cmdline, is_alive
-from ani.lab.state import LABS_ROOT, lab_dir, lab_ids, read_state
+from ani.lab.proc import is_alive
+from ani.lab.state import LABS_ROOT, lab_ids, read_state
 
 pytestmark = pytest.mark.integration
 
@@ -66,28 +66,6 @@ def labs_of(pids: set[int]) -> dict[str, str]:
     return out
 
 
-def footprint(lab_id: str) -> dict[str, list[str]]:
-    """Everything of lab ``lab_id`` still on the host (namespaces, FRR dirs, processes, lab dir)."""
-    p = f"ani-{lab_id}-"
-    procs = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            argv = cmdline(int(d.name))
-            if any(p in a for a in argv) or ("--lab" in argv and lab_id in argv):
-                procs.append(" ".join(argv)[:120])
-    return {
-        "netns": [n for n in list_netns() if n.startswith(p)],
-        "frr": sorted(d.name for root in (frr.ETC_ROOT, frr.RUN_ROOT) if root.exists()
-                      for d in root.iterdir() if d.name.startswith(p)),
-        "procs": procs,
-        "dir": [str(lab_dir(lab_id))] if lab_dir(lab_id).exists() else [],
-        # each router's run-dir tmpfs (ani.lab.frr.prepare): unmounted by every teardown
-        "mounts": [ln.split(" - ")[1].split()[1] for ln in Path("/proc/self/mountinfo").read_text().splitlines()
-                   if " - " in ln and ln.split(" - ")[1].split()[1].startswith(f"ani-frr-run-{p}")],
-    }
-
-
-EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": []}
 
 
 def wait_gone(ids: list[str], bound_s: float = GONE_S) -> dict[str, dict[str, list[str]]]:

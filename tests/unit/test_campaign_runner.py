@@ -340,7 +340,7 @@ def test_case9_each_run_one_state_infra_excluded_and_single_runs_agree(spec, tmp
 
     # exactly one run's lab fails to start: the 2nd run of the plan, (seed 1, cell a1)
     order = plan(spec)
-    assert order[1] == (1, "a1")
+    assert order[1] == (1, "a1", {})
     counter = {"i": 0}
 
     def make_lab_by_order(topo):
@@ -377,7 +377,7 @@ def test_case9_each_run_one_state_infra_excluded_and_single_runs_agree(spec, tmp
     assert "| a1 | a1 | - | 2 | 1 | 1/2 (0.50) |" in md
 
     # running any single run alone gives the same label as inside the campaign
-    for seed, cell in order:
+    for seed, cell, _stress in order:
         rid = f"{cell.replace('+', '_')}-onboard-site-s{seed}"
         s_alone = Setup(World(), policy)
         d_alone = s_alone.deps()
@@ -422,7 +422,7 @@ def test_ctrl_c_keeps_finished_runs_and_resume_completes(spec, tmp_path, capsys)
     assert len(res2.skipped) == 4 and len(res2.ran) == 5
     assert len(s2.world.labs) == 5
     assert sorted(r.run_id for r in read_runs(out)) == sorted(
-        f"{c.replace('+', '_')}-onboard-site-s{seed}" for seed, c in plan(spec)
+        f"{p.cell.replace('+', '_')}-onboard-site-s{p.seed}" for p in plan(spec)
     )
 
 

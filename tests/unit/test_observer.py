@@ -153,18 +153,22 @@ def test_runs_concurrently():
 
 
 class RouteLab:
-    """``show ip route`` / ``show bgp ipv4 unicast`` answers for one prefix, as FRR 8.4 prints them."""
+    """``show ip route json`` (the whole table: a covering /16 and, if ``present``, the prefix) and
+    ``show bgp ipv4 unicast PREFIX json`` answers, as FRR 8.4 prints them."""
 
-    def __init__(self, present=True, lp=200, comms="64500:101 64500:900"):
+    def __init__(self, present=True, lp=200, comms="64500:101 64500:900", prefix="198.18.11.0/24"):
         self.topology = FakeTopo()
-        self.present, self.lp, self.comms = present, lp, comms
+        self.present, self.lp, self.comms, self.prefix = present, lp, comms, prefix
         self.commands: list[str] = []
 
     def vtysh_json(self, router, command, timeout=10.0):
         self.commands.append(command)
-        if command.startswith("show ip route "):
-            p = command.split()[3]
-            return {p: [{"prefix": p, "protocol": "bgp"}]} if self.present else {}
+        if command == "show ip route json":
+            table = {"198.18.0.0/16": [{"prefix": "198.18.0.0/16", "protocol": "static"}]}
+            if self.present:
+                table[self.prefix] = [{"prefix": self.prefix, "protocol": "bgp"}]
+            return table
+        assert command == f"show bgp ipv4 unicast {self.prefix} json", command
         return {"paths": [{"bestpath": {"overall": True}, "locPrf": self.lp, "community": {"string": self.comms}},
                           {"locPrf": 999}]}
 
@@ -190,3 +194,66 @@ def test_route_check_presence_absence_and_best_path_attributes():
     with pytest.raises(ValueError, match="present route"):
         RouteCheck(router="e1", prefix="10.0.0.0/8", expect=False, local_pref=5)
     assert parse_checks([c.model_dump(mode="json")]) == [c]
+
+
+def test_route_check_wants_the_exact_prefix_not_a_covering_route():
+    from ani.observer.checks import RouteCheck
+
+    (r,) = Observer(RouteLab(present=False), poll_s=0.01).evaluate(
+        [RouteCheck(router="e1", prefix="198.18.11.0/24")], bound_s=0.05)
+    assert not r.passed and r.detail.startswith("no route")  # 198.18.0.0/16 covers it: not the route
+    (r,) = Observer(RouteLab(present=False), poll_s=0.01).evaluate(
+        [RouteCheck(router="e1", prefix="198.18.0.0/16")], bound_s=0.05)
+    assert r.passed and r.detail == "route present (static)"
+
+
+class CountingLab(FakeLab):
+    """Counts vtysh reads; the BGP session comes up after ``up_after_reads`` of them."""
+
+    def __init__(self, up_after_reads=0, **kw):
+        super().__init__(**kw)
+        self.reads = 0
+        self.up_after_reads = up_after_reads
+
+    def vtysh_json(self, router, command, timeout=10.0):
+        with self.lock:
+            self.reads += 1
+            n = self.reads
+        time.sleep(0.05)  # a read takes a while: concurrent checks meet it in flight
+        peers = {f"100.64.255.{i}": {"state": "Established" if n > self.up_after_reads else "Active"}
+                 for i in range(1, 11)}
+        return {"ipv4Unicast": {"peers": peers}}
+
+
+def test_checks_of_one_router_share_one_read_per_round():
+    lab = CountingLab()
+    checks = [BgpSessionCheck(router="e1", neighbor=f"100.64.255.{i}") for i in range(1, 11)]
+    res = Observer(lab, poll_s=0.01).evaluate(checks, bound_s=2)
+    assert all(r.passed for r in res) and lab.reads == 1
+    # another evaluation reads again: nothing is kept between evaluations
+    Observer(lab, poll_s=0.01).evaluate(checks[:1], bound_s=2)
+    assert lab.reads == 2
+
+
+def test_a_retried_check_never_looks_at_the_read_it_failed_on_again():
+    lab = CountingLab(up_after_reads=3)
+    checks = [BgpSessionCheck(router="e1", neighbor=f"100.64.255.{i}") for i in range(1, 5)]
+    res = Observer(lab, poll_s=0.01).evaluate(checks, bound_s=5)
+    assert all(r.passed for r in res)
+    # every attempt after a failure made a new read (3 failing reads, then the one that passed),
+    # shared by the checks retrying at the same time
+    assert lab.reads == 4 and all(2 <= r.attempts <= 4 for r in res)
+
+
+def test_a_failed_read_fails_the_attempt_of_every_check_sharing_it():
+    class Broken(CountingLab):
+        def vtysh_json(self, router, command, timeout=10.0):
+            with self.lock:
+                self.reads += 1
+            raise RuntimeError("vtysh: bgpd is not running")
+
+    lab = Broken()
+    res = Observer(lab, poll_s=0.05).evaluate(
+        [BgpSessionCheck(router="e1", neighbor=f"100.64.255.{i}") for i in (1, 2)], bound_s=0.2)
+    assert [r.passed for r in res] == [False, False]
+    assert all("bgpd is not running" in r.detail for r in res) and lab.reads >= 2

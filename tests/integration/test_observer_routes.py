@@ -1,0 +1,48 @@
+"""The observer's ``route`` check on real FRR 8.4 (the tri lab: r2 announces 198.18.1.0/24 over
+iBGP, OSPF carries the loopbacks): a route is found by its exact prefix in ``show ip route json``
+(a covering or covered prefix is not it), its best BGP path's local preference is read, and the
+checks of one router share their reads (ani.observer.evaluate._Reader)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ani.observer import Observer
+from ani.observer.checks import RouteCheck
+
+pytestmark = pytest.mark.integration
+
+
+class Counting:
+    def __init__(self, lab):
+        self._lab, self.reads, self._lock = lab, [], threading.Lock()
+
+    def __getattr__(self, name):
+        return getattr(self._lab, name)
+
+    def vtysh_json(self, router, command, timeout=10.0):
+        with self._lock:
+            self.reads.append((router, command))
+        return self._lab.vtysh_json(router, command, timeout=timeout)
+
+
+def test_route_checks_on_real_frr(tri_lab):
+    checks = [
+        RouteCheck(router="r1", prefix="198.18.1.0/24"),                 # iBGP from r2
+        RouteCheck(router="r3", prefix="198.18.1.0/24", local_pref=100),  # the default local preference
+        RouteCheck(router="r1", prefix="10.255.0.3/32"),                 # OSPF
+        RouteCheck(router="r1", prefix="198.18.0.0/16", expect=False),   # covers 198.18.1.0/24: not it
+        RouteCheck(router="r1", prefix="198.18.1.0/25", expect=False),   # inside it: not it either
+        RouteCheck(router="r3", prefix="198.18.1.0/24", local_pref=200),
+    ]
+    lab = Counting(tri_lab)
+    res = Observer(lab, poll_s=0.2).evaluate(checks, bound_s=2)
+    assert [r.passed for r in res] == [True, True, True, True, True, False], [(r.name, r.detail) for r in res]
+    assert res[0].detail.startswith("route present (bgp")
+    assert "local-pref 100" in res[5].detail
+    # one whole-table read per router and round, whatever the number of its checks
+    tables = [r for r in lab.reads if r[1] == "show ip route json"]
+    assert tables.count(("r1", "show ip route json")) == 1
+    assert len(tables) <= 2 + res[5].attempts
