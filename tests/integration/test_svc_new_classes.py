@@ -159,3 +159,18 @@ def test_the_three_classes_coexist_and_a_removed_catch_all_breaks_the_external_r
     assert external
     results = _until_failed(lab, external, every=True)  # the withdrawal reaches the edges one by one
     assert not any(r.passed for r in results), summarize(results)
+
+
+def test_generated_manifest_with_the_three_layers_comes_up_with_every_invariant_passing(make_lab):
+    """The generator (``ani.scenario.generate``) stacks the three layers on the default
+    topology (tests/data/manifest-shared-state.yaml): the scenario comes up and every baseline
+    invariant (each class's, plus the layers' emitted ones) passes on FRR."""
+    from ani.scenario.generate import generate_scenario
+
+    scenario = generate_scenario("tests/data/manifest-shared-state.yaml", seed=1)
+    services = {(c.service or "").split("/")[0] for c in scenario.invariants}
+    assert {"tenant-policy", "shared-service", "ebgp-peering"} <= services
+    lab = make_lab(scenario.topology, netconf=False)
+    results = Observer(lab).evaluate(scenario.invariants, bound_s=20.0)
+    assert all(r.passed for r in results), summarize(results)
+    print(f"{scenario.name}: {len(results)} invariants pass")

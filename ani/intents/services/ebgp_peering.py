@@ -281,7 +281,7 @@ class EbgpPeering(InstanceClass):
         refuses: a trap's refused prefix is a more specific (/25) of an accepted one, otherwise a
         separate /24; announcing every site of one Zipf-drawn tenant (the others are not
         announced). Raises GeneratorError when the build has no tenant edge or a range is full."""
-        rng = build.rng(self.name)
+        rng = build.rng(layer.stream)
         link_range = IPv4Network(layer.options.get("link_range", DEFAULT_LINK_RANGE))
         ext_range = IPv4Network(layer.options.get("external_range", DEFAULT_EXTERNAL_RANGE))
         base_as = int(layer.options.get("base_as", DEFAULT_BASE_AS))
@@ -311,8 +311,14 @@ class EbgpPeering(InstanceClass):
             originated = sorted([*accepted, refused], key=lambda n: (n.network_address, n.prefixlen))
             build.add_router(x, "external", _external_config(x, link, edge, base_as + i, build.asn, originated),
                              daemons=("zebra", "staticd", "bgpd"))
+            # its originations are static routes (blackhole): instances of static-route, as discovered
+            from ani.intents.services.base import get_service_class
+
+            statics = get_service_class("static-route").discover({x: build.configs[x]})
+            build.instances.setdefault("static-route", []).extend(svc.id for svc in statics)
             build.add_link(edge, f"to-{x}", x, f"to-{edge}")
             self.apply(ch, path, build.configs, None, {})
+            build.instances.setdefault(self.name, []).append(ch.service_id())
         for r in build.configs:
             build.configs[r] = build.configs[r].canonical()
 

@@ -224,7 +224,7 @@ class SharedService(InstanceClass):
         (198.18.240.0/20), a random free one, a trap's right after the previous service's
         on the same router (a too-broad set element or rule covers both). Raises GeneratorError
         when the range is full, there is no tenant or no router with the firewall."""
-        rng = build.rng(self.name)
+        rng = build.rng(layer.stream)
         rng_range = IPv4Network(layer.options.get("range", DEFAULT_RANGE))
         plen = int(layer.options.get("prefixlen", DEFAULT_PREFIXLEN))
         tenants = list(build.tenants)
@@ -249,6 +249,7 @@ class SharedService(InstanceClass):
                 raise GeneratorError(f"layer {self.name}: {exc}") from None
             self.apply(ch, f"layers.{self.name}.{i}", build.configs, None, {})
             build.add_host(name, router, interface_of(name), ch.host, ch.gateway.ip)
+            build.instances.setdefault(self.name, []).append(ch.service_id())
             prev = ch
         for r in build.configs:
             build.configs[r] = build.configs[r].canonical()

@@ -265,7 +265,7 @@ class TenantPolicy(InstanceClass):
         local preferences drawn from options ``local_prefs`` (default 50, 150, 200, 300; None
         = community only). Options: ``seq_step`` (10). Raises GeneratorError when the tenants
         have fewer sites than instances or no edge has an iBGP peer-group."""
-        rng = build.rng(self.name)
+        rng = build.rng(layer.stream)
         step = int(layer.options.get("seq_step", 10))
         lps = list(layer.options.get("local_prefs", [50, 150, 200, 300, None]))
         free = {t: [IPv4Network(s["prefix"]) for s in sites] for t, sites in build.tenants.items()}
@@ -292,6 +292,7 @@ class TenantPolicy(InstanceClass):
             try:
                 self.check(ch, f"layers.{self.name}.{i}", build.configs)
                 self.apply(ch, f"layers.{self.name}.{i}", build.configs, None, {})
+                build.instances.setdefault(self.name, []).append(ch.service_id())
             except IntentError as exc:
                 raise GeneratorError(f"layer {self.name}: {exc}") from None
         for r in build.configs:
