@@ -96,9 +96,16 @@ def show_cmd(file: Annotated[Path, typer.Argument(help="scenario file (ani scena
 
     roles: dict[str, list[str]] = {}
     edges = set(s.edges)
+    asns = Counter(cfg.bgp.asn for cfg in configs.values() if cfg.bgp is not None)
+    own_as = asns.most_common(1)[0][0] if asns else None
     for r, cfg in configs.items():
         rr = cfg.bgp is not None and any(p.route_reflector_client for p in cfg.bgp.ipv4_unicast.peers.values())
-        role = "core (route reflector)" if rr else ("edge" if r in edges or r.startswith("e") else "core")
+        if cfg.bgp is not None and cfg.bgp.asn != own_as:
+            role = f"external (AS {cfg.bgp.asn})"
+        elif rr:
+            role = "core (route reflector)"
+        else:
+            role = "edge" if r in edges or r.startswith("e") else "core"
         roles.setdefault(role, []).append(r)
     t = Table(title="routers", title_justify="left")
     t.add_column("role"), t.add_column("n", justify="right"), t.add_column("routers")

@@ -415,3 +415,30 @@ def test_bad_generated_or_invariants_keys_name_the_field(key, value, expect):
     with pytest.raises(TopologyError) as exc:
         parse_scenario(data, source="s.yaml")
     assert expect in str(exc.value), str(exc.value)
+
+
+def test_all_classes_manifest_puts_every_generated_class_on_the_same_routers():
+    from ani.intents.inventory import Inventory, network_configs
+
+    s = generate_scenario(ROOT / "scenarios" / "all-classes.yaml", seed=7)
+    found = {x.type for x in Inventory(network_configs(s)).list_services()}
+    assert {"tenant-site", "tenant-firewall", "floating-address", "static-route", "tenant-policy",
+            "shared-service", "ebgp-peering"} <= found
+    services = {(c.service or "").split("/")[0].split(":")[0] for c in s.invariants}
+    assert {"tenant", "isolation", "bgp", "underlay", "floating-address", "static-route", "tenant-policy",
+            "shared-service", "ebgp-peering"} <= services
+    # density scales configuration state, not the external routers
+    for d in (2, 8):
+        assert [r for r in generate_scenario(ROOT / "scenarios" / "all-classes.yaml", seed=7, density=d).topology.routers
+                if not r.startswith(("c", "e"))] == ["x1"]
+
+
+def test_an_instance_the_configs_do_not_hold_is_a_generator_error(monkeypatch):
+    from ani.scenario import layers
+
+    def broken(build, layer):
+        build.instances.setdefault("static-route", []).append("static-route/e1/10.9.9.0/24/Null0")
+
+    monkeypatch.setitem(layers.GENERATORS, "static-route", broken)
+    with pytest.raises(GeneratorError, match=r"layers \(static-route\): .*\(not discovered: static-route/e1/10\.9\.9\.0/24/Null0"):
+        generate(DEFAULT, seed=1)
