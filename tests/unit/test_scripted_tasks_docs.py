@@ -10,7 +10,6 @@ DOC = ROOT / "docs" / "scenarios.md"
 
 
 def test_planner_example_runs(monkeypatch):
-    # up to the next heading of level 2 or 3 (the push section follows with examples of its own)
     section = re.split(r"\n#{2,3} ", DOC.read_text().split("### Every other task class", 1)[1], maxsplit=1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert blocks, "no python block under '### Every other task class'"
