@@ -163,3 +163,20 @@ def test_the_runner_leaves_superseded_invariants_out_of_baseline_and_damage(tmp_
     failed = {t.name for t in rec.tests if not t.passed}
     isolation = {c.name for c in v.hidden_tests if isinstance(c, ReachCheck) and not c.expect}
     assert failed and failed <= isolation  # the leak the fault made, and nothing else
+
+
+@pytest.mark.parametrize("name", ["change-set", "decommission", "troubleshoot"])
+def test_negative_control_on_the_generated_default(make_lab, name):
+    """The classes are written against the Scenario API: on the generated default scenario too,
+    the baseline minus the superseded invariants holds when the variant's lab comes up, and the
+    hidden tests fail before anyone acts (the scripted agent's tests solve them)."""
+    from ani.scenario.generate import generate_scenario
+
+    scen = generate_scenario("scenarios/default.yaml", seed=7)
+    v = get_task_class(name).variant(scen, 0)
+    lab = make_lab(v.lab_topology(scen), netconf=False)
+    obs = Observer(lab)
+    res = obs.evaluate([c for c in scen.invariants if c.name not in v.superseded], bound_s=BOUND_S)
+    assert all(r.passed for r in res), summarize(res)
+    hidden = obs.evaluate(v.hidden_tests, bound_s=2.0)
+    assert not all(r.passed for r in hidden), f"{v.variant_id}: the hidden tests pass before the agent acts"
