@@ -31,8 +31,9 @@ Pushing (``push_configs``): every router of ``after`` whose intended configurati
   FRR 8.4 driver: targeted ``no`` lines and additions, in an order that avoids FRR's traps) and
   the nft commands of :mod:`ani.agents.nft_changes` (set elements, rules by handle: the handles
   are read first, one more step, only when rules change). A0: one ``shell`` per router
-  (``vtysh -c ...`` then one ``nft -f`` transaction; their exit statuses are no verdict, the
-  read-back is: FRR 8.4's vtysh exits 1 for some lines it applies). A1: ``update_config`` (all or nothing;
+  (one ``vtysh -c ...`` per top-level block, then one ``nft -f`` transaction; their exit
+  statuses are no verdict, the read-back is: FRR 8.4's vtysh exits 1 for some lines it
+  applies, and stops at the first failing line of a call). A1: ``update_config`` (all or nothing;
   the FRR lines and ``nft ...`` commands together; a list longer than the allowlist's 200 items is
   sent in several calls cut between top-level blocks). What A1's allowlist refuses (``nft add
   set``, a chain policy, ``bgp route-map delay-timer``, ...) fails the push naming the command.
@@ -240,19 +241,21 @@ def _nft(device: str, before: DeviceConfig, want: DeviceConfig, handles: list[in
 
 
 def _push_a0(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) -> str | None:
-    """One ``shell``: vtysh with the FRR lines, then (whatever vtysh's exit status) one ``nft
-    -f`` of the nft commands. Returns what they printed when either exited non-zero, or None:
-    not a verdict (FRR 8.4's vtysh exits 1 for some lines it applies, e.g. ``no ip address`` on
-    an interface the kernel no longer has; the read-back decides), but the words the error
-    message quotes if the read-back differs."""
+    """One ``shell``: one vtysh per top-level block of the FRR lines (vtysh stops at the first
+    ``-c`` line that fails, so a failing block does not keep the next ones from running), then
+    (whatever vtysh's exit statuses) one ``nft -f`` of the nft commands. Returns what they
+    printed when one exited non-zero, or None: not a verdict (FRR 8.4's vtysh exits 1, saying
+    nothing, for ``no ip address`` on an interface the kernel no longer has, e.g. a moved site's,
+    and has applied it; the read-back decides), but the words the error message quotes if the
+    read-back differs."""
     import shlex
 
-    frr = [ln for unit in frr_units(before, want) for ln in unit]
+    units = frr_units(before, want)
     nft = _nft(device, before, want, _handles(steps, "a0", device, before, want))
     parts = []
-    if frr:
-        parts.append("vtysh " + " ".join(f"-c {shlex.quote(ln)}" for ln in ["configure terminal", *frr, "end"])
-                     + "; rc=$?; [ $rc = 0 ] || echo \"vtysh exited $rc\"")
+    for unit in units:  # one vtysh per top-level block: vtysh -c stops at the first line that fails
+        parts.append("vtysh " + " ".join(f"-c {shlex.quote(ln)}" for ln in ["configure terminal", *unit, "end"])
+                     + f' || {{ rc=$?; echo "vtysh exited $rc at" {shlex.quote(unit[0])}; }}')
     if nft:
         parts.append("nft -f - <<'ANI_NFT' || { rc=1; echo 'nft -f failed'; }\n" + "\n".join(nft) + "\nANI_NFT")
     rc, out, data = _shell(steps, device, "rc=0; " + "\n".join(parts) + "\nexit $rc")
