@@ -258,10 +258,13 @@ def _push_a0(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) 
                      + f' || {{ rc=$?; echo "vtysh exited $rc at" {shlex.quote(unit[0])}; }}')
     if nft:
         parts.append("nft -f - <<'ANI_NFT' || { rc=1; echo 'nft -f failed'; }\n" + "\n".join(nft) + "\nANI_NFT")
-    rc, out, data = _shell(steps, device, "rc=0; " + "\n".join(parts) + "\nexit $rc")
-    if rc == 0:
+    # the script exits 0 (a failing vtysh is no tool error: the read-back is the verdict) and
+    # says which part failed
+    rc, out, data = _shell(steps, device, "rc=0; " + "\n".join(parts) + "\n[ $rc = 0 ] || echo ANI-PUSH-FAILED\nexit 0")
+    if rc == 0 and "ANI-PUSH-FAILED" not in out:
         return None
-    return f"the change on {device} exited {rc}: {' '.join((out + ' ' + str(data.get('stderr', ''))).split())[:300]}"
+    words = " ".join((out.replace("ANI-PUSH-FAILED", "") + " " + str(data.get("stderr", ""))).split())
+    return f"the change on {device} exited non-zero: {words[:300]}"
 
 
 def _push_a1(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) -> str | None:

@@ -540,4 +540,4 @@ def test_a0_one_vtysh_per_block_and_nft_whatever_vtysh_says(e1):
         "vtysh -c 'configure terminal' -c 'no ip prefix-list PL-TENANTS seq 20 permit 198.18.21.0/24' -c end",
     ]
     assert lines[2].startswith("nft -f - <<'ANI_NFT'") and lines[3] == "delete element inet fw tenant_red { 198.18.21.0/24 }"
-    assert lines[-1] == "exit $rc"
+    assert lines[-2:] == ["[ $rc = 0 ] || echo ANI-PUSH-FAILED", "exit 0"]  # no tool error: the read-back decides
