@@ -31,7 +31,9 @@ Pushing (``push_configs``): every router of ``after`` whose intended configurati
   FRR 8.4 driver: targeted ``no`` lines and additions, in an order that avoids FRR's traps) and
   the nft commands of :mod:`ani.agents.nft_changes` (set elements, rules by handle: the handles
   are read first, one more step, only when rules change). A0: one ``shell`` per router
-  (``vtysh -c ...`` then one ``nft -f`` transaction). A1: ``update_config`` (all or nothing;
+  (one ``vtysh -c ...`` per top-level block, then one ``nft -f`` transaction; their exit
+  statuses are no verdict, the read-back is: FRR 8.4's vtysh exits 1 for some lines it
+  applies, and stops at the first failing line of a call). A1: ``update_config`` (all or nothing;
   the FRR lines and ``nft ...`` commands together; a list longer than the allowlist's 200 items is
   sent in several calls cut between top-level blocks). What A1's allowlist refuses (``nft add
   set``, a chain policy, ``bgp route-map delay-timer``, ...) fails the push naming the command.
@@ -238,19 +240,31 @@ def _nft(device: str, before: DeviceConfig, want: DeviceConfig, handles: list[in
         raise AgentFailed(f"{device}: {exc}") from None
 
 
-def _push_a0(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) -> None:
+def _push_a0(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) -> str | None:
+    """One ``shell``: one vtysh per top-level block of the FRR lines (vtysh stops at the first
+    ``-c`` line that fails, so a failing block does not keep the next ones from running), then
+    (whatever vtysh's exit statuses) one ``nft -f`` of the nft commands. Returns what they
+    printed when one exited non-zero, or None: not a verdict (FRR 8.4's vtysh exits 1, saying
+    nothing, for ``no ip address`` on an interface the kernel no longer has, e.g. a moved site's,
+    and has applied it; the read-back decides), but the words the error message quotes if the
+    read-back differs."""
     import shlex
 
-    frr = [ln for unit in frr_units(before, want) for ln in unit]
+    units = frr_units(before, want)
     nft = _nft(device, before, want, _handles(steps, "a0", device, before, want))
     parts = []
-    if frr:
-        parts.append("vtysh " + " ".join(f"-c {shlex.quote(ln)}" for ln in ["configure terminal", *frr, "end"]))
+    for unit in units:  # one vtysh per top-level block: vtysh -c stops at the first line that fails
+        parts.append("vtysh " + " ".join(f"-c {shlex.quote(ln)}" for ln in ["configure terminal", *unit, "end"])
+                     + f' || {{ rc=$?; echo "vtysh exited $rc at" {shlex.quote(unit[0])}; }}')
     if nft:
-        parts.append("nft -f - <<'ANI_NFT'\n" + "\n".join(nft) + "\nANI_NFT")
-    rc, out, data = _shell(steps, device, " && ".join(parts))
-    if rc != 0:
-        raise AgentFailed(f"{device}: the change exited {rc}: {(out + str(data.get('stderr', ''))).strip()[:300]}")
+        parts.append("nft -f - <<'ANI_NFT' || { rc=1; echo 'nft -f failed'; }\n" + "\n".join(nft) + "\nANI_NFT")
+    # the script exits 0 (a failing vtysh is no tool error: the read-back is the verdict) and
+    # says which part failed
+    rc, out, data = _shell(steps, device, "rc=0; " + "\n".join(parts) + "\n[ $rc = 0 ] || echo ANI-PUSH-FAILED\nexit 0")
+    if rc == 0 and "ANI-PUSH-FAILED" not in out:
+        return None
+    words = " ".join((out.replace("ANI-PUSH-FAILED", "") + " " + str(data.get("stderr", ""))).split())
+    return f"the change on {device} exited non-zero: {words[:300]}"
 
 
 def _push_a1(steps: Any, device: str, before: DeviceConfig, want: DeviceConfig) -> str | None:
@@ -293,12 +307,20 @@ def push_configs(steps: Any, tools: Iterable[str], before: dict[str, DeviceConfi
         return
     push = _push_a0 if level == "a0" else _push_a1
     touched: dict[str, str | None] = {}  # router -> A1's snapshot before its first change
+    notes: dict[str, str] = {}  # router -> what A0's shell printed when it exited non-zero
     try:
         for r in changed:
             touched[r] = None
-            touched[r] = push(steps, r, cur[r], want[r])
+            out = push(steps, r, cur[r], want[r])
+            if level == "a1":
+                touched[r] = out
+            elif out:
+                notes[r] = out
         for r in changed:
-            _check(r, _read_back(steps, level, r, cur[r], want[r]), want[r], level)
+            try:
+                _check(r, _read_back(steps, level, r, cur[r], want[r]), want[r], level)
+            except AgentFailed as exc:
+                raise AgentFailed(f"{exc}; {notes[r]}" if r in notes else str(exc)) from None
     except AgentFailed as exc:
         raise AgentFailed(f"{exc}; {_undo(steps, level, touched, cur)}") from None
 

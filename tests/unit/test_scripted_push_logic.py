@@ -520,3 +520,24 @@ def _nft_json(fw: Firewall) -> dict:
         items.append({"rule": {"family": "inet", "table": "fw", "chain": "forward", "handle": 10 + i,
                                "expr": [*expr, {r.action: None}]}})
     return {"nftables": items}
+
+
+def test_a0_one_vtysh_per_block_and_nft_whatever_vtysh_says(e1):
+    """vtysh -c stops at the first failing line, and FRR 8.4's vtysh exits 1 for some lines it
+    applies: each top-level block gets its own vtysh, the nft transaction runs after them all."""
+    from ani.agents.scripted_push import _push_a0
+
+    want = _m(e1)
+    want.prefix_lists["PL-TENANTS"].entries.pop()
+    want.interfaces["to-red1"].addresses = []
+    want.firewall.sets["tenant_red"].elements.pop(0)
+    steps = _Steps()
+    _push_a0(steps, "e1", e1, want)
+    (name, args), = steps.calls
+    lines = args["command"].splitlines()
+    assert name == "shell" and [ln.split(" || ")[0] for ln in lines[:2]] == [
+        "rc=0; vtysh -c 'configure terminal' -c 'interface to-red1' -c 'no ip address 198.18.21.1/24' -c exit -c end",
+        "vtysh -c 'configure terminal' -c 'no ip prefix-list PL-TENANTS seq 20 permit 198.18.21.0/24' -c end",
+    ]
+    assert lines[2].startswith("nft -f - <<'ANI_NFT'") and lines[3] == "delete element inet fw tenant_red { 198.18.21.0/24 }"
+    assert lines[-2:] == ["[ $rc = 0 ] || echo ANI-PUSH-FAILED", "exit 0"]  # no tool error: the read-back decides
