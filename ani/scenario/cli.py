@@ -2,10 +2,11 @@
 
     ani scenario generate MANIFEST --seed N [--density D] [-o FILE]   write a scenario file, print its hash
     ani scenario show FILE                                           summarise a scenario file
+    ani scenario check FILE [--lab ID] [--bound S]                   a running lab against FILE's baseline invariants
 
 ``generate`` writes ``<manifest name>-s<seed>-d<density>.yaml`` in the current directory unless
 ``-o`` names a file (``-o -``: stdout, the hash then goes to stderr). ``--seed`` defaults to the
-manifest's ``seed``. Exit codes: 0 ok, 2 bad input (manifest, file, option).
+manifest's ``seed``. Exit codes: 0 ok, 1 ``check``: an invariant fails, 2 bad input (manifest, file, option, lab).
 """
 
 from __future__ import annotations
@@ -138,3 +139,47 @@ def show_cmd(file: Annotated[Path, typer.Argument(help="scenario file (ani scena
         t.add_row(g, ", ".join(f"{k} {n}" for k, n in kinds.items()), str(sum(kinds.values())))
     t.add_row("[bold]total[/bold]", "", str(len(s.invariants)))
     console.print(t)
+
+
+@app.command("check")
+def check_cmd(
+    file: Annotated[Path, typer.Argument(help="scenario file the lab was started from (ani lab up FILE)")],
+    lab_id: Annotated[str | None, typer.Option("--lab", help="lab id (optional if one lab runs)")] = None,
+    bound: Annotated[float, typer.Option("--bound", help="seconds each positive check is retried for", min=0.1)] = 20.0,
+) -> None:
+    """Check a running lab against the scenario's baseline invariants; exit 1 if any fails.
+
+    The observer grades out of band (pings and vtysh inside the lab's namespaces), exactly as a
+    campaign's baseline check does. Exit codes: 0 every invariant holds, 1 some fail, 2 bad
+    input (file, no such lab, the lab lacks a node the scenario names).
+    """
+    from ani.lab.cli import _pick
+    from ani.lab.lab import Lab
+    from ani.observer import Observer
+    from ani.scenario.manifest import load_scenario
+
+    try:
+        s = load_scenario(file)
+        lab = Lab.attach(_pick(lab_id, "name one: ani scenario check FILE --lab ID"))
+        missing = sorted(set(s.topology.nodes) - set(lab.topology.nodes))
+        if missing:
+            raise _fail(f"lab {lab.id} has no node {missing[0]!r} of {file}: was it started from another file?")
+        with console.status(f"checking {len(s.invariants)} invariants on lab {lab.id}"):
+            results = Observer(lab).evaluate(s.invariants, bound_s=bound)
+    except AniError as exc:
+        raise _fail(exc) from None
+    groups: dict[str, list[int]] = {}
+    for r in results:
+        g = groups.setdefault(_group(r.service), [0, 0])
+        g[0 if r.passed else 1] += 1
+    t = Table(title=f"baseline invariants of {file.name} on lab {lab.id}", title_justify="left")
+    t.add_column("service"), t.add_column("passed", justify="right"), t.add_column("failed", justify="right")
+    for g, (ok, bad) in groups.items():
+        t.add_row(g, str(ok), f"[red]{bad}[/red]" if bad else "0")
+    console.print(t)
+    failed = [r for r in results if not r.passed]
+    for r in failed:
+        console.print(f"[red]FAIL[/red] {escape(r.name)}: {escape(r.detail)}", highlight=False, soft_wrap=True)
+    console.print(f"{len(results) - len(failed)}/{len(results)} invariants hold", highlight=False)
+    if failed:
+        raise typer.Exit(1)

@@ -9,7 +9,7 @@ import pytest
 
 from ani.intents import Pools, network_configs, plan
 from ani.intents.checks import active_checks, baseline_checks, site_hosts, touched_tenants
-from ani.observer.checks import BgpSessionCheck, LoopbackCheck, ReachCheck
+from ani.observer.checks import BgpSessionCheck, LoopbackCheck, ReachCheck, RouteCheck
 from ani.scenario import get_task_class
 from ani.scenario.invariants import baseline_invariants
 from ani.scenario.manifest import load_scenario
@@ -32,6 +32,8 @@ def _concerns(check, tenants: set[str], routers: set[str], hosts: dict[str, str]
     active_checks must derive)."""
     if isinstance(check, ReachCheck):
         return hosts[check.src] in tenants or hosts[check.dst_node] in tenants
+    if isinstance(check, RouteCheck):  # a site's prefix on a route reflector: its tenant's
+        return check.service.removeprefix("tenant:") in tenants
     by_addr = {ip: r for r, ip in loops.items()}
     if isinstance(check, BgpSessionCheck):
         return check.router in routers or by_addr[check.neighbor] in routers

@@ -15,8 +15,29 @@ def _inv():
 
 def test_counts_by_kind():
     c = Counter((x.kind, getattr(x, "expect", None)) for x in _inv())
-    # 4 sites per tenant: C(4,2)=6 pairs x 2 tenants; 4x4 cross pairs; 8 sessions x 2 sides; 6x5 loopbacks
-    assert c == {("reach", True): 12, ("reach", False): 16, ("bgp_session", None): 16, ("loopback", None): 30}
+    # 4 sites per tenant: C(4,2)=6 pairs x 2 tenants; 4x4 cross pairs; 8 sessions x 2 sides; 6x5 loopbacks;
+    # each of the 8 sites' prefixes on a route reflector
+    assert c == {("reach", True): 12, ("reach", False): 16, ("bgp_session", None): 16, ("loopback", None): 30,
+                 ("route", True): 8}
+
+
+def test_every_site_announcement_is_an_invariant_on_a_reflector():
+    """A site's prefix on a route reflector other than its edge, one check per site: this is
+    what protects the announcement of a tenant whose sites all sit on one edge (no reach pair
+    leaves that edge). Generated default, seed 7: red's two sites are both on e1."""
+    from ani.observer.checks import RouteCheck
+    from ani.scenario.generate import generate_scenario
+
+    inv = _inv()
+    routes = [x for x in inv if isinstance(x, RouteCheck)]
+    assert len(routes) == len({x.prefix for x in routes}) == 8
+    assert {x.router for x in routes} == {"c1"} and all(x.expect and x.service.startswith("tenant:") for x in routes)
+
+    s = generate_scenario("scenarios/default.yaml", seed=7)
+    red = [site for t, site in s.sites if t == "red"]
+    assert len({site.edge for site in red}) == 1  # the case: every red site on one edge
+    got = {(x.prefix, x.router) for x in s.invariants if isinstance(x, RouteCheck) and x.service == "tenant:red"}
+    assert {p for p, _r in got} == {site.prefix for site in red} and all(r != red[0].edge for _p, r in got)
 
 
 def test_names_unique():

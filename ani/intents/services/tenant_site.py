@@ -178,6 +178,34 @@ def site_pairs(sites: Iterable[SiteHost], tenants: Iterable[str] | None = None) 
     return out
 
 
+def _reflectors(configs: dict[str, DeviceConfig], topology: Any) -> list[str]:
+    """Routers (topology order) that reflect iBGP routes to clients; else every BGP router."""
+    bgp = [r for r in topology.routers if (c := configs.get(r)) is not None and c.bgp is not None]
+    rr = [r for r in bgp if any(p.route_reflector_client for p in configs[r].bgp.ipv4_unicast.peers.values())]
+    return rr or bgp
+
+
+def site_routes(sites: Iterable[SiteHost], configs: dict[str, DeviceConfig], topology: Any,
+                tenants: Iterable[str] | None = None) -> list[Check]:
+    """One ``route`` per site (in order): its prefix is carried in BGP to the first route
+    reflector other than its edge, service ``tenant:<t>``; only sites of ``tenants`` if given.
+
+    The reach pairs alone do not protect a site's announcement when every site of its tenant
+    sits on one edge (their traffic never leaves it): withdrawing the prefix would go unseen."""
+    from ani.observer.checks import RouteCheck
+
+    tset = None if tenants is None else set(tenants)
+    rrs = _reflectors(configs, topology)
+    out: list[Check] = []
+    for a in sites:
+        if tset is not None and a.tenant not in tset:
+            continue
+        at = next((r for r in rrs if r != a.edge), None)
+        if at is not None:
+            out.append(RouteCheck(router=at, prefix=a.prefix, service=f"tenant:{a.tenant}"))
+    return out
+
+
 # -- check ----------------------------------------------------------------------------------------
 
 
@@ -396,13 +424,17 @@ class TenantSite(ServiceClass):
         return _discover(configs)
 
     def invariants(self, configs: dict[str, DeviceConfig], topology: Any) -> list[Check]:
-        return site_pairs(site_hosts(configs, topology))
+        """Reach / isolation between every pair of sites (:func:`site_pairs`), then each
+        site's prefix on a route reflector (:func:`site_routes`)."""
+        sites = site_hosts(configs, topology)
+        return site_pairs(sites) + site_routes(sites, configs, topology)
 
     def touched_invariants(self, configs: dict[str, DeviceConfig], topology: Any, touched: Touched) -> list[Check]:
         # existing sites: not those the changes remove or move (a moved one gets its own checks)
         gone = {(ch.tenant, ch.site) for ch in touched.changes if ch.type == self.name}
         sites = site_hosts(configs, topology) if touched.sites is None else touched.sites
-        return site_pairs([s for s in sites if (s.tenant, s.site) not in gone], touched.tenants)
+        kept = [s for s in sites if (s.tenant, s.site) not in gone]
+        return site_pairs(kept, touched.tenants) + site_routes(kept, configs, topology, touched.tenants)
 
     def named_tenants(self, ch: Any, known: set[str]) -> set[str]:
         return {ch.tenant}
