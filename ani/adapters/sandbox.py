@@ -67,6 +67,7 @@ CapabilityMissing naming what is missing.
 from __future__ import annotations
 
 import grp
+import json
 import os
 import pwd
 import selectors
@@ -74,12 +75,13 @@ import signal
 import secrets
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 
-from ani.errors import CapabilityMissing, LabError
+from ani.errors import CapabilityMissing, LabError, SandboxSetupFailed
 from ani.host import results_dirs
 from ani.host.programs import program, require
 from ani.lab import netns as lab_netns
@@ -105,6 +107,10 @@ CALL_PIDS_MAX = 256
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: name prefix of the calls' cgroups (``ani-a0-<harness pid>-<random>``)
 CGROUP_PREFIX = "ani-a0-"
+#: sandbox setups one call tries before it raises SandboxSetupFailed (a failed setup ran nothing)
+SETUP_ATTEMPTS = 3
+#: pause before retrying a failed setup, seconds (lets a lab's teardown finish its unmounts)
+SETUP_RETRY_PAUSE_S = 0.05
 
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KEEP_CAPS = ("net_admin", "net_raw")
@@ -159,6 +165,12 @@ class RunResult:
         pids_exceeded: a fork or clone of the call failed at :data:`CALL_PIDS_MAX` tasks.
         memory_peak_bytes: the most memory the call's cgroup held at once, bytes (None if
             not sandboxed); never above :data:`CALL_MEMORY_BYTES`.
+        setup_failed: the sandbox was not set up, so the command never ran: bwrap reported no
+            ``exit-code`` on its ``--json-status-fd`` (it does only once its setup is done and
+            the command was exec'ed) and the call neither timed out nor hit its memory bound
+            (see :func:`setup_failed`). Sandboxed calls only; :func:`run_in_sandbox` retries
+            such an attempt and never returns one.
+        attempts: how many sandbox setups the call took (1 unless a setup failed and was retried).
     """
 
     exit_status: int | None
@@ -173,6 +185,8 @@ class RunResult:
     memory_exceeded: bool = False
     pids_exceeded: bool = False
     memory_peak_bytes: int | None = None
+    setup_failed: bool = False
+    attempts: int = 1
 
 
 def run_capped(
@@ -529,6 +543,7 @@ def sandbox_argv(
     userns_fd: int | None = None,
     vty: tuple[str, int] | None = None,
     config_read_only: bool = False,
+    status_fd: int | None = None,
 ) -> list[str]:
     """Host-side argv running ``/bin/sh -c command`` sandboxed in ``spec``'s router.
 
@@ -552,6 +567,11 @@ def sandbox_argv(
         config_read_only: bind ``frr.conf`` read-only too (the blocklist ablation: writing the
             startup config is on its list). ``vtysh.conf`` is always read-only: the harness's
             vtysh reads it, so agent text there would show up as the router's config.
+        status_fd: if given, an fd (inherited by the child) bwrap writes its JSON status to
+            (``--json-status-fd``): ``{ "child-pid": N, ... }`` after its clone, and
+            ``{ "exit-code": N }`` when the command exits, only if its setup was done and the
+            command exec'ed (bubblewrap 0.8 ``report_child_exit_status``); bwrap closes it in the
+            sandbox, so the command cannot write to it. See :func:`setup_failed`.
     """
     if "\x00" in command:
         raise ValueError("command contains a NUL byte")
@@ -590,6 +610,8 @@ def sandbox_argv(
         argv += ["--bind", vty[0], SANDBOX_SOCKET_DIR, "--perms", "0755", "--ro-bind-data", str(vty[1]), "/usr/bin/vtysh"]
     if pam_fd is not None:
         argv += ["--perms", "0644", "--ro-bind-data", str(pam_fd), "/etc/pam.d/frr"]
+    if status_fd is not None:
+        argv += ["--json-status-fd", str(status_fd)]
     argv += [
         "--die-with-parent",
         "--new-session",
@@ -654,6 +676,90 @@ def check_support(spec: SandboxSpec | None = None) -> None:
         raise CapabilityMissing(f"A0 sandbox: no such user/group {exc}") from None
 
 
+def bwrap_exit_code(status: bytes) -> int | None:
+    """The ``exit-code`` bwrap wrote to its ``--json-status-fd``, or None if it wrote none.
+
+    ``status`` is everything bwrap wrote there: JSON objects one after another (``{ "child-pid":
+    N, ... }`` after its clone, ``{ "exit-code": N }`` once the command exited). bubblewrap 0.8
+    writes ``exit-code`` only if the child finished its setup (mounts, capabilities) and exec'ed
+    the command: its ``setup_finished_pipe`` gets one byte just before the exec (none if the
+    setup died, two if the exec failed). So None means the command never ran, or bwrap itself
+    was killed (a timeout, the OOM killer).
+    """
+    text, dec, i, code = status.decode("utf-8", errors="replace"), json.JSONDecoder(), 0, None
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return code
+        try:
+            obj, i = dec.raw_decode(text, i)
+        except ValueError:
+            return code
+        if isinstance(obj, dict) and type(obj.get("exit-code")) is int:
+            code = obj["exit-code"]
+
+
+def setup_failed(res: RunResult, status: bytes) -> bool:
+    """Whether a sandboxed run never reached its command: bwrap reported no ``exit-code``
+    (:func:`bwrap_exit_code` of its ``status``) although the run neither timed out nor hit the
+    call's memory bound (the two ways bwrap can be killed without having failed). Decided from
+    bwrap's status fd only, never from the command's output: a command that prints
+    ``bwrap: ...`` and exits 1 is still the command's own result."""
+    return not res.timed_out and not res.memory_exceeded and bwrap_exit_code(status) is None
+
+
+def _read_status(fd: int) -> bytes:
+    """What is in the pipe ``fd`` now (its writers are gone or done), without blocking."""
+    os.set_blocking(fd, False)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def retry_setup(attempt: Callable[[float], RunResult], timeout_s: float, *, what: str) -> RunResult:
+    """``attempt(seconds left)`` until one's sandbox was set up, at most :data:`SETUP_ATTEMPTS`
+    times within ``timeout_s`` seconds in all (:data:`SETUP_RETRY_PAUSE_S` between tries).
+
+    Retrying is safe: an attempt with ``setup_failed`` never ran the command (bwrap died before
+    its exec; see :func:`bwrap_exit_code`), so nothing of the command happened twice. A setup
+    fails for reasons outside the call, e.g. another lab's mount (``/run/frr/ani-<lab>-<router>``,
+    ``/run/netns/<ns>``) vanishing while bwrap walks the mount table of its recursive ``/`` bind.
+
+    Returns the first set-up attempt's result (``attempts`` set: 1 + the failed tries). Raises
+    :class:`~ani.errors.SandboxSetupFailed` (a HostFault: the run is an infrastructure error, not
+    the agent's failure) naming ``what`` and bwrap's message if every attempt failed, or if the
+    time left is too short for another.
+    """
+    deadline = time.monotonic() + timeout_s
+    n = 0
+    while True:
+        n += 1
+        res = attempt(max(0.0, deadline - time.monotonic()))
+        if not res.setup_failed:
+            res.attempts = n
+            if n > 1:
+                log.info("a0.sandbox_setup_retried", what=what, attempts=n)
+            return res
+        log.warning("a0.sandbox_setup_failed", what=what, attempt=n, stderr=res.stderr.strip()[:500])
+        if n >= SETUP_ATTEMPTS or deadline - time.monotonic() <= SETUP_RETRY_PAUSE_S:
+            break
+        time.sleep(SETUP_RETRY_PAUSE_S)
+    why = next((ln.strip() for ln in res.stderr.splitlines() if ln.strip()), "no message")
+    raise SandboxSetupFailed(
+        f"{what}: the A0 sandbox could not be set up ({n} attempt(s)), so the command never ran "
+        f"(a host fault, not the command's result): {why}",
+        attempts=n, stderr=res.stderr,
+    )
+
+
 def run_in_sandbox(
     spec: SandboxSpec,
     command: str,
@@ -667,16 +773,32 @@ def run_in_sandbox(
 
     Returns a :class:`RunResult` (``timed_out`` and ``exit_status=None`` on timeout;
     ``memory_exceeded`` / ``pids_exceeded`` from the call's cgroups; the process tree is dead
-    and the cgroups are gone in every case on return). Raises ProgramMissing if a program of
-    :data:`SANDBOX_PROGRAMS` is not installed (checked at every call: a sandbox that cannot
-    start is the host's fault, not a failed command); CapabilityMissing without the cgroup
-    controllers; LabError if the router's netns is missing or owned by the host's user
-    namespace (a namespace not made by :func:`ani.lab.netns.create`: a shell there could act
-    on other namespaces by nsid).
+    and the cgroups are gone in every case on return). A sandbox that fails to set up (bwrap's
+    status fd reports no exit code, :func:`setup_failed`) ran nothing and is retried, at most
+    :data:`SETUP_ATTEMPTS` setups within ``timeout_s`` (:func:`retry_setup`); ``attempts`` says
+    how many it took. Raises SandboxSetupFailed (a HostFault) if none could be set up;
+    ProgramMissing if a program of :data:`SANDBOX_PROGRAMS` is not installed (checked at every
+    call: a sandbox that cannot start is the host's fault, not a failed command);
+    CapabilityMissing without the cgroup controllers; LabError if the router's netns is missing
+    or owned by the host's user namespace (a namespace not made by :func:`ani.lab.netns.create`:
+    a shell there could act on other namespaces by nsid).
     """
     for exe in SANDBOX_PROGRAMS:
         program(exe)
     uid = pwd.getpwnam(spec.user).pw_uid
+
+    def attempt(seconds: float) -> RunResult:
+        return _run_once(spec, command, uid, timeout_s=seconds, max_bytes=max_bytes,
+                         vty_dir=vty_dir, config_read_only=config_read_only)
+
+    return retry_setup(attempt, timeout_s, what=f"{spec.hostname} ({spec.netns})")
+
+
+def _run_once(
+    spec: SandboxSpec, command: str, uid: int, *, timeout_s: float, max_bytes: int,
+    vty_dir: str | None, config_read_only: bool,
+) -> RunResult:
+    """One setup and run of :func:`run_in_sandbox` (``setup_failed`` set, never retried here)."""
     try:
         userns = lab_netns.owner_userns_fd(spec.netns)
     except FileNotFoundError:
@@ -703,15 +825,22 @@ def run_in_sandbox(
             os.write(cw, CLIENT_SOURCE.encode())  # a few KiB: below the pipe buffer
             os.close(cw)
             vty = (vty_dir, cr)
+        sr, sw = os.pipe()  # bwrap's JSON status (a few hundred bytes: below the pipe buffer)
+        fds += [sr, sw]
         with CallCgroup() as cg:
             argv = sandbox_argv(
                 spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns,
-                vty=vty, config_read_only=config_read_only,
+                vty=vty, config_read_only=config_read_only, status_fd=sw,
             )
-            res = run_capped(cg.wrap(argv), timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=tuple(fds))
+            res = run_capped(cg.wrap(argv), timeout_s=timeout_s, max_bytes=max_bytes,
+                             pass_fds=tuple(fd for fd in fds if fd != sr))
+        os.close(sw)
+        fds.remove(sw)
+        status = _read_status(sr)
         res.memory_exceeded = cg.memory_exceeded
         res.pids_exceeded = cg.pids_exceeded
         res.memory_peak_bytes = cg.memory_peak_bytes
+        res.setup_failed = setup_failed(res, status)
         return res
     finally:
         for fd in fds:
