@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from ani.adapters import sandbox
+from ani.errors import SandboxSetupFailed
 from ani.registry import create_adapter
 
 pytestmark = pytest.mark.integration
@@ -83,3 +84,55 @@ def test_shell_survives_mount_churn(make_lab, churn) -> None:  # noqa: ANN001
         if not r.ok or r.data["stdout"] != f"shell-{i}\n":
             bad.append((i, r.error, r.data.get("stderr") if r.data else None))
     assert bad == [], f"{len(bad)}/{CALLS // 2} shell calls failed under mount churn: {bad[:3]}"
+
+
+def test_churn_cleanup_leaves_no_dirs(churn) -> None:  # noqa: ANN001
+    """The churn fixture itself: its dirs exist only under its own prefix while it runs."""
+    mine = [p for p in Path("/run/frr").iterdir() if p.name.startswith("ani-race")]
+    assert all(p.name.rsplit("-", 1)[-1].startswith("c") for p in mine)
+
+
+def test_command_printing_a_bwrap_error_is_its_own_result(make_lab) -> None:  # noqa: ANN001
+    lab = make_lab(TWO)
+    a = create_adapter("a0", lab)
+    fake = "bwrap: Can't bind mount /oldroot/ on /newroot/: No such file or directory"
+    r = a.call("shell", {"device": "r1", "command": f"echo \"{fake}\" >&2; exit 1"})
+    assert r.ok is False and r.error.code == "command_failed", r.text
+    assert r.data["exit_status"] == 1 and r.data["stderr"] == fake + "\n"
+    assert not any(e.get("event") == "harness_fault" for e in a.trajectory.events)
+    res = sandbox.run_in_sandbox(a.sandbox_spec("r1"), f"echo \"{fake}\" >&2; exit 1")
+    assert (res.exit_status, res.attempts, res.setup_failed) == (1, 1, False)
+
+
+def test_persistent_setup_failure_is_a_host_fault(make_lab) -> None:  # noqa: ANN001
+    """A real bwrap whose setup always fails (the run dir it binds does not exist) ran nothing:
+    SandboxSetupFailed after every attempt, not a command result."""
+    lab = make_lab(TWO)
+    spec = create_adapter("a0", lab).sandbox_spec("r1")
+    broken = sandbox.SandboxSpec(netns=spec.netns, pathspace=f"ani-missing{secrets.token_hex(3)}", hostname="r1")
+    with pytest.raises(SandboxSetupFailed) as info:
+        sandbox.run_in_sandbox(broken, "echo RAN")
+    assert info.value.attempts == sandbox.SETUP_ATTEMPTS
+    assert "bwrap:" in info.value.stderr and "never ran" in str(info.value)
+
+
+def test_shell_setup_failure_is_internal_with_a_host_fault_event(make_lab, monkeypatch) -> None:  # noqa: ANN001
+    """Through the A0 adapter: a setup that always fails (a real bwrap told to bind a source that
+    does not exist) is an ``internal`` result and a ``harness_fault`` of kind ``host``: the
+    runner's infra_error, never the agent's command_failed."""
+    lab = make_lab(TWO)
+    a = create_adapter("a0", lab)
+    real = sandbox.sandbox_argv
+    missing = f"/nonexistent-ani-race-{secrets.token_hex(3)}"
+
+    def broken(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+        argv = real(*args, **kw)
+        i = argv.index("--die-with-parent")
+        return argv[:i] + ["--ro-bind", missing, "/mnt/x"] + argv[i:]
+
+    monkeypatch.setattr(sandbox, "sandbox_argv", broken)
+    r = a.call("shell", {"device": "r1", "command": "echo RAN"})
+    assert r.ok is False and r.error.code == "internal", r.text
+    assert "could not be set up (3 attempt(s))" in r.error.message and missing in r.error.message
+    faults = [e for e in a.trajectory.events if e.get("event") == "harness_fault"]
+    assert [f["kind"] for f in faults] == ["host"]
