@@ -709,6 +709,24 @@ def setup_failed(res: RunResult, status: bytes) -> bool:
     return not res.timed_out and not res.memory_exceeded and bwrap_exit_code(status) is None
 
 
+def run_with_status(
+    argv_for: Callable[[int], list[str]], *, timeout_s: float, max_bytes: int, pass_fds: tuple[int, ...] = (),
+) -> tuple[RunResult, bytes]:
+    """:func:`run_capped` of ``argv_for(status_fd)`` (an argv whose bwrap writes its JSON status
+    to the fd ``status_fd``, inherited; see ``sandbox_argv(status_fd=...)``), and what was
+    written there (bytes; for :func:`setup_failed`). Raises like :func:`run_capped`."""
+    sr, sw = os.pipe()  # bwrap's status is a few hundred bytes: below the pipe buffer, never blocks
+    try:
+        res = run_capped(argv_for(sw), timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=(*pass_fds, sw))
+        os.close(sw)
+        sw = -1
+        return res, _read_status(sr)
+    finally:
+        os.close(sr)
+        if sw != -1:
+            os.close(sw)
+
+
 def _read_status(fd: int) -> bytes:
     """What is in the pipe ``fd`` now (its writers are gone or done), without blocking."""
     os.set_blocking(fd, False)
@@ -825,18 +843,14 @@ def _run_once(
             os.write(cw, CLIENT_SOURCE.encode())  # a few KiB: below the pipe buffer
             os.close(cw)
             vty = (vty_dir, cr)
-        sr, sw = os.pipe()  # bwrap's JSON status (a few hundred bytes: below the pipe buffer)
-        fds += [sr, sw]
         with CallCgroup() as cg:
-            argv = sandbox_argv(
-                spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns,
-                vty=vty, config_read_only=config_read_only, status_fd=sw,
+            res, status = run_with_status(
+                lambda status_fd: cg.wrap(sandbox_argv(
+                    spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns,
+                    vty=vty, config_read_only=config_read_only, status_fd=status_fd,
+                )),
+                timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=tuple(fds),
             )
-            res = run_capped(cg.wrap(argv), timeout_s=timeout_s, max_bytes=max_bytes,
-                             pass_fds=tuple(fd for fd in fds if fd != sr))
-        os.close(sw)
-        fds.remove(sw)
-        status = _read_status(sr)
         res.memory_exceeded = cg.memory_exceeded
         res.pids_exceeded = cg.pids_exceeded
         res.memory_peak_bytes = cg.memory_peak_bytes
