@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""A0 sandbox setup under mount churn, and what telling a failed setup apart costs per call.
+
+Usage (as root)::
+
+    .venv/bin/python benchmarks/a0_setup_race.py [-n 200] [--dirs 8]
+
+One lab (``tests/data/a0_two.yaml``, no NETCONF server) is brought up and always removed. Three
+series of sandboxed ``true`` in router r1, interleaved:
+
+- ``status fd``: ``sandbox._run_once`` as ``run_in_sandbox`` makes it (bwrap's ``--json-status-fd``
+  read after the call: one pipe more);
+- ``no status fd``: the same chain without ``--json-status-fd`` and the pipe (the sandbox before
+  the setup check);
+
+then ``-n`` calls of ``sandbox.run_in_sandbox`` while a thread mounts and unmounts ``--dirs``
+tmpfs dirs ``/run/frr/ani-bench<random>-c<k>`` (mkdir, mount; umount, rmdir: what lab up / down
+do to the run dirs) in a tight loop: how many calls needed a retry (``attempts`` > 1), how many
+raised SandboxSetupFailed, and how many setups failed in all (first attempts included). Figures:
+median / p95 / min / max in milliseconds; the load average is printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import math
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ani.adapters import sandbox  # noqa: E402
+from ani.adapters.a0 import A0Adapter  # noqa: E402
+from ani.errors import SandboxSetupFailed  # noqa: E402
+from ani.lab.lab import Lab  # noqa: E402
+from ani.lab.topology import load_topology  # noqa: E402
+
+
+def report(name: str, times: list[float]) -> None:
+    times = sorted(times)
+    p95 = times[max(0, math.ceil(0.95 * len(times)) - 1)]
+    print(f"{name} ms: median {statistics.median(times):.1f}  p95 {p95:.1f}  "
+          f"min {times[0]:.1f}  max {times[-1]:.1f}  (n = {len(times)})")
+
+
+def once(spec: sandbox.SandboxSpec, uid: int, with_status: bool) -> float:
+    real = sandbox.run_with_status
+    if not with_status:
+        def plain(argv_for, **kw):  # noqa: ANN001, ANN003, ANN202
+            argv = argv_for(-1)
+            i = argv.index("--json-status-fd")
+            return sandbox.run_capped(argv[:i] + argv[i + 2:], **kw), b'{ "exit-code": 0 }'
+        sandbox.run_with_status = plain
+    try:
+        t0 = time.monotonic()
+        res = sandbox._run_once(spec, "true", uid, timeout_s=30, max_bytes=65536, vty_dir=None, config_read_only=False)
+        assert res.exit_status == 0 and not res.setup_failed, res
+        return (time.monotonic() - t0) * 1000
+    finally:
+        sandbox.run_with_status = real
+
+
+def churn(dirs: list[Path], stop: threading.Event) -> None:
+    while not stop.is_set():
+        for d in dirs:
+            d.mkdir(exist_ok=True)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "ani-bench", str(d)], check=False)
+        for d in dirs:
+            subprocess.run(["umount", str(d)], check=False)
+            d.rmdir()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", type=int, default=200)
+    ap.add_argument("--dirs", type=int, default=8)
+    args = ap.parse_args()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    import pwd
+
+    lab = Lab(load_topology(ROOT / "tests" / "data" / "a0_two.yaml"), lab_id="a0race" + secrets.token_hex(3), netconf=False)
+    tag = "ani-bench" + secrets.token_hex(3)
+    dirs = [Path("/run/frr") / f"{tag}-c{k}" for k in range(args.dirs)]
+    stop = threading.Event()
+    t = threading.Thread(target=churn, args=(dirs, stop), daemon=True)
+    try:
+        lab.up()
+        spec = A0Adapter(lab).sandbox_spec("r1")
+        uid = pwd.getpwnam(spec.user).pw_uid
+        series: dict[str, list[float]] = {"status fd": [], "no status fd": []}
+        for i in range(args.n // 2 + 1):
+            a, b = once(spec, uid, True), once(spec, uid, False)
+            if i:  # the first round is a warm-up
+                series["status fd"].append(a)
+                series["no status fd"].append(b)
+        for name, ts in series.items():
+            report(f"sandboxed true, {name}", ts)
+        failed_setups = 0
+        real = sandbox.setup_failed
+
+        def counting(res, status):  # noqa: ANN001, ANN202
+            nonlocal failed_setups
+            bad = real(res, status)
+            failed_setups += bad
+            return bad
+
+        sandbox.setup_failed = counting
+        t.start()
+        attempts: collections.Counter[int] = collections.Counter()
+        raised, times = 0, []
+        for _ in range(args.n):
+            t0 = time.monotonic()
+            try:
+                attempts[sandbox.run_in_sandbox(spec, "true").attempts] += 1
+            except SandboxSetupFailed:
+                raised += 1
+            times.append((time.monotonic() - t0) * 1000)
+        report(f"run_in_sandbox(true) under churn of {args.dirs} dirs", times)
+        print(f"under churn: {failed_setups} failed setups in {args.n} calls; calls by attempts "
+              f"{dict(sorted(attempts.items()))}; SandboxSetupFailed raised {raised}")
+    finally:
+        stop.set()
+        if t.is_alive():
+            t.join(10)
+        for d in dirs:
+            while d.is_dir() and subprocess.run(["mountpoint", "-q", str(d)], check=False).returncode == 0:
+                subprocess.run(["umount", str(d)], check=False)
+            if d.is_dir():
+                d.rmdir()
+        lab.down()
+
+
+if __name__ == "__main__":
+    main()
