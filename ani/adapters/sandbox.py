@@ -59,6 +59,15 @@ What it refuses:
   each tmpfs 64 MiB; each file written at most 64 MiB (``RLIMIT_FSIZE``: also bounds the
   router's config files, the only host files writable); output beyond the cap is read and dropped.
 
+A sandbox that fails to SET UP ran nothing and is not the command's result: bwrap's recursive
+``/`` bind walks the host's mount table, and another lab torn down meanwhile (each router's run
+dir is its own tmpfs ``/run/frr/ani-<lab>-<router>``) can remove a submount under the walk. bwrap's
+``--json-status-fd`` tells: it reports ``exit-code`` only after its setup finished and the
+command was exec'ed (:func:`setup_failed`; never decided from the command's output). Such an
+attempt is retried (:func:`retry_setup`, at most :data:`SETUP_ATTEMPTS`, within the call's
+timeout); if every one fails, :class:`~ani.errors.SandboxSetupFailed` (a HostFault: the run is
+an infrastructure error). ``tests/integration/test_a0_mount_race.py`` churns such mounts.
+
 Without the cgroup v1 ``memory`` and ``pids`` controllers (``/sys/fs/cgroup/memory``,
 ``/sys/fs/cgroup/pids``) nothing runs: :func:`check_support` and every call raise
 CapabilityMissing naming what is missing.
