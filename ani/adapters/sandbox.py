@@ -543,6 +543,35 @@ def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
     return sorted(out)
 
 
+#: top-level entries of ``/`` the sandbox does not bind from the host: each is a fresh mount in it
+#: (``/proc``, ``/dev``, private ``/tmp``, ``/sys`` bound on its own; ``/run``, the labs' volatile mounts, an empty tmpfs)
+_NOT_BOUND = ("/proc", "/dev", "/tmp", "/sys")
+
+
+def root_binds(run_root: str = "/run") -> list[str]:
+    """bwrap arguments showing the host's root file system read-only: one recursive
+    ``--ro-bind`` per top-level entry of ``/`` (a top-level symlink as ``--symlink``), except
+    ``run_root`` and :data:`_NOT_BOUND`, which the sandbox mounts afresh.
+
+    Not one ``--ro-bind / /``: that binds every mount of the host, and bwrap then remounts each
+    submount read-only, one by one, from a list it read before; ``/run`` holds the labs' own
+    mounts (each router's run dir ``/run/frr/ani-<lab>-<router>``, each netns ``/run/netns/<ns>``),
+    and one that another lab unmounts during that walk failed the setup (measured in
+    docs/performance.md). ``/run`` is covered by an empty tmpfs in the sandbox anyway.
+    """
+    skip = {run_root, *_NOT_BOUND}
+    out: list[str] = []
+    for e in sorted(os.scandir("/"), key=lambda e: e.name):
+        path = "/" + e.name
+        if path in skip or os.path.realpath(path) == run_root:
+            continue
+        if e.is_symlink():
+            out += ["--symlink", os.readlink(path), path]
+        else:
+            out += ["--ro-bind", path, path]
+    return out
+
+
 def sandbox_argv(
     spec: SandboxSpec,
     command: str,
@@ -589,7 +618,7 @@ def sandbox_argv(
     argv = [
         "ip", "netns", "exec", spec.netns,
         "bwrap",
-        "--ro-bind", "/", "/",
+        *root_binds(run_root),
         "--dev", "/dev",
         "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm",
         "--unshare-pid", "--unshare-uts", "--unshare-ipc", "--unshare-cgroup-try",
@@ -619,6 +648,7 @@ def sandbox_argv(
         argv += ["--bind", vty[0], SANDBOX_SOCKET_DIR, "--perms", "0755", "--ro-bind-data", str(vty[1]), "/usr/bin/vtysh"]
     if pam_fd is not None:
         argv += ["--perms", "0644", "--ro-bind-data", str(pam_fd), "/etc/pam.d/frr"]
+    argv += ["--remount-ro", "/"]  # bwrap's own root tmpfs, holding the binds' mount points
     if status_fd is not None:
         argv += ["--json-status-fd", str(status_fd)]
     argv += [
