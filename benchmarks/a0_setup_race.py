@@ -6,18 +6,19 @@ Usage (as root)::
     .venv/bin/python benchmarks/a0_setup_race.py [-n 200] [--dirs 8]
 
 One lab (``tests/data/a0_two.yaml``, no NETCONF server) is brought up and always removed. Three
-series of sandboxed ``true`` in router r1, interleaved:
+series of sandboxed ``true`` in router r1 (``sandbox._run_once``: one setup, no retry), interleaved:
 
-- ``status fd``: ``sandbox._run_once`` as ``run_in_sandbox`` makes it (bwrap's ``--json-status-fd``
-  read after the call: one pipe more);
-- ``no status fd``: the same chain without ``--json-status-fd`` and the pipe (the sandbox before
-  the setup check);
+- ``new``: as ``run_in_sandbox`` makes it: the root bound per top-level entry without ``/run``
+  (``sandbox.root_binds``) and bwrap's ``--json-status-fd`` read after the call;
+- ``old root + status fd``: ``--ro-bind / /`` instead of the per-entry binds;
+- ``old``: ``--ro-bind / /`` and no status fd (the sandbox before the fix);
 
-then ``-n`` calls of ``sandbox.run_in_sandbox`` while a thread mounts and unmounts ``--dirs``
-tmpfs dirs ``/run/frr/ani-bench<random>-c<k>`` (mkdir, mount; umount, rmdir: what lab up / down
-do to the run dirs) in a tight loop: how many calls needed a retry (``attempts`` > 1), how many
-raised SandboxSetupFailed, and how many setups failed in all (first attempts included). Figures:
-median / p95 / min / max in milliseconds; the load average is printed first.
+then, for the new and the old root, ``-n`` calls of ``sandbox.run_in_sandbox`` while a thread
+mounts and unmounts ``--dirs`` tmpfs dirs ``/run/frr/ani-bench<random>-c<k>`` (mkdir, mount;
+umount, rmdir: what lab up / down do to the run dirs) in a tight loop: how many setups failed
+(first attempts included), how many calls needed a retry (``attempts`` > 1), how many raised
+SandboxSetupFailed. Figures: median / p95 / min / max in milliseconds; the load average is
+printed first.
 """
 
 from __future__ import annotations
@@ -51,8 +52,13 @@ def report(name: str, times: list[float]) -> None:
           f"min {times[0]:.1f}  max {times[-1]:.1f}  (n = {len(times)})")
 
 
-def once(spec: sandbox.SandboxSpec, uid: int, with_status: bool) -> float:
-    real = sandbox.run_with_status
+OLD_ROOT = lambda run_root="/run": ["--ro-bind", "/", "/"]  # noqa: E731 - the sandbox before the fix
+
+
+def once(spec: sandbox.SandboxSpec, uid: int, with_status: bool, old_root: bool) -> float:
+    real, real_root = sandbox.run_with_status, sandbox.root_binds
+    if old_root:
+        sandbox.root_binds = OLD_ROOT
     if not with_status:
         def plain(argv_for, **kw):  # noqa: ANN001, ANN003, ANN202
             argv = argv_for(-1)
@@ -65,7 +71,7 @@ def once(spec: sandbox.SandboxSpec, uid: int, with_status: bool) -> float:
         assert res.exit_status == 0 and not res.setup_failed, res
         return (time.monotonic() - t0) * 1000
     finally:
-        sandbox.run_with_status = real
+        sandbox.run_with_status, sandbox.root_binds = real, real_root
 
 
 def churn(dirs: list[Path], stop: threading.Event) -> None:
@@ -95,12 +101,13 @@ def main() -> None:
         lab.up()
         spec = A0Adapter(lab).sandbox_spec("r1")
         uid = pwd.getpwnam(spec.user).pw_uid
-        series: dict[str, list[float]] = {"status fd": [], "no status fd": []}
+        kinds = {"new": (True, False), "old root + status fd": (True, True), "old": (False, True)}
+        series: dict[str, list[float]] = {k: [] for k in kinds}
         for i in range(args.n // 2 + 1):
-            a, b = once(spec, uid, True), once(spec, uid, False)
-            if i:  # the first round is a warm-up
-                series["status fd"].append(a)
-                series["no status fd"].append(b)
+            for name, (st, old) in kinds.items():
+                ms = once(spec, uid, st, old)
+                if i:  # the first round is a warm-up
+                    series[name].append(ms)
         for name, ts in series.items():
             report(f"sandboxed true, {name}", ts)
         failed_setups = 0
@@ -114,18 +121,23 @@ def main() -> None:
 
         sandbox.setup_failed = counting
         t.start()
-        attempts: collections.Counter[int] = collections.Counter()
-        raised, times = 0, []
-        for _ in range(args.n):
-            t0 = time.monotonic()
-            try:
-                attempts[sandbox.run_in_sandbox(spec, "true").attempts] += 1
-            except SandboxSetupFailed:
-                raised += 1
-            times.append((time.monotonic() - t0) * 1000)
-        report(f"run_in_sandbox(true) under churn of {args.dirs} dirs", times)
-        print(f"under churn: {failed_setups} failed setups in {args.n} calls; calls by attempts "
-              f"{dict(sorted(attempts.items()))}; SandboxSetupFailed raised {raised}")
+        real_root = sandbox.root_binds
+        for label, root in (("new root", real_root), ("old root", OLD_ROOT)):
+            sandbox.root_binds = root
+            failed_setups = 0
+            attempts: collections.Counter[int] = collections.Counter()
+            raised, times = 0, []
+            for _ in range(args.n):
+                t0 = time.monotonic()
+                try:
+                    attempts[sandbox.run_in_sandbox(spec, "true").attempts] += 1
+                except SandboxSetupFailed:
+                    raised += 1
+                times.append((time.monotonic() - t0) * 1000)
+            sandbox.root_binds = real_root
+            report(f"run_in_sandbox(true), {label}, under churn of {args.dirs} dirs", times)
+            print(f"{label} under churn: {failed_setups} failed setups in {args.n} calls; calls by attempts "
+                  f"{dict(sorted(attempts.items()))}; SandboxSetupFailed raised {raised}")
     finally:
         stop.set()
         if t.is_alive():
