@@ -25,24 +25,25 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import math
 import os
 import secrets
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from ani.adapters import sandbox  # noqa: E402
 from ani.adapters.a0 import A0Adapter  # noqa: E402
 from ani.errors import SandboxSetupFailed  # noqa: E402
 from ani.lab.lab import Lab  # noqa: E402
 from ani.lab.topology import load_topology  # noqa: E402
+from mount_churn import churn_run_dirs  # noqa: E402 - tests/mount_churn.py
 
 
 def report(name: str, times: list[float]) -> None:
@@ -75,29 +76,16 @@ def once(spec: sandbox.SandboxSpec, uid: int, with_status: bool, old_root: bool)
         sandbox.run_with_status, sandbox.root_binds = real, real_root
 
 
-def churn(dirs: list[Path], stop: threading.Event) -> None:
-    while not stop.is_set():
-        for d in dirs:
-            d.mkdir(exist_ok=True)
-            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "ani-bench", str(d)], check=False)
-        for d in dirs:
-            subprocess.run(["umount", str(d)], check=False)
-            d.rmdir()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--dirs", type=int, default=8)
     args = ap.parse_args()
+    stack = contextlib.ExitStack()  # the mount churn, once started
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     import pwd
 
     lab = Lab(load_topology(ROOT / "tests" / "data" / "a0_two.yaml"), lab_id="a0race" + secrets.token_hex(3), netconf=False)
-    tag = "ani-bench" + secrets.token_hex(3)
-    dirs = [Path("/run/frr") / f"{tag}-c{k}" for k in range(args.dirs)]
-    stop = threading.Event()
-    t = threading.Thread(target=churn, args=(dirs, stop), daemon=True)
     try:
         lab.up()
         spec = A0Adapter(lab).sandbox_spec("r1")
@@ -125,7 +113,7 @@ def main() -> None:
             return bad
 
         sandbox.setup_failed = counting
-        t.start()
+        stack.enter_context(churn_run_dirs(args.dirs, prefix="bench"))
         real_root = sandbox.root_binds
         for label, root in (("new root", real_root), ("old root", OLD_ROOT)):
             sandbox.root_binds = root
@@ -144,14 +132,7 @@ def main() -> None:
             print(f"{label} under churn: {failed_setups} failed setups in {args.n} calls; calls by attempts "
                   f"{dict(sorted(attempts.items()))}; SandboxSetupFailed raised {raised}")
     finally:
-        stop.set()
-        if t.is_alive():
-            t.join(10)
-        for d in dirs:
-            while d.is_dir() and subprocess.run(["mountpoint", "-q", str(d)], check=False).returncode == 0:
-                subprocess.run(["umount", str(d)], check=False)
-            if d.is_dir():
-                d.rmdir()
+        stack.close()
         lab.down()
 
 

@@ -15,8 +15,6 @@ bwrap's status fd, never by the command's output) is retried, then raised as San
 from __future__ import annotations
 
 import secrets
-import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import pytest
 from ani.adapters import sandbox
 from ani.errors import SandboxSetupFailed
 from ani.registry import create_adapter
+from mount_churn import churn_run_dirs  # tests/, on sys.path by its conftest
 
 pytestmark = pytest.mark.integration
 
@@ -35,36 +34,10 @@ CHURN_DIRS = 8
 
 
 @pytest.fixture
-def churn() -> Iterator[threading.Event]:
-    """Mount/unmount tmpfs dirs ``/run/frr/ani-<random>-c<k>`` in a loop until the test ends; yields
-    an event set once the loop has cycled at least once. Removes every mount and dir it made."""
-    tag = f"ani-race{secrets.token_hex(3)}"
-    dirs = [Path("/run/frr") / f"{tag}-c{k}" for k in range(CHURN_DIRS)]
-    stop, cycled = threading.Event(), threading.Event()
-
-    def loop() -> None:  # what lab up / lab down do to a run dir: mkdir, mount; umount, rmdir
-        while not stop.is_set():
-            for d in dirs:
-                d.mkdir(exist_ok=True)
-                subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", tag, str(d)], check=False)
-            for d in dirs:
-                subprocess.run(["umount", str(d)], check=False)
-                d.rmdir()
-            cycled.set()
-
-    t = threading.Thread(target=loop, daemon=True)
-    try:
-        t.start()
-        assert cycled.wait(10), "the mount loop did not run"
-        yield cycled
-    finally:
-        stop.set()
-        t.join(10)
-        for d in dirs:
-            while d.is_dir() and subprocess.run(["mountpoint", "-q", str(d)], check=False).returncode == 0:
-                subprocess.run(["umount", str(d)], check=False)
-            if d.is_dir():
-                d.rmdir()
+def churn() -> Iterator[list[Path]]:
+    """Run dirs ``/run/frr/ani-race<random>-c<k>`` mounted and unmounted in a loop during the test."""
+    with churn_run_dirs(CHURN_DIRS) as dirs:
+        yield dirs
 
 
 def test_run_in_sandbox_survives_mount_churn(make_lab, churn) -> None:  # noqa: ANN001
@@ -89,10 +62,11 @@ def test_shell_survives_mount_churn(make_lab, churn) -> None:  # noqa: ANN001
     assert bad == [], f"{len(bad)}/{CALLS // 2} shell calls failed under mount churn: {bad[:3]}"
 
 
-def test_churn_cleanup_leaves_no_dirs(churn) -> None:  # noqa: ANN001
-    """The churn fixture itself: its dirs exist only under its own prefix while it runs."""
-    mine = [p for p in Path("/run/frr").iterdir() if p.name.startswith("ani-race")]
-    assert all(p.name.rsplit("-", 1)[-1].startswith("c") for p in mine)
+def test_churn_leaves_nothing() -> None:
+    """The churn helper itself: it removes every mount and dir it made."""
+    with churn_run_dirs(3) as dirs:
+        assert all(d.parent == Path("/run/frr") for d in dirs)
+    assert not any(d.exists() for d in dirs)
 
 
 def test_command_printing_a_bwrap_error_is_its_own_result(make_lab) -> None:  # noqa: ANN001
