@@ -21,7 +21,8 @@ What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` an
   ``vtysh.conf`` read-only: the harness's vtysh reads it; no new file can be made on the
   host's disk). Without a broker (tests of the sandbox alone) ``/var/run/frr`` is this router's
   run dir, read-only;
-- reading the host's (world-readable) system files: the root file system is bound read-only,
+- reading the host's (world-readable) system files: the root file system is bound read-only
+  (each top-level entry but ``/run``, :func:`root_binds`),
   but the harness is hidden (empty tmpfs over the source checkout, the harness's working
   directory with campaign ``results/``, every run's results folder wherever it is (``--out``),
   ``/root``, ``/home``: see
@@ -59,10 +60,11 @@ What it refuses:
   each tmpfs 64 MiB; each file written at most 64 MiB (``RLIMIT_FSIZE``: also bounds the
   router's config files, the only host files writable); output beyond the cap is read and dropped.
 
-A sandbox that fails to SET UP ran nothing and is not the command's result: bwrap's recursive
-``/`` bind walks the host's mount table, and another lab torn down meanwhile (each router's run
-dir is its own tmpfs ``/run/frr/ani-<lab>-<router>``) can remove a submount under the walk. bwrap's
-``--json-status-fd`` tells: it reports ``exit-code`` only after its setup finished and the
+A sandbox that fails to SET UP ran nothing and is not the command's result: each recursive bind
+of bwrap walks the host's mount table, and another lab torn down meanwhile (each router's run
+dir is its own tmpfs ``/run/frr/ani-<lab>-<router>``) can remove a submount under the walk. So the
+root is bound per top-level entry without ``/run`` (:func:`root_binds`), which keeps the labs'
+mounts out of every walk; for whatever else fails a setup, bwrap's ``--json-status-fd`` tells: it reports ``exit-code`` only after its setup finished and the
 command was exec'ed (:func:`setup_failed`; never decided from the command's output). Such an
 attempt is retried (:func:`retry_setup`, at most :data:`SETUP_ATTEMPTS`, within the call's
 timeout); if every one fails, :class:`~ani.errors.SandboxSetupFailed` (a HostFault: the run is
