@@ -565,11 +565,9 @@ def root_binds(run_root: str = "/run") -> list[str]:
     out: list[str] = []
     for e in sorted(os.scandir("/"), key=lambda e: e.name):
         path = "/" + e.name
-        if path in skip or os.path.realpath(path) == run_root:
-            continue
         if e.is_symlink():
             out += ["--symlink", os.readlink(path), path]
-        else:
+        elif path not in skip:
             out += ["--ro-bind", path, path]
     return out
 
