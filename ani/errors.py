@@ -37,6 +37,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- CapabilityMissing        the kernel or the host lacks a needed feature
     +-- HostFault                    the host or the harness failed, not the agent
     |   +-- ProgramMissing           a program the SDK runs is not installed (names the package)
+    |   +-- SandboxSetupFailed       ani.adapters.sandbox: an A0 sandbox could not be set up (``attempts``)
     +-- DeviceError                  a router's configuration could not be read or applied
     |   +-- ApplyError               ani.device.outcome: refused / not reached (``restored``, ``lines``)
     |       +-- ReadError            ani.device.outcome: the state could not be read; nothing changed
@@ -231,6 +232,22 @@ class ProgramMissing(HostFault):
         super().__init__(message or f"{program} is missing (apt-get install {package})")
         self.program = program
         self.package = package
+
+
+class SandboxSetupFailed(HostFault):
+    """The A0 sandbox (:mod:`ani.adapters.sandbox`) could not be set up, every bounded attempt:
+    bwrap died before it started the command (e.g. a mount of another lab vanished under its walk
+    of the mount table), so the command never ran. Not the agent's failure.
+
+    Attributes:
+        attempts: how many setups were tried (each failed).
+        stderr: what the last attempt's setup wrote to stderr (bwrap's message).
+    """
+
+    def __init__(self, message: str, *, attempts: int, stderr: str) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.stderr = stderr
 
 
 class AdapterError(AniError):

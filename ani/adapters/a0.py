@@ -24,6 +24,12 @@ memory_peak_bytes, changed_parts}``.
   process tree killed, ``exit_status`` None, the output read so far in data;
 - unknown device / malformed arguments: ``UNKNOWN_DEVICE`` / ``INVALID_ARGUMENTS`` (nothing runs);
 - the router's namespace or FRR pathspace missing: ``DEVICE_UNREACHABLE`` (nothing runs).
+- the sandbox could not be set up (bwrap died before exec'ing the command, told by its status fd,
+  not by the output; e.g. another lab's run-dir mount vanished under bwrap's walk of the mount
+  table): retried, at most ``sandbox.SETUP_ATTEMPTS`` setups within the timeout (the command
+  never ran, so a retry is safe); if none succeeds, ``SandboxSetupFailed`` (a HostFault):
+  ``BaseAdapter.call`` answers ``INTERNAL`` with a ``harness_fault`` event and the campaign
+  runner makes the run an infrastructure error, never the agent's ``COMMAND_FAILED``.
 
 ``changed`` is measured: the router's state is captured before and after the call and
 compared, and ``data["changed_parts"]`` names the parts that differ. The parts

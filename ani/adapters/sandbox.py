@@ -21,7 +21,8 @@ What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` an
   ``vtysh.conf`` read-only: the harness's vtysh reads it; no new file can be made on the
   host's disk). Without a broker (tests of the sandbox alone) ``/var/run/frr`` is this router's
   run dir, read-only;
-- reading the host's (world-readable) system files: the root file system is bound read-only,
+- reading the host's (world-readable) system files: the root file system is bound read-only
+  (each top-level entry but ``/run``, :func:`root_binds`),
   but the harness is hidden (empty tmpfs over the source checkout, the harness's working
   directory with campaign ``results/``, every run's results folder wherever it is (``--out``),
   ``/root``, ``/home``: see
@@ -59,6 +60,16 @@ What it refuses:
   each tmpfs 64 MiB; each file written at most 64 MiB (``RLIMIT_FSIZE``: also bounds the
   router's config files, the only host files writable); output beyond the cap is read and dropped.
 
+A sandbox that fails to SET UP ran nothing and is not the command's result: each recursive bind
+of bwrap walks the host's mount table, and another lab torn down meanwhile (each router's run
+dir is its own tmpfs ``/run/frr/ani-<lab>-<router>``) can remove a submount under the walk. So the
+root is bound per top-level entry without ``/run`` (:func:`root_binds`), which keeps the labs'
+mounts out of every walk; for whatever else fails a setup, bwrap's ``--json-status-fd`` tells: it reports ``exit-code`` only after its setup finished and the
+command was exec'ed (:func:`setup_failed`; never decided from the command's output). Such an
+attempt is retried (:func:`retry_setup`, at most :data:`SETUP_ATTEMPTS`, within the call's
+timeout); if every one fails, :class:`~ani.errors.SandboxSetupFailed` (a HostFault: the run is
+an infrastructure error). ``tests/integration/test_a0_mount_race.py`` churns such mounts.
+
 Without the cgroup v1 ``memory`` and ``pids`` controllers (``/sys/fs/cgroup/memory``,
 ``/sys/fs/cgroup/pids``) nothing runs: :func:`check_support` and every call raise
 CapabilityMissing naming what is missing.
@@ -67,6 +78,7 @@ CapabilityMissing naming what is missing.
 from __future__ import annotations
 
 import grp
+import json
 import os
 import pwd
 import selectors
@@ -74,12 +86,13 @@ import signal
 import secrets
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 
-from ani.errors import CapabilityMissing, LabError
+from ani.errors import CapabilityMissing, LabError, SandboxSetupFailed
 from ani.host import results_dirs
 from ani.host.programs import program, require
 from ani.lab import netns as lab_netns
@@ -105,6 +118,10 @@ CALL_PIDS_MAX = 256
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: name prefix of the calls' cgroups (``ani-a0-<harness pid>-<random>``)
 CGROUP_PREFIX = "ani-a0-"
+#: sandbox setups one call tries before it raises SandboxSetupFailed (a failed setup ran nothing)
+SETUP_ATTEMPTS = 3
+#: pause before retrying a failed setup, seconds (lets a lab's teardown finish its unmounts)
+SETUP_RETRY_PAUSE_S = 0.05
 
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KEEP_CAPS = ("net_admin", "net_raw")
@@ -159,6 +176,12 @@ class RunResult:
         pids_exceeded: a fork or clone of the call failed at :data:`CALL_PIDS_MAX` tasks.
         memory_peak_bytes: the most memory the call's cgroup held at once, bytes (None if
             not sandboxed); never above :data:`CALL_MEMORY_BYTES`.
+        setup_failed: the sandbox was not set up, so the command never ran: bwrap reported no
+            ``exit-code`` on its ``--json-status-fd`` (it does only once its setup is done and
+            the command was exec'ed) and the call neither timed out nor hit its memory bound
+            (see :func:`setup_failed`). Sandboxed calls only; :func:`run_in_sandbox` retries
+            such an attempt and never returns one.
+        attempts: how many sandbox setups the call took (1 unless a setup failed and was retried).
     """
 
     exit_status: int | None
@@ -173,6 +196,8 @@ class RunResult:
     memory_exceeded: bool = False
     pids_exceeded: bool = False
     memory_peak_bytes: int | None = None
+    setup_failed: bool = False
+    attempts: int = 1
 
 
 def run_capped(
@@ -520,6 +545,33 @@ def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
     return sorted(out)
 
 
+#: top-level entries of ``/`` the sandbox does not bind from the host: each is a fresh mount in it
+#: (``/proc``, ``/dev``, private ``/tmp``, ``/sys`` bound on its own; ``/run``, the labs' volatile mounts, an empty tmpfs)
+_NOT_BOUND = ("/proc", "/dev", "/tmp", "/sys")
+
+
+def root_binds(run_root: str = "/run") -> list[str]:
+    """bwrap arguments showing the host's root file system read-only: one recursive
+    ``--ro-bind`` per top-level entry of ``/`` (a top-level symlink as ``--symlink``), except
+    ``run_root`` and :data:`_NOT_BOUND`, which the sandbox mounts afresh.
+
+    Not one ``--ro-bind / /``: that binds every mount of the host, and bwrap then remounts each
+    submount read-only, one by one, from a list it read before; ``/run`` holds the labs' own
+    mounts (each router's run dir ``/run/frr/ani-<lab>-<router>``, each netns ``/run/netns/<ns>``),
+    and one that another lab unmounts during that walk failed the setup (measured in
+    docs/performance.md). ``/run`` is covered by an empty tmpfs in the sandbox anyway.
+    """
+    skip = {run_root, *_NOT_BOUND}
+    out: list[str] = []
+    for e in sorted(os.scandir("/"), key=lambda e: e.name):
+        path = "/" + e.name
+        if e.is_symlink():
+            out += ["--symlink", os.readlink(path), path]
+        elif path not in skip:
+            out += ["--ro-bind", path, path]
+    return out
+
+
 def sandbox_argv(
     spec: SandboxSpec,
     command: str,
@@ -529,6 +581,7 @@ def sandbox_argv(
     userns_fd: int | None = None,
     vty: tuple[str, int] | None = None,
     config_read_only: bool = False,
+    status_fd: int | None = None,
 ) -> list[str]:
     """Host-side argv running ``/bin/sh -c command`` sandboxed in ``spec``'s router.
 
@@ -552,6 +605,11 @@ def sandbox_argv(
         config_read_only: bind ``frr.conf`` read-only too (the blocklist ablation: writing the
             startup config is on its list). ``vtysh.conf`` is always read-only: the harness's
             vtysh reads it, so agent text there would show up as the router's config.
+        status_fd: if given, an fd (inherited by the child) bwrap writes its JSON status to
+            (``--json-status-fd``): ``{ "child-pid": N, ... }`` after its clone, and
+            ``{ "exit-code": N }`` when the command exits, only if its setup was done and the
+            command exec'ed (bubblewrap 0.8 ``report_child_exit_status``); bwrap closes it in the
+            sandbox, so the command cannot write to it. See :func:`setup_failed`.
     """
     if "\x00" in command:
         raise ValueError("command contains a NUL byte")
@@ -560,7 +618,7 @@ def sandbox_argv(
     argv = [
         "ip", "netns", "exec", spec.netns,
         "bwrap",
-        "--ro-bind", "/", "/",
+        *root_binds(run_root),
         "--dev", "/dev",
         "--size", str(TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm",
         "--unshare-pid", "--unshare-uts", "--unshare-ipc", "--unshare-cgroup-try",
@@ -590,6 +648,9 @@ def sandbox_argv(
         argv += ["--bind", vty[0], SANDBOX_SOCKET_DIR, "--perms", "0755", "--ro-bind-data", str(vty[1]), "/usr/bin/vtysh"]
     if pam_fd is not None:
         argv += ["--perms", "0644", "--ro-bind-data", str(pam_fd), "/etc/pam.d/frr"]
+    argv += ["--remount-ro", "/"]  # bwrap's own root tmpfs, holding the binds' mount points
+    if status_fd is not None:
+        argv += ["--json-status-fd", str(status_fd)]
     argv += [
         "--die-with-parent",
         "--new-session",
@@ -654,6 +715,108 @@ def check_support(spec: SandboxSpec | None = None) -> None:
         raise CapabilityMissing(f"A0 sandbox: no such user/group {exc}") from None
 
 
+def bwrap_exit_code(status: bytes) -> int | None:
+    """The ``exit-code`` bwrap wrote to its ``--json-status-fd``, or None if it wrote none.
+
+    ``status`` is everything bwrap wrote there: JSON objects one after another (``{ "child-pid":
+    N, ... }`` after its clone, ``{ "exit-code": N }`` once the command exited). bubblewrap 0.8
+    writes ``exit-code`` only if the child finished its setup (mounts, capabilities) and exec'ed
+    the command: its ``setup_finished_pipe`` gets one byte just before the exec (none if the
+    setup died, two if the exec failed). So None means the command never ran, or bwrap itself
+    was killed (a timeout, the OOM killer).
+    """
+    text, dec, i, code = status.decode("utf-8", errors="replace"), json.JSONDecoder(), 0, None
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return code
+        try:
+            obj, i = dec.raw_decode(text, i)
+        except ValueError:
+            return code
+        if isinstance(obj, dict) and type(obj.get("exit-code")) is int:
+            code = obj["exit-code"]
+
+
+def setup_failed(res: RunResult, status: bytes) -> bool:
+    """Whether a sandboxed run never reached its command: bwrap reported no ``exit-code``
+    (:func:`bwrap_exit_code` of its ``status``) although the run neither timed out nor hit the
+    call's memory bound (the two ways bwrap can be killed without having failed). Decided from
+    bwrap's status fd only, never from the command's output: a command that prints
+    ``bwrap: ...`` and exits 1 is still the command's own result."""
+    return not res.timed_out and not res.memory_exceeded and bwrap_exit_code(status) is None
+
+
+def run_with_status(
+    argv_for: Callable[[int], list[str]], *, timeout_s: float, max_bytes: int, pass_fds: tuple[int, ...] = (),
+) -> tuple[RunResult, bytes]:
+    """:func:`run_capped` of ``argv_for(status_fd)`` (an argv whose bwrap writes its JSON status
+    to the fd ``status_fd``, inherited; see ``sandbox_argv(status_fd=...)``), and what was
+    written there (bytes; for :func:`setup_failed`). Raises like :func:`run_capped`."""
+    sr, sw = os.pipe()  # bwrap's status is a few hundred bytes: below the pipe buffer, never blocks
+    try:
+        res = run_capped(argv_for(sw), timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=(*pass_fds, sw))
+        os.close(sw)
+        sw = -1
+        return res, _read_status(sr)
+    finally:
+        os.close(sr)
+        if sw != -1:
+            os.close(sw)
+
+
+def _read_status(fd: int) -> bytes:
+    """What is in the pipe ``fd`` now (its writers are gone or done), without blocking."""
+    os.set_blocking(fd, False)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def retry_setup(attempt: Callable[[float], RunResult], timeout_s: float, *, what: str) -> RunResult:
+    """``attempt(seconds left)`` until one's sandbox was set up, at most :data:`SETUP_ATTEMPTS`
+    times within ``timeout_s`` seconds in all (:data:`SETUP_RETRY_PAUSE_S` between tries).
+
+    Retrying is safe: an attempt with ``setup_failed`` never ran the command (bwrap died before
+    its exec; see :func:`bwrap_exit_code`), so nothing of the command happened twice. A setup
+    fails for reasons outside the call, e.g. another lab's mount (``/run/frr/ani-<lab>-<router>``,
+    ``/run/netns/<ns>``) vanishing while bwrap walks the mount table of its recursive ``/`` bind.
+
+    Returns the first set-up attempt's result (``attempts`` set: 1 + the failed tries). Raises
+    :class:`~ani.errors.SandboxSetupFailed` (a HostFault: the run is an infrastructure error, not
+    the agent's failure) naming ``what`` and bwrap's message if every attempt failed, or if the
+    time left is too short for another.
+    """
+    deadline = time.monotonic() + timeout_s
+    n = 0
+    while True:
+        n += 1
+        res = attempt(max(0.0, deadline - time.monotonic()))
+        if not res.setup_failed:
+            res.attempts = n
+            if n > 1:
+                log.info("a0.sandbox_setup_retried", what=what, attempts=n)
+            return res
+        log.warning("a0.sandbox_setup_failed", what=what, attempt=n, stderr=res.stderr.strip()[:500])
+        if n >= SETUP_ATTEMPTS or deadline - time.monotonic() <= SETUP_RETRY_PAUSE_S:
+            break
+        time.sleep(SETUP_RETRY_PAUSE_S)
+    why = next((ln.strip() for ln in res.stderr.splitlines() if ln.strip()), "no message")
+    raise SandboxSetupFailed(
+        f"{what}: the A0 sandbox could not be set up ({n} attempt(s)), so the command never ran "
+        f"(a host fault, not the command's result): {why}",
+        attempts=n, stderr=res.stderr,
+    )
+
+
 def run_in_sandbox(
     spec: SandboxSpec,
     command: str,
@@ -667,16 +830,32 @@ def run_in_sandbox(
 
     Returns a :class:`RunResult` (``timed_out`` and ``exit_status=None`` on timeout;
     ``memory_exceeded`` / ``pids_exceeded`` from the call's cgroups; the process tree is dead
-    and the cgroups are gone in every case on return). Raises ProgramMissing if a program of
-    :data:`SANDBOX_PROGRAMS` is not installed (checked at every call: a sandbox that cannot
-    start is the host's fault, not a failed command); CapabilityMissing without the cgroup
-    controllers; LabError if the router's netns is missing or owned by the host's user
-    namespace (a namespace not made by :func:`ani.lab.netns.create`: a shell there could act
-    on other namespaces by nsid).
+    and the cgroups are gone in every case on return). A sandbox that fails to set up (bwrap's
+    status fd reports no exit code, :func:`setup_failed`) ran nothing and is retried, at most
+    :data:`SETUP_ATTEMPTS` setups within ``timeout_s`` (:func:`retry_setup`); ``attempts`` says
+    how many it took. Raises SandboxSetupFailed (a HostFault) if none could be set up;
+    ProgramMissing if a program of :data:`SANDBOX_PROGRAMS` is not installed (checked at every
+    call: a sandbox that cannot start is the host's fault, not a failed command);
+    CapabilityMissing without the cgroup controllers; LabError if the router's netns is missing
+    or owned by the host's user namespace (a namespace not made by :func:`ani.lab.netns.create`:
+    a shell there could act on other namespaces by nsid).
     """
     for exe in SANDBOX_PROGRAMS:
         program(exe)
     uid = pwd.getpwnam(spec.user).pw_uid
+
+    def attempt(seconds: float) -> RunResult:
+        return _run_once(spec, command, uid, timeout_s=seconds, max_bytes=max_bytes,
+                         vty_dir=vty_dir, config_read_only=config_read_only)
+
+    return retry_setup(attempt, timeout_s, what=f"{spec.hostname} ({spec.netns})")
+
+
+def _run_once(
+    spec: SandboxSpec, command: str, uid: int, *, timeout_s: float, max_bytes: int,
+    vty_dir: str | None, config_read_only: bool,
+) -> RunResult:
+    """One setup and run of :func:`run_in_sandbox` (``setup_failed`` set, never retried here)."""
     try:
         userns = lab_netns.owner_userns_fd(spec.netns)
     except FileNotFoundError:
@@ -704,14 +883,17 @@ def run_in_sandbox(
             os.close(cw)
             vty = (vty_dir, cr)
         with CallCgroup() as cg:
-            argv = sandbox_argv(
-                spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns,
-                vty=vty, config_read_only=config_read_only,
+            res, status = run_with_status(
+                lambda status_fd: cg.wrap(sandbox_argv(
+                    spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns,
+                    vty=vty, config_read_only=config_read_only, status_fd=status_fd,
+                )),
+                timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=tuple(fds),
             )
-            res = run_capped(cg.wrap(argv), timeout_s=timeout_s, max_bytes=max_bytes, pass_fds=tuple(fds))
         res.memory_exceeded = cg.memory_exceeded
         res.pids_exceeded = cg.pids_exceeded
         res.memory_peak_bytes = cg.memory_peak_bytes
+        res.setup_failed = setup_failed(res, status)
         return res
     finally:
         for fd in fds:

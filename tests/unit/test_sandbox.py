@@ -47,7 +47,8 @@ def test_argv_mounts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     ro = _pairs(argv, "--ro-bind")
     rw = _pairs(argv, "--bind")
     tmp = _pairs(argv, "--tmpfs")
-    assert ro[0] == ("/", "/")  # everything read-only first; later mounts override
+    # the host's root read-only first, one bind per top-level entry; later mounts override
+    assert ro[:len(_top_dirs())] == [(p, p) for p in _top_dirs()]
     assert ("/run/frr/ani-abc123-r2", "/run/frr") in ro or ("/var/run/frr/ani-abc123-r2", "/run/frr") in ro
     assert ("/proc/sys", "/proc/sys") in ro
     # the only writable host paths: frr.conf of this router's FRR config dir (not the dir: new
@@ -67,6 +68,30 @@ def test_argv_mounts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # every file written is bounded (RLIMIT_FSIZE), the bound files included
     assert f"--fsize={TMPFS_BYTES}" in argv
     assert _pairs(argv, "--ro-bind-data") == [("7", "/etc/pam.d/frr")]
+
+
+def _top_dirs() -> list[str]:
+    return sorted("/" + n for n in os.listdir("/") if not os.path.islink("/" + n)
+                  and "/" + n not in ("/run", "/proc", "/dev", "/tmp", "/sys"))
+
+
+def test_root_is_bound_per_top_level_entry_without_run() -> None:
+    """Not ``--ro-bind / /``: /run holds other labs' mounts, which vanish under bwrap's remount
+    walk when a lab goes down (docs/performance.md); it is an empty tmpfs in the sandbox anyway."""
+    argv = sandbox_argv(SPEC, "true")
+    assert ("/", "/") not in _pairs(argv, "--ro-bind")
+    b = argv.index("bwrap") + 1
+    head = argv[b:argv.index("--dev")]  # the root, before any other mount
+    binds = [head[i + 1] for i, a in enumerate(head) if a == "--ro-bind"]
+    assert binds == _top_dirs() and "/usr" in binds
+    assert _pairs(argv, "--ro-bind").count(("/sys", "/sys")) == 1
+    assert not any(src == "/run" or src.startswith("/run/") for src, _ in _pairs(argv, "--ro-bind"))
+    links = {"/" + n: os.readlink("/" + n) for n in os.listdir("/") if os.path.islink("/" + n)}
+    got = {argv[i + 2]: argv[i + 1] for i, a in enumerate(argv) if a == "--symlink"}
+    assert got == links
+    # bwrap's own root (holding the mount points) is read-only, after every mount is made
+    i = argv.index("--remount-ro")
+    assert argv[i + 1] == "/" and i > max(j for j, a in enumerate(argv) if a in ("--bind", "--ro-bind", "--tmpfs"))
 
 
 def test_argv_with_the_vtysh_broker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
