@@ -285,7 +285,7 @@ def test_the_harness_is_hidden(two) -> None:  # noqa: ANN001
     # an agent must not read task classes, hidden-test logic or earlier runs' records
     _, a = two
     repo = Path(__file__).resolve().parents[2]
-    tasks = repo / "ani" / "scenario" / "tasks.py"
+    tasks = repo / "ani" / "scenario" / "tasks" / "base.py"  # task classes and their hidden tests
     assert tasks.exists()  # visible from the harness
     # the checkout is an empty tmpfs (or, under /tmp, absent: /tmp is private): nothing listed
     r = sh(a, f"ls -A {repo} 2>/dev/null | wc -l; ls -A /root | wc -l; ls -A /home | wc -l")
