@@ -282,7 +282,8 @@ def test_trap_rate_one_places_every_eligible_site_next_to_another_tenants():
     """Sites drawn one at a time: whenever a free /24 next to another tenant's site existed, the
     new site took one; and its name extends another site name of its tenant when it has one."""
     from ani.scenario.build import Build, Layer
-    from ani.scenario.layers import SITE_AREA, tenant_site
+    from ani.intents.services import get_service_class
+    from ani.intents.services.realism import SITE_AREA
     from ani.scenario.topology_base import TopologySpec, build_base
 
     b = Build(seed=5)
@@ -292,7 +293,7 @@ def test_trap_rate_one_places_every_eligible_site_next_to_another_tenants():
     for k in range(20):
         owner = {IPv4Network(x["prefix"]): t for t, ss in b.tenants.items() for x in ss}
         before = {t: [x["host"] for x in ss] for t, ss in b.tenants.items()}
-        tenant_site(b, Layer(service="tenant-site", name=f"tenant-site#{k}", density=1, trap_rate=1.0))
+        get_service_class("tenant-site").generate(b, Layer(service="tenant-site", name=f"tenant-site#{k}", density=1, trap_rate=1.0))
         (t, new), = [(t, x) for t, ss in b.tenants.items() for x in ss if x["host"] not in before[t]]
         p = IPv4Network(new["prefix"])
         free_next = [n for o, t2 in owner.items() if t2 != t for n in SITE_AREA.subnets(new_prefix=24)
@@ -434,11 +435,11 @@ def test_all_classes_manifest_puts_every_generated_class_on_the_same_routers():
 
 
 def test_an_instance_the_configs_do_not_hold_is_a_generator_error(monkeypatch):
-    from ani.scenario import layers
+    from ani.intents.services import get_service_class
 
     def broken(build, layer):
         build.instances.setdefault("static-route", []).append("static-route/e1/10.9.9.0/24/Null0")
 
-    monkeypatch.setitem(layers.GENERATORS, "static-route", broken)
+    monkeypatch.setattr(type(get_service_class("static-route")), "generate", lambda self, build, layer: broken(build, layer))
     with pytest.raises(GeneratorError, match=r"layers \(static-route\): .*\(not discovered: static-route/e1/10\.9\.9\.0/24/Null0"):
         generate(DEFAULT, seed=1)
