@@ -107,20 +107,23 @@ class InstanceClass(ServiceClass):
 
 def removed_sites(configs: dict[str, Any], topology: Any, touched: Any) -> list[tuple[str | None, IPv4Network]]:
     """``(host, prefix)`` of each tenant site the changes of ``touched`` remove (a
-    ``tenant-site`` remove; host None when the site's host is not a node of the topology)."""
+    ``tenant-site`` remove): the prefix as discovered in ``configs`` (else the change's), the
+    host as the topology has it (else the site's name, the generated brownfield's convention)."""
+    from ani.intents.services.common import inventory
     from ani.intents.services.tenant_site import site_hosts
 
     removes = [ch for ch in getattr(touched, "changes", ()) or () if ch.type == "tenant-site" and ch.action == "remove"]
     if not removes:
         return []
     sites = touched.sites if getattr(touched, "sites", None) is not None else site_hosts(configs, topology)
-    known = {(s.tenant, s.site): (s.host, s.prefix) for s in sites}
+    hosts = {(s.tenant, s.site): (s.host, s.prefix) for s in sites}
+    specs = {(s.spec.tenant, s.spec.site): s.spec.prefix for s in inventory(configs).list_services("tenant-site")}
     out = []
     for ch in removes:
-        if (ch.tenant, ch.site) in known:
-            out.append(known[(ch.tenant, ch.site)])
-        elif ch.prefix is not None:
-            out.append((None, ch.prefix))
+        key = (ch.tenant, ch.site)
+        prefix = specs.get(key) or ch.prefix or (hosts[key][1] if key in hosts else None)
+        if prefix is not None:
+            out.append((hosts[key][0] if key in hosts else ch.site, prefix))
     return out
 
 
