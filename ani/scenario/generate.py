@@ -23,8 +23,8 @@ A manifest (YAML, :class:`Manifest`; unknown keys refused, errors name the field
       - {service: static-route}
 
 Generation: the topology base (:mod:`ani.scenario.topology_base`), then each layer in order,
-each by its class's generator (a registered ``ani.intents.services`` class with its own
-``generate``, else :data:`ani.scenario.layers.GENERATORS`), each with its own random stream
+each by its service class's ``generate`` (the registry of ``ani.intents.services``: adding a
+class with a generator is one module), each with its own random stream
 (``Build.rng``: seed + layer name), then a verification (the inventory discovered from the
 generated configs holds every instance the layers made; every layer's prerequisites).
 Topology size and density are independent: density is configuration state on the same routers
@@ -48,6 +48,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ani.errors import GeneratorError, TopologyError
+from ani.intents.services.realism import SITE_POOL
 from ani.scenario.build import Build, Layer
 from ani.scenario.topology_base import TopologySpec, build_base
 
@@ -58,7 +59,7 @@ TENANT_NAMES = (
     "cyan", "ivory",
 )  # fmt: skip
 #: the free pool tasks take new site prefixes from (no layer allocates there)
-POOL = {"network": "198.19.0.0/16", "prefixlen": 24}
+POOL = {"network": str(SITE_POOL), "prefixlen": 24}
 
 TenantName = Annotated[str, Field(pattern=r"^[a-z]{2,7}$", description="2-7 lower-case letters (hosts are <tenant><n>)")]
 
@@ -131,37 +132,26 @@ class Manifest(_Strict):
 # -- layer generators --------------------------------------------------------------------------
 
 
-def _class_generator(name: str) -> Any:
-    """The ``generate`` of a registered service class that has its own, else None."""
-    try:
-        from ani.intents.services.base import ServiceClass, get_service_class
+def _has_generator(cls: Any) -> bool:
+    from ani.intents.services.base import ServiceClass
 
-        cls = get_service_class(name)
-    except (KeyError, ImportError):
-        return None
-    return cls.generate if type(cls).generate is not ServiceClass.generate else None
+    return type(cls).generate is not ServiceClass.generate
 
 
 def generator_names() -> list[str]:
-    """Every service class a layer can name (registered classes with a generator, then the
-    generators of :mod:`ani.scenario.layers`)."""
-    from ani.scenario.layers import GENERATORS
+    """Every service class a layer can name: the registered classes
+    (``ani.intents.services``) with a ``generate`` of their own, in registration order."""
+    from ani.intents.services.base import service_classes
 
-    names: list[str] = []
-    try:
-        from ani.intents.services.base import service_classes
-
-        names = [c.name for c in service_classes() if _class_generator(c.name) is not None]
-    except ImportError:  # pragma: no cover - the registry is part of ani
-        pass
-    return names + [n for n in GENERATORS if n not in names]
+    return [c.name for c in service_classes() if _has_generator(c)]
 
 
 def _generator(name: str) -> Any:
-    from ani.scenario.layers import GENERATORS
+    """The ``generate`` of the registered class ``name`` (the manifest validation has
+    refused names without one)."""
+    from ani.intents.services.base import get_service_class
 
-    gen = _class_generator(name)
-    return gen if gen is not None else GENERATORS[name]
+    return get_service_class(name).generate
 
 
 # -- loading -----------------------------------------------------------------------------------

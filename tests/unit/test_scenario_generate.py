@@ -169,7 +169,8 @@ def test_output_is_a_scenario_file_with_generated_and_invariants(tmp_path):
     for c in s.invariants:
         assert all(n in s.topology.nodes for n in c.nodes), c
     services = Counter((c.service or "").split("/")[0].split(":")[0] for c in s.invariants)
-    assert set(services) == {"tenant", "isolation", "bgp", "underlay", "floating-address", "static-route"}
+    assert set(services) == {"tenant", "isolation", "bgp", "underlay", "floating-address", "static-route",
+                             "tenant-policy", "shared-service", "ebgp-peering"}
 
 
 def test_invariants_of_a_generated_file_extend_the_computed_ones():
@@ -198,7 +199,9 @@ def test_shared_state_names_and_inventory_match_the_layers():
     inv = Inventory(network_configs(s))
     found = {(x.spec.tenant, x.spec.site, x.spec.edge, x.spec.prefix) for x in inv.list_services("tenant-site")}
     assert found == {(t, x.host, x.edge, x.prefix) for t, x in s.sites}
-    assert len(inv.list_services("floating-address")) == 4 and len(inv.list_services("static-route")) == 4
+    assert len(inv.list_services("floating-address")) == 4
+    # the static-route layer's 4 on the edges (the external router's originated prefixes are ebgp-peering's)
+    assert len([x for x in inv.list_services("static-route") if not x.spec.router.startswith("x")]) == 4
     tenants = list(s.tenants)
     for e in s.edges:
         spec = s.topology.routers[e]
@@ -213,7 +216,7 @@ def test_shared_state_names_and_inventory_match_the_layers():
 
 def test_topology_base_layout():
     s = generate_scenario(PILOT, seed=7)
-    routers = list(s.topology.routers)
+    routers = [r for r in s.topology.routers if not r.startswith("x")]  # the base (x<n>: ebgp-peering's)
     assert routers == [f"c{i}" for i in range(1, 5)] + [f"e{k}" for k in range(1, 22)]
     peers: dict[str, set[str]] = {r: set() for r in routers}
     for ln in s.topology.links:
@@ -230,7 +233,8 @@ def test_topology_base_layout():
     assert "neighbor 100.64.255.1 peer-group RR" in c3 and "route-reflector-client" not in c3
     c1 = s.device_configs["c1"].bgp
     assert set(c1.peer_groups) == {"RR", "CORES", "EDGES"} and len(c1.neighbors) == 24
-    for name, spec in s.topology.routers.items():
+    for name in routers:
+        spec = s.topology.routers[name]
         for line in ("timers throttle lsa all 0", "timers lsa min-arrival 0", "timers throttle spf 0 50 500",
                      "timers bgp 1 3", "update-source lo", "timers connect 1", "bgp route-map delay-timer 1"):
             assert line in spec.config, (name, line)
@@ -282,7 +286,8 @@ def test_trap_rate_one_places_every_eligible_site_next_to_another_tenants():
     """Sites drawn one at a time: whenever a free /24 next to another tenant's site existed, the
     new site took one; and its name extends another site name of its tenant when it has one."""
     from ani.scenario.build import Build, Layer
-    from ani.scenario.layers import SITE_AREA, tenant_site
+    from ani.intents.services import get_service_class
+    from ani.intents.services.realism import SITE_AREA
     from ani.scenario.topology_base import TopologySpec, build_base
 
     b = Build(seed=5)
@@ -292,7 +297,7 @@ def test_trap_rate_one_places_every_eligible_site_next_to_another_tenants():
     for k in range(20):
         owner = {IPv4Network(x["prefix"]): t for t, ss in b.tenants.items() for x in ss}
         before = {t: [x["host"] for x in ss] for t, ss in b.tenants.items()}
-        tenant_site(b, Layer(service="tenant-site", name=f"tenant-site#{k}", density=1, trap_rate=1.0))
+        get_service_class("tenant-site").generate(b, Layer(service="tenant-site", name=f"tenant-site#{k}", density=1, trap_rate=1.0))
         (t, new), = [(t, x) for t, ss in b.tenants.items() for x in ss if x["host"] not in before[t]]
         p = IPv4Network(new["prefix"])
         free_next = [n for o, t2 in owner.items() if t2 != t for n in SITE_AREA.subnets(new_prefix=24)
@@ -361,9 +366,10 @@ def test_shipped_manifests_generate_valid_scenarios():
     for path in (DEFAULT, PILOT):
         m = load_manifest(path)
         s = generate_scenario(path, seed=m.seed)
-        assert len(s.topology.routers) == m.topology.cores + m.topology.edges
+        ebgp = next(spec.density for spec in m.layers if spec.service == "ebgp-peering")
+        assert len(s.topology.routers) == m.topology.cores + m.topology.edges + ebgp  # + the external routers x<n>
         assert len(s.sites) == 2 * m.density
-    assert len(generate_scenario(PILOT, seed=1).topology.routers) == 25
+    assert len([r for r in generate_scenario(PILOT, seed=1).topology.routers if r.startswith(("c", "e"))]) == 25
 
 
 # -- CLI ------------------------------------------------------------------------------------------
@@ -417,28 +423,30 @@ def test_bad_generated_or_invariants_keys_name_the_field(key, value, expect):
     assert expect in str(exc.value), str(exc.value)
 
 
-def test_all_classes_manifest_puts_every_generated_class_on_the_same_routers():
+def test_shipped_manifests_put_every_generated_class_on_the_same_routers():
     from ani.intents.inventory import Inventory, network_configs
+    from ani.scenario.generate import generator_names
 
-    s = generate_scenario(ROOT / "scenarios" / "all-classes.yaml", seed=7)
-    found = {x.type for x in Inventory(network_configs(s)).list_services()}
-    assert {"tenant-site", "tenant-firewall", "floating-address", "static-route", "tenant-policy",
-            "shared-service", "ebgp-peering"} <= found
-    services = {(c.service or "").split("/")[0].split(":")[0] for c in s.invariants}
-    assert {"tenant", "isolation", "bgp", "underlay", "floating-address", "static-route", "tenant-policy",
-            "shared-service", "ebgp-peering"} <= services
-    # density scales configuration state, not the external routers
-    for d in (2, 8):
-        assert [r for r in generate_scenario(ROOT / "scenarios" / "all-classes.yaml", seed=7, density=d).topology.routers
-                if not r.startswith(("c", "e"))] == ["x1"]
+    for path, externals in ((DEFAULT, ["x1"]), (PILOT, ["x1", "x2"])):
+        m = load_manifest(path)
+        assert sorted(spec.service for spec in m.layers) == sorted(generator_names()), path  # every class with a generator
+        s = generate_scenario(path, seed=7)
+        found = {x.type for x in Inventory(network_configs(s)).list_services()}
+        assert set(generator_names()) <= found, path
+        services = {(c.service or "").split("/")[0].split(":")[0] for c in s.invariants}
+        assert {"tenant", "isolation", "bgp", "underlay", *generator_names()} - {"tenant-site", "tenant-firewall"} <= services
+        # density scales configuration state, not the external routers
+        for d in (2, 8):
+            assert [r for r in generate_scenario(path, seed=7, density=d).topology.routers
+                    if not r.startswith(("c", "e"))] == externals, (path, d)
 
 
 def test_an_instance_the_configs_do_not_hold_is_a_generator_error(monkeypatch):
-    from ani.scenario import layers
+    from ani.intents.services import get_service_class
 
     def broken(build, layer):
         build.instances.setdefault("static-route", []).append("static-route/e1/10.9.9.0/24/Null0")
 
-    monkeypatch.setitem(layers.GENERATORS, "static-route", broken)
+    monkeypatch.setattr(type(get_service_class("static-route")), "generate", lambda self, build, layer: broken(build, layer))
     with pytest.raises(GeneratorError, match=r"layers \(static-route\): .*\(not discovered: static-route/e1/10\.9\.9\.0/24/Null0"):
         generate(DEFAULT, seed=1)

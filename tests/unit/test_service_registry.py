@@ -225,3 +225,41 @@ def test_invariants_a_scenario_lists_are_added_once_after_the_derived_ones(scena
     listed = SimpleNamespace(device_configs=scenario.device_configs, topology=scenario.topology,
                              listed_invariants=[derived[3], extra])
     assert baseline_invariants(listed) == [*derived, extra]
+
+
+# -- the generator asks the registry only ---------------------------------------------------------
+
+
+class GeneratedDescription(InterfaceDescription):
+    """The toy class with a generator: a description on ``density`` edges' loopbacks."""
+
+    def generate(self, build: Any, layer: Any) -> None:
+        from ani.intents.services.realism import edge_ranks
+
+        rng = build.rng(layer.stream)
+        for edge in edge_ranks(build, rng)[: layer.density]:
+            self.apply(DescSet(router=edge, interface="lo", text=f"toy {layer.stream}"), "", build.configs, None, {})
+            build.instances.setdefault(self.name, []).append(f"interface-description/{edge}/lo")
+
+
+def test_a_registered_class_with_a_generator_is_a_layer_and_nothing_else_is():
+    from ani.scenario.generate import Manifest, generate, generator_names
+
+    generated = ["tenant-site", "tenant-firewall", "static-route", "floating-address",
+                 "tenant-policy", "shared-service", "ebgp-peering"]
+    assert generator_names() == generated  # registration order; the classes without a generator are not layers
+    for name in generated:  # each generator is its class's method, in its class's module
+        cls = get_service_class(name)
+        assert type(cls).generate.__module__ == type(cls).__module__ == f"ani.intents.services.{name.replace('-', '_')}"
+    spec = {"name": "toy", "topology": {"edges": 3},
+            "tenants": {"count": 1},
+            "layers": [{"service": "tenant-site", "density": 2}, {"service": "tenant-firewall"},
+                       {"service": "interface-description", "density": 2}]}
+    with pytest.raises(ValueError, match="unknown service class .interface-description."):
+        Manifest.model_validate(spec)
+    with registered(GeneratedDescription):
+        assert generator_names() == [*generated, "interface-description"]
+        data = generate(Manifest.model_validate(spec), seed=3)
+        described = sorted(r for r, spec_ in data["topology"]["routers"].items() if "description toy" in spec_["config"])
+        assert len(described) == 2 and all(r.startswith("e") for r in described), described
+    assert generator_names() == generated

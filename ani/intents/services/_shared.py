@@ -11,7 +11,8 @@ and nftables evaluate them.
 - :func:`tenant_prefixes`: a tenant's prefixes (the elements of its nftables set ``tenant_<t>``).
 - :func:`origin_router`: the router with an interface address inside a prefix.
 - :func:`host_address`: a host's address in a topology (``tenant_site``'s reader).
-- :class:`InstanceClass`: a ServiceClass whose active validation is its instances' invariants.
+- :class:`InstanceClass`: a ServiceClass whose active validation is its instances' invariants
+  (less those that need a tenant site the changes remove: :func:`removed_sites`, :func:`needs_site`).
 """
 
 from __future__ import annotations
@@ -98,5 +99,44 @@ class InstanceClass(ServiceClass):
         return [c for c in self.invariants(after, topology) if c.service in ids]
 
     def touched_invariants(self, configs: dict[str, Any], topology: Any, touched: Any) -> list[Any]:
-        mine = {ch.service_id() for ch in getattr(touched, "changes", ()) or () if ch.type == self.name}
-        return [c for c in self.invariants(configs, topology) if c.service not in mine]
+        changes = getattr(touched, "changes", ()) or ()
+        mine = {ch.service_id() for ch in changes if ch.type == self.name}
+        gone = removed_sites(configs, topology, touched)
+        return [c for c in self.invariants(configs, topology) if c.service not in mine and not needs_site(c, gone)]
+
+
+def removed_sites(configs: dict[str, Any], topology: Any, touched: Any) -> list[tuple[str | None, IPv4Network]]:
+    """``(host, prefix)`` of each tenant site the changes of ``touched`` remove (a
+    ``tenant-site`` remove): the prefix as discovered in ``configs`` (else the change's), the
+    host as the topology has it (else the site's name, the generated brownfield's convention)."""
+    from ani.intents.services.common import inventory
+    from ani.intents.services.tenant_site import site_hosts
+
+    removes = [ch for ch in getattr(touched, "changes", ()) or () if ch.type == "tenant-site" and ch.action == "remove"]
+    if not removes:
+        return []
+    sites = touched.sites if getattr(touched, "sites", None) is not None else site_hosts(configs, topology)
+    hosts = {(s.tenant, s.site): (s.host, s.prefix) for s in sites}
+    specs = {(s.spec.tenant, s.spec.site): s.spec.prefix for s in inventory(configs).list_services("tenant-site")}
+    out = []
+    for ch in removes:
+        key = (ch.tenant, ch.site)
+        prefix = specs.get(key) or ch.prefix or (hosts[key][1] if key in hosts else None)
+        if prefix is not None:
+            out.append((hosts[key][0] if key in hosts else ch.site, prefix))
+    return out
+
+
+def needs_site(check: Any, sites: list[tuple[str | None, IPv4Network]]) -> bool:
+    """True if ``check`` can only pass while one of ``sites`` (``(host, prefix)``) exists: a
+    positive ``reach`` from its host or to an address of its prefix, a present ``route`` to
+    (a part of) its prefix. Such an invariant of another class is superseded by the site's
+    removal (a policy entry or an eBGP announcement of the removed prefix)."""
+    from ani.observer.checks import ReachCheck, RouteCheck
+
+    for host, prefix in sites:
+        if isinstance(check, ReachCheck) and check.expect and (check.src == host or check.dst in prefix):
+            return True
+        if isinstance(check, RouteCheck) and check.expect and check.prefix.subnet_of(prefix):
+            return True
+    return False

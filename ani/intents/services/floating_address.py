@@ -13,19 +13,23 @@
 
 from __future__ import annotations
 
-from ipaddress import IPv4Interface, IPv4Network
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from ani.device.model import Interface
+from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
 from ani.intents.services.base import ServiceClass, register
-from ani.intents.services.common import IfName, Intent, IntentAdd, IntentRemove, RouterName, Service, is_remove, router
+from ani.intents.services.common import IfName, Intent, IntentAdd, IntentRemove, RouterName, Service, is_remove, loopback, router
+from ani.intents.services.realism import FLOAT_AREA, ZIPF, edge_ranks, layer_options
+from ani.observer.checks import LoopbackCheck
 
 if TYPE_CHECKING:
     from ani.device.model import DeviceConfig
     from ani.intents.pools import Pools
+    from ani.scenario.build import Build, Layer
 
 __all__ = ["FloatingAddress", "FloatingAddressAdd", "FloatingAddressRemove"]
 
@@ -55,6 +59,72 @@ def _drop_address(state: dict[str, DeviceConfig], address: IPv4Interface) -> Non
         for ifname, iface in list(cfg.interfaces.items()):
             if any(a.ip == address.ip for a in iface.addresses):
                 cfg.interfaces[ifname] = iface.model_copy(update={"addresses": [a for a in iface.addresses if a.ip != address.ip]})
+
+
+
+# -- generator -----------------------------------------------------------------------------------
+
+
+def _generate(build: Build, layer: Layer) -> None:
+    """``layer.density`` floating (service) addresses: a /32 of 198.51.100.0/24 on ``lo`` of an
+    edge drawn by Zipf rank; ``lo`` is in OSPF area 0, so the underlay carries it. A trap
+    (``trap_rate``) is the address next to a floating address of another edge (when there is
+    one with a free neighbour), else an unused address (.200-.254) inside a site prefix of
+    another edge: a /32 that longest-match shadows part of that site's /24. Invariants: each
+    route reflector and the edge after the owner (in edge order) ping the address from their
+    loopback (service ``floating-address/<address>``). Option ``zipf`` (float). Raises
+    GeneratorError: no edges, 198.51.100.0/24 full."""
+    opts = layer_options(layer, {"zipf": float})
+    s = float(opts.get("zipf", ZIPF))
+    rng = build.rng(layer.stream)
+    edges = edge_ranks(build, rng)
+    order = build.routers("edge")
+    on: dict[IPv4Address, str] = {}
+    for r, c in build.configs.items():
+        lo = c.interfaces.get("lo")
+        for a in (lo.addresses[1:] if lo else []):
+            on[a.ip] = r
+    taken = {a.ip for c in build.configs.values() for i in c.interfaces.values() for a in i.addresses}
+    hosts = {ln.b.address.ip for ln in build.links if ln.b.address is not None}
+
+    def usable(ip: IPv4Address) -> bool:
+        return ip not in taken and ip not in hosts and ip not in on
+
+    for _ in range(layer.density):
+        edge = build.zipf_choice(rng, edges, s)
+        trap = rng.random() < layer.trap_rate
+        ip = None
+        if trap:
+            ends = {FLOAT_AREA.network_address, FLOAT_AREA.broadcast_address}
+            near = sorted({ip0 + d for ip0, r in on.items() if r != edge for d in (-1, 1)
+                           if (ip0 + d) in FLOAT_AREA and (ip0 + d) not in ends and usable(ip0 + d)})
+            if near:
+                ip = rng.choice(near)
+            else:
+                inside = [IPv4Network(x["prefix"]) for sites in build.tenants.values() for x in sites if x["edge"] != edge]
+                cands = [p[k] for p in inside for k in range(200, 255) if usable(p[k])]
+                if cands:
+                    ip = rng.choice(cands)
+        if ip is None:
+            cands = [a for a in FLOAT_AREA.hosts() if usable(a) and a - 1 not in on and a + 1 not in on]
+            if not cands:
+                raise GeneratorError(f"no free address left in {FLOAT_AREA}: lower the density")
+            ip = rng.choice(cands)
+        on[ip] = edge
+        cfg = build.configs[edge]
+        lo = cfg.interfaces["lo"]
+        cfg.interfaces["lo"] = lo.model_copy(update={"addresses": [*lo.addresses, IPv4Interface(f"{ip}/32")]})
+        net = IPv4Network(f"{ip}/32")
+        if build.is_free(net):
+            build.used.append(net)
+        sid = f"floating-address/{ip}"
+        build.instances.setdefault("floating-address", []).append(sid)
+        nxt = order[(order.index(edge) + 1) % len(order)]
+        for src in [*build.route_reflectors, nxt]:
+            if src == edge:
+                continue
+            build.invariants.append(LoopbackCheck(router=src, address=ip, source=loopback(build.configs[src]),
+                                                  name=f"floating {ip} from {src}", service=sid))
 
 
 @register
@@ -98,3 +168,6 @@ class FloatingAddress(ServiceClass):
                     spec = FloatingAddressAdd(address=a, router=r, interface="lo")
                     out.append(Service(spec.service_id(), "floating-address", spec, [r]))
         return out
+
+    def generate(self, build: Build, layer: Layer) -> None:
+        _generate(build, layer)

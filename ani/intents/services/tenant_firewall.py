@@ -24,7 +24,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from ipaddress import IPv4Network
+
 from ani.device.model import Firewall, FirewallRule, FirewallSet
+from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
 from ani.intents.services.base import ServiceClass, register
 from ani.intents.services.common import (
@@ -39,10 +42,12 @@ from ani.intents.services.common import (
     router,
     tenant_set,
 )
+from ani.intents.services.realism import layer_options
 
 if TYPE_CHECKING:
     from ani.device.model import DeviceConfig
     from ani.intents.pools import Pools
+    from ani.scenario.build import Build, Layer
 
 __all__ = ["TenantFirewall", "TenantFirewallApply", "TenantFirewallRemove"]
 
@@ -76,6 +81,38 @@ class TenantFirewallRemove(IntentRemove, _TenantFirewall):
 
 def _routers(ch: Any, state: dict[str, DeviceConfig]) -> list[str]:
     return list(ch.routers) if ch.routers is not None else [r for r, c in state.items() if c.firewall is not None]
+
+
+
+# -- generator -----------------------------------------------------------------------------------
+
+
+def _generate(build: Build, layer: Layer) -> None:
+    """Tenant isolation on every edge: nftables ``table inet fw`` with a set ``tenant_<t>`` of each
+    tenant's site prefixes and, in chain ``forward`` (policy accept), ``ip saddr @tenant_<a> ip
+    daddr @tenant_<b> drop`` for every ordered pair of tenants. One instance per tenant with
+    sites: isolation is a baseline invariant between every pair of tenants, so ``density`` does
+    not apply (it is not a count of partial policies). Existing sets and rules are kept.
+    Raises GeneratorError if there is no tenant site yet (put a tenant-site layer first)."""
+    layer_options(layer, {})
+    tenants = [t for t, sites in build.tenants.items() if sites]
+    if not tenants:
+        raise GeneratorError("needs tenant sites: put a tenant-site layer before it")
+    for e in build.routers("edge"):
+        cfg = build.configs[e]
+        fw = cfg.firewall.model_copy(deep=True) if cfg.firewall is not None else Firewall()
+        for t in tenants:
+            name = tenant_set(t)
+            have = set(fw.sets[name].elements) if name in fw.sets else set()
+            fw.sets[name] = FirewallSet(elements=sorted(have | {IPv4Network(x["prefix"]) for x in build.tenants[t]},
+                                                        key=lambda n: int(n.network_address)))
+        for a in tenants:
+            for b in tenants:
+                rule = FirewallRule(saddr_set=tenant_set(a), daddr_set=tenant_set(b), action="drop")
+                if a != b and rule not in fw.forward_rules:
+                    fw.forward_rules.append(rule)
+        cfg.firewall = Firewall.model_validate(fw.model_dump())
+    build.instances.setdefault("tenant-firewall", []).extend(f"tenant-firewall/{t}" for t in tenants)
 
 
 @register
@@ -159,3 +196,6 @@ class TenantFirewall(ServiceClass):
             spec = TenantFirewallApply(tenant=tenant, isolate_from=sorted(iso), routers=routers)
             out.append(Service(spec.service_id(), "tenant-firewall", spec, routers))
         return out
+
+    def generate(self, build: Build, layer: Layer) -> None:
+        _generate(build, layer)

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from ani.device.model import FirewallSet, Interface, PrefixList, PrefixListEntry
+from ani.device.model import FirewallSet, Interface, PrefixList, PrefixListEntry, RouteMap, RouteMapEntry
+from ani.errors import GeneratorError
 from ani.intents.errors import IntentError, PoolExhausted
 from ani.intents.services.base import ServiceClass, Touched, register
 from ani.intents.services.common import (
@@ -53,12 +54,14 @@ from ani.intents.services.common import (
     tenant_of,
     tenant_set,
 )
+from ani.intents.services.realism import SITE_AREA, ZIPF, edge_ranks, layer_options
 
 if TYPE_CHECKING:
     from ani.device.model import DeviceConfig
     from ani.intents.inventory import Inventory
     from ani.intents.pools import Pools
     from ani.observer.checks import Check, ReachCheck
+    from ani.scenario.build import Build, Layer
 
 __all__ = ["SiteHost", "TenantSite", "TenantSiteMove", "TenantSiteOnboard", "TenantSiteRemove", "site_hosts"]
 
@@ -397,6 +400,125 @@ def _discover(configs: dict[str, DeviceConfig]) -> list[Service]:
 # -- the class ------------------------------------------------------------------------------------
 
 
+
+# -- generator -----------------------------------------------------------------------------------
+
+#: shared state names of the generated brownfield (kept from brownfield-small)
+PREFIX_LIST, ROUTE_MAP = "PL-TENANTS", "RM-TENANTS-OUT"
+#: sites every tenant gets (round-robin, manifest order) before tenants are drawn by Zipf rank
+FIRST_SITES = 2
+#: host names are <tenant><n>: node names have at most 10 characters
+MAX_NODE = 10
+
+
+def _generate(build: Build, layer: Layer) -> None:
+    """``layer.density`` tenant sites: a host ``<tenant><n>`` (eth0 .10/24, default route via .1)
+    cabled to an edge's ``to-<host>``, the gateway .1 on that interface, the /24 in the edge's
+    shared prefix-list ``PL-TENANTS`` (next seq, steps of 10) behind route-map ``RM-TENANTS-OUT``
+    on ``redistribute connected`` (created on every edge if missing), and in nftables set
+    ``tenant_<t>`` wherever that set exists. The first sites go one per tenant (in manifest
+    order, twice), then tenants and edges are drawn by Zipf rank. Prefixes: a random free /24 of the
+    tenant's share of 198.18.0.0/16 not adjacent to another tenant's site; a trap (``trap_rate``)
+    takes the free /24 next to a random other tenant's site and, when one fits, a name extending
+    one of its tenant's site names. Option ``zipf`` (float). Raises GeneratorError: no edges, no
+    tenants, no free /24 left, a firewall without the tenant's set (order the layers)."""
+    opts = layer_options(layer, {"zipf": float})
+    s = float(opts.get("zipf", ZIPF))
+    rng = build.rng(layer.stream)
+    edges = edge_ranks(build, rng)
+    tenants = list(build.tenants)
+    if not tenants:
+        raise GeneratorError("needs tenants (manifest tenants:)")
+    slots = list(SITE_AREA.subnets(new_prefix=24))
+    share = len(slots) // len(tenants)
+    region = {t: slots[i * share : (i + 1) * share] for i, t in enumerate(tenants)}
+    owner: dict[IPv4Network, str] = {IPv4Network(x["prefix"]): t for t, sites in build.tenants.items() for x in sites}
+
+    blocked = {n for n in slots if not build.is_free(n)}  # once: is_free scans every used network
+
+    def free(net: IPv4Network) -> bool:
+        return net not in owner and net not in blocked
+
+    def neighbours(net: IPv4Network) -> list[IPv4Network]:
+        out = []
+        for delta in (-256, 256):
+            addr = int(net.network_address) + delta
+            cand = IPv4Network(f"{IPv4Address(addr)}/24")
+            if cand.subnet_of(SITE_AREA):
+                out.append(cand)
+        return out
+
+    def next_to_other(net: IPv4Network, tenant: str) -> bool:
+        return any(owner.get(n, tenant) != tenant for n in neighbours(net))
+
+    def pick_prefix(tenant: str, trap: bool) -> IPv4Network:
+        if trap:
+            cands = sorted({n for p, t in owner.items() if t != tenant for n in neighbours(p) if free(n)},
+                           key=lambda n: int(n.network_address))
+            if cands:
+                return rng.choice(cands)
+        cands = [n for n in region[tenant] if free(n) and not next_to_other(n, tenant)]
+        if not cands:
+            raise GeneratorError(f"no free /24 left for tenant {tenant} in {SITE_AREA} "
+                                 f"({len(region[tenant])} per tenant): lower the density")
+        return rng.choice(cands)
+
+    def pick_name(tenant: str, trap: bool) -> str:
+        taken = build.nodes()
+        mine = sorted(int(x["host"][len(tenant):]) for x in build.tenants[tenant])
+        if trap:
+            cands = [f"{tenant}{m * 10 + d}" for m in mine for d in range(10)]
+            cands = [c for c in cands if len(c) <= MAX_NODE and c not in taken]
+            if cands:
+                return rng.choice(cands)
+        n = 1
+        while f"{tenant}{n}" in taken:
+            n += 1
+        name = f"{tenant}{n}"
+        if len(name) > MAX_NODE:
+            raise GeneratorError(f"site name {name!r} is longer than {MAX_NODE} characters: use a shorter tenant name")
+        return name
+
+    have_sites = any(build.tenants.values())
+    for i in range(layer.density):
+        if i < FIRST_SITES * len(tenants) and not have_sites:
+            tenant = tenants[i % len(tenants)]  # every tenant gets its first sites before the skew
+        else:
+            tenant = build.zipf_choice(rng, tenants, s)
+        edge = build.zipf_choice(rng, edges, s)
+        trap = rng.random() < layer.trap_rate
+        prefix = pick_prefix(tenant, trap)
+        host = pick_name(tenant, trap)
+        gateway, addr = prefix[1], prefix[10]
+        build.used.append(prefix)
+        owner[prefix] = tenant
+        build.add_host(host, edge, f"to-{host}", IPv4Interface(f"{addr}/24"), gateway)
+        cfg = build.configs[edge]
+        cfg.interfaces[f"to-{host}"] = Interface(addresses=[IPv4Interface(f"{gateway}/24")])
+        old = cfg.prefix_lists.get(PREFIX_LIST)
+        seq = (max((e.seq for e in old.entries), default=0) // 10 + 1) * 10 if old else 10
+        add_entry(cfg.prefix_lists, PREFIX_LIST, PrefixListEntry(seq=seq, action="permit", prefix=prefix), PrefixList)
+        set_name = tenant_set(tenant)
+        for r, c in build.configs.items():
+            if c.firewall is None:
+                continue
+            if set_name not in c.firewall.sets:
+                raise GeneratorError(f"{r} has a firewall without set {set_name}: put the tenant-site layers "
+                                     "before the tenant-firewall layer")
+            elems = c.firewall.sets[set_name].elements
+            c.firewall.sets[set_name] = FirewallSet(elements=[*elems, prefix])
+        build.tenants[tenant].append({"host": host, "edge": edge, "prefix": str(prefix), "gateway": str(gateway)})
+        build.instances.setdefault("tenant-site", []).append(f"tenant-site/{tenant}/{host}")
+    # the shared route-map and redistribution on every edge (the brownfield's convention, also
+    # where no site is yet: a site onboarded there later follows it)
+    for e in build.routers("edge"):
+        cfg = build.configs[e]
+        if ROUTE_MAP not in cfg.route_maps:
+            cfg.route_maps[ROUTE_MAP] = RouteMap(entries=[RouteMapEntry(seq=10, action="permit", match_prefix_list=PREFIX_LIST)])
+        if cfg.bgp is not None and "connected" not in cfg.bgp.ipv4_unicast.redistribute:
+            cfg.bgp.ipv4_unicast.redistribute["connected"] = ROUTE_MAP
+
+
 @register
 class TenantSite(ServiceClass):
     """Tenant sites (see the module doc)."""
@@ -468,3 +590,6 @@ class TenantSite(ServiceClass):
             for r in (r for r in topology.routers if r in edges):
                 out.append(ReachCheck(src=r, dst=spec.gateway, dst_node=spec.edge, expect=True, service=sid))
         return out
+
+    def generate(self, build: Build, layer: Layer) -> None:
+        _generate(build, layer)

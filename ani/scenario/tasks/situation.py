@@ -51,6 +51,17 @@ def isolation_of(check: Check, host: str, prefix: IPv4Network) -> bool:
     return isinstance(check, ReachCheck) and not check.expect and (check.src == host or check.dst in prefix)
 
 
+def granted_by_set(check: Check, host: str, prefix: IPv4Network, site_hosts: set[str]) -> bool:
+    """True if ``check`` is a positive ``reach`` between the site and a node that is not a
+    tenant site (a shared service: its firewall admits the tenant's set ``tenant_<t>``, so it
+    breaks when the site's prefix is missing from the set)."""
+    if not isinstance(check, ReachCheck) or not check.expect:
+        return False
+    if check.src == host:
+        return check.dst not in prefix and (check.dst_node is None or check.dst_node not in site_hosts)
+    return check.dst in prefix and check.src not in site_hosts
+
+
 def superseded_by(scenario: Scenario, pred: Any) -> list[str]:
     """Names of the scenario's invariants for which ``pred(check)`` holds, in invariant order."""
     return [c.name for c in scenario.invariants if pred(c)]

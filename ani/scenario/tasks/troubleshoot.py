@@ -110,7 +110,10 @@ class Troubleshoot(TaskClass):
         file: dict[str, Any] = {"tenant": tenant, "site": site.host}
         if kind == "firewall-set-missing":
             file["reaches_other_tenant"] = rng.choice(foreign)[1].host
-            superseded = sit.superseded_by(scenario, lambda c: sit.isolation_of(c, site.host, site.prefix))
+            # the set also admits the site to the shared services: their reaches break too
+            hosts = {s.host for _t, s in scenario.sites}
+            superseded = sit.superseded_by(scenario, lambda c: sit.isolation_of(c, site.host, site.prefix)
+                                           or sit.granted_by_set(c, site.host, site.prefix, hosts))
         else:
             far = [s.host for s in own if kind == "gateway-mask" or s.edge != site.edge]
             file["cannot_reach"] = far
