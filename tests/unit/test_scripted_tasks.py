@@ -1,7 +1,7 @@
 """The scripted agent's planner (ani.agents.scripted_tasks, scripted_diagnose) on the configs of
 scenarios/brownfield-small.yaml, and the level plumbing of ani.agents.scripted_levels that needs
 no lab (A3-R patches, A4 service files, what is validated). The real lab: tests/integration/
-test_scripted_tasks.py."""
+test_scripted_tasks_lab.py."""
 
 from __future__ import annotations
 
