@@ -248,6 +248,26 @@ def _err(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
+#: FRR's ``bgp route-map delay-timer`` when a config does not set it (seconds, FRR 8.4)
+FRR_ROUTE_MAP_DELAY_S = 5
+#: what BGP needs beyond that timer to carry a change to the other routers (seconds)
+PROPAGATION_S = 1.0
+
+
+def settle_seconds(scenario: Any) -> float:
+    """How long the network needs after the agent's last change before grading (seconds):
+    the longest ``bgp route-map delay-timer`` of the scenario's BGP routers (FRR applies a
+    changed route-map or prefix-list to existing routes only when it fires) plus
+    :data:`PROPAGATION_S`; 0 without BGP. Grading earlier lets a positive invariant pass on
+    routes about to be withdrawn: damage goes unseen."""
+    configs = getattr(scenario, "device_configs", None)
+    if not isinstance(configs, dict):
+        return 0.0
+    timers = [FRR_ROUTE_MAP_DELAY_S if c.bgp_route_map_delay_timer is None else c.bgp_route_map_delay_timer
+              for c in configs.values() if getattr(c, "bgp", None) is not None]
+    return float(max(timers)) + PROPAGATION_S if timers else 0.0
+
+
 def _evaluate(observer: Any, checks: Any, bound_s: float | None) -> Any:
     if bound_s is None:
         return observer.evaluate(list(checks))
@@ -591,7 +611,11 @@ def _execute(
             f"FRR daemon(s) not running at grading time: {dead}, after {changed} changing call(s) of "
             "the agent: the harness cannot tell whether the agent's change or the host stopped them")
 
-    # 3. grading, out of band (never through the adapter)
+    # 3. grading, out of band (never through the adapter), once the agent's last change has
+    # taken effect everywhere (settle_seconds)
+    settle = settle_seconds(scenario) if trajectory.calls else 0.0
+    if settle:
+        time.sleep(settle)
     hidden = list(variant.hidden_tests)
     _announce(
         on_event,

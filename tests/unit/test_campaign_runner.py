@@ -741,3 +741,24 @@ def test_a_superseded_invariant_broken_after_the_run_is_not_damage(spec, tmp_pat
     s = Setup(World(), {("a1", 1): "fail"})
     rec = run_one(spec, "a1", 1, tmp_path, deps=_superseding_deps(s, ["moved-site"]))
     assert (rec.label, rec.success, rec.damage_free) == ("clean_failure", False, True)
+
+
+def test_grading_waits_for_the_longest_route_map_delay_timer_of_the_scenario():
+    """A changed prefix-list / route-map reaches existing routes when bgpd's route-map delay
+    timer fires: grading earlier would let an invariant pass on routes about to be withdrawn."""
+    from ani.campaign.runner import FRR_ROUTE_MAP_DELAY_S, PROPAGATION_S, settle_seconds
+    from ani.scenario import load_scenario
+
+    s = load_scenario("scenarios/brownfield-small.yaml")  # every router sets the timer to 1 s
+    assert settle_seconds(s) == 1 + PROPAGATION_S
+    cfgs = {r: c.model_copy(deep=True) for r, c in s.device_configs.items()}
+    cfgs["e2"].bgp_route_map_delay_timer = None  # FRR's own default applies
+
+    class Fake:
+        device_configs = cfgs
+
+    assert settle_seconds(Fake()) == FRR_ROUTE_MAP_DELAY_S + PROPAGATION_S
+    for c in cfgs.values():
+        c.bgp = None
+    assert settle_seconds(Fake()) == 0.0  # no BGP: nothing to wait for
+    assert settle_seconds(object()) == 0.0  # a scenario without device configs (fakes)
