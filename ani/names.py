@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["MAX_LISTED", "known_list", "suggest", "unknown"]
+__all__ = ["MAX_LISTED", "hint", "known_list", "suggest", "unknown"]
 
 #: how many known names a message lists before "... and N more"
 MAX_LISTED = 30
@@ -73,12 +73,18 @@ def unknown(kind: str, name: str, known: Iterable[str], *, where: str | None = N
         where: the device (or place) the names belong to, prefixed.
         listed_by: the tool that lists them all, said when the list is cut.
     """
-    names = [str(k) for k in known]
-    hint = suggest(name, names)
-    text = f"unknown {kind} {name!r}"
-    if hint is not None:
-        text += f"; did you mean {hint!r}?"
-        if hint.casefold() == name.casefold():
-            text += " (names are case-sensitive)"
-    text += f"; known: {known_list(names, listed_by=listed_by)}"
+    text = f"unknown {kind} {name!r}" + hint(name, known, listed_by=listed_by)
     return f"{where}: {text}" if where else text
+
+
+def hint(name: str, known: Iterable[str], *, listed_by: str | None = None) -> str:
+    """The tail of :func:`unknown`, for a message that says "not found" its own way:
+    ``"; did you mean '<s>'?[ (names are case-sensitive)]; known: <names>"``."""
+    names = [str(k) for k in known]
+    best = suggest(name, names)
+    text = ""
+    if best is not None:
+        text += f"; did you mean {best!r}?"
+        if best.casefold() == name.casefold():
+            text += " (names are case-sensitive)"
+    return text + f"; known: {known_list(names, listed_by=listed_by)}"
