@@ -189,6 +189,17 @@ class A2Adapter(BaseAdapter):
             self._sessions[device] = s
         return s
 
+    def netconf_session_ids(self) -> dict[str, str]:
+        """``{device: NETCONF session-id}`` of this adapter's open sessions (RFC 6241 §8.1
+        ``<session-id>``), to tell its own locks from another session's
+        (:func:`ani.campaign.outcomes.locks_left`)."""
+        out = {}
+        for dev, s in list(self._sessions.items()):
+            sid = s.session_id
+            if sid:
+                out[dev] = sid
+        return out
+
     def _dispatch(self, name: str, arguments: Any) -> ToolResult:
         self._call_ctx.notes = []  # per thread: the notes of this call (see _check_generation)
         res = super()._dispatch(name, arguments)

@@ -230,6 +230,11 @@ class BaseAdapter:
         documented bound; default :data:`DEFAULT_CALL_BOUND_S`)."""
         return DEFAULT_CALL_BOUND_S
 
+    def calls_in_flight(self) -> dict[str, str]:
+        """``{key: tool}`` of the keys (:mod:`ani.adapters.locking`) held now by calls still
+        running (``"*"``: the whole adapter); empty between calls."""
+        return {k: h.call for k, h in self._calls.held().items()}
+
     def waited_s(self) -> float:
         """Seconds the call this thread runs waited for other calls (0 outside a call)."""
         return float(getattr(self._call_ctx, "waited", 0.0) or 0.0)
