@@ -165,7 +165,8 @@ class ProcessMetrics(BaseModel):
             ``0``/``0`` (written before this rule, e.g. a scripted run) is read as None: no model
             turn reads an empty prompt.
         invalid_calls: tool calls refused for bad arguments or an unknown name
-            (:func:`ani.campaign.outcomes.is_invalid`; a subset of ``error_actions``).
+            (:func:`ani.campaign.outcomes.is_invalid`; an unknown tool among them, which the
+            action kinds count as a null action).
     """
 
     turns: int = 0
@@ -548,6 +549,7 @@ def compute_metrics(
                 c_sum += c or 0
             continue
         if name == TOOL_CALL_EVENT:
+            invalid += 1 if is_invalid(ev) else 0  # whatever its kind (an unknown tool is a null action)
             args = ev.get("arguments")
             kind = tool_kind(
                 level,
@@ -566,7 +568,6 @@ def compute_metrics(
             continue
         if kind != "null" and ev.get("ok") is False:
             errors += 1
-            invalid += 1 if name == TOOL_CALL_EVENT and is_invalid(ev) else 0
         if actions:
             pkind, prev = actions[-1]
             if (
