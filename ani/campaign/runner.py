@@ -630,7 +630,8 @@ def _execute(
         info["agent_s"] = round(time.monotonic() - t0, 3)
         if state.get("faults_session") is not None:  # faults (issue 14): removed before grading
             trajectory.on_tool_call = None
-            state["faults_session"].stop()
+            with _sigint_deferred():
+                state["faults_session"].stop()
             state["faults"] = state["faults_session"].records
         try:
             adapter.close()

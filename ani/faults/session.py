@@ -155,10 +155,9 @@ class FaultSession:
 
     def stop(self) -> None:
         """Remove every active fault (checking it was still present) and verify the removal;
-        mark the faults never reached. Idempotent; never raises."""
+        mark the faults never reached. Idempotent (a later call removes only what an interrupted
+        earlier one left); never raises."""
         with self._lock:
-            if self._stopped:
-                return
             self._stopped = True
             self._wake.notify_all()
             live = [a for a in self._active if a.state == "active"]
@@ -278,12 +277,12 @@ class FaultSession:
 
     def _remove(self, a: _Active, *, why: str) -> None:
         rec = self._records[a.index]
-        a.state = "removed"
         try:
             a.kind.remove(self.lab, a.spec, a.handle)
             ok, detail = a.kind.removed(self.lab, a.spec, a.handle)
         except Exception as exc:  # noqa: BLE001
             ok, detail = False, f"remove failed: {_cause(exc)}"
+        a.state = "removed"  # only now: a KeyboardInterrupt above leaves it for the next stop()
         rec.removed, rec.removed_s = bool(ok), self._t()
         if not rec.invalid:
             rec.detail = detail if ok else rec.detail

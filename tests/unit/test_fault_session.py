@@ -215,3 +215,23 @@ def test_a_fault_due_on_a_target_already_under_fault_is_merged():
     s.on_tool_call(3)
     assert lab.faults == set() and lab.log.count("remove a") == 1 and s.invalid_reason is None
     assert ("fault_merged", "a") in events(traj)
+
+
+def test_a_stop_interrupted_during_a_removal_is_finished_by_the_next():
+    class Interrupted(Fake):
+        calls = 0
+
+        def remove(self, lab, spec, handle):
+            Interrupted.calls += 1
+            if Interrupted.calls == 1:
+                raise KeyboardInterrupt  # Ctrl-C in the middle of the first removal
+            super().remove(lab, spec, handle)
+
+    s, lab, _, traj = make([spec("a", 0), spec("b", 0), spec("c", 9)], kind=Interrupted())
+    s.start()
+    with pytest.raises(KeyboardInterrupt):
+        s.stop()
+    assert lab.faults == {"a", "b"}
+    s.stop()   # run_one's finally
+    assert lab.faults == set() and s.invalid_reason is None
+    assert [e["event"] for e in traj.events].count("fault_not_reached") == 1
