@@ -467,7 +467,7 @@ def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
                 raise
             raise type(exc)(f"{spec.source}: cells[{i}]({cell.name}): {exc}") from None
     rates = {spec.fault_rate_of(c, p) for c, p in design_points(spec)}
-    if any(r > 0 for r in rates):
+    if any(r > 0 for r in rates) and deps.make_lab is _real_make_lab:  # fake labs take no faults
         import importlib.util
 
         if importlib.util.find_spec("ani.faults") is None:
