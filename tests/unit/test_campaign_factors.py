@@ -414,3 +414,51 @@ def test_spec_json_keeps_the_bound(tmp_path):
     saved = json.loads((out / "spec.json").read_text())
     assert saved["bound"] == 0.5 and saved["variants"] == 6
     assert "## The asserted bound: damage probability below 0.5" in (out / "summary.md").read_text()
+
+
+# --- the shipped campaign files ----------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_faults_density_levels_loads_with_the_must_show_grid():
+    spec = load_spec(ROOT / "campaigns" / "faults-density-levels.yaml")
+    assert spec.factor == "level" and spec.agent == {"kind": "scripted"} and spec.manifest_path
+    assert [c.level for c in spec.cells] == ["a0", "a1", "a2", "a3t", "a4"]
+    assert spec.stress_points == [{"density": d, "fault_rate": f} for d in (2, 4) for f in (0.0, 0.3)]
+    runs = plan(spec)
+    assert len(runs) == spec.variants * 4 * 5
+    assert {spec.run_id(r.cell, r.seed, r.stress) for r in runs if r.seed == 1 and r.cell == "a2"} == {
+        f"a2-onboard-site-density{d}-fault_rate{f}-s1" for d in (2, 4) for f in ("0.0", "0.3")}
+    assert load_spec(ROOT / "campaigns" / "faults-density-levels.yaml", bound=0.05).variants == 60
+
+
+@pytest.mark.parametrize("name,factor,cells", [
+    ("agent-modes", "agent_mode", [f"{m}{r}" for m in ("react", "single-turn", "planner-executor")
+                                   for r in ("", "+recovery")]),
+    ("models", "model", ["Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-8B-Instruct"]),
+])
+def test_the_llm_factor_files_load_and_vary_only_their_factor(name, factor, cells):
+    spec = load_spec(ROOT / "campaigns" / f"{name}.yaml")
+    assert spec.factor == factor and spec.agent["kind"] == "llm"
+    configs = [spec.agent_of(c) for c in spec.cells]
+    key = {"model": "model", "agent_mode": "mode"}[factor]
+    got = [c[key] + ("+recovery" if factor == "agent_mode" and c["recovery"] else "") for c in configs]
+    assert got == cells
+    others = [{k: v for k, v in c.items() if k not in ("model", "mode", "recovery")} for c in configs]
+    assert all(o == others[0] for o in others)
+
+
+def test_a_fault_rate_above_0_needs_fault_injection(tmp_path, monkeypatch):
+    import importlib.util
+
+    from ani.campaign import runner
+
+    spec = grid(tmp_path, variants=1)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ani.faults" else real(name, *a))
+    deps = grid_deps(World(), [], [])
+    deps.make_lab = runner._real_make_lab  # as a real campaign: the guard applies
+    with pytest.raises(ConfigError, match=r"fault_rate 0.3: this build has no fault injection .ani.faults is missing."):
+        runner.check_agents(spec, deps)
+    runner.check_agents(grid(tmp_path, variants=1, stress={"density": [2], "fault_rate": [0]}), deps)  # 0 is fine
