@@ -5,10 +5,13 @@ counted), runs whose failure the harness cannot attribute (listed), success and 
 intervals, label counts, mean steps / tool calls / tool errors / wall time.
 For each cell against the first: discordant pairs (b, c) on success and on
 damage-free over the seeds where both runs are valid, and the exact McNemar p.
-With a swept stress parameter (``stress: {density: [2, 4, 8]}``) every (cell, stress value) is
-its own row (``a1 @ density=4``), compared with the reference cell at the same value (and the
-reference cell with itself at the first value), and a section breaks the rates down by stress
-value, with a text plot of success and damage-free rate against it.
+With swept stress parameters (``stress: {density: [2, 4], fault_rate: [0, 0.3]}``, a grid) every
+(cell, stress point) is its own row (``a1 @ density=4,fault_rate=0.3``), compared with the
+reference cell at the same point only (same seed and stress point: the same brownfield, target
+and fault schedule), and a section per parameter breaks the rates down by its value (the other
+parameters pooled), with a text plot of success and damage-free rate against it and each cell
+along it. Per cell also: its factors (level, task, form, model, agent mode), its cost (means of
+``RunRecord.cost``) and, with ``bound:``, whether the asserted bound was reached.
 Per cell, the process metrics of NetConfArena (:mod:`ani.campaign.metrics`) over the valid
 runs that have them: mean turns, action shares per kind, error- and repeat-action rates
 (pooled: summed counts over summed actions), completion modes, mean tokens and agent time.

@@ -21,17 +21,27 @@ stress parameter::
     scenario_seed: 7                     # the seed of the generated scenario (not of the variants)
     density: 2                           # instances per service class (default: the manifest's)
     level: a1                            # default level of the cells
-    factor: task                         # level | blocklist | task | density
+    factor: task                         # level | blocklist | task | density | model | agent_mode
     cells:
       - {name: onboard-site, task: onboard-site}
       - {name: change-set, task: change-set}
+      - {name: change-set-ticket, task: change-set, form: ticket}   # the HAI form: intent | ticket
     stress: {density: [2, 4, 8]}         # every cell at every value, paired by variant seed
 
-The factor is what differs between cells (``level`` also lets the blocklist ablation differ);
-every other setting of the cells must agree. A ``stress`` parameter (``density`` or ``task``)
-is swept over its values: the plan is seeds x stress values x cells, seed-major, so the same
-variant seeds meet every cell at every value (:meth:`CampaignSpec.points`). A cell's setting
-is, first to last: the stress value, the cell's own field, the campaign's field.
+The factor is what differs between cells (``level`` also lets the blocklist ablation differ,
+``task`` the form); every other setting of the cells must agree. The stress parameters
+(``density``, ``fault_rate``, ``task``) are swept over their values as a grid: the plan is
+seeds x grid points x cells, seed-major, so the same variant seeds meet every cell at every
+point (:meth:`CampaignSpec.points`). A cell's setting is, first to last: the stress value, the
+cell's own field, the campaign's field.
+
+A cell's agent (:meth:`CampaignSpec.agent_of`) is the campaign's ``agent:`` with the cell's
+``agent:`` mapping, ``model:`` and ``agent_mode:`` (``react+recovery``) merged onto it; the
+matched-budget check refuses cells whose agents differ in any key but the factor's
+(:data:`AGENT_FACTOR_KEYS`: ``model`` lets ``model``, ``base_url``, ``api_key_env`` differ,
+``agent_mode`` lets ``mode``, ``recovery``), naming the cell, the key, its kind (system prompt,
+caps, retry policy, observation interface, ...) and both values. ``bound: B`` instead of
+``variants:`` sets S = ceil(3/B) (rule of three).
 
 :func:`load_spec` validates it and raises :class:`~ani.errors.CampaignSpecError`
 naming the file and the bad field (``cells[2](x).task: unknown task class 'y'; known: ...``).
