@@ -422,7 +422,8 @@ def preflight(spec: CampaignSpec, deps: RunnerDeps) -> list[str]:
             endpoint refuses connections or rejects the key), naming the cause.
     """
     warnings: list[str] = []
-    for config in dict.fromkeys(_frozen(spec.agent_of(c)) for c in spec.cells):  # each agent once
+    configs = {_frozen(config): config for config in map(spec.agent_of, spec.cells)}
+    for config in configs.values():  # each distinct agent once (a model factor: each endpoint)
         agent = deps.create_agent(dict(config))
         check = getattr(agent, "preflight", None)
         if callable(check):

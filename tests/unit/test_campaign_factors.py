@@ -462,3 +462,27 @@ def test_a_fault_rate_above_0_needs_fault_injection(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"fault_rate 0.3: this build has no fault injection .ani.faults is missing."):
         runner.check_agents(spec, deps)
     runner.check_agents(grid(tmp_path, variants=1, stress={"density": [2], "fault_rate": [0]}), deps)  # 0 is fine
+
+
+def test_preflight_checks_each_distinct_agent_once_with_its_own_options(tmp_path):
+    from ani.campaign.runner import preflight
+
+    spec = spec_of(tmp_path, factor="model", cells=[
+        {"name": "a", "model": "m1", "agent": {"stop": ["x", "y"]}},
+        {"name": "b", "model": "m2", "agent": {"stop": ["x", "y"], "base_url": "http://10.0.0.2:8000/v1"}},
+    ])
+    seen: list[dict] = []
+
+    class Agent:
+        def __init__(self, cfg):
+            self.cfg = cfg
+
+        def preflight(self):
+            seen.append(self.cfg)
+            return [f"{self.cfg['base_url']}: no /models (HTTP 404)"]
+
+    deps = grid_deps(World(), [], [])
+    deps.create_agent = Agent
+    assert preflight(spec, deps) == ["http://127.0.0.1:9/v1: no /models (HTTP 404)",
+                                     "http://10.0.0.2:8000/v1: no /models (HTTP 404)"]
+    assert [c["model"] for c in seen] == ["m1", "m2"] and all(c["stop"] == ["x", "y"] for c in seen)
