@@ -91,6 +91,12 @@ class CellSpec(BaseModel):
         task: task class of this cell (None: the campaign's ``task``).
         density: density of the generated scenario in this cell (instances per service class;
             None: the campaign's ``density``, else the manifest's).
+        form: HAI form of the task, ``intent`` or ``ticket`` (None: the campaign's ``form``).
+        model: the agent's ``model`` in this cell (the ``model`` factor).
+        agent_mode: the agent's mode in this cell, one of :data:`AGENT_MODES` (``react``,
+            ``planner-executor+recovery``, ...; the ``agent_mode`` factor).
+        agent: agent options merged onto the campaign's ``agent:`` block (e.g. another
+            ``base_url``); the matched-budget check allows only the factor's keys to differ.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -176,11 +182,15 @@ class CampaignSpec(BaseModel):
         variants: S, the number of seeds (>= 1).
         seed: first seed; the seeds are ``seed .. seed + S - 1``.
         factor: the factor varied across cells (``level``, ``blocklist``, ``task``, ``density``).
-        stress: at most one swept stress parameter and its values, e.g. ``{"density": [2, 4, 8]}``.
+        stress: the swept stress parameters and their values, a grid, e.g. ``{"density": [2, 4],
+            "fault_rate": [0, 0.3]}`` (fault rates are floats >= 0: faults per agent step).
         agent: agent config passed to ``ani.agents.create_agent`` (must have ``kind``).
         budget: :class:`ani.agents.base.Budget` (max_steps = tool calls, wall_clock_s, max_tokens).
         cells: at least one :class:`CellSpec`; the first is the reference for paired tests.
         observer_bound_s: bound of the observer's retry loop per check, seconds (None: its default).
+        form: the HAI form of the cells' tasks that name none: ``intent`` (default) or ``ticket``.
+        bound: the damage bound to assert, in (0, 1): S = ceil(3 / bound) (rule of three;
+            instead of ``variants``); the report says whether each cell reached it.
     """
 
     model_config = ConfigDict(extra="forbid")
