@@ -486,3 +486,31 @@ def test_preflight_checks_each_distinct_agent_once_with_its_own_options(tmp_path
     assert preflight(spec, deps) == ["http://127.0.0.1:9/v1: no /models (HTTP 404)",
                                      "http://10.0.0.2:8000/v1: no /models (HTTP 404)"]
     assert [c["model"] for c in seen] == ["m1", "m2"] and all(c["stop"] == ["x", "y"] for c in seen)
+
+
+def _docs_section(title: str) -> str:
+    text = (ROOT / "docs" / "campaigns.md").read_text()
+    return text.split(title, 1)[1].split("\n### ", 1)[0]
+
+
+@pytest.mark.parametrize("title,cells", [
+    ("### The model and the agent mode as the factor", ["qwen2.5-7b", "llama3.1-8b", "hosted"]),
+    ("### Stress parameters: a grid", ["a0", "a1", "a2", "a3t", "a4"]),
+])
+def test_the_docs_examples_are_valid_campaigns(title, cells):
+    import yaml
+
+    block = _docs_section(title).split("```yaml\n", 1)[1].split("```", 1)[0]
+    spec = parse_spec(yaml.safe_load(block), "docs", ROOT / "campaigns")
+    assert [c.name for c in spec.cells] == cells
+
+
+def test_the_docs_show_the_matched_budget_message_as_it_is_given():
+    import yaml
+
+    data = yaml.safe_load((ROOT / "campaigns" / "agent-modes.yaml").read_text())
+    data["cells"] = [{"name": "react", "agent_mode": "react"},
+                     {"name": "single-turn", "agent_mode": "single-turn", "agent": {"max_retries": 0}}]
+    with pytest.raises(CampaignSpecError) as ei:
+        parse_spec(data, "campaigns/x.yaml", ROOT / "campaigns")
+    assert f"error: {ei.value}\n" in _docs_section("### The model and the agent mode as the factor")
