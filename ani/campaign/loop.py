@@ -44,8 +44,8 @@ from ani.host import results_dirs
 
 SPEC_JSON = "spec.json"
 SPEC_COPY = "campaign.yaml"
-#: fields allowed to differ between a results folder's spec and the spec given on --resume
-RESUME_MAY_CHANGE = {"variants"}
+#: fields allowed to differ between a results folder's spec and the spec given on --resume (more seeds)
+RESUME_MAY_CHANGE = {"variants", "bound"}  # campaign-factors: --bound sets variants
 
 LABEL_STYLE = {
     "clean_success": "green",

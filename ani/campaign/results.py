@@ -87,6 +87,14 @@ class RunRecord(BaseModel):
         unattributed: a failure the harness cannot attribute to the agent or to the host, said
             rather than guessed (the run is graded): e.g. ``FRR daemon(s) not running at grading
             time: bgpd on e2, after 3 changing call(s) of the agent: ...``. None otherwise.
+        form: the HAI form of the task (``intent``: fixed request + structured file; ``ticket``:
+            a terse ticket); None in records written before it was recorded.
+        model: the agent's ``model`` (None: an agent without one, e.g. the scripted agent).
+        agent_mode: the agent's mode with its recovery (``react``, ``planner-executor+recovery``,
+            ...; None: an agent without modes).
+        cost: the run's cost, a dependent variable (:func:`ani.campaign.runner.cost_of`):
+            ``tokens``, ``prompt_tokens``, ``completion_tokens`` (None: unknown, no model),
+            ``turns``, ``steps``, ``tool_calls``, ``agent_s``, ``wall_s``; ``{}`` in older records.
         process: the process metrics of NetConfArena computed from the trajectory
             (:mod:`ani.campaign.metrics`); None when the agent never ran, in records written
             before they existed, and when a stored value no longer validates (an older format:
@@ -138,6 +146,12 @@ class RunRecord(BaseModel):
     #: seconds the harness waited after removing the faults for routing to converge before
     #: grading (``Lab.wait_converged``; None: no fault was injected)
     fault_wait_s: float | None = None
+    # --- campaign-factors: the run's factors and its cost ---
+    form: str | None = None
+    model: str | None = None
+    agent_mode: str | None = None
+    cost: dict[str, Any] = Field(default_factory=dict)
+    # --- end campaign-factors ---
 
     @model_validator(mode="before")
     @classmethod

@@ -51,7 +51,7 @@ from typing import Any
 
 from ani.campaign.metrics import compute_metrics
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
-from ani.campaign.spec import CampaignSpec, CellSpec
+from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
 from ani.campaign.spec import run_id as make_run_id
 from ani.errors import CapabilityMissing, ConfigError, HostFault
 from ani.host.programs import fault_mark, faults_since
@@ -368,8 +368,8 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
     for cell, point in design_points(spec):
         scenario, task_class = prepare(spec, deps, cell, point)
         for seed in spec.seeds:
-            task_class.variant(scenario, seed)
-    deps.create_agent(dict(spec.agent))
+            variant_of(task_class, scenario, seed, spec.form_of(cell))
+    check_agents(spec, deps)
     if deps.create_adapter is _real_create_adapter:
         from ani.registry import get_adapter_class
 
@@ -439,11 +439,88 @@ def preflight(spec: CampaignSpec, deps: RunnerDeps) -> list[str]:
         ConfigError: the agent config is bad, or the agent says no run could work (e.g. its
             endpoint refuses connections or rejects the key), naming the cause.
     """
-    agent = deps.create_agent(dict(spec.agent))
-    check = getattr(agent, "preflight", None)
-    if not callable(check):
-        return []
-    return [str(w) for w in (check() or [])]
+    warnings: list[str] = []
+    configs = {_frozen(config): config for config in map(spec.agent_of, spec.cells)}
+    for config in configs.values():  # each distinct agent once (a model factor: each endpoint)
+        agent = deps.create_agent(dict(config))
+        check = getattr(agent, "preflight", None)
+        if callable(check):
+            warnings += [str(w) for w in (check() or []) if str(w) not in warnings]
+    return warnings
+
+
+# --- campaign-factors: each cell's agent, the task's form, the fault-rate guard, the cost ---
+
+
+def _frozen(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A hashable key of an agent config (its values are YAML scalars)."""
+    return tuple(sorted((k, v if isinstance(v, (str, int, float, bool, type(None))) else repr(v))
+                        for k, v in config.items()))
+
+
+def variant_of(task_class: Any, scenario: Any, seed: int, form: str) -> Any:
+    """The variant ``seed`` of ``task_class`` in the HAI ``form`` (``intent``, the default of
+    every task class, is asked without the keyword, so a class without forms still works)."""
+    if form == "intent":
+        return task_class.variant(scenario, seed)
+    return task_class.variant(scenario, seed, form=form)
+
+
+def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
+    """Create each distinct agent of the cells once (a bad option fails before any lab) and
+    refuse a fault rate above 0 when this build cannot inject faults.
+
+    Raises:
+        ConfigError: the agent config is bad (``cells[1](x): agent.mode: ...`` when the cells'
+            agents differ), or a stress point asks for faults and ``ani.faults`` is missing.
+    """
+    configs = [spec.agent_of(c) for c in spec.cells]
+    one = len({_frozen(c) for c in configs}) == 1
+    for i, (cell, config) in enumerate(zip(spec.cells, configs, strict=True)):
+        if i and one:
+            break
+        try:
+            deps.create_agent(dict(config))
+        except ConfigError as exc:
+            if one:
+                raise
+            raise type(exc)(f"{spec.source}: cells[{i}]({cell.name}): {exc}") from None
+    rates = {spec.fault_rate_of(c, p) for c, p in design_points(spec)}
+    if any(r > 0 for r in rates) and deps.make_lab is _real_make_lab:  # fake labs take no faults
+        import importlib.util
+
+        if importlib.util.find_spec("ani.faults") is None:
+            raise ConfigError(
+                f"{spec.source}: fault_rate {max(rates):g}: this build has no fault injection "
+                "(ani.faults is missing); sweep fault_rate only over 0"
+            )
+
+
+def cost_of(record: RunRecord, trajectory: Trajectory | None) -> dict[str, Any]:
+    """The run's cost, a dependent variable: ``tokens`` (prompt + completion as the token budget
+    counted them, the agent's ``agent_stop`` total; else the process metrics' sum; None: no model
+    reported usage), ``prompt_tokens``, ``completion_tokens``, ``turns`` (model responses, else
+    actions), ``steps`` (agent steps), ``tool_calls``, ``agent_s`` and ``wall_s`` (seconds)."""
+    proc = record.process
+    prompt = proc.prompt_tokens if proc is not None else None
+    completion = proc.completion_tokens if proc is not None else None
+    tokens = None
+    for ev in (trajectory.events if trajectory is not None else []):
+        if ev.get("event") == "agent_stop" and isinstance(ev.get("total_tokens"), int):
+            tokens = ev["total_tokens"] or None
+    if tokens is None and prompt is not None and completion is not None:
+        tokens = prompt + completion
+    return {
+        "tokens": tokens,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "turns": proc.turns if proc is not None else None,
+        "steps": record.steps,
+        "tool_calls": record.tool_calls,
+        "agent_s": record.agent_s,
+        "wall_s": record.wall_s,
+    }
+# --- end campaign-factors ---
 
 
 def run_one(
@@ -490,8 +567,9 @@ def run_one(
     out = Path(out_dir)
     traj_path = out / "trajectories" / f"{rid}.jsonl"
     scenario, task_class = prepare(spec, deps, cell, stress)
-    variant = task_class.variant(scenario, seed)
-    agent = deps.create_agent(dict(spec.agent))  # config errors raise here, before any lab
+    variant = variant_of(task_class, scenario, seed, spec.form_of(cell))
+    agent_config = spec.agent_of(cell)
+    agent = deps.create_agent(dict(agent_config))  # config errors raise here, before any lab
     budget = spec.budget
 
     started = _now()
@@ -510,6 +588,10 @@ def run_one(
         "stress": stress,
         "trajectory": None,
         "superseded": [c.name for c in _superseded(scenario, variant)[1]],
+        # campaign-factors: the factors of the run
+        "form": spec.form_of(cell),
+        "model": str(agent_config["model"]) if agent_config.get("model") is not None else None,
+        "agent_mode": agent_mode_of(agent_config),
     }
     state: dict[str, Any] = {}
     # faults (issue 14): the variant's schedule, from its seed and the rate (never the level)
@@ -539,7 +621,8 @@ def run_one(
                 except Exception as exc:  # noqa: BLE001 - the verdict stands; say so
                     state["teardown_error"] = _err(exc)
                 info["teardown_s"] = round(time.monotonic() - t0, 3)
-    return _record(info, state, started, t_start)
+    record = _record(info, state, started, t_start)
+    return record.model_copy(update={"cost": cost_of(record, state.get("trajectory"))})  # campaign-factors
 
 
 def _execute(
