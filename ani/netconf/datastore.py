@@ -357,6 +357,7 @@ class Device:
         cannot be recorded is ``operation-failed`` and changes nothing."""
         with self._lock:
             self._check_alerts(sid)
+            self._late_expiry("commit")
             timeout_s = parse_confirm_timeout(confirm_timeout) if confirmed else None
             if not confirmed and (confirm_timeout is not None or persist is not None):
                 raise RpcError("invalid-value", "confirm-timeout and persist need <confirmed/>",
@@ -427,6 +428,10 @@ class Device:
         session (``in-use``). A failed rollback is ``rollback-failed``."""
         with self._lock:
             self._check_alerts(sid)
+            if self._pending is not None and self._pending.remaining_s() <= 0:
+                self._check_may_confirm(sid, persist_id)
+                self._late_expiry("cancel-commit", refuse=False)  # what cancel asks for, done
+                return
             if self._pending is None:
                 raise RpcError("operation-failed", "no confirmed commit is pending",
                                info={"bad-element": "cancel-commit"})
@@ -454,6 +459,45 @@ class Device:
                 else:
                     p.owner = None
                     self._record(p, quiet=True)
+
+    # -- a late confirming commit; a frozen management plane (issue 14, faults-kinds) ---------
+
+    def _late_expiry(self, op: str, refuse: bool = True) -> None:
+        """A pending confirmed commit whose deadline has passed while its timer has not run yet
+        (the timer thread was held up: a frozen router's management plane, see :meth:`hold`, or
+        a loaded host) is rolled back now, before ``op`` is looked at: a confirming commit that
+        arrives after the confirm-timeout must not confirm (RFC 6241 §8.4.1: the server reverts
+        when the confirming commit is not issued within the timeout). The committing session's
+        locks go as on expiry. With ``refuse`` raises RpcError ``operation-failed`` saying the
+        commit was rolled back (a failed rollback: ``rollback-failed``)."""
+        p = self._pending
+        if p is None or p.remaining_s() > 0:
+            return
+        late = time.monotonic() - p.deadline
+        owner = p.owner
+        err = self._rollback(f"not confirmed within {p.timeout_s} s; the {op} came {late:.1f} s late")
+        for target in [t for t, s in self._locks.items() if owner is not None and s == owner]:
+            self._release(target)
+        if err is not None:
+            self._alert(err)
+            raise err
+        if refuse:
+            raise RpcError(
+                "operation-failed",
+                f"{self.name}: the confirmed commit was not confirmed within its confirm-timeout "
+                f"of {p.timeout_s} s (this {op} arrived {late:.1f} s after the deadline) and has "
+                "been rolled back: running is the configuration before the confirmed commit, "
+                "nothing is pending and nothing was committed")
+
+    def hold(self, release: threading.Event, held: threading.Event) -> None:
+        """Freeze this Device: block until ``release`` is set, holding the lock every call and
+        the confirm timer take, so nothing of this router's datastores runs meanwhile (a frozen
+        router's management plane; the server's per-router freeze, :meth:`ani.netconf.server.
+        NetconfServer.freeze`). ``held`` is set once the lock is held (an operation in progress
+        finishes first). Run it on a thread of its own."""
+        with self._lock:
+            held.set()
+            release.wait()
 
     # -- server process life -----------------------------------------------------------------
 
