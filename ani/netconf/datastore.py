@@ -173,6 +173,9 @@ class Device:
         self._pending: PendingCommit | None = None
         self._alerts: list[tuple[RpcError, set[int]]] = []
         self._closed = False
+        # session id -> why its confirmed commit was rolled back by the confirm timeout and
+        # when; told to that session's next plain commit with nothing to commit (issue 14 case 3)
+        self._expired_of: dict[int, str] = {}
 
     @property
     def codec(self) -> Codec:
@@ -366,6 +369,13 @@ class Device:
             for target in ("candidate", "running"):
                 self._check_not_locked_by_other(sid, target)
             self._check_may_confirm(sid, persist_id)
+            expired = self._expired_of.pop(sid, None)
+            if expired is not None and not confirmed and self._pending is None and self._candidate is None:
+                # meant to confirm a commit that the timer already rolled back: a plain
+                # commit of nothing would answer <ok/> and the client would believe it confirmed
+                raise RpcError("operation-failed", f"{self.name}: no confirmed commit is pending: "
+                               f"{expired}; this commit had nothing to commit, so nothing was "
+                               "confirmed: commit the change again", app_tag="confirm-timeout-expired")
             started = time.monotonic()  # the confirm timeout counts from here (see docstring)
             warnings: list[RpcError] = []
             running: DeviceConfig | None = None
@@ -446,6 +456,7 @@ class Device:
         its pending confirmed commit unless that was given ``persist`` (RFC 6241 §8.4.1).
         Never raises; a failed rollback is kept for the next operation."""
         with self._lock:
+            self._expired_of.pop(sid, None)
             if self._closed:
                 return
             for target in [t for t, s in self._locks.items() if s == sid]:
@@ -593,6 +604,8 @@ class Device:
             err = self._rollback(f"not confirmed within {p.timeout_s} s")
             for target in [t for t, s in self._locks.items() if owner is not None and s == owner]:
                 self._release(target)
+            if owner is not None and err is None:
+                self._expired_of[owner] = _expired_note(p.timeout_s)
             if err is not None:
                 self._alert(err)
 
@@ -785,6 +798,11 @@ class Device:
         if node is None or node.kind != "list":
             return []
         return [k.tag for k in node.key_nodes()]
+
+
+def _expired_note(timeout_s: int) -> str:
+    when = time.strftime("%H:%M:%S", time.localtime())
+    return f"this session's confirmed commit was not confirmed within {timeout_s} s and was rolled back at {when}"
 
 
 def _check_filter(filter: etree._Element | None) -> None:
