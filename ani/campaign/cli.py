@@ -225,7 +225,7 @@ def run_one(
     from ani.campaign.agent_block import agent_block, campaign_budget, describe_sources
     from ani.campaign.live import count
     from ani.campaign.loop import LABEL_STYLE
-    from ani.campaign.results import INFRA
+    from ani.campaign.results import INVALID_LABELS
     from ani.campaign.runner import RunnerDeps, check_host, preflight, validate
     from ani.campaign.runner import run_one as _run_one
     from ani.campaign.spec import parse_spec, resolve_path
@@ -334,7 +334,7 @@ def run_one(
         console.print(f"process: {escape(rec.process.describe())}", soft_wrap=True)
     trajectory = rec.trajectory or "-"
     console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
-    if rec.label == INFRA:
+    if rec.label in INVALID_LABELS:  # infra_error, environment_invalid (faults)
         if (rec.infra_error_reason or "").startswith("host fault"):
             err_console.print("the host or the harness failed, not the agent: see 'ani doctor'",
                               soft_wrap=True)

@@ -27,7 +27,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
-from ani.campaign.results import INFRA, LABELS, RunRecord, read_runs
+from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
 from ani.campaign.stats import (
     Interval,
     McNemarResult,
@@ -202,7 +202,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
             (r for r in records if r.cell == name and stress_label(r.stress) == label),
             key=lambda r: r.seed,
         )
-        valid = [r for r in runs if r.label != INFRA]
+        valid = [r for r in runs if r.label not in INVALID_LABELS]
         cells.append(
             CellSummary(
                 name=_group_name(name, point),
@@ -210,7 +210,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
                 blocklist=blocklist,
                 runs=runs,
                 valid=valid,
-                infra=[r for r in runs if r.label == INFRA],
+                infra=[r for r in runs if r.label in INVALID_LABELS],  # with environment_invalid (faults)
                 success=Rate.of(sum(1 for r in valid if r.success), len(valid)),
                 damage_free=Rate.of(sum(1 for r in valid if r.damage_free), len(valid)),
                 labels={lab: sum(1 for r in valid if r.label == lab) for lab in LABELS},
@@ -511,7 +511,9 @@ def render_markdown(s: CampaignSummary) -> str:
     infra = [r for c in s.cells for r in c.infra]
     lines += ["", "## Infrastructure errors (excluded from the rates)", ""]
     lines += [
-        f"- `{r.run_id}` (cell {r.cell}, seed {r.seed}): {r.infra_error_reason}" for r in infra
+        f"- `{r.run_id}` (cell {r.cell}, seed {r.seed}): "
+        + ("environment_invalid: " if r.label == ENV_INVALID else "")  # faults (issue 14)
+        + f"{r.infra_error_reason}" for r in infra
     ] or ["none"]
     unclear = [r for c in s.cells for r in c.valid if r.unattributed]
     if unclear:
@@ -661,7 +663,8 @@ def print_summary(out_dir: str | Path, console: Console | None = None) -> Campai
         console.print(table)
     for c in s.cells:
         for r in c.infra:
-            console.print(f"[magenta]infra error[/magenta] {escape(r.run_id)}: "
+            what = "environment invalid" if r.label == ENV_INVALID else "infra error"  # faults (issue 14)
+            console.print(f"[magenta]{what}[/magenta] {escape(r.run_id)}: "
                           f"{escape(str(r.infra_error_reason))}", soft_wrap=True)
         for r in c.valid:
             if r.unattributed:

@@ -50,12 +50,12 @@ from pathlib import Path
 from typing import Any
 
 from ani.campaign.metrics import compute_metrics
-from ani.campaign.results import INFRA, CheckOutcome, RunRecord, label_for
+from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec
 from ani.campaign.spec import run_id as make_run_id
 from ani.errors import CapabilityMissing, ConfigError, HostFault
 from ani.host.programs import fault_mark, faults_since
-from ani.trajectory import Trajectory
+from ani.trajectory import TOOL_CALL_EVENT, Trajectory
 
 EventHook = Callable[[dict[str, Any]], None]
 
@@ -175,9 +175,18 @@ class _TeeTrajectory(Trajectory):
     def __init__(self, *args: Any, hook: EventHook | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._hook = hook
+        # faults (issue 14): called with the step (tool calls so far) after each tool_call event
+        self.on_tool_call: Callable[[int], None] | None = None
+        self._steps = 0
 
     def log(self, event: str, **fields: Any) -> dict[str, Any]:
         rec = super().log(event, **fields)
+        if event == TOOL_CALL_EVENT and self.on_tool_call is not None:  # faults (issue 14)
+            self._steps += 1
+            try:
+                self.on_tool_call(self._steps)
+            except Exception:  # noqa: BLE001 - the session records its own failures
+                pass
         if self._hook is not None:
             try:
                 self._hook(rec)
@@ -385,6 +394,15 @@ def check_host(spec: CampaignSpec, deps: RunnerDeps, cells: list[str] | None = N
         return  # a fake lab needs nothing from this host
     from ani.host.checks import describe_unfit
 
+    # faults (issue 14): a kind named in faults.kinds that this host cannot do
+    from ani.faults.campaign import unavailable_kinds
+
+    missing = unavailable_kinds(spec)
+    if missing:
+        raise CapabilityMissing(
+            "faults.kinds: " + "; ".join(f"{k} cannot run on this machine: {why}" for k, why in missing.items())
+            + " (leave it out of faults.kinds, or give kinds: null for every kind this host can do)")
+
     chosen = {c.name: str(c.level) for c in spec.cells if cells is None or c.name in cells}
     if not chosen:
         return
@@ -494,11 +512,21 @@ def run_one(
         "superseded": [c.name for c in _superseded(scenario, variant)[1]],
     }
     state: dict[str, Any] = {}
+    # faults (issue 14): the variant's schedule, from its seed and the rate (never the level)
+    from ani.faults.campaign import schedule_for
+
+    info["fault_rate"] = spec.fault_rate_of(cell, stress)
+    state["fault_schedule"] = schedule_for(spec, cell, stress, scenario, variant, seed)
     try:
         _execute(
             spec, cell, scenario, variant, agent, budget, deps, traj_path, on_event, info, state
         )
     finally:
+        session = state.get("faults_session")  # faults (issue 14): removed even after a crash
+        if session is not None:
+            with _sigint_deferred():
+                session.stop()
+            state["faults"] = session.records
         trajectory = state.get("trajectory")
         if trajectory is not None:
             trajectory.close()
@@ -570,6 +598,14 @@ def _execute(
         state["tools"] = list(adapter.tools())
     except Exception:  # noqa: BLE001 - metrics only; never fails a run
         state["tools"] = []
+    # faults (issue 14): the session starts with the agent's clock; the trajectory hook drives it
+    schedule = state.get("fault_schedule") or []
+    if schedule:
+        from ani.faults.session import FaultSession
+
+        state["faults_session"] = session = FaultSession(lab, schedule, trajectory)
+        trajectory.on_tool_call = session.on_tool_call
+        session.start()
     t0 = time.monotonic()
     state["agent_ran"] = True
     mark = fault_mark()
@@ -592,12 +628,31 @@ def _execute(
         state["stop_reason"] = "error"
     finally:
         info["agent_s"] = round(time.monotonic() - t0, 3)
+        if state.get("faults_session") is not None:  # faults (issue 14): removed before grading
+            trajectory.on_tool_call = None
+            state["faults_session"].stop()
+            state["faults"] = state["faults_session"].records
         try:
             adapter.close()
         except Exception as exc:  # noqa: BLE001
             state["close_error"] = _err(exc)
     if state.get("infra_error_reason"):
         return  # the agent never acted (its model never answered): nothing to grade
+    # faults (issue 14): a fault that did not take, vanished or stayed: the run did not meet the
+    # stimulus it was scheduled; not the agent's verdict. Otherwise let routing recover from the
+    # faults before grading (a convergence timeout here is for the grading to judge).
+    session = state.get("faults_session")
+    if session is not None and session.invalid_reason:
+        state["infra_error_reason"] = f"environment invalid: {session.invalid_reason}"
+        state["env_invalid"] = True
+        return
+    if session is not None and any(r.injected for r in session.records):
+        t0 = time.monotonic()
+        try:
+            lab.wait_converged()
+        except Exception:  # noqa: BLE001 - the observer grades what it finds
+            pass
+        info["fault_wait_s"] = round(time.monotonic() - t0, 3)
     if _host_faults(state, trajectory, lab, mark):
         return  # the host or the harness failed during the run: not the agent's verdict
     dead = _dead_daemons(lab)
@@ -709,6 +764,8 @@ def _record(
     if reason is None and state.get("success") is None:
         reason = "run did not complete"  # defensive: every run ends in exactly one state
     label = INFRA if reason is not None else label_for(state["success"], state["damage_free"])
+    if label == INFRA and state.get("env_invalid"):  # faults (issue 14)
+        label = ENV_INVALID
     agent_error = state.get("agent_error")
     if state.get("close_error"):
         agent_error = (
@@ -717,8 +774,8 @@ def _record(
     return RunRecord(
         **info,
         label=label,
-        success=None if label == INFRA else state["success"],
-        damage_free=None if label == INFRA else state["damage_free"],
+        success=None if label in INVALID_LABELS else state["success"],
+        damage_free=None if label in INVALID_LABELS else state["damage_free"],
         infra_error_reason=reason,
         agent_error=agent_error,
         tests=state.get("tests", []),
@@ -734,6 +791,7 @@ def _record(
         teardown_error=state.get("teardown_error"),
         unattributed=state.get("unattributed"),
         process=_process(info, state, label),
+        faults=state.get("faults", []),  # faults (issue 14)
     )
 
 
@@ -749,7 +807,7 @@ def _process(info: dict[str, Any], state: dict[str, Any], label: str) -> Any:
         str(info.get("level", "")),
         stop_reason=state.get("stop_reason"),
         submitted=submitted if isinstance(submitted, bool) else None,
-        success=None if label == INFRA else state.get("success"),
+        success=None if label in INVALID_LABELS else state.get("success"),
         tools=state.get("tools"),
         prompt_tokens=state.get("prompt_tokens"),
         completion_tokens=state.get("completion_tokens"),

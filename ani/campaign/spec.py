@@ -117,6 +117,48 @@ class RunPoint(NamedTuple):
     stress: dict[str, Any]
 
 
+# --- faults (issue 14, faults-core) ---------------------------------------------------------
+class FaultsSpec(BaseModel):
+    """The campaign's ``faults:`` block: how the fault schedule of each variant is drawn
+    (:func:`ani.faults.schedule.draw_schedule`; the rate is ``fault_rate``).
+
+    Attributes:
+        kinds: fault kinds to draw from (``ani.faults.fault_kinds()`` lists them); None: every
+            registered kind this host can do (a kind that is unavailable here, e.g. ``latency``
+            without netem, is left out, and a campaign naming one is refused before any lab).
+        duration_s: ``[lo, hi]``: each fault stays a uniform draw of seconds in this range.
+        horizon_steps: fault points are drawn below this many agent steps.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[str] | None = None
+    duration_s: tuple[float, float] = (3.0, 8.0)
+    horizon_steps: int = Field(20, ge=1, le=10_000)
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds(cls, v: list[str] | None) -> list[str] | None:
+        if v is None:
+            return None
+        from ani.faults import fault_kinds
+
+        known = fault_kinds()
+        bad = [k for k in v if k not in known]
+        if bad:
+            raise ValueError(f"unknown fault kind {bad[0]!r}; known: {', '.join(known)}")
+        if not v:
+            raise ValueError("give at least one kind (or null: every kind this host can do)")
+        return list(dict.fromkeys(v))
+
+    @field_validator("duration_s")
+    @classmethod
+    def _duration(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if not 0 < v[0] <= v[1]:
+            raise ValueError(f"[lo, hi] seconds with 0 < lo <= hi, got {list(v)}")
+        return v
+
+
 class CampaignSpec(BaseModel):
     """A validated campaign file (see the module docstring for the shape).
 
@@ -293,6 +335,20 @@ class CampaignSpec(BaseModel):
         """The run id of ``cell`` / ``seed`` / ``stress`` (:func:`run_id`)."""
         name = cell if isinstance(cell, str) else cell.name
         return run_id(name, self.task_of(cell, stress), seed, stress)
+
+    # --- faults (issue 14, faults-core) -----------------------------------------------------
+    #: faults per agent step (lambda of the schedule's Poisson process); 0: no faults. A
+    #: ``stress: {fault_rate: [...]}`` value overrides it (:meth:`fault_rate_of`).
+    fault_rate: float = Field(0.0, ge=0, le=100)
+    faults: FaultsSpec = Field(default_factory=FaultsSpec)
+
+    def fault_rate_of(self, cell: CellSpec | str, stress: dict[str, Any] | None = None) -> float:
+        """The fault rate of ``cell`` at ``stress`` (faults per agent step): the stress value,
+        else the campaign's ``fault_rate``. The same for every cell at one stress value: the
+        schedule is part of the variant, never of the level."""
+        self.cell(cell) if isinstance(cell, str) else cell  # an unknown cell name raises
+        value = (stress or {}).get("fault_rate")
+        return float(self.fault_rate if value is None else value)
 
 
 def _design_errors(spec: CampaignSpec) -> list[str]:

@@ -1,59 +1,74 @@
-"""What a task variant works on, for the kinds that aim at it (:mod:`ani.faults.kinds`).
-
-Every task class names the edge routers it changes in its parameters (``TaskVariant.params``,
-never shown to the agent): ``edge`` (onboard-site, decommission, troubleshoot) or, for
-change-set, the ``edge`` / ``from_edge`` / ``to_edge`` of each ``add`` / ``move`` / ``remove``
-entry. A kind draws its target among those (the fault then meets the task), else among the
-scenario's routers.
-
-    task_routers(scenario, variant) -> ["e1", "e2"]    # sorted, routers of the scenario only
-    pick_router(rng, scenario, variant) -> "e2" | None  # rng.choice of the above (else any router)
-    primary_edge(scenario, variant) -> "e2" | None      # the router the task's first change is on
-"""
+"""Targets the fault kinds draw from and act on: the routers and router-to-router links of a
+scenario's topology (hosts and their access links are tenant sites, not the provider network the
+agent runs), and small polling helpers."""
 
 from __future__ import annotations
 
-import random
+import json
+import time
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["primary_edge", "pick_router", "scenario_routers", "task_routers"]
-
-_EDGE_KEYS = ("edge", "to_edge", "from_edge")
+from ani.errors import FaultError
 
 
-def scenario_routers(scenario: Any) -> list[str]:
-    """The scenario's routers, sorted ([] for an object without a topology)."""
-    topo = getattr(scenario, "topology", None)
-    return sorted(getattr(topo, "routers", {}) or {})
+def topology_of(scenario: Any, variant: Any = None) -> Any:
+    """The topology the run's lab is built from (``variant.lab_topology(scenario)`` when the
+    variant has one, else ``scenario.topology``)."""
+    if variant is not None and callable(getattr(variant, "lab_topology", None)):
+        try:
+            return variant.lab_topology(scenario)
+        except Exception:  # noqa: BLE001 - a variant that cannot say: fall back to the scenario's
+            pass
+    return getattr(scenario, "topology", scenario)
 
 
-def _edges_in_order(params: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-    if isinstance(params.get("edge"), str):
-        out.append(params["edge"])
-    for section in ("add", "move", "remove"):
-        for entry in params.get(section) or []:
-            if isinstance(entry, dict):
-                out += [str(entry[k]) for k in _EDGE_KEYS if isinstance(entry.get(k), str)]
-    return out
+def routers_of(topology: Any) -> list[str]:
+    """Router names in the topology's order."""
+    return list(getattr(topology, "routers", {}) or {})
 
 
-def task_routers(scenario: Any, variant: Any) -> list[str]:
-    """The routers the variant's task changes (see the module doc), sorted; [] if it names none."""
-    params = getattr(variant, "params", None) or {}
-    known = set(scenario_routers(scenario))
-    return sorted({r for r in _edges_in_order(params) if r in known})
+def core_links(topology: Any) -> list[tuple[str, str, str, str]]:
+    """``(a_node, a_if, b_node, b_if)`` of every link whose both ends are routers, in order."""
+    routers = set(routers_of(topology))
+    return [(lk.a.node, lk.a.ifname, lk.b.node, lk.b.ifname) for lk in getattr(topology, "links", [])
+            if lk.a.node in routers and lk.b.node in routers]
 
 
-def primary_edge(scenario: Any, variant: Any) -> str | None:
-    """The router of the task's first change (``edge``, else the first change-set entry's)."""
-    params = getattr(variant, "params", None) or {}
-    known = set(scenario_routers(scenario))
-    return next((r for r in _edges_in_order(params) if r in known), None)
+def link_ends(lab: Any, a: str, b: str) -> tuple[str, str, str, str]:
+    """The first link of the lab between routers ``a`` and ``b``, as ``(a, a_if, b, b_if)``
+    oriented like the arguments. Raises FaultError if there is none."""
+    for lk in lab.topology.links:
+        if (lk.a.node, lk.b.node) == (a, b):
+            return a, lk.a.ifname, b, lk.b.ifname
+        if (lk.a.node, lk.b.node) == (b, a):
+            return a, lk.b.ifname, b, lk.a.ifname
+    raise FaultError(f"no link between {a} and {b} in lab {lab.id}")
 
 
-def pick_router(rng: random.Random, scenario: Any, variant: Any) -> str | None:
-    """One router drawn with ``rng``: among :func:`task_routers`, else among every router of the
-    scenario; None if it has none."""
-    pool = task_routers(scenario, variant) or scenario_routers(scenario)
-    return rng.choice(pool) if pool else None
+def link_state(lab: Any, node: str, ifname: str) -> tuple[bool, str]:
+    """``(admin up, operstate)`` of ``node``'s interface (``ip -j link show``). Raises FaultError."""
+    res = lab.exec(node, ["ip", "-j", "link", "show", "dev", ifname], timeout=5.0)
+    if not res.ok:
+        raise FaultError(f"{node}: ip link show dev {ifname} failed: {(res.stderr or res.stdout).strip()}")
+    info = json.loads(res.stdout)[0]
+    return "UP" in info.get("flags", []), str(info.get("operstate", "UNKNOWN"))
+
+
+def poll(check: Callable[[], tuple[bool, str]], timeout_s: float = 3.0, every_s: float = 0.05) -> tuple[bool, str]:
+    """Call ``check`` until it returns ok or ``timeout_s`` seconds passed; its last answer."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        ok, detail = check()
+        if ok or time.monotonic() >= deadline:
+            return ok, detail
+        time.sleep(every_s)
+
+
+def run_in(lab: Any, node: str, argv: list[str], what: str, timeout: float = 10.0, input: str | None = None) -> str:
+    """``lab.exec`` that raises FaultError naming ``what`` and the command's output on failure;
+    returns stdout."""
+    res = lab.exec(node, argv, timeout=timeout, input=input)
+    if not res.ok:
+        raise FaultError(f"{what}: {' '.join(argv)} failed (exit {res.rc}): {(res.stderr or res.stdout).strip()[-500:]}")
+    return res.stdout

@@ -137,6 +137,31 @@ class Lab:
         pids = self._state.pids.get(router, {}) if self._state is not None else {}
         return sorted(d for d, pid in pids.items() if not frr.owns(pid, ps))
 
+    # --- one daemon (issue 14, faults: daemon restart) ---
+    def daemon_pid(self, router: str, daemon: str) -> int | None:
+        """The pid of ``router``'s FRR ``daemon`` if it runs now (its PID file names a live
+        daemon of the router's pathspace), else None. Raises UnknownNode."""
+        return frr.read_pids(self.pathspace(router), [daemon]).get(daemon)
+
+    def start_daemon(self, router: str, daemon: str, timeout: float = 15.0) -> int:
+        """Start ``router``'s FRR ``daemon`` again (after it stopped) with the lab's own start
+        code (:func:`ani.lab.frr.start`: same netns, pathspace, UTS and mount namespaces) and
+        record its new pid in the lab's state (so :meth:`dead_daemons` and teardown know it).
+        It comes up with no configuration (FRR-NOTES: daemons do not read ``frr.conf``); the
+        caller loads one. Returns the pid. Raises UnknownNode, LabError (it did not start, or
+        is not one of the router's daemons)."""
+        ps = self.pathspace(router)
+        if daemon not in self.topology.routers[router].daemons:
+            raise LabError(f"{router}: {daemon} is not one of its daemons "
+                           f"({', '.join(self.topology.routers[router].daemons)})")
+        (frr.run_dir(ps) / f"{daemon}.vty").unlink(missing_ok=True)  # the dead one's socket
+        pid = frr.start(self.netns(router), ps, router, [daemon], timeout=timeout)[daemon]
+        with self._lock:
+            if self._state is not None:
+                self._state.pids.setdefault(router, {})[daemon] = pid
+                write_state(self._state)
+        return pid
+
     def harness_faults(self) -> list[str]:
         """What went wrong in the lab's own helpers so far, each cause once (not the agent's
         doing): host faults its NETCONF server met (``host-faults.jsonl``: a program missing when

@@ -42,7 +42,7 @@ from typing import Any
 
 from ani.errors import AniError, FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
-from ani.faults.targets import pick_router
+from ani.faults.task_targets import pick_router
 from ani.lab.proc import start_time
 
 __all__ = ["FrozenRouter", "proc_state"]

@@ -36,7 +36,7 @@ from typing import Any
 
 from ani.errors import FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
-from ani.faults.targets import pick_router
+from ani.faults.task_targets import pick_router
 
 __all__ = ["HeldLock"]
 

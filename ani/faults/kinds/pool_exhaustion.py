@@ -40,7 +40,7 @@ from typing import Any
 
 from ani.errors import AniError, FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
-from ani.faults.targets import pick_router, primary_edge
+from ani.faults.task_targets import pick_router, primary_edge
 
 __all__ = ["HOLD_LIST", "PoolExhaustion"]
 
