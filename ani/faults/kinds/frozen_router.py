@@ -128,11 +128,14 @@ class FrozenRouter(FaultKind):
             except OSError as exc:
                 errors.append(f"SIGCONT {d} ({pid}): {exc}")
         _wait(lambda: all(s != "T" for s in self._states(handle).values()), STOP_WAIT_S)
-        if handle["management"] and handle["router"] in lab.netconf_frozen():
+        if handle["management"]:
+            # always withdraw the request (also when the server that froze it is gone: a later
+            # server must not freeze the router again on someone else's request)
             try:
                 lab.freeze_netconf(handle["router"], False)
             except AniError as exc:
-                errors.append(f"resuming its NETCONF part: {exc}")
+                if handle["router"] in lab.netconf_frozen():
+                    errors.append(f"resuming its NETCONF part: {exc}")
         if errors:
             raise FaultError(f"{self._where(spec)}: " + "; ".join(errors))
 
