@@ -117,8 +117,16 @@ class FaultKind:
     name: ClassVar[str] = ""
 
     def unavailable(self, lab: Any) -> str | None:
-        """Why this host cannot do the kind (one line naming what is missing), or None."""
+        """Why this host cannot do the kind (one line naming what is missing), or None. ``lab``
+        is None for the host-level check made before any lab starts."""
         return None
+
+    def overlap_key(self, spec: FaultSpec) -> Any:
+        """What two faults of this kind must not both act on at once (hashable). A fault due
+        while another with the same key is in effect is *merged* into it (the one in effect
+        lasts until the later end) instead of injected twice: removing the first would
+        otherwise undo the second. Default: the kind and its target."""
+        return (self.name, repr(sorted(spec.target.items())))
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
         """Pick ``(target, params)`` for one fault from ``rng`` (the only randomness allowed), or

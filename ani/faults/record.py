@@ -13,6 +13,9 @@ class FaultRecord(BaseModel):
     Times are seconds since the agent started (the session's start), None when it did not
     happen. ``verified`` is None when the fault was never injected; ``detail`` is the last
     check's one-line detail (or why it was not injected / why the run is invalid).
+    ``merged_into``: the index (in ``RunRecord.faults``) of the fault with the same target that
+    was in effect when this one was due; it was not injected again, the other one lasted until
+    this one's end.
     """
 
     kind: str
@@ -26,4 +29,5 @@ class FaultRecord(BaseModel):
     removed: bool | None = None
     removed_s: float | None = None
     invalid: str | None = None
+    merged_into: int | None = None
     detail: str = ""

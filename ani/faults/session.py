@@ -26,8 +26,10 @@ also invalidates the run (the grading would see it).
 Trajectory events (``event`` = the name, all with ``kind``, ``target``, ``at_step``, and
 ``t_s``: seconds since :meth:`start`): ``fault_injected`` (``duration_s``, ``params``,
 ``step``), ``fault_verified`` (``ok``, ``detail``), ``fault_invalid`` (``reason``),
-``fault_removed`` (``ok``, ``detail``), ``fault_not_reached`` (the agent stopped before the
-point). Every one also carries ``source: "harness"``.
+``fault_removed`` (``ok``, ``detail``, ``why``), ``fault_not_reached`` (the agent stopped before
+the point), ``fault_merged`` (``into_step``: a fault due while another with the same target,
+``FaultKind.overlap_key``, was in effect is not injected twice; the one in effect lasts until the
+later end). Every one also carries ``source: "harness"``.
 
 Thread safety: every transition holds one lock; the watcher thread and the agent's thread never
 act on a fault at the same time. Nothing here raises into the agent: a kind's exception becomes
@@ -46,7 +48,8 @@ from ani.faults.base import FaultKind, FaultSpec, get_fault_kind, target_label
 from ani.faults.record import FaultRecord
 
 #: trajectory event names
-FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_removed", "fault_not_reached")
+FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_removed", "fault_not_reached",
+                "fault_merged")
 
 
 def _cause(exc: BaseException) -> str:
@@ -158,10 +161,12 @@ class FaultSession:
                 return
             self._stopped = True
             self._wake.notify_all()
-            for a in self._active:
-                if a.state == "active":
+            live = [a for a in self._active if a.state == "active"]
+            for a in live:  # every one checked before any is removed
+                if not self._records[a.index].invalid:
                     self._check_one(a)
-                    self._remove(a, why="end of the agent's run")
+            for a in reversed(live):  # last injected first
+                self._remove(a, why="end of the agent's run")
             for i in range(self._next, len(self.schedule)):
                 spec = self.schedule[i]
                 rec = self._records[i]
@@ -203,10 +208,27 @@ class FaultSession:
                 continue
             self._inject(i, step)
 
+    def _merge(self, i: int, kind: FaultKind) -> bool:
+        """Merge fault ``i`` into an active fault with the same overlap key (True), if any."""
+        spec, rec = self.schedule[i], self._records[i]
+        key = kind.overlap_key(spec)
+        for a in self._active:
+            if a.state == "active" and a.kind.overlap_key(a.spec) == key:
+                end = None if spec.duration_s is None else self._clock() + spec.duration_s
+                a.deadline = None if a.deadline is None or end is None else max(a.deadline, end)
+                rec.merged_into = a.index
+                rec.detail = (f"merged: the same target was already under fault #{a.index} (step "
+                              f"{a.spec.at_step}); that one lasts until this one's end")
+                self._event("fault_merged", spec, into_step=a.spec.at_step, duration_s=spec.duration_s)
+                return True
+        return False
+
     def _inject(self, i: int, step: int) -> None:
         spec, rec = self.schedule[i], self._records[i]
         try:
             kind = self._get_kind(spec.kind)
+            if self._merge(i, kind):
+                return
             why = kind.unavailable(self.lab)
             if why:
                 self._invalidate(i, f"unavailable on this host: {why}")

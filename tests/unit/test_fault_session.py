@@ -92,7 +92,7 @@ def test_injected_at_its_step_and_removed_at_stop():
     assert s.invalid_reason is None and s.ended_at == 103.5
     assert events(traj) == [("fault_injected", "a"), ("fault_verified", "a"),
                             ("fault_injected", "b"), ("fault_verified", "b"),
-                            ("fault_removed", "a"), ("fault_removed", "b")]
+                            ("fault_removed", "b"), ("fault_removed", "a")]  # last injected first
     assert all(e["source"] == "harness" for e in traj.events)
 
 
@@ -196,3 +196,22 @@ def test_empty_or_unreached_schedule_has_no_end_time(n):
     s.start()
     s.stop()
     assert s.ended_at is None and s.invalid_reason is None and len(s.records) == n
+
+
+def test_a_fault_due_on_a_target_already_under_fault_is_merged():
+    """Two faults of one kind on one target: the second is not injected again (removing the
+    first would undo it); the first lasts until the later end."""
+    s, lab, clock, traj = make([spec("a", 0, dur=5.0), spec("a", 1, dur=5.0), spec("b", 1, dur=1.0)])
+    s.start()
+    clock.t += 2.0
+    s.on_tool_call(1)
+    assert lab.log == ["inject a", "inject b"]
+    r = s.records
+    assert r[1].merged_into == 0 and r[1].injected is False and "merged" in r[1].detail
+    clock.t += 4.0      # 6 s: the first's own end (5 s) passed, the merged one's (2 + 5 = 7 s) not
+    s.on_tool_call(2)
+    assert lab.faults == {"a"} and s.invalid_reason is None   # b (1 s) ended, a still in effect
+    clock.t += 1.5
+    s.on_tool_call(3)
+    assert lab.faults == set() and lab.log.count("remove a") == 1 and s.invalid_reason is None
+    assert ("fault_merged", "a") in events(traj)

@@ -55,6 +55,9 @@ class DaemonRestart(FaultKind):
         router, daemon = pairs[rng.randrange(len(pairs))]
         return {"router": router}, {"daemon": daemon, "config": "running"}
 
+    def overlap_key(self, spec: FaultSpec) -> Any:
+        return (self.name, spec.target.get("router"), spec.params.get("daemon"))
+
     def _names(self, spec: FaultSpec) -> tuple[str, str]:
         router, daemon = spec.target.get("router"), spec.params.get("daemon")
         if not router or not daemon:
