@@ -81,6 +81,10 @@ class ConcurrentWriter(FaultKind):
         prefix = rng.choice(free or list(WRITER_PREFIXES))
         return {"router": router}, {"variant": "conflicting", "prefix_list": plist, "prefix": prefix}
 
+    def overlap_key(self, spec: FaultSpec) -> Any:
+        """Never merged: each write is an event of its own (two writers write twice)."""
+        return (self.name, spec.at_step, id(spec))
+
     def _where(self, spec: FaultSpec) -> str:
         return f"concurrent_writer {spec.target.get('router')}"
 
