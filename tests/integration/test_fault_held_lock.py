@@ -2,7 +2,7 @@
 Lab: tests/data/tri-ospf-ibgp.yaml with its NETCONF server. The fault's own NETCONF session
 locks r2's running and candidate datastores: another NETCONF session's <lock> is lock-denied
 naming the holder, its <edit-config> on the candidate is in-use, the A1 CLI level refuses to
-write (locked); r3 is not affected. After removal the other session locks r2 and A1 writes."""
+write (locked), an A3-T / A4 transaction fails at its lock phase; r3 is not affected. After removal the other session locks r2 and A1 writes."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from lxml import etree
 
 from ani.adapters.a1 import A1Adapter
+from ani.device.apply import read
 from ani.errors import FaultError
 from ani.faults import FaultSpec, get_fault_kind
 
@@ -63,6 +64,16 @@ def test_held_lock_effect_verification_removal(lab):
         assert not refused.ok and refused.error.code.value == "locked", refused.text
         assert f"NETCONF session {sid} holds the lock on r2's running datastore" in refused.error.message
         assert "192.0.2.0/24" not in lab.running_config("r2")
+        # A3-T and A4 write through NETCONF transactions (lock the candidates first): refused too
+        from ani.device.model import StaticRoute
+        from ani.intents.transaction import run_transaction
+
+        cfg = read(lab, "r2")
+        cfg = cfg.model_copy(update={"static_routes": [*cfg.static_routes,
+                                                       StaticRoute(prefix="192.0.2.0/24", nexthop="blackhole")]})
+        tx = run_transaction(lab, {"r2": cfg}, confirm_timeout_s=30)
+        assert not tx.ok and tx.phase == "lock" and "lock-denied" in (tx.error or ""), tx.to_dict()
+        assert tx.restored_verified and "192.0.2.0/24" not in lab.running_config("r2")
         ok, detail = kind.present(lab, spec, handle)
         assert ok, detail
     finally:

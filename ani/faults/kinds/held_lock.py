@@ -15,9 +15,11 @@ level meets is the substrate's own rule for that lock, nothing added in the adap
   the lab's CLI path honours the NETCONF running lock (``Lab.netconf_lock``; the adapter's
   in-process call locks, :mod:`ani.adapters.locking`, only serialise its own threads and are no
   substrate lock, so there is nothing else to hold).
-* A0 (raw shell) and the levels that write FRR directly (A3-T, A3-R, A4) do not look at
-  NETCONF locks: like a person with a root shell they write through it; the lock is held all
-  the same (the run record shows it was), so what they did is measured, not prevented.
+* A3-T and A4 write through NETCONF transactions (:func:`ani.intents.transaction.run_transaction`
+  locks every candidate first): the transaction fails at its ``lock`` phase (``lock-denied``).
+* A0 (raw shell) and A3-R (its reconciler writes FRR directly, :mod:`ani.sot.reconcile`) do not
+  look at NETCONF locks: like a person with a root shell they write through it; the lock is held
+  all the same (the run record shows it was), so what they did is measured, not prevented.
 
 Verification: ``lab.netconf_lock(router, target)`` names this session for each datastore (the
 server publishes its locks); present: the same, and the session is still connected (a NETCONF
