@@ -96,3 +96,29 @@ def test_unknown_router_is_a_fault_error(make_lab):
     kind = get_fault_kind("frozen_router")
     with pytest.raises(FaultError, match="frozen_router r9"):
         kind.inject(lab, FaultSpec("frozen_router", 0, 1.0, {"router": "r9"}, {}))
+
+
+def test_a_server_restart_while_frozen_does_not_wait_and_the_freeze_is_seen_gone(make_lab):
+    """SIGTERM to the NETCONF server while a router's part is frozen: the server thaws it before
+    it shuts down (a held Device would block its shutdown until the stop bound kills it); the new
+    server has nothing frozen, so the fault's present check says it vanished (the run would be
+    environment_invalid), and removal still resumes the daemons and withdraws the request."""
+    lab = make_lab(TRI)
+    kind = get_fault_kind("frozen_router")
+    spec = FaultSpec("frozen_router", at_step=0, duration_s=None, target={"router": "r2"}, params={})
+    handle = kind.inject(lab, spec)
+    old = lab._state.netconf_pid
+    lab.restart_netconf(timeout_s=20.0)
+    log = (lab.dir / "netconf.log").read_text()
+    assert "r2: management plane resumed" in log  # thawed by the stopping server itself
+    assert lab._state.netconf_pid != old and not proc.is_alive(old)
+    assert lab.netconf_frozen() == {}
+    ok, detail = kind.present(lab, spec, handle)
+    assert not ok and "its NETCONF part NOT frozen" in detail
+    kind.remove(lab, spec, handle)
+    ok, detail = kind.removed(lab, spec, handle)
+    assert ok, detail
+    from ani.lab.netconf import read_frozen_request
+
+    assert read_frozen_request(lab.dir / "netconf") == set()
+    assert get_config_ok(lab, "r2", 10.0)
