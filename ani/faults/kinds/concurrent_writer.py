@@ -18,8 +18,8 @@ Params, drawn with the schedule (part of the variant, the same at every level):
   route by itself.
 
 The change is an instant event, not a state: it is verified right after it was made (the line
-is in the router's running configuration); *present* is always true (the writer did write;
-whether the change is still there is the outcome being measured, said in the detail);
+is in the router's running configuration); *present* is always true and reads nothing (the
+writer did write; whether the change is still there is the outcome being measured);
 *remove* does nothing: the writer's change stays, it is the stimulus, and undoing it at the end
 would hide what happened to it. *removed* says, for the run record (``FaultRecord.detail``),
 whether the writer's change survived the run or what replaced it (``seq 30 now permits
@@ -154,13 +154,10 @@ class ConcurrentWriter(FaultKind):
         return False, f"{handle['router']}: the writer's change {handle['line']!r} is not in running ({now})"
 
     def present(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
-        # an event, not a state: the writer wrote (verified); what became of it is the outcome
-        try:
-            there, now = self._now(lab, spec, handle)
-        except FaultError as exc:
-            return True, f"the writer's change was made (cannot read {handle['router']} now: {exc})"
-        return True, ("the writer's change is still in running" if there
-                      else f"the writer's change is no longer in running ({now})")
+        """Always true, without reading the router (it is asked at every tool call): an event,
+        not a state; the writer wrote (verified), what became of it is the outcome, said by
+        :meth:`removed` / :meth:`outcome`."""
+        return True, f"the writer made its {handle['variant']} change on {handle['router']} (an event)"
 
     def remove(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> None:
         """Nothing to undo: the writer's change stays (it is the stimulus; see the module doc)."""
