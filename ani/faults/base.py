@@ -168,16 +168,27 @@ def register(kind_cls: type[FaultKind]) -> type[FaultKind]:
     return kind_cls
 
 
-def _load_kinds() -> None:
-    """Import every module of :mod:`ani.faults.kinds` once (each registers its kind)."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    from ani.faults import kinds as pkg
+_SHIPPED: dict[str, type[FaultKind]] = {}  # the kinds of ani.faults.kinds, once imported
 
-    for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
-        importlib.import_module(info.name)
+
+def _load_kinds() -> None:
+    """Import every module of :mod:`ani.faults.kinds` once (each registers its kind), and put
+    back a shipped kind missing from the registry: a module imported while ``_KINDS`` was
+    swapped (a test's ``monkeypatch``) registered into the swapped dict, and importing it again
+    runs nothing (faults-kinds: after the unit tests every real kind was "unknown")."""
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        from ani.faults import kinds as pkg
+
+        for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
+            mod = importlib.import_module(info.name)
+            for obj in vars(mod).values():
+                if (isinstance(obj, type) and issubclass(obj, FaultKind) and obj.__module__ == mod.__name__
+                        and getattr(obj, "name", "")):
+                    _SHIPPED[obj.name] = obj
+    for name, cls in _SHIPPED.items():
+        _KINDS.setdefault(name, cls)  # a fake registered under that name stays
 
 
 def fault_kinds() -> list[str]:
