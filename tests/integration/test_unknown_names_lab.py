@@ -183,3 +183,24 @@ def test_a_campaign_run_that_makes_invalid_calls_then_exhausts_its_budget(lab_ho
     md = (out / "summary.md").read_text()
     assert "budget exhausted (max_steps)" in md and f"- `{rec.run_id}` lock left: e1 candidate" in md
     assert "| a2 | 1 | 2 | 2.0 | 0 | 0 | 1 |" in md  # budget exhausted, invalid calls, per run, ..., locks left
+
+
+def test_a_held_lock_fault_is_not_a_lock_the_agent_left(lab, open_adapter):
+    """The held_lock fault (ani.faults.kinds.held_lock) holds e3's datastores from a session of its
+    own while the agent's A2 session on e3 is open: the lock is there, and it is not the agent's."""
+    from ani.campaign.outcomes import locks_left
+    from ani.faults.base import FaultSpec, get_fault_kind
+
+    agent = open_adapter(create_adapter("a2", lab))
+    assert agent.call("get_config", {"device": "e3"}).ok  # the agent's session on e3
+    kind = get_fault_kind("held_lock")
+    spec = FaultSpec("held_lock", 0, None, {"router": "e3"}, {"datastores": ["running", "candidate"]})
+    handle = kind.inject(lab, spec)
+    try:
+        assert kind.verify(lab, spec, handle)[0]
+        assert lab.netconf_lock("e3", "candidate") is not None
+        assert "e3" in agent.netconf_session_ids()
+        assert locks_left(lab, agent) == []
+    finally:
+        kind.remove(lab, spec, handle)
+    assert lab.netconf_lock("e3", "running") is None
