@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ani.agents.base import AgentRun, Budget, BudgetExceeded, StepCounter
+from ani.agents.base import AgentRun, BudgetExceeded, StepCounter
 from ani.campaign.metrics import compute_metrics
 from ani.campaign.outcomes import double_applied, invalid_calls, is_invalid, locks_left, measure, partial
 from ani.campaign.report import render_markdown, summarize

@@ -181,24 +181,21 @@ def test_a_filter_that_selects_something_or_names_no_key_reports_nothing():
     assert unmatched_keys(_flt("<route-map><name>X</name></route-map>"), None) == []
 
 
-class OfflineA3T:
-    """A3-T / A4 read tools on the brownfield's configs (no lab)."""
+def offline_a3t() -> Any:
+    """An A3-T adapter whose service tools read the brownfield's configs (no lab)."""
+    from ani.adapters.a3t import A3TAdapter
 
-    @staticmethod
-    def make(level: str) -> Any:
-        from ani.adapters.a3t import A3TAdapter
+    class Offline(A3TAdapter):
+        def _service_configs(self) -> dict[str, Any]:
+            return {r: c.model_copy(deep=True) for r, c in CONFIGS.items()}
 
-        class Offline(A3TAdapter):
-            def _service_configs(self) -> dict[str, Any]:
-                return {r: c.model_copy(deep=True) for r, c in CONFIGS.items()}
-
-        return Offline(StandIn())
+    return Offline(StandIn())
 
 
 def test_an_unknown_or_wrong_case_service_names_the_likely_one_and_the_known_ids():
     from ani.intents.inventory import Inventory
 
-    a = OfflineA3T.make("a3t")
+    a = offline_a3t()
     sites = [s.id for s in Inventory(CONFIGS).list_services("tenant-site")]
     wrong = "tenant-site/" + sites[0].split("/", 1)[1].upper()  # tenant-site/BLUE/BLUE1
     r = a.call("get_service", {"id": wrong})
@@ -211,7 +208,7 @@ def test_an_unknown_or_wrong_case_service_names_the_likely_one_and_the_known_ids
 
 
 def test_an_unknown_service_type_names_the_types():
-    a = OfflineA3T.make("a3t")
+    a = offline_a3t()
     for tool in ("get_service_schema", "list_services"):
         r = a.call(tool, {"type": "Tenant-Site"})
         assert r.error.code is ErrorCode.NOT_FOUND
@@ -232,7 +229,7 @@ def test_an_unknown_service_type_names_the_types():
      ["e1: unknown interface 'eth9'", "(or a next-hop address, Null0, blackhole, reject)"]),
 ])
 def test_intent_references_name_the_known_ones(change, words):
-    a = OfflineA3T.make("a3t")
+    a = offline_a3t()
     r = a.call("plan", {"changes": [change]})
     assert r.error is not None and r.error.code is ErrorCode.INVALID_INTENT, r.text
     assert r.data["errors"][0]["code"] in ("unknown-router", "unknown-reference")
