@@ -26,7 +26,9 @@ Tools (NetConfBench names and argument schemas where they fit):
 3. Lines are sent one at a time (vtysh configuration mode through the scrapli session; nft
    statements as an argv inside the router). A line fails if the device prints a failure
    indicator (or any unknown ``%`` line) or nft exits non-zero; warnings (e.g. a route-map not
-   defined yet) are ``success`` with the message.
+   defined yet) are ``success`` with the message; one naming a route-map or prefix-list still
+   undefined after the whole call says so and names those the router has
+   (``(still undefined on e1 after this call: unknown route-map 'RM-FOO'; known: RM-A)``).
 4. On the first failure (or timeout): stop, roll back to the pre-call state, verify it, and
    return ``ok=False`` with ``ROLLED_BACK`` (or ``ROLLBACK_FAILED`` if verification fails),
    naming the failing line; lines that ran are listed in ``data.undone``; later lines are
@@ -87,6 +89,9 @@ from ani.protocol import Level, ToolResult
 #: FRR's words for a shown object that does not exist (``'route-map X' not found``, ``% Can't find
 #: specified prefix-list``, ``% No such neighbor``): only then is the running config read to say which exist
 _NOT_FOUND = re.compile(r"not found|can't find|no such|malformed", re.IGNORECASE)
+#: FRR's warnings for a line applied with a reference to an object not defined (frr.yaml warning_patterns)
+_DANGLING = re.compile(r"The route-map '(?P<rm>[^']+)' does not exist|% Route-map (?P<rm2>\S+) does not exist"
+                       r"|% Prefix-list (?P<pl>\S+) does not exist")
 
 
 class A1Options(Options):
@@ -465,6 +470,7 @@ class A1Adapter(BaseAdapter):
             except (ReadError, LabError) as exc:
                 return self._unreachable(dev, exc)
             changed = not self.snapshots.same(pre.state, post)
+            self._note_dangling(dev, results, post.frr)
             diff = self._diff(pre.state, post)
             n = sum(1 for s in steps if s.kind != "noop")
             text = self._results_text(results) + (f"\n{n} command(s) applied" + ("" if changed else " (no change to the device)"))
@@ -518,6 +524,26 @@ class A1Adapter(BaseAdapter):
         )
 
     # -- helpers ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _note_dangling(device: str, results: list[dict[str, Any]], frr_after: str) -> None:
+        """A line FRR applied with a warning that it names a route-map / prefix-list that does not
+        exist (a reference, legitimate before the object is defined) gets, when the object is
+        still undefined after the whole call, the names ``device`` has: ``... does not exist.
+        (still undefined on e1 after this call: unknown route-map 'RM-FOO'; known: RM-A)``."""
+        try:
+            cfg = parse(frr_after)
+        except ValueError:
+            return
+        for r in results:
+            m = _DANGLING.search(str(r.get("message", "")))
+            if not m:
+                continue
+            kind = "route-map" if (m.group("rm") or m.group("rm2")) else "prefix-list"
+            name = m.group("rm") or m.group("rm2") or m.group("pl")
+            known = known_objects(cfg, kind)
+            if name not in known:
+                r["message"] += f" (still undefined on {device} after this call: {unknown(kind, name, known)})"
 
     def _end_session(self, device: str) -> None:
         s = self._sessions.get(device)

@@ -204,3 +204,23 @@ def test_a_held_lock_fault_is_not_a_lock_the_agent_left(lab, open_adapter):
     finally:
         kind.remove(lab, spec, handle)
     assert lab.netconf_lock("e3", "running") is None
+
+
+def test_a1_names_the_route_maps_when_a_reference_stays_undefined(lab, open_adapter):
+    """FRR applies a neighbor route-map naming a route-map not defined (a warning, exit 0): the
+    line's message says it is still undefined after the call and names those e1 has."""
+    cfg = parse(lab.running_config("e1"))
+    peer = sorted(cfg.bgp.neighbors)[0]
+    before = state(lab)
+    adapter = open_adapter(create_adapter("a1", lab))
+    r = adapter.call("update_config", {"device": "e1", "commands": [
+        f"router bgp {cfg.bgp.asn}", "address-family ipv4 unicast", f"neighbor {peer} route-map RM-NEVER-LISTED in"]})
+    try:
+        assert r.ok, r.text
+        msg = r.data["results"][2].get("message", "")
+        assert "still undefined on e1 after this call: unknown route-map 'RM-NEVER-LISTED'; known: " + ", ".join(
+            sorted(cfg.route_maps)) in msg, msg
+    finally:
+        back = adapter.call("rollback", {"device": "e1", "snapshot_id": r.data["pre_snapshot"]}) if r.data else None
+    assert back is not None and back.ok, back.text if back else r.text
+    assert state(lab) == before

@@ -249,3 +249,24 @@ def test_an_unknown_file_of_the_source_of_truth_suggests_the_right_one(tmp_path)
     with pytest.raises(AniError) as exc:
         repo.read("services/nope.json")
     assert str(exc.value) == "no such file: services/nope.json; known: none"  # only service files are compared
+
+
+def test_a1_notes_a_reference_still_undefined_after_the_call_only():
+    from ani.adapters.a1 import A1Adapter
+
+    text = "hostname e1\n!\nroute-map RM-A permit 10\nexit\n!\nip prefix-list PL-A seq 5 permit 10.0.0.0/8\n"
+    results = [
+        {"command": "neighbor 10.0.0.1 route-map RM-a in", "status": "success",
+         "message": "The route-map 'RM-a' does not exist."},
+        {"command": "neighbor 10.0.0.1 route-map RM-A out", "status": "success",
+         "message": "The route-map 'RM-A' does not exist."},  # defined by a later line of the call
+        {"command": "match ip address prefix-list PL-X", "status": "success",
+         "message": "% Prefix-list PL-X does not exist"},
+        {"command": "ip route 192.0.2.0/24 Null0", "status": "success"},
+    ]
+    A1Adapter._note_dangling("e1", results, text)
+    assert results[0]["message"] == ("The route-map 'RM-a' does not exist. (still undefined on e1 after this call: "
+                                     "unknown route-map 'RM-a'; did you mean 'RM-A'? (names are case-sensitive); known: RM-A)")
+    assert results[1]["message"] == "The route-map 'RM-A' does not exist."
+    assert results[2]["message"].endswith("unknown prefix-list 'PL-X'; did you mean 'PL-A'?; known: PL-A)")
+    assert "message" not in results[3]
