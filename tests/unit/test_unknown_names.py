@@ -270,3 +270,19 @@ def test_a1_notes_a_reference_still_undefined_after_the_call_only():
     assert results[1]["message"] == "The route-map 'RM-A' does not exist."
     assert results[2]["message"].endswith("unknown prefix-list 'PL-X'; did you mean 'PL-A'?; known: PL-A)")
     assert "message" not in results[3]
+
+
+def test_a2_leafref_to_nothing_names_what_exists():
+    """A2's YANG validation (ani.device.yang): a neighbor route-map that refers to nothing names
+    the route-maps there are, with the likely one."""
+    from ani.device.yang import validate_json
+
+    frr = "ani-frr:frr"
+    bgp = {"asn": 64500, "neighbor": [{"address": "192.0.2.1", "remote-as": 65001}],
+           "ipv4-unicast": {"neighbor": [{"address": "192.0.2.1", "route-map-in": "rm-in"}]}}
+    rms = [{"name": n, "entry": [{"seq": 10, "action": "permit"}]} for n in ("RM-IN", "RM-OUT")]
+    (issue,) = [i for i in validate_json({frr: {"bgp": bgp, "route-map": rms}}) if i.severity == "error"]
+    assert issue.app_tag == "instance-required"
+    assert issue.message.endswith("; did you mean 'RM-IN'? (names are case-sensitive); known: RM-IN, RM-OUT"), issue.message
+    (none,) = [i for i in validate_json({frr: {"bgp": bgp}}) if i.severity == "error"]
+    assert none.message.endswith("; known: none"), none.message
