@@ -499,6 +499,8 @@ def run_one(
             spec, cell, scenario, variant, agent, budget, deps, traj_path, on_event, info, state
         )
     finally:
+        if state.get("observation") is not None:  # observer-run: the sampler stops before teardown
+            state["observation"].stop()
         trajectory = state.get("trajectory")
         if trajectory is not None:
             trajectory.close()
@@ -570,6 +572,11 @@ def _execute(
         state["tools"] = list(adapter.tools())
     except Exception:  # noqa: BLE001 - metrics only; never fails a run
         state["tools"] = []
+    # --- observer-run (issue 14 §2): initial configs read and the sampler started, out of band
+    from ani.campaign.observe_run import RunObservation
+
+    state["observation"] = RunObservation.begin(spec, deps, lab, invariants, variant, trajectory, cell.level)
+    # --- end observer-run
     t0 = time.monotonic()
     state["agent_ran"] = True
     mark = fault_mark()
@@ -596,6 +603,7 @@ def _execute(
             adapter.close()
         except Exception as exc:  # noqa: BLE001
             state["close_error"] = _err(exc)
+    state["observation"].agent_ended()  # observer-run: from here every sampling round is complete
     if state.get("infra_error_reason"):
         return  # the agent never acted (its model never answered): nothing to grade
     if _host_faults(state, trajectory, lab, mark):
@@ -645,6 +653,9 @@ def _execute(
         return
     state["success"] = all(t.passed for t in state["tests"])
     state["damage_free"] = all(i.passed for i in state["invariants"])
+    # --- observer-run (issue 14 §2): recovery, changes nobody asked for, damage by class, oscillation
+    state["observation"].finish(state, state.get("fault_session"))
+    # --- end observer-run
 
 
 def _superseded(scenario: Any, variant: Any) -> tuple[list[Any], list[Any]]:
@@ -734,6 +745,7 @@ def _record(
         teardown_error=state.get("teardown_error"),
         unattributed=state.get("unattributed"),
         process=_process(info, state, label),
+        **(state["observation"].fields() if state.get("observation") is not None and label != INFRA else {}),  # observer-run
     )
 
 

@@ -153,6 +153,41 @@ class Observer:
                     results[i] = f.result()
         return [r for r in results if r is not None]
 
+    def sample(self, checks: Sequence[Check]) -> list[CheckResult]:
+        """One look at each of ``checks``, no retry (the out-of-band sampler's round,
+        :mod:`ani.observer.sampler`); results in the same order.
+
+        Unlike :meth:`evaluate` a failed positive check is not retried (a sample is a state at
+        one moment, not a verdict after convergence) and a negative check sends one ping
+        (``ping -c 1 -W 1``: one answer is a breach; none is a pass). Router reads are shared
+        as in :meth:`evaluate` (one ``show ip route json`` / ``show bgp summary json`` per
+        router and round). Raises ObserverError / HostFault like :meth:`evaluate`.
+        """
+        nodes = set(self.lab.topology.nodes)
+        for c in checks:
+            missing = [n for n in c.nodes if n not in nodes]
+            if missing:
+                raise ObserverError(f"check {c.name!r}: node {missing[0]!r} is not in the lab")
+        if not checks:
+            return []
+        self._reader = _Reader(self.lab)
+        with ThreadPoolExecutor(max_workers=max(1, min(self.negative_workers, len(checks)))) as pool:
+            return list(pool.map(self._sample_one, checks))
+
+    def _sample_one(self, check: Check) -> CheckResult:
+        t0 = time.monotonic()
+        try:
+            if _is_negative(check):
+                ok, detail = self._ping(check.src, str(check.dst), count=1)  # type: ignore[union-attr]
+                ok = not ok and not detail.startswith("could not run")
+            else:
+                ok, detail = self._attempt(check, [float("-inf")])
+        except HostFault:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed look, reported in detail
+            ok, detail = False, f"error: {exc}"
+        return self._result(check, ok, detail, 1, t0)
+
     # -- one check ---------------------------------------------------------------------------
 
     def _run_one(self, check: Check, bound_s: float) -> CheckResult:
