@@ -55,6 +55,7 @@ class RunObservation:
         self.report: Any = None
         self.agent_end: float | None = None
         self.initial: dict[str, Any] | None = None
+        self.kernel_initial: dict[str, Any] | None = None
         self.variant: Any = None
         self._fields: dict[str, Any] = {}
 
@@ -73,9 +74,10 @@ class RunObservation:
         routers = list(getattr(getattr(lab, "topology", None), "routers", None) or [])
         if routers and hasattr(lab, "vtysh"):
             try:
-                from ani.observer.changes import read_configs
+                from ani.observer.changes import read_configs, read_kernel
 
                 obs.initial = read_configs(lab, routers)
+                obs.kernel_initial = read_kernel(lab, routers)
             except Exception as exc:  # noqa: BLE001
                 obs._note("unrequested_changes", f"initial configs unreadable: {type(exc).__name__}: {exc}")
         observer = deps.make_observer(lab)
@@ -115,7 +117,7 @@ class RunObservation:
     def _unrequested(self) -> list[str]:
         if self.initial is None:
             return []
-        from ani.observer.changes import read_configs, reference_configs, unrequested_changes
+        from ani.observer.changes import read_configs, read_kernel, reference_configs, unrequested_changes
 
         reference, why = reference_configs(self.variant, self.initial)
         if reference is None:
@@ -123,10 +125,11 @@ class RunObservation:
             return []
         try:
             final = read_configs(self.lab, list(self.initial))
+            kernel_final = read_kernel(self.lab, list(self.initial))
         except Exception as exc:  # noqa: BLE001
             self._note("unrequested_changes", f"final configs unreadable: {type(exc).__name__}: {exc}")
             return []
-        return unrequested_changes(self.initial, final, reference)
+        return unrequested_changes(self.initial, final, reference, self.kernel_initial, kernel_final)
 
     def stop(self) -> None:
         """Stop the sampler (idempotent) and keep its report."""

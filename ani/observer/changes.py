@@ -19,6 +19,10 @@ How it is computed
        (:func:`ani.agents.scripted_tasks.changes_for`: reads only the request, its files and the
        configs, never the hidden tests) compiled onto them (:func:`ani.intents.compile_changes`).
     4. Unrequested = the run's changes not among the needed ones, ``"<router>: <change>"``.
+    5. The kernel's IPv4 interface addresses (``ip -j addr show``) are read with the
+       configurations: an address the kernel gained or lost that the router's FRR
+       configuration did not (``ip addr flush`` under FRR: zebra keeps ``ip address`` in its
+       running config) is listed too, ``"<router>: - kernel / interface X / address A"``.
 
     Normalisation: a prefix-list entry is compared without its sequence number (an agent that
     numbers its new entry 40 where the planner would use 30 did what was asked), rules of the
@@ -43,7 +47,8 @@ from typing import Any
 
 from ani.device.model import DeviceConfig
 
-__all__ = ["config_changes", "read_configs", "reference_configs", "unrequested_changes"]
+__all__ = ["config_changes", "kernel_addresses", "read_configs", "read_kernel", "reference_configs",
+           "unrequested_changes"]
 
 _PL_SEQ = re.compile(r"^(ip prefix-list \S+) seq \d+ ")
 
@@ -56,6 +61,37 @@ def read_configs(lab: Any, routers: list[str], timeout: float = 10.0, workers: i
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(routers) or 1))) as pool:
         cfgs = list(pool.map(lambda r: read(lab, r, timeout), routers))
     return dict(zip(routers, cfgs, strict=True))
+
+
+def kernel_addresses(ip_json: str) -> set[tuple[str, str]]:
+    """``{(interface, "A/len")}`` of the IPv4 addresses in ``ip -j addr show`` output, 127/8 left
+    out. Raises ValueError if it is not that JSON."""
+    import json
+
+    out: set[tuple[str, str]] = set()
+    for link in json.loads(ip_json or "[]"):
+        for a in link.get("addr_info") or []:
+            if a.get("family") == "inet" and not str(a.get("local", "")).startswith("127."):
+                out.add((str(link.get("ifname")), f"{a.get('local')}/{a.get('prefixlen')}"))
+    return out
+
+
+def read_kernel(lab: Any, routers: list[str], timeout: float = 10.0) -> dict[str, set[tuple[str, str]]]:
+    """``{router: kernel_addresses(...)}`` read with ``lab.exec`` (``ip -j addr show``); a router
+    whose read fails is left out."""
+    out: dict[str, set[tuple[str, str]]] = {}
+    for r in routers:
+        res = lab.exec(r, ["ip", "-j", "addr", "show"], timeout=timeout)
+        if getattr(res, "rc", 1) == 0:
+            try:
+                out[r] = kernel_addresses(res.stdout)
+            except ValueError:
+                continue
+    return out
+
+
+def _config_addresses(cfg: DeviceConfig) -> set[tuple[str, str]]:
+    return {(name, str(a)) for name, i in cfg.interfaces.items() for a in i.addresses}
 
 
 def _frr_leaves(cfg: DeviceConfig) -> Any:
@@ -114,9 +150,13 @@ def reference_configs(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[d
 
 
 def unrequested_changes(initial: dict[str, DeviceConfig], final: dict[str, DeviceConfig],
-                        reference: dict[str, DeviceConfig]) -> list[str]:
+                        reference: dict[str, DeviceConfig],
+                        kernel_initial: dict[str, set[tuple[str, str]]] | None = None,
+                        kernel_final: dict[str, set[tuple[str, str]]] | None = None) -> list[str]:
     """``"<router>: <change>"`` for each change the run made (``initial`` -> ``final``) that
-    the reference end state does not make (``initial`` -> ``reference``); routers in order."""
+    the reference end state does not make (``initial`` -> ``reference``), then the kernel
+    address changes the FRR configuration does not account for (module doc, step 5); routers
+    in order."""
     out: list[str] = []
     for r in initial:
         if r not in final:
@@ -127,4 +167,13 @@ def unrequested_changes(initial: dict[str, DeviceConfig], final: dict[str, Devic
                 needed[change] -= 1
             else:
                 out.append(f"{r}: {change}")
+        ki, kf = (kernel_initial or {}).get(r), (kernel_final or {}).get(r)
+        if ki is None or kf is None:
+            continue
+        ci, cf = _config_addresses(initial[r]), _config_addresses(final[r])
+        for sign, got in (("-", ki - kf), ("+", kf - ki)):
+            for ifname, addr in sorted(got):
+                explained = ((ifname, addr) in ci - cf) if sign == "-" else ((ifname, addr) in cf - ci)
+                if not explained:
+                    out.append(f"{r}: {sign} kernel / interface {ifname} / address {addr}")
     return out
