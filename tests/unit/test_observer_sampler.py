@@ -1,0 +1,276 @@
+"""The sampler's interval logic (pure, and on its thread with a fake observer), damage by
+service class, oscillation, and Observer.sample / evaluate's "passed checks are not redone"."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from ani.campaign.oscillation import inverse_chain, oscillating
+from ani.observer import Observer, ReachCheck, RouteCheck
+from ani.observer.damage import damaged_by_class, service_class_of
+from ani.observer.evaluate import CheckResult
+from ani.observer.sampler import IntervalTracker, Sampler
+
+# -- IntervalTracker (pure) ----------------------------------------------------------------------
+
+
+def test_a_break_repaired_later_is_one_closed_interval_and_the_first_violation():
+    t = IntervalTracker()
+    for time_s, a_ok, b_ok in [(0.0, True, True), (1.0, False, True), (2.0, False, False), (3.0, True, False),
+                               (4.0, True, True)]:
+        t.observe("a", "tenant:red", time_s, a_ok)
+        t.observe("b", "bgp", time_s, b_ok)
+    u = t.unsafe()
+    assert u is not None
+    assert (u.first_violation_s, u.invariant, u.service, u.duration_s) == (1.0, "a", "tenant:red", 2.0)
+    assert [(v.name, v.start_s, v.end_s) for v in u.violations] == [("a", 1.0, 3.0), ("b", 2.0, 4.0)]
+    assert u.unsafe_s == 3.0  # union of [1, 3] and [2, 4]
+    assert t.failing() == []
+
+
+def test_an_invariant_broken_twice_has_two_intervals_and_an_open_one_has_no_end():
+    t = IntervalTracker()
+    for time_s, ok in [(0, False), (1, True), (2, False), (3, False)]:
+        t.observe("a", None, time_s, ok)
+    u = t.unsafe()
+    assert [(v.start_s, v.end_s) for v in u.violations] == [(0, 1), (2, None)]
+    assert u.duration_s == 1 and u.unsafe_s == 2  # the open interval counts up to the last round
+    assert t.failing() == ["a"]
+
+
+def test_no_failure_no_unsafe_state():
+    t = IntervalTracker()
+    t.observe("a", None, 0.0, True)
+    t.observe("a", None, 1.0, True)
+    assert t.unsafe() is None
+
+
+def test_ties_take_the_invariants_order():
+    t = IntervalTracker()
+    t.observe("first", "underlay", 0.0, True)
+    t.observe("second", "bgp", 0.0, True)
+    t.observe("second", "bgp", 1.0, False)
+    t.observe("first", "underlay", 1.0, False)
+    assert t.unsafe().invariant == "first"
+
+
+# -- Sampler on its thread, fake observer (state by round, not by time) ---------------------------
+
+
+@dataclass(frozen=True)
+class C:
+    name: str
+    service: str | None = None
+    kind: str = "reach"
+    expect: bool = True
+
+
+class ScriptObserver:
+    """``sample()`` answers from ``script``: round i -> set of failing names (the last entry
+    repeats). Counts which checks each round was asked for."""
+
+    def __init__(self, script, fail_with=None):
+        self.script = script
+        self.rounds: list[list[str]] = []
+        self.fail_with = fail_with
+        self.lock = threading.Lock()
+
+    def sample(self, checks):
+        with self.lock:
+            i = len(self.rounds)
+            self.rounds.append([c.name for c in checks])
+        if self.fail_with is not None and i == 1:
+            raise self.fail_with
+        failing = self.script[min(i, len(self.script) - 1)]
+        return [CheckResult(name=c.name, kind=c.kind, passed=c.name not in failing) for c in checks]
+
+
+def _until(pred, what, limit=20.0):
+    end = time.monotonic() + limit
+    while not pred():
+        assert time.monotonic() < end, what
+        time.sleep(0.005)
+
+
+def test_sampler_records_a_violation_seen_between_two_passing_rounds():
+    obs = ScriptObserver([set(), {"reach a"}, {"reach a"}, set()])
+    s = Sampler(obs, [C("reach a", "tenant:red"), C("iso", "isolation", expect=False)], period_s=0.01,
+                negative_every=2).start()
+    _until(lambda: len(obs.rounds) >= 5, "five rounds")
+    s.agent_ended()
+    assert s.wait_recovered(since=time.monotonic(), bound_s=20)
+    rep = s.stop()
+    assert rep.unsafe is not None and rep.unsafe.invariant == "reach a" and rep.unsafe.service == "tenant:red"
+    (v,) = rep.unsafe.violations
+    assert v.end_s is not None and v.end_s > v.start_s
+    assert rep.samples == len(obs.rounds) and rep.recovered is True and rep.recovery_s == 0.0
+    # while the agent ran the negative check joined every 2nd round only
+    assert obs.rounds[0] == ["reach a", "iso"] and obs.rounds[1] == ["reach a"]
+
+
+def test_no_recovery_within_the_bound():
+    obs = ScriptObserver([set(), {"reach a"}])
+    s = Sampler(obs, [C("reach a")], period_s=0.01).start()
+    _until(lambda: len(obs.rounds) >= 3, "three rounds")
+    s.agent_ended()
+    assert s.wait_recovered(since=time.monotonic(), bound_s=0.05) is False
+    rep = s.stop()
+    assert rep.recovered is False and rep.recovery_s is None
+    assert rep.unsafe.duration_s is None and rep.unsafe.violations[0].end_s is None
+
+
+def test_recovery_takes_the_rounds_it_takes():
+    obs = ScriptObserver([{"reach a"}] * 4 + [set()])
+    s = Sampler(obs, [C("reach a")], period_s=0.01)
+    s.start()
+    s.agent_ended()
+    since = time.monotonic()
+    assert s.wait_recovered(since=since, bound_s=20)
+    rep = s.stop()
+    assert rep.recovered is True and rep.recovery_s > 0  # the first rounds after 'since' still failed
+
+
+def test_a_failed_round_is_kept_as_an_error_and_sampling_goes_on():
+    obs = ScriptObserver([set()], fail_with=RuntimeError("vtysh hung"))
+    s = Sampler(obs, [C("reach a")], period_s=0.01).start()
+    _until(lambda: len(obs.rounds) >= 4, "four rounds")
+    rep = s.stop()
+    assert rep.errors == ["RuntimeError: vtysh hung"] and rep.samples == len(obs.rounds) - 1
+
+
+def test_a_changing_call_pokes_the_sampler_at_once():
+    obs = ScriptObserver([set()])
+    s = Sampler(obs, [C("reach a")], period_s=3600).start()  # without pokes: one round only
+    _until(lambda: len(obs.rounds) >= 1, "first round")
+    s.on_event({"event": "tool_call", "changed": False})
+    s.on_event({"event": "tool_call", "changed": True})
+    _until(lambda: len(obs.rounds) >= 2, "the poked round")
+    rep = s.stop()
+    assert rep.samples == 2
+
+
+# -- Observer.sample / evaluate with a fake lab --------------------------------------------------
+
+
+@dataclass
+class R:
+    rc: int
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+
+
+class Topo:
+    nodes = ["h1", "e1", "e2"]
+
+
+class CountingLab:
+    def __init__(self, answering=(), routes=None):
+        self.topology = Topo()
+        self.answering = set(answering)
+        self.routes = routes or {}
+        self.pings: list[tuple[str, int]] = []
+        self.reads: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+
+    def exec(self, node, argv, timeout=10.0, input=None):
+        dst, count = argv[-1], int(argv[argv.index("-c") + 1])
+        with self.lock:
+            self.pings.append((dst, count))
+        got = count if dst in self.answering else 0
+        return R(0 if got else 1, f"{count} packets transmitted, {got} received\n")
+
+    def vtysh_json(self, router, command, timeout=10.0):
+        with self.lock:
+            self.reads.append((router, command))
+        return self.routes.get(router, {})
+
+
+def test_sample_is_one_look_per_check_and_one_table_read_per_router():
+    lab = CountingLab(answering={"10.0.0.2"}, routes={"e1": {"10.1.0.0/24": [{"protocol": "bgp"}]}})
+    checks = [ReachCheck(src="h1", dst="10.0.0.2"), ReachCheck(src="h1", dst="10.0.0.3"),
+              ReachCheck(src="h1", dst="10.0.0.4", expect=False),
+              RouteCheck(router="e1", prefix="10.1.0.0/24"), RouteCheck(router="e1", prefix="10.2.0.0/24")]
+    res = Observer(lab).sample(checks)
+    assert [r.passed for r in res] == [True, False, True, True, False]
+    assert all(r.attempts == 1 for r in res)
+    assert sorted(lab.pings) == [("10.0.0.2", 1), ("10.0.0.3", 1), ("10.0.0.4", 1)]  # negative: one ping
+    assert lab.reads == [("e1", "show ip route json")]
+
+
+def test_sample_sees_a_breach_of_isolation():
+    lab = CountingLab(answering={"10.0.0.4"})
+    (r,) = Observer(lab).sample([ReachCheck(src="h1", dst="10.0.0.4", expect=False)])
+    assert r.passed is False
+
+
+def test_grading_does_not_redo_passed_checks_while_waiting_for_the_others():
+    lab = CountingLab(answering={"10.0.0.2"}, routes={"e1": {"10.1.0.0/24": [{"protocol": "bgp"}]}})
+    checks = [ReachCheck(src="h1", dst="10.0.0.2"), ReachCheck(src="h1", dst="10.0.0.3"),
+              RouteCheck(router="e1", prefix="10.1.0.0/24"), RouteCheck(router="e2", prefix="10.2.0.0/24")]
+    res = Observer(lab, poll_s=0.01).evaluate(checks, bound_s=0.2)
+    assert [r.passed for r in res] == [True, False, True, False]
+    assert res[1].attempts > 2 and res[3].attempts > 2  # the failing ones were retried ...
+    assert res[0].attempts == 1 and res[2].attempts == 1  # ... the passed ones never again
+    assert lab.pings.count(("10.0.0.2", 1)) == 1
+    assert lab.reads.count(("e1", "show ip route json")) == 1
+    assert lab.reads.count(("e2", "show ip route json")) == res[3].attempts
+
+
+# -- damage by service class ---------------------------------------------------------------------
+
+
+@dataclass
+class O:
+    name: str
+    passed: bool
+    service: str | None
+
+
+def test_service_tags_map_to_their_class():
+    known = {"tenant-site", "static-route", "ibgp", "underlay"}
+    assert service_class_of("tenant:red", known) == "tenant-site"
+    assert service_class_of("isolation", known) == "tenant-site"
+    assert service_class_of("bgp", known) == "ibgp"
+    assert service_class_of("underlay", known) == "underlay"
+    assert service_class_of("static-route/e1/198.18.7.0/24/10.0.0.1", known) == "static-route"
+    assert service_class_of("weird/thing", known) == "weird/thing"  # not a class: its own
+    assert service_class_of(None, known) == "untagged"
+
+
+def test_damaged_by_class_counts_failed_invariants_only_each_tag_once():
+    outs = [O("reach red1 -> red2", False, "tenant:red"), O("reach red1 -> red3", False, "tenant:red"),
+            O("reach blue1 -> blue2", True, "tenant:blue"), O("bgp e1 -> c1", False, "bgp"),
+            O("route e2 198.18.7.0/24", False, "static-route/e1/198.18.7.0/24/10.0.0.1"),
+            O("something", False, None)]
+    assert damaged_by_class(outs) == {
+        "ibgp": ["bgp"], "static-route": ["static-route/e1/198.18.7.0/24/10.0.0.1"],
+        "tenant-site": ["tenant:red"], "untagged": ["something"]}
+    assert damaged_by_class([O("x", True, "bgp")]) == {}
+
+
+# -- oscillation ---------------------------------------------------------------------------------
+
+
+def _upd(cmds, ok=True):
+    return {"event": "tool_call", "tool": "update_config", "ok": ok, "changed": True,
+            "arguments": {"device": "e1", "commands": cmds}}
+
+
+READ = {"event": "tool_call", "tool": "get_running_config", "ok": True, "arguments": {"device": "e1"}}
+ADD = ["ip route 10.9.0.0/24 Null0"]
+DEL = ["no ip route 10.9.0.0/24 Null0"]
+
+
+def test_undo_and_redo_is_oscillation_even_with_reads_between():
+    events = [_upd(ADD), READ, _upd(DEL), READ, _upd(ADD)]
+    assert inverse_chain(events, "a1") == 2 and oscillating(events, "a1")
+
+
+def test_one_undo_is_not_oscillation_nor_are_refused_calls():
+    assert not oscillating([_upd(ADD), READ, _upd(DEL)], "a1")
+    assert not oscillating([_upd(ADD), _upd(DEL, ok=False), _upd(ADD)], "a1")
+    other = ["ip route 10.8.0.0/24 Null0"]
+    assert not oscillating([_upd(ADD), _upd(DEL), _upd(other)], "a1")
