@@ -2,6 +2,7 @@
 :mod:`ani.campaign.runner` calls it at four points::
 
     obs = RunObservation.begin(spec, deps, lab, invariants, variant, trajectory)   # before agent.run
+    adapter = obs.gated(adapter)                        # the agent's calls hold sampling back
     ... agent.run(...) ...
     obs.agent_ended()                                   # right after it
     ... settle, grading ...
@@ -37,10 +38,29 @@ from ani.campaign.oscillation import oscillating
 from ani.observer.damage import damaged_by_class
 from ani.observer.sampler import DEFAULT_PERIOD_S, Sampler
 
-__all__ = ["RECOVERY_BOUND_S", "RunObservation"]
+__all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation"]
 
 #: how long recovery is waited for when the campaign sets no ``observer_bound_s`` (seconds)
 RECOVERY_BOUND_S = 20.0
+
+
+class GatedAdapter:
+    """An adapter whose ``call`` brackets ``sampler.call_started()`` / ``call_ended()``; every
+    other attribute is the wrapped adapter's."""
+
+    def __init__(self, adapter: Any, sampler: Sampler) -> None:
+        self._adapter = adapter
+        self._sampler = sampler
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        self._sampler.call_started()
+        try:
+            return self._adapter.call(name, arguments)
+        finally:
+            self._sampler.call_ended()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._adapter, name)
 
 
 class RunObservation:
@@ -94,6 +114,11 @@ class RunObservation:
                 trajectory._hook = chained  # the runner's _TeeTrajectory: sampler first, display after
             obs.sampler.start()
         return obs  # an observer without sample() (a test's fake): not sampled, fields stay None
+
+    def gated(self, adapter: Any) -> Any:
+        """``adapter`` as the agent gets it: each ``call`` tells the sampler a call is in flight
+        (:meth:`ani.observer.sampler.Sampler.call_started`), everything else forwarded."""
+        return adapter if self.sampler is None else GatedAdapter(adapter, self.sampler)
 
     def agent_ended(self) -> None:
         self.agent_end = time.monotonic()

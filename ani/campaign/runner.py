@@ -576,6 +576,7 @@ def _execute(
     from ani.campaign.observe_run import RunObservation
 
     state["observation"] = RunObservation.begin(spec, deps, lab, invariants, variant, trajectory, cell.level)
+    adapter = state["observation"].gated(adapter)  # no sampling process starts during an agent call
     # --- end observer-run
     t0 = time.monotonic()
     state["agent_ran"] = True

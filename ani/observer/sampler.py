@@ -19,6 +19,15 @@ What a round is
     and each router's ``show ip route json`` / ``show bgp summary json`` is read once for all
     its checks in the round (the observer's shared reader).
 
+The agent first
+    Sampling shares the machine with the agent's own calls, so a round starts no process (one
+    per node with pings, one per router read; at most 4 at once) while an agent call is in
+    flight: the runner hands the agent the adapter wrapped so that each ``call`` brackets
+    :meth:`call_started` / :meth:`call_ended`. A round waits for the call to end, at most one
+    period per process (so an agent calling back to back still gets sampled); a call that
+    starts during a round meets at most the processes already started. Measured cost:
+    docs/performance.md, "Out-of-band sampling".
+
 When rounds run (the period is fixed and recorded: ``RunRecord.sample_period_s``)
     - every ``period_s`` seconds (:data:`DEFAULT_PERIOD_S` = 1 s) from the agent's start; a
       round that takes longer than the period delays the next one (rounds never overlap);
@@ -213,6 +222,8 @@ class Sampler:
         self._stop = threading.Event()
         self._cond = threading.Condition()
         self._rounds: list[tuple[float, bool, bool]] = []  # (start, complete, all passed)
+        self._in_flight = 0
+        self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
 
     # -- control -----------------------------------------------------------------------------
@@ -225,6 +236,28 @@ class Sampler:
             self._thread = threading.Thread(target=self._loop, name="ani-sampler", daemon=True)
             self._thread.start()
         return self
+
+    def call_started(self) -> None:
+        """An agent call began: no new sampling process starts until it ends (see the module
+        doc, "The agent first")."""
+        with self._idle:
+            self._in_flight += 1
+
+    def call_ended(self) -> None:
+        with self._idle:
+            self._in_flight = max(0, self._in_flight - 1)
+            self._idle.notify_all()
+
+    def _gate(self) -> None:
+        """Wait while an agent call is in flight, at most ``period_s`` (a round is never
+        starved by an agent that calls back to back)."""
+        deadline = self.clock() + self.period_s
+        with self._idle:
+            while self._in_flight and not self._stop.is_set():
+                left = deadline - self.clock()
+                if left <= 0:
+                    return
+                self._idle.wait(timeout=left)
 
     def poke(self) -> None:
         """Run the next round now (a changing call just returned)."""
@@ -298,7 +331,7 @@ class Sampler:
             complete = self._agent_end is not None or n % self.negative_every == 0
             checks = self.checks if complete else [c for c in self.checks if not _is_negative(c)]
             try:
-                results = self.observer.sample(checks)
+                results = self.observer.sample(checks, gate=self._gate)
             except HostFault as exc:
                 self._error(f"{type(exc).__name__}: {exc}")
                 break

@@ -58,7 +58,7 @@ class FakeObserver:
     def evaluate(self, checks, bound_s=None):
         return self._look(checks)
 
-    def sample(self, checks):
+    def sample(self, checks, gate=None):
         out = self._look(checks)
         if self.lab.flags["damage"]:
             self.lab.seen_damage.set()

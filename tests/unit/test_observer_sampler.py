@@ -3,12 +3,14 @@ service class, oscillation, and Observer.sample / evaluate's "passed checks are 
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
 from dataclasses import dataclass
 
 from ani.campaign.oscillation import inverse_chain, oscillating
-from ani.observer import Observer, ReachCheck, RouteCheck
+from ani.observer import LoopbackCheck, Observer, ReachCheck, RouteCheck
 from ani.observer.damage import damaged_by_class, service_class_of
 from ani.observer.evaluate import CheckResult
 from ani.observer.sampler import IntervalTracker, Sampler
@@ -77,7 +79,7 @@ class ScriptObserver:
         self.fail_with = fail_with
         self.lock = threading.Lock()
 
-    def sample(self, checks):
+    def sample(self, checks, gate=None):
         with self.lock:
             i = len(self.rounds)
             self.rounds.append([c.name for c in checks])
@@ -161,21 +163,56 @@ class R:
     stderr: str = ""
     timed_out: bool = False
 
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.timed_out
+
 
 class Topo:
     nodes = ["h1", "e1", "e2"]
 
 
+FAKE_PING = """#!/bin/sh
+# a stand-in for ping: the last argument is the destination; $ANSWERING / $UNREACHABLE list them
+for a in "$@"; do dst=$a; done
+echo "ping $*" >> "$PING_LOG"
+case " $UNREACHABLE " in *" $dst "*) echo "connect: Network is unreachable" >&2; exit 2;; esac
+case " $ANSWERING " in *" $dst "*) echo "1 packets transmitted, 1 received, 0% packet loss"; exit 0;; esac
+echo "1 packets transmitted, 0 received, 100% packet loss"; exit 1
+"""
+
+
 class CountingLab:
-    def __init__(self, answering=(), routes=None):
+    """Pings: ``sh -c SCRIPT`` (the sampler's batch) runs for real with a fake ``ping`` first on
+    PATH; a single ping (``evaluate``) is answered here."""
+
+    def __init__(self, tmp_path, answering=(), routes=None, unreachable=()):
         self.topology = Topo()
         self.answering = set(answering)
+        self.unreachable = set(unreachable)
         self.routes = routes or {}
         self.pings: list[tuple[str, int]] = []
         self.reads: list[tuple[str, str]] = []
+        self.execs: list[tuple[str, str]] = []
         self.lock = threading.Lock()
+        self.bin = tmp_path / "bin"
+        self.bin.mkdir(exist_ok=True)
+        (self.bin / "ping").write_text(FAKE_PING)
+        (self.bin / "ping").chmod(0o755)
+        self.log = tmp_path / "pings.log"
 
     def exec(self, node, argv, timeout=10.0, input=None):
+        with self.lock:
+            self.execs.append((node, argv[0]))
+        if argv[0] == "sh":
+            env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "PING_LOG": str(self.log),
+                   "ANSWERING": " ".join(self.answering), "UNREACHABLE": " ".join(self.unreachable)}
+            p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+            for ln in self.log.read_text().splitlines() if self.log.exists() else []:
+                with self.lock:
+                    self.pings.append((ln.split()[-1], int(ln.split()[ln.split().index("-c") + 1])))
+            self.log.unlink(missing_ok=True)
+            return R(p.returncode, p.stdout, p.stderr)
         dst, count = argv[-1], int(argv[argv.index("-c") + 1])
         with self.lock:
             self.pings.append((dst, count))
@@ -188,26 +225,34 @@ class CountingLab:
         return self.routes.get(router, {})
 
 
-def test_sample_is_one_look_per_check_and_one_table_read_per_router():
-    lab = CountingLab(answering={"10.0.0.2"}, routes={"e1": {"10.1.0.0/24": [{"protocol": "bgp"}]}})
+def test_sample_is_one_look_per_check_one_process_per_node_and_one_table_read_per_router(tmp_path):
+    lab = CountingLab(tmp_path, answering={"10.0.0.2", "100.64.255.2"}, unreachable={"10.0.0.5"},
+                      routes={"e1": {"10.1.0.0/24": [{"protocol": "bgp"}]}})
     checks = [ReachCheck(src="h1", dst="10.0.0.2"), ReachCheck(src="h1", dst="10.0.0.3"),
-              ReachCheck(src="h1", dst="10.0.0.4", expect=False),
-              RouteCheck(router="e1", prefix="10.1.0.0/24"), RouteCheck(router="e1", prefix="10.2.0.0/24")]
+              ReachCheck(src="h1", dst="10.0.0.4", expect=False), ReachCheck(src="h1", dst="10.0.0.5", expect=False),
+              ReachCheck(src="h1", dst="10.0.0.5"),
+              RouteCheck(router="e1", prefix="10.1.0.0/24"), RouteCheck(router="e1", prefix="10.2.0.0/24"),
+              LoopbackCheck(router="e1", address="100.64.255.2", source="100.64.255.1")]
     res = Observer(lab).sample(checks)
-    assert [r.passed for r in res] == [True, False, True, True, False]
+    assert [r.passed for r in res] == [True, False, True, True, False, True, False, True]
+    assert [r.detail for r in res[:5]] == ["1 of 1 answered", "0 of 1 answered", "0 of 1 answered", "no route",
+                                           "no route"]
     assert all(r.attempts == 1 for r in res)
-    assert sorted(lab.pings) == [("10.0.0.2", 1), ("10.0.0.3", 1), ("10.0.0.4", 1)]  # negative: one ping
+    # one ping per check (the negative ones too), one process per node, one table read per router
+    assert sorted(lab.pings) == sorted([("10.0.0.2", 1), ("10.0.0.3", 1), ("10.0.0.4", 1), ("10.0.0.5", 1),
+                                        ("10.0.0.5", 1), ("100.64.255.2", 1)])
+    assert sorted(lab.execs) == [("e1", "sh"), ("h1", "sh")]
     assert lab.reads == [("e1", "show ip route json")]
 
 
-def test_sample_sees_a_breach_of_isolation():
-    lab = CountingLab(answering={"10.0.0.4"})
+def test_sample_sees_a_breach_of_isolation(tmp_path):
+    lab = CountingLab(tmp_path, answering={"10.0.0.4"})
     (r,) = Observer(lab).sample([ReachCheck(src="h1", dst="10.0.0.4", expect=False)])
-    assert r.passed is False
+    assert r.passed is False and r.detail == "1 of 1 answered"
 
 
-def test_grading_does_not_redo_passed_checks_while_waiting_for_the_others():
-    lab = CountingLab(answering={"10.0.0.2"}, routes={"e1": {"10.1.0.0/24": [{"protocol": "bgp"}]}})
+def test_grading_does_not_redo_passed_checks_while_waiting_for_the_others(tmp_path):
+    lab = CountingLab(tmp_path, answering={"10.0.0.2"}, routes={"e1": {"10.1.0.0/24": [{"protocol": "bgp"}]}})
     checks = [ReachCheck(src="h1", dst="10.0.0.2"), ReachCheck(src="h1", dst="10.0.0.3"),
               RouteCheck(router="e1", prefix="10.1.0.0/24"), RouteCheck(router="e2", prefix="10.2.0.0/24")]
     res = Observer(lab, poll_s=0.01).evaluate(checks, bound_s=0.2)
@@ -274,3 +319,46 @@ def test_one_undo_is_not_oscillation_nor_are_refused_calls():
     assert not oscillating([_upd(ADD), _upd(DEL, ok=False), _upd(ADD)], "a1")
     other = ["ip route 10.8.0.0/24 Null0"]
     assert not oscillating([_upd(ADD), _upd(DEL), _upd(other)], "a1")
+
+
+def test_no_sampling_process_starts_while_an_agent_call_is_in_flight():
+    entered, passed = threading.Event(), threading.Event()
+
+    class GateObserver:
+        def sample(self, checks, gate=None):
+            entered.set()
+            gate()
+            passed.set()
+            return [CheckResult(name=c.name, kind=c.kind, passed=True) for c in checks]
+
+    s = Sampler(GateObserver(), [C("reach a")], period_s=3600)
+    s.call_started()  # the agent's call is under way when the round begins
+    s.start()
+    assert entered.wait(10)
+    assert not passed.wait(0.2)  # held back ...
+    s.call_ended()
+    assert passed.wait(10)  # ... until the call returned
+    assert s.stop().samples == 1
+
+
+def test_sample_reads_a_routers_commands_with_one_vtysh(tmp_path):
+    from ani.observer import BgpSessionCheck
+
+    class VtyLab(CountingLab):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.vtysh_calls: list[list[str]] = []
+
+        def vtysh(self, router, commands, timeout=10.0):
+            self.vtysh_calls.append(list(commands))
+            docs = {"show ip route json": '{"10.1.0.0/24": [{"protocol": "bgp"}]}',
+                    "show bgp summary json": '{"ipv4Unicast": {"peers": {"100.64.255.1": {"state": "Idle"}}}}'}
+            return R(0, "\n".join(docs[c] for c in commands) + "\n")
+
+    lab = VtyLab(tmp_path)
+    checks = [RouteCheck(router="e1", prefix="10.1.0.0/24"), BgpSessionCheck(router="e1", neighbor="100.64.255.1"),
+              RouteCheck(router="e1", prefix="10.2.0.0/24")]
+    res = Observer(lab).sample(checks)
+    assert [(r.passed, r.detail) for r in res] == [(True, "route present (bgp)"), (False, "state Idle"),
+                                                   (False, "no route")]
+    assert lab.vtysh_calls == [["show ip route json", "show bgp summary json"]] and lab.reads == []
