@@ -52,6 +52,7 @@ class CheckResult(BaseModel):
         attempts: how many times it was tried.
         elapsed_s: seconds from the first attempt to the verdict.
         service: the check's service tag, if any.
+        at: monotonic time of the look (set by :meth:`Observer.sample` only).
     """
 
     name: str
@@ -61,6 +62,7 @@ class CheckResult(BaseModel):
     attempts: int = 0
     elapsed_s: float = 0.0
     service: str | None = None
+    at: float | None = None
 
 
 def _is_negative(check: Check) -> bool:
@@ -203,10 +205,13 @@ class Observer:
         def job(what: str, node: str, idxs: list[int]) -> list[CheckResult]:
             if gate is not None:
                 gate()
+            at = time.monotonic()
             if what == "ping":
-                return self._sample_pings(node, [checks[i] for i in idxs], t0)
-            self._prefetch(node, [checks[i] for i in idxs])
-            return [self._sample_read(checks[i]) for i in idxs]
+                out = self._sample_pings(node, [checks[i] for i in idxs], t0)
+            else:
+                self._prefetch(node, [checks[i] for i in idxs])
+                out = [self._sample_read(checks[i]) for i in idxs]
+            return [r.model_copy(update={"at": at}) for r in out]
 
         with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
             futs = [pool.submit(job, *j) for j in jobs]

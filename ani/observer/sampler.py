@@ -23,9 +23,9 @@ The agent first
     Sampling shares the machine with the agent's own calls, so a round starts no process (one
     per node with pings, one per router read; at most 4 at once) while an agent call is in
     flight: the runner hands the agent the adapter wrapped so that each ``call`` brackets
-    :meth:`call_started` / :meth:`call_ended`. A round waits for the call to end, at most one
-    period per process (so an agent calling back to back still gets sampled); a call that
-    starts during a round meets at most the processes already started. Measured cost:
+    :meth:`call_started` / :meth:`call_ended`. A round waits for the call to end, until at most
+    one period after it began (so an agent calling back to back still gets sampled); a call
+    that starts during a round meets at most the processes already started. Measured cost:
     docs/performance.md, "Out-of-band sampling".
 
 When rounds run (the period is fixed and recorded: ``RunRecord.sample_period_s``)
@@ -40,9 +40,9 @@ When rounds run (the period is fixed and recorded: ``RunRecord.sample_period_s``
 Violation intervals
     An invariant is *violated* from the first round that sees it fail to the first round after
     that sees it pass again: ``Violation(name, service, start_s, end_s)`` in seconds since the
-    agent started (``end_s`` None: still failing when sampling stopped). Times are the start of
-    the round that saw the change, so an interval is known to within one round (period plus a
-    round's duration); a violation that begins and ends between two rounds is not seen (the
+    agent started (``end_s`` None: still failing when sampling stopped). Times are when the
+    check was looked at (``CheckResult.at``; else the round's start), so an interval is known
+    to within one round (period plus a round's duration); a violation that begins and ends between two rounds is not seen (the
     trigger on changing calls makes that rare: see docs/campaigns.md). The run's
     :class:`UnsafeState` holds the first violation (time, invariant, service, how long it
     lasted) and every interval; None when no round saw any invariant fail.
@@ -223,6 +223,7 @@ class Sampler:
         self._cond = threading.Condition()
         self._rounds: list[tuple[float, bool, bool]] = []  # (start, complete, all passed)
         self._in_flight = 0
+        self._round_deadline = 0.0
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -249,9 +250,9 @@ class Sampler:
             self._idle.notify_all()
 
     def _gate(self) -> None:
-        """Wait while an agent call is in flight, at most ``period_s`` (a round is never
-        starved by an agent that calls back to back)."""
-        deadline = self.clock() + self.period_s
+        """Wait while an agent call is in flight, until at most ``period_s`` after the round
+        began (a round is never starved by an agent that calls back to back)."""
+        deadline = self._round_deadline
         with self._idle:
             while self._in_flight and not self._stop.is_set():
                 left = deadline - self.clock()
@@ -328,6 +329,7 @@ class Sampler:
         while not self._stop.is_set():
             self._wake.clear()  # a poke from here on asks for the round after this one
             started = self.clock()
+            self._round_deadline = started + self.period_s
             complete = self._agent_end is not None or n % self.negative_every == 0
             checks = self.checks if complete else [c for c in self.checks if not _is_negative(c)]
             try:
@@ -339,8 +341,9 @@ class Sampler:
                 self._error(f"{type(exc).__name__}: {exc}")
                 results = None
             if results is not None:
-                t = started - (self.t0 or 0.0)
                 for c, r in zip(checks, results, strict=False):
+                    at = getattr(r, "at", None)  # when this check was looked at (monotonic)
+                    t = (at if isinstance(at, (int, float)) else started) - (self.t0 or 0.0)
                     self.tracker.observe(str(r.name), getattr(c, "service", None), t, bool(r.passed))
                 complete = complete or not any(_is_negative(c) for c in self.checks)
                 all_ok = not self.tracker.failing()

@@ -205,13 +205,14 @@ class CountingLab:
         with self.lock:
             self.execs.append((node, argv[0]))
         if argv[0] == "sh":
-            env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "PING_LOG": str(self.log),
+            log = self.log.with_name(f"pings-{node}-{threading.get_ident()}.log")  # one per exec
+            env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "PING_LOG": str(log),
                    "ANSWERING": " ".join(self.answering), "UNREACHABLE": " ".join(self.unreachable)}
             p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
-            for ln in self.log.read_text().splitlines() if self.log.exists() else []:
+            for ln in log.read_text().splitlines() if log.exists() else []:
                 with self.lock:
                     self.pings.append((ln.split()[-1], int(ln.split()[ln.split().index("-c") + 1])))
-            self.log.unlink(missing_ok=True)
+            log.unlink(missing_ok=True)
             return R(p.returncode, p.stdout, p.stderr)
         dst, count = argv[-1], int(argv[argv.index("-c") + 1])
         with self.lock:
