@@ -16,7 +16,8 @@ on the routers in turn; A0: ``shell`` with ``vtysh -c 'show running-config'`` an
 addr``). Blocks alternate ``off`` (no sampler), ``on`` (the sampler at ``--period``, default
 the runner's :data:`~ani.observer.sampler.DEFAULT_PERIOD_S`) and ``poked`` (the same sampler
 poked after every call, as if every call changed the network: the worst case), ``--blocks``
-times each, so drift in the machine's load (other labs) spreads over all three. Prints per
+times each, so drift in the machine's load (other labs) spreads over all three; a block meets
+its sampler at a random phase of the period (steady state, not a fresh sampler's first round). Prints per
 condition the median, mean and 10%-trimmed mean call latency (the machine may be shared: the
 trimmed mean drops the slowest and fastest tenth), the overhead against ``off``, and the rounds
 the sampler ran. The lab is removed also on failure or Ctrl-C.
@@ -25,9 +26,11 @@ the sampler ran. The lab is removed also on failure or Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import random
 import resource
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -134,12 +137,18 @@ def main() -> int:
         calls = calls_for(args.level, list(scen.topology.routers))
         block(adapter, calls, 1.0)  # warm up
         res: dict[str, dict[str, list[float]]] = {"off": {}, "on": {}, "poked": {}}
+        rng = random.Random(1)
         rounds: dict[str, int] = {"on": 0, "poked": 0}
         for _ in range(args.blocks):
             for cond in ("off", "on", "poked"):
                 sampler, agent_side = None, adapter
                 if cond != "off":
-                    sampler = Sampler(Observer(lab), checks, period_s=period).start()
+                    sampler = Sampler(Observer(lab), checks, period_s=period)
+                    # steady state: the block meets the sampler at a random phase of its period
+                    # (a sampler's first round runs at once; every block starting with one would
+                    # make a long period look as dense as a short one)
+                    timer = threading.Timer(rng.uniform(0, period), sampler.start)
+                    timer.start()
                     agent_side = GatedAdapter(adapter, sampler)  # as the runner hands it to the agent
                 try:
                     for tool, ts in block(agent_side, calls, args.block_s, sampler, poke=cond == "poked",
@@ -147,6 +156,8 @@ def main() -> int:
                         res[cond].setdefault(tool, []).extend(ts)
                 finally:
                     if sampler is not None:
+                        timer.cancel()
+                        timer.join()
                         rep = sampler.stop()
                         rounds[cond] += rep.samples
                         if rep.errors:

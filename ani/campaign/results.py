@@ -82,6 +82,10 @@ class RunRecord(BaseModel):
             before they existed, and when a stored value no longer validates (an older format:
             read with a warning; the run and its verdict are kept, ``ani campaign report`` shows
             its metrics as missing).
+        damaged / unsafe / sample_period_s / samples / recovered / recovery_s /
+        unrequested_changes / oscillating: what the out-of-band observer saw during and after
+            the run (:mod:`ani.campaign.observe_run`; docs/campaigns.md, "What the observer
+            sees"); their defaults in an infra_error record and in records written before them.
     """
 
     run_id: str

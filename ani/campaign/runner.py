@@ -33,6 +33,13 @@ cannot be attributed: the run is graded and ``RunRecord.unattributed`` says so.
 Before the first lab, :func:`check_host` refuses cells whose level cannot work on this machine
 (``ani doctor``'s checks).
 
+Out-of-band observation (observer-run, issue 14 §2; :mod:`ani.campaign.observe_run`): just
+before ``agent.run`` the routers' configurations are read and the sampler of the baseline
+invariants starts (the agent gets the adapter wrapped so that no sampling process starts during
+one of its calls); after grading, recovery is awaited and the record gets ``unsafe``,
+``samples``, ``sample_period_s``, ``recovered``, ``recovery_s``, ``damaged``,
+``unrequested_changes`` and ``oscillating``. The sampler is stopped before teardown on every path.
+
 The other modules (lab, scenario, observer, agents) are imported lazily by the
 default :class:`RunnerDeps`; tests inject small fakes.
 """

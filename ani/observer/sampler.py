@@ -3,7 +3,7 @@ states, and recovery once the agent (and any fault) is done.
 
 ::
 
-    sampler = Sampler(Observer(lab), invariants)          # period 1 s (DEFAULT_PERIOD_S)
+    sampler = Sampler(Observer(lab), invariants)          # period 5 s (DEFAULT_PERIOD_S)
     sampler.start()                                       # t = 0: the agent starts now
     trajectory hook -> sampler.on_event(event)            # a changing tool call: sample at once
     agent.run(...)
@@ -29,7 +29,7 @@ The agent first
     docs/performance.md, "Out-of-band sampling".
 
 When rounds run (the period is fixed and recorded: ``RunRecord.sample_period_s``)
-    - every ``period_s`` seconds (:data:`DEFAULT_PERIOD_S` = 1 s) from the agent's start; a
+    - every ``period_s`` seconds (:data:`DEFAULT_PERIOD_S` = 5 s) from the agent's start; a
       round that takes longer than the period delays the next one (rounds never overlap);
     - at once after each tool call whose result says ``changed`` (the runner hands trajectory
       events to :meth:`on_event`): a change is looked at while it is fresh, so a break that the
@@ -81,9 +81,9 @@ __all__ = [
 ]
 
 #: seconds between two sampling rounds (measured cost: docs/performance.md, "Sampling")
-DEFAULT_PERIOD_S = 1.0
+DEFAULT_PERIOD_S = 5.0
 #: while the agent runs, negative (isolation) checks are sampled every this many rounds
-NEGATIVE_EVERY = 5
+NEGATIVE_EVERY = 2
 
 
 class Violation(BaseModel):
