@@ -14,7 +14,9 @@ What each part records (fields of :class:`ani.campaign.results.RunRecord`):
 
 - ``unsafe``, ``samples``, ``sample_period_s``: the sampler (:mod:`ani.observer.sampler`) runs
   from just before ``agent.run`` until grading is done, on the run's baseline invariants (the
-  superseded ones left out, as in grading); each tool call with ``changed`` pokes it.
+  superseded ones left out, as in grading); each tool call that changed something or tried to
+  (``changed``, or an update by its kind: A0's ``ip addr flush`` changes only the kernel, which
+  A0's change detection does not compare) pokes it.
 - ``recovered``, ``recovery_s``: after grading it waits (at most ``observer_bound_s``, default
   20 s, from the reference time) for a complete round in which every invariant passes; the
   reference time is the later of the agent's end and the faults' end (``fault_session.ended_at``,
@@ -42,6 +44,21 @@ __all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation"]
 
 #: how long recovery is waited for when the campaign sets no ``observer_bound_s`` (seconds)
 RECOVERY_BOUND_S = 20.0
+
+
+def _attempted_change(ev: dict[str, Any], level: str) -> bool:
+    """A ``tool_call`` that changed something, or tried to (an update by its kind,
+    :func:`ani.campaign.metrics.tool_kind`: A0's ``ip addr flush`` changes the kernel, not the
+    FRR config or nftables that A0's change detection compares, so its ``changed`` is false)."""
+    if ev.get("event") != "tool_call":
+        return False
+    if ev.get("changed") is True:
+        return True
+    from ani.campaign.metrics import PREPARATORY_TOOLS, tool_kind
+
+    tool = str(ev.get("tool", ""))
+    args = ev.get("arguments") if isinstance(ev.get("arguments"), dict) else None
+    return tool not in PREPARATORY_TOOLS and tool_kind(level, tool, args, changed=ev.get("changed")) == "update"
 
 
 class GatedAdapter:
@@ -106,7 +123,8 @@ class RunObservation:
             hook = getattr(trajectory, "_hook", None)
 
             def chained(ev: dict[str, Any], _prev: Any = hook, _s: Sampler = obs.sampler) -> None:
-                _s.on_event(ev)
+                if _attempted_change(ev, level):
+                    _s.poke()
                 if _prev is not None:
                     _prev(ev)
 

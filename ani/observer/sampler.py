@@ -23,17 +23,21 @@ The agent first
     Sampling shares the machine with the agent's own calls, so a round starts no process (one
     per node with pings, one per router read; at most 4 at once) while an agent call is in
     flight: the runner hands the agent the adapter wrapped so that each ``call`` brackets
-    :meth:`call_started` / :meth:`call_ended`. A round waits for the call to end, until at most
-    one period after it began (so an agent calling back to back still gets sampled); a call
-    that starts during a round meets at most the processes already started. Measured cost:
-    docs/performance.md, "Out-of-band sampling".
+    :meth:`call_started` / :meth:`call_ended`. A periodic round waits for the call to end,
+    until at most one period after it began (so an agent calling back to back still gets
+    sampled); a call that starts during a round meets at most the processes already started.
+    A poke (a changing call returned) ends the waiting of the round under way, and the round it
+    asks for does not wait: the change is looked at at once (the next call may then meet it:
+    the "poked" figures of docs/performance.md are that worst case).
+    Measured cost: docs/performance.md, "Out-of-band sampling".
 
 When rounds run (the period is fixed and recorded: ``RunRecord.sample_period_s``)
     - every ``period_s`` seconds (:data:`DEFAULT_PERIOD_S` = 5 s) from the agent's start; a
       round that takes longer than the period delays the next one (rounds never overlap);
-    - at once after each tool call whose result says ``changed`` (the runner hands trajectory
-      events to :meth:`on_event`): a change is looked at while it is fresh, so a break that the
-      agent repairs two steps later is seen even when those steps take less than a period;
+    - at once after each tool call that changed something or tried to (the runner pokes it:
+      :mod:`ani.campaign.observe_run`; :meth:`on_event` pokes on ``changed``): a change is
+      looked at while it is fresh, so a break that the agent repairs two steps later is seen
+      even when those steps take less than a period;
     - negative (isolation) checks only every :data:`NEGATIVE_EVERY`-th round while the agent
       runs (each waits up to 1 s for a reply that must not come), and in every round after it.
 
@@ -224,6 +228,7 @@ class Sampler:
         self._rounds: list[tuple[float, bool, bool]] = []  # (start, complete, all passed)
         self._in_flight = 0
         self._round_deadline = 0.0
+        self._round_poked = False
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -252,17 +257,23 @@ class Sampler:
     def _gate(self) -> None:
         """Wait while an agent call is in flight, until at most ``period_s`` after the round
         began (a round is never starved by an agent that calls back to back)."""
+        if self._round_poked:
+            return  # a change just happened: looked at at once
         deadline = self._round_deadline
         with self._idle:
-            while self._in_flight and not self._stop.is_set():
+            while self._in_flight and not self._stop.is_set() and not self._round_poked:
                 left = deadline - self.clock()
                 if left <= 0:
                     return
                 self._idle.wait(timeout=left)
 
     def poke(self) -> None:
-        """Run the next round now (a changing call just returned)."""
+        """Look now (a changing call just returned): the round under way stops waiting for
+        agent calls, and the next round starts as soon as it ends."""
         self._wake.set()
+        with self._idle:
+            self._round_poked = True
+            self._idle.notify_all()
 
     def on_event(self, event: dict[str, Any]) -> None:
         """Trajectory hook: a ``tool_call`` event with ``changed`` true pokes the sampler."""
@@ -326,7 +337,9 @@ class Sampler:
 
     def _loop(self) -> None:
         n = 0
+        poked = False
         while not self._stop.is_set():
+            self._round_poked = poked
             self._wake.clear()  # a poke from here on asks for the round after this one
             started = self.clock()
             self._round_deadline = started + self.period_s
@@ -353,8 +366,7 @@ class Sampler:
                     self._cond.notify_all()
             n += 1
             left = self.period_s - (self.clock() - started)
-            if left > 0:
-                self._wake.wait(timeout=left)
+            poked = self._wake.wait(timeout=left) if left > 0 else self._wake.is_set()
         with self._cond:
             self._cond.notify_all()
 
