@@ -150,7 +150,7 @@ class RunObservation:
         if isinstance(ended, (int, float)):
             since = max(since, float(ended))
         if self.sampler is not None:
-            self.sampler.wait_recovered(since, max(0.0, since + self.bound_s - time.monotonic()))
+            self.sampler.wait_recovered(since, self.bound_s)  # until since + bound at most
         self.stop()
         self._fields["damaged"] = damaged_by_class(state.get("invariants") or [])
         events = list(getattr(self.trajectory, "events", []) or [])
