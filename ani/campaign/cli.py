@@ -346,6 +346,10 @@ def run_one(
     )
     if rec.process is not None:
         console.print(f"process: {escape(rec.process.describe())}", soft_wrap=True)
+    from ani.campaign.observer_report import observer_line  # observer-run (issue 14 §2)
+
+    if (seen := observer_line(rec)) is not None:
+        console.print(f"observer: {escape(seen)}", soft_wrap=True)
     trajectory = rec.trajectory or "-"
     console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
     if rec.label in INVALID_LABELS:  # infra_error, environment_invalid (faults)

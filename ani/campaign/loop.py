@@ -348,6 +348,10 @@ def run_campaign(
                     extra = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
                     extra += f" agent error: {rec.agent_error}" if rec.agent_error else ""
                     extra += f" [yellow]unattributed[/yellow]: {escape(rec.unattributed)}" if rec.unattributed else ""
+                    from ani.campaign.observer_report import observer_line  # observer-run (issue 14 §2)
+
+                    seen = observer_line(rec)
+                    extra += f" [yellow]observer[/yellow]: {escape(seen)}" if seen else ""
                     bar.console.print(
                         f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}"
                     )
