@@ -161,11 +161,10 @@ def context(s: CampaignSummary) -> dict[str, Any]:
     stress = []
     for param, values in stress_params(s):
         series = stress_series(s, param, values)
-        cell_names = sorted({k.split(":", 1)[1] for k in series}, key=list(series).index)
         rows = []
-        for cell in cell_names:
+        for cell in series["success"]:
             for attr in ("success", "damage_free"):
-                pts = series[f"{attr}:{cell}"]
+                pts = series[attr][cell]
                 rows.append({"cell": cell, "rate": attr.replace("_", "-"), "values": [
                     "-" if not n else f"{k}/{n} {_ci(wilson(k, n))}" for k, n in pts]})
         stress.append({"param": param, "values": [str(v) for v in values], "rows": rows,

@@ -145,7 +145,8 @@ def rates_plot(s: Any) -> Plot | None:
             ax.set_title(title)
             ax.set_xlabel("rate (point), 95% Wilson (thick), Clopper-Pearson (thin)")
             if bound_drawn:
-                ax.legend(loc="lower left", fontsize=8, frameon=False)
+                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8,
+                          frameon=False)
         ax_s.set_yticks(ys, [c.name for c in cells])
         ax_s.invert_yaxis()
         return fig
@@ -180,21 +181,19 @@ def _valid(records: Iterable[RunRecord]) -> list[RunRecord]:
     return [r for r in records if r.label not in bad]
 
 
-def stress_series(s: Any, param: str, values: Sequence[Any]) -> dict[str, list[tuple[int, int]]]:
-    """``{cell: [(k_success, n), ...]}`` and damage-free alike, per value of ``param``: returns
-    ``{"success": {cell: [...]}, "damage_free": {cell: [...]}}`` flattened as
-    ``{f"{attr}:{cell}": [(k, n) per value]}`` over the valid runs, pooled over the other stress
-    parameters."""
-    out: dict[str, list[tuple[int, int]]] = {}
+def stress_series(s: Any, param: str, values: Sequence[Any]) -> dict[str, dict[str, list[tuple[int, int]]]]:
+    """``{"success": {cell: [(k, n) per value]}, "damage_free": {...}}``: per cell and value of
+    ``param``, ``k`` of the ``n`` valid runs succeeded (were damage-free), pooled over the other
+    stress parameters. Cells in the summary's order."""
+    out: dict[str, dict[str, list[tuple[int, int]]]] = {"success": {}, "damage_free": {}}
     valid = _valid(s.records)
     for cell in _cell_order(s):
         runs = [r for r in valid if r.cell == cell]
-        for attr in ("success", "damage_free"):
-            series = []
-            for v in values:
-                at = [r for r in runs if (r.stress or {}).get(param) == v]
-                series.append((sum(1 for r in at if getattr(r, attr)), len(at)))
-            out[f"{attr}:{cell}"] = series
+        for attr, series in out.items():
+            series[cell] = [
+                (sum(1 for r in at if getattr(r, attr)), len(at))
+                for at in ([r for r in runs if (r.stress or {}).get(param) == v] for v in values)
+            ]
     return out
 
 
@@ -221,7 +220,7 @@ def stress_plot(s: Any, param: str, values: Sequence[Any]) -> Plot | None:
         for ax, attr, title in ((axes[0], "success", "success rate"),
                                 (axes[1], "damage_free", "damage-free rate")):
             for i, cell in enumerate(cells):
-                pts = series[f"{attr}:{cell}"]
+                pts = series[attr][cell]
                 if not any(n for _, n in pts):
                     continue
                 color = PALETTE[i % len(PALETTE)]
