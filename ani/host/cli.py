@@ -61,6 +61,8 @@ def needed_by_text(f: Finding, daemons: set[str]) -> str:
         return "every level" if Path(f.name).name in daemons else "topologies using it"
     if "setup" in words:
         return "make setup"
+    if "test" in words:
+        return "make test"
     return " ".join(lv for lv in LEVELS if lv in words)
 
 

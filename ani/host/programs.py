@@ -46,6 +46,7 @@ FEATURES = {
     "observer": "grading (every level)",
     "daemon": "topologies that run this FRR daemon",
     "setup": "scripts/setup.sh only",
+    "test": "the test suite only (e.g. the HTML report's browser test)",
 }
 
 #: directories searched after PATH (a non-root PATH often lacks the sbin directories)
@@ -64,7 +65,7 @@ class Program:
             (``frr-reload.py``, ``zebra``); ``-`` lines have none (a package without a program).
         package: the Debian package that provides it.
         path: the absolute path the code runs, or None (looked up on PATH, then /usr/sbin, /sbin).
-        needed_by: the needed-by words (``lab``, ``observer``, ``daemon``, ``setup``, levels).
+        needed_by: the needed-by words (``lab``, ``observer``, ``daemon``, ``setup``, ``test``, levels).
         used_for: what the SDK does with it.
     """
 
