@@ -9,6 +9,7 @@ lands), and plain RunRecords (the fields absent): the report must work with both
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -23,7 +24,7 @@ from typer.testing import CliRunner
 from ani.campaign import plots
 from ani.campaign.html_report import HTML_FILE, context, render_html, write_html_report
 from ani.campaign.report import summarize
-from ani.campaign.results import CheckOutcome, RunRecord, RunStore, label_for
+from ani.campaign.results import CheckOutcome, RunRecord, RunStore, label_for, read_runs
 from ani.campaign.stats import clopper_pearson, wilson
 from ani.cli import app
 
@@ -104,8 +105,9 @@ def grid_records() -> list[RunRecord]:
 
 @pytest.fixture(scope="module")
 def grid():
+    """(summary, page, plots by id) of the grid campaign, drawn once for the module."""
     s = summarize(grid_records(), SPEC)
-    return s, render_html(s)
+    return s, render_html(s), {p.id: p for p in plots.all_plots(s)}
 
 
 def section(html: str, sid: str) -> str:
@@ -128,8 +130,8 @@ def _comments(svg: str) -> list[str]:
 
 
 def test_every_plot_with_data_is_there_and_its_numbers_are_the_tables(grid):
-    s, html = grid
-    ids = [p.id for p in plots.all_plots(s)]
+    s, html, P = grid
+    ids = list(P)
     assert ids == ["rates", "stress-density", "stress-fault_rate", "cost", "paired", "damage", "faults"]
     for pid in ids:
         assert f'<figure class="plot" id="plot-{pid}"><svg' in html
@@ -144,11 +146,11 @@ def test_every_plot_with_data_is_there_and_its_numbers_are_the_tables(grid):
 
 
 def test_no_damage_shows_the_rule_of_three_bound(grid):
-    s, html = grid
+    s, html, P = grid
     # a1 at density=2,fault_rate=0: 2 valid runs, none damaged: bound 3/2 capped at 1.000
     assert re.search(r"<td>a1 @ density=2,fault_rate=0</td><td class=\"text\">damage &lt; 0\.842 "
                      r"\(Clopper-Pearson 95%\), rule of three 3/n = 1\.000</td>", html)
-    rates = next(p for p in plots.all_plots(s) if p.id == "rates")
+    rates = P["rates"]
     assert "rule of three: 1 - 3/n" in _comments(rates.svg)
     # a campaign where every run was damaged has no bound, in the plot or the table
     damaged = summarize([rec("a0", i, True, False) for i in (1, 2, 3)], {})
@@ -157,7 +159,7 @@ def test_no_damage_shows_the_rule_of_three_bound(grid):
 
 
 def test_stress_lines_pool_the_other_parameter_per_cell(grid):
-    s, html = grid
+    s, html, P = grid
     series = plots.stress_series(s, "fault_rate", [0, 0.3])
     # a1: succeeds at fault_rate 0 (2 densities x 2 seeds), never at 0.3
     assert series["success"]["a1"] == [(4, 4), (0, 4)]
@@ -165,7 +167,7 @@ def test_stress_lines_pool_the_other_parameter_per_cell(grid):
     assert series["success"]["a2"] == [(4, 4), (2, 2)]
     # a0: damage-free at density 2 only
     assert plots.stress_series(s, "density", [2, 4])["damage_free"]["a0"] == [(4, 4), (0, 4)]
-    svg = next(p for p in plots.all_plots(s) if p.id == "stress-fault_rate").svg
+    svg = P["stress-fault_rate"].svg
     texts = _comments(svg)
     assert {"a0", "a1", "a2", "success rate by fault_rate", "damage-free rate by fault_rate"} <= set(texts)
     assert "Pooled over density." in html
@@ -173,7 +175,7 @@ def test_stress_lines_pool_the_other_parameter_per_cell(grid):
 
 
 def test_damage_by_class_from_the_damaged_field_and_from_invariant_tags(grid):
-    s, html = grid
+    s, html, P = grid
     assert plots.damage_classes(s) == ["tenant"]
     # a0 at density 4: both valid runs damaged one instance of class tenant; at density 2 none
     assert _row(section(html, "damage"), "a0 @ density=4,fault_rate=0")[1:] == ["2", "2 (2 runs)"]
@@ -190,7 +192,7 @@ def test_damage_by_class_from_the_damaged_field_and_from_invariant_tags(grid):
 
 
 def test_faults_and_invalidated_runs(grid):
-    s, html = grid
+    s, html, P = grid
     assert plots.fault_kinds_seen(s) == ["link_down", "packet_loss"]
     # injected/scheduled per kind, then infra_error and environment_invalid runs
     faults = section(html, "faults")
@@ -198,7 +200,7 @@ def test_faults_and_invalidated_runs(grid):
     assert _row(faults, "a2 @ density=2,fault_rate=0.3")[1:] == ["2/2", "2/2", "0", "0"]
     assert _row(faults, "a2 @ density=2,fault_rate=0")[1:] == ["0/0", "0/0", "0", "0"]
     assert "link_down on e1 did not take" in html and "lab did not start" in html
-    texts = _comments(next(p for p in plots.all_plots(s) if p.id == "faults").svg)
+    texts = _comments(P["faults"].svg)
     assert {"link_down", "packet_loss", "infra_error", "environment_invalid"} <= set(texts)
     quiet = summarize([rec("a0", 1, True, new=False)], {})
     assert plots.faults_plot(quiet) is None
@@ -206,25 +208,25 @@ def test_faults_and_invalidated_runs(grid):
 
 
 def test_cost_reads_tokens_from_the_cost_block_else_the_process_metrics(grid):
-    s, html = grid
+    s, html, P = grid
     assert [plots.run_tokens(r) for r in s.records if r.cell == "a0"][:2] == [1000.0, 2000.0]
     assert plots.run_tokens(rec("a1", 1, True, new=False)) is None
     assert _row(section(html, "cost"), "a0 @ density=2,fault_rate=0")[-5] == "1500"  # mean tokens column
 
 
 def test_paired_comparisons_per_stress_point(grid):
-    s, html = grid
+    s, html, P = grid
     ctx = context(s)
     p = next(x for x in ctx["paired"] if x["cell"] == "a1 @ density=2,fault_rate=0.3")
     assert p["reference"] == "a0 @ density=2,fault_rate=0.3"
     assert p["pairs"] == 2 and p["success"] == (2, 0, "0.5")
     assert p["damage_free"][:2] == (0, 0)
-    texts = _comments(plots.paired_plot(s).svg)
+    texts = _comments(P["paired"].svg)
     assert "a1 @ density=2,fault_rate=0.3 vs a0 @ density=2,fault_rate=0.3" in texts
 
 
 def test_the_page_is_self_contained_and_escaped(grid):
-    s, html = grid
+    s, html, P = grid
     assert "<script" not in html and "<link" not in html and "<img" not in html
     assert not re.search(r"""(src|href)=["'](https?:|//)""", html)
     urls = set(re.findall(r"https?://[^\s\"'<>)]+", html))
@@ -245,7 +247,7 @@ def test_same_records_give_a_byte_identical_page_in_another_process(tmp_path):
     for r in grid_records():
         if r.label in ("clean_success", "dangerous_success", "clean_failure", "destructive_failure"):
             store.append(RunRecord(**{k: getattr(r, k) for k in RunRecord.model_fields}))
-    (tmp_path / "spec.json").write_text(__import__("json").dumps(SPEC))
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC))
     pages = []
     for seed in ("1", "2"):  # another hash seed: no set or dict order may leak into the page
         code = ("import sys; from ani.campaign.html_report import write_html_report; "
@@ -286,3 +288,42 @@ def test_the_template_ships_as_package_data():
     from importlib.resources import files
 
     assert files("ani.campaign").joinpath("templates", "report.html.j2").is_file()
+
+
+def test_every_campaign_ends_with_report_html_and_its_path(tmp_path, monkeypatch):
+    """run_campaign (fake labs) writes report.html beside summary.md and prints its path last;
+    a page that cannot be written is a warning with the retry command, the results stand."""
+    import io
+
+    from rich.console import Console
+    from test_campaign_runner import Setup, World
+
+    from ani.campaign import html_report
+    from ani.campaign.loop import run_campaign
+    from ani.campaign.spec import parse_spec
+
+    (tmp_path / "scen.yaml").write_text("fake: true\n")
+    spec = parse_spec({"name": "t", "scenario": "scen.yaml", "task": "onboard-site", "variants": 2,
+                       "seed": 1, "cells": [{"name": "a0", "level": "a0"}, {"name": "a1", "level": "a1"}]},
+                      "test", tmp_path)
+    buf = io.StringIO()
+    out = tmp_path / "res"
+    res = run_campaign(spec, out, progress=False, deps=Setup(World()).deps(),
+                       console=Console(file=buf, width=200))
+    page = out / HTML_FILE
+    assert res.html_report == page and page.exists() and (out / "summary.md").exists()
+    assert buf.getvalue().strip().splitlines()[-1] == f"html report: {page}"
+    assert page.read_text() == render_html(summarize(read_runs(out), json.loads((out / "spec.json").read_text())))
+    assert "<td>a1</td><td>a1</td><td>-</td><td>2</td>" in page.read_text()
+
+    def broken(_out):
+        raise RuntimeError("no space left")
+
+    monkeypatch.setattr(html_report, "write_html_report", broken)
+    buf = io.StringIO()
+    out2 = tmp_path / "res2"
+    res = run_campaign(spec, out2, progress=False, deps=Setup(World()).deps(),
+                       console=Console(file=buf, width=300))
+    assert res.html_report is None and len(read_runs(out2)) == 4 and (out2 / "summary.md").exists()
+    assert f"report.html not written (RuntimeError: no space left); retry with: ani campaign report {out2} --html" \
+        in buf.getvalue()
