@@ -30,6 +30,7 @@ import jinja2
 from markupsafe import Markup
 
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
+from ani.campaign.plots import rows as shown_rows
 from ani.campaign.plots import (
     Plot,
     all_plots,
@@ -38,6 +39,7 @@ from ani.campaign.plots import (
     fault_kinds_seen,
     field,
     invalid_labels,
+    paired_rows,
     run_faults,
     run_tokens,
     stress_params,
@@ -130,10 +132,11 @@ def _spec_lines(s: CampaignSummary) -> list[str]:
 def context(s: CampaignSummary) -> dict[str, Any]:
     """What the template shows: plots by id, and every table as rows of strings."""
     plots = _Plots({p.id: p for p in all_plots(s)})
+    shown = shown_rows(s)
     bad = invalid_labels()
     invalid_runs = [r for r in s.records if r.label in bad]
     cells = []
-    for c in s.cells:
+    for c in shown:
         tokens = _mean(run_tokens(r) for r in c.valid)
         cells.append({
             "name": c.name, "level": c.level, "blocklist": _blk(c.blocklist), "n": c.success.n,
@@ -177,10 +180,10 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "damage_free": (p.damage_free.b, p.damage_free.c,
                         "- (no pairs)" if p.pairs == 0 else f"{p.damage_free.p_value:.4g}"
                         + (f" ({p.damage_free.note})" if p.damage_free.note else "")),
-    } for p in s.paired]
+    } for p in paired_rows(s)]
     classes = damage_classes(s)
     damage = []
-    for c in s.cells:
+    for c in shown:
         valid = [r for r in c.runs if r.label not in bad]
         per = {cls: [len(damaged_by_class(r).get(cls, [])) for r in valid] for cls in classes}
         damage.append({"name": c.name, "runs": len(valid), "classes": [
@@ -188,10 +191,10 @@ def context(s: CampaignSummary) -> dict[str, Any]:
             for cls in classes]})
     damaged_runs = [{"run": r.run_id, "label": r.label, "damaged": "; ".join(
         f"{k}: {', '.join(v)}" for k, v in sorted(damaged_by_class(r).items()))}
-        for c in s.cells for r in c.runs if r.label not in bad and damaged_by_class(r)]
+        for c in shown for r in c.runs if r.label not in bad and damaged_by_class(r)]
     kinds = fault_kinds_seen(s)
     faults = []
-    for c in s.cells:
+    for c in shown:
         recs = [f for r in c.runs for f in run_faults(r)]
         faults.append({"name": c.name, "kinds": [
             f"{sum(1 for f in recs if field(f, 'kind') == k and field(f, 'injected', False))}"
@@ -204,9 +207,9 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "injected": "yes" if field(f, "injected", False) else "no",
         "verified": {True: "yes", False: "no"}.get(field(f, "verified"), "-"),
         "detail": str(field(f, "detail", "")),
-    } for c in s.cells for r in c.runs for f in run_faults(r)]
+    } for c in shown for r in c.runs for f in run_faults(r)]
     runs = []
-    for c in s.cells:
+    for c in shown:
         for r in c.runs:
             runs.append({
                 "run": r.run_id, "cell": r.cell, "seed": r.seed, "label": r.label,
@@ -235,7 +238,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "plots": plots,
         "stress": stress,
         "paired": paired,
-        "paired_refs": list(dict.fromkeys(p.reference for p in s.paired)),
+        "paired_refs": list(dict.fromkeys(p.reference for p in paired_rows(s))),
         "damage_classes": classes,
         "damage": damage,
         "damaged_runs": damaged_runs,

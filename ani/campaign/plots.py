@@ -105,6 +105,22 @@ def _render(plot_id: str, title: str, caption: str, draw: Any) -> Plot:
     return Plot(plot_id, title, svg, caption)
 
 
+def rows(s: Any) -> list[Any]:
+    """The summary's rows (:class:`ani.campaign.report.CellSummary`) the report shows: every row
+    with runs, and every row without runs whose stress value names each swept parameter (a
+    planned point not run yet). With a stress grid (several parameters), a row of one parameter
+    alone (``a1 @ density=4``, no fault_rate) that no run has is not a point of the plan: left
+    out."""
+    params = {p for p, _ in stress_params(s)}
+    return [c for c in s.cells if c.runs or set(c.stress or {}) == params]
+
+
+def paired_rows(s: Any) -> list[Any]:
+    """The paired comparisons between rows the report shows (:func:`rows`)."""
+    names = {c.name for c in rows(s)}
+    return [p for p in s.paired if p.cell in names and p.reference in names]
+
+
 def _rows_height(n: int) -> float:
     return 1.0 + 0.32 * max(n, 1)
 
@@ -116,7 +132,7 @@ def rates_plot(s: Any) -> Plot | None:
     """Success and damage-free rate of every row (cell, or cell @ stress value), each a point
     with its 95% Wilson interval (thick) and Clopper-Pearson interval (thin); where no valid run
     of a row was damaged, the rule-of-three bound (damage-free rate above 1 - 3/n) as a marker."""
-    cells = list(s.cells)
+    cells = rows(s)
     if not cells:
         return None
 
@@ -213,7 +229,7 @@ def stress_plot(s: Any, param: str, values: Sequence[Any]) -> Plot | None:
     numeric = _numeric(values)
     xs = [float(v) for v in values] if numeric else list(range(len(values)))
     span = (max(xs) - min(xs)) or 1.0
-    jitter = 0.012 * span
+    jitter = 0.02 * span
 
     def draw() -> Figure:
         fig, axes = _figure(9.0, 3.4, 2, sharey=True)
@@ -280,7 +296,7 @@ COST_PANELS: tuple[tuple[str, str, Any], ...] = (
 def cost_plot(s: Any) -> Plot | None:
     """Cost per row: tokens, agent steps and wall time; bars are means over the valid runs,
     dots the runs."""
-    cells = list(s.cells)
+    cells = rows(s)
     if not cells:
         return None
 
@@ -317,7 +333,7 @@ def cost_plot(s: Any) -> Plot | None:
 def process_plot(s: Any) -> Plot | None:
     """Action shares per row (stacked, pooled over the cell's actions) and the error- and
     repeat-action rates. None when no run carries process metrics."""
-    cells = list(s.cells)
+    cells = rows(s)
     if not any(c.process.runs for c in cells):
         return None
 
@@ -359,7 +375,7 @@ def process_plot(s: Any) -> Plot | None:
 def paired_plot(s: Any) -> Plot | None:
     """Discordant pairs of each comparison: ``b`` (the reference yes, the cell no) to the left,
     ``c`` (the reverse) to the right, with the exact McNemar p; success and damage-free."""
-    paired = list(s.paired)
+    paired = paired_rows(s)
     if not paired:
         return None
 
@@ -419,7 +435,7 @@ def damage_plot(s: Any) -> Plot | None:
     """Damage magnitude: mean number of damaged service instances per valid run, by service
     class, stacked per row. None when no valid run damaged a service."""
     classes = damage_classes(s)
-    cells = list(s.cells)
+    cells = rows(s)
     if not classes:
         return None
 
@@ -463,7 +479,7 @@ def fault_kinds_seen(s: Any) -> list[str]:
 def faults_plot(s: Any) -> Plot | None:
     """Left: faults injected per row, by kind (summed over its runs). Right: runs invalidated
     per row (``infra_error``, ``environment_invalid``). None when neither happened."""
-    cells = list(s.cells)
+    cells = rows(s)
     kinds = fault_kinds_seen(s)
     labels = invalid_labels()
     invalid = {lab: [sum(1 for r in c.runs if r.label == lab) for c in cells] for lab in labels}

@@ -140,6 +140,13 @@ def test_every_plot_with_data_is_there_and_its_numbers_are_the_tables(grid):
     assert row[5] == "2/2 (1.00)" and row[7] == "0/2 (0.00)"
     (lo, hi), (clo, chi) = wilson(0, 2), clopper_pearson(0, 2)
     assert row[8] == f"[{lo:.3f}, {hi:.3f}]<br>[{clo:.3f}, {chi:.3f}]"
+    # 3 cells x 2 x 2 grid points; summarize()'s rows of one parameter alone have no run and
+    # are no point of the plan: not shown
+    assert len(plots.rows(s)) == 12 and all(len(c.stress) == 2 for c in plots.rows(s))
+    assert "<td>a0 @ density=2</td>" not in html and "a1 @ density=2 vs" not in html
+    # a planned cell without runs yet is shown (n = 0)
+    two = {"cells": [{"name": "a0", "level": "a0"}, {"name": "a1", "level": "a1"}]}
+    assert [c.name for c in plots.rows(summarize([rec("a0", 1, True, new=False)], two))] == ["a0", "a1"]
     # the invalid runs of a2 are counted as such and out of n
     row = _row(html, "a2 @ density=4,fault_rate=0.3")
     assert row[3:5] == ["0", "2"] and row[5] == "0/0"
