@@ -202,7 +202,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
             (r for r in records if r.cell == name and stress_label(r.stress) == label),
             key=lambda r: r.seed,
         )
-        valid = [r for r in runs if r.valid]  # RunRecord.valid: no infra_error (nor environment_invalid)
+        valid = [r for r in runs if r.label != INFRA]
         cells.append(
             CellSummary(
                 name=_group_name(name, point),
@@ -210,7 +210,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
                 blocklist=blocklist,
                 runs=runs,
                 valid=valid,
-                infra=[r for r in runs if not r.valid],
+                infra=[r for r in runs if r.label == INFRA],
                 success=Rate.of(sum(1 for r in valid if r.success), len(valid)),
                 damage_free=Rate.of(sum(1 for r in valid if r.damage_free), len(valid)),
                 labels={lab: sum(1 for r in valid if r.label == lab) for lab in LABELS},
