@@ -42,11 +42,11 @@ LEVELS: tuple[str, ...] = ("a0", "a1", "a2", "a3t", "a3r", "a4")
 
 #: the needed-by words of the data file besides the levels
 FEATURES = {
+    "test": "the test suite only (e.g. the HTML report's browser test)",  # report-html (issue 14)
     "lab": "starting any lab (every level, and `ani lab up`)",
     "observer": "grading (every level)",
     "daemon": "topologies that run this FRR daemon",
     "setup": "scripts/setup.sh only",
-    "test": "the test suite only (e.g. the HTML report's browser test)",
 }
 
 #: directories searched after PATH (a non-root PATH often lacks the sbin directories)
