@@ -415,10 +415,11 @@ def service_class(tag: str) -> str:
 
 def damaged_by_class(r: RunRecord) -> dict[str, list[str]]:
     """``{service class: [damaged service instances]}`` of a run: the observer's ``damaged``
-    field when the record has it, else the service tags of its broken baseline invariants."""
-    damaged = getattr(r, "damaged", None)
-    if damaged is not None:
-        return {k: sorted(set(v)) for k, v in dict(damaged).items() if v}
+    field when it names any (observer-run), else the service tags of its broken baseline
+    invariants (records written before ``damaged`` existed read it as empty)."""
+    damaged = {k: sorted(set(v)) for k, v in dict(getattr(r, "damaged", None) or {}).items() if v}
+    if damaged:
+        return damaged
     out: dict[str, set[str]] = {}
     for x in r.invariants:
         if not x.passed and x.service:
