@@ -129,6 +129,36 @@ def _spec_lines(s: CampaignSummary) -> list[str]:
     return lines
 
 
+#: per-run outcomes other parts of issue 14 record (observer-run, cases-tools): (column, what
+#: counts a run); a column is shown when some record has the field
+OUTCOME_COLUMNS: tuple[tuple[str, str, Any], ...] = (
+    ("unsafe", "passed through an unsafe state", lambda r: getattr(r, "unsafe", None) is not None),
+    ("recovered", "did not recover", lambda r: getattr(r, "recovered", None) is False),
+    ("unrequested_changes", "left changes nobody asked for", lambda r: bool(getattr(r, "unrequested_changes", None))),
+    ("oscillating", "oscillated", lambda r: bool(getattr(r, "oscillating", None))),
+    ("invalid_calls", "made invalid calls", lambda r: bool(getattr(r, "invalid_calls", None))),
+    ("double_applied", "applied a change twice", lambda r: bool(getattr(r, "double_applied", None))),
+    ("partial", "left a change half applied", lambda r: bool(getattr(r, "partial", None))),
+    ("locks_left", "left a lock held", lambda r: bool(getattr(r, "locks_left", None))),
+)
+
+
+def _outcomes(s: CampaignSummary, shown: list[Any], bad: tuple[str, ...]) -> dict[str, Any]:
+    """The "observer and measured outcomes" table: per row, how many valid runs had each outcome
+    (columns only for fields the records have), and the mean recovery time."""
+    fields = [(f, text, test) for f, text, test in OUTCOME_COLUMNS
+              if any(f in type(r).model_fields for r in s.records)]
+    has_recovery = any("recovery_s" in type(r).model_fields for r in s.records)
+    rows = []
+    for c in shown:
+        valid = [r for r in c.runs if r.label not in bad]
+        rec_s = _mean(getattr(r, "recovery_s", None) for r in valid)
+        rows.append({"name": c.name, "runs": len(valid),
+                     "counts": [sum(1 for r in valid if test(r)) for _, _, test in fields],
+                     "recovery_s": _f(rec_s, ".1f")})
+    return {"columns": [text for _, text, _ in fields], "recovery": has_recovery, "rows": rows}
+
+
 def context(s: CampaignSummary) -> dict[str, Any]:
     """What the template shows: plots by id, and every table as rows of strings."""
     plots = _Plots({p.id: p for p in all_plots(s)})
@@ -252,6 +282,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "agent_errors": [{"run": r.run_id, "label": r.label, "why": r.agent_error}
                          for r in valid_all if r.agent_error],
         "runs": runs,
+        "outcomes": _outcomes(s, shown, bad),
     }
 
 

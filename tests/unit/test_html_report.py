@@ -40,6 +40,11 @@ class NewRecord(RunRecord):
     damaged: dict[str, list[str]] = {}
     cost: dict[str, Any] = {}
     environment_invalid_reason: str | None = None
+    unsafe: dict[str, Any] | None = None
+    recovered: bool | None = None
+    recovery_s: float | None = None
+    invalid_calls: int = 0
+    locks_left: list[str] = []
 
     @property
     def valid(self) -> bool:  # faults-core: False for infra_error and environment_invalid
@@ -342,3 +347,18 @@ def test_every_campaign_ends_with_report_html_and_its_path(tmp_path, monkeypatch
     assert res.html_report is None and len(read_runs(out2)) == 4 and (out2 / "summary.md").exists()
     assert f"report.html not written (RuntimeError: no space left); retry with: ani campaign report {out2} --html" \
         in buf.getvalue()
+
+
+def test_observer_and_measured_outcomes_are_counted_per_row():
+    recs = [rec("a1", 1, True, True, unsafe={"invariant": "reach red", "duration_s": 2.0},
+                recovered=True, recovery_s=3.0, invalid_calls=2),
+            rec("a1", 2, True, True, recovered=False, locks_left=["r1 candidate"]),
+            rec("a1", 3, True, True, recovered=True, recovery_s=1.0)]
+    html = render_html(summarize(recs, {}))
+    part = section(html, "outcomes")
+    assert "<th>passed through an unsafe state</th><th>did not recover</th>" in part
+    # unsafe 1, not recovered 1, invalid calls 1, lock left 1, mean recovery (3 + 1) / 2
+    assert _row(part, "a1")[1:] == ["3", "1", "1", "1", "1", "2.0"]
+    plain = render_html(summarize([rec("a1", 1, True, new=False)], {}))
+    has = any(f in RunRecord.model_fields for f in ("unsafe", "recovered", "invalid_calls", "locks_left"))
+    assert ('<h2 id="outcomes">' in plain) == has
