@@ -10,7 +10,6 @@ it everywhere.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from chromium import chromium, open_page
