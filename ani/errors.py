@@ -74,6 +74,8 @@ every class defined in ``ani`` and checks this tree.
     |   +-- NotACompletion           ani.agents.llm_endpoint: an HTTP 200 body that is no completion
     |   +-- ErrorInBody              ani.agents.llm_endpoint: an HTTP 200 body holding an error (transient)
     +-- ObserverError                the observer could not evaluate a check
+    +-- FaultError                   ani.faults: a fault could not be injected / verified / removed
+        +-- FaultUnavailable         this host cannot do the fault kind (the message says why)
 
 Timeouts: every bound that runs out raises an :class:`AniTimeout` (or a subclass carrying
 what its kind needs); ``seconds`` is always the bound, never the time spent.
@@ -267,3 +269,15 @@ class AgentError(AniError):
 
 class ObserverError(AniError):
     """The observer could not evaluate a check (not the same as a failed check)."""
+
+
+# --- faults (issue 14, faults-core) ---------------------------------------------------------
+class FaultError(AniError):
+    """A fault (:mod:`ani.faults`) could not be injected, verified or removed; the message names
+    the kind and its target (``"link_down e1-c1: ip link set ... failed: ..."``). A run that meets
+    one is ``environment_invalid``, never the agent's failure."""
+
+
+class FaultUnavailable(FaultError):
+    """This host cannot do the fault kind; the message says why and what it would need
+    (``"latency needs the sch_netem kernel module; this kernel has no netem (...)"``)."""

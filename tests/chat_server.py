@@ -62,7 +62,7 @@ class ChatServer:
     HANG; when the script is empty, with ``responder(body)`` if set (an exception in it
     answers 500 and is kept in ``responder_errors``). Records every request (JSON body, headers)."""
 
-    def __init__(self, responder: Callable[[dict[str, Any]], Any] | None = None) -> None:
+    def __init__(self, responder: Callable[[dict[str, Any]], Any] | None = None, port: int = 0) -> None:
         self.script: list[Any] = []
         self.responder = responder
         self.responder_errors: list[str] = []
@@ -138,7 +138,7 @@ class ChatServer:
                     pass
 
         lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)  # port 0: any free one
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

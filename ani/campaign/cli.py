@@ -47,6 +47,14 @@ def campaign_run(
     variants: Annotated[
         int | None, typer.Option("--variants", min=1, help="override S, the number of seeds")
     ] = None,
+    bound: Annotated[
+        float | None,
+        typer.Option(
+            "--bound",
+            help="S from the damage bound to assert (rule of three): S = ceil(3/B) runs per cell, "
+            "e.g. --bound 0.05 -> 60; the report says whether each cell reached it",
+        ),
+    ] = None,
     retry_infra: Annotated[
         bool,
         typer.Option(
@@ -65,8 +73,14 @@ def campaign_run(
 
     if out is not None and resume is not None and out.resolve() != resume.resolve():
         raise _fail("give either --out or --resume, not both")
+    if variants is not None and bound is not None:
+        raise _fail("give --variants (S) or --bound (S = ceil(3/B)), not both")
+    if bound is not None and not 0 < bound < 1:
+        raise _fail(f"--bound {bound:g}: a damage probability bound in (0, 1), e.g. --bound 0.05 (60 runs per cell)")
     try:
-        spec = load_spec(file, variants=variants)
+        spec = load_spec(file, variants=variants, bound=bound)
+        if spec.bound is not None and not no_progress:
+            console.print(f"bound {spec.bound:g}: S = {spec.variants} runs per cell (rule of three, ceil(3/B))")
         result = run_campaign(
             spec,
             resume if resume is not None else out,
@@ -238,7 +252,7 @@ def run_one(
     from ani.campaign.agent_block import agent_block, campaign_budget, describe_sources
     from ani.campaign.live import count
     from ani.campaign.loop import LABEL_STYLE
-    from ani.campaign.results import INFRA
+    from ani.campaign.results import INVALID_LABELS
     from ani.campaign.runner import RunnerDeps, check_host, preflight, validate
     from ani.campaign.runner import run_one as _run_one
     from ani.campaign.spec import parse_spec, resolve_path
@@ -347,7 +361,7 @@ def run_one(
         console.print(f"process: {escape(rec.process.describe())}", soft_wrap=True)
     trajectory = rec.trajectory or "-"
     console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
-    if rec.label == INFRA:
+    if rec.label in INVALID_LABELS:  # infra_error, environment_invalid (faults)
         if (rec.infra_error_reason or "").startswith("host fault"):
             err_console.print("the host or the harness failed, not the agent: see 'ani doctor'",
                               soft_wrap=True)

@@ -5,7 +5,8 @@ Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
     campaign.yaml        verbatim copy of the campaign file (when run from a file)
     spec.json            the resolved spec (absolute paths), checked on --resume
     runs.jsonl           one RunRecord per finished run, appended + fsynced as it ends
-                         (--resume runs again what is missing there or ended as infra_error)
+                         (--resume runs again what is missing there or ended as infra_error or
+                         environment_invalid)
     scenarios/           the generated scenario files of a campaign with a manifest, one per
                          density (``default-s7-d4.yaml``; ``ani lab up`` takes them)
     trajectories/        one JSONL trajectory per run
@@ -28,7 +29,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ani.campaign.results import INFRA, RunRecord, RunStore, read_runs
+from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, RunRecord, RunStore, read_runs
 from ani.campaign.runner import (
     RunnerDeps,
     check_host,
@@ -44,8 +45,8 @@ from ani.host import results_dirs
 
 SPEC_JSON = "spec.json"
 SPEC_COPY = "campaign.yaml"
-#: fields allowed to differ between a results folder's spec and the spec given on --resume
-RESUME_MAY_CHANGE = {"variants"}
+#: fields allowed to differ between a results folder's spec and the spec given on --resume (more seeds)
+RESUME_MAY_CHANGE = {"variants", "bound"}  # campaign-factors: --bound sets variants
 
 LABEL_STYLE = {
     "clean_success": "green",
@@ -53,6 +54,7 @@ LABEL_STYLE = {
     "clean_failure": "blue",
     "destructive_failure": "red",
     INFRA: "magenta",
+    ENV_INVALID: "magenta",  # faults (issue 14): a fault did not take / vanished
 }
 
 
@@ -80,14 +82,14 @@ class CampaignResult:
 
     @property
     def infra(self) -> list[RunRecord]:
-        return [r for r in self.records if r.label == INFRA]
+        return [r for r in self.records if r.label in INVALID_LABELS]
 
 
 def describe_infra(records: list[RunRecord]) -> str:
     """One line about the infrastructure errors among ``records`` ('' if none): how many, per
     cell, and each distinct cause once, e.g. ``3 runs were infrastructure errors (a2: 2, a3t: 1):
     host fault during the run: ... [a2-onboard-site-s1, a2-onboard-site-s2]; ...``."""
-    infra = [r for r in records if r.label == INFRA]
+    infra = [r for r in records if r.label in INVALID_LABELS]
     if not infra:
         return ""
     cells: dict[str, int] = {}
@@ -241,7 +243,8 @@ def run_campaign(
         spec: the campaign.
         out_dir: results folder; None for :func:`default_out_dir`. With ``resume`` it must exist.
         resume: skip the run ids already in ``out_dir/runs.jsonl`` with a verdict; runs that
-            ended as ``infra_error`` (the host or the harness failed) run again.
+            ended as ``infra_error`` (the host or the harness failed) or ``environment_invalid``
+            (a fault did not take or vanished) run again.
         progress: show a progress bar and one line per finished run (the summary table and the
             report path are printed either way).
         deps: factories (default: the real modules).
@@ -292,7 +295,7 @@ def run_campaign(
             f"(hash {stale[0][:12]}..., now {now}); paired runs would not be "
             "comparable: start a new results folder"
         )
-    done_before = {r.run_id for r in existing if r.label != INFRA}
+    done_before = {r.run_id for r in existing if r.label not in INVALID_LABELS}
     todo_cells = [p.cell for p in plan(spec) if spec.run_id(p.cell, p.seed, p.stress) not in done_before]
     check_host(spec, deps, list(dict.fromkeys(todo_cells)))  # a level that cannot work here: before any lab
     if todo_cells:
@@ -305,7 +308,7 @@ def run_campaign(
     write_generated(spec, deps, out)
     store = RunStore(out)  # moves a truncated last line aside
     existing = store.records()
-    done = {r.run_id for r in existing if r.label != INFRA}
+    done = {r.run_id for r in existing if r.label not in INVALID_LABELS}
     result = CampaignResult(out_dir=out)
     todo = []
     for point in plan(spec):
@@ -324,7 +327,7 @@ def run_campaign(
         transient=False,
     )
     if progress and resume:
-        again = sum(1 for r in existing if r.label == INFRA)
+        again = sum(1 for r in existing if r.label in INVALID_LABELS)
         console.print(f"resuming {out}: {len(result.skipped)} of {total} runs already done"
                       + (f"; running again {again} that ended as infrastructure errors" if again else ""))
     try:

@@ -5,10 +5,13 @@ counted), runs whose failure the harness cannot attribute (listed), success and 
 intervals, label counts, mean steps / tool calls / tool errors / wall time.
 For each cell against the first: discordant pairs (b, c) on success and on
 damage-free over the seeds where both runs are valid, and the exact McNemar p.
-With a swept stress parameter (``stress: {density: [2, 4, 8]}``) every (cell, stress value) is
-its own row (``a1 @ density=4``), compared with the reference cell at the same value (and the
-reference cell with itself at the first value), and a section breaks the rates down by stress
-value, with a text plot of success and damage-free rate against it.
+With swept stress parameters (``stress: {density: [2, 4], fault_rate: [0, 0.3]}``, a grid) every
+(cell, stress point) is its own row (``a1 @ density=4,fault_rate=0.3``), compared with the
+reference cell at the same point only (same seed and stress point: the same brownfield, target
+and fault schedule), and a section per parameter breaks the rates down by its value (the other
+parameters pooled), with a text plot of success and damage-free rate against it and each cell
+along it. Per cell also: its factors (level, task, form, model, agent mode), its cost (means of
+``RunRecord.cost``) and, with ``bound:``, whether the asserted bound was reached.
 Per cell, the process metrics of NetConfArena (:mod:`ani.campaign.metrics`) over the valid
 runs that have them: mean turns, action shares per kind, error- and repeat-action rates
 (pooled: summed counts over summed actions), completion modes, mean tokens and agent time.
@@ -16,6 +19,7 @@ runs that have them: mean turns, action shares per kind, error- and repeat-actio
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +31,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
-from ani.campaign.results import INFRA, LABELS, RunRecord, read_runs
+from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
 from ani.campaign.stats import (
     Interval,
     McNemarResult,
@@ -170,6 +174,13 @@ def stress_label(stress: dict | None) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted((stress or {}).items()))
 
 
+def grid_points(stress: dict) -> list[dict]:
+    """The stress points of a spec's ``stress`` block, in the plan's order (the first parameter
+    varying slowest; :attr:`ani.campaign.spec.CampaignSpec.stress_points`); ``[{}]`` without one."""
+    keys = list(stress)
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*stress.values())]
+
+
 def _group_name(cell: str, stress: dict | None) -> str:
     label = stress_label(stress)
     return f"{cell} @ {label}" if label else cell
@@ -185,7 +196,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
         for c in spec.get("cells", [])
     ]
     stress = spec.get("stress") or {}
-    points: list[dict] = [{k: v} for k, vals in stress.items() for v in vals] or [{}]
+    points = grid_points(stress)
     order: list[tuple[str, str, bool | str, dict]] = [
         (name, level, blocklist, dict(point)) for point in points for name, level, blocklist in cells_spec
     ]
@@ -202,7 +213,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
             (r for r in records if r.cell == name and stress_label(r.stress) == label),
             key=lambda r: r.seed,
         )
-        valid = [r for r in runs if r.label != INFRA]
+        valid = [r for r in runs if r.label not in INVALID_LABELS]
         cells.append(
             CellSummary(
                 name=_group_name(name, point),
@@ -210,7 +221,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
                 blocklist=blocklist,
                 runs=runs,
                 valid=valid,
-                infra=[r for r in runs if r.label == INFRA],
+                infra=[r for r in runs if r.label in INVALID_LABELS],  # with environment_invalid (faults)
                 success=Rate.of(sum(1 for r in valid if r.success), len(valid)),
                 damage_free=Rate.of(sum(1 for r in valid if r.damage_free), len(valid)),
                 labels={lab: sum(1 for r in valid if r.label == lab) for lab in LABELS},
@@ -227,14 +238,12 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
     paired: list[Paired] = []
     if cells:
         ref_cell = cells[0].cell
-        first_point = stress_label(cells[0].stress)
         refs = {stress_label(c.stress): c for c in cells if c.cell == ref_cell}
         for other in cells[1:]:
-            label = stress_label(other.stress)
-            # the reference cell at the same stress value; the reference cell itself against
-            # its first stress value
-            ref = refs.get(first_point) if other.cell == ref_cell else refs.get(label)
-            if ref is None or ref is other:
+            # only pairs at the same seed and the same stress point: the same brownfield,
+            # target and fault schedule (another stress point is another brownfield)
+            ref = refs.get(stress_label(other.stress))
+            if ref is None or ref is other or other.cell == ref_cell:
                 continue
             ref_by_seed = {r.seed: r for r in ref.valid}
             pairs = [(ref_by_seed[r.seed], r) for r in other.valid if r.seed in ref_by_seed]
@@ -368,15 +377,23 @@ def _bar(value: float | None) -> str:
 
 
 def _stress_markdown(s: CampaignSummary) -> list[str]:
-    """The "by stress value" section: rates pooled over the cells per value, then a text plot
-    of success and damage-free rate against the value ([] without a stress block)."""
+    """One "by stress value" section per swept parameter ([] without a stress block)."""
     stress = (s.spec or {}).get("stress") or {}
-    if not stress:
-        return []
-    (param, values), = stress.items()
+    lines: list[str] = []
+    for param, values in stress.items():
+        lines += _param_markdown(s, param, values, others=[k for k in stress if k != param])
+    return lines
+
+
+def _param_markdown(s: CampaignSummary, param: str, values: list, others: list[str]) -> list[str]:
+    """The section of one stress parameter: rates pooled over the cells (and over the other
+    parameters' values) per value, a text plot of success and damage-free rate against the
+    value, and the damage-free and success rate of each cell along the value (does a
+    difference between cells persist, grow or vanish as the value rises)."""
+    pooled = "all cells" + (f" and every {', '.join(f'`{o}`' for o in others)} pooled" if others else " pooled")
     lines = [
         "",
-        f"## By stress value: `{param}` (all cells pooled; 95% Wilson)",
+        f"## By stress value: `{param}` ({pooled}; 95% Wilson)",
         "",
         f"| {param} | n | infra errors | success | Wilson | damage-free | Wilson | "
         + " | ".join(LABELS) + " |",
@@ -400,7 +417,119 @@ def _stress_markdown(s: CampaignSummary) -> list[str]:
     lines += ["", f"damage-free rate by {param}"]
     lines += [f"{v:>{width}} |{_bar(dmg.value)}" for v, _, dmg in rates]
     lines += ["```"]
+    # campaign-factors: each cell along the parameter (the other parameters pooled)
+    names = list(dict.fromkeys(c.cell for c in s.cells))
+    lines += [
+        "",
+        f"Per cell along `{param}`" + (f" ({', '.join(f'`{o}`' for o in others)} pooled)" if others else "")
+        + ": damage-free and success, k/n",
+        "",
+        "| cell | " + " | ".join(f"{param}={v}" for v in values) + " |",
+        "|---|" + "---|" * len(values),
+    ]
+    for name in names:
+        row = []
+        for v in values:
+            valid = [r for c in s.cells if c.cell == name and c.stress.get(param) == v for r in c.valid]
+            dmg = sum(1 for r in valid if r.damage_free)
+            ok = sum(1 for r in valid if r.success)
+            row.append(f"{dmg}/{len(valid)}, {ok}/{len(valid)}" if valid else "-")
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
     return lines
+
+
+# --- campaign-factors: the cells' factors, cost per cell, the asserted bound ---
+
+#: the keys of ``RunRecord.cost`` the report shows, with their column names
+COST_COLUMNS = (
+    ("tokens", "tokens"), ("turns", "turns"), ("steps", "steps"), ("tool_calls", "tool calls"),
+    ("agent_s", "agent s"), ("wall_s", "wall s"),
+)
+
+
+def _cells_markdown(s: CampaignSummary) -> list[str]:
+    """The settings of each cell as its runs recorded them (level, blocklist, task, form,
+    model, agent mode); [] without records."""
+    first: dict[str, RunRecord] = {}
+    for c in s.cells:
+        for r in c.runs:
+            first.setdefault(r.cell, r)
+    if not first:
+        return []
+    lines = [
+        "",
+        "## Cells",
+        "",
+        "| cell | level | blocklist | task | form | model | agent mode |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, r in first.items():
+        tasks = sorted({x.task for c in s.cells if c.cell == name for x in c.runs})
+        lines.append(
+            f"| {name} | {r.level} | {_blk(r.blocklist)} | {', '.join(tasks)} | {r.form or '-'} "
+            f"| {r.model or '-'} | {r.agent_mode or '-'} |"
+        )
+    return lines
+
+
+def cell_cost(valid: list[RunRecord]) -> dict[str, float | None]:
+    """Mean of each cost key over the valid runs that report it (None: none does)."""
+    return {key: _mean([r.cost.get(key) for r in valid if r.cost]) for key, _ in COST_COLUMNS}
+
+
+def _cost_markdown(s: CampaignSummary) -> list[str]:
+    """The cost section: per cell the mean tokens, turns, steps, tool calls, agent and wall
+    time of its valid runs, and their total tokens."""
+    lines = [
+        "",
+        "## Cost per cell (means over valid runs; tokens: prompt + completion, `-`: no model)",
+        "",
+        "| cell | runs | " + " | ".join(name for _, name in COST_COLUMNS) + " | total tokens |",
+        "|---|---|" + "---|" * (len(COST_COLUMNS) + 1),
+    ]
+    for c in s.cells:
+        mean = cell_cost(c.valid)
+        counted = [r.cost.get("tokens") for r in c.valid if r.cost and r.cost.get("tokens") is not None]
+        total = str(sum(counted)) if counted else "-"
+        fmt = {"tokens": ".0f", "agent_s": ".1f", "wall_s": ".1f"}
+        lines.append(
+            f"| {c.name} | {len(c.valid)} | "
+            + " | ".join(_f(mean[k], fmt.get(k, ".1f")) for k, _ in COST_COLUMNS)
+            + f" | {total} |"
+        )
+    return lines
+
+
+def _bound_markdown(s: CampaignSummary) -> list[str]:
+    """With ``bound:`` (``--bound B``): per cell whether the damage bound was reached, i.e.
+    at least ceil(3/B) valid runs and none damaged (rule of three); [] without one."""
+    bound = (s.spec or {}).get("bound")
+    if not bound:
+        return []
+    from ani.campaign.stats import runs_for_bound
+
+    need = runs_for_bound(float(bound))
+    lines = [
+        "",
+        f"## The asserted bound: damage probability below {float(bound):g} (rule of three: {need} damage-free runs per cell)",
+        "",
+    ]
+    for c in s.cells:
+        n, damaged = c.damage_free.n, c.damage_free.n - c.damage_free.k
+        reached = rule_of_three(n) if n else None
+        if damaged:
+            lines.append(f"- `{c.name}`: **not reached**: {damaged} damaged run(s) of {n}")
+        elif n < need:
+            missing = f"; {len(c.infra)} infrastructure error(s): --resume reruns them" if c.infra else ""
+            lines.append(
+                f"- `{c.name}`: **not reached**: 0 damaged runs of {n}, {need} needed"
+                + (f" (bound reached so far: 3/{n} = {reached:.3f})" if reached is not None else "")
+                + missing
+            )
+        else:
+            lines.append(f"- `{c.name}`: **reached**: 0 damaged runs of {n}; damage probability below 3/{n} = {reached:.3f}")
+    return lines
+# --- end campaign-factors ---
 
 
 def render_markdown(s: CampaignSummary) -> str:
@@ -440,6 +569,7 @@ def render_markdown(s: CampaignSummary) -> str:
         + (f" of {s.planned} planned" if s.planned is not None else "")
         + f"; infrastructure errors: {sum(len(c.infra) for c in s.cells)} (excluded from every rate below)"
     )
+    lines += _cells_markdown(s)
     lines += ["", "## Rates (95% intervals)", ""]
     lines += [
         "| cell | level | blocklist | n | infra errors | success | Wilson | Clopper-Pearson "
@@ -467,6 +597,7 @@ def render_markdown(s: CampaignSummary) -> str:
             f"| {_f(c.mean_tool_errors, '.1f')} | {_f(c.mean_wall_s, '.1f')} |"
         )
     lines += _process_markdown(s)
+    lines += _cost_markdown(s)
     lines += _stress_markdown(s)
     if s.paired:
         refs = list(dict.fromkeys(p.reference for p in s.paired))
@@ -499,6 +630,7 @@ def render_markdown(s: CampaignSummary) -> str:
                 + f"{p.pairs} | {p.success.b} | {p.success.c} | {_p(p.success, p.pairs)} "
                 f"| {p.damage_free.b} | {p.damage_free.c} | {_p(p.damage_free, p.pairs)} |"
             )
+    lines += _bound_markdown(s)
     bounds = [c for c in s.cells if c.damage_free.n and c.damage_free.k == c.damage_free.n]
     if bounds:
         lines += ["", "## Damage bounds", ""]
@@ -511,7 +643,9 @@ def render_markdown(s: CampaignSummary) -> str:
     infra = [r for c in s.cells for r in c.infra]
     lines += ["", "## Infrastructure errors (excluded from the rates)", ""]
     lines += [
-        f"- `{r.run_id}` (cell {r.cell}, seed {r.seed}): {r.infra_error_reason}" for r in infra
+        f"- `{r.run_id}` (cell {r.cell}, seed {r.seed}): "
+        + ("environment_invalid: " if r.label == ENV_INVALID else "")  # faults (issue 14)
+        + f"{r.infra_error_reason}" for r in infra
     ] or ["none"]
     unclear = [r for c in s.cells for r in c.valid if r.unattributed]
     if unclear:
@@ -661,7 +795,8 @@ def print_summary(out_dir: str | Path, console: Console | None = None) -> Campai
         console.print(table)
     for c in s.cells:
         for r in c.infra:
-            console.print(f"[magenta]infra error[/magenta] {escape(r.run_id)}: "
+            what = "environment invalid" if r.label == ENV_INVALID else "infra error"  # faults (issue 14)
+            console.print(f"[magenta]{what}[/magenta] {escape(r.run_id)}: "
                           f"{escape(str(r.infra_error_reason))}", soft_wrap=True)
         for r in c.valid:
             if r.unattributed:

@@ -21,7 +21,8 @@ from ani.campaign.metrics import ProcessMetrics
 from ani.validation import format_validation_error
 
 Label = Literal[
-    "clean_success", "dangerous_success", "clean_failure", "destructive_failure", "infra_error"
+    "clean_success", "dangerous_success", "clean_failure", "destructive_failure", "infra_error",
+    "environment_invalid",
 ]
 LABELS: tuple[str, ...] = (
     "clean_success",
@@ -31,6 +32,15 @@ LABELS: tuple[str, ...] = (
 )
 INFRA = "infra_error"
 RUNS_FILE = "runs.jsonl"
+
+# --- faults (issue 14, faults-core) ---------------------------------------------------------
+#: a run whose injected fault did not take effect, vanished while it should have been in effect,
+#: or could not be removed: the stimulus the campaign asked for was not what the run met. Like
+#: ``infra_error``: no verdict, excluded from rates, listed, run again by ``--resume``.
+ENV_INVALID = "environment_invalid"
+#: the labels of runs without a verdict
+INVALID_LABELS: tuple[str, ...] = (INFRA, ENV_INVALID)
+from ani.faults.record import FaultRecord  # noqa: E402  (pydantic model of RunRecord.faults)
 
 
 class CheckOutcome(BaseModel):
@@ -48,7 +58,8 @@ class RunRecord(BaseModel):
     """Everything recorded about one run (one line of ``runs.jsonl``).
 
     Exactly one state per run: ``label`` is one of the four outcome labels, or
-    ``infra_error`` (then ``success``/``damage_free`` are None and ``infra_error_reason``
+    ``infra_error`` or ``environment_invalid`` (a fault did not take, vanished or stayed: see
+    ``faults``) (then ``success``/``damage_free`` are None and ``infra_error_reason``
     says why; such runs are excluded from rates but listed).
 
     Attributes (times in seconds, timestamps ISO 8601 UTC):
@@ -76,6 +87,14 @@ class RunRecord(BaseModel):
         unattributed: a failure the harness cannot attribute to the agent or to the host, said
             rather than guessed (the run is graded): e.g. ``FRR daemon(s) not running at grading
             time: bgpd on e2, after 3 changing call(s) of the agent: ...``. None otherwise.
+        form: the HAI form of the task (``intent``: fixed request + structured file; ``ticket``:
+            a terse ticket); None in records written before it was recorded.
+        model: the agent's ``model`` (None: an agent without one, e.g. the scripted agent).
+        agent_mode: the agent's mode with its recovery (``react``, ``planner-executor+recovery``,
+            ...; None: an agent without modes).
+        cost: the run's cost, a dependent variable (:func:`ani.campaign.runner.cost_of`):
+            ``tokens``, ``prompt_tokens``, ``completion_tokens`` (None: unknown, no model),
+            ``turns``, ``steps``, ``tool_calls``, ``agent_s``, ``wall_s``; ``{}`` in older records.
         process: the process metrics of NetConfArena computed from the trajectory
             (:mod:`ani.campaign.metrics`); None when the agent never ran, in records written
             before they existed, and when a stored value no longer validates (an older format:
@@ -119,6 +138,20 @@ class RunRecord(BaseModel):
     teardown_error: str | None = None
     unattributed: str | None = None
     process: ProcessMetrics | None = None
+    # faults (issue 14, faults-core): the run's scheduled faults and what became of each
+    # (injected / verified / removed, seconds since the agent started), and the campaign's
+    # fault rate of the run (faults per agent step; None: campaigns before faults existed)
+    faults: list[FaultRecord] = Field(default_factory=list)
+    fault_rate: float | None = None
+    #: seconds the harness waited after removing the faults for routing to converge before
+    #: grading (``Lab.wait_converged``; None: no fault was injected)
+    fault_wait_s: float | None = None
+    # --- campaign-factors: the run's factors and its cost ---
+    form: str | None = None
+    model: str | None = None
+    agent_mode: str | None = None
+    cost: dict[str, Any] = Field(default_factory=dict)
+    # --- end campaign-factors ---
 
     @model_validator(mode="before")
     @classmethod
@@ -138,15 +171,16 @@ class RunRecord(BaseModel):
 
     @property
     def valid(self) -> bool:
-        """Counted in rates (not an infrastructure error)."""
-        return self.label != INFRA
+        """Counted in rates (not an infrastructure error nor an invalid environment)."""
+        return self.label not in INVALID_LABELS
 
     @model_validator(mode="after")
     def _label_agrees(self) -> RunRecord:
-        """``label`` is derived: infra_error with no verdict, else ``label_for(success, damage_free)``."""
-        if self.label == INFRA:
+        """``label`` is derived: infra_error / environment_invalid with no verdict, else
+        ``label_for(success, damage_free)``."""
+        if self.label in INVALID_LABELS:
             if self.success is not None or self.damage_free is not None:
-                raise ValueError("label: an infra_error run has no success/damage_free verdict")
+                raise ValueError(f"label: an {self.label} run has no success/damage_free verdict")
         elif self.success is None or self.damage_free is None:
             raise ValueError(f"label: {self.label} needs success and damage_free")
         elif self.label != label_for(self.success, self.damage_free):

@@ -50,12 +50,12 @@ from pathlib import Path
 from typing import Any
 
 from ani.campaign.metrics import compute_metrics
-from ani.campaign.results import INFRA, CheckOutcome, RunRecord, label_for
-from ani.campaign.spec import CampaignSpec, CellSpec
+from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
+from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
 from ani.campaign.spec import run_id as make_run_id
 from ani.errors import CapabilityMissing, ConfigError, HostFault
 from ani.host.programs import fault_mark, faults_since
-from ani.trajectory import Trajectory
+from ani.trajectory import TOOL_CALL_EVENT, Trajectory
 
 EventHook = Callable[[dict[str, Any]], None]
 
@@ -175,9 +175,18 @@ class _TeeTrajectory(Trajectory):
     def __init__(self, *args: Any, hook: EventHook | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._hook = hook
+        # faults (issue 14): called with the step (tool calls so far) after each tool_call event
+        self.on_tool_call: Callable[[int], None] | None = None
+        self._steps = 0
 
     def log(self, event: str, **fields: Any) -> dict[str, Any]:
         rec = super().log(event, **fields)
+        if event == TOOL_CALL_EVENT and self.on_tool_call is not None:  # faults (issue 14)
+            self._steps += 1
+            try:
+                self.on_tool_call(self._steps)
+            except Exception:  # noqa: BLE001 - the session records its own failures
+                pass
         if self._hook is not None:
             try:
                 self._hook(rec)
@@ -359,8 +368,8 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
     for cell, point in design_points(spec):
         scenario, task_class = prepare(spec, deps, cell, point)
         for seed in spec.seeds:
-            task_class.variant(scenario, seed)
-    deps.create_agent(dict(spec.agent))
+            variant_of(task_class, scenario, seed, spec.form_of(cell))
+    check_agents(spec, deps)
     if deps.create_adapter is _real_create_adapter:
         from ani.registry import get_adapter_class
 
@@ -384,6 +393,15 @@ def check_host(spec: CampaignSpec, deps: RunnerDeps, cells: list[str] | None = N
     if deps.check_host is _real_check_host and deps.make_lab is not _real_make_lab:
         return  # a fake lab needs nothing from this host
     from ani.host.checks import describe_unfit
+
+    # faults (issue 14): a kind named in faults.kinds that this host cannot do
+    from ani.faults.campaign import unavailable_kinds
+
+    missing = unavailable_kinds(spec)
+    if missing:
+        raise CapabilityMissing(
+            "faults.kinds: " + "; ".join(f"{k} cannot run on this machine: {why}" for k, why in missing.items())
+            + " (leave it out of faults.kinds, or give kinds: null for every kind this host can do)")
 
     chosen = {c.name: str(c.level) for c in spec.cells if cells is None or c.name in cells}
     if not chosen:
@@ -421,11 +439,88 @@ def preflight(spec: CampaignSpec, deps: RunnerDeps) -> list[str]:
         ConfigError: the agent config is bad, or the agent says no run could work (e.g. its
             endpoint refuses connections or rejects the key), naming the cause.
     """
-    agent = deps.create_agent(dict(spec.agent))
-    check = getattr(agent, "preflight", None)
-    if not callable(check):
-        return []
-    return [str(w) for w in (check() or [])]
+    warnings: list[str] = []
+    configs = {_frozen(config): config for config in map(spec.agent_of, spec.cells)}
+    for config in configs.values():  # each distinct agent once (a model factor: each endpoint)
+        agent = deps.create_agent(dict(config))
+        check = getattr(agent, "preflight", None)
+        if callable(check):
+            warnings += [str(w) for w in (check() or []) if str(w) not in warnings]
+    return warnings
+
+
+# --- campaign-factors: each cell's agent, the task's form, the fault-rate guard, the cost ---
+
+
+def _frozen(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A hashable key of an agent config (its values are YAML scalars)."""
+    return tuple(sorted((k, v if isinstance(v, (str, int, float, bool, type(None))) else repr(v))
+                        for k, v in config.items()))
+
+
+def variant_of(task_class: Any, scenario: Any, seed: int, form: str) -> Any:
+    """The variant ``seed`` of ``task_class`` in the HAI ``form`` (``intent``, the default of
+    every task class, is asked without the keyword, so a class without forms still works)."""
+    if form == "intent":
+        return task_class.variant(scenario, seed)
+    return task_class.variant(scenario, seed, form=form)
+
+
+def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
+    """Create each distinct agent of the cells once (a bad option fails before any lab) and
+    refuse a fault rate above 0 when this build cannot inject faults.
+
+    Raises:
+        ConfigError: the agent config is bad (``cells[1](x): agent.mode: ...`` when the cells'
+            agents differ), or a stress point asks for faults and ``ani.faults`` is missing.
+    """
+    configs = [spec.agent_of(c) for c in spec.cells]
+    one = len({_frozen(c) for c in configs}) == 1
+    for i, (cell, config) in enumerate(zip(spec.cells, configs, strict=True)):
+        if i and one:
+            break
+        try:
+            deps.create_agent(dict(config))
+        except ConfigError as exc:
+            if one:
+                raise
+            raise type(exc)(f"{spec.source}: cells[{i}]({cell.name}): {exc}") from None
+    rates = {spec.fault_rate_of(c, p) for c, p in design_points(spec)}
+    if any(r > 0 for r in rates) and deps.make_lab is _real_make_lab:  # fake labs take no faults
+        import importlib.util
+
+        if importlib.util.find_spec("ani.faults") is None:
+            raise ConfigError(
+                f"{spec.source}: fault_rate {max(rates):g}: this build has no fault injection "
+                "(ani.faults is missing); sweep fault_rate only over 0"
+            )
+
+
+def cost_of(record: RunRecord, trajectory: Trajectory | None) -> dict[str, Any]:
+    """The run's cost, a dependent variable: ``tokens`` (prompt + completion as the token budget
+    counted them, the agent's ``agent_stop`` total; else the process metrics' sum; None: no model
+    reported usage), ``prompt_tokens``, ``completion_tokens``, ``turns`` (model responses, else
+    actions), ``steps`` (agent steps), ``tool_calls``, ``agent_s`` and ``wall_s`` (seconds)."""
+    proc = record.process
+    prompt = proc.prompt_tokens if proc is not None else None
+    completion = proc.completion_tokens if proc is not None else None
+    tokens = None
+    for ev in (trajectory.events if trajectory is not None else []):
+        if ev.get("event") == "agent_stop" and isinstance(ev.get("total_tokens"), int):
+            tokens = ev["total_tokens"] or None
+    if tokens is None and prompt is not None and completion is not None:
+        tokens = prompt + completion
+    return {
+        "tokens": tokens,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "turns": proc.turns if proc is not None else None,
+        "steps": record.steps,
+        "tool_calls": record.tool_calls,
+        "agent_s": record.agent_s,
+        "wall_s": record.wall_s,
+    }
+# --- end campaign-factors ---
 
 
 def run_one(
@@ -472,8 +567,9 @@ def run_one(
     out = Path(out_dir)
     traj_path = out / "trajectories" / f"{rid}.jsonl"
     scenario, task_class = prepare(spec, deps, cell, stress)
-    variant = task_class.variant(scenario, seed)
-    agent = deps.create_agent(dict(spec.agent))  # config errors raise here, before any lab
+    variant = variant_of(task_class, scenario, seed, spec.form_of(cell))
+    agent_config = spec.agent_of(cell)
+    agent = deps.create_agent(dict(agent_config))  # config errors raise here, before any lab
     budget = spec.budget
 
     started = _now()
@@ -492,13 +588,27 @@ def run_one(
         "stress": stress,
         "trajectory": None,
         "superseded": [c.name for c in _superseded(scenario, variant)[1]],
+        # campaign-factors: the factors of the run
+        "form": spec.form_of(cell),
+        "model": str(agent_config["model"]) if agent_config.get("model") is not None else None,
+        "agent_mode": agent_mode_of(agent_config),
     }
     state: dict[str, Any] = {}
+    # faults (issue 14): the variant's schedule, from its seed and the rate (never the level)
+    from ani.faults.campaign import schedule_for
+
+    info["fault_rate"] = spec.fault_rate_of(cell, stress)
+    state["fault_schedule"] = schedule_for(spec, cell, stress, scenario, variant, seed)
     try:
         _execute(
             spec, cell, scenario, variant, agent, budget, deps, traj_path, on_event, info, state
         )
     finally:
+        session = state.get("faults_session")  # faults (issue 14): removed even after a crash
+        if session is not None:
+            with _sigint_deferred():
+                session.stop()
+            state["faults"] = session.records
         trajectory = state.get("trajectory")
         if trajectory is not None:
             trajectory.close()
@@ -511,7 +621,8 @@ def run_one(
                 except Exception as exc:  # noqa: BLE001 - the verdict stands; say so
                     state["teardown_error"] = _err(exc)
                 info["teardown_s"] = round(time.monotonic() - t0, 3)
-    return _record(info, state, started, t_start)
+    record = _record(info, state, started, t_start)
+    return record.model_copy(update={"cost": cost_of(record, state.get("trajectory"))})  # campaign-factors
 
 
 def _execute(
@@ -570,6 +681,14 @@ def _execute(
         state["tools"] = list(adapter.tools())
     except Exception:  # noqa: BLE001 - metrics only; never fails a run
         state["tools"] = []
+    # faults (issue 14): the session starts with the agent's clock; the trajectory hook drives it
+    schedule = state.get("fault_schedule") or []
+    if schedule:
+        from ani.faults.session import FaultSession
+
+        state["faults_session"] = session = FaultSession(lab, schedule, trajectory)
+        trajectory.on_tool_call = session.on_tool_call
+        session.start()
     t0 = time.monotonic()
     state["agent_ran"] = True
     mark = fault_mark()
@@ -592,12 +711,32 @@ def _execute(
         state["stop_reason"] = "error"
     finally:
         info["agent_s"] = round(time.monotonic() - t0, 3)
+        if state.get("faults_session") is not None:  # faults (issue 14): removed before grading
+            trajectory.on_tool_call = None
+            with _sigint_deferred():
+                state["faults_session"].stop()
+            state["faults"] = state["faults_session"].records
         try:
             adapter.close()
         except Exception as exc:  # noqa: BLE001
             state["close_error"] = _err(exc)
     if state.get("infra_error_reason"):
         return  # the agent never acted (its model never answered): nothing to grade
+    # faults (issue 14): a fault that did not take, vanished or stayed: the run did not meet the
+    # stimulus it was scheduled; not the agent's verdict. Otherwise let routing recover from the
+    # faults before grading (a convergence timeout here is for the grading to judge).
+    session = state.get("faults_session")
+    if session is not None and session.invalid_reason:
+        state["infra_error_reason"] = f"environment invalid: {session.invalid_reason}"
+        state["env_invalid"] = True
+        return
+    if session is not None and any(r.injected for r in session.records):
+        t0 = time.monotonic()
+        try:
+            lab.wait_converged()
+        except Exception:  # noqa: BLE001 - the observer grades what it finds
+            pass
+        info["fault_wait_s"] = round(time.monotonic() - t0, 3)
     if _host_faults(state, trajectory, lab, mark):
         return  # the host or the harness failed during the run: not the agent's verdict
     dead = _dead_daemons(lab)
@@ -709,6 +848,8 @@ def _record(
     if reason is None and state.get("success") is None:
         reason = "run did not complete"  # defensive: every run ends in exactly one state
     label = INFRA if reason is not None else label_for(state["success"], state["damage_free"])
+    if label == INFRA and state.get("env_invalid"):  # faults (issue 14)
+        label = ENV_INVALID
     agent_error = state.get("agent_error")
     if state.get("close_error"):
         agent_error = (
@@ -717,8 +858,8 @@ def _record(
     return RunRecord(
         **info,
         label=label,
-        success=None if label == INFRA else state["success"],
-        damage_free=None if label == INFRA else state["damage_free"],
+        success=None if label in INVALID_LABELS else state["success"],
+        damage_free=None if label in INVALID_LABELS else state["damage_free"],
         infra_error_reason=reason,
         agent_error=agent_error,
         tests=state.get("tests", []),
@@ -734,6 +875,7 @@ def _record(
         teardown_error=state.get("teardown_error"),
         unattributed=state.get("unattributed"),
         process=_process(info, state, label),
+        faults=state.get("faults", []),  # faults (issue 14)
     )
 
 
@@ -749,7 +891,7 @@ def _process(info: dict[str, Any], state: dict[str, Any], label: str) -> Any:
         str(info.get("level", "")),
         stop_reason=state.get("stop_reason"),
         submitted=submitted if isinstance(submitted, bool) else None,
-        success=None if label == INFRA else state.get("success"),
+        success=None if label in INVALID_LABELS else state.get("success"),
         tools=state.get("tools"),
         prompt_tokens=state.get("prompt_tokens"),
         completion_tokens=state.get("completion_tokens"),

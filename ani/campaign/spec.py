@@ -21,17 +21,27 @@ stress parameter::
     scenario_seed: 7                     # the seed of the generated scenario (not of the variants)
     density: 2                           # instances per service class (default: the manifest's)
     level: a1                            # default level of the cells
-    factor: task                         # level | blocklist | task | density
+    factor: task                         # level | blocklist | task | density | model | agent_mode
     cells:
       - {name: onboard-site, task: onboard-site}
       - {name: change-set, task: change-set}
+      - {name: change-set-ticket, task: change-set, form: ticket}   # the HAI form: intent | ticket
     stress: {density: [2, 4, 8]}         # every cell at every value, paired by variant seed
 
-The factor is what differs between cells (``level`` also lets the blocklist ablation differ);
-every other setting of the cells must agree. A ``stress`` parameter (``density`` or ``task``)
-is swept over its values: the plan is seeds x stress values x cells, seed-major, so the same
-variant seeds meet every cell at every value (:meth:`CampaignSpec.points`). A cell's setting
-is, first to last: the stress value, the cell's own field, the campaign's field.
+The factor is what differs between cells (``level`` also lets the blocklist ablation differ,
+``task`` the form); every other setting of the cells must agree. The stress parameters
+(``density``, ``fault_rate``, ``task``) are swept over their values as a grid: the plan is
+seeds x grid points x cells, seed-major, so the same variant seeds meet every cell at every
+point (:meth:`CampaignSpec.points`). A cell's setting is, first to last: the stress value, the
+cell's own field, the campaign's field.
+
+A cell's agent (:meth:`CampaignSpec.agent_of`) is the campaign's ``agent:`` with the cell's
+``agent:`` mapping, ``model:`` and ``agent_mode:`` (``react+recovery``) merged onto it; the
+matched-budget check refuses cells whose agents differ in any key but the factor's
+(:data:`AGENT_FACTOR_KEYS`: ``model`` lets ``model``, ``base_url``, ``api_key_env`` differ,
+``agent_mode`` lets ``mode``, ``recovery``), naming the cell, the key, its kind (system prompt,
+caps, retry policy, observation interface, ...) and both values. ``bound: B`` instead of
+``variants:`` sets S = ceil(3/B) (rule of three).
 
 :func:`load_spec` validates it and raises :class:`~ani.errors.CampaignSpecError`
 naming the file and the bad field (``cells[2](x).task: unknown task class 'y'; known: ...``).
@@ -39,9 +49,11 @@ naming the file and the bad field (``cells[2](x).task: unknown task class 'y'; k
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -49,13 +61,18 @@ from ani.agents.base import Budget
 from ani.errors import CampaignSpecError
 from ani.validation import load_yaml, validate_mapping
 
+#: the most variants (seeds) a campaign may have
+MAX_VARIANTS = 10_000
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
-FACTORS = ("level", "blocklist", "task", "density")
-#: the parameters a ``stress:`` block may sweep
-STRESS_PARAMS = ("density", "task")
+FACTORS = ("level", "blocklist", "task", "density", "model", "agent_mode")
+#: the parameters a ``stress:`` block may sweep (several at once: a grid)
+STRESS_PARAMS = ("density", "task", "fault_rate")
 #: the cell settings, in the order the design check names them
-SETTINGS = ("level", "blocklist", "task", "density")
+SETTINGS = ("level", "blocklist", "task", "form", "density")
 NO_SCENARIO = "scenario: Field required (a scenario file; or manifest: to generate one)"
+#: the agent modes of the ``agent_mode`` factor: the LLM agent's ``mode``, with or without its
+#: ``recovery`` step (:mod:`ani.agents.llm`)
+AGENT_MODES = tuple(f"{m}{r}" for m in ("single-turn", "react", "planner-executor") for r in ("", "+recovery"))
 
 
 def safe_component(text: str) -> str:
@@ -74,6 +91,12 @@ class CellSpec(BaseModel):
         task: task class of this cell (None: the campaign's ``task``).
         density: density of the generated scenario in this cell (instances per service class;
             None: the campaign's ``density``, else the manifest's).
+        form: HAI form of the task, ``intent`` or ``ticket`` (None: the campaign's ``form``).
+        model: the agent's ``model`` in this cell (the ``model`` factor).
+        agent_mode: the agent's mode in this cell, one of :data:`AGENT_MODES` (``react``,
+            ``planner-executor+recovery``, ...; the ``agent_mode`` factor).
+        agent: agent options merged onto the campaign's ``agent:`` block (e.g. another
+            ``base_url``); the matched-budget check allows only the factor's keys to differ.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -83,6 +106,27 @@ class CellSpec(BaseModel):
     blocklist: bool | str = False
     task: str | None = Field(None, min_length=1)
     density: int | None = Field(None, ge=0)
+    # --- campaign-factors: the HAI form and the cell's agent settings ---
+    form: Literal["intent", "ticket"] | None = None
+    model: str | None = Field(None, min_length=1)
+    agent_mode: str | None = None
+    agent: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("agent_mode")
+    @classmethod
+    def _agent_mode(cls, v: str | None) -> str | None:
+        if v is not None and v not in AGENT_MODES:
+            raise ValueError(f"unknown agent mode {v!r}; known: {', '.join(AGENT_MODES)}")
+        return v
+
+    @field_validator("agent")
+    @classmethod
+    def _agent_override(cls, v: dict[str, Any]) -> dict[str, Any]:
+        bad = [k for k in v if not isinstance(k, str)]
+        if bad:
+            raise ValueError(f"agent option names must be strings, got {bad[0]!r}")
+        return v
+    # --- end campaign-factors ---
 
     @field_validator("name")
     @classmethod
@@ -117,6 +161,48 @@ class RunPoint(NamedTuple):
     stress: dict[str, Any]
 
 
+# --- faults (issue 14, faults-core) ---------------------------------------------------------
+class FaultsSpec(BaseModel):
+    """The campaign's ``faults:`` block: how the fault schedule of each variant is drawn
+    (:func:`ani.faults.schedule.draw_schedule`; the rate is ``fault_rate``).
+
+    Attributes:
+        kinds: fault kinds to draw from (``ani.faults.fault_kinds()`` lists them); None: every
+            registered kind this host can do (a kind that is unavailable here, e.g. ``latency``
+            without netem, is left out, and a campaign naming one is refused before any lab).
+        duration_s: ``[lo, hi]``: each fault stays a uniform draw of seconds in this range.
+        horizon_steps: fault points are drawn below this many agent steps.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[str] | None = None
+    duration_s: tuple[float, float] = (3.0, 8.0)
+    horizon_steps: int = Field(20, ge=1, le=10_000)
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds(cls, v: list[str] | None) -> list[str] | None:
+        if v is None:
+            return None
+        from ani.faults import fault_kinds
+
+        known = fault_kinds()
+        bad = [k for k in v if k not in known]
+        if bad:
+            raise ValueError(f"unknown fault kind {bad[0]!r}; known: {', '.join(known)}")
+        if not v:
+            raise ValueError("give at least one kind (or null: every kind this host can do)")
+        return list(dict.fromkeys(v))
+
+    @field_validator("duration_s")
+    @classmethod
+    def _duration(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if not 0 < v[0] <= v[1]:
+            raise ValueError(f"[lo, hi] seconds with 0 < lo <= hi, got {list(v)}")
+        return v
+
+
 class CampaignSpec(BaseModel):
     """A validated campaign file (see the module docstring for the shape).
 
@@ -138,11 +224,15 @@ class CampaignSpec(BaseModel):
         variants: S, the number of seeds (>= 1).
         seed: first seed; the seeds are ``seed .. seed + S - 1``.
         factor: the factor varied across cells (``level``, ``blocklist``, ``task``, ``density``).
-        stress: at most one swept stress parameter and its values, e.g. ``{"density": [2, 4, 8]}``.
+        stress: the swept stress parameters and their values, a grid, e.g. ``{"density": [2, 4],
+            "fault_rate": [0, 0.3]}`` (fault rates are floats >= 0: faults per agent step).
         agent: agent config passed to ``ani.agents.create_agent`` (must have ``kind``).
         budget: :class:`ani.agents.base.Budget` (max_steps = tool calls, wall_clock_s, max_tokens).
         cells: at least one :class:`CellSpec`; the first is the reference for paired tests.
         observer_bound_s: bound of the observer's retry loop per check, seconds (None: its default).
+        form: the HAI form of the cells' tasks that name none: ``intent`` (default) or ``ticket``.
+        bound: the damage bound to assert, in (0, 1): S = ceil(3 / bound) (rule of three;
+            instead of ``variants``); the report says whether each cell reached it.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -164,6 +254,10 @@ class CampaignSpec(BaseModel):
     budget: Budget = Field(default_factory=Budget)
     cells: list[CellSpec] = Field(min_length=1)
     observer_bound_s: float | None = Field(None, gt=0)
+    # --- campaign-factors: the HAI form of the cells' tasks; variants from a damage bound ---
+    form: Literal["intent", "ticket"] = "intent"
+    bound: float | None = Field(None, gt=0, lt=1)
+    # --- end campaign-factors ---
     _source: str = PrivateAttr(default="<campaign>")
 
     @field_validator("name")
@@ -188,8 +282,6 @@ class CampaignSpec(BaseModel):
     @field_validator("stress")
     @classmethod
     def _stress(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        if len(v) > 1:
-            raise ValueError(f"one stress parameter per campaign, got {len(v)}: {', '.join(v)}")
         for key, values in v.items():
             if key not in STRESS_PARAMS:
                 raise ValueError(f"{key!r} cannot be swept; stress parameters: {', '.join(STRESS_PARAMS)}")
@@ -202,6 +294,14 @@ class CampaignSpec(BaseModel):
                     raise ValueError(f"{key}.{i}: a density is an int >= 0, got {x!r}")
                 if key == "task" and (not isinstance(x, str) or not x):
                     raise ValueError(f"{key}.{i}: a task class name, got {x!r}")
+                if key == "fault_rate" and (
+                    not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x) or x < 0
+                ):
+                    raise ValueError(f"{key}.{i}: a fault rate is a number >= 0 (faults per agent step), got {x!r}")
+            if key == "fault_rate":  # one spelling per value: 0 and 0.0 name the same run
+                v[key] = values = [float(x) for x in values]
+                if len(set(values)) != len(values):
+                    raise ValueError(f"{key}: a value is given twice")
         return v
 
     @field_validator("agent")
@@ -230,18 +330,22 @@ class CampaignSpec(BaseModel):
 
     @property
     def stress_param(self) -> str | None:
-        """The swept stress parameter (``density``, ``task``) or None."""
+        """The first swept stress parameter (``density``, ``task``, ``fault_rate``) or None."""
         return next(iter(self.stress), None)
 
     @property
     def stress_points(self) -> list[dict[str, Any]]:
-        """``[{"density": 2}, {"density": 4}, ...]``; ``[{}]`` without a stress block."""
-        key = self.stress_param
-        return [{key: v} for v in self.stress[key]] if key else [{}]
+        """The grid of the stress block: every combination of its values, the first parameter
+        varying slowest (``{density: [2, 4], fault_rate: [0, 0.3]}`` -> ``[{density: 2,
+        fault_rate: 0.0}, {density: 2, fault_rate: 0.3}, {density: 4, ...}, ...]``); ``[{}]``
+        without a stress block."""
+        keys = list(self.stress)
+        return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*self.stress.values())]
 
     def points(self) -> list[RunPoint]:
-        """The runs in order: seed-major, then stress value, then cell, so an interrupted
-        campaign holds complete pairs (every cell at every value for the seeds it finished)."""
+        """The runs in order: seed-major, then stress point (grid order), then cell, so an
+        interrupted campaign holds complete pairs (every cell at every point for the seeds it
+        finished)."""
         return [
             RunPoint(seed, cell.name, dict(point))
             for seed in self.seeds
@@ -279,6 +383,37 @@ class CampaignSpec(BaseModel):
         """The file (or ``command line``) the spec was read from, for messages."""
         return self._source
 
+    # --- campaign-factors: a cell's agent, form and fault rate ---
+    def agent_of(self, cell: CellSpec | str) -> dict[str, Any]:
+        """The agent config of ``cell`` (for ``ani.agents.create_agent``): the campaign's
+        ``agent:``, then the cell's ``agent:`` mapping merged onto it, then its ``model`` (as
+        ``model``) and its ``agent_mode`` (``react+recovery`` -> ``mode: react, recovery:
+        true``; ``react`` -> ``recovery: false``)."""
+        c = self.cell(cell) if isinstance(cell, str) else cell
+        config = {**self.agent, **c.agent}
+        if c.model is not None:
+            config["model"] = c.model
+        if c.agent_mode is not None:
+            mode, _, recovery = c.agent_mode.partition("+")
+            config["mode"], config["recovery"] = mode, bool(recovery)
+        return config
+
+    def form_of(self, cell: CellSpec | str) -> str:
+        """The HAI form of ``cell``'s task (``intent`` or ``ticket``): the cell's, else the
+        campaign's."""
+        c = self.cell(cell) if isinstance(cell, str) else cell
+        return c.form or self.form
+
+    def fault_rate_of(self, cell: CellSpec | str, stress: dict[str, Any] | None = None) -> float:
+        """The fault rate of ``cell`` at ``stress`` (faults per agent step): the stress value,
+        else the campaign's ``fault_rate`` (0 without one)."""
+        del cell  # every cell at a stress point meets the same faults (paired)
+        value = (stress or {}).get("fault_rate")
+        if value is None:
+            value = getattr(self, "fault_rate", 0.0)
+        return float(value or 0.0)
+    # --- end campaign-factors ---
+
     def task_field(self, cell: CellSpec | str, stress: dict[str, Any] | None = None) -> str:
         """Where the task class of ``cell`` at ``stress`` is written: ``stress.task[1]``,
         ``cells[2](x).task`` or ``task``."""
@@ -293,6 +428,13 @@ class CampaignSpec(BaseModel):
         """The run id of ``cell`` / ``seed`` / ``stress`` (:func:`run_id`)."""
         name = cell if isinstance(cell, str) else cell.name
         return run_id(name, self.task_of(cell, stress), seed, stress)
+
+    # --- faults (issue 14, faults-core) -----------------------------------------------------
+    #: faults per agent step (lambda of the schedule's Poisson process); 0: no faults. A
+    #: ``stress: {fault_rate: [...]}`` value overrides it (:meth:`fault_rate_of`).
+    fault_rate: float = Field(0.0, ge=0, le=100)
+    faults: FaultsSpec = Field(default_factory=FaultsSpec)
+    # (fault_rate_of(cell, stress): with campaign-factors' block above)
 
 
 def _design_errors(spec: CampaignSpec) -> list[str]:
@@ -314,38 +456,129 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
             for where, v in used
             if v is not None
         ]
-        if spec.stress_param == "density":
+        if "density" in spec.stress:
             errors.append("stress.density: only with manifest: (a scenario file's density is fixed)")
     for i, c in enumerate(spec.cells):
         if c.level is None and spec.level is None:
             errors.append(f"cells[{i}]({c.name}).level: Field required (or give the campaign a level:)")
-        if c.task is None and spec.task is None and spec.stress_param != "task":
+        if c.task is None and spec.task is None and "task" not in spec.stress:
             errors.append(f"cells[{i}]({c.name}).task: Field required (or give the campaign a task:)")
     if errors:
         return errors
-    key = spec.stress_param
     factor = spec.factor
-    if key is not None and key == factor:
-        errors.append(f"stress.{key}: {key} is the factor; sweep another parameter or change the factor")
-    varied = {"level": ("level", "blocklist")}.get(factor, (factor,))
+    for key in spec.stress:
+        if key == factor:
+            errors.append(f"stress.{key}: {key} is the factor; sweep another parameter or change the factor")
+    varied = {"level": ("level", "blocklist"), "task": ("task", "form")}.get(factor, (factor,))
     for i, c in enumerate(spec.cells):
-        if key is not None and getattr(c, key) is not None:
-            errors.append(f"cells[{i}]({c.name}).{key}: {key} is swept by stress:; a cell cannot fix it")
+        for key in spec.stress:
+            if getattr(c, key, None) is not None:
+                errors.append(f"cells[{i}]({c.name}).{key}: {key} is swept by stress:; a cell cannot fix it")
     ref = spec.cells[0]
     for i, c in enumerate(spec.cells[1:], 1):
         for setting in SETTINGS:
-            if setting in varied or setting == key:
+            if setting in varied or setting in spec.stress:
                 continue
             if _setting(spec, ref, setting) != _setting(spec, c, setting):
                 errors.append(
                     f"cells[{i}]({c.name}).{setting}: differs from cell {ref.name!r} but the factor is "
                     f"{factor!r} (a campaign varies one factor; cells must agree on the rest)"
                 )
-    settings = [tuple(_setting(spec, c, s) for s in SETTINGS) for c in spec.cells]
+    errors += _agent_errors(spec)  # campaign-factors: the matched budget over the agent configs
+    settings = [
+        (tuple(_setting(spec, c, s) for s in SETTINGS), repr(sorted(_agent_effective(spec, c).items())))
+        for c in spec.cells
+    ]
     if not errors and len(set(settings)) != len(settings):
         what = " and ".join(varied)
         errors.append(f"cells: two cells have the same {what} (nothing varies between them)")
     return errors
+
+
+# --- campaign-factors: the matched budget over the cells' agent configs ---
+
+#: the agent keys each agent factor lets differ between cells; under any other factor none
+AGENT_FACTOR_KEYS: dict[str, tuple[str, ...]] = {
+    "model": ("model", "base_url", "api_key_env"),  # the endpoint and the model behind it
+    "agent_mode": ("mode", "recovery"),
+}
+#: what each agent key is, for the matched-budget message (unknown keys: "agent setting")
+AGENT_KEY_KINDS: dict[str, str] = {
+    "kind": "agent kind",
+    "model": "model",
+    "base_url": "model endpoint",
+    "api_key_env": "model endpoint",
+    "mode": "agent mode",
+    "recovery": "agent mode",
+    "system_prompt": "system prompt",
+    "max_recoveries": "caps",
+    "max_replans": "caps",
+    "max_completion_tokens": "caps",
+    "wait_max_s": "caps",
+    "request_timeout_s": "retry policy",
+    "max_retries": "retry policy",
+    "retry_backoff_s": "retry policy",
+    "retry_backoff_max_s": "retry policy",
+    "retry_after_max_s": "retry policy",
+    "max_observation_chars": "observation interface",
+    "temperature": "sampling",
+    "seed": "sampling",
+}
+
+
+def _agent_effective(spec: CampaignSpec, cell: CellSpec) -> dict[str, Any]:
+    """``spec.agent_of(cell)`` with the LLM agent's defaults filled in (``mode: react`` written
+    or left out is the same agent)."""
+    config = spec.agent_of(cell)
+    if config.get("kind") == "llm":
+        from ani.agents.llm_config import LLMConfig
+
+        defaults = {
+            k: f.default for k, f in LLMConfig.model_fields.items() if not f.is_required()
+        }
+        config = {**defaults, **config}
+    return config
+
+
+def agent_mode_of(config: dict[str, Any]) -> str | None:
+    """``react+recovery`` for an agent config with ``mode: react, recovery: true`` (the LLM
+    agent's default mode is ``react``); None for an agent without modes (not ``kind: llm`` and
+    no ``mode`` key)."""
+    mode = config.get("mode")
+    if mode is None and config.get("kind") != "llm":
+        return None
+    return f"{mode or 'react'}{'+recovery' if config.get('recovery') else ''}"
+
+
+def _agent_errors(spec: CampaignSpec) -> list[str]:
+    """The matched budget: cells agree on every agent setting but the factor's
+    (:data:`AGENT_FACTOR_KEYS`): one message per differing key, naming the cell, the key, what
+    kind of setting it is and both values."""
+    errors: list[str] = []
+    for i, c in enumerate(spec.cells):
+        if c.model is not None and "model" in c.agent:
+            errors.append(f"cells[{i}]({c.name}).model: also given as agent.model; give one")
+        if c.agent_mode is not None and ({"mode", "recovery"} & set(c.agent)):
+            errors.append(f"cells[{i}]({c.name}).agent_mode: also given as agent.mode / agent.recovery; give one")
+    if errors:
+        return errors
+    allowed = AGENT_FACTOR_KEYS.get(spec.factor, ())
+    ref = spec.cells[0]
+    ref_config = _agent_effective(spec, ref)
+    for i, c in enumerate(spec.cells[1:], 1):
+        config = _agent_effective(spec, c)
+        for key in sorted(set(ref_config) | set(config)):
+            if key in allowed or ref_config.get(key) == config.get(key):
+                continue
+            what = AGENT_KEY_KINDS.get(key, "agent setting")
+            may = f"only {', '.join(allowed)} may differ" if allowed else "no agent setting may differ"
+            errors.append(
+                f"cells[{i}]({c.name}).agent.{key}: differs from cell {ref.name!r} "
+                f"({ref_config.get(key)!r} vs {config.get(key)!r}) but the factor is {spec.factor!r}: "
+                f"a matched budget holds the {what} fixed ({may})"
+            )
+    return errors
+# --- end campaign-factors ---
 
 
 def _setting(spec: CampaignSpec, cell: CellSpec, setting: str) -> Any:
@@ -354,6 +587,8 @@ def _setting(spec: CampaignSpec, cell: CellSpec, setting: str) -> Any:
         return cell.level or spec.level
     if setting == "task":
         return cell.task or spec.task
+    if setting == "form":
+        return spec.form_of(cell)
     if setting == "density":
         return spec.density_of(cell)
     return getattr(cell, setting)
@@ -425,6 +660,20 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
             raise CampaignSpecError(f"{exc}; {NO_SCENARIO}") from None  # said with the others
         raise
     spec._source = source
+    # campaign-factors: S from the damage bound to be asserted (rule of three)
+    if spec.bound is not None:
+        from ani.campaign.stats import runs_for_bound
+
+        if isinstance(data, dict) and data.get("variants") is not None:
+            raise CampaignSpecError(
+                f"{source}: invalid campaign: variants: give variants (S) or bound (S = ceil(3/bound)), not both"
+            )
+        n = runs_for_bound(spec.bound)
+        if n > MAX_VARIANTS:
+            raise CampaignSpecError(
+                f"{source}: invalid campaign: bound: {spec.bound:g} needs {n} runs per cell; at most {MAX_VARIANTS}"
+            )
+        spec.variants = n
     errors = _design_errors(spec)
     if errors:
         raise CampaignSpecError(f"{source}: invalid campaign: {'; '.join(errors)}")
@@ -446,12 +695,15 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
     return spec
 
 
-def load_spec(path: str | Path, variants: int | None = None) -> CampaignSpec:
+def load_spec(path: str | Path, variants: int | None = None, bound: float | None = None) -> CampaignSpec:
     """Read and validate a campaign YAML file.
 
     Args:
         path: the file, or the name of a shipped campaign (``campaigns/level-sweep.yaml``).
-        variants: override of ``variants`` (S), e.g. from ``--variants``.
+        variants: override of ``variants`` (S), e.g. from ``--variants`` (the file's ``bound``
+            is then ignored).
+        bound: override of ``bound``, e.g. from ``--bound``: S = ceil(3 / bound) runs per cell
+            (the file's ``variants`` is then ignored). Not both.
 
     Raises:
         CampaignSpecError: missing file, bad YAML, or a bad field (the message names it).
@@ -463,6 +715,10 @@ def load_spec(path: str | Path, variants: int | None = None) -> CampaignSpec:
     except FileNotFoundError:
         raise CampaignSpecError(f"campaign file {str(path)!r} not found") from None
     data = load_yaml(p, CampaignSpecError)
+    if variants is not None and bound is not None:
+        raise CampaignSpecError("give --variants or --bound, not both")
     if variants is not None and isinstance(data, dict):
-        data = {**data, "variants": variants}
+        data = {**{k: v for k, v in data.items() if k != "bound"}, "variants": variants}
+    if bound is not None and isinstance(data, dict):  # campaign-factors: --bound
+        data = {**{k: v for k, v in data.items() if k != "variants"}, "bound": bound}
     return parse_spec(data, str(path), p.parent)

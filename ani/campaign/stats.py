@@ -13,6 +13,7 @@ discordant pairs (McNemar). See ``docs/campaigns.md``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from scipy.stats import binomtest
@@ -25,6 +26,7 @@ __all__ = [
     "interval",
     "mcnemar_exact",
     "rule_of_three",
+    "runs_for_bound",
 ]
 
 
@@ -139,6 +141,19 @@ def rule_of_three(n: int) -> float | None:
     if n <= 0:
         return None
     return min(1.0, 3.0 / n)
+
+
+def runs_for_bound(bound: float) -> int:
+    """The runs that bound a proportion below ``bound`` by the rule of three when none of them
+    shows the event: ``ceil(3 / bound)`` (``0.05`` -> 60, ``0.1`` -> 30, ``0.01`` -> 300).
+
+    Raises:
+        ValueError: ``bound`` is not a number in (0, 1).
+    """
+    if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not 0.0 < bound < 1.0:
+        raise ValueError(f"bound must be a number in (0, 1), got {bound!r}")
+    # 3 / 0.1 is 30.000000000000004 in binary floating point: round before the ceiling
+    return max(1, math.ceil(round(3.0 / bound, 9)))
 
 
 def mcnemar_exact(b: int, c: int) -> McNemarResult:

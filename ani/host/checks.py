@@ -175,6 +175,11 @@ _PROBES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], str
      ("{bwrap}", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
       "--unshare-uts", "--unshare-ipc", "--die-with-parent", "--", "{sh}", "-c", ":"), ("a0",),
      "a kernel with PID/IPC namespaces, run as root", "every A0 shell command"),
+    # faults (issue 14): no level needs it; without it the latency fault is unavailable
+    ("netem (the latency fault)", ("unshare", "tc"),
+     ("{tc}", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"), ("faults",),
+     "a kernel with sch_netem (CONFIG_NET_SCH_NETEM; modprobe sch_netem)",
+     "the latency fault (docs/faults.md); without it that kind is unavailable, never faked"),
 )
 
 
@@ -201,7 +206,8 @@ def kernel_findings(levels: Iterable[str] | None = None, *, lab_only: bool = Fal
     root = os.geteuid() == 0
     for name, progs, argv, needed, fix, used in _PROBES:
         if (lab_only and "lab" not in needed) or not want & set(levels_of(needed)):
-            continue
+            if not (levels is None and not lab_only and "faults" in needed):  # faults: listed in full
+                continue
         paths = {p: reg[p].locate() for p in progs}
         lacking = [reg[p].shown for p, path in paths.items() if path is None]
         if not root:

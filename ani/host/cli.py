@@ -61,7 +61,9 @@ def needed_by_text(f: Finding, daemons: set[str]) -> str:
         return "every level" if Path(f.name).name in daemons else "topologies using it"
     if "setup" in words:
         return "make setup"
-    if "test" in words:
+    if "faults" in words:  # faults (issue 14)
+        return "fault kinds"
+    if "test" in words:  # report-html (issue 14): the test suite only
         return "make test"
     return " ".join(lv for lv in LEVELS if lv in words)
 
@@ -134,6 +136,8 @@ def doctor(
             f"[red]missing[/red]: {escape(f.line())}: "
             + (f"breaks {', '.join(breaks)}" if breaks else
                "needed by scripts/setup.sh (make setup) only" if f.kind == "package" else
+               "no level needs it (a fault kind is unavailable without it: docs/faults.md)"
+               if "faults" in f.needed_by else
                "no level needs it for the scenarios in question"),
             soft_wrap=True, highlight=False,
         )

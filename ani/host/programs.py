@@ -47,6 +47,7 @@ FEATURES = {
     "observer": "grading (every level)",
     "daemon": "topologies that run this FRR daemon",
     "setup": "scripts/setup.sh only",
+    "faults": "fault injection (campaigns with a fault_rate, docs/faults.md)",
 }
 
 #: directories searched after PATH (a non-root PATH often lacks the sbin directories)

@@ -31,7 +31,9 @@ Additions: ``lab.timings`` (seconds of the last up/down phases), ``lab.node_dir(
 ``lab.netconf_endpoint(router) -> NetconfEndpoint(host, port, username, password)`` (the
 per-router NETCONF server, see :mod:`ani.lab.netconf`), ``lab.restart_netconf(sig=SIGTERM)
 -> {router: port}`` (stop and start that server: the fault injector's seam),
-``lab.netconf_lock(router, target="running") -> NetconfLock | None`` (who holds a NETCONF lock).
+``lab.netconf_lock(router, target="running") -> NetconfLock | None`` (who holds a NETCONF lock),
+``lab.daemon_pids(router)``, ``lab.freeze_netconf(router, frozen=True)``, ``lab.netconf_frozen()``
+(a frozen router's management plane: the fault injector's seam, :mod:`ani.faults.kinds.frozen_router`).
 """
 
 from __future__ import annotations
@@ -134,6 +136,31 @@ class Lab:
         ps = self.pathspace(router)
         pids = self._state.pids.get(router, {}) if self._state is not None else {}
         return sorted(d for d, pid in pids.items() if not frr.owns(pid, ps))
+
+    # --- one daemon (issue 14, faults: daemon restart) ---
+    def daemon_pid(self, router: str, daemon: str) -> int | None:
+        """The pid of ``router``'s FRR ``daemon`` if it runs now (its PID file names a live
+        daemon of the router's pathspace), else None. Raises UnknownNode."""
+        return frr.read_pids(self.pathspace(router), [daemon]).get(daemon)
+
+    def start_daemon(self, router: str, daemon: str, timeout: float = 15.0) -> int:
+        """Start ``router``'s FRR ``daemon`` again (after it stopped) with the lab's own start
+        code (:func:`ani.lab.frr.start`: same netns, pathspace, UTS and mount namespaces) and
+        record its new pid in the lab's state (so :meth:`dead_daemons` and teardown know it).
+        It comes up with no configuration (FRR-NOTES: daemons do not read ``frr.conf``); the
+        caller loads one. Returns the pid. Raises UnknownNode, LabError (it did not start, or
+        is not one of the router's daemons)."""
+        ps = self.pathspace(router)
+        if daemon not in self.topology.routers[router].daemons:
+            raise LabError(f"{router}: {daemon} is not one of its daemons "
+                           f"({', '.join(self.topology.routers[router].daemons)})")
+        (frr.run_dir(ps) / f"{daemon}.vty").unlink(missing_ok=True)  # the dead one's socket
+        pid = frr.start(self.netns(router), ps, router, [daemon], timeout=timeout)[daemon]
+        with self._lock:
+            if self._state is not None:
+                self._state.pids.setdefault(router, {})[daemon] = pid
+                write_state(self._state)
+        return pid
 
     def harness_faults(self) -> list[str]:
         """What went wrong in the lab's own helpers so far, each cause once (not the agent's
@@ -415,6 +442,35 @@ class Lab:
         locked, no server; a dead server's entry is no lock). Raises UnknownNode."""
         self.pathspace(router)
         return nc.lock_holder(self.id, self.dir, router, target)
+
+    # -- a frozen router (issue 14, faults-kinds: ani.faults.kinds.frozen_router) ---------------
+
+    def daemon_pids(self, router: str) -> dict[str, int]:
+        """``{daemon: pid}`` of the FRR daemons this lab started on ``router`` that run now (each
+        verified to carry ``-N <pathspace>``). Raises UnknownNode."""
+        ps = self.pathspace(router)
+        st = self._state or read_state(self.id)
+        pids = st.pids.get(router, {}) if st is not None else {}
+        return {d: pid for d, pid in sorted(pids.items()) if frr.owns(pid, ps)}
+
+    def freeze_netconf(self, router: str, frozen: bool = True) -> dict[str, float]:
+        """Freeze (``frozen=True``) or resume ``router``'s part of the lab's NETCONF server, as if
+        the router's own management process were stopped: its sessions' hellos and RPCs get no
+        reply and its confirm timer waits (:meth:`ani.netconf.server.NetconfServer.freeze`); the
+        other routers' parts keep running. Returns once the server says so: ``{router: since}``
+        of the routers frozen now. Raises UnknownNode; LabError (no NETCONF server, or it did
+        not acknowledge in time)."""
+        self.pathspace(router)
+        if not self.netconf:
+            raise LabError(f"lab {self.id} runs no NETCONF server (started with netconf=False)")
+        st = self._state or read_state(self.id)
+        return nc.request_frozen(self.id, self.dir, st.netconf_pid if st else None,
+                                 st.netconf_start if st else None, router, frozen)
+
+    def netconf_frozen(self) -> dict[str, float]:
+        """``{router: since}`` (Unix seconds) whose NETCONF part the lab's running server has
+        frozen now ({} when none)."""
+        return nc.frozen_routers(self.id, self.dir)
 
     def wait_converged(self, timeout_s: float | None = None) -> None:
         """Poll every ~0.15 s until every expected OSPF adjacency is Full and every BGP session is

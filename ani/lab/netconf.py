@@ -286,5 +286,85 @@ def lock_holder(lab_id: str, lab_dir: Path, router: str, target: str = "running"
         return None
 
 
+# -- a frozen router's management plane (issue 14, faults-kinds) -------------------------------
+
+#: in the journal dir: the routers the harness wants frozen (``{"routers": [...]}``) and what the
+#: server froze (``{"version": 1, "owner": {pid, start}, "frozen": {router: since}}``); the
+#: leading ``_`` keeps them apart from the per-router files
+FREEZE_REQUEST_FILE = "_freeze.request.json"
+FROZEN_FILE = "_frozen.json"
+#: bound on the server acknowledging a freeze / thaw request (seconds): an RPC in progress on the
+#: router's datastore finishes first
+FREEZE_ACK_TIMEOUT_S = 40.0
+
+
+def read_frozen_request(journal_dir: Path) -> set[str]:
+    """The routers the harness asks to be frozen ({} when none / no file)."""
+    try:
+        doc = json.loads((Path(journal_dir) / FREEZE_REQUEST_FILE).read_text())
+    except (OSError, ValueError):
+        return set()
+    routers = doc.get("routers") if isinstance(doc, dict) else None
+    return {str(r) for r in routers} if isinstance(routers, list) else set()
+
+
+def write_frozen(journal_dir: Path, owner: dict[str, Any], frozen: dict[str, float]) -> None:
+    """The server publishes the routers it froze (``{router: since}``, Unix seconds)."""
+    Path(journal_dir).mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_json_atomic(Path(journal_dir) / FROZEN_FILE,
+                      {"version": 1, "owner": owner, "frozen": frozen}, 0o600)
+
+
+def frozen_routers(lab_id: str, lab_dir: Path) -> dict[str, float]:
+    """``{router: since}`` whose management plane lab ``lab_id``'s running server has frozen
+    now ({}: none, no server, or an entry of a server that is no longer running)."""
+    try:
+        doc = json.loads((Path(lab_dir) / JOURNAL_DIR / FROZEN_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    owner = doc.get("owner") or {}
+    pid, started = owner.get("pid"), owner.get("start")
+    if not isinstance(pid, int) or not is_server_of(pid, lab_id, started if isinstance(started, int) else None):
+        return {}
+    frozen = doc.get("frozen")
+    return {str(k): float(v) for k, v in frozen.items()} if isinstance(frozen, dict) else {}
+
+
+def request_frozen(lab_id: str, lab_dir: Path, pid: int | None, started: int | None,
+                   router: str, frozen: bool, timeout_s: float = FREEZE_ACK_TIMEOUT_S) -> dict[str, float]:
+    """Ask lab ``lab_id``'s NETCONF server to freeze (``frozen=True``) or resume ``router``'s
+    management plane (:meth:`ani.netconf.server.NetconfServer.freeze`): update the request file,
+    send SIGUSR1 to the verified server PIDs, wait until the server publishes the wanted state.
+    Returns :func:`frozen_routers`. Raises LabError: no server runs, or it did not acknowledge
+    within ``timeout_s`` seconds."""
+    jdir = Path(lab_dir) / JOURNAL_DIR
+    want = read_frozen_request(jdir)
+    want = (want | {router}) if frozen else (want - {router})
+    jdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_json_atomic(jdir / FREEZE_REQUEST_FILE, {"routers": sorted(want)}, 0o600)
+    pids = server_pids(lab_id, lab_dir, pid, started)
+    if not pids:
+        raise LabError(f"lab {lab_id}: no NETCONF server runs, so {router}'s management plane "
+                       "cannot be " + ("frozen" if frozen else "resumed"))
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout_s
+    while True:
+        now = frozen_routers(lab_id, lab_dir)
+        if (router in now) == frozen:
+            return now
+        if time.monotonic() >= deadline:
+            raise LabError(f"lab {lab_id}: the NETCONF server did not {'freeze' if frozen else 'resume'} "
+                           f"{router} within {timeout_s:g} s; {lab_dir / LOG_FILE} ends with:\n"
+                           f"{log_tail(lab_dir)}")
+        time.sleep(0.02)
+
+
 __all__ = ["NetconfEndpoint", "NetconfLock", "endpoint", "lock_holder", "start_server", "stop_server",
-           "wait_devices", "wait_ready", "write_credentials", "is_server_of", "server_pids"]
+           "wait_devices", "wait_ready", "write_credentials", "is_server_of", "server_pids",
+           "frozen_routers", "request_frozen"]

@@ -100,7 +100,21 @@ def spec_for(lab_id: str, lab_dir: Path) -> Any:
     def on_ready() -> None:
         write_json_private(info_path(lab_dir), {**base, **listening, "devices": "ok"})
 
+    # a frozen router's management plane (issue 14, faults-kinds): the harness writes the
+    # request, the server publishes what it froze (ani.lab.netconf.request_frozen / frozen_routers)
+    from ani.lab.netconf import JOURNAL_DIR, read_frozen_request, write_frozen
+
+    journal_dir = lab_dir / JOURNAL_DIR
+    me = owner()
+
+    def frozen_wanted() -> set[str]:
+        return read_frozen_request(journal_dir)
+
+    def on_frozen(frozen: dict[str, float]) -> None:
+        write_frozen(journal_dir, me, frozen)
+
     return ServeSpec(
+        frozen_wanted=frozen_wanted, on_frozen=on_frozen,
         routers=routers, username=info["username"], password=info["password"],
         host_key=ensure_host_key(lab_dir / HOST_KEY_FILE), host=HOST, ports=previous or None,
         build=lambda: build_devices(lab_id, lab_dir), on_listening=on_listening,

@@ -154,7 +154,8 @@ def runs_for_lab(pid: int | None, module: str, lab_id: str, started: int | None 
 
 
 def kill_and_wait(pids: list[int], timeout: float = 1.5) -> list[int]:
-    """SIGTERM ``pids``, wait up to ``timeout`` s, then SIGKILL survivors. Returns the PIDs signalled.
+    """SIGTERM (then SIGCONT, so a stopped process acts on it) ``pids``, wait up to ``timeout`` s,
+    then SIGKILL survivors. Returns the PIDs signalled.
 
     Callers must have checked that every PID is theirs (see :func:`cmdline`).
     """
@@ -162,6 +163,9 @@ def kill_and_wait(pids: list[int], timeout: float = 1.5) -> list[int]:
     for pid in pids:
         try:
             os.kill(pid, signal.SIGTERM)
+            # a stopped process (a frozen router's daemon, SIGSTOP) keeps SIGTERM pending until
+            # it runs again: resume it so that it can act on it (issue 14, faults-kinds)
+            os.kill(pid, signal.SIGCONT)
             sent.append(pid)
         except ProcessLookupError:
             pass

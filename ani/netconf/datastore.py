@@ -173,6 +173,9 @@ class Device:
         self._pending: PendingCommit | None = None
         self._alerts: list[tuple[RpcError, set[int]]] = []
         self._closed = False
+        # session id -> why its confirmed commit was rolled back by the confirm timeout and
+        # when; told to that session's next plain commit with nothing to commit (issue 14 case 3)
+        self._expired_of: dict[int, str] = {}
 
     @property
     def codec(self) -> Codec:
@@ -357,6 +360,7 @@ class Device:
         cannot be recorded is ``operation-failed`` and changes nothing."""
         with self._lock:
             self._check_alerts(sid)
+            self._late_expiry("commit")
             timeout_s = parse_confirm_timeout(confirm_timeout) if confirmed else None
             if not confirmed and (confirm_timeout is not None or persist is not None):
                 raise RpcError("invalid-value", "confirm-timeout and persist need <confirmed/>",
@@ -365,6 +369,13 @@ class Device:
             for target in ("candidate", "running"):
                 self._check_not_locked_by_other(sid, target)
             self._check_may_confirm(sid, persist_id)
+            expired = self._expired_of.pop(sid, None)
+            if expired is not None and not confirmed and self._pending is None and self._candidate is None:
+                # meant to confirm a commit that the timer already rolled back: a plain
+                # commit of nothing would answer <ok/> and the client would believe it confirmed
+                raise RpcError("operation-failed", f"{self.name}: no confirmed commit is pending: "
+                               f"{expired}; this commit had nothing to commit, so nothing was "
+                               "confirmed: commit the change again", app_tag="confirm-timeout-expired")
             started = time.monotonic()  # the confirm timeout counts from here (see docstring)
             warnings: list[RpcError] = []
             running: DeviceConfig | None = None
@@ -427,6 +438,10 @@ class Device:
         session (``in-use``). A failed rollback is ``rollback-failed``."""
         with self._lock:
             self._check_alerts(sid)
+            if self._pending is not None and self._pending.remaining_s() <= 0:
+                self._check_may_confirm(sid, persist_id)
+                self._late_expiry("cancel-commit", refuse=False)  # what cancel asks for, done
+                return
             if self._pending is None:
                 raise RpcError("operation-failed", "no confirmed commit is pending",
                                info={"bad-element": "cancel-commit"})
@@ -441,6 +456,7 @@ class Device:
         its pending confirmed commit unless that was given ``persist`` (RFC 6241 §8.4.1).
         Never raises; a failed rollback is kept for the next operation."""
         with self._lock:
+            self._expired_of.pop(sid, None)
             if self._closed:
                 return
             for target in [t for t, s in self._locks.items() if s == sid]:
@@ -454,6 +470,45 @@ class Device:
                 else:
                     p.owner = None
                     self._record(p, quiet=True)
+
+    # -- a late confirming commit; a frozen management plane (issue 14, faults-kinds) ---------
+
+    def _late_expiry(self, op: str, refuse: bool = True) -> None:
+        """A pending confirmed commit whose deadline has passed while its timer has not run yet
+        (the timer thread was held up: a frozen router's management plane, see :meth:`hold`, or
+        a loaded host) is rolled back now, before ``op`` is looked at: a confirming commit that
+        arrives after the confirm-timeout must not confirm (RFC 6241 §8.4.1: the server reverts
+        when the confirming commit is not issued within the timeout). The committing session's
+        locks go as on expiry. With ``refuse`` raises RpcError ``operation-failed`` saying the
+        commit was rolled back (a failed rollback: ``rollback-failed``)."""
+        p = self._pending
+        if p is None or p.remaining_s() > 0:
+            return
+        late = time.monotonic() - p.deadline
+        owner = p.owner
+        err = self._rollback(f"not confirmed within {p.timeout_s} s; the {op} came {late:.1f} s late")
+        for target in [t for t, s in self._locks.items() if owner is not None and s == owner]:
+            self._release(target)
+        if err is not None:
+            self._alert(err)
+            raise err
+        if refuse:
+            raise RpcError(
+                "operation-failed",
+                f"{self.name}: the confirmed commit was not confirmed within its confirm-timeout "
+                f"of {p.timeout_s} s (this {op} arrived {late:.1f} s after the deadline) and has "
+                "been rolled back: running is the configuration before the confirmed commit, "
+                "nothing is pending and nothing was committed")
+
+    def hold(self, release: threading.Event, held: threading.Event) -> None:
+        """Freeze this Device: block until ``release`` is set, holding the lock every call and
+        the confirm timer take, so nothing of this router's datastores runs meanwhile (a frozen
+        router's management plane; the server's per-router freeze, :meth:`ani.netconf.server.
+        NetconfServer.freeze`). ``held`` is set once the lock is held (an operation in progress
+        finishes first). Run it on a thread of its own."""
+        with self._lock:
+            held.set()
+            release.wait()
 
     # -- server process life -----------------------------------------------------------------
 
@@ -549,6 +604,8 @@ class Device:
             err = self._rollback(f"not confirmed within {p.timeout_s} s")
             for target in [t for t, s in self._locks.items() if owner is not None and s == owner]:
                 self._release(target)
+            if owner is not None and err is None:
+                self._expired_of[owner] = _expired_note(p.timeout_s)
             if err is not None:
                 self._alert(err)
 
@@ -741,6 +798,11 @@ class Device:
         if node is None or node.kind != "list":
             return []
         return [k.tag for k in node.key_nodes()]
+
+
+def _expired_note(timeout_s: int) -> str:
+    when = time.strftime("%H:%M:%S", time.localtime())
+    return f"this session's confirmed commit was not confirmed within {timeout_s} s and was rolled back at {when}"
 
 
 def _check_filter(filter: etree._Element | None) -> None:

@@ -19,6 +19,11 @@ Start-up is in two phases so that it does not slow down whatever starts it:
 Both phases run at a lower CPU priority (nice :data:`STARTUP_NICE`) so that they yield to
 whatever is being built meanwhile; the event loop and the RPC threads run at normal priority.
 
+A frozen router (the fault injector's seam, :mod:`ani.faults.kinds.frozen_router`): on SIGUSR1
+the server asks ``spec.frozen_wanted()`` which routers to freeze, freezes / thaws its part of each
+(:meth:`ani.netconf.server.NetconfServer.freeze`) and tells ``spec.on_frozen({router: since})``.
+Requests made before the Devices exist are honoured once they do.
+
 Stopping: on SIGTERM / SIGINT the server stops listening and drops its sessions, then calls
 each Device's ``shutdown()``: a pending confirmed commit without ``persist`` is rolled back
 (its session ends with the server, RFC 6241 §8.4.1), a persistent one stays recorded for the
@@ -67,6 +72,11 @@ class ServeSpec:
     on_ready: Callable[[], None] = lambda: None
     gone: Callable[[], bool] = lambda: False
     name: str = "netconf"
+    # a frozen router's management plane (issue 14, faults-kinds): on SIGUSR1 the server reads
+    # ``frozen_wanted()`` (the routers to freeze now), freezes / thaws routers to match
+    # (NetconfServer.freeze / thaw) and reports ``on_frozen({router: since})``
+    frozen_wanted: Callable[[], set[str]] = lambda: set()
+    on_frozen: Callable[[dict[str, float]], None] = lambda frozen: None
 
 
 def set_nice(value: int) -> None:
@@ -106,6 +116,29 @@ async def serve(spec: ServeSpec) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
+
+    # frozen routers (issue 14, faults-kinds): SIGUSR1 = "read frozen_wanted() again"
+    refreeze = asyncio.Event()
+    loop.add_signal_handler(signal.SIGUSR1, refreeze.set)
+
+    async def freezer() -> None:
+        await server.ready.wait()  # the Devices exist: a frozen one is held too
+        while True:
+            await refreeze.wait()
+            refreeze.clear()
+            try:
+                want = set(spec.frozen_wanted()) & set(server.routers)
+            except Exception:  # noqa: BLE001 - a bad request file must not stop the server
+                log.exception("%s: reading the frozen routers failed", spec.name)
+                continue
+            for name in sorted(set(server.frozen()) - want):
+                server.thaw(name)
+            for name in sorted(want - set(server.frozen())):
+                if not await server.freeze(name):
+                    log.error("%s: %s: could not freeze (its datastore stayed busy)", spec.name, name)
+            spec.on_frozen(server.frozen())
+
+    freeze_task = asyncio.ensure_future(freezer())
     ports = await server.start(spec.ports)
     spec.on_listening(ports)
     log.info("%s: NETCONF server listening (pid %d): %s", spec.name, os.getpid(),
@@ -145,7 +178,8 @@ async def serve(spec: ServeSpec) -> int:
                 log.info("%s: the routers are gone: stopping", spec.name)
                 break
     log.info("%s: NETCONF server stopping", spec.name)
-    await server.close()
+    freeze_task.cancel()
+    await server.close()  # thaws frozen routers first
     if signalled.is_set() and built:
         # after the sessions are gone (an RPC still running finishes first: the Device
         # serialises), before the process exits

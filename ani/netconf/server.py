@@ -48,6 +48,11 @@ class _Router:
     acceptor: Any = None
     port: int = 0
     sessions: dict[int, _Session] = field(default_factory=dict)
+    # frozen management plane (issue 14, faults-kinds): set while the router runs; cleared
+    # while it is frozen (hellos and RPCs of its sessions wait); made on the event loop
+    running: asyncio.Event | None = None
+    frozen_since: float | None = None  # Unix seconds
+    release: threading.Event | None = None  # set to end the Device hold (see freeze)
 
 
 class NetconfServer:
@@ -141,6 +146,8 @@ class NetconfServer:
 
     async def close(self) -> None:
         self.closing = True
+        for name in list(self.frozen()):  # a held Device would block its shutdown()
+            self.thaw(name)
         for r in self.routers.values():
             if r.acceptor is not None:
                 r.acceptor.close()
@@ -154,6 +161,61 @@ class NetconfServer:
                     await asyncio.wait_for(r.acceptor.wait_closed(), 2.0)
                 except (TimeoutError, asyncio.TimeoutError):
                     pass
+
+    # -- a frozen router's management plane (issue 14, faults-kinds) --------------------------
+
+    def _running(self, r: _Router) -> asyncio.Event:
+        if r.running is None:
+            r.running = asyncio.Event()
+            r.running.set()
+        return r.running
+
+    async def freeze(self, router: str, timeout_s: float = 30.0) -> bool:
+        """Freeze ``router``'s part of this server, as if the router's management process were
+        stopped: its sessions' hellos and RPCs wait (received, not answered: the client sees no
+        reply until it times out), and its Device is held (:meth:`Device.hold`), so its
+        confirm timer cannot roll back meanwhile either. The SSH transport is this process's,
+        shared by every router: the SSH handshake of a new connection still completes, the
+        NETCONF hello does not come. Waits (up to ``timeout_s`` seconds) for an operation in
+        progress on the Device to finish. Returns True if the router is frozen (also when it
+        already was); False if the Device could not be held in time (then nothing is frozen).
+        Call on the event loop."""
+        r = self.routers[router]
+        ev = self._running(r)
+        if r.release is not None:
+            return True
+        ev.clear()
+        if r.device is not None and hasattr(r.device, "hold"):
+            release, held = threading.Event(), threading.Event()
+            threading.Thread(target=r.device.hold, args=(release, held), daemon=True,
+                             name=f"netconf-freeze-{router}").start()
+            ok = await asyncio.get_running_loop().run_in_executor(None, held.wait, timeout_s)
+            if not ok:
+                release.set()
+                ev.set()
+                return False
+            r.release = release
+        else:
+            r.release = threading.Event()
+        r.frozen_since = time.time()
+        log.warning("%s: management plane frozen", router)
+        return True
+
+    def thaw(self, router: str) -> None:
+        """Undo :meth:`freeze`: the Device is released and waiting hellos / RPCs run (in the
+        order they came). Idempotent. Call on the event loop."""
+        r = self.routers[router]
+        if r.release is None:
+            return
+        r.release.set()
+        r.release = None
+        r.frozen_since = None
+        self._running(r).set()
+        log.warning("%s: management plane resumed", router)
+
+    def frozen(self) -> dict[str, float]:
+        """``{router: Unix seconds it was frozen since}`` of the routers frozen now."""
+        return {n: r.frozen_since for n, r in self.routers.items() if r.frozen_since is not None}
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -339,6 +401,7 @@ class _Session(asyncssh.SSHServerSession):
         loop = asyncio.get_running_loop()
         try:
             await self.server.ready.wait()
+            await self.server._running(self.router).wait()  # a frozen router sends no hello
             if self.ending:
                 return
             self.ctx = rpc.Session(
@@ -353,6 +416,9 @@ class _Session(asyncssh.SSHServerSession):
             while True:
                 msg = await self.queue.get()
                 if msg is None or self.ending:
+                    break
+                await self.server._running(self.router).wait()  # frozen: the RPC waits
+                if self.ending:  # the client went away meanwhile: nobody waits for a reply
                     break
                 t0 = time.monotonic()
                 reply = await loop.run_in_executor(self.server.executor, rpc.handle, msg, self.ctx)

@@ -68,7 +68,7 @@ def test_variants_override(tmp_path):
         (lambda d: d["budget"].update(max_steps="many"), "budget.max_steps"),
         (lambda d: d["budget"].update(tokens=3), "budget.tokens: Extra inputs are not permitted"),
         (lambda d: d.update(cells=[]), "cells: List should have at least 1 item"),
-        (lambda d: d.update(factor="model"), "factor: factor 'model' is not supported"),
+        (lambda d: d.update(factor="temperature"), "factor: factor 'temperature' is not supported"),
         (lambda d: d.update(agent={"model": "x"}), "agent: agent needs a 'kind'"),
         (lambda d: d["cells"].append({"name": "a1_blocklist", "level": "a1"}), "same name"),
         (lambda d: d["cells"].append({"name": "again", "level": "a0"}), "same level and blocklist"),

@@ -235,3 +235,15 @@ def test_ani_doctor_without_root_shows_the_probes_as_untested_not_missing(host, 
     assert ("not tested: network namespaces, veth links: needs root; run ani doctor again after the fix"
             in out)
     assert "levels that can run here: none" in out
+
+
+def test_netem_is_probed_for_the_latency_fault_and_breaks_no_level(monkeypatch):
+    """Faults (issue 14): the full listing probes netem; no level needs it, so a kernel without
+    it (this one) leaves every level runnable and says which fault kind is unavailable."""
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(checks, "_probe", lambda argv: "Error: Specified qdisc kind is unknown." if "netem" in argv else None)
+    netem = [f for f in checks.kernel_findings() if f.name.startswith("netem")]
+    assert len(netem) == 1 and not netem[0].ok and netem[0].breaks() == ()
+    assert "Specified qdisc kind is unknown" in netem[0].line()
+    assert not [f for f in checks.kernel_findings(["a1"]) if f.name.startswith("netem")]
+    assert not [f for f in checks.kernel_findings(lab_only=True) if f.name.startswith("netem")]

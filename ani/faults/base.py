@@ -1,0 +1,207 @@
+"""Fault kinds and scheduled faults: the base every kind module builds on (issue 14, §1).
+
+A *fault* acts on the substrate (the lab's namespaces, links, FRR daemons, files), never inside
+an adapter, so every level meets the same physical event. Each kind is one module under
+:mod:`ani.faults.kinds` holding one :class:`FaultKind` subclass decorated with :func:`register`.
+
+A :class:`FaultSpec` is one scheduled fault, part of the task variant (drawn by
+:func:`ani.faults.schedule.draw_schedule` from the seed and the rate, never from the level).
+Its *point* ``at_step`` is an agent step: the fault is injected after the agent's
+``at_step``-th tool call returned and before the next one runs (0: before the first call);
+see ``docs/faults.md`` for why steps and not seconds.
+
+The life of one fault, driven by :class:`ani.faults.session.FaultSession`::
+
+    why = kind.unavailable(lab)            # None, or why this host cannot do the kind
+    handle = kind.inject(lab, spec)        # raises FaultError; handle: state for the others
+    ok, detail = kind.verify(lab, spec, handle)    # took effect?
+    ok, detail = kind.present(lab, spec, handle)   # still in effect? (default: verify)
+    kind.remove(lab, spec, handle)         # idempotent; raises FaultError
+    ok, detail = kind.removed(lab, spec, handle)   # gone?
+
+Example (a kind with nothing to do, for illustration)::
+
+    @register
+    class Noop(FaultKind):
+        name = "noop"
+        def draw(self, rng, scenario, variant): return {}, {}
+        def inject(self, lab, spec): return None
+        def verify(self, lab, spec, handle): return True, "nothing to verify"
+        def remove(self, lab, spec, handle): pass
+        def removed(self, lab, spec, handle): return True, "nothing to remove"
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import random
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ani.errors import ConfigError
+
+__all__ = ["FaultSpec", "FaultKind", "register", "fault_kinds", "get_fault_kind", "target_label"]
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """One scheduled fault; part of the task variant.
+
+    Attributes:
+        kind: registered kind name (``"link_down"``, ``"packet_loss"``, ``"frozen_router"``, ...).
+        at_step: the point: injected after the agent's ``at_step``-th tool call returned, before
+            the next one runs (0: before the first call). Agent steps, not seconds.
+        duration_s: seconds the fault stays, or None: until the end of the agent's run. It is
+            ended at the first tool-call boundary after the duration passed (or at the end).
+        target: kind-specific: ``{"router": "e1"}``, ``{"link": ["e1", "c1"]}``, ...
+        params: kind-specific: ``{"loss_pct": 30}``, ``{"daemon": "bgpd"}``, ...
+    """
+
+    kind: str
+    at_step: int
+    duration_s: float | None = None
+    target: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (the shape :meth:`from_dict` reads)."""
+        return {"kind": self.kind, "at_step": self.at_step, "duration_s": self.duration_s,
+                "target": dict(self.target), "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "FaultSpec":
+        """Build from :meth:`to_dict`'s shape; raises ConfigError naming a missing / bad field."""
+        if not isinstance(d, dict):
+            raise ConfigError(f"fault: expected a mapping, got {type(d).__name__}")
+        try:
+            kind = str(d["kind"])
+            at_step = int(d["at_step"])
+        except KeyError as e:
+            raise ConfigError(f"fault: missing field {e.args[0]!r}") from None
+        except (TypeError, ValueError):
+            raise ConfigError(f"fault {d.get('kind')!r}: at_step must be an integer, got {d.get('at_step')!r}") from None
+        if at_step < 0:
+            raise ConfigError(f"fault {kind!r}: at_step must be >= 0, got {at_step}")
+        dur = d.get("duration_s")
+        if dur is not None:
+            try:
+                dur = float(dur)
+            except (TypeError, ValueError):
+                raise ConfigError(f"fault {kind!r}: duration_s must be seconds or null, got {dur!r}") from None
+            if dur <= 0:
+                raise ConfigError(f"fault {kind!r}: duration_s must be > 0, got {dur}")
+        return cls(kind=kind, at_step=at_step, duration_s=dur,
+                   target=dict(d.get("target") or {}), params=dict(d.get("params") or {}))
+
+
+def target_label(target: dict[str, Any]) -> str:
+    """A short human name of a target: ``{"link": ["e1", "c1"]}`` -> ``"e1-c1"``,
+    ``{"router": "e1"}`` -> ``"e1"``."""
+    parts = []
+    for _k, v in sorted(target.items()):
+        parts.append("-".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v))
+    return ",".join(parts) or "-"
+
+
+class FaultKind:
+    """One kind of fault. Subclasses set ``name`` and implement ``draw``, ``inject``, ``verify``,
+    ``remove`` and ``removed``; ``unavailable`` and ``present`` have defaults.
+
+    Every method that touches the lab takes the :class:`ani.lab.lab.Lab` the run uses. ``inject``
+    and ``remove`` raise :class:`ani.errors.FaultError` (``FaultUnavailable`` when the host
+    cannot do the kind); the checks return ``(ok, detail)`` with a one-line detail that the run
+    record keeps.
+    """
+
+    name: ClassVar[str] = ""
+
+    def unavailable(self, lab: Any) -> str | None:
+        """Why this host cannot do the kind (one line naming what is missing), or None. ``lab``
+        is None for the host-level check made before any lab starts."""
+        return None
+
+    def overlap_key(self, spec: FaultSpec) -> Any:
+        """What two faults of this kind must not both act on at once (hashable). A fault due
+        while another with the same key is in effect is *merged* into it (the one in effect
+        lasts until the later end) instead of injected twice: removing the first would
+        otherwise undo the second. Default: the kind and its target."""
+        return (self.name, repr(sorted(spec.target.items())))
+
+    def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
+        """Pick ``(target, params)`` for one fault from ``rng`` (the only randomness allowed), or
+        None when the scenario has no target for this kind. Must not depend on the level."""
+        raise NotImplementedError
+
+    def inject(self, lab: Any, spec: FaultSpec) -> Any:
+        """Inject the fault; returns a handle passed to the other methods. Raises FaultError."""
+        raise NotImplementedError
+
+    def verify(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+        """Did the fault take effect (right after ``inject``)?"""
+        raise NotImplementedError
+
+    def present(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+        """Is the fault still in effect? Default: :meth:`verify`."""
+        return self.verify(lab, spec, handle)
+
+    def remove(self, lab: Any, spec: FaultSpec, handle: Any) -> None:
+        """Undo the fault. Idempotent (a second call, or a call after the fault vanished, is
+        fine). Raises FaultError when it cannot be undone."""
+        raise NotImplementedError
+
+    def removed(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+        """Is the fault gone (after ``remove``)?"""
+        raise NotImplementedError
+
+
+_KINDS: dict[str, type[FaultKind]] = {}
+_LOADED = False
+
+
+def register(kind_cls: type[FaultKind]) -> type[FaultKind]:
+    """Class decorator: register a kind under its ``name`` (a later class of the same name
+    replaces the earlier one, so a test may register a fake). Returns the class."""
+    if not getattr(kind_cls, "name", ""):
+        raise ConfigError(f"fault kind {kind_cls.__qualname__} has no name")
+    _KINDS[kind_cls.name] = kind_cls
+    return kind_cls
+
+
+_SHIPPED: dict[str, type[FaultKind]] = {}  # the kinds of ani.faults.kinds, once imported
+
+
+def _load_kinds() -> None:
+    """Import every module of :mod:`ani.faults.kinds` once (each registers its kind), and put
+    back a shipped kind missing from the registry: a module imported while ``_KINDS`` was
+    swapped (a test's ``monkeypatch``) registered into the swapped dict, and importing it again
+    runs nothing (faults-kinds: after the unit tests every real kind was "unknown")."""
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        from ani.faults import kinds as pkg
+
+        for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
+            mod = importlib.import_module(info.name)
+            for obj in vars(mod).values():
+                if (isinstance(obj, type) and issubclass(obj, FaultKind) and obj.__module__ == mod.__name__
+                        and getattr(obj, "name", "")):
+                    _SHIPPED[obj.name] = obj
+    for name, cls in _SHIPPED.items():
+        _KINDS.setdefault(name, cls)  # a fake registered under that name stays
+
+
+def fault_kinds() -> list[str]:
+    """The registered kind names, sorted."""
+    _load_kinds()
+    return sorted(_KINDS)
+
+
+def get_fault_kind(name: str) -> FaultKind:
+    """A fresh instance of the kind ``name``; raises ConfigError listing the known kinds."""
+    _load_kinds()
+    try:
+        return _KINDS[name]()
+    except KeyError:
+        raise ConfigError(
+            f"unknown fault kind {name!r}; known: {', '.join(sorted(_KINDS)) or '(none)'}") from None

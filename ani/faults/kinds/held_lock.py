@@ -1,0 +1,152 @@
+"""Fault kind ``held_lock``: another management session holds a router's configuration lock for a
+duration (RFC 6241 §7.5: "a lock held by another session", e.g. an operator's or a controller's).
+
+Target ``{"router": "e2"}`` (drawn among the routers the task changes, else any router);
+params ``{"datastores": ["running", "candidate"]}`` (the datastores locked, in that order).
+
+Effect: a NETCONF session of its own (ncclient over SSH to the lab's server, as any client)
+sends ``<lock>`` for each datastore and keeps the session open for the duration. What each
+level meets is the substrate's own rule for that lock, nothing added in the adapters:
+
+* A2 (NETCONF): ``<lock>`` is ``lock-denied`` naming the holder's session-id;
+  ``<edit-config>`` on a locked candidate and ``<commit>`` while running or candidate is locked
+  are ``in-use`` (RFC 6241 §7.2, §8.3.4.1).
+* A1 (CLI): ``update_config`` and ``rollback`` refuse with ``locked`` while running is locked:
+  the lab's CLI path honours the NETCONF running lock (``Lab.netconf_lock``; the adapter's
+  in-process call locks, :mod:`ani.adapters.locking`, only serialise its own threads and are no
+  substrate lock, so there is nothing else to hold).
+* A3-T and A4 write through NETCONF transactions (:func:`ani.intents.transaction.run_transaction`
+  locks every candidate first): the transaction fails at its ``lock`` phase (``lock-denied``).
+* A0 (raw shell) and A3-R (its reconciler writes FRR directly, :mod:`ani.sot.reconcile`) do not
+  look at NETCONF locks: like a person with a root shell they write through it; the lock is held
+  all the same (the run record shows it was), so what they did is measured, not prevented.
+
+Verification: ``lab.netconf_lock(router, target)`` names this session for each datastore (the
+server publishes its locks); present: the same, and the session is still connected (a NETCONF
+server restart ends it: the lock vanished, the run is ``environment_invalid``). Removal:
+``<unlock>`` each datastore, ``<close-session>``; verified by no lock of this session left.
+
+Raises :class:`ani.errors.FaultError` when the session cannot be opened or a lock is denied
+(e.g. the candidate has uncommitted changes, or another session already holds it: RFC 6241
+§7.5 ``lock-denied``); what was locked is released first.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ani.errors import FaultError
+from ani.faults.base import FaultKind, FaultSpec, register
+from ani.faults.task_targets import pick_router
+
+__all__ = ["HeldLock"]
+
+DATASTORES = ("running", "candidate")
+#: bounds of the holder's NETCONF session (seconds)
+CONNECT_TIMEOUT_S = 15.0
+RPC_TIMEOUT_S = 30.0
+
+
+def _one_line(text: str, n: int = 300) -> str:
+    return " ".join(str(text).split())[:n]
+
+
+@register
+class HeldLock(FaultKind):
+    """See the module doc. Handle: ``{"router", "datastores", "manager", "session_id", "locked"}``."""
+
+    name = "held_lock"
+
+    def unavailable(self, lab: Any) -> str | None:
+        if not getattr(lab, "netconf", True):
+            return "held_lock needs the lab's NETCONF server (this lab was started with netconf=False)"
+        return None
+
+    def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
+        router = pick_router(rng, scenario, variant)
+        return None if router is None else ({"router": router}, {"datastores": list(DATASTORES)})
+
+    def _where(self, spec: FaultSpec) -> str:
+        return f"held_lock {spec.target.get('router')}"
+
+    def _datastores(self, spec: FaultSpec) -> list[str]:
+        ds = spec.params.get("datastores", list(DATASTORES))
+        if isinstance(ds, str):
+            ds = [ds]
+        bad = [d for d in ds if d not in DATASTORES]
+        if not ds or bad:
+            raise FaultError(f"{self._where(spec)}: params.datastores must name running and/or candidate, got {ds!r}")
+        return [d for d in DATASTORES if d in ds]
+
+    def inject(self, lab: Any, spec: FaultSpec) -> dict[str, Any]:
+        from ani.netconf.client import ncclient_connect
+
+        why = self.unavailable(lab)
+        if why:
+            raise FaultError(f"{self._where(spec)}: {why}")
+        router = spec.target.get("router")
+        if not isinstance(router, str):
+            raise FaultError(f"{self._where(spec)}: target needs 'router' (a router name), got {spec.target!r}")
+        datastores = self._datastores(spec)
+        try:
+            m = ncclient_connect(lab.netconf_endpoint(router), connect_timeout_s=CONNECT_TIMEOUT_S,
+                                 rpc_timeout_s=RPC_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - ncclient / paramiko raise many kinds
+            raise FaultError(f"{self._where(spec)}: cannot open a NETCONF session: {_one_line(exc)}") from exc
+        handle: dict[str, Any] = {"router": router, "datastores": datastores, "manager": m,
+                                  "session_id": str(m.session_id), "locked": []}
+        for ds in datastores:
+            try:
+                reply = m.lock(target=ds)
+                ok, text = reply.ok, reply.xml
+            except Exception as exc:  # noqa: BLE001
+                ok, text = False, str(exc)
+            if not ok:
+                self.remove(lab, spec, handle)
+                raise FaultError(f"{self._where(spec)}: <lock> of {ds} was refused: {_one_line(text, 500)}")
+            handle["locked"].append(ds)
+        return handle
+
+    def remove(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> None:
+        m = handle.get("manager")
+        if m is None:
+            return
+        handle["manager"] = None
+        try:
+            if m.connected:
+                for ds in reversed(handle["locked"]):
+                    m.unlock(target=ds)
+                m.close_session()
+        except Exception:  # noqa: BLE001 - the session may be gone: its locks went with it
+            pass
+        finally:
+            try:
+                m.close_session() if m.connected else None
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _held(self, lab: Any, handle: dict[str, Any]) -> dict[str, Any]:
+        return {ds: lab.netconf_lock(handle["router"], ds) for ds in handle["datastores"]}
+
+    def verify(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+        held = self._held(lab, handle)
+        sid = handle["session_id"]
+        ours = {ds: lk is not None and str(lk.session_id) == sid for ds, lk in held.items()}
+        m = handle.get("manager")
+        connected = m is not None and m.connected
+        parts = [lk.describe() if lk is not None else f"no lock on {handle['router']}'s {ds} datastore"
+                 for ds, lk in held.items()]
+        if not connected:
+            parts.append(f"the holder's session {sid} is closed")
+        ok = connected and all(ours.values())
+        return ok, ("held by the fault's session: " if ok else "") + "; ".join(parts)
+
+    def removed(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+        held = self._held(lab, handle)
+        sid = handle["session_id"]
+        left = [ds for ds, lk in held.items() if lk is not None and str(lk.session_id) == sid]
+        if left:
+            return False, f"session {sid} still holds {handle['router']}'s {', '.join(left)}"
+        return True, (f"session {sid} released {handle['router']}'s {', '.join(handle['datastores'])} "
+                      "and closed")

@@ -1,0 +1,309 @@
+"""One run's faults: inject at their points, verify, watch, end after their duration, remove.
+
+The campaign runner creates a :class:`FaultSession` after the lab is up and before the agent
+runs, and drives it::
+
+    session = FaultSession(lab, schedule, trajectory)
+    session.start()                 # the agent's clock starts; injects the step-0 faults
+    ... after each tool_call event (the runner's trajectory hook, in the agent's thread):
+    session.on_tool_call(step)      # step: tool calls returned so far (1, 2, ...)
+    session.stop()                  # after the agent, and again in run_one's finally: idempotent
+    session.records, session.invalid_reason, session.ended_at
+
+Points are agent steps (``FaultSpec.at_step``; ``docs/faults.md``): a fault is injected when
+the ``at_step``-th tool call has returned, before the next one runs. Durations are seconds: a
+watcher thread removes a fault ``duration_s`` seconds after its injection (so a fault lasts the
+same time whatever the level's speed); a fault with ``duration_s=None`` stays until
+:meth:`FaultSession.stop`.
+
+Validity: each fault is verified right after injection (``kind.verify``) and checked to be still
+present (``kind.present``) at every later tool-call boundary and just before it is removed. A
+fault that could not be injected, did not take, or vanished sets :attr:`invalid_reason`: the run
+is ``environment_invalid`` (an infrastructure error, never the agent's failure), and no further
+fault is injected. Removal is verified too (``kind.removed``); a fault that cannot be removed
+also invalidates the run (the grading would see it).
+
+Trajectory events (``event`` = the name, all with ``kind``, ``target``, ``at_step``, and
+``t_s``: seconds since :meth:`start`): ``fault_injected`` (``duration_s``, ``params``,
+``step``), ``fault_verified`` (``ok``, ``detail``), ``fault_invalid`` (``reason``),
+``fault_removed`` (``ok``, ``detail``, ``why``), ``fault_not_reached`` (the agent stopped before
+the point), ``fault_merged`` (``into_step``: a fault due while another with the same target,
+``FaultKind.overlap_key``, was in effect is not injected twice; the one in effect lasts until the
+later end). Every one also carries ``source: "harness"``.
+
+Thread safety: every transition holds one lock; the watcher thread and the agent's thread never
+act on a fault at the same time. Nothing here raises into the agent: a kind's exception becomes
+an invalid fault.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ani.faults.base import FaultKind, FaultSpec, get_fault_kind, target_label
+from ani.faults.record import FaultRecord
+
+#: trajectory event names
+FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_removed", "fault_not_reached",
+                "fault_merged")
+
+
+def _cause(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@dataclass
+class _Active:
+    index: int
+    spec: FaultSpec
+    kind: FaultKind
+    handle: Any
+    injected_at: float
+    deadline: float | None
+    state: str = "active"  # active -> removed
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class FaultSession:
+    """The faults of one run (see the module doc).
+
+    Args:
+        lab: the run's lab (what the kinds act on).
+        schedule: the variant's faults (:func:`ani.faults.schedule.draw_schedule`), any order;
+            they are injected by ``at_step``, ties in list order.
+        trajectory: where the ``fault_*`` events go (anything with ``log(event, **fields)``).
+        clock: monotonic seconds (tests may pass their own).
+        get_kind: ``name -> FaultKind`` (default :func:`ani.faults.base.get_fault_kind`).
+    """
+
+    def __init__(self, lab: Any, schedule: list[FaultSpec], trajectory: Any, *,
+                 clock: Callable[[], float] = time.monotonic,
+                 get_kind: Callable[[str], FaultKind] = get_fault_kind,
+                 watch: bool = True) -> None:
+        self.lab = lab
+        self.schedule = sorted(schedule, key=lambda s: s.at_step)  # stable: ties keep list order
+        self.trajectory = trajectory
+        self._clock = clock
+        self._get_kind = get_kind
+        self._watch = watch
+        self._lock = threading.RLock()
+        self._wake = threading.Condition(self._lock)
+        self._records = [FaultRecord(kind=s.kind, target=dict(s.target), params=dict(s.params),
+                                     at_step=s.at_step, duration_s=s.duration_s) for s in self.schedule]
+        self._next = 0  # index of the next fault to inject
+        self._active: list[_Active] = []
+        self._t0: float | None = None
+        self._stopped = False
+        self._invalid: str | None = None
+        self._ended_at: float | None = None
+        self._watcher: threading.Thread | None = None
+
+    # --- what the runner reads -------------------------------------------------------------------
+
+    @property
+    def records(self) -> list[FaultRecord]:
+        """One record per scheduled fault, in injection order (copies)."""
+        with self._lock:
+            return [r.model_copy(deep=True) for r in self._records]
+
+    @property
+    def invalid_reason(self) -> str | None:
+        """Why the run is ``environment_invalid`` (the first fault that did not take, vanished
+        or could not be removed), or None."""
+        return self._invalid
+
+    @property
+    def ended_at(self) -> float | None:
+        """Monotonic time (the session's clock) the last injected fault was removed; None if
+        none was injected or one is still active."""
+        return self._ended_at
+
+    @property
+    def active(self) -> int:
+        """How many faults are in effect now."""
+        with self._lock:
+            return sum(1 for a in self._active if a.state == "active")
+
+    # --- driving ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the agent's clock, inject the step-0 faults, start the duration watcher."""
+        with self._lock:
+            if self._t0 is not None:
+                return
+            self._t0 = self._clock()
+            self._inject_due(0)
+            if self._watch and self.schedule:
+                self._watcher = threading.Thread(target=self._watch_loop, name="ani-fault-watch", daemon=True)
+                self._watcher.start()
+
+    def on_tool_call(self, step: int) -> None:
+        """After the agent's ``step``-th tool call returned: check the active faults are still
+        present, end the expired ones, inject the ones due at ``step`` (or earlier). Never raises."""
+        with self._lock:
+            if self._t0 is None or self._stopped:
+                return
+            self._check_present()
+            self._end_expired()
+            self._inject_due(step)
+            self._wake.notify_all()
+
+    def stop(self) -> None:
+        """Remove every active fault (checking it was still present) and verify the removal;
+        mark the faults never reached. Idempotent (a later call removes only what an interrupted
+        earlier one left); never raises."""
+        with self._lock:
+            self._stopped = True
+            self._wake.notify_all()
+            live = [a for a in self._active if a.state == "active"]
+            for a in live:  # every one checked before any is removed
+                if not self._records[a.index].invalid:
+                    self._check_one(a)
+            for a in reversed(live):  # last injected first
+                self._remove(a, why="end of the agent's run")
+            for i in range(self._next, len(self.schedule)):
+                spec = self.schedule[i]
+                rec = self._records[i]
+                if not rec.detail:
+                    rec.detail = "not reached: the agent stopped before this point"
+                self._event("fault_not_reached", spec)
+            self._next = len(self.schedule)
+        w = self._watcher
+        if w is not None and w is not threading.current_thread():
+            w.join(timeout=5.0)
+
+    # --- internals (hold the lock) -----------------------------------------------------------------
+
+    def _t(self) -> float:
+        return round(self._clock() - (self._t0 or self._clock()), 3)
+
+    def _event(self, name: str, spec: FaultSpec, **fields: Any) -> None:
+        try:
+            self.trajectory.log(name, source="harness", kind=spec.kind, target=dict(spec.target),
+                                at_step=spec.at_step, t_s=self._t(), **fields)
+        except Exception:  # noqa: BLE001 - the record keeps it; a log error never breaks a run
+            pass
+
+    def _invalidate(self, index: int, reason: str) -> None:
+        spec = self.schedule[index]
+        full = f"{spec.kind} {target_label(spec.target)} (step {spec.at_step}): {reason}"
+        self._records[index].invalid = reason
+        self._records[index].detail = reason
+        if self._invalid is None:
+            self._invalid = f"fault {full}"
+        self._event("fault_invalid", spec, reason=reason)
+
+    def _inject_due(self, step: int) -> None:
+        while self._next < len(self.schedule) and self.schedule[self._next].at_step <= step:
+            i = self._next
+            self._next += 1
+            if self._invalid is not None:
+                self._records[i].detail = "not injected: the run is already environment_invalid"
+                continue
+            self._inject(i, step)
+
+    def _merge(self, i: int, kind: FaultKind) -> bool:
+        """Merge fault ``i`` into an active fault with the same overlap key (True), if any."""
+        spec, rec = self.schedule[i], self._records[i]
+        key = kind.overlap_key(spec)
+        for a in self._active:
+            if a.state == "active" and a.kind.overlap_key(a.spec) == key:
+                end = None if spec.duration_s is None else self._clock() + spec.duration_s
+                a.deadline = None if a.deadline is None or end is None else max(a.deadline, end)
+                rec.merged_into = a.index
+                rec.detail = (f"merged: the same target was already under fault #{a.index} (step "
+                              f"{a.spec.at_step}); that one lasts until this one's end")
+                self._event("fault_merged", spec, into_step=a.spec.at_step, duration_s=spec.duration_s)
+                return True
+        return False
+
+    def _inject(self, i: int, step: int) -> None:
+        spec, rec = self.schedule[i], self._records[i]
+        try:
+            kind = self._get_kind(spec.kind)
+            if self._merge(i, kind):
+                return
+            why = kind.unavailable(self.lab)
+            if why:
+                self._invalidate(i, f"unavailable on this host: {why}")
+                return
+            handle = kind.inject(self.lab, spec)
+        except Exception as exc:  # noqa: BLE001 - FaultError or a kind's bug: not the agent's
+            self._invalidate(i, f"inject failed: {_cause(exc)}")
+            # it may have half-taken: try to undo with no handle
+            return
+        now = self._clock()
+        a = _Active(i, spec, kind, handle, now, None if spec.duration_s is None else now + spec.duration_s)
+        self._active.append(a)
+        self._ended_at = None
+        rec.injected, rec.injected_s = True, self._t()
+        self._event("fault_injected", spec, duration_s=spec.duration_s, params=dict(spec.params), step=step)
+        try:
+            ok, detail = kind.verify(self.lab, spec, handle)
+        except Exception as exc:  # noqa: BLE001
+            ok, detail = False, f"verify failed: {_cause(exc)}"
+        rec.verified, rec.detail = bool(ok), detail
+        self._event("fault_verified", spec, ok=bool(ok), detail=detail)
+        if not ok:
+            self._invalidate(i, f"did not take effect: {detail}")
+            self._remove(a, why="it did not take effect")
+
+    def _check_one(self, a: _Active) -> bool:
+        try:
+            ok, detail = a.kind.present(self.lab, a.spec, a.handle)
+        except Exception as exc:  # noqa: BLE001
+            ok, detail = False, f"present check failed: {_cause(exc)}"
+        if not ok:
+            self._invalidate(a.index, f"vanished while it should be in effect: {detail}")
+        return bool(ok)
+
+    def _check_present(self) -> None:
+        for a in self._active:
+            if a.state == "active" and not self._records[a.index].invalid:
+                self._check_one(a)
+
+    def _end_expired(self) -> None:
+        now = self._clock()
+        for a in self._active:
+            if a.state == "active" and a.deadline is not None and now >= a.deadline:
+                if not self._records[a.index].invalid:
+                    self._check_one(a)
+                self._remove(a, why="its duration passed")
+
+    def _remove(self, a: _Active, *, why: str) -> None:
+        rec = self._records[a.index]
+        try:
+            a.kind.remove(self.lab, a.spec, a.handle)
+            ok, detail = a.kind.removed(self.lab, a.spec, a.handle)
+        except Exception as exc:  # noqa: BLE001
+            ok, detail = False, f"remove failed: {_cause(exc)}"
+        a.state = "removed"  # only now: a KeyboardInterrupt above leaves it for the next stop()
+        rec.removed, rec.removed_s = bool(ok), self._t()
+        if not rec.invalid:
+            rec.detail = detail if ok else rec.detail
+        self._event("fault_removed", a.spec, ok=bool(ok), detail=detail, why=why)
+        if not ok:
+            self._invalidate(a.index, f"could not be removed: {detail}")
+        if all(x.state != "active" for x in self._active):
+            self._ended_at = self._clock()
+
+    def _watch_loop(self) -> None:
+        with self._lock:
+            while not self._stopped:
+                deadlines = [a.deadline for a in self._active if a.state == "active" and a.deadline is not None]
+                if deadlines:
+                    wait = max(0.0, min(deadlines) - self._clock())
+                    if wait <= 0:
+                        self._end_expired()
+                        continue
+                    self._wake.wait(timeout=min(wait, 1.0))
+                else:
+                    self._wake.wait(timeout=1.0)
+
+
+__all__ = ["FaultSession", "FAULT_EVENTS"]

@@ -1,0 +1,74 @@
+"""Targets the fault kinds draw from and act on: the routers and router-to-router links of a
+scenario's topology (hosts and their access links are tenant sites, not the provider network the
+agent runs), and small polling helpers."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ani.errors import FaultError
+
+
+def topology_of(scenario: Any, variant: Any = None) -> Any:
+    """The topology the run's lab is built from (``variant.lab_topology(scenario)`` when the
+    variant has one, else ``scenario.topology``)."""
+    if variant is not None and callable(getattr(variant, "lab_topology", None)):
+        try:
+            return variant.lab_topology(scenario)
+        except Exception:  # noqa: BLE001 - a variant that cannot say: fall back to the scenario's
+            pass
+    return getattr(scenario, "topology", scenario)
+
+
+def routers_of(topology: Any) -> list[str]:
+    """Router names in the topology's order."""
+    return list(getattr(topology, "routers", {}) or {})
+
+
+def core_links(topology: Any) -> list[tuple[str, str, str, str]]:
+    """``(a_node, a_if, b_node, b_if)`` of every link whose both ends are routers, in order."""
+    routers = set(routers_of(topology))
+    return [(lk.a.node, lk.a.ifname, lk.b.node, lk.b.ifname) for lk in getattr(topology, "links", [])
+            if lk.a.node in routers and lk.b.node in routers]
+
+
+def link_ends(lab: Any, a: str, b: str) -> tuple[str, str, str, str]:
+    """The first link of the lab between routers ``a`` and ``b``, as ``(a, a_if, b, b_if)``
+    oriented like the arguments. Raises FaultError if there is none."""
+    for lk in lab.topology.links:
+        if (lk.a.node, lk.b.node) == (a, b):
+            return a, lk.a.ifname, b, lk.b.ifname
+        if (lk.a.node, lk.b.node) == (b, a):
+            return a, lk.b.ifname, b, lk.a.ifname
+    raise FaultError(f"no link between {a} and {b} in lab {lab.id}")
+
+
+def link_state(lab: Any, node: str, ifname: str) -> tuple[bool, str]:
+    """``(admin up, operstate)`` of ``node``'s interface (``ip -j link show``). Raises FaultError."""
+    res = lab.exec(node, ["ip", "-j", "link", "show", "dev", ifname], timeout=5.0)
+    if not res.ok:
+        raise FaultError(f"{node}: ip link show dev {ifname} failed: {(res.stderr or res.stdout).strip()}")
+    info = json.loads(res.stdout)[0]
+    return "UP" in info.get("flags", []), str(info.get("operstate", "UNKNOWN"))
+
+
+def poll(check: Callable[[], tuple[bool, str]], timeout_s: float = 3.0, every_s: float = 0.05) -> tuple[bool, str]:
+    """Call ``check`` until it returns ok or ``timeout_s`` seconds passed; its last answer."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        ok, detail = check()
+        if ok or time.monotonic() >= deadline:
+            return ok, detail
+        time.sleep(every_s)
+
+
+def run_in(lab: Any, node: str, argv: list[str], what: str, timeout: float = 10.0, input: str | None = None) -> str:
+    """``lab.exec`` that raises FaultError naming ``what`` and the command's output on failure;
+    returns stdout."""
+    res = lab.exec(node, argv, timeout=timeout, input=input)
+    if not res.ok:
+        raise FaultError(f"{what}: {' '.join(argv)} failed (exit {res.rc}): {(res.stderr or res.stdout).strip()[-500:]}")
+    return res.stdout

@@ -1,0 +1,97 @@
+"""A scripted model that onboards the requested site at A3-T in every agent mode, served by the
+fake chat-completions server (:mod:`chat_server`): for trying ``campaigns/agent-modes.yaml`` and
+``campaigns/models.yaml`` without a model, and for their integration tests.
+
+    .venv/bin/python tests/fake_model.py              # serves http://127.0.0.1:8000/v1 (the files' base_url)
+    OPENAI_API_KEY=fake .venv/bin/ani campaign run campaigns/agent-modes.yaml --variants 1
+
+How it answers one chat-completions request (:func:`onboard_model`):
+
+- a planning request (``tool_choice: none``, planner-executor): a two-step plan as text;
+- single-turn mode (its system prompt asks for exactly one reply): ``apply`` of the onboard
+  intent of ``site.yaml`` and ``submit`` in one reply;
+- otherwise ``apply`` until one was sent, then ``submit``.
+
+Every reply reports usage (100 prompt, 10 completion tokens), so a run's tokens are 110 per turn.
+Only the A3-T tools are known (the request must offer ``apply``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from chat_server import ChatServer, call, reply  # noqa: E402
+
+#: the usage each reply reports: (prompt, completion) tokens
+USAGE = (100, 10)
+
+
+def site_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The ``site.yaml`` attached to the first user message (the intent form of onboard-site)."""
+    first_user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    m = re.search(r"Attached file site\.yaml:\n```\n(.*?)\n```", first_user, re.S)
+    if not m:
+        raise ValueError("the request carries no site.yaml (onboard-site in the intent form)")
+    return yaml.safe_load(m.group(1))
+
+
+def onboard_change(body: dict[str, Any]) -> dict[str, Any]:
+    """The A3-T ``tenant-site`` onboard change of the requested site."""
+    s = site_of(body)
+    return {
+        "type": "tenant-site", "action": "onboard", "tenant": s["tenant"], "site": s["site"],
+        "edge": s["edge"], "interface": f"to-{s['site']}", "prefix": s["prefix"], "gateway": s["gateway"],
+    }
+
+
+def _applied(body: dict[str, Any]) -> bool:
+    return any(
+        tc["function"]["name"] == "apply"
+        for m in body["messages"] if m["role"] == "assistant"
+        for tc in (m.get("tool_calls") or [])
+    )
+
+
+def onboard_model(body: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one request (see the module docstring)."""
+    tools = {t["function"]["name"] for t in body.get("tools") or []}
+    if body.get("tool_choice") == "none":
+        return reply(content="1. apply the onboard intent of site.yaml\n2. submit", usage=USAGE)
+    if "apply" not in tools:
+        raise ValueError(f"not an A3-T tool list: {sorted(tools)}")
+    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+    if "exactly one reply" in system:  # single-turn
+        return reply(call("apply", {"changes": [onboard_change(body)]}, "c0"),
+                     call("submit", {"summary": "onboarded"}, "c1"), usage=USAGE)
+    if not _applied(body):
+        return reply(call("apply", {"changes": [onboard_change(body)]}, "c0"), usage=USAGE)
+    return reply(call("submit", {"summary": "onboarded"}, "c1"), usage=USAGE)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    args = parser.parse_args()
+    server = ChatServer(responder=onboard_model, port=args.port)
+    print(f"fake model at {server.url} (Ctrl-C stops it)", flush=True)
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        for err in server.responder_errors:
+            print(f"responder error: {err}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+"""FaultSession logic with a fake kind (issue 14, §1): injection at the step point, verification,
+still-present checks, removal after the duration and at stop (idempotent), invalid runs (did not
+take, vanished, inject raised, could not be removed, unavailable), not-reached faults, events."""
+
+from __future__ import annotations
+
+import pytest
+
+from ani.errors import FaultError
+from ani.faults.base import FaultKind, FaultSpec
+from ani.faults.session import FaultSession
+from ani.trajectory import Trajectory
+
+
+class FakeLab:
+    def __init__(self):
+        self.faults: set[str] = set()
+        self.log: list[str] = []
+
+
+class Fake(FaultKind):
+    name = "fake"
+    take = True          # does inject take effect?
+    raise_inject = False
+    stuck = False         # does remove leave it there?
+    why_unavailable = None
+
+    def unavailable(self, lab):
+        return self.why_unavailable
+
+    def inject(self, lab, spec):
+        if self.raise_inject:
+            raise FaultError("fake: cannot")
+        key = spec.target["name"]
+        lab.log.append(f"inject {key}")
+        if self.take:
+            lab.faults.add(key)
+        return key
+
+    def verify(self, lab, spec, handle):
+        return (handle in lab.faults, f"{handle} {'on' if handle in lab.faults else 'off'}")
+
+    def remove(self, lab, spec, handle):
+        lab.log.append(f"remove {handle}")
+        if not self.stuck:
+            lab.faults.discard(handle)
+
+    def removed(self, lab, spec, handle):
+        return (handle not in lab.faults, f"{handle} gone" if handle not in lab.faults else f"{handle} still there")
+
+
+class Clock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+def make(schedule, kind=None, **kw):
+    lab, clock, traj = FakeLab(), Clock(), Trajectory()
+    k = kind or Fake()
+    s = FaultSession(lab, schedule, traj, clock=clock, get_kind=lambda n: k, watch=False)
+    return s, lab, clock, traj
+
+
+def spec(name, at, dur=None):
+    return FaultSpec(kind="fake", at_step=at, duration_s=dur, target={"name": name})
+
+
+def events(traj):
+    return [(e["event"], e["target"]["name"]) for e in traj.events]
+
+
+def test_injected_at_its_step_and_removed_at_stop():
+    s, lab, clock, traj = make([spec("b", 2), spec("a", 0)])
+    s.start()
+    assert lab.faults == {"a"}           # step 0: before the first call
+    s.on_tool_call(1)
+    assert lab.faults == {"a"}
+    clock.t += 2.5
+    s.on_tool_call(2)
+    assert lab.faults == {"a", "b"}
+    clock.t += 1
+    s.stop()
+    s.stop()                             # idempotent
+    assert lab.faults == set() and lab.log.count("remove a") == 1
+    recs = s.records
+    assert [(r.target["name"], r.injected, r.verified, r.removed) for r in recs] == [
+        ("a", True, True, True), ("b", True, True, True)]
+    assert recs[1].injected_s == 2.5 and recs[1].removed_s == 3.5
+    assert s.invalid_reason is None and s.ended_at == 103.5
+    assert events(traj) == [("fault_injected", "a"), ("fault_verified", "a"),
+                            ("fault_injected", "b"), ("fault_verified", "b"),
+                            ("fault_removed", "b"), ("fault_removed", "a")]  # last injected first
+    assert all(e["source"] == "harness" for e in traj.events)
+
+
+def test_duration_ends_the_fault():
+    s, lab, clock, _ = make([spec("a", 1, dur=3.0)])
+    s.start()
+    s.on_tool_call(1)
+    clock.t += 2.9
+    s.on_tool_call(2)
+    assert lab.faults == {"a"} and s.ended_at is None
+    clock.t += 0.2
+    s.on_tool_call(3)
+    assert lab.faults == set() and s.records[0].removed and s.ended_at == clock.t
+
+
+def test_a_missed_step_still_injects():
+    s, lab, _, _ = make([spec("a", 2)])
+    s.start()
+    s.on_tool_call(5)   # the hook saw step 5 first (e.g. a call counted elsewhere)
+    assert lab.faults == {"a"}
+
+
+def test_not_reached():
+    s, lab, _, traj = make([spec("a", 1), spec("b", 9)])
+    s.start()
+    s.on_tool_call(1)
+    s.stop()
+    r = s.records
+    assert r[1].injected is False and "not reached" in r[1].detail
+    assert ("fault_not_reached", "b") in events(traj) and s.invalid_reason is None
+
+
+def test_did_not_take_is_invalid_and_stops_further_faults():
+    k = Fake()
+    k.take = False
+    s, lab, _, traj = make([spec("a", 0), spec("b", 1)], kind=k)
+    s.start()
+    s.on_tool_call(1)
+    assert s.invalid_reason and "did not take effect: a off" in s.invalid_reason
+    assert lab.log == ["inject a", "remove a"]   # b never injected
+    assert s.records[1].injected is False and "already environment_invalid" in s.records[1].detail
+    assert ("fault_invalid", "a") in events(traj)
+
+
+def test_vanished_is_invalid():
+    s, lab, clock, traj = make([spec("a", 0)])
+    s.start()
+    s.on_tool_call(1)
+    assert s.invalid_reason is None
+    lab.faults.discard("a")   # behind the session's back
+    s.on_tool_call(2)
+    assert "vanished while it should be in effect: a off" in s.invalid_reason
+    s.stop()
+    assert s.records[0].invalid.startswith("vanished")
+
+
+def test_vanished_before_stop_is_seen_at_stop():
+    s, lab, _, _ = make([spec("a", 0)])
+    s.start()
+    lab.faults.clear()
+    s.stop()
+    assert s.invalid_reason and "vanished" in s.invalid_reason
+
+
+def test_inject_raises_and_unavailable_are_invalid():
+    k = Fake()
+    k.raise_inject = True
+    s, *_ = make([spec("a", 0)], kind=k)
+    s.start()
+    assert "inject failed: FaultError: fake: cannot" in s.invalid_reason
+    k2 = Fake()
+    k2.why_unavailable = "needs netem"
+    s2, lab2, *_ = make([spec("a", 0)], kind=k2)
+    s2.start()
+    assert "unavailable on this host: needs netem" in s2.invalid_reason and lab2.log == []
+
+
+def test_not_removed_is_invalid():
+    k = Fake()
+    k.stuck = True
+    s, lab, _, _ = make([spec("a", 0)], kind=k)
+    s.start()
+    s.stop()
+    assert "could not be removed: a still there" in s.invalid_reason
+    assert s.records[0].removed is False
+
+
+def test_calls_before_start_or_after_stop_do_nothing():
+    s, lab, _, traj = make([spec("a", 1)])
+    s.on_tool_call(1)
+    assert lab.log == []
+    s.start()
+    s.stop()
+    s.on_tool_call(1)
+    assert lab.log == [] and s.ended_at is None
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_empty_or_unreached_schedule_has_no_end_time(n):
+    s, *_ = make([spec(f"x{i}", 50) for i in range(n)])
+    s.start()
+    s.stop()
+    assert s.ended_at is None and s.invalid_reason is None and len(s.records) == n
+
+
+def test_a_fault_due_on_a_target_already_under_fault_is_merged():
+    """Two faults of one kind on one target: the second is not injected again (removing the
+    first would undo it); the first lasts until the later end."""
+    s, lab, clock, traj = make([spec("a", 0, dur=5.0), spec("a", 1, dur=5.0), spec("b", 1, dur=1.0)])
+    s.start()
+    clock.t += 2.0
+    s.on_tool_call(1)
+    assert lab.log == ["inject a", "inject b"]
+    r = s.records
+    assert r[1].merged_into == 0 and r[1].injected is False and "merged" in r[1].detail
+    clock.t += 4.0      # 6 s: the first's own end (5 s) passed, the merged one's (2 + 5 = 7 s) not
+    s.on_tool_call(2)
+    assert lab.faults == {"a"} and s.invalid_reason is None   # b (1 s) ended, a still in effect
+    clock.t += 1.5
+    s.on_tool_call(3)
+    assert lab.faults == set() and lab.log.count("remove a") == 1 and s.invalid_reason is None
+    assert ("fault_merged", "a") in events(traj)
+
+
+def test_a_stop_interrupted_during_a_removal_is_finished_by_the_next():
+    class Interrupted(Fake):
+        calls = 0
+
+        def remove(self, lab, spec, handle):
+            Interrupted.calls += 1
+            if Interrupted.calls == 1:
+                raise KeyboardInterrupt  # Ctrl-C in the middle of the first removal
+            super().remove(lab, spec, handle)
+
+    s, lab, _, traj = make([spec("a", 0), spec("b", 0), spec("c", 9)], kind=Interrupted())
+    s.start()
+    with pytest.raises(KeyboardInterrupt):
+        s.stop()
+    assert lab.faults == {"a", "b"}
+    s.stop()   # run_one's finally
+    assert lab.faults == set() and s.invalid_reason is None
+    assert [e["event"] for e in traj.events].count("fault_not_reached") == 1
