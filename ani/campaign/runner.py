@@ -456,7 +456,7 @@ def preflight(spec: CampaignSpec, deps: RunnerDeps) -> list[str]:
     return warnings
 
 
-# --- campaign-factors: each cell's agent, the task's form, the fault-rate guard, the cost ---
+# --- campaign-factors: each cell's agent, the task's form, the cost ---
 
 
 def _frozen(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -474,12 +474,11 @@ def variant_of(task_class: Any, scenario: Any, seed: int, form: str) -> Any:
 
 
 def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
-    """Create each distinct agent of the cells once (a bad option fails before any lab) and
-    refuse a fault rate above 0 when this build cannot inject faults.
+    """Create each distinct agent of the cells once (a bad option fails before any lab).
 
     Raises:
         ConfigError: the agent config is bad (``cells[1](x): agent.mode: ...`` when the cells'
-            agents differ), or a stress point asks for faults and ``ani.faults`` is missing.
+            agents differ).
     """
     configs = [spec.agent_of(c) for c in spec.cells]
     one = len({_frozen(c) for c in configs}) == 1
@@ -492,15 +491,6 @@ def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
             if one:
                 raise
             raise type(exc)(f"{spec.source}: cells[{i}]({cell.name}): {exc}") from None
-    rates = {spec.fault_rate_of(c, p) for c, p in design_points(spec)}
-    if any(r > 0 for r in rates) and deps.make_lab is _real_make_lab:  # fake labs take no faults
-        import importlib.util
-
-        if importlib.util.find_spec("ani.faults") is None:
-            raise ConfigError(
-                f"{spec.source}: fault_rate {max(rates):g}: this build has no fault injection "
-                "(ani.faults is missing); sweep fault_rate only over 0"
-            )
 
 
 def cost_of(record: RunRecord, trajectory: Trajectory | None) -> dict[str, Any]:
