@@ -10,8 +10,9 @@ setup:
 
 # the level sweep on the generated default brownfield (scenarios/default.yaml, scenario seed 7;
 # the generated scenario is kept in the results folder). Exits 2 before any lab if a level
-# cannot work here (see `ani doctor`), 3 if runs ended as infrastructure errors (the last line
-# says which cells, how many and why)
+# cannot work here (see `ani doctor`), 3 if runs ended as infrastructure errors (the line before
+# the last says which cells, how many and why). The last line is the path of the HTML report
+# (html report: results/level-sweep-default-<time>/report.html)
 demo: setup
 	@$(ANI) lab down --stale >/dev/null
 	@$(ANI) campaign run campaigns/level-sweep-default.yaml

@@ -104,8 +104,12 @@ def campaign_run(
 @app.command("report")
 def campaign_report(
     results: Annotated[Path, typer.Argument(help="a campaign results folder (holds runs.jsonl)")],
+    html: Annotated[
+        bool, typer.Option("--html", help="also (re)write report.html: the report with plots")
+    ] = False,
 ) -> None:
-    """Re-render summary.md of a results folder from its runs.jsonl and print the table."""
+    """Re-render summary.md of a results folder from its runs.jsonl and print the table; with
+    --html also report.html (one self-contained page: plots next to the tables)."""
     from ani.campaign.report import print_summary, write_report
 
     if not results.is_dir():
@@ -115,6 +119,15 @@ def campaign_report(
     path = write_report(results)
     print_summary(results, console=console)
     console.print(f"report: {path}", soft_wrap=True)
+    # --- HTML report (issue 14 §4, report-html) ---
+    if html:
+        from ani.campaign.html_report import write_html_report
+
+        try:
+            page = write_html_report(results)
+        except OSError as exc:
+            raise _fail(f"{results}: cannot write report.html: {exc}") from None
+        console.print(f"html report: {page}", soft_wrap=True)
 
 
 def _print_event(ev: dict[str, Any]) -> None:
@@ -346,6 +359,10 @@ def run_one(
     )
     if rec.process is not None:
         console.print(f"process: {escape(rec.process.describe())}", soft_wrap=True)
+    from ani.campaign.observer_report import observer_line  # observer-run (issue 14 §2)
+
+    if (seen := observer_line(rec)) is not None:
+        console.print(f"observer: {escape(seen)}", soft_wrap=True)
     trajectory = rec.trajectory or "-"
     console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
     if rec.label in INVALID_LABELS:  # infra_error, environment_invalid (faults)

@@ -11,6 +11,7 @@ Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
                          density (``default-s7-d4.yaml``; ``ani lab up`` takes them)
     trajectories/        one JSONL trajectory per run
     summary.md           written after the loop (also after Ctrl-C)
+    report.html          the report with plots, written after summary.md (ani.campaign.html_report)
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class CampaignResult:
     skipped: list[str] = field(default_factory=list)
     interrupted: bool = False
     report: Path | None = None
+    html_report: Path | None = None  # report.html (issue 14 §4); None if it could not be written
 
     @property
     def infra(self) -> list[RunRecord]:
@@ -348,6 +350,10 @@ def run_campaign(
                     extra = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
                     extra += f" agent error: {rec.agent_error}" if rec.agent_error else ""
                     extra += f" [yellow]unattributed[/yellow]: {escape(rec.unattributed)}" if rec.unattributed else ""
+                    from ani.campaign.observer_report import observer_line  # observer-run (issue 14 §2)
+
+                    seen = observer_line(rec)
+                    extra += f" [yellow]observer[/yellow]: {escape(seen)}" if seen else ""
                     bar.console.print(
                         f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}"
                     )
@@ -373,4 +379,25 @@ def run_campaign(
             f"resume with: ani campaign run {src} --resume {out}",
             soft_wrap=True,  # one line, so the command can be copied
         )
+    # --- HTML report (issue 14 §4, report-html): beside summary.md, its path the last line ---
+    result.html_report = write_html_or_warn(out, console)
     return result
+
+
+def write_html_or_warn(out: Path, console: Console) -> Path | None:
+    """Write ``out/report.html`` and print its path; a failure to write it is a warning naming
+    the command that retries it (the runs and summary.md are kept either way). Returns its path
+    (None when it was not written)."""
+    from ani.campaign.html_report import write_html_report
+
+    try:
+        page = write_html_report(out)
+    except Exception as exc:  # noqa: BLE001 - the campaign's results stand without the page
+        console.print(
+            f"[yellow]warning:[/yellow] report.html not written ({type(exc).__name__}: "
+            f"{escape(str(exc))}); retry with: ani campaign report {out} --html",
+            soft_wrap=True,
+        )
+        return None
+    console.print(f"html report: {page}", soft_wrap=True)
+    return page

@@ -31,6 +31,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
+from ani.campaign.observer_report import observer_markdown  # observer-run
 from ani.campaign.results import BUDGET_STOP_REASONS, ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
 from ani.campaign.stats import (
     Interval,
@@ -599,6 +600,7 @@ def render_markdown(s: CampaignSummary) -> str:
     lines += _process_markdown(s)
     lines += _cost_markdown(s)
     lines += _stress_markdown(s)
+    lines += observer_markdown(s)  # observer-run (issue 14 §2)
     if s.paired:
         refs = list(dict.fromkeys(p.reference for p in s.paired))
         ref = refs[0]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from ani.campaign.metrics import LIMIT_STOP_REASONS, ProcessMetrics
+from ani.observer.sampler import UnsafeState  # observer-run (issue 14 §2)
 from ani.validation import format_validation_error
 
 Label = Literal[
@@ -102,6 +103,10 @@ class RunRecord(BaseModel):
             before they existed, and when a stored value no longer validates (an older format:
             read with a warning; the run and its verdict are kept, ``ani campaign report`` shows
             its metrics as missing).
+        damaged / unsafe / sample_period_s / samples / recovered / recovery_s /
+        unrequested_changes / oscillating: what the out-of-band observer saw during and after
+            the run (:mod:`ani.campaign.observe_run`; docs/campaigns.md, "What the observer
+            sees"); their defaults in an infra_error record and in records written before them.
         invalid_calls / double_applied / locks_left / partial: the measured outcomes of
             :mod:`ani.campaign.outcomes` (0 / empty in records written before them).
         budget_exhausted (property): ``stop_reason`` is a budget's (``max_steps``,
@@ -159,6 +164,25 @@ class RunRecord(BaseModel):
     agent_mode: str | None = None
     cost: dict[str, Any] = Field(default_factory=dict)
     # --- end campaign-factors ---
+    # --- observer-run (issue 14 §2): what the out-of-band observer saw during and after the
+    # run (ani.observer.sampler, .damage, .changes; ani.campaign.oscillation; docs/campaigns.md)
+    #: service class -> damaged service tags (the failed invariants' tags after the run)
+    damaged: dict[str, list[str]] = Field(default_factory=dict)
+    #: the run passed through a state that broke baseline invariants (None: no sample saw one)
+    unsafe: UnsafeState | None = None
+    #: seconds between sampling rounds (None: not sampled)
+    sample_period_s: float | None = None
+    #: sampling rounds completed
+    samples: int = 0
+    #: every baseline invariant passed again after the agent (and the faults) ended (None: not measured)
+    recovered: bool | None = None
+    #: seconds from the agent's (or the last fault's) end until then (0.0: at the first look)
+    recovery_s: float | None = None
+    #: changes the run left on the routers beyond what the task needed ("<router>: + <line>")
+    unrequested_changes: list[str] = Field(default_factory=list)
+    #: the run undid and redid the same change (ani.campaign.oscillation)
+    oscillating: bool = False
+    # --- end observer-run
     # --- cases-tools (issue 14: case 1, measured outcomes; ani.campaign.outcomes) ---
     #: calls refused for bad arguments or an unknown name (unknown device, wrong case, unknown
     #: route-map / service / file ...), counted from the trajectory's error codes

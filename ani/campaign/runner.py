@@ -34,6 +34,13 @@ cannot be attributed: the run is graded and ``RunRecord.unattributed`` says so.
 Before the first lab, :func:`check_host` refuses cells whose level cannot work on this machine
 (``ani doctor``'s checks).
 
+Out-of-band observation (observer-run, issue 14 §2; :mod:`ani.campaign.observe_run`): just
+before ``agent.run`` the routers' configurations are read and the sampler of the baseline
+invariants starts (the agent gets the adapter wrapped so that no sampling process starts during
+one of its calls); after grading, recovery is awaited and the record gets ``unsafe``,
+``samples``, ``sample_period_s``, ``recovered``, ``recovery_s``, ``damaged``,
+``unrequested_changes`` and ``oscillating``. The sampler is stopped before teardown on every path.
+
 The other modules (lab, scenario, observer, agents) are imported lazily by the
 default :class:`RunnerDeps`; tests inject small fakes.
 """
@@ -453,7 +460,7 @@ def preflight(spec: CampaignSpec, deps: RunnerDeps) -> list[str]:
     return warnings
 
 
-# --- campaign-factors: each cell's agent, the task's form, the fault-rate guard, the cost ---
+# --- campaign-factors: each cell's agent, the task's form, the cost ---
 
 
 def _frozen(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -471,12 +478,11 @@ def variant_of(task_class: Any, scenario: Any, seed: int, form: str) -> Any:
 
 
 def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
-    """Create each distinct agent of the cells once (a bad option fails before any lab) and
-    refuse a fault rate above 0 when this build cannot inject faults.
+    """Create each distinct agent of the cells once (a bad option fails before any lab).
 
     Raises:
         ConfigError: the agent config is bad (``cells[1](x): agent.mode: ...`` when the cells'
-            agents differ), or a stress point asks for faults and ``ani.faults`` is missing.
+            agents differ).
     """
     configs = [spec.agent_of(c) for c in spec.cells]
     one = len({_frozen(c) for c in configs}) == 1
@@ -489,15 +495,6 @@ def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
             if one:
                 raise
             raise type(exc)(f"{spec.source}: cells[{i}]({cell.name}): {exc}") from None
-    rates = {spec.fault_rate_of(c, p) for c, p in design_points(spec)}
-    if any(r > 0 for r in rates) and deps.make_lab is _real_make_lab:  # fake labs take no faults
-        import importlib.util
-
-        if importlib.util.find_spec("ani.faults") is None:
-            raise ConfigError(
-                f"{spec.source}: fault_rate {max(rates):g}: this build has no fault injection "
-                "(ani.faults is missing); sweep fault_rate only over 0"
-            )
 
 
 def cost_of(record: RunRecord, trajectory: Trajectory | None) -> dict[str, Any]:
@@ -613,6 +610,8 @@ def run_one(
             with _sigint_deferred():
                 session.stop()
             state["faults"] = session.records
+        if state.get("observation") is not None:  # observer-run: the sampler stops before teardown
+            state["observation"].stop()
         trajectory = state.get("trajectory")
         if trajectory is not None:
             trajectory.close()
@@ -685,6 +684,13 @@ def _execute(
         state["tools"] = list(adapter.tools())
     except Exception:  # noqa: BLE001 - metrics only; never fails a run
         state["tools"] = []
+    # --- observer-run (issue 14 §2): initial configs read and the sampler started, out of band
+    # (before the step-0 faults: the initial state is the brownfield's, and the sampler sees them)
+    from ani.campaign.observe_run import RunObservation
+
+    state["observation"] = RunObservation.begin(spec, deps, lab, invariants, variant, trajectory, cell.level)
+    adapter = state["observation"].gated(adapter)  # no sampling process starts during an agent call
+    # --- end observer-run
     # faults (issue 14): the session starts with the agent's clock; the trajectory hook drives it
     schedule = state.get("fault_schedule") or []
     if schedule:
@@ -734,6 +740,7 @@ def _execute(
             adapter.close()
         except Exception as exc:  # noqa: BLE001
             state["close_error"] = _err(exc)
+    state["observation"].agent_ended()  # observer-run: from here every sampling round is complete
     if state.get("infra_error_reason"):
         return  # the agent never acted (its model never answered): nothing to grade
     # faults (issue 14): a fault that did not take, vanished or stayed: the run did not meet the
@@ -798,6 +805,9 @@ def _execute(
         return
     state["success"] = all(t.passed for t in state["tests"])
     state["damage_free"] = all(i.passed for i in state["invariants"])
+    # --- observer-run (issue 14 §2): recovery, changes nobody asked for, damage by class, oscillation
+    state["observation"].finish(state, state.get("faults_session"))
+    # --- end observer-run
 
 
 def _superseded(scenario: Any, variant: Any) -> tuple[list[Any], list[Any]]:
@@ -890,6 +900,7 @@ def _record(
         unattributed=state.get("unattributed"),
         process=_process(info, state, label),
         faults=state.get("faults", []),  # faults (issue 14)
+        **(state["observation"].fields() if state.get("observation") is not None and label not in INVALID_LABELS else {}),  # observer-run
         **_outcome_fields(state, calls),  # cases-tools
     )
 

@@ -15,7 +15,9 @@ class FaultRecord(BaseModel):
     check's one-line detail (or why it was not injected / why the run is invalid).
     ``merged_into``: the index (in ``RunRecord.faults``) of the fault with the same target that
     was in effect when this one was due; it was not injected again, the other one lasted until
-    this one's end.
+    this one's end. ``deferred_s``: seconds the fault waited, once due, for a fault of another
+    kind on one of its routers to end (None: it did not wait; one router carries one fault at a
+    time).
     """
 
     kind: str
@@ -30,4 +32,5 @@ class FaultRecord(BaseModel):
     removed_s: float | None = None
     invalid: str | None = None
     merged_into: int | None = None
+    deferred_s: float | None = None
     detail: str = ""

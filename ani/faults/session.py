@@ -29,7 +29,11 @@ Trajectory events (``event`` = the name, all with ``kind``, ``target``, ``at_ste
 ``fault_removed`` (``ok``, ``detail``, ``why``), ``fault_not_reached`` (the agent stopped before
 the point), ``fault_merged`` (``into_step``: a fault due while another with the same target,
 ``FaultKind.overlap_key``, was in effect is not injected twice; the one in effect lasts until the
-later end). Every one also carries ``source: "harness"``.
+later end), ``fault_deferred`` (``behind``: a fault due while a fault of another kind is in
+effect on one of its routers waits until that one is removed, then is injected at once: one
+router carries one fault at a time, so a held lock is never attempted on a frozen router, whose
+NETCONF server part answers nothing; ``FaultRecord.deferred_s`` says how long it waited). Every
+one also carries ``source: "harness"``.
 
 Thread safety: every transition holds one lock; the watcher thread and the agent's thread never
 act on a fault at the same time. Nothing here raises into the agent: a kind's exception becomes
@@ -49,7 +53,7 @@ from ani.faults.record import FaultRecord
 
 #: trajectory event names
 FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_removed", "fault_not_reached",
-                "fault_merged")
+                "fault_merged", "fault_deferred")
 
 
 def _cause(exc: BaseException) -> str:
@@ -96,6 +100,8 @@ class FaultSession:
         self._records = [FaultRecord(kind=s.kind, target=dict(s.target), params=dict(s.params),
                                      at_step=s.at_step, duration_s=s.duration_s) for s in self.schedule]
         self._next = 0  # index of the next fault to inject
+        self._deferred: list[int] = []  # due, waiting for a fault on one of their routers to end
+        self._due_at: dict[int, float] = {}
         self._active: list[_Active] = []
         self._t0: float | None = None
         self._stopped = False
@@ -165,7 +171,11 @@ class FaultSession:
                 if not self._records[a.index].invalid:
                     self._check_one(a)
             for a in reversed(live):  # last injected first
-                self._remove(a, why="end of the agent's run")
+                self._remove(a, why="end of the agent's run", inject_deferred=False)
+            for i in self._deferred:  # faults on one router (deferral): never injected
+                rec = self._records[i]
+                rec.detail = (rec.detail or "deferred") + "; not injected: the agent's run ended first"
+            self._deferred = []
             for i in range(self._next, len(self.schedule)):
                 spec = self.schedule[i]
                 rec = self._records[i]
@@ -205,7 +215,59 @@ class FaultSession:
             if self._invalid is not None:
                 self._records[i].detail = "not injected: the run is already environment_invalid"
                 continue
+            self._due_at[i] = self._clock()
+            if self._defer(i):
+                continue
             self._inject(i, step)
+
+    # --- faults on one router (deferral) ------------------------------------------------------------
+
+    @staticmethod
+    def _routers(spec: FaultSpec) -> set[str]:
+        """The routers a fault acts on: its target's ``router`` and ``link`` ends."""
+        out: set[str] = set()
+        for key in ("router", "link", "routers"):
+            v = spec.target.get(key)
+            if isinstance(v, str):
+                out.add(v)
+            elif isinstance(v, (list, tuple)):
+                out.update(str(x) for x in v)
+        return out
+
+    def _blocker(self, i: int) -> _Active | None:
+        """An active fault of another kind on one of fault ``i``'s routers (same-kind faults on
+        the same target are merged instead, :meth:`_merge`)."""
+        spec = self.schedule[i]
+        mine = self._routers(spec)
+        for a in self._active:
+            if a.state == "active" and a.spec.kind != spec.kind and mine & self._routers(a.spec):
+                return a
+        return None
+
+    def _defer(self, i: int) -> bool:
+        """Defer fault ``i`` if a fault of another kind is in effect on one of its routers."""
+        a = self._blocker(i)
+        if a is None:
+            return False
+        spec, rec = self.schedule[i], self._records[i]
+        rec.detail = (f"deferred: {a.spec.kind} {target_label(a.spec.target)} (step {a.spec.at_step}) "
+                      "was in effect on the same router")
+        self._deferred.append(i)
+        self._event("fault_deferred", spec, behind={"kind": a.spec.kind, "target": dict(a.spec.target),
+                                                     "at_step": a.spec.at_step})
+        return True
+
+    def _inject_deferred(self) -> None:
+        """Inject the deferred faults whose routers are free now, in schedule order."""
+        for i in list(self._deferred):
+            if self._invalid is not None:
+                self._deferred.remove(i)
+                self._records[i].detail += "; not injected: the run is already environment_invalid"
+                continue
+            if self._blocker(i) is None:
+                self._deferred.remove(i)
+                self._records[i].deferred_s = round(self._clock() - self._due_at.get(i, self._clock()), 3)
+                self._inject(i, self.schedule[i].at_step)
 
     def _merge(self, i: int, kind: FaultKind) -> bool:
         """Merge fault ``i`` into an active fault with the same overlap key (True), if any."""
@@ -275,7 +337,7 @@ class FaultSession:
                     self._check_one(a)
                 self._remove(a, why="its duration passed")
 
-    def _remove(self, a: _Active, *, why: str) -> None:
+    def _remove(self, a: _Active, *, why: str, inject_deferred: bool = True) -> None:
         rec = self._records[a.index]
         try:
             a.kind.remove(self.lab, a.spec, a.handle)
@@ -289,7 +351,9 @@ class FaultSession:
         self._event("fault_removed", a.spec, ok=bool(ok), detail=detail, why=why)
         if not ok:
             self._invalidate(a.index, f"could not be removed: {detail}")
-        if all(x.state != "active" for x in self._active):
+        if inject_deferred and self._deferred and not self._stopped:
+            self._inject_deferred()
+        if all(x.state != "active" for x in self._active) and not self._deferred:
             self._ended_at = self._clock()
 
     def _watch_loop(self) -> None:

@@ -63,6 +63,8 @@ def needed_by_text(f: Finding, daemons: set[str]) -> str:
         return "make setup"
     if "faults" in words:  # faults (issue 14)
         return "fault kinds"
+    if "test" in words:  # report-html (issue 14): the test suite only
+        return "make test"
     return " ".join(lv for lv in LEVELS if lv in words)
 
 

@@ -42,6 +42,7 @@ LEVELS: tuple[str, ...] = ("a0", "a1", "a2", "a3t", "a3r", "a4")
 
 #: the needed-by words of the data file besides the levels
 FEATURES = {
+    "test": "the test suite only (e.g. the HTML report's browser test)",  # report-html (issue 14)
     "lab": "starting any lab (every level, and `ani lab up`)",
     "observer": "grading (every level)",
     "daemon": "topologies that run this FRR daemon",
@@ -65,7 +66,7 @@ class Program:
             (``frr-reload.py``, ``zebra``); ``-`` lines have none (a package without a program).
         package: the Debian package that provides it.
         path: the absolute path the code runs, or None (looked up on PATH, then /usr/sbin, /sbin).
-        needed_by: the needed-by words (``lab``, ``observer``, ``daemon``, ``setup``, levels).
+        needed_by: the needed-by words (``lab``, ``observer``, ``daemon``, ``setup``, ``test``, levels).
         used_for: what the SDK does with it.
     """
 

@@ -25,10 +25,11 @@ round instead of one per check.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -51,6 +52,7 @@ class CheckResult(BaseModel):
         attempts: how many times it was tried.
         elapsed_s: seconds from the first attempt to the verdict.
         service: the check's service tag, if any.
+        at: monotonic time of the look (set by :meth:`Observer.sample` only).
     """
 
     name: str
@@ -60,6 +62,7 @@ class CheckResult(BaseModel):
     attempts: int = 0
     elapsed_s: float = 0.0
     service: str | None = None
+    at: float | None = None
 
 
 def _is_negative(check: Check) -> bool:
@@ -89,6 +92,13 @@ class _Reader:
         self.lab = lab
         self._lock = threading.Lock()
         self._reads: dict[tuple[str, str], _Read] = {}
+
+    def put(self, router: str, command: str, data: Any, started: float) -> None:
+        """Store a read made elsewhere (the sampler's one vtysh per router and round)."""
+        with self._lock:
+            read = self._reads.setdefault((router, command), _Read())
+        with read.lock:
+            read.started, read.data, read.error = started, data, None
 
     def json(self, router: str, command: str, newer_than: float) -> tuple[Any, float, Exception | None]:
         """``(parsed JSON, monotonic start time of the read, what the read raised or None)``."""
@@ -152,6 +162,147 @@ class Observer:
                 for i, f in futs.items():
                     results[i] = f.result()
         return [r for r in results if r is not None]
+
+    def sample(self, checks: Sequence[Check], gate: Callable[[], None] | None = None,
+               workers: int = 4) -> list[CheckResult]:
+        """One look at each of ``checks``, no retry (the out-of-band sampler's round,
+        :mod:`ani.observer.sampler`); results in the same order.
+
+        Unlike :meth:`evaluate` a failed positive check is not retried (a sample is a state at
+        one moment, not a verdict after convergence) and a negative check sends one ping (one
+        answer is a breach; none, or no route, is a pass). To stay cheap while an agent works:
+        the pings of a node (``reach`` and ``loopback`` checks, ``ping -n -q -c 1 -W 1``) run
+        concurrently inside ONE process started in the node (``sh``: one namespace entry per
+        node and round instead of one per check), and router reads are shared as in
+        :meth:`evaluate` (one ``show ip route json`` / ``show bgp summary json`` per router and
+        round). ``gate`` is called before each process the round starts (one per node with
+        pings, one per router read) and may block: the sampler's way to start no work while an
+        agent call is in flight; ``workers``: processes of the round at most at once. Raises
+        ObserverError / HostFault like :meth:`evaluate`.
+        """
+        nodes = set(self.lab.topology.nodes)
+        for c in checks:
+            missing = [n for n in c.nodes if n not in nodes]
+            if missing:
+                raise ObserverError(f"check {c.name!r}: node {missing[0]!r} is not in the lab")
+        if not checks:
+            return []
+        self._reader = _Reader(self.lab)
+        pings: dict[str, list[int]] = {}
+        others: list[int] = []
+        for i, c in enumerate(checks):
+            if isinstance(c, (ReachCheck, LoopbackCheck)):
+                pings.setdefault(c.nodes[0], []).append(i)
+            else:
+                others.append(i)
+        results: list[CheckResult | None] = [None] * len(checks)
+        t0 = time.monotonic()
+        reads: dict[str, list[int]] = {}
+        for i in others:
+            reads.setdefault(checks[i].nodes[0], []).append(i)
+        jobs = [("ping", n, idxs) for n, idxs in pings.items()] + [("read", r, idxs) for r, idxs in reads.items()]
+
+        def job(what: str, node: str, idxs: list[int]) -> list[CheckResult]:
+            if gate is not None:
+                gate()
+            at = time.monotonic()
+            if what == "ping":
+                out = self._sample_pings(node, [checks[i] for i in idxs], t0)
+            else:
+                self._prefetch(node, [checks[i] for i in idxs])
+                out = [self._sample_read(checks[i]) for i in idxs]
+            return [r.model_copy(update={"at": at}) for r in out]
+
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
+            futs = [pool.submit(job, *j) for j in jobs]
+            for (_what, _node, idxs), f in zip(jobs, futs, strict=True):
+                for i, r in zip(idxs, f.result(), strict=True):
+                    results[i] = r
+        return [r for r in results if r is not None]
+
+    def _prefetch(self, router: str, checks: list[Check]) -> None:
+        """Read every command ``checks`` need on ``router`` with ONE vtysh (``-c A -c B ...``,
+        the JSON documents split in order) into the round's reader; on any mismatch nothing is
+        stored and each check reads for itself."""
+        cmds = ["show ip route json" if isinstance(c, RouteCheck) else "show bgp summary json" for c in checks]
+        cmds += [f"show bgp ipv4 unicast {c.prefix} json" for c in checks
+                 if isinstance(c, RouteCheck) and c.expect and (c.local_pref is not None or c.community is not None)]
+        cmds = list(dict.fromkeys(cmds))
+        if len(cmds) < 2 or not callable(getattr(self.lab, "vtysh", None)):
+            return  # one command: the check's own read is the same single vtysh
+        started = time.monotonic()
+        try:
+            res = self.lab.vtysh(router, cmds)
+        except HostFault:
+            raise
+        except Exception:  # noqa: BLE001 - each check reads for itself
+            return
+        if not getattr(res, "ok", False):
+            return
+        dec, text, pos, docs = json.JSONDecoder(), res.stdout, 0, []
+        try:
+            while len(docs) < len(cmds):
+                while pos < len(text) and text[pos].isspace():
+                    pos += 1
+                doc, pos = dec.raw_decode(text, pos)
+                docs.append(doc)
+        except ValueError:
+            return
+        for cmd, doc in zip(cmds, docs, strict=True):
+            self._reader.put(router, cmd, doc, started)
+
+    def _sample_read(self, check: Check) -> CheckResult:
+        t0 = time.monotonic()
+        try:
+            ok, detail = self._attempt(check, [float("-inf")])
+        except HostFault:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed look, reported in detail
+            ok, detail = False, f"error: {exc}"
+        return self._result(check, ok, detail, 1, t0)
+
+    #: one ping per line of the script: prints "<index> <1 answered | 0 none | u no route | x error>"
+    _PING_FN = ('j() { k=$1; shift; r=$(ping -n -q -c 1 -W 1 "$@" 2>&1); case "$r" in '
+                '*" 1 received"*|*" 1 packets received"*) echo "$k 1";; '
+                '*" 0 received"*|*" 0 packets received"*) echo "$k 0";; '
+                '*nreachable*) echo "$k u";; *) echo "$k x";; esac; }')
+
+    def _sample_pings(self, node: str, checks: list[Check], t0: float) -> list[CheckResult]:
+        """One look at each ping check of ``node`` in one process (see :meth:`sample`)."""
+        from ani.host.programs import require
+
+        require(["ping"])  # ProgramMissing (a HostFault) rather than every check failing
+        lines = [self._PING_FN]
+        for k, c in enumerate(checks):
+            if isinstance(c, LoopbackCheck):
+                args = (["-I", str(c.source)] if c.source else []) + [str(c.address)]
+            else:
+                args = [str(c.dst)]  # type: ignore[union-attr]
+            lines.append(f"j {k} {' '.join(args)} &")
+        lines.append("wait")
+        seen: dict[int, str] = {}
+        error = ""
+        try:
+            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=5.0)
+            for ln in res.stdout.splitlines():
+                parts = ln.split()
+                if len(parts) == 2 and parts[0].isdigit():
+                    seen[int(parts[0])] = parts[1]
+            if res.timed_out:
+                error = "could not run ping: timed out"
+        except HostFault:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every check of the node is a failed look
+            error = f"error: {exc}"
+        out = []
+        for k, c in enumerate(checks):
+            code = seen.get(k, "x")
+            answered = code == "1"
+            detail = {"1": "1 of 1 answered", "0": "0 of 1 answered", "u": "no route"}.get(
+                code, error or "could not run ping")
+            ok = (code in ("0", "u")) if _is_negative(c) else answered
+            out.append(self._result(c, ok, detail, 1, t0))
+        return out
 
     # -- one check ---------------------------------------------------------------------------
 

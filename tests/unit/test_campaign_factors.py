@@ -449,21 +449,6 @@ def test_the_llm_factor_files_load_and_vary_only_their_factor(name, factor, cell
     assert all(o == others[0] for o in others)
 
 
-def test_a_fault_rate_above_0_needs_fault_injection(tmp_path, monkeypatch):
-    import importlib.util
-
-    from ani.campaign import runner
-
-    spec = grid(tmp_path, variants=1)
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ani.faults" else real(name, *a))
-    deps = grid_deps(World(), [], [])
-    deps.make_lab = runner._real_make_lab  # as a real campaign: the guard applies
-    with pytest.raises(ConfigError, match=r"fault_rate 0.3: this build has no fault injection .ani.faults is missing."):
-        runner.check_agents(spec, deps)
-    runner.check_agents(grid(tmp_path, variants=1, stress={"density": [2], "fault_rate": [0]}), deps)  # 0 is fine
-
-
 def test_preflight_checks_each_distinct_agent_once_with_its_own_options(tmp_path):
     from ani.campaign.runner import preflight
 

@@ -235,3 +235,76 @@ def test_a_stop_interrupted_during_a_removal_is_finished_by_the_next():
     s.stop()   # run_one's finally
     assert lab.faults == set() and s.invalid_reason is None
     assert [e["event"] for e in traj.events].count("fault_not_reached") == 1
+
+
+# --- one router carries one fault at a time (deferral) ------------------------------------------
+
+
+class FakeOther(Fake):
+    name = "other"
+
+
+def on_router(kind, name, router, at, dur=None, link=None):
+    target = {"name": name, **({"link": link} if link else {"router": router})}
+    return FaultSpec(kind=kind, at_step=at, duration_s=dur, target=target)
+
+
+def make_two(schedule):
+    lab, clock, traj = FakeLab(), Clock(), Trajectory()
+    kinds = {"fake": Fake(), "other": FakeOther()}
+    s = FaultSession(lab, schedule, traj, clock=clock, get_kind=kinds.__getitem__, watch=False)
+    return s, lab, clock, traj
+
+
+def test_a_fault_of_another_kind_on_the_same_router_waits_until_the_first_is_removed():
+    # a frozen e4 (fake) is in effect when a held lock on e4 (other) comes due: the lock waits
+    s, lab, clock, traj = make_two([on_router("fake", "frozen", "e4", 1, dur=5.0),
+                                    on_router("other", "lock", "e4", 2, dur=5.0)])
+    s.start()
+    s.on_tool_call(1)
+    clock.t += 1.0
+    s.on_tool_call(2)
+    assert lab.faults == {"frozen"}                       # the lock is not attempted
+    assert ("fault_deferred", "lock") in events(traj)
+    clock.t += 4.5                                        # the frozen router's 5 s are over
+    s.on_tool_call(3)
+    assert lab.faults == {"lock"}                         # injected as soon as e4 is free
+    rec = s.records[1]
+    assert rec.injected and rec.verified and rec.deferred_s == 4.5
+    assert s.invalid_reason is None
+    assert s.ended_at is None                             # the lock is still in effect
+    s.stop()
+    assert lab.faults == set() and s.invalid_reason is None
+
+
+def test_a_link_fault_waits_for_a_fault_on_either_end():
+    s, lab, clock, _ = make_two([on_router("fake", "frozen", "e4", 0, dur=3.0),
+                                 on_router("other", "down", None, 1, link=["c2", "e4"])])
+    s.start()
+    s.on_tool_call(1)
+    assert lab.faults == {"frozen"}
+    clock.t += 3.0
+    s.on_tool_call(2)
+    assert lab.faults == {"down"}
+
+
+def test_faults_on_other_routers_do_not_wait():
+    s, lab, _, traj = make_two([on_router("fake", "frozen", "e4", 0, dur=3.0),
+                                on_router("other", "lock", "e1", 1)])
+    s.start()
+    s.on_tool_call(1)
+    assert lab.faults == {"frozen", "lock"}
+    assert not [e for e in traj.events if e["event"] == "fault_deferred"]
+    assert s.records[1].deferred_s is None
+
+
+def test_a_fault_still_deferred_when_the_run_ends_is_not_injected_and_not_invalid():
+    s, lab, _, _ = make_two([on_router("fake", "frozen", "e4", 0),
+                             on_router("other", "lock", "e4", 1)])
+    s.start()
+    s.on_tool_call(1)
+    s.stop()
+    rec = s.records[1]
+    assert not rec.injected and rec.invalid is None
+    assert "not injected: the agent's run ended first" in rec.detail
+    assert s.invalid_reason is None and lab.log == ["inject frozen", "remove frozen"]

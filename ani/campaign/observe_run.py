@@ -1,0 +1,191 @@
+"""The runner's out-of-band observation of one run (issue 14 §2), in one object so that
+:mod:`ani.campaign.runner` calls it at four points::
+
+    obs = RunObservation.begin(spec, deps, lab, invariants, variant, trajectory)   # before agent.run
+    adapter = obs.gated(adapter)                        # the agent's calls hold sampling back
+    ... agent.run(...) ...
+    obs.agent_ended()                                   # right after it
+    ... settle, grading ...
+    obs.finish(state, fault_session)                    # after grading: recovery, changes, damage
+    obs.stop()                                          # always (run_one's finally; idempotent)
+    RunRecord(..., **obs.fields())
+
+What each part records (fields of :class:`ani.campaign.results.RunRecord`):
+
+- ``unsafe``, ``samples``, ``sample_period_s``: the sampler (:mod:`ani.observer.sampler`) runs
+  from just before ``agent.run`` until grading is done, on the run's baseline invariants (the
+  superseded ones left out, as in grading); each tool call that changed something or tried to
+  (``changed``, or an update by its kind: A0's ``ip addr flush`` changes only the kernel, which
+  A0's change detection does not compare) pokes it.
+- ``recovered``, ``recovery_s``: after grading it waits (at most ``observer_bound_s``, default
+  20 s, from the reference time) for a complete round in which every invariant passes; the
+  reference time is the later of the agent's end and the faults' end (``fault_session.ended_at``,
+  monotonic; None or no session: no faults).
+- ``unrequested_changes``: the routers' configurations read out of band before the agent acts
+  and after grading, against the task's reference end state (:mod:`ani.observer.changes`).
+- ``damaged``: the failed invariants' service tags by service class (:mod:`ani.observer.damage`).
+- ``oscillating``: :func:`ani.campaign.oscillation.oscillating` over the trajectory.
+
+Nothing here fails a run: a part that cannot be measured (a router read that fails) is left at
+its default and said in a ``harness`` trajectory event (``observer_note``, with ``what`` and
+``reason``); an observer without ``sample()`` (a test's fake) is not sampled (the fields stay None).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ani.campaign.oscillation import oscillating
+from ani.observer.damage import damaged_by_class
+from ani.observer.sampler import DEFAULT_PERIOD_S, Sampler
+
+__all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation"]
+
+#: how long recovery is waited for when the campaign sets no ``observer_bound_s`` (seconds)
+RECOVERY_BOUND_S = 20.0
+
+
+def _attempted_change(ev: dict[str, Any], level: str) -> bool:
+    """A ``tool_call`` that changed something, or tried to (an update by its kind,
+    :func:`ani.campaign.metrics.tool_kind`: A0's ``ip addr flush`` changes the kernel, not the
+    FRR config or nftables that A0's change detection compares, so its ``changed`` is false)."""
+    if ev.get("event") != "tool_call":
+        return False
+    if ev.get("changed") is True:
+        return True
+    from ani.campaign.metrics import PREPARATORY_TOOLS, tool_kind
+
+    tool = str(ev.get("tool", ""))
+    args = ev.get("arguments") if isinstance(ev.get("arguments"), dict) else None
+    return tool not in PREPARATORY_TOOLS and tool_kind(level, tool, args, changed=ev.get("changed")) == "update"
+
+
+class GatedAdapter:
+    """An adapter whose ``call`` brackets ``sampler.call_started()`` / ``call_ended()``; every
+    other attribute is the wrapped adapter's."""
+
+    def __init__(self, adapter: Any, sampler: Sampler) -> None:
+        self._adapter = adapter
+        self._sampler = sampler
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        self._sampler.call_started()
+        try:
+            return self._adapter.call(name, arguments)
+        finally:
+            self._sampler.call_ended()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._adapter, name)
+
+
+class RunObservation:
+    """See the module doc. Build it with :meth:`begin`."""
+
+    def __init__(self, lab: Any, trajectory: Any, level: str, bound_s: float | None) -> None:
+        self.lab = lab
+        self.trajectory = trajectory
+        self.level = level
+        self.bound_s = float(bound_s) if bound_s else RECOVERY_BOUND_S
+        self.sampler: Sampler | None = None
+        self.report: Any = None
+        self.agent_end: float | None = None
+        self.initial: dict[str, Any] | None = None
+        self.kernel_initial: dict[str, Any] | None = None
+        self.variant: Any = None
+        self._fields: dict[str, Any] = {}
+
+    def _note(self, what: str, reason: str) -> None:
+        try:
+            self.trajectory.log("observer_note", kind="harness", what=what, reason=reason)
+        except Exception:  # noqa: BLE001 - a note never breaks a run
+            pass
+
+    @classmethod
+    def begin(cls, spec: Any, deps: Any, lab: Any, invariants: list[Any], variant: Any,
+              trajectory: Any, level: str, period_s: float = DEFAULT_PERIOD_S) -> RunObservation:
+        """Read the initial configurations and start the sampler (just before ``agent.run``)."""
+        obs = cls(lab, trajectory, level, getattr(spec, "observer_bound_s", None))
+        obs.variant = variant
+        routers = list(getattr(getattr(lab, "topology", None), "routers", None) or [])
+        if routers and hasattr(lab, "vtysh"):
+            try:
+                from ani.observer.changes import read_configs, read_kernel
+
+                obs.initial = read_configs(lab, routers)
+                obs.kernel_initial = read_kernel(lab, routers)
+            except Exception as exc:  # noqa: BLE001
+                obs._note("unrequested_changes", f"initial configs unreadable: {type(exc).__name__}: {exc}")
+        observer = deps.make_observer(lab)
+        if callable(getattr(observer, "sample", None)):
+            obs.sampler = Sampler(observer, invariants, period_s=period_s)
+            hook = getattr(trajectory, "_hook", None)
+
+            def chained(ev: dict[str, Any], _prev: Any = hook, _s: Sampler = obs.sampler) -> None:
+                if _attempted_change(ev, level):
+                    _s.poke()
+                if _prev is not None:
+                    _prev(ev)
+
+            if hasattr(trajectory, "_hook"):
+                trajectory._hook = chained  # the runner's _TeeTrajectory: sampler first, display after
+            obs.sampler.start()
+        return obs  # an observer without sample() (a test's fake): not sampled, fields stay None
+
+    def gated(self, adapter: Any) -> Any:
+        """``adapter`` as the agent gets it: each ``call`` tells the sampler a call is in flight
+        (:meth:`ani.observer.sampler.Sampler.call_started`), everything else forwarded."""
+        return adapter if self.sampler is None else GatedAdapter(adapter, self.sampler)
+
+    def agent_ended(self) -> None:
+        self.agent_end = time.monotonic()
+        if self.sampler is not None:
+            self.sampler.agent_ended(self.agent_end)
+
+    def finish(self, state: dict[str, Any], fault_session: Any = None) -> None:
+        """After grading: recovery, changes nobody asked for, damage, oscillation."""
+        since = self.agent_end or time.monotonic()
+        ended = getattr(fault_session, "ended_at", None)
+        if isinstance(ended, (int, float)):
+            since = max(since, float(ended))
+        if self.sampler is not None:
+            self.sampler.wait_recovered(since, self.bound_s)  # until since + bound at most
+        self.stop()
+        self._fields["damaged"] = damaged_by_class(state.get("invariants") or [])
+        events = list(getattr(self.trajectory, "events", []) or [])
+        self._fields["oscillating"] = oscillating(events, self.level)
+        self._fields["unrequested_changes"] = self._unrequested()
+
+    def _unrequested(self) -> list[str]:
+        if self.initial is None:
+            return []
+        from ani.observer.changes import read_configs, read_kernel, reference_configs, unrequested_changes
+
+        reference, why = reference_configs(self.variant, self.initial)
+        if reference is None:
+            self._note("unrequested_changes", why or "no reference")
+            return []
+        try:
+            final = read_configs(self.lab, list(self.initial))
+            kernel_final = read_kernel(self.lab, list(self.initial))
+        except Exception as exc:  # noqa: BLE001
+            self._note("unrequested_changes", f"final configs unreadable: {type(exc).__name__}: {exc}")
+            return []
+        return unrequested_changes(self.initial, final, reference, self.kernel_initial, kernel_final)
+
+    def stop(self) -> None:
+        """Stop the sampler (idempotent) and keep its report."""
+        if self.sampler is not None and self.report is None:
+            self.report = self.sampler.stop()
+            for err in self.report.errors:
+                self._note("unsafe", f"a sampling round failed: {err}")
+
+    def fields(self) -> dict[str, Any]:
+        """The RunRecord fields measured so far."""
+        out = dict(self._fields)
+        rep = self.report
+        if rep is not None:
+            out.update(unsafe=rep.unsafe, samples=rep.samples, sample_period_s=rep.period_s,
+                       recovered=rep.recovered, recovery_s=rep.recovery_s)
+        return out
