@@ -105,7 +105,7 @@ class ErrorCode(StrEnum):
     DEVICE_UNREACHABLE = "device_unreachable"  # the device's management plane did not answer
     INTERNAL = "internal"  # a harness fault surfaced to the agent as data
     INVALID_INTENT = "invalid_intent"  # a service change / desired state refused by validation; nothing reached a device
-    NOT_FOUND = "not_found"  # no service, source-of-truth file or revision of that name
+    NOT_FOUND = "not_found"  # no service, source-of-truth file, revision or router object (route-map, prefix-list, neighbor) of that name
     CONFLICT = "conflict"  # the base revision is stale (HEAD moved); re-read and retry
     RESOURCE_EXHAUSTED = "resource_exhausted"  # a resource pool (addresses, seq numbers, names) has no free value
     NON_CONVERGENT = "non_convergent"  # reconciliation stopped: the same or the inverse drift came back

@@ -2,7 +2,8 @@
 
 Each event line holds ``event`` ("tool_call"), ``run_id``, ``level``, ``tool``,
 ``arguments``, ``ok``, ``error_code``, ``changed``, ``elapsed_s``, a short
-``summary`` of the result text, and an ISO timestamp. Agents may add their own
+``summary`` of the result text, and an ISO timestamp; and, when the result has them,
+``refusal``, ``devices``, ``not_restored`` (:func:`outcome_fields`). Agents may add their own
 events (``log("agent_message", ...)``); the agent-loop actions and turns that the process
 metrics (:mod:`ani.campaign.metrics`) count are written with :func:`log_agent_action` and
 :func:`log_agent_turn`::
@@ -36,6 +37,32 @@ AGENT_ACTIONS = ("wait", "submit", "null")
 def _summary(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
+
+
+def outcome_fields(result: ToolResult) -> dict[str, Any]:
+    """What a ``tool_call`` event keeps of a result's ``data`` for the measured outcomes
+    (:mod:`ani.campaign.outcomes`, the run record's ``invalid_calls`` and ``partial``), each key
+    only when the result has it:
+
+    - ``refusal``: a refused call's first ``data.errors[].code`` (an intent error code such as
+      ``unknown-router``, ``schema``, ``seq-conflict``);
+    - ``devices``: ``{device: {"ok", "changed", "cancelled"}}`` of a multi-device call's
+      per-device results (``data.devices``, A2 commit / confirm_commit / cancel_commit);
+    - ``not_restored``: the routers a failed transaction could not put back (``data.not_restored``).
+    """
+    data = result.data if isinstance(result.data, dict) else {}
+    out: dict[str, Any] = {}
+    errors = data.get("errors")
+    if not result.ok and isinstance(errors, list) and errors and isinstance(errors[0], dict) and errors[0].get("code"):
+        out["refusal"] = str(errors[0]["code"])
+    devices = data.get("devices")
+    if isinstance(devices, dict) and devices and all(isinstance(v, dict) and "ok" in v for v in devices.values()):
+        out["devices"] = {str(d): {"ok": bool(v.get("ok")), "changed": v.get("changed"),
+                                   "cancelled": bool(v.get("cancelled"))} for d, v in devices.items()}
+    bad = data.get("not_restored")
+    if isinstance(bad, list) and bad:
+        out["not_restored"] = [str(x) for x in bad]
+    return out
 
 
 class Trajectory:
@@ -79,7 +106,8 @@ class Trajectory:
             return rec
 
     def log_call(self, tool: str, arguments: dict[str, Any], result: ToolResult) -> dict[str, Any]:
-        """Record one ANI tool call and its result."""
+        """Record one ANI tool call and its result (see :func:`outcome_fields` for the optional
+        ``refusal`` / ``devices`` / ``not_restored`` keys)."""
         return self.log(
             TOOL_CALL_EVENT,
             tool=tool,
@@ -89,6 +117,7 @@ class Trajectory:
             changed=result.changed,
             elapsed_s=round(result.elapsed_s, 4),
             summary=_summary(result.text),
+            **outcome_fields(result),
         )
 
     @property

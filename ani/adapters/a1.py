@@ -5,7 +5,10 @@ Tools (NetConfBench names and argument schemas where they fit):
 - ``get_topology(devices=[])`` (inherited)
 - ``get_running_config(device)`` -> ``data.running_config`` (text; capped)
 - ``execute_validation(device, command)`` -> ``data.output`` (capped, ``data.truncated``):
-  one read-only command from the allowlist (``show ...`` in vtysh, ``nft list ...``)
+  one read-only command from the allowlist (``show ...`` in vtysh, ``nft list ...``); a
+  ``show`` of a route-map, prefix-list or BGP neighbor the router does not have is
+  ``not_found`` naming the ones it has (``e1: unknown route-map 'RM-FOO'; known: RM-A, ...``;
+  ``data``: kind, name, suggestion, known, and FRR's own output), :mod:`ani.adapters.objects`
 - ``update_config(device, commands)`` -> ``data.results``: ``[{command, status, message?}]``,
   status ``success`` | ``error`` | ``not_run``
 - ``snapshot(device)`` -> ``data.snapshot_id`` (e.g. ``r1-s1``)
@@ -23,7 +26,9 @@ Tools (NetConfBench names and argument schemas where they fit):
 3. Lines are sent one at a time (vtysh configuration mode through the scrapli session; nft
    statements as an argv inside the router). A line fails if the device prints a failure
    indicator (or any unknown ``%`` line) or nft exits non-zero; warnings (e.g. a route-map not
-   defined yet) are ``success`` with the message.
+   defined yet) are ``success`` with the message; one naming a route-map or prefix-list still
+   undefined after the whole call says so and names those the router has
+   (``(still undefined on e1 after this call: unknown route-map 'RM-FOO'; known: RM-A)``).
 4. On the first failure (or timeout): stop, roll back to the pre-call state, verify it, and
    return ``ok=False`` with ``ROLLED_BACK`` (or ``ROLLBACK_FAILED`` if verification fails),
    naming the failing line; lines that ran are listed in ``data.undone``; later lines are
@@ -57,6 +62,7 @@ naming it and the known options.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, ClassVar
 
@@ -66,15 +72,26 @@ from ani.adapters.allowlist import Refused, Step, check_show, plan_config
 from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
 from ani.adapters.cli_session import CliSession, SessionError, classify
 from ani.adapters.error_map import error_result
+from ani.adapters.objects import known_objects, show_target
 from ani.adapters.options import Options, parse_options
 from ani.adapters.platform import Platform, load_platform
 from ani.adapters.sandbox import CappedOutput
 from ani.adapters.snapshot import RouterState, SnapshotStore, key, unified
 from ani.device.outcome import ReadError
+from ani.device.parse import parse
 from ani.device.state import lab_gone
 from ani.errors import AniTimeout, ConfigError, ErrorCode, LabError
 from ani.host.programs import program
+from ani.names import suggest, unknown
 from ani.protocol import Level, ToolResult
+
+
+#: FRR's words for a shown object that does not exist (``'route-map X' not found``, ``% Can't find
+#: specified prefix-list``, ``% No such neighbor``): only then is the running config read to say which exist
+_NOT_FOUND = re.compile(r"not found|can't find|no such|malformed", re.IGNORECASE)
+#: FRR's warnings for a line applied with a reference to an object not defined (frr.yaml warning_patterns)
+_DANGLING = re.compile(r"The route-map '(?P<rm>[^']+)' does not exist|% Route-map (?P<rm2>\S+) does not exist"
+                       r"|% Prefix-list (?P<pl>\S+) does not exist")
 
 
 class A1Options(Options):
@@ -269,6 +286,11 @@ class A1Adapter(BaseAdapter):
         capped.feed(out.encode("utf-8", errors="replace"))
         text, truncated, total = capped.text(), capped.truncated, capped.total
         data = {"command": cmd.command, "output": text, "truncated": truncated, "bytes": total}
+        if cmd.kind != "nft" and _NOT_FOUND.search(out) and (missing := self._unknown_object(args.device, cmd.command)):
+            kind, name, known = missing
+            return ToolResult.failure(
+                ErrorCode.NOT_FOUND, unknown(kind, name, known, where=args.device),
+                data={**data, "kind": kind, "name": name, "suggestion": suggest(name, known), "known": known})
         if failed:
             return ToolResult.failure(
                 ErrorCode.COMMAND_FAILED, f"{args.device}: {cmd.command!r}: {out.strip()[:500]}", data=data
@@ -284,6 +306,22 @@ class A1Adapter(BaseAdapter):
         snaps = [s.summary() for s in self.snapshots.list(args.device)]
         lines = [f"{s['id']}  {time.strftime('%H:%M:%S', time.localtime(s['created']))}  {s['label']}" for s in snaps]
         return ToolResult.success("\n".join(lines) or f"no snapshots of {args.device}", {"snapshots": snaps})
+
+    def _unknown_object(self, device: str, command: str) -> tuple[str, str, list[str]] | None:
+        """``(kind, name, known names)`` when ``command`` shows one object (a route-map, a
+        prefix-list, a BGP neighbor: :func:`ani.adapters.objects.show_target`) that ``device``'s
+        running configuration does not have; None otherwise, and when it cannot be read (FRR's
+        own answer then stands)."""
+        target = show_target(command)
+        if target is None:
+            return None
+        kind, name = target
+        try:
+            text, failed = self._cli(device, self.platform.d.snapshot.frr_show, self.platform.d.exec_mode, read=True)
+            known = [] if failed else known_objects(parse(text), kind)
+        except (SessionError, AniTimeout, ValueError):
+            return None
+        return None if failed or name in known else (kind, name, known)
 
     # -- state-changing tools ----------------------------------------------------------------
 
@@ -432,6 +470,7 @@ class A1Adapter(BaseAdapter):
             except (ReadError, LabError) as exc:
                 return self._unreachable(dev, exc)
             changed = not self.snapshots.same(pre.state, post)
+            self._note_dangling(dev, results, post.frr)
             diff = self._diff(pre.state, post)
             n = sum(1 for s in steps if s.kind != "noop")
             text = self._results_text(results) + (f"\n{n} command(s) applied" + ("" if changed else " (no change to the device)"))
@@ -485,6 +524,26 @@ class A1Adapter(BaseAdapter):
         )
 
     # -- helpers ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _note_dangling(device: str, results: list[dict[str, Any]], frr_after: str) -> None:
+        """A line FRR applied with a warning that it names a route-map / prefix-list that does not
+        exist (a reference, legitimate before the object is defined) gets, when the object is
+        still undefined after the whole call, the names ``device`` has: ``... does not exist.
+        (still undefined on e1 after this call: unknown route-map 'RM-FOO'; known: RM-A)``."""
+        try:
+            cfg = parse(frr_after)
+        except ValueError:
+            return
+        for r in results:
+            m = _DANGLING.search(str(r.get("message", "")))
+            if not m:
+                continue
+            kind = "route-map" if (m.group("rm") or m.group("rm2")) else "prefix-list"
+            name = m.group("rm") or m.group("rm2") or m.group("pl")
+            known = known_objects(cfg, kind)
+            if name not in known:
+                r["message"] += f" (still undefined on {device} after this call: {unknown(kind, name, known)})"
 
     def _end_session(self, device: str) -> None:
         s = self._sessions.get(device)

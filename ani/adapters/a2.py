@@ -8,7 +8,9 @@ the router's first use, re-opened if it dropped, closed by :meth:`A2Adapter.clos
 Tools (``data`` keys in brackets):
 
 - ``get_topology(devices=[])`` (inherited)
-- ``get_config(device, source="running"|"candidate", filter=None)`` [xml, truncated, warnings]
+- ``get_config(device, source="running"|"candidate", filter=None)`` [xml, truncated, warnings]; a filter
+  selecting a list entry by a key that matches nothing (``<route-map><name>NOPE</name></route-map>``)
+  -> ``not_found`` naming the keys that exist (``data``: list, key, name, suggestion, known)
 - ``get_state(device, filter=None)`` — ``<get>``; by default only ``frr-state`` [xml, ...]
 - ``edit_config(device, config, default_operation="merge", error_option="rollback-on-error")``
   — edits the **candidate**; ``config`` is XML or RFC 7951 JSON [warnings]
@@ -88,9 +90,11 @@ from ani.adapters.a2_args import (
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
 from ani.adapters.error_map import error_result
 from ani.adapters.netconf_xml import FRR_NS, XmlArgError, as_lines, config_element, filter_element, pretty
+from ani.adapters.objects import unmatched_keys
 from ani.adapters.sandbox import CappedOutput
 from ani.adapters.options import parse_options
 from ani.errors import AniTimeout, ErrorCode
+from ani.names import suggest, unknown
 from ani.netconf.client import (
     MONITORING_NS,
     NetconfSession,
@@ -184,6 +188,17 @@ class A2Adapter(BaseAdapter):
             )
             self._sessions[device] = s
         return s
+
+    def netconf_session_ids(self) -> dict[str, str]:
+        """``{device: NETCONF session-id}`` of this adapter's open sessions (RFC 6241 §8.1
+        ``<session-id>``), to tell its own locks from another session's
+        (:func:`ani.campaign.outcomes.locks_left`)."""
+        out = {}
+        for dev, s in list(self._sessions.items()):
+            sid = s.session_id
+            if sid:
+                out[dev] = sid
+        return out
 
     def _dispatch(self, name: str, arguments: Any) -> ToolResult:
         self._call_ctx.notes = []  # per thread: the notes of this call (see _check_generation)
@@ -279,7 +294,30 @@ class A2Adapter(BaseAdapter):
             reply = self._rpc(args.device, "get_config", safe=True, source=args.source, filter=flt)
         except (RpcFailed, AniTimeout, SessionLost, XmlArgError) as exc:
             return self._fail(args.device, exc, f"get-config {args.source}")
+        if flt is not None and reply.data is not None and len(reply.data) == 0:
+            missing = self._unmatched(args.device, args.source, flt)
+            if missing is not None:
+                return missing
         return self._xml_result(reply, f"{args.device} {args.source}")
+
+    def _unmatched(self, device: str, source: str, flt: Any) -> ToolResult | None:
+        """For a filter that selected nothing: ``not_found`` naming the list entry it asked for
+        by key and the keys that exist (:func:`ani.adapters.objects.unmatched_keys`), e.g.
+        ``e1 running: unknown route-map 'NOPE' (by name); known: RM-A, RM-B``; None when no
+        content-match leaf is to blame (or the unfiltered datastore cannot be read)."""
+        try:
+            full = self._rpc(device, "get_config", safe=True, source=source)
+        except (RpcFailed, AniTimeout, SessionLost):
+            return None
+        found = unmatched_keys(flt, full.data)
+        if not found:
+            return None
+        u = found[0]
+        return ToolResult.failure(
+            ErrorCode.NOT_FOUND,
+            f"{device} {source}: " + unknown(u.list, u.value, u.known) + f" (the filter's {u.key}; nothing selected)",
+            data={"device": device, "source": source, "list": u.list, "key": u.key, "name": u.value,
+                  "suggestion": suggest(u.value, u.known), "known": u.known, "xml": ""})
 
     @tool(
         args=GetStateArgs,

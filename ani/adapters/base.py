@@ -32,9 +32,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ani.adapters.error_map import error_result
 from ani.adapters.locking import WHOLE, Busy, CallLocks
 from ani.errors import AniTimeout, ErrorCode, HostFault, ProgramMissing
+from ani.names import known_list, suggest, unknown
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.trajectory import Trajectory
 from ani.validation import format_validation_error
+
+
+def unknown_device_result(device: str, known: list[str], lab: Any = None) -> ToolResult:
+    """The ``unknown_device`` result of ``device`` (not one of ``known``, the routers an agent may
+    address); a host of ``lab``'s topology is said to be one."""
+    topo = getattr(lab, "topology", None)
+    nodes = getattr(topo, "nodes", None) or ()
+    if device in nodes and device not in known:
+        msg = f"{device!r} is a host, not a router; known routers: {known_list(known)}"
+    else:
+        msg = unknown("device", device, known)
+    return ToolResult.failure(ErrorCode.UNKNOWN_DEVICE, msg,
+                              data={"device": device, "suggestion": suggest(device, known), "known": list(known)})
 
 
 def harness_fault_kind(exc: BaseException) -> str:
@@ -193,13 +207,15 @@ class BaseAdapter:
         return specs
 
     def check_device(self, device: str) -> ToolResult | None:
-        """None if ``device`` is a router of the lab, else an UNKNOWN_DEVICE result."""
-        if device in self.devices:
+        """None if ``device`` is a router of the lab, else an UNKNOWN_DEVICE result naming the
+        routers and the likely one (:func:`ani.names.unknown`; a name in the wrong case is
+        refused with the right spelling, never resolved: see :mod:`ani.names` for why), e.g.
+        ``unknown device 'R1'; did you mean 'r1'? (names are case-sensitive); known: c1, e1, r1``.
+        ``data``: ``device`` (as asked), ``suggestion`` (or None), ``known`` (the routers)."""
+        known = self.devices
+        if device in known:
             return None
-        return ToolResult.failure(
-            ErrorCode.UNKNOWN_DEVICE,
-            f"unknown device {device!r}; devices are: {', '.join(self.devices)}",
-        )
+        return unknown_device_result(device, known, self.lab)
 
     # -- concurrency -------------------------------------------------------------------------
 
@@ -213,6 +229,11 @@ class BaseAdapter:
         """Seconds call ``name`` may wait for other calls, counted from its start (its
         documented bound; default :data:`DEFAULT_CALL_BOUND_S`)."""
         return DEFAULT_CALL_BOUND_S
+
+    def calls_in_flight(self) -> dict[str, str]:
+        """``{key: tool}`` of the keys (:mod:`ani.adapters.locking`) held now by calls still
+        running (``"*"``: the whole adapter); empty between calls."""
+        return {k: h.call for k, h in self._calls.held().items()}
 
     def waited_s(self) -> float:
         """Seconds the call this thread runs waited for other calls (0 outside a call)."""

@@ -9,9 +9,11 @@ Tools (``data`` keys in brackets; every one read-only):
 
 - ``list_service_types()`` [service_types: [{type, actions, id_format, description}]]
 - ``get_service_schema(type)`` [type, schema] (JSON Schema, one ``oneOf`` branch per action);
-  unknown type -> ``not_found``
+  unknown type -> ``not_found`` naming the known types (``data``: type, suggestion, known)
 - ``list_services(type=None)`` [services: [{id, type, routers, spec}]]; unknown type -> ``not_found``
-- ``get_service(id)`` [service]; unknown id -> ``not_found``
+- ``get_service(id)`` [service]; unknown id -> ``not_found`` naming the likely one and the known ids
+  (``unknown service 'tenant-site/Blue/blue2'; did you mean 'tenant-site/blue/blue2'? ...``, the
+  known ids of the id's type, or of every type when it names none; ``data``: id, suggestion, known)
 - ``plan(changes)`` dry run [routers, diff {router: unified diff}, allocations, checks [names],
   changes (with allocated values filled in)]; nothing is sent to any router. Refused ->
   ``invalid_intent`` with ``data.errors`` [{code, message, path}] (the message names the field
@@ -47,6 +49,7 @@ from ani.adapters.a3t_args import GetStateArgs, ListServicesArgs, PlanArgs, Serv
 from ani.adapters.base import NoArgs, tool
 from ani.adapters.error_map import error_result
 from ani.errors import ErrorCode
+from ani.names import hint, suggest, unknown
 from ani.protocol import ToolResult
 
 #: cap on the text of a get_state answer, characters
@@ -159,8 +162,7 @@ class ServiceReadTools:
         from ani.intents.models import SERVICE_TYPES, type_schema
 
         if args.type not in SERVICE_TYPES:
-            return ToolResult.failure(ErrorCode.NOT_FOUND,
-                                      f"unknown service type {args.type!r}; types are: {', '.join(SERVICE_TYPES)}")
+            return _unknown_type(args.type, list(SERVICE_TYPES))
         schema = type_schema(args.type)
         return ToolResult.success(json.dumps(schema, indent=1, sort_keys=True), {"type": args.type, "schema": schema})
 
@@ -172,8 +174,7 @@ class ServiceReadTools:
         from ani.intents.models import SERVICE_TYPES
 
         if args.type is not None and args.type not in SERVICE_TYPES:
-            return ToolResult.failure(ErrorCode.NOT_FOUND,
-                                      f"unknown service type {args.type!r}; types are: {', '.join(SERVICE_TYPES)}")
+            return _unknown_type(args.type, list(SERVICE_TYPES))
         configs = self._configs_or_failure()
         if isinstance(configs, ToolResult):
             return configs
@@ -185,13 +186,22 @@ class ServiceReadTools:
           description="One service by id (e.g. tenant-site/blue/blue2): type, routers and spec.")
     def get_service(self, args: ServiceIdArgs) -> ToolResult:
         from ani.intents.inventory import Inventory
+        from ani.intents.models import SERVICE_TYPES
 
         configs = self._configs_or_failure()
         if isinstance(configs, ToolResult):
             return configs
         s = Inventory(configs).get_service(args.id)
         if s is None:
-            return ToolResult.failure(ErrorCode.NOT_FOUND, f"no service {args.id!r} (list_services lists them)")
+            kind = args.id.split("/")[0]
+            ids = [x.id for x in Inventory(configs).list_services(kind if kind in SERVICE_TYPES else None)]
+            if kind in SERVICE_TYPES:
+                msg = unknown("service", args.id, ids, listed_by="list_services")
+            else:  # the id does not even start with a type: name the types, not every id
+                msg = (f"unknown service {args.id!r}: an id starts with its service type (e.g. tenant-site/...), "
+                       f"and {kind!r} is none" + hint(kind, list(SERVICE_TYPES)))
+            return ToolResult.failure(ErrorCode.NOT_FOUND, msg,
+                                      data={"id": args.id, "suggestion": suggest(args.id, ids), "known": ids})
         d = s.to_dict()
         return ToolResult.success(json.dumps(d, sort_keys=True), {"service": d})
 
@@ -236,6 +246,12 @@ class ServiceReadTools:
         if truncated:
             text = text[:MAX_STATE_CHARS] + "\n... [truncated]"
         return ToolResult.success(text, {"device": args.device, "what": args.what, "state": state, "truncated": truncated})
+
+
+def _unknown_type(name: str, known: list[str]) -> ToolResult:
+    """``not_found`` for an unknown service type, naming the known ones (:func:`ani.names.unknown`)."""
+    return ToolResult.failure(ErrorCode.NOT_FOUND, unknown("service type", name, known),
+                              data={"type": name, "suggestion": suggest(name, known), "known": known})
 
 
 def _read_state(lab: Any, device: str, what: str) -> Any:

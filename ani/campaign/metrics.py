@@ -58,6 +58,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, model_validator
 
+from ani.campaign.outcomes import is_invalid
 from ani.trajectory import AGENT_ACTION_EVENT, AGENT_TURN_EVENT, TOOL_CALL_EVENT
 
 ActionKind = Literal["retrieval", "update", "validation", "wait", "submit", "null"]
@@ -163,6 +164,9 @@ class ProcessMetrics(BaseModel):
             that never got a model response, an endpoint without ``usage``). A record holding
             ``0``/``0`` (written before this rule, e.g. a scripted run) is read as None: no model
             turn reads an empty prompt.
+        invalid_calls: tool calls refused for bad arguments or an unknown name
+            (:func:`ani.campaign.outcomes.is_invalid`; an unknown tool among them, which the
+            action kinds count as a null action).
     """
 
     turns: int = 0
@@ -175,6 +179,7 @@ class ProcessMetrics(BaseModel):
     submit_inferred: bool = False
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    invalid_calls: int = 0  # cases-tools: refused for bad arguments / unknown names (ani.campaign.outcomes)
 
     @model_validator(mode="after")
     def _zero_tokens_are_unknown(self) -> ProcessMetrics:
@@ -531,7 +536,7 @@ def compute_metrics(
     turns = 0
     p_sum = c_sum = 0
     has_usage = False
-    errors = rep_same = rep_inv = 0
+    errors = rep_same = rep_inv = invalid = 0
     attempted_update = False
     for ev in events:
         name = ev.get("event")
@@ -544,6 +549,7 @@ def compute_metrics(
                 c_sum += c or 0
             continue
         if name == TOOL_CALL_EVENT:
+            invalid += 1 if is_invalid(ev) else 0  # whatever its kind (an unknown tool is a null action)
             args = ev.get("arguments")
             kind = tool_kind(
                 level,
@@ -605,4 +611,5 @@ def compute_metrics(
         submit_inferred=inferred,
         prompt_tokens=p_out,
         completion_tokens=c_out,
+        invalid_calls=invalid,
     )

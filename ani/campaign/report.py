@@ -32,7 +32,7 @@ from rich.table import Table
 
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
 from ani.campaign.observer_report import observer_markdown  # observer-run
-from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
+from ani.campaign.results import BUDGET_STOP_REASONS, ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
 from ani.campaign.stats import (
     Interval,
     McNemarResult,
@@ -656,6 +656,7 @@ def render_markdown(s: CampaignSummary) -> str:
     agent_err = [r for c in s.cells for r in c.valid if r.agent_error]
     lines += ["", "## Agent errors (graded as runs of the system under test)", ""]
     lines += [f"- `{r.run_id}` ({r.label}): {r.agent_error}" for r in agent_err] or ["none"]
+    lines += _outcomes_markdown(s)  # cases-tools
     lines += [
         "",
         "## Runs",
@@ -674,7 +675,7 @@ def render_markdown(s: CampaignSummary) -> str:
             )
             lines.append(
                 f"| {r.run_id} | {r.cell} | {r.seed} | {r.label} | {t} | {i} | {_f(r.steps, 'd') if r.steps is not None else '-'} "
-                f"| {r.tool_calls} | {r.tool_errors} | {r.stop_reason or '-'} "
+                f"| {r.tool_calls} | {r.tool_errors} | {_stop(r)} "
                 f"| {_mode(r)} | {r.wall_s:.1f} |"
             )
     failed = [
@@ -691,6 +692,44 @@ def render_markdown(s: CampaignSummary) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+# --- cases-tools: budget exhaustion and the measured outcomes (ani.campaign.outcomes) ---
+
+
+def _stop(r: RunRecord) -> str:
+    """The runs table's stop column: ``budget exhausted (max_steps)`` for a budget's stop."""
+    if r.stop_reason in BUDGET_STOP_REASONS:
+        return f"budget exhausted ({r.stop_reason})"
+    return r.stop_reason or "-"
+
+
+def _outcomes_markdown(s: CampaignSummary) -> list[str]:
+    """``## Measured outcomes``: per cell, over valid runs, the runs whose budget ran out, the
+    invalid calls (sum and mean per run) and the runs with a change applied twice, a partial
+    change, a lock left held; then each such run with what was seen."""
+    lines = ["", "## Measured outcomes (valid runs)", "",
+             "Budget exhausted: the run stopped at max_steps / max_tokens / wall_clock (graded, not an "
+             "agent error). Invalid calls: refused for bad arguments or an unknown name (unknown or "
+             "wrong-case device, unknown route-map, service or file). See docs/campaigns.md.", "",
+             "| cell | budget exhausted | invalid calls | per run | double applied | partial | locks left |",
+             "|---|---|---|---|---|---|---|"]
+    for c in s.cells:
+        v = c.valid
+        inv = sum(r.invalid_calls for r in v)
+        lines.append(
+            f"| {c.name} | {sum(1 for r in v if r.budget_exhausted)} | {inv} "
+            f"| {_f(inv / len(v) if v else None, '.1f')} | {sum(1 for r in v if r.double_applied)} "
+            f"| {sum(1 for r in v if r.partial)} | {sum(1 for r in v if r.locks_left)} |")
+    seen = [(r, what, item) for c in s.cells for r in c.valid
+            for what, items in (("applied twice", r.double_applied), ("partial", r.partial),
+                                ("lock left", r.locks_left)) for item in items]
+    if seen:
+        lines += [""] + [f"- `{r.run_id}` {what}: {item}" for r, what, item in seen]
+    return lines
+
+
+# --- end cases-tools ---
 
 
 def load_summary(out_dir: str | Path) -> CampaignSummary:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from ani.campaign.metrics import ProcessMetrics
+from ani.campaign.metrics import LIMIT_STOP_REASONS, ProcessMetrics
 from ani.observer.sampler import UnsafeState  # observer-run (issue 14 §2)
 from ani.validation import format_validation_error
 
@@ -33,6 +33,8 @@ LABELS: tuple[str, ...] = (
 )
 INFRA = "infra_error"
 RUNS_FILE = "runs.jsonl"
+#: stop reasons of a run whose budget ran out (cases-tools: shown as "budget exhausted")
+BUDGET_STOP_REASONS = LIMIT_STOP_REASONS
 
 # --- faults (issue 14, faults-core) ---------------------------------------------------------
 #: a run whose injected fault did not take effect, vanished while it should have been in effect,
@@ -105,6 +107,11 @@ class RunRecord(BaseModel):
         unrequested_changes / oscillating: what the out-of-band observer saw during and after
             the run (:mod:`ani.campaign.observe_run`; docs/campaigns.md, "What the observer
             sees"); their defaults in an infra_error record and in records written before them.
+        invalid_calls / double_applied / locks_left / partial: the measured outcomes of
+            :mod:`ani.campaign.outcomes` (0 / empty in records written before them).
+        budget_exhausted (property): ``stop_reason`` is a budget's (``max_steps``,
+            ``max_tokens``, ``wall_clock``); such a run is graded like any other, and is never
+            an agent error.
     """
 
     run_id: str
@@ -176,6 +183,23 @@ class RunRecord(BaseModel):
     #: the run undid and redid the same change (ani.campaign.oscillation)
     oscillating: bool = False
     # --- end observer-run
+    # --- cases-tools (issue 14: case 1, measured outcomes; ani.campaign.outcomes) ---
+    #: calls refused for bad arguments or an unknown name (unknown device, wrong case, unknown
+    #: route-map / service / file ...), counted from the trajectory's error codes
+    invalid_calls: int = 0
+    #: changes applied twice (the same changing call repeated, both changing the network)
+    double_applied: list[str] = Field(default_factory=list)
+    #: locks the agent still held when its run ended (its NETCONF session's, its calls')
+    locks_left: list[str] = Field(default_factory=list)
+    #: changes applied on some routers and not on others
+    partial: list[str] = Field(default_factory=list)
+
+    @property
+    def budget_exhausted(self) -> bool:
+        """The run ended because a budget ran out (stop reason ``max_steps``, ``max_tokens`` or
+        ``wall_clock``): the agent stopped, it did not crash (``agent_error`` stays None)."""
+        return self.stop_reason in BUDGET_STOP_REASONS
+    # --- end cases-tools ---
 
     @model_validator(mode="before")
     @classmethod

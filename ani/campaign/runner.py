@@ -9,6 +9,7 @@ One run::
     Observer(lab).evaluate(baseline)                      # any failure       -> infra_error
     adapter = create_adapter(level, lab, blocklist=..., trajectory=...); adapter.open()
     agent.run(variant.agent_view(), adapter, budget)      # an exception      -> agent_error, still graded
+                                                          # BudgetExceeded    -> its stop reason, no agent_error
                                                           # run.infra_error   -> infra_error, not graded
                                                           # a host fault      -> infra_error, not graded
     adapter.close()
@@ -56,7 +57,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ani.agents.base import BudgetExceeded
 from ani.campaign.metrics import compute_metrics
+from ani.campaign.outcomes import Outcomes, invalid_calls
+from ani.campaign.outcomes import measure as measure_outcomes
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
 from ani.campaign.spec import run_id as make_run_id
@@ -709,6 +713,8 @@ def _execute(
             state["agent_error"] = str(result.error)
         if getattr(result, "infra_error", None):  # e.g. the model endpoint, before any turn
             state["infra_error_reason"] = f"agent: {result.infra_error}"
+    except BudgetExceeded as exc:  # cases-tools: an agent that lets its budget's stop out stopped, it did not crash
+        state["stop_reason"] = exc.reason
     except HostFault as exc:  # the host failed under the agent (e.g. a program it ran is missing)
         state["host_faults"] = [str(exc)]
         state["stop_reason"] = "error"
@@ -717,6 +723,14 @@ def _execute(
         state["stop_reason"] = "error"
     finally:
         info["agent_s"] = round(time.monotonic() - t0, 3)
+        # --- cases-tools: measured outcomes (ani.campaign.outcomes), before close() releases
+        # the agent's NETCONF sessions and with them its locks
+        try:
+            state["outcomes"] = measure_outcomes(trajectory.events, lab, adapter)
+        except Exception as exc:  # noqa: BLE001 - a measurement never fails a run; say it
+            state["outcomes"] = Outcomes(invalid_calls=invalid_calls(trajectory.events),
+                                         locks_left=[f"not measured: {_err(exc)}"])
+        # --- end cases-tools
         if state.get("faults_session") is not None:  # faults (issue 14): removed before grading
             trajectory.on_tool_call = None
             with _sigint_deferred():
@@ -887,7 +901,18 @@ def _record(
         process=_process(info, state, label),
         faults=state.get("faults", []),  # faults (issue 14)
         **(state["observation"].fields() if state.get("observation") is not None and label not in INVALID_LABELS else {}),  # observer-run
+        **_outcome_fields(state, calls),  # cases-tools
     )
+
+
+def _outcome_fields(state: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """cases-tools: the record's measured outcomes (``invalid_calls`` counted from the
+    trajectory even when the agent never ran to the measurement)."""
+    out = state.get("outcomes")
+    if out is None:
+        return {"invalid_calls": invalid_calls(calls)}
+    return {"invalid_calls": out.invalid_calls, "double_applied": list(out.double_applied),
+            "locks_left": list(out.locks_left), "partial": list(out.partial)}
 
 
 def _process(info: dict[str, Any], state: dict[str, Any], label: str) -> Any:

@@ -290,12 +290,25 @@ def _validation_issue(e: ValidationError) -> Issue:
     assert isinstance(e, SemanticError)
     if e.tag == "instance-required":
         target = str(getattr(sn.type, "path", "?")).replace(f"{MODULE}:", "")
-        return Issue("error", path, f"{name} {inst.value!r} refers to nothing: no such instance of {target}",
-                     "data-missing", "instance-required")
+        return Issue("error", path, f"{name} {inst.value!r} refers to nothing: no such instance of {target}"
+                     + _known_targets(sn, inst), "data-missing", "instance-required")
     if e.tag in _SEMANTIC_TAGS:
         return Issue("error", path, f"{name}: {e.tag}{detail}", "operation-failed", e.tag)
     msg = " ".join((e.message or f"must condition of {name} is false").split())
     return Issue("error", path, msg, "operation-failed", e.tag or "must-violation")
+
+
+def _known_targets(sn: Any, inst: InstanceNode) -> str:
+    """``"; did you mean ...; known: a, b"`` of the values a leafref could refer to (its path
+    evaluated on the instance, :func:`ani.names.hint`); "" when they cannot be told."""
+    from ani.names import hint
+
+    try:
+        nodes = sn.type.path.evaluate(inst)
+        known = sorted({str(n.value) for n in nodes})
+    except Exception:  # noqa: BLE001 - a hint only: the error stands without it
+        return ""
+    return hint(str(inst.value), known)
 
 
 def _raw_issue(e: RawDataError, raw: dict[str, Any]) -> Issue:

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabGone, LabNotFound, UnknownNode
+from ani.names import known_list, unknown
 from ani.host.programs import program, read_fault_log, require
 from ani.lab import cleanup, converge, frr, netns, proc, reaper
 from ani.lab import netconf as nc
@@ -116,7 +117,7 @@ class Lab:
 
     def _check_node(self, node: str) -> None:
         if node not in self.topology.routers and node not in self.topology.hosts:
-            raise UnknownNode(f"lab {self.id}: no node {node!r} (known: {', '.join(self.topology.nodes)})")
+            raise UnknownNode(f"lab {self.id}: " + unknown("node", node, self.topology.nodes))
 
     def netns(self, node: str) -> str:
         """``ani-<id>-<node>``. Raises UnknownNode."""
@@ -127,7 +128,8 @@ class Lab:
         """The FRR ``-N`` pathspace of ``router`` (same string as its netns). Raises UnknownNode."""
         if router not in self.topology.routers:
             self._check_node(router)
-            raise UnknownNode(f"lab {self.id}: {router!r} is a host, not a router")
+            raise UnknownNode(f"lab {self.id}: {router!r} is a host, not a router; known routers: "
+                              + known_list(self.topology.routers))
         return self.netns(router)
 
     def dead_daemons(self, router: str) -> list[str]:

@@ -53,6 +53,7 @@ os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
 import git  # noqa: E402
 import jsonpatch  # noqa: E402
 
+from ani.names import hint
 from ani.device.model import DeviceConfig  # noqa: E402
 from ani.host.programs import program  # noqa: E402
 from ani.sot.errors import Conflict, DocError, SotBusy, SotError, SotPathError  # noqa: E402
@@ -263,7 +264,8 @@ class SotRepo:
             self._sync()
             f = self.path / rel
             if not f.is_file():
-                raise SotPathError(f"no such file: {rel}")
+                same = [p for p in self.list() if p.split("/")[0] == rel.split("/")[0]]
+                raise SotPathError(f"no such file: {rel}" + hint(rel, same, listed_by="sot_list"))
             return loads(f.read_text())
         text = self._blob(rel, revision)
         if text is None:
@@ -296,7 +298,8 @@ class SotRepo:
             elif rel.startswith("services/"):
                 old_text, doc = None, {}
             else:
-                raise SotPathError(f"no such file: {rel} (a router's file is created by init)")
+                raise SotPathError(f"no such file: {rel} (a router's file is created by init)"
+                                   + hint(rel, [p for p in self.list() if p.startswith("devices/")], listed_by="sot_list"))
             new = apply_patch(doc, ops)
             if rel.startswith("devices/"):
                 # schema and references; the file is written in canonical form (defaults left out)
@@ -324,7 +327,8 @@ class SotRepo:
             actual = self._check_base(base_revision)
             f = self.path / rel
             if not f.is_file():
-                raise SotPathError(f"no such file: {rel}")
+                raise SotPathError(f"no such file: {rel}"
+                                   + hint(rel, [p for p in self.list() if p.startswith("services/")], listed_by="sot_list"))
             old = f.read_text()
             f.unlink()
             if check is not None:

@@ -217,7 +217,7 @@ def test_agent_mistakes_run_nothing(make_lab) -> None:  # noqa: ANN001
 
     r = shell(adapter, "r9", touch)
     assert r.ok is False and r.error.code is ErrorCode.UNKNOWN_DEVICE
-    assert r.error.message == "unknown device 'r9'; devices are: r1, r2"
+    assert r.error.message == "unknown device 'r9'; known: r1, r2"
 
     bad = [
         {"device": "r1"},  # missing command

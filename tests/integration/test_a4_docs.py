@@ -19,7 +19,7 @@ def test_a4_docs_example_runs(make_lab, run_doc_example):
     assert lines[6] == "True"
     assert lines[7] == "invalid_intent services/peer.json:route_map_in"
     assert lines[8] == ("patch refused, nothing changed: services/peer.json: route_map_in: unknown-reference: "
-                        "route-map RM-UNDEF does not exist on e1")
+                        "e1: unknown route-map 'RM-UNDEF'; known: RM-TENANTS-OUT")
     assert lines[9] == "True converged ['-static-route/e1/192.0.2.0/24/Null0']"
     assert lines[10] == "[]"
     assert lines[11].startswith("no drift: c1, c2, e1, e2, e3, e4 match(es) HEAD ")

@@ -54,7 +54,7 @@ def test_example_runs(make_lab, tmp_path: Path) -> None:  # noqa: ANN001
     summary = out[out.index("True 0 False") :]
     assert re.search(r"^100\.64\.255\.1\s+4\s+\d+.*\s\d+\s+\d+\s+N/A", summary, re.M), summary[:2000]
     assert "True True ['addr']" in lines
-    assert any(ln.startswith("False unknown_device unknown device 'e9'; devices are: c1, c2, e1") for ln in lines)
+    assert any(ln.startswith("False unknown_device unknown device 'e9'; known: c1, c2, e1") for ln in lines)
     assert "False invalid_arguments shell: command: Field required" in lines
     assert lines[-1].startswith("shell {") and "'readOnlyHint': False, 'destructiveHint': True" in lines[-1]
     # the with-block downed the lab: nothing of it is left

@@ -57,7 +57,7 @@ def test_up_exec_status_down(cli_lab_id, tmp_path):
     res = ani("lab", "exec", "--lab", cli_lab_id, "zz", "--", "true")
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
-        f"error: lab {cli_lab_id}: no node 'zz' (known: r1, r2, r3, h1, h2)"
+        f"error: lab {cli_lab_id}: unknown node 'zz'; known: r1, r2, r3, h1, h2"
     ]
 
     st = ani("lab", "status")

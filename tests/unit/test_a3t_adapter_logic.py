@@ -111,7 +111,7 @@ def test_plan_refusals_are_structured():
                                       "remote_as": 65001, "route_map_in": "RM-UNDEF"}]})
     assert rm.error.code == ErrorCode.INVALID_INTENT and "RM-UNDEF" in rm.error.message
     assert rm.data["errors"] == [{"code": "unknown-reference", "path": "changes.0.route_map_in",
-                                  "message": "route-map RM-UNDEF does not exist on e1"}]
+                                  "message": "e1: unknown route-map 'RM-UNDEF'; known: RM-TENANTS-OUT"}]
     not_list = a.call("plan", {"changes": {"type": "static-route"}})
     assert not_list.error.code == ErrorCode.INVALID_ARGUMENTS and "changes" in not_list.error.message
     empty = a.call("plan", {"changes": []})

@@ -145,7 +145,7 @@ def test_none_arguments_mean_empty_object(adapter: Recording) -> None:
 def test_unknown_device(adapter: Recording) -> None:
     r = adapter.call("set_lines", {"device": "r9", "commands": ["x"]})
     assert r.ok is False and r.error.code is ErrorCode.UNKNOWN_DEVICE
-    assert r.error.message == "unknown device 'r9'; devices are: r1, r2, r3"
+    assert r.error.message == "unknown device 'r9'; known: r1, r2, r3"
     assert adapter.ran == []
 
 

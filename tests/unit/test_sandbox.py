@@ -263,7 +263,7 @@ def test_unknown_device_lists_devices_and_runs_nothing(monkeypatch: pytest.Monke
     monkeypatch.setattr("ani.adapters.sandbox.run_in_sandbox", lambda *a, **k: pytest.fail("ran"))
     r = adapter.call("shell", {"device": "r3", "command": "ls"})
     assert r.error.code.value == "unknown_device"
-    assert r.error.message == "unknown device 'r3'; devices are: r1, r2"
+    assert r.error.message == "unknown device 'r3'; known: r1, r2"
 
 
 def test_options() -> None:

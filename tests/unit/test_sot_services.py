@@ -130,7 +130,7 @@ def test_invalid_service_names_file_and_field(repo):
     assert isinstance(err, ServiceFileError) and isinstance(err, DocError)
     assert err.to_dict() == {"code": "unknown-reference", "path": "services/peer.json:route_map_in",
                              "file": "services/peer.json", "field": "route_map_in",
-                             "message": "route-map RM-UNDEF does not exist on e1"}
+                             "message": "e1: unknown route-map 'RM-UNDEF'; known: RM-TENANTS-OUT"}
     assert str(err).startswith("services/peer.json: route_map_in: unknown-reference:")
     assert "RM-UNDEF" in str(err)
 

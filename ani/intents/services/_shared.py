@@ -21,7 +21,7 @@ from ipaddress import IPv4Network
 from typing import Any
 
 from ani.device.model import DeviceConfig, PrefixList, RouteMap, RouteMapEntry
-from ani.intents.services.common import tenant_list, tenant_set
+from ani.intents.services.common import SET_PREFIX, tenant_list, tenant_set
 from ani.intents.services.base import ServiceClass
 from ani.intents.services.tenant_site import _host_address as host_address  # noqa: F401 - one reader
 
@@ -76,6 +76,18 @@ def tenant_prefixes(configs: dict[str, DeviceConfig], tenant: str) -> list[IPv4N
         if fw is not None and tenant_set(tenant) in fw.sets:
             return list(fw.sets[tenant_set(tenant)].elements)
     return None
+
+
+def known_tenants(configs: dict[str, DeviceConfig]) -> list[str]:
+    """The tenants some router has a set ``tenant_<tenant>`` of, sorted (for the message of an
+    unknown tenant)."""
+    out = set()
+    for cfg in configs.values():
+        fw = cfg.firewall
+        for name in (fw.sets if fw is not None else {}):
+            if name.startswith(SET_PREFIX):
+                out.add(name[len(SET_PREFIX):])
+    return sorted(out)
 
 
 def origin_router(configs: dict[str, DeviceConfig], prefix: IPv4Network, among: list[str] | None = None) -> str | None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from ani.names import unknown
 from ani.device.model import BgpAfPeer, Peer
 from ani.intents.errors import IntentError
 from ani.intents.services.base import ServiceClass, register
@@ -101,11 +102,13 @@ class BgpPeering(ServiceClass):
         if ch.remote_as is None and ch.peer_group is None:
             raise IntentError("invalid", "remote_as or peer_group is required", f"{path}.remote_as")
         if ch.peer_group is not None and ch.peer_group not in cfg.bgp.peer_groups:
-            raise IntentError("unknown-reference", f"peer-group {ch.peer_group} does not exist on {ch.router}", f"{path}.peer_group")
+            raise IntentError("unknown-reference", unknown("peer-group", ch.peer_group, sorted(cfg.bgp.peer_groups),
+                                                           where=ch.router), f"{path}.peer_group")
         for f in ("route_map_in", "route_map_out"):
             name = getattr(ch, f)
             if name is not None and name not in cfg.route_maps:
-                raise IntentError("unknown-reference", f"route-map {name} does not exist on {ch.router}", f"{path}.{f}")
+                raise IntentError("unknown-reference", unknown("route-map", name, sorted(cfg.route_maps), where=ch.router),
+                                  f"{path}.{f}")
 
     def apply(self, ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any]) -> None:
         bgp = state[ch.router].bgp

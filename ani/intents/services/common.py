@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
+from ani.names import unknown
 from ani.intents.errors import IntentError
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def router(state: dict[str, DeviceConfig], name: str | None, path: str) -> Devic
     if name is None:
         raise IntentError("invalid", "a router is required", path)
     if name not in state:
-        raise IntentError("unknown-router", f"unknown router {name!r} (routers: {', '.join(sorted(state))})", path)
+        raise IntentError("unknown-router", unknown("router", name, sorted(state)), path)
     return state[name]
 
 

@@ -58,6 +58,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from ani.names import unknown
 from ani.device.model import (
     Bgp,
     BgpAf,
@@ -163,7 +164,7 @@ class EbgpPeering(InstanceClass):
 
     def check(self, ch: Any, path: str, state: dict[str, Any]) -> None:
         if ch.edge not in state:
-            raise IntentError("unknown-router", f"unknown router {ch.edge}", f"{path}.edge")
+            raise IntentError("unknown-router", unknown("router", ch.edge, sorted(state)), f"{path}.edge")
         cfg = state[ch.edge]
         if cfg.bgp is None:
             raise IntentError("invalid", f"{ch.edge} runs no BGP", f"{path}.edge")

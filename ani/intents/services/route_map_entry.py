@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from ani.names import unknown
 from ani.device.model import RouteMap, RouteMapEntry
 from ani.intents.errors import IntentError
 from ani.intents.services.base import ServiceClass, register
@@ -96,7 +97,8 @@ class RouteMapEntryService(ServiceClass):
             if has:
                 raise IntentError("seq-conflict", f"{r}: seq {ch.seq} of route-map {ch.name} is already used", f"{path}.seq")
             if ch.match_prefix_list is not None and ch.match_prefix_list not in cfg.prefix_lists:
-                raise IntentError("unknown-reference", f"prefix-list {ch.match_prefix_list} does not exist on {r}", f"{path}.match_prefix_list")
+                raise IntentError("unknown-reference", unknown("prefix-list", ch.match_prefix_list, sorted(cfg.prefix_lists),
+                                                               where=r), f"{path}.match_prefix_list")
 
     def apply(self, ch: Any, path: str, state: dict[str, DeviceConfig], pools: Pools, alloc: dict[str, Any]) -> None:
         for r in ch.routers:

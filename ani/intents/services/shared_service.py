@@ -36,11 +36,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ani.names import unknown
 from ani.device.model import Firewall, FirewallRule, FirewallSet, Interface, InterfaceOspf
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
 from ani.intents.services.common import SET_PREFIX, Service, tenant_set
-from ani.intents.services._shared import InstanceClass, host_address, tenant_prefixes
+from ani.intents.services._shared import InstanceClass, host_address, known_tenants, tenant_prefixes
 from ani.intents.services.base import register
 from ani.intents.services.tenant_site import site_hosts
 from ani.observer.checks import ReachCheck
@@ -132,7 +133,7 @@ class SharedService(InstanceClass):
         if exists:
             raise IntentError("service-exists", f"shared service {ch.name} exists", f"{path}.name")
         if ch.router not in state:
-            raise IntentError("unknown-router", f"unknown router {ch.router}", f"{path}.router")
+            raise IntentError("unknown-router", unknown("router", ch.router, sorted(state)), f"{path}.router")
         if state[ch.router].ospf is None:
             raise IntentError("invalid", f"{ch.router} runs no OSPF to carry the service prefix", f"{path}.router")
         if interface_of(ch.name) in state[ch.router].interfaces:
@@ -150,7 +151,8 @@ class SharedService(InstanceClass):
                     raise IntentError("prefix-overlap", f"{ch.prefix} overlaps set {name} on {r}", f"{path}.prefix")
         for i, t in enumerate(ch.clients):
             if tenant_prefixes(state, t) is None:
-                raise IntentError("unknown-reference", f"tenant {t} has no set {tenant_set(t)}", f"{path}.clients.{i}")
+                raise IntentError("unknown-reference", f"tenant {t} has no set {tenant_set(t)}; "
+                                  + unknown("tenant", t, known_tenants(state)), f"{path}.clients.{i}")
 
     def apply(self, ch: Any, path: str, state: dict[str, Any], pools: Any, alloc: dict[str, Any]) -> None:
         sname = shared_set(ch.name)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from ani.names import unknown
 from ani.device.model import StaticRoute
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
@@ -141,7 +142,8 @@ class StaticRouteService(ServiceClass):
         if hop is not None and hop in own_addresses(cfg):
             raise IntentError("nexthop-self", f"next hop {hop} is an address of {ch.router} itself", f"{path}.next_hop")
         if hop is None and ch.next_hop not in ("Null0", "blackhole", "reject") and ch.next_hop not in cfg.interfaces:
-            raise IntentError("unknown-reference", f"{ch.router} has no interface {ch.next_hop!r}", f"{path}.next_hop")
+            raise IntentError("unknown-reference", unknown("interface", ch.next_hop, sorted(cfg.interfaces), where=ch.router)
+                              + " (or a next-hop address, Null0, blackhole, reject)", f"{path}.next_hop")
 
     def named_networks(self, ch: Any) -> list[IPv4Network]:
         return [ch.prefix]

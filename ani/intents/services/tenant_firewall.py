@@ -26,6 +26,7 @@ from pydantic import Field
 
 from ipaddress import IPv4Network
 
+from ani.names import unknown
 from ani.device.model import Firewall, FirewallRule, FirewallSet
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
@@ -136,7 +137,8 @@ class TenantFirewall(ServiceClass):
         known = set(inv.tenants())  # a new tenant is allowed: apply creates its (empty) set
         for i, o in enumerate(ch.isolate_from or []):
             if o not in known or tenant_set(o) not in sets:
-                raise IntentError("unknown-reference", f"unknown tenant {o!r} (no nftables set {tenant_set(o)})", f"{path}.isolate_from.{i}")
+                raise IntentError("unknown-reference", unknown("tenant", o, sorted(known)) + f" (no nftables set {tenant_set(o)})",
+                                  f"{path}.isolate_from.{i}")
             if o == ch.tenant:
                 raise IntentError("invalid", f"tenant {o} cannot be isolated from itself", f"{path}.isolate_from.{i}")
         for i, r in enumerate(ch.routers or []):

@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from ani.names import unknown
 from ani.device.model import BgpAfPeer, PrefixList, PrefixListEntry, RouteMap, RouteMapEntry, community
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
@@ -48,6 +49,7 @@ from ani.intents.services.common import Service
 from ani.intents.services._shared import (
     InstanceClass,
     ibgp_group,
+    known_tenants,
     origin_router,
     route_map_result,
     tenant_edges,
@@ -157,7 +159,8 @@ class TenantPolicy(InstanceClass):
             raise IntentError("seq-conflict", f"{ROUTE_MAP} seq {ch.seq} is used by {owner}", f"{path}.seq")
         known = tenant_prefixes(state, ch.tenant)
         if known is None:
-            raise IntentError("unknown-reference", f"tenant {ch.tenant} has no set tenant_{ch.tenant}", f"{path}.tenant")
+            raise IntentError("unknown-reference", f"tenant {ch.tenant} has no set tenant_{ch.tenant}; "
+                              + unknown("tenant", ch.tenant, known_tenants(state)), f"{path}.tenant")
         for i, p in enumerate(ch.prefixes or []):
             if not any(p.subnet_of(k) for k in known):
                 raise IntentError("invalid", f"{p} is not a prefix of tenant {ch.tenant}", f"{path}.prefixes.{i}")
