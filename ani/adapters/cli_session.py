@@ -139,6 +139,9 @@ class CliSession:
         if self._cli is not None:
             return
         quiet_library_logs()
+        from ani.lab.terminal import hold_controlling_terminal
+
+        hold_controlling_terminal()  # a session leader must not acquire (and lose) this pty
         from scrapli import Cli
         from scrapli.auth import Options as AuthOptions
         from scrapli.cli import LoadedDefinition

@@ -195,6 +195,9 @@ class Lab:
         """
         if self._state is not None and self._state.status == "up":
             return self
+        from ani.lab.terminal import hold_controlling_terminal
+
+        hold_controlling_terminal()  # a session leader must not acquire a pty opened below it
         daemons = {d for r in self.topology.routers.values() for d in r.daemons}
         check_capabilities(daemons)
         try:
