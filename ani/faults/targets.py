@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ani.errors import FaultError
+from ani.errors import AniError, FaultError
 
 
 def topology_of(scenario: Any, variant: Any = None) -> Any:
@@ -72,3 +72,14 @@ def run_in(lab: Any, node: str, argv: list[str], what: str, timeout: float = 10.
     if not res.ok:
         raise FaultError(f"{what}: {' '.join(argv)} failed (exit {res.rc}): {(res.stderr or res.stdout).strip()[-500:]}")
     return res.stdout
+
+
+def read_router(lab: Any, router: str, where: str) -> Any:
+    """``router``'s running state as the device model reads it (:func:`ani.device.apply.read`);
+    raises FaultError naming ``where`` (the fault, e.g. ``concurrent_writer e1``) and the cause."""
+    from ani.device.apply import read
+
+    try:
+        return read(lab, router)
+    except AniError as exc:
+        raise FaultError(f"{where}: cannot read {router}: {exc}") from exc

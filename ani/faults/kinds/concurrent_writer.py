@@ -37,6 +37,7 @@ from typing import Any
 
 from ani.errors import AniError, FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
+from ani.faults.targets import read_router
 from ani.faults.task_targets import pick_router, primary_edge
 
 __all__ = ["ConcurrentWriter", "VARIANTS", "WRITER_PREFIXES"]
@@ -89,12 +90,7 @@ class ConcurrentWriter(FaultKind):
         return f"concurrent_writer {spec.target.get('router')}"
 
     def _read(self, lab: Any, spec: FaultSpec, router: str) -> Any:
-        from ani.device.apply import read
-
-        try:
-            return read(lab, router)
-        except AniError as exc:
-            raise FaultError(f"{self._where(spec)}: cannot read {router}: {exc}") from exc
+        return read_router(lab, router, self._where(spec))
 
     def inject(self, lab: Any, spec: FaultSpec) -> dict[str, Any]:
         router = spec.target.get("router")

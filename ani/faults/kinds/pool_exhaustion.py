@@ -40,6 +40,7 @@ from typing import Any
 
 from ani.errors import AniError, FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
+from ani.faults.targets import read_router
 from ani.faults.task_targets import pick_router, primary_edge
 
 __all__ = ["HOLD_LIST", "PoolExhaustion"]
@@ -69,12 +70,7 @@ class PoolExhaustion(FaultKind):
         return f"pool_exhaustion {spec.params.get('pool')} on {spec.target.get('router')}"
 
     def _read(self, lab: Any, spec: FaultSpec, router: str) -> Any:
-        from ani.device.apply import read
-
-        try:
-            return read(lab, router)
-        except AniError as exc:
-            raise FaultError(f"{self._where(spec)}: cannot read {router}: {exc}") from exc
+        return read_router(lab, router, self._where(spec))
 
     def _free_block(self, cfg: Any, router: str, network: IPv4Network, prefixlen: int) -> str | None:
         """The block a pool over ``cfg`` alone would allocate next (None: exhausted)."""
