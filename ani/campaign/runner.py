@@ -609,7 +609,10 @@ def run_one(
         if session is not None:
             with _sigint_deferred():
                 session.stop()
-            state["faults"] = session.records
+            from ani.faults.record import note_failed_calls
+
+            traj = state.get("trajectory")
+            state["faults"] = note_failed_calls(session.records, traj.events if traj is not None else [])
         if state.get("observation") is not None:  # observer-run: the sampler stops before teardown
             state["observation"].stop()
         trajectory = state.get("trajectory")

@@ -17,7 +17,10 @@ class FaultRecord(BaseModel):
     was in effect when this one was due; it was not injected again, the other one lasted until
     this one's end. ``deferred_s``: seconds the fault waited, once due, for a fault of another
     kind on one of its routers to end (None: it did not wait; one router carries one fault at a
-    time).
+    time). ``failed_after``: the agent's tool calls that failed once this fault was in effect
+    (``"commit: conflict"``, in order; :func:`note_failed_calls`): whether the level noticed the
+    fault (a concurrent writer refused as "running changed", a frozen router's timeout) or
+    answered every call ``ok`` (then only the fault's ``detail`` says what became of it).
     """
 
     kind: str
@@ -33,4 +36,27 @@ class FaultRecord(BaseModel):
     invalid: str | None = None
     merged_into: int | None = None
     deferred_s: float | None = None
+    failed_after: list[str] = Field(default_factory=list)
     detail: str = ""
+
+
+def note_failed_calls(records: list[FaultRecord], events: list[dict[str, Any]]) -> list[FaultRecord]:
+    """Fill each injected record's ``failed_after`` from the run's trajectory ``events``: the
+    ``tool_call`` events with ``ok`` False after the fault's ``fault_injected`` event, as
+    ``"<tool>: <error_code>"``. Returns ``records`` (changed in place)."""
+    used: set[int] = set()
+    for rec in records:
+        if not rec.injected:
+            continue
+        start = None
+        for i, ev in enumerate(events):
+            if (i not in used and ev.get("event") == "fault_injected" and ev.get("kind") == rec.kind
+                    and ev.get("at_step") == rec.at_step and ev.get("target") == rec.target):
+                start = i
+                used.add(i)
+                break
+        if start is None:
+            continue
+        rec.failed_after = [f"{ev.get('tool')}: {ev.get('error_code') or 'error'}" for ev in events[start + 1:]
+                            if ev.get("event") == "tool_call" and ev.get("ok") is False]
+    return records

@@ -74,6 +74,7 @@ def test_a2_write_after_the_read_replaces_the_writers_entry_in_the_candidate(tmp
     assert f"was replaced: PL-TENANTS {AGENT_LINE}" in fault.detail, fault.detail
     assert rec.success is True, rec.label
     assert failed_after == []
+    assert fault.failed_after == []  # the record says the level answered every call ok
 
 
 def test_a2_write_between_edit_and_commit_is_noticed_and_nothing_is_lost(tmp_path, monkeypatch):
@@ -82,6 +83,7 @@ def test_a2_write_between_edit_and_commit_is_noticed_and_nothing_is_lost(tmp_pat
     assert rec.success is not True  # the agent's change was refused, not half applied
     assert any(f.startswith("commit:") and "running changed since the candidate was copied" in f
                for f in failed_after), failed_after
+    assert any(f.startswith("commit: ") for f in fault.failed_after), fault.failed_after  # in the record
 
 
 def test_a3t_compiles_against_the_state_it_applies_to(tmp_path, monkeypatch):

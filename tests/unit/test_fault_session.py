@@ -308,3 +308,19 @@ def test_a_fault_still_deferred_when_the_run_ends_is_not_injected_and_not_invali
     assert not rec.injected and rec.invalid is None
     assert "not injected: the agent's run ended first" in rec.detail
     assert s.invalid_reason is None and lab.log == ["inject frozen", "remove frozen"]
+
+
+def test_failed_calls_after_a_fault_say_whether_the_level_noticed():
+    from ani.faults.record import FaultRecord, note_failed_calls
+
+    w = {"kind": "concurrent_writer", "at_step": 2, "target": {"router": "e1"}}
+    events = [
+        {"event": "tool_call", "tool": "get_config", "ok": False, "error_code": "timeout"},  # before
+        {"event": "fault_injected", **w},
+        {"event": "tool_call", "tool": "edit_config", "ok": True, "error_code": None},
+        {"event": "tool_call", "tool": "commit", "ok": False, "error_code": "conflict"},
+    ]
+    recs = note_failed_calls([FaultRecord(injected=True, **w),
+                              FaultRecord(kind="link_down", at_step=9, target={"link": ["a", "b"]})], events)
+    assert recs[0].failed_after == ["commit: conflict"]  # not the failure before the write
+    assert recs[1].failed_after == []                      # never injected
