@@ -206,6 +206,24 @@ def _write_spec(spec: CampaignSpec, out_dir: Path, source: str | Path | None) ->
             pass
 
 
+def resume_command(spec: CampaignSpec, source: str | Path | None, out: Path) -> str:
+    """The command that continues ``spec`` in ``out``: ``ani campaign run FILE --resume OUT``,
+    with ``--variants S`` (or ``--bound B``) when the run's S is not the file's own (it was given
+    on the command line): without it ``--resume`` takes the file's S, and a campaign started
+    with ``--variants 1`` would grow to the file's ``variants: 3``."""
+    from ani.campaign.spec import load_spec
+
+    src = source if source is not None else "<campaign file>"
+    cmd = f"ani campaign run {src}"
+    try:
+        own = load_spec(source) if source is not None else None
+    except Exception:  # noqa: BLE001 - the file moved or changed: the plain command
+        own = None
+    if own is not None and (own.variants, own.bound) != (spec.variants, spec.bound):
+        cmd += f" --bound {spec.bound:g}" if spec.bound is not None else f" --variants {spec.variants}"
+    return f"{cmd} --resume {out}"
+
+
 def writable_folder(folder: Path, name: str = "--out") -> None:
     """Create ``folder`` (and parents) and check a file can be written in it.
 
@@ -366,17 +384,17 @@ def run_campaign(
     result.report = write_report(out)
     print_summary(out, console=console)
     console.print(f"report: {result.report}", soft_wrap=True)
-    src = source if source is not None else "<campaign file>"
+    again = resume_command(spec, source, out)
     if result.infra and not result.interrupted:
         console.print(
             f"[magenta]infrastructure errors[/magenta]: {escape(describe_infra(result.records))}; "
-            f"fix the cause (see 'ani doctor'), then rerun them with: ani campaign run {src} --resume {out}",
+            f"fix the cause (see 'ani doctor'), then rerun them with: {again}",
             soft_wrap=True,
         )
     if result.interrupted:
         console.print(
             f"[yellow]interrupted[/yellow]: {len(result.ran)} run(s) finished in this session and kept in {out}; "
-            f"resume with: ani campaign run {src} --resume {out}",
+            f"resume with: {again}",
             soft_wrap=True,  # one line, so the command can be copied
         )
     # --- HTML report (issue 14 §4, report-html): beside summary.md, its path the last line ---

@@ -162,6 +162,15 @@ class RunPoint(NamedTuple):
 
 
 # --- faults (issue 14, faults-core) ---------------------------------------------------------
+def _is_number(x: Any) -> bool:
+    """An int or float written as a number (YAML ``true`` is no number, though pydantic reads
+    it as 1)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+FAULT_RATE_WANTED = "a fault rate is a number >= 0 (faults per agent step)"
+
+
 class FaultsSpec(BaseModel):
     """The campaign's ``faults:`` block: how the fault schedule of each variant is drawn
     (:func:`ani.faults.schedule.draw_schedule`; the rate is ``fault_rate``).
@@ -194,6 +203,19 @@ class FaultsSpec(BaseModel):
         if not v:
             raise ValueError("give at least one kind (or null: every kind this host can do)")
         return list(dict.fromkeys(v))
+
+    @field_validator("duration_s", mode="before")
+    @classmethod
+    def _duration_shape(cls, v: Any) -> Any:
+        # pydantic's own words ('Input should be a valid tuple', 'duration_s[1]: Field required')
+        # do not say what is wanted; true is no number of seconds (pydantic would read 1.0)
+        if not (
+            isinstance(v, (list, tuple))
+            and len(v) == 2
+            and all(_is_number(x) and math.isfinite(x) for x in v)
+        ):
+            raise ValueError(f"[lo, hi] seconds with 0 < lo <= hi, got {v!r}")
+        return v
 
     @field_validator("duration_s")
     @classmethod
@@ -294,14 +316,28 @@ class CampaignSpec(BaseModel):
                     raise ValueError(f"{key}.{i}: a density is an int >= 0, got {x!r}")
                 if key == "task" and (not isinstance(x, str) or not x):
                     raise ValueError(f"{key}.{i}: a task class name, got {x!r}")
-                if key == "fault_rate" and (
-                    not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x) or x < 0
-                ):
-                    raise ValueError(f"{key}.{i}: a fault rate is a number >= 0 (faults per agent step), got {x!r}")
+                if key == "fault_rate" and (not _is_number(x) or not math.isfinite(x) or x < 0):
+                    raise ValueError(f"{key}.{i}: {FAULT_RATE_WANTED}, got {x!r}")
             if key == "fault_rate":  # one spelling per value: 0 and 0.0 name the same run
                 v[key] = values = [float(x) for x in values]
                 if len(set(values)) != len(values):
                     raise ValueError(f"{key}: a value is given twice")
+        return v
+
+    @field_validator("fault_rate", mode="before")
+    @classmethod
+    def _fault_rate(cls, v: Any) -> Any:
+        # the same words as a swept stress value's; pydantic's lax mode would take true as 1.0
+        # and say '... less than or equal to 100' of .nan
+        if not _is_number(v) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{FAULT_RATE_WANTED}, got {v!r}")
+        return v
+
+    @field_validator("bound", mode="before")
+    @classmethod
+    def _bound(cls, v: Any) -> Any:
+        if v is not None and not _is_number(v):  # true would be read as 1
+            raise ValueError(f"a damage probability bound in (0, 1), e.g. bound: 0.05, got {v!r}")
         return v
 
     @field_validator("agent")
@@ -441,6 +477,14 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
     """What is wrong with the campaign's design (fields are fine one by one): one message each,
     naming the field."""
     errors: list[str] = []
+    if "faults" in spec.model_fields_set and "fault_rate" not in spec.model_fields_set and (
+        "fault_rate" not in spec.stress
+    ):
+        # the block alone draws nothing: every run would be fault-free without a word
+        errors.append(
+            "faults: no run has faults: the rate is 0 unless the file gives fault_rate: (faults per "
+            "agent step) or stress: {fault_rate: [...]} (write fault_rate: 0 to keep the block unused)"
+        )
     if spec.scenario is None and spec.manifest is None:
         errors.append(NO_SCENARIO)
     elif spec.scenario is not None and spec.manifest is not None:

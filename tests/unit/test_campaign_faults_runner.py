@@ -171,6 +171,48 @@ def test_spec_fault_fields(tmp_path):
         make_spec(tmp_path, faults={"bogus": 1})  # extra key refused
 
 
+@pytest.mark.parametrize(
+    "over, needle",
+    [
+        # pydantic's lax mode read YAML true as 1.0 and ran ~20 faults per run; .nan got "<= 100"
+        ({"fault_rate": True}, r"fault_rate: a fault rate is a number >= 0 \(faults per agent step\), got True"),
+        ({"fault_rate": float("nan")}, r"fault_rate: a fault rate is a number >= 0 .*got nan"),
+        ({"fault_rate": "lots"}, r"fault_rate: a fault rate is a number >= 0 .*got 'lots'"),
+        ({"fault_rate": -0.5}, r"fault_rate: a fault rate is a number >= 0 .*got -0.5"),
+        ({"stress": {"fault_rate": [0, True]}}, r"stress: fault_rate.1: a fault rate is a number >= 0"),
+        # 'Input should be a valid tuple' / 'duration_s[1]: Field required' said nothing of seconds
+        ({"faults": {"duration_s": 5}}, r"faults.duration_s: \[lo, hi\] seconds with 0 < lo <= hi, got 5$"),
+        ({"faults": {"duration_s": "five"}}, r"faults.duration_s: \[lo, hi\] seconds .*got 'five'"),
+        ({"faults": {"duration_s": [3.0]}}, r"faults.duration_s: \[lo, hi\] seconds .*got \[3.0\]"),
+        ({"faults": {"duration_s": [True, 3]}}, r"faults.duration_s: \[lo, hi\] seconds .*got \[True, 3\]"),
+        ({"faults": {"duration_s": [0, 0]}}, r"faults.duration_s: \[lo, hi\] seconds .*got \[0.0, 0.0\]"),
+        ({"bound": True, "variants": None}, r"bound: a damage probability bound in \(0, 1\).*got True"),
+    ],
+)
+def test_bad_fault_fields_name_the_field_and_what_is_wanted(tmp_path, over, needle):
+    with pytest.raises(CampaignSpecError, match=needle):
+        make_spec(tmp_path, **over)
+
+
+def test_a_faults_block_without_any_rate_is_refused(tmp_path):
+    """A ``faults:`` block draws nothing at rate 0: a file that gives the block but no rate
+    would run every run fault-free without a word."""
+    scen = tmp_path / "scen.yaml"
+    scen.write_text("fake: true\n")
+    data = {
+        "name": "t", "scenario": "scen.yaml", "task": "onboard-site", "variants": 1,
+        "cells": [{"name": "a0", "level": "a0"}, {"name": "a1", "level": "a1"}],
+        "faults": {"kinds": ["t_flag"]},
+    }
+    with pytest.raises(CampaignSpecError, match=r"faults: no run has faults: .*fault_rate: .*stress: "):
+        parse_spec(data, "test", tmp_path)
+    # a rate anywhere, or an explicit 0, is a design the file asked for
+    assert parse_spec({**data, "fault_rate": 0}, "test", tmp_path).fault_rate_of("a0") == 0.0
+    swept = parse_spec({**data, "stress": {"fault_rate": [0, 0.3]}}, "test", tmp_path)
+    assert [swept.fault_rate_of("a0", p) for p in swept.stress_points] == [0.0, 0.3]
+    assert parse_spec({**data, "fault_rate": 0.3}, "test", tmp_path).fault_rate_of("a1") == 0.3
+
+
 def test_an_unavailable_kind_named_by_the_campaign_is_reported(tmp_path, monkeypatch):
     from ani.faults import campaign
 

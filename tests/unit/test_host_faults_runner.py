@@ -263,6 +263,32 @@ def test_the_campaign_says_which_cells_how_many_and_why_and_resume_reruns_them(s
     assert {r.label for r in read_runs(out)} == {"clean_success"}
 
 
+@pytest.mark.parametrize("over, flag", [({"variants": 1}, " --variants 1"), ({}, ""),
+                                        ({"bound": 0.6}, " --bound 0.6")])
+def test_the_printed_resume_command_keeps_a_variants_given_on_the_command_line(tmp_path, over, flag):
+    """``ani campaign run FILE --variants 1`` that ends with infrastructure errors printed
+    ``... FILE --resume OUT``: run as printed, --resume took the file's ``variants: 2`` and grew
+    the campaign (faults-density-levels --variants 1: 20 runs became 60)."""
+    from ani.campaign.spec import load_spec
+
+    (tmp_path / "scen.yaml").write_text("fake: true\n")
+    camp = tmp_path / "camp.yaml"
+    camp.write_text("name: t\nscenario: scen.yaml\ntask: onboard-site\nvariants: 2\n"
+                    "cells: [{name: a1, level: a1}, {name: a2, level: a2}]\n")
+    spec = load_spec(camp, variants=over.get("variants"), bound=over.get("bound"))
+    out = tmp_path / "res"
+    con = Console(file=open(tmp_path / "c.txt", "w"), width=400)
+    run_campaign(spec, out, progress=False, deps=World([("set", "site"), ("reload", "x")]).deps(),
+                 source=camp, console=con)
+    con.file.close()
+    text = " ".join((tmp_path / "c.txt").read_text().split())
+    assert f"then rerun them with: ani campaign run {camp}{flag} --resume {out}" in text
+    # run as printed, the resume plans exactly the runs the first command did
+    again = load_spec(camp, variants=over.get("variants"), bound=over.get("bound"))
+    res = run_campaign(again, out, resume=True, progress=False, deps=World([("set", "site")]).deps())
+    assert len(read_runs(out)) == 2 * spec.variants and {r.label for r in res.ran} == {"clean_success"}
+
+
 def test_a_level_that_cannot_work_here_stops_the_campaign_before_any_lab(spec, tmp_path):
     from ani.host.checks import Finding
 
