@@ -278,6 +278,13 @@ class FaultError(AniError):
     one is ``environment_invalid``, never the agent's failure."""
 
 
+class FaultNotApplicable(FaultError):
+    """The fault cannot act now because of the run's own state, not the host's or the harness's
+    (a held-lock fault whose ``<lock>`` is denied because the agent's session holds the datastore
+    or has uncommitted changes in it, RFC 6241 §7.5): recorded as not injected, with this
+    message, and the run stays valid (it is the agent's situation, a measured outcome)."""
+
+
 class FaultUnavailable(FaultError):
     """This host cannot do the fault kind; the message says why and what it would need
     (``"latency needs the sch_netem kernel module; this kernel has no netem (...)"``)."""

@@ -30,10 +30,13 @@ Trajectory events (``event`` = the name, all with ``kind``, ``target``, ``at_ste
 the point), ``fault_merged`` (``into_step``: a fault due while another with the same target,
 ``FaultKind.overlap_key``, was in effect is not injected twice; the one in effect lasts until the
 later end), ``fault_deferred`` (``behind``: a fault due while a fault of another kind is in
-effect on one of its routers waits until that one is removed, then is injected at once: one
+effect on one of its routers waits until that one is removed, then is injected at the next
+tool-call boundary (a step, as every injection): one
 router carries one fault at a time, so a held lock is never attempted on a frozen router, whose
 NETCONF server part answers nothing; ``FaultRecord.deferred_s`` says how long it waited). Every
-one also carries ``source: "harness"``.
+one also carries ``source: "harness"``. ``fault_skipped`` (``reason``): the kind raised
+:class:`~ani.errors.FaultNotApplicable` (the run's own state stands in its way, e.g. the agent's
+session holds the lock a held-lock fault would take): not injected, the run stays valid.
 
 Thread safety: every transition holds one lock; the watcher thread and the agent's thread never
 act on a fault at the same time. Nothing here raises into the agent: a kind's exception becomes
@@ -48,12 +51,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ani.errors import FaultNotApplicable
 from ani.faults.base import FaultKind, FaultSpec, get_fault_kind, target_label
 from ani.faults.record import FaultRecord
 
 #: trajectory event names
 FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_removed", "fault_not_reached",
-                "fault_merged", "fault_deferred")
+                "fault_merged", "fault_deferred", "fault_skipped")
 
 
 def _cause(exc: BaseException) -> str:
@@ -156,6 +160,7 @@ class FaultSession:
                 return
             self._check_present()
             self._end_expired()
+            self._inject_deferred()  # at a step boundary, like every other injection
             self._inject_due(step)
             self._wake.notify_all()
 
@@ -171,11 +176,13 @@ class FaultSession:
                 if not self._records[a.index].invalid:
                     self._check_one(a)
             for a in reversed(live):  # last injected first
-                self._remove(a, why="end of the agent's run", inject_deferred=False)
+                self._remove(a, why="end of the agent's run")
             for i in self._deferred:  # faults on one router (deferral): never injected
                 rec = self._records[i]
                 rec.detail = (rec.detail or "deferred") + "; not injected: the agent's run ended first"
             self._deferred = []
+            if self._active and all(x.state != "active" for x in self._active) and self._ended_at is None:
+                self._ended_at = self._clock()
             for i in range(self._next, len(self.schedule)):
                 spec = self.schedule[i]
                 rec = self._records[i]
@@ -295,6 +302,10 @@ class FaultSession:
                 self._invalidate(i, f"unavailable on this host: {why}")
                 return
             handle = kind.inject(self.lab, spec)
+        except FaultNotApplicable as exc:  # the run's own state stands in its way: measured
+            rec.detail = f"not injected: {exc}"
+            self._event("fault_skipped", spec, reason=str(exc), step=step)
+            return
         except Exception as exc:  # noqa: BLE001 - FaultError or a kind's bug: not the agent's
             self._invalidate(i, f"inject failed: {_cause(exc)}")
             # it may have half-taken: try to undo with no handle
@@ -337,7 +348,7 @@ class FaultSession:
                     self._check_one(a)
                 self._remove(a, why="its duration passed")
 
-    def _remove(self, a: _Active, *, why: str, inject_deferred: bool = True) -> None:
+    def _remove(self, a: _Active, *, why: str) -> None:
         rec = self._records[a.index]
         try:
             a.kind.remove(self.lab, a.spec, a.handle)
@@ -351,8 +362,6 @@ class FaultSession:
         self._event("fault_removed", a.spec, ok=bool(ok), detail=detail, why=why)
         if not ok:
             self._invalidate(a.index, f"could not be removed: {detail}")
-        if inject_deferred and self._deferred and not self._stopped:
-            self._inject_deferred()
         if all(x.state != "active" for x in self._active) and not self._deferred:
             self._ended_at = self._clock()
 

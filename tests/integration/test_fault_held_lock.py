@@ -110,3 +110,23 @@ def test_a_lock_that_cannot_be_taken_is_a_fault_error_and_leaves_nothing(lab):
     finally:
         other.unlock(target="candidate")
         other.close_session()
+
+
+def test_a_lock_the_agents_own_session_holds_is_not_applicable_and_leaves_nothing(lab):
+    # the agent (any NETCONF client of the run) holds r3's candidate: the fault cannot take it,
+    # which is the agent's situation (not an invalid run), and the fault leaves no session behind
+    from ani.errors import FaultNotApplicable
+
+    kind = get_fault_kind("held_lock")
+    spec = FaultSpec("held_lock", 0, 5.0, {"router": "r3"}, {"datastores": ["running", "candidate"]})
+    agent = other_session(lab, "r3")
+    try:
+        assert agent.lock(target="candidate").ok
+        with pytest.raises(FaultNotApplicable, match=r"<lock> of candidate was refused: lock-denied: .*session-id "
+                           + str(agent.session_id)):
+            kind.inject(lab, spec)
+        assert lab.netconf_lock("r3", "running") is None  # what the fault locked first is released
+        assert lab.netconf_lock("r3", "candidate").session_id == int(agent.session_id)
+    finally:
+        agent.unlock(target="candidate")
+        agent.close_session()

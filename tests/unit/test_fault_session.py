@@ -324,3 +324,51 @@ def test_failed_calls_after_a_fault_say_whether_the_level_noticed():
                               FaultRecord(kind="link_down", at_step=9, target={"link": ["a", "b"]})], events)
     assert recs[0].failed_after == ["commit: conflict"]  # not the failure before the write
     assert recs[1].failed_after == []                      # never injected
+
+
+def test_a_fault_not_applicable_is_recorded_not_injected_and_the_run_stays_valid():
+    from ani.errors import FaultNotApplicable
+
+    class Held(Fake):
+        def inject(self, lab, spec):
+            raise FaultNotApplicable("held_lock e4: <lock> of candidate was refused: lock-denied: held (session-id 1)")
+
+    s, lab, _, traj = make([spec("a", 1), spec("b", 2)], kind=Held())
+    s.start()
+    s.on_tool_call(1)
+    assert s.invalid_reason is None
+    rec = s.records[0]
+    assert not rec.injected and rec.invalid is None
+    assert rec.detail.startswith("not injected: held_lock e4: <lock> of candidate was refused: lock-denied")
+    assert ("fault_skipped", "a") in events(traj)
+    s.on_tool_call(2)  # the next fault is still attempted (a skipped one does not end the faults)
+    assert ("fault_skipped", "b") in events(traj)
+
+
+def test_a_deferred_fault_is_injected_at_the_next_step_not_when_the_watcher_removes_the_first():
+    s, lab, clock, traj = make_two([on_router("fake", "frozen", "e4", 1, dur=2.0),
+                                    on_router("other", "lock", "e4", 2)])
+    s.start()
+    s.on_tool_call(1)
+    s.on_tool_call(2)                      # deferred behind the frozen router
+    clock.t += 2.0
+    s._end_expired()                       # what the watcher thread does at the deadline
+    assert lab.faults == set()             # removed, and the lock waits for a step boundary
+    s.on_tool_call(3)
+    assert lab.faults == {"lock"}
+    (inj,) = [e for e in traj.events if e["event"] == "fault_injected" and e["target"]["name"] == "lock"]
+    assert inj["step"] == 2 and inj["at_step"] == 2
+
+
+def test_refused_lock_reasons_are_one_line_and_lock_denied_is_the_agents_situation():
+    from ani.faults.kinds.held_lock import _refusal
+
+    denied = ('<rpc-reply xmlns="urn:ietf:params:xml:ns:netconf:base:1.0" message-id="1"><rpc-error>'
+              '<error-type>protocol</error-type><error-tag>lock-denied</error-tag><error-severity>error'
+              '</error-severity><error-message>the candidate datastore is already locked</error-message>'
+              '<error-info><session-id>1</session-id></error-info></rpc-error></rpc-reply>')
+    assert _refusal(denied) == ("lock-denied: the candidate datastore is already locked (session-id 1)", True)
+    other = denied.replace("lock-denied", "operation-failed").replace("<error-info><session-id>1</session-id></error-info>", "")
+    assert _refusal(other) == ("operation-failed: the candidate datastore is already locked", False)
+    text, denied = _refusal("not xml at all")
+    assert text.startswith("malformed-message: reply is not XML") and denied is False

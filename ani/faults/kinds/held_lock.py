@@ -26,9 +26,11 @@ server publishes its locks); present: the same, and the session is still connect
 server restart ends it: the lock vanished, the run is ``environment_invalid``). Removal:
 ``<unlock>`` each datastore, ``<close-session>``; verified by no lock of this session left.
 
-Raises :class:`ani.errors.FaultError` when the session cannot be opened or a lock is denied
-(e.g. the candidate has uncommitted changes, or another session already holds it: RFC 6241
-§7.5 ``lock-denied``); what was locked is released first.
+Raises :class:`ani.errors.FaultError` when the session cannot be opened or a lock is refused
+for another reason, and :class:`ani.errors.FaultNotApplicable` when a ``<lock>`` is
+``lock-denied`` (RFC 6241 §7.5: another session, in a run the agent's own, already holds it, or
+the candidate has its uncommitted changes): the agent's situation, recorded as not injected,
+not an invalid run. What was locked is released first.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ani.errors import FaultError
+from ani.errors import FaultError, FaultNotApplicable
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.task_targets import pick_router
 
@@ -48,8 +50,28 @@ CONNECT_TIMEOUT_S = 15.0
 RPC_TIMEOUT_S = 30.0
 
 
-def _one_line(text: str, n: int = 300) -> str:
+def _one_line(text: Any, n: int = 300) -> str:
     return " ".join(str(text).split())[:n]
+
+
+def _refusal(xml: str) -> tuple[str, bool]:
+    """``("lock-denied: <message> (session-id 3)", True)`` for a ``<lock>`` reply refused with
+    ``lock-denied`` (RFC 6241 §7.5: another session holds the lock, or the candidate has
+    uncommitted changes), the tag and message of any other error with False, or the reply cut
+    to one line when it cannot be read."""
+    from ani.errors import AniError
+    from ani.netconf.client import check_reply
+
+    try:
+        check_reply("lock", xml)
+    except AniError as exc:
+        errors = getattr(exc, "errors", None) or []
+        if errors:
+            e = errors[0]
+            holder = e.info.get("session-id") if isinstance(e.info, dict) else None
+            text = f"{e.tag}: {_one_line(e.message) or 'refused'}" + (f" (session-id {holder})" if holder else "")
+            return text, e.tag == "lock-denied"
+    return _one_line(xml), False
 
 
 @register
@@ -97,14 +119,20 @@ class HeldLock(FaultKind):
         handle: dict[str, Any] = {"router": router, "datastores": datastores, "manager": m,
                                   "session_id": str(m.session_id), "locked": []}
         for ds in datastores:
+            denied = False
             try:
                 reply = m.lock(target=ds)
                 ok, text = reply.ok, reply.xml
+                if not ok:
+                    text, denied = _refusal(text)
             except Exception as exc:  # noqa: BLE001
-                ok, text = False, str(exc)
+                ok, text = False, _one_line(exc)
             if not ok:
                 self.remove(lab, spec, handle)
-                raise FaultError(f"{self._where(spec)}: <lock> of {ds} was refused: {_one_line(text, 500)}")
+                where = f"{self._where(spec)}: <lock> of {ds} was refused: {text}"
+                if denied:  # the agent's session holds it or has changes in it: its own situation
+                    raise FaultNotApplicable(f"{where} (the run's own session holds the datastore)")
+                raise FaultError(where)
             handle["locked"].append(ds)
         return handle
 
