@@ -75,6 +75,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- ErrorInBody              ani.agents.llm_endpoint: an HTTP 200 body holding an error (transient)
     +-- ObserverError                the observer could not evaluate a check
     +-- FaultError                   ani.faults: a fault could not be injected / verified / removed
+        +-- FaultNotApplicable       the run's own state stands in its way (skipped, run stays valid)
         +-- FaultUnavailable         this host cannot do the fault kind (the message says why)
 
 Timeouts: every bound that runs out raises an :class:`AniTimeout` (or a subclass carrying
