@@ -83,3 +83,16 @@ def read_router(lab: Any, router: str, where: str) -> Any:
         return read(lab, router)
     except AniError as exc:
         raise FaultError(f"{where}: cannot read {router}: {exc}") from exc
+
+
+def write_router(lab: Any, router: str, commands: list[str], where: str) -> None:
+    """Send ``commands`` (``["configure terminal", line, ...]``) to ``router``'s vtysh out of band,
+    as an operator would; raises FaultError naming ``where``, the last command and FRR's answer
+    when vtysh fails, times out, or prints anything (FRR prints only on a refused line)."""
+    try:
+        res = lab.vtysh(router, commands, timeout=15.0)
+    except AniError as exc:
+        raise FaultError(f"{where}: vtysh failed: {exc}") from exc
+    if not res.ok or res.stdout.strip():
+        why = "timed out" if res.timed_out else f"exit {res.rc}"
+        raise FaultError(f"{where}: {commands[-1]!r} failed ({why}): {(res.stdout + res.stderr).strip()[:300]}")

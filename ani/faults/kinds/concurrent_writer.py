@@ -35,9 +35,9 @@ import random
 from ipaddress import IPv4Network
 from typing import Any
 
-from ani.errors import AniError, FaultError
+from ani.errors import FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
-from ani.faults.targets import read_router
+from ani.faults.targets import read_router, write_router
 from ani.faults.task_targets import pick_router, primary_edge
 
 __all__ = ["ConcurrentWriter", "VARIANTS", "WRITER_PREFIXES"]
@@ -117,14 +117,7 @@ class ConcurrentWriter(FaultKind):
             line = f"ip prefix-list {plist} seq {seq} permit {prefix}"
             commands = ["configure terminal", line]
             handle.update(prefix_list=plist, prefix=prefix, seq=seq, line=line)
-        try:
-            res = lab.vtysh(router, commands, timeout=15.0)
-        except AniError as exc:
-            raise FaultError(f"{self._where(spec)}: vtysh failed: {exc}") from exc
-        if not res.ok or res.stdout.strip():
-            why = "timed out" if res.timed_out else f"exit {res.rc}"
-            raise FaultError(f"{self._where(spec)}: writing {handle['line']!r} failed ({why}): "
-                             f"{(res.stdout + res.stderr).strip()[:300]}")
+        write_router(lab, router, commands, self._where(spec))
         return handle
 
     def _now(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:

@@ -38,9 +38,9 @@ import random
 from ipaddress import IPv4Network
 from typing import Any
 
-from ani.errors import AniError, FaultError
+from ani.errors import FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
-from ani.faults.targets import read_router
+from ani.faults.targets import read_router, write_router
 from ani.faults.task_targets import pick_router, primary_edge
 
 __all__ = ["HOLD_LIST", "PoolExhaustion"]
@@ -105,14 +105,7 @@ class PoolExhaustion(FaultKind):
         return handle
 
     def _vtysh(self, lab: Any, spec: FaultSpec, router: str, commands: list[str]) -> None:
-        try:
-            res = lab.vtysh(router, commands, timeout=15.0)
-        except AniError as exc:
-            raise FaultError(f"{self._where(spec)}: vtysh failed: {exc}") from exc
-        if not res.ok or res.stdout.strip():
-            why = "timed out" if res.timed_out else f"exit {res.rc}"
-            raise FaultError(f"{self._where(spec)}: {commands[-1]!r} failed ({why}): "
-                             f"{(res.stdout + res.stderr).strip()[:300]}")
+        write_router(lab, router, commands, self._where(spec))
 
     def _state(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str | None]:
         """(the reservation is on the router, the next free block over its configuration)."""
