@@ -121,6 +121,11 @@ class FaultKind:
         is None for the host-level check made before any lab starts."""
         return None
 
+    #: True for a kind under which no other fault can act on the same router (a frozen router's
+    #: processes answer nothing): a fault of another kind due there waits until it is removed
+    #: (:class:`ani.faults.session.FaultSession`). False: other kinds act beside it.
+    blocks_router: bool = False
+
     def overlap_key(self, spec: FaultSpec) -> Any:
         """What two faults of this kind must not both act on at once (hashable). A fault due
         while another with the same key is in effect is *merged* into it (the one in effect

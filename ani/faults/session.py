@@ -29,8 +29,9 @@ Trajectory events (``event`` = the name, all with ``kind``, ``target``, ``at_ste
 ``fault_removed`` (``ok``, ``detail``, ``why``), ``fault_not_reached`` (the agent stopped before
 the point), ``fault_merged`` (``into_step``: a fault due while another with the same target,
 ``FaultKind.overlap_key``, was in effect is not injected twice; the one in effect lasts until the
-later end), ``fault_deferred`` (``behind``: a fault due while a fault of another kind is in
-effect on one of its routers waits until that one is removed, then is injected at the next
+later end), ``fault_deferred`` (``behind``: a fault due while a fault of a kind that blocks
+its router, ``FaultKind.blocks_router`` (a frozen router), is in effect on one of its routers
+waits until that one is removed, then is injected at the next
 tool-call boundary (a step, as every injection): one
 router carries one fault at a time, so a held lock is never attempted on a frozen router, whose
 NETCONF server part answers nothing; ``FaultRecord.deferred_s`` says how long it waited). Every
@@ -247,7 +248,8 @@ class FaultSession:
         spec = self.schedule[i]
         mine = self._routers(spec)
         for a in self._active:
-            if a.state == "active" and a.spec.kind != spec.kind and mine & self._routers(a.spec):
+            if (a.state == "active" and a.spec.kind != spec.kind and getattr(a.kind, "blocks_router", False)
+                    and mine & self._routers(a.spec)):
                 return a
         return None
 

@@ -244,6 +244,10 @@ class FakeOther(Fake):
     name = "other"
 
 
+class Freezer(Fake):  # like frozen_router: nothing else acts on its router meanwhile
+    blocks_router = True
+
+
 def on_router(kind, name, router, at, dur=None, link=None):
     target = {"name": name, **({"link": link} if link else {"router": router})}
     return FaultSpec(kind=kind, at_step=at, duration_s=dur, target=target)
@@ -251,7 +255,7 @@ def on_router(kind, name, router, at, dur=None, link=None):
 
 def make_two(schedule):
     lab, clock, traj = FakeLab(), Clock(), Trajectory()
-    kinds = {"fake": Fake(), "other": FakeOther()}
+    kinds = {"fake": Freezer(), "other": FakeOther()}
     s = FaultSession(lab, schedule, traj, clock=clock, get_kind=kinds.__getitem__, watch=False)
     return s, lab, clock, traj
 
@@ -372,3 +376,18 @@ def test_refused_lock_reasons_are_one_line_and_lock_denied_is_the_agents_situati
     assert _refusal(other) == ("operation-failed: the candidate datastore is already locked", False)
     text, denied = _refusal("not xml at all")
     assert text.startswith("malformed-message: reply is not XML") and denied is False
+
+
+def test_a_fault_beside_a_kind_that_does_not_block_its_router_is_injected_at_its_step():
+    # a link down on c1-e4 and a bgpd restart on e4 act side by side (neither stops the
+    # router's processes): nothing waits, so what is injected never depends on timing
+    lab, clock, traj = FakeLab(), Clock(), Trajectory()
+    kinds = {"fake": Fake(), "other": FakeOther()}
+    s = FaultSession(lab, [on_router("fake", "down", None, 1, dur=3.0, link=["c1", "e4"]),
+                           on_router("other", "restart", "e4", 2, dur=3.0)], traj,
+                     clock=clock, get_kind=kinds.__getitem__, watch=False)
+    s.start()
+    s.on_tool_call(1)
+    s.on_tool_call(2)
+    assert lab.faults == {"down", "restart"}
+    assert not [e for e in traj.events if e["event"] == "fault_deferred"]

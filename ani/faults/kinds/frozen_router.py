@@ -78,6 +78,7 @@ class FrozenRouter(FaultKind):
     """See the module doc. Handle: ``{"router", "daemons": {name: [pid, start]}, "management"}``."""
 
     name = "frozen_router"
+    blocks_router = True  # nothing else can act on a router whose processes are stopped
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
         router = pick_router(rng, scenario, variant)
