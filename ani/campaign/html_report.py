@@ -236,6 +236,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "duration": _f(field(f, "duration_s"), ".1f") if field(f, "duration_s") is not None else "until the end",
         "injected": "yes" if field(f, "injected", False) else "no",
         "verified": {True: "yes", False: "no"}.get(field(f, "verified"), "-"),
+        "undone_by": field(f, "undone_by") or "-",
         "detail": str(field(f, "detail", "")),
     } for c in shown for r in c.runs for f in run_faults(r)]
     runs = []

@@ -40,13 +40,13 @@ from ani.campaign.oscillation import oscillating
 from ani.observer.damage import damaged_by_class
 from ani.observer.sampler import DEFAULT_PERIOD_S, Sampler
 
-__all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation"]
+__all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation", "attempted_change"]
 
 #: how long recovery is waited for when the campaign sets no ``observer_bound_s`` (seconds)
 RECOVERY_BOUND_S = 20.0
 
 
-def _attempted_change(ev: dict[str, Any], level: str) -> bool:
+def attempted_change(ev: dict[str, Any], level: str) -> bool:
     """A ``tool_call`` that changed something, or tried to (an update by its kind,
     :func:`ani.campaign.metrics.tool_kind`: A0's ``ip addr flush`` changes the kernel, not the
     FRR config or nftables that A0's change detection compares, so its ``changed`` is false)."""
@@ -123,7 +123,7 @@ class RunObservation:
             hook = getattr(trajectory, "_hook", None)
 
             def chained(ev: dict[str, Any], _prev: Any = hook, _s: Sampler = obs.sampler) -> None:
-                if _attempted_change(ev, level):
+                if attempted_change(ev, level):
                     _s.poke()
                 if _prev is not None:
                     _prev(ev)

@@ -186,8 +186,8 @@ class _TeeTrajectory(Trajectory):
     def __init__(self, *args: Any, hook: EventHook | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._hook = hook
-        # faults (issue 14): called with the step (tool calls so far) after each tool_call event
-        self.on_tool_call: Callable[[int], None] | None = None
+        # faults (issue 14): called with the step (tool calls so far) and the event after each tool_call
+        self.on_tool_call: Callable[[int, dict[str, Any]], None] | None = None
         self._steps = 0
 
     def log(self, event: str, **fields: Any) -> dict[str, Any]:
@@ -195,7 +195,7 @@ class _TeeTrajectory(Trajectory):
         if event == TOOL_CALL_EVENT and self.on_tool_call is not None:  # faults (issue 14)
             self._steps += 1
             try:
-                self.on_tool_call(self._steps)
+                self.on_tool_call(self._steps, rec)
             except Exception:  # noqa: BLE001 - the session records its own failures
                 pass
         if self._hook is not None:
@@ -699,7 +699,11 @@ def _execute(
     if schedule:
         from ani.faults.session import FaultSession
 
-        state["faults_session"] = session = FaultSession(lab, schedule, trajectory)
+        from ani.campaign.observe_run import attempted_change
+
+        level = cell.level
+        state["faults_session"] = session = FaultSession(
+            lab, schedule, trajectory, attempted_change=lambda ev: attempted_change(dict(ev), level))
         trajectory.on_tool_call = session.on_tool_call
         session.start()
     t0 = time.monotonic()

@@ -21,6 +21,9 @@ class FaultRecord(BaseModel):
     (``"commit: conflict"``, in order; :func:`note_failed_calls`): whether the level noticed the
     fault (a concurrent writer refused as "running changed", a frozen router's timeout) or
     answered every call ``ok`` (then only the fault's ``detail`` says what became of it).
+    ``undone_by``: the agent's call that ended the fault before its time (``"step 5: shell on
+    e1"``: an ``ip link set ... up``, a ``no shutdown``), None if nothing the agent did ended it;
+    such a fault is the agent's doing, not an infrastructure error (the run stays valid).
     """
 
     kind: str
@@ -37,6 +40,7 @@ class FaultRecord(BaseModel):
     merged_into: int | None = None
     deferred_s: float | None = None
     failed_after: list[str] = Field(default_factory=list)
+    undone_by: str | None = None
     detail: str = ""
 
 

@@ -6,7 +6,7 @@ runs, and drives it::
     session = FaultSession(lab, schedule, trajectory)
     session.start()                 # the agent's clock starts; injects the step-0 faults
     ... after each tool_call event (the runner's trajectory hook, in the agent's thread):
-    session.on_tool_call(step)      # step: tool calls returned so far (1, 2, ...)
+    session.on_tool_call(step, ev)  # step: tool calls returned so far (1, 2, ...); ev: the call
     session.stop()                  # after the agent, and again in run_one's finally: idempotent
     session.records, session.invalid_reason, session.ended_at
 
@@ -39,6 +39,17 @@ one also carries ``source: "harness"``. ``fault_skipped`` (``reason``): the kind
 :class:`~ani.errors.FaultNotApplicable` (the run's own state stands in its way, e.g. the agent's
 session holds the lock a held-lock fault would take): not injected, the run stays valid.
 
+Undone by the agent: a fault that vanished while the agent's own call that changed, or tried to
+change, one of its routers was running (``attempted_change(ev)`` true for the ``tool_call`` event
+``ev``, a call whose arguments name the router as ``device`` / ``devices`` or name no router at
+all, such as an A3-T intent) is the agent's doing, not the infrastructure's: an A0 ``ip link set
+dev IF up``, an A1 ``no shutdown``, an ``nft delete table``. It is recorded as
+``FaultRecord.undone_by`` (``"step 5: shell on e1"``), event ``fault_undone`` (``by``,
+``detail``); what is left of the fault is removed and the run stays valid (graded: what the agent
+did is measured). A fault that vanished with no such call (between calls, or under a read) still
+makes the run ``environment_invalid``. A vanish the duration watcher sees while a call is in
+flight is decided when that call returns (its ``elapsed_s`` says whether it was running then).
+
 Thread safety: every transition holds one lock; the watcher thread and the agent's thread never
 act on a fault at the same time. Nothing here raises into the agent: a kind's exception becomes
 an invalid fault.
@@ -48,7 +59,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +69,10 @@ from ani.faults.record import FaultRecord
 
 #: trajectory event names
 FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_removed", "fault_not_reached",
-                "fault_merged", "fault_deferred", "fault_skipped")
+                "fault_merged", "fault_deferred", "fault_skipped", "fault_undone")
+
+#: seconds of slack when deciding whether a call was running at a vanish (clock granularity)
+_SLACK_S = 0.05
 
 
 def _cause(exc: BaseException) -> str:
@@ -88,12 +102,16 @@ class FaultSession:
         trajectory: where the ``fault_*`` events go (anything with ``log(event, **fields)``).
         clock: monotonic seconds (tests may pass their own).
         get_kind: ``name -> FaultKind`` (default :func:`ani.faults.base.get_fault_kind`).
+        attempted_change: ``tool_call event -> bool``: the call changed or tried to change
+            something (the runner passes :func:`ani.campaign.observe_run.attempted_change` at
+            the cell's level). None: no call is ever taken as the agent undoing a fault.
     """
 
     def __init__(self, lab: Any, schedule: list[FaultSpec], trajectory: Any, *,
                  clock: Callable[[], float] = time.monotonic,
                  get_kind: Callable[[str], FaultKind] = get_fault_kind,
-                 watch: bool = True) -> None:
+                 watch: bool = True,
+                 attempted_change: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
         self.lab = lab
         self.schedule = sorted(schedule, key=lambda s: s.at_step)  # stable: ties keep list order
         self.trajectory = trajectory
@@ -113,6 +131,8 @@ class FaultSession:
         self._invalid: str | None = None
         self._ended_at: float | None = None
         self._watcher: threading.Thread | None = None
+        self._attempted_change = attempted_change
+        self._pending: dict[int, tuple[float, str]] = {}  # index -> (when, detail): vanished mid-call
 
     # --- what the runner reads -------------------------------------------------------------------
 
@@ -153,13 +173,16 @@ class FaultSession:
                 self._watcher = threading.Thread(target=self._watch_loop, name="ani-fault-watch", daemon=True)
                 self._watcher.start()
 
-    def on_tool_call(self, step: int) -> None:
-        """After the agent's ``step``-th tool call returned: check the active faults are still
-        present, end the expired ones, inject the ones due at ``step`` (or earlier). Never raises."""
+    def on_tool_call(self, step: int, call: Mapping[str, Any] | None = None) -> None:
+        """After the agent's ``step``-th tool call returned (``call``: its ``tool_call`` event,
+        or None): check the active faults are still present (one that vanished under this call,
+        if it changed one of the fault's routers, was undone by the agent), end the expired ones,
+        inject the ones due at ``step`` (or earlier). Never raises."""
         with self._lock:
             if self._t0 is None or self._stopped:
                 return
-            self._check_present()
+            self._settle_pending(step, call)
+            self._check_present(step, call)
             self._end_expired()
             self._inject_deferred()  # at a step boundary, like every other injection
             self._inject_due(step)
@@ -172,6 +195,7 @@ class FaultSession:
         with self._lock:
             self._stopped = True
             self._wake.notify_all()
+            self._settle_pending(None, None)  # no call returns any more: a vanish is not the agent's
             live = [a for a in self._active if a.state == "active"]
             for a in live:  # every one checked before any is removed
                 if not self._records[a.index].invalid:
@@ -328,27 +352,103 @@ class FaultSession:
             self._invalidate(i, f"did not take effect: {detail}")
             self._remove(a, why="it did not take effect")
 
-    def _check_one(self, a: _Active) -> bool:
+    def _check_one(self, a: _Active, *, step: int | None = None, call: Mapping[str, Any] | None = None,
+                   in_watcher: bool = False) -> bool:
+        """Is fault ``a`` still present? If not: undone by the agent's ``call`` (returned at
+        ``step``) when that call could have changed its routers; pending when the watcher sees
+        it (a call may be in flight: decided when it returns); else the run is invalid."""
         try:
             ok, detail = a.kind.present(self.lab, a.spec, a.handle)
         except Exception as exc:  # noqa: BLE001
             ok, detail = False, f"present check failed: {_cause(exc)}"
         if not ok:
-            self._invalidate(a.index, f"vanished while it should be in effect: {detail}")
+            if step is not None and self._by_agent(a, call):
+                self._undone(a, step, call, detail)
+            elif in_watcher and self._attempted_change is not None:
+                self._pending[a.index] = (self._clock(), detail)
+            else:
+                self._invalidate(a.index, f"vanished while it should be in effect: {detail}")
         return bool(ok)
 
-    def _check_present(self) -> None:
+    def _check_present(self, step: int | None = None, call: Mapping[str, Any] | None = None) -> None:
         for a in self._active:
             if a.state == "active" and not self._records[a.index].invalid:
-                self._check_one(a)
+                self._check_one(a, step=step, call=call)
 
-    def _end_expired(self) -> None:
+    # --- undone by the agent -------------------------------------------------------------------
+
+    @staticmethod
+    def _call_routers(call: Mapping[str, Any]) -> set[str] | None:
+        """The routers a call names (``device`` / ``devices``), or None: it names none (an
+        A3-T intent, an A3-R commit: it may act on any router)."""
+        args = call.get("arguments") if isinstance(call.get("arguments"), Mapping) else {}
+        out: set[str] = set()
+        for key in ("device", "devices", "router", "routers"):
+            v = args.get(key)
+            if isinstance(v, str):
+                out.add(v)
+            elif isinstance(v, (list, tuple)):
+                out.update(str(x) for x in v)
+        return out or None
+
+    def _by_agent(self, a: _Active, call: Mapping[str, Any] | None) -> bool:
+        """Could ``call`` (a returned tool call) have undone fault ``a``?"""
+        if call is None or self._attempted_change is None:
+            return False
+        try:
+            changing = bool(self._attempted_change(call))
+        except Exception:  # noqa: BLE001 - a classifier error is no evidence
+            return False
+        if not changing:
+            return False
+        named = self._call_routers(call)
+        return named is None or bool(named & self._routers(a.spec))
+
+    @staticmethod
+    def _call_label(step: int, call: Mapping[str, Any]) -> str:
+        named = FaultSession._call_routers(call)
+        where = f" on {','.join(sorted(named))}" if named else ""
+        return f"step {step}: {call.get('tool', '?')}{where}"
+
+    def _undone(self, a: _Active, step: int, call: Mapping[str, Any], detail: str) -> None:
+        rec = self._records[a.index]
+        by = self._call_label(step, call)
+        rec.undone_by = by
+        self._event("fault_undone", a.spec, by=by, detail=detail)
+        self._remove(a, why=f"undone by the agent ({by}): the rest of it is removed")
+        rec.detail = f"undone by the agent's call ({by}): {detail}"
+
+    def _settle_pending(self, step: int | None, call: Mapping[str, Any] | None) -> None:
+        """Decide the vanishes the watcher saw: the agent's when ``call`` (returned at ``step``)
+        was running then and could have changed the fault's routers; else invalid."""
+        if not self._pending:
+            return
+        started = None
+        if call is not None:
+            try:
+                started = self._clock() - float(call.get("elapsed_s") or 0.0) - _SLACK_S
+            except (TypeError, ValueError):
+                started = None
+        for i, (when, detail) in sorted(self._pending.items()):
+            a = next(x for x in self._active if x.index == i)
+            rec = self._records[i]
+            if step is not None and started is not None and started <= when and self._by_agent(a, call):
+                by = self._call_label(step, call)
+                rec.undone_by = by
+                rec.detail = f"undone by the agent's call ({by}): {detail}"
+                self._event("fault_undone", a.spec, by=by, detail=detail)
+            else:
+                self._invalidate(i, f"vanished while it should be in effect: {detail}")
+        self._pending.clear()
+
+    def _end_expired(self, *, in_watcher: bool = False) -> None:
         now = self._clock()
         for a in self._active:
             if a.state == "active" and a.deadline is not None and now >= a.deadline:
                 if not self._records[a.index].invalid:
-                    self._check_one(a)
-                self._remove(a, why="its duration passed")
+                    self._check_one(a, in_watcher=in_watcher)
+                if a.state == "active":
+                    self._remove(a, why="its duration passed")
 
     def _remove(self, a: _Active, *, why: str) -> None:
         rec = self._records[a.index]
@@ -374,7 +474,7 @@ class FaultSession:
                 if deadlines:
                     wait = max(0.0, min(deadlines) - self._clock())
                     if wait <= 0:
-                        self._end_expired()
+                        self._end_expired(in_watcher=True)
                         continue
                     self._wake.wait(timeout=min(wait, 1.0))
                 else:

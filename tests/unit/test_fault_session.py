@@ -391,3 +391,98 @@ def test_a_fault_beside_a_kind_that_does_not_block_its_router_is_injected_at_its
     s.on_tool_call(2)
     assert lab.faults == {"down", "restart"}
     assert not [e for e in traj.events if e["event"] == "fault_deferred"]
+
+
+# --- undone by the agent: a fault the agent's own changing call ended is not an infrastructure error
+
+
+def changing(ev):
+    return ev.get("tool") in ("shell", "commit")
+
+
+def make_attr(schedule):
+    lab, clock, traj = FakeLab(), Clock(), Trajectory()
+    k = Fake()
+    s = FaultSession(lab, schedule, traj, clock=clock, get_kind=lambda n: k, watch=False,
+                     attempted_change=changing)
+    return s, lab, clock, traj
+
+
+def routed(name, router, at, dur=None):
+    return FaultSpec(kind="fake", at_step=at, duration_s=dur, target={"name": name, "router": router})
+
+
+def call(tool, elapsed=0.1, **args):
+    return {"event": "tool_call", "tool": tool, "arguments": args, "ok": True, "elapsed_s": elapsed}
+
+
+def test_a_fault_the_agents_changing_call_on_its_router_ended_is_undone_by_the_agent_not_invalid():
+    s, lab, clock, traj = make_attr([routed("a", "e1", 0), routed("b", "e2", 3)])
+    s.start()
+    s.on_tool_call(1, call("shell", device="e1", command="ip link set dev eth1 up"))
+    assert s.records[0].undone_by is None          # still there after the first call
+    lab.faults.discard("a")                        # what the agent's second call does
+    s.on_tool_call(2, call("shell", device="e1", command="ip link set dev eth1 up"))
+    assert s.invalid_reason is None
+    r = s.records[0]
+    assert r.undone_by == "step 2: shell on e1" and r.invalid is None
+    assert r.detail.startswith("undone by the agent's call (step 2: shell on e1): a off")
+    assert r.removed is True                       # what was left of it is removed
+    assert ("fault_undone", "a") in events(traj)
+    s.on_tool_call(3, call("get_running_config", device="e2"))
+    assert lab.faults == {"b"}                     # the run goes on: later faults are injected
+    s.stop()
+    assert s.invalid_reason is None and s.records[1].removed
+
+
+@pytest.mark.parametrize("last", [
+    call("get_running_config", device="e1"),       # a read cannot undo it
+    call("shell", device="e2"),                    # a change on another router
+    None,                                          # no event (a caller without the attribution)
+])
+def test_a_fault_that_vanished_under_a_read_or_a_change_elsewhere_stays_invalid(last):
+    s, lab, clock, traj = make_attr([routed("a", "e1", 0)])
+    s.start()
+    lab.faults.discard("a")
+    s.on_tool_call(1, last)
+    assert s.invalid_reason and "vanished while it should be in effect: a off" in s.invalid_reason
+    assert s.records[0].undone_by is None
+
+
+def test_a_call_that_names_no_router_may_act_on_any():
+    s, lab, clock, traj = make_attr([routed("a", "e1", 0)])
+    s.start()
+    lab.faults.discard("a")
+    s.on_tool_call(1, call("commit", message="x"))    # an A3-R commit: the reconciler acts everywhere
+    assert s.invalid_reason is None and s.records[0].undone_by == "step 1: commit"
+
+
+def test_a_vanish_the_watcher_sees_is_decided_when_the_call_in_flight_returns():
+    # in flight at the deadline: the agent's
+    s, lab, clock, traj = make_attr([routed("a", "e1", 0, dur=2.0)])
+    s.start()
+    clock.t += 1.5                                 # the agent's call starts here ...
+    lab.faults.discard("a")
+    clock.t += 0.5
+    s._end_expired(in_watcher=True)                # the watcher at the deadline: it vanished
+    assert s.invalid_reason is None and lab.faults == set()
+    clock.t += 0.3
+    s.on_tool_call(1, call("shell", elapsed=0.8, device="e1"))   # ... and returns 0.8 s later
+    assert s.invalid_reason is None and s.records[0].undone_by == "step 1: shell on e1"
+    # a call that started after the watcher saw it: not the agent's
+    s, lab, clock, traj = make_attr([routed("a", "e1", 0, dur=2.0)])
+    s.start()
+    lab.faults.discard("a")
+    clock.t += 2.0
+    s._end_expired(in_watcher=True)
+    clock.t += 1.0
+    s.on_tool_call(1, call("shell", elapsed=0.2, device="e1"))
+    assert s.invalid_reason and "vanished" in s.invalid_reason and s.records[0].undone_by is None
+    # and one no call followed before the end of the run: invalid at stop
+    s, lab, clock, traj = make_attr([routed("a", "e1", 0, dur=2.0)])
+    s.start()
+    lab.faults.discard("a")
+    clock.t += 2.0
+    s._end_expired(in_watcher=True)
+    s.stop()
+    assert s.invalid_reason and "vanished" in s.invalid_reason
