@@ -22,7 +22,9 @@ What each part records (fields of :class:`ani.campaign.results.RunRecord`):
   reference time is the later of the agent's end and the faults' end (``fault_session.ended_at``,
   monotonic; None or no session: no faults).
 - ``unrequested_changes``: the routers' configurations read out of band before the agent acts
-  and after grading, against the task's reference end state (:mod:`ani.observer.changes`).
+  and after grading, against the task's reference end state (:mod:`ani.observer.changes`),
+  less what the faults wrote themselves (``FaultRecord.wrote``, :func:`fault_lines`), which
+  goes to ``fault_residue``.
 - ``damaged``: the failed invariants' service tags by service class (:mod:`ani.observer.damage`).
 - ``oscillating``: :func:`ani.campaign.oscillation.oscillating` over the trajectory.
 
@@ -40,7 +42,7 @@ from ani.campaign.oscillation import oscillating
 from ani.observer.damage import damaged_by_class
 from ani.observer.sampler import DEFAULT_PERIOD_S, Sampler
 
-__all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation", "attempted_change"]
+__all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation", "attempted_change", "fault_lines"]
 
 #: how long recovery is waited for when the campaign sets no ``observer_bound_s`` (seconds)
 RECOVERY_BOUND_S = 20.0
@@ -59,6 +61,23 @@ def attempted_change(ev: dict[str, Any], level: str) -> bool:
     tool = str(ev.get("tool", ""))
     args = ev.get("arguments") if isinstance(ev.get("arguments"), dict) else None
     return tool not in PREPARATORY_TOOLS and tool_kind(level, tool, args, changed=ev.get("changed")) == "update"
+
+
+def fault_lines(records: list[Any]) -> set[str]:
+    """Every change line a fault wrote (``FaultRecord.wrote``), both ways: a line a fault
+    added (``e4: + ip prefix-list X permit P``) and its removal (``e4: - ...``) are the
+    fault's, whoever left it in place at the end (an A2 rollback to a snapshot taken while a
+    fault's reservation was there puts it back: a residue of the fault, not a change the agent
+    made nobody asked for)."""
+    out: set[str] = set()
+    for rec in records:
+        for line in getattr(rec, "wrote", None) or []:
+            router, _, change = str(line).partition(": ")
+            sign, _, rest = change.partition(" ")
+            if sign in ("+", "-") and rest:
+                out.add(f"{router}: + {rest}")
+                out.add(f"{router}: - {rest}")
+    return out
 
 
 class GatedAdapter:
@@ -155,7 +174,11 @@ class RunObservation:
         self._fields["damaged"] = damaged_by_class(state.get("invariants") or [])
         events = list(getattr(self.trajectory, "events", []) or [])
         self._fields["oscillating"] = oscillating(events, self.level)
-        self._fields["unrequested_changes"] = self._unrequested()
+        records = list(getattr(fault_session, "records", None) or [])
+        unrequested = self._unrequested()
+        own = fault_lines(records)
+        self._fields["unrequested_changes"] = [c for c in unrequested if c not in own]
+        self._fields["fault_residue"] = [c for c in unrequested if c in own]
 
     def _unrequested(self) -> list[str]:
         if self.initial is None:

@@ -104,7 +104,7 @@ class RunRecord(BaseModel):
             read with a warning; the run and its verdict are kept, ``ani campaign report`` shows
             its metrics as missing).
         damaged / unsafe / sample_period_s / samples / recovered / recovery_s /
-        unrequested_changes / oscillating: what the out-of-band observer saw during and after
+        unrequested_changes / fault_residue / oscillating: what the out-of-band observer saw during and after
             the run (:mod:`ani.campaign.observe_run`; docs/campaigns.md, "What the observer
             sees"); their defaults in an infra_error record and in records written before them.
         invalid_calls / double_applied / locks_left / partial: the measured outcomes of
@@ -180,6 +180,9 @@ class RunRecord(BaseModel):
     recovery_s: float | None = None
     #: changes the run left on the routers beyond what the task needed ("<router>: + <line>")
     unrequested_changes: list[str] = Field(default_factory=list)
+    #: change lines a fault itself wrote (FaultRecord.wrote) still there at the end: not the
+    #: run's, so not in unrequested_changes (e.g. a concurrent writer's entry that survived)
+    fault_residue: list[str] = Field(default_factory=list)
     #: the run undid and redid the same change (ani.campaign.oscillation)
     oscillating: bool = False
     # --- end observer-run

@@ -42,6 +42,13 @@ from ani.device.model import Firewall, FirewallRule, FirewallSet
 FAMILY = "inet"
 TABLE = "fw"
 CHAIN = "forward"
+#: the name prefix of the nftables tables the harness's faults own (the ``packet_loss`` kind's
+#: ``netdev`` drop table, :mod:`ani.faults.kinds.packet_loss`): the substrate below the router, a
+#: lossy cable, not the router's configuration: :func:`parse_ruleset` leaves them out, so no
+#: level's view of the configuration (A2's running datastore, A1 / A0 reads through the device
+#: model, the observer's change diff) holds them or sees running change when they come and go
+SUBSTRATE_TABLE_PREFIX = "ani_fault_"
+
 #: the start of every unmodelled line about ``table inet fw`` (the table ``replace_script`` owns)
 TABLE_PREFIX = f"nft / table {FAMILY} {TABLE}"
 _PREFIX = TABLE_PREFIX
@@ -98,7 +105,8 @@ def _elem(n: IPv4Network) -> str:
 
 def parse_ruleset(doc: dict[str, Any] | str) -> tuple[Firewall | None, list[str]]:
     """``nft -j list ruleset`` output (text or parsed) -> (Firewall or None if there is no
-    ``table inet fw``, unmodelled lines ``"nft / ..."``).
+    ``table inet fw``, unmodelled lines ``"nft / ..."``). Tables named
+    ``SUBSTRATE_TABLE_PREFIX*`` (a fault's, not the router's) are left out entirely.
 
     Raises ValueError (json.JSONDecodeError included) if ``doc`` is not an nft JSON ruleset.
     """
@@ -116,6 +124,8 @@ def parse_ruleset(doc: dict[str, Any] | str) -> tuple[Firewall | None, list[str]
         (kind, obj), = item.items()
         if kind == "metainfo":
             continue
+        if str(obj.get("table", obj.get("name") if kind == "table" else "")).startswith(SUBSTRATE_TABLE_PREFIX):
+            continue  # the substrate's (a fault's table and everything in it): not configuration
         mine = obj.get("family") == FAMILY and obj.get("table", obj.get("name")) == TABLE
         if kind == "table":
             found = found or mine

@@ -126,6 +126,12 @@ class FaultKind:
     #: (:class:`ani.faults.session.FaultSession`). False: other kinds act beside it.
     blocks_router: bool = False
 
+    #: True for a kind that writes the routers' configuration (a concurrent writer's line, a
+    #: pool reservation): the session reads the configuration of its routers around its
+    #: injection and removal and records what it changed (``FaultRecord.wrote``), so the
+    #: observer never counts a fault's own lines as changes the run made nobody asked for.
+    writes_config: bool = False
+
     def overlap_key(self, spec: FaultSpec) -> Any:
         """What two faults of this kind must not both act on at once (hashable). A fault due
         while another with the same key is in effect is *merged* into it (the one in effect

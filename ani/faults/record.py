@@ -24,6 +24,11 @@ class FaultRecord(BaseModel):
     ``undone_by``: the agent's call that ended the fault before its time (``"step 5: shell on
     e1"``: an ``ip link set ... up``, a ``no shutdown``), None if nothing the agent did ended it;
     such a fault is the agent's doing, not an infrastructure error (the run stays valid).
+    ``wrote``: the configuration changes the fault itself made (a kind with
+    ``writes_config``), ``"<router>: + <block> / <line>"`` as
+    :func:`ani.observer.changes.config_changes` writes them, at injection and at removal; the
+    observer leaves these out of ``unrequested_changes`` (``RunRecord.fault_residue`` lists the
+    ones still there at the end).
     """
 
     kind: str
@@ -41,6 +46,7 @@ class FaultRecord(BaseModel):
     deferred_s: float | None = None
     failed_after: list[str] = Field(default_factory=list)
     undone_by: str | None = None
+    wrote: list[str] = Field(default_factory=list)
     detail: str = ""
 
 

@@ -327,7 +327,9 @@ class FaultSession:
             if why:
                 self._invalidate(i, f"unavailable on this host: {why}")
                 return
+            before = self._read_own(kind, spec)
             handle = kind.inject(self.lab, spec)
+            self._note_wrote(i, spec, before)
         except FaultNotApplicable as exc:  # the run's own state stands in its way: measured
             rec.detail = f"not injected: {exc}"
             self._event("fault_skipped", spec, reason=str(exc), step=step)
@@ -374,6 +376,37 @@ class FaultSession:
         for a in self._active:
             if a.state == "active" and not self._records[a.index].invalid:
                 self._check_one(a, step=step, call=call)
+
+    # --- what a fault wrote into the configuration -------------------------------------------------
+
+    def _read_own(self, kind: FaultKind, spec: FaultSpec) -> dict[str, Any] | None:
+        """The configurations of the fault's routers when its kind writes configuration (None
+        otherwise, or when they cannot be read: then nothing is recorded)."""
+        if not getattr(kind, "writes_config", False):
+            return None
+        routers = sorted(self._routers(spec))
+        if not routers or not hasattr(self.lab, "vtysh"):
+            return None
+        try:
+            from ani.observer.changes import read_configs
+
+            return read_configs(self.lab, routers)
+        except Exception:  # noqa: BLE001 - unreadable: nothing recorded
+            return None
+
+    def _note_wrote(self, i: int, spec: FaultSpec, before: dict[str, Any] | None) -> None:
+        if before is None:
+            return
+        try:
+            from ani.observer.changes import config_changes, read_configs
+
+            after = read_configs(self.lab, list(before))
+        except Exception:  # noqa: BLE001
+            return
+        rec = self._records[i]
+        for r in before:
+            if r in after:
+                rec.wrote += [f"{r}: {c}" for c in config_changes(before[r], after[r])]
 
     # --- undone by the agent -------------------------------------------------------------------
 
@@ -453,7 +486,9 @@ class FaultSession:
     def _remove(self, a: _Active, *, why: str) -> None:
         rec = self._records[a.index]
         try:
+            before = self._read_own(a.kind, a.spec)
             a.kind.remove(self.lab, a.spec, a.handle)
+            self._note_wrote(a.index, a.spec, before)
             ok, detail = a.kind.removed(self.lab, a.spec, a.handle)
         except Exception as exc:  # noqa: BLE001
             ok, detail = False, f"remove failed: {_cause(exc)}"

@@ -486,3 +486,17 @@ def test_a_vanish_the_watcher_sees_is_decided_when_the_call_in_flight_returns():
     s._end_expired(in_watcher=True)
     s.stop()
     assert s.invalid_reason and "vanished" in s.invalid_reason
+
+
+def test_fault_lines_take_a_faults_lines_both_ways():
+    from ani.campaign.observe_run import fault_lines
+    from ani.faults.record import FaultRecord
+
+    recs = [FaultRecord(kind="pool_exhaustion", at_step=3,
+                        wrote=["e4: + ip prefix-list ANI-POOL-HELD permit 198.19.0.0/16 le 32",
+                               "e4: - ip prefix-list ANI-POOL-HELD permit 198.19.0.0/16 le 32"]),
+            FaultRecord(kind="link_down", at_step=1)]
+    own = fault_lines(recs)
+    assert own == {"e4: + ip prefix-list ANI-POOL-HELD permit 198.19.0.0/16 le 32",
+                   "e4: - ip prefix-list ANI-POOL-HELD permit 198.19.0.0/16 le 32"}
+    assert "e1: + ip prefix-list ANI-POOL-HELD permit 198.19.0.0/16 le 32" not in own  # per router

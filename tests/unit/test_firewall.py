@@ -159,3 +159,22 @@ def test_diff_lists_elements_policy_and_rules():
     assert "+ nft / table inet fw / chain forward / policy drop" in d
     assert diff(None, FULL)[0] == "+ nft / table inet fw"
     assert diff(FULL, None)[0] == "- nft / table inet fw"
+
+
+def test_a_faults_substrate_table_is_not_configuration():
+    """A packet-loss fault's netdev table (ani.faults.kinds.packet_loss) is below the router:
+    not in the model, not an unmodelled line; another foreign table still is one."""
+    from ani.device.firewall import SUBSTRATE_TABLE_PREFIX, parse_ruleset
+
+    table = f"{SUBSTRATE_TABLE_PREFIX}loss_s3_to_c2"
+    doc = {"nftables": [
+        {"metainfo": {"json_schema_version": 1}},
+        {"table": {"family": "netdev", "name": table, "handle": 1}},
+        {"chain": {"family": "netdev", "table": table, "name": "loss", "handle": 1, "type": "filter",
+                   "hook": "ingress", "dev": "to-c2", "prio": -500, "policy": "accept"}},
+        {"rule": {"family": "netdev", "table": table, "chain": "loss", "handle": 2, "expr": [{"drop": None}]}},
+        {"table": {"family": "netdev", "name": "mine", "handle": 2}},
+    ]}
+    fw, unmodelled = parse_ruleset(doc)
+    assert fw is None
+    assert unmodelled == ["nft / table netdev mine"]

@@ -65,6 +65,7 @@ class ConcurrentWriter(FaultKind):
     """See the module doc. Handle: ``{"router", "variant", "line", "seq"?, "prefix_list"?, "prefix"?}``."""
 
     name = "concurrent_writer"
+    writes_config = True
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
         router = primary_edge(scenario, variant) or pick_router(rng, scenario, variant)

@@ -21,6 +21,7 @@ import random
 from typing import Any
 
 from ani.errors import FaultError
+from ani.device.firewall import SUBSTRATE_TABLE_PREFIX
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.targets import core_links, link_ends, run_in, topology_of
 
@@ -30,7 +31,7 @@ LOSS_PCT = (10, 50)
 
 def table_name(spec: FaultSpec, ifname: str) -> str:
     """The fault's own nftables table on one end."""
-    return f"ani_fault_loss_s{spec.at_step}_{ifname}".replace("-", "_").replace(".", "_")
+    return f"{SUBSTRATE_TABLE_PREFIX}loss_s{spec.at_step}_{ifname}".replace("-", "_").replace(".", "_")
 
 
 def ruleset(table: str, ifname: str, pct: int) -> str:

@@ -54,6 +54,7 @@ class PoolExhaustion(FaultKind):
     """See the module doc. Handle: ``{"router", "pool", "network", "prefixlen", "line"}``."""
 
     name = "pool_exhaustion"
+    writes_config = True
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
         pools = dict(getattr(scenario, "pools", None) or {})
