@@ -150,3 +150,12 @@ def test_device_status_shows_a_frozen_daemon(lab, a1):
 
     again = a1.call("check_device_status", {"devices": ["r2"]})
     assert again.data["devices"]["r2"]["status"] == "up", again.text
+
+
+def test_the_docs_example_runs_as_written(run_doc_example):
+    out = run_doc_example("protocol.md", "a1-extra-tools").splitlines()
+    assert out[0] == "True True ['applied', 'applied']"
+    assert out[1] == "False rolled_back undone e2"
+    assert out[2] == "True"
+    assert out[3].startswith("e1: up (reachable); daemons: zebra running, staticd running")
+    assert out[-1] == "True ['success', 'success', 'success']"
