@@ -38,12 +38,18 @@ _DRAFT_KEYS = {
 }
 
 
-def _refuse_draft_keys(data: Any) -> Any:
-    if isinstance(data, dict):
-        bad = [f"{k}: {_DRAFT_KEYS[k]}" for k in data if k in _DRAFT_KEYS]
-        if bad:
-            raise ValueError("; ".join(bad))
-    return data
+class _DraftArgs(Args):
+    """Arguments of a tool the draft defines with ``device_ips`` / ``device_ip`` /
+    ``credential_id``: those keys are refused saying what to send instead (module doc)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _draft_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            bad = [f"{k}: {_DRAFT_KEYS[k]}" for k in data if k in _DRAFT_KEYS]
+            if bad:
+                raise ValueError("; ".join(bad))
+        return data
 
 
 def _duplicates(names: list[str]) -> list[str]:
@@ -51,7 +57,7 @@ def _duplicates(names: list[str]) -> list[str]:
     return sorted({n for n in names if n in seen or seen.add(n)})  # type: ignore[func-returns-value]
 
 
-class BatchArgs(Args):
+class BatchArgs(_DraftArgs):
     devices: list[str] = Field(
         default_factory=list,
         description=(
@@ -73,11 +79,6 @@ class BatchArgs(Args):
             "instead of devices + commands"
         ),
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _draft_keys(cls, data: Any) -> Any:
-        return _refuse_draft_keys(data)
 
     @model_validator(mode="after")
     def _one_shape(self) -> BatchArgs:
@@ -113,7 +114,7 @@ class BatchArgs(Args):
         return {d: list(self.commands) for d in self.devices}
 
 
-class StatusArgs(Args):
+class StatusArgs(_DraftArgs):
     devices: list[str] = Field(
         default_factory=list,
         description="Device names to check; leave empty for every router",
@@ -126,11 +127,6 @@ class StatusArgs(Args):
             "link state and counters of each interface). Default: [interface]"
         ),
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _draft_keys(cls, data: Any) -> Any:
-        return _refuse_draft_keys(data)
 
     @model_validator(mode="after")
     def _unique(self) -> StatusArgs:

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from test_allowlist_adapter import RecordingLab as _RecordingLab
+
 from ani.adapters.a1 import A1Adapter
 from ani.adapters.a1_args import ApplyConfigArgs, BatchArgs, StatusArgs, config_lines
 from ani.adapters.device_status import format_status, read_status
@@ -41,20 +43,10 @@ class _Topo:
         return n in self.routers
 
 
-class RecordingLab:
-    """Any method call on the lab is recorded and fails the test if it would do I/O."""
+class RecordingLab(_RecordingLab):
+    """test_allowlist_adapter's lab that fails on any I/O, with routers that have daemons and a host."""
 
     topology = _Topo()
-
-    def __init__(self) -> None:
-        self.touched: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        def f(*a: Any, **k: Any) -> Any:
-            self.touched.append(name)
-            raise AssertionError(f"lab.{name} called: something was sent")
-
-        return f
 
 
 def a1(lab: Any = None, **options: Any) -> A1Adapter:
