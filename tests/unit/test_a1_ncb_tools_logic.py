@@ -334,3 +334,21 @@ def test_tool_kinds_of_the_new_tools() -> None:
     m = compute_metrics(events, "a1", stop_reason="submitted", submitted=True, success=True)
     assert m.action_counts["validation"] == 1 and m.action_counts["update"] == 2 and m.action_counts["null"] == 0
     assert m.error_actions == 1 and m.completion_mode == "correct_submission"
+
+
+# -- the blocklist ablation sees the per-device shapes ---------------------------------------
+
+
+def test_the_blocklist_refuses_a_blocked_line_inside_configs() -> None:
+    from ani.adapters.blocklist import BlocklistAdapter
+
+    lab = RecordingLab()
+    a = BlocklistAdapter(a1(lab, extra_tools=EXTRA, apply_config_shape="netconfarena"))
+    res = a.call("batch_configure_devices", {"configs": {"r1": ["ip route 10.0.0.0/8 blackhole"],
+                                                         "r2": ["router bgp 64502", "no router bgp 64502"]}})
+    assert res.error.code == ErrorCode.BLOCKED and res.error.message.startswith("configs.r2[1] 'no router bgp 64502'")
+    res = a.call("apply_config", {"configs": {"r1": "configure terminal\nno router bgp 64501\nend"}})
+    assert res.error.code == ErrorCode.BLOCKED and res.data["argument"] == "configs.r1 line 2"
+    res = a.call("batch_configure_devices", {"devices": ["r1", "r2"], "commands": ["no router bgp 64501"]})
+    assert res.error.code == ErrorCode.BLOCKED and res.data["argument"] == "commands[0]"
+    assert lab.touched == [] and a.blocked_calls == 3
