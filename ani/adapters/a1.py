@@ -76,7 +76,8 @@ Optional tools (off by default, so an A1 cell offers the same tools as before un
   <tool>``); then the devices in the order given, each as ``update_config`` sends its lines.
   At the first failing line on any device, that device and every device before it are rolled
   back to their snapshots and verified (``rolled_back``, naming the device and the line, or
-  ``rollback_failed`` naming the devices not verified); later devices get nothing.
+  ``rollback_failed`` naming the devices not verified, also in ``data.not_restored``, which the
+  run record's ``partial`` outcome reads); later devices get nothing.
   ``data``: ``devices`` = ``{device: {"status": applied | undone | failed | not_run | refused,
   "results": [...as update_config...], "pre_snapshot", "changed"?, "diff"?, "rolled_back"?,
   "rollback_detail"?}}``, ``failed_device``, ``failed_index``, ``rolled_back``, ``timed_out``.
@@ -673,6 +674,7 @@ class A1Adapter(BaseAdapter):
                    + (f"; not sent to {', '.join(devs[len(touched):])}" if len(touched) < len(devs) else ""))
             return ToolResult.failure(ErrorCode.ROLLED_BACK, msg, data=data, changed=False,
                                       text=text + f"\nerror [{ErrorCode.ROLLED_BACK.value}]: {msg}")
+        data["not_restored"] = unverified  # the run record's ``partial`` outcome names them
         why_not = " | ".join(f"{d}: " + " | ".join(per[d]["rollback_detail"]) for d in unverified)[:2000]
         msg = head + f"; rolling back could NOT be verified on {', '.join(unverified)}: {why_not}"
         return ToolResult.failure(ErrorCode.ROLLBACK_FAILED, msg, data=data, changed=True,
