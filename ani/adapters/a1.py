@@ -55,28 +55,61 @@ naming the call that holds it; it never returns a false ``device_unreachable``.
 
 Options (``options=`` of the constructor, the strict model :class:`A1Options`): ``platform``
 (name or path, default ``frr``), ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole
-update_config), ``rollback_timeout_s`` (30), ``max_output_bytes`` (65536). An unknown key or a
-bad value (a timeout that is not a number > 0, a platform that does not load) raises ConfigError
+update_config / batch_configure_devices / apply_config), ``rollback_timeout_s`` (30),
+``max_output_bytes`` (65536), ``extra_tools`` ([]: a list of ``batch_configure_devices``,
+``check_device_status``), ``apply_config_shape`` (``netconfbench``: ``update_config``;
+``netconfarena``: ``apply_config`` instead). An unknown key or a bad value (a timeout that is
+not a number > 0, a platform that does not load, an unknown tool name) raises ConfigError
 naming it and the known options.
+
+Optional tools (off by default, so an A1 cell offers the same tools as before unless it asks):
+
+- ``batch_configure_devices(devices, commands)`` (the NetConfBench draft §6.3.1, devices by
+  name instead of ``device_ips``, no ``credential_id``) or ``batch_configure_devices(configs=
+  {device: [commands]})``, option ``extra_tools``; and ``apply_config(configs={device:
+  "line\nline"})`` (NetConfArena's action: newline-separated lines per device, configuration
+  mode entered and left by the adapter: ``configure terminal`` / ``end`` lines are accepted
+  and not sent twice), option ``apply_config_shape: netconfarena``. Both are **all or nothing
+  across devices**: every device's list is vetted first (one refusal: ``not_allowed`` naming
+  the device and the line, nothing sent to any device); a NETCONF lock on any device:
+  ``locked``, nothing sent; then an automatic snapshot of every device (label ``auto: before
+  <tool>``); then the devices in the order given, each as ``update_config`` sends its lines.
+  At the first failing line on any device, that device and every device before it are rolled
+  back to their snapshots and verified (``rolled_back``, naming the device and the line, or
+  ``rollback_failed`` naming the devices not verified, also in ``data.not_restored``, which the
+  run record's ``partial`` outcome reads); later devices get nothing.
+  ``data``: ``devices`` = ``{device: {"status": applied | undone | failed | not_run | refused,
+  "results": [...as update_config...], "pre_snapshot", "changed"?, "diff"?, "rolled_back"?,
+  "rollback_detail"?}}``, ``failed_device``, ``failed_index``, ``rolled_back``, ``timed_out``.
+  The call holds every device it names (one call per router at a time) and is bounded by
+  ``call_timeout_s`` as a whole. Argument models: :mod:`ani.adapters.a1_args`.
+- ``check_device_status(devices=[], metrics=["interface"])`` (the draft §6.3.2; ``metrics`` from
+  its enum ``cpu``, ``memory``, ``interface``), option ``extra_tools``: read only, per router
+  reachability, the state of each FRR daemon (``running``, ``frozen``, ``not_running``) and an
+  overall ``up`` / ``degraded`` / ``down`` (:mod:`ani.adapters.device_status`). It never goes
+  through vtysh (a frozen daemon would block it) and waits for no other call. ``ok`` is True
+  whatever the status: a down router is an answer, not a failed call.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field, field_validator
 
+from ani.adapters.a1_args import ApplyConfigArgs, BatchArgs, StatusArgs
 from ani.adapters.allowlist import Refused, Step, check_show, plan_config
 from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
 from ani.adapters.cli_session import CliSession, SessionError, classify
+from ani.adapters.device_status import format_status, read_status
 from ani.adapters.error_map import error_result
 from ani.adapters.objects import known_objects, show_target
 from ani.adapters.options import Options, parse_options
 from ani.adapters.platform import Platform, load_platform
 from ani.adapters.sandbox import CappedOutput
-from ani.adapters.snapshot import RouterState, SnapshotStore, key, unified
+from ani.adapters.snapshot import RouterState, Snapshot, SnapshotStore, key, unified
 from ani.device.outcome import ReadError
 from ani.device.parse import parse
 from ani.device.state import lab_gone
@@ -102,6 +135,22 @@ class A1Options(Options):
     call_timeout_s: float = Field(60.0, gt=0, description="bound of a whole update_config, seconds")
     rollback_timeout_s: float = Field(30.0, gt=0, description="bound of each frr-reload / nft restore run, seconds")
     max_output_bytes: int = Field(65536, ge=1, description="cap on a command's output, bytes")
+    extra_tools: list[Literal["batch_configure_devices", "check_device_status"]] = Field(
+        default_factory=list,
+        description="the NetConfBench draft's optional tools (§6.3) to offer beside the core ones",
+    )
+    apply_config_shape: Literal["netconfbench", "netconfarena"] = Field(
+        "netconfbench",
+        description=("netconfbench: update_config(device, commands); netconfarena: "
+                     "apply_config(configs={device: 'line\\n...'}) instead"),
+    )
+
+    @field_validator("extra_tools")
+    @classmethod
+    def _unique_tools(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("a tool is named more than once")
+        return v
 
 
 class ValidationArgs(Args):
@@ -129,6 +178,12 @@ class UpdateArgs(Args):
 class RollbackArgs(Args):
     device: str = Field(description="Device name")
     snapshot_id: str = Field(description="Snapshot id returned by snapshot or list_snapshots (e.g. 'r1-s1')")
+
+
+#: tools offered only when named in the option ``extra_tools``
+_OPTIONAL_TOOLS = ("batch_configure_devices", "check_device_status")
+#: tools bounded by ``call_timeout_s`` (the others: ``command_timeout_s``)
+_CHANGING_TOOLS = frozenset({"update_config", "rollback", "batch_configure_devices", "apply_config"})
 
 
 class A1Adapter(BaseAdapter):
@@ -159,6 +214,9 @@ class A1Adapter(BaseAdapter):
             rollback_timeout_s=self.settings.rollback_timeout_s,
         )
         self._sessions: dict[str, CliSession] = {}
+        for name in set(_OPTIONAL_TOOLS) - set(self.settings.extra_tools):
+            self._tools.pop(name, None)
+        self._tools.pop("update_config" if self.settings.apply_config_shape == "netconfarena" else "apply_config")
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -177,11 +235,24 @@ class A1Adapter(BaseAdapter):
         super().close()
 
     def call_keys(self, name: str, args: Any) -> list[str]:
-        """One call per router at a time (its one vtysh session); see the module doc."""
+        """One call per router at a time (its one vtysh session); a batch holds every router it
+        names; ``check_device_status`` uses no session and waits for no call (module doc)."""
+        if name == "check_device_status":
+            return []
         return self._devices_named(args) or super().call_keys(name, args)
 
     def call_bound_s(self, name: str, args: Any) -> float:
-        return self.call_timeout_s if name in ("update_config", "rollback") else self.command_timeout_s
+        return self.call_timeout_s if name in _CHANGING_TOOLS else self.command_timeout_s
+
+    @staticmethod
+    def _devices_named(parsed: BaseModel) -> list[str]:
+        """The devices a call names: ``device``, ``devices`` and the keys of ``configs``
+        (batch_configure_devices, apply_config), in order, each once."""
+        out = BaseAdapter._devices_named(parsed)
+        configs = getattr(parsed, "configs", None)
+        if isinstance(configs, dict):
+            out.extend(d for d in configs if isinstance(d, str))
+        return list(dict.fromkeys(out))
 
     def session(self, device: str) -> CliSession:
         s = self._sessions.get(device)
@@ -414,6 +485,207 @@ class A1Adapter(BaseAdapter):
             return self._unreachable(dev, exc)
 
         results: list[dict[str, Any]] = [{"command": c, "status": "not_run"} for c in cmds]
+        failed, timed_out = self._send(dev, steps, results)
+
+        if failed is None:
+            try:
+                post = self.snapshots.read(dev)
+            except (ReadError, LabError) as exc:
+                return self._unreachable(dev, exc)
+            changed = not self.snapshots.same(pre.state, post)
+            self._note_dangling(dev, results, post.frr)
+            diff = self._diff(pre.state, post)
+            n = sum(1 for s in steps if s.kind != "noop")
+            text = self._results_text(results) + (f"\n{n} command(s) applied" + ("" if changed else " (no change to the device)"))
+            return ToolResult.success(
+                text,
+                {"results": results, "pre_snapshot": pre.id, "diff": diff, "rolled_back": False},
+                changed=changed,
+            )
+
+        step, why = failed
+        results[step.index] = {"command": step.command, "status": "error", "message": why}
+        try:
+            rep = self.snapshots.restore(dev, pre.state)
+        except (ReadError, LabError) as exc:
+            return ToolResult.failure(
+                ErrorCode.ROLLBACK_FAILED,
+                f"command {step.index + 1} {step.command!r} failed ({why}); rolling back failed: {exc}",
+                data={"results": results, "failed_index": step.index, "rolled_back": False},
+                changed=True,
+            )
+        ran = self._mark_undone(steps, results, rep.verified)
+        data = {
+            "results": results,
+            "failed_index": step.index,
+            "ran": [cmds[i] for i in ran],
+            "undone": [cmds[i] for i in ran if steps[i].kind != "exec"] if rep.verified else [],
+            "rolled_back": rep.verified,
+            "pre_snapshot": pre.id,
+            "timed_out": timed_out,
+            "rollback_detail": rep.detail,  # every frr-reload / nft error line of the rollback
+        }
+        head = (
+            f"command {step.index + 1} {step.command!r} failed: {why}. "
+            f"{len(ran)} earlier command(s) had run"
+        )
+        if rep.verified:
+            msg = head + f"; the device was rolled back to its state before the call ({pre.id}): nothing of this call remains"
+            return ToolResult.failure(
+                ErrorCode.ROLLED_BACK, msg, data=data, changed=False,
+                text=self._results_text(results) + f"\nerror [{ErrorCode.ROLLED_BACK.value}]: {msg}",
+            )
+        msg = head + f"; rolling back to {pre.id} could NOT be verified: " + " | ".join(rep.detail)[:2000]
+        return ToolResult.failure(
+            ErrorCode.ROLLBACK_FAILED, msg, data=data, changed=True,
+            text=self._results_text(results) + f"\nerror [{ErrorCode.ROLLBACK_FAILED.value}]: {msg}",
+        )
+
+    # -- optional tools (options extra_tools, apply_config_shape) ------------------------------
+
+    @tool(
+        args=BatchArgs,
+        destructive=True,
+        description=(
+            "Apply configuration commands to multiple network devices in one call: the same "
+            "commands to every device of 'devices', or a list per device in 'configs'. Returns "
+            "the status of each command on each device. All or nothing across devices: if a "
+            "command fails on any device, every device is rolled back to its state before the call."
+        ),
+    )
+    def batch_configure_devices(self, args: BatchArgs) -> ToolResult:
+        return self._apply_many("batch_configure_devices", args.plan())
+
+    @tool(
+        name="apply_config",
+        args=ApplyConfigArgs,
+        destructive=True,
+        description=(
+            "Apply configuration to one or more network devices: configs maps each device to its "
+            "configuration lines separated by newlines. Configuration mode is entered and left "
+            "automatically. Returns the status of each line. All or nothing: if a line fails on "
+            "any device, every device is rolled back to its state before the call."
+        ),
+    )
+    def apply_config(self, args: ApplyConfigArgs) -> ToolResult:
+        return self._apply_many("apply_config", args.plan())
+
+    @tool(
+        args=StatusArgs,
+        read_only=True,
+        description=(
+            "Check the operational status of network devices: reachability, the state of each "
+            "routing daemon (running, frozen, not running), and on request interface link state "
+            "and counters, CPU time and memory of the daemons. Does not change the devices."
+        ),
+    )
+    def check_device_status(self, args: StatusArgs) -> ToolResult:
+        devs = args.devices or self.devices
+        statuses = [read_status(self.lab, d, args.metrics, timeout_s=self.command_timeout_s) for d in devs]
+        return ToolResult.success("\n".join(format_status(st) for st in statuses),
+                                  {"devices": {st["device"]: st for st in statuses}, "metrics": list(args.metrics)})
+
+    def _apply_many(self, tool: str, plan: dict[str, list[str]]) -> ToolResult:
+        """Apply ``{device: commands}`` in order, all or nothing across the devices (module doc,
+        "batch_configure_devices and apply_config")."""
+        devs = list(plan)
+        per: dict[str, dict[str, Any]] = {
+            d: {"status": "not_run", "results": [{"command": c, "status": "not_run"} for c in plan[d]]} for d in devs
+        }
+        steps: dict[str, list[Step]] = {}
+        for dev in devs:
+            try:
+                steps[dev] = plan_config(self.platform, list(plan[dev]))
+            except Refused as exc:
+                per[dev]["status"] = "refused"
+                if exc.index < len(plan[dev]):
+                    per[dev]["results"][exc.index] = {"command": plan[dev][exc.index], "status": "error",
+                                                      "message": exc.reason}
+                return ToolResult.failure(
+                    ErrorCode.NOT_ALLOWED, f"{dev}: {exc.message}; nothing was sent to any device",
+                    data={"devices": per, "failed_device": dev, "failed_index": exc.index, "rolled_back": False})
+        for dev in devs:
+            if (locked := self._netconf_locked(dev, tool)) is not None:
+                return locked
+        pre: dict[str, Snapshot] = {}
+        for dev in devs:
+            try:
+                pre[dev] = self.snapshots.take(dev, label=f"auto: before {tool}")
+            except (ReadError, LabError) as exc:
+                return self._unreachable(dev, exc)
+            per[dev]["pre_snapshot"] = pre[dev].id
+
+        failed: tuple[str, Step, str] | None = None
+        timed_out = False
+        for dev in devs:
+            per[dev]["status"] = "applied"
+            bad, timed_out = self._send(dev, steps[dev], per[dev]["results"])
+            if bad is not None:
+                failed = (dev, *bad)
+                break
+
+        if failed is None:
+            changed_any, lines = False, []
+            for dev in devs:
+                try:
+                    post = self.snapshots.read(dev)
+                except (ReadError, LabError) as exc:
+                    return self._unreachable(dev, exc)
+                changed = not self.snapshots.same(pre[dev].state, post)
+                changed_any = changed_any or changed
+                self._note_dangling(dev, per[dev]["results"], post.frr)
+                per[dev].update(changed=changed, diff=self._diff(pre[dev].state, post))
+                n = sum(1 for s in steps[dev] if s.kind != "noop")
+                lines.append(f"{dev}:\n" + self._results_text(per[dev]["results"], indent="  ")
+                             + f"\n  {n} command(s) applied" + ("" if changed else " (no change to the device)"))
+            return ToolResult.success("\n".join(lines), {"devices": per, "rolled_back": False}, changed=changed_any)
+
+        fdev, step, why = failed
+        per[fdev]["status"] = "failed"
+        per[fdev]["results"][step.index] = {"command": step.command, "status": "error", "message": why}
+        touched = devs[: devs.index(fdev) + 1]
+        unverified: list[str] = []
+        ran_on: list[str] = []
+        n_ran = 0
+        for dev in touched:
+            try:
+                rep = self.snapshots.restore(dev, pre[dev].state)
+                ok, detail = rep.verified, rep.detail
+            except (ReadError, LabError) as exc:
+                ok, detail = False, [f"rolling back failed: {exc}"]
+            ran = self._mark_undone(steps[dev], per[dev]["results"], ok)
+            n_ran += len(ran)
+            if ran:
+                ran_on.append(dev)
+            if dev != fdev:
+                per[dev]["status"] = "undone"
+            per[dev].update(rolled_back=ok, rollback_detail=detail)
+            if not ok:
+                unverified.append(dev)
+        data = {"devices": per, "failed_device": fdev, "failed_index": step.index,
+                "rolled_back": not unverified, "timed_out": timed_out}
+        head = (f"{fdev}: command {step.index + 1} {step.command!r} failed: {why}. {n_ran} earlier command(s) had run"
+                + (f" (on {', '.join(ran_on)})" if ran_on else ""))
+        text = "\n".join(f"{d}:\n" + self._results_text(per[d]["results"], indent="  ") for d in devs)
+        if not unverified:
+            snaps = ", ".join(pre[d].id for d in touched)
+            msg = (head + f"; {'every device was' if len(touched) > 1 else 'the device was'} rolled back to its "
+                   f"state before the call ({snaps}): nothing of this call remains"
+                   + (f"; not sent to {', '.join(devs[len(touched):])}" if len(touched) < len(devs) else ""))
+            return ToolResult.failure(ErrorCode.ROLLED_BACK, msg, data=data, changed=False,
+                                      text=text + f"\nerror [{ErrorCode.ROLLED_BACK.value}]: {msg}")
+        data["not_restored"] = unverified  # the run record's ``partial`` outcome names them
+        why_not = " | ".join(f"{d}: " + " | ".join(per[d]["rollback_detail"]) for d in unverified)[:2000]
+        msg = head + f"; rolling back could NOT be verified on {', '.join(unverified)}: {why_not}"
+        return ToolResult.failure(ErrorCode.ROLLBACK_FAILED, msg, data=data, changed=True,
+                                  text=text + f"\nerror [{ErrorCode.ROLLBACK_FAILED.value}]: {msg}")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _send(self, dev: str, steps: list[Step], results: list[dict[str, Any]]) -> tuple[tuple[Step, str] | None, bool]:
+        """Send planned ``steps`` to ``dev`` one line at a time, filling ``results`` (one per
+        command, by index); stop at the first failure. Returns ``(failed, timed_out)``:
+        ``failed`` is ``(step, why)`` of the failing line or None. Nothing is rolled back here."""
         failed: tuple[Step, str] | None = None
         timed_out = False
         cfg = self.platform.d.config_mode
@@ -464,66 +736,19 @@ class A1Adapter(BaseAdapter):
             if self.session(dev).is_open:
                 self.session(dev).to_exec()
 
-        if failed is None:
-            try:
-                post = self.snapshots.read(dev)
-            except (ReadError, LabError) as exc:
-                return self._unreachable(dev, exc)
-            changed = not self.snapshots.same(pre.state, post)
-            self._note_dangling(dev, results, post.frr)
-            diff = self._diff(pre.state, post)
-            n = sum(1 for s in steps if s.kind != "noop")
-            text = self._results_text(results) + (f"\n{n} command(s) applied" + ("" if changed else " (no change to the device)"))
-            return ToolResult.success(
-                text,
-                {"results": results, "pre_snapshot": pre.id, "diff": diff, "rolled_back": False},
-                changed=changed,
-            )
+        return failed, timed_out
 
-        step, why = failed
-        results[step.index] = {"command": step.command, "status": "error", "message": why}
+    @staticmethod
+    def _mark_undone(steps: list[Step], results: list[dict[str, Any]], verified: bool) -> list[int]:
+        """After a rollback: the indices of the commands that had run (not noops), each marked
+        ``undone`` (= ``verified``), or, for an exec-mode operation, said to be beyond undoing."""
         ran = [i for i, r in enumerate(results) if r["status"] == "success" and steps[i].kind != "noop"]
-        try:
-            rep = self.snapshots.restore(dev, pre.state)
-        except (ReadError, LabError) as exc:
-            return ToolResult.failure(
-                ErrorCode.ROLLBACK_FAILED,
-                f"command {step.index + 1} {step.command!r} failed ({why}); rolling back failed: {exc}",
-                data={"results": results, "failed_index": step.index, "rolled_back": False},
-                changed=True,
-            )
         for i in ran:
             if steps[i].kind == "exec":
                 results[i]["message"] = "an operation, not configuration: a rollback cannot undo it"
             else:
-                results[i]["undone"] = rep.verified
-        data = {
-            "results": results,
-            "failed_index": step.index,
-            "ran": [cmds[i] for i in ran],
-            "undone": [cmds[i] for i in ran if steps[i].kind != "exec"] if rep.verified else [],
-            "rolled_back": rep.verified,
-            "pre_snapshot": pre.id,
-            "timed_out": timed_out,
-            "rollback_detail": rep.detail,  # every frr-reload / nft error line of the rollback
-        }
-        head = (
-            f"command {step.index + 1} {step.command!r} failed: {why}. "
-            f"{len(ran)} earlier command(s) had run"
-        )
-        if rep.verified:
-            msg = head + f"; the device was rolled back to its state before the call ({pre.id}): nothing of this call remains"
-            return ToolResult.failure(
-                ErrorCode.ROLLED_BACK, msg, data=data, changed=False,
-                text=self._results_text(results) + f"\nerror [{ErrorCode.ROLLED_BACK.value}]: {msg}",
-            )
-        msg = head + f"; rolling back to {pre.id} could NOT be verified: " + " | ".join(rep.detail)[:2000]
-        return ToolResult.failure(
-            ErrorCode.ROLLBACK_FAILED, msg, data=data, changed=True,
-            text=self._results_text(results) + f"\nerror [{ErrorCode.ROLLBACK_FAILED.value}]: {msg}",
-        )
-
-    # -- helpers ------------------------------------------------------------------------------
+                results[i]["undone"] = verified
+        return ran
 
     @staticmethod
     def _note_dangling(device: str, results: list[dict[str, Any]], frr_after: str) -> None:
@@ -556,10 +781,10 @@ class A1Adapter(BaseAdapter):
         return unified(af, bf, "running-config") + unified(an, bn, "nft ruleset")
 
     @staticmethod
-    def _results_text(results: list[dict[str, Any]]) -> str:
+    def _results_text(results: list[dict[str, Any]], indent: str = "") -> str:
         lines = []
         for i, r in enumerate(results, 1):
-            ln = f"{i}. [{r['status']}] {r['command']}"
+            ln = f"{indent}{i}. [{r['status']}] {r['command']}"
             if r.get("message"):
                 ln += f"  -> {r['message']}"
             if r.get("undone"):

@@ -2,7 +2,8 @@
 
 ``BlocklistAdapter(inner, path)`` offers exactly the inner adapter's tools. Before a call
 reaches the inner adapter, every command-bearing argument (``commands``: a list of strings,
-``command``: a string) is split into segments (at newlines, ``;``, ``|``, ``&``, quotes and
+``command``: a string, ``configs``: A1's ``{device: [commands]}`` or ``{device: "line\\n..."}``)
+is split into segments (at newlines, ``;``, ``|``, ``&``, quotes and
 `` -c ``, so shell strings of A0 are covered as well as A1's one-command items) and each
 segment is searched for the blocklist's regexes. A match refuses the whole call with
 ``ErrorCode.BLOCKED``, naming the command and the rule; the inner adapter never sees it.
@@ -37,6 +38,9 @@ from ani.validation import load_yaml
 
 #: argument names that carry commands
 COMMAND_ARGS = ("commands", "command")
+#: A1's per-device argument ``{device: [commands]}`` or ``{device: "line\\nline"}``
+#: (batch_configure_devices, apply_config)
+CONFIGS_ARG = "configs"
 
 _SPLIT_RE = re.compile(r"[\n\r;|&'\"`\u2028\u2029\u0085]+|\s-c\s")
 
@@ -138,25 +142,39 @@ class BlocklistAdapter:
     def tools(self) -> list[ToolSpec]:
         return self.inner.tools()
 
+    @staticmethod
+    def _commands(arguments: dict[str, Any]) -> list[tuple[str, str]]:
+        """``(where, command)`` of every command-bearing argument: ``commands[i]``, ``command``,
+        and A1's per-device ``configs`` (``configs.e1[i]`` of a list, ``configs.e1 line n`` of
+        newline-separated text)."""
+        out: list[tuple[str, str]] = []
+        for key in COMMAND_ARGS:
+            val = arguments.get(key)
+            if isinstance(val, list):
+                out += [(f"{key}[{i}]", x) for i, x in enumerate(val) if isinstance(x, str)]
+            elif isinstance(val, str):
+                out.append((key, val))
+        configs = arguments.get(CONFIGS_ARG)
+        for dev, val in (configs.items() if isinstance(configs, dict) else ()):
+            if isinstance(val, list):
+                out += [(f"{CONFIGS_ARG}.{dev}[{i}]", x) for i, x in enumerate(val) if isinstance(x, str)]
+            elif isinstance(val, str):
+                out += [(f"{CONFIGS_ARG}.{dev} line {n}", ln) for n, ln in enumerate(val.splitlines(), 1)]
+        return out
+
     def check(self, arguments: Any) -> ToolResult | None:
         """A BLOCKED result if a command-bearing argument matches the blocklist, else None."""
         if not isinstance(arguments, dict):
             return None
-        for key in COMMAND_ARGS:
-            val = arguments.get(key)
-            items = val if isinstance(val, list) else [val]
-            for idx, item in enumerate(items):
-                if not isinstance(item, str):
-                    continue
-                hit = self.rules.check(item)
-                if hit is not None:
-                    seg, _pat, reason = hit
-                    where = f"{key}[{idx}]" if isinstance(val, list) else key
-                    return ToolResult.failure(
-                        ErrorCode.BLOCKED,
-                        f"{where} {item!r} is blocked ({reason}: {seg!r}); nothing was sent",
-                        data={"argument": where, "command": item, "segment": seg, "reason": reason},
-                    )
+        for where, item in self._commands(arguments):
+            hit = self.rules.check(item)
+            if hit is not None:
+                seg, _pat, reason = hit
+                return ToolResult.failure(
+                    ErrorCode.BLOCKED,
+                    f"{where} {item!r} is blocked ({reason}: {seg!r}); nothing was sent",
+                    data={"argument": where, "command": item, "segment": seg, "reason": reason},
+                )
         return None
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:

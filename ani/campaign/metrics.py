@@ -9,10 +9,10 @@ Actions and their kinds
     Every action has exactly one kind of :data:`ACTION_KINDS`:
 
     - ``retrieval``: reads configuration or inventory (get_topology, get_running_config, ...);
-    - ``update``: changes, stages or undoes configuration (update_config, edit_config, commit,
-      sot_patch, apply, rollback, snapshot, lock, ...);
+    - ``update``: changes, stages or undoes configuration (update_config, apply_config,
+      batch_configure_devices, edit_config, commit, sot_patch, apply, rollback, snapshot, lock, ...);
     - ``validation``: checks behaviour or a pending change (execute_validation, operational
-      state, validate, compare, plan, drift, ...);
+      state such as check_device_status, validate, compare, plan, drift, ...);
     - ``wait`` / ``submit``: the agent-loop actions;
     - ``null``: unrecognised: a malformed model output (logged by the agent as
       ``agent_action`` with ``action="null"``) or a tool name the level does not have.
@@ -92,6 +92,10 @@ TOOL_KINDS: dict[str, dict[str, str]] = {
         "update_config": _U,
         "snapshot": _U,
         "rollback": _U,
+        # the options extra_tools (NetConfBench draft §6.3) and apply_config_shape (NetConfArena)
+        "check_device_status": _V,  # operational state: what a validation checks (as A2's get_state)
+        "batch_configure_devices": _U,
+        "apply_config": _U,
     },
     "a2": {
         "get_topology": _R,

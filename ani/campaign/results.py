@@ -68,6 +68,8 @@ class RunRecord(BaseModel):
     Attributes (times in seconds, timestamps ISO 8601 UTC):
         run_id: ``<cell>-<task>-s<seed>``, filesystem-safe (``<cell>-<task>-density4-s<seed>``
             at a swept density).
+        adapter_options: the options the cell gave its adapter (``CellSpec.options``; ``{}``:
+            the level's defaults).
         scenario_hash: hash of the scenario the run used (generated or read from a file).
         density: density of that scenario (instances per service class) when it was generated
             (None: a hand-written scenario file).
@@ -119,6 +121,7 @@ class RunRecord(BaseModel):
     cell: str
     level: str
     blocklist: bool | str = False
+    adapter_options: dict[str, Any] = Field(default_factory=dict)
     task: str
     variant_id: str | None = None
     seed: int

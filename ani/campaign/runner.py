@@ -143,7 +143,8 @@ class RunnerDeps:
             copy a results folder keeps; None: keep none).
         get_task_class: ``name -> task class`` with ``.variant(scenario, seed)``.
         make_observer: ``Lab -> Observer`` with ``.evaluate(checks, bound_s=...)``.
-        create_adapter: ``(level, lab, blocklist=, trajectory=) -> Adapter``.
+        create_adapter: ``(level, lab, blocklist=, trajectory=[, options=]) -> Adapter``
+            (``options`` only for a cell with ``options``).
         create_agent: ``agent config dict -> Agent``.
         check_host: ``(levels, FRR daemons) -> {level: [Finding]}`` of the levels that cannot
             run on this machine (:func:`ani.host.checks.unfit`); used only with the real lab
@@ -384,8 +385,13 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
     if deps.create_adapter is _real_create_adapter:
         from ani.registry import get_adapter_class
 
-        for cell in spec.cells:
-            get_adapter_class(str(cell.level))
+        for i, cell in enumerate(spec.cells):
+            cls = get_adapter_class(str(cell.level))
+            if cell.options:  # the level parses its options at construction (no lab needed)
+                try:
+                    cls(None, options=dict(cell.options))
+                except ConfigError as exc:
+                    raise ConfigError(f"cells[{i}]({cell.name}).options: {exc}") from None
         if any(cell.blocklist for cell in spec.cells):
             import ani.adapters.blocklist  # noqa: F401 - the ablation wrapper must load
 
@@ -581,6 +587,7 @@ def run_one(
         "cell": cell.name,
         "level": cell.level,
         "blocklist": cell.blocklist,
+        "adapter_options": dict(cell.options),
         "task": task,
         "variant_id": str(getattr(variant, "variant_id", "") or "") or None,
         "seed": int(seed),
@@ -676,8 +683,9 @@ def _execute(
     )
     info["trajectory"] = str(traj_path)
     try:
+        extra = {"options": dict(cell.options)} if cell.options else {}
         adapter = deps.create_adapter(
-            cell.level, lab, blocklist=cell.blocklist, trajectory=trajectory
+            cell.level, lab, blocklist=cell.blocklist, trajectory=trajectory, **extra
         )
         adapter.open()
     except Exception as exc:  # noqa: BLE001

@@ -68,7 +68,7 @@ FACTORS = ("level", "blocklist", "task", "density", "model", "agent_mode")
 #: the parameters a ``stress:`` block may sweep (several at once: a grid)
 STRESS_PARAMS = ("density", "task", "fault_rate")
 #: the cell settings, in the order the design check names them
-SETTINGS = ("level", "blocklist", "task", "form", "density")
+SETTINGS = ("level", "blocklist", "options", "task", "form", "density")
 NO_SCENARIO = "scenario: Field required (a scenario file; or manifest: to generate one)"
 #: the agent modes of the ``agent_mode`` factor: the LLM agent's ``mode``, with or without its
 #: ``recovery`` step (:mod:`ani.agents.llm`)
@@ -97,6 +97,11 @@ class CellSpec(BaseModel):
             ``planner-executor+recovery``, ...; the ``agent_mode`` factor).
         agent: agent options merged onto the campaign's ``agent:`` block (e.g. another
             ``base_url``); the matched-budget check allows only the factor's keys to differ.
+        options: the options of the cell's adapter (``create_adapter(level, lab,
+            options=...)``), e.g. ``{apply_config_shape: netconfarena}`` or ``{extra_tools:
+            [batch_configure_devices, check_device_status]}`` at ``a1``; checked against the
+            level's options model before any lab starts (``runner.validate``). Empty: the
+            level's defaults.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -111,6 +116,7 @@ class CellSpec(BaseModel):
     model: str | None = Field(None, min_length=1)
     agent_mode: str | None = None
     agent: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("agent_mode")
     @classmethod
@@ -513,7 +519,7 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
     for key in spec.stress:
         if key == factor:
             errors.append(f"stress.{key}: {key} is the factor; sweep another parameter or change the factor")
-    varied = {"level": ("level", "blocklist"), "task": ("task", "form")}.get(factor, (factor,))
+    varied = {"level": ("level", "blocklist", "options"), "task": ("task", "form")}.get(factor, (factor,))
     for i, c in enumerate(spec.cells):
         for key in spec.stress:
             if getattr(c, key, None) is not None:
@@ -635,6 +641,8 @@ def _setting(spec: CampaignSpec, cell: CellSpec, setting: str) -> Any:
         return spec.form_of(cell)
     if setting == "density":
         return spec.density_of(cell)
+    if setting == "options":  # compared and hashed as text (a mapping is not hashable)
+        return repr(sorted(cell.options.items()))
     return getattr(cell, setting)
 
 

@@ -90,7 +90,9 @@ def _close_quietly(adapter: Any) -> None:
 def parse_options(items: list[str]) -> dict[str, Any]:
     """``["command_timeout_s=1", "platform=frr"]`` -> ``{"command_timeout_s": 1, "platform": "frr"}``.
 
-    Values are YAML scalars (numbers, booleans, strings). Raises ConfigError naming a bad item.
+    Values are YAML (numbers, booleans, strings, and flow lists such as
+    ``extra_tools=[batch_configure_devices, check_device_status]``). Raises ConfigError naming
+    a bad item.
     """
     import yaml
 

@@ -9,7 +9,8 @@ What a client sees:
   JSON Schema (``inputSchema``) and the annotations ``readOnlyHint`` / ``destructiveHint``
   (:meth:`ToolSpec.to_mcp`). At A1 these are the NetConfBench tools ``get_topology``,
   ``get_running_config``, ``update_config``, ``execute_validation`` plus ``snapshot``,
-  ``rollback`` and ``list_snapshots``.
+  ``rollback`` and ``list_snapshots`` (and the optional ones its options switch on:
+  ``batch_configure_devices``, ``check_device_status``, ``apply_config``; :mod:`ani.adapters.a1`).
 - ``tools/call`` of a listed tool always returns a ``CallToolResult``
   (:func:`to_call_result`): ``isError`` is ``not ToolResult.ok``, the text content is what the
   agent reads and names the cause of a failure (the adapter's error message, e.g. the rejected
