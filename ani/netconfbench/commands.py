@@ -1,0 +1,111 @@
+"""A solution's command list as FRR takes it: configuration-mode lines, and their blocks.
+
+NetConfBench solutions (``ground_truth_configs[i].configs[device]``) are flat CLI command
+lists, as typed at a router: ``["router bgp 65001", "neighbor 10.0.12.2 remote-as 65002",
+"exit", "ip route 10.9.0.0/24 10.0.12.2"]``. :func:`config_lines` drops the mode lines the
+harness enters and leaves itself (``configure terminal``, ``conf t``, ``end``, ``write ...``);
+:func:`block_text` indents the list into FRR configuration text with its blocks (what
+``show running-config`` prints), following vtysh's rules: ``interface``, ``router``,
+``route-map``, ``key chain`` ... open a block, ``address-family`` a block inside ``router``,
+``exit`` / ``exit-address-family`` close one, and a command of the top level (``ip route``,
+``ip prefix-list``, ``hostname``, ...) leaves every block (vtysh falls back to the parent nodes).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["MODE_LINES", "block_text", "config_lines", "merge_solution"]
+
+#: lines the harness sends itself around a solution: never part of it
+MODE_LINES = re.compile(r"^(configure( terminal)?|conf( t)?|end|write( memory| file)?|wr|copy running-config startup-config)$")
+
+_OPENERS = ("interface ", "router ", "route-map ", "key chain ", "line vty", "bfd", "pbr-map ", "vrf ")
+_TOP = (
+    "ip route ", "ipv6 route ", "ip prefix-list ", "ipv6 prefix-list ", "access-list ", "ipv6 access-list ",
+    "ip community-list ", "bgp community-list ", "bgp large-community-list ", "bgp extcommunity-list ",
+    "ip as-path ", "bgp as-path ", "hostname ", "ip forwarding", "ipv6 forwarding", "log ", "service ",
+    "bgp route-map delay-timer", "password ", "enable password ", "banner ", "frr ",
+)
+
+
+def config_lines(commands: list[str]) -> list[str]:
+    """``commands`` without blank lines and the mode lines of :data:`MODE_LINES`, stripped."""
+    out = []
+    for c in commands:
+        s = " ".join(str(c).split())
+        if s and not MODE_LINES.match(s):
+            out.append(s)
+    return out
+
+
+def _is_top(line: str) -> bool:
+    body = line[3:] if line.startswith("no ") else line
+    return body.startswith(_TOP) or (line.startswith("no ") and body.startswith(_OPENERS))
+
+
+def block_text(commands: list[str]) -> str:
+    """The configuration text of ``commands`` (see the module doc): one line each, indented
+    one space per open block; ``exit`` lines are kept out (indentation ends the blocks)."""
+    out: list[str] = []
+    depth = 0  # 0 top, 1 in a block, 2 in an address-family
+    for line in config_lines(commands):
+        if line in ("exit", "quit"):
+            depth = max(0, depth - 1)
+            continue
+        if line == "exit-address-family":
+            depth = min(depth, 1)
+            continue
+        if _is_top(line):
+            out.append(line)
+            depth = 0
+            continue
+        if line.startswith(_OPENERS):
+            out.append(line)
+            depth = 1
+            continue
+        if line.startswith("address-family ") and depth >= 1:
+            out.append(" " + line)
+            depth = 2
+            continue
+        out.append(" " * depth + line)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool = True) -> Any:
+    """``before`` (a DeviceConfig, router ``router``) with a solution's ``lines`` merged in, as
+    a DeviceConfig: the lines are indented into their blocks (:func:`block_text`) and merged
+    with hier-config (FRR's driver, :class:`ani.agents.frr_remediation.FrrDriver`); a ``no``
+    line removes the lines it names in its block. ``strict``: raise ValueError naming the
+    solution lines the device model cannot hold (it keeps them as ``unmodelled``; YANG at A2
+    cannot carry them); also ValueError when the result is not a valid configuration."""
+    from hier_config import get_hconfig
+
+    from ani.agents.frr_remediation import FrrDriver, frr_text
+    from ani.device.parse import parse
+
+    conf = get_hconfig(FrrDriver(), frr_text(before))
+    stack: list[Any] = [conf]
+    for raw in block_text(lines).splitlines():
+        depth = len(raw) - len(raw.lstrip(" "))
+        text = raw.strip()
+        del stack[depth + 1:]
+        parent = stack[min(depth, len(stack) - 1)]
+        if text.startswith("no "):
+            target = text[3:]
+            for child in list(parent.children):
+                if child.text == target or child.text.startswith(target + " "):
+                    child.delete()
+            continue
+        child = parent.get_child(equals=text) or parent.add_child(text)
+        stack.append(child)
+    text = "\n".join(c.cisco_style_text() for c in conf.all_children()) + "\n"
+    try:
+        want = parse(text)
+    except ValueError as exc:
+        raise ValueError(f"{router}: the solution gives an invalid configuration: {' '.join(str(exc).split())[:300]}") from None
+    new = [u for u in want.unmodelled if u not in before.unmodelled and not u.startswith("nft / ")]
+    if new and strict:
+        raise ValueError(f"{router}: the device model (YANG at A2) cannot carry these solution lines: {'; '.join(new[:8])}")
+    return want
