@@ -1,2 +1,5 @@
-"""NetConfBench / NetConfArena compatibility: the task exchange format, tasks on the lab,
-parameterized templates, their metrics and validated-run harvesting (issue 15)."""
+"""NetConfBench / NetConfArena compatibility (issue 15): the task exchange format of the
+NetConfBench draft (``task``: models, load and dump; ``testcases``: both testcase shapes as
+observer checks; ``platform``: which platform a task's configs are for; ``templates``:
+NetConfArena-style parameterized templates), and the ``ani tasks``
+command (``cli``). Docs: ``docs/netconfbench.md``."""
