@@ -73,9 +73,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ani.errors import TemplateError
+from ani.errors import TaskFormatError, TemplateError
 from ani.lab.topology import IFNAME_RE
 from ani.names import unknown
+from ani.netconfbench.task import NcbTask, dump_task, json_path, parse_link, parse_task
 from ani.scenario.build import stream
 from ani.validation import format_validation_error, parse_yaml, yaml_problem
 
@@ -104,7 +105,6 @@ MEDIA: dict[str, str] = {
     "tengigabitethernet": "xe{n}",
     "serial": "se{n}",
 }
-_LINK_RE = re.compile(r"^\s*(\S+)\s+(\S+)\s*<->\s*(\S+)\s+(\S+)\s*$")
 
 Value = str | int | IPv4Network | IPv4Address | IPv4Interface
 
@@ -301,26 +301,25 @@ def _check_references(tpl: Template) -> None:
         tpl.dependencies[name] = deps
         if isinstance(prm, SubnetAttr) and prm.attr in ("host", "interface") and prm.n is None:
             raise TemplateError(f"{tpl.source}: parameters.{name}.n: required for attr {prm.attr!r} (the host index)")
-    for path, text in _strings(tpl.body, ""):
+    for path, text in _strings(tpl.body):
         for ref in _fields(text):
             if ref not in known:
                 raise TemplateError(f"{tpl.source}: {path or '(top)'}: " + unknown("parameter", ref, known))
 
 
-def _strings(node: Any, path: str) -> list[tuple[str, str]]:
+def _strings(node: Any, loc: tuple[Any, ...] = ()) -> list[tuple[str, str]]:
     """Every string of ``node`` (keys too) with its JSON path (``testcases[2].expected_output``)."""
     out: list[tuple[str, str]] = []
     if isinstance(node, str):
-        out.append((path, node))
+        out.append((json_path(loc), node))
     elif isinstance(node, dict):
         for k, v in node.items():
-            sub = f"{path}.{k}" if path else str(k)
             if isinstance(k, str):
-                out.append((sub, k))
-            out.extend(_strings(v, sub))
+                out.append((json_path((*loc, k)), k))
+            out.extend(_strings(v, (*loc, k)))
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            out.extend(_strings(v, f"{path}[{i}]"))
+            out.extend(_strings(v, (*loc, i)))
     return out
 
 
@@ -355,11 +354,13 @@ class _Resolver:
         topo = tpl.body.get("topology")
         links = topo.get("links", []) if isinstance(topo, dict) else []
         for link in links if isinstance(links, list) else []:
-            m = _LINK_RE.match(link) if isinstance(link, str) else None
-            if m:
-                for node_tok, if_tok in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
-                    if not _fields(if_tok):
-                        self.literal_ifs.append((node_tok, if_tok))
+            try:
+                ends = parse_link(link)
+            except (ValueError, TypeError):  # the rendered task is checked (parse_task)
+                continue
+            for node_tok, if_tok in ((ends.a, ends.a_if), (ends.b, ends.b_if)):
+                if not _fields(if_tok):
+                    self.literal_ifs.append((node_tok, if_tok))
 
     def where(self, name: str, key: str = "") -> str:
         return f"{self.tpl.source}: parameters.{name}" + (f".{key}" if key else "")
@@ -542,7 +543,7 @@ def resolve(template: Template, seed: int) -> dict[str, Value]:
 # -- rendering ------------------------------------------------------------------------------
 
 
-def _render(node: Any, registry: dict[str, Value], path: str, source: str) -> Any:
+def _render(node: Any, registry: dict[str, Value], loc: tuple[Any, ...], source: str) -> Any:
     if isinstance(node, str):
         m = FIELD_RE.fullmatch(node)
         if m and m.group(1):
@@ -553,16 +554,15 @@ def _render(node: Any, registry: dict[str, Value], path: str, source: str) -> An
         out: dict[str, Any] = {}
         for k, v in node.items():
             key = fill(k, registry) if isinstance(k, str) else k
-            sub = f"{path}.{k}" if path else str(k)
             if key in out:
                 raise TemplateError(
-                    f"{source}: {sub}: renders to the key {key!r} a sibling already has "
-                    f"(add different_from to the parameters it uses)"
+                    f"{source}: {json_path((*loc, k))}: renders to the key {key!r} a sibling already "
+                    f"has (add different_from to the parameters it uses)"
                 )
-            out[key] = _render(v, registry, sub, source)
+            out[key] = _render(v, registry, (*loc, k), source)
         return out
     if isinstance(node, list):
-        return [_render(v, registry, f"{path}[{i}]", source) for i, v in enumerate(node)]
+        return [_render(v, registry, (*loc, i), source) for i, v in enumerate(node)]
     return node
 
 
@@ -572,53 +572,33 @@ def instantiate_data(template: Template, seed: int) -> dict[str, Any]:
     Raises TemplateError (see :func:`resolve`; a rendered key that collides)."""
     values = resolve(template, seed)
     registry: dict[str, Value] = {"seed": seed, **values}
-    data = _render(template.body, registry, "", template.source)
+    data = _render(template.body, registry, (), template.source)
     data["template_instance"] = {
         "template": Path(template.source).name,
         "seed": seed,
         "parameters": {n: (v if isinstance(v, int) else _text(v)) for n, v in values.items()},
     }
-    _check_links(data, template.source, seed)
     return data
 
 
-def _check_links(data: dict[str, Any], source: str, seed: int) -> None:
-    topo = data.get("topology")
-    links = topo.get("links") if isinstance(topo, dict) else None
-    if not isinstance(links, list):
-        return
-    seen: dict[tuple[str, str], int] = {}
-    for i, link in enumerate(links):
-        m = _LINK_RE.match(link) if isinstance(link, str) else None
-        if not m:
-            continue
-        for key in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
-            if key in seen:
-                raise TemplateError(
-                    f"{source}: topology.links[{i}]: {key[0]} {key[1]} is already used by "
-                    f"topology.links[{seen[key]}] (seed {seed})"
-                )
-            seen[key] = i
+def instantiate(template: Template | str | Path, seed: int) -> NcbTask:
+    """The NetConfBench task of ``template`` (a :class:`Template` or a path) for ``seed``.
 
-
-def instantiate(template: Template | str | Path, seed: int) -> Any:
-    """The NetConfBench task (``NcbTask``) of ``template`` (a :class:`Template` or a path) for
-    ``seed``. Raises TemplateError (a TaskFormatError): see :func:`resolve`; also when the
-    rendered task is not a valid task (``"<file> (seed N): testcases[0].device: ..."``)."""
-    from ani.netconfbench.task import NcbTask
-
+    Raises TemplateError (a TaskFormatError): see :func:`resolve`; also when the rendered task
+    is not a valid task, with :func:`ani.netconfbench.task.parse_task`'s message
+    (``"<file> (seed N): topology.links[1]: ..."``).
+    """
     tpl = template if isinstance(template, Template) else load_template(template)
     data = instantiate_data(tpl, seed)
     try:
-        return NcbTask.model_validate(data)
-    except ValidationError as exc:
-        raise TemplateError(
-            f"{tpl.source} (seed {seed}): the rendered task is invalid: {format_validation_error(exc)}"
-        ) from None
+        return parse_task(data, source=f"{tpl.source} (seed {seed})")
+    except TemplateError:
+        raise
+    except TaskFormatError as exc:
+        raise TemplateError(f"{exc} (the rendered task)") from None
 
 
 def render(template: Template | str | Path, seed: int) -> str:
-    """The instance's task file text (``dump_task``): byte-identical for the same template and seed."""
-    from ani.netconfbench.task import dump_task
-
+    """The instance's task file text (:func:`~ani.netconfbench.task.dump_task`): byte-identical
+    for the same template and seed."""
     return dump_task(instantiate(template, seed))
