@@ -52,8 +52,8 @@ expression's ``\\d{1,3}``) are left as written. The rendered task carries
 ``template_instance: {template, seed, parameters}`` (kept on export, see
 :mod:`ani.netconfbench.task`).
 
-Determinism: parameter ``p``'s stream is seeded by ``sha256("<seed>/<p>")`` (the scenario
-generator's rule, :func:`ani.scenario.build.stream`), so the same template and seed give the
+Determinism: parameter ``p``'s stream is seeded by ``sha256("<seed>/<template name>/<p>")``
+(the scenario generator's rule, :func:`ani.scenario.build.stream`), so the same template and seed give the
 same task byte for byte (:func:`render`), on any machine, and adding a parameter leaves the
 others' draws unchanged.
 
@@ -84,6 +84,7 @@ __all__ = [
     "MEDIA",
     "Template",
     "instantiate",
+    "instance_file_name",
     "instantiate_data",
     "load_template",
     "render",
@@ -385,7 +386,7 @@ class _Resolver:
     # one parameter: draw until the constraints hold, at most max_draws times
     def resolve(self, name: str) -> Value:
         prm = self.tpl.parameters[name]
-        rng = stream(self.seed, name)
+        rng = stream(self.seed, f"{self.tpl.name}/{name}")
         bound = self.tpl.meta.max_draws if prm.draws else 1
         broken = ""
         for _ in range(bound):
@@ -596,6 +597,11 @@ def instantiate(template: Template | str | Path, seed: int) -> NcbTask:
         raise
     except TaskFormatError as exc:
         raise TemplateError(f"{exc} (the rendered task)") from None
+
+
+def instance_file_name(template: Template, seed: int) -> str:
+    """``<template name>-seed<N>.json``: the file name of an instance (``ani tasks instantiate``)."""
+    return f"{template.name}-seed{seed}.json"
 
 
 def render(template: Template | str | Path, seed: int) -> str:
