@@ -64,7 +64,6 @@ the unresolved-dependency error, physical interfaces resolved against the emulat
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network, ip_network
@@ -76,9 +75,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ani.errors import TaskFormatError, TemplateError
 from ani.lab.topology import IFNAME_RE
 from ani.names import unknown
-from ani.netconfbench.task import NcbTask, dump_task, json_path, parse_link, parse_task
+from ani.netconfbench.task import NcbTask, dump_task, json_path, parse_link, parse_task, read_json
 from ani.scenario.build import stream
-from ani.validation import format_validation_error, parse_yaml, yaml_problem
+from ani.validation import format_validation_error, load_yaml
 
 __all__ = [
     "MEDIA",
@@ -218,24 +217,13 @@ def load_template(path: str | Path) -> Template:
     to an undeclared parameter (``startup_configs.r1: unknown parameter 'x'; known: ...``).
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TemplateError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise TemplateError(f"{p}: cannot read: not UTF-8 text") from None
     if p.suffix == ".json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TemplateError(f"{p}: not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+            data = read_json(p)  # the task files' reader: line / column, a key written twice
+        except TaskFormatError as exc:
+            raise TemplateError(str(exc)) from None
     else:
-        import yaml
-
-        try:
-            data = parse_yaml(text)
-        except yaml.YAMLError as exc:
-            raise TemplateError(f"{p}: not valid YAML: {yaml_problem(exc)}") from None
+        data = load_yaml(p, error=TemplateError)
     return template_from_data(data, source=str(p))
 
 

@@ -330,7 +330,13 @@ def test_file_errors_name_the_file_and_the_field(tmp_path):
     bad_json.write_text('{"parameters": {}\n,,}')
     with pytest.raises(TemplateError, match=rf"^{bad_json}: not valid JSON: line 2, column 2"):
         load_template(bad_json)
+    bad_json.write_text('{"parameters": {}, "parameters": {}}')
+    with pytest.raises(TemplateError, match=rf"^{bad_json}: not valid JSON: key 'parameters' is written twice"):
+        load_template(bad_json)
     bad_yaml = tmp_path / "x.yaml"
+    bad_yaml.write_text("parameters: {}\nparameters: {}\n")
+    with pytest.raises(TemplateError, match=rf"^{bad_yaml}: not valid YAML: key 'parameters' is written twice"):
+        load_template(bad_yaml)
     bad_yaml.write_text("parameters: [\n")
     with pytest.raises(TemplateError, match=rf"^{bad_yaml}: not valid YAML: line 2"):
         load_template(bad_yaml)
