@@ -195,6 +195,8 @@ class Template:
         meta: the ``template:`` block.
         parameters: name -> generator, in file order.
         body: the task with its fields (every key but ``template`` and ``parameters``).
+        dependencies: name -> the parameters it needs first (its fields, ``of``,
+            ``different_from``, the parameters named in ``no_overlap``), in the order written.
     """
 
     name: str
@@ -409,28 +411,25 @@ class _Resolver:
                 f"{self.where(name, 'no_overlap')}: {ref!r} is not a subnet or an address ({_text(raw)!r})"
             ) from None
 
-    def opt(self, name: str, key: str, text: str) -> str:
-        return fill(text, self.registry)
-
     def draw(self, name: str, prm: Any, rng: Any) -> Value:
         if isinstance(prm, Choice):
             v = rng.choice(prm.values)
-            return self.opt(name, "values", v) if isinstance(v, str) else v
+            return fill(v, self.registry) if isinstance(v, str) else v
         if isinstance(prm, RandomSubnet):
             return self.draw_subnet(name, prm, rng)
         if isinstance(prm, SubnetAttr):
             return self.attr(name, prm)
         if isinstance(prm, Format):
-            return self.opt(name, "format", prm.format)
+            return fill(prm.format, self.registry)
         return self.draw_interface(name, prm, rng)
 
     def draw_subnet(self, name: str, prm: RandomSubnet, rng: Any) -> IPv4Network:
-        pool_text = self.opt(name, "pool", prm.pool)
+        pool_text = fill(prm.pool, self.registry)
         try:
             pool = IPv4Network(pool_text)
         except ValueError as exc:
             raise TemplateError(f"{self.where(name, 'pool')}: not an IPv4 network: {exc}") from None
-        prefix_text = self.opt(name, "prefix", prm.prefix) if isinstance(prm.prefix, str) else prm.prefix
+        prefix_text = fill(prm.prefix, self.registry) if isinstance(prm.prefix, str) else prm.prefix
         try:
             prefix = int(prefix_text)
         except ValueError:
@@ -477,11 +476,11 @@ class _Resolver:
         return IPv4Interface(f"{host}/{src.prefixlen}")
 
     def draw_interface(self, name: str, prm: Interface, rng: Any) -> str:
-        node = self.opt(name, "node", prm.node)
+        node = fill(prm.node, self.registry)
         if prm.names is not None:
-            candidates = [self.opt(name, "names", n) for n in prm.names]
+            candidates = [fill(n, self.registry) for n in prm.names]
         else:
-            media = self.opt(name, "media", prm.media)
+            media = fill(prm.media, self.registry)
             if media not in MEDIA:
                 raise TemplateError(f"{self.where(name, 'media')}: " + unknown("link medium", media, list(MEDIA)))
             candidates = [MEDIA[media].format(n=i) for i in range(prm.max_index + 1)]
