@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from ani.errors import TaskFormatError, TemplateError
 from ani.lab.topology import IFNAME_RE
 from ani.netconfbench.cli import app
-from ani.netconfbench.task import load_task
+from ani.netconfbench.task import dump_task, load_task
 from ani.netconfbench.templates import (
     MEDIA,
     instantiate,
@@ -405,6 +405,7 @@ def test_shipped_instances_are_their_templates_rendered():
         origin = load_task(path).model_extra["template_instance"]
         assert path.name == f"{path.stem.rsplit('-seed', 1)[0]}-seed{origin['seed']}.json"
         assert render(TEMPLATES / origin["template"], origin["seed"]) == path.read_text(encoding="utf-8"), path.name
+        assert dump_task(load_task(path)) == path.read_text(encoding="utf-8")  # the importer takes it unchanged
 
 
 def test_shipped_instances_use_lab_names_only():
