@@ -95,6 +95,8 @@ FIELD_RE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: top-level keys of a template that are not part of the task
 RESERVED = ("template", "parameters")
+#: the key of a rendered task that says where it came from (template file, seed, parameter values)
+INSTANCE_KEY = "template_instance"
 #: the built-in parameter every template may use
 BUILTINS = ("seed",)
 #: link medium -> the Linux interface name pattern the lab creates for it (``{n}``: the index)
@@ -241,6 +243,9 @@ def template_from_data(data: Any, *, source: str) -> Template:
     except ValidationError as exc:
         raise TemplateError(f"{source}: {format_validation_error(exc)}") from None
     body = {k: v for k, v in data.items() if k not in RESERVED}
+    if INSTANCE_KEY in body:
+        raise TemplateError(f"{source}: {INSTANCE_KEY}: written by instantiate (where an instance came from); "
+                            "a template does not set it")
     name = parsed.template.name or Path(source).stem
     tpl = Template(name=name, source=source, meta=parsed.template, parameters=dict(parsed.parameters), body=body)
     _check_references(tpl)
@@ -561,7 +566,7 @@ def instantiate_data(template: Template, seed: int) -> dict[str, Any]:
     values = resolve(template, seed)
     registry: dict[str, Value] = {"seed": seed, **values}
     data = _render(template.body, registry, (), template.source)
-    data["template_instance"] = {
+    data[INSTANCE_KEY] = {
         "template": Path(template.source).name,
         "seed": seed,
         "parameters": {n: (v if isinstance(v, int) else _text(v)) for n, v in values.items()},

@@ -352,6 +352,9 @@ def test_file_errors_name_the_file_and_the_field(tmp_path):
     bad_yaml.write_text("template: {seeds: [1], colour: red}\nparameters: {}\n")
     with pytest.raises(TemplateError, match=r"x\.yaml: template\.colour: Extra inputs are not permitted"):
         load_template(bad_yaml)
+    bad_yaml.write_text("parameters: {}\ntemplate_instance: {seed: 1}\n")
+    with pytest.raises(TemplateError, match=r"x\.yaml: template_instance: written by instantiate"):
+        load_template(bad_yaml)
     with pytest.raises(TemplateError, match=r"nope\.yaml: cannot read"):
         load_template(tmp_path / "nope.yaml")
 
