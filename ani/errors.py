@@ -29,6 +29,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- GeneratorError           scenario manifest that cannot be generated (names the field)
     |   +-- TaskError                task class / variant / task file
     |       +-- TaskFormatError      ani.netconfbench: a NetConfBench task file ("<file>: <json.path>: ...")
+    |           +-- TemplateError    ani.netconfbench.templates: a template that cannot be instantiated
     +-- RegistryError                unknown adapter name (lists the known ones)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
     |   +-- LabNotFound              no lab with that id
@@ -166,6 +167,12 @@ class TaskFormatError(TaskError):
     or a task cannot be used here (its platform). The message is ``"<file>: <json.path>:
     <message>"`` (``tasks/x.json: testcases[2].expected_output: not a valid regular expression:
     ...``); several problems are joined with ``"; "``."""
+
+
+class TemplateError(TaskFormatError):
+    """A NetConfArena-style task template (:mod:`ani.netconfbench.templates`) cannot be loaded or
+    instantiated (an unresolved dependency, a constraint not met within the draw bound, a bad
+    generator option); the message names the file and the parameter (``parameters.lo.prefix: ...``)."""
 
 
 class RegistryError(AniError):

@@ -3,6 +3,8 @@
     ani tasks import FILE|DIR ... [--into DIR] [--force]   validate; one line per task; copy into DIR
     ani tasks export [FILE|DIR ...] --out DIR [--force]    write each task as dump_task writes it
     ani tasks show FILE [--checks]                         one task: topology, solutions, testcases
+    ani tasks instantiate TEMPLATE [--seed N ...] [--out FILE|DIR] [--force]
+                                                           a parameterized template's instances
 
 ``import`` reads every file before it writes anything: one bad file and nothing is copied (the
 errors of every bad file are printed, ``<file>: <json.path>: <message>``). Without ``--into``
@@ -10,7 +12,9 @@ it only validates (the runner reads task files from any path, so no copy is need
 one); with it, each task is written to ``DIR/<file name>`` in the canonical form of
 :func:`~ani.netconfbench.task.dump_task`. ``export`` without a path exports the shipped tasks
 (``intents/netconfbench/*.json``). Neither overwrites a file that differs unless ``--force``
-is given. Exit codes: 0 ok, 2 bad input (a task file, a path, a file in the way).
+is given. ``instantiate`` renders a template (:mod:`ani.netconfbench.templates`) for each
+seed (default: the template's own ``template.seeds``): one seed to stdout or to ``--out
+FILE.json``, several to ``--out DIR`` as ``<template name>-seed<N>.json``. Exit codes: 0 ok, 2 bad input (a task file, a path, a file in the way).
 """
 
 from __future__ import annotations
@@ -178,3 +182,44 @@ def show_cmd(
             console.print(p(f"  {testcase_name(tc, i)}  ->  not gradable here: {exc}"))
         else:
             console.print(p(f"  {c.name}  ->  {c.kind} check on {c.nodes[0]}"))
+
+
+@app.command("instantiate")
+def instantiate_cmd(
+    template: Annotated[Path, typer.Argument(help="a template file (YAML or JSON, ani.netconfbench.templates)")],
+    seed: Annotated[list[int] | None, typer.Option("--seed", help="seed of the instance (repeatable); "
+                                                   "default: the template's own seeds (template.seeds)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="one seed: the task file to write; several: the "
+                                             "directory to write <name>-seed<N>.json into; default: stdout (one seed)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="overwrite differing files")] = False,
+) -> None:
+    """Render a parameterized template into NetConfBench task files, one per seed (byte-identical per seed)."""
+    from ani.netconfbench.templates import instance_file_name, load_template, render
+
+    try:
+        tpl = load_template(template)
+        seeds = list(seed) if seed else tpl.seeds
+        texts = {s: render(tpl, s) for s in seeds}
+        if out is None:
+            if len(seeds) != 1:
+                raise TaskFormatError(f"{template}: {len(seeds)} seeds ({', '.join(map(str, seeds))}): "
+                                      "--out DIR is needed (stdout takes one instance)")
+            typer.echo(texts[seeds[0]], nl=False)
+            return
+        if len(seeds) == 1 and out.suffix == ".json":
+            targets = {out: texts[seeds[0]]}
+        else:
+            targets = {out / instance_file_name(tpl, s): texts[s] for s in seeds}
+        for target, text in targets.items():
+            if target.exists() and not force and target.read_text(encoding="utf-8", errors="replace") != text:
+                raise TaskFormatError(f"{target}: exists and differs (--force overwrites it)")
+        try:
+            for target, text in targets.items():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise TaskFormatError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    except AniError as exc:
+        raise _fail(exc) from None
+    for target in targets:
+        console.print(f"wrote {escape(str(target))}")

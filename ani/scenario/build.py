@@ -64,6 +64,14 @@ def zipf_weights(n: int, s: float = 1.1) -> list[float]:
     return [1.0 / (k**s) for k in range(1, n + 1)]
 
 
+def stream(seed: int, name: str) -> random.Random:
+    """A random stream fixed by ``seed`` and ``name``: seeded by the first 8 bytes of
+    ``sha256("<seed>/<name>")``, so it is the same on every machine and independent of every
+    other name's stream (a scenario layer's, a template parameter's)."""
+    digest = hashlib.sha256(f"{seed}/{name}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
 @dataclass
 class Build:
     """A brownfield under construction (see the module doc).
@@ -102,9 +110,8 @@ class Build:
     # -- randomness ---------------------------------------------------------------------------
 
     def rng(self, name: str) -> random.Random:
-        """A random stream for ``name`` (a layer), fixed by the seed and the name."""
-        digest = hashlib.sha256(f"{self.seed}/{name}".encode()).digest()
-        return random.Random(int.from_bytes(digest[:8], "big"))
+        """A random stream for ``name`` (a layer), fixed by the seed and the name (:func:`stream`)."""
+        return stream(self.seed, name)
 
     @staticmethod
     def zipf_choice(rng: random.Random, items: Sequence[T], s: float = 1.1) -> T:

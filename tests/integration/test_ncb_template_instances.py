@@ -1,0 +1,52 @@
+"""Each of the 15 shipped instances of the 3 parameterized templates
+(``intents/netconfbench/templates/instances/``) is its template rendered for its seed, byte for
+byte, and passes NetConfArena's validation on real FRR (:func:`ani.netconfbench.lab.validate_task`:
+a fresh lab, the testcases at the start, the expert solution applied out of band on another
+fresh lab, every testcase passing). The shipped templates are written so that *every* testcase
+fails at the start (stronger than validate_task's rule of at least one): a template whose
+testcase already holds before the solution would grade nothing for some seeds."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pytest
+
+from ani.lab.lab import Lab
+from ani.netconfbench.lab import validate_task
+from ani.netconfbench.task import load_task
+from ani.netconfbench.templates import load_template, render
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parents[2]
+TEMPLATES = ROOT / "intents" / "netconfbench" / "templates"
+INSTANCES = sorted((TEMPLATES / "instances").glob("*.json"))
+
+
+def test_fifteen_instances_of_three_templates():
+    assert len(sorted(TEMPLATES.glob("*.yaml"))) == 3
+    assert len(INSTANCES) == 15
+
+
+@pytest.mark.parametrize("path", INSTANCES, ids=lambda p: p.stem)
+def test_instance_validates_on_a_real_lab(path: Path, lab_host) -> None:  # noqa: ANN001
+    task = load_task(path)
+    origin = (task.model_extra or {})["template_instance"]
+    assert render(load_template(TEMPLATES / origin["template"]), origin["seed"]) == path.read_text(encoding="utf-8")
+
+    labs: list[str] = []
+
+    def make_lab(topology):  # noqa: ANN001, ANN202 - a Lab with an id of this test's own
+        lab = Lab(topology, lab_id="nct" + secrets.token_hex(3))
+        labs.append(lab.id)
+        return lab
+
+    report = validate_task(task, path, make_lab=make_lab)
+    assert report.ok, report.problems
+    assert report.passing_at_start == [], report.initial
+    assert [s.solution_id for s in report.solutions] == ["expert-0001"]
+    assert all(r["status"] == "pass" for r in report.solutions[0].results)
+    assert len(labs) == 2  # the start, the solution: each on a fresh lab, both taken down
+    assert not any(lab["id"] in labs for lab in Lab.list_labs())
