@@ -10,7 +10,7 @@ Every run (a NetConfBench task or any other task class):
 A run of a variant whose ``params`` has ``"solutions"`` (a NetConfBench task) also gets
 ``RunRecord.ncb`` (:class:`NcbScores`), computed by the runner after grading:
 
-- ``command`` (S_command, diagnostic): :mod:`ani.netconfbench.commands`, the run's applied
+- ``command`` (S_command, diagnostic): :mod:`ani.netconfbench.command_score`, the run's applied
   changes against each solution's, best F1 (the solutions in the lab's names:
   ``params["lab_solutions"]``, else ``params["solutions"]`` rewritten with ``params["names"]``);
 - ``reasoning`` (S_reasoning, diagnostic): :mod:`ani.netconfbench.reasoning`;
@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ani.netconfbench.commands import CommandScore
+from ani.netconfbench.command_score import CommandScore
 from ani.netconfbench.reasoning import ReasoningScore
 
 __all__ = ["CellScores", "NcbScores", "cell_scores", "efficiency", "lab_solutions", "score_run",
@@ -49,24 +49,22 @@ __all__ = ["CellScores", "NcbScores", "cell_scores", "efficiency", "lab_solution
 class NcbScores(BaseModel):
     """The NetConfBench scores of one run (``RunRecord.ncb``; module doc).
 
+    The run's task file and name map are the record's own ``task_file`` / ``names``.
+
     Attributes:
-        task_file: the task file the variant came from (``params["task_file"]``).
         command: S_command against the best-matching solution (None: see ``notes``).
         reasoning: S_reasoning (None: the scorer could not run; ``reasoning.score`` None: no text).
         reasoning_text: the agent's reasoning as scored (None: it wrote none).
         applied_commands: ``{task device: [vtysh line, ...]}`` initial -> final (task names).
         initial_configs: ``{lab router: FRR text}`` of the initial configurations.
-        names: the task's name map (``params["names"]``: ``nodes``, ``interfaces``), or {}.
         notes: why a part is missing (``"command: ..."``, ``"reasoning: ..."``).
     """
 
-    task_file: str | None = None
     command: CommandScore | None = None
     reasoning: ReasoningScore | None = None
     reasoning_text: str | None = None
     applied_commands: dict[str, list[str]] = Field(default_factory=dict)
     initial_configs: dict[str, str] = Field(default_factory=dict)
-    names: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
 
@@ -96,18 +94,16 @@ def _sub_tokens(text: str, table: Mapping[str, str]) -> str:
 def lab_solutions(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The variant's solutions with ``configs`` in the lab's names: ``params["lab_solutions"]``
     when the variant has them, else ``params["solutions"]`` with each device and its interface
-    names rewritten by ``params["names"]`` (``{"nodes": {task: lab}, "interfaces": {task
-    node: {task if: lab if}}}``; none: as written)."""
+    names rewritten by the name map ``params["names"]`` (:class:`ani.netconfbench.names.NameMap`
+    dumped; none: as written)."""
     if params.get("lab_solutions"):
         return [dict(s) for s in params["lab_solutions"]]
-    names = params.get("names") or {}
-    nodes, ifs = names.get("nodes") or {}, names.get("interfaces") or {}
-    out = []
-    for s in params.get("solutions") or []:
-        configs = {nodes.get(d, d): [_sub_tokens(str(ln), ifs.get(d, {})) for ln in lines]
-                   for d, lines in (s.get("configs") or {}).items()}
-        out.append({**s, "configs": configs})
-    return out
+    from ani.netconfbench.names import NameMap
+
+    names = NameMap.model_validate(params.get("names") or {})
+    return [{**s, "configs": {names.nodes.get(d, d): [names.rewrite(d, str(ln)) for ln in lines]
+                              for d, lines in (s.get("configs") or {}).items()}}
+            for s in params.get("solutions") or []]
 
 
 def task_names(configs: Mapping[str, Sequence[str]], names: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -133,11 +129,11 @@ def score_run(params: Mapping[str, Any], initial: Mapping[str, Any] | None, fina
     unreadable, said in ``notes``), ``events`` the run's trajectory events. Never raises for
     bad data: a part that fails is None with its reason in ``notes``."""
     from ani.agents.frr_remediation import frr_commands, frr_text
-    from ani.netconfbench.commands import applied_changes, command_score, solution_changes
+    from ani.netconfbench.command_score import applied_changes, command_score, solution_changes
     from ani.netconfbench.reasoning import reasoning_score, reasoning_text
 
     names = dict(params.get("names") or {})
-    out = NcbScores(task_file=params.get("task_file"), names=names)
+    out = NcbScores()
     sols = lab_solutions(params)
     if initial is None or final is None:
         out.notes.append(f"command: {'initial' if initial is None else 'final'} configs unreadable")
@@ -203,11 +199,10 @@ class CellScores(BaseModel):
 
 
 def _task_key(r: Any) -> str:
-    ncb = getattr(r, "ncb", None)
-    if ncb is not None and ncb.task_file:
+    if getattr(r, "task_file", None):
         from pathlib import Path
 
-        return Path(ncb.task_file).stem
+        return Path(r.task_file).stem
     return str(getattr(r, "variant_id", None) or r.task)
 
 

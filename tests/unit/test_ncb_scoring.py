@@ -50,7 +50,6 @@ def test_score_run_all_parts():
          "reasoning": "A static route to the loopback and a floating backup with distance 100."}]}
     events = [{"event": "agent_turn", "content": "Add the primary static route and a backup with distance 100."}]
     s = score_run(params, initial, final, events)
-    assert s.task_file == params["task_file"]
     assert (s.command.f1, s.command.solution_id) == (1.0, "expert-0001")
     assert s.applied_commands == {"r1": ["ip route 203.0.113.0/30 10.0.0.2", "ip route 203.0.113.0/30 10.0.0.6 100"]}
     assert "ip route 192.0.2.0/24 10.0.0.2" in s.initial_configs["r1"]
@@ -73,15 +72,14 @@ def test_score_run_says_what_it_could_not_measure():
 def _rec(cell, seed, passed, f1=None, reasoning=None, task_file="t/a.json"):
     ncb = None
     if task_file is not None:
-        from ani.netconfbench.commands import CommandScore
+        from ani.netconfbench.command_score import CommandScore
         from ani.netconfbench.reasoning import ReasoningScore
 
-        ncb = NcbScores(task_file=task_file,
-                        command=None if f1 is None else CommandScore(precision=f1, recall=f1, f1=f1, solution_id="e"),
+        ncb = NcbScores(command=None if f1 is None else CommandScore(precision=f1, recall=f1, f1=f1, solution_id="e"),
                         reasoning=None if reasoning is None else ReasoningScore(score=reasoning, model="m", weights_sha256="ab" * 32))
     tests = _t(*passed)
     ok = all(passed)
-    return RunRecord(run_id=f"{cell}-s{seed}-{task_file}", campaign="c", cell=cell, level=cell, task="netconfbench", seed=seed,
+    return RunRecord(run_id=f"{cell}-s{seed}-{task_file}", campaign="c", cell=cell, level=cell, task="netconfbench", seed=seed, task_file=task_file,
                      label="clean_success" if ok else "clean_failure", success=ok, damage_free=True, tests=tests,
                      testcase_score=scoring.testcase_score(tests), task_pass=scoring.task_pass(tests), ncb=ncb,
                      started="2026-01-01T00:00:00Z", ended="2026-01-01T00:00:01Z", cost={"wall_s": 2.0, "tool_calls": 3})
@@ -150,7 +148,7 @@ class NcbVariant:
     """The runner's fake variant with NetConfBench params (two hidden tests)."""
 
     def __init__(self, seed):
-        self.seed, self.variant_id = seed, "static-backup"
+        self.seed, self.variant_id, self.task_class = seed, "static-backup", "netconfbench"
         self.hidden_tests = [FCheck("site-reach", "site", True), FCheck("no-damage", "damage", False)]
         self.params = {"task_file": "intents/netconfbench/static-backup.json", "solutions": [
             {"solution_id": "expert-0001", "configs": {"r1": ["ip route 198.51.100.0/24 10.0.0.2"]},
@@ -180,7 +178,7 @@ def test_a_netconfbench_variant_gets_its_scores_in_the_record(spec, tmp_path, mo
     deps.get_task_class = lambda name: SimpleNamespace(variant=lambda scenario, seed: NcbVariant(seed))
     rec = run_one(spec, "a1", 1, tmp_path / "out", deps=deps)
     assert rec.label == "clean_success" and rec.testcase_score == 1.0
-    assert rec.ncb is not None and rec.ncb.task_file.endswith("static-backup.json")
+    assert rec.ncb is not None and rec.task_file.endswith("static-backup.json")
     assert rec.ncb.command.f1 == 1.0 and rec.ncb.applied_commands == {"r1": ["ip route 198.51.100.0/24 10.0.0.2"]}
     assert reads == [False, True]  # initial before the agent, final after grading, once each
     assert RunRecord.model_validate_json(rec.model_dump_json()).ncb == rec.ncb

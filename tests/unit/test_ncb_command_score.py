@@ -1,4 +1,4 @@
-"""The NetConfBench command score (ani.netconfbench.commands): solution text, wildcards, the
+"""The NetConfBench command score (ani.netconfbench.command_score): wildcards, the
 solution's end state, precision / recall / F1 and the best over solutions."""
 
 from __future__ import annotations
@@ -6,13 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ani.device.parse import parse
-from ani.netconfbench.commands import (
-    applied_changes,
-    command_score,
-    solution_changes,
-    solution_text,
-    wildcard,
-)
+from ani.netconfbench.command_score import applied_changes, command_score, solution_changes, wildcard
 
 R1 = """hostname r1
 interface eth0
@@ -30,23 +24,6 @@ ip route 192.0.2.0/24 10.0.0.2
 @pytest.fixture
 def initial():
     return {"r1": parse(R1)}
-
-
-def test_solution_text_follows_vtysh_contexts():
-    text = solution_text([
-        "configure terminal", "router bgp 65001", "network 10.2.0.0/24",
-        "address-family ipv4 unicast", "neighbor 10.0.0.2 route-map RM in", "exit-address-family",
-        "neighbor 10.0.0.2 description up", "ip prefix-list PL seq 5 permit 10.9.0.0/16",
-        "  route-map RM permit 10", "match ip address prefix-list PL", "exit", "ip route 1.0.0.0/8 10.0.0.2",
-        "end",
-    ])
-    assert text.splitlines() == [
-        "router bgp 65001", " network 10.2.0.0/24", " address-family ipv4 unicast",
-        "  neighbor 10.0.0.2 route-map RM in", " neighbor 10.0.0.2 description up",
-        "ip prefix-list PL seq 5 permit 10.9.0.0/16", "route-map RM permit 10",
-        " match ip address prefix-list PL", "ip route 1.0.0.0/8 10.0.0.2",
-    ]
-    assert solution_text([]) == ""
 
 
 @pytest.mark.parametrize("a, b", [
