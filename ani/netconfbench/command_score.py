@@ -14,12 +14,13 @@ How it is computed (one diff code path, :func:`ani.observer.changes.config_chang
     2. A solution's commands are the *same* difference, initial -> the solution's end state:
        the solution's command list (as typed in configuration mode: flat, or indented; with or
        without ``configure terminal`` / ``exit`` / ``end``) made into an indented FRR text
-       as vtysh would enter it (:func:`ani.netconfbench.commands.block_text`, the scripted
-       agent's reading too; a block entered twice is one block), put on the initial configuration with hier-config's
-       ``future`` (``no`` lines remove, idempotent commands replace), and parsed back into the
-       device model, which normalises the spellings FRR accepts and prints differently (BGP
-       ipv4-unicast statements under ``router bgp``, ``router-id`` under ``router ospf``) the
-       way the run's final configuration was normalised.
+       as vtysh would enter it and merged onto the initial configuration with hier-config
+       (:func:`ani.netconfbench.commands.merge_solution`, the scripted agent's and the
+       observer's reading too: a block entered twice is one block, a ``no`` line removes what
+       it names; Cisco mask spellings of ``ip route`` / OSPF ``network`` made prefixes), and
+       parsed back into the device model, which normalises the spellings FRR accepts and
+       prints differently (BGP ipv4-unicast statements under ``router bgp``, ``router-id``
+       under ``router ospf``) the way the run's final configuration was normalised.
     3. Every command is prefixed with its router (``"r1: + ip route ..."``) and its free
        identifiers are replaced by wildcards (:func:`wildcard`): prefix-list, route-map, ACL,
        community-list, as-path list, distribute/filter-list names, and sequence numbers
@@ -36,8 +37,7 @@ precision + recall is 0.
 
 Why hier-config, not ciscoconfparse (which the draft names): hier-config is already the
 project's FRR diff (``ani.observer.changes``, the scripted agent's remediation) with an FRR
-driver that knows FRR's idempotent commands, and ``future`` predicts the end state of a command
-list; ciscoconfparse 1.9 pins ``hier_config==2.2.3`` (ciscoconfparse2: ``==2.3.1``), which
+driver, and the same tree merges a solution's lines onto a configuration; ciscoconfparse 1.9 pins ``hier_config==2.2.3`` (ciscoconfparse2: ``==2.3.1``), which
 conflicts with the hier-config 3 the project runs, is GPL-3.0 (the project is Apache-2.0), and
 would make a second diff code path.
 
@@ -107,32 +107,6 @@ def wildcard(command: str) -> str:
     return out
 
 
-_V4_UNDER_BGP = re.compile(
-    r"^(no )?(network \S+$|redistribute |neighbor \S+ route-reflector-client$|neighbor \S+ route-map )")
-
-
-def _hconfig(text: str) -> Any:
-    """Indented FRR text as a hier-config tree, a block given twice merged into one (a
-    solution may enter ``router bgp 65001`` twice; ``get_hconfig`` refuses duplicate sections)."""
-    from hier_config import HConfig
-
-    from ani.agents.frr_remediation import FrrDriver
-
-    root = HConfig(FrrDriver())
-    stack: list[tuple[int, Any]] = [(-1, root)]
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        depth = len(raw) - len(raw.lstrip(" "))
-        while stack[-1][0] >= depth:
-            stack.pop()
-        parent = stack[-1][1]
-        child = parent.get_child(equals=line) or parent.add_child(line)
-        stack.append((depth, child))
-    return root
-
-
 def _norm_lines(lines: Sequence[str]) -> list[str]:
     """Cisco mask spellings FRR prints as prefixes: ``ip route A M NH`` -> ``ip route A/len NH``,
     OSPF ``network A W area X`` -> ``network A/len area X``."""
@@ -159,44 +133,6 @@ def _norm_lines(lines: Sequence[str]) -> list[str]:
     return out
 
 
-def _lines(node: Any, depth: int) -> list[str]:
-    """A hier-config tree as indented text, each block's own lines before its sub-blocks (FRR's
-    order: a BGP neighbor is declared before an address family names it)."""
-    kids = list(node.children)
-    out: list[str] = []
-    for child in [k for k in kids if not k.children] + [k for k in kids if k.children]:
-        out.append(" " * depth + child.text)
-        out += _lines(child, depth + 1)
-    return out
-
-
-def _future(initial: Any, lines: Sequence[str]) -> Any:
-    """The device model of ``initial`` (a DeviceConfig) after ``lines`` (module doc, step 2).
-    Raises ValueError when the result does not parse into the device model."""
-    from hier_config import get_hconfig
-
-    from ani.agents.frr_remediation import FrrDriver, frr_text
-    from ani.device.parse import parse
-    from ani.netconfbench.commands import block_text
-
-    running = get_hconfig(FrrDriver(), frr_text(initial))
-    change = _hconfig(block_text(_norm_lines(lines)))
-    for bgp in list(change.get_children(startswith="router bgp ")):
-        # the ipv4-unicast statements FRR accepts directly under router bgp, where it prints them
-        movers = [c for c in bgp.children if not c.children and _V4_UNDER_BGP.match(c.text)]
-        if movers:
-            af = bgp.get_child(equals="address-family ipv4 unicast") or bgp.add_child("address-family ipv4 unicast")
-            for c in movers:
-                if af.get_child(equals=c.text) is None:
-                    af.add_child(c.text)
-                c.delete()
-    text = "\n".join(_lines(running.future(change), 0)) + "\n"
-    cfg = parse(text)
-    return cfg.model_copy(update={"hostname": initial.hostname, "firewall": initial.firewall,
-                                  "unmodelled": [*cfg.unmodelled,
-                                                 *(u for u in initial.unmodelled if u.startswith("nft / "))]})
-
-
 def applied_changes(initial: Mapping[str, Any], final: Mapping[str, Any]) -> dict[str, list[str]]:
     """``{router: config_changes(initial, final)}`` for the routers both have (module doc,
     step 1); a router without changes maps to []. Pure."""
@@ -210,6 +146,7 @@ def solution_changes(initial: Mapping[str, Any], configs: Mapping[str, Sequence[
     lab names; ``configs``: the solution's ``{router: [command, ...]}`` in lab names), module
     doc step 2. Raises KeyError naming a router of the solution the initial configurations do
     not have, ValueError when a router's end state does not parse."""
+    from ani.netconfbench.commands import config_lines, merge_solution
     from ani.observer.changes import config_changes
 
     out: dict[str, list[str]] = {}
@@ -217,7 +154,8 @@ def solution_changes(initial: Mapping[str, Any], configs: Mapping[str, Sequence[
         if router not in initial:
             raise KeyError(f"solution router {router!r} is not a router of the run "
                            f"(known: {', '.join(sorted(initial))})")
-        out[router] = config_changes(initial[router], _future(initial[router], list(lines)))
+        end = merge_solution(initial[router], config_lines(_norm_lines(list(lines))), router=router, strict=False)
+        out[router] = config_changes(initial[router], end)
     return out
 
 

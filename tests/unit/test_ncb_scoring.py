@@ -144,6 +144,13 @@ class RoutersTopology(dict):
     routers = {"r1": {}}
 
 
+class View(dict):
+    """The fake agent view (a dict for the runner's script agent) with the ``oracle`` the
+    observer's netconfbench reference reads."""
+
+    oracle = None
+
+
 class NcbVariant:
     """The runner's fake variant with NetConfBench params (two hidden tests)."""
 
@@ -158,7 +165,7 @@ class NcbVariant:
         return RoutersTopology(seed=self.seed)
 
     def agent_view(self):
-        return {"request": "add the route", "seed": self.seed}
+        return View(request="add the route", seed=self.seed)
 
 
 def test_a_netconfbench_variant_gets_its_scores_in_the_record(spec, tmp_path, monkeypatch):
