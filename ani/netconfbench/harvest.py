@@ -36,7 +36,7 @@ earlier harvest wrote, changes no file. The task files are written with
 already there are scored against the run's own initial configurations
 (``NcbScores.initial_configs``), so a solution added after the run is compared too.
 
-Errors: a results folder without ``runs.jsonl`` raises ConfigError; a task file that is
+Errors: a results folder without ``runs.jsonl`` (or ``ani run``'s ``run.json``) raises ConfigError; a task file that is
 missing or invalid is a ``skipped`` decision naming it (TaskFormatError's message), never a
 half-written file.
 """
@@ -187,11 +187,22 @@ def harvest_records(records: Sequence[Any], out: str | Path | None = None,
 
 def harvest(results_dir: str | Path, out: str | Path | None = None,
             threshold: float = HARVEST_F1_THRESHOLD) -> list[HarvestDecision]:
-    """Harvest the runs of a results folder (its ``runs.jsonl``); see :func:`harvest_records`.
-    Raises ConfigError if the folder has no ``runs.jsonl``."""
-    from ani.campaign.results import RUNS_FILE, read_runs
+    """Harvest the runs of a results folder: its ``runs.jsonl`` (``ani campaign run``), else
+    its ``run.json`` (``ani run --out``); see :func:`harvest_records`. Raises ConfigError if
+    the folder has neither, or its ``run.json`` is not a run record."""
+    from pydantic import ValidationError
+
+    from ani.campaign.results import RUNS_FILE, RunRecord, read_runs
+    from ani.validation import format_validation_error
 
     path = Path(results_dir)
-    if not (path / RUNS_FILE).is_file():
-        raise ConfigError(f"{path}: no {RUNS_FILE} (not a results folder of ani campaign run / ani run)")
-    return harvest_records(read_runs(path), out, threshold)
+    if (path / RUNS_FILE).is_file():
+        return harvest_records(read_runs(path), out, threshold)
+    single = path / "run.json"
+    if single.is_file():
+        try:
+            rec = RunRecord.model_validate_json(single.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            raise ConfigError(f"{single}: not a run record: {format_validation_error(exc)}") from None
+        return harvest_records([rec], out, threshold)
+    raise ConfigError(f"{path}: no {RUNS_FILE} nor run.json (not a results folder of ani campaign run / ani run)")

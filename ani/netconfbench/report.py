@@ -4,6 +4,7 @@
   95% Wilson interval, the mean command F1 and reasoning score (with how many runs have one),
   and the efficiency means (wall s, tokens, tool calls, from the runs' ``cost``); per task
   (NetConfBench runs: the task file's stem) the same without efficiency.
+- :func:`ncb_line`: one line for ``ani run`` of a NetConfBench task.
 - :func:`ncb_markdown`: the section ``## NetConfBench scores`` of ``summary.md`` built from
   them, with the reasoning model and weight hash the reasoning scores were computed with.
 
@@ -17,7 +18,7 @@ from typing import Any
 
 from ani.netconfbench.scoring import CellScores, cell_scores
 
-__all__ = ["ncb_markdown", "ncb_rows"]
+__all__ = ["ncb_line", "ncb_markdown", "ncb_rows"]
 
 
 def _f(v: float | None, fmt: str = ".2f") -> str:
@@ -85,3 +86,18 @@ def ncb_markdown(s: Any) -> list[str]:
         lines += ["", "Reasoning scores computed with: " + "; ".join(f"`{m}`" for m in rows["models"])
                   + (" (**different models: the scores do not compare**)" if len(rows["models"]) > 1 else "")]
     return lines
+
+
+def ncb_line(rec: Any) -> str | None:
+    """``testcase score 0.75 (task failed); command F1 0.80 (P 1.00 R 0.67) against expert-0001;
+    reasoning 0.66 (wordllama ...)`` for a run with NetConfBench scores, else None."""
+    ncb = getattr(rec, "ncb", None)
+    if ncb is None:
+        return None
+    parts = [f"testcase score {_f(rec.testcase_score)} ({'task passed' if rec.task_pass else 'task failed'})"]
+    c = ncb.command
+    parts.append("command F1 -" if c is None else
+                 f"command F1 {c.f1:.2f} (P {c.precision:.2f} R {c.recall:.2f}) against {c.solution_id}")
+    r = ncb.reasoning
+    parts.append("reasoning -" if r is None or r.score is None else f"reasoning {r.score:.2f} ({r.model})")
+    return "; ".join(parts) + (f" [{'; '.join(ncb.notes)}]" if ncb.notes else "")

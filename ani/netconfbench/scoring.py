@@ -33,7 +33,6 @@ the runs that have one (with their count), per task and over tasks.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -80,17 +79,6 @@ def task_pass(tests: Sequence[Any]) -> bool | None:
 
 # -- names -------------------------------------------------------------------------------------
 
-_TOKEN = r"A-Za-z0-9_./:-"
-
-
-def _sub_tokens(text: str, table: Mapping[str, str]) -> str:
-    table = {k: v for k, v in table.items() if k != v}
-    if not table:
-        return text
-    alts = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
-    return re.sub(rf"(?<![{_TOKEN}])({alts})(?![{_TOKEN}])", lambda m: table[m.group(1)], text)
-
-
 def lab_solutions(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The variant's solutions with ``configs`` in the lab's names: ``params["lab_solutions"]``
     when the variant has them, else ``params["solutions"]`` with each device and its interface
@@ -107,16 +95,15 @@ def lab_solutions(params: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def task_names(configs: Mapping[str, Sequence[str]], names: Mapping[str, Any]) -> dict[str, list[str]]:
-    """``{lab router: [line]}`` -> ``{task device: [line]}``: the inverse of the name map on
-    device keys and interface names (a name the map does not have stays as it is). Pure."""
-    nodes = names.get("nodes") or {}
-    back = {lab: orig for orig, lab in nodes.items()}
-    out: dict[str, list[str]] = {}
-    for router, lines in configs.items():
-        orig = back.get(router, router)
-        inv = {lab_if: o for o, lab_if in ((names.get("interfaces") or {}).get(orig) or {}).items()}
-        out[orig] = [_sub_tokens(ln, inv) for ln in lines]
-    return out
+    """``{lab router: [line]}`` -> ``{task device: [line]}``: the name map (a NameMap dump)
+    inverted on device keys and interface names (a name the map does not have stays). Pure."""
+    from ani.netconfbench.names import NameMap
+
+    fwd = NameMap.model_validate(dict(names or {}))
+    back = NameMap(nodes={lab: orig for orig, lab in fwd.nodes.items()},
+                   interfaces={fwd.nodes.get(n, n): {lab: orig for orig, lab in ifs.items()}
+                               for n, ifs in fwd.interfaces.items()})
+    return {back.nodes.get(r, r): [back.rewrite(r, str(ln)) for ln in lines] for r, lines in configs.items()}
 
 
 # -- one run -----------------------------------------------------------------------------------

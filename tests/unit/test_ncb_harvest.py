@@ -131,8 +131,19 @@ def test_mapped_names_are_written_back_in_the_tasks_names(task_file):
     assert d.harvested and load_task(task_file).ground_truth_configs[-1].configs == {"r1": EXIT_IF}
 
 
+def test_a_single_run_folder_of_ani_run(task_file, tmp_path):
+    folder = tmp_path / "one"
+    folder.mkdir()
+    (folder / "run.json").write_text(_record(task_file, 1, EXIT_IF).model_dump_json(indent=2))
+    [d] = harvest(folder)
+    assert d.harvested and len(load_task(task_file).ground_truth_configs) == 2
+
+
 def test_bad_inputs_are_named(task_file, tmp_path):
-    with pytest.raises(ConfigError, match="no runs.jsonl"):
+    with pytest.raises(ConfigError, match="no runs.jsonl nor run.json"):
+        harvest(tmp_path)
+    (tmp_path / "run.json").write_text('{"run_id": 1}')
+    with pytest.raises(ConfigError, match="run.json: not a run record"):
         harvest(tmp_path)
     rec = _record(task_file, 1, EXIT_IF).model_copy(update={"task_file": str(tmp_path / "gone.json")})
     [d] = harvest_records([rec])

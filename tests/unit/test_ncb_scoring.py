@@ -111,6 +111,14 @@ def test_summary_and_html_show_the_scores_per_cell():
     assert 'id="netconfbench"' in html and "1.00 (1)" in html
 
 
+def test_the_line_ani_run_prints():
+    from ani.netconfbench.report import ncb_line
+
+    assert ncb_line(_rec("a1", 1, (True, False), 0.5, 0.25)) == (
+        "testcase score 0.50 (task failed); command F1 0.50 (P 0.50 R 0.50) against e; reasoning 0.25 (m)")
+    assert ncb_line(_rec("a1", 1, (True,), task_file=None)) is None
+
+
 def test_no_section_without_scores():
     r = _rec("a1", 1, (True,), task_file=None).model_copy(update={"testcase_score": None, "task_pass": None})
     s = summarize([r], {"name": "c", "cells": [{"name": "a1", "level": "a1"}]})
