@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).parents[2]
 SHIPPED = ROOT / "intents" / "netconfbench"
-NAMES = ROOT / "tests" / "data" / "netconfbench" / "names-map.json"
+NAMES = ROOT / "tests" / "data" / "ncb-run" / "names-map.json"
 #: the tasks part 2 ships (part 3's test validates every shipped task)
 PART2_TASKS = ["static-backup", "ospf-area-adjacency", "bgp-neighbor-network", "bgp-prefix-list-filter"]
 

@@ -25,7 +25,7 @@ from ani.observer.checks import CommandCheck, RouteCheck
 ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests" / "data" / "netconfbench"
 SHIPPED = ROOT / "intents" / "netconfbench"
-NAMES = DATA / "names-map.json"
+NAMES = ROOT / "tests" / "data" / "ncb-run" / "names-map.json"
 IOS = DATA / "ios-static.json"
 STATIC = SHIPPED / "static-backup.json"
 
@@ -178,7 +178,7 @@ def test_intents_request_numbers_the_intents():
 
 
 def test_catalogue_variants_are_the_files_in_order():
-    cat = TaskCatalogue.load([SHIPPED / "static-backup.json", DATA / "names-map.json"])
+    cat = TaskCatalogue.load([SHIPPED / "static-backup.json", NAMES])
     assert len(cat) == 2 and len(cat.hash) == 64
     assert [cat.variant(cat, k).variant_id for k in range(2)] == ["static-backup", "names-map"]
     v = cat.variant(cat, 1)
