@@ -73,6 +73,8 @@ def block_text(commands: list[str]) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
+#: ``no`` lines FRR prints as statements of their own (a default switched off), not removals
+_PRINTED_NEGATIONS = ("no bgp ", "no ip forwarding", "no ipv6 forwarding", "no service ")
 _V4_UNDER_BGP = re.compile(r"^(network \S+$|redistribute |neighbor \S+ route-reflector-client$|neighbor \S+ route-map )")
 
 
@@ -91,7 +93,9 @@ def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool =
     """``before`` (a DeviceConfig, router ``router``) with a solution's ``lines`` merged in, as
     a DeviceConfig: the lines are indented into their blocks (:func:`block_text`) and merged
     with hier-config (FRR's driver, :class:`ani.agents.frr_remediation.FrrDriver`); a ``no``
-    line removes the lines it names in its block. ``strict``: raise ValueError naming the
+    line removes the lines it names in its block, and one that removes nothing and is a
+    negation FRR prints (``no bgp ebgp-requires-policy``, ``no ip forwarding``: a default
+    switched off) is kept as a line. ``strict``: raise ValueError naming the
     solution lines the device model cannot hold (it keeps them as ``unmodelled``; YANG at A2
     cannot carry them); also ValueError when the result is not a valid configuration."""
     from hier_config import get_hconfig
@@ -108,9 +112,11 @@ def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool =
         parent = stack[min(depth, len(stack) - 1)]
         if text.startswith("no "):
             target = text[3:]
-            for child in list(parent.children):
-                if child.text == target or child.text.startswith(target + " "):
-                    child.delete()
+            gone = [c for c in parent.children if c.text == target or c.text.startswith(target + " ")]
+            for child in gone:
+                child.delete()
+            if not gone and text.startswith(_PRINTED_NEGATIONS) and parent.get_child(equals=text) is None:
+                parent.add_child(text)  # a default turned off: FRR prints the 'no' line itself
             continue
         child = parent.get_child(equals=text) or parent.add_child(text)
         stack.append(child)

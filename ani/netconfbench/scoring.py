@@ -125,10 +125,10 @@ def score_run(params: Mapping[str, Any], initial: Mapping[str, Any] | None, fina
     if initial is None or final is None:
         out.notes.append(f"command: {'initial' if initial is None else 'final'} configs unreadable")
     else:
-        out.initial_configs = {r: frr_text(c) for r, c in initial.items()}
-        out.applied_commands = task_names(
-            {r: frr_commands(initial[r], final[r]) for r in initial if r in final}, names)
         try:
+            out.initial_configs = {r: frr_text(c) for r, c in initial.items()}
+            out.applied_commands = task_names(
+                {r: frr_commands(initial[r], final[r]) for r in initial if r in final}, names)
             applied = applied_changes(initial, final)
             wanted = []
             for i, s in enumerate(sols):

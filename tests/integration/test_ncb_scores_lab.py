@@ -86,3 +86,34 @@ def test_scores_in_the_record_and_harvesting(lab_host, tmp_path):
     before = alt_file.read_bytes()
     [again] = harvest(results)
     assert not again.harvested and "already harvested" in again.reason and alt_file.read_bytes() == before
+
+
+def test_command_score_of_the_expert_solution_pushed_is_one(lab_host, tmp_path):
+    """A new BGP instance: FRR prints the solution's 'no bgp ebgp-requires-policy' (a default
+    switched off), which the solution's side must count too."""
+    rec = _run(ROOT / "intents" / "netconfbench" / "bgp-neighbor-network.json", tmp_path / "r")
+    assert rec.ncb.command.f1 == 1.0, (rec.ncb.command.unmatched, rec.ncb.command.missing)
+
+
+def test_campaign_report_shows_the_scores_per_cell_and_task(lab_host, tmp_path):
+    from ani.campaign.html_report import write_html_report
+    from ani.campaign.loop import run_campaign
+
+    shipped = ROOT / "intents" / "netconfbench"
+    # (bgp-neighbor-network's solution cannot be pushed at A2: the YANG model lacks its BGP timers)
+    tasks = [str(shipped / "static-backup.json"), str(shipped / "ospf-area-adjacency.json")]
+    spec = parse_spec({"name": "ncb-scores-levels", "tasks": tasks, "factor": "level",
+                       "cells": [{"name": "a1", "level": "a1"}, {"name": "a2", "level": "a2"}]}, "test", ROOT)
+    out = tmp_path / "out"
+    run_campaign(spec, out, progress=False)
+    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert len(recs) == 4 and all(r["label"] == "clean_success" for r in recs), [(r["run_id"], r["agent_error"]) for r in recs]
+    assert all(r["testcase_score"] == 1.0 and r["task_pass"] and r["ncb"]["command"]["f1"] == 1.0 for r in recs)
+    md = (out / "summary.md").read_text()
+    assert "## NetConfBench scores (valid runs)" in md
+    for cell in ("a1", "a2"):
+        assert f"| {cell} | 2 | 1.00 | 2/2 |" in md
+        for task in ("static-backup", "ospf-area-adjacency"):
+            assert f"| {cell} | {task} | 1 | 1.00 | 1/1 |" in md
+    html = write_html_report(out).read_text()
+    assert 'id="netconfbench"' in html and "1.00 (2)" in html

@@ -131,3 +131,13 @@ def test_end_to_end_renamed_policy_matches(initial):
         "router bgp 65001", " address-family ipv4 unicast", "  neighbor 10.0.0.2 route-map POL in"]})
     s = command_score(run, [("expert-0001", expert)])
     assert s.f1 == 1.0 and len(s.applied) == 4
+
+
+def test_a_default_switched_off_is_a_line_of_the_solution():
+    # FRR prints 'no bgp ebgp-requires-policy' in its running config: a run's diff of a new
+    # BGP instance has it (bgp-neighbor-network at a1 scored F1 0.91 without this)
+    initial = {"r1": parse("hostname r1\n")}
+    got = solution_changes(initial, {"r1": ["router bgp 65001", "no bgp ebgp-requires-policy",
+                                            "neighbor 10.0.0.2 remote-as 65002", "no neighbor 10.0.0.2 shutdown"]})
+    assert sorted(got["r1"]) == ["+ router bgp 65001 / neighbor 10.0.0.2 remote-as 65002",
+                                 "+ router bgp 65001 / no bgp ebgp-requires-policy"]
