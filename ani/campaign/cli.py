@@ -373,6 +373,10 @@ def run_one(
 
     if (seen := observer_line(rec)) is not None:
         console.print(f"observer: {escape(seen)}", soft_wrap=True)
+    from ani.netconfbench.report import ncb_line  # ncb-scores (issue 15 §3)
+
+    if (scores := ncb_line(rec)) is not None:
+        console.print(f"netconfbench: {escape(scores)}", soft_wrap=True)
     trajectory = rec.trajectory or "-"
     console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
     if rec.label in INVALID_LABELS:  # infra_error, environment_invalid (faults)

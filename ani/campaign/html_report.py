@@ -58,6 +58,7 @@ from ani.campaign.report import (
 )
 from ani.campaign.results import LABELS, RunRecord
 from ani.campaign.stats import rule_of_three, wilson
+from ani.netconfbench.report import ncb_rows  # ncb-scores (issue 15 §3)
 
 HTML_FILE = "report.html"
 
@@ -284,6 +285,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
                          for r in valid_all if r.agent_error],
         "runs": runs,
         "outcomes": _outcomes(s, shown, bad),
+        "ncb": ncb_rows(s),  # ncb-scores (issue 15 §3)
     }
 
 

@@ -113,6 +113,7 @@ class RunObservation:
         self.initial: dict[str, Any] | None = None
         self.kernel_initial: dict[str, Any] | None = None
         self.variant: Any = None
+        self.final: dict[str, Any] | None = None  # the routers' configs after grading (read once)
         self._fields: dict[str, Any] = {}
 
     def _note(self, what: str, reason: str) -> None:
@@ -180,20 +181,34 @@ class RunObservation:
         self._fields["unrequested_changes"] = [c for c in unrequested if c not in own]
         self._fields["fault_residue"] = [c for c in unrequested if c in own]
 
+    def final_configs(self) -> dict[str, Any] | None:
+        """The routers' configurations after grading, read out of band once (None: no initial
+        read, or unreadable: said in an ``observer_note``)."""
+        if self.final is None and self.initial is not None:
+            from ani.observer.changes import read_configs
+
+            try:
+                self.final = read_configs(self.lab, list(self.initial))
+            except Exception as exc:  # noqa: BLE001
+                self._note("final_configs", f"final configs unreadable: {type(exc).__name__}: {exc}")
+        return self.final
+
     def _unrequested(self) -> list[str]:
         if self.initial is None:
             return []
-        from ani.observer.changes import read_configs, read_kernel, reference_configs, unrequested_changes
+        from ani.observer.changes import read_kernel, reference_configs, unrequested_changes
 
         reference, why = reference_configs(self.variant, self.initial)
         if reference is None:
             self._note("unrequested_changes", why or "no reference")
             return []
+        final = self.final_configs()
+        if final is None:
+            return []
         try:
-            final = read_configs(self.lab, list(self.initial))
             kernel_final = read_kernel(self.lab, list(self.initial))
         except Exception as exc:  # noqa: BLE001
-            self._note("unrequested_changes", f"final configs unreadable: {type(exc).__name__}: {exc}")
+            self._note("unrequested_changes", f"final kernel addresses unreadable: {type(exc).__name__}: {exc}")
             return []
         return unrequested_changes(self.initial, final, reference, self.kernel_initial, kernel_final)
 

@@ -41,6 +41,7 @@ from ani.campaign.stats import (
     rule_of_three,
     wilson,
 )
+from ani.netconfbench.report import ncb_markdown  # ncb-scores (issue 15 §3)
 
 SUMMARY_FILE = "summary.md"
 
@@ -601,6 +602,7 @@ def render_markdown(s: CampaignSummary) -> str:
     lines += _cost_markdown(s)
     lines += _stress_markdown(s)
     lines += observer_markdown(s)  # observer-run (issue 14 §2)
+    lines += ncb_markdown(s)  # ncb-scores (issue 15 §3)
     if s.paired:
         refs = list(dict.fromkeys(p.reference for p in s.paired))
         ref = refs[0]

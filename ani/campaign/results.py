@@ -44,6 +44,7 @@ ENV_INVALID = "environment_invalid"
 #: the labels of runs without a verdict
 INVALID_LABELS: tuple[str, ...] = (INFRA, ENV_INVALID)
 from ani.faults.record import FaultRecord  # noqa: E402  (pydantic model of RunRecord.faults)
+from ani.netconfbench.scoring import NcbScores  # noqa: E402  (pydantic model of RunRecord.ncb)
 
 
 class CheckOutcome(BaseModel):
@@ -113,6 +114,13 @@ class RunRecord(BaseModel):
             :mod:`ani.campaign.outcomes` (0 / empty in records written before them).
         task_file / names: a ``netconfbench`` run's task file and its name map (original ->
             lab names, :class:`ani.netconfbench.names.NameMap` dumped); None otherwise.
+        testcase_score / task_pass: NetConfBench's S_testcase (|passed| / |total| of ``tests``)
+            and whether every test passed, for every graded run of any task class (None: no
+            verdict, or records written before them; :mod:`ani.netconfbench.scoring`).
+        ncb: the NetConfBench diagnostic scores of a run whose variant carries ``solutions``
+            (a NetConfBench task): command score, reasoning score (with its model id and
+            weight sha256), the applied commands and the initial configurations harvesting
+            needs (:class:`ani.netconfbench.scoring.NcbScores`); None for other runs.
         budget_exhausted (property): ``stop_reason`` is a budget's (``max_steps``,
             ``max_tokens``, ``wall_clock``); such a run is graded like any other, and is never
             an agent error.
@@ -203,6 +211,11 @@ class RunRecord(BaseModel):
     locks_left: list[str] = Field(default_factory=list)
     #: changes applied on some routers and not on others
     partial: list[str] = Field(default_factory=list)
+    # --- ncb-scores (issue 15 §3): NetConfBench metrics (ani.netconfbench.scoring)
+    testcase_score: float | None = None
+    task_pass: bool | None = None
+    ncb: NcbScores | None = None
+    # --- end ncb-scores
 
     @property
     def budget_exhausted(self) -> bool:

@@ -869,6 +869,24 @@ def _execute(
     # --- observer-run (issue 14 §2): recovery, changes nobody asked for, damage by class, oscillation
     state["observation"].finish(state, state.get("faults_session"))
     # --- end observer-run
+    _ncb_scores(variant, state, trajectory)  # ncb-scores (issue 15 §3)
+
+
+def _ncb_scores(variant: Any, state: dict[str, Any], trajectory: Any) -> None:
+    """ncb-scores: ``state["ncb"]`` for a variant whose ``params`` has ``"solutions"`` (a
+    NetConfBench task), from the observation's initial and final configurations and the
+    trajectory (:func:`ani.netconfbench.scoring.score_run`); never fails the run (a scoring
+    error is said in a ``harness`` event ``ncb_scores_failed``)."""
+    params = getattr(variant, "params", None)
+    if not isinstance(params, dict) or "solutions" not in params:
+        return
+    from ani.netconfbench.scoring import score_run
+
+    obs = state["observation"]
+    try:
+        state["ncb"] = score_run(params, obs.initial, obs.final_configs(), list(trajectory.events))
+    except Exception as exc:  # noqa: BLE001 - diagnostic scores never fail a run
+        trajectory.log("ncb_scores_failed", kind="harness", reason=_err(exc))
 
 
 def _superseded(scenario: Any, variant: Any) -> tuple[list[Any], list[Any]]:
@@ -963,7 +981,19 @@ def _record(
         faults=state.get("faults", []),  # faults (issue 14)
         **(state["observation"].fields() if state.get("observation") is not None and label not in INVALID_LABELS else {}),  # observer-run
         **_outcome_fields(state, calls),  # cases-tools
+        **_ncb_fields(state, label),  # ncb-scores
     )
+
+
+def _ncb_fields(state: dict[str, Any], label: str) -> dict[str, Any]:
+    """ncb-scores: ``testcase_score`` / ``task_pass`` of a graded run (any task class), and
+    ``ncb`` of a NetConfBench one."""
+    if label in INVALID_LABELS:
+        return {}
+    from ani.netconfbench.scoring import task_pass, testcase_score
+
+    tests = state.get("tests") or []
+    return {"testcase_score": testcase_score(tests), "task_pass": task_pass(tests), "ncb": state.get("ncb")}
 
 
 def _outcome_fields(state: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:

@@ -73,11 +73,29 @@ def block_text(commands: list[str]) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
+#: ``no`` lines FRR prints as statements of their own (a default switched off), not removals
+_PRINTED_NEGATIONS = ("no bgp ", "no ip forwarding", "no ipv6 forwarding", "no service ")
+_V4_UNDER_BGP = re.compile(r"^(network \S+$|redistribute |neighbor \S+ route-reflector-client$|neighbor \S+ route-map )")
+
+
+def _leaves_first(node: Any, depth: int) -> list[str]:
+    """A hier-config tree as indented text, each block's own lines before its sub-blocks (FRR's
+    order: a BGP neighbor a solution adds is declared before the address family that names it)."""
+    kids = list(node.children)
+    out: list[str] = []
+    for child in [k for k in kids if not k.children] + [k for k in kids if k.children]:
+        out.append(" " * depth + child.text)
+        out += _leaves_first(child, depth + 1)
+    return out
+
+
 def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool = True) -> Any:
     """``before`` (a DeviceConfig, router ``router``) with a solution's ``lines`` merged in, as
     a DeviceConfig: the lines are indented into their blocks (:func:`block_text`) and merged
     with hier-config (FRR's driver, :class:`ani.agents.frr_remediation.FrrDriver`); a ``no``
-    line removes the lines it names in its block. ``strict``: raise ValueError naming the
+    line removes the lines it names in its block, and one that removes nothing and is a
+    negation FRR prints (``no bgp ebgp-requires-policy``, ``no ip forwarding``: a default
+    switched off) is kept as a line. ``strict``: raise ValueError naming the
     solution lines the device model cannot hold (it keeps them as ``unmodelled``; YANG at A2
     cannot carry them); also ValueError when the result is not a valid configuration."""
     from hier_config import get_hconfig
@@ -94,13 +112,25 @@ def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool =
         parent = stack[min(depth, len(stack) - 1)]
         if text.startswith("no "):
             target = text[3:]
-            for child in list(parent.children):
-                if child.text == target or child.text.startswith(target + " "):
-                    child.delete()
+            gone = [c for c in parent.children if c.text == target or c.text.startswith(target + " ")]
+            for child in gone:
+                child.delete()
+            if not gone and text.startswith(_PRINTED_NEGATIONS) and parent.get_child(equals=text) is None:
+                parent.add_child(text)  # a default turned off: FRR prints the 'no' line itself
             continue
         child = parent.get_child(equals=text) or parent.add_child(text)
         stack.append(child)
-    text = "\n".join(c.cisco_style_text() for c in conf.all_children()) + "\n"
+    for bgp in list(conf.get_children(startswith="router bgp ")):
+        # the ipv4-unicast statements FRR accepts directly under router bgp go where FRR
+        # prints them (else one already in the address family is read twice)
+        movers = [c for c in bgp.children if not c.children and _V4_UNDER_BGP.match(c.text)]
+        if movers:
+            af = bgp.get_child(equals="address-family ipv4 unicast") or bgp.add_child("address-family ipv4 unicast")
+            for c in movers:
+                if af.get_child(equals=c.text) is None:
+                    af.add_child(c.text)
+                c.delete()
+    text = "\n".join(_leaves_first(conf, 0)) + "\n"
     try:
         want = parse(text)
     except ValueError as exc:
