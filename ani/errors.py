@@ -28,6 +28,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- CampaignSpecError        campaign file
     |   +-- GeneratorError           scenario manifest that cannot be generated (names the field)
     |   +-- TaskError                task class / variant / task file
+    |       +-- TaskFormatError      ani.netconfbench: a NetConfBench task file ("<file>: <json.path>: ...")
     +-- RegistryError                unknown adapter name (lists the known ones)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
     |   +-- LabNotFound              no lab with that id
@@ -158,6 +159,13 @@ class GeneratorError(ConfigError):
 
 class TaskError(ConfigError):
     """A task class, task variant or task file is invalid."""
+
+
+class TaskFormatError(TaskError):
+    """A NetConfBench task file (:mod:`ani.netconfbench.task`) does not fit the draft's schema,
+    or a task cannot be used here (its platform). The message is ``"<file>: <json.path>:
+    <message>"`` (``tasks/x.json: testcases[2].expected_output: not a valid regular expression:
+    ...``); several problems are joined with ``"; "``."""
 
 
 class RegistryError(AniError):

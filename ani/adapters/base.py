@@ -358,7 +358,10 @@ class BaseAdapter:
         for n in topo.nodes:
             if wanted is not None and n not in wanted:
                 continue
-            nodes.append({"name": n, "role": "router" if topo.is_router(n) else "host"})
+            node = {"name": n, "role": "router" if topo.is_router(n) else "host"}
+            if n in topo.aliases:  # an imported task's own name of the node
+                node["original_name"] = topo.aliases[n]
+            nodes.append(node)
         links = []
         for link in topo.links:
             if wanted is not None and link.a.node not in wanted and link.b.node not in wanted:
@@ -366,14 +369,23 @@ class BaseAdapter:
             ends = []
             for ep in (link.a, link.b):
                 end = {"node": ep.node, "interface": ep.ifname}
+                if f"{ep.node}:{ep.ifname}" in topo.aliases:
+                    end["original_interface"] = topo.aliases[f"{ep.node}:{ep.ifname}"]
                 if ep.address is not None and not topo.is_router(ep.node):
                     end["address"] = str(ep.address)
                 ends.append(end)
             links.append(ends)
-        lines = [f"nodes: {', '.join(x['name'] + ('' if x['role'] == 'router' else ' (host)') for x in nodes)}"]
+        def orig(x: dict[str, Any]) -> str:
+            return f" (task: {x['original_name']})" if "original_name" in x else ""
+
+        def end_text(e: dict[str, Any]) -> str:
+            alias = f" (task: {e['original_interface']})" if "original_interface" in e else ""
+            return f"{e['node']} {e['interface']}{alias}"
+
+        lines = [f"nodes: {', '.join(x['name'] + orig(x) + ('' if x['role'] == 'router' else ' (host)') for x in nodes)}"]
         lines.append("links:")
         for a, b in links:
-            lines.append(f"  {a['node']} {a['interface']} <-> {b['node']} {b['interface']}")
+            lines.append(f"  {end_text(a)} <-> {end_text(b)}")
         return ToolResult.success(
             "\n".join(lines),
             {

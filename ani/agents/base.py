@@ -30,6 +30,10 @@ class AgentTask(BaseModel):
         variant_id: e.g. ``onboard-site-s3``.
         request: the operator's request (identical text across the variants of a class).
         files: attached files, ``{file name: text}`` (e.g. ``{"site.yaml": "tenant: blue\\n..."}``).
+        oracle: what only a scripted baseline reads, never a model: a ``netconfbench`` variant's
+            reference solution (``{"solution_id", "configs": {router: [command, ...]}}``, lab
+            names; :mod:`ani.agents.scripted_ncb`). Left out of dumps and reprs; the LLM agent
+            builds its messages from ``request`` and ``files`` only.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -38,6 +42,7 @@ class AgentTask(BaseModel):
     variant_id: str
     request: str
     files: dict[str, str] = Field(default_factory=dict)
+    oracle: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
 
 
 class Budget(BaseModel):

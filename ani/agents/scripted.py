@@ -247,6 +247,11 @@ class ScriptedAgent:
         return AgentRun(stop_reason="submitted", steps=steps.steps, submitted=True, trajectory=traj)
 
     def _solve(self, task: AgentTask, adapter: Any, steps: StepCounter) -> None:
+        if task.task_class == "netconfbench":  # an imported task: its reference solution
+            from ani.agents.scripted_ncb import solve as solve_ncb
+
+            solve_ncb(task, steps, {t.name for t in adapter.tools()})
+            return
         if task.task_class != "onboard-site" or "site.yaml" not in task.files:
             # every other class (and onboard-site's ticket form): typed changes, then each level's way
             from ani.agents.scripted_levels import solve as solve_changes

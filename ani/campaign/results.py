@@ -109,6 +109,8 @@ class RunRecord(BaseModel):
             sees"); their defaults in an infra_error record and in records written before them.
         invalid_calls / double_applied / locks_left / partial: the measured outcomes of
             :mod:`ani.campaign.outcomes` (0 / empty in records written before them).
+        task_file / names: a ``netconfbench`` run's task file and its name map (original ->
+            lab names, :class:`ani.netconfbench.names.NameMap` dumped); None otherwise.
         budget_exhausted (property): ``stop_reason`` is a budget's (``max_steps``,
             ``max_tokens``, ``wall_clock``); such a run is graded like any other, and is never
             an agent error.
@@ -121,6 +123,8 @@ class RunRecord(BaseModel):
     blocklist: bool | str = False
     task: str
     variant_id: str | None = None
+    task_file: str | None = None  # netconfbench
+    names: dict[str, Any] | None = None  # netconfbench
     seed: int
     scenario_hash: str | None = None
     density: int | None = None

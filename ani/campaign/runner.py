@@ -124,6 +124,12 @@ def _real_create_agent(config: dict[str, Any]) -> Any:
     return create_agent(config)
 
 
+def _real_load_catalogue(paths: list[str]) -> Any:
+    from ani.netconfbench.variant import TaskCatalogue
+
+    return TaskCatalogue([Path(p) for p in paths])
+
+
 def _real_check_host(levels: list[str], daemons: set[str]) -> dict[str, list[Any]]:
     from ani.host.checks import unfit
 
@@ -159,6 +165,9 @@ class RunnerDeps:
     create_adapter: Callable[..., Any] = _real_create_adapter
     create_agent: Callable[[dict[str, Any]], Any] = _real_create_agent
     check_host: Callable[[list[str], set[str]], dict[str, list[Any]]] = _real_check_host
+    #: netconfbench: ``[task file, ...] -> TaskCatalogue`` (scenario and task class of a
+    #: campaign with ``tasks:``; :mod:`ani.netconfbench.variant`)
+    load_catalogue: Callable[[list[str]], Any] = _real_load_catalogue
     _scenarios: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def scenario(self, path: str | Path) -> Any:
@@ -166,6 +175,13 @@ class RunnerDeps:
         key = str(path)
         if key not in self._scenarios:
             self._scenarios[key] = self.load_scenario(path)
+        return self._scenarios[key]
+
+    def catalogue(self, paths: list[str]) -> Any:
+        """The task catalogue of ``paths``, loaded once per deps object. Raises TaskFormatError."""
+        key = "\0tasks\0" + "\0".join(paths)
+        if key not in self._scenarios:
+            self._scenarios[key] = self.load_catalogue(list(paths))
         return self._scenarios[key]
 
     def generated(self, manifest: str | Path, seed: int, density: int | None) -> Any:
@@ -316,8 +332,18 @@ def scenario_for(spec: CampaignSpec, deps: RunnerDeps, density: int | None = Non
     """The scenario of ``spec`` at ``density``: its scenario file, or the scenario generated from
     its manifest (``scenario_seed``, ``density``; None: the manifest's own).
 
-    Raises ConfigError: the paths are not resolved, or the file / manifest is bad.
+    With ``tasks:`` (netconfbench) it is the task catalogue; each run's own scenario is
+    :func:`run_scenario`'s.
+
+    Raises ConfigError: the paths are not resolved, or the file / manifest / a task file is bad.
     """
+    if spec.tasks is not None:
+        if not spec.tasks_paths:
+            raise ConfigError(f"campaign {spec.name!r}: tasks are not resolved (use load_spec/parse_spec)")
+        try:
+            return deps.catalogue(spec.tasks_paths)
+        except ConfigError as exc:
+            raise type(exc)(f"{spec.source}: tasks: {exc}") from None
     if spec.manifest is not None:
         if not spec.manifest_path:
             raise ConfigError(
@@ -344,11 +370,27 @@ def prepare(
     """
     cell = spec.cells[0] if cell is None else cell
     scenario = scenario_for(spec, deps, spec.density_of(cell, stress))
+    if spec.tasks is not None:  # netconfbench: the catalogue makes the variants too
+        return scenario, scenario
     try:
         task_class = deps.get_task_class(spec.task_of(cell, stress))
     except ConfigError as exc:  # name the field that chose it: "cells[2](x).task: unknown ..."
         raise type(exc)(f"{spec.source}: {spec.task_field(cell, stress)}: {exc}") from None
     return scenario, task_class
+
+
+def _ncb_param(variant: Any, key: str) -> Any:
+    """netconfbench: ``variant.params[key]`` of a netconfbench variant, else None."""
+    if getattr(variant, "task_class", None) != "netconfbench":
+        return None
+    return (getattr(variant, "params", None) or {}).get(key)
+
+
+def run_scenario(scenario: Any, variant: Any) -> Any:
+    """The scenario a run of ``variant`` starts from: ``scenario`` itself, or for a task
+    catalogue (netconfbench) the variant's task's own."""
+    own = getattr(scenario, "scenario_of", None)
+    return own(variant) if callable(own) else scenario
 
 
 def scenario_density(scenario: Any, asked: int | None) -> int | None:
@@ -569,6 +611,7 @@ def run_one(
     traj_path = out / "trajectories" / f"{rid}.jsonl"
     scenario, task_class = prepare(spec, deps, cell, stress)
     variant = variant_of(task_class, scenario, seed, spec.form_of(cell))
+    scenario = run_scenario(scenario, variant)  # netconfbench: the task's own network
     agent_config = spec.agent_of(cell)
     agent = deps.create_agent(dict(agent_config))  # config errors raise here, before any lab
     budget = spec.budget
@@ -583,6 +626,9 @@ def run_one(
         "blocklist": cell.blocklist,
         "task": task,
         "variant_id": str(getattr(variant, "variant_id", "") or "") or None,
+        # netconfbench: the task file and the name map of an imported task
+        "task_file": _ncb_param(variant, "task_file"),
+        "names": _ncb_param(variant, "names"),
         "seed": int(seed),
         "scenario_hash": str(getattr(scenario, "hash", "") or "") or None,
         "density": scenario_density(scenario, spec.density_of(cell, stress)),

@@ -28,6 +28,20 @@ stress parameter::
       - {name: change-set-ticket, task: change-set, form: ticket}   # the HAI form: intent | ticket
     stress: {density: [2, 4, 8]}         # every cell at every value, paired by variant seed
 
+NetConfBench task files instead of a scenario and a task class (:mod:`ani.netconfbench`)::
+
+    name: ncb-levels
+    tasks: ../intents/netconfbench/     # a folder (its *.json, sorted), a file, or a list of those
+    factor: level
+    cells:
+      - {name: a1, level: a1}
+      - {name: a2, level: a2}
+
+Each task file is one variant (variant k = the k-th file, seeds 0..N-1, the same task in
+every cell: paired by task); ``variants`` may take the first S of them; ``scenario``,
+``manifest``, ``task``, ``form`` and ``seed`` are not given (each task brings its network,
+its class is ``netconfbench``).
+
 The factor is what differs between cells (``level`` also lets the blocklist ablation differ,
 ``task`` the form); every other setting of the cells must agree. The stress parameters
 (``density``, ``fault_rate``, ``task``) are swept over their values as a grid: the plan is
@@ -69,7 +83,9 @@ FACTORS = ("level", "blocklist", "task", "density", "model", "agent_mode")
 STRESS_PARAMS = ("density", "task", "fault_rate")
 #: the cell settings, in the order the design check names them
 SETTINGS = ("level", "blocklist", "task", "form", "density")
-NO_SCENARIO = "scenario: Field required (a scenario file; or manifest: to generate one)"
+NO_SCENARIO = "scenario: Field required (a scenario file; or manifest: to generate one; or tasks: NetConfBench task files)"
+#: the task class of a campaign with ``tasks:``
+TASKS_CLASS = "netconfbench"
 #: the agent modes of the ``agent_mode`` factor: the LLM agent's ``mode``, with or without its
 #: ``recovery`` step (:mod:`ani.agents.llm`)
 AGENT_MODES = tuple(f"{m}{r}" for m in ("single-turn", "react", "planner-executor") for r in ("", "+recovery"))
@@ -280,6 +296,10 @@ class CampaignSpec(BaseModel):
     form: Literal["intent", "ticket"] = "intent"
     bound: float | None = Field(None, gt=0, lt=1)
     # --- end campaign-factors ---
+    # --- netconfbench: task files as the variants (ani.netconfbench.variant.TaskCatalogue) ---
+    tasks: str | list[str] | None = None
+    tasks_paths: list[str] | None = None
+    # --- end netconfbench ---
     _source: str = PrivateAttr(default="<campaign>")
 
     @field_validator("name")
@@ -401,6 +421,8 @@ class CampaignSpec(BaseModel):
     def task_of(self, cell: CellSpec | str, stress: dict[str, Any] | None = None) -> str:
         """The task class of ``cell`` at ``stress``: the stress value, the cell's, the campaign's."""
         c = self.cell(cell) if isinstance(cell, str) else cell
+        if self.tasks is not None:  # netconfbench: every cell runs the task files
+            return TASKS_CLASS
         task = (stress or {}).get("task") or c.task or self.task
         if not task:
             raise CampaignSpecError(f"campaign {self.name!r}: cell {c.name!r} has no task class")
@@ -485,11 +507,13 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
             "faults: no run has faults: the rate is 0 unless the file gives fault_rate: (faults per "
             "agent step) or stress: {fault_rate: [...]} (write fault_rate: 0 to keep the block unused)"
         )
-    if spec.scenario is None and spec.manifest is None:
+    if spec.tasks is not None:
+        errors += _tasks_errors(spec)
+    elif spec.scenario is None and spec.manifest is None:
         errors.append(NO_SCENARIO)
     elif spec.scenario is not None and spec.manifest is not None:
         errors.append("manifest: give scenario: (a scenario file) or manifest: (generated), not both")
-    if spec.manifest is None:
+    if spec.manifest is None and spec.tasks is None:
         if spec.scenario_seed is not None:
             errors.append("scenario_seed: only with manifest: (a scenario file is not generated)")
         used = [("density", spec.density)] + [
@@ -505,7 +529,7 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
     for i, c in enumerate(spec.cells):
         if c.level is None and spec.level is None:
             errors.append(f"cells[{i}]({c.name}).level: Field required (or give the campaign a level:)")
-        if c.task is None and spec.task is None and "task" not in spec.stress:
+        if c.task is None and spec.task is None and "task" not in spec.stress and spec.tasks is None:
             errors.append(f"cells[{i}]({c.name}).task: Field required (or give the campaign a task:)")
     if errors:
         return errors
@@ -625,6 +649,32 @@ def _agent_errors(spec: CampaignSpec) -> list[str]:
 # --- end campaign-factors ---
 
 
+def _tasks_errors(spec: CampaignSpec) -> list[str]:
+    """netconfbench: what a campaign with ``tasks:`` may not also give."""
+    errors = []
+    if spec.tasks == [] or spec.tasks == "":
+        errors.append("tasks: give a task file, a folder of them, or a list")
+    for key in ("scenario", "manifest", "task", "scenario_seed", "density"):
+        if getattr(spec, key) is not None:
+            errors.append(f"{key}: not with tasks: (each NetConfBench task brings its network; its class is {TASKS_CLASS})")
+    if "seed" in spec.model_fields_set:
+        errors.append("seed: not with tasks: (the variants are the task files, 0..N-1)")
+    if spec.form != "intent":
+        errors.append("form: a NetConfBench task has one form (intent)")
+    for key in ("task", "density"):
+        if key in spec.stress:
+            errors.append(f"stress.{key}: not with tasks:")
+    if spec.factor in ("task", "density"):
+        errors.append(f"factor: {spec.factor!r} is not a factor of a tasks: campaign (the tasks are its variants)")
+    if spec.bound is not None:
+        errors.append("bound: not with tasks: (the variants are the task files)")
+    for i, c in enumerate(spec.cells):
+        for key in ("task", "density", "form"):
+            if getattr(c, key) is not None:
+                errors.append(f"cells[{i}]({c.name}).{key}: not with tasks:")
+    return errors
+
+
 def _setting(spec: CampaignSpec, cell: CellSpec, setting: str) -> Any:
     """The effective value of one cell setting (campaign defaults filled in)."""
     if setting == "level":
@@ -700,7 +750,7 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
             top="(top level)", format_loc=lambda loc: _format_loc(loc, data),
         )
     except CampaignSpecError as exc:
-        if isinstance(data, dict) and "scenario" not in data and "manifest" not in data:
+        if isinstance(data, dict) and not {"scenario", "manifest", "tasks"} & set(data):
             raise CampaignSpecError(f"{exc}; {NO_SCENARIO}") from None  # said with the others
         raise
     spec._source = source
@@ -730,6 +780,8 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
             spec.manifest_path = str(resolve_path(spec.manifest, base_dir, "manifest"))
             if spec.scenario_seed is None:
                 spec.scenario_seed = 1
+        if spec.tasks is not None:
+            _resolve_tasks(spec, base_dir, data)
         for i, c in enumerate(spec.cells):
             if isinstance(c.blocklist, str):
                 field = f"cells[{i}]({c.name}).blocklist"
@@ -737,6 +789,29 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
     except CampaignSpecError as exc:
         raise CampaignSpecError(f"{source}: {exc}") from None
     return spec
+
+
+def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None:
+    """netconfbench: resolve ``tasks:`` to the task files (folders expanded, sorted) and make
+    the variants the files: seeds 0..N-1, ``variants`` (if given) at most N."""
+    from ani.errors import TaskFormatError
+    from ani.netconfbench.variant import task_files
+
+    items = spec.tasks if isinstance(spec.tasks, list) else [spec.tasks]
+    paths: list[Path] = []
+    for i, item in enumerate(items):
+        field = f"tasks[{i}]" if isinstance(spec.tasks, list) else "tasks"
+        p = resolve_path(str(item), base_dir, field)
+        try:
+            paths += task_files(p)
+        except TaskFormatError as exc:
+            raise CampaignSpecError(f"{field}: {exc}") from None
+    spec.tasks_paths = [str(p) for p in paths]
+    spec.seed = 0
+    given = data.get("variants") if isinstance(data, dict) else None
+    if given is not None and given > len(paths):
+        raise CampaignSpecError(f"variants: {given} but tasks: has {len(paths)} task file(s) (the variants are the files)")
+    spec.variants = int(given) if given is not None else len(paths)
 
 
 def load_spec(path: str | Path, variants: int | None = None, bound: float | None = None) -> CampaignSpec:

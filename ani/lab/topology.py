@@ -131,6 +131,10 @@ class Topology(_Strict):
     hosts: dict[str, HostSpec] = Field(default_factory=dict)
     links: list[LinkSpec] = Field(default_factory=list)
     convergence: ConvergenceSpec = Field(default_factory=ConvergenceSpec)
+    #: original names of nodes / interfaces the lab renamed (an imported NetConfBench task,
+    #: :mod:`ani.netconfbench.names`): ``{node: original, "node:ifname": original}``; shown by
+    #: ``get_topology``; left out of dumps when empty (scenario hashes stay as they were)
+    aliases: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     @model_validator(mode="after")
     def _check_refs(self) -> Topology:
@@ -158,6 +162,12 @@ class Topology(_Strict):
                     errors.append(f"{where}.address: host endpoint {ep.node}:{ep.ifname} needs an address")
             if link.a.node == link.b.node:
                 errors.append(f"links.{i}: both ends on node {link.a.node!r}")
+        for key in self.aliases:
+            node, _, ifname = key.partition(":")
+            if node not in self.routers and node not in self.hosts:
+                errors.append(f"aliases.{key}: unknown node {node!r}")
+            elif ifname and all(local.ifname != ifname for local, _r in self.links_of(node)):
+                errors.append(f"aliases.{key}: {node} has no interface {ifname!r}")
         if errors:
             raise ValueError("; ".join(errors))
         return self

@@ -1,8 +1,9 @@
-"""The observer: checks (reach, BGP session, loopback, route) and their out-of-band evaluation."""
+"""The observer: checks (reach, BGP session, loopback, route, command) and their out-of-band evaluation."""
 
 from ani.observer.checks import (
     BgpSessionCheck,
     Check,
+    CommandCheck,
     LoopbackCheck,
     ReachCheck,
     RouteCheck,
@@ -15,6 +16,7 @@ __all__ = [
     "BgpSessionCheck",
     "Check",
     "CheckResult",
+    "CommandCheck",
     "LoopbackCheck",
     "Observer",
     "ReachCheck",

@@ -1,6 +1,6 @@
 """Check models: what the observer verifies, as data (pydantic, discriminated by ``kind``).
 
-Four kinds::
+Five kinds::
 
     reach        {kind: reach, src: blue1, dst: 198.18.12.10, expect: true}
                  ping from node ``src`` (host or router netns) to ``dst``; ``expect: false``
@@ -15,7 +15,14 @@ Four kinds::
                  ``router``'s routing table has exactly ``prefix`` (``show ip route PREFIX
                  json``); ``expect: false`` means it must not. With ``local_pref`` or
                  ``community``, the best BGP path of the prefix (``show bgp ipv4 unicast
-                 PREFIX json``) must carry that local preference / that community.
+                 PREFIX json``) must carry that local preference / that community. With
+                 ``protocol`` / ``next_hop`` / ``distance``, one entry of the prefix in the
+                 table (selected or not) must have them all (with ``expect: false``: none may).
+    command      {kind: command, router: r1, commands: ["show ip route 10.0.0.0/24"],
+                  expect: "S>\\* 10\\.0\\.0\\.0/24"}
+                 ``vtysh -c C1 -c C2 ...`` on ``router``; its output (all commands, in order)
+                 must contain a match of the regular expression ``expect`` (``re.search``,
+                 ``re.MULTILINE``). The NetConfBench testcase shape (:mod:`ani.netconfbench`).
 
 Every check has a ``name`` (derived from its fields if not given) and an optional
 ``service`` tag saying which pre-existing service it protects (e.g. ``tenant:blue``,
@@ -24,10 +31,20 @@ Every check has a ``name`` (derived from its fields if not given) and an optiona
 
 from __future__ import annotations
 
+import re
 from ipaddress import IPv4Address, IPv4Network
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ani.errors import ConfigError
 from ani.validation import format_validation_error
@@ -105,7 +122,11 @@ class LoopbackCheck(_CheckBase):
 
 class RouteCheck(_CheckBase):
     """``router`` has (``expect``) or has not (``expect=False``) a route to exactly ``prefix``;
-    with ``local_pref`` / ``community`` its best BGP path must carry them (a present route only).
+    with ``local_pref`` / ``community`` its best BGP path must carry them (a present route only);
+    with ``protocol`` (FRR's name: ``static``, ``ospf``, ``bgp``, ...), ``next_hop`` or
+    ``distance`` (administrative distance), one entry of the prefix in ``show ip route json``,
+    selected or not (a backup static route is not selected), must have every one given (with
+    ``expect=False``: no entry may).
 
     Both outcomes are retried until they hold or the observer's bound passes (a withdrawal
     converges like an announcement does)."""
@@ -116,6 +137,9 @@ class RouteCheck(_CheckBase):
     expect: bool = True
     local_pref: int | None = Field(default=None, ge=0, le=4294967295)
     community: str | None = Field(default=None, pattern=r"^\d{1,10}:\d{1,10}$", description="AA:NN, one community")
+    protocol: str | None = Field(default=None, pattern=r"^[a-z0-9]+$", description="FRR's protocol name of the route entry")
+    next_hop: IPv4Address | None = None
+    distance: int | None = Field(default=None, ge=0, le=255, description="administrative distance")
 
     @model_validator(mode="after")
     def _attrs_need_route(self) -> Any:
@@ -124,19 +148,71 @@ class RouteCheck(_CheckBase):
         return self
 
     def _default_name(self) -> str:
+        attrs = "".join(f" {k} {v}" for k, v in self._entry_attrs())
         if not self.expect:
-            return f"no route {self.router} {self.prefix}"
-        attrs = "".join(
+            return f"no route {self.router} {self.prefix}{attrs}"
+        attrs += "".join(
             f" {k} {v}" for k, v in (("local-pref", self.local_pref), ("community", self.community)) if v is not None
         )
         return f"route {self.router} {self.prefix}{attrs}"
+
+    @model_serializer(mode="wrap")
+    def _without_unset_entry_attrs(self, handler: Any) -> Any:
+        # the entry attributes came later: unset, they stay out of dumps (scenario files and
+        # their hashes are as they were)
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("protocol", "next_hop", "distance"):
+                if data.get(key) is None:
+                    data.pop(key, None)
+        return data
+
+    def _entry_attrs(self) -> list[tuple[str, Any]]:
+        return [(k, v) for k, v in (("protocol", self.protocol), ("via", self.next_hop), ("distance", self.distance))
+                if v is not None]
 
     @property
     def nodes(self) -> list[str]:
         return [self.router]
 
 
-Check = Annotated[Union[ReachCheck, BgpSessionCheck, LoopbackCheck, RouteCheck], Field(discriminator="kind")]
+def regex_problem(pattern: str) -> str:
+    """``""`` if ``pattern`` compiles as a Python regular expression, else why not
+    (``"missing ), unterminated subpattern at position 3"``)."""
+    try:
+        re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        return str(exc)
+    return ""
+
+
+class CommandCheck(_CheckBase):
+    """``vtysh -c C1 -c C2 ...`` (``commands``, read-only) on ``router``; passes iff the
+    output contains a match of the regular expression ``expect`` (``re.search`` with
+    ``re.MULTILINE``). Retried like every positive check."""
+
+    kind: Literal["command"] = "command"
+    router: str
+    commands: list[str] = Field(min_length=1)
+    expect: str
+
+    @field_validator("expect")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        problem = regex_problem(pattern)
+        if problem:
+            raise ValueError(f"not a valid regular expression: {problem}")
+        return pattern
+
+    def _default_name(self) -> str:
+        return f"command {self.router}: {'; '.join(self.commands)} ~ /{self.expect}/"
+
+    @property
+    def nodes(self) -> list[str]:
+        return [self.router]
+
+
+Check = Annotated[Union[ReachCheck, BgpSessionCheck, LoopbackCheck, RouteCheck, CommandCheck], Field(discriminator="kind")]
 
 _CHECKS = TypeAdapter(list[Check])
 

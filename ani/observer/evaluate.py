@@ -16,7 +16,8 @@ Timing semantics:
 Router state is read once per router and command for all the checks that need it at the same
 time (:class:`_Reader`): the ``bgp_session`` checks of a router share one ``show bgp summary
 json``, its ``route`` checks one ``show ip route json`` (the whole table; a check looks up its
-exact prefix in it, as ``show ip route PREFIX json`` would). A read is shared only with checks
+exact prefix in it, as ``show ip route PREFIX json`` would); a ``command`` check (a NetConfBench
+testcase) runs its own ``vtysh -c .. -c ..`` each attempt. A read is shared only with checks
 whose previous attempt saw older data, so a retried check always looks at state read after its
 last failed look, never at the same read again. A vtysh call costs ~35 ms of CPU (and ~200 ms
 of wall time), so a dense baseline of hundreds of route checks is a few calls per router per
@@ -36,7 +37,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ani.errors import HostFault, ObserverError
-from ani.observer.checks import BgpSessionCheck, Check, LoopbackCheck, ReachCheck, RouteCheck
+from ani.observer.checks import BgpSessionCheck, Check, CommandCheck, LoopbackCheck, ReachCheck, RouteCheck
 
 _RECEIVED_RE = re.compile(r"(\d+) (?:packets )?received")
 
@@ -46,7 +47,7 @@ class CheckResult(BaseModel):
 
     Attributes:
         name: the check's name.
-        kind: ``reach`` | ``bgp_session`` | ``loopback`` | ``route``.
+        kind: ``reach`` | ``bgp_session`` | ``loopback`` | ``route`` | ``command``.
         passed: the check holds.
         detail: what was observed last (e.g. ``0 of 3 answered``, ``state Active``).
         attempts: how many times it was tried.
@@ -224,7 +225,8 @@ class Observer:
         """Read every command ``checks`` need on ``router`` with ONE vtysh (``-c A -c B ...``,
         the JSON documents split in order) into the round's reader; on any mismatch nothing is
         stored and each check reads for itself."""
-        cmds = ["show ip route json" if isinstance(c, RouteCheck) else "show bgp summary json" for c in checks]
+        cmds = ["show ip route json" if isinstance(c, RouteCheck) else "show bgp summary json" for c in checks
+                if isinstance(c, (RouteCheck, BgpSessionCheck))]
         cmds += [f"show bgp ipv4 unicast {c.prefix} json" for c in checks
                  if isinstance(c, RouteCheck) and c.expect and (c.local_pref is not None or c.community is not None)]
         cmds = list(dict.fromkeys(cmds))
@@ -351,6 +353,8 @@ class Observer:
             return self._bgp(check, seen)
         if isinstance(check, RouteCheck):
             return self._route(check, seen)
+        if isinstance(check, CommandCheck):
+            return self._command(check)
         raise ObserverError(f"unknown check kind {check.kind!r}")  # pragma: no cover
 
     def _read(self, router: str, command: str, seen: list[float]) -> Any:
@@ -410,6 +414,15 @@ class Observer:
         want = str(check.prefix)
         data = self._read(check.router, "show ip route json", seen)
         present = isinstance(data, dict) and want in data
+        if check.protocol is not None or check.next_hop is not None or check.distance is not None:
+            entries = [r for r in data[want] if isinstance(r, dict)] if present else []
+            matching = [r for r in entries if _entry_matches(r, check)]
+            seen_text = "; ".join(_entry_text(r) for r in entries) or "no route"
+            if not check.expect:
+                return (not matching), (f"matching route present: {seen_text}" if matching else seen_text)
+            if not matching:
+                return False, f"no matching route: {seen_text}"
+            present, data = True, {want: matching}
         if not check.expect:
             return (not present), ("route present" if present else "no route")
         if not present:
@@ -427,6 +440,41 @@ class Observer:
         seen = f"local-pref {lp}, communities {' '.join(comms) or 'none'}"
         ok = (check.local_pref is None or lp == check.local_pref) and (check.community is None or check.community in comms)
         return ok, seen
+
+
+    def _command(self, check: CommandCheck) -> tuple[bool, str]:
+        """Whether the output of ``vtysh -c C1 -c C2 ...`` on the router (stdout, all the
+        commands in order) contains a match of ``check.expect`` (``re.MULTILINE``)."""
+        res = self.lab.vtysh(check.router, list(check.commands), timeout=10.0)
+        if res.timed_out:
+            return False, "vtysh timed out"
+        out = res.stdout
+        m = re.search(check.expect, out, re.MULTILINE)
+        if m is not None:
+            return True, f"matched {m.group(0)[:120]!r}"
+        shown = " | ".join(ln.strip() for ln in out.strip().splitlines()[:6])
+        return False, f"no match of /{check.expect}/ in: {shown[:300] or '(no output)'}"
+
+
+def _entry_matches(entry: dict[str, Any], check: RouteCheck) -> bool:
+    """Whether one route entry of ``show ip route json`` has every attribute ``check`` gives."""
+    if check.protocol is not None and entry.get("protocol") != check.protocol:
+        return False
+    if check.distance is not None and entry.get("distance") != check.distance:
+        return False
+    if check.next_hop is not None:
+        hops = [h.get("ip") for h in entry.get("nexthops", []) if isinstance(h, dict)]
+        if str(check.next_hop) not in hops:
+            return False
+    return True
+
+
+def _entry_text(entry: dict[str, Any]) -> str:
+    """``static distance 1 via 192.0.2.2 (selected)``: one route entry, for details."""
+    hops = ",".join(str(h.get("ip") or h.get("interfaceName") or "?") for h in entry.get("nexthops", [])
+                    if isinstance(h, dict))
+    sel = " (selected)" if entry.get("selected") else ""
+    return f"{entry.get('protocol', '?')} distance {entry.get('distance', '?')} via {hops or '-'}{sel}"
 
 
 def summarize(results: Sequence[CheckResult]) -> str:

@@ -1,0 +1,423 @@
+"""The NetConfBench task file: models, loading with errors by JSON path, and the canonical dump.
+
+Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (the task definition schema)
+and §5.1 (the schema as an exchange format: ``intents``, ``topology`` and ``testcases`` are
+mandatory, ground truth solutions optional). One task is one JSON object::
+
+    {
+      "task_name": "Static Routing",
+      "intents": ["r1: create a static route to r2's loopback ...", ...],
+      "topology": {"nodes": ["r1", "r2"], "links": ["r1 eth0 <-> r2 eth0"]},
+      "startup_configs": {"r1": "frr defaults traditional\\nhostname r1\\n...", ...},
+      "ground_truth_configs": [
+        {"solution_id": "expert-0001", "configs": {"r1": ["ip route ..."]},
+         "reasoning": "...", "provenance": "expert-authored"}
+      ],
+      "testcases": [ ... ]   (both shapes: ani.netconfbench.testcases)
+    }
+
+Nothing is lost: keys this module does not know are kept (at the top level, in ``topology``
+and in each solution: ``run_id``, ``model``, ``level`` of a harvested one, ...) and written
+back by :func:`dump_task` after the known ones, in the order read; testcases are written back
+exactly as written. Optional keys absent from the file stay absent on export.
+
+Errors: :class:`~ani.errors.TaskFormatError`, ``"<file>: <json.path>: <message>"`` with
+paths as ``testcases[2].expected_output`` and ``startup_configs.r1``; invalid JSON names the
+line and column. Several problems of one file are joined with ``"; "``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
+
+from ani.errors import TaskFormatError
+from ani.netconfbench.platform import platform_of  # noqa: F401 - part of this module's interface
+from ani.netconfbench.testcases import SHAPE_TAGS, CommandTestcase, Testcase, testcase_name
+
+#: the draft's order of the top-level keys (unknown keys follow, in the order read)
+TASK_KEYS = ("task_name", "intents", "topology", "startup_configs", "ground_truth_configs", "testcases")
+#: the draft's order of a solution's keys
+SOLUTION_KEYS = ("solution_id", "configs", "reasoning", "provenance")
+
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    """A pydantic location as a JSON path: ``("testcases", 2, "expected_output")`` ->
+    ``testcases[2].expected_output``; a key that is no identifier is quoted
+    (``startup_configs["New York"]``); the testcase shape tags are dropped."""
+    out = ""
+    for part in loc:
+        if part in SHAPE_TAGS:
+            continue
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT_RE.match(str(part)):
+            out += f".{part}" if out else str(part)
+        else:
+            out += f"[{json.dumps(str(part))}]"
+    return out
+
+
+class NcbLink(BaseModel):
+    """One link of a topology: ``"A IFACE <-> B IFACE"`` as its four parts (names as written)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    a: str
+    a_if: str
+    b: str
+    b_if: str
+
+    def __str__(self) -> str:
+        return f"{self.a} {self.a_if} <-> {self.b} {self.b_if}"
+
+
+def parse_link(text: str) -> NcbLink:
+    """``"NewYork S0/0 <-> Washington S0/0 "`` -> ``NcbLink("NewYork", "S0/0", "Washington",
+    "S0/0")``. Whitespace around the parts is free; a side is a node name (one word) then its
+    interface (the rest of the side: ``GigabitEthernet 0/1`` keeps its inner space). Raises
+    ``ValueError`` saying what is missing."""
+    sides = text.split("<->")
+    if len(sides) != 2:
+        raise ValueError(f"{text!r}: not 'A IFACE <-> B IFACE' (one '<->' between two ends)")
+    ends = []
+    for side in sides:
+        words = side.split(None, 1)
+        if len(words) != 2:
+            raise ValueError(f"{text!r}: the end {side.strip()!r} is not 'NODE INTERFACE'")
+        ends.append((words[0], " ".join(words[1].split())))
+    (a, a_if), (b, b_if) = ends
+    return NcbLink(a=a, a_if=a_if, b=b, b_if=b_if)
+
+
+class NcbTopology(BaseModel):
+    """``topology``: ``nodes`` (unique names, one word each) and ``links``
+    (``"A IFACE <-> B IFACE"`` strings between listed nodes; an interface on one link only).
+    Unknown keys are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    nodes: list[StrictStr] = Field(min_length=1)
+    links: list[StrictStr] = []
+
+    @field_validator("nodes")
+    @classmethod
+    def _node_names(cls, nodes: list[str]) -> list[str]:
+        seen: dict[str, int] = {}
+        for i, n in enumerate(nodes):
+            if not n or n != n.strip() or len(n.split()) != 1 or "<->" in n:
+                raise ValueError(f"[{i}]: {n!r} is not a node name (one word, no '<->')")
+            if n in seen:
+                raise ValueError(f"[{i}]: {n!r} is listed twice (also nodes[{seen[n]}])")
+            seen[n] = i
+        return nodes
+
+    @model_validator(mode="after")
+    def _links_parse(self) -> Any:
+        problems = _link_problems(self.nodes, self.links)
+        if problems:
+            raise ValueError("; ".join(f"links{p}" for p in problems))
+        return self
+
+    def parsed_links(self) -> list[NcbLink]:
+        """The links as :class:`NcbLink` s, in order. Raises TaskFormatError
+        (``topology.links[3]: ...``) for a link that does not parse or names an unknown node
+        (a model built with ``model_construct`` skips the load-time check)."""
+        problems = _link_problems(self.nodes, self.links)
+        if problems:
+            raise TaskFormatError("; ".join(f"topology.links{p}" for p in problems))
+        return [parse_link(t) for t in self.links]
+
+
+def _link_problems(nodes: list[str], links: list[str]) -> list[str]:
+    """``["[3]: ...", ...]``: what is wrong with each link (parse, unknown node, reused port)."""
+    problems: list[str] = []
+    known = set(nodes)
+    used: dict[tuple[str, str], int] = {}
+    for i, text in enumerate(links):
+        try:
+            link = parse_link(text)
+        except ValueError as exc:
+            problems.append(f"[{i}]: {exc}")
+            continue
+        for node, ifname in ((link.a, link.a_if), (link.b, link.b_if)):
+            if node not in known:
+                problems.append(f"[{i}]: {node!r} is not in topology.nodes ({', '.join(nodes)})")
+            elif (node, ifname) in used:
+                problems.append(f"[{i}]: {node} {ifname} is also on links[{used[(node, ifname)]}]")
+            else:
+                used[(node, ifname)] = i
+        if link.a == link.b and link.a_if == link.b_if:
+            problems.append(f"[{i}]: a link from {link.a} {link.a_if} to itself")
+    return problems
+
+
+class Solution(BaseModel):
+    """One entry of ``ground_truth_configs``: per-device command lists achieving the intents.
+
+    Attributes:
+        solution_id: unique within the task (``expert-0001``, ``harvested-1a2b3c4d``).
+        configs: device -> configuration commands in order, as typed in configuration mode.
+        reasoning: the step-by-step reasoning from the intents to the commands.
+        provenance: how it was obtained (``expert-authored``, ``harvested-from-validated-run``).
+
+    Other keys (``run_id``, ``model``, ``level`` of a harvested solution, ...) are kept in
+    order and exported after these.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    solution_id: StrictStr = Field(min_length=1)
+    configs: dict[str, list[StrictStr]]
+    reasoning: StrictStr = ""
+    provenance: StrictStr = Field(min_length=1)
+
+
+class NcbTask(BaseModel):
+    """One NetConfBench task (draft §4.1). Mandatory (§5.1): ``intents`` (non-empty),
+    ``topology`` and ``testcases`` (non-empty); and ``task_name``. Unknown top-level keys are
+    kept (``model_extra``) and exported after the known ones.
+
+    Checked across fields: ``startup_configs`` and each solution's ``configs`` name topology
+    nodes only; solution ids are unique; a testcase's ``device`` is a node; testcase names
+    (:func:`~ani.netconfbench.testcases.testcase_name`) are unique. Validation errors name
+    the JSON path (see :func:`parse_task`).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    task_name: StrictStr
+    intents: list[StrictStr] = Field(min_length=1)
+    topology: NcbTopology
+    startup_configs: dict[str, StrictStr] = {}
+    ground_truth_configs: list[Solution] = []
+    testcases: list[Testcase] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _cross_fields(self) -> Any:
+        nodes = self.topology.nodes
+        known = set(nodes)
+        listing = ", ".join(nodes)
+        problems: list[str] = []
+        for node in self.startup_configs:
+            if node not in known:
+                problems.append(f"{json_path(('startup_configs', node))}: {node!r} is not in topology.nodes ({listing})")
+        ids: dict[str, int] = {}
+        for i, sol in enumerate(self.ground_truth_configs):
+            for node in sol.configs:
+                if node not in known:
+                    problems.append(f"{json_path(('ground_truth_configs', i, 'configs', node))}: "
+                                    f"{node!r} is not in topology.nodes ({listing})")
+            if sol.solution_id in ids:
+                problems.append(f"ground_truth_configs[{i}].solution_id: {sol.solution_id!r} is also "
+                                f"ground_truth_configs[{ids[sol.solution_id]}]")
+            ids.setdefault(sol.solution_id, i)
+        names: dict[str, int] = {}
+        for i, tc in enumerate(self.testcases):
+            device = tc.device if isinstance(tc, CommandTestcase) else tc.expected_result.device
+            where = f"testcases[{i}].device" if isinstance(tc, CommandTestcase) else f"testcases[{i}].expected_result.device"
+            if device not in known:
+                problems.append(f"{where}: {device!r} is not in topology.nodes ({listing})")
+            name = testcase_name(tc, i)
+            if name in names:
+                problems.append(f"testcases[{i}].name: {name!r} is also the name of testcases[{names[name]}]")
+            names.setdefault(name, i)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def _message(err: dict[str, Any]) -> str:
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    loc = tuple(err["loc"])
+    if err["type"] == "extra_forbidden":
+        if "expected_result" in loc[:-1]:
+            msg = "not an accepted key of expected_result (accepted: " + ", ".join(_expected_keys()) + ")"
+        else:
+            msg = ("not a testcase key (a testcase is {name?, device, commands, expected_output} "
+                   "or {name, expected_result})")
+    elif err["type"] in _PLAIN:
+        msg = _PLAIN[err["type"]]
+    elif err["type"] == "model_type" and loc and loc[-1] in SHAPE_TAGS:
+        msg = "a testcase must be a JSON object"
+    return msg
+
+
+#: pydantic's messages in the words of a JSON file
+_PLAIN = {
+    "missing": "required",
+    "too_short": "must not be empty",
+    "string_type": "must be a string",
+    "list_type": "must be an array",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "bool_type": "must be true or false",
+    "int_type": "must be an integer",
+    "ip_v4_network": "not an IPv4 prefix A.B.C.D/L (or A.B.C.D M.M.M.M) without host bits",
+    "ip_v4_address": "not an IPv4 address",
+}
+
+
+def _expected_keys() -> list[str]:
+    from ani.netconfbench.testcases import ExpectedResult
+
+    return list(ExpectedResult.model_fields)
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    """``["json.path: message", ...]`` for ``exc``; a message of a validator that names its
+    own sub-paths (``"[3]: ..."``, ``"commands[0]: ..."``) is joined to the field's path."""
+    parts: list[str] = []
+    for err in exc.errors():
+        where = json_path(tuple(err["loc"]))
+        msg = _message(err)
+        if err["type"] != "value_error":
+            parts.append(f"{where}: {msg}" if where else msg)
+            continue
+        for m in msg.split("; "):
+            head, sep, rest = m.partition(": ")
+            if sep and head.startswith("[") and head.endswith("]"):
+                parts.append(f"{where}{head}: {rest}")
+            elif sep and where and re.match(r"^\w+(\[\d+\])?$", head) and not head[0].isdigit():
+                # a field validator's own sub-path (``commands[0]: ...``) or a model validator's
+                # (``links[2]: ...``) within ``where``
+                parts.append(f"{where}.{m}")
+            else:
+                parts.append(f"{where}: {m}" if where else m)
+    return parts
+
+
+def parse_task(data: Any, *, source: str = "<task>") -> NcbTask:
+    """``data`` (a parsed task file) as an :class:`NcbTask`. Raises TaskFormatError
+    ``"<source>: <json.path>: <message>"`` (every problem, joined with ``"; "``)."""
+    if not isinstance(data, dict):
+        raise TaskFormatError(f"{source}: a task must be a JSON object, got {_json_type(data)}")
+    try:
+        return NcbTask.model_validate(data)
+    except ValidationError as exc:
+        raise TaskFormatError(f"{source}: " + "; ".join(_problems(exc))) from None
+
+
+def _json_type(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(TaskFormatError):  # noqa: N818 - internal signal of json.loads's hook
+    pass
+
+
+def read_json(path: str | Path) -> Any:
+    """The parsed JSON of the file at ``path``. A key written twice in one object is an error
+    (the first value would be lost). Raises TaskFormatError ``"<path>: cannot read: ..."`` or
+    ``"<path>: not valid JSON: line L, column C: ..."``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskFormatError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise TaskFormatError(f"{p}: cannot read: not UTF-8 text") from None
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:
+        raise TaskFormatError(f"{p}: not valid JSON: key {exc.args[0]!r} is written twice in one object") from None
+    except json.JSONDecodeError as exc:
+        raise TaskFormatError(f"{p}: not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+def load_task(path: str | Path) -> NcbTask:
+    """The task in the JSON file at ``path``. Raises TaskFormatError naming the file and the
+    JSON path (:func:`parse_task`, :func:`read_json`)."""
+    return parse_task(read_json(path), source=str(path))
+
+
+def task_files(path_or_dir: str | Path) -> list[Path]:
+    """``[path]`` for a file; for a directory its ``*.json`` files (not its subdirectories),
+    sorted by name. Raises TaskFormatError if the path does not exist or the directory holds
+    no ``*.json``."""
+    p = Path(path_or_dir)
+    if p.is_dir():
+        files = sorted(f for f in p.glob("*.json") if f.is_file())
+        if not files:
+            raise TaskFormatError(f"{p}: no *.json task files in this directory")
+        return files
+    if not p.exists():
+        raise TaskFormatError(f"{p}: cannot read: no such file or directory")
+    return [p]
+
+
+def load_tasks(path_or_dir: str | Path) -> list[tuple[Path, NcbTask]]:
+    """``(file, task)`` for a task file, or for every ``*.json`` of a directory (sorted by
+    name, subdirectories not read). Every file is read before failing: raises one
+    TaskFormatError whose message has one line per bad file."""
+    out: list[tuple[Path, NcbTask]] = []
+    bad: list[str] = []
+    for f in task_files(path_or_dir):
+        try:
+            out.append((f, load_task(f)))
+        except TaskFormatError as exc:
+            bad.append(str(exc))
+    if bad:
+        raise TaskFormatError("\n".join(bad))
+    return out
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def _given(model: BaseModel, field: str, default: Any) -> bool:
+    """Write an optional field if the file had it or it no longer has its default."""
+    return field in model.model_fields_set or getattr(model, field) != default
+
+
+def _solution_json(sol: Solution) -> dict[str, Any]:
+    out: dict[str, Any] = {"solution_id": sol.solution_id, "configs": {k: list(v) for k, v in sol.configs.items()}}
+    if _given(sol, "reasoning", ""):
+        out["reasoning"] = sol.reasoning
+    out["provenance"] = sol.provenance
+    out.update(sol.model_extra or {})
+    return out
+
+
+def task_json(task: NcbTask) -> dict[str, Any]:
+    """The JSON-ready mapping of ``task``, keys in the draft's order (:data:`TASK_KEYS`, then
+    the unknown ones as read); testcases as written."""
+    topo: dict[str, Any] = {"nodes": list(task.topology.nodes)}
+    if _given(task.topology, "links", []):
+        topo["links"] = list(task.topology.links)
+    topo.update(task.topology.model_extra or {})
+    out: dict[str, Any] = {"task_name": task.task_name, "intents": list(task.intents), "topology": topo}
+    if _given(task, "startup_configs", {}):
+        out["startup_configs"] = dict(task.startup_configs)
+    if _given(task, "ground_truth_configs", []):
+        out["ground_truth_configs"] = [_solution_json(s) for s in task.ground_truth_configs]
+    out["testcases"] = [tc.raw for tc in task.testcases]
+    out.update(task.model_extra or {})
+    return out
+
+
+def dump_task(task: NcbTask) -> str:
+    """The task file text of ``task``: JSON, 2-space indent, non-ASCII as is, keys in the
+    draft's order (:func:`task_json`), a trailing newline. ``parse_task(json.loads(
+    dump_task(t))) == t``, and dumping that again gives the same text."""
+    return json.dumps(task_json(task), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,223 @@
+"""NetConfBench testcases: the draft's two shapes, kept as written, normalised to observer checks.
+
+Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (a task's ``testcases``) and
+§4.3 (``run-testcases``). A task's ``testcases`` list may mix both shapes:
+
+- the **command** shape (§4.3)::
+
+      {"name": "primary route", "device": "r1",
+       "commands": ["show ip route 203.0.113.0/30"],
+       "expected_output": "S>\\\\* 203\\\\.0\\\\.113\\\\.0/30 \\\\[1/0\\\\] via 192\\\\.0\\\\.2\\\\.2"}
+
+  ``name`` optional, ``device`` a topology node, ``commands`` a non-empty list of read-only
+  commands (each starts with ``show``, ``ping`` or ``traceroute``: a testcase must not change
+  the network it grades), ``expected_output`` a Python regular expression searched
+  (``re.search``, ``re.MULTILINE``) in the text of all the commands' output. It becomes a
+  :class:`~ani.observer.checks.CommandCheck` (``kind: command``): one ``vtysh -c .. -c ..`` on
+  the router, out of band.
+- the **expected_result** shape (§4.1)::
+
+      {"name": "static route r1 -> r2 lo",
+       "expected_result": {"device": "r1", "prefix": "203.0.113.0/30",
+                           "protocol": "static", "next_hop": "192.0.2.2"}}
+
+  ``name`` required; ``expected_result`` takes exactly the keys of :class:`ExpectedResult`
+  (``device`` and ``prefix`` required; ``present``, ``protocol``, ``next_hop``, ``distance``,
+  ``local_pref``, ``community`` optional); any other key is refused by its JSON path. It
+  becomes a :class:`~ani.observer.checks.RouteCheck` on ``device``'s routing table. (The
+  draft's own example names neither the device nor the prefix; a file written that way is
+  refused with the path of the missing key.)
+
+Unknown keys in a testcase are refused too (a misspelt ``expected_ouput`` would otherwise
+grade nothing). Every testcase keeps the mapping it was read from (:attr:`raw`): export
+writes it back exactly as written, key order included.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from ipaddress import IPv4Address, IPv4Network
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+from ani.observer.checks import Check, CommandCheck, RouteCheck, regex_problem
+
+if TYPE_CHECKING:
+    from ani.netconfbench.task import NcbTask
+
+#: FRR's ``protocol`` values in ``show ip route json`` accepted by ``expected_result.protocol``
+ROUTE_PROTOCOLS = ("kernel", "connected", "local", "static", "rip", "ospf", "isis", "bgp",
+                   "eigrp", "nhrp", "table", "babel", "openfabric", "sharp", "pbr")
+
+#: the first word a testcase command may start with (read-only commands)
+READ_ONLY_VERBS = ("show", "ping", "traceroute")
+
+#: the tags of the two shapes in validation paths (dropped from error messages)
+SHAPE_TAGS = ("command-shape", "expected_result-shape")
+
+
+class _Written(BaseModel):
+    """A model that keeps the JSON mapping it was validated from (:attr:`raw`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_raw(cls, data: Any, handler: Any) -> Any:
+        model = handler(data)
+        if isinstance(data, _Written):
+            raw = data.raw
+        else:
+            try:
+                raw = json.loads(json.dumps(data, allow_nan=False))
+            except (TypeError, ValueError):  # built in code with Python objects: their JSON form
+                raw = model.model_dump(mode="json", exclude_unset=True)
+        model._raw = raw
+        return model
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """A copy of the mapping this testcase was read from (what export writes back)."""
+        return copy.deepcopy(self._raw)
+
+
+class CommandTestcase(_Written):
+    """The command shape (§4.3): ``commands`` run on ``device``; ``expected_output`` (a Python
+    regular expression) must be found in their output. Raises ``ValueError`` (via pydantic)
+    for an empty ``commands``, a command that is not read-only, or a regex that does not
+    compile."""
+
+    name: StrictStr | None = None
+    device: StrictStr
+    commands: list[StrictStr] = Field(min_length=1)
+    expected_output: StrictStr
+
+    @field_validator("commands")
+    @classmethod
+    def _read_only(cls, commands: list[str]) -> list[str]:
+        for i, c in enumerate(commands):
+            words = c.split()
+            if not words or words[0].lower() not in READ_ONLY_VERBS:
+                raise ValueError(f"[{i}]: {c!r} is not a read-only command "
+                                 f"(a testcase command starts with {', '.join(READ_ONLY_VERBS)})")
+        return commands
+
+    @field_validator("expected_output")
+    @classmethod
+    def _regex(cls, pattern: str) -> str:
+        problem = regex_problem(pattern)
+        if problem:
+            raise ValueError(f"not a valid regular expression: {problem}")
+        return pattern
+
+
+class ExpectedResult(BaseModel):
+    """The keys an ``expected_result`` object may have (all others are refused).
+
+    Attributes:
+        device: the node whose routing table is read (``show ip route json``).
+        prefix: the exact IPv4 prefix, ``A.B.C.D/L`` (or ``A.B.C.D M.M.M.M``, the IOS form);
+            no host bits.
+        present: ``true`` (default): a route to ``prefix`` is in the table; ``false``: none is
+            (with ``protocol`` / ``next_hop`` / ``distance``: none that matches them).
+        protocol: one of :data:`ROUTE_PROTOCOLS` (FRR's names: ``static``, ``ospf``, ``bgp``, ...).
+        next_hop: an IPv4 next-hop address of the route.
+        distance: the route's administrative distance (0-255): a backup static route of
+            distance 100 is in the table without being selected, and matches.
+        local_pref: the best BGP path's local preference.
+        community: a community ``AA:NN`` the best BGP path carries.
+
+    A route matches when one entry of the prefix (selected or not) has every attribute given.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    device: StrictStr
+    prefix: IPv4Network
+    present: StrictBool = True
+    protocol: Literal[ROUTE_PROTOCOLS] | None = None  # type: ignore[valid-type]
+    next_hop: IPv4Address | None = None
+    distance: StrictInt | None = Field(default=None, ge=0, le=255)
+    local_pref: StrictInt | None = Field(default=None, ge=0, le=4294967295)
+    community: StrictStr | None = Field(default=None, pattern=r"^\d{1,10}:\d{1,10}$")
+
+    @field_validator("prefix", mode="before")
+    @classmethod
+    def _ios_prefix(cls, value: Any) -> Any:
+        if isinstance(value, str) and len(value.split()) == 2:
+            addr, mask = value.split()
+            try:
+                return str(IPv4Network(f"{addr}/{mask}"))
+            except ValueError:
+                return value  # the IPv4Network validator reports it
+        return value
+
+    @model_validator(mode="after")
+    def _bgp_attrs_need_route(self) -> Any:
+        if not self.present and (self.local_pref is not None or self.community is not None):
+            raise ValueError("local_pref / community describe a present route: not with present: false")
+        return self
+
+
+class ResultTestcase(_Written):
+    """The expected_result shape (§4.1): ``name`` and an :class:`ExpectedResult`."""
+
+    name: StrictStr
+    expected_result: ExpectedResult
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, ResultTestcase) or (isinstance(value, dict) and "expected_result" in value):
+        return SHAPE_TAGS[1]
+    return SHAPE_TAGS[0]
+
+
+#: one testcase of either shape (told apart by the ``expected_result`` key)
+Testcase = Annotated[
+    Union[Annotated[CommandTestcase, Tag(SHAPE_TAGS[0])], Annotated[ResultTestcase, Tag(SHAPE_TAGS[1])]],
+    Discriminator(_shape),
+]
+
+
+def testcase_name(testcase: CommandTestcase | ResultTestcase, index: int) -> str:
+    """The testcase's ``name``, or for an unnamed command testcase
+    ``"testcase <index+1> (<device>: <first command>)"``."""
+    if testcase.name:
+        return testcase.name
+    assert isinstance(testcase, CommandTestcase)
+    return f"testcase {index + 1} ({testcase.device}: {testcase.commands[0]})"
+
+
+def to_check(testcase: CommandTestcase | ResultTestcase, index: int) -> Check:
+    """The observer check of one testcase (``index``: its place in the task, for the default
+    name): a :class:`CommandCheck` or a :class:`RouteCheck`."""
+    name = testcase_name(testcase, index)
+    if isinstance(testcase, CommandTestcase):
+        return CommandCheck(name=name, router=testcase.device, commands=list(testcase.commands),
+                            expect=testcase.expected_output)
+    r = testcase.expected_result
+    return RouteCheck(name=name, router=r.device, prefix=r.prefix, expect=r.present, protocol=r.protocol,
+                      next_hop=r.next_hop, distance=r.distance, local_pref=r.local_pref, community=r.community)
+
+
+def to_checks(task: NcbTask) -> list[Check]:
+    """The task's testcases as observer checks, in order, named by the testcases' names
+    (:func:`testcase_name`): what the observer evaluates as the hidden tests of the task."""
+    return [to_check(tc, i) for i, tc in enumerate(task.testcases)]
+
