@@ -5,6 +5,7 @@
     ani campaign run FILE [--resume DIR]
     ani run ...            one task variant at one level (debugging)
     ani mcp serve --lab ID --level a1 [--http --port N]   an adapter's tools over MCP
+    ani tasks import FILE|DIR [--into DIR] | export [FILE|DIR ...] --out DIR | show FILE   NetConfBench task files
     ani adapters           list the registered adapters
     ani doctor             check this machine: programs, kernel features, root; the fix for each gap
 
@@ -27,6 +28,7 @@ from ani.campaign.cli import run_one
 from ani.host.cli import doctor
 from ani.lab.cli import app as lab_app
 from ani.mcp.cli import app as mcp_app
+from ani.netconfbench.cli import app as tasks_app
 from ani.scenario.cli import app as scenario_app
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="ani-sdk: Agent-Network Interface SDK")
@@ -34,6 +36,7 @@ app.add_typer(lab_app, name="lab", help="Start, inspect and remove FRR labs in n
 app.add_typer(scenario_app, name="scenario", help="Generate brownfield scenarios from manifests; summarise scenario files.")
 app.add_typer(campaign_app, name="campaign", help="Run benchmark campaigns.")
 app.add_typer(mcp_app, name="mcp", help="Serve an adapter's tools to any MCP client (stdio or HTTP).")
+app.add_typer(tasks_app, name="tasks", help="Import, export and show NetConfBench task files.")
 app.command("run", help="Run one task variant at one level and print the trajectory.")(run_one)
 app.command("doctor", help="Check that this machine has what every level needs; print the fix for each gap.")(doctor)
 

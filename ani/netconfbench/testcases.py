@@ -14,7 +14,9 @@ Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (a task's ``t
   the network it grades), ``expected_output`` a Python regular expression searched
   (``re.search``, ``re.MULTILINE``) in the text of all the commands' output. It becomes a
   :class:`~ani.observer.checks.CommandCheck` (``kind: command``): one ``vtysh -c .. -c ..`` on
-  the router, out of band.
+  the router, out of band. Graded on FRR, only ``show`` commands can run (vtysh's ``ping``
+  and ``traceroute`` do not stop): :func:`to_checks` refuses the others by JSON path, and a
+  file holding them still loads (an IOS task's ``ping`` testcase is read, shown, exported).
 - the **expected_result** shape (§4.1)::
 
       {"name": "static route r1 -> r2 lo",
@@ -50,10 +52,12 @@ from pydantic import (
     StrictInt,
     StrictStr,
     Tag,
+    ValidationError,
     field_validator,
     model_validator,
 )
 
+from ani.errors import TaskFormatError
 from ani.observer.checks import Check, CommandCheck, RouteCheck, regex_problem
 
 if TYPE_CHECKING:
@@ -204,20 +208,31 @@ def testcase_name(testcase: CommandTestcase | ResultTestcase, index: int) -> str
     return f"testcase {index + 1} ({testcase.device}: {testcase.commands[0]})"
 
 
-def to_check(testcase: CommandTestcase | ResultTestcase, index: int) -> Check:
+def to_check(testcase: CommandTestcase | ResultTestcase, index: int, *, source: str = "") -> Check:
     """The observer check of one testcase (``index``: its place in the task, for the default
-    name): a :class:`CommandCheck` or a :class:`RouteCheck`."""
+    name and messages): a :class:`CommandCheck` or a :class:`RouteCheck`. Raises
+    TaskFormatError (``"<source>: testcases[2].commands[0]: 'ping 10.0.0.1' is not a show
+    command ..."``) for a command the observer cannot run on FRR."""
     name = testcase_name(testcase, index)
     if isinstance(testcase, CommandTestcase):
-        return CommandCheck(name=name, router=testcase.device, commands=list(testcase.commands),
-                            expect=testcase.expected_output)
+        try:
+            return CommandCheck(name=name, router=testcase.device, commands=list(testcase.commands),
+                                expect=testcase.expected_output)
+        except ValidationError as exc:
+            where = f"{source}: " if source else ""
+            msgs = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
+            raise TaskFormatError(where + "; ".join(
+                f"testcases[{index}].commands{m}" if m.startswith("[") else f"testcases[{index}]: {m}"
+                for m in msgs)) from None
     r = testcase.expected_result
     return RouteCheck(name=name, router=r.device, prefix=r.prefix, expect=r.present, protocol=r.protocol,
                       next_hop=r.next_hop, distance=r.distance, local_pref=r.local_pref, community=r.community)
 
 
-def to_checks(task: NcbTask) -> list[Check]:
+def to_checks(task: NcbTask, *, source: str = "") -> list[Check]:
     """The task's testcases as observer checks, in order, named by the testcases' names
-    (:func:`testcase_name`): what the observer evaluates as the hidden tests of the task."""
-    return [to_check(tc, i) for i, tc in enumerate(task.testcases)]
+    (:func:`testcase_name`): what the observer evaluates as the hidden tests of the task.
+    ``source`` (the task file) starts error messages. Raises TaskFormatError as
+    :func:`to_check` does."""
+    return [to_check(tc, i, source=source) for i, tc in enumerate(task.testcases)]
 

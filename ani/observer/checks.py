@@ -187,14 +187,25 @@ def regex_problem(pattern: str) -> str:
 
 
 class CommandCheck(_CheckBase):
-    """``vtysh -c C1 -c C2 ...`` (``commands``, read-only) on ``router``; passes iff the
-    output contains a match of the regular expression ``expect`` (``re.search`` with
-    ``re.MULTILINE``). Retried like every positive check."""
+    """``vtysh -c C1 -c C2 ...`` (``commands``: ``show`` commands only) on ``router``; passes
+    iff the output contains a match of the regular expression ``expect`` (``re.search`` with
+    ``re.MULTILINE``). Retried like every positive check. (FRR's vtysh ``ping`` and
+    ``traceroute`` run until killed, so they are refused: a ``reach`` check pings.)"""
 
     kind: Literal["command"] = "command"
     router: str
     commands: list[str] = Field(min_length=1)
     expect: str
+
+    @field_validator("commands")
+    @classmethod
+    def _show_only(cls, commands: list[str]) -> list[str]:
+        for i, c in enumerate(commands):
+            words = c.split()
+            if not words or words[0].lower() != "show":
+                raise ValueError(f"[{i}]: {c!r} is not a show command (vtysh runs it: a ping or traceroute "
+                                 "there does not stop, any other command could change the router)")
+        return commands
 
     @field_validator("expect")
     @classmethod
