@@ -101,6 +101,8 @@ class Lab:
         #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``, and
         #: ``netconf_wait_s`` (waiting for the NETCONF server after convergence)
         self.timings: dict[str, float] = {}
+        #: what had not converged when ``up()`` returned (``convergence.required: false`` only)
+        self.unconverged: list[str] = []
 
     def __repr__(self) -> str:
         return f"Lab(id={self.id!r}, name={self.topology.name!r})"
@@ -191,7 +193,8 @@ class Lab:
             CapabilityMissing: host lacks root / iproute2 / FRR / veth.
             LabError: the id is in use, a namespace, link or daemon could not be created, or the
                 NETCONF server did not start (the message ends with its log).
-            ConvergenceTimeout: routing did not converge in ``topology.convergence.timeout_s``.
+            ConvergenceTimeout: routing did not converge in ``topology.convergence.timeout_s``
+                (with ``convergence.required: false``: no error, :attr:`unconverged` says what).
         """
         if self._state is not None and self._state.status == "up":
             return self
@@ -214,7 +217,12 @@ class Lab:
             t0 = time.monotonic()
             self._build()
             t1 = time.monotonic()
-            self.wait_converged()
+            try:
+                self.wait_converged()
+            except ConvergenceTimeout as exc:
+                if self.topology.convergence.required:
+                    raise
+                self.unconverged = list(exc.pending or [])
             t2 = time.monotonic()
             self.timings.update(build_s=t1 - t0, converge_s=t2 - t1)
             if self._netconf_proc is not None:

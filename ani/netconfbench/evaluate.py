@@ -11,14 +11,16 @@ commands run with vtysh in the router's namespace (:meth:`ani.lab.Lab.vtysh`), s
 is the same at every level. CLI: ``ani tasks final-cfg --lab ID`` and ``ani tasks
 run-testcases FILE --lab ID`` (JSON on stdout).
 
-A testcase of the command shape (``{name?, device, commands: [...], expected_output: regex}``)
-passes when ``re.search(expected_output, output, re.MULTILINE)`` matches the output of one
-``vtysh -c c1 -c c2 ...`` on ``device``; its ``output`` is that text. A testcase of the
-``expected_result`` shape is normalised to a check (:mod:`ani.netconfbench.testcases`) and run by
-the observer; its ``output`` is what the observer saw. ``bound_s`` (seconds, default 0: one
-look) retries a failing testcase until it passes or the bound is over (routing converging
-after a change); the testcases run concurrently. Device names are the lab's: a task whose names
-are mapped is run with its testcases rewritten (:meth:`ani.netconfbench.names.NameMap.rewrite`).
+Every testcase runs as the runner grades it: normalised to its observer check
+(:func:`ani.netconfbench.testcases.to_check`: a ``command`` check runs one ``vtysh -c c1 -c c2
+...`` on ``device`` and searches ``expected_output`` in it with ``re.MULTILINE``; an
+``expected_result`` testcase is a ``route`` check) and evaluated by
+:class:`ani.observer.Observer`, one code path with the grading. ``output`` is what the observer
+saw last (the match, or the first lines of the output that did not match). ``bound_s``
+(seconds, default 0: one look) retries a failing testcase until it passes or the bound is over
+(routing converging after a change); the testcases run concurrently. Device names are the
+lab's: a task whose names are mapped is run with its testcases rewritten
+(:func:`ani.netconfbench.lab.lab_task`).
 
 Errors: a testcase naming a device that is not a router of the lab, or a testcase of neither
 shape, raises :class:`~ani.errors.TaskFormatError` naming ``testcases[i]``.
@@ -26,19 +28,11 @@ shape, raises :class:`~ani.errors.TaskFormatError` naming ``testcases[i]``.
 
 from __future__ import annotations
 
-import re
-import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ani.errors import TaskFormatError
 
-__all__ = ["POLL_S", "export_final_cfg", "run_testcases", "testcase_name"]
-
-#: pause between two looks at a failing testcase, seconds
-POLL_S = 1.0
-#: at most this many vtysh processes at once
-WORKERS = 8
+__all__ = ["export_final_cfg", "run_testcases"]
 
 
 def export_final_cfg(lab: Any) -> dict[str, str]:
@@ -48,87 +42,40 @@ def export_final_cfg(lab: Any) -> dict[str, str]:
     return {r: lab.running_config(r) for r in lab.routers}
 
 
-def testcase_name(tc: dict[str, Any], i: int) -> str:
-    """A testcase's ``name``, else ``"testcase <i> on <device>"``."""
-    name = tc.get("name")
-    if isinstance(name, str) and name:
-        return name
-    return f"testcase {i} on {tc.get('device', '?')}"
+def _testcase(tc: Any, where: str) -> Any:
+    """A testcase model from a model or a raw mapping; TaskFormatError naming ``where``."""
+    from pydantic import TypeAdapter, ValidationError
 
+    from ani.netconfbench.testcases import Testcase
 
-def _raw(tc: Any) -> dict[str, Any]:
-    if isinstance(tc, dict):
+    if not isinstance(tc, dict):
         return tc
-    dump = getattr(tc, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json", exclude_none=True)
-    raise TaskFormatError(f"testcases: not a testcase object: {tc!r}")
+    try:
+        return TypeAdapter(Testcase).validate_python(tc)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err["loc"][1:])
+        raise TaskFormatError(f"{where}{loc}: {err['msg']}") from None
 
 
 def run_testcases(lab: Any, testcases: list[Any], *, bound_s: float = 0.0, where: str = "testcases") -> list[dict[str, Any]]:
-    """Run ``testcases`` (raw dicts as the task file has them, either shape) on ``lab``; one
-    ``{"name", "status": "pass" | "fail", "output"}`` each, in order (see the module doc).
-    Raises TaskFormatError (an unknown device, a testcase of neither shape) before running any."""
-    raws = [_raw(tc) for tc in testcases]
-    jobs = []
-    for i, tc in enumerate(raws):
-        if "commands" in tc or "expected_output" in tc:
-            device = tc.get("device")
-            if device not in lab.routers:
-                raise TaskFormatError(f"{where}[{i}].device: {device!r} is not a router of the lab "
-                                      f"(routers: {', '.join(lab.routers)})")
-            cmds = tc.get("commands") or []
-            if isinstance(cmds, str):
-                cmds = [cmds]
-            try:
-                rx = re.compile(str(tc.get("expected_output", "")), re.MULTILINE)
-            except re.error as exc:
-                raise TaskFormatError(f"{where}[{i}].expected_output: not a valid regular expression: {exc}") from None
-            jobs.append(("command", i, (device, [str(c) for c in cmds], rx)))
-        elif "expected_result" in tc:
-            jobs.append(("check", i, _check_of(tc, i, where)))
-        else:
-            raise TaskFormatError(f"{where}[{i}]: a testcase needs commands + expected_output or expected_result")
-    results: list[dict[str, Any] | None] = [None] * len(raws)
-    if not jobs:
-        return []
-
-    def job(kind: str, i: int, what: Any) -> dict[str, Any]:
-        if kind == "command":
-            ok, out = _command(lab, *what, bound_s=bound_s)
-        else:
-            ok, out = _observe(lab, what, bound_s)
-        return {"name": testcase_name(raws[i], i), "status": "pass" if ok else "fail", "output": out}
-
-    with ThreadPoolExecutor(max_workers=max(1, min(WORKERS, len(jobs)))) as pool:
-        futs = {i: pool.submit(job, kind, i, what) for kind, i, what in jobs}
-        for i, f in futs.items():
-            results[i] = f.result()
-    return [r for r in results if r is not None]
-
-
-def _command(lab: Any, device: str, commands: list[str], rx: re.Pattern[str], *, bound_s: float) -> tuple[bool, str]:
-    deadline = time.monotonic() + bound_s
-    while True:
-        res = lab.vtysh(device, commands, timeout=15.0)
-        out = res.stdout if res.stdout.strip() else res.stdout + res.stderr
-        if rx.search(out):
-            return True, out
-        if time.monotonic() + POLL_S > deadline:
-            return False, out
-        time.sleep(POLL_S)
-
-
-def _check_of(tc: dict[str, Any], i: int, where: str) -> Any:
-    """The observer check of an ``expected_result`` testcase (part of the task format's
-    normalisation, :func:`ani.netconfbench.testcases.testcase_check`)."""
-    from ani.netconfbench.testcases import testcase_check
-
-    return testcase_check(tc, f"{where}[{i}]")
-
-
-def _observe(lab: Any, check: Any, bound_s: float) -> tuple[bool, str]:
+    """Run ``testcases`` (the task's testcase models, or raw mappings as a task file has them,
+    either shape) on ``lab``; one ``{"name", "status": "pass" | "fail", "output"}`` each, in
+    order (see the module doc). Raises TaskFormatError (a device that is not a router of the
+    lab, a malformed testcase) before running any."""
+    from ani.netconfbench.testcases import to_check
     from ani.observer import Observer
 
-    res = Observer(lab).evaluate([check], bound_s=max(bound_s, 0.1))[0]
-    return bool(res.passed), str(res.detail or "")
+    checks = []
+    for i, tc in enumerate(testcases):
+        check = to_check(_testcase(tc, f"{where}[{i}]"), i)
+        if check.router not in lab.routers:
+            field = "device" if isinstance(tc, dict) and "device" in tc else "expected_result.device"
+            raise TaskFormatError(f"{where}[{i}].{field}: {check.router!r} is not a router of the lab "
+                                  f"(routers: {', '.join(lab.routers)})")
+        checks.append(check)
+    if not checks:
+        return []
+    results = Observer(lab).evaluate(checks, bound_s=bound_s)
+    return [{"name": r.name, "status": "pass" if r.passed else "fail", "output": str(r.detail or "")}
+            for r in results]

@@ -18,9 +18,9 @@ veth links its ``topology.links``, each router's startup configuration its
 config has none); no tenants, no hosts, and no baseline invariants (an imported task gives
 none: its testcases are all the grading there is). Every router runs zebra, staticd, bgpd and
 ospfd, and the other FRR daemons its startup config or a solution uses (``router rip`` ->
-ripd, ...). The lab does not wait for OSPF or BGP to converge at start (a task's startup state
-may be broken on purpose); the testcases are retried instead (:func:`validate_task`, the
-runner's observer bound). Names the lab cannot use are mapped (:mod:`ani.netconfbench.names`);
+ripd, ...). The lab waits up to :data:`CONVERGE_S` for OSPF and BGP to converge at start,
+without failing when they do not (``convergence.required: false``: a task's startup state may
+be broken on purpose, e.g. a session the agent must repair). Names the lab cannot use are mapped (:mod:`ani.netconfbench.names`);
 the map is in the topology (``Topology.aliases``, shown by ``get_topology``) and in the
 variant's ``params["names"]``.
 
@@ -28,10 +28,13 @@ A task whose startup configs are for another platform than FRR (``platform_of``:
 ``junos``) is refused with TaskFormatError naming the file and the platform, before any lab.
 
 :func:`validate_task` is NetConfArena's template validation for one task: on a fresh lab, the
-testcases are run (rule: **at least one must fail at the start**; testcases that already pass
+testcases are run once routing has settled (the lab's convergence wait, then
+``settle_seconds`` as before the runner's grading: BGP sends its first updates, and applies a
+change, that late; rule: **at least one must fail at the start**; testcases that already pass
 are listed: they check what the task must keep, e.g. an existing route); then for each
 solution of ``ground_truth_configs``, on a fresh lab each, the solution is applied out of band
-(vtysh, ``configure terminal`` + its commands) and **every testcase must pass** within
+(vtysh, ``configure terminal`` + its commands), routing settles again, and **every testcase
+must pass** within
 :data:`PASS_BOUND_S`. A task without solutions cannot be validated (a problem).
 """
 
@@ -74,8 +77,10 @@ RUNNABLE = ("frr", "unknown")
 FAIL_BOUND_S = 8.0
 #: after a solution, every testcase must pass within this many seconds (BGP sessions, OSPF)
 PASS_BOUND_S = 60.0
-#: the lab's convergence wait at start: none (module doc)
-NO_WAIT = ConvergenceSpec(ospf=False, bgp=False)
+#: seconds the lab waits at start for OSPF / BGP to converge (not an error when they do not)
+CONVERGE_S = 15.0
+#: the lab's convergence wait at start (module doc)
+TASK_CONVERGENCE = ConvergenceSpec(timeout_s=CONVERGE_S, required=False)
 
 
 class NcbScenario(Scenario):
@@ -95,7 +100,7 @@ class NcbScenario(Scenario):
 def refuse_other_platforms(task: Any, source: str) -> str:
     """The task's platform (``platform_of``); raises TaskFormatError naming ``source`` and the
     platform when it is not FRR (nor undecidable, ``unknown``: FRR then loads the configs)."""
-    from ani.netconfbench.task import platform_of
+    from ani.netconfbench.platform import platform_of
 
     platform = platform_of(task)
     if platform not in RUNNABLE:
@@ -116,15 +121,14 @@ def _links(task: Any, source: str) -> list[Any]:
     return links
 
 
-def _dump(obj: Any) -> Any:
-    dump = getattr(obj, "model_dump", None)
-    return dump(mode="json") if callable(dump) else obj
-
-
 def lab_task(task: Any, names: NameMap) -> Any:
     """``task`` with its device and interface names in the lab's (``names``): topology,
     startup configs, solutions' configs, testcases' devices, commands and expected output."""
-    data = task.model_dump(mode="json")
+    import copy
+
+    from ani.netconfbench.task import parse_task, task_json
+
+    data = copy.deepcopy(task_json(task))
     topo = dict(data["topology"])
     topo["nodes"] = [names.nodes.get(n, n) for n in topo["nodes"]]
     links = []
@@ -144,7 +148,7 @@ def lab_task(task: Any, names: NameMap) -> Any:
         sols.append(sol)
     data["ground_truth_configs"] = sols
     tcs = []
-    for tc in [_dump(t) for t in task.testcases]:
+    for tc in data["testcases"]:
         tc = dict(tc)
         dev = tc.get("device")
         if isinstance(dev, str):
@@ -158,7 +162,7 @@ def lab_task(task: Any, names: NameMap) -> Any:
             tc["expected_result"] = {**er, "device": names.nodes.get(er["device"], er["device"])}
         tcs.append(tc)
     data["testcases"] = tcs
-    return type(task).model_validate(data)
+    return parse_task(data, source=f"{task.task_name} (in the lab's names)")
 
 
 def _daemons(texts: list[str]) -> list[str]:
@@ -197,7 +201,7 @@ def task_scenario(task: Any, *, source: str | Path) -> NcbScenario:
     try:
         topology: Topology = parse_topology(
             {"name": _topology_name(task, source), "routers": routers, "links": topo_links,
-             "convergence": NO_WAIT.model_dump(), "aliases": names.aliases()},
+             "convergence": TASK_CONVERGENCE.model_dump(mode="json"), "aliases": names.aliases()},
             source=source,
         )
     except Exception as exc:  # noqa: BLE001 - TopologyError: the field it names is the lab's
@@ -319,9 +323,13 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
     testcases = list(mapped.testcases)
     problems: list[str] = []
     initial: list[dict[str, Any]] = []
+    from ani.campaign.runner import settle_seconds
+
+    settle = settle_seconds(scenario)  # BGP carries a change (or the first updates) this late
     lab = make_lab(scenario.topology)
     try:
         lab.up()
+        time.sleep(settle)
         initial = run_testcases(lab, testcases, bound_s=fail_bound_s)
     except TaskFormatError:
         raise
@@ -341,6 +349,7 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
         try:
             lab.up()
             check.apply_problems = apply_solution(lab, dict(sol.configs))
+            time.sleep(settle)
             check.results = run_testcases(lab, testcases, bound_s=pass_bound_s)
         except Exception as exc:  # noqa: BLE001
             check.apply_problems.append(f"lab: {type(exc).__name__}: {exc}")

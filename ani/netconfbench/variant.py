@@ -101,22 +101,12 @@ def ncb_variant(task: Any, path: str | Path, seed: int = 0, scenario: NcbScenari
 
 def task_files(source: str | Path | list[str | Path]) -> list[Path]:
     """The task files of ``source``: a file, a folder (its ``*.json``, sorted), or a list of
-    those (in order). Raises TaskFormatError for a path that does not exist or a folder
-    without task files."""
+    those (in order; :func:`ani.netconfbench.task.task_files` for each). Raises
+    TaskFormatError for a path that does not exist or a folder without task files."""
+    from ani.netconfbench.task import task_files as files_of
+
     items = source if isinstance(source, list) else [source]
-    out: list[Path] = []
-    for item in items:
-        p = Path(item)
-        if p.is_dir():
-            found = sorted(p.glob("*.json"))
-            if not found:
-                raise TaskFormatError(f"{p}: no task files (*.json) in this folder")
-            out += found
-        elif p.is_file():
-            out.append(p)
-        else:
-            raise TaskFormatError(f"{p}: no such task file or folder")
-    return out
+    return [p for item in items for p in files_of(item)]
 
 
 class TaskCatalogue:

@@ -1,0 +1,173 @@
+"""Both NetConfBench testcase shapes as observer checks (ani.netconfbench.testcases), and the
+observer's evaluation of the ``command`` kind and of the route entry attributes (protocol,
+next hop, distance) against a fake lab; the real one: tests/integration/test_ncb_testcases_lab.py."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ani.errors import ConfigError, TaskFormatError
+from ani.netconfbench.task import load_task, parse_task
+from ani.netconfbench.testcases import to_checks
+from ani.observer import CommandCheck, Observer, RouteCheck, dump_checks, parse_checks
+
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "netconfbench"
+
+
+def test_both_shapes_become_checks_named_by_the_testcases():
+    checks = to_checks(load_task(DATA / "static-backup.json"))
+    assert checks == [
+        CommandCheck(name="primary static route selected", router="r1",
+                     commands=["show ip route 203.0.113.0/30 longer-prefixes"],
+                     expect=r"S>\* 203\.0\.113\.0/30 \[1/0\] via 192\.0\.2\.2"),
+        RouteCheck(name="backup static route at distance 100", router="r1", prefix="203.0.113.0/30",
+                   protocol="static", next_hop="198.51.100.2", distance=100),
+        CommandCheck(name="testcase 3 (r1: show ip route 203.0.113.0/30 json)", router="r1",
+                     commands=["show ip route 203.0.113.0/30 json"], expect='"protocol":\\s*"static"'),
+    ]
+    # the checks are data like every other: they dump and parse back
+    assert parse_checks(json.loads(json.dumps(dump_checks(checks)))) == checks
+
+
+def test_expected_result_keys_map_onto_the_route_check():
+    task = parse_task({"task_name": "t", "intents": ["x"], "topology": {"nodes": ["r1"]}, "testcases": [
+        {"name": "gone", "expected_result": {"device": "r1", "prefix": "10.1.0.0/16", "present": False}},
+        {"name": "no ospf", "expected_result": {"device": "r1", "prefix": "10.1.0.0/16", "present": False,
+                                                "protocol": "ospf"}},
+        {"name": "lp", "expected_result": {"device": "r1", "prefix": "10.1.0.0/16", "local_pref": 200,
+                                           "community": "64500:1"}},
+    ]})
+    gone, no_ospf, lp = to_checks(task)
+    assert (gone.expect, gone.protocol) == (False, None)
+    assert (no_ospf.expect, no_ospf.protocol) == (False, "ospf")
+    assert (lp.local_pref, lp.community, lp.expect) == (200, "64500:1", True)
+    with pytest.raises(TaskFormatError, match=r"testcases\[0\]\.expected_result: local_pref / community describe a "
+                                              r"present route: not with present: false"):
+        parse_task({"task_name": "t", "intents": ["x"], "topology": {"nodes": ["r1"]}, "testcases": [
+            {"name": "x", "expected_result": {"device": "r1", "prefix": "10.1.0.0/16", "present": False,
+                                              "local_pref": 1}}]}, source="t.json")
+
+
+def test_a_ping_testcase_loads_but_cannot_be_graded_on_frr():
+    task = load_task(DATA / "static-backup.json")
+    raw = json.loads((DATA / "static-backup.json").read_text())
+    raw["testcases"][2]["commands"] = ["show ip route", "ping 203.0.113.1"]
+    task = parse_task(raw, source="s.json")  # read-only on every platform: the file is valid
+    assert task.testcases[2].raw["commands"][1] == "ping 203.0.113.1"
+    with pytest.raises(TaskFormatError) as exc:
+        to_checks(task, source="s.json")
+    assert str(exc.value).startswith("s.json: testcases[2].commands[1]: 'ping 203.0.113.1' is not a show command")
+
+
+def test_command_check_validation():
+    with pytest.raises(ConfigError, match=r"checks\.0\.command\.expect: not a valid regular expression"):
+        parse_checks([{"kind": "command", "router": "r1", "commands": ["show x"], "expect": "[a"}])
+    with pytest.raises(ConfigError, match=r"checks\.0\.command\.commands: \[0\]: 'conf t' is not a show command"):
+        parse_checks([{"kind": "command", "router": "r1", "commands": ["conf t"], "expect": "a"}])
+    c = CommandCheck(router="r1", commands=["show a", "show b"], expect="x")
+    assert c.name == "command r1: show a; show b ~ /x/" and c.nodes == ["r1"]
+
+
+def test_route_dumps_leave_out_unset_entry_attributes():
+    # scenario files (and so their hashes) are as they were before the attributes existed
+    assert set(RouteCheck(router="e1", prefix="10.0.0.0/24").model_dump()) == {
+        "name", "service", "kind", "router", "prefix", "expect", "local_pref", "community"}
+    r = RouteCheck(router="e1", prefix="10.0.0.0/24", protocol="static", next_hop="10.9.9.9")
+    assert r.model_dump(mode="json")["next_hop"] == "10.9.9.9"
+    assert r.name == "route e1 10.0.0.0/24 protocol static via 10.9.9.9"
+    assert parse_checks([r.model_dump(mode="json")]) == [r]
+
+
+# -- evaluation against a fake lab ----------------------------------------------------------------
+
+@dataclass
+class R:
+    rc: int = 0
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.timed_out
+
+
+class FakeTopo:
+    nodes = ["r1", "r2"]
+
+
+TABLE = {"203.0.113.0/30": [
+    {"protocol": "static", "distance": 100, "nexthops": [{"ip": "198.51.100.2", "interfaceName": "eth-b"}]},
+    {"protocol": "static", "distance": 1, "selected": True, "nexthops": [{"ip": "192.0.2.2", "interfaceName": "eth-a"}]},
+]}
+SHOW = ("S   203.0.113.0/30 [100/0] via 198.51.100.2, eth-b, weight 1, 00:00:01\n"
+        "S>* 203.0.113.0/30 [1/0] via 192.0.2.2, eth-a, weight 1, 00:00:01\n")
+
+
+class FakeLab:
+    def __init__(self, outputs: list[R] | None = None):
+        self.topology = FakeTopo()
+        self.outputs = outputs or []
+        self.vtysh_calls: list[tuple[str, list[str]]] = []
+
+    def vtysh(self, router, commands, timeout=10.0):
+        self.vtysh_calls.append((router, list(commands)))
+        return self.outputs.pop(0) if len(self.outputs) > 1 else self.outputs[0]
+
+    def vtysh_json(self, router, command, timeout=10.0):
+        assert command == "show ip route json"
+        return TABLE
+
+
+def test_a_command_check_runs_one_vtysh_and_searches_its_output():
+    lab = FakeLab([R(stdout=SHOW)])
+    checks = [CommandCheck(name="primary", router="r1", commands=["show ip route static", "show ip route 203.0.113.0/30"],
+                           expect=r"^S>\* 203\.0\.113\.0/30 \[1/0\] via 192\.0\.2\.2"),
+              CommandCheck(name="no ospf", router="r1", commands=["show ip route ospf"], expect=r"^O")]
+    ok, bad = Observer(lab, poll_s=0).evaluate(checks, bound_s=0)
+    assert (ok.passed, ok.kind, ok.detail) == (True, "command", "matched 'S>* 203.0.113.0/30 [1/0] via 192.0.2.2'")
+    assert not bad.passed and bad.detail.startswith("no match of /^O/ in: S   203.0.113.0/30 [100/0]")
+    assert ("r1", ["show ip route static", "show ip route 203.0.113.0/30"]) in lab.vtysh_calls  # one call, both commands
+
+
+def test_a_command_check_is_retried_until_the_output_matches():
+    lab = FakeLab([R(stdout=""), R(stdout="Codes: ...\n"), R(stdout=SHOW)])
+    (r,) = Observer(lab, poll_s=0).evaluate([CommandCheck(router="r1", commands=["show ip route"], expect="S>")],
+                                            bound_s=30)
+    assert r.passed and r.attempts == 3
+
+
+def test_a_timed_out_vtysh_fails_the_attempt():
+    (r,) = Observer(FakeLab([R(rc=-9, timed_out=True)]), poll_s=0).evaluate(
+        [CommandCheck(router="r1", commands=["show x"], expect=".")], bound_s=0)
+    assert not r.passed and r.detail.startswith("vtysh timed out")
+
+
+@pytest.mark.parametrize(("check", "passed", "detail"), [
+    (RouteCheck(router="r1", prefix="203.0.113.0/30", protocol="static", next_hop="192.0.2.2"), True, "route present (static)"),
+    (RouteCheck(router="r1", prefix="203.0.113.0/30", next_hop="198.51.100.2", distance=100), True, "route present (static)"),
+    (RouteCheck(router="r1", prefix="203.0.113.0/30", next_hop="198.51.100.2", distance=1), False,
+     "no matching route: static distance 100 via 198.51.100.2; static distance 1 via 192.0.2.2 (selected)"),
+    (RouteCheck(router="r1", prefix="203.0.113.0/30", protocol="ospf"), False, "no matching route: static distance 100"),
+    (RouteCheck(router="r1", prefix="203.0.113.0/30", protocol="ospf", expect=False), True, "static distance 100"),
+    (RouteCheck(router="r1", prefix="203.0.113.0/30", protocol="static", expect=False), False,
+     "matching route present: static distance 100"),
+    (RouteCheck(router="r1", prefix="198.18.0.0/24", protocol="static", expect=False), True, "no route"),
+    (RouteCheck(router="r1", prefix="198.18.0.0/24", protocol="static"), False, "no matching route: no route"),
+])
+def test_route_entry_attributes(check, passed, detail):
+    (r,) = Observer(FakeLab(), poll_s=0).evaluate([check], bound_s=0)
+    assert r.passed is passed and r.detail.startswith(detail), r.detail
+
+
+def test_a_sample_round_reads_a_command_check_for_itself():
+    lab = FakeLab([R(stdout=SHOW)])
+    checks = [CommandCheck(router="r1", commands=["show ip route"], expect="S>"),
+              RouteCheck(router="r1", prefix="203.0.113.0/30", protocol="static")]
+    res = Observer(lab).sample(checks)
+    assert [r.passed for r in res] == [True, True]
+    assert lab.vtysh_calls == [("r1", ["show ip route"])]  # no prefetch of a 'show bgp summary' for it
