@@ -1,6 +1,6 @@
 """Reading user files: YAML loading and one-line messages from pydantic ``ValidationError`` s.
 
-:func:`load_yaml` reads a YAML file, raising a :class:`~ani.errors.ConfigError` (or the
+:func:`read_text` reads a user file's text and :func:`load_yaml` a YAML file, raising a :class:`~ani.errors.ConfigError` (or the
 subclass asked for) that names the file. :func:`format_validation_error` turns each error
 into ``field.path: message`` and joins them with ``"; "``. :func:`validate_mapping` checks
 a parsed file against a model, raising ``"<file>: invalid <what>: <those errors>"``.
@@ -91,6 +91,18 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def read_text(path: str | Path, error: type[ConfigError] = ConfigError) -> str:
+    """The UTF-8 text of the user file at ``path``. Raises ``error`` (``"<path>: cannot read:
+    <why>"``) if it is missing, unreadable or not UTF-8."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise error(f"{p}: cannot read: not UTF-8 text") from None
+
+
 def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
     """The parsed YAML of the file at ``path``.
 
@@ -98,12 +110,7 @@ def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
     if the file is missing, unreadable, not UTF-8 or not YAML, or if a mapping has a key twice.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise error(f"{p}: cannot read: not UTF-8 text") from None
+    text = read_text(p, error)
     try:
         return parse_yaml(text)
     except yaml.YAMLError as exc:

@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator, model_validator
 
 from ani.errors import TaskFormatError
+from ani.validation import read_text
 from ani.netconfbench.platform import platform_of  # noqa: F401 - part of this module's interface
 from ani.netconfbench.testcases import SHAPE_TAGS, CommandTestcase, Testcase, testcase_name
 
@@ -331,12 +332,7 @@ def read_json(path: str | Path) -> Any:
     (the first value would be lost). Raises TaskFormatError ``"<path>: cannot read: ..."`` or
     ``"<path>: not valid JSON: line L, column C: ..."``."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaskFormatError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise TaskFormatError(f"{p}: cannot read: not UTF-8 text") from None
+    text = read_text(p, TaskFormatError)
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as exc:

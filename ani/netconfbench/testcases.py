@@ -58,7 +58,7 @@ from pydantic import (
 )
 
 from ani.errors import TaskFormatError
-from ani.observer.checks import Check, CommandCheck, RouteCheck, regex_problem
+from ani.observer.checks import Check, CommandCheck, RouteCheck, require_regex, require_verbs
 
 if TYPE_CHECKING:
     from ani.netconfbench.task import NcbTask
@@ -115,20 +115,13 @@ class CommandTestcase(_Written):
     @field_validator("commands")
     @classmethod
     def _read_only(cls, commands: list[str]) -> list[str]:
-        for i, c in enumerate(commands):
-            words = c.split()
-            if not words or words[0].lower() not in READ_ONLY_VERBS:
-                raise ValueError(f"[{i}]: {c!r} is not a read-only command "
-                                 f"(a testcase command starts with {', '.join(READ_ONLY_VERBS)})")
-        return commands
+        return require_verbs(commands, READ_ONLY_VERBS, "a read-only command (a testcase command starts "
+                             f"with {', '.join(READ_ONLY_VERBS)})")
 
     @field_validator("expected_output")
     @classmethod
     def _regex(cls, pattern: str) -> str:
-        problem = regex_problem(pattern)
-        if problem:
-            raise ValueError(f"not a valid regular expression: {problem}")
-        return pattern
+        return require_regex(pattern)
 
 
 class ExpectedResult(BaseModel):

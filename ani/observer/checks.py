@@ -176,14 +176,24 @@ class RouteCheck(_CheckBase):
         return [self.router]
 
 
-def regex_problem(pattern: str) -> str:
-    """``""`` if ``pattern`` compiles as a Python regular expression, else why not
-    (``"missing ), unterminated subpattern at position 3"``)."""
+def require_regex(pattern: str) -> str:
+    """``pattern`` if it compiles as a Python regular expression; else raises ``ValueError``
+    ``"not a valid regular expression: missing ), unterminated subpattern at position 3"``."""
     try:
         re.compile(pattern, re.MULTILINE)
     except re.error as exc:
-        return str(exc)
-    return ""
+        raise ValueError(f"not a valid regular expression: {exc}") from None
+    return pattern
+
+
+def require_verbs(commands: list[str], verbs: tuple[str, ...], what: str) -> list[str]:
+    """``commands`` if each starts with one of ``verbs`` (case-insensitive); else raises
+    ``ValueError`` ``"[i]: 'conf t' is not <what>"`` for the first that does not."""
+    for i, c in enumerate(commands):
+        words = c.split()
+        if not words or words[0].lower() not in verbs:
+            raise ValueError(f"[{i}]: {c!r} is not {what}")
+    return commands
 
 
 class CommandCheck(_CheckBase):
@@ -200,20 +210,13 @@ class CommandCheck(_CheckBase):
     @field_validator("commands")
     @classmethod
     def _show_only(cls, commands: list[str]) -> list[str]:
-        for i, c in enumerate(commands):
-            words = c.split()
-            if not words or words[0].lower() != "show":
-                raise ValueError(f"[{i}]: {c!r} is not a show command (vtysh runs it: a ping or traceroute "
-                                 "there does not stop, any other command could change the router)")
-        return commands
+        return require_verbs(commands, ("show",), "a show command (vtysh runs it: a ping or traceroute "
+                             "there does not stop, any other command could change the router)")
 
     @field_validator("expect")
     @classmethod
     def _compiles(cls, pattern: str) -> str:
-        problem = regex_problem(pattern)
-        if problem:
-            raise ValueError(f"not a valid regular expression: {problem}")
-        return pattern
+        return require_regex(pattern)
 
     def _default_name(self) -> str:
         return f"command {self.router}: {'; '.join(self.commands)} ~ /{self.expect}/"
