@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from chat_server import ChatServer, call, reply
+from procs import ani_cli, lab_gone
 
 from ani.campaign.results import RunRecord, read_runs
 from ani.netconfbench.task import load_task
@@ -64,45 +61,6 @@ def solving_model(body: dict[str, Any]) -> dict[str, Any]:
     return script[turn] if turn < len(script) else reply(call("submit", {}, "cx"), usage=u)
 
 
-def _my_labs(pid: int) -> set[str]:
-    from ani.lab.state import lab_ids, read_state
-
-    found = set()
-    for lab_id in lab_ids():
-        st = read_state(lab_id)
-        if st is not None and st.owner_pid == pid:
-            found.add(lab_id)
-    return found
-
-
-def _gone(lab_id: str) -> bool:
-    from ani.lab.state import lab_dir, ns_prefix
-
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return ns_prefix(lab_id) not in netns and not lab_dir(lab_id).exists()
-
-
-def ani_campaign(args: list[str], env: dict[str, str], timeout: float) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """``python -m ani.cli campaign ARGS``; the result and the ids of the labs it owned. On a
-    timeout it gets SIGINT (the runner takes its lab down) and the test fails."""
-    proc = subprocess.Popen([sys.executable, "-m", "ani.cli", "campaign", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    labs: set[str] = set()
-    deadline = time.monotonic() + timeout
-    while True:
-        labs |= _my_labs(proc.pid)
-        try:
-            out, err = proc.communicate(timeout=0.5)
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() < deadline:
-                continue
-            proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=180)
-            pytest.fail(f"ani campaign run did not finish in {timeout} s:\n{out[-2000:]}\n{err[-2000:]}")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), labs
-
-
 @pytest.fixture(scope="module")
 def campaign_run(tmp_path_factory):
     """The campaign run once for the module: ``(result, lab ids, out dir, server)``."""
@@ -126,7 +84,7 @@ def campaign_run(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env.update(COLUMNS="200", OPENAI_API_KEY=SECRET)
     try:
-        res, labs = ani_campaign(["run", str(path), "--out", str(out), "--no-progress"], env, 420)
+        res, labs = ani_cli(["campaign", "run", str(path), "--out", str(out), "--no-progress"], env, 420)
     finally:
         server.close()
     return res, labs, out, server
@@ -137,7 +95,7 @@ def test_llm_agent_solves_a_shipped_task_at_a1(campaign_run):
     res, labs, out, server = campaign_run
     assert server.responder_errors == []
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert len(labs) == 1 and all(_gone(lab_id) for lab_id in labs), labs  # the runner's lab, gone
+    assert len(labs) == 1 and all(lab_gone(lab_id) for lab_id in labs), labs  # the runner's lab, gone
     assert all(h.get("authorization") == f"Bearer {SECRET}" for h in server.headers)
     for f in out.rglob("*"):
         if f.is_file():
