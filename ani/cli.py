@@ -6,6 +6,7 @@
     ani run ...            one task variant at one level (debugging)
     ani mcp serve --lab ID --level a1 [--http --port N]   an adapter's tools over MCP
     ani tasks import FILE|DIR [--into DIR] | export [FILE|DIR ...] --out DIR | show FILE   NetConfBench task files
+    ani tasks validate FILE|DIR | final-cfg --lab ID | run-testcases FILE --lab ID   tasks on real labs
     ani adapters           list the registered adapters
     ani doctor             check this machine: programs, kernel features, root; the fix for each gap
 
@@ -29,6 +30,7 @@ from ani.host.cli import doctor
 from ani.lab.cli import app as lab_app
 from ani.mcp.cli import app as mcp_app
 from ani.netconfbench.cli import app as tasks_app
+from ani.netconfbench import cli_lab as _tasks_lab  # noqa: F401  (ani tasks validate / final-cfg / run-testcases)
 from ani.scenario.cli import app as scenario_app
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="ani-sdk: Agent-Network Interface SDK")

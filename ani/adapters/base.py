@@ -353,14 +353,15 @@ class BaseAdapter:
     )
     def get_topology(self, args: TopologyArgs) -> ToolResult:
         topo = self.lab.topology
+        aliases = getattr(topo, "aliases", None) or {}  # an imported task's own names
         wanted = set(args.devices) if args.devices else None
         nodes = []
         for n in topo.nodes:
             if wanted is not None and n not in wanted:
                 continue
             node = {"name": n, "role": "router" if topo.is_router(n) else "host"}
-            if n in topo.aliases:  # an imported task's own name of the node
-                node["original_name"] = topo.aliases[n]
+            if n in aliases:
+                node["original_name"] = aliases[n]
             nodes.append(node)
         links = []
         for link in topo.links:
@@ -369,8 +370,8 @@ class BaseAdapter:
             ends = []
             for ep in (link.a, link.b):
                 end = {"node": ep.node, "interface": ep.ifname}
-                if f"{ep.node}:{ep.ifname}" in topo.aliases:
-                    end["original_interface"] = topo.aliases[f"{ep.node}:{ep.ifname}"]
+                if f"{ep.node}:{ep.ifname}" in aliases:
+                    end["original_interface"] = aliases[f"{ep.node}:{ep.ifname}"]
                 if ep.address is not None and not topo.is_router(ep.node):
                     end["address"] = str(ep.address)
                 ends.append(end)

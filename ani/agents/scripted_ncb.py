@@ -12,8 +12,8 @@ The variant's first solution (``AgentTask.oracle``: ``{"solution_id", "configs":
   non-zero exit fails the run naming the router and vtysh's words;
 - A2: the routers are read (:func:`ani.agents.scripted_push.read_configs`), the intended
   configuration is the running one with the solution's lines merged in (hier-config, the
-  blocks as vtysh would enter them: :func:`ani.netconfbench.commands.block_text`; a ``no``
-  line removes what it names), and :func:`ani.agents.scripted_push.push_configs` makes the
+  blocks as vtysh would enter them: :func:`ani.netconfbench.commands.merge_solution`; a
+  ``no`` line removes what it names), and :func:`ani.agents.scripted_push.push_configs` makes the
   routers hold it in one confirmed-commit transaction. A line the YANG device model cannot
   carry fails the run naming it (before any change).
 
@@ -30,9 +30,9 @@ from typing import Any
 from ani.agents.base import AgentTask
 from ani.agents.scripted import AgentFailed, need
 from ani.agents.scripted_push import device_level, push_configs, read_configs
-from ani.netconfbench.commands import block_text, config_lines
+from ani.netconfbench.commands import config_lines, merge_solution
 
-__all__ = ["merged", "solve"]
+__all__ = ["solve"]
 
 
 def _configs(task: AgentTask) -> dict[str, list[str]]:
@@ -66,39 +66,8 @@ def solve(task: AgentTask, steps: Any, tools: set[str]) -> None:
                 raise AgentFailed(f"vtysh on {router} exited {rc}: {' '.join(out.split())[:300]}")
     else:  # a2
         before = read_configs(steps, tools, list(configs))
-        want = {r: merged(before[r], lines, router=r) for r, lines in configs.items()}
+        try:
+            want = {r: merge_solution(before[r], lines, router=r) for r, lines in configs.items()}
+        except ValueError as exc:
+            raise AgentFailed(str(exc)) from None
         push_configs(steps, tools, before, want)
-
-
-def merged(before: Any, lines: list[str], *, router: str) -> Any:
-    """``before`` (a DeviceConfig) with the solution ``lines`` merged in (module doc), as a
-    DeviceConfig. Raises AgentFailed naming the lines the device model cannot hold."""
-    from hier_config import get_hconfig
-
-    from ani.agents.frr_remediation import FrrDriver, frr_text
-    from ani.device.parse import parse
-
-    conf = get_hconfig(FrrDriver(), frr_text(before))
-    stack: list[Any] = [conf]
-    for raw in block_text(lines).splitlines():
-        depth = len(raw) - len(raw.lstrip(" "))
-        text = raw.strip()
-        del stack[depth + 1:]
-        parent = stack[min(depth, len(stack) - 1)]
-        if text.startswith("no "):
-            target = text[3:]
-            for child in list(parent.children):
-                if child.text == target or child.text.startswith(target + " "):
-                    child.delete()
-            continue
-        child = parent.get_child(equals=text) or parent.add_child(text)
-        stack.append(child)
-    text = "\n".join(c.cisco_style_text() for c in conf.all_children()) + "\n"
-    try:
-        want = parse(text)
-    except ValueError as exc:
-        raise AgentFailed(f"{router}: the solution gives an invalid configuration: {' '.join(str(exc).split())[:300]}") from None
-    new = [u for u in want.unmodelled if u not in before.unmodelled and not u.startswith("nft / ")]
-    if new:
-        raise AgentFailed(f"{router}: the device model (YANG at A2) cannot carry these solution lines: {'; '.join(new[:8])}")
-    return want

@@ -187,6 +187,11 @@ def run_one(
         typer.Option("--density", min=0, help="density of the generated scenario (default: the manifest's)"),
     ] = None,
     task: Annotated[str, typer.Option("--task", help="task class")] = "onboard-site",
+    task_file: Annotated[
+        Path | None,
+        typer.Option("--task-file", help="a NetConfBench task file to run instead of --scenario / --task "
+                     "(its own network; docs/netconfbench.md)"),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="variant seed")] = 1,
     level: Annotated[str, typer.Option("--level", envvar="ANI_LEVEL", help="adapter level (a0, a1, ...); default from $ANI_LEVEL, else a1")] = "a1",
     blocklist: Annotated[
@@ -263,11 +268,15 @@ def run_one(
         raise _fail(f"--level / $ANI_LEVEL: unknown level {level!r}; known: {', '.join(known)}")
     if manifest is not None and scenario is not None:
         raise _fail("give --scenario (a scenario file) or --manifest (generated), not both")
+    if task_file is not None and (scenario is not None or manifest is not None):
+        raise _fail("--task-file: a NetConfBench task brings its own network: not with --scenario / --manifest")
     if manifest is None and (scenario_seed is not None or density is not None):
         raise _fail("--scenario-seed / --density: only with --manifest (a scenario file is not generated)")
     source: dict[str, Any]
     try:  # name the option, not the internal one-cell campaign's "scenario" field
-        if manifest is not None:
+        if task_file is not None:  # netconfbench: the task file is the one variant
+            source = {"tasks": str(resolve_path(str(task_file), Path.cwd(), "--task-file"))}
+        elif manifest is not None:
             source = {"manifest": str(resolve_path(str(manifest), Path.cwd(), "--manifest")),
                       "scenario_seed": 1 if scenario_seed is None else scenario_seed, "density": density}
         else:
@@ -295,12 +304,13 @@ def run_one(
         if value is not None:
             budget[key] = value
             given.append(flag)
+    if task_file is not None:  # netconfbench: the task file's one variant, seed 0
+        task, seed = "netconfbench", 0
     data = {
         "name": "run",
         **source,
-        "task": task,
+        **({} if task_file is not None else {"task": task, "seed": seed}),
         "variants": 1,
-        "seed": seed,
         "agent": block,
         "budget": budget,
         "cells": [{"name": cell_name, "level": level, "blocklist": blocklist}],

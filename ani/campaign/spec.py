@@ -83,7 +83,7 @@ FACTORS = ("level", "blocklist", "task", "density", "model", "agent_mode")
 STRESS_PARAMS = ("density", "task", "fault_rate")
 #: the cell settings, in the order the design check names them
 SETTINGS = ("level", "blocklist", "task", "form", "density")
-NO_SCENARIO = "scenario: Field required (a scenario file; or manifest: to generate one; or tasks: NetConfBench task files)"
+NO_SCENARIO = "scenario: Field required (a scenario file; or manifest: to generate one) or tasks: (NetConfBench task files)"
 #: the task class of a campaign with ``tasks:``
 TASKS_CLASS = "netconfbench"
 #: the agent modes of the ``agent_mode`` factor: the LLM agent's ``mode``, with or without its

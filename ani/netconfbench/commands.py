@@ -14,8 +14,9 @@ harness enters and leaves itself (``configure terminal``, ``conf t``, ``end``, `
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["MODE_LINES", "block_text", "config_lines"]
+__all__ = ["MODE_LINES", "block_text", "config_lines", "merge_solution"]
 
 #: lines the harness sends itself around a solution: never part of it
 MODE_LINES = re.compile(r"^(configure( terminal)?|conf( t)?|end|write( memory| file)?|wr|copy running-config startup-config)$")
@@ -70,3 +71,41 @@ def block_text(commands: list[str]) -> str:
             continue
         out.append(" " * depth + line)
     return "\n".join(out) + ("\n" if out else "")
+
+
+def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool = True) -> Any:
+    """``before`` (a DeviceConfig, router ``router``) with a solution's ``lines`` merged in, as
+    a DeviceConfig: the lines are indented into their blocks (:func:`block_text`) and merged
+    with hier-config (FRR's driver, :class:`ani.agents.frr_remediation.FrrDriver`); a ``no``
+    line removes the lines it names in its block. ``strict``: raise ValueError naming the
+    solution lines the device model cannot hold (it keeps them as ``unmodelled``; YANG at A2
+    cannot carry them); also ValueError when the result is not a valid configuration."""
+    from hier_config import get_hconfig
+
+    from ani.agents.frr_remediation import FrrDriver, frr_text
+    from ani.device.parse import parse
+
+    conf = get_hconfig(FrrDriver(), frr_text(before))
+    stack: list[Any] = [conf]
+    for raw in block_text(lines).splitlines():
+        depth = len(raw) - len(raw.lstrip(" "))
+        text = raw.strip()
+        del stack[depth + 1:]
+        parent = stack[min(depth, len(stack) - 1)]
+        if text.startswith("no "):
+            target = text[3:]
+            for child in list(parent.children):
+                if child.text == target or child.text.startswith(target + " "):
+                    child.delete()
+            continue
+        child = parent.get_child(equals=text) or parent.add_child(text)
+        stack.append(child)
+    text = "\n".join(c.cisco_style_text() for c in conf.all_children()) + "\n"
+    try:
+        want = parse(text)
+    except ValueError as exc:
+        raise ValueError(f"{router}: the solution gives an invalid configuration: {' '.join(str(exc).split())[:300]}") from None
+    new = [u for u in want.unmodelled if u not in before.unmodelled and not u.startswith("nft / ")]
+    if new and strict:
+        raise ValueError(f"{router}: the device model (YANG at A2) cannot carry these solution lines: {'; '.join(new[:8])}")
+    return want

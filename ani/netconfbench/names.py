@@ -143,47 +143,35 @@ def _valid_if(name: str) -> bool:
     return bool(IFNAME_RE.match(name)) and name != "lo"
 
 
+def _assign(names: list[str], valid: Any, candidate: Any, prefix: str) -> dict[str, str]:
+    """``{name: lab name}``: a ``valid`` name stays; another becomes its ``candidate`` if that
+    is valid and free, else ``<prefix>1``, ``<prefix>2``, ... (the first free)."""
+    taken = {n for n in names if valid(n)}
+    out = {n: n for n in names if valid(n)}
+    for n in names:
+        if n in out:
+            continue
+        c = candidate(n)
+        if not (c and valid(c) and c not in taken):
+            i = 1
+            while f"{prefix}{i}" in taken:
+                i += 1
+            c = f"{prefix}{i}"
+        out[n] = c
+        taken.add(c)
+    return {n: out[n] for n in names}
+
+
 def build_name_map(nodes: Iterable[str], links: Iterable[Any]) -> NameMap:
     """The name map of a task with ``nodes`` (original names, in order) and ``links`` (objects
     with ``a``, ``a_if``, ``b``, ``b_if``: :class:`ani.netconfbench.task.NcbLink`). A name the
     lab can use stays (see the module doc for the rules)."""
-    nodes = list(nodes)
-    node_map: dict[str, str] = {}
-    taken = {n for n in nodes if NODE_NAME_RE.match(n)}
-    for n in nodes:
-        if NODE_NAME_RE.match(n):
-            node_map[n] = n
-    for n in nodes:
-        if n in node_map:
-            continue
-        c = _node_candidate(n)
-        if not (c and NODE_NAME_RE.match(c) and c not in taken):
-            i = 1
-            while f"r{i}" in taken:
-                i += 1
-            c = f"r{i}"
-        node_map[n] = c
-        taken.add(c)
+    node_map = _assign(list(nodes), lambda n: bool(NODE_NAME_RE.match(n)), _node_candidate, "r")
     ifaces: dict[str, list[str]] = {}
     for link in links:
         for node, ifname in ((link.a, link.a_if), (link.b, link.b_if)):
             lst = ifaces.setdefault(node, [])
             if ifname not in lst:
                 lst.append(ifname)
-    if_map: dict[str, dict[str, str]] = {}
-    for node, names in ifaces.items():
-        used = {x for x in names if _valid_if(x)}
-        out: dict[str, str] = {x: x for x in names if _valid_if(x)}
-        for x in names:
-            if x in out:
-                continue
-            c = _if_candidate(x)
-            if not (_valid_if(c) and c not in used):
-                i = 1
-                while f"eth{i}" in used:
-                    i += 1
-                c = f"eth{i}"
-            out[x] = c
-            used.add(c)
-        if_map[node] = {x: out[x] for x in names}
+    if_map = {node: _assign(names, _valid_if, _if_candidate, "eth") for node, names in ifaces.items()}
     return NameMap(nodes=node_map, interfaces=if_map)

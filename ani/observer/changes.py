@@ -17,7 +17,9 @@ How it is computed
     3. The task's needed changes are the same difference initial -> the *reference end state*:
        the scripted planner's typed changes for the task's request on the initial configs
        (:func:`ani.agents.scripted_tasks.changes_for`: reads only the request, its files and the
-       configs, never the hidden tests) compiled onto them (:func:`ani.intents.compile_changes`).
+       configs, never the hidden tests) compiled onto them (:func:`ani.intents.compile_changes`);
+       for an imported NetConfBench task, its first solution's lines merged onto them
+       (:func:`ani.netconfbench.commands.merge_solution`).
     4. Unrequested = the run's changes not among the needed ones, ``"<router>: <change>"``.
     5. The kernel's IPv4 interface addresses (``ip -j addr show``) are read with the
        configurations: an address the kernel gained or lost that the router's FRR
@@ -141,12 +143,33 @@ def reference_configs(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[d
     from ani.agents.scripted_tasks import changes_for
     from ani.intents import compile_changes
 
+    if getattr(variant, "task_class", None) == "netconfbench":
+        return _ncb_reference(variant, initial)
     try:
         changes = changes_for(variant.agent_view(), initial)
         compiled = compile_changes(changes, initial).configs
     except Exception as exc:  # noqa: BLE001 - no reference: said, never guessed
         return None, f"no reference solution for {getattr(variant, 'variant_id', '?')}: {type(exc).__name__}: {exc}"
     return {**initial, **compiled}, None
+
+
+def _ncb_reference(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[dict[str, DeviceConfig] | None, str | None]:
+    """A netconfbench variant's reference end state: the initial configs with its first
+    solution's lines merged in (:func:`ani.netconfbench.commands.merge_solution`)."""
+    from ani.netconfbench.commands import config_lines, merge_solution
+
+    sol = variant.agent_view().oracle or {}
+    configs = sol.get("configs") or {}
+    if not configs:
+        return None, f"no reference solution for {variant.variant_id}: the task has no ground_truth_configs"
+    out = dict(initial)
+    try:
+        for r, cmds in configs.items():
+            if r in initial:
+                out[r] = merge_solution(initial[r], config_lines(list(cmds)), router=r, strict=False)
+    except ValueError as exc:
+        return None, f"no reference solution for {variant.variant_id}: {exc}"
+    return out, None
 
 
 def unrequested_changes(initial: dict[str, DeviceConfig], final: dict[str, DeviceConfig],

@@ -1,0 +1,129 @@
+"""Part 2 of issue 15 on real FRR labs: each of part 2's shipped NetConfBench tasks validates
+(testcases fail at the start, pass after the solution applied out of band); a task whose names
+are mapped validates and shows its original names through get_topology; the scripted agent's
+runs at a1 and a2 end with every testcase passing; a campaign over two tasks with the level as
+the factor; the Task Evaluation Interface's CLI over a running lab."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ani.campaign.spec import parse_spec
+from ani.lab.lab import Lab
+from ani.netconfbench.evaluate import export_final_cfg, run_testcases
+from ani.netconfbench.lab import apply_solution, task_scenario, validate_task
+from ani.netconfbench.task import load_task
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parents[2]
+SHIPPED = ROOT / "intents" / "netconfbench"
+NAMES = ROOT / "tests" / "data" / "ncb-run" / "names-map.json"
+#: the tasks part 2 ships (part 3's test validates every shipped task)
+PART2_TASKS = ["static-backup", "ospf-area-adjacency", "bgp-neighbor-network", "bgp-prefix-list-filter"]
+
+
+def _labs(prefix: str):
+    return lambda topology: Lab(topology, lab_id=prefix + secrets.token_hex(3))
+
+
+@pytest.mark.parametrize("name", PART2_TASKS)
+def test_shipped_task_validates(lab_host, name):
+    path = SHIPPED / f"{name}.json"
+    report = validate_task(load_task(path), path, make_lab=_labs("ncbv"))
+    assert report.ok, report.summary()
+    assert len(report.passing_at_start) < len(report.initial)
+    assert [r["status"] for r in report.solutions[0].results] == ["pass"] * len(report.initial)
+
+
+def test_mapped_names_validate_and_show_in_get_topology(make_lab, open_adapter):
+    task = load_task(NAMES)
+    report = validate_task(task, NAMES, make_lab=_labs("ncbn"))
+    assert report.ok, report.summary()
+    assert report.names.nodes == {"NewYork": "newyork", "Washington": "washington"}
+
+    from ani.registry import create_adapter
+
+    lab = make_lab(task_scenario(task, source=NAMES).topology, lab_id="ncbt" + secrets.token_hex(3))
+    adapter = open_adapter(create_adapter("a1", lab))
+    res = adapter.call("get_topology", {})
+    assert res.ok, res.text
+    assert "newyork (task: NewYork)" in res.text
+    assert "newyork gi0-0 (task: GigabitEthernet0/0) <-> washington gi0-0 (task: GigabitEthernet0/0)" in res.text
+    ends = res.data["topology"]["link_details"][0]
+    assert ends[0] == {"node": "newyork", "interface": "gi0-0", "original_interface": "GigabitEthernet0/0"}
+
+
+@pytest.mark.parametrize("level", ["a1", "a2"])
+def test_scripted_run_passes_every_testcase(lab_host, tmp_path, level):
+    from ani.campaign.runner import run_one
+
+    path = SHIPPED / "static-backup.json"
+    spec = parse_spec({"name": "ncb", "tasks": str(path), "cells": [{"name": level, "level": level}]},
+                      "test", ROOT)
+    rec = run_one(spec, level, 0, tmp_path)
+    assert rec.label == "clean_success", (rec.infra_error_reason, rec.agent_error, rec.tests)
+    assert [t.passed for t in rec.tests] == [True] * 4
+    assert rec.task == "netconfbench" and rec.variant_id == "static-backup" and rec.task_file == str(path)
+    assert rec.names["nodes"] == {"r1": "r1", "r2": "r2"}
+    assert rec.unrequested_changes == []  # the solution is the reference end state
+
+
+def test_campaign_over_tasks_with_the_level_as_factor(lab_host, tmp_path):
+    from ani.campaign.loop import run_campaign
+
+    tasks = [str(SHIPPED / "static-backup.json"), str(SHIPPED / "ospf-area-adjacency.json")]
+    spec = parse_spec({"name": "ncb-levels", "tasks": tasks, "factor": "level",
+                       "cells": [{"name": "a1", "level": "a1"}, {"name": "a2", "level": "a2"}]}, "test", ROOT)
+    run_campaign(spec, tmp_path / "out", progress=False)
+    recs = [json.loads(line) for line in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    assert sorted((r["cell"], r["variant_id"]) for r in recs) == [
+        ("a1", "ospf-area-adjacency"), ("a1", "static-backup"), ("a2", "ospf-area-adjacency"), ("a2", "static-backup")]
+    assert all(r["label"] == "clean_success" for r in recs), [(r["run_id"], r["agent_error"]) for r in recs]
+    assert (tmp_path / "out" / "summary.md").exists()
+
+
+def test_task_evaluation_interface_cli_over_a_running_lab(make_lab):
+    path = SHIPPED / "static-backup.json"
+    task = load_task(path)
+    sc = task_scenario(task, source=path)
+    lab = make_lab(sc.topology, lab_id="ncbe" + secrets.token_hex(3))
+    runner = CliRunner()
+
+    before = runner.invoke(_app(), ["tasks", "run-testcases", str(path), "--lab", lab.id])
+    assert before.exit_code == 1, before.output
+    assert [r["status"] for r in json.loads(before.output)["results"]] == ["fail"] * 4
+
+    assert apply_solution(lab, dict(sc.task.ground_truth_configs[0].configs)) == []
+    after = runner.invoke(_app(), ["tasks", "run-testcases", str(path), "--lab", lab.id, "--bound", "30"])
+    assert after.exit_code == 0, after.output
+    results = json.loads(after.output)["results"]
+    assert [r["name"] for r in results] == [tc.name for tc in task.testcases]
+    assert all(r["status"] == "pass" for r in results)
+
+    cfg = runner.invoke(_app(), ["tasks", "final-cfg", "--lab", lab.id])
+    assert cfg.exit_code == 0, cfg.output
+    configs = json.loads(cfg.output)["configs"]
+    assert set(configs) == {"r1", "r2"}
+    assert "ip route 203.0.113.1/32 198.51.100.2 100" in configs["r1"]
+    assert configs == export_final_cfg(lab)
+    assert run_testcases(lab, list(sc.task.testcases))[0]["status"] == "pass"
+    assert lab.dead_daemons("r1") == []  # attached, never taken down by the CLI
+
+
+def test_apply_solution_reports_a_refused_line(make_lab):
+    path = SHIPPED / "static-backup.json"
+    lab = make_lab(task_scenario(load_task(path), source=path).topology, lab_id="ncbx" + secrets.token_hex(3))
+    problems = apply_solution(lab, {"r1": ["ip route 203.0.113.1/32 192.0.2.2", "this is not frr"]})
+    assert len(problems) == 1 and problems[0].startswith("r1: vtysh ")
+
+
+def _app():
+    from ani.cli import app
+
+    return app

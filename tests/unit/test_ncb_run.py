@@ -1,0 +1,307 @@
+"""Part 2 of issue 15 without a lab: the name map, solution lines, the task's scenario and
+variant, the refusal of other platforms, the campaign ``tasks:`` field, ``ani run --task-file``
+refusals, and validate_task's rules over a fake lab."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from ani.campaign.spec import parse_spec
+from ani.cli import app
+from ani.device.parse import parse
+from ani.errors import CampaignSpecError, TaskFormatError
+from ani.netconfbench.commands import block_text, config_lines, merge_solution
+from ani.netconfbench.lab import task_scenario, validate_task
+from ani.netconfbench.names import build_name_map
+from ani.netconfbench.task import NcbLink, load_task, parse_task, task_json
+from ani.netconfbench.variant import TaskCatalogue, intents_request, ncb_variant
+from ani.observer.checks import CommandCheck, RouteCheck
+
+ROOT = Path(__file__).parents[2]
+DATA = ROOT / "tests" / "data" / "netconfbench"
+SHIPPED = ROOT / "intents" / "netconfbench"
+NAMES = ROOT / "tests" / "data" / "ncb-run" / "names-map.json"
+IOS = DATA / "ios-static.json"
+STATIC = SHIPPED / "static-backup.json"
+
+
+# -- the name map ---------------------------------------------------------------------------------
+
+
+def test_names_the_lab_can_use_stay_and_the_others_are_mapped():
+    links = [NcbLink(a="NewYork", a_if="GigabitEthernet0/0", b="r2", b_if="eth0"),
+             NcbLink(a="NewYork", a_if="Serial0/1/0", b="r2", b_if="Gi0/0")]
+    names = build_name_map(["NewYork", "r2", "1core"], links)
+    assert names.nodes == {"NewYork": "newyork", "r2": "r2", "1core": "r1core"}
+    assert names.interfaces == {"NewYork": {"GigabitEthernet0/0": "gi0-0", "Serial0/1/0": "se0-1-0"},
+                                "r2": {"eth0": "eth0", "Gi0/0": "gi0-0"}}
+    assert names.mapped
+    assert names.aliases() == {"newyork": "NewYork", "r1core": "1core", "newyork:gi0-0": "GigabitEthernet0/0",
+                               "newyork:se0-1-0": "Serial0/1/0", "r2:gi0-0": "Gi0/0"}
+    assert names.lab_node("NewYork") == "newyork" and names.lab_node("newyork") == "newyork"
+    assert names.original_node("newyork") == "NewYork"
+    note = names.note()
+    assert "- device NewYork is newyork" in note and "- interface Gi0/0 of r2 is gi0-0 on r2" in note
+
+
+def test_clashing_or_unusable_names_fall_back_to_numbered_ones():
+    links = [NcbLink(a="R-1", a_if="GigabitEthernet0/0/0/0/0/0/0/0", b="R_1", b_if="gi0-0"),
+             NcbLink(a="R-1", a_if="Gi0/0", b="R_1", b_if="Gi0/0")]
+    names = build_name_map(["R-1", "R_1"], links)
+    assert names.nodes == {"R-1": "r1", "R_1": "r2"}  # both reduce to 'r1': the second is numbered
+    # too long for Linux (15 chars) -> eth1; 'gi0-0' is taken on R_1 -> eth1 there
+    assert names.interfaces["R-1"] == {"GigabitEthernet0/0/0/0/0/0/0/0": "eth1", "Gi0/0": "gi0-0"}
+    assert names.interfaces["R_1"] == {"gi0-0": "gi0-0", "Gi0/0": "eth1"}
+
+
+def test_no_mapping_needed_gives_no_note():
+    names = build_name_map(["r1", "r2"], [NcbLink(a="r1", a_if="eth0", b="r2", b_if="eth0")])
+    assert not names.mapped and names.note() == "" and names.aliases() == {}
+
+
+def test_rewrite_replaces_whole_interface_tokens_and_the_hostname_only():
+    names = build_name_map(["NewYork", "r2"], [NcbLink(a="NewYork", a_if="Gi0/0", b="r2", b_if="eth0"),
+                                                NcbLink(a="NewYork", a_if="Gi0/0/1", b="r2", b_if="eth1")])
+    text = "hostname NewYork\ninterface Gi0/0\n description to NewYork via Gi0/0/1\ninterface Gi0/0.10\n"
+    assert names.rewrite("NewYork", text) == (
+        "hostname newyork\ninterface gi0-0\n description to NewYork via gi0-0-1\ninterface Gi0/0.10\n")
+    assert names.rewrite("r2", text) == text  # r2's interfaces need no mapping
+
+
+# -- solution lines -------------------------------------------------------------------------------
+
+
+def test_config_lines_drop_mode_lines_and_blank_ones():
+    assert config_lines(["configure terminal", "  ip route 10.0.0.0/24 10.0.12.2 ", "", "end", "write memory"]) == [
+        "ip route 10.0.0.0/24 10.0.12.2"]
+
+
+def test_block_text_follows_vtysh_modes():
+    cmds = ["conf t", "router bgp 65001", "neighbor 10.0.12.2 remote-as 65002", "address-family ipv4 unicast",
+            "network 10.1.0.0/24", "exit-address-family", "ip prefix-list P seq 5 permit 10.0.0.0/8",
+            "interface eth0", "ip ospf area 0", "exit", "ip route 10.9.0.0/24 10.0.12.2", "end"]
+    assert block_text(cmds) == (
+        "router bgp 65001\n neighbor 10.0.12.2 remote-as 65002\n address-family ipv4 unicast\n  network 10.1.0.0/24\n"
+        "ip prefix-list P seq 5 permit 10.0.0.0/8\ninterface eth0\n ip ospf area 0\nip route 10.9.0.0/24 10.0.12.2\n")
+
+
+def test_merge_solution_adds_removes_and_refuses_what_the_model_cannot_hold():
+    before = parse("hostname r2\ninterface eth0\n ip address 10.0.12.2/30\n ip ospf area 1\nexit\n"
+                   "router ospf\n ospf router-id 10.255.0.2\nexit\n")
+    want = merge_solution(before, ["interface eth0", "no ip ospf area 1", "ip ospf area 0", "exit",
+                                   "ip route 10.9.0.0/24 10.0.12.1"], router="r2")
+    assert want.interfaces["eth0"].ospf.area is not None and str(want.interfaces["eth0"].ospf.area) in ("0", "0.0.0.0")
+    assert [str(r.prefix) for r in want.static_routes] == ["10.9.0.0/24"]
+    assert want.interfaces["eth0"].addresses == before.interfaces["eth0"].addresses
+    with pytest.raises(ValueError, match="cannot carry these solution lines: router ospf / capability opaque"):
+        merge_solution(before, ["router ospf", "capability opaque"], router="r2")
+    loose = merge_solution(before, ["router ospf", "capability opaque"], router="r2", strict=False)
+    assert "router ospf / capability opaque" in loose.unmodelled
+
+
+# -- the task's scenario ------------------------------------------------------------------------
+
+
+def test_task_scenario_builds_the_lab_in_the_lab_names():
+    task = load_task(NAMES)
+    sc = task_scenario(task, source=NAMES)
+    topo = sc.topology
+    assert list(topo.routers) == ["newyork", "washington"] and topo.hosts == {}
+    assert [(ln.a.node, ln.a.ifname, ln.b.node, ln.b.ifname) for ln in topo.links] == [
+        ("newyork", "gi0-0", "washington", "gi0-0"), ("newyork", "gi0-1", "washington", "gi0-1")]
+    assert topo.aliases["newyork:gi0-0"] == "GigabitEthernet0/0" and topo.aliases["washington"] == "Washington"
+    assert "hostname newyork\n" in topo.routers["newyork"].config
+    assert "interface gi0-0\n" in topo.routers["newyork"].config
+    assert {"zebra", "staticd", "bgpd", "ospfd"} <= set(topo.routers["newyork"].daemons)
+    assert topo.convergence.required is False
+    assert sc.invariants == [] and sc.tenants == {} and sc.task_file == str(NAMES)
+    mapped = sc.task  # testcases and solutions in the lab's names; testcase names as written
+    assert mapped.testcases[0].raw["device"] == "newyork"
+    assert mapped.testcases[0].raw["expected_output"] == "\\* 192\\.0\\.2\\.2, via gi0-0"
+    assert mapped.testcases[0].raw["name"] == "route via GigabitEthernet0/0"
+    assert mapped.ground_truth_configs[0].configs == {"newyork": ["ip route 203.0.113.1/32 192.0.2.2 gi0-0"]}
+    # the task itself is left as written (export gives it back unchanged)
+    assert task_json(task) == json.loads(NAMES.read_text())
+
+
+def test_a_config_without_hostname_gets_one_and_daemons_follow_the_configs():
+    data = json.loads(STATIC.read_text())
+    data["startup_configs"]["r2"] = "frr defaults traditional\nrouter rip\n network eth0\nexit\n"
+    sc = task_scenario(parse_task(data, source="t.json"), source="t.json")
+    assert sc.topology.routers["r2"].config.startswith("hostname r2\n")
+    assert "ripd" in sc.topology.routers["r2"].daemons and "ripd" not in sc.topology.routers["r1"].daemons
+
+
+def test_a_cisco_task_is_refused_by_platform_and_file_before_any_lab():
+    task = load_task(IOS)
+    made = []
+    with pytest.raises(TaskFormatError) as exc:
+        validate_task(task, IOS, make_lab=lambda t: made.append(t))
+    msg = str(exc.value)
+    assert msg.startswith(f"{IOS}: startup_configs: ") and "cisco-ios" in msg and "not FRR" in msg
+    assert made == []
+    with pytest.raises(TaskFormatError, match="cisco-ios"):
+        TaskCatalogue([IOS]).variant(None, 0)
+
+
+# -- the variant --------------------------------------------------------------------------------
+
+
+def test_ncb_variant_is_the_task_in_the_lab_names():
+    task = load_task(NAMES)
+    v = ncb_variant(task, NAMES)
+    assert v.task_class == "netconfbench" and v.variant_id == "names-map" and v.seed == 0 and v.files == {}
+    assert v.request.startswith("1. NewYork must reach Washington's loopback")
+    assert "- device NewYork is newyork" in v.request
+    assert [type(c) for c in v.hidden_tests] == [CommandCheck, RouteCheck]
+    assert [c.router for c in v.hidden_tests] == ["newyork", "newyork"]
+    assert v.hidden_tests[0].name == "route via GigabitEthernet0/0"
+    assert v.params["task_file"] == str(NAMES)
+    assert v.params["solutions"][0]["configs"] == {"NewYork": ["ip route 203.0.113.1/32 192.0.2.2 GigabitEthernet0/0"]}
+    assert v.params["lab_solutions"][0]["configs"] == {"newyork": ["ip route 203.0.113.1/32 192.0.2.2 gi0-0"]}
+    assert v.params["names"]["nodes"]["NewYork"] == "newyork"
+    assert v.lab_topology(None) is v.topology
+    view = v.agent_view()
+    assert view.request == v.request and view.files == {}
+    assert view.oracle["configs"] == {"newyork": ["ip route 203.0.113.1/32 192.0.2.2 gi0-0"]}
+    assert "oracle" not in view.model_dump() and "oracle" not in repr(view)  # never shown to a model
+
+
+def test_intents_request_numbers_the_intents():
+    assert intents_request([" a ", "b"]) == "1. a\n2. b\n"
+    assert intents_request(["a"], "Note: x") == "1. a\n\nNote: x\n"
+
+
+def test_catalogue_variants_are_the_files_in_order():
+    cat = TaskCatalogue.load([SHIPPED / "static-backup.json", NAMES])
+    assert len(cat) == 2 and len(cat.hash) == 64
+    assert [cat.variant(cat, k).variant_id for k in range(2)] == ["static-backup", "names-map"]
+    v = cat.variant(cat, 1)
+    assert cat.scenario_of(v).topology == v.topology
+    with pytest.raises(TaskFormatError, match="no task 2: the catalogue has 2"):
+        cat.variant(cat, 2)
+    with pytest.raises(TaskFormatError, match="one form"):
+        cat.variant(cat, 0, form="ticket")
+
+
+# -- the campaign's tasks: field -------------------------------------------------------------------
+
+
+def _spec(**kw):
+    data = {"name": "t", "tasks": str(SHIPPED), "cells": [{"name": "a1", "level": "a1"}], **kw}
+    return parse_spec(data, "t.yaml", ROOT)
+
+
+def test_tasks_field_makes_the_task_files_the_variants():
+    spec = _spec()
+    files = sorted(SHIPPED.glob("*.json"))
+    assert spec.tasks_paths == [str(p) for p in files]
+    assert spec.variants == len(files) and spec.seeds == list(range(len(files)))
+    assert spec.task_of(spec.cells[0]) == "netconfbench"
+    assert _spec(variants=2).seeds == [0, 1]
+    listed = parse_spec({"name": "t", "tasks": ["intents/netconfbench/static-backup.json", str(NAMES)],
+                         "cells": [{"name": "a1", "level": "a1"}]}, "t.yaml", ROOT)
+    assert [Path(p).name for p in listed.tasks_paths] == ["static-backup.json", "names-map.json"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"scenario": "scenarios/brownfield-small.yaml"}, "scenario: not with tasks:"),
+    ({"task": "onboard-site"}, "task: not with tasks:"),
+    ({"seed": 3}, "seed: not with tasks:"),
+    ({"variants": 999}, "variants: 999 but tasks: has"),
+    ({"factor": "task"}, "factor: 'task' is not a factor"),
+    ({"form": "ticket"}, "form: a NetConfBench task has one form"),
+])
+def test_tasks_field_refuses_what_does_not_fit(extra, message):
+    with pytest.raises(CampaignSpecError, match=message.replace("(", r"\(")):
+        _spec(**extra)
+
+
+def test_tasks_field_names_a_missing_file():
+    with pytest.raises(CampaignSpecError, match=r"tasks\[1\]: file 'nope.json' not found"):
+        parse_spec({"name": "t", "tasks": [str(STATIC), "nope.json"], "cells": [{"name": "a1", "level": "a1"}]},
+                   "t.yaml", ROOT)
+
+
+def test_ani_run_task_file_refuses_a_cisco_task_before_any_lab(tmp_path):
+    res = CliRunner().invoke(app, ["run", "--task-file", str(IOS), "--level", "a1", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert "cisco-ios" in res.output and "ios-static.json" in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_ani_run_task_file_is_not_combined_with_a_scenario():
+    res = CliRunner().invoke(app, ["run", "--task-file", str(STATIC), "--scenario", "scenarios/brownfield-small.yaml"])
+    assert res.exit_code == 2 and "--task-file" in res.output
+
+
+def test_ani_run_task_file_makes_a_one_task_campaign(stop_before_lab):
+    res = CliRunner().invoke(app, ["run", "--task-file", str(STATIC), "--level", "a2"])
+    assert res.exit_code == 2 and "stopped before the lab" in res.output
+    (spec,) = stop_before_lab
+    assert spec.tasks_paths == [str(STATIC)] and spec.seeds == [0] and spec.cells[0].level == "a2"
+
+
+# -- validate_task's rules, on a fake lab ---------------------------------------------------------
+
+
+class _FakeLab:
+    """Answers a testcase's vtysh with what ``state`` holds; apply_solution's vtysh changes it."""
+
+    def __init__(self, topology, state):
+        self.topology, self.state = topology, state
+        self.routers = list(topology.routers)
+
+    def up(self):
+        return self
+
+    def down(self):
+        self.state["downs"] += 1
+
+    def vtysh(self, router, commands, timeout=10.0):
+        if commands and commands[0] == "configure terminal":
+            self.state["applied"] = True
+            return SimpleNamespace(ok=True, rc=0, stdout="", stderr="", timed_out=False)
+        out = "done" if self.state["applied"] else self.state["start"]
+        return SimpleNamespace(ok=True, rc=0, stdout=out, stderr="", timed_out=False)
+
+
+def _one_command_task(tmp_path):
+    data = json.loads(STATIC.read_text())
+    data["testcases"] = [{"name": "t", "device": "r1", "commands": ["show x"], "expected_output": "^done$"}]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(data))
+    return load_task(path), path
+
+
+@pytest.mark.parametrize(("start", "ok", "problem"), [
+    ("not yet", True, None),
+    ("done", False, "every testcase passes at the start"),
+])
+def test_validate_task_rule_at_least_one_fails_at_start(tmp_path, monkeypatch, start, ok, problem):
+    import ani.campaign.runner as runner
+
+    monkeypatch.setattr(runner, "settle_seconds", lambda s: 0.0)
+    task, path = _one_command_task(tmp_path)
+    state = {"applied": False, "start": start, "downs": 0}
+
+    def make(topology):
+        state["applied"] = False  # every lab starts from the startup configs
+        return _FakeLab(topology, state)
+
+    report = validate_task(task, path, make_lab=make, fail_bound_s=0, pass_bound_s=0)
+    assert report.ok is ok
+    assert state["downs"] == 2  # the start's lab and the solution's: both taken down
+    assert [s.solution_id for s in report.solutions] == ["expert-0001"]
+    assert report.solutions[0].passed
+    if problem:
+        assert len(report.problems) == 1 and report.problems[0].startswith(problem)
+        assert report.summary().startswith(f"FAIL {path}: {problem}")
+        assert report.passing_at_start == ["t"]
+    else:
+        assert report.summary().startswith(f"ok   {path}: 1 testcases, 1 failing at start, 1 solution(s) pass")
