@@ -305,3 +305,35 @@ def test_validate_task_rule_at_least_one_fails_at_start(tmp_path, monkeypatch, s
         assert report.passing_at_start == ["t"]
     else:
         assert report.summary().startswith(f"ok   {path}: 1 testcases, 1 failing at start, 1 solution(s) pass")
+
+
+# -- ani tasks validate / final-cfg / run-testcases, without a lab ---------------------------------
+
+
+def test_ani_tasks_validate_prints_one_line_per_task_and_exits_1_on_a_failure(monkeypatch):
+    import ani.netconfbench.lab as lab_mod
+    from ani.netconfbench.lab import ValidationReport
+
+    def fake(task, path, **kw):
+        ok = Path(path).name == "static-backup.json"
+        return ValidationReport(task_file=str(path), task_name=task.task_name, ok=ok,
+                                problems=[] if ok else ["ground_truth_configs[0](x): testcases fail after the solution: t"])
+
+    monkeypatch.setattr(lab_mod, "validate_task", fake)
+    res = CliRunner().invoke(app, ["tasks", "validate", str(STATIC), str(SHIPPED / "ospf-area-adjacency.json")])
+    assert res.exit_code == 1, res.output
+    lines = res.output.splitlines()
+    assert lines[0].startswith(f"ok   {STATIC}: ") and lines[1].startswith("FAIL ") and "testcases fail after" in lines[1]
+    res = CliRunner().invoke(app, ["tasks", "validate", str(STATIC), "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)[0]["task_file"] == str(STATIC)
+
+
+def test_ani_tasks_validate_refuses_a_cisco_task_with_exit_2():
+    res = CliRunner().invoke(app, ["tasks", "validate", str(IOS)])
+    assert res.exit_code == 2 and "cisco-ios" in res.output
+
+
+def test_ani_tasks_final_cfg_and_run_testcases_name_an_unknown_lab():
+    for args in (["tasks", "final-cfg", "--lab", "nosuchlab0"], ["tasks", "run-testcases", str(STATIC), "--lab", "nosuchlab0"]):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 2 and "--lab: no lab 'nosuchlab0'" in res.output, res.output
