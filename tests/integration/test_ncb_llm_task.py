@@ -10,7 +10,9 @@ expert solution (``ground_truth_configs[0]``, read from the task file) through A
 submits. So the run must be graded by the task's own testcases (the hidden tests), all passing:
 a clean success, with the task file and the testcase names in the record. With part 5
 (``ncb-scores``) merged, the record also carries the NetConfBench scores: testcase score 1.0,
-task pass, a command F1 of 1.0 against the expert solution (the same lines were applied).
+task pass, a command F1 of 1.0 against the expert solution (the same lines were applied) and a
+reasoning score above 0.9 (its reasoning is the expert's; 0.99 measured with ncb-scores
+8f2a8e8 merged on a trial branch).
 
 Tokens: every reply reports usage (1000 + 100 t, 20 + t) for turn t (0-based).
 """
@@ -130,5 +132,10 @@ def test_the_record_carries_the_netconfbench_scores(campaign_run):
     assert rec.testcase_score == 1.0 and rec.task_pass is True
     assert rec.ncb is not None and rec.ncb.command is not None, rec.ncb
     assert rec.ncb.command.f1 == 1.0 and rec.ncb.command.solution_id == SOLUTION.solution_id, rec.ncb.command
+    # the agent's reasoning is the expert's (with a sentence before and the submit summary after)
+    reasoning = rec.ncb.reasoning
+    assert reasoning is not None and reasoning.solution_id == SOLUTION.solution_id, rec.ncb
+    assert reasoning.score is not None and reasoning.score > 0.9, reasoning
+    assert reasoning.model and len(reasoning.weights_sha256) == 64
     line = json.loads((out / "runs.jsonl").read_text().splitlines()[0])
     assert line["testcase_score"] == 1.0 and line["task_pass"] is True
