@@ -6,12 +6,20 @@
     alive(pid) -> bool                   running and not a zombie
     footprint(lab_id) -> {kind: [...]}   what of a lab is still on the host (EMPTY when nothing):
                                          namespaces, FRR dirs, processes, lab dir, tmpfs mounts
+    owned_labs(pid) -> {lab id}          labs whose state names ``pid`` as their owner
+    lab_gone(lab_id) -> bool             neither its namespaces nor its lab dir are left
+    ani_cli(args, env, timeout)          ``python -m ani.cli ARGS`` from the repository root:
+                                         (CompletedProcess, ids of the labs it owned while it ran)
 
 Importable from any test module (``tests/`` is on ``sys.path`` through the rootdir conftest).
 """
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from ani.lab import frr
@@ -86,3 +94,52 @@ def footprint(lab_id: str) -> dict[str, list[str]]:
 
 
 EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": []}
+
+
+def owned_labs(pid: int) -> set[str]:
+    """Ids of the labs whose state names ``pid`` as their owner (now)."""
+    from ani.lab.state import lab_ids, read_state
+
+    found = set()
+    for lab_id in lab_ids():
+        st = read_state(lab_id)
+        if st is not None and st.owner_pid == pid:
+            found.add(lab_id)
+    return found
+
+
+def ani_cli(args: list[str], env: dict[str, str], timeout: float) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """``python -m ani.cli ARGS`` in the repository root; returns the result and the ids of the
+    labs it owned (seen while it ran). On a timeout it gets SIGINT (a runner takes its lab down;
+    killed if that takes over 180 s) and the calling test fails with the end of its output."""
+    import pytest
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "ani.cli", *args], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    labs: set[str] = set()
+    deadline = time.monotonic() + timeout
+    while True:
+        labs |= owned_labs(proc.pid)
+        try:
+            out, err = proc.communicate(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            if time.monotonic() < deadline:
+                continue
+            proc.send_signal(signal.SIGINT)
+            try:
+                out, err = proc.communicate(timeout=180)
+            except subprocess.TimeoutExpired:  # the lab may be left: `ani lab down --stale`
+                proc.kill()
+                out, err = proc.communicate()
+            pytest.fail(f"ani {' '.join(args[:1])} did not finish in {timeout} s:\n{out[-2000:]}\n{err[-2000:]}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), labs
+
+
+def lab_gone(lab_id: str) -> bool:
+    """Neither a namespace of the lab nor its lab directory is left."""
+    from ani.lab.state import ns_prefix
+
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return ns_prefix(lab_id) not in netns and not lab_dir(lab_id).exists()

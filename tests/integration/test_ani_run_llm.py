@@ -15,14 +15,12 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from chat_server import ChatServer, call, reply, status
+from procs import ani_cli
 
 from ani.agents.llm_config import system_prompt
 
@@ -50,47 +48,14 @@ def server():
     s.close()
 
 
-def _my_labs(pid: int) -> set[str]:
-    """Ids of the labs whose state names ``pid`` as their owner."""
-    from ani.lab.state import lab_ids, read_state
-
-    found = set()
-    for lab_id in lab_ids():
-        st = read_state(lab_id)
-        if st is not None and st.owner_pid == pid:
-            found.add(lab_id)
-    return found
-
-
-def ani_run(args: list[str], env: dict[str, str], timeout: float) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """``python -m ani.cli run ARGS``; returns the result and the ids of the labs it owned (seen
-    while it ran). On a timeout it gets SIGINT (the runner takes its lab down) and the test fails."""
-    proc = subprocess.Popen([sys.executable, "-m", "ani.cli", "run", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    labs: set[str] = set()
-    deadline = time.monotonic() + timeout
-    out = err = ""
-    while True:
-        labs |= _my_labs(proc.pid)
-        try:
-            out, err = proc.communicate(timeout=0.5)
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() > deadline:
-                proc.send_signal(signal.SIGINT)
-                out, err = proc.communicate(timeout=180)
-                pytest.fail(f"ani run did not finish in {timeout} s:\n{out[-2000:]}\n{err[-2000:]}")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), labs
-
-
 def test_ani_run_with_an_llm_agent_config(lab_host, server, tmp_path):
     cfg = tmp_path / "agent.yaml"
     cfg.write_text(f"kind: llm\nbase_url: {server.url}\nmodel: scripted-h1\napi_key_env: {KEY_ENV}\n"
                    "retry_backoff_s: 0\ntemperature: 0.0\n")
     out = tmp_path / "run"
     env = {**os.environ, KEY_ENV: SECRET, "COLUMNS": "200"}
-    res, labs = ani_run(
-        ["--level", "a1", "--agent-config", str(cfg), "--agent-option", "temperature=0.3",
+    res, labs = ani_cli(
+        ["run", "--level", "a1", "--agent-config", str(cfg), "--agent-option", "temperature=0.3",
          "--agent-option", "seed=11", "--max-tokens", "100000", "--wall-clock", "240",
          "--out", str(out)], env, 600)
     text = res.stdout
@@ -183,7 +148,7 @@ def test_the_ani_run_example_of_docs_llm_md(lab_host, tmp_path):
     try:
         out = tmp_path / "run"
         env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-        res, labs = ani_run([*argv[2:], "--agent-option", f"base_url={s.url}", "--out", str(out)],
+        res, labs = ani_cli(["run", *argv[2:], "--agent-option", f"base_url={s.url}", "--out", str(out)],
                             {**env, "COLUMNS": "200"}, 600)
     finally:
         s.close()

@@ -20,16 +20,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from chat_server import ChatServer, call, reply
+from procs import ani_cli, lab_gone
 
 from ani.campaign.results import read_runs
 
@@ -110,57 +107,6 @@ def campaign_file(tmp_path: Path, base_url: str) -> Path:
     return path
 
 
-def _my_labs(pid: int) -> set[str]:
-    """Ids of the labs whose state names ``pid`` as their owner."""
-    from ani.lab.state import lab_ids, read_state
-
-    found = set()
-    for lab_id in lab_ids():
-        st = read_state(lab_id)
-        if st is not None and st.owner_pid == pid:
-            found.add(lab_id)
-    return found
-
-
-def ani_campaign(
-    args: list[str], env: dict[str, str], timeout: float
-) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """``python -m ani.cli campaign ...``; returns the result and the ids of the labs it owned
-    (seen while it ran). On a timeout it gets SIGINT (the runner takes its lab down) before the
-    test fails."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ani.cli", "campaign", *args], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    labs: set[str] = set()
-    deadline = time.monotonic() + timeout
-    while True:
-        labs |= _my_labs(proc.pid)
-        try:
-            out, err = proc.communicate(timeout=0.5)
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() < deadline:
-                continue
-            proc.send_signal(signal.SIGINT)
-            try:
-                out, err = proc.communicate(timeout=180)
-            except subprocess.TimeoutExpired:  # the lab may be left: `ani lab down --stale`
-                proc.kill()
-                out, err = proc.communicate()
-            pytest.fail(
-                f"ani campaign run did not finish in {timeout} s:\n{out[-2000:]}\n{err[-2000:]}"
-            )
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), labs
-
-
-def _gone(lab_id: str) -> bool:
-    from ani.lab.state import lab_dir, ns_prefix
-
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return ns_prefix(lab_id) not in netns and not lab_dir(lab_id).exists()
-
-
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env.update(COLUMNS="200", **extra)
@@ -170,7 +116,7 @@ def _env(**extra: str) -> dict[str, str]:
 def test_missing_api_key_fails_before_any_lab_naming_the_variable(server, tmp_path):
     camp = campaign_file(tmp_path, server.url)
     out = tmp_path / "res"
-    res, labs = ani_campaign(["run", str(camp), "--out", str(out), "--no-progress"], _env(), 120)
+    res, labs = ani_cli(["campaign", "run", str(camp), "--out", str(out), "--no-progress"], _env(), 120)
     assert res.returncode == 2, res.stdout + res.stderr
     assert "OPENAI_API_KEY" in res.stderr and "not set" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr  # one clear line, no traceback
@@ -183,13 +129,13 @@ def test_missing_api_key_fails_before_any_lab_naming_the_variable(server, tmp_pa
 def test_llm_campaign_end_to_end_reports_process_metrics(lab_host, server, tmp_path):
     camp = campaign_file(tmp_path, server.url)
     out = tmp_path / "res"
-    res, labs = ani_campaign(
-        ["run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=SECRET), 480
+    res, labs = ani_cli(
+        ["campaign", "run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=SECRET), 480
     )
     assert server.responder_errors == []
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     # one fresh lab per run, each taken down by the runner
-    assert len(labs) == 2 and all(_gone(lab_id) for lab_id in labs), labs
+    assert len(labs) == 2 and all(lab_gone(lab_id) for lab_id in labs), labs
 
     # the real client sent the key, and nothing in the results folder holds it
     assert server.requests
