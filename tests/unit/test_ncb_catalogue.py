@@ -11,7 +11,7 @@ lab (the real-lab validation of each task is ``tests/integration/test_ncb_shippe
   so A2's NETCONF server can manage every router of the task (part 3's solved configs were
   checked the same way on the lab by hand: a solution's lines reopen blocks, which a text
   concatenation cannot show without a lab); and what the A2 scripted agent makes of each
-  solution (``merge_solution``) is a valid device model (one known exception, xfail strict);
+  solution (``merge_solution``) is a valid device model;
 - the tasks of docs/netconfbench-tasks.md are the shipped ones, in its table.
 """
 
@@ -124,10 +124,10 @@ def test_the_docs_table_lists_the_shipped_tasks(tasks):
     assert sorted(listed) == sorted(tasks)
 
 
-#: solutions the A2 scripted agent cannot merge yet: ``merge_solution`` appends a solution's new
-#: ``neighbor X remote-as`` line after the existing ``address-family`` block of ``router bgp``,
-#: so the device model reads the address family's ``neighbor X route-map`` before the neighbor
-MERGE_FAILS = {"ebgp-upstream-peering": "merge_solution: new neighbor lines after the address-family block"}
+#: solutions the A2 scripted agent cannot merge yet (none: ebgp-upstream-peering's new
+#: ``neighbor X remote-as`` used to land after the existing ``address-family`` block; a block's
+#: own lines now come before its sub-blocks, ``merge_solution``)
+MERGE_FAILS: dict[str, str] = {}
 
 
 def _merge_param(path: Path):
