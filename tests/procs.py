@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ani.lab import frr
 from ani.lab.netns import list_netns
@@ -94,6 +95,21 @@ def footprint(lab_id: str) -> dict[str, list[str]]:
 
 
 EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": []}
+
+
+def track_labs(deps: Any) -> list[Any]:
+    """Wrap ``deps.make_lab`` (a :class:`ani.campaign.runner.RunnerDeps`) so every lab it makes
+    is appended to the returned list (in order): a test reaches the run's lab, and checks its
+    footprint after the run."""
+    labs: list[Any] = []
+    real = deps.make_lab
+
+    def make_lab(topology: Any) -> Any:
+        labs.append(real(topology))
+        return labs[-1]
+
+    deps.make_lab = make_lab
+    return labs
 
 
 def owned_labs(pid: int) -> set[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from procs import track_labs
 
 from ani.campaign.loop import run_campaign
 from ani.campaign.results import ENV_INVALID, read_runs
@@ -50,25 +51,12 @@ def seed_with_a_fault(spec, deps):
     raise AssertionError("no seed in 1..29 draws a fault at rate 0.6 over 2 steps")
 
 
-def tracking(deps):
-    labs = []
-    real = deps.make_lab
-
-    def make(topology):
-        lab = real(topology)
-        labs.append(lab)
-        return lab
-
-    deps.make_lab = make
-    return labs
-
-
 def test_a_run_with_a_fault_records_it_injected_verified_removed(lab_host, tmp_path):
     deps = RunnerDeps()
     spec = spec_with()
     seed, sched = seed_with_a_fault(spec, deps)
     spec = spec_with(seed=seed)
-    labs = tracking(deps)
+    labs = track_labs(deps)
     after: dict = {}
 
     def on_event(ev):  # the links' state the moment grading starts (faults removed by then)
@@ -102,7 +90,7 @@ def test_a_fault_that_vanishes_makes_the_run_environment_invalid(lab_host, tmp_p
     spec = spec_with()
     seed, sched = seed_with_a_fault(spec, deps)
     spec = spec_with(seed=seed, faults={"kinds": ["link_down"], "horizon_steps": 2, "duration_s": [60.0, 60.0]})
-    labs = tracking(deps)
+    labs = track_labs(deps)
 
     def on_event(ev):  # right after verification, someone re-ups the link behind the session
         if ev.get("event") == "fault_verified" and ev.get("ok"):

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 import pytest
-from procs import EMPTY, footprint
+from procs import EMPTY, footprint, track_labs
 
 from ani.agents.base import AgentRun, AgentTask, Budget, StepCounter
 from ani.agents.scripted import ScriptedAgent
@@ -83,14 +83,7 @@ def test_a_link_the_agent_brings_back_up_is_undone_by_the_agent_and_the_run_is_g
     seed, sched = seed_with_a_fault(spec_with(), deps)
     spec = spec_with(seed=seed)
     link = sched[0].target["link"]
-    labs: list[Any] = []
-    real_make_lab = deps.make_lab
-
-    def make_lab(topology: Any) -> Any:
-        labs.append(real_make_lab(topology))
-        return labs[-1]
-
-    deps.make_lab = make_lab
+    labs = track_labs(deps)
     deps.create_agent = lambda cfg: FixerAgent(labs, link)
     after: dict[str, Any] = {}
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from procs import EMPTY, footprint
+from procs import EMPTY, footprint, track_labs
 
 from ani.agents.base import AgentRun, AgentTask, Budget, StepCounter
 from ani.agents.scripted import ScriptedAgent
@@ -86,14 +86,7 @@ def _run(tmp_path: Any, mode: str) -> tuple[Any, Any, Any]:
         "test", tmp_path,
     )
     deps = RunnerDeps()
-    labs: list[Any] = []
-    real_make_lab = deps.make_lab
-
-    def make_lab(topology: Any) -> Any:
-        labs.append(real_make_lab(topology))
-        return labs[-1]
-
-    deps.make_lab = make_lab
+    labs = track_labs(deps)
     address = f"{site.gateway}/{site.prefix.prefixlen}"
     deps.create_agent = lambda cfg: DetourAgent(mode, site.edge, ifname, address)
     rec = run_one(spec, "a0", SEED, tmp_path / "out", deps=deps)
