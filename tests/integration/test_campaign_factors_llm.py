@@ -16,7 +16,8 @@ import pytest
 import yaml
 from chat_server import ChatServer, call, reply
 from fake_model import USAGE, onboard_model
-from test_campaign_llm import _env, _gone, ani_campaign
+from procs import ani_cli, lab_gone
+from test_campaign_llm import _env
 
 from ani.campaign.results import read_runs
 
@@ -58,10 +59,10 @@ def test_agent_mode_as_the_factor_against_the_fake_server(lab_host, server, tmp_
     ]
     camp = campaign_file(tmp_path, "agent-modes.yaml", "it-agent-modes", cells, server.url)
     out = tmp_path / "res"
-    res, labs = ani_campaign(["run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=KEY), 720)
+    res, labs = ani_cli(["campaign", "run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=KEY), 720)
     assert server.responder_errors == []
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert len(labs) == 3 and all(_gone(lab) for lab in labs), labs
+    assert len(labs) == 3 and all(lab_gone(lab) for lab in labs), labs
 
     recs = {r.cell: r for r in read_runs(out)}
     assert sorted(recs) == ["pe+recovery", "react", "single-turn"]
@@ -105,12 +106,12 @@ def test_model_as_the_factor_on_two_endpoints(lab_host, server, tmp_path):
         ]
         camp = campaign_file(tmp_path, "models.yaml", "it-models", cells, server.url)
         out = tmp_path / "res"
-        res, labs = ani_campaign(["run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=KEY), 600)
+        res, labs = ani_cli(["campaign", "run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=KEY), 600)
     finally:
         other.close()
     assert server.responder_errors == [] and other.responder_errors == []
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert len(labs) == 2 and all(_gone(lab) for lab in labs), labs
+    assert len(labs) == 2 and all(lab_gone(lab) for lab in labs), labs
     # each cell's agent asked its own endpoint for its own model
     assert {r["model"] for r in server.requests} == {"m-good"}
     assert {r["model"] for r in other.requests} == {"m-lazy"}
@@ -130,7 +131,7 @@ def test_the_matched_budget_check_refuses_a_second_field_before_any_lab(server, 
              {"name": "single-turn", "agent_mode": "single-turn", "agent": {"max_retries": 0}}]
     camp = campaign_file(tmp_path, "agent-modes.yaml", "it-unmatched", cells, server.url)
     out = tmp_path / "res"
-    res, labs = ani_campaign(["run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=KEY), 120)
+    res, labs = ani_cli(["campaign", "run", str(camp), "--out", str(out), "--no-progress"], _env(OPENAI_API_KEY=KEY), 120)
     assert res.returncode == 2, res.stdout + res.stderr
     line = " ".join(res.stderr.split())
     assert (f"error: {camp}: invalid campaign: cells[1](single-turn).agent.max_retries: differs from cell 'react' "

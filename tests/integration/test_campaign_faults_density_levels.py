@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_campaign_llm import _env, _gone, ani_campaign
+from procs import ani_cli, lab_gone
+from test_campaign_llm import _env
 
 from ani.campaign.results import read_runs
 
@@ -31,9 +32,9 @@ def test_one_point_of_faults_density_levels_runs_every_level_paired(lab_host, tm
     camp = tmp_path / "point.yaml"
     camp.write_text(yaml.safe_dump(data, sort_keys=False))
     out = tmp_path / "res"
-    res, labs = ani_campaign(["run", str(camp), "--out", str(out), "--no-progress"], _env(), 1200)
+    res, labs = ani_cli(["campaign", "run", str(camp), "--out", str(out), "--no-progress"], _env(), 1200)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert len(labs) == 5 and all(_gone(lab) for lab in labs), labs
+    assert len(labs) == 5 and all(lab_gone(lab) for lab in labs), labs
 
     recs = {r.cell: r for r in read_runs(out)}
     assert sorted(recs) == ["a0", "a1", "a2", "a3t", "a4"]
