@@ -186,13 +186,13 @@ def run_one(
         int | None,
         typer.Option("--density", min=0, help="density of the generated scenario (default: the manifest's)"),
     ] = None,
-    task: Annotated[str, typer.Option("--task", help="task class")] = "onboard-site",
+    task: Annotated[str | None, typer.Option("--task", help="task class (default onboard-site)")] = None,
     task_file: Annotated[
         Path | None,
         typer.Option("--task-file", help="a NetConfBench task file to run instead of --scenario / --task "
                      "(its own network; docs/netconfbench.md)"),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="variant seed")] = 1,
+    seed: Annotated[int | None, typer.Option("--seed", help="variant seed (default 1)")] = None,
     level: Annotated[str, typer.Option("--level", envvar="ANI_LEVEL", help="adapter level (a0, a1, ...); default from $ANI_LEVEL, else a1")] = "a1",
     blocklist: Annotated[
         bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")
@@ -270,6 +270,11 @@ def run_one(
         raise _fail("give --scenario (a scenario file) or --manifest (generated), not both")
     if task_file is not None and (scenario is not None or manifest is not None):
         raise _fail("--task-file: a NetConfBench task brings its own network: not with --scenario / --manifest")
+    if task_file is not None and (task is not None or seed is not None):
+        raise _fail("--task-file: a NetConfBench task file is one task with one variant: not with "
+                    f"{' / '.join(f for f, v in (('--task', task), ('--seed', seed)) if v is not None)}")
+    task = "onboard-site" if task is None else task
+    seed = 1 if seed is None else seed
     if manifest is None and (scenario_seed is not None or density is not None):
         raise _fail("--scenario-seed / --density: only with --manifest (a scenario file is not generated)")
     source: dict[str, Any]

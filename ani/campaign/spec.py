@@ -803,7 +803,7 @@ def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None
     """netconfbench: resolve ``tasks:`` to the task files (folders expanded, sorted) and make
     the variants the files: seeds 0..N-1, ``variants`` (if given) at most N."""
     from ani.errors import TaskFormatError
-    from ani.netconfbench.variant import task_files
+    from ani.netconfbench.variant import check_distinct_names, task_files
 
     items = spec.tasks if isinstance(spec.tasks, list) else [spec.tasks]
     paths: list[Path] = []
@@ -814,6 +814,10 @@ def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None
             paths += task_files(p)
         except TaskFormatError as exc:
             raise CampaignSpecError(f"{field}: {exc}") from None
+    try:
+        check_distinct_names(paths)
+    except TaskFormatError as exc:
+        raise CampaignSpecError(f"tasks: {exc}") from None
     spec.tasks_paths = [str(p) for p in paths]
     spec.seed = 0
     given = data.get("variants") if isinstance(data, dict) else None

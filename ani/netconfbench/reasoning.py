@@ -63,10 +63,29 @@ class ReasoningScore(BaseModel):
     note: str = ""
 
 
-def _package_dir() -> Path:
-    import wordllama
+def _import_wordllama() -> Any:
+    """``import wordllama`` without its side effect on logging: wordllama 0.4 calls
+    ``logging.basicConfig(level=INFO)`` when imported, which gave the root logger a stderr
+    handler and sent every later INFO record of the process there (a campaign printed
+    ncclient's whole NETCONF messages after the first run's reasoning score). The root
+    logger's handlers and level are put back as they were."""
+    import logging
 
-    return Path(wordllama.__file__).parent
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama
+        import wordllama.inference  # noqa: F401 - its basicConfig too, now rather than later
+    finally:
+        for h in list(root.handlers):
+            if h not in handlers:
+                root.removeHandler(h)
+        root.setLevel(level)
+    return wordllama
+
+
+def _package_dir() -> Path:
+    return Path(_import_wordllama().__file__).parent
 
 
 def weights_path() -> Path:
@@ -91,7 +110,7 @@ def model_id() -> str:
 
 @functools.cache
 def _model() -> Any:
-    from wordllama import WordLlama
+    WordLlama = _import_wordllama().WordLlama
 
     return WordLlama.load(MODEL_CONFIG, dim=MODEL_DIM, disable_download=True, cache_dir=_package_dir())
 

@@ -106,7 +106,22 @@ def task_files(source: str | Path | list[str | Path]) -> list[Path]:
     from ani.netconfbench.task import task_files as files_of
 
     items = source if isinstance(source, list) else [source]
-    return [p for item in items for p in files_of(item)]
+    paths = [p for item in items for p in files_of(item)]
+    check_distinct_names(paths)
+    return paths
+
+
+def check_distinct_names(paths: list[Path]) -> None:
+    """Raise TaskFormatError if two of ``paths`` have the same file name (stem): a task's
+    variant id is its file name, so two such tasks would share their runs' ids, trajectories
+    and report rows."""
+    seen: dict[str, Path] = {}
+    for p in paths:
+        if p.stem in seen:
+            raise TaskFormatError(f"{p}: the same file name as {seen[p.stem]}: a task's variant id is its "
+                                  f"file name ({p.stem!r}), so the two would share their runs' ids and "
+                                  "report rows; rename one")
+        seen[p.stem] = p
 
 
 class TaskCatalogue:

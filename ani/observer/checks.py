@@ -187,9 +187,16 @@ def require_regex(pattern: str) -> str:
 
 
 def require_verbs(commands: list[str], verbs: tuple[str, ...], what: str) -> list[str]:
-    """``commands`` if each starts with one of ``verbs`` (case-insensitive); else raises
-    ``ValueError`` ``"[i]: 'conf t' is not <what>"`` for the first that does not."""
+    """``commands`` if each is one line starting with one of ``verbs`` (case-insensitive);
+    else raises ``ValueError`` ``"[i]: 'conf t' is not <what>"`` for the first that does not,
+    or ``"[i]: ... holds a line break or another control character ..."`` (vtysh runs each
+    line of one ``-c`` argument as a command of its own: ``"show version\nconfigure
+    terminal\n..."`` would change the router while it is graded)."""
     for i, c in enumerate(commands):
+        bad = next((ch for ch in c if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
+        if bad is not None:
+            raise ValueError(f"[{i}]: {c!r} holds a line break or another control character "
+                             f"({bad!r}): one command per entry (vtysh would run each line)")
         words = c.split()
         if not words or words[0].lower() not in verbs:
             raise ValueError(f"[{i}]: {c!r} is not {what}")

@@ -66,3 +66,18 @@ def test_reasoning_text_from_the_trajectory():
     ]
     assert reasoning_text(events) == "I will add a static route.\nAdded the route and its backup."
     assert reasoning_text([{"event": "tool_call"}]) is None
+
+
+def test_loading_the_model_leaves_the_root_logger_as_it_was():
+    """wordllama 0.4 calls logging.basicConfig(level=INFO) on import: a campaign then printed
+    ncclient's NETCONF messages on stderr after its first reasoning score. In a fresh process
+    (the module may already be imported here), the root logger keeps no handler and WARNING."""
+    import subprocess
+    import sys
+
+    code = ("import logging; from ani.netconfbench.reasoning import _model, reasoning_score; _model(); "
+            "r = logging.getLogger(); print(len(r.handlers), r.level)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", str(30)], (out.stdout, out.stderr)
+    assert "INFO" not in out.stderr

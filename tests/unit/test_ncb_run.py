@@ -337,3 +337,26 @@ def test_ani_tasks_final_cfg_and_run_testcases_name_an_unknown_lab():
     for args in (["tasks", "final-cfg", "--lab", "nosuchlab0"], ["tasks", "run-testcases", str(STATIC), "--lab", "nosuchlab0"]):
         res = CliRunner().invoke(app, args)
         assert res.exit_code == 2 and "--lab: no lab 'nosuchlab0'" in res.output, res.output
+
+
+def test_two_task_files_with_the_same_name_are_refused(tmp_path):
+    """A task's variant id is its file name: two tasks named alike shared one report row (the
+    new-user check ran static-backup.json from two folders and got one row of two runs)."""
+    other = tmp_path / "static-backup.json"
+    other.write_text((DATA / "static-backup.json").read_text())
+    with pytest.raises(CampaignSpecError, match=r"tasks: .*static-backup\.json: the same file name as .*rename one"):
+        parse_spec({"name": "t", "tasks": [str(STATIC), str(other)], "cells": [{"name": "a1", "level": "a1"}]},
+                   "t.yaml", ROOT)
+    with pytest.raises(TaskFormatError, match="the same file name as"):
+        TaskCatalogue.load([STATIC, other])
+    assert len(TaskCatalogue.load([STATIC, NAMES])) == 2
+
+
+@pytest.mark.parametrize(("extra", "named"), [(["--seed", "5"], "--seed"), (["--task", "onboard-site"], "--task"),
+                                              (["--task", "x", "--seed", "0"], "--task / --seed")])
+def test_ani_run_task_file_refuses_a_seed_or_task_class_it_would_ignore(tmp_path, extra, named):
+    """The new-user check: ``--seed 5`` was printed and recorded as seed 0, ``--task`` ignored."""
+    res = CliRunner().invoke(app, ["run", "--task-file", str(STATIC), *extra, "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert f"one task with one variant: not with {named}" in " ".join(res.output.split())
+    assert not (tmp_path / "o").exists()

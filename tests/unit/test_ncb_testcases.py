@@ -171,3 +171,19 @@ def test_a_sample_round_reads_a_command_check_for_itself():
     res = Observer(lab).sample(checks)
     assert [r.passed for r in res] == [True, True]
     assert lab.vtysh_calls == [("r1", ["show ip route"])]  # no prefetch of a 'show bgp summary' for it
+
+
+@pytest.mark.parametrize("command", ["show version\nconfigure terminal\nip route 10.66.0.0/24 Null0\nend",
+                                     "show version\r\nconf t", "show ip route\x00"])
+def test_a_testcase_command_with_a_line_break_is_refused(command):
+    """vtysh runs each line of one ``-c`` argument as a command of its own: a testcase whose
+    command holds ``\\n`` changed the router while it was graded (new-user report: the injected
+    route then counted against the agent). Refused by the file's JSON path, and as a check."""
+    raw = json.loads((DATA / "static-backup.json").read_text())
+    raw["testcases"][2]["commands"] = [command]
+    with pytest.raises(TaskFormatError) as exc:
+        parse_task(raw, source="s.json")
+    assert str(exc.value).startswith("s.json: testcases[2].commands[0]: ")
+    assert "line break or another control character" in str(exc.value)
+    with pytest.raises(ConfigError, match="line break or another control character"):
+        parse_checks([{"kind": "command", "router": "r1", "commands": [command], "expect": "a"}])
