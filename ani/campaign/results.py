@@ -112,7 +112,8 @@ class RunRecord(BaseModel):
             sees"); their defaults in an infra_error record and in records written before them.
         invalid_calls / double_applied / locks_left / partial: the measured outcomes of
             :mod:`ani.campaign.outcomes` (0 / empty in records written before them).
-        task_file / names: a ``netconfbench`` run's task file and its name map (original ->
+        task_file / task_sha256 / names: a ``netconfbench`` run's task file, the identity of
+            the task it was graded on (``task_identity``: all but its solutions), and its name map (original ->
             lab names, :class:`ani.netconfbench.names.NameMap` dumped); None otherwise.
         testcase_score / task_pass: NetConfBench's S_testcase (|passed| / |total| of ``tests``)
             and whether every test passed, for every graded run of any task class (None: no
@@ -135,6 +136,8 @@ class RunRecord(BaseModel):
     task: str
     variant_id: str | None = None
     task_file: str | None = None  # netconfbench
+    #: netconfbench: ani.netconfbench.task.task_identity of the task the run was graded on
+    task_sha256: str | None = None
     names: dict[str, Any] | None = None  # netconfbench
     seed: int
     scenario_hash: str | None = None

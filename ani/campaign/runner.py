@@ -635,6 +635,7 @@ def run_one(
         "variant_id": str(getattr(variant, "variant_id", "") or "") or None,
         # netconfbench: the task file and the name map of an imported task
         "task_file": _ncb_param(variant, "task_file"),
+        "task_sha256": _ncb_param(variant, "task_sha256"),
         "names": _ncb_param(variant, "names"),
         "seed": int(seed),
         "scenario_hash": str(getattr(scenario, "hash", "") or "") or None,

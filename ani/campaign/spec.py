@@ -86,6 +86,8 @@ SETTINGS = ("level", "blocklist", "options", "task", "form", "density")
 NO_SCENARIO = "scenario: Field required (a scenario file; or manifest: to generate one) or tasks: (NetConfBench task files)"
 #: the task class of a campaign with ``tasks:``
 TASKS_CLASS = "netconfbench"
+#: the levels a ``tasks:`` campaign (NetConfBench task files) may use
+TASK_LEVELS = ("a0", "a1", "a2")
 #: the agent modes of the ``agent_mode`` factor: the LLM agent's ``mode``, with or without its
 #: ``recovery`` step (:mod:`ani.agents.llm`)
 AGENT_MODES = tuple(f"{m}{r}" for m in ("single-turn", "react", "planner-executor") for r in ("", "+recovery"))
@@ -818,6 +820,12 @@ def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None
         check_distinct_names(paths)
     except TaskFormatError as exc:
         raise CampaignSpecError(f"tasks: {exc}") from None
+    for i, cell in enumerate(spec.cells):  # a task's solution is device configuration
+        if str(cell.level).lower() not in TASK_LEVELS:
+            raise CampaignSpecError(
+                f"cells[{i}]({cell.name}).level: {cell.level!r}: a NetConfBench task runs at the device "
+                f"levels {', '.join(TASK_LEVELS)} (its intents and solutions are device configuration; "
+                "A3-T / A3-R / A4 act on the service intents of a brownfield scenario)")
     spec.tasks_paths = [str(p) for p in paths]
     spec.seed = 0
     given = data.get("variants") if isinstance(data, dict) else None

@@ -8,7 +8,10 @@ with commands unlike every known solution of its task becomes a new solution of 
     #  "skipped a2-netconfbench-static-backup-s1: like expert-0001 (F1 1.00 >= 0.5)"]
 
 A run is a candidate when it has a verdict, its record carries NetConfBench scores
-(``RunRecord.ncb``) and a ``task_file``, and ``task_pass`` (every testcase passed). It is
+(``RunRecord.ncb``) and a ``task_file``, and ``task_pass`` (every testcase passed). A run whose
+task file no longer holds the task it was graded on (``RunRecord.task_sha256`` against
+:func:`ani.netconfbench.task.task_identity`: intents, topology, startup configs, testcases;
+solutions added since do not count) is skipped, said. It is
 harvested when its command F1 (:mod:`ani.netconfbench.command_score`: the diff of its final
 against its initial configurations, wildcards for free identifiers) against *every* solution
 the task has at that moment, those harvested earlier in the same pass included, is below
@@ -122,8 +125,15 @@ def _best(record: Any, solutions: Sequence[Any]) -> tuple[float | None, str | No
 def _decide(record: Any, task: Any, threshold: float) -> tuple[Any | None, HarvestDecision]:
     from ani.netconfbench.task import Solution
 
+    from ani.netconfbench.task import task_identity
+
     sid = solution_id_of(record)
     base = {"run_id": record.run_id, "task_file": str(record.task_file)}
+    want = getattr(record, "task_sha256", None)
+    if want and task_identity(task) != want:
+        return None, HarvestDecision(**base, harvested=False, reason=(
+            "the task file changed since the run (its intents, topology, startup configs or testcases: "
+            "the run was not validated against these)"))
     for s in task.ground_truth_configs:
         extra = s.model_extra or {}
         if s.solution_id == sid or (extra.get("run_id") == record.run_id and extra.get("campaign") == record.campaign):

@@ -412,6 +412,16 @@ def task_json(task: NcbTask) -> dict[str, Any]:
     return out
 
 
+def task_identity(task: NcbTask) -> str:
+    """sha256 (hex) of the task without its ``ground_truth_configs``: its intents, topology,
+    startup configs and testcases, in :func:`task_json`'s canonical form. Equal before and
+    after solutions are added (harvesting), different when what a run was graded on changed."""
+    import hashlib
+
+    data = {k: v for k, v in task_json(task).items() if k != "ground_truth_configs"}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
 def dump_task(task: NcbTask) -> str:
     """The task file text of ``task``: JSON, 2-space indent, non-ASCII as is, keys in the
     draft's order (:func:`task_json`), a trailing newline. ``parse_task(json.loads(

@@ -71,6 +71,7 @@ def ncb_variant(task: Any, path: str | Path, seed: int = 0, scenario: NcbScenari
     """The variant of ``task`` read from ``path`` (see the module doc); ``seed``: its index in
     its catalogue. ``scenario``: its :func:`task_scenario` if already built. Raises
     TaskFormatError (another platform, a bad topology or testcase)."""
+    from ani.netconfbench.task import task_identity
     from ani.netconfbench.testcases import to_checks
 
     scenario = scenario or task_scenario(task, source=path)
@@ -89,6 +90,7 @@ def ncb_variant(task: Any, path: str | Path, seed: int = 0, scenario: NcbScenari
         files={},
         params={
             "task_file": str(path),
+            "task_sha256": task_identity(task),
             "task_name": str(task.task_name),
             "solutions": [s.model_dump(mode="json") for s in task.ground_truth_configs],
             "lab_solutions": [s.model_dump(mode="json") for s in mapped.ground_truth_configs],

@@ -16,7 +16,7 @@ from ani.device.parse import parse
 from ani.errors import ConfigError
 from ani.netconfbench.harvest import HARVEST_F1_THRESHOLD, PROVENANCE, harvest, harvest_records
 from ani.netconfbench.scoring import score_run
-from ani.netconfbench.task import load_task
+from ani.netconfbench.task import dump_task, load_task, task_identity
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "netconfbench" / "static-backup.json"
 EXPERT = ["ip route 203.0.113.0/30 192.0.2.2", "ip route 203.0.113.0/30 198.51.100.2 100"]
@@ -45,8 +45,8 @@ def _record(task_file: Path, seed: int, lines: list[str], passed: bool = True, c
     return RunRecord(run_id=f"{cell}-netconfbench-static-backup-s{seed}", campaign="ncb", cell=cell, level=cell,
                      task="netconfbench", seed=seed, label="clean_success" if passed else "clean_failure",
                      success=passed, damage_free=True, tests=tests, testcase_score=1.0 if passed else 0.5,
-                     task_pass=passed, ncb=ncb, task_file=str(task_file), names=names, model="fake-model",
-                     started=t, ended=t)
+                     task_pass=passed, ncb=ncb, task_file=str(task_file), task_sha256=task_identity(task),
+                     names=names, model="fake-model", started=t, ended=t)
 
 
 def _store(tmp_path: Path, records: list[RunRecord]) -> Path:
@@ -161,3 +161,20 @@ def test_cli(task_file, tmp_path):
     assert "1 solution(s) harvested from 2 validated run(s)" in res.output
     res = CliRunner().invoke(app, ["tasks", "harvest", str(tmp_path / "nothing")])
     assert res.exit_code == 2 and "no runs.jsonl" in res.output
+
+
+def test_a_run_graded_on_another_version_of_the_task_is_not_harvested(task_file):
+    """The new-user check: a run on a task copy with other testcases was harvested into the
+    original (the record named only the file). Solutions added since do not count."""
+    rec = _record(task_file, 1, EXIT_IF)
+    task = load_task(task_file)
+    # a harvested solution since the run: still the same task
+    [d] = harvest_records([_record(task_file, 2, ["ip route 203.0.113.0/30 eth-a 50", "ip route 203.0.113.0/30 eth-b 60"])])
+    assert d.harvested
+    assert task_identity(load_task(task_file)) == task_identity(task) == rec.task_sha256
+    changed = task.model_copy(update={"intents": [*task.intents, "and one more thing"]})
+    task_file.write_text(dump_task(changed))
+    before = task_file.read_bytes()
+    [d] = harvest_records([rec])
+    assert not d.harvested and d.reason.startswith("the task file changed since the run"), d
+    assert task_file.read_bytes() == before

@@ -360,3 +360,16 @@ def test_ani_run_task_file_refuses_a_seed_or_task_class_it_would_ignore(tmp_path
     assert res.exit_code == 2, res.output
     assert f"one task with one variant: not with {named}" in " ".join(res.output.split())
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("level", ["a3t", "a3r", "a4"])
+def test_tasks_at_a_service_level_are_refused_before_any_lab(tmp_path, level):
+    """A task's solution is device configuration: at A3-T the scripted run started a lab and
+    ended clean_failure (21 s) instead of being refused (the new-user check)."""
+    with pytest.raises(CampaignSpecError, match=rf"cells\[1\]\(x\)\.level: '{level}': a NetConfBench task runs at "
+                                               r"the device levels a0, a1, a2"):
+        parse_spec({"name": "t", "tasks": str(STATIC), "cells": [{"name": "a1", "level": "a1"},
+                                                                 {"name": "x", "level": level}]}, "t.yaml", ROOT)
+    res = CliRunner().invoke(app, ["run", "--task-file", str(STATIC), "--level", level, "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "device levels a0, a1, a2" in " ".join(res.output.split()), res.output
+    assert not (tmp_path / "o").exists()
