@@ -94,11 +94,15 @@ def run_testcases_cmd(
     try:
         (src, task), = _load_all([path])
         mapped = task_scenario(task, source=src).task
-        results = run_testcases(_attach(lab), list(mapped.testcases), bound_s=bound)
     except ValueError:
         raise _fail(f"{path}: give one task file") from None
     except AniError as exc:
         raise _fail(exc) from None
+    try:
+        results = run_testcases(_attach(lab), list(mapped.testcases), bound_s=bound)
+    except AniError as exc:  # e.g. a testcase's device the lab does not have: another task's lab
+        msg = str(exc)
+        raise _fail(msg if msg.startswith(str(src)) else f"{src} on lab {lab}: {msg}") from None
     print(json.dumps({"results": results}, indent=2))
     if any(r["status"] != "pass" for r in results):
         raise typer.Exit(1)

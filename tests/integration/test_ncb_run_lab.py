@@ -113,6 +113,13 @@ def test_task_evaluation_interface_cli_over_a_running_lab(make_lab):
     assert "ip route 203.0.113.1/32 198.51.100.2 100" in configs["r1"]
     assert configs == export_final_cfg(lab)
     assert run_testcases(lab, list(sc.task.testcases))[0]["status"] == "pass"
+
+    # another task's testcases on this lab: one line naming the file and the lab (new-user check)
+    other = SHIPPED / "ospf-two-links-names.json"
+    wrong = runner.invoke(_app(), ["tasks", "run-testcases", str(other), "--lab", lab.id])
+    assert wrong.exit_code == 2, wrong.output
+    line = " ".join(wrong.output.split())
+    assert f"{other} on lab {lab.id}: " in line and "is not a router of the lab" in line, line
     assert lab.dead_daemons("r1") == []  # attached, never taken down by the CLI
 
 

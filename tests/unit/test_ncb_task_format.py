@@ -323,3 +323,14 @@ def test_every_shipped_task_round_trips_byte_for_byte(path):
     assert dump_task(task) == text, (
         f"{path.name} is not in the canonical form: rewrite it with "
         f"`ani tasks export {path.relative_to(ROOT)} --out {path.parent.relative_to(ROOT)} --force`")
+
+
+@pytest.mark.parametrize("link", ["r1 eth9 <-> r1 eth8", "r1 eth9 <-> r1 eth9"])
+def test_a_link_with_both_ends_on_one_node_is_refused_at_import(link):
+    """The new-user check: it was accepted and failed only when a lab was built, naming the
+    lab topology's ``links.2`` instead of the file's ``topology.links[2]``."""
+    raw = json.loads((DATA / "static-backup.json").read_text())
+    raw["topology"]["links"].append(link)
+    n = len(raw["topology"]["links"]) - 1
+    with pytest.raises(TaskFormatError, match=rf"^s\.json: topology\.links\[{n}\]: both ends on node 'r1': "):
+        parse_task(raw, source="s.json")
