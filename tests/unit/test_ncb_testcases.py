@@ -5,12 +5,12 @@ next hop, distance) against a fake lab; the real one: tests/integration/test_ncb
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from ani.errors import ConfigError, TaskFormatError
+from ani.lab.proc import ExecResult
 from ani.netconfbench.task import load_task, parse_task
 from ani.netconfbench.testcases import to_checks
 from ani.observer import CommandCheck, Observer, RouteCheck, dump_checks, parse_checks
@@ -84,16 +84,9 @@ def test_route_dumps_leave_out_unset_entry_attributes():
 
 # -- evaluation against a fake lab ----------------------------------------------------------------
 
-@dataclass
-class R:
-    rc: int = 0
-    stdout: str = ""
-    stderr: str = ""
-    timed_out: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.rc == 0 and not self.timed_out
+def R(rc: int = 0, stdout: str = "", stderr: str = "", timed_out: bool = False) -> ExecResult:
+    """What ``lab.exec`` returns (the real result type)."""
+    return ExecResult(rc, stdout, stderr, timed_out, 0.0)
 
 
 class FakeTopo:
