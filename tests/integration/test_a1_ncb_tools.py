@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from ani.adapters.a1 import A1Adapter
@@ -136,6 +138,10 @@ def test_device_status_shows_a_frozen_daemon(lab, a1):
 
     pid = lab.daemon_pids("r2")["bgpd"]
     os.kill(pid, signal.SIGSTOP)
+    # SIGSTOP takes effect when the process is next scheduled (a loaded machine: later)
+    deadline = time.monotonic() + 10.0
+    while psutil.Process(pid).status() != psutil.STATUS_STOPPED and time.monotonic() < deadline:
+        time.sleep(0.05)
     try:
         frozen = a1.call("check_device_status", {"devices": ["r2"], "metrics": []})
     finally:
