@@ -86,7 +86,10 @@ def test_a2_confirmed_commit_then_frozen_router_is_rolled_back(lab):
         # the unconfirmed commit is rolled back on the router, not left behind
         assert wait_for(lambda: not has_route(lab, "r2")), "the unconfirmed commit stayed on r2"
         assert read(lab, "r2") == before
-        assert not (lab.dir / "netconf" / "r2.commit.json").exists()
+        # the rollback point is cleared only once running is restored (crash-safe order:
+        # ani.netconf.datastore), so a moment after the route is gone
+        journal = lab.dir / "netconf" / "r2.commit.json"
+        assert wait_for(lambda: not journal.exists(), 10.0), "the rollback point stayed in the journal"
         again = a2.call("confirm_commit", {"devices": ["r2"]})
         assert not again.ok and "has passed" in again.error.message, again.text
     finally:
