@@ -47,8 +47,9 @@ creation order, which is the order FRR prints them in); addresses, static routes
 list entries are sorted the way FRR prints them; interfaces without any setting are dropped
 (FRR does not print them); a static route's distance 1 is the default; the values FRR 8.4
 (``-F traditional``) takes as its defaults and then never prints are None: ``bgp route-map
-delay-timer 5``, ``timers bgp 60 180`` (and a neighbor's ``timers 60 180``), ``ip ospf hello-interval 10``, ``timers throttle spf 0
-50 5000``, ``timers throttle lsa all 5000``, ``timers lsa min-arrival 1000``; numbers are
+delay-timer 5``, ``timers bgp 60 180`` (a neighbor's ``timers 60 180`` is printed and kept),
+``ip ospf hello-interval 10``, ``timers throttle spf 0 50 5000``, ``timers throttle lsa all
+5000``, ``timers lsa min-arrival 1000``; numbers are
 written the way FRR prints them back: a decimal OSPF area and a community ``AA:NN`` without
 leading zeros, a community with a well-known value by its name (``65535:65281`` is
 ``no-export``).
@@ -212,11 +213,12 @@ def _router_id(value: IPv4Address | None) -> IPv4Address | None:
     return value
 
 
-def _bgp_timers(v: tuple[int, int] | None, line: str) -> tuple[int, int] | None:
+def _bgp_timers(v: tuple[int, int] | None, line: str, unprinted_default: bool) -> tuple[int, int] | None:
     """``(keepalive, holdtime)`` of ``timers bgp K H`` or ``neighbor X timers K H`` (``line``
-    names which): FRR's default 60 180 is None (never printed); raises ValueError for a hold
-    time of 1 or 2 (FRR refuses it) or a keepalive above a third of the hold time (FRR lowers
-    it to that, so it would never read back)."""
+    names which); with ``unprinted_default`` (``timers bgp``) FRR's default 60 180 is None: FRR
+    never prints it (a neighbor's ``timers 60 180`` is printed, measured on FRR 8.4.4). Raises
+    ValueError for a hold time of 1 or 2 (FRR refuses it) or a keepalive above a third of the
+    hold time (FRR lowers it to that, so it would never read back)."""
     if v is None:
         return None
     keepalive, hold = v
@@ -226,7 +228,7 @@ def _bgp_timers(v: tuple[int, int] | None, line: str) -> tuple[int, int] | None:
     if keepalive > hold // 3:
         raise ValueError(f"{line} {keepalive} {hold}: the keepalive must be at most a third "
                          f"of the hold time ({hold // 3}); FRR would set it to that")
-    return None if tuple(v) == DEFAULT_BGP_TIMERS else v
+    return None if unprinted_default and tuple(v) == DEFAULT_BGP_TIMERS else v
 
 
 def _by_seq(entries: list) -> list:
@@ -396,7 +398,7 @@ class Peer(_Model):
     @field_validator("timers")
     @classmethod
     def _timers(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
-        return _bgp_timers(v, "neighbor timers")
+        return _bgp_timers(v, "neighbor timers", unprinted_default=False)
 
     @field_validator("description")
     @classmethod
@@ -470,7 +472,7 @@ class Bgp(_Model):
     @field_validator("timers")
     @classmethod
     def _timers(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
-        return _bgp_timers(v, "timers bgp")
+        return _bgp_timers(v, "timers bgp", unprinted_default=True)
 
     @field_validator("peer_groups")
     @classmethod

@@ -114,7 +114,7 @@ def _bgp(draw) -> Bgp:  # type: ignore[no-untyped-def]
             neighbors[addr] = Peer(
                 remote_as=draw(st.sampled_from(("internal", "external", asn, 65020))),
                 update_source=draw(_opt(("lo",))),
-                timers=draw(_opt(((1, 3), (10, 30)))),
+                timers=draw(_opt(((1, 3), (10, 30), (60, 180)))),  # 60 180 is printed for a neighbor
                 timers_connect=draw(_opt((2, 10))),
                 **common,
             )
@@ -137,7 +137,7 @@ def _bgp(draw) -> Bgp:  # type: ignore[no-untyped-def]
         redistribute={s: draw(_opt(RM_NAMES)) for s in sources},
         peers=af_peers,
     )
-    return Bgp(asn=asn, router_id=draw(_opt(("10.255.0.1", "2.2.2.2"))), timers=draw(_opt(((1, 3), (10, 30)))),
+    return Bgp(asn=asn, router_id=draw(_opt(("10.255.0.1", "2.2.2.2"))), timers=draw(_opt(((1, 3), (10, 30), (60, 180)))),  # 60 180 is printed for a neighbor
                coalesce_time=draw(_opt((0, 50, 1000, 4294967295))),
                ebgp_requires_policy=draw(st.booleans()),
                peer_groups=groups, neighbors=neighbors, ipv4_unicast=af)
