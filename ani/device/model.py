@@ -21,15 +21,17 @@ DeviceConfig
   bgp: Bgp | None
     asn (required), router_id (not 0.0.0.0), coalesce_time: ms 0..4294967295 ("coalesce-time N"),
     timers: (keepalive, holdtime) s: holdtime 0 or 3..65535, keepalive <= holdtime // 3
+    ebgp_requires_policy: bool                          (False renders "no bgp ebgp-requires-policy")
     peer_groups: {name: Peer}        neighbors: {IPv4 address: Peer}
       Peer: remote_as (1..4294967295 | "internal" | "external"), peer_group, description, shutdown,
-            update_source (interface name | IPv4 address), timers_connect
+            update_source (interface name | IPv4 address), timers (keepalive, holdtime) s
+            ("neighbor X timers K H", checked like "timers bgp"), timers_connect
       (a peer-group name is not an IPv4 address; "neighbor NAME description TEXT" fits in one
        FRR line)
     ipv4_unicast: BgpAf
       networks: [IPv4Network], redistribute: {kernel|connected|static|ospf: route-map | None},
       peers: {peer-group name or neighbor address: BgpAfPeer(route_reflector_client,
-              route_map_in, route_map_out)}
+              prefix_list_in, prefix_list_out, route_map_in, route_map_out)}
   prefix_lists: {name: PrefixList(entries: [PrefixListEntry(seq, action, prefix, ge, le)])}
   route_maps: {name: RouteMap(entries: [RouteMapEntry(seq, action, match_prefix_list,
                set_community, set_community_additive, set_local_preference, set_metric)])}
@@ -45,8 +47,9 @@ creation order, which is the order FRR prints them in); addresses, static routes
 list entries are sorted the way FRR prints them; interfaces without any setting are dropped
 (FRR does not print them); a static route's distance 1 is the default; the values FRR 8.4
 (``-F traditional``) takes as its defaults and then never prints are None: ``bgp route-map
-delay-timer 5``, ``timers bgp 60 180``, ``ip ospf hello-interval 10``, ``timers throttle spf 0
-50 5000``, ``timers throttle lsa all 5000``, ``timers lsa min-arrival 1000``; numbers are
+delay-timer 5``, ``timers bgp 60 180`` (a neighbor's ``timers 60 180`` is printed and kept),
+``ip ospf hello-interval 10``, ``timers throttle spf 0 50 5000``, ``timers throttle lsa all
+5000``, ``timers lsa min-arrival 1000``; numbers are
 written the way FRR prints them back: a decimal OSPF area and a community ``AA:NN`` without
 leading zeros, a community with a well-known value by its name (``65535:65281`` is
 ``no-export``).
@@ -210,6 +213,24 @@ def _router_id(value: IPv4Address | None) -> IPv4Address | None:
     return value
 
 
+def _bgp_timers(v: tuple[int, int] | None, line: str, unprinted_default: bool) -> tuple[int, int] | None:
+    """``(keepalive, holdtime)`` of ``timers bgp K H`` or ``neighbor X timers K H`` (``line``
+    names which); with ``unprinted_default`` (``timers bgp``) FRR's default 60 180 is None: FRR
+    never prints it (a neighbor's ``timers 60 180`` is printed, measured on FRR 8.4.4). Raises
+    ValueError for a hold time of 1 or 2 (FRR refuses it) or a keepalive above a third of the
+    hold time (FRR lowers it to that, so it would never read back)."""
+    if v is None:
+        return None
+    keepalive, hold = v
+    if hold in (1, 2):
+        raise ValueError(f"{line} {keepalive} {hold}: the hold time must be 0 or 3..65535 "
+                         "(FRR: 'hold time value must be either 0 or greater than 3')")
+    if keepalive > hold // 3:
+        raise ValueError(f"{line} {keepalive} {hold}: the keepalive must be at most a third "
+                         f"of the hold time ({hold // 3}); FRR would set it to that")
+    return None if unprinted_default and tuple(v) == DEFAULT_BGP_TIMERS else v
+
+
 def _by_seq(entries: list) -> list:
     """Entries sorted by ``seq``; a seq used twice is an error."""
     if len({e.seq for e in entries}) != len(entries):
@@ -371,7 +392,13 @@ class Peer(_Model):
     description: str | None = None
     shutdown: bool = False
     update_source: str | None = None  # interface name or IPv4 address
+    timers: tuple[Uint16, Uint16] | None = None  # (keepalive, holdtime) s: "neighbor X timers K H"
     timers_connect: int | None = Field(default=None, ge=1, le=65535)
+
+    @field_validator("timers")
+    @classmethod
+    def _timers(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        return _bgp_timers(v, "neighbor timers", unprinted_default=False)
 
     @field_validator("description")
     @classmethod
@@ -393,6 +420,8 @@ class BgpAfPeer(_Model):
     """Per address-family settings of a neighbor or peer-group."""
 
     route_reflector_client: bool = False
+    prefix_list_in: str | None = None  # "neighbor X prefix-list NAME in"
+    prefix_list_out: str | None = None
     route_map_in: str | None = None
     route_map_out: str | None = None
 
@@ -430,6 +459,7 @@ class Bgp(_Model):
     router_id: IPv4Address | None = None
     coalesce_time: int | None = Field(default=None, ge=0, le=4294967295)  # ms; printed when set
     timers: tuple[Uint16, Uint16] | None = None  # (keepalive, holdtime)
+    ebgp_requires_policy: bool = True  # False: "no bgp ebgp-requires-policy" (FRR 8.4 defaults to on)
     peer_groups: dict[str, Peer] = Field(default_factory=dict)
     neighbors: dict[str, Peer] = Field(default_factory=dict)
     ipv4_unicast: BgpAf = Field(default_factory=BgpAf)
@@ -442,16 +472,7 @@ class Bgp(_Model):
     @field_validator("timers")
     @classmethod
     def _timers(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
-        if v is None:
-            return None
-        keepalive, hold = v
-        if hold in (1, 2):
-            raise ValueError(f"timers bgp {keepalive} {hold}: the hold time must be 0 or 3..65535 "
-                             "(FRR: 'hold time value must be either 0 or greater than 3')")
-        if keepalive > hold // 3:
-            raise ValueError(f"timers bgp {keepalive} {hold}: the keepalive must be at most a third "
-                             f"of the hold time ({hold // 3}); FRR would set it to that")
-        return None if tuple(v) == DEFAULT_BGP_TIMERS else v
+        return _bgp_timers(v, "timers bgp", unprinted_default=True)
 
     @field_validator("peer_groups")
     @classmethod

@@ -55,6 +55,7 @@ _BGP = {
     "router_id": re.compile(r"^bgp router-id (\S+)$"),
     "coalesce_time": re.compile(r"^coalesce-time (\d+)$"),
     "timers": re.compile(r"^timers bgp (\d+) (\d+)$"),
+    "ebgp_requires_policy": re.compile(r"^(no )?bgp ebgp-requires-policy$"),
     "neighbor": re.compile(r"^neighbor (\S+) (.+)$"),
     "af": re.compile(r"^address-family (.+)$"),
 }
@@ -66,12 +67,14 @@ _PEER = {
     "shutdown": re.compile(r"^shutdown$"),
     "update_source": re.compile(r"^update-source (\S+)$"),
     "timers_connect": re.compile(r"^timers connect (\d+)$"),
+    "timers": re.compile(r"^timers (\d+) (\d+)$"),
 }
 _AF = {
     "network": re.compile(r"^network (\S+)$"),
     "redistribute": re.compile(r"^redistribute (kernel|connected|static|ospf)(?: route-map (\S+))?$"),
     "rrc": re.compile(r"^neighbor (\S+) route-reflector-client$"),
     "route_map": re.compile(r"^neighbor (\S+) route-map (\S+) (in|out)$"),
+    "prefix_list": re.compile(r"^neighbor (\S+) prefix-list (\S+) (in|out)$"),
 }
 _RM = {
     "match_pl": re.compile(r"^match ip address prefix-list (\S+)$"),
@@ -241,6 +244,9 @@ class _Parser:
         if m := _BGP["timers"].match(line):
             b["timers"] = (int(m.group(1)), int(m.group(2)))
             return True
+        if m := _BGP["ebgp_requires_policy"].match(line):
+            b["ebgp_requires_policy"] = m.group(1) is None
+            return True
         if self.in_af(line):  # ipv4-unicast statements written directly under router bgp
             return True
         if m := _BGP["neighbor"].match(line):
@@ -265,6 +271,8 @@ class _Parser:
                     peer["shutdown"] = True
                 elif key == "timers_connect":
                     peer[key] = int(m.group(1))
+                elif key == "timers":
+                    peer[key] = (int(m.group(1)), int(m.group(2)))
                 elif key == "remote_as":
                     v = m.group(1)
                     peer[key] = int(v) if v.isdigit() else v
@@ -283,6 +291,8 @@ class _Parser:
             af["peers"].setdefault(m.group(1), {})["route_reflector_client"] = True
         elif m := _AF["route_map"].match(line):
             af["peers"].setdefault(m.group(1), {})[f"route_map_{m.group(3)}"] = m.group(2)
+        elif m := _AF["prefix_list"].match(line):
+            af["peers"].setdefault(m.group(1), {})[f"prefix_list_{m.group(3)}"] = m.group(2)
         else:
             return False
         return True

@@ -134,6 +134,8 @@ def _peer_lines(name: str, p: Peer, group: bool) -> list[str]:
         lines.append(f"{n} shutdown")
     if p.update_source is not None:
         lines.append(f"{n} update-source {p.update_source}")
+    if p.timers is not None:
+        lines.append(f"{n} timers {p.timers[0]} {p.timers[1]}")
     if p.timers_connect is not None:
         lines.append(f"{n} timers connect {p.timers_connect}")
     return lines
@@ -143,6 +145,8 @@ def _bgp_lines(b: Bgp) -> list[str]:
     lines = [f"router bgp {b.asn}"]
     if b.router_id is not None:
         lines.append(f" bgp router-id {b.router_id}")
+    if not b.ebgp_requires_policy:
+        lines.append(" no bgp ebgp-requires-policy")
     if b.coalesce_time is not None:
         lines.append(f" coalesce-time {b.coalesce_time}")
     if b.timers is not None:
@@ -164,6 +168,10 @@ def _bgp_lines(b: Bgp) -> list[str]:
                 continue
             if ap.route_reflector_client:
                 lines.append(f"  neighbor {name} route-reflector-client")
+            if ap.prefix_list_in is not None:
+                lines.append(f"  neighbor {name} prefix-list {ap.prefix_list_in} in")
+            if ap.prefix_list_out is not None:
+                lines.append(f"  neighbor {name} prefix-list {ap.prefix_list_out} out")
             if ap.route_map_in is not None:
                 lines.append(f"  neighbor {name} route-map {ap.route_map_in} in")
             if ap.route_map_out is not None:

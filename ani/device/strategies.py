@@ -102,6 +102,7 @@ def _bgp(draw) -> Bgp:  # type: ignore[no-untyped-def]
             remote_as=draw(st.sampled_from(("internal", "external", asn, 65010 if asn != 65010 else 65011))),
             description=draw(st.none() | _text),
             update_source=draw(_opt(("lo", "10.255.0.1"))),
+            timers=draw(_opt(((1, 3), (0, 0), (20, 90)))),
             timers_connect=draw(_opt((1, 5))),
         )
     neighbors: dict[str, Peer] = {}
@@ -113,6 +114,7 @@ def _bgp(draw) -> Bgp:  # type: ignore[no-untyped-def]
             neighbors[addr] = Peer(
                 remote_as=draw(st.sampled_from(("internal", "external", asn, 65020))),
                 update_source=draw(_opt(("lo",))),
+                timers=draw(_opt(((1, 3), (10, 30), (60, 180)))),  # 60 180 is printed for a neighbor
                 timers_connect=draw(_opt((2, 10))),
                 **common,
             )
@@ -124,6 +126,8 @@ def _bgp(draw) -> Bgp:  # type: ignore[no-untyped-def]
     for name, p in list(groups.items()) + [(a, n) for a, n in neighbors.items() if n.peer_group is None]:
         af_peers[name] = BgpAfPeer(
             route_reflector_client=internal(p) and draw(st.booleans()),
+            prefix_list_in=draw(_opt(PL_NAMES)),
+            prefix_list_out=draw(_opt(PL_NAMES)),
             route_map_in=draw(_opt(RM_NAMES)),
             route_map_out=draw(_opt(RM_NAMES)),
         )
@@ -133,8 +137,9 @@ def _bgp(draw) -> Bgp:  # type: ignore[no-untyped-def]
         redistribute={s: draw(_opt(RM_NAMES)) for s in sources},
         peers=af_peers,
     )
-    return Bgp(asn=asn, router_id=draw(_opt(("10.255.0.1", "2.2.2.2"))), timers=draw(_opt(((1, 3), (10, 30)))),
+    return Bgp(asn=asn, router_id=draw(_opt(("10.255.0.1", "2.2.2.2"))), timers=draw(_opt(((1, 3), (10, 30), (60, 180)))),  # 60 180 is printed for a neighbor
                coalesce_time=draw(_opt((0, 50, 1000, 4294967295))),
+               ebgp_requires_policy=draw(st.booleans()),
                peer_groups=groups, neighbors=neighbors, ipv4_unicast=af)
 
 
@@ -192,8 +197,8 @@ def device_configs(  # type: ignore[no-untyped-def]
 ) -> DeviceConfig:
     """A DeviceConfig FRR 8.4 accepts and prints back as is. ``firewall``: also draw a
     firewall (None or one of :func:`firewalls`); it is not FRR text, so ``render`` / ``parse``
-    do not carry it. ``yang_valid``: only route-maps that exist are applied to peers and
-    redistribution (FRR accepts others, the YANG module requires the instance)."""
+    do not carry it. ``yang_valid``: only route-maps and prefix-lists that exist are applied to
+    peers and redistribution (FRR accepts others, the YANG module requires the instance)."""
     with_ospf = draw(st.booleans())
     ospf_networks = with_ospf and draw(st.booleans())
     ospf = draw(_ospf(ospf_networks)) if with_ospf else None
@@ -216,6 +221,9 @@ def device_configs(  # type: ignore[no-untyped-def]
         for p in af["peers"].values():
             for k in ("route_map_in", "route_map_out"):
                 if p[k] not in m.route_maps:
+                    p[k] = None
+            for k in ("prefix_list_in", "prefix_list_out"):
+                if p[k] not in m.prefix_lists:
                     p[k] = None
         m = DeviceConfig.model_validate(d)
     return m

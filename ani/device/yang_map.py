@@ -15,7 +15,9 @@ Deviations from a one-to-one copy (documented in ``docs/device-model.md``):
   a plain leafref.
 - ``Firewall.forward_rules`` (an ordered list) is ``forward-rule`` keyed by ``seq``; the rules
   are evaluated by ascending seq. :func:`model_to_raw` numbers them 10, 20, 30, ...
-- ``Ospf.throttle_spf`` / ``Bgp.timers`` (tuples) are presence containers with named leaves.
+- ``Ospf.throttle_spf`` / ``Bgp.timers`` / ``Peer.timers`` (tuples) are presence containers
+  with named leaves.
+- ``Bgp.ebgp_requires_policy`` (default true) is written only when false.
 """
 
 from __future__ import annotations
@@ -117,6 +119,8 @@ def _peer(key_name: str, key: str, p: Peer) -> dict[str, Any]:
         _put(out, _y(k), getattr(p, k))
     if p.shutdown:
         out["shutdown"] = True
+    if p.timers is not None:
+        out["timers"] = {"keepalive": p.timers[0], "holdtime": p.timers[1]}
     return out
 
 
@@ -128,6 +132,8 @@ def _bgp(m: DeviceConfig) -> dict[str, Any]:
     _put(out, "coalesce-time", b.coalesce_time)
     if b.timers is not None:
         out["timers"] = {"keepalive": b.timers[0], "holdtime": b.timers[1]}
+    if not b.ebgp_requires_policy:
+        out["ebgp-requires-policy"] = False
     _put(out, "peer-group", [_peer("name", n, p) for n, p in b.peer_groups.items()])
     _put(out, "neighbor", [_peer("address", a, p) for a, p in b.neighbors.items()])
     af = b.ipv4_unicast
@@ -143,6 +149,8 @@ def _bgp(m: DeviceConfig) -> dict[str, Any]:
         e: dict[str, Any] = {("name" if is_group else "address"): key}
         if ap.route_reflector_client:
             e["route-reflector-client"] = True
+        _put(e, "prefix-list-in", ap.prefix_list_in)
+        _put(e, "prefix-list-out", ap.prefix_list_out)
         _put(e, "route-map-in", ap.route_map_in)
         _put(e, "route-map-out", ap.route_map_out)
         (groups if is_group else neighbors).append(e)
@@ -225,6 +233,8 @@ def _interface_dict(i: dict[str, Any]) -> dict[str, Any]:
 def _peer_dict(p: dict[str, Any]) -> dict[str, Any]:
     out = {k: p.get(_y(k)) for k in _PEER_FIELDS}
     out["shutdown"] = p.get("shutdown", False)
+    t = p.get("timers")
+    out["timers"] = None if t is None else (t["keepalive"], t["holdtime"])
     if "peer-group" in p:
         out["peer_group"] = p["peer-group"]
     return out
@@ -237,12 +247,14 @@ def _bgp_dict(b: dict[str, Any]) -> dict[str, Any]:
     for e in af.get("peer-group", []) + af.get("neighbor", []):
         key = e["name"] if "name" in e else str(IPv4Address(e["address"]))
         peers[key] = {"route_reflector_client": e.get("route-reflector-client", False),
+                      "prefix_list_in": e.get("prefix-list-in"), "prefix_list_out": e.get("prefix-list-out"),
                       "route_map_in": e.get("route-map-in"), "route_map_out": e.get("route-map-out")}
     return {
         "asn": b["asn"],
         "router_id": b.get("router-id"),
         "coalesce_time": b.get("coalesce-time"),
         "timers": None if t is None else (t["keepalive"], t["holdtime"]),
+        "ebgp_requires_policy": b.get("ebgp-requires-policy", True),
         "peer_groups": {p["name"]: _peer_dict(p) for p in b.get("peer-group", [])},
         "neighbors": {p["address"]: _peer_dict(p) for p in b.get("neighbor", [])},
         "ipv4_unicast": {

@@ -17,14 +17,16 @@ has its default (``false``, none, empty). Shape::
                "throttle_spf": {"delay": 0, "init_hold": 50, "max_hold": 5000},
                "throttle_lsa_all": 0, "lsa_min_arrival": 0},
       "bgp": {"asn": 65000, "router_id": "..", "coalesce_time": 1000,
-              "timers": {"keepalive": 3, "holdtime": 9},
+              "timers": {"keepalive": 3, "holdtime": 9}, "ebgp_requires_policy": false,
               "peer_groups": {"PG": {...peer...}},
               "neighbors": {"198.51.100.2": {"remote_as": 65001, "peer_group": "PG",
                                              "description": "..", "shutdown": true,
-                                             "update_source": "lo", "timers": {"connect": 5}}},
+                                             "update_source": "lo",
+                                             "timers": {"keepalive": 1, "holdtime": 3, "connect": 5}}},
               "ipv4_unicast": {"networks": ["192.0.2.0/24"],
                                "redistribute": {"connected": {"route_map": "RM"}, "static": {}},
                                "peers": {"198.51.100.2": {"route_reflector_client": true,
+                                                          "prefix_list_in": "PL-IN", "prefix_list_out": "..",
                                                           "route_map_in": "RM-IN", "route_map_out": ".."}}}},
       "prefix_lists": {"PL": {"entries": {"10": {"action": "permit", "prefix": "192.0.2.0/24",
                                                  "ge": 25, "le": 32}}}},   ("prefix": "any" for any)
@@ -96,9 +98,15 @@ def _dump(m: BaseModel) -> dict:
 
 def _peer_doc(p: Peer) -> dict:
     d = _dump(p)
+    t: dict[str, int] = {}
+    if p.timers is not None:
+        t = {"keepalive": p.timers[0], "holdtime": p.timers[1]}
+    d.pop("timers", None)
     tc = d.pop("timers_connect", None)
     if tc is not None:
-        d["timers"] = {"connect": tc}
+        t["connect"] = tc
+    if t:
+        d["timers"] = t
     return d
 
 
@@ -137,6 +145,8 @@ def to_doc(cfg: DeviceConfig) -> dict:
             bd["coalesce_time"] = b.coalesce_time
         if b.timers is not None:
             bd["timers"] = {"keepalive": b.timers[0], "holdtime": b.timers[1]}
+        if not b.ebgp_requires_policy:
+            bd["ebgp_requires_policy"] = False
         bd["peer_groups"] = {n: _peer_doc(p) for n, p in b.peer_groups.items()}
         bd["neighbors"] = {a: _peer_doc(p) for a, p in b.neighbors.items()}
         af = b.ipv4_unicast
@@ -254,9 +264,11 @@ def _peer(d: Any, where: str) -> dict:
     _no_extra(d, {"remote_as", "peer_group", "description", "shutdown", "update_source", "timers"}, where)
     if "timers" in d:
         t = _obj(d.pop("timers"), _ptr_join(where, "timers"))
-        _no_extra(t, {"connect"}, _ptr_join(where, "timers"))
+        _no_extra(t, {"connect", "keepalive", "holdtime"}, _ptr_join(where, "timers"))
         if "connect" in t:
             d["timers_connect"] = t["connect"]
+        if "keepalive" in t:  # with holdtime: the schema's dependentRequired, checked first
+            d["timers"] = (t["keepalive"], t["holdtime"])
     return _model(Peer, d, where).model_dump()
 
 
@@ -335,7 +347,8 @@ def from_doc(doc: Any, hostname: str | None = None) -> DeviceConfig:
 
     if doc.get("bgp") is not None:
         b = dict(_obj(doc["bgp"], "/bgp"))
-        _no_extra(b, {"asn", "router_id", "coalesce_time", "timers", "peer_groups", "neighbors", "ipv4_unicast"}, "/bgp")
+        _no_extra(b, {"asn", "router_id", "coalesce_time", "timers", "ebgp_requires_policy", "peer_groups", "neighbors",
+                      "ipv4_unicast"}, "/bgp")
         if b.get("timers") is not None:
             t = _obj(b["timers"], "/bgp/timers")
             _no_extra(t, {"keepalive", "holdtime"}, "/bgp/timers")
@@ -443,7 +456,9 @@ _NULLABLE_STR = {"type": ["string", "null"]}
 _PEER = _object({"remote_as": {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 4294967295},
                                          {"enum": ["internal", "external"]}]},
                  "peer_group": _STR, "description": _STR, "shutdown": _BOOL, "update_source": _STR,
-                 "timers": _object({"connect": {"type": "integer", "minimum": 1, "maximum": 65535}})})
+                 "timers": {**_object({"connect": {"type": "integer", "minimum": 1, "maximum": 65535},
+                                       "keepalive": _INT, "holdtime": _INT}),
+                            "dependentRequired": {"keepalive": ["holdtime"], "holdtime": ["keepalive"]}}})
 _IPV4 = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}$"
 _PREFIX = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}$"
 _SEQ = r"^[1-9][0-9]*$"
@@ -480,14 +495,15 @@ SCHEMA: dict = {
             "router_id": _STR,
             "coalesce_time": _INT,
             "timers": _object({"keepalive": _INT, "holdtime": _INT}, ("keepalive", "holdtime")),
+            "ebgp_requires_policy": _BOOL,
             "peer_groups": _map(_PEER),
             "neighbors": _map(_PEER, _IPV4),
             "ipv4_unicast": _object({
                 "networks": {"type": "array", "items": _STR},
                 "redistribute": _object({s: _object({"route_map": _STR})
                                          for s in ("kernel", "connected", "static", "ospf")}),
-                "peers": _map(_object({"route_reflector_client": _BOOL, "route_map_in": _STR,
-                                       "route_map_out": _STR})),
+                "peers": _map(_object({"route_reflector_client": _BOOL, "prefix_list_in": _STR,
+                                       "prefix_list_out": _STR, "route_map_in": _STR, "route_map_out": _STR})),
             }),
         }, ("asn",))]},
         "prefix_lists": _map(_object({"entries": {**_map(_object({
@@ -533,6 +549,11 @@ def check_schema(value: Any, sch: dict | None = None, where: str = "") -> None:
             raise DocError(_ptr_join(at, extra[0]), f"unknown field {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
     if err.validator == "required" and isinstance(err.instance, dict):
         missing = [k for k in err.validator_value if k not in err.instance]
+        if missing:
+            raise DocError(_ptr_join(at, missing[0]), "missing")
+    if err.validator == "dependentRequired" and isinstance(err.instance, dict):
+        missing = [d for k, deps in err.validator_value.items() if k in err.instance
+                   for d in deps if d not in err.instance]
         if missing:
             raise DocError(_ptr_join(at, missing[0]), "missing")
     if "propertyNames" in err.absolute_schema_path and isinstance(err.instance, str):

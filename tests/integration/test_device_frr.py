@@ -62,3 +62,55 @@ def test_generated_models_survive_real_frr(make_lab, m):
     assert got.unmodelled == []
     assert got == m
     assert render(got) == frr_body(running)
+
+
+def test_ebgp_policy_peer_timers_and_prefix_lists_read_back(make_lab):
+    """``no bgp ebgp-requires-policy``, ``neighbor X timers K H`` (on a peer-group and a
+    neighbor; 60 180, FRR's default, is printed too, unlike ``timers bgp 60 180``) and ``neighbor X prefix-list P in|out``
+    beside route-maps: FRR prints them where render() puts them."""
+    text = """hostname r1
+!
+router bgp 65001
+ bgp router-id 10.255.0.1
+ coalesce-time 50
+ timers bgp 10 30
+ no bgp ebgp-requires-policy
+ neighbor EXT peer-group
+ neighbor EXT remote-as external
+ neighbor EXT timers 20 90
+ neighbor 192.0.2.1 remote-as 65002
+ neighbor 192.0.2.1 timers connect 1
+ neighbor 192.0.2.1 timers 1 3
+ neighbor 192.0.2.2 remote-as 65003
+ neighbor 192.0.2.2 timers 60 180
+ !
+ address-family ipv4 unicast
+  neighbor EXT prefix-list PL-B out
+  neighbor 192.0.2.1 route-map RM-A in
+  neighbor 192.0.2.1 prefix-list PL-B out
+  neighbor 192.0.2.1 prefix-list PL-A in
+ exit-address-family
+exit
+!
+ip prefix-list PL-A seq 10 permit 10.2.0.0/24
+ip prefix-list PL-B seq 5 deny any
+!
+route-map RM-A permit 10
+exit
+!
+"""
+    m = parse(text)
+    assert m.unmodelled == []
+    assert m.bgp is not None and not m.bgp.ebgp_requires_policy
+    assert m.bgp.neighbors["192.0.2.1"].timers == (1, 3) and m.bgp.neighbors["192.0.2.2"].timers == (60, 180)
+    assert m.bgp.peer_groups["EXT"].timers == (20, 90)
+    topo = Topology.model_validate({
+        "name": "device-model-bgp",
+        "routers": {"r1": {"daemons": ["bgpd"], "config": "frr defaults traditional\n" + text}},
+        "convergence": {"ospf": False, "bgp": False},
+    })
+    running = make_lab(topo).running_config("r1")
+    got = parse(running)
+    assert got.unmodelled == []
+    assert got == m
+    assert render(got) == frr_body(running)

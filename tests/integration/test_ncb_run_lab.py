@@ -134,3 +134,24 @@ def _app():
     from ani.cli import app
 
     return app
+
+
+def test_cli_run_at_a2_solves_the_bgp_prefix_list_task(lab_host, tmp_path):
+    """``ani run --task-file intents/netconfbench/bgp-prefix-list-filter.json --level a2``: A2's
+    NETCONF server manages r1 (its startup config has ``no bgp ebgp-requires-policy`` and
+    ``neighbor X timers 1 3``) and the scripted agent's edit (``neighbor X prefix-list P in``)
+    commits; every testcase passes."""
+    import subprocess
+    import sys
+
+    path = SHIPPED / "bgp-prefix-list-filter.json"
+    ani = Path(sys.executable).parent / "ani"
+    res = subprocess.run([str(ani), "run", "--task-file", str(path), "--level", "a2", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert res.returncode == 0, (res.stdout, res.stderr)
+    assert "hidden tests: 4/4 pass" in res.stdout, res.stdout
+    [record] = tmp_path.rglob("run.json")
+    rec = json.loads(record.read_text())
+    assert rec["label"] == "clean_success", (rec["agent_error"], rec["tests"])
+    assert [t["passed"] for t in rec["tests"]] == [True] * 4
+    assert rec["tool_errors"] == 0 and rec["variant_id"] == "bgp-prefix-list-filter"

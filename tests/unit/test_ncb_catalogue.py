@@ -98,11 +98,9 @@ def test_the_catalogue_covers_the_issues_areas(tasks):
 
 
 #: shipped tasks whose startup configs hold lines the device model does not cover (so A2's
-#: NETCONF server refuses to manage those routers): part 2's, named in part 3's report
-OUTSIDE_THE_MODEL = {
-    "bgp-neighbor-network": "no bgp ebgp-requires-policy, neighbor .. timers 1 3",
-    "bgp-prefix-list-filter": "no bgp ebgp-requires-policy, neighbor .. timers 1 3",
-}
+#: NETCONF server refuses to manage those routers): none (``no bgp ebgp-requires-policy``,
+#: ``neighbor X timers K H`` and ``neighbor X prefix-list P in|out`` are modelled now)
+OUTSIDE_THE_MODEL: dict[str, str] = {}
 
 
 def _model_param(path: Path):

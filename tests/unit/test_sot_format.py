@@ -59,7 +59,9 @@ def test_keyed_shape() -> None:
 @pytest.mark.parametrize(("mutate", "pointer"), [
     (lambda d: d["bgp"]["neighbors"]["198.51.100.2"].update(remote_as="bogus"), "/bgp/neighbors/198.51.100.2/remote_as"),
     (lambda d: d["bgp"]["neighbors"]["198.51.100.2"]["timers"].update(connect=0), "/bgp/neighbors/198.51.100.2/timers/connect"),
-    (lambda d: d["bgp"]["neighbors"]["198.51.100.2"]["timers"].update(keepalive=3), "/bgp/neighbors/198.51.100.2/timers/keepalive"),
+    (lambda d: d["bgp"]["neighbors"]["198.51.100.2"]["timers"].update(hold=3), "/bgp/neighbors/198.51.100.2/timers/hold"),
+    (lambda d: d["bgp"]["neighbors"]["198.51.100.2"]["timers"].update(keepalive=1), "/bgp/neighbors/198.51.100.2/timers/holdtime"),
+    (lambda d: d["bgp"]["neighbors"]["198.51.100.2"]["timers"].update(keepalive=2, holdtime=3), "/bgp/neighbors/198.51.100.2/timers"),
     (lambda d: d["static_routes"]["192.0.2.0/24"].update(distance=0), "/static_routes/192.0.2.0~124/distance"),
     (lambda d: d["static_routes"]["192.0.2.0/24"].update(distance=True), "/static_routes/192.0.2.0~124/distance"),
     (lambda d: d["static_routes"]["192.0.2.0/24"].update(next_hop="not a hop"), "/static_routes/192.0.2.0~124/next_hop"),
@@ -106,7 +108,10 @@ def test_json_schema_refuses_what_from_doc_refuses() -> None:
     jsonschema.Draft202012Validator.check_schema(schema())
     doc = to_doc(_cfg())
     v.validate(doc)
-    doc["bgp"]["neighbors"]["198.51.100.2"]["timers"]["keepalive"] = 3
+    doc["bgp"]["neighbors"]["198.51.100.2"]["timers"]["hold"] = 3
+    assert not v.is_valid(doc)
+    doc = to_doc(_cfg())
+    doc["bgp"]["neighbors"]["198.51.100.2"]["timers"]["keepalive"] = 1  # without holdtime
     assert not v.is_valid(doc)
     doc = to_doc(_cfg())
     doc["static_routes"]["192.0.2.0/24"]["distance"] = True
