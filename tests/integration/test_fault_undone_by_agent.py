@@ -96,7 +96,6 @@ def test_a_link_the_agent_brings_back_up_is_undone_by_the_agent_and_the_run_is_g
     rec = run_one(spec, "a0", seed, tmp_path / "out", deps=deps, on_event=on_event)
     assert labs and all(footprint(lab.id) == EMPTY for lab in labs)
     assert rec.label != ENV_INVALID and rec.valid, rec.infra_error_reason
-    assert rec.label not in ("infra_error",), rec.infra_error_reason
     assert rec.tests, "the run was graded"
     f = rec.faults[0]
     assert f.injected and f.verified and f.invalid is None, f
