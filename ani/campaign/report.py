@@ -546,6 +546,8 @@ def render_markdown(s: CampaignSummary) -> str:
             f"manifest: `{sp.get('manifest')}` (scenario seed {sp.get('scenario_seed')}, density "
             f"{sp.get('density') if sp.get('density') is not None else 'of the manifest'})"
             if sp.get("manifest")
+            else f"tasks: `{sp.get('tasks')}` ({len(sp.get('tasks_paths') or [])} task files)"
+            if sp.get("tasks")
             else f"scenario: `{sp.get('scenario')}`"
         )
         stress = sp.get("stress") or {}
@@ -558,11 +560,15 @@ def render_markdown(s: CampaignSummary) -> str:
     hashes = sorted({r.scenario_hash for r in s.records if r.scenario_hash})
     if hashes:
         lines.append("- scenario hash: " + ", ".join(f"`{h[:16]}`" for h in hashes))
+        # one scenario per density (and stress point) is the design; a `tasks:` campaign builds
+        # one scenario per task file (its variant), so there the runs of one variant must agree
+        by_task = bool(sp and sp.get("tasks"))
         per_density: dict[object, set[str]] = {}
         for r in s.records:
             if r.scenario_hash:
-                per_density.setdefault((r.density, stress_label(r.stress)), set()).add(r.scenario_hash)
-        if any(len(h) > 1 for h in per_density.values()):  # one scenario per density is the design
+                key = (r.variant_id if by_task else None, r.density, stress_label(r.stress))
+                per_density.setdefault(key, set()).add(r.scenario_hash)
+        if any(len(h) > 1 for h in per_density.values()):
             lines.append(
                 "- **warning**: runs come from different scenario versions; pairs may not compare"
             )

@@ -196,3 +196,19 @@ def test_a_record_whose_label_contradicts_its_verdict_is_refused():
         RunRecord.model_validate({**ok.model_dump(), "label": "clean_success"})
     with pytest.raises(ValidationError, match="infra_error run has no success"):
         RunRecord.model_validate({**ok.model_dump(), "label": "infra_error"})
+
+
+def test_a_tasks_campaign_warns_only_when_one_task_has_two_scenario_versions():
+    # a `tasks:` campaign builds one scenario per task file: different hashes across tasks are
+    # the design; two hashes for the runs of ONE task mean the task changed between runs
+    spec = {**SPEC, "scenario": None, "tasks": "../intents/netconfbench/",
+            "tasks_paths": ["/x/a.json", "/x/b.json"]}
+    per_task = [rec(c, s, True, variant_id=v, scenario_hash=h)
+                for c in ("a0", "a1") for s, v, h in ((0, "a", "aaaa"), (1, "b", "bbbb"))]
+    md = render_markdown(summarize(per_task, spec))
+    assert "scenario versions" not in md
+    assert "tasks: `../intents/netconfbench/` (2 task files)" in md and "scenario: `None`" not in md
+    changed = per_task + [rec("a1", 2, True, variant_id="a", scenario_hash="cccc")]
+    assert "scenario versions" in render_markdown(summarize(changed, spec))
+    # a scenario campaign keeps the old rule: one version per density, whatever the seed
+    assert "scenario versions" in render_markdown(summarize(per_task, SPEC))
