@@ -29,6 +29,12 @@ How it is computed (one diff code path, :func:`ani.observer.changes.config_chang
     4. precision = matched / applied, recall = matched / the solution's, F1 their harmonic
        mean; the reported score is the solution with the best F1 (the first on a tie), with
        every solution's F1 kept (``per_solution``).
+    5. Cross-check (``crosscheck``, filled by :func:`ani.netconfbench.scoring.score_run`):
+       FRR's own ``frr-reload.py --test`` run on the same initial and final configurations
+       per router, its lines to add and delete compared with step 1's changes
+       (:mod:`ani.netconfbench.reload_check`): ``{router: {agree, only_hier, only_frr}}``.
+       The score itself is step 1's; the cross-check shows where the two diffs differ (e.g. a
+       ``no ...`` line added inside an existing block, which hier-config's difference skips).
 
 Edge cases: a run that applied nothing against a solution that changes something scores
 precision 0, recall 0, F1 0; a solution that changes nothing (its lines are all in the initial
@@ -56,6 +62,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ani.netconfbench.reload_check import RouterCrosscheck
+
 __all__ = ["CommandScore", "applied_changes", "command_score", "solution_changes", "wildcard"]
 
 
@@ -69,6 +77,9 @@ class CommandScore(BaseModel):
         unmatched: those of ``applied`` the best solution does not have (wildcards applied).
         missing: the best solution's commands the run did not apply.
         per_solution: ``{solution_id: F1}`` for every solution scored.
+        crosscheck: ``{router: RouterCrosscheck}`` (module doc, step 5); None: not run
+            (``crosscheck_note`` says why).
+        crosscheck_note: frr-reload missing, or the routers where it disagrees or failed ('': none).
     """
 
     precision: float
@@ -79,6 +90,8 @@ class CommandScore(BaseModel):
     unmatched: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     per_solution: dict[str, float] = Field(default_factory=dict)
+    crosscheck: dict[str, RouterCrosscheck] | None = None
+    crosscheck_note: str = ""
 
 
 #: (pattern, replacement) applied in order to each command (module doc, step 3)
