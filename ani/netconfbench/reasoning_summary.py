@@ -23,7 +23,7 @@ Which text (:func:`reasoning_for_score`)
 The extractive summary: the model's own text only (each turn's text and the submit
 summary; tool calls and tool results left out), fenced code blocks and lines that repeat a tool
 result verbatim (a "tool echo": a line that is a line of an ``agent_observation`` text)
-dropped, cut into sentences (wordllama's ``split_sentences``), exact repeats and near
+dropped, cut into lines and sentences (wordllama's ``split_sentences``), exact repeats and near
 duplicates (wordllama's ``deduplicate``, cosine >= :data:`DEDUP_THRESHOLD` with the reasoning
 score's own model) dropped, the first of each kept, in order, joined with spaces.
 
@@ -248,13 +248,13 @@ def extractive_summary(events: Iterable[Mapping[str, Any]]) -> str | None:
     sentences: list[str] = []
     for raw in texts:
         text = _FENCE.sub("\n", _THINK.sub("", raw))
-        kept = [ln for ln in text.splitlines() if " ".join(ln.split()) not in echoes]
-        body = " ".join(" ".join(kept).split())
-        if not body:
-            continue
-        for s in split_sentences(body):
-            if (s := s.strip()) and s not in sentences:
-                sentences.append(s)
+        for line in text.splitlines():
+            body = " ".join(line.split())
+            if not body or body in echoes:
+                continue
+            for s in split_sentences(body):
+                if (s := s.strip()) and s not in sentences:
+                    sentences.append(s)
     if not sentences:
         return None
     if len(sentences) > 1:
