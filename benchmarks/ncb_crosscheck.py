@@ -29,8 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from ani.agents.frr_remediation import frr_text  # noqa: E402
 from ani.device.parse import parse  # noqa: E402
-from ani.netconfbench.command_score import _norm_lines, applied_changes  # noqa: E402
-from ani.netconfbench.commands import config_lines, merge_solution  # noqa: E402
+from ani.netconfbench.command_score import applied_changes, solution_end_state  # noqa: E402
 from ani.netconfbench.lab import task_scenario  # noqa: E402
 from ani.netconfbench.reload_check import WORKERS, _programs, crosscheck, frr_reload_test  # noqa: E402
 from ani.netconfbench.task import load_tasks  # noqa: E402
@@ -55,9 +54,7 @@ def main() -> None:
     for path, task in load_tasks(ROOT / "intents" / "netconfbench"):
         mapped = task_scenario(task, source=path).task
         initial = {d: parse(t) for d, t in mapped.startup_configs.items()}
-        final = dict(initial)
-        for d, lines in mapped.ground_truth_configs[0].configs.items():
-            final[d] = merge_solution(initial[d], config_lines(_norm_lines(list(lines))), router=d, strict=False)
+        final = {**initial, **solution_end_state(initial, mapped.ground_truth_configs[0].configs)}
         applied = applied_changes(initial, final)
         tasks += 1
         routers += len(initial)

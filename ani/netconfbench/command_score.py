@@ -64,7 +64,8 @@ from pydantic import BaseModel, Field
 
 from ani.netconfbench.reload_check import RouterCrosscheck
 
-__all__ = ["CommandScore", "applied_changes", "command_score", "solution_changes", "wildcard"]
+__all__ = ["CommandScore", "applied_changes", "command_score", "solution_changes", "solution_end_state",
+           "wildcard"]
 
 
 class CommandScore(BaseModel):
@@ -154,22 +155,29 @@ def applied_changes(initial: Mapping[str, Any], final: Mapping[str, Any]) -> dic
     return {r: config_changes(initial[r], final[r]) for r in initial if r in final}
 
 
-def solution_changes(initial: Mapping[str, Any], configs: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """The changes a solution makes on the initial configurations (``{router: DeviceConfig}``,
-    lab names; ``configs``: the solution's ``{router: [command, ...]}`` in lab names), module
-    doc step 2. Raises KeyError naming a router of the solution the initial configurations do
-    not have, ValueError when a router's end state does not parse."""
+def solution_end_state(initial: Mapping[str, Any], configs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """``{router: DeviceConfig}``: the solution's routers with its lines merged onto their
+    initial configuration (``initial``: ``{router: DeviceConfig}``, lab names; ``configs``:
+    the solution's ``{router: [command, ...]}`` in lab names), module doc step 2; the routers
+    it does not name are left out. Raises KeyError naming a router of the solution the initial
+    configurations do not have, ValueError when a router's end state does not parse."""
     from ani.netconfbench.commands import config_lines, merge_solution
-    from ani.observer.changes import config_changes
 
-    out: dict[str, list[str]] = {}
+    out: dict[str, Any] = {}
     for router, lines in configs.items():
         if router not in initial:
             raise KeyError(f"solution router {router!r} is not a router of the run "
                            f"(known: {', '.join(sorted(initial))})")
-        end = merge_solution(initial[router], config_lines(_norm_lines(list(lines))), router=router, strict=False)
-        out[router] = config_changes(initial[router], end)
+        out[router] = merge_solution(initial[router], config_lines(_norm_lines(list(lines))), router=router, strict=False)
     return out
+
+
+def solution_changes(initial: Mapping[str, Any], configs: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """The changes a solution makes on the initial configurations (:func:`solution_end_state`'s
+    arguments and errors), module doc step 2."""
+    from ani.observer.changes import config_changes
+
+    return {r: config_changes(initial[r], end) for r, end in solution_end_state(initial, configs).items()}
 
 
 def _flat(changes: Mapping[str, Sequence[str]]) -> list[str]:

@@ -14,8 +14,7 @@ import pytest
 from ani.campaign.runner import run_one
 from ani.campaign.spec import parse_spec
 from ani.device.parse import parse
-from ani.netconfbench.command_score import _norm_lines, applied_changes
-from ani.netconfbench.commands import config_lines, merge_solution
+from ani.netconfbench.command_score import applied_changes, solution_end_state
 from ani.netconfbench.lab import task_scenario
 from ani.netconfbench.reload_check import crosscheck
 from ani.netconfbench.task import load_tasks
@@ -34,9 +33,7 @@ def test_frr_reload_agrees_on_every_shipped_solution(path):
     [(_, task)] = load_tasks(path)
     mapped = task_scenario(task, source=path).task
     initial = {d: parse(text) for d, text in mapped.startup_configs.items()}
-    final = dict(initial)
-    for d, lines in mapped.ground_truth_configs[0].configs.items():
-        final[d] = merge_solution(initial[d], config_lines(_norm_lines(list(lines))), router=d, strict=False)
+    final = {**initial, **solution_end_state(initial, mapped.ground_truth_configs[0].configs)}
     applied = applied_changes(initial, final)
     checked, note = crosscheck(initial, final, applied)
     assert note == "", {r: (c.only_hier, c.only_frr, c.error) for r, c in (checked or {}).items()}
