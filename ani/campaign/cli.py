@@ -243,6 +243,12 @@ def run_one(
     out: Annotated[
         Path | None, typer.Option("--out", help="folder for the record and trajectory")
     ] = None,
+    reasoning_summary: Annotated[
+        str | None,
+        typer.Option("--reasoning-summary", help="NetConfBench reasoning score of a multi-turn run: "
+                     "'off' (extractive summary), or a YAML mapping {base_url, model, api_key_env} "
+                     "(default: the agent's own endpoint; docs/netconfbench-scores.md)"),
+    ] = None,
 ) -> None:
     """Run one task variant at one level on a fresh lab with any agent; print the trajectory
     as it goes (tool calls, model turns, null actions, waits, submit) and the verdict.
@@ -311,6 +317,14 @@ def run_one(
             given.append(flag)
     if task_file is not None:  # netconfbench: the task file's one variant, seed 0
         task, seed = "netconfbench", 0
+    summary_opt: dict[str, Any] = {}
+    if reasoning_summary is not None:  # netconfbench: how a multi-turn run's reasoning is summarised
+        import yaml
+
+        try:
+            summary_opt = {"reasoning_summary": yaml.safe_load(reasoning_summary)}
+        except yaml.YAMLError as exc:
+            raise _fail(f"--reasoning-summary: not YAML: {' '.join(str(exc).split())}") from None
     data = {
         "name": "run",
         **source,
@@ -319,6 +333,7 @@ def run_one(
         "agent": block,
         "budget": budget,
         "cells": [{"name": cell_name, "level": level, "blocklist": blocklist}],
+        **summary_opt,
     }
     created = False  # whether this call made the --out folder (removed again if refused before the run)
     try:

@@ -648,7 +648,8 @@ def run_one(
         "model": str(agent_config["model"]) if agent_config.get("model") is not None else None,
         "agent_mode": agent_mode_of(agent_config),
     }
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"agent_config": dict(agent_config),  # ncb: the reasoning summariser's default
+                             "reasoning_summary": spec.reasoning_summary}
     # faults (issue 14): the variant's schedule, from its seed and the rate (never the level)
     from ani.faults.campaign import schedule_for
 
@@ -885,7 +886,8 @@ def _ncb_scores(variant: Any, state: dict[str, Any], trajectory: Any) -> None:
 
     obs = state["observation"]
     try:
-        state["ncb"] = score_run(params, obs.initial, obs.final_configs(), list(trajectory.events))
+        state["ncb"] = score_run(params, obs.initial, obs.final_configs(), list(trajectory.events),
+                                 agent_config=state.get("agent_config"), summary=state.get("reasoning_summary"))
     except Exception as exc:  # noqa: BLE001 - diagnostic scores never fail a run
         trajectory.log("ncb_scores_failed", kind="harness", reason=_err(exc))
 

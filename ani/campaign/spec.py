@@ -40,7 +40,9 @@ NetConfBench task files instead of a scenario and a task class (:mod:`ani.netcon
 Each task file is one variant (variant k = the k-th file, seeds 0..N-1, the same task in
 every cell: paired by task); ``variants`` may take the first S of them; ``scenario``,
 ``manifest``, ``task``, ``form`` and ``seed`` are not given (each task brings its network,
-its class is ``netconfbench``).
+its class is ``netconfbench``). ``reasoning_summary:`` (``off``, or ``{base_url, model,
+api_key_env, ...}``; default: each run's own agent endpoint) sets how the reasoning score
+summarises a multi-turn run (:class:`ani.netconfbench.reasoning_summary.SummaryConfig`).
 
 The factor is what differs between cells (``level`` also lets the blocklist ablation differ,
 ``task`` the form); every other setting of the cells must agree. The stress parameters
@@ -73,6 +75,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from ani.agents.base import Budget
 from ani.errors import CampaignSpecError
+from ani.netconfbench.reasoning_summary import SummaryConfig
 from ani.validation import load_yaml, validate_mapping
 
 #: the most variants (seeds) a campaign may have
@@ -307,6 +310,7 @@ class CampaignSpec(BaseModel):
     # --- netconfbench: task files as the variants (ani.netconfbench.variant.TaskCatalogue) ---
     tasks: str | list[str] | None = None
     tasks_paths: list[str] | None = None
+    reasoning_summary: SummaryConfig | None = None
     # --- end netconfbench ---
     _source: str = PrivateAttr(default="<campaign>")
 

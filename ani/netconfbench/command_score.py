@@ -29,6 +29,12 @@ How it is computed (one diff code path, :func:`ani.observer.changes.config_chang
     4. precision = matched / applied, recall = matched / the solution's, F1 their harmonic
        mean; the reported score is the solution with the best F1 (the first on a tie), with
        every solution's F1 kept (``per_solution``).
+    5. Cross-check (``crosscheck``, filled by :func:`ani.netconfbench.scoring.score_run`):
+       FRR's own ``frr-reload.py --test`` run on the same initial and final configurations
+       per router, its lines to add and delete compared with step 1's changes
+       (:mod:`ani.netconfbench.reload_check`): ``{router: {agree, only_hier, only_frr}}``.
+       The score itself is step 1's; the cross-check shows where the two diffs differ (e.g. a
+       ``no ...`` line added inside an existing block, which hier-config's difference skips).
 
 Edge cases: a run that applied nothing against a solution that changes something scores
 precision 0, recall 0, F1 0; a solution that changes nothing (its lines are all in the initial
@@ -56,7 +62,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["CommandScore", "applied_changes", "command_score", "solution_changes", "wildcard"]
+from ani.netconfbench.reload_check import RouterCrosscheck
+
+__all__ = ["CommandScore", "applied_changes", "command_score", "solution_changes", "solution_end_state",
+           "wildcard"]
 
 
 class CommandScore(BaseModel):
@@ -69,6 +78,9 @@ class CommandScore(BaseModel):
         unmatched: those of ``applied`` the best solution does not have (wildcards applied).
         missing: the best solution's commands the run did not apply.
         per_solution: ``{solution_id: F1}`` for every solution scored.
+        crosscheck: ``{router: RouterCrosscheck}`` (module doc, step 5); None: not run
+            (``crosscheck_note`` says why).
+        crosscheck_note: frr-reload missing, or the routers where it disagrees or failed ('': none).
     """
 
     precision: float
@@ -79,6 +91,8 @@ class CommandScore(BaseModel):
     unmatched: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     per_solution: dict[str, float] = Field(default_factory=dict)
+    crosscheck: dict[str, RouterCrosscheck] | None = None
+    crosscheck_note: str = ""
 
 
 #: (pattern, replacement) applied in order to each command (module doc, step 3)
@@ -141,22 +155,29 @@ def applied_changes(initial: Mapping[str, Any], final: Mapping[str, Any]) -> dic
     return {r: config_changes(initial[r], final[r]) for r in initial if r in final}
 
 
-def solution_changes(initial: Mapping[str, Any], configs: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """The changes a solution makes on the initial configurations (``{router: DeviceConfig}``,
-    lab names; ``configs``: the solution's ``{router: [command, ...]}`` in lab names), module
-    doc step 2. Raises KeyError naming a router of the solution the initial configurations do
-    not have, ValueError when a router's end state does not parse."""
+def solution_end_state(initial: Mapping[str, Any], configs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """``{router: DeviceConfig}``: the solution's routers with its lines merged onto their
+    initial configuration (``initial``: ``{router: DeviceConfig}``, lab names; ``configs``:
+    the solution's ``{router: [command, ...]}`` in lab names), module doc step 2; the routers
+    it does not name are left out. Raises KeyError naming a router of the solution the initial
+    configurations do not have, ValueError when a router's end state does not parse."""
     from ani.netconfbench.commands import config_lines, merge_solution
-    from ani.observer.changes import config_changes
 
-    out: dict[str, list[str]] = {}
+    out: dict[str, Any] = {}
     for router, lines in configs.items():
         if router not in initial:
             raise KeyError(f"solution router {router!r} is not a router of the run "
                            f"(known: {', '.join(sorted(initial))})")
-        end = merge_solution(initial[router], config_lines(_norm_lines(list(lines))), router=router, strict=False)
-        out[router] = config_changes(initial[router], end)
+        out[router] = merge_solution(initial[router], config_lines(_norm_lines(list(lines))), router=router, strict=False)
     return out
+
+
+def solution_changes(initial: Mapping[str, Any], configs: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """The changes a solution makes on the initial configurations (:func:`solution_end_state`'s
+    arguments and errors), module doc step 2."""
+    from ani.observer.changes import config_changes
+
+    return {r: config_changes(initial[r], end) for r, end in solution_end_state(initial, configs).items()}
 
 
 def _flat(changes: Mapping[str, Sequence[str]]) -> list[str]:

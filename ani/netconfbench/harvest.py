@@ -29,8 +29,8 @@ The new solution (:class:`ani.netconfbench.task.Solution`): ``solution_id`` =
 ``harvested-<8 hex of sha256(campaign/run_id/started)>``, ``provenance`` =
 ``harvested-from-validated-run``, ``configs`` = the run's applied commands in the task's
 device and interface names (``NcbScores.applied_commands``: the vtysh lines from its initial to
-its final configuration), ``reasoning`` = the agent's reasoning text ('' for an agent without
-one), and ``run_id``, ``campaign``, ``model``, ``level`` (kept as the solution's extra keys).
+its final configuration), ``reasoning`` = the agent's reasoning as scored
+(``NcbScores.reasoning_text``: a multi-turn run's summary; '' for an agent without one), and ``run_id``, ``campaign``, ``model``, ``level`` (kept as the solution's extra keys).
 
 Idempotent: a run whose ``solution_id`` (or ``run_id`` with the same campaign) the task
 already has adds nothing, so harvesting the same results twice, or into ``out`` where an

@@ -18,11 +18,13 @@ Measured here: ``import wordllama`` 0.38 s, loading the model 0.22 s, one score 
 
 The agent's reasoning (:func:`reasoning_text`): the text of its model turns (``agent_turn``
 ``content``; a planner's plan is one of them), then its ``submit`` summary, in order, repeats
-left out. The draft summarises a ReAct run's interleaved steps with an auxiliary LLM first;
-that is not done here (no second model is called): the whole text is embedded (wordllama
-averages token embeddings, so a long text is not penalised for its length alone). An agent
-that wrote nothing (the scripted agents) has no reasoning score: ``None``, with the reason in
-``note``. A solution without reasoning is not scored against.
+left out. A run of one model turn is embedded as is; the draft summarises a ReAct run's
+interleaved steps with an auxiliary LLM first, and so does the runner for a run of more than
+one model turn (:mod:`ani.netconfbench.reasoning_summary`: by default the run's own endpoint
+and model; a deterministic extractive summary when there is none or it fails): how the text
+was obtained is ``ReasoningScore.summary`` (method, summariser model, prompt sha256), said in
+``note`` too. An agent that wrote nothing (the scripted agents) has no reasoning score:
+``None``, with the reason in ``note``. A solution without reasoning is not scored against.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from ani.netconfbench.reasoning_summary import SummaryInfo
 
 __all__ = ["MODEL_CONFIG", "MODEL_DIM", "ReasoningScore", "model_id", "reasoning_score",
            "reasoning_text", "weights_sha256"]
@@ -52,7 +56,11 @@ class ReasoningScore(BaseModel):
         solution_id: the best-matching solution (None with ``score``).
         model: :func:`model_id`; weights_sha256: sha256 of the weight file embedded with.
         per_solution: ``{solution_id: similarity}``.
-        note: why there is no score ('' otherwise).
+        summary: how the embedded text was obtained (as is, an LLM summary with its model and
+            prompt sha256, or the extractive fallback); None: not given (no text, or scored
+            from a text directly).
+        note: which text was embedded (``summary.note``) and why there is no score, ``; ``
+            between ('' when neither).
     """
 
     score: float | None = None
@@ -60,6 +68,7 @@ class ReasoningScore(BaseModel):
     model: str
     weights_sha256: str
     per_solution: dict[str, float] = Field(default_factory=dict)
+    summary: SummaryInfo | None = None
     note: str = ""
 
 
@@ -137,18 +146,22 @@ def _cosine(a: Any, b: Any) -> float:
     return 0.0 if na == 0 or nb == 0 else float(np.dot(a, b) / (na * nb))
 
 
-def reasoning_score(text: str | None, solutions: Sequence[tuple[str, str]]) -> ReasoningScore:
+def reasoning_score(text: str | None, solutions: Sequence[tuple[str, str]],
+                    summary: SummaryInfo | None = None) -> ReasoningScore:
     """S_reasoning of ``text`` against ``solutions`` (``(solution_id, reasoning)``): the best
     cosine similarity (the first on a tie). ``score`` None (with ``note``) when ``text`` is
-    empty or no solution has reasoning. Raises FileNotFoundError if the bundled weights are
-    missing (a broken wordllama install)."""
-    base = {"model": model_id(), "weights_sha256": weights_sha256()}
+    empty or no solution has reasoning. ``summary``: how ``text`` was obtained
+    (:func:`ani.netconfbench.reasoning_summary.reasoning_for_score`), kept and said in
+    ``note``. Raises FileNotFoundError if the bundled weights are missing (a broken wordllama
+    install)."""
+    said = [summary.note] if summary is not None and summary.note else []
+    base = {"model": model_id(), "weights_sha256": weights_sha256(), "summary": summary}
     if not text or not text.strip():
-        return ReasoningScore(**base, note="the agent wrote no reasoning text")
+        return ReasoningScore(**base, note="; ".join([*said, "the agent wrote no reasoning text"]))
     scored = [(sid, r) for sid, r in solutions if isinstance(r, str) and r.strip()]
     if not scored:
-        return ReasoningScore(**base, note="no solution has reasoning to compare with")
+        return ReasoningScore(**base, note="; ".join([*said, "no solution has reasoning to compare with"]))
     vecs = _model().embed([text, *(r for _, r in scored)], norm=False)
     per = {sid: round(_cosine(vecs[0], v), 6) for (sid, _), v in zip(scored, vecs[1:], strict=True)}
     best = max(per, key=lambda s: per[s])  # max keeps the first of equal values
-    return ReasoningScore(**base, score=per[best], solution_id=best, per_solution=per)
+    return ReasoningScore(**base, score=per[best], solution_id=best, per_solution=per, note="; ".join(said))

@@ -12,8 +12,13 @@ A run of a variant whose ``params`` has ``"solutions"`` (a NetConfBench task) al
 
 - ``command`` (S_command, diagnostic): :mod:`ani.netconfbench.command_score`, the run's applied
   changes against each solution's, best F1 (the solutions in the lab's names:
-  ``params["lab_solutions"]``, else ``params["solutions"]`` rewritten with ``params["names"]``);
-- ``reasoning`` (S_reasoning, diagnostic): :mod:`ani.netconfbench.reasoning`;
+  ``params["lab_solutions"]``, else ``params["solutions"]`` rewritten with ``params["names"]``),
+  with ``command.crosscheck``: FRR's ``frr-reload.py --test`` on the same configurations per
+  router against hier-config's diff (:mod:`ani.netconfbench.reload_check`);
+- ``reasoning`` (S_reasoning, diagnostic): :mod:`ani.netconfbench.reasoning` of the text
+  :mod:`ani.netconfbench.reasoning_summary` gives (one model turn as is; more than one
+  summarised by a chat-completions request, by default to the run's own endpoint and model,
+  else the extractive summary), ``reasoning.summary`` saying which;
 - ``applied_commands``: the vtysh lines that take the initial configuration to the final one
   per router (:func:`ani.agents.frr_remediation.frr_commands`), in the task's names: what
   harvesting writes as a new solution's ``configs``;
@@ -53,7 +58,8 @@ class NcbScores(BaseModel):
     Attributes:
         command: S_command against the best-matching solution (None: see ``notes``).
         reasoning: S_reasoning (None: the scorer could not run; ``reasoning.score`` None: no text).
-        reasoning_text: the agent's reasoning as scored (None: it wrote none).
+        reasoning_text: the agent's reasoning as scored (None: it wrote none): its text as is
+            (one model turn) or its summary (``reasoning.summary`` says which).
         applied_commands: ``{task device: [vtysh line, ...]}`` initial -> final (task names).
         initial_configs: ``{lab router: FRR text}`` of the initial configurations.
         notes: why a part is missing (``"command: ..."``, ``"reasoning: ..."``).
@@ -110,14 +116,20 @@ def task_names(configs: Mapping[str, Sequence[str]], names: Mapping[str, Any]) -
 
 
 def score_run(params: Mapping[str, Any], initial: Mapping[str, Any] | None, final: Mapping[str, Any] | None,
-              events: Sequence[Mapping[str, Any]]) -> NcbScores:
+              events: Sequence[Mapping[str, Any]], *, agent_config: Mapping[str, Any] | None = None,
+              summary: Any = None, crosscheck: bool = True) -> NcbScores:
     """The NcbScores of a NetConfBench run: ``params`` the variant's, ``initial`` / ``final``
     the routers' DeviceConfigs read out of band before the agent acted and after grading (None:
-    unreadable, said in ``notes``), ``events`` the run's trajectory events. Never raises for
-    bad data: a part that fails is None with its reason in ``notes``."""
+    unreadable, said in ``notes``), ``events`` the run's trajectory events, ``agent_config``
+    the run's agent block (the summariser's default endpoint), ``summary`` the campaign's
+    ``reasoning_summary`` (a :class:`~ani.netconfbench.reasoning_summary.SummaryConfig` or its
+    spec value; None: the default), ``crosscheck`` False: no frr-reload cross-check. Never
+    raises for bad data: a part that fails is None with its reason in ``notes``."""
     from ani.agents.frr_remediation import frr_commands, frr_text
     from ani.netconfbench.command_score import applied_changes, command_score, solution_changes
-    from ani.netconfbench.reasoning import reasoning_score, reasoning_text
+    from ani.netconfbench.reasoning import reasoning_score
+    from ani.netconfbench.reasoning_summary import SummaryConfig, reasoning_for_score
+    from ani.netconfbench.reload_check import crosscheck as reload_crosscheck
 
     names = dict(params.get("names") or {})
     out = NcbScores()
@@ -136,12 +148,19 @@ def score_run(params: Mapping[str, Any], initial: Mapping[str, Any] | None, fina
             out.command = command_score(applied, wanted)
             if out.command is None:
                 out.notes.append("command: the task has no solution")
+            elif crosscheck:
+                checked, why = reload_crosscheck(initial, final, applied)
+                out.command = out.command.model_copy(update={"crosscheck": checked, "crosscheck_note": why})
+                if why:
+                    out.notes.append(f"command crosscheck: {why}")
         except Exception as exc:  # noqa: BLE001 - a diagnostic score never fails a run: said
             out.notes.append(f"command: {type(exc).__name__}: {exc}")
-    out.reasoning_text = reasoning_text(events)
     try:
-        out.reasoning = reasoning_score(out.reasoning_text,
-                                        [(str(s.get("solution_id")), s.get("reasoning") or "") for s in sols])
+        cfg = summary if isinstance(summary, SummaryConfig) else SummaryConfig.parse(summary)
+        said = reasoning_for_score(events, cfg, agent_config)
+        out.reasoning_text = said.text
+        out.reasoning = reasoning_score(said.text, [(str(s.get("solution_id")), s.get("reasoning") or "") for s in sols],
+                                        summary=said.summary)
     except Exception as exc:  # noqa: BLE001 - e.g. a broken wordllama install: said
         out.notes.append(f"reasoning: {type(exc).__name__}: {exc}")
     if out.reasoning is not None and out.reasoning.score is None:

@@ -11,8 +11,9 @@ submits. So the run must be graded by the task's own testcases (the hidden tests
 a clean success, with the task file and the testcase names in the record. With part 5
 (``ncb-scores``) merged, the record also carries the NetConfBench scores: testcase score 1.0,
 task pass, a command F1 of 1.0 against the expert solution (the same lines were applied) and a
-reasoning score above 0.9 (its reasoning is the expert's; 0.99 measured with ncb-scores
-8f2a8e8 merged on a trial branch).
+reasoning score above 0.99 (a ReAct run's reasoning is summarised first by the run's own
+endpoint and model: the scripted model answers the summariser's request with the expert's
+reasoning).
 
 Tokens: every reply reports usage (1000 + 100 t, 20 + t) for turn t (0-based).
 """
@@ -30,6 +31,7 @@ from chat_server import ChatServer, call, reply
 from procs import ani_cli, lab_gone
 
 from ani.campaign.results import RunRecord, read_runs
+from ani.netconfbench.reasoning_summary import SUMMARY_PROMPT
 from ani.netconfbench.task import load_task
 
 pytestmark = pytest.mark.integration
@@ -47,7 +49,11 @@ def usage(turn: int) -> tuple[int, int]:
 
 
 def solving_model(body: dict[str, Any]) -> dict[str, Any]:
-    """The reply to one chat-completions request: by the number of assistant turns so far."""
+    """The reply to one chat-completions request: by the number of assistant turns so far; the
+    reasoning summariser's request after grading (a ReAct run is summarised first, by the
+    run's own endpoint and model) gets the expert's reasoning as the summary."""
+    if body["messages"][0]["content"] == SUMMARY_PROMPT:
+        return reply(content=SOLUTION.reasoning, usage=(700, 50))
     tools = {t["function"]["name"] for t in body.get("tools") or []}
     if "update_config" not in tools:
         raise AssertionError(f"not an A1 tool list: {sorted(tools)}")
@@ -132,10 +138,13 @@ def test_the_record_carries_the_netconfbench_scores(campaign_run):
     assert rec.testcase_score == 1.0 and rec.task_pass is True
     assert rec.ncb is not None and rec.ncb.command is not None, rec.ncb
     assert rec.ncb.command.f1 == 1.0 and rec.ncb.command.solution_id == SOLUTION.solution_id, rec.ncb.command
-    # the agent's reasoning is the expert's (with a sentence before and the submit summary after)
+    # four model turns: summarised by the run's own model (the scripted one answers with the
+    # expert's reasoning), the summary scored
     reasoning = rec.ncb.reasoning
     assert reasoning is not None and reasoning.solution_id == SOLUTION.solution_id, rec.ncb
-    assert reasoning.score is not None and reasoning.score > 0.9, reasoning
+    assert reasoning.summary.method == "llm" and reasoning.summary.model == "scripted-ncb-model", reasoning
+    assert rec.ncb.reasoning_text == SOLUTION.reasoning
+    assert reasoning.score is not None and reasoning.score > 0.99, reasoning
     assert reasoning.model and len(reasoning.weights_sha256) == 64
     line = json.loads((out / "runs.jsonl").read_text().splitlines()[0])
     assert line["testcase_score"] == 1.0 and line["task_pass"] is True

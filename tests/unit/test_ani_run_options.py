@@ -122,3 +122,17 @@ def test_a_missing_scenario_names_the_option(tmp_path, monkeypatch, stop_before_
         f"error: --scenario: file 'nope.yaml' not found (looked in the current folder "
         f"{tmp_path.resolve()} and in the shipped data)"
     )
+
+
+def test_reasoning_summary_option_reaches_the_spec(stop_before_lab):
+    """--reasoning-summary: a YAML value (``off``, or a mapping) as the run's ``reasoning_summary``."""
+    task = str(Path(__file__).parents[2] / "intents" / "netconfbench" / "static-backup.json")
+    run("--task-file", task, "--reasoning-summary", "off")
+    run("--task-file", task, "--reasoning-summary", "{model: small, max_tokens: 64}")
+    run("--task-file", task)
+    off, other, default = (s.reasoning_summary for s in stop_before_lab)
+    assert off.enabled is False and (other.enabled, other.model, other.max_tokens) == (True, "small", 64)
+    assert default is None
+    bad = run("--task-file", task, "--reasoning-summary", "{modle: x}")
+    assert bad.exit_code == 2 and "reasoning_summary.modle" in bad.stderr and len(stop_before_lab) == 3
+    assert "--reasoning-summary: not YAML" in run("--reasoning-summary", "{x").stderr

@@ -49,8 +49,8 @@ def test_score_run_all_parts():
                                                           "ip route 203.0.113.0 255.255.255.252 10.0.0.6 100"]},
          "reasoning": "A static route to the loopback and a floating backup with distance 100."}]}
     events = [{"event": "agent_turn", "content": "Add the primary static route and a backup with distance 100."}]
-    s = score_run(params, initial, final, events)
-    assert (s.command.f1, s.command.solution_id) == (1.0, "expert-0001")
+    s = score_run(params, initial, final, events, crosscheck=False)  # frr-reload: test_ncb_crosscheck_lab
+    assert (s.command.f1, s.command.solution_id) == (1.0, "expert-0001") and s.command.crosscheck is None
     assert s.applied_commands == {"r1": ["ip route 203.0.113.0/30 10.0.0.2", "ip route 203.0.113.0/30 10.0.0.6 100"]}
     assert "ip route 192.0.2.0/24 10.0.0.2" in s.initial_configs["r1"]
     assert s.reasoning.score is not None and s.reasoning.score > 0.5 and s.notes == []
