@@ -99,10 +99,7 @@ def task_names(configs: Mapping[str, Sequence[str]], names: Mapping[str, Any]) -
     inverted on device keys and interface names (a name the map does not have stays). Pure."""
     from ani.netconfbench.names import NameMap
 
-    fwd = NameMap.model_validate(dict(names or {}))
-    back = NameMap(nodes={lab: orig for orig, lab in fwd.nodes.items()},
-                   interfaces={fwd.nodes.get(n, n): {lab: orig for orig, lab in ifs.items()}
-                               for n, ifs in fwd.interfaces.items()})
+    back = NameMap.model_validate(dict(names or {})).inverse()
     return {back.nodes.get(r, r): [back.rewrite(r, str(ln)) for ln in lines] for r, lines in configs.items()}
 
 
