@@ -337,9 +337,10 @@ def run_one(
             f"({escape(_budget_source(agent_config, file_budget, given))})",
             soft_wrap=True,
         )
+        what = (f"{task} seed {seed}" if task_file is None
+                else f"netconfbench task {task_file.stem} (run {spec.run_id(spec.cells[0], seed)})")
         console.print(
-            f"run {cell_name} {task} seed {seed}, agent {escape(str(block['kind']))}: "
-            "starting the lab ...",
+            f"run {cell_name} {escape(what)}, agent {escape(str(block['kind']))}: starting the lab ...",
             soft_wrap=True,
         )
         rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)

@@ -63,7 +63,6 @@ from ani.campaign.outcomes import Outcomes, invalid_calls
 from ani.campaign.outcomes import measure as measure_outcomes
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
-from ani.campaign.spec import run_id as make_run_id
 from ani.errors import CapabilityMissing, ConfigError, HostFault
 from ani.host.programs import fault_mark, faults_since
 from ani.trajectory import TOOL_CALL_EVENT, Trajectory
@@ -612,7 +611,7 @@ def run_one(
     cell = spec.cell(cell) if isinstance(cell, str) else cell
     stress = dict(stress or {})
     task = spec.task_of(cell, stress)
-    rid = make_run_id(cell.name, task, seed, stress)
+    rid = spec.run_id(cell, seed, stress)
     out = Path(out_dir)
     traj_path = out / "trajectories" / f"{rid}.jsonl"
     scenario, task_class = prepare(spec, deps, cell, stress)

@@ -70,6 +70,8 @@ def test_scripted_run_passes_every_testcase(lab_host, tmp_path, level):
     assert rec.label == "clean_success", (rec.infra_error_reason, rec.agent_error, rec.tests)
     assert [t.passed for t in rec.tests] == [True] * 4
     assert rec.task == "netconfbench" and rec.variant_id == "static-backup" and rec.task_file == str(path)
+    assert rec.run_id == f"{level}-static-backup-s0"  # the run id names the task
+    assert (tmp_path / "trajectories" / f"{level}-static-backup-s0.jsonl").exists()
     assert rec.names["nodes"] == {"r1": "r1", "r2": "r2"}
     assert rec.unrequested_changes == []  # the solution is the reference end state
 

@@ -482,3 +482,26 @@ def test_the_name_map_inverts_and_is_rebuilt_from_a_lab_topology():
     assert names.rewrite("NewYork", names.rewrite("NewYork", text)) == names.rewrite("NewYork", text)  # idempotent
     assert back.rewrite("newyork", names.rewrite("NewYork", text)) == text
     assert NameMap.from_aliases({}, ["r1", "r2"]).inverse().rewrite("r1", "hostname r1\n") == "hostname r1\n"
+
+
+# -- run ids name the task (new-user check: two single runs over different task files were both
+#    a1-netconfbench-s0) -------------------------------------------------------------------------
+
+
+def test_run_ids_of_task_runs_name_the_task(tmp_path):
+    from ani.campaign.loop import plan
+
+    other = SHIPPED / "ospf-area-adjacency.json"
+    one = parse_spec({"name": "run", "tasks": str(STATIC), "cells": [{"name": "a1", "level": "a1"}]}, "test", ROOT)
+    two = parse_spec({"name": "run", "tasks": str(other), "cells": [{"name": "a1", "level": "a1"}]}, "test", ROOT)
+    assert one.run_id("a1", 0) == "a1-static-backup-s0" and two.run_id("a1", 0) == "a1-ospf-area-adjacency-s0"
+    both = parse_spec({"name": "c", "tasks": [str(STATIC), str(other)], "factor": "level",
+                       "cells": [{"name": "a1", "level": "a1"}, {"name": "a2", "level": "a2"}]}, "test", ROOT)
+    ids = [both.run_id(p.cell, p.seed, p.stress) for p in plan(both)]
+    assert sorted(ids) == ["a1-ospf-area-adjacency-s1", "a1-static-backup-s0",
+                           "a2-ospf-area-adjacency-s1", "a2-static-backup-s0"]
+    # campaigns over a scenario keep their ids
+    scen = parse_spec({"name": "c", "scenario": "scenarios/brownfield-small.yaml", "task": "onboard-site",
+                       "cells": [{"name": "a1", "level": "a1"}]}, "test", ROOT)
+    assert scen.run_id("a1", 3) == "a1-onboard-site-s3"
+
