@@ -427,14 +427,24 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
         from ani.registry import get_adapter_class
 
         for i, cell in enumerate(spec.cells):
-            cls = get_adapter_class(str(cell.level))
-            if cell.options:  # the level parses its options at construction (no lab needed)
-                try:
-                    cls(None, options=dict(cell.options))
-                except ConfigError as exc:
-                    raise ConfigError(f"cells[{i}]({cell.name}).options: {exc}") from None
+            get_adapter_class(str(cell.level))
+            try:
+                check_adapter_options(str(cell.level), dict(cell.options))
+            except ConfigError as exc:
+                raise ConfigError(f"cells[{i}]({cell.name}).options: {exc}") from None
         if any(cell.blocklist for cell in spec.cells):
             import ani.adapters.blocklist  # noqa: F401 - the ablation wrapper must load
+
+
+def check_adapter_options(level: str, options: dict[str, Any]) -> None:
+    """Check ``options`` (a cell's ``options:``, ``ani run --option``) with the options model of
+    the adapter of ``level``, which parses them at construction (no lab needed). Raises
+    ConfigError naming the level, each bad option and the known ones
+    (:func:`ani.adapters.options.parse_options`); RegistryError for an unknown level."""
+    from ani.registry import get_adapter_class
+
+    if options:
+        get_adapter_class(level)(None, options=dict(options))
 
 
 def check_host(spec: CampaignSpec, deps: RunnerDeps, cells: list[str] | None = None) -> None:
