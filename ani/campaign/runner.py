@@ -884,17 +884,19 @@ def _execute(
 
 def _ncb_scores(variant: Any, state: dict[str, Any], trajectory: Any) -> None:
     """ncb-scores: ``state["ncb"]`` for a variant whose ``params`` has ``"solutions"`` (a
-    NetConfBench task), from the observation's initial and final configurations and the
-    trajectory (:func:`ani.netconfbench.scoring.score_run`); never fails the run (a scoring
+    NetConfBench task), from the observation's initial and final configurations, the
+    trajectory and what the faults wrote (:func:`ani.netconfbench.scoring.score_run`); never fails the run (a scoring
     error is said in a ``harness`` event ``ncb_scores_failed``)."""
     params = getattr(variant, "params", None)
     if not isinstance(params, dict) or "solutions" not in params:
         return
+    from ani.campaign.observe_run import fault_lines
     from ani.netconfbench.scoring import score_run
 
     obs = state["observation"]
     try:
-        state["ncb"] = score_run(params, obs.initial, obs.final_configs(), list(trajectory.events))
+        state["ncb"] = score_run(params, obs.initial, obs.final_configs(), list(trajectory.events),
+                                 fault_lines(list(state.get("faults") or [])))
     except Exception as exc:  # noqa: BLE001 - diagnostic scores never fail a run
         trajectory.log("ncb_scores_failed", kind="harness", reason=_err(exc))
 
