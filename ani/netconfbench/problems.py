@@ -17,6 +17,10 @@ be ...", "Extra inputs are not permitted", "Unable to extract tag using discrimi
 pydantic's text with "Input should be" said as "must be". A model validator's message that
 names its own sub-paths (``"[3]: ..."``, ``"links[2]: ..."``, several joined with ``"; "``)
 is joined to the field's path.
+
+:data:`NonBlankStr` is the string type of the fields that must say something (a task's name,
+an intent, a solution id, a testcase name): ``""`` is refused with ``must not be empty``, a
+whitespace-only string with ``must not be blank (whitespace only)``.
 """
 
 from __future__ import annotations

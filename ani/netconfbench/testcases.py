@@ -31,7 +31,9 @@ Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (a task's ``t
   refused with the path of the missing key.)
 
 Unknown keys in a testcase are refused too (a misspelt ``expected_ouput`` would otherwise
-grade nothing). Every testcase keeps the mapping it was read from (:attr:`raw`): export
+grade nothing), and so are an empty or whitespace-only ``name`` (when given) or
+``expected_output`` (an empty regular expression matches any output: the testcase could not
+fail). Every testcase keeps the mapping it was read from (:attr:`raw`): export
 writes it back exactly as written, key order included.
 """
 
