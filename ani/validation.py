@@ -92,15 +92,32 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def read_text(path: str | Path, error: type[ConfigError] = ConfigError) -> str:
-    """The UTF-8 text of the user file at ``path``. Raises ``error`` (``"<path>: cannot read:
-    <why>"``) if it is missing, unreadable or not UTF-8."""
+    """The UTF-8 text of the user file at ``path``; a UTF-8 byte order mark at its start (as
+    some Windows editors write) is accepted and dropped. Raises ``error`` (``"<path>: cannot
+    read: <why>"``) if it is missing or unreadable, or if it is not UTF-8: the message says
+    where (``not UTF-8 text: byte 0xe9 at line 3, column 17``), what it looks like (UTF-16,
+    by its byte order mark or its zero bytes; else probably Latin-1 / Windows-1252) and to
+    save it as UTF-8."""
     p = Path(path)
     try:
-        return p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as exc:
         raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise error(f"{p}: cannot read: not UTF-8 text") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{p}: cannot read: {not_utf8(data, exc)}") from None
+
+
+def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
+    """Why ``data`` is not UTF-8 text, in a user's words (see :func:`read_text`)."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) > 1 and data.count(0) >= len(data) // 4):
+        return "not UTF-8 text: it looks like UTF-16 (save it as UTF-8)"
+    before = data[: exc.start]
+    line = before.count(b"\n") + 1
+    column = len(before) - (before.rfind(b"\n") + 1) + 1
+    return (f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, column {column} is not UTF-8 "
+            "(the file is probably Latin-1 or Windows-1252: save it as UTF-8)")
 
 
 def load_yaml(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:

@@ -139,11 +139,24 @@ def parse_agent_option(text: str) -> tuple[str, Any]:
         ConfigError: naming ``--agent-option`` and the text: no ``=``, a key that is not a name,
             an empty value (write ``null`` or ``""``), a value that is not a YAML scalar.
     """
-    where = f"--agent-option {text!r}"
+    return parse_key_value(text, "--agent-option", example="mode=planner-executor")
+
+
+def parse_key_value(text: str, flag: str, *, example: str, collections: bool = False) -> tuple[str, Any]:
+    """``KEY=VALUE`` given to the option ``flag`` -> ``(key, value)``, the value read as YAML
+    (so JSON too): a scalar (``3``, ``true``, ``null``, ``"7"``, ``text``), and with
+    ``collections`` also a flow list or mapping (``[a, b]``, ``{"x": 1}``).
+
+    Raises:
+        ConfigError: naming ``flag`` and the text: no ``=``, a key that is not a name, an
+            empty value (write ``null`` or ``""``), a value that is not YAML, a list or a
+            mapping where only scalars are taken.
+    """
+    where = f"{flag} {text!r}"
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise ConfigError(f"{where}: expected KEY=VALUE, e.g. mode=planner-executor")
+        raise ConfigError(f"{where}: expected KEY=VALUE, e.g. {example}")
     if not _KEY.fullmatch(key):
         raise ConfigError(f"{where}: {key!r} is not an option name (letters, digits, _)")
     if not raw.strip():
@@ -152,8 +165,9 @@ def parse_agent_option(text: str) -> tuple[str, Any]:
         value = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{where}: the value is not a YAML scalar ({problem})") from None
-    if isinstance(value, (dict, list)):
+        what = "YAML (or JSON)" if collections else "a YAML scalar"
+        raise ConfigError(f"{where}: the value is not {what} ({problem})") from None
+    if isinstance(value, (dict, list)) and not collections:
         raise ConfigError(
             f"{where}: the value must be a scalar (string, number, true/false, null), "
             f"got a {'mapping' if isinstance(value, dict) else 'list'}"

@@ -8,6 +8,7 @@ by ``--resume``), 130 interrupted (finished runs are kept).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -170,6 +171,30 @@ def _budget_source(config: Path | None, file_budget: dict[str, Any] | None, give
 DEFAULT_SCENARIO = Path("scenarios/brownfield-small.yaml")
 
 
+def _adapter_options(level: str, texts: list[str]) -> dict[str, Any]:
+    """``ani run --option KEY=VALUE ...`` as the cell's adapter options, checked by the options
+    model of ``level``'s adapter (a later option of one key wins). Raises typer.Exit(2) with
+    one line naming the ``--option`` (the text as given) and what is wrong."""
+    from ani.campaign.agent_block import parse_key_value
+    from ani.campaign.runner import check_adapter_options
+
+    options: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    try:
+        for text in texts:
+            key, value = parse_key_value(text, "--option", example="apply_config_shape=netconfarena",
+                                         collections=True)
+            options[key], given[key] = value, text
+        check_adapter_options(level, options)
+    except AniError as exc:
+        msg = str(exc)
+        if not msg.startswith("--option"):
+            named = [t for k, t in given.items() if re.search(rf"(^|[ ;]){re.escape(k)}[:.\[]", msg)]
+            msg = f"--option {', '.join(named) or ', '.join(given.values())}: {msg}"
+        raise _fail(msg) from None
+    return options
+
+
 def run_one(
     scenario: Annotated[
         Path | None,
@@ -197,6 +222,15 @@ def run_one(
     blocklist: Annotated[
         bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")
     ] = False,
+    adapter_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            help="KEY=VALUE option of the level's adapter, as a campaign cell's options: (repeatable; "
+            "the value is YAML or JSON: a scalar, [a, b], {k: v}), e.g. apply_config_shape=netconfarena "
+            "or extra_tools=[check_device_status]",
+        ),
+    ] = None,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -255,7 +289,9 @@ def run_one(
 
     The agent comes from --agent-config (an agent block or a campaign file), then --agent (the
     kind), then each --agent-option KEY=VALUE; a bad file, option or value exits 2 naming it,
-    before any lab starts. The budget is the campaign file's ``budget:`` block when
+    before any lab starts. Each --option KEY=VALUE is an option of the level's adapter (a
+    campaign cell's ``options:``, in the run record's ``adapter_options``), checked by the
+    level's options model before any lab starts (exit 2 naming the option and the known ones). The budget is the campaign file's ``budget:`` block when
     --agent-config is a campaign file (else 40 steps, 300 s, no token cap), each of
     --max-steps, --max-tokens and --wall-clock overriding its key; it is printed at the start.
     """
@@ -272,6 +308,7 @@ def run_one(
     level, known = level.strip().lower(), available()
     if level not in known:  # say which option, not the internal one-cell campaign's field path
         raise _fail(f"--level / $ANI_LEVEL: unknown level {level!r}; known: {', '.join(known)}")
+    adapter_options = _adapter_options(level, list(adapter_option or []))
     if manifest is not None and scenario is not None:
         raise _fail("give --scenario (a scenario file) or --manifest (generated), not both")
     if task_file is not None and (scenario is not None or manifest is not None):
@@ -332,7 +369,8 @@ def run_one(
         "variants": 1,
         "agent": block,
         "budget": budget,
-        "cells": [{"name": cell_name, "level": level, "blocklist": blocklist}],
+        "cells": [{"name": cell_name, "level": level, "blocklist": blocklist,
+                   **({"options": adapter_options} if adapter_options else {})}],
         **summary_opt,
     }
     created = False  # whether this call made the --out folder (removed again if refused before the run)
@@ -352,9 +390,11 @@ def run_one(
             f"({escape(_budget_source(agent_config, file_budget, given))})",
             soft_wrap=True,
         )
+        what = (f"{task} seed {seed}" if task_file is None
+                else f"netconfbench task {task_file.stem} (run {spec.run_id(spec.cells[0], seed)})")
+        given = "".join(f", --option {escape(t)}" for t in adapter_option or [])
         console.print(
-            f"run {cell_name} {task} seed {seed}, agent {escape(str(block['kind']))}: "
-            "starting the lab ...",
+            f"run {cell_name} {escape(what)}, agent {escape(str(block['kind']))}{given}: starting the lab ...",
             soft_wrap=True,
         )
         rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)

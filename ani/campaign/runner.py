@@ -63,7 +63,6 @@ from ani.campaign.outcomes import Outcomes, invalid_calls
 from ani.campaign.outcomes import measure as measure_outcomes
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
-from ani.campaign.spec import run_id as make_run_id
 from ani.errors import CapabilityMissing, ConfigError, HostFault
 from ani.host.programs import fault_mark, faults_since
 from ani.trajectory import TOOL_CALL_EVENT, Trajectory
@@ -428,14 +427,24 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
         from ani.registry import get_adapter_class
 
         for i, cell in enumerate(spec.cells):
-            cls = get_adapter_class(str(cell.level))
-            if cell.options:  # the level parses its options at construction (no lab needed)
-                try:
-                    cls(None, options=dict(cell.options))
-                except ConfigError as exc:
-                    raise ConfigError(f"cells[{i}]({cell.name}).options: {exc}") from None
+            get_adapter_class(str(cell.level))
+            try:
+                check_adapter_options(str(cell.level), dict(cell.options))
+            except ConfigError as exc:
+                raise ConfigError(f"cells[{i}]({cell.name}).options: {exc}") from None
         if any(cell.blocklist for cell in spec.cells):
             import ani.adapters.blocklist  # noqa: F401 - the ablation wrapper must load
+
+
+def check_adapter_options(level: str, options: dict[str, Any]) -> None:
+    """Check ``options`` (a cell's ``options:``, ``ani run --option``) with the options model of
+    the adapter of ``level``, which parses them at construction (no lab needed). Raises
+    ConfigError naming the level, each bad option and the known ones
+    (:func:`ani.adapters.options.parse_options`); RegistryError for an unknown level."""
+    from ani.registry import get_adapter_class
+
+    if options:
+        get_adapter_class(level)(None, options=dict(options))
 
 
 def check_host(spec: CampaignSpec, deps: RunnerDeps, cells: list[str] | None = None) -> None:
@@ -612,7 +621,7 @@ def run_one(
     cell = spec.cell(cell) if isinstance(cell, str) else cell
     stress = dict(stress or {})
     task = spec.task_of(cell, stress)
-    rid = make_run_id(cell.name, task, seed, stress)
+    rid = spec.run_id(cell, seed, stress)
     out = Path(out_dir)
     traj_path = out / "trajectories" / f"{rid}.jsonl"
     scenario, task_class = prepare(spec, deps, cell, stress)
@@ -876,17 +885,19 @@ def _execute(
 
 def _ncb_scores(variant: Any, state: dict[str, Any], trajectory: Any) -> None:
     """ncb-scores: ``state["ncb"]`` for a variant whose ``params`` has ``"solutions"`` (a
-    NetConfBench task), from the observation's initial and final configurations and the
-    trajectory (:func:`ani.netconfbench.scoring.score_run`); never fails the run (a scoring
+    NetConfBench task), from the observation's initial and final configurations, the
+    trajectory and what the faults wrote (:func:`ani.netconfbench.scoring.score_run`); never fails the run (a scoring
     error is said in a ``harness`` event ``ncb_scores_failed``)."""
     params = getattr(variant, "params", None)
     if not isinstance(params, dict) or "solutions" not in params:
         return
+    from ani.campaign.observe_run import fault_lines
     from ani.netconfbench.scoring import score_run
 
     obs = state["observation"]
     try:
         state["ncb"] = score_run(params, obs.initial, obs.final_configs(), list(trajectory.events),
+                                 fault_lines(list(state.get("faults") or [])),
                                  agent_config=state.get("agent_config"), summary=state.get("reasoning_summary"))
     except Exception as exc:  # noqa: BLE001 - diagnostic scores never fail a run
         trajectory.log("ncb_scores_failed", kind="harness", reason=_err(exc))

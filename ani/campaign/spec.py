@@ -495,9 +495,17 @@ class CampaignSpec(BaseModel):
         return "task"
 
     def run_id(self, cell: CellSpec | str, seed: int, stress: dict[str, Any] | None = None) -> str:
-        """The run id of ``cell`` / ``seed`` / ``stress`` (:func:`run_id`)."""
+        """The run id of ``cell`` / ``seed`` / ``stress`` (:func:`run_id`). With ``tasks:``
+        (netconfbench) the task part is the task's variant id, its file's stem
+        (``a1-static-backup-s0``): every task class ``netconfbench`` would give two single-run
+        campaigns over different task files one id; other campaigns are as before."""
         name = cell if isinstance(cell, str) else cell.name
-        return run_id(name, self.task_of(cell, stress), seed, stress)
+        task = self.task_of(cell, stress)
+        if self.tasks_paths and 0 <= int(seed) < len(self.tasks_paths):
+            from ani.netconfbench.variant import task_variant_id
+
+            task = task_variant_id(self.tasks_paths[int(seed)])
+        return run_id(name, task, seed, stress)
 
     # --- faults (issue 14, faults-core) -----------------------------------------------------
     #: faults per agent step (lambda of the schedule's Poisson process); 0: no faults. A
@@ -703,7 +711,8 @@ def _setting(spec: CampaignSpec, cell: CellSpec, setting: str) -> Any:
 
 
 def run_id(cell: str, task: str, seed: int, stress: dict[str, Any] | None = None) -> str:
-    """Filesystem-safe run id ``<cell>-<task>-s<seed>`` (e.g. ``a1_blocklist-onboard-site-s2``);
+    """Filesystem-safe run id ``<cell>-<task>-s<seed>`` (e.g. ``a1_blocklist-onboard-site-s2``;
+    a NetConfBench task's run: ``<task>`` its variant id, ``a1-static-backup-s0``);
     with a swept stress value other than the task, ``<cell>-<task>-<param><value>-s<seed>``
     (``a1-onboard-site-density4-s2``)."""
     extra = "".join(

@@ -35,15 +35,44 @@ def core_links(topology: Any) -> list[tuple[str, str, str, str]]:
             if lk.a.node in routers and lk.b.node in routers]
 
 
-def link_ends(lab: Any, a: str, b: str) -> tuple[str, str, str, str]:
-    """The first link of the lab between routers ``a`` and ``b``, as ``(a, a_if, b, b_if)``
+def draw_link(rng: Any, scenario: Any, variant: Any = None) -> dict[str, Any] | None:
+    """The target of a link fault, one router-to-router link drawn with ``rng`` (one
+    ``randrange``): ``{"link": [a, b]}``, and, when other links join the same two routers
+    (a NetConfBench task's primary and backup links), the drawn one's interfaces too,
+    ``{"link": [a, b], "ifnames": [a_if, b_if]}``. None when the topology has no such link."""
+    links = core_links(topology_of(scenario, variant))
+    if not links:
+        return None
+    a, ai, b, bi = links[rng.randrange(len(links))]
+    target: dict[str, Any] = {"link": [a, b]}
+    if sum(1 for x, _, y, _ in links if {x, y} == {a, b}) > 1:
+        target["ifnames"] = [ai, bi]
+    return target
+
+
+def target_link(lab: Any, target: dict[str, Any]) -> tuple[str, str, str, str]:
+    """The lab link a link fault's ``target`` names (:func:`draw_link`), as ``(a, a_if, b,
+    b_if)``. Raises FaultError if the lab has none."""
+    a, b = target["link"]
+    ifnames = target.get("ifnames")
+    return link_ends(lab, a, b, tuple(ifnames) if ifnames else None)
+
+
+def link_ends(lab: Any, a: str, b: str, ifnames: tuple[str, str] | None = None) -> tuple[str, str, str, str]:
+    """The first link of the lab between routers ``a`` and ``b`` (with ``ifnames``: the one
+    between ``a``'s ``ifnames[0]`` and ``b``'s ``ifnames[1]``), as ``(a, a_if, b, b_if)``
     oriented like the arguments. Raises FaultError if there is none."""
     for lk in lab.topology.links:
         if (lk.a.node, lk.b.node) == (a, b):
-            return a, lk.a.ifname, b, lk.b.ifname
-        if (lk.a.node, lk.b.node) == (b, a):
-            return a, lk.b.ifname, b, lk.a.ifname
-    raise FaultError(f"no link between {a} and {b} in lab {lab.id}")
+            ends = a, lk.a.ifname, b, lk.b.ifname
+        elif (lk.a.node, lk.b.node) == (b, a):
+            ends = a, lk.b.ifname, b, lk.a.ifname
+        else:
+            continue
+        if ifnames is None or (ends[1], ends[3]) == tuple(ifnames):
+            return ends
+    on = f" ({a} {ifnames[0]} - {b} {ifnames[1]})" if ifnames else ""
+    raise FaultError(f"no link between {a} and {b}{on} in lab {lab.id}")
 
 
 def link_state(lab: Any, node: str, ifname: str) -> tuple[bool, str]:

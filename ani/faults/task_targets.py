@@ -4,8 +4,10 @@ topology's routers and links are :mod:`ani.faults.targets`).
 Every task class names the edge routers it changes in its parameters (``TaskVariant.params``,
 never shown to the agent): ``edge`` (onboard-site, decommission, troubleshoot) or, for
 change-set, the ``edge`` / ``from_edge`` / ``to_edge`` of each ``add`` / ``move`` / ``remove``
-entry. A kind draws its target among those (the fault then meets the task), else among the
-scenario's routers.
+entry; a NetConfBench task (:mod:`ani.netconfbench.variant`) the routers its first solution
+configures (``lab_solutions[0].configs``, in the lab's names, in the solution's order). A kind
+draws its target among those (the fault then meets the task), else among the scenario's
+routers.
 
     task_routers(scenario, variant) -> ["e1", "e2"]    # sorted, routers of the scenario only
     pick_router(rng, scenario, variant) -> "e2" | None  # rng.choice of the above (else any router)
@@ -36,6 +38,9 @@ def _edges_in_order(params: dict[str, Any]) -> list[str]:
         for entry in params.get(section) or []:
             if isinstance(entry, dict):
                 out += [str(entry[k]) for k in _EDGE_KEYS if isinstance(entry.get(k), str)]
+    solutions = params.get("lab_solutions")
+    if isinstance(solutions, list) and solutions and isinstance(solutions[0], dict):
+        out += [str(r) for r, lines in (solutions[0].get("configs") or {}).items() if lines]
     return out
 
 

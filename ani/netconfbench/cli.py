@@ -18,7 +18,10 @@ seed (default: the template's own ``template.seeds``): one seed to stdout or to 
 FILE.json``, several to ``--out DIR`` as ``<template name>-seed<N>.json``. ``harvest`` (:mod:`ani.netconfbench.harvest`) appends to each task file (in place,
 or to copies in ``--out``) the runs that passed every testcase with commands unlike every
 known solution (command F1 below the threshold, 0.5), one line per candidate run; running it
-again adds nothing. Exit codes: 0 ok, 2 bad input (a task file, a path, a file in the way).
+again adds nothing. A template given to ``import`` or ``show`` (a YAML file, or JSON with
+``parameters:``) is refused saying it is one and how to instantiate it; task files are UTF-8
+(a byte order mark is dropped, never written). Exit codes: 0 ok, 2 bad input (a task file, a
+path, a file in the way).
 """
 
 from __future__ import annotations

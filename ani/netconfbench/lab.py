@@ -61,6 +61,7 @@ __all__ = [
     "ValidationReport",
     "apply_solution",
     "lab_task",
+    "lab_testcase",
     "refuse_other_platforms",
     "task_scenario",
     "validate_task",
@@ -147,22 +148,27 @@ def lab_task(task: Any, names: NameMap) -> Any:
                           for n, cmds in (sol.get("configs") or {}).items()}
         sols.append(sol)
     data["ground_truth_configs"] = sols
-    tcs = []
-    for tc in data["testcases"]:
-        tc = dict(tc)
-        dev = tc.get("device")
-        if isinstance(dev, str):
-            tc["device"] = names.nodes.get(dev, dev)
-            if isinstance(tc.get("commands"), list):
-                tc["commands"] = [names.rewrite(dev, str(c)) for c in tc["commands"]]
-            if isinstance(tc.get("expected_output"), str):
-                tc["expected_output"] = names.rewrite(dev, tc["expected_output"])
-        er = tc.get("expected_result")
-        if isinstance(er, dict) and isinstance(er.get("device"), str):
-            tc["expected_result"] = {**er, "device": names.nodes.get(er["device"], er["device"])}
-        tcs.append(tc)
-    data["testcases"] = tcs
+    data["testcases"] = [lab_testcase(tc, names) for tc in data["testcases"]]
     return parse_task(data, source=f"{task.task_name} (in the lab's names)")
+
+
+def lab_testcase(testcase: dict[str, Any], names: NameMap) -> dict[str, Any]:
+    """One testcase mapping (either shape, as a task file has it) in the lab's names
+    (``names``): its device, and the device's interface names in its commands and expected
+    output. A testcase already in the lab's names is returned equal (see
+    :mod:`ani.netconfbench.names`); a malformed one is left for the testcase model to refuse."""
+    tc = dict(testcase)
+    dev = tc.get("device")
+    if isinstance(dev, str):
+        tc["device"] = names.nodes.get(dev, dev)
+        if isinstance(tc.get("commands"), list):
+            tc["commands"] = [names.rewrite(dev, c) if isinstance(c, str) else c for c in tc["commands"]]
+        if isinstance(tc.get("expected_output"), str):
+            tc["expected_output"] = names.rewrite(dev, tc["expected_output"])
+    er = tc.get("expected_result")
+    if isinstance(er, dict) and isinstance(er.get("device"), str):
+        tc["expected_result"] = {**er, "device": names.nodes.get(er["device"], er["device"])}
+    return tc
 
 
 def _daemons(texts: list[str]) -> list[str]:
@@ -218,24 +224,29 @@ def _topology_name(task: Any, source: str) -> str:
 # -- applying a solution, out of band -------------------------------------------------------------
 
 
-def apply_solution(lab: Any, configs: dict[str, list[str]]) -> list[str]:
+def apply_solution(lab: Any, configs: dict[str, list[str]], names: NameMap | None = None) -> list[str]:
     """Send each router's commands of a solution (``{router: [command, ...]}``, lab names) to its
     vtysh out of band, in configuration mode (``configure terminal`` and ``end`` added, the
     solution's own mode lines dropped). Returns one problem per router whose vtysh failed or
-    printed an error (FRR prints only on a refused line); [] when all took."""
+    printed an error (FRR prints only on a refused line); [] when all took. ``names``: the
+    task's name map, so that a problem names the task's device and interfaces (as the task
+    file does); none: the lab's names."""
+    back = (names or NameMap()).inverse()
     problems = []
     for router, commands in configs.items():
         lines = config_lines(list(commands))
         if not lines:
             continue
+        device = back.nodes.get(router, router)
         if router not in lab.routers:
-            problems.append(f"{router}: not a router of the lab (routers: {', '.join(lab.routers)})")
+            routers = ", ".join(back.nodes.get(r, r) for r in lab.routers)
+            problems.append(f"{device}: not a router of the lab (routers: {routers})")
             continue
         res = lab.vtysh(router, ["configure terminal", *lines, "end"], timeout=30.0)
-        text = (res.stdout + res.stderr).strip()
+        text = back.rewrite(router, (res.stdout + res.stderr).strip())
         if not res.ok or text:
             why = "timed out" if res.timed_out else f"exit {res.rc}"
-            problems.append(f"{router}: vtysh {why}: {text[:300]}")
+            problems.append(f"{device}: vtysh {why}: {text[:300]}")
     return problems
 
 
@@ -263,7 +274,9 @@ class ValidationReport(BaseModel):
         task_file / task_name: the task.
         ok: the task is valid (at least one testcase failed at the start, every solution made
             every testcase pass, nothing went wrong).
-        initial: the testcases at the start (``{"name", "status", "output"}`` each).
+        initial: the testcases at the start (``{"name", "status", "output"}`` each; outputs
+            and problems in the task's names, like everything the Task Evaluation Interface
+            says: :mod:`ani.netconfbench.evaluate`).
         passing_at_start: names of the testcases that already passed at the start.
         solutions: one :class:`SolutionCheck` per solution, in the file's order.
         problems: one line per reason ``ok`` is False.
@@ -330,7 +343,7 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
     try:
         lab.up()
         time.sleep(settle)
-        initial = run_testcases(lab, testcases, bound_s=fail_bound_s)
+        initial = run_testcases(lab, testcases, bound_s=fail_bound_s, names=scenario.names)
     except TaskFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 - a lab that cannot start is the task's problem
@@ -348,9 +361,9 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
         lab = make_lab(scenario.topology)
         try:
             lab.up()
-            check.apply_problems = apply_solution(lab, dict(sol.configs))
+            check.apply_problems = apply_solution(lab, dict(sol.configs), scenario.names)
             time.sleep(settle)
-            check.results = run_testcases(lab, testcases, bound_s=pass_bound_s)
+            check.results = run_testcases(lab, testcases, bound_s=pass_bound_s, names=scenario.names)
         except Exception as exc:  # noqa: BLE001
             check.apply_problems.append(f"lab: {type(exc).__name__}: {exc}")
         finally:

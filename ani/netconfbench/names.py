@@ -13,6 +13,8 @@ can use as it is and maps the others::
     names.rewrite("NewYork", "interface Gi0/0\\n ip address ...")   # -> "interface gi0-0 ..."
     names.aliases()      # {"newyork": "NewYork", "newyork:gi0-0": "Gi0/0"} (Topology.aliases)
     names.note()         # the lines appended to the agent's request when anything is mapped
+    names.inverse()      # lab -> task names: .rewrite("newyork", lab text) speaks the task's names
+    NameMap.from_aliases(lab.topology.aliases, lab.routers)   # the map a running lab was built with
 
 Rules: a node name is lowercased and stripped to ``[a-z0-9]`` (cut to 10 characters; a
 leading digit gets an ``r``); if that clashes or is empty, ``r1``, ``r2``, ... An interface
@@ -24,7 +26,10 @@ deterministic in the node and link order of the task.
 :meth:`NameMap.rewrite` rewrites configuration and command text of one device: its interface
 names wherever they stand as a whole token, and ``hostname <original>``. It is used on the
 startup configs, the solutions' commands, and the testcases' commands and expected output
-(regular expressions: an interface name in them is rewritten as a literal).
+(regular expressions: an interface name in them is rewritten as a literal). Text already in
+the lab's names is left as it is (a mapped name's lab name is never a name the task uses on
+that node), so rewriting twice is rewriting once. :meth:`NameMap.inverse` is the map the other
+way: what the lab prints (a running config, a testcase's output), in the task's names.
 """
 
 from __future__ import annotations
@@ -93,6 +98,29 @@ class NameMap(BaseModel):
         if lab is not None and lab != node:
             text = re.sub(rf"(?m)^(\s*hostname\s+){re.escape(node)}\s*$", rf"\g<1>{lab}", text)
         return text
+
+    def inverse(self) -> NameMap:
+        """The map lab -> task names (``nodes`` and ``interfaces`` keyed by the lab's names):
+        ``inverse().rewrite(lab_node, text)`` is the lab's text of ``lab_node`` (its running
+        config, a command's output) with that node's interface names and its ``hostname`` line
+        in the task's names; ``inverse().nodes.get(lab_node, lab_node)`` its task name."""
+        return NameMap(nodes={lab: orig for orig, lab in self.nodes.items()},
+                       interfaces={self.nodes.get(n, n): {lab: orig for orig, lab in ifs.items()}
+                                   for n, ifs in self.interfaces.items()})
+
+    @classmethod
+    def from_aliases(cls, aliases: dict[str, str], routers: Iterable[str]) -> NameMap:
+        """The map a lab was built with, from its topology's ``aliases`` (:meth:`aliases`' form:
+        ``{lab node: task name, "lab node:lab interface": task interface}``) and its
+        ``routers`` (lab names). A router without an alias keeps its name; only the mapped
+        interfaces are listed (the others have one name). A lab without aliases: identity."""
+        nodes = {aliases.get(r, r): r for r in routers}
+        interfaces: dict[str, dict[str, str]] = {}
+        for key, orig_if in aliases.items():
+            lab_node, sep, lab_if = key.partition(":")
+            if sep:
+                interfaces.setdefault(aliases.get(lab_node, lab_node), {})[orig_if] = lab_if
+        return cls(nodes=nodes, interfaces=interfaces)
 
     def aliases(self) -> dict[str, str]:
         """``{lab node: original, "lab node:lab interface": original}`` for the names that

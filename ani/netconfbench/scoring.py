@@ -21,7 +21,8 @@ A run of a variant whose ``params`` has ``"solutions"`` (a NetConfBench task) al
   else the extractive summary), ``reasoning.summary`` saying which;
 - ``applied_commands``: the vtysh lines that take the initial configuration to the final one
   per router (:func:`ani.agents.frr_remediation.frr_commands`), in the task's names: what
-  harvesting writes as a new solution's ``configs``;
+  harvesting writes as a new solution's ``configs``; like the command score, without the lines
+  the run's faults wrote (a concurrent writer's ``description``: not the agent's);
 - ``initial_configs``: the routers' initial FRR configuration text (lab names), so that a
   solution added to the task later is scored against this run without a lab
   (:mod:`ani.netconfbench.harvest`);
@@ -38,7 +39,7 @@ the runs that have one (with their count), per task and over tasks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -105,10 +106,7 @@ def task_names(configs: Mapping[str, Sequence[str]], names: Mapping[str, Any]) -
     inverted on device keys and interface names (a name the map does not have stays). Pure."""
     from ani.netconfbench.names import NameMap
 
-    fwd = NameMap.model_validate(dict(names or {}))
-    back = NameMap(nodes={lab: orig for orig, lab in fwd.nodes.items()},
-                   interfaces={fwd.nodes.get(n, n): {lab: orig for orig, lab in ifs.items()}
-                               for n, ifs in fwd.interfaces.items()})
+    back = NameMap.model_validate(dict(names or {})).inverse()
     return {back.nodes.get(r, r): [back.rewrite(r, str(ln)) for ln in lines] for r, lines in configs.items()}
 
 
@@ -116,15 +114,20 @@ def task_names(configs: Mapping[str, Sequence[str]], names: Mapping[str, Any]) -
 
 
 def score_run(params: Mapping[str, Any], initial: Mapping[str, Any] | None, final: Mapping[str, Any] | None,
-              events: Sequence[Mapping[str, Any]], *, agent_config: Mapping[str, Any] | None = None,
-              summary: Any = None, crosscheck: bool = True) -> NcbScores:
+              events: Sequence[Mapping[str, Any]], fault_lines: Collection[str] = (), *,
+              agent_config: Mapping[str, Any] | None = None, summary: Any = None,
+              crosscheck: bool = True) -> NcbScores:
     """The NcbScores of a NetConfBench run: ``params`` the variant's, ``initial`` / ``final``
     the routers' DeviceConfigs read out of band before the agent acted and after grading (None:
-    unreadable, said in ``notes``), ``events`` the run's trajectory events, ``agent_config``
-    the run's agent block (the summariser's default endpoint), ``summary`` the campaign's
-    ``reasoning_summary`` (a :class:`~ani.netconfbench.reasoning_summary.SummaryConfig` or its
-    spec value; None: the default), ``crosscheck`` False: no frr-reload cross-check. Never
-    raises for bad data: a part that fails is None with its reason in ``notes``."""
+    unreadable, said in ``notes``), ``events`` the run's trajectory events, ``fault_lines`` the
+    change lines the run's faults wrote themselves (``"r1: + interface lo / description ..."``,
+    :func:`ani.campaign.observe_run.fault_lines`): left out of the applied commands and of the
+    command score (a concurrent writer's line is not the agent's, nor a solution to harvest;
+    ``notes`` says how many), ``agent_config`` the run's agent block (the summariser's default
+    endpoint), ``summary`` the campaign's ``reasoning_summary`` (a
+    :class:`~ani.netconfbench.reasoning_summary.SummaryConfig` or its spec value; None: the
+    default), ``crosscheck`` False: no frr-reload cross-check. Never raises for bad data: a
+    part that fails is None with its reason in ``notes``."""
     from ani.agents.frr_remediation import frr_commands, frr_text
     from ani.netconfbench.command_score import applied_changes, command_score, solution_changes
     from ani.netconfbench.reasoning import reasoning_score
@@ -139,6 +142,9 @@ def score_run(params: Mapping[str, Any], initial: Mapping[str, Any] | None, fina
     else:
         try:
             out.initial_configs = {r: frr_text(c) for r, c in initial.items()}
+            initial, final, left_out = _without_faults(initial, final, fault_lines)
+            if left_out:
+                out.notes.append(f"command: {left_out} change line(s) the faults wrote left out")
             out.applied_commands = task_names(
                 {r: frr_commands(initial[r], final[r]) for r in initial if r in final}, names)
             applied = applied_changes(initial, final)
@@ -166,6 +172,26 @@ def score_run(params: Mapping[str, Any], initial: Mapping[str, Any] | None, fina
     if out.reasoning is not None and out.reasoning.score is None:
         out.notes.append(f"reasoning: {out.reasoning.note}")
     return out
+
+
+def _without_faults(initial: Mapping[str, Any], final: Mapping[str, Any],
+                    fault_lines: Collection[str]) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """``(initial, final, n)``: both without the lines the faults wrote
+    (:func:`ani.observer.changes.without_changes`, per router), ``n`` the run's change lines
+    that left out."""
+    from ani.netconfbench.command_score import applied_changes
+    from ani.observer.changes import without_changes
+
+    own: dict[str, list[str]] = {}
+    for line in fault_lines:
+        router, _, change = str(line).partition(": ")
+        own.setdefault(router, []).append(change)
+    if not own:
+        return dict(initial), dict(final), 0
+    before = sum(len(v) for v in applied_changes(initial, final).values())
+    initial = {r: without_changes(c, own.get(r)) if r in own else c for r, c in initial.items()}
+    final = {r: without_changes(c, own.get(r)) if r in own else c for r, c in final.items()}
+    return initial, final, before - sum(len(v) for v in applied_changes(initial, final).values())
 
 
 def efficiency(record: Any) -> dict[str, Any]:

@@ -29,7 +29,6 @@ line and column. Several problems of one file are joined with ``"; "``.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -38,32 +37,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, f
 from ani.errors import TaskFormatError
 from ani.validation import read_text
 from ani.netconfbench.platform import platform_of  # noqa: F401 - part of this module's interface
+from ani.netconfbench.problems import NonBlankStr, json_path, validation_problems
 from ani.netconfbench.testcases import SHAPE_TAGS, CommandTestcase, Testcase, testcase_name
 
 #: the draft's order of the top-level keys (unknown keys follow, in the order read)
 TASK_KEYS = ("task_name", "intents", "topology", "startup_configs", "ground_truth_configs", "testcases")
 #: the draft's order of a solution's keys
 SOLUTION_KEYS = ("solution_id", "configs", "reasoning", "provenance")
-
-_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-
-
-def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
-    """A pydantic location as a JSON path: ``("testcases", 2, "expected_output")`` ->
-    ``testcases[2].expected_output``; a key that is no identifier is quoted
-    (``startup_configs["New York"]``); the testcase shape tags are dropped."""
-    out = ""
-    for part in loc:
-        if part in SHAPE_TAGS:
-            continue
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _IDENT_RE.match(str(part)):
-            out += f".{part}" if out else str(part)
-        else:
-            out += f"[{json.dumps(str(part))}]"
-    return out
-
 
 class NcbLink(BaseModel):
     """One link of a topology: ``"A IFACE <-> B IFACE"`` as its four parts (names as written)."""
@@ -176,15 +156,17 @@ class Solution(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    solution_id: StrictStr = Field(min_length=1)
+    solution_id: NonBlankStr
     configs: dict[str, list[StrictStr]]
     reasoning: StrictStr = ""
-    provenance: StrictStr = Field(min_length=1)
+    provenance: NonBlankStr
 
 
 class NcbTask(BaseModel):
     """One NetConfBench task (draft §4.1). Mandatory (§5.1): ``intents`` (non-empty),
-    ``topology`` and ``testcases`` (non-empty); and ``task_name``. Unknown top-level keys are
+    ``topology`` and ``testcases`` (non-empty); and ``task_name``. ``task_name``, each intent,
+    and a solution's ``solution_id`` and ``provenance`` must say something: an empty or
+    whitespace-only string is refused by its JSON path (``intents[1]: must not be empty``). Unknown top-level keys are
     kept (``model_extra``) and exported after the known ones.
 
     Checked across fields: ``startup_configs`` and each solution's ``configs`` name topology
@@ -195,8 +177,8 @@ class NcbTask(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    task_name: StrictStr
-    intents: list[StrictStr] = Field(min_length=1)
+    task_name: NonBlankStr
+    intents: list[NonBlankStr] = Field(min_length=1)
     topology: NcbTopology
     startup_configs: dict[str, StrictStr] = {}
     ground_truth_configs: list[Solution] = []
@@ -239,36 +221,13 @@ class NcbTask(BaseModel):
 # -- reading -----------------------------------------------------------------------------------
 
 
-def _message(err: dict[str, Any]) -> str:
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    loc = tuple(err["loc"])
-    if err["type"] == "extra_forbidden":
-        if "expected_result" in loc[:-1]:
-            msg = "not an accepted key of expected_result (accepted: " + ", ".join(_expected_keys()) + ")"
-        else:
-            msg = ("not a testcase key (a testcase is {name?, device, commands, expected_output} "
-                   "or {name, expected_result})")
-    elif err["type"] in _PLAIN:
-        msg = _PLAIN[err["type"]]
-    elif err["type"] == "model_type" and loc and loc[-1] in SHAPE_TAGS:
-        msg = "a testcase must be a JSON object"
-    return msg
-
-
-#: pydantic's messages in the words of a JSON file
-_PLAIN = {
-    "missing": "required",
-    "too_short": "must not be empty",
-    "string_type": "must be a string",
-    "list_type": "must be an array",
-    "dict_type": "must be an object",
-    "model_type": "must be an object",
-    "model_attributes_type": "must be an object",
-    "bool_type": "must be true or false",
-    "int_type": "must be an integer",
-    "ip_v4_network": "not an IPv4 prefix A.B.C.D/L (or A.B.C.D M.M.M.M) without host bits",
-    "ip_v4_address": "not an IPv4 address",
-}
+def _unknown_key(err: Any) -> str | None:
+    """The message for a key a testcase or its ``expected_result`` does not accept."""
+    if err["type"] != "extra_forbidden":
+        return None
+    if "expected_result" in tuple(err["loc"])[:-1]:
+        return "not an accepted key of expected_result (accepted: " + ", ".join(_expected_keys()) + ")"
+    return "not a testcase key (a testcase is {name?, device, commands, expected_output} or {name, expected_result})"
 
 
 def _expected_keys() -> list[str]:
@@ -278,26 +237,8 @@ def _expected_keys() -> list[str]:
 
 
 def _problems(exc: ValidationError) -> list[str]:
-    """``["json.path: message", ...]`` for ``exc``; a message of a validator that names its
-    own sub-paths (``"[3]: ..."``, ``"commands[0]: ..."``) is joined to the field's path."""
-    parts: list[str] = []
-    for err in exc.errors():
-        where = json_path(tuple(err["loc"]))
-        msg = _message(err)
-        if err["type"] != "value_error":
-            parts.append(f"{where}: {msg}" if where else msg)
-            continue
-        for m in msg.split("; "):
-            head, sep, rest = m.partition(": ")
-            if sep and head.startswith("[") and head.endswith("]"):
-                parts.append(f"{where}{head}: {rest}")
-            elif sep and where and re.match(r"^\w+(\[\d+\])?$", head) and not head[0].isdigit():
-                # a field validator's own sub-path (``commands[0]: ...``) or a model validator's
-                # (``links[2]: ...``) within ``where``
-                parts.append(f"{where}.{m}")
-            else:
-                parts.append(f"{where}: {m}" if where else m)
-    return parts
+    """``["json.path: message", ...]`` for ``exc`` (:func:`ani.netconfbench.problems.validation_problems`)."""
+    return validation_problems(exc, drop=SHAPE_TAGS, explain=_unknown_key)
 
 
 def parse_task(data: Any, *, source: str = "<task>") -> NcbTask:
@@ -343,10 +284,30 @@ def read_json(path: str | Path) -> Any:
         raise TaskFormatError(f"{p}: not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
 
 
+#: file name suffixes of YAML files (a template, never a task: task files are JSON)
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
 def load_task(path: str | Path) -> NcbTask:
-    """The task in the JSON file at ``path``. Raises TaskFormatError naming the file and the
-    JSON path (:func:`parse_task`, :func:`read_json`)."""
-    return parse_task(read_json(path), source=str(path))
+    """The task in the JSON file at ``path`` (UTF-8, a byte order mark allowed). Raises
+    TaskFormatError naming the file and the JSON path (:func:`parse_task`, :func:`read_json`);
+    for a template (a YAML file, or JSON with ``parameters``), one saying it is a template and
+    how to instantiate it (:func:`ani.netconfbench.templates.not_a_task`)."""
+    from ani.netconfbench.templates import is_template, not_a_task
+
+    p = Path(path)
+    if p.suffix.lower() in YAML_SUFFIXES:
+        from ani.validation import load_yaml
+
+        data = load_yaml(p, error=TaskFormatError)  # unreadable, not YAML: said as such
+        if is_template(data):
+            raise TaskFormatError(not_a_task(p))
+        raise TaskFormatError(f"{p}: a YAML file: a NetConfBench task file is JSON (draft §4.1); "
+                              "a YAML file here is a template, and this one has no parameters:")
+    data = read_json(p)
+    if is_template(data):
+        raise TaskFormatError(not_a_task(p))
+    return parse_task(data, source=str(p))
 
 
 def task_files(path_or_dir: str | Path) -> list[Path]:
@@ -357,7 +318,10 @@ def task_files(path_or_dir: str | Path) -> list[Path]:
     if p.is_dir():
         files = sorted(f for f in p.glob("*.json") if f.is_file())
         if not files:
-            raise TaskFormatError(f"{p}: no *.json task files in this directory")
+            yaml_files = sorted(f.name for s in YAML_SUFFIXES for f in p.glob(f"*{s}") if f.is_file())
+            hint = (f" (it holds {', '.join(yaml_files)}: templates? make task files from one with "
+                    "'ani tasks instantiate TEMPLATE --seed N')" if yaml_files else "")
+            raise TaskFormatError(f"{p}: no *.json task files in this directory{hint}")
         return files
     if not p.exists():
         raise TaskFormatError(f"{p}: cannot read: no such file or directory")

@@ -75,9 +75,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ani.errors import TaskFormatError, TemplateError
 from ani.lab.topology import IFNAME_RE
 from ani.names import unknown
-from ani.netconfbench.task import NcbTask, dump_task, json_path, parse_link, parse_task, read_json
+from ani.netconfbench.problems import json_path, validation_problems
+from ani.netconfbench.task import NcbTask, dump_task, parse_link, parse_task, read_json
 from ani.scenario.build import stream
-from ani.validation import format_validation_error, load_yaml
+from ani.validation import load_yaml
 
 __all__ = [
     "MEDIA",
@@ -85,7 +86,9 @@ __all__ = [
     "instantiate",
     "instance_file_name",
     "instantiate_data",
+    "is_template",
     "load_template",
+    "not_a_task",
     "render",
     "resolve",
 ]
@@ -169,6 +172,28 @@ class Interface(_Param):
 Param = Annotated[Choice | RandomSubnet | SubnetAttr | Format | Interface, Field(discriminator="type")]
 
 
+#: ``type`` -> its generator model
+GENERATORS: dict[str, type[_Param]] = {m.model_fields["type"].annotation.__args__[0]: m  # type: ignore[union-attr]
+                                       for m in (Choice, RandomSubnet, SubnetAttr, Format, Interface)}
+#: the generators' ``type`` names (pydantic puts the tag in an error's path: left out of it)
+PARAM_TYPES = tuple(GENERATORS)
+
+
+def _explain(err: Any) -> str | None:
+    """A template's own words for a key it does not accept and a parameter without a type."""
+    loc = tuple(err["loc"])
+    if err["type"] == "union_tag_not_found":
+        return f"required (one of: {', '.join(PARAM_TYPES)})"
+    if err["type"] != "extra_forbidden":
+        return None
+    if len(loc) >= 4 and loc[0] == "parameters" and loc[2] in GENERATORS:
+        known = [k for k in GENERATORS[loc[2]].model_fields if k != "type"]
+        return f"not an option of a {loc[2]} parameter (its options: {', '.join(known)})"
+    if len(loc) == 2 and loc[0] == "template":
+        return f"not a key of template: (its keys: {', '.join(TemplateMeta.model_fields)})"
+    return None
+
+
 class TemplateMeta(BaseModel):
     """The ``template:`` block: ``name`` (default: the file stem), ``seeds`` shipped, ``max_draws``."""
 
@@ -231,17 +256,34 @@ def load_template(path: str | Path) -> Template:
     return template_from_data(data, source=str(p))
 
 
+def is_template(data: Any) -> bool:
+    """Whether a parsed file is a template rather than a task: a mapping with ``parameters``
+    (the key that declares the fields that vary)."""
+    return isinstance(data, dict) and "parameters" in data
+
+
+def not_a_task(path: str | Path) -> str:
+    """The message for a template given where a task file is wanted (``ani tasks show``,
+    ``import``, ``--task-file``, a campaign's ``tasks:``): what it is and how to instantiate it."""
+    return (f"{path}: a task template (its parameters: declare the fields that vary), not a task file: "
+            f"make task files from it with 'ani tasks instantiate {path} --seed N [--out FILE.json]' "
+            "(docs/netconfbench-templates.md), then use those")
+
+
 def template_from_data(data: Any, *, source: str) -> Template:
     """A :class:`Template` from a parsed file (see :func:`load_template` for the errors)."""
     if not isinstance(data, dict):
         raise TemplateError(f"{source}: a template must be a mapping, got {type(data).__name__}")
     if "parameters" not in data:
-        raise TemplateError(f"{source}: parameters: missing (a template declares the fields that vary)")
+        what = (" (this looks like a task file, not a template: ani tasks show / import read it)"
+                if {"intents", "topology", "testcases"} <= set(data) else "")
+        raise TemplateError(f"{source}: parameters: required (a template declares the fields that vary){what}")
     head = {k: data[k] for k in RESERVED if k in data}
     try:
         parsed = _TemplateFile.model_validate(head)
     except ValidationError as exc:
-        raise TemplateError(f"{source}: {format_validation_error(exc)}") from None
+        problems = validation_problems(exc, drop=PARAM_TYPES, explain=_explain)
+        raise TemplateError(f"{source}: " + "; ".join(problems)) from None
     body = {k: v for k, v in data.items() if k not in RESERVED}
     if INSTANCE_KEY in body:
         raise TemplateError(f"{source}: {INSTANCE_KEY}: written by instantiate (where an instance came from); "

@@ -31,7 +31,9 @@ Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (a task's ``t
   refused with the path of the missing key.)
 
 Unknown keys in a testcase are refused too (a misspelt ``expected_ouput`` would otherwise
-grade nothing). Every testcase keeps the mapping it was read from (:attr:`raw`): export
+grade nothing), and so are an empty or whitespace-only ``name`` (when given) or
+``expected_output`` (an empty regular expression matches any output: the testcase could not
+fail). Every testcase keeps the mapping it was read from (:attr:`raw`): export
 writes it back exactly as written, key order included.
 """
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from ipaddress import IPv4Address, IPv4Network
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
@@ -58,6 +61,7 @@ from pydantic import (
 )
 
 from ani.errors import TaskFormatError
+from ani.netconfbench.problems import NonBlankStr
 from ani.observer.checks import Check, CommandCheck, RouteCheck, require_regex, require_verbs
 
 if TYPE_CHECKING:
@@ -107,7 +111,7 @@ class CommandTestcase(_Written):
     for an empty ``commands``, a command that is not read-only, or a regex that does not
     compile."""
 
-    name: StrictStr | None = None
+    name: NonBlankStr | None = None
     device: StrictStr
     commands: list[StrictStr] = Field(min_length=1)
     expected_output: StrictStr
@@ -121,6 +125,9 @@ class CommandTestcase(_Written):
     @field_validator("expected_output")
     @classmethod
     def _regex(cls, pattern: str) -> str:
+        if not pattern.strip():
+            raise ValueError("must not be empty: an empty regular expression matches any output "
+                             "(the testcase could not fail)")
         return require_regex(pattern)
 
 
@@ -152,7 +159,7 @@ class ExpectedResult(BaseModel):
     next_hop: IPv4Address | None = None
     distance: StrictInt | None = Field(default=None, ge=0, le=255)
     local_pref: StrictInt | None = Field(default=None, ge=0, le=4294967295)
-    community: StrictStr | None = Field(default=None, pattern=r"^\d{1,10}:\d{1,10}$")
+    community: StrictStr | None = None
 
     @field_validator("prefix", mode="before")
     @classmethod
@@ -165,6 +172,13 @@ class ExpectedResult(BaseModel):
                 return value  # the IPv4Network validator reports it
         return value
 
+    @field_validator("community")
+    @classmethod
+    def _community(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\d{1,10}:\d{1,10}", value):
+            raise ValueError(f"{value!r} is not a community AA:NN (two numbers, e.g. 65000:100)")
+        return value
+
     @model_validator(mode="after")
     def _bgp_attrs_need_route(self) -> Any:
         if not self.present and (self.local_pref is not None or self.community is not None):
@@ -175,7 +189,7 @@ class ExpectedResult(BaseModel):
 class ResultTestcase(_Written):
     """The expected_result shape (§4.1): ``name`` and an :class:`ExpectedResult`."""
 
-    name: StrictStr
+    name: NonBlankStr
     expected_result: ExpectedResult
 
 
@@ -212,11 +226,10 @@ def to_check(testcase: CommandTestcase | ResultTestcase, index: int, *, source: 
             return CommandCheck(name=name, router=testcase.device, commands=list(testcase.commands),
                                 expect=testcase.expected_output)
         except ValidationError as exc:
+            from ani.netconfbench.problems import validation_problems
+
             where = f"{source}: " if source else ""
-            msgs = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
-            raise TaskFormatError(where + "; ".join(
-                f"testcases[{index}].commands{m}" if m.startswith("[") else f"testcases[{index}]: {m}"
-                for m in msgs)) from None
+            raise TaskFormatError(where + "; ".join(validation_problems(exc, prefix=f"testcases[{index}]"))) from None
     r = testcase.expected_result
     return RouteCheck(name=name, router=r.device, prefix=r.prefix, expect=r.present, protocol=r.protocol,
                       next_hop=r.next_hop, distance=r.distance, local_pref=r.local_pref, community=r.community)

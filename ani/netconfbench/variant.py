@@ -35,7 +35,7 @@ from ani.lab.topology import Topology
 from ani.netconfbench.lab import NcbScenario, task_scenario
 from ani.scenario.tasks.base import TaskVariant
 
-__all__ = ["TASK_CLASS", "NcbTaskVariant", "TaskCatalogue", "intents_request", "ncb_variant"]
+__all__ = ["TASK_CLASS", "NcbTaskVariant", "TaskCatalogue", "intents_request", "ncb_variant", "task_variant_id"]
 
 TASK_CLASS = "netconfbench"
 
@@ -61,6 +61,14 @@ class NcbTaskVariant(TaskVariant):
                          files={}, oracle=dict(sols[0]) if sols else {})
 
 
+def task_variant_id(path: str | Path) -> str:
+    """The variant id of the task in the file ``path``: the file's stem
+    (``intents/netconfbench/static-backup.json`` -> ``static-backup``). It names the task in
+    its runs' ids (:meth:`ani.campaign.spec.CampaignSpec.run_id`), trajectories and report
+    rows, so two task files of one stem are not run together (:func:`check_distinct_names`)."""
+    return Path(path).stem
+
+
 def intents_request(intents: list[str], note: str = "") -> str:
     """The request text: ``"1. <intent>\\n2. <intent>\\n"``, then ``note`` after a blank line."""
     text = "".join(f"{i}. {intent.strip()}\n" for i, intent in enumerate(intents, 1))
@@ -84,7 +92,7 @@ def ncb_variant(task: Any, path: str | Path, seed: int = 0, scenario: NcbScenari
         raise TaskFormatError(f"{path}: {exc}") from None
     return NcbTaskVariant(
         task_class=TASK_CLASS,
-        variant_id=Path(path).stem,
+        variant_id=task_variant_id(path),
         seed=int(seed),
         request=intents_request(list(task.intents), scenario.names.note()),
         files={},
@@ -119,11 +127,12 @@ def check_distinct_names(paths: list[Path]) -> None:
     and report rows."""
     seen: dict[str, Path] = {}
     for p in paths:
-        if p.stem in seen:
-            raise TaskFormatError(f"{p}: the same file name as {seen[p.stem]}: a task's variant id is its "
-                                  f"file name ({p.stem!r}), so the two would share their runs' ids and "
+        vid = task_variant_id(p)
+        if vid in seen:
+            raise TaskFormatError(f"{p}: the same file name as {seen[vid]}: a task's variant id is its "
+                                  f"file name ({vid!r}), so the two would share their runs' ids and "
                                   "report rows; rename one")
-        seen[p.stem] = p
+        seen[vid] = p
 
 
 class TaskCatalogue:

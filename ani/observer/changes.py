@@ -50,7 +50,7 @@ from typing import Any
 from ani.device.model import DeviceConfig
 
 __all__ = ["config_changes", "kernel_addresses", "read_configs", "read_kernel", "reference_configs",
-           "unrequested_changes"]
+           "unrequested_changes", "without_changes"]
 
 _PL_SEQ = re.compile(r"^(ip prefix-list \S+) seq \d+ ")
 
@@ -125,6 +125,38 @@ def _nft_lines(cfg: DeviceConfig) -> list[str]:
     out.append(f"nft / chain forward / policy {fw.forward_policy}")
     out += [f"nft / chain forward / rule {rule_text(r)}" for r in fw.forward_rules]
     return out
+
+
+def without_changes(cfg: DeviceConfig, changes: Any) -> DeviceConfig:
+    """``cfg`` without the FRR leaf lines that the change lines ``changes`` name (their form:
+    ``"+ interface lo / description X"`` or ``"- ..."``, the sign not looked at; a prefix-list
+    entry matched without its sequence number), and without a block left empty by that:
+    e.g. a router's configuration less what a fault wrote into it
+    (:attr:`ani.faults.record.FaultRecord.wrote`), so that the run's own changes are what is
+    left of :func:`config_changes`. ``nft / ...`` lines are not removed. Pure; ``cfg`` itself is
+    returned when nothing matches."""
+    from ani.device.parse import parse
+
+    paths = {str(c).partition(" ")[2] for c in changes or ()}
+    paths = {p for p in paths if p and not p.startswith("nft / ")}
+    h = _frr_leaves(cfg)
+    dropped = False
+    for child in list(h.all_children_sorted()):
+        if not child.children and " / ".join(_norm(p.text) for p in child.lineage()) in paths:
+            parent = child.parent
+            child.delete()
+            dropped = True
+            while parent is not None and parent is not h and not parent.children:
+                up = parent.parent
+                parent.delete()
+                parent = up
+    if not dropped:
+        return cfg
+    out = parse("\n".join(c.cisco_style_text() for c in h.all_children_sorted()) + "\n")
+    if set(_paths(_frr_leaves(out))) != set(_paths(h)):  # the model could not hold the rest as it was
+        return cfg
+    return out.model_copy(update={"firewall": cfg.firewall,
+                                  "unmodelled": [*out.unmodelled, *(u for u in cfg.unmodelled if u.startswith("nft / "))]})
 
 
 def config_changes(before: DeviceConfig, after: DeviceConfig) -> list[str]:

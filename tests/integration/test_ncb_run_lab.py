@@ -70,6 +70,8 @@ def test_scripted_run_passes_every_testcase(lab_host, tmp_path, level):
     assert rec.label == "clean_success", (rec.infra_error_reason, rec.agent_error, rec.tests)
     assert [t.passed for t in rec.tests] == [True] * 4
     assert rec.task == "netconfbench" and rec.variant_id == "static-backup" and rec.task_file == str(path)
+    assert rec.run_id == f"{level}-static-backup-s0"  # the run id names the task
+    assert (tmp_path / "trajectories" / f"{level}-static-backup-s0.jsonl").exists()
     assert rec.names["nodes"] == {"r1": "r1", "r2": "r2"}
     assert rec.unrequested_changes == []  # the solution is the reference end state
 
@@ -121,6 +123,37 @@ def test_task_evaluation_interface_cli_over_a_running_lab(make_lab):
     line = " ".join(wrong.output.split())
     assert f"{other} on lab {lab.id}: " in line and "is not a router of the lab" in line, line
     assert lab.dead_daemons("r1") == []  # attached, never taken down by the CLI
+
+
+def test_task_evaluation_interface_speaks_the_task_names(make_lab):
+    """A lab of a task whose names are mapped (NewYork -> newyork, GigabitEthernet0/0 -> gi0-0):
+    ani tasks final-cfg and run-testcases answer in the task's names (new-user check: final-cfg
+    printed newyork and gi0-0)."""
+    task = load_task(NAMES)
+    sc = task_scenario(task, source=NAMES)
+    lab = make_lab(sc.topology, lab_id="ncbm" + secrets.token_hex(3))
+    runner = CliRunner()
+    cfg = runner.invoke(_app(), ["tasks", "final-cfg", "--lab", lab.id])
+    assert cfg.exit_code == 0, cfg.output
+    configs = json.loads(cfg.output)["configs"]
+    assert set(configs) == {"NewYork", "Washington"}
+    assert "hostname NewYork" in configs["NewYork"] and "interface GigabitEthernet0/0" in configs["NewYork"]
+    assert "interface Gi0/1" in configs["Washington"] and "gi0-" not in configs["Washington"]
+
+    before = runner.invoke(_app(), ["tasks", "run-testcases", str(NAMES), "--lab", lab.id])
+    assert before.exit_code == 1, before.output
+    first = json.loads(before.output)["results"][0]
+    assert first["status"] == "fail" and "via GigabitEthernet0/0/ in:" in first["output"], first
+    assert apply_solution(lab, dict(sc.task.ground_truth_configs[0].configs), sc.names) == []
+    after = runner.invoke(_app(), ["tasks", "run-testcases", str(NAMES), "--lab", lab.id, "--bound", "30"])
+    assert after.exit_code == 0, after.output
+    results = json.loads(after.output)["results"]
+    assert results[0] == {"name": "route via GigabitEthernet0/0", "status": "pass",
+                          "output": "matched '* 192.0.2.2, via GigabitEthernet0/0'"}
+    # the task file's own testcases, in Python, on the lab as Lab.attach gives it back
+    attached = Lab.attach(lab.id)
+    assert [r["status"] for r in run_testcases(attached, list(task.testcases))] == ["pass", "pass"]
+    assert "ip route 203.0.113.1/32 192.0.2.2 GigabitEthernet0/0" in export_final_cfg(attached)["NewYork"]
 
 
 def test_apply_solution_reports_a_refused_line(make_lab):

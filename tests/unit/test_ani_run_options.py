@@ -136,3 +136,40 @@ def test_reasoning_summary_option_reaches_the_spec(stop_before_lab):
     bad = run("--task-file", task, "--reasoning-summary", "{modle: x}")
     assert bad.exit_code == 2 and "reasoning_summary.modle" in bad.stderr and len(stop_before_lab) == 3
     assert "--reasoning-summary: not YAML" in run("--reasoning-summary", "{x").stderr
+
+
+# -- ani run --option KEY=VALUE: the adapter's options (a campaign cell's options:) ------------------
+
+
+def test_adapter_options_reach_the_cell(stop_before_lab):
+    res = run("--level", "a1", "--option", "apply_config_shape=netconfarena",
+              "--option", "extra_tools=[check_device_status]", "--option", "command_timeout_s=5",
+              "--option", "max_output_bytes=1000")
+    assert res.exit_code == 2 and "stopped before the lab (test)" in res.stderr, res.output
+    assert stop_before_lab[-1].cells[0].options == {"apply_config_shape": "netconfarena", "extra_tools": ["check_device_status"],
+                                                    "command_timeout_s": 5, "max_output_bytes": 1000}
+    res = run("--level", "a1", "--option", 'extra_tools=["batch_configure_devices"]', "--option",
+              "extra_tools=[]")  # JSON values; a later option of one key wins
+    assert stop_before_lab[-1].cells[0].options == {"extra_tools": []}
+    run("--level", "a1")
+    assert stop_before_lab[-1].cells[0].options == {}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--option", "colour=red"], "--option colour=red: a1 options: colour: unknown option (known: apply_config_shape, "
+     "call_timeout_s, command_timeout_s, extra_tools, max_output_bytes, platform, rollback_timeout_s)"),
+    (["--option", "command_timeout_s=5", "--option", "extra_tools=[foo]"],
+     "--option extra_tools=[foo]: a1 options: extra_tools.0: "),
+    (["--option", "command_timeout_s=-1"], "--option command_timeout_s=-1: a1 options: command_timeout_s: "),
+    (["--option", "apply_config_shape"], "--option 'apply_config_shape': expected KEY=VALUE, e.g. apply_config_shape=netconfarena"),
+    (["--option", "extra_tools=[a"], "--option 'extra_tools=[a': the value is not YAML (or JSON) ("),
+    (["--option", "x-y=1"], "--option 'x-y=1': 'x-y' is not an option name"),
+    (["--level", "a2", "--option", "apply_config_shape=netconfarena"], "--option apply_config_shape=netconfarena: a2 options: "
+     "apply_config_shape: unknown option (known: "),
+])
+def test_a_bad_adapter_option_exits_2_naming_it_before_anything_starts(stop_before_lab, args, message):
+    res = run(*(args if "--level" in args else ["--level", "a1", *args]))
+    assert res.exit_code == 2, res.output
+    line = " ".join(res.stderr.split())
+    assert line.startswith(f"error: {message}"), line
+    assert not stop_before_lab  # refused before the spec is even checked

@@ -38,6 +38,23 @@ def test_task_routers_of_each_class():
     assert picks == set(SCENARIO.topology.routers)
 
 
+def test_a_netconfbench_task_is_aimed_at_the_routers_its_solution_configures():
+    """A tasks: campaign with faults: the kinds aimed at the task draw the routers of the
+    task's first solution (in the lab's names), not any router of its network."""
+    from ani.netconfbench.variant import TaskCatalogue
+
+    cat = TaskCatalogue.load(ROOT / "intents" / "netconfbench" / "bgp-prefix-list-filter.json")
+    variant = cat.variant(cat, 0)
+    scenario = cat.scenario_of(variant)
+    configured = [r for r, lines in variant.params["lab_solutions"][0]["configs"].items() if lines]
+    assert len(scenario.topology.routers) > len(configured) >= 1  # the task changes some routers only
+    assert task_routers(scenario, variant) == sorted(configured)
+    assert primary_edge(scenario, variant) == configured[0]
+    assert {pick_router(random.Random(s), scenario, variant) for s in range(40)} == set(configured)
+    writer = get_fault_kind("concurrent_writer").draw(random.Random(1), scenario, variant)
+    assert writer is not None and writer[0] == {"router": configured[0]}
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_draw_is_deterministic_and_aims_at_the_task(kind):
     variant = get_task_class("decommission").variant(SCENARIO, 2)

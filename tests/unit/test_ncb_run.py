@@ -373,3 +373,135 @@ def test_tasks_at_a_service_level_are_refused_before_any_lab(tmp_path, level):
     res = CliRunner().invoke(app, ["run", "--task-file", str(STATIC), "--level", level, "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "device levels a0, a1, a2" in " ".join(res.output.split()), res.output
     assert not (tmp_path / "o").exists()
+
+
+# -- the Task Evaluation Interface speaks the task's names (new-user check) ----------------------
+
+
+class _NamedLab:
+    """A lab of the names-map task as Lab.attach gives it back: lab names, the map in
+    ``topology.aliases``; its vtysh answers ``outputs`` (command -> text)."""
+
+    def __init__(self, outputs=None):
+        sc = task_scenario(load_task(NAMES), source=NAMES)
+        self.topology = sc.topology
+        self.routers = list(sc.topology.routers)
+        self.outputs = outputs or {}
+        self.seen = []
+
+    def running_config(self, router):
+        return (f"frr version 8.4\nhostname {router}\n!\ninterface gi0-0\n ip address 192.0.2.1/30\nexit\n"
+                "!\ninterface gi0-1\n ip address 198.51.100.1/30\nexit\n!\ninterface lo\nexit\n")
+
+    def vtysh(self, router, commands, timeout=10.0):
+        self.seen.append((router, list(commands)))
+        out = "\n".join(self.outputs.get(c, "") for c in commands)
+        return SimpleNamespace(ok=True, rc=0, stdout=out, stderr="", timed_out=False)
+
+
+def test_export_final_cfg_speaks_the_task_names():
+    from ani.netconfbench.evaluate import export_final_cfg
+
+    configs = export_final_cfg(_NamedLab())
+    assert set(configs) == {"NewYork", "Washington"}
+    ny = configs["NewYork"]
+    assert "hostname NewYork\n" in ny and "interface GigabitEthernet0/0\n" in ny and "interface Gi0/1\n" in ny
+    assert "gi0-0" not in ny and "newyork" not in ny and "interface lo\n" in ny  # lo has one name
+
+
+def test_run_testcases_takes_either_names_and_answers_in_the_task_names():
+    from ani.netconfbench.evaluate import run_testcases
+
+    task = load_task(NAMES)
+    lab = _NamedLab({"show ip route 203.0.113.1/32": "Routing entry\n  * 192.0.2.2, via gi0-0, weight 1"})
+    tc = task.testcases[0]  # in the task's names: device NewYork, expected output names GigabitEthernet0/0
+    mapped = task_scenario(task, source=NAMES).task.testcases[0]  # the same in the lab's names
+    for given in (tc, tc.raw, mapped):
+        (res,) = run_testcases(lab, [given])
+        assert res["status"] == "pass", res
+        assert res["output"] == "matched '* 192.0.2.2, via GigabitEthernet0/0'"
+    assert {r for r, _ in lab.seen} == {"newyork"}  # run on the lab's router
+    lab.outputs = {"show ip route 203.0.113.1/32": "% Network not in table"}
+    (res,) = run_testcases(lab, [tc])
+    assert res["status"] == "fail"
+    assert res["output"].startswith(r"no match of /\* 192\.0\.2\.2, via GigabitEthernet0/0/ in: ")
+
+
+def test_run_testcases_errors_name_the_task_devices():
+    from ani.netconfbench.evaluate import run_testcases
+
+    bad = {"name": "x", "device": "Boston", "commands": ["show ip route"], "expected_output": "x"}
+    with pytest.raises(TaskFormatError) as exc:
+        run_testcases(_NamedLab(), [bad])
+    assert str(exc.value) == ("testcases[0].device: 'Boston' is not a router of the lab "
+                              "(routers: NewYork, Washington)")
+    with pytest.raises(TaskFormatError, match=r"^testcases\[0\]\.commands: must not be empty$"):
+        run_testcases(_NamedLab(), [{**bad, "device": "NewYork", "commands": []}])
+
+
+def test_ani_tasks_final_cfg_and_run_testcases_print_the_task_names(monkeypatch):
+    from ani.lab.lab import Lab
+
+    lab = _NamedLab({"show ip route 203.0.113.1/32": "  * 192.0.2.2, via gi0-0, weight 1"})
+    monkeypatch.setattr(Lab, "attach", classmethod(lambda cls, lab_id, own=False: lab))
+    res = CliRunner().invoke(app, ["tasks", "final-cfg", "--lab", "x"])
+    assert res.exit_code == 0, res.output
+    configs = json.loads(res.output)["configs"]
+    assert set(configs) == {"NewYork", "Washington"} and "interface GigabitEthernet0/0" in configs["NewYork"]
+    res = CliRunner().invoke(app, ["tasks", "run-testcases", str(NAMES), "--lab", "x"])
+    results = json.loads(res.output)["results"]
+    assert results[0] == {"name": "route via GigabitEthernet0/0", "status": "pass",
+                          "output": "matched '* 192.0.2.2, via GigabitEthernet0/0'"}
+
+
+def test_validate_reports_solution_problems_in_the_task_names(tmp_path, monkeypatch):
+    """apply_solution's problems name the task's device and interfaces (ani tasks validate)."""
+    from ani.netconfbench.lab import apply_solution
+
+    class Refusing(_NamedLab):
+        def vtysh(self, router, commands, timeout=10.0):
+            return SimpleNamespace(ok=False, rc=1, stdout="% Unknown interface gi0-0", stderr="", timed_out=False)
+
+    sc = task_scenario(load_task(NAMES), source=NAMES)
+    problems = apply_solution(Refusing(), dict(sc.task.ground_truth_configs[0].configs), sc.names)
+    assert problems == ["NewYork: vtysh exit 1: % Unknown interface GigabitEthernet0/0"]
+    assert apply_solution(Refusing(), {"boston": ["ip route 1.0.0.0/8 Null0"]}, sc.names) == [
+        "boston: not a router of the lab (routers: NewYork, Washington)"]
+
+
+def test_the_name_map_inverts_and_is_rebuilt_from_a_lab_topology():
+    from ani.netconfbench.names import NameMap
+
+    sc = task_scenario(load_task(NAMES), source=NAMES)
+    names = sc.names
+    assert NameMap.from_aliases(sc.topology.aliases, sc.topology.routers).inverse().rewrite(
+        "newyork", "hostname newyork\ninterface gi0-1\n") == "hostname NewYork\ninterface Gi0/1\n"
+    back = names.inverse()
+    assert back.nodes == {"newyork": "NewYork", "washington": "Washington"}
+    text = "interface GigabitEthernet0/0\n ip address 192.0.2.1/30\n"
+    assert names.rewrite("NewYork", names.rewrite("NewYork", text)) == names.rewrite("NewYork", text)  # idempotent
+    assert back.rewrite("newyork", names.rewrite("NewYork", text)) == text
+    assert NameMap.from_aliases({}, ["r1", "r2"]).inverse().rewrite("r1", "hostname r1\n") == "hostname r1\n"
+
+
+# -- run ids name the task (new-user check: two single runs over different task files were both
+#    a1-netconfbench-s0) -------------------------------------------------------------------------
+
+
+def test_run_ids_of_task_runs_name_the_task(tmp_path):
+    from ani.campaign.loop import plan
+
+    other = SHIPPED / "ospf-area-adjacency.json"
+    one = parse_spec({"name": "run", "tasks": str(STATIC), "cells": [{"name": "a1", "level": "a1"}]}, "test", ROOT)
+    two = parse_spec({"name": "run", "tasks": str(other), "cells": [{"name": "a1", "level": "a1"}]}, "test", ROOT)
+    assert one.run_id("a1", 0) == "a1-static-backup-s0" and two.run_id("a1", 0) == "a1-ospf-area-adjacency-s0"
+    both = parse_spec({"name": "c", "tasks": [str(STATIC), str(other)], "factor": "level",
+                       "cells": [{"name": "a1", "level": "a1"}, {"name": "a2", "level": "a2"}]}, "test", ROOT)
+    ids = [both.run_id(p.cell, p.seed, p.stress) for p in plan(both)]
+    assert sorted(ids) == ["a1-ospf-area-adjacency-s1", "a1-static-backup-s0",
+                           "a2-ospf-area-adjacency-s1", "a2-static-backup-s0"]
+    # campaigns over a scenario keep their ids
+    scen = parse_spec({"name": "c", "scenario": "scenarios/brownfield-small.yaml", "task": "onboard-site",
+                       "cells": [{"name": "a1", "level": "a1"}]}, "test", ROOT)
+    assert scen.run_id("a1", 3) == "a1-onboard-site-s3"
+

@@ -57,6 +57,26 @@ def test_score_run_all_parts():
     assert NcbScores.model_validate_json(s.model_dump_json()) == s
 
 
+def test_score_run_leaves_out_what_the_faults_wrote():
+    """A concurrent writer's line (a fault during a tasks: campaign) is neither the agent's
+    applied command, nor counted against its command precision, nor a solution to harvest."""
+    writer = "changed out of band by another writer (ani fault concurrent_writer)"
+    initial = {"r1": parse(R1)}
+    final = {"r1": parse(R1 + "ip route 203.0.113.0/30 10.0.0.2\ninterface lo\n description " + writer + "\n")}
+    params = {"solutions": [{"solution_id": "e", "configs": {"r1": ["ip route 203.0.113.0/30 10.0.0.2"]}}]}
+    counted = score_run(params, initial, final, [])
+    assert counted.command.precision == 0.5 and "description " + writer in counted.applied_commands["r1"]
+    s = score_run(params, initial, final, [], fault_lines={f"r1: + interface lo / description {writer}",
+                                                           f"r1: - interface lo / description {writer}"})
+    assert (s.command.precision, s.command.recall) == (1.0, 1.0)
+    assert s.applied_commands == {"r1": ["ip route 203.0.113.0/30 10.0.0.2"]}
+    assert s.notes[0] == "command: 1 change line(s) the faults wrote left out"
+    assert "interface lo" not in s.initial_configs["r1"]  # the initial state, as read
+    # a fault line of another router, or one no longer there, leaves the scores as they are
+    other = score_run(params, initial, final, [], fault_lines={"r2: + interface lo / description x"})
+    assert other.command == counted.command and not [n for n in other.notes if n.startswith("command")]
+
+
 def test_score_run_says_what_it_could_not_measure():
     params = {"solutions": [{"solution_id": "e", "configs": {"r9": ["ip route 1.0.0.0/8 10.0.0.2"]}}]}
     s = score_run(params, None, None, [])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,14 +18,14 @@ from ani.netconfbench.task import (
     NcbTask,
     NcbTopology,
     dump_task,
-    json_path,
     load_task,
     load_tasks,
     parse_link,
     parse_task,
     task_files,
 )
-from ani.netconfbench.testcases import CommandTestcase, ResultTestcase
+from ani.netconfbench.problems import json_path
+from ani.netconfbench.testcases import SHAPE_TAGS, CommandTestcase, ResultTestcase
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "netconfbench"
@@ -107,9 +108,29 @@ ERRORS = [
     (_pop(["testcases", 1, "expected_result", "prefix"]), "testcases[1].expected_result.prefix: required"),
     (_set(["testcases", 1, "expected_result", "prefix"], "203.0.113.1/30"),
      "testcases[1].expected_result.prefix: not an IPv4 prefix A.B.C.D/L (or A.B.C.D M.M.M.M) without host bits"),
-    (_set(["testcases", 1, "expected_result", "protocol"], "stat"), "testcases[1].expected_result.protocol: Input should be"),
+    (_set(["testcases", 1, "expected_result", "protocol"], "stat"),
+     'testcases[1].expected_result.protocol: "stat" is not one of: kernel, connected, local, static, rip, ospf'),
     (_set(["testcases", 1, "expected_result", "next_hop"], "x"), "testcases[1].expected_result.next_hop: not an IPv4 address"),
-    (_set(["testcases", 1, "expected_result", "distance"], 300), "testcases[1].expected_result.distance: "),
+    (_set(["testcases", 1, "expected_result", "distance"], 300),
+     "testcases[1].expected_result.distance: must be at most 255 (got 300)"),
+    (_set(["testcases", 1, "expected_result", "distance"], -1), "testcases[1].expected_result.distance: must be at least 0 (got -1)"),
+    (_set(["testcases", 1, "expected_result", "distance"], "100"), "testcases[1].expected_result.distance: must be an integer"),
+    (_set(["testcases", 1, "expected_result", "local_pref"], 1.5), "testcases[1].expected_result.local_pref: must be an integer"),
+    (_set(["testcases", 1, "expected_result", "community"], "no-export"),
+     "testcases[1].expected_result.community: 'no-export' is not a community AA:NN (two numbers, e.g. 65000:100)"),
+    (_set(["testcases", 1, "expected_result"], "r1 has it"), "testcases[1].expected_result: must be an object"),
+    # a string that must say something (new-user check: an empty task_name was accepted)
+    (_set(["task_name"], ""), "task_name: must not be empty"),
+    (_set(["task_name"], "  \t"), "task_name: must not be blank (whitespace only)"),
+    (_set(["task_name"], 7), "task_name: must be a string"),
+    (_set(["intents", 1], ""), "intents[1]: must not be empty"),
+    (_set(["intents", 0], "   "), "intents[0]: must not be blank (whitespace only)"),
+    (_set(["ground_truth_configs", 0, "solution_id"], ""), "ground_truth_configs[0].solution_id: must not be empty"),
+    (_set(["ground_truth_configs", 0, "provenance"], " "), "ground_truth_configs[0].provenance: must not be blank"),
+    (_set(["testcases", 1, "name"], ""), "testcases[1].name: must not be empty"),
+    (_set(["testcases", 2, "name"], " "), "testcases[2].name: must not be blank (whitespace only)"),
+    (_set(["testcases", 2, "expected_output"], ""),
+     "testcases[2].expected_output: must not be empty: an empty regular expression matches any output"),
     (_set(["testcases", 1, "expected_result", "present"], "yes"), "testcases[1].expected_result.present: must be true or false"),
     (_set(["testcases", 1, "expected_result", "device"], "r9"),
      "testcases[1].expected_result.device: 'r9' is not in topology.nodes (r1, r2)"),
@@ -129,6 +150,12 @@ def test_every_error_names_the_file_and_the_json_path(tmp_path, mutate, message)
     with pytest.raises(TaskFormatError) as exc:
         load_task(path)
     assert str(exc.value).startswith(f"{path}: {message}"), str(exc.value)
+    assert not PYDANTIC_WORDS.search(str(exc.value)), str(exc.value)
+
+
+#: pydantic's own wording, which must never reach a user of a task or template file
+PYDANTIC_WORDS = re.compile(r"Input should|Field required|Extra inputs|Value error|Unable to extract|"
+                            r"does not match any of the expected tags|valid dictionary|String should")
 
 
 def test_the_error_is_a_task_error_and_a_config_error():
@@ -204,7 +231,7 @@ def test_parsed_links_names_the_link_of_a_model_built_without_validation():
 def test_json_paths():
     assert json_path(("testcases", 2, "expected_output")) == "testcases[2].expected_output"
     assert json_path(("startup_configs", "New York")) == 'startup_configs["New York"]'
-    assert json_path(("testcases", 0, "command-shape", "device")) == "testcases[0].device"
+    assert json_path(("testcases", 0, "command-shape", "device"), SHAPE_TAGS) == "testcases[0].device"
     assert json_path(("ground_truth_configs", 1, "configs", "r-1")) == "ground_truth_configs[1].configs.r-1"
 
 

@@ -108,3 +108,64 @@ def test_show_a_bad_file(tmp_path):
     p.write_text('{"intents": []}')
     res = invoke("tasks", "show", str(p))
     assert res.exit_code == 2 and res.stderr.startswith(f"error: {p}: task_name: required; intents: must not be empty")
+
+
+# -- new-user check: encodings and templates where a task file is wanted ---------------------------
+
+BOM = b"\xef\xbb\xbf"
+TEMPLATE = DATA.parents[2] / "intents" / "netconfbench" / "templates" / "static-backup.yaml"
+
+
+def test_a_task_file_with_a_utf8_bom_imports_and_exports_without_it(tmp_path):
+    src = tmp_path / "in" / "static-backup.json"
+    src.parent.mkdir()
+    src.write_bytes(BOM + (DATA / "static-backup.json").read_bytes())
+    assert load_task(src) == load_task(DATA / "static-backup.json")
+    res = invoke("tasks", "import", str(src), "--into", str(tmp_path / "imported"))
+    assert res.exit_code == 0, res.output
+    res = invoke("tasks", "export", str(src), "--out", str(tmp_path / "out"))
+    assert res.exit_code == 0, res.output
+    for written in (tmp_path / "imported" / src.name, tmp_path / "out" / src.name):
+        data = written.read_bytes()
+        assert not data.startswith(BOM) and data.decode("utf-8") == dump_task(load_task(src))
+
+
+def test_a_task_file_in_another_encoding_is_named_clearly(tmp_path):
+    text = (DATA / "static-backup.json").read_text().replace("Static route", "Statische Route für")
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(text.encode("latin-1"))
+    res = invoke("tasks", "import", str(latin))
+    assert res.exit_code == 2
+    line = " ".join(res.stderr.split())
+    col = text.splitlines()[1].index("ü") + 1
+    assert line == (f"error: {latin}: cannot read: not UTF-8 text: byte 0xfc at line 2, column {col} is not UTF-8 "
+                    "(the file is probably Latin-1 or Windows-1252: save it as UTF-8)"), line
+    utf16 = tmp_path / "utf16.json"
+    utf16.write_bytes(text.encode("utf-16"))
+    res = invoke("tasks", "show", str(utf16))
+    assert res.exit_code == 2
+    assert " ".join(res.stderr.split()) == f"error: {utf16}: cannot read: not UTF-8 text: it looks like UTF-16 (save it as UTF-8)"
+
+
+def test_show_and_import_of_a_template_say_it_is_one_and_how_to_instantiate_it(tmp_path):
+    for cmd in ("show", "import"):
+        res = invoke("tasks", cmd, str(TEMPLATE))
+        assert res.exit_code == 2
+        line = " ".join(res.stderr.split())
+        assert line.startswith(f"error: {TEMPLATE}: a task template (its parameters: declare the fields that vary), "
+                               "not a task file:"), line
+        assert f"ani tasks instantiate {TEMPLATE} --seed N" in line and "not valid JSON" not in line
+    as_json = tmp_path / "tpl.json"  # a template written as JSON: not imported as a task with {fields}
+    import yaml
+
+    as_json.write_text(json.dumps(yaml.safe_load(TEMPLATE.read_text())))
+    res = invoke("tasks", "import", str(as_json))
+    assert res.exit_code == 2 and "a task template" in res.stderr and "ani tasks instantiate" in res.stderr
+    res = invoke("tasks", "import", str(TEMPLATE.parent))
+    assert res.exit_code == 2
+    assert "no *.json task files in this directory (it holds bgp-prefix-filter.yaml, ospf-p2p-area.yaml, " \
+           "static-backup.yaml: templates? make task files from one with 'ani tasks instantiate" in " ".join(res.stderr.split())
+    plain = tmp_path / "notes.yaml"
+    plain.write_text("task_name: x\n")
+    res = invoke("tasks", "show", str(plain))
+    assert res.exit_code == 2 and "a NetConfBench task file is JSON" in res.stderr

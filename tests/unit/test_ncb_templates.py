@@ -341,22 +341,53 @@ def test_file_errors_name_the_file_and_the_field(tmp_path):
     with pytest.raises(TemplateError, match=rf"^{bad_yaml}: not valid YAML: line 2"):
         load_template(bad_yaml)
     bad_yaml.write_text("task_name: x\n")
-    with pytest.raises(TemplateError, match=r"x\.yaml: parameters: missing"):
+    with pytest.raises(TemplateError, match=r"x\.yaml: parameters: required \(a template declares the fields that vary\)$"):
         load_template(bad_yaml)
     bad_yaml.write_text("parameters:\n  a: {type: dice, values: [1]}\n")
-    with pytest.raises(TemplateError, match=r"x\.yaml: parameters\.a: Input tag 'dice' found using 'type' does not match"):
+    with pytest.raises(TemplateError, match=r"x\.yaml: parameters\.a\.type: \"dice\" is not one of: choice, random_subnet, subnet_attr, format, interface$"):
         load_template(bad_yaml)
     bad_yaml.write_text("parameters:\n  a: {type: choice, values: []}\n")
-    with pytest.raises(TemplateError, match=r"x\.yaml: parameters\.a\.choice\.values: List should have at least 1 item"):
+    with pytest.raises(TemplateError, match=r"x\.yaml: parameters\.a\.values: must not be empty$"):
         load_template(bad_yaml)
     bad_yaml.write_text("template: {seeds: [1], colour: red}\nparameters: {}\n")
-    with pytest.raises(TemplateError, match=r"x\.yaml: template\.colour: Extra inputs are not permitted"):
+    with pytest.raises(TemplateError, match=r"x\.yaml: template\.colour: not a key of template: \(its keys: name, description, seeds, max_draws\)$"):
         load_template(bad_yaml)
     bad_yaml.write_text("parameters: {}\ntemplate_instance: {seed: 1}\n")
     with pytest.raises(TemplateError, match=r"x\.yaml: template_instance: written by instantiate"):
         load_template(bad_yaml)
     with pytest.raises(TemplateError, match=r"nope\.yaml: cannot read"):
         load_template(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("parameters:\n  a: {values: [1, 2]}\n",
+     "parameters.a.type: required (one of: choice, random_subnet, subnet_attr, format, interface)"),
+    ("parameters:\n  a: choice\n", "parameters.a: must be an object"),
+    ("parameters:\n  a: {type: random_subnet, pool: 10.0.0.0/8, prefix: 24, colour: red}\n",
+     "parameters.a.colour: not an option of a random_subnet parameter (its options: different_from, no_overlap, "
+     "pool, prefix)"),
+    ("parameters:\n  a: {type: random_subnet, pool: 5, prefix: 24}\n", "parameters.a.pool: must be a string"),
+    ("parameters:\n  a: {type: interface, node: r1, max_index: 100}\n",
+     "parameters.a.max_index: must be at most 99 (got 100)"),
+    ("template: {seeds: 3}\nparameters: {}\n", "template.seeds: must be an array"),
+    ("template: {max_draws: 0}\nparameters: {}\n", "template.max_draws: must be at least 1 (got 0)"),
+    ("parameters: [a, b]\n", "parameters: must be an object"),
+])
+def test_template_errors_are_in_plain_words(tmp_path, text, message):
+    """New-user check: a parameter of unknown type, a misspelt option, ... read
+    ``<file>: <json.path>: <plain message>``, never pydantic's words."""
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    with pytest.raises(TemplateError) as exc:
+        load_template(path)
+    assert str(exc.value) == f"{path}: {message}"
+
+
+def test_a_task_file_given_as_a_template_is_named_so(tmp_path):
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps({**task_body()}))
+    with pytest.raises(TemplateError, match=r"parameters: required .*this looks like a task file, not a template"):
+        load_template(path)
 
 
 def test_json_and_yaml_templates_give_the_same_task(tmp_path):

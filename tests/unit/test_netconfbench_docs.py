@@ -45,6 +45,8 @@ CASES = {
     "ground_truth_configs[1]": _with(lambda d: d["ground_truth_configs"].append(d["ground_truth_configs"][0])),
     "testcases[1].expected_result.colour": _with(lambda d: d["testcases"][1]["expected_result"].__setitem__("colour", 1)),
     "intents: required": _with(lambda d: (d.pop("intents"), d.__setitem__("testcases", []))),
+    "testcases[1].expected_result.distance": _with(lambda d: d["testcases"][1]["expected_result"].__setitem__("distance", 300)),
+    "task_name: must not be empty": _with(lambda d: (d.__setitem__("task_name", ""), d["intents"].__setitem__(1, "  "))),
 }
 
 
@@ -54,3 +56,22 @@ def test_the_error_lines_of_the_page_are_the_loaders(key):
     with pytest.raises(TaskFormatError) as exc:
         parse_task(CASES[key], source="tasks/x.json")
     assert str(exc.value) == line
+
+
+def test_the_encoding_and_template_lines_of_the_page_are_the_loaders(tmp_path, monkeypatch):
+    from ani.netconfbench.task import load_task
+
+    (tmp_path / "tasks").mkdir()
+    text = (ROOT / "tests" / "data" / "netconfbench" / "static-backup.json").read_text()
+    lines = text.splitlines()
+    lines[1] = lines[1].replace("Static route", "Statische Route f\u00fcr")
+    (tmp_path / "tasks" / "x.json").write_bytes("\n".join(lines).encode("latin-1"))
+    tpl = tmp_path / "templates"
+    tpl.mkdir()
+    (tpl / "static-backup.yaml").write_bytes((ROOT / "intents" / "netconfbench" / "templates" / "static-backup.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    for path in ("tasks/x.json", "templates/static-backup.yaml"):
+        line = next(ln for ln in _errors_block() if ln.startswith(f"{path}: ") and ("cannot read" in ln or "template" in ln))
+        with pytest.raises(TaskFormatError) as exc:
+            load_task(path)
+        assert str(exc.value) == line

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ani.device.parse import parse
-from ani.observer.changes import config_changes, kernel_addresses, unrequested_changes
+from ani.observer.changes import config_changes, kernel_addresses, unrequested_changes, without_changes
 
 BASE = """interface to-red1
  ip address 198.18.11.1/24
@@ -57,3 +57,17 @@ def test_a_kernel_address_lost_under_an_unchanged_config_is_listed():
     final = {"e1": cfg("ip prefix-list PL-TENANTS seq 10 permit 198.18.11.0/24\n")}
     assert unrequested_changes(initial, final, initial, k0, k1) == [
         "e1: - interface to-red1 / ip address 198.18.11.1/24"]
+
+
+def test_without_changes_drops_the_named_leaves_and_the_blocks_left_empty():
+    before = parse("hostname r1\ninterface eth0\n ip address 10.0.0.1/30\nip prefix-list PL seq 5 permit 10.0.0.0/8\n")
+    after = parse("hostname r1\ninterface eth0\n ip address 10.0.0.1/30\ninterface lo\n description writer\n"
+                  "ip prefix-list PL seq 5 permit 10.0.0.0/8\nip prefix-list PL seq 10 permit 192.0.2.0/24\n"
+                  "ip route 1.0.0.0/8 10.0.0.2\n")
+    lines = config_changes(before, after)
+    assert lines == ["+ ip route 1.0.0.0/8 10.0.0.2", "+ interface lo / description writer",
+                     "+ ip prefix-list PL permit 192.0.2.0/24"]
+    rest = without_changes(after, lines[1:])
+    assert config_changes(before, rest) == ["+ ip route 1.0.0.0/8 10.0.0.2"]  # no empty 'interface lo' left
+    assert without_changes(after, ["+ ip route 9.9.9.0/24 10.0.0.2"]) is after  # nothing matches
+    assert without_changes(after, []) is after

@@ -9,7 +9,8 @@ reordering with nftables is not delay either. On a kernel with netem the kind wo
 ``netem delay`` root qdisc on both ends, verify reads it back (``tc -j qdisc show``), remove
 deletes it.
 
-Target ``{"link": ["e1", "c1"]}``; params ``{"delay_ms": 50}``.
+Target ``{"link": ["e1", "c1"]}`` (with ``"ifnames": [a_if, b_if]`` when the two routers have
+parallel links: :func:`ani.faults.targets.draw_link`); params ``{"delay_ms": 50}``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from ani.errors import FaultUnavailable
 from ani.faults.base import FaultKind, FaultSpec, register
-from ani.faults.targets import core_links, link_ends, run_in, topology_of
+from ani.faults.targets import draw_link, run_in, target_link
 
 DELAY_MS = (20, 200)
 _PROBE: list[str | None] = []  # the host's answer, once per process
@@ -54,18 +55,16 @@ class Latency(FaultKind):
         return netem_missing()
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
-        links = core_links(topology_of(scenario, variant))
-        if not links:
+        target = draw_link(rng, scenario, variant)
+        if target is None:
             return None
-        a, _ai, b, _bi = links[rng.randrange(len(links))]
-        return {"link": [a, b]}, {"delay_ms": rng.randint(*DELAY_MS)}
+        return target, {"delay_ms": rng.randint(*DELAY_MS)}
 
     def inject(self, lab: Any, spec: FaultSpec) -> Any:
         why = self.unavailable(lab)
         if why:
             raise FaultUnavailable(why)
-        a, b = spec.target["link"]
-        a, ai, b, bi = link_ends(lab, a, b)
+        a, ai, b, bi = target_link(lab, spec.target)
         delay = int(spec.params.get("delay_ms", 50))
         ends = [(a, ai), (b, bi)]
         for node, ifname in ends:

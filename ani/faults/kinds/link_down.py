@@ -8,7 +8,9 @@ operstate ``UP`` (polled up to 3 s). IPv4 addresses stay on a downed interface; 
 its routes and OSPF / BGP over it go down after their dead timers, and come back after removal.
 
 Target ``{"link": ["e1", "c1"]}`` (the first lab link between the two routers, oriented so the
-``"one"`` end is ``e1``); params ``{"ends": "both" | "one"}``.
+``"one"`` end is ``e1``; with ``"ifnames": ["eth-b", "eth-b"]`` the link between those
+interfaces, drawn when the routers have parallel links, :func:`ani.faults.targets.draw_link`);
+params ``{"ends": "both" | "one"}``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import random
 from typing import Any
 
 from ani.faults.base import FaultKind, FaultSpec, register
-from ani.faults.targets import core_links, link_ends, link_state, poll, run_in, topology_of
+from ani.faults.targets import draw_link, link_state, poll, run_in, target_link
 
 
 @register
@@ -25,15 +27,13 @@ class LinkDown(FaultKind):
     name = "link_down"
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
-        links = core_links(topology_of(scenario, variant))
-        if not links:
+        target = draw_link(rng, scenario, variant)
+        if target is None:
             return None
-        a, _ai, b, _bi = links[rng.randrange(len(links))]
-        return {"link": [a, b]}, {"ends": rng.choice(["both", "one"])}
+        return target, {"ends": rng.choice(["both", "one"])}
 
     def _ends(self, lab: Any, spec: FaultSpec) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-        a, b = spec.target["link"]
-        a, ai, b, bi = link_ends(lab, a, b)
+        a, ai, b, bi = target_link(lab, spec.target)
         both = [(a, ai), (b, bi)]
         downed = both if spec.params.get("ends", "both") == "both" else both[:1]
         return downed, both

@@ -11,7 +11,8 @@ reports the rule's counter (packets dropped so far). Remove: ``nft delete table 
 this fault's table: the router's own rules and other faults are untouched); removed: the table is
 gone. The counters at removal are in the detail.
 
-Target ``{"link": ["e1", "c1"]}``; params ``{"loss_pct": 30}`` (1-100).
+Target ``{"link": ["e1", "c1"]}`` (with ``"ifnames": [a_if, b_if]`` when the two routers have
+parallel links: :func:`ani.faults.targets.draw_link`); params ``{"loss_pct": 30}`` (1-100).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from ani.errors import FaultError
 from ani.device.firewall import SUBSTRATE_TABLE_PREFIX
 from ani.faults.base import FaultKind, FaultSpec, register
-from ani.faults.targets import core_links, link_ends, run_in, topology_of
+from ani.faults.targets import draw_link, run_in, target_link
 
 #: drawn loss percentages range (inclusive)
 LOSS_PCT = (10, 50)
@@ -73,11 +74,10 @@ class PacketLoss(FaultKind):
     name = "packet_loss"
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
-        links = core_links(topology_of(scenario, variant))
-        if not links:
+        target = draw_link(rng, scenario, variant)
+        if target is None:
             return None
-        a, _ai, b, _bi = links[rng.randrange(len(links))]
-        return {"link": [a, b]}, {"loss_pct": rng.randint(*LOSS_PCT)}
+        return target, {"loss_pct": rng.randint(*LOSS_PCT)}
 
     def _pct(self, spec: FaultSpec) -> int:
         try:
@@ -90,8 +90,7 @@ class PacketLoss(FaultKind):
 
     def inject(self, lab: Any, spec: FaultSpec) -> Any:
         pct = self._pct(spec)
-        a, b = spec.target["link"]
-        a, ai, b, bi = link_ends(lab, a, b)
+        a, ai, b, bi = target_link(lab, spec.target)
         ends = [(a, ai, table_name(spec, ai)), (b, bi, table_name(spec, bi))]
         done = []
         try:
