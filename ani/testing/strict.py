@@ -20,6 +20,10 @@ yet supported", "Limitations"):
   ``patternProperties``, ...) is refused;
 - at most 5000 object properties in all, 10 levels of object nesting, 1000 enum values.
 
+``default`` is the portable rule, not every server's: Azure OpenAI refuses it ("In
+context=('properties', 'x'), 'default' is not permitted"), api.openai.com ignores it, and
+openai-agents strips it from strict schemas; a strict client sends every argument anyway.
+
     >>> from ani.testing.strict import strict_problems
     >>> strict_problems({"type": "function", "function": {"name": "f", "description": "",
     ...     "strict": True, "parameters": {"type": "object", "properties": {"n": {"type": "integer"}},
