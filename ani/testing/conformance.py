@@ -269,16 +269,13 @@ class AdapterConformance:
         samples, _missing = self._samples(adapter)
         before = read_device()
         wrong = []
-        made = 0
         for s in self._specs(adapter):
             for why, args in bad_arguments(s.input_schema, samples.get(s.name)):
-                made += 1
                 res = self._call(adapter, s.name, args)
                 code = res.error.code if res.error else None
                 if res.ok or code != ErrorCode.INVALID_ARGUMENTS or res.changed:
                     wrong.append(f"{s.name} {why} {_short(args, 200)}: ok={res.ok} code={code} "
                                  f"changed={res.changed}: {res.text[:200]}")
-        assert made, "no tool has arguments its schema refuses (no schema constrains anything)"
         assert not wrong, "arguments the tool's own schema refuses must give invalid_arguments:\n" + "\n".join(wrong)
         self._same_device(before, read_device(), "calls with bad arguments")
 
@@ -306,13 +303,17 @@ class AdapterConformance:
     def test_strict_form_calls_accepted(self, adapter: Any) -> None:
         specs = {s.name: s for s in self._specs(adapter)}
         wrong = []
+        compared = 0
         for name, args in self._read_only_calls(adapter):
             nulls = with_nulls(specs[name].input_schema, args)
             if nulls == args:
                 continue
+            compared += 1
             plain, strict = self._call(adapter, name, args), self._call(adapter, name, nulls)
             if (plain.ok, plain.error and plain.error.code) != (strict.ok, strict.error and strict.error.code):
                 wrong.append(f"{name} {_short(nulls, 200)}: {strict.text[:200]} (without the nulls: ok={plain.ok})")
+        if not compared:
+            pytest.skip("no read-only call leaves an optional argument out")
         assert not wrong, ("a null argument must count as absent (strict-mode clients send every optional "
                            "argument, null when unset):\n" + "\n".join(wrong))
 

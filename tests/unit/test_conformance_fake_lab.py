@@ -1,34 +1,46 @@
-"""The conformance suite (ani.testing.AdapterConformance) on the template vendor adapter
-(adapters/_template, loaded from its source) on ani.testing.FakeLab: the unit-test path a
-vendor's CI takes. The installed package, selected through the registry, on a real lab:
+"""The template vendor package's own conformance tests (adapters/_template/tests), on
+ani.testing.FakeLab, with the adapter loaded from the template's source instead of through the
+registry: the unit-test path a vendor's CI takes, kept green in ani's own suite. The installed
+package, selected through the registry, on FakeLab and on a real lab:
 tests/integration/test_conformance_template.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 from strict_standin import strict_standin  # noqa: F401 - stand-in until part 2 is merged
 
-from ani.testing import AdapterConformance, FailingChange, FakeLab, lab_state
+from ani.testing import FakeLab
 from ani.testing.fake_lab import DEFAULT_TOPOLOGY
 
 pytestmark = pytest.mark.usefixtures("strict_standin")
 
-TEMPLATE_SRC = Path(__file__).resolve().parents[2] / "adapters" / "_template" / "src"
-LINE = "ip prefix-list PL-MYVENDOR seq 5 permit 192.0.2.0/24"
+TEMPLATE = Path(__file__).resolve().parents[2] / "adapters" / "_template"
+
+
+def _load(name: str, path: Path):  # noqa: ANN202
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_vendor_tests = _load("template_conformance_tests", TEMPLATE / "tests" / "test_myvendor_conformance.py")
+LINE = _vendor_tests.LINE
 
 
 def template_class():
-    if str(TEMPLATE_SRC) not in sys.path:
-        sys.path.insert(0, str(TEMPLATE_SRC))
+    if str(TEMPLATE / "src") not in sys.path:
+        sys.path.insert(0, str(TEMPLATE / "src"))
     from ani_myvendor.adapter import MyVendorAdapter
 
     return MyVendorAdapter
 
 
-class TestTemplateOnFakeLab(AdapterConformance):
+class TestTemplateOnFakeLab(_vendor_tests.MyVendorChecks):
     @pytest.fixture
     def lab(self):
         return FakeLab(DEFAULT_TOPOLOGY, reject=[r"^bogus"])
@@ -36,19 +48,7 @@ class TestTemplateOnFakeLab(AdapterConformance):
     @pytest.fixture
     def make_adapter(self, lab):
         cls = template_class()
-        return lambda: cls(lab)
-
-    @pytest.fixture
-    def read_device(self, lab):
-        return lambda: lab_state(lab)
-
-    def sample_calls(self, adapter):
-        return {"show_version": {"device": "r1"}, "get_config": {"device": "r2"},
-                "configure": {"device": "r1", "lines": [LINE]}}
-
-    def failing_change(self, adapter):
-        return FailingChange("configure", {"device": "r1", "lines": [LINE, "bogus-statement 1"]},
-                             code="rolled_back")
+        return lambda: cls(lab, options={"timeout_s": 10})
 
 
 def test_the_failing_change_really_applied_a_line_first():
@@ -58,7 +58,7 @@ def test_the_failing_change_really_applied_a_line_first():
     a = template_class()(lab)
     res = a.call("configure", {"device": "r1", "lines": [LINE, "bogus-statement 1"]})
     assert not res.ok and res.error.code == "rolled_back" and res.data["undone"] == [LINE]
-    sent = [argv for node, argv in lab.calls if "configure terminal" in argv]
+    sent = [argv for _node, argv in lab.calls if "configure terminal" in argv]
     assert sent == [["vtysh", "-c", "configure terminal", "-c", LINE, "-c", "bogus-statement 1"],
                     ["vtysh", "-c", "configure terminal", "-c", f"no {LINE}"]]
     assert LINE not in lab.running_config("r1")
