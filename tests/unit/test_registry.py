@@ -6,40 +6,18 @@ import importlib.metadata
 import sys
 import tomllib
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 import ani.registry as registry
 from ani.adapters.a0 import A0Adapter
 from ani.errors import ErrorCode, RegistryError
-from ani.lab.topology import parse_topology
 from ani.protocol import Adapter, Level
 from ani.registry import ENTRY_POINT_GROUP, available, create_adapter, get_adapter_class, resolve_name
+from ani.testing import FakeLab
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "adapters" / "_template"
-
-
-class FakeLab:
-    """Just enough of a Lab for adapters that are not called on devices."""
-
-    def __init__(self) -> None:
-        self.topology = parse_topology(
-            {
-                "routers": {"r1": {}, "r2": {}},
-                "hosts": {"h1": {"gateway": "198.18.1.1"}},
-                "links": [
-                    {"a": {"node": "r1", "ifname": "eth-r2"}, "b": {"node": "r2", "ifname": "eth-r1"}},
-                    {"a": {"node": "r1", "ifname": "eth-h1"}, "b": {"node": "h1", "ifname": "eth0", "address": "198.18.1.10/24"}},
-                ],
-            }
-        )
-        self.exec_calls: list[tuple[str, list[str]]] = []
-
-    def exec(self, node, argv, timeout=10.0, input=None):  # noqa: ANN001, A002
-        self.exec_calls.append((node, list(argv)))
-        return SimpleNamespace(rc=0, stdout=f"FRRouting 8.4.4 ({node}).\nuptime 1 day\n", stderr="", timed_out=False)
 
 
 @pytest.fixture(autouse=True)
@@ -154,13 +132,13 @@ def test_template_adapter_satisfies_the_protocol(monkeypatch: pytest.MonkeyPatch
     adapter = MyVendorAdapter(lab)
     assert isinstance(adapter, Adapter)
     specs = {s.name: s for s in adapter.tools()}
-    assert set(specs) == {"get_topology", "show_version"}
+    assert set(specs) == {"get_topology", "show_version", "get_config", "configure"}
     assert specs["show_version"].read_only is True
     assert specs["show_version"].input_schema["required"] == ["device"]
     with adapter:
         ok = adapter.call("show_version", {"device": "r2"})
         bad = adapter.call("show_version", {"device": "h1"})
-    assert ok.ok and ok.text == "FRRouting 8.4.4 (r2)."
-    assert lab.exec_calls == [("r2", ["vtysh", "-c", "show version"])]
+    assert ok.ok and ok.text == "FRRouting 8.4.4-fake (r2)."
+    assert lab.calls == [("r2", ["vtysh", "-c", "show version"])]
     assert bad.error is not None and bad.error.code is ErrorCode.UNKNOWN_DEVICE
     assert [e["tool"] for e in adapter.trajectory.calls] == ["show_version", "show_version"]

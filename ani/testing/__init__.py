@@ -1,0 +1,41 @@
+"""Testing tools for adapter authors and agent authors (they ship in the wheel).
+
+- :class:`AdapterConformance` (:mod:`ani.testing.conformance`): the conformance suite, a pytest
+  base class a vendor adapter's test subclasses; :class:`FailingChange` describes the change
+  the device refuses; :func:`check_result` checks one ToolResult. Needs pytest
+  (``pip install 'ani-sdk[testing]'``).
+- :class:`FakeLab` (:mod:`ani.testing.fake_lab`): a lab without namespaces (in-memory routers
+  with an FRR-like vtysh) for unit tests of agents and adapters; no root, no FRR.
+- :func:`lab_state`, :func:`state_difference` (:mod:`ani.testing.device_state`): a lab's routers
+  read out of band, and what differs between two reads.
+- :func:`strict_problems` (:mod:`ani.testing.strict`): what keeps a tool from being accepted by
+  the strict chat-completions rules.
+
+See docs/vendor-adapter.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ani.testing.device_state import lab_state, state_difference
+from ani.testing.fake_lab import FakeLab, FakeRouter
+from ani.testing.strict import strict_problems
+
+__all__ = ["AdapterConformance", "FailingChange", "FakeLab", "FakeRouter", "check_result", "lab_state",
+           "state_difference", "strict_problems"]
+
+_NEEDS_PYTEST = ("AdapterConformance", "FailingChange", "check_result")
+
+
+def __getattr__(name: str) -> Any:
+    """The suite's names load on first use: only they need pytest."""
+    if name in _NEEDS_PYTEST:
+        try:
+            from ani.testing import conformance
+        except ModuleNotFoundError as exc:
+            if exc.name != "pytest":
+                raise
+            raise ImportError(f"ani.testing.{name} needs pytest: pip install 'ani-sdk[testing]'") from None
+        return getattr(conformance, name)
+    raise AttributeError(f"module 'ani.testing' has no attribute {name!r}")

@@ -1,0 +1,279 @@
+"""A lab without namespaces, for unit tests of agents and adapters (no root, no FRR).
+
+:class:`FakeLab` answers the part of :class:`ani.lab.Lab`'s contract that an adapter or an agent
+reaching devices through ``lab.exec`` / ``lab.vtysh`` uses: ``id``, ``topology``, ``routers``,
+``hosts``, ``exec``, ``vtysh``, ``running_config``, ``dead_daemons``, ``wait_converged``, ``up``
+/ ``down`` (and ``with``). Each router is an in-memory device with a running configuration (a
+flat list of lines, starting from the topology's startup ``config``) and an FRR-like ``vtysh``:
+
+- ``vtysh -c C1 -c C2 ...`` runs the commands in order and stops at the first that fails, with
+  exit status 1 and ``% Unknown command: <C>`` on stdout (as FRR 8.4's vtysh does, measured);
+- exec mode: ``show running-config`` (the configuration, with FRR's header), ``show version``,
+  ``configure terminal`` (or ``configure``) to enter configuration mode, anything registered
+  with :meth:`FakeLab.on`; anything else is an unknown command;
+- configuration mode: ``end`` / ``exit`` leave it; ``no <line>`` removes the first line equal to
+  ``<line>`` (leading spaces ignored; a line that is not there is silently accepted, as FRR does
+  for most negations); a line matching one of the ``reject`` regexes fails; any other line is
+  appended unless already there. There are no blocks: a line is a line.
+
+Other argv (``lab.exec(node, ["ip", "-j", "addr"])``) are answered by :meth:`FakeLab.on`
+responders (first match of an argv prefix), else exit status 127; ``nft list ruleset`` (and
+``nft -s list ruleset``) answers an empty ruleset until told otherwise. Every ``exec`` is recorded in
+``lab.calls`` as ``(node, argv)``. After ``down()`` every ``exec`` raises
+:class:`~ani.errors.LabGone`, as a removed real lab does. Thread-safe.
+
+    >>> lab = FakeLab(reject=[r"^bogus"])
+    >>> lab.vtysh("r1", ["configure terminal", "ip route 192.0.2.0/24 Null0"]).rc
+    0
+    >>> "ip route 192.0.2.0/24 Null0" in lab.running_config("r1")
+    True
+    >>> r = lab.vtysh("r1", ["configure terminal", "bogus 1", "ip route 198.51.100.0/24 Null0"])
+    >>> r.rc, r.stdout
+    (1, '% Unknown command: bogus 1\\n')
+    >>> lab.on(["ip", "-j", "addr"], stdout="[]")
+    >>> lab.exec("h1", ["ip", "-j", "addr"]).stdout
+    '[]'
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ani.errors import LabGone, UnknownNode
+from ani.lab.proc import ExecResult
+from ani.lab.topology import Topology, load_topology, parse_topology
+from ani.names import unknown
+
+__all__ = ["DEFAULT_TOPOLOGY", "FRR_VERSION", "FakeLab", "FakeRouter"]
+
+#: what ``show version`` and the running configuration's header say
+FRR_VERSION = "8.4.4-fake"
+
+#: the default topology (a file's form): routers r1 -- r2 without routing daemons, host h1 behind r1;
+#: a real :class:`ani.lab.Lab` runs it too, so one test can use both
+DEFAULT_TOPOLOGY: dict[str, Any] = {
+    "name": "fake",
+    "routers": {
+        "r1": {"config": "frr defaults traditional\nhostname r1\n!\ninterface eth-h1\n ip address 198.18.1.1/24\nexit\n"},
+        "r2": {"config": "frr defaults traditional\nhostname r2\n"},
+    },
+    "hosts": {"h1": {"gateway": "198.18.1.1"}},
+    "links": [
+        {"a": {"node": "r1", "ifname": "eth-r2"}, "b": {"node": "r2", "ifname": "eth-r1"}},
+        {"a": {"node": "r1", "ifname": "eth-h1"}, "b": {"node": "h1", "ifname": "eth0", "address": "198.18.1.10/24"}},
+    ],
+}
+_SKIP = re.compile(r"^\s*(?:!.*|end|frr version .*|Building configuration\.\.\.|Current configuration:)?\s*$")
+
+
+@dataclass
+class _Responder:
+    match: tuple[str, ...] | str
+    result: ExecResult
+    node: str | None
+
+
+class FakeRouter:
+    """One fake router: ``lines`` is its running configuration (what ``show running-config``
+    prints between the header and ``end``)."""
+
+    def __init__(self, name: str, config: str = "") -> None:
+        self.name = name
+        self.lines: list[str] = [ln.rstrip() for ln in config.splitlines() if not _SKIP.match(ln)]
+
+    def render(self) -> str:
+        """``show running-config`` text: FRR's header, the lines, ``end``."""
+        body = "".join(f"{ln}\n" for ln in self.lines)
+        return f"Building configuration...\n\nCurrent configuration:\n!\nfrr version {FRR_VERSION}\n{body}!\nend\n"
+
+
+class FakeLab:
+    """A lab of fake routers (see the module doc).
+
+    Args:
+        topology: a :class:`~ani.lab.topology.Topology`, a topology / scenario file path, a
+            mapping in the file's form, or None (routers r1 -- r2, host h1 behind r1).
+        reject: regexes (searched in a configuration line) of lines the routers refuse.
+        lab_id: the lab's id (default ``fake`` + 6 hex digits).
+
+    Raises:
+        TopologyError: a bad topology (names the field).
+    """
+
+    def __init__(self, topology: Topology | str | Path | dict[str, Any] | None = None, *,
+                 reject: Iterable[str] = (), lab_id: str | None = None) -> None:
+        if topology is None:
+            topology = parse_topology(DEFAULT_TOPOLOGY, source="FakeLab default")
+        elif isinstance(topology, dict):
+            topology = parse_topology(topology, source="FakeLab topology")
+        elif not isinstance(topology, Topology):
+            topology = load_topology(topology)
+        self.topology: Topology = topology
+        self.id = lab_id or "fake" + secrets.token_hex(3)
+        self.reject = [re.compile(p) for p in reject]
+        self.devices: dict[str, FakeRouter] = {r: FakeRouter(r, spec.config or "")
+                                               for r, spec in topology.routers.items()}
+        #: every ``exec``: ``(node, argv)``
+        self.calls: list[tuple[str, list[str]]] = []
+        self.running = True
+        self._responders: list[_Responder] = []
+        self._lock = threading.RLock()
+        for argv in (("nft", "-s", "list", "ruleset"), ("nft", "list", "ruleset")):  # an empty ruleset
+            self.on(argv)
+
+    def __repr__(self) -> str:
+        return f"FakeLab(id={self.id!r}, routers={self.routers})"
+
+    # -- the Lab contract ---------------------------------------------------------------------
+
+    @property
+    def routers(self) -> list[str]:
+        return list(self.topology.routers)
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(self.topology.hosts)
+
+    def up(self) -> FakeLab:
+        self.running = True
+        return self
+
+    def down(self) -> None:
+        """From now on every ``exec`` raises LabGone (the configurations are kept)."""
+        self.running = False
+
+    def __enter__(self) -> FakeLab:
+        return self.up()
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    def wait_converged(self, timeout_s: float | None = None) -> None:
+        """Fake routers have no routing to converge."""
+
+    def dead_daemons(self, router: str) -> list[str]:
+        """Fake routers have no daemons to die: always []."""
+        self._check(router)
+        return []
+
+    def exec(self, node: str, argv: Sequence[str], timeout: float = 10.0,
+             input: str | bytes | None = None) -> ExecResult:  # noqa: A002 - the Lab's signature
+        """Run ``argv`` on ``node`` (module doc). Raises UnknownNode, LabGone (after ``down()``)."""
+        argv = [str(a) for a in argv]
+        with self._lock:
+            self._check(node)
+            if not self.running:
+                raise LabGone(self.id, "the fake lab was downed")
+            self.calls.append((node, list(argv)))
+            if argv and Path(argv[0]).name == "vtysh" and node in self.devices:
+                return self._vtysh(node, argv[1:])
+            hit = self._responder(node, tuple(argv))
+            if hit is not None:
+                return hit
+            return ExecResult(127, "", f"sh: 1: {argv[0] if argv else ''}: not found\n", False, 0.0)
+
+    def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
+        """``vtysh -c c1 -c c2 ...`` on ``router``. Raises UnknownNode (also for a host), LabGone."""
+        if router not in self.devices:
+            self._check(router)
+            raise UnknownNode(f"lab {self.id}: {router!r} is a host, not a router")
+        cmds = [commands] if isinstance(commands, str) else list(commands)
+        argv = ["vtysh"]
+        for c in cmds:
+            argv += ["-c", c]
+        return self.exec(router, argv, timeout=timeout)
+
+    def running_config(self, router: str, timeout: float = 10.0) -> str:
+        """``show running-config`` of ``router``, read out of band (not recorded in ``calls``)."""
+        with self._lock:
+            if router not in self.devices:
+                self._check(router)
+                raise UnknownNode(f"lab {self.id}: {router!r} is a host, not a router")
+            if not self.running:
+                raise LabGone(self.id, "the fake lab was downed")
+            return self.devices[router].render()
+
+    # -- test controls ------------------------------------------------------------------------
+
+    def config(self, router: str) -> list[str]:
+        """A copy of ``router``'s configuration lines."""
+        with self._lock:
+            return list(self.devices[router].lines)
+
+    def on(self, command: str | Sequence[str], *, stdout: str = "", stderr: str = "", rc: int = 0,
+           timed_out: bool = False, node: str | None = None) -> None:
+        """Answer a command: a string is a vtysh command (exact, spaces collapsed), a sequence an
+        argv prefix of ``exec``; ``node`` limits it to one node. Later registrations win.
+        ``timed_out=True`` gives what a command killed by its timeout gives (rc -9)."""
+        match: tuple[str, ...] | str = " ".join(command.split()) if isinstance(command, str) else tuple(command)
+        res = ExecResult(-9 if timed_out else rc, stdout, stderr, timed_out, 0.0)
+        with self._lock:
+            self._responders.insert(0, _Responder(match, res, node))
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _check(self, node: str) -> None:
+        if node not in self.topology.routers and node not in self.topology.hosts:
+            raise UnknownNode(f"lab {self.id}: " + unknown("node", node, self.topology.nodes))
+
+    def _responder(self, node: str, key: tuple[str, ...] | str) -> ExecResult | None:
+        for r in self._responders:
+            if r.node not in (None, node):
+                continue
+            if isinstance(key, str) and r.match == key:
+                return r.result
+            if isinstance(key, tuple) and isinstance(r.match, tuple) and key[:len(r.match)] == r.match:
+                return r.result
+        return None
+
+    def _vtysh(self, router: str, args: list[str]) -> ExecResult:
+        cmds: list[str] = []
+        it = iter(args)
+        for a in it:
+            if a == "-c":
+                cmds.append(next(it, ""))
+        dev = self.devices[router]
+        out: list[str] = []
+        config_mode = False
+        for raw in cmds:
+            cmd = " ".join(raw.split())
+            if config_mode:
+                if cmd in ("end", "exit"):
+                    config_mode = False
+                    continue
+                if any(p.search(cmd) for p in self.reject):
+                    return self._failed(out, cmd)
+                if cmd.startswith("no "):
+                    target = cmd[3:]
+                    for i, ln in enumerate(dev.lines):
+                        if ln.strip() == target:
+                            del dev.lines[i]
+                            break
+                elif cmd not in (ln.strip() for ln in dev.lines):
+                    dev.lines.append(cmd)
+                continue
+            hit = self._responder(router, cmd)
+            if hit is not None:
+                out.append(hit.stdout)
+                if not hit.ok:
+                    return ExecResult(hit.rc, "".join(out), hit.stderr, hit.timed_out, 0.0)
+            elif cmd in ("configure terminal", "configure"):
+                config_mode = True
+            elif cmd == "show running-config":
+                out.append(dev.render())
+            elif cmd == "show version":
+                out.append(f"FRRouting {FRR_VERSION} ({router}).\nuptime: 0 days (fake)\n")
+            elif cmd not in ("end", "exit"):
+                return self._failed(out, cmd)
+        return ExecResult(0, "".join(out), "", False, 0.0)
+
+    @staticmethod
+    def _failed(out: list[str], cmd: str) -> ExecResult:
+        out.append(f"% Unknown command: {cmd}\n")
+        return ExecResult(1, "".join(out), "", False, 0.0)
