@@ -186,7 +186,7 @@ class _Converter:
         if "object" in types:
             if len([x for x in types if x != "null"]) > 1:
                 return self._text(node)
-            return self._object(node, types)
+            return self._object(node, types, seen)
         if "array" in types:
             if len([x for x in types if x != "null"]) > 1:
                 return self._text(node)
@@ -243,7 +243,7 @@ class _Converter:
 
         return _Node(out, decode, "null" in types)
 
-    def _object(self, node: dict[str, Any], types: list[str]) -> _Node:
+    def _object(self, node: dict[str, Any], types: list[str], seen: frozenset[str]) -> _Node:
         props = node.get("properties")
         extra = node.get("additionalProperties", False)
         if not isinstance(props, dict) or extra not in (False, None) or (not props and extra is not False):
@@ -255,11 +255,11 @@ class _Converter:
         for name, sub in props.items():
             optional = name not in required and not _accepts_null(sub)
             if optional and isinstance(sub, dict) and "default" in sub:  # said once, with the null
-                c = self.convert({k: v for k, v in sub.items() if k != "default"})
+                c = self.convert({k: v for k, v in sub.items() if k != "default"}, seen)
                 say = ("null: omit" if sub["default"] is None
                        else f"null: the default, {json.dumps(sub['default'], sort_keys=True)}")
             else:
-                c = self.convert(sub)
+                c = self.convert(sub, seen)
                 say = "null: omit"
             s = c.schema
             if optional:

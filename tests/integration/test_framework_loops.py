@@ -305,3 +305,39 @@ def test_the_framework_loop_drives_the_lab(lab, open_adapter, framework, level):
     turns = script(level, pfx)
     outcomes = RUNNERS[framework](adapter, turns, level)
     check(lab, level, pfx, turns, outcomes)
+
+
+def test_smolagents_errors_returned_keep_every_result_of_a_parallel_step(lab, open_adapter):
+    """smolagents drops the other observations of a step whose call raised; with
+    ``errors="return"`` the failure is an observation, and the change made beside it is seen."""
+    from smolagents import ToolCallingAgent
+    from smolagents.memory import ActionStep
+    from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
+
+    from ani.integrations.smolagents import tools
+
+    line = "ip route 203.0.113.200/32 Null0"
+    turn = [Call("update_config", {"device": "e9", "commands": [line]}),
+            Call("update_config", {"device": "e2", "commands": [line]})]
+
+    class ScriptedModel(Model):
+        def __init__(self) -> None:
+            super().__init__(model_id="scripted")
+            self.turn = 0
+
+        def generate(self, messages: Any, **kwargs: Any) -> ChatMessage:
+            calls = turn if self.turn == 0 else [Call("final_answer", {"answer": "done"})]
+            self.turn += 1
+            return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[
+                ChatMessageToolCall(function=ChatMessageToolCallFunction(name=c.name, arguments=c.args),
+                                    id=f"c{self.turn}{j}", type="function") for j, c in enumerate(calls)])
+
+    adapter = open_adapter(create_adapter("a1", lab, options=OPTIONS["a1"]))
+    agent = ToolCallingAgent(tools=tools(adapter, errors="return"), model=ScriptedModel(), max_steps=3,
+                             verbosity_level=-1)
+    assert agent.run("add the route") == "done"
+    step = next(s for s in agent.memory.steps if isinstance(s, ActionStep))
+    assert step.error is None and [tc.name for tc in step.tool_calls] == ["update_config", "update_config"]
+    assert "[success] " + line in step.observations, step.observations
+    assert error_payload_in(step.observations)["code"] == "unknown_device"
+    assert line in lab.running_config("e2").splitlines()
