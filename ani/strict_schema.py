@@ -16,7 +16,8 @@ OpenAI's strict function calling (chat completions and Responses ``"strict": tru
   ``additionalProperties`` not false; a schema without a type; ``allOf``, ``not``, ``if``,
   ``patternProperties``, ...; a recursive ``$ref``) becomes a string holding its JSON text,
   described as ``JSON text of an object`` (A3-T's ``changes`` items, A3-R's JSON Patch operations);
-- local ``$ref`` are inlined, ``oneOf`` is read as ``anyOf``; the root is a plain object.
+- local ``$ref`` are inlined, ``oneOf`` is read as ``anyOf``; the root is a plain, closed object
+  (``{"type": "object"}``, the ToolSpec default, is "no arguments").
 
 :func:`from_strict` undoes it on the arguments a model sent: a null for an optional property that
 does not itself accept null is dropped (absent, so the tool's default applies), and JSON text where
@@ -290,7 +291,15 @@ class _Converter:
         return _Node(out, decode, "null" in types)
 
     def root_node(self) -> _Node:
-        node = self.convert(self.root)
+        root = self.root
+        plain = (isinstance(root, dict) and root.get("type", "object") == "object" and "$ref" not in root
+                 and not (_STRUCTURAL & root.keys()) and not root.get("anyOf") and not root.get("oneOf"))
+        if plain and (root.get("properties") or root.get("additionalProperties") in (None, False)):
+            # a tool's arguments: an object (``{"type": "object"}`` and ``{}`` = no arguments), closed
+            closed = {**root, "type": "object", "properties": root.get("properties") or {},
+                      "additionalProperties": False}
+            return self._object(closed, ["object"], frozenset())
+        node = self.convert(root)
         s = node.schema
         if s.get("type") == "object":
             return node
@@ -308,8 +317,10 @@ class _Converter:
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The strict form of ``schema`` (a tool's ``input_schema``), a new dict (see the module doc).
 
-    A root that is not a plain object (rare: a tool's arguments are an object) becomes an object
-    with one property ``value``.
+    The root is a closed object: its properties (an open root with properties is closed; no
+    properties, ``{"type": "object"}`` or ``{}``, is an empty object: no arguments). A root that
+    is no object, or an object that only says "any properties", becomes an object with one
+    property ``value`` (its JSON text for the latter).
     """
     return _Converter(schema, json_text=True).root_node().schema
 

@@ -246,12 +246,10 @@ def run_openai_agents(adapter: Any, turns: list[list[Call]]) -> list[Outcome]:
     return outs
 
 
-def run_smolagents(adapter: Any, turns: list[list[Call]]) -> list[Outcome]:
-    from smolagents import ToolCallingAgent
-    from smolagents.memory import ActionStep
+def smolagents_model(turns: list[list[Call]]) -> Any:
+    """A smolagents ``Model`` that plays ``turns``, then calls ``final_answer("done")``;
+    ``seen``: the tools it was last given, by name."""
     from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
-
-    from ani.integrations.smolagents import tools
 
     class ScriptedModel(Model):
         def __init__(self) -> None:
@@ -268,7 +266,16 @@ def run_smolagents(adapter: Any, turns: list[list[Call]]) -> list[Outcome]:
                 ChatMessageToolCall(function=ChatMessageToolCallFunction(name=c.name, arguments=c.args),
                                     id=f"c{i}{j}", type="function") for j, c in enumerate(calls)])
 
-    model = ScriptedModel()
+    return ScriptedModel()
+
+
+def run_smolagents(adapter: Any, turns: list[list[Call]]) -> list[Outcome]:
+    from smolagents import ToolCallingAgent
+    from smolagents.memory import ActionStep
+
+    from ani.integrations.smolagents import tools
+
+    model = smolagents_model(turns)
     agent = ToolCallingAgent(tools=tools(adapter), model=model, max_steps=len(turns) + 2, verbosity_level=-1)
     assert agent.run("add the route") == "done"
     assert set(model.seen) - {"final_answer"} == {t.name for t in adapter.tools()}
@@ -312,28 +319,14 @@ def test_smolagents_errors_returned_keep_every_result_of_a_parallel_step(lab, op
     ``errors="return"`` the failure is an observation, and the change made beside it is seen."""
     from smolagents import ToolCallingAgent
     from smolagents.memory import ActionStep
-    from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
 
     from ani.integrations.smolagents import tools
 
     line = "ip route 203.0.113.200/32 Null0"
     turn = [Call("update_config", {"device": "e9", "commands": [line]}),
             Call("update_config", {"device": "e2", "commands": [line]})]
-
-    class ScriptedModel(Model):
-        def __init__(self) -> None:
-            super().__init__(model_id="scripted")
-            self.turn = 0
-
-        def generate(self, messages: Any, **kwargs: Any) -> ChatMessage:
-            calls = turn if self.turn == 0 else [Call("final_answer", {"answer": "done"})]
-            self.turn += 1
-            return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[
-                ChatMessageToolCall(function=ChatMessageToolCallFunction(name=c.name, arguments=c.args),
-                                    id=f"c{self.turn}{j}", type="function") for j, c in enumerate(calls)])
-
     adapter = open_adapter(create_adapter("a1", lab, options=OPTIONS["a1"]))
-    agent = ToolCallingAgent(tools=tools(adapter, errors="return"), model=ScriptedModel(), max_steps=3,
+    agent = ToolCallingAgent(tools=tools(adapter, errors="return"), model=smolagents_model([turn]), max_steps=3,
                              verbosity_level=-1)
     assert agent.run("add the route") == "done"
     step = next(s for s in agent.memory.steps if isinstance(s, ActionStep))

@@ -234,3 +234,12 @@ def test_smolagents_tools(adapter):
     assert inputs_of({"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
                                                         "y": {}}, "required": ["x", "y"]}) == {
         "x": {"type": ["integer", "string"], "description": ""}, "y": {"type": "any", "description": ""}}
+
+
+def test_langchain_missing_arguments_are_the_adapter_s_invalid_arguments(adapter):
+    from ani.integrations.langchain import tools
+
+    t = {t.name: t for t in tools(adapter)}["get_config"]
+    msg = t.invoke({"type": "tool_call", "id": "1", "name": "get_config", "args": {}})
+    assert msg.status == "error" and json.loads(msg.content)["code"] == "invalid_arguments"
+    assert "device" in json.loads(msg.content)["message"]

@@ -160,6 +160,18 @@ def test_a_root_that_is_not_an_object_is_wrapped():
     assert from_strict({"type": "array", "items": {"type": "string"}}, {"value": ["a"]}) == ["a"]
 
 
+def test_a_root_object_is_closed_and_the_default_schema_means_no_arguments():
+    empty = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+    assert ToolSpec(name="t", description="d").to_openai(strict=True)["function"]["parameters"] == empty
+    assert strict_schema({}) == empty
+    p = strict_schema({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
+    assert p == {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
+                 "additionalProperties": False}
+    p = strict_schema({"type": "object", "additionalProperties": True})  # any keyword arguments
+    assert p["required"] == ["value"] and p["properties"]["value"]["type"] == "string"
+    assert from_strict({"type": "object", "additionalProperties": True}, {"value": '{"k": 1}'}) == {"k": 1}
+
+
 def test_drop_absent_nulls_parses_nothing():
     schema = {"type": "object", "properties": {"n": {"type": "integer", "default": 10},
                                                "changes": {"type": "array", "items": {"type": "object"}}},
