@@ -12,6 +12,9 @@ JSON text; checked against the schema). The test then asserts that the change re
 (its running configuration, read out of band), that the read answered, and that the failure came
 back through the framework's own error channel with its code.
 
+Then smolagents with ``errors="return"``: a parallel step with a failing call keeps the other
+call's result (smolagents drops it when a call raises).
+
 One lab of scenarios/brownfield-small.yaml (with NETCONF) for the module; each framework and level
 writes its own static route (203.0.113.<n>/32 to Null0).
 """
