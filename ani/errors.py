@@ -75,6 +75,8 @@ every class defined in ``ani`` and checks this tree.
     |   +-- EndpointError            ani.agents.llm_endpoint: the model endpoint failed for good
     |   +-- NotACompletion           ani.agents.llm_endpoint: an HTTP 200 body that is no completion
     |   +-- ErrorInBody              ani.agents.llm_endpoint: an HTTP 200 body holding an error (transient)
+    +-- ToolCallError                ani.integrations: a tool's ok=False result raised into a framework's error channel (``result``, ``code``, ``retriable``)
+    |   +-- LangChainToolError       ani.integrations.langchain: the same, also a LangChain ``ToolException``
     +-- ObserverError                the observer could not evaluate a check
     +-- FaultError                   ani.faults: a fault could not be injected / verified / removed
         +-- FaultNotApplicable       the run's own state stands in its way (skipped, run stays valid)
@@ -87,6 +89,7 @@ what its kind needs); ``seconds`` is always the bound, never the time spent.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
 class ErrorCode(StrEnum):
@@ -281,6 +284,26 @@ class NetconfError(AniError):
 class AgentError(AniError):
     """An agent's own failure: a budget hit, a script that cannot go on, a model endpoint that
     failed, an agent-loop action the trajectory does not know."""
+
+
+class ToolCallError(AniError):
+    """A tool call that returned ``ok=False``, raised into an agent framework's error channel by
+    :mod:`ani.integrations` (the framework shows the model the message and goes on; it is not a
+    harness fault). The message is the JSON payload the model reads
+    (:func:`ani.integrations._common.error_payload`).
+
+    Attributes:
+        result: the :class:`~ani.protocol.ToolResult`.
+        code: its error code (a stable :class:`ErrorCode` string), or None if it carried none.
+        retriable: the same call unchanged may succeed.
+    """
+
+    def __init__(self, message: str, result: Any) -> None:
+        super().__init__(message)
+        self.result = result
+        err = getattr(result, "error", None)
+        self.code = None if err is None else str(err.code)
+        self.retriable = bool(err is not None and err.retriable)
 
 
 class ObserverError(AniError):

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field, field_validator
 
 from ani.errors import ErrorCode
+from ani.strict_schema import from_strict, strict_schema
 
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -62,16 +63,33 @@ class ToolSpec(BaseModel):
             raise ValueError(f"tool name {v!r} must match {TOOL_NAME_RE.pattern}")
         return v
 
-    def to_openai(self) -> dict[str, Any]:
-        """Chat-completions tool: ``{"type": "function", "function": {...}}``."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.input_schema,
-            },
+    def to_openai(self, strict: bool = False) -> dict[str, Any]:
+        """Chat-completions tool: ``{"type": "function", "function": {"name", "description",
+        "parameters"}}``.
+
+        Args:
+            strict: give ``parameters`` in the strict form that OpenAI's strict function calling
+                and openai-agents accept (:func:`ani.strict_schema.strict_schema`: every property
+                required, optionals nullable, ``additionalProperties: false`` everywhere, only
+                supported keywords, free-form values as JSON text) and add ``"strict": true``.
+                Arguments a model sends against it go back to the tool's own form with
+                :meth:`arguments_from_strict`.
+        """
+        fn: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": strict_schema(self.input_schema) if strict else self.input_schema,
         }
+        if strict:
+            fn["strict"] = True
+        return {"type": "function", "function": fn}
+
+    def arguments_from_strict(self, arguments: Any) -> Any:
+        """The arguments for :meth:`Adapter.call` from ``arguments`` a model sent against
+        ``to_openai(strict=True)``: a null for an optional argument dropped (the default applies),
+        JSON text parsed where the tool wants an object or another non-string value
+        (:func:`ani.strict_schema.from_strict`). Harmless on arguments in the tool's own form."""
+        return from_strict(self.input_schema, arguments)
 
     def to_mcp(self) -> Any:
         """An ``mcp.types.Tool`` with annotations (needs the ``mcp`` extra).
@@ -107,7 +125,8 @@ class ToolSpec(BaseModel):
 
     @classmethod
     def from_openai(cls, tool: dict[str, Any]) -> ToolSpec:
-        """Inverse of :meth:`to_openai` (hints are not carried by chat tools)."""
+        """Inverse of :meth:`to_openai` (hints are not carried by chat tools); of a strict tool
+        it gives the strict form as ``input_schema``."""
         fn = tool["function"]
         return cls(
             name=fn["name"],
@@ -156,6 +175,32 @@ class ToolResult(BaseModel):
     error: ErrorInfo | None = None
     changed: bool = False
     elapsed_s: float = 0.0
+
+    def agent_text(self) -> str:
+        """What the agent reads: ``text``; for a failure it always names the cause (the error
+        message is prefixed as ``error [code]: message`` unless the text already holds it);
+        ``ok`` / ``error`` if there is no text at all."""
+        text = self.text or ""
+        if self.error is not None and self.error.message not in text:
+            head = f"error [{self.error.code.value}]: {self.error.message}"
+            text = f"{head}\n{text}" if text else head
+        return text or ("ok" if self.ok else "error")
+
+    def structured(self) -> dict[str, Any]:
+        """The result as plain JSON data (MCP ``structuredContent``, a framework's artifact):
+        ``{ok: bool, error: {code: str, message: str, retriable: bool} | None, changed: bool,
+        elapsed_s: float (seconds), data: dict | None}``."""
+        return {
+            "ok": self.ok,
+            "error": None if self.error is None else {
+                "code": self.error.code.value,
+                "message": self.error.message,
+                "retriable": self.error.retriable,
+            },
+            "changed": self.changed,
+            "elapsed_s": self.elapsed_s,
+            "data": self.data,
+        }
 
     @classmethod
     def success(cls, text: str, data: dict[str, Any] | None = None, *, changed: bool = False) -> ToolResult:

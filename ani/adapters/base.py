@@ -4,7 +4,9 @@ A tool is a method decorated with :func:`tool`, taking one validated pydantic
 argument model. :class:`BaseAdapter` builds the ToolSpecs (JSON Schema from the
 model), validates arguments *before* anything reaches a device, checks device
 names against the lab, times the call, logs it to the trajectory, and turns
-agent mistakes into ``ok=False`` results with stable codes. A timeout a tool lets through
+agent mistakes into ``ok=False`` results with stable codes. A null given for an optional
+argument that does not itself accept null means "not given" (the strict form of a schema sends
+one for every optional: :mod:`ani.strict_schema`), so it is dropped before validation. A timeout a tool lets through
 (:class:`ani.errors.AniTimeout`, ``subprocess.TimeoutExpired``) becomes ``ErrorCode.TIMEOUT``
 through the one mapping of exceptions to results, :func:`ani.adapters.error_map.error_result`.
 ``call`` never raises: a host or
@@ -21,6 +23,7 @@ for and who holds it. A handler reads what is left of its bound with
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import threading
 import time
@@ -34,6 +37,7 @@ from ani.adapters.locking import WHOLE, Busy, CallLocks
 from ani.errors import AniTimeout, ErrorCode, HostFault, ProgramMissing
 from ani.names import known_list, suggest, unknown
 from ani.protocol import Level, ToolResult, ToolSpec
+from ani.strict_schema import drop_absent_nulls
 from ani.trajectory import Trajectory
 from ani.validation import format_validation_error
 
@@ -164,6 +168,7 @@ class BaseAdapter:
             meta = getattr(fn, "__ani_tool__", None)
             if meta:
                 self._tools[meta["name"]] = (meta, getattr(self, attr))
+        self._schemas: dict[str, dict[str, Any]] = {}  # tool name -> input_schema (see _schema)
         self._opened = False
         self._calls = CallLocks()  # what the calls in flight hold (see the module doc)
         self._call_ctx = threading.local()  # per thread: start and deadline of its call
@@ -190,16 +195,23 @@ class BaseAdapter:
         """Device names an agent may address: the lab's routers."""
         return list(self.lab.topology.routers)
 
+    def _schema(self, name: str) -> dict[str, Any]:
+        """The ``input_schema`` of tool ``name`` (built once; callers must not change it)."""
+        schema = self._schemas.get(name)
+        if schema is None:
+            schema = clean_schema(self._tools[name][0]["args"].model_json_schema())
+            schema.setdefault("properties", {})
+            self._schemas[name] = schema
+        return schema
+
     def tools(self) -> list[ToolSpec]:
         specs = []
         for tname, (meta, _fn) in self._tools.items():
-            schema = clean_schema(meta["args"].model_json_schema())
-            schema.setdefault("properties", {})
             specs.append(
                 ToolSpec(
                     name=tname,
                     description=meta["description"],
-                    input_schema=schema,
+                    input_schema=copy.deepcopy(self._schema(tname)),
                     read_only=meta["read_only"],
                     destructive=meta["destructive"],
                 )
@@ -303,6 +315,7 @@ class BaseAdapter:
                 ErrorCode.INVALID_ARGUMENTS,
                 f"arguments must be a JSON object, got {type(arguments).__name__}",
             )
+        arguments = drop_absent_nulls(self._schema(name), arguments)  # strict-form "not given"
         try:
             parsed = meta["args"].model_validate(arguments)
         except ValidationError as exc:

@@ -55,31 +55,16 @@ DEFAULT_HOST = "127.0.0.1"
 
 
 def structured(result: ToolResult) -> dict[str, Any]:
-    """The ``structuredContent`` of a call: ``{ok: bool, error: {code: str, message: str,
-    retriable: bool} | None, changed: bool, elapsed_s: float (seconds), data: dict | None}``."""
-    return {
-        "ok": result.ok,
-        "error": None if result.error is None else {
-            "code": result.error.code.value,
-            "message": result.error.message,
-            "retriable": result.error.retriable,
-        },
-        "changed": result.changed,
-        "elapsed_s": result.elapsed_s,
-        "data": result.data,
-    }
+    """The ``structuredContent`` of a call: :meth:`ToolResult.structured` (``{ok: bool, error:
+    {code: str, message: str, retriable: bool} | None, changed: bool, elapsed_s: float (seconds),
+    data: dict | None}``)."""
+    return result.structured()
 
 
 def result_text(result: ToolResult) -> str:
-    """What the agent reads: ``result.text``; for a failure it always names the cause (the
-    error message is prefixed as ``error [code]: message`` unless the text already holds it)."""
-    text = result.text or ""
-    if result.error is not None and result.error.message not in text:
-        head = f"error [{result.error.code.value}]: {result.error.message}"
-        text = f"{head}\n{text}" if text else head
-    if not text:
-        text = "ok" if result.ok else "error"
-    return text
+    """What the agent reads: :meth:`ToolResult.agent_text` (for a failure it always names the
+    cause)."""
+    return result.agent_text()
 
 
 def to_call_result(result: ToolResult) -> types.CallToolResult:

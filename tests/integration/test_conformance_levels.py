@@ -24,12 +24,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from strict_standin import strict_standin  # noqa: F401 - stand-in until part 2 is merged
 
 from ani.registry import create_adapter
 from ani.testing import AdapterConformance, FailingChange, lab_state
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("strict_standin")]
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_TOPOLOGY, LAB_PREFIX = ROOT / "scenarios" / "brownfield-small.yaml", "conf"  # conftest's module_lab

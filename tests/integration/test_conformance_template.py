@@ -70,10 +70,9 @@ def test_installs_and_registers_through_the_entry_point(installed):
 
 @pytest.mark.timeout(900)
 def test_its_own_tests_pass_the_conformance_suite(installed, lab_host, tmp_path):
-    """The package's tests/ (both classes: FakeLab and a real lab) against the installed package;
-    ``-p strict_standin``: tests/strict_standin.py until part 2's strict form is merged."""
+    """The package's tests/ (both classes: FakeLab and a real lab) against the installed package."""
     report = tmp_path / "junit.xml"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "strict_standin", "-p", "no:cacheprovider",
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            f"--junitxml={report}", "tests"], cwd=installed["src"], env=installed["env"],
                           capture_output=True, text=True, timeout=840)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]

@@ -43,8 +43,8 @@ def test_platform_example_runs(lab_host, run_doc_example):
 def test_platform_suite_example_passes(lab_host, tmp_path):
     test = tmp_path / "test_acme_conformance.py"
     test.write_text(block("platform-suite", "python") + "\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "strict_standin", "-p", "no:cacheprovider",
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            str(test)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=840)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     assert re.search(r"\b13 passed\b", proc.stdout), proc.stdout[-2000:]
@@ -59,12 +59,10 @@ def test_plugin_example_runs(lab_host, tmp_path):
     # this venv's packages, with their own .pth files (ani's editable install among them)
     (purelib / "ani-checkout.pth").write_text(f"import site; site.addsitedir({sysconfig.get_path('purelib')!r})\n")
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "WORK": str(tmp_path),
-           "VIRTUAL_ENV": str(venv), "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-           "PYTHONPATH": str(ROOT / "tests")}
+           "VIRTUAL_ENV": str(venv), "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("ANI_LEVEL", None)
     script = block("plugin", "bash")
-    # the suite's strict-form stand-in (tests/strict_standin.py) until part 2 is merged
-    script = script.replace("python -m pytest -q tests/", "python -m pytest -q -p strict_standin -p no:cacheprovider tests/")
+    script = script.replace("python -m pytest -q tests/", "python -m pytest -q -p no:cacheprovider tests/")
     proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=840)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]

@@ -11,14 +11,12 @@ from typing import Any
 
 import pytest
 from pydantic import Field
-from strict_standin import strict_standin  # noqa: F401 - stand-in until part 2 is merged
 
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
 from ani.errors import ErrorCode
 from ani.protocol import ErrorInfo, Level, ToolResult, ToolSpec
 from ani.testing import AdapterConformance, FailingChange, FakeLab, lab_state
 
-pytestmark = pytest.mark.usefixtures("strict_standin")
 
 ROUTE = "ip route 192.0.2.0/24 Null0"
 CHECKS = [n for n in dir(AdapterConformance) if n.startswith("test_")]

@@ -11,12 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from strict_standin import strict_standin  # noqa: F401 - stand-in until part 2 is merged
 
 from ani.testing import FakeLab
 from ani.testing.fake_lab import DEFAULT_TOPOLOGY
 
-pytestmark = pytest.mark.usefixtures("strict_standin")
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "adapters" / "_template"
 
