@@ -54,7 +54,12 @@ between lines). A call that could not get its router answers ``timeout`` (retria
 naming the call that holds it; it never returns a false ``device_unreachable``.
 
 Options (``options=`` of the constructor, the strict model :class:`A1Options`): ``platform``
-(name or path, default ``frr``), ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole
+(name or path, default ``frr``), ``transport`` (``auto``: ``local`` on a lab, ``ssh`` on a target
+that offers only SSH, such as an inventory's devices; ``local``: vtysh run inside the router
+through scrapli's bin transport; ``ssh``: the router's CLI over SSH through scrapli's ssh2
+transport, ``lab.ssh_endpoint(router)``; the same tools and semantics either way: only the
+agent's CLI session moves, snapshots and rollbacks are read and made out of band as before),
+``command_timeout_s`` (10), ``call_timeout_s`` (60, whole
 update_config / batch_configure_devices / apply_config), ``rollback_timeout_s`` (30),
 ``max_output_bytes`` (65536), ``extra_tools`` ([]: a list of ``batch_configure_devices``,
 ``check_device_status``), ``apply_config_shape`` (``netconfbench``: ``update_config``;
@@ -131,6 +136,9 @@ class A1Options(Options):
     """The options of A1 (module doc)."""
 
     platform: str = Field("frr", min_length=1, description="platform file: a name under adapters/ or a path")
+    transport: Literal["auto", "local", "ssh"] = Field(
+        "auto", description="the CLI session: local (bin transport, vtysh in the router), ssh (the "
+        "device's SSH endpoint), auto (local on a lab, else ssh)")
     command_timeout_s: float = Field(10.0, gt=0, description="bound of one CLI command and of opening vtysh, seconds")
     call_timeout_s: float = Field(60.0, gt=0, description="bound of a whole update_config, seconds")
     rollback_timeout_s: float = Field(30.0, gt=0, description="bound of each frr-reload / nft restore run, seconds")
@@ -214,6 +222,7 @@ class A1Adapter(BaseAdapter):
             rollback_timeout_s=self.settings.rollback_timeout_s,
         )
         self._sessions: dict[str, CliSession] = {}
+        self.transport = self._pick_transport(self.settings.transport)
         for name in set(_OPTIONAL_TOOLS) - set(self.settings.extra_tools):
             self._tools.pop(name, None)
         self._tools.pop("update_config" if self.settings.apply_config_shape == "netconfarena" else "apply_config")
@@ -254,10 +263,25 @@ class A1Adapter(BaseAdapter):
             out.extend(d for d in configs if isinstance(d, str))
         return list(dict.fromkeys(out))
 
+    def _pick_transport(self, wanted: str) -> str:
+        """``local`` or ``ssh`` (option ``transport``). Raises ConfigError for one the target
+        cannot offer."""
+        local, ssh = hasattr(self.lab, "node_argv"), hasattr(self.lab, "ssh_endpoint")
+        if wanted == "auto":
+            return "local" if local or not ssh else "ssh"
+        if not (local if wanted == "local" else ssh):
+            what = "runs no vtysh here (no node_argv)" if wanted == "local" else "has no SSH endpoints (no ssh_endpoint)"
+            raise ConfigError(f"a1 options: transport: {wanted!r}: the target {type(self.lab).__name__} {what}")
+        return wanted
+
     def session(self, device: str) -> CliSession:
         s = self._sessions.get(device)
         if s is None:
-            s = CliSession(device, self.lab.node_argv(device, ["vtysh"]), self.platform, self.command_timeout_s)
+            if self.transport == "ssh":
+                s = CliSession.over_ssh(device, lambda: self.lab.ssh_endpoint(device), self.platform,
+                                        self.command_timeout_s)
+            else:
+                s = CliSession(device, self.lab.node_argv(device, ["vtysh"]), self.platform, self.command_timeout_s)
             self._sessions[device] = s
         return s
 
@@ -279,7 +303,8 @@ class A1Adapter(BaseAdapter):
                 err = SessionError(gone)
                 err.gone = True  # type: ignore[attr-defined] - a retry cannot succeed (error_result)
                 raise err from exc
-            program("vtysh")  # ProgramMissing (a host fault) if the session failed for want of it
+            if self.transport == "local":
+                program("vtysh")  # ProgramMissing (a host fault) if the session failed for want of it
             raise
         return r.output, r.failed
 
