@@ -1,7 +1,7 @@
 """``ani lab ...`` (owned by the lab module).
 
     ani lab up FILE [--id ID] [--timeout S]     start a detached lab, print its id and nodes
-    ani lab status [ID]                         labs (or one lab's nodes: daemons, NETCONF ports)
+    ani lab status [ID]                         labs (or one lab's nodes: daemons, NETCONF and SSH ports)
     ani lab exec [--lab ID] NODE -- CMD...      run CMD inside NODE; exits with CMD's status
     ani lab down [ID] [--stale] [--all]         remove one lab / labs whose owner is gone / all
 
@@ -82,13 +82,32 @@ def _netconf_ports(lab) -> tuple[dict[str, int] | None, str | None]:  # type: ig
                    f" in {escape(str(nc.info_path(lab.dir)))} (mode 0600){state}")
 
 
+def _ssh_ports(lab) -> tuple[dict[str, int] | None, str | None]:  # type: ignore[no-untyped-def]
+    """({router: port} or None if the lab runs no SSH server, a caption or None)."""
+    from ani.lab import ssh
+
+    st = lab._state
+    info = ssh.read_info(lab.dir)
+    if st is None or st.ssh_pid is None or info is None:
+        return None, None
+    pids = ssh.server_pids(lab.id, lab.dir, st.ssh_pid, st.ssh_start)
+    ports = info.get("ports") or st.ssh_ports or {}
+    state = "" if pids else " [red](server not running)[/red]"
+    return ports, (f"CLI (vtysh) over SSH on {info.get('host', ssh.HOST)}, user {info['username']}, key "
+                   f"{escape(str(info.get('client_key')))}, host keys in {escape(str(info.get('known_hosts')))}, "
+                   f"password in {escape(str(ssh.info_path(lab.dir)))} (mode 0600){state}")
+
+
 def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
     from ani.lab import frr
 
     ports, caption = _netconf_ports(lab)
+    sports, scaption = _ssh_ports(lab)
+    caption = "\n".join(c for c in (caption, scaption) if c) or None
     t = Table(title=f"lab {lab.id} ({lab.topology.name})", title_justify="left",
               caption=caption, caption_justify="left")
-    cols = ("node", "kind", "netns", "daemons") + (("netconf",) if ports is not None else ()) + ("interfaces",)
+    cols = (("node", "kind", "netns", "daemons") + (("netconf",) if ports is not None else ())
+            + (("ssh",) if sports is not None else ()) + ("interfaces",))
     for col in cols:
         t.add_column(col)
     for n in lab.topology.nodes:
@@ -104,7 +123,8 @@ def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
         else:
             dstr, kind = "-", "host"
         nc_col = () if ports is None else (str(ports.get(n, "-")),)
-        t.add_row(n, kind, lab.netns(n), dstr, *nc_col, escape(", ".join(ifs)))
+        ssh_col = () if sports is None else (str(sports.get(n, "-")),)
+        t.add_row(n, kind, lab.netns(n), dstr, *nc_col, *ssh_col, escape(", ".join(ifs)))
     return t
 
 
