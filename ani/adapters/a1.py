@@ -188,6 +188,9 @@ class RollbackArgs(Args):
     snapshot_id: str = Field(description="Snapshot id returned by snapshot or list_snapshots (e.g. 'r1-s1')")
 
 
+#: why an nft statement is refused on a target reached through its CLI only (an inventory's devices)
+_NO_SHELL = ("nft statements and commands need a shell on the device; it is reached through its CLI "
+             "only (an inventory device)")
 #: tools offered only when named in the option ``extra_tools``
 _OPTIONAL_TOOLS = ("batch_configure_devices", "check_device_status")
 #: tools bounded by ``call_timeout_s`` (the others: ``command_timeout_s``)
@@ -220,9 +223,13 @@ class A1Adapter(BaseAdapter):
             self.platform,
             timeout_s=self.command_timeout_s,
             rollback_timeout_s=self.settings.rollback_timeout_s,
+            apply_lines=self._apply_lines,
         )
         self._sessions: dict[str, CliSession] = {}
         self.transport = self._pick_transport(self.settings.transport)
+        if not self.snapshots.shell and "check_device_status" in self.settings.extra_tools:
+            raise ConfigError(f"a1 options: extra_tools: check_device_status reads the devices' processes: "
+                              f"the target {type(lab).__name__} offers their CLI only")
         for name in set(_OPTIONAL_TOOLS) - set(self.settings.extra_tools):
             self._tools.pop(name, None)
         self._tools.pop("update_config" if self.settings.apply_config_shape == "netconfarena" else "apply_config")
@@ -308,6 +315,34 @@ class A1Adapter(BaseAdapter):
             raise
         return r.output, r.failed
 
+    def _plan(self, commands: list[str]) -> list[Step]:
+        """:func:`ani.adapters.allowlist.plan_config`, and on a target reached through its CLI only,
+        an nft statement refused (nothing can run it there). Raises Refused."""
+        steps = plan_config(self.platform, commands)
+        if not self.snapshots.shell:
+            for st in steps:
+                if st.kind == "nft":
+                    raise Refused(st.index, st.command, _NO_SHELL)
+        return steps
+
+    def _apply_lines(self, device: str, lines: list[str]) -> list[str]:
+        """Send configuration ``lines`` to ``device`` through its CLI session (a rollback on a target
+        reached through its CLI only, :class:`ani.adapters.snapshot.SnapshotStore`); every line is
+        sent. Returns the device's error lines (``"'line': message"``); a session failure ends it."""
+        cfg, errors = self.platform.d.config_mode, []
+        try:
+            self.session(device).to_exec()
+            for line in lines:
+                out, failed = self._cli(device, line, cfg)
+                v = classify(self.platform, out, failed)
+                if v.status == "error":
+                    errors.append(f"{line.strip()!r}: {v.message}")
+        except (AniTimeout, SessionError) as exc:
+            errors.append(f"the CLI session failed: {exc}")
+        finally:
+            self._end_session(device)
+        return errors
+
     def _netconf_locked(self, device: str, what: str) -> ToolResult | None:
         """``locked`` (retriable) if a NETCONF session holds the lock on ``device``'s running
         datastore (see the module doc); None if not, or if the lab has no NETCONF server (a
@@ -365,6 +400,9 @@ class A1Adapter(BaseAdapter):
             cmd = check_show(self.platform, args.command)
         except Refused as exc:
             return error_result(exc, data={"command": args.command})
+        if cmd.kind == "nft" and not self.snapshots.shell:
+            return ToolResult.failure(ErrorCode.NOT_ALLOWED, f"{args.device}: {_NO_SHELL}; nothing was run",
+                                      data={"command": args.command})
         if cmd.kind == "nft":
             try:
                 res = self.lab.exec(args.device, cmd.argv, timeout=self.command_timeout_s)
@@ -490,7 +528,7 @@ class A1Adapter(BaseAdapter):
         if not cmds:
             return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, "update_config: commands is empty")
         try:
-            steps = plan_config(self.platform, list(cmds))
+            steps = self._plan(list(cmds))
         except Refused as exc:
             results = [
                 {"command": c, "status": "error", "message": exc.reason} if i == exc.index
@@ -620,7 +658,7 @@ class A1Adapter(BaseAdapter):
         steps: dict[str, list[Step]] = {}
         for dev in devs:
             try:
-                steps[dev] = plan_config(self.platform, list(plan[dev]))
+                steps[dev] = self._plan(list(plan[dev]))
             except Refused as exc:
                 per[dev]["status"] = "refused"
                 if exc.index < len(plan[dev]):

@@ -56,13 +56,18 @@ KIND = servers.ServerKind(MODULE, INFO_FILE, LOG_FILE, "NETCONF server")
 class NetconfEndpoint:
     """Where and how to reach one router's NETCONF server (SSH, subsystem ``netconf``).
 
-    ``host_key``: path of the server's host key (its public half identifies the server)."""
+    ``password``: None when ``private_key`` (a key file to log in with) is given; never shown by
+    ``repr``. The server is identified by ``host_key`` (path of its host key: the lab's own
+    server) or by ``known_hosts`` (a known_hosts file holding its public key: a real device,
+    :mod:`ani.inventory`); with neither its key is not checked."""
 
     host: str
     port: int
     username: str
-    password: str = field(repr=False)
+    password: str | None = field(default=None, repr=False)
     host_key: Path | None = None
+    private_key: Path | None = None
+    known_hosts: Path | None = None
 
 
 def info_path(lab_dir: Path) -> Path:

@@ -22,19 +22,23 @@ Files in the lab dir (gone with it):
 * ``ssh.log``: the server's log.
 
     ep = lab.ssh_endpoint("r1")     # SshEndpoint(host, port, username, password, private_key, known_hosts)
+    res = ssh_exec(ep, "show bgp summary", timeout=10)   # ExecResult: vtysh -c on the router, over SSH
     # ssh -p PORT -i <lab dir>/ssh_client_key -o UserKnownHostsFile=<lab dir>/ssh_known_hosts ani@127.0.0.1
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ani.errors import LabError, LabGone
 from ani.lab import servers
+from ani.lab.proc import ExecResult
 from ani.lab.servers import HOST, write_json_private
 
 INFO_FILE = "ssh.json"
@@ -132,5 +136,49 @@ def endpoint(lab_id: str, lab_dir: Path, router: str) -> SshEndpoint:
                        Path(key) if key else None, Path(known) if known else None, name=router)
 
 
-__all__ = ["SshEndpoint", "endpoint", "read_info", "server_pids", "start_server", "wait_ready",
+def ssh_exec(ep: SshEndpoint, command: str, timeout: float = 10.0) -> ExecResult:
+    """Run ``command`` through an SSH exec channel of its own on ``ep`` (a device whose login runs
+    its CLI: the lab's server runs ``vtysh -c COMMAND``; an FRR device with vtysh as the login
+    shell does the same). ``timeout``: seconds, login included; then ``timed_out`` is set.
+
+    Returns an :class:`ani.lab.proc.ExecResult` (``rc``: the exit status, 255 when the login
+    failed or the connection broke, with the reason in ``stderr``; ``-9`` after a timeout). Never
+    raises for the connection: a caller reads ``rc`` as it reads a local command's."""
+    import asyncssh
+
+    async def go() -> ExecResult:
+        t0 = time.monotonic()
+        try:
+            async with asyncssh.connect(
+                ep.host, ep.port, username=ep.username, password=ep.password,
+                client_keys=[str(ep.private_key)] if ep.private_key else None,
+                known_hosts=str(ep.known_hosts) if ep.known_hosts else None,
+                agent_path=None, login_timeout=timeout, connect_timeout=timeout,
+            ) as conn:
+                r = await conn.run(command, check=False)
+        except (OSError, asyncssh.Error) as exc:
+            return ExecResult(255, "", f"{ep.username}@{ep.host}:{ep.port}: {type(exc).__name__}: {exc}\n",
+                              False, time.monotonic() - t0)
+        out, err = r.stdout or "", r.stderr or ""
+        rc = r.exit_status if r.exit_status is not None else 255
+        return ExecResult(rc, str(out), str(err), False, time.monotonic() - t0)
+
+    async def bounded() -> ExecResult:
+        t0 = time.monotonic()
+        try:
+            return await asyncio.wait_for(go(), timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            return ExecResult(-9, "", "", True, time.monotonic() - t0)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # the usual case: no event loop in this thread
+        return asyncio.run(bounded())
+    from concurrent.futures import ThreadPoolExecutor  # called from async code: a loop of its own
+
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        return ex.submit(asyncio.run, bounded()).result()
+
+
+__all__ = ["SshEndpoint", "endpoint", "read_info", "server_pids", "ssh_exec", "start_server", "wait_ready",
            "write_credentials"]
