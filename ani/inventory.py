@@ -58,7 +58,7 @@ from ani.lab.ssh import SshEndpoint
 from ani.names import unknown
 from ani.validation import format_validation_error, load_yaml
 
-__all__ = ["Credentials", "Device", "Inventory", "InventoryFile", "load_inventory"]
+__all__ = ["Credentials", "Device", "Inventory", "InventoryFile", "lab_inventory", "load_inventory"]
 
 DEVICE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 #: keys that would hold a secret inline: refused wherever they appear in a device
@@ -335,6 +335,32 @@ def load_inventory(path: str | Path) -> Inventory:
                 raise InventoryError(f"{p}: devices[{i}].platform: {exc}") from None
         devices.append(d)
     return Inventory(devices, source=str(p))
+
+
+def lab_inventory(lab: Any, password_env: str = "ANI_LAB_PASSWORD", key: bool = False) -> str:
+    """The YAML text of an inventory of ``lab``'s routers (``ani lab inventory``): each router's SSH
+    port (and NETCONF port), the lab's host keys (``known_hosts_file``: ``lab.known_hosts``), and the secret named, never
+    written: the environment variable ``password_env`` (which must hold the ``password`` of the
+    lab's ``ssh.json``, also its NETCONF password), or with ``key=True`` the lab's client key file
+    (then SSH only: the lab's NETCONF server takes the password only). So the path to real
+    devices can be tried on a lab. Raises LabError (the lab runs no SSH server)."""
+    import yaml
+
+    devices = []
+    for r in lab.routers:
+        ssh = lab.ssh_endpoint(r)
+        ports: dict[str, int] = {"ssh": ssh.port}
+        if not key and getattr(lab, "netconf", False):
+            ports["netconf"] = lab.netconf_endpoint(r).port
+        devices.append({"name": r, "host": ssh.host, "ports": ports})
+    ssh = lab.ssh_endpoint(lab.routers[0])
+    creds = {"private_key_file": str(ssh.private_key)} if key else {"password_env": password_env}
+    known = Path(lab.known_hosts) if Path(lab.known_hosts).exists() else ssh.known_hosts
+    doc = {"defaults": {"platform": "frr", "username": ssh.username, "credentials": creds,
+                        "known_hosts_file": str(known)}, "devices": devices}
+    return (f"# inventory of lab {lab.id}'s routers (ani lab inventory); the password is in "
+            f"{Path(lab.dir) / 'ssh.json'}\n" if not key else f"# inventory of lab {lab.id}'s routers (ani lab inventory)\n") \
+        + yaml.safe_dump(doc, sort_keys=False)
 
 
 def _resolve(inventory: Path, path: Path) -> Path:

@@ -3,6 +3,7 @@
     ani lab up FILE [--id ID] [--timeout S]     start a detached lab, print its id and nodes
     ani lab status [ID]                         labs (or one lab's nodes: daemons, NETCONF and SSH ports)
     ani lab exec [--lab ID] NODE -- CMD...      run CMD inside NODE; exits with CMD's status
+    ani lab inventory [ID] [--password-env V] [--key]   an inventory (YAML) of the lab's routers
     ani lab down [ID] [--stale] [--all]         remove one lab / labs whose owner is gone / all
 
 With exactly one lab on the machine (or one detached lab), ``ID`` / ``--lab`` may be left out.
@@ -234,6 +235,25 @@ def exec_(
     if res.timed_out:
         raise _fail(f"{node}: command timed out after {timeout:g} s and was killed", 124)
     raise typer.Exit(res.rc if res.rc >= 0 else 128 - res.rc)
+
+
+@app.command("inventory")
+def inventory(
+    lab_id: Annotated[str | None, typer.Argument(help="lab id (optional if one lab runs)")] = None,
+    password_env: Annotated[str, typer.Option("--password-env", help="the environment variable the "
+                                              "inventory names for the password")] = "ANI_LAB_PASSWORD",
+    key: Annotated[bool, typer.Option("--key", help="name the lab's client key file instead (SSH only)")] = False,
+) -> None:
+    """Print an inventory (YAML, docs/real-devices.md) of the lab's routers: their SSH and NETCONF
+    ports, the secret named, never written."""
+    from ani.inventory import lab_inventory
+    from ani.lab.lab import Lab
+
+    try:
+        lab = Lab.attach(_pick(lab_id, "name one: ani lab inventory ID"))
+        typer.echo(lab_inventory(lab, password_env=password_env, key=key), nl=False)
+    except AniError as exc:
+        raise _fail(exc) from None
 
 
 @app.command("down")

@@ -242,6 +242,7 @@ class Lab:
                 assert self._state is not None
                 self._state.ssh_ports = ssh_cli.wait_ready(self.id, self.dir, self._ssh_proc)
                 self.timings["ssh_wait_s"] = time.monotonic() - t3
+            self._write_known_hosts()
             # "up" only now: a detached lab that is up is handed over (its reaper leaves, and
             # down_stale spares it), so a creator killed while the lab converges must not have
             # handed it over yet
@@ -270,13 +271,14 @@ class Lab:
         self._reaper_proc = reaper.start(self.id, self.dir)
         self._state.reaper_pid = self._reaper_proc.pid
         self._state.reaper_start = proc.start_time(self._reaper_proc.pid)
+        nc_info: dict[str, Any] = {}
         if self.netconf:  # first: its start-up (imports, keys) overlaps the build and convergence
-            nc.write_credentials(self.dir)
+            nc_info = nc.write_credentials(self.dir)
             self._netconf_proc = nc.start_server(self.id, self.dir)
             self._state.netconf_pid = self._netconf_proc.pid
             self._state.netconf_start = proc.start_time(self._netconf_proc.pid)
         if self.ssh:  # the same: it reads the routers from the state file, listens meanwhile
-            ssh_cli.write_credentials(self.dir)
+            ssh_cli.write_credentials(self.dir, password=nc_info.get("password"))  # one login for both
             self._ssh_proc = ssh_cli.start_server(self.id, self.dir)
             self._state.ssh_pid = self._ssh_proc.pid
             self._state.ssh_start = proc.start_time(self._ssh_proc.pid)
@@ -475,7 +477,29 @@ class Lab:
         write_state(st)
         ports = nc.wait_ready(self.id, self.dir, self._netconf_proc)
         nc.wait_devices(self.id, self.dir, self._netconf_proc, timeout_s=nc.READY_TIMEOUT_S + timeout_s)
+        self._write_known_hosts()
         return ports
+
+    @property
+    def known_hosts(self) -> Path:
+        """``<lab dir>/known_hosts``: the host keys of the lab's NETCONF and SSH servers, one line
+        per port (``[127.0.0.1]:PORT ssh-ed25519 ...``, OpenSSH format), written once they listen
+        (and after :meth:`restart_netconf`): what a client checks them against (an inventory of
+        the lab, :func:`ani.inventory.lab_inventory`)."""
+        return self.dir / "known_hosts"
+
+    def _write_known_hosts(self) -> None:
+        lines = []
+        info = nc.read_info(self.dir) or {}
+        if info.get("ports") and info.get("host_key") and Path(info["host_key"]).exists():
+            pub = nc.ensure_host_key(Path(info["host_key"])).export_public_key().decode().split()
+            lines += [f"[{info.get('host', nc.HOST)}]:{p} {pub[0]} {pub[1]}\n" for p in info["ports"].values()]
+        ssh_known = self.dir / ssh_cli.KNOWN_HOSTS_FILE
+        if ssh_known.exists():
+            lines += ssh_known.read_text().splitlines(keepends=True)
+        tmp = self.known_hosts.with_suffix(".tmp")
+        tmp.write_text("".join(lines))
+        tmp.replace(self.known_hosts)
 
     def netconf_lock(self, router: str, target: str = "running") -> nc.NetconfLock | None:
         """The lock a NETCONF session of this lab's server holds on ``router``'s ``target``

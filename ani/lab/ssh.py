@@ -16,7 +16,8 @@ Files in the lab dir (gone with it):
   ``"pid"`` once every port listens. The lab records the ports in its state file too
   (``ssh_ports``).
 * ``ssh_client_key`` (0600) and ``ssh_client_key.pub``: a key the server accepts (as well as the
-  password), made by the lab. Neither the password nor the key is ever logged or recorded.
+  password: the lab's NETCONF password when it runs that server too, so one login reaches both),
+  made by the lab. Neither the password nor the key is ever logged or recorded.
 * ``ssh_host_key`` (0600): the server's host key, made by the server; ``ssh_known_hosts``: its
   public half for each port (``[127.0.0.1]:PORT ssh-ed25519 ...``), for strict host key checking.
 * ``ssh.log``: the server's log.
@@ -88,14 +89,15 @@ def read_info(lab_dir: Path) -> dict[str, Any] | None:
     return servers.read_info(KIND, lab_dir)
 
 
-def write_credentials(lab_dir: Path) -> dict[str, Any]:
-    """Make the lab's SSH credentials (user ``ani``, a random password of 24 URL-safe characters,
-    an ed25519 client key in ``ssh_client_key``, 0600) and write ``ssh.json`` (0600). Returns its
-    contents."""
+def write_credentials(lab_dir: Path, password: str | None = None) -> dict[str, Any]:
+    """Make the lab's SSH credentials (user ``ani``; ``password``, default a random one of 24
+    URL-safe characters; an ed25519 client key in ``ssh_client_key``, 0600) and write ``ssh.json``
+    (0600). Returns its contents. The lab passes its NETCONF password, so that one login reaches
+    both management paths of a router, as on a real device (one inventory entry, :mod:`ani.inventory`)."""
     lab_dir = Path(lab_dir)
     key = servers.ensure_private_key(lab_dir / CLIENT_KEY_FILE)
     (lab_dir / f"{CLIENT_KEY_FILE}.pub").write_bytes(key.export_public_key())
-    info = {"username": USERNAME, "password": secrets.token_urlsafe(18), "host": HOST,
+    info = {"username": USERNAME, "password": password or secrets.token_urlsafe(18), "host": HOST,
             "client_key": str(lab_dir / CLIENT_KEY_FILE), "host_key": str(lab_dir / HOST_KEY_FILE),
             "known_hosts": str(lab_dir / KNOWN_HOSTS_FILE)}
     write_json_private(info_path(lab_dir), info)
