@@ -226,8 +226,9 @@ class A1Adapter(BaseAdapter):
             apply_lines=self._apply_lines,
         )
         self._sessions: dict[str, CliSession] = {}
-        self.transport = self._pick_transport(self.settings.transport)
-        if not self.snapshots.shell and "check_device_status" in self.settings.extra_tools:
+        # "auto" is resolved at the first session (constructing the adapter does not touch the lab)
+        self._transport = None if self.settings.transport == "auto" else self._pick_transport(self.settings.transport)
+        if "check_device_status" in self.settings.extra_tools and not self.snapshots.shell:
             raise ConfigError(f"a1 options: extra_tools: check_device_status reads the devices' processes: "
                               f"the target {type(lab).__name__} offers their CLI only")
         for name in set(_OPTIONAL_TOOLS) - set(self.settings.extra_tools):
@@ -269,6 +270,13 @@ class A1Adapter(BaseAdapter):
         if isinstance(configs, dict):
             out.extend(d for d in configs if isinstance(d, str))
         return list(dict.fromkeys(out))
+
+    @property
+    def transport(self) -> str:
+        """The CLI session's transport, ``local`` or ``ssh`` (option ``transport``)."""
+        if self._transport is None:
+            self._transport = self._pick_transport("auto")
+        return self._transport
 
     def _pick_transport(self, wanted: str) -> str:
         """``local`` or ``ssh`` (option ``transport``). Raises ConfigError for one the target

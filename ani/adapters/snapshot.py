@@ -123,11 +123,14 @@ class SnapshotStore:
         self.platform = platform
         self.timeout_s = timeout_s
         self.rollback_timeout_s = rollback_timeout_s
-        #: the target has a shell (``exec``: nft, frr-reload); False: its CLI only
-        self.shell = callable(getattr(lab, "exec", None))
         self.apply_lines = apply_lines
         self._snaps: dict[str, list[Snapshot]] = {}
         self._counter: dict[str, int] = {}
+
+    @property
+    def shell(self) -> bool:
+        """The target has a shell (``exec``: nft, frr-reload); False: its CLI only (module doc)."""
+        return callable(getattr(self.lab, "exec", None))
 
     # -- reading ----------------------------------------------------------------------------
 
