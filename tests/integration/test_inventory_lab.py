@@ -150,3 +150,8 @@ def test_a2_on_the_inventory_edits_and_commits_over_netconf(lab, inv, password, 
         assert "not-the-password" not in res.error.message
     finally:
         a2.close()
+
+
+def test_the_docs_example_runs_as_written(run_doc_example):
+    out = run_doc_example("real-devices.md", "real-devices").splitlines()
+    assert out == ["['r1', 'r2'] True", "ssh 1", "False rolled_back True False", "True True True", "True True"]
