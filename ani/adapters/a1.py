@@ -46,6 +46,13 @@ that is no longer running counts as none. The check is made when the call starts
 Comment items (``!``/``#``), ``configure terminal``, ``end`` and a top-level ``exit`` are not
 sent (status ``success`` with a note): the adapter manages configuration mode itself.
 
+Devices reached through their CLI only (an inventory's, :mod:`ani.inventory`: the target has
+``ssh_endpoint`` and ``vtysh`` but no ``exec``, so no shell): the same tools, except that nft
+statements and commands are refused before anything is sent (``not_allowed``), snapshots hold
+the FRR running config only, read over an SSH exec channel of their own, and a rollback sends the
+configuration lines back to the snapshot through the CLI, verified as on a lab
+(:class:`ani.adapters.snapshot.SnapshotStore`); ``check_device_status`` is refused as an option.
+
 Concurrency: each router has one vtysh session, so calls on one router run one at a time and
 calls on different routers in parallel. A call waits for its router at most its bound, counted
 from its start: ``call_timeout_s`` for ``update_config`` and ``rollback``, ``command_timeout_s``

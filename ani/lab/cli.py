@@ -68,17 +68,26 @@ def _pick(lab_id: str | None, hint: str = PICK_HINT) -> str:
     raise _fail(f"{len(labs)} labs are running ({ids}): {hint}", 2)
 
 
+def _server(lab, kind, pid: int | None, start: int | None) -> tuple[dict[str, int] | None, dict, str]:  # type: ignore[no-untyped-def]
+    """({router: port} or None if the lab runs no such server, its info file, " (server not
+    running)" or "") of the lab server ``kind`` (:class:`ani.lab.servers.ServerKind`)."""
+    from ani.lab import servers
+
+    info = servers.read_info(kind, lab.dir)
+    if pid is None or info is None:
+        return None, {}, ""
+    running = servers.server_pids(kind, lab.id, lab.dir, pid, start)
+    return info.get("ports") or {}, info, "" if running else " [red](server not running)[/red]"
+
+
 def _netconf_ports(lab) -> tuple[dict[str, int] | None, str | None]:  # type: ignore[no-untyped-def]
     """({router: port} or None if the lab runs no NETCONF server, a caption or None)."""
     from ani.lab import netconf as nc
 
     st = lab._state
-    info = nc.read_info(lab.dir)
-    if st is None or st.netconf_pid is None or info is None:
+    ports, info, state = _server(lab, nc.KIND, st.netconf_pid if st else None, st.netconf_start if st else None)
+    if ports is None:
         return None, None
-    pids = nc.server_pids(lab.id, lab.dir, st.netconf_pid, st.netconf_start)
-    ports = info.get("ports") or {}
-    state = "" if pids else " [red](server not running)[/red]"
     return ports, (f"NETCONF over SSH on {info.get('host', nc.HOST)}, user {info['username']}, password"
                    f" in {escape(str(nc.info_path(lab.dir)))} (mode 0600){state}")
 
@@ -88,14 +97,11 @@ def _ssh_ports(lab) -> tuple[dict[str, int] | None, str | None]:  # type: ignore
     from ani.lab import ssh
 
     st = lab._state
-    info = ssh.read_info(lab.dir)
-    if st is None or st.ssh_pid is None or info is None:
+    ports, info, state = _server(lab, ssh.KIND, st.ssh_pid if st else None, st.ssh_start if st else None)
+    if ports is None:
         return None, None
-    pids = ssh.server_pids(lab.id, lab.dir, st.ssh_pid, st.ssh_start)
-    ports = info.get("ports") or st.ssh_ports or {}
-    state = "" if pids else " [red](server not running)[/red]"
     return ports, (f"CLI (vtysh) over SSH on {info.get('host', ssh.HOST)}, user {info['username']}, key "
-                   f"{escape(str(info.get('client_key')))}, host keys in {escape(str(info.get('known_hosts')))}, "
+                   f"{escape(str(info.get('client_key')))}, host keys in {escape(str(lab.known_hosts))}, "
                    f"password in {escape(str(ssh.info_path(lab.dir)))} (mode 0600){state}")
 
 

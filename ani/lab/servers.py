@@ -183,6 +183,53 @@ def stop(kind: ServerKind, lab_id: str, lab_dir: Path, pid: int | None, started:
     return pids
 
 
+def routers_and_info(kind: ServerKind, lab_id: str, lab_dir: Path, needs: str) -> tuple[list[str], dict[str, Any]]:
+    """In a server process: (the router names from the lab's state file, the server's info file).
+    Raises LabNotFound (no routers in the state file), LabError (the info file lacks ``needs``:
+    no credentials)."""
+    from ani.errors import LabNotFound
+
+    state_file = Path(lab_dir) / "state.json"
+    try:
+        routers = list(json.loads(state_file.read_text())["topology"]["routers"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise LabNotFound(f"lab {lab_id}: cannot read the routers from {state_file}: {exc}") from exc
+    info = read_info(kind, lab_dir)
+    if not info or needs not in info:
+        raise LabError(f"lab {lab_id}: no credentials in {Path(lab_dir) / kind.info_file}")
+    return routers, info
+
+
+def process_start(kind: ServerKind, description: str, argv: list[str] | None = None) -> tuple[str, Path] | None:
+    """The common start of a server process: parse ``--lab ID [--dir DIR]`` (``description``: the
+    usage line), find the lab's dir (default: from the id), send the root logger (INFO; asyncssh's
+    at WARNING) to the server's log there. Returns ``(lab id, lab dir)``, or None after saying
+    ``no lab 'ID'`` on stderr (exit status 2 then)."""
+    import argparse
+    import logging
+
+    ap = argparse.ArgumentParser(prog=f"python -m {kind.module}", description=description)
+    ap.add_argument("--lab", required=True, help="id of the running lab to serve")
+    ap.add_argument("--dir", type=Path, default=None,
+                    help="the lab's directory (default: from the lab id; the lab passes it)")
+    args = ap.parse_args(argv)
+    lab_dir = args.dir
+    if lab_dir is None:
+        from ani.lab.state import LAB_ID_RE, lab_dir as dir_of
+
+        lab_dir = dir_of(args.lab) if LAB_ID_RE.match(args.lab) else None
+    if lab_dir is None or not lab_dir.is_dir():
+        print(f"no lab {args.lab!r}", file=sys.stderr)
+        return None
+    handler = logging.FileHandler(lab_dir / kind.log_file)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)
+    return args.lab, lab_dir
+
+
 __all__ = ["HOST", "READY_TIMEOUT_S", "ServerKind", "accepts", "ensure_private_key", "is_server_of",
-           "log_tail", "read_info", "server_pids", "start", "stop", "wait_info", "wait_listening",
+           "log_tail", "process_start", "read_info", "routers_and_info", "server_pids", "start", "stop", "wait_info", "wait_listening",
            "write_json_private"]

@@ -21,10 +21,8 @@ Exit status: 0 after a signal or the lab's removal, 2 bad arguments / no such la
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import fcntl
-import json
 import logging
 import os
 import secrets
@@ -170,20 +168,26 @@ class CliServer:
         finally:
             os.close(slave)
         self._children.add(child)
+        os.set_blocking(master, False)
         loop = asyncio.get_running_loop()
         out_done = loop.create_future()
 
         def readable() -> None:
             try:
                 data = os.read(master, 65536)
+            except BlockingIOError:
+                return
             except OSError:  # EIO: the child closed its side
                 data = b""
-            if data:
-                process.stdout.write(data)
-            else:
-                loop.remove_reader(master)
-                if not out_done.done():
-                    out_done.set_result(None)
+            try:
+                if data:
+                    process.stdout.write(data)
+                    return
+            except (OSError, asyncssh.Error):  # the client is gone: stop reading
+                pass
+            loop.remove_reader(master)
+            if not out_done.done():
+                out_done.set_result(None)
 
         loop.add_reader(master, readable)
 
@@ -199,7 +203,11 @@ class CliServer:
                     continue
                 if not data:
                     return
-                os.write(master, data)
+                while data:  # the pty's buffer may be full: wait for the child to read
+                    try:
+                        data = data[os.write(master, data):]
+                    except BlockingIOError:
+                        await asyncio.sleep(0.01)
 
         try:
             rc = await self._run(process, child, feed(), out_done)
@@ -217,13 +225,19 @@ class CliServer:
 
         async def copy(src: asyncio.StreamReader, dst: Any) -> None:
             while data := await src.read(65536):
-                dst.write(data)
+                try:
+                    dst.write(data)
+                except (OSError, asyncssh.Error):  # the client is gone: drain the child's output
+                    pass
 
         async def feed() -> None:
-            while data := await process.stdin.read(65536):
-                child.stdin.write(data)
-                await child.stdin.drain()
-            child.stdin.close()
+            try:
+                while data := await process.stdin.read(65536):
+                    child.stdin.write(data)
+                    await child.stdin.drain()
+                child.stdin.close()
+            except (OSError, asyncssh.Error):  # the child exited, or the client is gone
+                pass
 
         out = asyncio.gather(copy(child.stdout, process.stdout), copy(child.stderr, process.stderr))
         return await self._run(process, child, feed(), out)
@@ -286,32 +300,13 @@ class _Auth(asyncssh.SSHServer):
 # -- the lab's wiring --------------------------------------------------------------------------------
 
 
-def _setup_logging(lab_dir: Path) -> None:
-    from ani.lab.ssh import LOG_FILE
-
-    handler = logging.FileHandler(lab_dir / LOG_FILE)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    logging.getLogger("asyncssh").setLevel(logging.WARNING)
-
-
 def server_for(lab_id: str, lab_dir: Path) -> tuple[CliServer, dict[str, Any]]:
     """The :class:`CliServer` of lab ``lab_id`` and the contents of its ``ssh.json``. Raises
     LabNotFound (no routers in the state file), LabError (no credentials)."""
-    from ani.errors import LabError, LabNotFound
-    from ani.lab.servers import ensure_private_key
-    from ani.lab.ssh import HOST_KEY_FILE, info_path, read_info
+    from ani.lab.servers import ensure_private_key, routers_and_info
+    from ani.lab.ssh import HOST_KEY_FILE, KIND
 
-    state_file = lab_dir / "state.json"
-    try:
-        routers = list(json.loads(state_file.read_text())["topology"]["routers"])
-    except (OSError, ValueError, KeyError) as exc:
-        raise LabNotFound(f"lab {lab_id}: cannot read the routers from {state_file}: {exc}") from exc
-    info = read_info(lab_dir)
-    if not info or "username" not in info:
-        raise LabError(f"lab {lab_id}: no credentials in {info_path(lab_dir)}")
+    routers, info = routers_and_info(KIND, lab_id, lab_dir, "username")
     keys = []
     if info.get("client_key"):
         keys.append(asyncssh.read_private_key(info["client_key"]).convert_to_public())
@@ -353,34 +348,26 @@ async def serve(lab_id: str, lab_dir: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ani.lab.ssh_server", description=__doc__.split("\n")[0])
-    ap.add_argument("--lab", required=True, help="id of the running lab to serve")
-    ap.add_argument("--dir", type=Path, default=None,
-                    help="the lab's directory (default: from the lab id; the lab passes it)")
-    args = ap.parse_args(argv)
+    from ani.lab.servers import process_start
+    from ani.lab.ssh import KIND
     from ani.netconf.serve import STARTUP_NICE, set_nice
 
     set_nice(STARTUP_NICE)  # start-up yields to FRR being built meanwhile
-    lab_dir = args.dir
-    if lab_dir is None:
-        from ani.lab.state import LAB_ID_RE, lab_dir as dir_of
-
-        lab_dir = dir_of(args.lab) if LAB_ID_RE.match(args.lab) else None
-    if lab_dir is None or not lab_dir.is_dir():
-        print(f"no lab {args.lab!r}", file=sys.stderr)
+    found = process_start(KIND, __doc__.split("\n")[0], argv)
+    if found is None:
         return 2
-    _setup_logging(lab_dir)
+    lab_id, lab_dir = found
     from ani.errors import LabError, LabNotFound
     from ani.lab.terminal import hold_controlling_terminal
 
     hold_controlling_terminal()  # a session leader must not acquire a session's pty
     try:
-        rc = asyncio.run(serve(args.lab, lab_dir))
+        rc = asyncio.run(serve(lab_id, lab_dir))
     except LabError as exc:
         log.error("%s", exc)
         rc = 2 if isinstance(exc, LabNotFound) else 1
     except Exception:
-        log.exception("lab %s: SSH server failed", args.lab)
+        log.exception("lab %s: SSH server failed", lab_id)
         rc = 1
     logging.shutdown()
     return rc
