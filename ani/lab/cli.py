@@ -113,10 +113,13 @@ def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
     caption = "\n".join(c for c in (caption, scaption) if c) or None
     t = Table(title=f"lab {lab.id} ({lab.topology.name})", title_justify="left",
               caption=caption, caption_justify="left")
-    cols = (("node", "kind", "netns", "daemons") + (("netconf",) if ports is not None else ())
-            + (("ssh",) if sports is not None else ()) + ("interfaces",))
+    # the management ports in one column, one line per server (netconf, then ssh): narrow enough
+    # for an 80-column terminal, so the netns names are never cut
+    servers = [name for name, p in (("netconf", ports), ("ssh", sports)) if p is not None]
+    cols = ("node", "kind", "netns", "daemons") + (("\n".join(servers),) if servers else ()) + ("interfaces",)
+    widest_ns = max((len(lab.netns(n)) for n in lab.topology.nodes), default=5)
     for col in cols:
-        t.add_column(col)
+        t.add_column(col, min_width=widest_ns if col == "netns" else None)
     for n in lab.topology.nodes:
         ifs = []
         for local, remote in lab.topology.links_of(n):
@@ -129,9 +132,8 @@ def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
             kind = "router"
         else:
             dstr, kind = "-", "host"
-        nc_col = () if ports is None else (str(ports.get(n, "-")),)
-        ssh_col = () if sports is None else (str(sports.get(n, "-")),)
-        t.add_row(n, kind, lab.netns(n), dstr, *nc_col, *ssh_col, escape(", ".join(ifs)))
+        mgmt = [str(p.get(n, "-")) for p in (ports, sports) if p is not None]
+        t.add_row(n, kind, lab.netns(n), dstr, *(("\n".join(mgmt),) if mgmt else ()), escape(", ".join(ifs)))
     return t
 
 

@@ -60,9 +60,11 @@ def test_lab_up_serves_each_routers_cli_over_ssh_until_lab_down(cli_lab_id):
     status = ani("lab", "status", cli_lab_id)
     assert status.returncode == 0, status.stderr
     assert "ssh" in status.stdout and "CLI (vtysh) over SSH" in status.stdout
-    for r, port in st.ssh_ports.items():
-        row = next(ln for ln in status.stdout.splitlines() if ln.strip("│┃ ").startswith(r + " "))
-        assert str(port) in row, (r, row)
+    lines = status.stdout.splitlines()
+    for r, port in st.ssh_ports.items():  # a router's row: its NETCONF port, then its SSH port below
+        i = next(i for i, ln in enumerate(lines) if ln.strip("│┃ ").startswith(r + " "))
+        nc_port, ssh_port = (ln.split("│")[5].strip() for ln in lines[i:i + 2])
+        assert (nc_port, ssh_port) == (str(lab.netconf_endpoint(r).port), str(port)), lines[i:i + 2]
     for out in (up.stdout, status.stdout, (lab.dir / lab_ssh.LOG_FILE).read_text()):
         assert info["password"] not in out
 
