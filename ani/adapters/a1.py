@@ -235,7 +235,7 @@ class A1Adapter(BaseAdapter):
         self._sessions: dict[str, CliSession] = {}
         # "auto" is resolved at the first session (constructing the adapter does not touch the lab)
         self._transport = None if self.settings.transport == "auto" else self._pick_transport(self.settings.transport)
-        if "check_device_status" in self.settings.extra_tools and not self.snapshots.shell:
+        if "check_device_status" in self.settings.extra_tools and self.snapshots.cli_only:
             raise ConfigError(f"a1 options: extra_tools: check_device_status reads the devices' processes: "
                               f"the target {type(lab).__name__} offers their CLI only")
         for name in set(_OPTIONAL_TOOLS) - set(self.settings.extra_tools):
@@ -334,7 +334,7 @@ class A1Adapter(BaseAdapter):
         """:func:`ani.adapters.allowlist.plan_config`, and on a target reached through its CLI only,
         an nft statement refused (nothing can run it there). Raises Refused."""
         steps = plan_config(self.platform, commands)
-        if not self.snapshots.shell:
+        if self.snapshots.cli_only:
             for st in steps:
                 if st.kind == "nft":
                     raise Refused(st.index, st.command, _NO_SHELL)
@@ -415,7 +415,7 @@ class A1Adapter(BaseAdapter):
             cmd = check_show(self.platform, args.command)
         except Refused as exc:
             return error_result(exc, data={"command": args.command})
-        if cmd.kind == "nft" and not self.snapshots.shell:
+        if cmd.kind == "nft" and self.snapshots.cli_only:
             return ToolResult.failure(ErrorCode.NOT_ALLOWED, f"{args.device}: {_NO_SHELL}; nothing was run",
                                       data={"command": args.command})
         if cmd.kind == "nft":

@@ -23,7 +23,7 @@ frr-reload runs through :func:`ani.device.frr_reload.frr_reload`, which points `
 at a temporary directory holding the target as ``frr.conf``.
 
 A device reached through its CLI only (a real device of an inventory, :mod:`ani.inventory`: the
-target has ``vtysh`` but no ``exec``, so no shell to run nft or frr-reload) has no nftables part
+target has ``ssh_endpoint`` and ``vtysh`` but no ``exec``, so no shell to run nft or frr-reload) has no nftables part
 (``nft`` is ``""``); its FRR configuration is read out of band (``target.vtysh``: an SSH exec
 channel of its own, not the agent's session) and restored through the CLI with ``apply_lines``:
 the configuration lines from the running config to the snapshot
@@ -109,7 +109,7 @@ class SnapshotStore:
 
     Args:
         lab: the :class:`ani.lab.Lab` (uses ``vtysh``, ``exec``, ``pathspace``), or a target
-            reached through its CLI only (``vtysh`` but no ``exec``: see the module doc).
+            reached through its CLI only (``ssh_endpoint``, ``vtysh``, no ``exec``: module doc).
         platform: the compiled platform (the read, frr-reload and nft commands).
         timeout_s: bound of each read, seconds.
         rollback_timeout_s: bound of each frr-reload / nft restore run, seconds.
@@ -128,9 +128,10 @@ class SnapshotStore:
         self._counter: dict[str, int] = {}
 
     @property
-    def shell(self) -> bool:
-        """The target has a shell (``exec``: nft, frr-reload); False: its CLI only (module doc)."""
-        return callable(getattr(self.lab, "exec", None))
+    def cli_only(self) -> bool:
+        """The target offers its devices' CLI only (``ssh_endpoint`` but no ``exec``: no shell for
+        nft or frr-reload, e.g. an inventory; module doc); False for a lab."""
+        return hasattr(self.lab, "ssh_endpoint") and not callable(getattr(self.lab, "exec", None))
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -139,7 +140,7 @@ class SnapshotStore:
         Raises ReadError (the lab is gone, an FRR daemon is down, vtysh / nft failed) or its
         ReadTimeout (a read ran out of ``timeout_s``, e.g. a frozen daemon); UnknownNode."""
         snap = self.platform.d.snapshot
-        if not self.shell:
+        if self.cli_only:
             return RouterState(frr=read_frr(self.lab, device, self.timeout_s, snap.frr_show), nft="")
         return read_state(self.lab, device, self.timeout_s, snap.frr_show, snap.nft_list)
 
@@ -176,7 +177,7 @@ class SnapshotStore:
         p = self.platform
         before = before if before is not None else self.read(device)
         want_frr, want_nft = key(target)
-        if not self.shell:
+        if self.cli_only:
             res = self._converge_cli(device, target, before)
         else:
             res = converge(

@@ -66,7 +66,7 @@ def test_ani_lab_inventory_prints_a_file_that_loads_and_names_no_secret(lab, pas
 def test_a1_on_the_inventory_applies_reads_and_rolls_back_through_the_cli(lab, inv, password):
     a1 = inv.connect("a1")
     try:
-        assert a1.transport == "ssh" and not a1.snapshots.shell
+        assert a1.transport == "ssh" and a1.snapshots.cli_only
         for r in ("r1", "r2"):
             res = a1.call("get_running_config", {"device": r})
             assert res.ok and f"hostname {r}\n" in res.text

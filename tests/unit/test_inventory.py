@@ -133,7 +133,7 @@ def test_adapters_act_on_an_inventory(inv_file, monkeypatch):
     monkeypatch.setenv("INV_TEST_PW", "pw")
     inv = load_inventory(inv_file)
     a1 = create_adapter("a1", inv)
-    assert a1.transport == "ssh" and a1.snapshots.shell is False  # its CLI only
+    assert a1.transport == "ssh" and a1.snapshots.cli_only is True  # its CLI only
     topo = a1.call("get_topology", {})
     assert topo.ok and [n["name"] for n in topo.data["topology"]["nodes"]] == inv.devices
     bad = a1.call("get_running_config", {"device": "edge1"})
