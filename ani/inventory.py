@@ -211,6 +211,11 @@ class Inventory:
     def routers(self) -> list[str]:
         return self.devices
 
+    @property
+    def platforms(self) -> dict[str, str]:
+        """``{device: platform}`` of the devices with an SSH port (A1's devices)."""
+        return {n: d.platform for n, d in self._devices.items() if d.ports.ssh is not None}
+
     def device(self, name: str) -> Device:
         """The device ``name``. Raises InventoryError naming the known ones."""
         try:
@@ -288,11 +293,20 @@ class Inventory:
 
     def connect(self, level: str, **options: Any) -> Any:
         """An opened adapter of ``level`` (``a1``: over SSH; ``a2``: over NETCONF) acting on the
-        devices; ``options`` are the adapter's (as a campaign cell's). Every secret is read first.
-        Raises InventoryError, ConfigError (a level or option the adapter refuses)."""
+        devices; ``options`` are the adapter's (as a campaign cell's). At A1 the devices' platform
+        is the adapter's ``platform`` unless the options name one (one A1 adapter speaks one
+        platform). Every secret is read first. Raises InventoryError (also: the devices have
+        different platforms), ConfigError (a level or option the adapter refuses)."""
         from ani.registry import create_adapter
 
         self.check()
+        if str(level).lower().startswith("a1") and "platform" not in options and self.platforms:
+            kinds = sorted(set(self.platforms.values()))
+            if len(kinds) > 1:
+                each = "; ".join(f"{k}: {', '.join(n for n, v in self.platforms.items() if v == k)}" for k in kinds)
+                raise InventoryError(f"{self.source}: the devices have different platforms ({each}); one A1 "
+                                     "adapter speaks one platform: use an inventory per platform")
+            options = {**options, "platform": kinds[0]}
         adapter = create_adapter(level, self, options=options)
         adapter.open()
         return adapter

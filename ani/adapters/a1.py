@@ -235,6 +235,12 @@ class A1Adapter(BaseAdapter):
         self._sessions: dict[str, CliSession] = {}
         # "auto" is resolved at the first session (constructing the adapter does not touch the lab)
         self._transport = None if self.settings.transport == "auto" else self._pick_transport(self.settings.transport)
+        if isinstance(getattr(type(lab), "platforms", None), property):  # an inventory: one platform
+            other = {d: p for d, p in lab.platforms.items()
+                     if load_platform(p).path != self.platform.path}
+            if other:
+                raise ConfigError(f"a1 options: platform: {self.platform.name!r}, but the target's devices "
+                                  + ", ".join(f"{d} ({p})" for d, p in other.items()) + " have another one")
         if "check_device_status" in self.settings.extra_tools and self.snapshots.cli_only:
             raise ConfigError(f"a1 options: extra_tools: check_device_status reads the devices' processes: "
                               f"the target {type(lab).__name__} offers their CLI only")

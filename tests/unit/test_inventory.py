@@ -13,6 +13,8 @@ from ani.inventory import load_inventory
 from ani.netconf.client import SessionLost, known_host_b64
 from ani.registry import create_adapter
 
+ROOT_ADAPTERS = Path(__file__).resolve().parents[2] / "adapters"
+
 GOOD = """
 defaults:
   username: netops
@@ -160,3 +162,23 @@ def test_known_hosts_gives_the_key_of_that_host_and_port(tmp_path):
         known_host_b64(kh, "192.0.2.3", 830)
     with pytest.raises(SessionLost, match="cannot read the known_hosts file"):
         known_host_b64(tmp_path / "none", "192.0.2.1", 830)
+
+
+def test_one_a1_adapter_speaks_the_devices_one_platform(tmp_path, monkeypatch):
+    monkeypatch.setenv("X", "pw")
+    frr = (ROOT_ADAPTERS / "frr.yaml")
+    other = tmp_path / "frr-copy.yaml"  # the same definition under another name and path
+    other.write_text(frr.read_text().replace("platform: frr", "platform: frr-copy", 1))
+    p = write(tmp_path, f"""
+defaults: {{host: 127.0.0.1, username: u, credentials: {{password_env: X}}}}
+devices:
+  - {{name: r1, ports: {{ssh: 22}}}}
+  - {{name: r2, ports: {{ssh: 22}}, platform: frr-copy.yaml}}
+  - {{name: r3, ports: {{netconf: 830}}, platform: frr-copy.yaml}}
+""")
+    inv = load_inventory(p)
+    assert inv.platforms == {"r1": "frr", "r2": str(other)}
+    with pytest.raises(InventoryError, match=r"the devices have different platforms \(.*frr-copy.yaml: r2; frr: r1\); one A1 adapter speaks one"):
+        inv.connect("a1")
+    with pytest.raises(ConfigError, match=r"a1 options: platform: 'frr', but the target's devices r2 \(.*\) have another"):
+        create_adapter("a1", inv)
