@@ -26,6 +26,7 @@ every class defined in ``ani`` and checks this tree.
     +-- ConfigError                  a file or option given by the user is invalid (names the field)
     |   +-- TopologyError            topology / scenario file
     |   +-- CampaignSpecError        campaign file
+    |   +-- InventoryError           ani.inventory: an inventory of real devices, or a secret it names that cannot be read
     |   +-- GeneratorError           scenario manifest that cannot be generated (names the field)
     |   +-- TaskError                task class / variant / task file
     |       +-- TaskFormatError      ani.netconfbench: a NetConfBench task file ("<file>: <json.path>: ...")
@@ -154,6 +155,11 @@ class TopologyError(ConfigError):
 
 class CampaignSpecError(ConfigError):
     """A campaign file is invalid."""
+
+
+class InventoryError(ConfigError):
+    """An inventory file (:mod:`ani.inventory`) is invalid (the message names the file and the
+    field), or a secret it points to cannot be read (an unset variable, an unreadable file)."""
 
 
 class GeneratorError(ConfigError):

@@ -46,6 +46,13 @@ that is no longer running counts as none. The check is made when the call starts
 Comment items (``!``/``#``), ``configure terminal``, ``end`` and a top-level ``exit`` are not
 sent (status ``success`` with a note): the adapter manages configuration mode itself.
 
+Devices reached through their CLI only (an inventory's, :mod:`ani.inventory`: the target has
+``ssh_endpoint`` and ``vtysh`` but no ``exec``, so no shell): the same tools, except that nft
+statements and commands are refused before anything is sent (``not_allowed``), snapshots hold
+the FRR running config only, read over an SSH exec channel of their own, and a rollback sends the
+configuration lines back to the snapshot through the CLI, verified as on a lab
+(:class:`ani.adapters.snapshot.SnapshotStore`); ``check_device_status`` is refused as an option.
+
 Concurrency: each router has one vtysh session, so calls on one router run one at a time and
 calls on different routers in parallel. A call waits for its router at most its bound, counted
 from its start: ``call_timeout_s`` for ``update_config`` and ``rollback``, ``command_timeout_s``
@@ -54,7 +61,12 @@ between lines). A call that could not get its router answers ``timeout`` (retria
 naming the call that holds it; it never returns a false ``device_unreachable``.
 
 Options (``options=`` of the constructor, the strict model :class:`A1Options`): ``platform``
-(name or path, default ``frr``), ``command_timeout_s`` (10), ``call_timeout_s`` (60, whole
+(name or path, default ``frr``), ``transport`` (``auto``: ``local`` on a lab, ``ssh`` on a target
+that offers only SSH, such as an inventory's devices; ``local``: vtysh run inside the router
+through scrapli's bin transport; ``ssh``: the router's CLI over SSH through scrapli's ssh2
+transport, ``lab.ssh_endpoint(router)``; the same tools and semantics either way: only the
+agent's CLI session moves, snapshots and rollbacks are read and made out of band as before),
+``command_timeout_s`` (10), ``call_timeout_s`` (60, whole
 update_config / batch_configure_devices / apply_config), ``rollback_timeout_s`` (30),
 ``max_output_bytes`` (65536), ``extra_tools`` ([]: a list of ``batch_configure_devices``,
 ``check_device_status``), ``apply_config_shape`` (``netconfbench``: ``update_config``;
@@ -131,6 +143,9 @@ class A1Options(Options):
     """The options of A1 (module doc)."""
 
     platform: str = Field("frr", min_length=1, description="platform file: a name under adapters/ or a path")
+    transport: Literal["auto", "local", "ssh"] = Field(
+        "auto", description="the CLI session: local (bin transport, vtysh in the router), ssh (the "
+        "device's SSH endpoint), auto (local on a lab, else ssh)")
     command_timeout_s: float = Field(10.0, gt=0, description="bound of one CLI command and of opening vtysh, seconds")
     call_timeout_s: float = Field(60.0, gt=0, description="bound of a whole update_config, seconds")
     rollback_timeout_s: float = Field(30.0, gt=0, description="bound of each frr-reload / nft restore run, seconds")
@@ -180,6 +195,9 @@ class RollbackArgs(Args):
     snapshot_id: str = Field(description="Snapshot id returned by snapshot or list_snapshots (e.g. 'r1-s1')")
 
 
+#: why an nft statement is refused on a target reached through its CLI only (an inventory's devices)
+_NO_SHELL = ("nft statements and commands need a shell on the device; it is reached through its CLI "
+             "only (an inventory device)")
 #: tools offered only when named in the option ``extra_tools``
 _OPTIONAL_TOOLS = ("batch_configure_devices", "check_device_status")
 #: tools bounded by ``call_timeout_s`` (the others: ``command_timeout_s``)
@@ -212,8 +230,20 @@ class A1Adapter(BaseAdapter):
             self.platform,
             timeout_s=self.command_timeout_s,
             rollback_timeout_s=self.settings.rollback_timeout_s,
+            apply_lines=self._apply_lines,
         )
         self._sessions: dict[str, CliSession] = {}
+        # "auto" is resolved at the first session (constructing the adapter does not touch the lab)
+        self._transport = None if self.settings.transport == "auto" else self._pick_transport(self.settings.transport)
+        if isinstance(getattr(type(lab), "platforms", None), property):  # an inventory: one platform
+            other = {d: p for d, p in lab.platforms.items()
+                     if load_platform(p).path != self.platform.path}
+            if other:
+                raise ConfigError(f"a1 options: platform: {self.platform.name!r}, but the target's devices "
+                                  + ", ".join(f"{d} ({p})" for d, p in other.items()) + " have another one")
+        if "check_device_status" in self.settings.extra_tools and self.snapshots.cli_only:
+            raise ConfigError(f"a1 options: extra_tools: check_device_status reads the devices' processes: "
+                              f"the target {type(lab).__name__} offers their CLI only")
         for name in set(_OPTIONAL_TOOLS) - set(self.settings.extra_tools):
             self._tools.pop(name, None)
         self._tools.pop("update_config" if self.settings.apply_config_shape == "netconfarena" else "apply_config")
@@ -254,10 +284,32 @@ class A1Adapter(BaseAdapter):
             out.extend(d for d in configs if isinstance(d, str))
         return list(dict.fromkeys(out))
 
+    @property
+    def transport(self) -> str:
+        """The CLI session's transport, ``local`` or ``ssh`` (option ``transport``)."""
+        if self._transport is None:
+            self._transport = self._pick_transport("auto")
+        return self._transport
+
+    def _pick_transport(self, wanted: str) -> str:
+        """``local`` or ``ssh`` (option ``transport``). Raises ConfigError for one the target
+        cannot offer."""
+        local, ssh = hasattr(self.lab, "node_argv"), hasattr(self.lab, "ssh_endpoint")
+        if wanted == "auto":
+            return "local" if local or not ssh else "ssh"
+        if not (local if wanted == "local" else ssh):
+            what = "runs no vtysh here (no node_argv)" if wanted == "local" else "has no SSH endpoints (no ssh_endpoint)"
+            raise ConfigError(f"a1 options: transport: {wanted!r}: the target {type(self.lab).__name__} {what}")
+        return wanted
+
     def session(self, device: str) -> CliSession:
         s = self._sessions.get(device)
         if s is None:
-            s = CliSession(device, self.lab.node_argv(device, ["vtysh"]), self.platform, self.command_timeout_s)
+            if self.transport == "ssh":
+                s = CliSession.over_ssh(device, lambda: self.lab.ssh_endpoint(device), self.platform,
+                                        self.command_timeout_s)
+            else:
+                s = CliSession(device, self.lab.node_argv(device, ["vtysh"]), self.platform, self.command_timeout_s)
             self._sessions[device] = s
         return s
 
@@ -279,9 +331,38 @@ class A1Adapter(BaseAdapter):
                 err = SessionError(gone)
                 err.gone = True  # type: ignore[attr-defined] - a retry cannot succeed (error_result)
                 raise err from exc
-            program("vtysh")  # ProgramMissing (a host fault) if the session failed for want of it
+            if self.transport == "local":
+                program("vtysh")  # ProgramMissing (a host fault) if the session failed for want of it
             raise
         return r.output, r.failed
+
+    def _plan(self, commands: list[str]) -> list[Step]:
+        """:func:`ani.adapters.allowlist.plan_config`, and on a target reached through its CLI only,
+        an nft statement refused (nothing can run it there). Raises Refused."""
+        steps = plan_config(self.platform, commands)
+        if self.snapshots.cli_only:
+            for st in steps:
+                if st.kind == "nft":
+                    raise Refused(st.index, st.command, _NO_SHELL)
+        return steps
+
+    def _apply_lines(self, device: str, lines: list[str]) -> list[str]:
+        """Send configuration ``lines`` to ``device`` through its CLI session (a rollback on a target
+        reached through its CLI only, :class:`ani.adapters.snapshot.SnapshotStore`); every line is
+        sent. Returns the device's error lines (``"'line': message"``); a session failure ends it."""
+        cfg, errors = self.platform.d.config_mode, []
+        try:
+            self.session(device).to_exec()
+            for line in lines:
+                out, failed = self._cli(device, line, cfg)
+                v = classify(self.platform, out, failed)
+                if v.status == "error":
+                    errors.append(f"{line.strip()!r}: {v.message}")
+        except (AniTimeout, SessionError) as exc:
+            errors.append(f"the CLI session failed: {exc}")
+        finally:
+            self._end_session(device)
+        return errors
 
     def _netconf_locked(self, device: str, what: str) -> ToolResult | None:
         """``locked`` (retriable) if a NETCONF session holds the lock on ``device``'s running
@@ -340,6 +421,9 @@ class A1Adapter(BaseAdapter):
             cmd = check_show(self.platform, args.command)
         except Refused as exc:
             return error_result(exc, data={"command": args.command})
+        if cmd.kind == "nft" and self.snapshots.cli_only:
+            return ToolResult.failure(ErrorCode.NOT_ALLOWED, f"{args.device}: {_NO_SHELL}; nothing was run",
+                                      data={"command": args.command})
         if cmd.kind == "nft":
             try:
                 res = self.lab.exec(args.device, cmd.argv, timeout=self.command_timeout_s)
@@ -465,7 +549,7 @@ class A1Adapter(BaseAdapter):
         if not cmds:
             return ToolResult.failure(ErrorCode.INVALID_ARGUMENTS, "update_config: commands is empty")
         try:
-            steps = plan_config(self.platform, list(cmds))
+            steps = self._plan(list(cmds))
         except Refused as exc:
             results = [
                 {"command": c, "status": "error", "message": exc.reason} if i == exc.index
@@ -595,7 +679,7 @@ class A1Adapter(BaseAdapter):
         steps: dict[str, list[Step]] = {}
         for dev in devs:
             try:
-                steps[dev] = plan_config(self.platform, list(plan[dev]))
+                steps[dev] = self._plan(list(plan[dev]))
             except Refused as exc:
                 per[dev]["status"] = "refused"
                 if exc.index < len(plan[dev]):

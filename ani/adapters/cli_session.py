@@ -1,12 +1,17 @@
-"""One interactive vtysh session per router, driven by scrapli 2.0 (bin transport).
+"""One interactive CLI session per device, driven by scrapli 2.0: local (bin transport) or over SSH
+(ssh2 transport).
 
-The session runs ``lab.node_argv(router, ["vtysh"])`` (vtysh inside the router's netns, bound to
-its pathspace), with the platform's scrapli definition (prompts, modes, failure indicators).
-On open the prompt must carry the router's name, so a session can never silently reach
-another router's FRR. Every operation is bounded by a timeout; after a timeout the session is
+A local session runs ``lab.node_argv(router, ["vtysh"])`` (vtysh inside the router's netns, bound
+to its pathspace); an SSH session (:meth:`CliSession.over_ssh`) logs in to an
+:class:`ani.lab.ssh.SshEndpoint` (a lab router's SSH port, ``lab.ssh_endpoint(router)``, or a real
+device of an inventory, :mod:`ani.inventory`) with its password or key, checking the server's host
+key when the endpoint names a known_hosts file. Both use the platform's scrapli definition
+(prompts, modes, failure indicators). On open the prompt must carry the device's name (the
+endpoint's ``name``, else the device's), so a session can never silently reach another router. Every operation is bounded by a timeout; after a timeout the session is
 torn down (its vtysh process ends with it) and reopened on the next use.
 
     >>> s = CliSession("r1", argv, platform, timeout_s=10.0)      # doctest: +SKIP
+    >>> s = CliSession.over_ssh("r1", lambda: lab.ssh_endpoint("r1"), platform)   # doctest: +SKIP
     >>> out = s.send("show bgp summary", mode="exec")              # doctest: +SKIP
     >>> out.output, out.failed, out.elapsed_s                      # doctest: +SKIP
 
@@ -23,10 +28,12 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ani.adapters.platform import Platform
-from ani.errors import AdapterError, AniTimeout
+from ani.errors import AdapterError, AniError, AniTimeout
 
 _NS = 1_000_000_000
 #: bound of the forced close of a broken session being discarded, seconds
@@ -108,21 +115,72 @@ def classify(platform: Platform, output: str, scrapli_failed: bool) -> Verdict:
 
 
 class CliSession:
-    """A scrapli ``Cli`` on one router's vtysh.
+    """A scrapli ``Cli`` on one device's CLI (a router's vtysh).
 
     Args:
-        device: router name; the prompt must start with it.
-        argv: host-side argv that runs vtysh inside the router (``lab.node_argv(r, ["vtysh"])``).
+        device: device name; the prompt must start with it (or with the SSH endpoint's ``name``).
+        argv: host-side argv that runs vtysh inside the router (``lab.node_argv(r, ["vtysh"])``);
+            None for an SSH session.
         platform: the compiled platform (scrapli definition, modes).
-        timeout_s: default bound of one operation, seconds.
+        timeout_s: default bound of one operation, seconds (opening included).
+        ssh: for an SSH session: the endpoint, or a function returning it (called at each open;
+            a :class:`~ani.errors.AniError` it raises, e.g. ``lab X is not running``, becomes a
+            SessionError). Use :meth:`over_ssh`.
     """
 
-    def __init__(self, device: str, argv: list[str], platform: Platform, timeout_s: float = 10.0) -> None:
+    def __init__(self, device: str, argv: list[str] | None, platform: Platform, timeout_s: float = 10.0, *,
+                 ssh: Any = None) -> None:
+        if (argv is None) == (ssh is None):
+            raise ValueError("CliSession: give argv (local) or ssh (an endpoint), not both or neither")
         self.device = device
-        self.argv = list(argv)
+        self.argv = list(argv or [])
+        self.ssh = ssh
         self.platform = platform
         self.timeout_s = timeout_s
         self._cli = None
+
+    @classmethod
+    def over_ssh(cls, device: str, endpoint: Any | Callable[[], Any], platform: Platform,
+                 timeout_s: float = 10.0) -> CliSession:
+        """A session that logs in to ``endpoint`` (an :class:`ani.lab.ssh.SshEndpoint`, or a
+        function returning one) over SSH (scrapli's ssh2 transport)."""
+        return cls(device, None, platform, timeout_s, ssh=endpoint)
+
+    @property
+    def transport(self) -> str:
+        """``local`` or ``ssh``."""
+        return "local" if self.ssh is None else "ssh"
+
+    def _driver(self) -> tuple[Any, str, str]:
+        """(the scrapli Cli, the name its prompt must start with, what it is for messages)."""
+        from scrapli import Cli
+        from scrapli.auth import Options as AuthOptions
+        from scrapli.cli import LoadedDefinition
+        from scrapli.session import Options as SessionOptions
+        from scrapli.transport import BinOptions, Ssh2Options
+
+        definition = LoadedDefinition(platform_name=f"ani_{self.platform.name}",
+                                      definition=self.platform.scrapli_definition())
+        session = SessionOptions(operation_timeout_ns=int(self.timeout_s * _NS))
+        if self.ssh is None:
+            if any(" " in a for a in self.argv):
+                # the bin transport splits its arguments on spaces
+                raise SessionError(f"{self.device}: session argv has an argument with a space: {self.argv!r}")
+            cli = Cli(self.device, definition_file_or_name=definition,
+                      transport_options=BinOptions(override_open_args=self.argv),
+                      auth_options=AuthOptions(bypass_in_session_auth=True), session_options=session,
+                      skip_static_options=True)
+            return cli, self.device, "vtysh"
+        try:
+            ep = self.ssh() if callable(self.ssh) else self.ssh
+        except AniError as exc:  # the lab's or the inventory's own words, no type name
+            raise SessionError(f"{self.device}: {exc}") from exc
+        cli = Cli(ep.host, port=int(ep.port), definition_file_or_name=definition,
+                  transport_options=Ssh2Options(known_hosts_path=str(ep.known_hosts) if ep.known_hosts else None),
+                  auth_options=AuthOptions(username=ep.username, password=ep.password,
+                                           private_key_path=str(ep.private_key) if ep.private_key else None),
+                  session_options=session, skip_static_options=True)
+        return cli, getattr(ep, "name", "") or self.device, f"the CLI over SSH ({ep.username}@{ep.host}:{ep.port})"
 
     @property
     def is_open(self) -> bool:
@@ -134,7 +192,8 @@ class CliSession:
         Raises:
             AniTimeout: vtysh did not give its prompt within ``timeout_s`` (e.g. a frozen
                 daemon): ``timeout after N s (opening vtysh on <device>)``.
-            SessionError: vtysh did not start, or the prompt is not the router's.
+            SessionError: vtysh did not start (or the SSH login failed: refused, bad credentials,
+                a host key that is not the known one), or the prompt is not the router's.
         """
         if self._cli is not None:
             return
@@ -142,45 +201,28 @@ class CliSession:
         from ani.lab.terminal import hold_controlling_terminal
 
         hold_controlling_terminal()  # a session leader must not acquire (and lose) this pty
-        from scrapli import Cli
-        from scrapli.auth import Options as AuthOptions
-        from scrapli.cli import LoadedDefinition
         from scrapli.exceptions import ScrapliException
-        from scrapli.session import Options as SessionOptions
-        from scrapli.transport import BinOptions
 
-        if any(" " in a for a in self.argv):
-            # the bin transport splits its arguments on spaces
-            raise SessionError(f"{self.device}: session argv has an argument with a space: {self.argv!r}")
-        cli = Cli(
-            self.device,
-            definition_file_or_name=LoadedDefinition(
-                platform_name=f"ani_{self.platform.name}", definition=self.platform.scrapli_definition()
-            ),
-            transport_options=BinOptions(override_open_args=self.argv),
-            auth_options=AuthOptions(bypass_in_session_auth=True),
-            session_options=SessionOptions(operation_timeout_ns=int(self.timeout_s * _NS)),
-            skip_static_options=True,
-        )
+        cli, name, what = self._driver()
         t0 = time.monotonic()
         try:
             cli.open()
         except ScrapliException as exc:
             self._discard(cli)
             if is_timeout(exc):
-                raise AniTimeout(self.timeout_s, f"opening vtysh on {self.device}") from exc
-            raise SessionError(f"{self.device}: cannot open vtysh: {type(exc).__name__}: {exc}") from exc
+                raise AniTimeout(self.timeout_s, f"opening {what} on {self.device}") from exc
+            raise SessionError(f"{self.device}: cannot open {what}: {type(exc).__name__}: {exc}") from exc
         try:
             prompt = cli.get_prompt(operation_timeout_ns=int(self.timeout_s * _NS)).result.strip()
         except ScrapliException as exc:
             self._discard(cli)
             if is_timeout(exc):
-                raise AniTimeout(self.timeout_s, f"opening vtysh on {self.device}: no prompt") from exc
-            raise SessionError(f"{self.device}: vtysh gave no prompt: {exc}") from exc
-        if not re.match(rf"^{re.escape(self.device)}(\(|#)", prompt):
+                raise AniTimeout(self.timeout_s, f"opening {what} on {self.device}: no prompt") from exc
+            raise SessionError(f"{self.device}: {what} gave no prompt: {exc}") from exc
+        if not re.match(rf"^{re.escape(name)}(\(|#)", prompt):
             self._discard(cli)
             raise SessionError(
-                f"{self.device}: vtysh prompt is {prompt!r}, not the router's name: refusing to "
+                f"{self.device}: {what} prompt is {prompt!r}, not the router's name: refusing to "
                 "talk to another router's FRR"
             )
         self.open_elapsed_s = time.monotonic() - t0

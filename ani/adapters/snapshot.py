@@ -21,6 +21,14 @@ is in :attr:`RestoreReport.detail`, each once, whether or not the restore was ve
 Neither ever writes the startup configuration (no ``write memory``, frr.conf untouched):
 frr-reload runs through :func:`ani.device.frr_reload.frr_reload`, which points ``--confdir``
 at a temporary directory holding the target as ``frr.conf``.
+
+A device reached through its CLI only (a real device of an inventory, :mod:`ani.inventory`: the
+target has ``ssh_endpoint`` and ``vtysh`` but no ``exec``, so no shell to run nft or frr-reload) has no nftables part
+(``nft`` is ``""``); its FRR configuration is read out of band (``target.vtysh``: an SSH exec
+channel of its own, not the agent's session) and restored through the CLI with ``apply_lines``:
+the configuration lines from the running config to the snapshot
+(:func:`ani.agents.frr_remediation.frr_commands`, hier-config), up to ``frr_reload_attempts``
+passes, then VERIFIED the same way.
 Snapshot ids are per device and per store (adapter instance): ``r1-s1``, ``r1-s2``, ...
 """
 
@@ -31,8 +39,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from collections.abc import Callable
+
 from ani.adapters.platform import Platform
-from ani.device.state import RouterState, Target, converge, frr_lines, nft_lines, read_state
+from ani.device.state import Converged, RouterState, Target, converge, frr_lines, nft_lines, read_frr, read_state
 
 __all__ = ["RestoreReport", "RouterState", "Snapshot", "SnapshotStore", "key", "unified"]
 
@@ -98,19 +108,30 @@ class SnapshotStore:
     """Reads, stores and restores device states through a lab.
 
     Args:
-        lab: the :class:`ani.lab.Lab` (uses ``vtysh``, ``exec``, ``pathspace``).
+        lab: the :class:`ani.lab.Lab` (uses ``vtysh``, ``exec``, ``pathspace``), or a target
+            reached through its CLI only (``ssh_endpoint``, ``vtysh``, no ``exec``: module doc).
         platform: the compiled platform (the read, frr-reload and nft commands).
         timeout_s: bound of each read, seconds.
         rollback_timeout_s: bound of each frr-reload / nft restore run, seconds.
+        apply_lines: for a CLI-only target: ``(device, lines) -> [error line, ...]`` sends
+            configuration lines through the device's CLI (configuration mode).
     """
 
-    def __init__(self, lab: Any, platform: Platform, timeout_s: float = 10.0, rollback_timeout_s: float = 30.0) -> None:
+    def __init__(self, lab: Any, platform: Platform, timeout_s: float = 10.0, rollback_timeout_s: float = 30.0,
+                 apply_lines: Callable[[str, list[str]], list[str]] | None = None) -> None:
         self.lab = lab
         self.platform = platform
         self.timeout_s = timeout_s
         self.rollback_timeout_s = rollback_timeout_s
+        self.apply_lines = apply_lines
         self._snaps: dict[str, list[Snapshot]] = {}
         self._counter: dict[str, int] = {}
+
+    @property
+    def cli_only(self) -> bool:
+        """The target offers its devices' CLI only (``ssh_endpoint`` but no ``exec``: no shell for
+        nft or frr-reload, e.g. an inventory; module doc); False for a lab."""
+        return hasattr(self.lab, "ssh_endpoint") and not callable(getattr(self.lab, "exec", None))
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -119,6 +140,8 @@ class SnapshotStore:
         Raises ReadError (the lab is gone, an FRR daemon is down, vtysh / nft failed) or its
         ReadTimeout (a read ran out of ``timeout_s``, e.g. a frozen daemon); UnknownNode."""
         snap = self.platform.d.snapshot
+        if self.cli_only:
+            return RouterState(frr=read_frr(self.lab, device, self.timeout_s, snap.frr_show), nft="")
         return read_state(self.lab, device, self.timeout_s, snap.frr_show, snap.nft_list)
 
     @staticmethod
@@ -154,15 +177,18 @@ class SnapshotStore:
         p = self.platform
         before = before if before is not None else self.read(device)
         want_frr, want_nft = key(target)
-        res = converge(
-            self.lab, device,
-            Target(frr=target.frr, frr_done=lambda t: frr_lines(t) == want_frr,
-                   nft="flush ruleset\n" + target.nft, nft_done=lambda t: nft_lines(t) == want_nft,
-                   nft_read=p.d.snapshot.nft_list, frr_read=p.d.snapshot.frr_show),
-            before,
-            passes=p.d.rollback.frr_reload_attempts, timeout=self.rollback_timeout_s,
-            read_timeout=self.timeout_s, reload_argv=p.d.rollback.frr_reload, nft_argv=p.d.rollback.nft_restore,
-        )
+        if self.cli_only:
+            res = self._converge_cli(device, target, before)
+        else:
+            res = converge(
+                self.lab, device,
+                Target(frr=target.frr, frr_done=lambda t: frr_lines(t) == want_frr,
+                       nft="flush ruleset\n" + target.nft, nft_done=lambda t: nft_lines(t) == want_nft,
+                       nft_read=p.d.snapshot.nft_list, frr_read=p.d.snapshot.frr_show),
+                before,
+                passes=p.d.rollback.frr_reload_attempts, timeout=self.rollback_timeout_s,
+                read_timeout=self.timeout_s, reload_argv=p.d.rollback.frr_reload, nft_argv=p.d.rollback.nft_restore,
+            )
         (after_frr, after_nft), (before_frr, before_nft) = key(res.state), key(before)
         detail = list(res.notes)
         if not res.frr_ok:
@@ -177,3 +203,31 @@ class SnapshotStore:
             nft_diff=unified(before_nft, after_nft, "nft ruleset"),
             detail=detail,
         )
+
+    def _converge_cli(self, device: str, target: RouterState, current: RouterState) -> Converged:
+        """A CLI-only target (module doc): send the lines from ``current`` to ``target`` through
+        ``apply_lines``, re-read, at most ``frr_reload_attempts`` passes."""
+        from ani.agents.frr_remediation import frr_commands  # pure: hier-config on two device models
+        from ani.device.parse import parse
+
+        if self.apply_lines is None:
+            raise ValueError("SnapshotStore: a target without a shell needs apply_lines")
+        want = frr_lines(target.frr)
+        frr, notes, passes = current.frr, [], 0
+        for _ in range(max(1, self.platform.d.rollback.frr_reload_attempts)):
+            if frr_lines(frr) == want:
+                break
+            try:
+                lines = frr_commands(parse(frr), parse(target.frr))
+            except ValueError as exc:
+                notes.append(f"the configuration lines back to the snapshot cannot be computed: {exc}")
+                break
+            if not lines:
+                notes.append("no configuration line expresses what still differs")
+                break
+            passes += 1
+            for line in self.apply_lines(device, lines):
+                if line not in notes:
+                    notes.append(line)
+            frr = self.read(device).frr
+        return Converged(RouterState(frr, ""), frr_lines(frr) == want, True, notes, passes)

@@ -2,7 +2,7 @@
 
 Only provably-owned things are removed: namespaces named ``ani-<id>-*``, FRR daemons whose
 command line carries ``-N ani-<id>-<node>``, the lab's NETCONF server (its command line carries
-``ani.lab.netconf_server --lab <id>``), the lab's reaper (``ani.lab.reaper --lab <id>``, stopped last),
+``ani.lab.netconf_server --lab <id>``), its SSH server (``ani.lab.ssh_server --lab <id>``), the lab's reaper (``ani.lab.reaper --lab <id>``, stopped last),
 processes inside those namespaces, and the lab's directories. Nothing is ever killed by name.
 
 At exit of the owner: an owned, non-detached lab is removed at interpreter exit (atexit, which
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ani.lab import frr, netns, proc, reaper
 from ani.lab import netconf as nc
+from ani.lab import ssh as ssh_cli
 from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, ns_prefix, read_state
 
 if TYPE_CHECKING:
@@ -98,9 +99,11 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
     pathspaces = {ps for ps in pathspaces if ps.startswith(p)}  # never anything outside the lab
 
     # 1. FRR daemons: PIDs from the state and the pid files, each verified to carry -N <pathspace>;
-    #    the NETCONF server (host side, not in a namespace) from the state and its netconf.json
+    #    the NETCONF and SSH servers (host side, not in a namespace) from the state and their info files
     pids: set[int] = set(nc.server_pids(lab_id, lab_dir(lab_id), state.netconf_pid if state else None,
                                         state.netconf_start if state else None))
+    pids |= set(ssh_cli.server_pids(lab_id, lab_dir(lab_id), state.ssh_pid if state else None,
+                                    state.ssh_start if state else None))
     if state:
         for node, dp in state.pids.items():
             ps = f"{p}{node}"

@@ -1,8 +1,9 @@
 """``ani lab ...`` (owned by the lab module).
 
     ani lab up FILE [--id ID] [--timeout S]     start a detached lab, print its id and nodes
-    ani lab status [ID]                         labs (or one lab's nodes: daemons, NETCONF ports)
+    ani lab status [ID]                         labs (or one lab's nodes: daemons, NETCONF and SSH ports)
     ani lab exec [--lab ID] NODE -- CMD...      run CMD inside NODE; exits with CMD's status
+    ani lab inventory [ID] [--password-env V] [--key]   an inventory (YAML) of the lab's routers
     ani lab down [ID] [--stale] [--all]         remove one lab / labs whose owner is gone / all
 
 With exactly one lab on the machine (or one detached lab), ``ID`` / ``--lab`` may be left out.
@@ -67,30 +68,58 @@ def _pick(lab_id: str | None, hint: str = PICK_HINT) -> str:
     raise _fail(f"{len(labs)} labs are running ({ids}): {hint}", 2)
 
 
+def _server(lab, kind, pid: int | None, start: int | None) -> tuple[dict[str, int] | None, dict, str]:  # type: ignore[no-untyped-def]
+    """({router: port} or None if the lab runs no such server, its info file, " (server not
+    running)" or "") of the lab server ``kind`` (:class:`ani.lab.servers.ServerKind`)."""
+    from ani.lab import servers
+
+    info = servers.read_info(kind, lab.dir)
+    if pid is None or info is None:
+        return None, {}, ""
+    running = servers.server_pids(kind, lab.id, lab.dir, pid, start)
+    return info.get("ports") or {}, info, "" if running else " [red](server not running)[/red]"
+
+
 def _netconf_ports(lab) -> tuple[dict[str, int] | None, str | None]:  # type: ignore[no-untyped-def]
     """({router: port} or None if the lab runs no NETCONF server, a caption or None)."""
     from ani.lab import netconf as nc
 
     st = lab._state
-    info = nc.read_info(lab.dir)
-    if st is None or st.netconf_pid is None or info is None:
+    ports, info, state = _server(lab, nc.KIND, st.netconf_pid if st else None, st.netconf_start if st else None)
+    if ports is None:
         return None, None
-    pids = nc.server_pids(lab.id, lab.dir, st.netconf_pid, st.netconf_start)
-    ports = info.get("ports") or {}
-    state = "" if pids else " [red](server not running)[/red]"
     return ports, (f"NETCONF over SSH on {info.get('host', nc.HOST)}, user {info['username']}, password"
                    f" in {escape(str(nc.info_path(lab.dir)))} (mode 0600){state}")
+
+
+def _ssh_ports(lab) -> tuple[dict[str, int] | None, str | None]:  # type: ignore[no-untyped-def]
+    """({router: port} or None if the lab runs no SSH server, a caption or None)."""
+    from ani.lab import ssh
+
+    st = lab._state
+    ports, info, state = _server(lab, ssh.KIND, st.ssh_pid if st else None, st.ssh_start if st else None)
+    if ports is None:
+        return None, None
+    return ports, (f"CLI (vtysh) over SSH on {info.get('host', ssh.HOST)}, user {info['username']}, key "
+                   f"{escape(str(info.get('client_key')))}, host keys in {escape(str(lab.known_hosts))}, "
+                   f"password in {escape(str(ssh.info_path(lab.dir)))} (mode 0600){state}")
 
 
 def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
     from ani.lab import frr
 
     ports, caption = _netconf_ports(lab)
+    sports, scaption = _ssh_ports(lab)
+    caption = "\n".join(c for c in (caption, scaption) if c) or None
     t = Table(title=f"lab {lab.id} ({lab.topology.name})", title_justify="left",
               caption=caption, caption_justify="left")
-    cols = ("node", "kind", "netns", "daemons") + (("netconf",) if ports is not None else ()) + ("interfaces",)
+    # the management ports in one column, one line per server (netconf, then ssh): narrow enough
+    # for an 80-column terminal, so the netns names are never cut
+    servers = [name for name, p in (("netconf", ports), ("ssh", sports)) if p is not None]
+    cols = ("node", "kind", "netns", "daemons") + (("\n".join(servers),) if servers else ()) + ("interfaces",)
+    widest_ns = max((len(lab.netns(n)) for n in lab.topology.nodes), default=5)
     for col in cols:
-        t.add_column(col)
+        t.add_column(col, min_width=widest_ns if col == "netns" else None)
     for n in lab.topology.nodes:
         ifs = []
         for local, remote in lab.topology.links_of(n):
@@ -103,8 +132,8 @@ def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
             kind = "router"
         else:
             dstr, kind = "-", "host"
-        nc_col = () if ports is None else (str(ports.get(n, "-")),)
-        t.add_row(n, kind, lab.netns(n), dstr, *nc_col, escape(", ".join(ifs)))
+        mgmt = [str(p.get(n, "-")) for p in (ports, sports) if p is not None]
+        t.add_row(n, kind, lab.netns(n), dstr, *(("\n".join(mgmt),) if mgmt else ()), escape(", ".join(ifs)))
     return t
 
 
@@ -214,6 +243,25 @@ def exec_(
     if res.timed_out:
         raise _fail(f"{node}: command timed out after {timeout:g} s and was killed", 124)
     raise typer.Exit(res.rc if res.rc >= 0 else 128 - res.rc)
+
+
+@app.command("inventory")
+def inventory(
+    lab_id: Annotated[str | None, typer.Argument(help="lab id (optional if one lab runs)")] = None,
+    password_env: Annotated[str, typer.Option("--password-env", help="the environment variable the "
+                                              "inventory names for the password")] = "ANI_LAB_PASSWORD",
+    key: Annotated[bool, typer.Option("--key", help="name the lab's client key file instead (SSH only)")] = False,
+) -> None:
+    """Print an inventory (YAML, docs/real-devices.md) of the lab's routers: their SSH and NETCONF
+    ports, the secret named, never written."""
+    from ani.inventory import lab_inventory
+    from ani.lab.lab import Lab
+
+    try:
+        lab = Lab.attach(_pick(lab_id, "name one: ani lab inventory ID"))
+        typer.echo(lab_inventory(lab, password_env=password_env, key=key), nl=False)
+    except AniError as exc:
+        raise _fail(exc) from None
 
 
 @app.command("down")

@@ -33,7 +33,10 @@ per-router NETCONF server, see :mod:`ani.lab.netconf`), ``lab.restart_netconf(si
 -> {router: port}`` (stop and start that server: the fault injector's seam),
 ``lab.netconf_lock(router, target="running") -> NetconfLock | None`` (who holds a NETCONF lock),
 ``lab.daemon_pids(router)``, ``lab.freeze_netconf(router, frozen=True)``, ``lab.netconf_frozen()``
-(a frozen router's management plane: the fault injector's seam, :mod:`ani.faults.kinds.frozen_router`).
+(a frozen router's management plane: the fault injector's seam, :mod:`ani.faults.kinds.frozen_router`),
+``lab.ssh_endpoint(router) -> SshEndpoint(host, port, username, password, private_key, known_hosts)``
+(the router's CLI over SSH on 127.0.0.1, see :mod:`ani.lab.ssh`; the ports are also in the state
+file, ``ssh_ports``).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from ani.names import known_list, unknown
 from ani.host.programs import program, read_fault_log, require
 from ani.lab import cleanup, converge, frr, netns, proc, reaper
 from ani.lab import netconf as nc
+from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
 from ani.lab.proc import ExecResult
 from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, new_state, node_ns, read_state, write_state
@@ -75,13 +79,16 @@ class Lab:
         netconf: run the lab's NETCONF server (``python -m ani.lab.netconf_server``, one 127.0.0.1
             port per router, see :meth:`netconf_endpoint`); it starts with the build and runs
             while routing converges.
+        ssh: run the lab's SSH server of the routers' CLIs (``python -m ani.lab.ssh_server``, one
+            127.0.0.1 port per router, see :meth:`ssh_endpoint` and :mod:`ani.lab.ssh`); it starts
+            with the build too.
 
     Raises:
         LabError: bad ``lab_id``. TopologyError: bad topology file.
     """
 
     def __init__(self, topology: Topology | str | Path, lab_id: str | None = None, detached: bool = False,
-                 netconf: bool = True):
+                 netconf: bool = True, ssh: bool = True):
         if not isinstance(topology, Topology):
             topology = load_topology(topology)
         if lab_id is None:
@@ -92,14 +99,16 @@ class Lab:
         self.topology = topology
         self.detached = detached
         self.netconf = netconf
+        self.ssh = ssh
         self.dir = lab_dir(lab_id)
         self._state: LabState | None = None
         self._lock = threading.Lock()
         self._owned = False  # this object created the lab (and must remove it)
         self._netconf_proc: subprocess.Popen[bytes] | None = None
+        self._ssh_proc: subprocess.Popen[bytes] | None = None
         self._reaper_proc: subprocess.Popen[bytes] | None = None
         #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``, and
-        #: ``netconf_wait_s`` (waiting for the NETCONF server after convergence)
+        #: ``netconf_wait_s`` / ``ssh_wait_s`` (waiting for the NETCONF / SSH server after convergence)
         self.timings: dict[str, float] = {}
         #: what had not converged when ``up()`` returned (``convergence.required: false`` only)
         self.unconverged: list[str] = []
@@ -228,6 +237,12 @@ class Lab:
             if self._netconf_proc is not None:
                 nc.wait_ready(self.id, self.dir, self._netconf_proc)
                 self.timings["netconf_wait_s"] = time.monotonic() - t2
+            if self._ssh_proc is not None:
+                t3 = time.monotonic()
+                assert self._state is not None
+                self._state.ssh_ports = ssh_cli.wait_ready(self.id, self.dir, self._ssh_proc)
+                self.timings["ssh_wait_s"] = time.monotonic() - t3
+            self._write_known_hosts()
             # "up" only now: a detached lab that is up is handed over (its reaper leaves, and
             # down_stale spares it), so a creator killed while the lab converges must not have
             # handed it over yet
@@ -256,11 +271,17 @@ class Lab:
         self._reaper_proc = reaper.start(self.id, self.dir)
         self._state.reaper_pid = self._reaper_proc.pid
         self._state.reaper_start = proc.start_time(self._reaper_proc.pid)
+        nc_info: dict[str, Any] = {}
         if self.netconf:  # first: its start-up (imports, keys) overlaps the build and convergence
-            nc.write_credentials(self.dir)
+            nc_info = nc.write_credentials(self.dir)
             self._netconf_proc = nc.start_server(self.id, self.dir)
             self._state.netconf_pid = self._netconf_proc.pid
             self._state.netconf_start = proc.start_time(self._netconf_proc.pid)
+        if self.ssh:  # the same: it reads the routers from the state file, listens meanwhile
+            ssh_cli.write_credentials(self.dir, password=nc_info.get("password"))  # one login for both
+            self._ssh_proc = ssh_cli.start_server(self.id, self.dir)
+            self._state.ssh_pid = self._ssh_proc.pid
+            self._state.ssh_start = proc.start_time(self._ssh_proc.pid)
         write_state(self._state)
         for n in topo.nodes:
             self._write_node_scripts(n)
@@ -328,10 +349,10 @@ class Lab:
             return
         t0 = time.monotonic()
         cleanup.destroy(self.id, self._state)
-        for child in (self._netconf_proc, self._reaper_proc):
+        for child in (self._netconf_proc, self._ssh_proc, self._reaper_proc):
             if child is not None:
                 child.poll()  # reap it (destroy() stopped it)
-        self._netconf_proc = self._reaper_proc = None
+        self._netconf_proc = self._ssh_proc = self._reaper_proc = None
         self.timings["down_s"] = time.monotonic() - t0
         if self._state is not None:
             self._state.status = "down"
@@ -414,6 +435,15 @@ class Lab:
         self.pathspace(router)
         return nc.endpoint(self.id, self.dir, router)
 
+    def ssh_endpoint(self, router: str) -> ssh_cli.SshEndpoint:
+        """Where ``router``'s CLI (vtysh) listens over SSH: ``SshEndpoint(host, port, username,
+        password, private_key, known_hosts, name)`` (see :mod:`ani.lab.ssh`).
+
+        Raises UnknownNode (not a router of this lab), LabGone (the lab is not running), LabError
+        (the lab runs no SSH server: ``ssh=False``)."""
+        self.pathspace(router)
+        return ssh_cli.endpoint(self.id, self.dir, router)
+
     def restart_netconf(self, sig: int = signal.SIGTERM, timeout_s: float = nc.STOP_TIMEOUT_S) -> dict[str, int]:
         """Stop this lab's NETCONF server and start a new one; returns ``{router: port}``.
 
@@ -447,7 +477,29 @@ class Lab:
         write_state(st)
         ports = nc.wait_ready(self.id, self.dir, self._netconf_proc)
         nc.wait_devices(self.id, self.dir, self._netconf_proc, timeout_s=nc.READY_TIMEOUT_S + timeout_s)
+        self._write_known_hosts()
         return ports
+
+    @property
+    def known_hosts(self) -> Path:
+        """``<lab dir>/known_hosts``: the host keys of the lab's NETCONF and SSH servers, one line
+        per port (``[127.0.0.1]:PORT ssh-ed25519 ...``, OpenSSH format), written once they listen
+        (and after :meth:`restart_netconf`): what a client checks them against (an inventory of
+        the lab, :func:`ani.inventory.lab_inventory`)."""
+        return self.dir / "known_hosts"
+
+    def _write_known_hosts(self) -> None:
+        lines = []
+        info = nc.read_info(self.dir) or {}
+        if info.get("ports") and info.get("host_key") and Path(info["host_key"]).exists():
+            pub = nc.ensure_host_key(Path(info["host_key"])).export_public_key().decode().split()
+            lines += [f"[{info.get('host', nc.HOST)}]:{p} {pub[0]} {pub[1]}\n" for p in info["ports"].values()]
+        ssh_known = self.dir / ssh_cli.KNOWN_HOSTS_FILE
+        if ssh_known.exists():
+            lines += ssh_known.read_text().splitlines(keepends=True)
+        tmp = self.known_hosts.with_suffix(".tmp")
+        tmp.write_text("".join(lines))
+        tmp.replace(self.known_hosts)
 
     def netconf_lock(self, router: str, target: str = "running") -> nc.NetconfLock | None:
         """The lock a NETCONF session of this lab's server holds on ``router``'s ``target``
@@ -527,7 +579,7 @@ class Lab:
         from ani.lab.topology import parse_topology
 
         lab = cls(parse_topology(st.topology, source=f"lab {lab_id} state"), lab_id=lab_id,
-                  detached=st.detached, netconf=st.netconf_pid is not None)
+                  detached=st.detached, netconf=st.netconf_pid is not None, ssh=st.ssh_pid is not None)
         lab._state = st
         lab._owned = False  # attached: down() does nothing (see the docstring)
         return lab

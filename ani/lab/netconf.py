@@ -22,9 +22,7 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +30,8 @@ from typing import Any
 
 from ani.errors import LabError, LabGone
 from ani.host.programs import FAULT_LOG_ENV
-from ani.lab.proc import is_alive, runs_for_lab
+from ani.lab import servers
+from ani.lab.servers import write_json_private
 from ani.netconf.journal import write_json_atomic
 
 INFO_FILE = "netconf.json"
@@ -49,36 +48,35 @@ STOP_TIMEOUT_S = 60.0
 #: the journal directory inside the lab dir (see ani.lab.netconf_server)
 JOURNAL_DIR = "netconf"
 MODULE = "ani.lab.netconf_server"
+#: the process, its files (:mod:`ani.lab.servers`)
+KIND = servers.ServerKind(MODULE, INFO_FILE, LOG_FILE, "NETCONF server")
 
 
 @dataclass(frozen=True)
 class NetconfEndpoint:
     """Where and how to reach one router's NETCONF server (SSH, subsystem ``netconf``).
 
-    ``host_key``: path of the server's host key (its public half identifies the server)."""
+    ``password``: None when ``private_key`` (a key file to log in with) is given; never shown by
+    ``repr``. The server is identified by ``host_key`` (path of its host key: the lab's own
+    server) or by ``known_hosts`` (a known_hosts file holding its public key: a real device,
+    :mod:`ani.inventory`); with neither its key is not checked."""
 
     host: str
     port: int
     username: str
-    password: str = field(repr=False)
+    password: str | None = field(default=None, repr=False)
     host_key: Path | None = None
+    private_key: Path | None = None
+    known_hosts: Path | None = None
 
 
 def info_path(lab_dir: Path) -> Path:
     return lab_dir / INFO_FILE
 
 
-def write_json_private(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (temp file + fsync + rename), mode 0600."""
-    write_json_atomic(path, data, 0o600)
-
-
 def read_info(lab_dir: Path) -> dict[str, Any] | None:
     """The contents of ``netconf.json``, or None if missing / unreadable."""
-    try:
-        return json.loads(info_path(lab_dir).read_text())
-    except (OSError, ValueError):
-        return None
+    return servers.read_info(KIND, lab_dir)
 
 
 def write_credentials(lab_dir: Path) -> dict[str, Any]:
@@ -92,63 +90,18 @@ def write_credentials(lab_dir: Path) -> dict[str, Any]:
 
 def ensure_host_key(path: Path) -> Any:
     """The asyncssh host key at ``path``, made (ed25519, 0600) if missing."""
-    import asyncssh
-
-    if path.exists():
-        return asyncssh.read_private_key(str(path))
-    key = asyncssh.generate_private_key("ssh-ed25519")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key.export_private_key())
-    return key
+    return servers.ensure_private_key(path)
 
 
 def start_server(lab_id: str, lab_dir: Path) -> subprocess.Popen[bytes]:
     """Start the server process for lab ``lab_id`` (its own session, so it outlives a detached
     lab's creator; output appended to ``netconf.log``; host faults it meets to
     ``host-faults.jsonl``). Returns at once."""
-    env = {**os.environ, FAULT_LOG_ENV: str(lab_dir / FAULTS_FILE)}
-    with open(lab_dir / LOG_FILE, "ab") as logf:
-        return subprocess.Popen(
-            [sys.executable, "-m", MODULE, "--lab", lab_id, "--dir", str(lab_dir)],
-            stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True,
-            close_fds=True, env=env,
-        )
+    return servers.start(KIND, lab_id, lab_dir, env={FAULT_LOG_ENV: str(lab_dir / FAULTS_FILE)})
 
 
 def log_tail(lab_dir: Path, lines: int = 20) -> str:
-    try:
-        text = (lab_dir / LOG_FILE).read_text(errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-def _wait(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes] | None, timeout_s: float,
-          done: Any, what: str, late: str) -> Any:
-    """Poll ``netconf.json`` until ``done(info)`` returns a value (not None); raise LabError
-    (``exited (rc) before <what>`` / ``<late> after N s``, with the tail of ``netconf.log``)
-    if ``proc`` exits or ``timeout_s`` seconds pass."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        got = done(read_info(lab_dir) or {})
-        if got is not None:
-            return got
-        if proc is not None and proc.poll() is not None:
-            raise LabError(f"lab {lab_id}: the NETCONF server exited ({proc.returncode}) before {what};"
-                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
-        if time.monotonic() >= deadline:
-            raise LabError(f"lab {lab_id}: {late} after {timeout_s:g} s;"
-                           f" {lab_dir / LOG_FILE} ends with:\n{log_tail(lab_dir)}")
-        time.sleep(0.03)
+    return servers.log_tail(KIND, lab_dir, lines)
 
 
 def wait_ready(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes],
@@ -157,14 +110,7 @@ def wait_ready(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes],
 
     Returns ``{router: port}``. Raises LabError (with the tail of ``netconf.log``) if the
     process exits or is not ready within ``timeout_s`` seconds."""
-    def listening(info: dict[str, Any]) -> dict[str, int] | None:
-        ports = info.get("ports")
-        if ports and all(_accepts(p) for p in ports.values()):
-            return {str(k): int(v) for k, v in ports.items()}
-        return None
-
-    return _wait(lab_id, lab_dir, proc, timeout_s, listening, "it was ready",
-                 "the NETCONF server was not ready")
+    return servers.wait_listening(KIND, lab_id, lab_dir, proc, timeout_s)
 
 
 def wait_devices(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes] | None,
@@ -177,28 +123,22 @@ def wait_devices(lab_id: str, lab_dir: Path, proc: subprocess.Popen[bytes] | Non
         ok = info.get("devices") == "ok" and (proc is None or info.get("pid") == proc.pid)
         return True if ok else None
 
-    _wait(lab_id, lab_dir, proc, timeout_s, ready, "its datastores were ready",
-          "the NETCONF server's datastores were not ready")
+    servers.wait_info(KIND, lab_id, lab_dir, proc, timeout_s, ready, "its datastores were ready",
+                      "the NETCONF server's datastores were not ready")
 
 
 def is_server_of(pid: int | None, lab_id: str, started: int | None = None) -> bool:
     """True if ``pid`` is the NETCONF server of lab ``lab_id``: its argv runs
     ``ani.lab.netconf_server`` with ``--lab <lab_id>`` (and, if ``started`` is given, its start time
     matches: no PID reuse)."""
-    return runs_for_lab(pid, MODULE, lab_id, started)
+    return servers.is_server_of(KIND, pid, lab_id, started)
 
 
 def server_pids(lab_id: str, lab_dir: Path, pid: int | None, started: int | None) -> list[int]:
     """The verified PIDs of lab ``lab_id``'s server: the one recorded in the state file and the
     one the server wrote into ``netconf.json`` (the same process, unless the creator died
     between starting it and recording it)."""
-    out = set()
-    if is_server_of(pid, lab_id, started):
-        out.add(int(pid))  # type: ignore[arg-type]
-    own = (read_info(lab_dir) or {}).get("pid")
-    if isinstance(own, int) and is_server_of(own, lab_id):
-        out.add(own)
-    return sorted(out)
+    return servers.server_pids(KIND, lab_id, lab_dir, pid, started)
 
 
 def endpoint(lab_id: str, lab_dir: Path, router: str) -> NetconfEndpoint:
@@ -224,25 +164,7 @@ def stop_server(lab_id: str, lab_dir: Path, pid: int | None, started: int | None
     not given ``persist`` (their sessions end with it) and keeps the persistent ones in its
     journal; SIGKILL is a crash (nothing is rolled back until the next server starts).
     Returns the PIDs signalled (empty: none was running)."""
-    pids = server_pids(lab_id, lab_dir, pid, started)
-    for p in pids:
-        try:
-            os.kill(p, sig)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + timeout_s
-    while any(is_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    left = [p for p in pids if is_alive(p)]
-    for p in left:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    end = time.monotonic() + 2.0
-    while any(is_alive(p) for p in left) and time.monotonic() < end:
-        time.sleep(0.02)
-    return pids
+    return servers.stop(KIND, lab_id, lab_dir, pid, started, sig=sig, timeout_s=timeout_s)
 
 
 @dataclass(frozen=True)

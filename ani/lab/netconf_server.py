@@ -24,26 +24,12 @@ arguments / no such lab, 1 failure to start (the log says why).
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("ani.lab.netconf_server")
-
-
-def _setup_logging(lab_dir: Path) -> None:
-    from ani.lab.netconf import LOG_FILE
-
-    handler = logging.FileHandler(lab_dir / LOG_FILE)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    logging.getLogger("asyncssh").setLevel(logging.WARNING)
 
 
 def owner() -> dict[str, Any]:
@@ -77,18 +63,12 @@ def build_devices(lab_id: str, lab_dir: Path) -> tuple[dict[str, Any], dict[str,
 def spec_for(lab_id: str, lab_dir: Path) -> Any:
     """The :class:`ani.netconf.serve.ServeSpec` of lab ``lab_id``. Raises LabNotFound (no
     routers in the state file), LabError (no credentials in ``netconf.json``)."""
-    from ani.errors import LabError, LabNotFound
-    from ani.lab.netconf import HOST, HOST_KEY_FILE, ensure_host_key, info_path, read_info, write_json_private
+    from ani.lab.netconf import HOST, HOST_KEY_FILE, KIND, ensure_host_key, info_path, write_json_private
+    from ani.lab.servers import routers_and_info
     from ani.netconf.serve import ServeSpec
 
     state_file = lab_dir / "state.json"
-    try:
-        routers = list(json.loads(state_file.read_text())["topology"]["routers"])
-    except (OSError, ValueError, KeyError) as exc:
-        raise LabNotFound(f"lab {lab_id}: cannot read the routers from {state_file}: {exc}") from exc
-    info = read_info(lab_dir)
-    if not info or "password" not in info:
-        raise LabError(f"lab {lab_id}: no credentials in {info_path(lab_dir)}")
+    routers, info = routers_and_info(KIND, lab_id, lab_dir, "password")
     previous = {str(k): int(v) for k, v in (info.get("ports") or {}).items() if str(k) in routers}
     base = {k: v for k, v in info.items() if k not in ("ports", "pid", "devices")}
     listening: dict[str, Any] = {}
@@ -123,28 +103,19 @@ def spec_for(lab_id: str, lab_dir: Path) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ani.lab.netconf import KIND
+    from ani.lab.servers import process_start
     from ani.netconf.serve import STARTUP_NICE, run, set_nice
 
-    ap = argparse.ArgumentParser(prog="python -m ani.lab.netconf_server",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("--lab", required=True, help="id of the running lab to serve")
-    ap.add_argument("--dir", type=Path, default=None,
-                    help="the lab's directory (default: from the lab id; the lab passes it)")
-    args = ap.parse_args(argv)
     set_nice(STARTUP_NICE)  # start-up yields to FRR (see ani.netconf.serve)
-    lab_dir = args.dir
-    if lab_dir is None:
-        from ani.lab.state import LAB_ID_RE, lab_dir as dir_of
-
-        lab_dir = dir_of(args.lab) if LAB_ID_RE.match(args.lab) else None
-    if lab_dir is None or not lab_dir.is_dir():
-        print(f"no lab {args.lab!r}", file=sys.stderr)
+    found = process_start(KIND, __doc__.split("\n")[0], argv)
+    if found is None:
         return 2
-    _setup_logging(lab_dir)
+    lab_id, lab_dir = found
     from ani.errors import LabError, LabNotFound
 
     try:
-        spec = spec_for(args.lab, lab_dir)
+        spec = spec_for(lab_id, lab_dir)
     except LabError as exc:
         log.error("%s", exc)
         rc = 2 if isinstance(exc, LabNotFound) else 1
@@ -157,4 +128,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())  # the early exits (2: no such lab) return; the others os._exit

@@ -10,6 +10,8 @@ Shape (JSON)::
      "namespaces": ["ani-3fa2c1-r1", ...],
      "pids": {"r1": {"zebra": 4321, ...}}, "topology": {...},
      "netconf_pid": 4400, "netconf_start": 98800,     # the NETCONF server, if the lab runs one
+     "ssh_pid": 4401, "ssh_start": 98801,             # the SSH server of the routers' CLIs, if any
+     "ssh_ports": {"r1": 40123, ...},                 # its ports, once it listens (ani.lab.ssh)
      "reaper_pid": 4390, "reaper_start": 98790}       # the lab's reaper (ani.lab.reaper)
 
 ``status`` is ``up`` once ``Lab.up()`` has returned (routing converged, the NETCONF server
@@ -56,6 +58,11 @@ class LabState(BaseModel):
     #: the lab's NETCONF server process (PID and start time, see proc.start_time), or None
     netconf_pid: int | None = None
     netconf_start: int | None = None
+    #: the lab's SSH server of the routers' CLIs (PID, start time; ani.lab.ssh), or None, and its
+    #: ports ``{router: port}`` once it listens
+    ssh_pid: int | None = None
+    ssh_start: int | None = None
+    ssh_ports: dict[str, int] = Field(default_factory=dict)
     #: the lab's reaper process (PID and start time, see ani.lab.reaper), or None
     reaper_pid: int | None = None
     reaper_start: int | None = None

@@ -31,7 +31,7 @@ from typing import Any
 
 from lxml import etree
 
-from ani.errors import AdapterError, AniTimeout, LabError
+from ani.errors import AdapterError, AniError, AniTimeout
 
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
@@ -229,16 +229,35 @@ def check_reply(op: str, raw: str | bytes | etree._Element) -> Reply:
 
 
 def _endpoint_fields(ep: Any) -> dict[str, Any]:
-    """host/port/username/password of an endpoint object or dict, and ``hostkey_b64`` when
-    it names the server's host key file (``host_key``)."""
+    """host/port/username/password/private_key of an endpoint object or dict, and ``hostkey_b64``
+    when it names the server's host key file (``host_key``) or a known_hosts file holding the
+    key for its host and port (``known_hosts``; :func:`known_host_b64`)."""
     get = ep.get if isinstance(ep, dict) else (lambda k, d=None: getattr(ep, k, d))
-    out = {k: get(k) for k in ("host", "port", "username", "password")}
-    key = get("host_key")
-    if key:
-        b64 = _public_key_b64(Path(key))
-        if b64:
-            out["hostkey_b64"] = b64
+    out = {k: get(k) for k in ("host", "port", "username", "password", "private_key")}
+    key, known = get("host_key"), get("known_hosts")
+    b64 = _public_key_b64(Path(key)) if key else None
+    if b64 is None and known:
+        b64 = known_host_b64(Path(known), str(out["host"]), int(out["port"]))
+    if b64:
+        out["hostkey_b64"] = b64
     return out
+
+
+def known_host_b64(path: Path, host: str, port: int) -> str:
+    """The base64 public key that the known_hosts file ``path`` holds for ``host`` at ``port``
+    (``[host]:port``, or ``host`` for port 22; hashed entries too). Raises SessionLost naming the
+    file when it cannot be read or holds no key for them (the server cannot be checked: no
+    session is opened)."""
+    import asyncssh
+
+    try:
+        known = asyncssh.read_known_hosts(str(path))
+    except (OSError, ValueError) as exc:
+        raise SessionLost(f"cannot read the known_hosts file {path}: {exc}") from None
+    keys = known.match(host, host, port)[0]
+    if not keys:
+        raise SessionLost(f"{path} holds no host key for {host} port {port}: the server cannot be checked")
+    return keys[0].export_public_key().decode().split()[1]
 
 
 def _public_key_b64(path: Path) -> str | None:
@@ -267,7 +286,9 @@ NCCLIENT_TICK_S = 0.01
 def ncclient_connect(ep: Any, *, connect_timeout_s: float, rpc_timeout_s: float) -> Any:
     """An ncclient Manager for ``ep`` with ``RaiseMode.NONE`` (replies are checked by
     :func:`check_reply`). The server's host key is verified when the endpoint names its key
-    file and it can be read, else not (the server listens on 127.0.0.1 only)."""
+    file and it can be read, or a known_hosts file (a real device: :mod:`ani.inventory`), else not
+    (the lab's server listens on 127.0.0.1 only). A ``private_key`` file is offered as well as a
+    password."""
     import ncclient.transport.session as nc_session
     from ncclient import manager
     from ncclient.operations import RaiseMode
@@ -276,8 +297,10 @@ def ncclient_connect(ep: Any, *, connect_timeout_s: float, rpc_timeout_s: float)
         nc_session.TICK = NCCLIENT_TICK_S  # process-wide: a module constant read by every loop
     f = _endpoint_fields(ep)
     hostkey = f.pop("hostkey_b64", None)
+    keyfile = f.get("private_key")
     m = manager.connect(
         host=f["host"], port=int(f["port"]), username=f["username"], password=f["password"],
+        key_filename=str(keyfile) if keyfile else None,
         hostkey_verify=hostkey is not None, hostkey_b64=hostkey,
         allow_agent=False, look_for_keys=False, timeout=connect_timeout_s,
         device_params={"name": "default"},
@@ -337,7 +360,7 @@ class NetconfSession:
         self._drop()
         try:
             ep = self._endpoint()
-        except LabError as exc:  # the lab's own words (e.g. "lab X is not running"), no type name
+        except AniError as exc:  # the lab's (or inventory's) own words ("lab X is not running"), no type name
             raise SessionLost(f"{self.name}: {exc}") from exc
         try:
             m = self._connect(ep, connect_timeout_s=self.connect_timeout_s, rpc_timeout_s=self.rpc_timeout_s)

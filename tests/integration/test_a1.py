@@ -3,10 +3,15 @@
 Topology: tests/data/a1_pair.yaml (r1: ospfd + bgpd, AS 64501, nftables inet fw; r2: bgpd only,
 AS 64502). Every test makes its own lab with ``make_lab`` (downed even on failure) and compares
 real running configs / rulesets read out-of-band through the lab, never through the adapter.
+
+Every test that drives A1 runs over both transports of its CLI session (the ``transport``
+fixture): ``local`` (vtysh inside the router, scrapli's bin transport) and ``ssh`` (the router's
+CLI over the lab's SSH server, scrapli's ssh2 transport: the path a real device is reached by).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -31,9 +36,17 @@ def lab(make_lab):
     return make_lab(PAIR)
 
 
+@pytest.fixture(params=["local", "ssh"])
+def transport(request) -> str:
+    """The A1 option ``transport``: each test that drives A1 runs over both."""
+    return request.param
+
+
 @pytest.fixture
-def a1(lab, open_adapter):
-    return open_adapter(A1Adapter(lab))
+def a1(lab, open_adapter, transport):
+    adapter = open_adapter(A1Adapter(lab, options={"transport": transport}))
+    assert adapter.transport == transport
+    return adapter
 
 
 def running(lab, router="r1") -> str:
@@ -196,18 +209,39 @@ def test_case5_call_reaches_that_router_only(lab, a1, router, rid):
     assert res.ok and f"hostname {router}\n" in res.data["running_config"]
 
 
-def test_case5_wrong_or_missing_frr_is_an_error_not_a_fallback(lab):
+def test_case5_wrong_or_missing_frr_is_an_error_not_a_fallback(lab, transport):
     plat = load_platform()
-    # r1's vtysh under r2's name: the prompt check refuses it
-    s = CliSession("r2", lab.node_argv("r1", ["vtysh"]), plat, timeout_s=5)
+    if transport == "local":
+        # r1's vtysh under r2's name: the prompt check refuses it
+        s = CliSession("r2", lab.node_argv("r1", ["vtysh"]), plat, timeout_s=5)
+    else:
+        # r2's endpoint with r1's port (a port mix-up): the prompt check refuses it
+        s = CliSession.over_ssh("r2", dataclasses.replace(lab.ssh_endpoint("r2"), port=lab.ssh_endpoint("r1").port),
+                                plat, timeout_s=5)
     with pytest.raises(SessionError, match="not the router's name"):
         s.open()
-    # a pathspace with no FRR behind it
-    s = CliSession("r2", lab.node_argv("r2", ["/usr/bin/vtysh", "-N", "ani-no-such-pathspace"]), plat, timeout_s=5)
+    if transport == "local":
+        # a pathspace with no FRR behind it
+        s = CliSession("r2", lab.node_argv("r2", ["/usr/bin/vtysh", "-N", "ani-no-such-pathspace"]), plat, timeout_s=5)
+    else:
+        # a wrong password, then a host key that is not the server's
+        ep = lab.ssh_endpoint("r2")
+        s = CliSession.over_ssh("r2", dataclasses.replace(ep, password="not-the-password", private_key=None),
+                                plat, timeout_s=5)
+        with pytest.raises(SessionError, match="cannot open the CLI over SSH"):
+            s.open()
+        assert not s.is_open
+        import asyncssh
+
+        other = Path(lab.dir) / "other_known_hosts"  # another key for r2's port: not the server's
+        other.write_text(f"[{ep.host}]:{ep.port} "
+                         + asyncssh.generate_private_key("ssh-ed25519").export_public_key().decode())
+        s = CliSession.over_ssh("r2", dataclasses.replace(ep, known_hosts=other), plat, timeout_s=5)
     with pytest.raises(SessionError):
         s.open()
     assert not s.is_open
-    res = A1Adapter(lab).call("execute_validation", {"device": "r9", "command": "show bgp summary"})
+    res = A1Adapter(lab, options={"transport": transport}).call(
+        "execute_validation", {"device": "r9", "command": "show bgp summary"})
     assert res.error.code == ErrorCode.UNKNOWN_DEVICE
 
 
@@ -226,8 +260,28 @@ class _WrongPathspace:
         return self._lab.node_argv(node, argv)
 
 
-def test_case5_adapter_with_missing_pathspace_is_unreachable_not_a_fallback(lab):
-    adapter = A1Adapter(_WrongPathspace(lab))
+class _ClosedPort:
+    """The lab, except that r2's SSH endpoint names a port nothing listens on."""
+
+    def __init__(self, lab) -> None:  # noqa: ANN001
+        self._lab = lab
+        import socket
+
+        with socket.socket() as s:  # a port that was free a moment ago
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self._lab, name)
+
+    def ssh_endpoint(self, router: str):  # noqa: ANN201
+        ep = self._lab.ssh_endpoint(router)
+        return dataclasses.replace(ep, port=self.port) if router == "r2" else ep
+
+
+def test_case5_adapter_with_missing_pathspace_is_unreachable_not_a_fallback(lab, transport):
+    wrong = _WrongPathspace(lab) if transport == "local" else _ClosedPort(lab)
+    adapter = A1Adapter(wrong, options={"transport": transport})
     try:
         res = adapter.call("execute_validation", {"device": "r2", "command": "show running-config"})
         assert not res.ok and res.error.code == ErrorCode.DEVICE_UNREACHABLE
@@ -266,8 +320,8 @@ def test_case6_5000_static_routes_truncated_in_time_and_next_call_works(lab, a1,
     assert nxt.ok and "10.0.12.2" in nxt.text and nxt.data["truncated"] is False
 
 
-def test_case6_timeout_is_bounded_and_session_recovers(lab):
-    adapter = A1Adapter(lab, options={"command_timeout_s": 0.000001})
+def test_case6_timeout_is_bounded_and_session_recovers(lab, transport):
+    adapter = A1Adapter(lab, options={"command_timeout_s": 0.000001, "transport": transport})
     try:
         t0 = time.monotonic()
         res = adapter.call("execute_validation", {"device": "r1", "command": "show running-config"})
@@ -397,9 +451,9 @@ def test_snapshot_rollback_restores_frr_and_nft_exactly_and_reports_diff(lab, a1
 # -- blocklist ablation ---------------------------------------------------------------------
 
 
-def test_blocklist_refuses_what_a1_permits(lab):
+def test_blocklist_refuses_what_a1_permits(lab, transport):
     before = running(lab)
-    guarded = create_adapter("a1", lab, blocklist=True)
+    guarded = create_adapter("a1", lab, blocklist=True, options={"transport": transport})
     try:
         res = guarded.call("update_config", {"device": "r1", "commands": ["no router bgp 64501"]})
         assert not res.ok and res.error.code == ErrorCode.BLOCKED
@@ -409,7 +463,7 @@ def test_blocklist_refuses_what_a1_permits(lab):
     finally:
         guarded.close()
 
-    plain = create_adapter("a1", lab)
+    plain = create_adapter("a1", lab, options={"transport": transport})
     try:
         snap = plain.call("snapshot", {"device": "r1"}).data["snapshot_id"]
         res = plain.call("update_config", {"device": "r1", "commands": ["no router bgp 64501"]})
@@ -422,10 +476,10 @@ def test_blocklist_refuses_what_a1_permits(lab):
         plain.close()
 
 
-def test_exec_operation_and_firewall_flush_blocked_only_by_the_wrapper(lab):
+def test_exec_operation_and_firewall_flush_blocked_only_by_the_wrapper(lab, transport):
     nft_before = ruleset(lab)
-    guarded = create_adapter("a1", lab, blocklist=True)
-    plain = create_adapter("a1", lab)
+    guarded = create_adapter("a1", lab, blocklist=True, options={"transport": transport})
+    plain = create_adapter("a1", lab, options={"transport": transport})
     try:
         for cmd in ["clear ip bgp *", "nft flush ruleset", "nft delete table inet fw"]:
             res = guarded.call("update_config", {"device": "r1", "commands": [cmd]})

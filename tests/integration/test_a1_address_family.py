@@ -9,7 +9,8 @@ after ``address-family ipv6 unicast`` as applied in that block while FRR put bot
 Here: (1) for every address-family rule of adapters/frr.yaml and every block, the grammar says a
 line is valid in a block exactly when FRR takes it there (measured with raw vtysh: the block's
 ``exit-address-family`` afterwards is still taken); (2) the issue's call is refused and changes
-nothing; (3) what A1 reports applied in an ipv6 block is what FRR has in that block.
+nothing; (3) what A1 reports applied in an ipv6 block is what FRR has in that block; (2) and
+(3) over both transports of A1's CLI session (local vtysh, the router's SSH).
 One lab of tests/data/a1_pair.yaml for the module (r1: AS 64501).
 """
 
@@ -49,9 +50,9 @@ def lab(module_lab):
     return module_lab
 
 
-@pytest.fixture
-def a1(lab, open_adapter):
-    return open_adapter(A1Adapter(lab))
+@pytest.fixture(params=["local", "ssh"])
+def a1(lab, open_adapter, request):
+    return open_adapter(A1Adapter(lab, options={"transport": request.param}))
 
 
 def _rule(line: str):

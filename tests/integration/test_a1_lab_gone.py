@@ -20,9 +20,10 @@ ROOT = Path(__file__).parent.parent.parent
 PAIR = ROOT / "tests" / "data" / "a1_pair.yaml"
 
 
-def test_tools_after_the_lab_is_downed_under_the_adapter_say_it_is_not_running(make_lab):
+@pytest.mark.parametrize("transport", ["local", "ssh"])
+def test_tools_after_the_lab_is_downed_under_the_adapter_say_it_is_not_running(make_lab, transport):
     lab = make_lab(PAIR, lab_id="a1gone" + __import__("secrets").token_hex(2), netconf=False)
-    adapter = A1Adapter(Lab.attach(lab.id, own=False), options={"command_timeout_s": 5})
+    adapter = A1Adapter(Lab.attach(lab.id, own=False), options={"command_timeout_s": 5, "transport": transport})
     adapter.open()
     try:
         first = adapter.call("get_running_config", {"device": "r1"})

@@ -2,7 +2,8 @@
 AS 64502): ``batch_configure_devices`` and ``apply_config`` are all or nothing across devices
 (a line FRR refuses on one router rolls back both), ``check_device_status`` shows a frozen
 daemon without blocking. Every state is read out of band through the lab, never through the
-adapter. One lab for the module; each test uses its own prefix-list names."""
+adapter. One lab for the module; each test uses its own prefix-list names. Every test that drives
+A1 runs over both transports of its CLI session (local vtysh and the router's SSH)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,14 @@ def lab(module_lab):
     return module_lab
 
 
+@pytest.fixture(params=["local", "ssh"])
+def transport(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-def a1(lab, open_adapter):
-    return open_adapter(A1Adapter(lab, options=EXTRA))
+def a1(lab, open_adapter, transport):
+    return open_adapter(A1Adapter(lab, options={**EXTRA, "transport": transport}))
 
 
 def running(lab, router: str) -> str:
@@ -92,7 +98,7 @@ def test_an_allowlist_refusal_sends_nothing_to_any_router(lab, a1):
 
 
 def test_the_drafts_shape_sends_the_same_commands_to_every_router(lab, a1):
-    line = "ip prefix-list PL-NCB4 seq 5 permit 198.51.100.0/24"
+    line = f"ip prefix-list PL-NCB4-{a1.transport} seq 5 permit 198.51.100.0/24"
     res = a1.call("batch_configure_devices", {"devices": ["r2", "r1"], "commands": [line]})
     assert res.ok and res.changed, res.text
     assert list(res.data["devices"]) == ["r2", "r1"]  # the order given
@@ -103,11 +109,11 @@ def test_the_drafts_shape_sends_the_same_commands_to_every_router(lab, a1):
     assert res.text.startswith("r2:\n  1. [success] " + line)
 
 
-def test_apply_config_netconfarena_shape(lab, open_adapter):
-    a = open_adapter(A1Adapter(lab, options={"apply_config_shape": "netconfarena"}))
+def test_apply_config_netconfarena_shape(lab, open_adapter, transport):
+    a = open_adapter(A1Adapter(lab, options={"apply_config_shape": "netconfarena", "transport": transport}))
     names = {t.name for t in a.tools()}
     assert "apply_config" in names and "update_config" not in names
-    line = "ip prefix-list PL-NCB5 seq 5 permit 203.0.113.0/24"
+    line = f"ip prefix-list PL-NCB5-{transport} seq 5 permit 203.0.113.0/24"
     res = a.call("apply_config", {"configs": {"r1": f"configure terminal\n{line}\nend\n", "r2": f"\n{line}\n"}})
     assert res.ok and res.changed, res.text
     r1 = res.data["devices"]["r1"]["results"]

@@ -1,0 +1,157 @@
+"""The path to real devices, on a real lab: an inventory of the lab's routers (``ani lab
+inventory``) and A1 and A2 built on it, reaching the routers only through their SSH and NETCONF
+ports, as they would reach devices that are no lab. Every state is read out of band through the
+lab. One lab of tests/data/a1_pair.yaml for the module; each test uses its own names.
+
+A1 on an inventory has no shell on the devices: its snapshot is the FRR running config (read
+over an SSH exec channel of its own), its rollback the configuration lines back to it sent
+through the CLI, verified; nft statements are refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ani.errors import ErrorCode
+from ani.inventory import lab_inventory, load_inventory
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parent.parent.parent
+LAB_TOPOLOGY, LAB_PREFIX = ROOT / "tests" / "data" / "a1_pair.yaml", "inv"
+NS = "urn:ani:yang:ani-frr"
+
+
+@pytest.fixture(scope="module")
+def lab(module_lab):
+    return module_lab
+
+
+@pytest.fixture(scope="module")
+def password(lab) -> str:
+    return json.loads((lab.dir / "ssh.json").read_text())["password"]
+
+
+@pytest.fixture
+def inv(lab, password, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANI_LAB_PASSWORD", password)
+    p = tmp_path / "inventory.yaml"
+    p.write_text(lab_inventory(lab))
+    return load_inventory(p)
+
+
+def running(lab, router: str = "r1") -> str:
+    text = lab.running_config(router)
+    return text[text.index("Current configuration:"):]
+
+
+def test_ani_lab_inventory_prints_a_file_that_loads_and_names_no_secret(lab, password, tmp_path):
+    for args in ([], ["--key"]):
+        res = subprocess.run([sys.executable, "-m", "ani.cli", "lab", "inventory", lab.id, *args], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, res.stderr
+        assert password not in res.stdout
+        p = tmp_path / f"inv{len(args)}.yaml"
+        p.write_text(res.stdout)
+        inv = load_inventory(p)
+        assert inv.devices == ["r1", "r2"]
+        assert inv.device("r1").ports.ssh == lab.ssh_endpoint("r1").port
+        assert inv.device("r1").ports.netconf == (None if args else lab.netconf_endpoint("r1").port)
+
+
+def test_a1_on_the_inventory_applies_reads_and_rolls_back_through_the_cli(lab, inv, password):
+    a1 = inv.connect("a1")
+    try:
+        assert a1.transport == "ssh" and a1.snapshots.cli_only
+        for r in ("r1", "r2"):
+            res = a1.call("get_running_config", {"device": r})
+            assert res.ok and f"hostname {r}\n" in res.text
+        res = a1.call("execute_validation", {"device": "r2", "command": "show bgp summary json"})
+        assert res.ok and json.loads(res.text)["ipv4Unicast"]["routerId"] == "10.255.0.2"
+
+        line = "ip prefix-list PL-INV1 seq 5 permit 192.0.2.0/24"
+        res = a1.call("update_config", {"device": "r1", "commands": [line]})
+        assert res.ok and res.changed and f"+{line}" in res.data["diff"], res.text
+        assert line in running(lab)
+
+        # a line FRR refuses: the lines before it are undone through the CLI, verified
+        before = running(lab)
+        res = a1.call("update_config", {"device": "r1", "commands": [
+            "ip prefix-list PL-INV2 seq 5 permit 192.0.2.0/24", "router bgp 64501",
+            "neighbor 198.51.100.2 remote-as 64502", "neighbor 198.51.100.2 peer-group PG-NOPE"]})
+        assert res.error.code == ErrorCode.ROLLED_BACK and res.data["rolled_back"] is True, res.text
+        assert res.changed is False and running(lab) == before
+
+        # snapshot, changes (a block line, a removal), rollback: the running config as it was
+        snap = a1.call("snapshot", {"device": "r1"}).data["snapshot_id"]
+        res = a1.call("update_config", {"device": "r1", "commands": [
+            "router bgp 64501", "neighbor 198.51.100.9 remote-as 64509", "exit", f"no {line}"]})
+        assert res.ok and res.changed, res.text
+        rb = a1.call("rollback", {"device": "r1", "snapshot_id": snap})
+        assert rb.ok and rb.data["verified"] and rb.changed, rb.text
+        assert "- neighbor 198.51.100.9 remote-as 64509" in rb.data["frr_diff"]
+        assert running(lab) == before
+
+        # no shell on an inventory device: an nft statement is refused, nothing sent
+        res = a1.call("update_config", {"device": "r1", "commands": [
+            "ip prefix-list PL-INV3 seq 5 permit 192.0.2.0/24", "nft add element inet fw tenant_blue { 198.19.7.0/24 }"]})
+        assert res.error.code == ErrorCode.NOT_ALLOWED and "need a shell on the device" in res.error.message
+        assert running(lab) == before
+        assert password not in json.dumps(a1.trajectory.calls, default=str)
+    finally:
+        a1.close()
+
+
+def test_a1_refuses_a_device_whose_host_key_is_not_the_known_one(lab, inv, tmp_path):
+    import asyncssh
+
+    kh = tmp_path / "other_known_hosts"
+    kh.write_text("".join(f"[127.0.0.1]:{lab.ssh_endpoint(r).port} "
+                          + asyncssh.generate_private_key("ssh-ed25519").export_public_key().decode()
+                          for r in lab.routers))
+    p = tmp_path / "other.yaml"  # the lab's inventory, but host keys that are not the routers'
+    p.write_text(lab_inventory(lab).replace(str(lab.known_hosts), str(kh)))
+    before = running(lab)
+    a1 = load_inventory(p).connect("a1")
+    try:
+        res = a1.call("get_running_config", {"device": "r1"})
+        assert res.error.code == ErrorCode.DEVICE_UNREACHABLE and "known host check mismatch" in res.error.message
+        res = a1.call("update_config", {"device": "r1", "commands": ["ip prefix-list PL-INV4 seq 5 permit 192.0.2.0/24"]})
+        assert not res.ok and res.error.code == ErrorCode.DEVICE_UNREACHABLE, res.text
+    finally:
+        a1.close()
+    assert running(lab) == before
+
+
+def test_a2_on_the_inventory_edits_and_commits_over_netconf(lab, inv, password, monkeypatch):
+    pl = (f'<frr xmlns="{NS}"><prefix-list><name>PL-INV5</name><entry><seq>5</seq><action>permit</action>'
+          "<prefix>192.0.2.0/24</prefix></entry></prefix-list></frr>")
+    a2 = inv.connect("a2")
+    try:
+        assert a2.call("lock", {"device": "r2"}).ok
+        res = a2.call("edit_config", {"device": "r2", "config": pl})
+        assert res.ok, res.text
+        res = a2.call("commit", {"devices": ["r2"], "confirmed": False})
+        assert res.ok and res.changed, res.text
+        assert "ip prefix-list PL-INV5 seq 5 permit 192.0.2.0/24" in running(lab, "r2")
+        assert a2.call("unlock", {"device": "r2"}).ok
+        assert password not in json.dumps(a2.trajectory.calls, default=str)
+    finally:
+        a2.close()
+    monkeypatch.setenv("ANI_LAB_PASSWORD", "not-the-password")
+    a2 = inv.connect("a2")
+    try:
+        res = a2.call("get_config", {"device": "r1"})
+        assert res.error.code == ErrorCode.DEVICE_UNREACHABLE, res.text
+        assert "not-the-password" not in res.error.message
+    finally:
+        a2.close()
+
+
+def test_the_docs_example_runs_as_written(run_doc_example):
+    out = run_doc_example("real-devices.md", "real-devices").splitlines()
+    assert out == ["['r1', 'r2'] True", "ssh 1", "False rolled_back True False", "True True True", "True True"]
