@@ -9,8 +9,7 @@
 
 __version__ = "0.1.0"
 
-# The function, not the module of the same name: bound after the module is imported, so
-# ``ani.connect`` stays the function (``from ani.connect import open_on_lab`` still works).
-from ani.connect import connect  # noqa: E402
+# ``ani.connect`` is the module ani/connect.py, callable as its function connect() (see there)
+import ani.connect  # noqa: E402
 
 __all__ = ["__version__", "connect"]

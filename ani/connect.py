@@ -20,6 +20,8 @@ are the same there.
 from __future__ import annotations
 
 import os
+import sys
+import types
 from typing import Any
 
 from ani.errors import AniError, CapabilityMissing, ConfigError, LabNotFound
@@ -119,3 +121,15 @@ def _close_quietly(adapter: Any) -> None:
         adapter.close()
     except Exception:  # noqa: BLE001 - the open() failure is the error to report
         pass
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`connect`: ``ani.connect`` is both the module (so ``import
+    ani.connect as m; m.open_on_lab`` works) and the function (``ani.connect("demo", "a1")``),
+    whichever was imported first."""
+
+    def __call__(self, lab_id: str, level: str | None = None, **options: Any) -> Any:
+        return connect(lab_id, level, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule
