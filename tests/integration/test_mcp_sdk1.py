@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 from procs import mcp_server_pids
 
-pytestmark = pytest.mark.integration
+# the environment is built in the first test's setup (pip: minutes on a busy machine)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "mcp.md"
