@@ -16,9 +16,8 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from procs import mcp_server_pids
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_mcp_server_left")]
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml", "ref", False
@@ -27,12 +26,6 @@ LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml"
 @pytest.fixture(scope="module")
 def lab(module_lab):
     return module_lab
-
-
-@pytest.fixture(autouse=True)
-def no_server_left(lab):
-    yield
-    assert mcp_server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
 
 
 def leaves(exc: BaseException) -> list[BaseException]:

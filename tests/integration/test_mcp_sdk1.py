@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from procs import mcp_server_pids
 
 # the environment is built in the first test's setup (pip: minutes on a busy machine)
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800), pytest.mark.usefixtures("no_mcp_server_left")]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "mcp.md"
@@ -94,15 +93,6 @@ def env(tmp_path_factory) -> Env:
 @pytest.fixture(scope="module")
 def lab(module_lab):
     return module_lab
-
-
-@pytest.fixture(autouse=True)
-def no_server_left(lab):
-    yield
-    deadline = time.monotonic() + 10
-    while mcp_server_pids(lab.id) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert mcp_server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
 
 
 def running(lab, router: str = "r1") -> str:
