@@ -304,6 +304,36 @@ def test_recipe_langchain(env, lab):
     assert lines[1].startswith("error error [unknown_device]: unknown device 'r9'; known: r1, r2")
 
 
+LANGCHAIN_LIFETIME = r"""
+import asyncio, json, sys
+from langchain_mcp_adapters.client import MultiServerMCPClient
+from langchain_mcp_adapters.tools import load_mcp_tools
+
+client = MultiServerMCPClient({"ani": {"transport": "stdio", "command": sys.argv[1],
+                                       "args": ["mcp", "serve", "--lab", sys.argv[2], "--level", "a1"]}})
+
+async def main():
+    per_call = {t.name: t for t in await client.get_tools()}      # a new server for every call
+    await per_call["snapshot"].ainvoke({"device": "r1"})
+    lost = await per_call["list_snapshots"].ainvoke({"device": "r1"})
+    async with client.session("ani") as session:                   # one server for the block
+        kept = {t.name: t for t in await load_mcp_tools(session)}
+        await kept["snapshot"].ainvoke({"device": "r1"})
+        seen = await kept["list_snapshots"].ainvoke({"device": "r1"})
+    print(json.dumps([lost[0]["text"], seen[0]["text"]]))
+
+asyncio.run(main())
+"""
+
+
+def test_langchain_get_tools_loses_the_snapshot_a_session_keeps(env, lab):
+    """Why the recipe opens a session (issue 16: get_tools() starts a server per call)."""
+    env.use(SDK1)
+    lost, seen = json.loads(env.run(LANGCHAIN_LIFETIME, env.ani, lab.id).stdout)
+    assert lost == "no snapshots of r1"
+    assert seen.startswith("r1-s1 ")
+
+
 def test_recipe_pydantic_ai_on_1(env, lab):
     env.use(SDK1)
     check_pydantic_ai(env.run(recipe("pydantic-ai", env, lab)).stdout)
