@@ -44,8 +44,9 @@ def connect(lab_id: str, level: str | None = None, **options: Any) -> Any:
     Returns:
         The opened adapter (a :class:`ani.adapters.base.BaseAdapter` for the built-in levels).
         ``adapter.close()``, or leaving ``with ani.connect(...) as adapter:``, closes its
-        sessions and leaves the lab running. Its calls are logged to an in-memory trajectory
-        (``adapter.trajectory``).
+        sessions and leaves the lab running (``with`` calls ``open()`` once more, which an
+        opened built-in adapter takes as a no-op). Its calls are logged to an in-memory
+        trajectory (``adapter.trajectory``).
 
     Raises:
         LabNotFound: no lab ``lab_id`` is running (the message names the labs that are), or it
