@@ -18,10 +18,12 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +81,7 @@ class Env:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory) -> Env:
+def env(tmp_path_factory) -> Iterator[Env]:
     kept = os.environ.get("ANI_TEST_MCP_ENV")
     path = Path(kept) if kept else tmp_path_factory.mktemp("mcp-env") / "venv"
     e = Env(path)
@@ -87,7 +89,9 @@ def env(tmp_path_factory) -> Env:
         subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
     if e.versions("ani-sdk", *SDK1)["ani-sdk"] is None:
         e.pip("-e", str(ROOT), *(f"{k}=={v}" for k, v in SDK1.items()), *CLIENTS)
-    return e
+    yield e
+    if not kept:  # hundreds of MB: not left in the temporary directories pytest keeps
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
