@@ -32,6 +32,7 @@ every class defined in ``ani`` and checks this tree.
     |       +-- TaskFormatError      ani.netconfbench: a NetConfBench task file ("<file>: <json.path>: ...")
     |           +-- TemplateError    ani.netconfbench.templates: a template that cannot be instantiated
     +-- RegistryError                unknown adapter name (lists the known ones)
+    |   +-- LevelError               no level given, or an unknown one (also a ConfigError)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
     |   +-- LabNotFound              no lab with that id
     |   +-- LabGone                  the lab was removed under the caller ("lab <id> is not running (...)")
@@ -186,6 +187,11 @@ class TemplateError(TaskFormatError):
 
 class RegistryError(AniError):
     """An adapter name is unknown; the message lists the known names."""
+
+
+class LevelError(RegistryError, ConfigError):
+    """No adapter level was given (no argument, no ``$ANI_LEVEL``), or the name is not a
+    registered adapter; the message lists the known names. Also a ConfigError: bad user input."""
 
 
 class LabError(AniError):

@@ -17,7 +17,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
 
-from ani.errors import RegistryError
+from ani.errors import LevelError, RegistryError
 
 ENTRY_POINT_GROUP = "ani.adapters"
 ENV_VAR = "ANI_LEVEL"
@@ -44,14 +44,15 @@ def available() -> dict[str, str]:
 def resolve_name(name: str | None = None) -> str:
     """The adapter name to use: ``name`` if given, else ``$ANI_LEVEL``.
 
-    Raises RegistryError if neither is set or the name is unknown (lists the known names).
+    Raises LevelError (a RegistryError and a ConfigError) if neither is set or the name is
+    unknown (lists the known names).
     """
     chosen = (name or os.environ.get(ENV_VAR) or "").strip().lower()
     known = available()
     if not chosen:
-        raise RegistryError(f"no adapter level given and ${ENV_VAR} is not set; known: {', '.join(known)}")
+        raise LevelError(f"no adapter level given and ${ENV_VAR} is not set; known: {', '.join(known)}")
     if chosen not in known:
-        raise RegistryError(f"unknown adapter {chosen!r}; known: {', '.join(known)}")
+        raise LevelError(f"unknown adapter {chosen!r}; known: {', '.join(known)}")
     return chosen
 
 

@@ -25,6 +25,7 @@
 
 * ``lab_host``: skips the test unless this host can run labs (for tests that start labs
   through the CLI or the campaign runner rather than through the fixtures above).
+* ``no_mcp_server_left``: after the test, no ``ani mcp serve`` process of ``module_lab`` runs.
 * ``stop_before_lab``: ``ani run`` / campaign specs stop at ``runner.validate`` (the last step
   before a lab starts); the fixture's value is the list of specs that reached it.
 * ``server``: a fake chat-completions server on 127.0.0.1 (``tests/chat_server.py``), closed
@@ -163,6 +164,16 @@ def run_doc_example(tmp_path: Path) -> Callable[..., str]:
 @pytest.fixture
 def lab_host() -> None:
     _require_lab_host()
+
+
+@pytest.fixture
+def no_mcp_server_left(module_lab: Any) -> Iterator[None]:
+    """After the test, no ``ani mcp serve`` process of the module's lab is running (a module of
+    MCP tests: ``pytestmark = pytest.mark.usefixtures("no_mcp_server_left")``)."""
+    yield
+    from procs import mcp_server_pids
+
+    assert mcp_server_pids(module_lab.id) == [], "an ani mcp serve process of this lab is still running"
 
 
 @pytest.fixture

@@ -16,11 +16,17 @@ Stopping: the client closing stdin (stdio), SIGTERM (what MCP clients and superv
 or SIGINT (Ctrl-C) close the adapter (its device sessions end; at most ``CLOSE_BOUND_S`` s) and
 exit 0; the lab stays up. A second signal while closing exits at once (130 / 143).
 
+The level: ``--level``, else ``$ANI_LEVEL``; with neither the server refuses to start (an MCP
+client spawns a stdio server with the environment of its config entry, not the user's shell, so
+``$ANI_LEVEL`` set in a terminal does not reach it: the message says to put ``--level`` in the
+args or ``ANI_LEVEL`` in the entry's ``env``).
+
 Exit codes: 0 the client closed the connection (stdio) or the server was stopped by SIGTERM or
 SIGINT (either transport),
-2 bad input (no such lab, unknown level, a bad option or option value, an HTTP port that is in use
-or out of range) or the ``mcp`` package missing (the message says how to install it), 1 the
-adapter could not be opened.
+2 bad input (no such lab, no level or an unknown one, a bad option or option value, an HTTP port
+that is in use or out of range) or the ``mcp`` package missing (the message says how to install
+it), 1 the adapter could not be opened. Over stdio, a server that cannot start also answers the
+client's requests with the reason (:mod:`ani.mcp.refusal`: the client shows it) before exiting.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ani.errors import AniError, CapabilityMissing, ConfigError, LabNotFound, RegistryError
+from ani.errors import AniError, CapabilityMissing, ConfigError, LabNotFound, LevelError, RegistryError
 from ani.validation import yaml_problem
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -39,6 +45,22 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 def _err(msg: str, code: int) -> typer.Exit:
     print(f"error: {msg}", file=sys.stderr)
+    return typer.Exit(code)
+
+
+#: what to install when the ``mcp`` package is missing (pyproject.toml's requirement)
+MCP_REQUIREMENT = "mcp>=1.24,!=2.0.*,!=2.1.*,!=2.2.*,<3"
+
+
+def _cannot_serve(msg: str, code: int, *, stdio: bool) -> typer.Exit:
+    """The error line on stderr; over stdio, when a client may be listening, the same reason
+    is also the answer to its requests (:mod:`ani.mcp.refusal`) before the exit ``code``."""
+    print(f"error: {msg}", file=sys.stderr, flush=True)
+    if stdio:
+        from ani.mcp import refusal
+
+        if refusal.client_may_listen():
+            refusal.refuse(msg)
     return typer.Exit(code)
 
 
@@ -111,43 +133,47 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
                  trajectory: Path | None = None) -> tuple[Any, Any]:
-    """(lab, opened adapter) for ``level`` on the running lab ``lab_id`` (attached, not owned).
+    """(lab, opened adapter) for ``level`` (default ``$ANI_LEVEL``; no default beyond it) on the
+    running lab ``lab_id`` (attached, not owned), through :func:`ani.connect.open_on_lab`.
 
-    Raises LabNotFound, RegistryError, ConfigError (bad input, including an option value the
-    adapter cannot use), CapabilityMissing (the level cannot work on this machine: ``ani
-    doctor``'s checks) or AniError (open failed).
+    Raises LabNotFound, LevelError (no level, or an unknown one), ConfigError (bad input,
+    including an option value the adapter cannot use), CapabilityMissing (the level cannot work
+    on this machine: ``ani doctor``'s checks) or AniError (open failed).
     """
+    from ani.connect import attach_running, open_on_lab
     from ani.host.checks import describe_unfit, unfit
     from ani.lab.cli import _pick
-    from ani.lab.lab import Lab
-    from ani.registry import create_adapter, resolve_name
     from ani.trajectory import Trajectory
 
-    name = resolve_name(level)
-    bad = unfit([name])  # a level that cannot work on this machine: refused before anything opens
+    name = resolve_level(level)
+    bad = unfit([name])  # a level that cannot work on this machine: refused before the lab is read
     if bad:
         raise CapabilityMissing(describe_unfit({name: name}, bad, noun="level"))
     try:
         target = _pick(lab_id, "name one: ani mcp serve --lab ID --level LEVEL")
     except typer.Exit:
         raise LabNotFound("no lab chosen (see the message above); name one with --lab ID") from None
-    lab = Lab.attach(target)  # attached: the server never removes the lab
+    lab = attach_running(target)  # attached: the server never removes the lab
     try:
         traj = Trajectory(run_id=f"mcp-{target}", level=name, path=trajectory)
     except OSError as exc:
         raise ConfigError(f"--trajectory {trajectory}: cannot write it ({exc.strerror or exc})") from None
-    try:
-        adapter = create_adapter(name, lab, trajectory=traj, options=options)
-    except AniError:
-        raise
-    except (ValueError, TypeError, LookupError, OSError) as exc:
-        # an option value the adapter cannot use (e.g. command_timeout_s=abc, platform=nope)
-        given = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "none"
-        raise ConfigError(
-            f"{name} options ({given}): {type(exc).__name__}: {' '.join(str(exc).split())}"
-        ) from None
-    adapter.open()
-    return lab, adapter
+    return lab, open_on_lab(lab, name, options, trajectory=traj, check_host=False)
+
+
+def resolve_level(level: str | None) -> str:
+    """``--level``, else ``$ANI_LEVEL`` (:func:`ani.registry.resolve_name`). Raises LevelError;
+    with neither, its message says where a stdio client puts the level (args or ``env``)."""
+    import os
+
+    from ani.registry import ENV_VAR, available, resolve_name
+
+    if not (level or os.environ.get(ENV_VAR, "").strip()):
+        raise LevelError(
+            f"no level: pass --level LEVEL in the server's args, or {ENV_VAR} in its env (an MCP "
+            f"client starts a stdio server with its own environment, not yours: put "
+            f'"env": {{"{ENV_VAR}": "a1"}} in the server entry); levels: {", ".join(available())}')
+    return resolve_name(level)
 
 
 @app.command("serve")
@@ -174,9 +200,11 @@ def serve(
             serve_stdio,
         )
     except ImportError as exc:
-        raise _err(f"ani mcp serve needs the official MCP SDK, a dependency of ani-sdk that is not "
-                   f"importable here ({exc}); install it into this environment: "
-                   f"{Path(sys.executable).name} -m pip install 'mcp>=2.3' (or reinstall: pip install -e .)", 2) from None
+        raise _cannot_serve(
+            f"ani mcp serve needs the official MCP SDK, a dependency of ani-sdk that is not "
+            f"importable here ({exc}); install it into this environment: "
+            f"{Path(sys.executable).name} -m pip install {MCP_REQUIREMENT!r} (or reinstall: pip install -e .)",
+            2, stdio=not http) from None
 
     if not 0 <= port <= 65535:  # one line, like every other bad input (not click's usage box)
         raise _err(f"--port {port}: out of range (0-65535; 0 picks a free port)", 2)
@@ -193,11 +221,11 @@ def serve(
     except (LabNotFound, RegistryError, ConfigError) as exc:
         if sock is not None:
             sock.close()
-        raise _err(str(exc), 2) from None
+        raise _cannot_serve(str(exc), 2, stdio=not http) from None
     except AniError as exc:
         if sock is not None:
             sock.close()
-        raise _err(f"cannot open the adapter: {exc}", 1) from None
+        raise _cannot_serve(f"cannot open the adapter: {exc}", 1, stdio=not http) from None
     stop_on_signals(adapter)  # SIGTERM / SIGINT: close the adapter, leave the lab, exit 0
     try:
         server = build_server(

@@ -1,4 +1,5 @@
-"""An MCP server for any ANI adapter (built on the official ``mcp`` SDK, low-level ``Server``).
+"""An MCP server for any ANI adapter (built on the official ``mcp`` SDK, low-level ``Server``;
+mcp 1.x or 2.x, :mod:`ani.mcp.sdk`).
 
     server = build_server(adapter)                 # exactly adapter.tools(), nothing else
     await serve_stdio(server)                      # or: await serve_http(server, port=8765)
@@ -44,10 +45,10 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp import types
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
 
+from ani.mcp import sdk
+from ani.mcp.sdk import types
 from ani.protocol import ToolResult, ToolSpec
 
 SERVER_NAME = "ani"
@@ -71,8 +72,8 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
     """An ANI :class:`ToolResult` as an MCP ``CallToolResult`` (``isError = not ok``)."""
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=result_text(result))],
-        structured_content=structured(result),
-        is_error=not result.ok,
+        structuredContent=structured(result),
+        isError=not result.ok,
     )
 
 
@@ -81,9 +82,9 @@ def harness_fault(name: str, exc: BaseException) -> types.CallToolResult:
     msg = f"harness fault in {name}: {type(exc).__name__}: {exc}"
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=msg)],
-        structured_content={"ok": False, "error": {"code": "harness_fault", "message": msg, "retriable": False},
-                            "changed": False, "elapsed_s": 0.0, "data": None},
-        is_error=True,
+        structuredContent={"ok": False, "error": {"code": "harness_fault", "message": msg, "retriable": False},
+                           "changed": False, "elapsed_s": 0.0, "data": None},
+        isError=True,
     )
 
 
@@ -115,11 +116,12 @@ class AdapterTools:
         calls, see the module doc).
 
         Raises:
-            MCPError: ``INVALID_PARAMS`` if ``name`` is not an offered tool (a malformed request).
+            sdk.ProtocolError: ``INVALID_PARAMS`` if ``name`` is not an offered tool (a
+                malformed request).
         """
         if name not in self.specs:
             shown = repr(name) if len(name) <= 80 else f"{name[:80]!r}... ({len(name)} characters)"
-            raise MCPError(
+            raise sdk.protocol_error(
                 types.INVALID_PARAMS,
                 f"unknown tool {shown}; tools are: {', '.join(self.specs)}",
             )
@@ -143,22 +145,13 @@ def build_server(adapter: Any, *, name: str = SERVER_NAME, instructions: str | N
     """
     bridge = AdapterTools(adapter)
 
-    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=bridge.list_tools())
-
-    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await bridge.call(params.name, params.arguments)
+    async def list_tools() -> list[types.Tool]:
+        return bridge.list_tools()
 
     from ani import __version__ as version
 
-    server: Server[Any] = Server(
-        name,
-        version=version,
-        instructions=instructions,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-        get_tool_input_schema=bridge.input_schema,
-    )
+    server = sdk.new_server(name, version=version, instructions=instructions, list_tools=list_tools,
+                            call_tool=bridge.call, input_schema=bridge.input_schema)
     server.ani_tools = bridge  # type: ignore[attr-defined]  # for introspection in tests
     return server
 
@@ -208,7 +201,7 @@ async def serve_http(server: Server[Any], *, host: str = DEFAULT_HOST, port: int
     if sock is None:
         sock = listen_socket(host, port)
 
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    app = sdk.http_app(server, path=path, host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     userver = uvicorn.Server(config)
 

@@ -22,7 +22,7 @@ from procs import mcp_server_pids, vtysh_below
 
 from ani.lab import frr
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_mcp_server_left")]
 
 ROOT = Path(__file__).parent.parent.parent
 LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml", "madv", False
@@ -31,12 +31,6 @@ LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml"
 @pytest.fixture(scope="module")
 def lab(module_lab):
     return module_lab
-
-
-@pytest.fixture(autouse=True)
-def no_server_left(lab):
-    yield
-    assert mcp_server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
 
 
 def serve(lab, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

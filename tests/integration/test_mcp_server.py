@@ -24,13 +24,12 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
-from procs import mcp_server_pids
 
 from ani.adapters.a1 import A1Adapter
 from ani.lab import frr
 from ani.mcp.server import build_server
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_mcp_server_left")]
 
 ROOT = Path(__file__).parent.parent.parent
 LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml", "mcp", False
@@ -44,12 +43,6 @@ UPDATE = ["router bgp 64501", "neighbor 10.0.12.9 remote-as 64509", REJECTED]
 @pytest.fixture(scope="module")
 def lab(module_lab):
     return module_lab
-
-
-@pytest.fixture(autouse=True)
-def no_server_left(lab):
-    yield
-    assert mcp_server_pids(lab.id) == [], "an ani mcp serve process of this lab is still running"
 
 
 def running(lab, router: str = "r1") -> str:

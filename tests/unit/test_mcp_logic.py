@@ -259,6 +259,9 @@ def test_mcp_is_a_core_dependency_and_the_extra_an_empty_alias():
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
     names = [re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0] for d in project["dependencies"]]
     assert "mcp" in names
+    from ani.mcp.cli import MCP_REQUIREMENT  # what `ani mcp serve` tells to install: the same
+
+    assert MCP_REQUIREMENT in [d.split("#")[0].strip() for d in project["dependencies"]]
     assert project["optional-dependencies"]["mcp"] == []  # `pip install 'ani-sdk[mcp]'` still resolves
 
 
@@ -273,12 +276,12 @@ def test_serve_without_the_mcp_package_says_how_to_install_it():
             "from ani.cli import app\n"
             "app(['mcp', 'serve', '--lab', 'nosuchlab00', '--level', 'a1'], prog_name='ani')\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2], capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert res.returncode == 2, res.stderr
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, res.stderr
     assert lines[0].startswith("error: ani mcp serve needs the official MCP SDK")
-    assert "-m pip install 'mcp>=2.3'" in lines[0]
+    assert "-m pip install 'mcp>=1.24,!=2.0.*,!=2.1.*,!=2.2.*,<3'" in lines[0]
     assert "nosuchlab00" not in res.stderr  # the lab is not looked up
 
 

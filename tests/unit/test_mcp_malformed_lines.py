@@ -3,6 +3,8 @@ server over stdio is tests/integration/test_mcp_adversarial.py)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ani.mcp.stdio import diagnose
@@ -24,8 +26,11 @@ from ani.mcp.stdio import diagnose
 ])
 def test_each_malformed_line_gets_the_error_it_calls_for(line, code, rid):
     err = diagnose(line)
-    assert err is not None and (err.error.code, err.id) == (code, rid)
-    assert err.error.message.startswith("Parse error" if code == -32700 else "Invalid Request")
+    assert err is not None and (err.code, err.id) == (code, rid)
+    assert err.message.startswith("Parse error" if code == -32700 else "Invalid Request")
+    wire = json.loads(err.line())  # the reply line: compact JSON-RPC, id null when unreadable
+    assert err.line().endswith("}\n") and "\n" not in err.line()[:-1]
+    assert wire == {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": err.message}}
 
 
 @pytest.mark.parametrize("line", [
