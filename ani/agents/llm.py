@@ -690,7 +690,12 @@ class _Session:
                     "function": {"name": name, "arguments": raw if problem is None else "{}"},
                 }
             )
-        self.messages.append({"role": "assistant", "content": content, "tool_calls": history_calls})
+        # content "" rather than null: the API allows both next to tool_calls, but
+        # llama-cpp-python's server refuses null (HTTP 500, a validation error) and a missing
+        # content (its chatml-function-calling template reads it)
+        self.messages.append(
+            {"role": "assistant", "content": content or "", "tool_calls": history_calls}
+        )
         for i, (call_id, name, raw, args, problem) in enumerate(parsed):
             self.cut_chars = None
             try:

@@ -163,3 +163,11 @@ def test_tool_calls_in_the_history_count_as_message_text():
     history = MESSAGES + [{"role": "assistant", "content": None,
                            "tool_calls": [{"id": "a", "function": {"name": "x", "arguments": "{}"}}]}]
     assert tools_check(1, history, TOOLS).message_chars > 1200
+
+
+def test_a_tool_call_reply_without_text_goes_back_with_empty_content_not_null(llama_like, agent_for):
+    """llama-cpp-python's server refuses ``content: null`` (HTTP 500) and a missing content
+    next to tool_calls; the API allows ``""`` there too."""
+    agent_for().run(TASK, FakeAdapter(), Budget())
+    (assistant,) = [m for m in llama_like.requests[1]["messages"] if m["role"] == "assistant"]
+    assert assistant["content"] == "" and assistant["tool_calls"][0]["function"]["name"] == "get_topology"
