@@ -152,8 +152,8 @@ class LlamaServer:
             argv = [self.python, "-m", "llama_cpp.server", "--model", str(self.model),
                     "--host", "127.0.0.1", "--port", str(self.port),
                     "--chat_format", "chatml-function-calling", "--n_ctx", str(N_CTX)]
-            # threads: the server's default (half the cores: 1 here); 2 threads on 2 cores
-            # shared with other work were 10-50 times slower (their spin-waits collide)
+            # threads: the server's default (half the cores: 1 here), which leaves a core to the
+            # lab and the agent (with 2 threads, turns under load took minutes and timed out)
             with self.log.open("ab") as fh:
                 fh.write(f"$ {' '.join(argv)}\n".encode())
                 fh.flush()
