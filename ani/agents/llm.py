@@ -14,6 +14,10 @@ HTTP 429 or 503 with ``retry-after-ms`` / ``Retry-After`` waits what the server 
 response ``ABANDON_GRACE_S`` past its timeout (an endpoint dripping bytes defeats the client's
 per-read timeout) is abandoned and counts as a timeout (:func:`bounded`).
 
+Every request carries ``tool_choice`` as configured (``tool_choice``: ``auto`` by default,
+``required``, ``none``, or ``omit`` to leave it out; planning requests ``none``): some servers
+render the tools into the prompt only when it is sent, so it is never left to the server.
+
 Modes (``mode``; each with or without ``recovery``, see :class:`LLMConfig`). In every mode the
 model sees the system prompt (identical at every level; a paragraph per mode), the task (request
 + attached files) and the adapter's tools plus ``wait(seconds)`` and ``submit(summary)``.
@@ -55,13 +59,19 @@ bound, never the key (:func:`endpoint_cause`)::
 Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call`` events)::
 
     agent_start     mode, model, base_url (a password or query values in it as ***),
-                    temperature, seed, system_prompt, request (the user
-                    message), files, tools (chat-completions tool list)  -- never the API key
+                    temperature, seed, tool_choice (the configured one), system_prompt,
+                    request (the user message), files, tools (chat-completions tool list)
+                    -- never the API key
     agent_turn      one model response: turn, prompt_tokens, completion_tokens (None if the
                     endpoint did not send them), total_tokens (the usage's total, or None),
                     finish_reason, content, tool_calls [{id, name,
                     arguments (raw text)}], attempts, plan (True: a planning request, whose
                     tool calls are not executed)
+    agent_tools_check  after the first turn whose tools were callable (not a plan, tool_choice
+                    not none): turn, seen (True / False: the prompt tokens are too few to
+                    hold the tools, also logged as a warning / None: no usage reported),
+                    prompt_tokens, min_tokens, message_chars, tool_chars, tool_choice (as
+                    sent, None: omitted); see :mod:`ani.agents.llm_tools_check`
     llm_retry       attempt, error (class and HTTP status), backoff_s (the wait before the
                     next attempt), retry_after_s (what a 429/503 Retry-After header asked, or None)
     agent_action    action="wait": seconds (asked), waited_s, ok
@@ -89,6 +99,7 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import time
@@ -108,6 +119,7 @@ from ani.agents.llm_config import (
     system_prompt,
     user_message,
 )
+from ani.agents.llm_tools_check import tools_check
 from ani.agents.llm_endpoint import (
     ABANDON_GRACE_S,
     EndpointError,
@@ -121,6 +133,8 @@ from ani.agents.llm_endpoint import (
 )
 from ani.errors import AgentError, AniTimeout, ConfigError
 from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
+
+log = logging.getLogger(__name__)
 
 #: characters of a malformed call's raw text kept in the observation and the trajectory
 RAW_CHARS = 500
@@ -364,6 +378,7 @@ class _Session:
         self.summary: str | None = None  # of the submit call
         self.replans = 0
         self.cut_chars: int | None = None  # the full length of the tool text being answered, if cut
+        self.tools_checked = False  # agent_tools_check was logged (first turn with callable tools)
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": request},
@@ -377,6 +392,7 @@ class _Session:
             temperature=self.cfg.temperature,
             seed=self.cfg.seed,
             recovery=self.cfg.recovery,
+            tool_choice=self.cfg.tool_choice,
             system_prompt=self.system_prompt,
             request=request,
             files=dict(task.files),
@@ -468,14 +484,26 @@ class _Session:
         """Ask for a (revised) plan: a text reply with tools offered but not callable."""
         self.messages.append({"role": "user", "content": request})
         self.before_request()
-        message = self.complete(tool_choice="none")
+        message = self.complete(plan=True)
         text = (message_text(message) or "").strip()
         self.traj.log("agent_plan", revision=self.replans, plan=text)
         # tool calls in a planning reply are not executed (and not kept in the history)
         self.messages.append({"role": "assistant", "content": text or "(no plan)"})
 
-    def complete(self, tool_choice: str | None = None) -> Any:
-        """One chat-completions request (retried on transient errors); returns the message."""
+    def tool_choice(self, plan: bool) -> str | None:
+        """The ``tool_choice`` a request sends (None: left out): the configured one, ``none``
+        for a planning request; nothing with ``tool_choice: omit``."""
+        choice = self.cfg.tool_choice
+        if choice == "omit":
+            return None
+        return "none" if plan else choice
+
+    def complete(self, plan: bool = False) -> Any:
+        """One chat-completions request (retried on transient errors); returns the message.
+
+        ``plan``: a planning request (tools offered, not callable). The first request whose
+        tools are callable is followed by the check that the endpoint saw them
+        (:meth:`check_tools_seen`)."""
         from tenacity import (
             RetryCallState,
             Retrying,
@@ -532,6 +560,7 @@ class _Session:
         }
         if cfg.seed is not None:
             kwargs["seed"] = cfg.seed
+        tool_choice = self.tool_choice(plan)
         if tool_choice is not None:
             kwargs["tool_choice"] = tool_choice
         if cfg.max_completion_tokens is not None:
@@ -595,9 +624,37 @@ class _Session:
                 for c in calls
             ],
             attempts=retrying.statistics.get("attempt_number", 1),
-            plan=tool_choice == "none",
+            plan=plan,
         )
+        if not self.tools_checked and not plan and tool_choice != "none":
+            self.tools_checked = True
+            self.check_tools_seen(pt, tool_choice)
         return message
+
+    def check_tools_seen(self, prompt_tokens: int | None, tool_choice: str | None) -> None:
+        """Log ``agent_tools_check`` for the first turn whose tools were callable: whether its
+        prompt tokens can hold the messages and the tools (:func:`tools_check`); when they
+        cannot, also a warning on this module's logger (the endpoint most likely dropped the
+        tools: see ``tool_choice`` in ``docs/llm.md``)."""
+        check = tools_check(prompt_tokens, self.messages, self.tools)
+        self.traj.log(
+            "agent_tools_check",
+            turn=self.turn,
+            seen=check.seen,
+            prompt_tokens=check.prompt_tokens,
+            min_tokens=check.min_tokens,
+            message_chars=check.message_chars,
+            tool_chars=check.tool_chars,
+            tool_choice=tool_choice,
+        )
+        if check.seen is False:
+            log.warning(
+                "%s: turn %d had %d prompt tokens, fewer than the %d its messages and %d tools "
+                "need at least: the endpoint most likely did not give the model the tools "
+                "(tool_choice sent: %s; try another agent.tool_choice, see docs/llm.md)",
+                self.agent.endpoint_url("chat/completions"), self.turn, prompt_tokens,
+                check.min_tokens, len(self.tools), tool_choice or "omitted",
+            )
 
     def act(self, message: Any) -> None:
         """Execute the tool calls of one response, in order (a reply without one: a null action)."""
@@ -633,7 +690,12 @@ class _Session:
                     "function": {"name": name, "arguments": raw if problem is None else "{}"},
                 }
             )
-        self.messages.append({"role": "assistant", "content": content, "tool_calls": history_calls})
+        # content "" rather than null: the API allows both next to tool_calls, but
+        # llama-cpp-python's server refuses null (HTTP 500, a validation error) and a missing
+        # content (its chatml-function-calling template reads it)
+        self.messages.append(
+            {"role": "assistant", "content": content or "", "tool_calls": history_calls}
+        )
         for i, (call_id, name, raw, args, problem) in enumerate(parsed):
             self.cut_chars = None
             try:

@@ -9,6 +9,7 @@
       base_url: http://127.0.0.1:8000/v1
       model: Qwen/Qwen2.5-7B-Instruct
       api_key_env: OPENAI_API_KEY     # NAME of the variable holding the key (null: no key)
+      tool_choice: auto               # auto | required | none | omit (leave the field out)
       temperature: 0.0
       seed: 1
       request_timeout_s: 120          # one chat-completions request, seconds
@@ -35,6 +36,8 @@ from ani.errors import ConfigError
 from ani.protocol import ToolSpec
 
 Mode = Literal["react", "single-turn", "planner-executor"]
+#: what the agent sends as ``tool_choice`` (``omit``: the field is left out of the request)
+ToolChoice = Literal["auto", "required", "none", "omit"]
 
 #: the one system prompt of every level (only the tool list differs between levels)
 SYSTEM_PROMPT = """\
@@ -122,6 +125,13 @@ class LLMConfig(BaseModel):
         api_key_env: name of the environment variable that holds the API key; None for an
             endpoint without authentication. The key itself is never stored in the config, the
             trajectory or the run record.
+        tool_choice: what every request that offers the tools sends as ``tool_choice``:
+            ``auto`` (the default: the model may call a tool), ``required`` (it must), ``none``
+            (it may not: the tools are listed but not callable), or ``omit`` (the field is left
+            out, for an endpoint that refuses it). Planning requests (planner-executor) send
+            ``none`` unless ``omit``. Sent explicitly because some servers render the tools
+            into the prompt only when it is there (llama-cpp-python's
+            ``chatml-function-calling``); ``docs/llm.md`` gives the value per server kind.
         temperature: sampling temperature.
         seed: sampling seed (sent when not None; endpoints may ignore it).
         request_timeout_s: timeout of one chat-completions request, seconds (also bounded by
@@ -147,6 +157,7 @@ class LLMConfig(BaseModel):
     base_url: str
     model: str = Field(min_length=1)
     api_key_env: str | None = "OPENAI_API_KEY"
+    tool_choice: ToolChoice = "auto"
     temperature: float = Field(default=0.0, ge=0)
     seed: int | None = None
     request_timeout_s: float = Field(default=120.0, gt=0)

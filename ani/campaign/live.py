@@ -7,6 +7,7 @@ stores it) into one line of rich markup (user text escaped), or None for nothing
     agent llm: mode react, model m at http://...; 6 tools; ...  agent_start
     turn 2: 1200+40 tokens -> update_config: "I will add ..."   agent_turn (model response)
     retry 1: RateLimitError (HTTP 429): ...; next in 2 s ...    llm_retry
+    warning: turn 1 had 54 prompt tokens, fewer than ...       agent_tools_check (seen false only)
     null action (invalid_json) update_config: {"device": ...    agent_action null
     wait 5 s | submit: "route added"                            agent_action wait / submit
     plan: 1. get_topology ... (4 lines)                         agent_plan
@@ -148,6 +149,19 @@ def _llm_retry(ev: dict[str, Any]) -> str:
     return f"[yellow]{escape(line)}[/yellow]"
 
 
+def _agent_tools_check(ev: dict[str, Any]) -> str | None:
+    """Nothing when the endpoint saw the tools; a warning when it most likely did not."""
+    if ev.get("seen") is not False:
+        return None
+    sent = ev.get("tool_choice") or "omitted"
+    line = (
+        f"warning: turn {ev.get('turn', '?')} had {ev.get('prompt_tokens')} prompt tokens, fewer "
+        f"than the {ev.get('min_tokens')} its messages and tools need: the endpoint most likely "
+        f"did not give the model the tools (tool_choice {sent}; see agent.tool_choice in docs/llm.md)"
+    )
+    return f"[yellow]{escape(line)}[/yellow]"
+
+
 def _agent_plan(ev: dict[str, Any]) -> str:
     rev = ev.get("revision") or 0
     head = "plan" if not rev else f"revised plan {rev}"
@@ -185,6 +199,7 @@ _FORMATS = {
     "agent_action": _agent_action,
     "llm_retry": _llm_retry,
     "agent_plan": _agent_plan,
+    "agent_tools_check": _agent_tools_check,
     "agent_stop": _agent_stop,
 }
 
@@ -213,7 +228,8 @@ def event_line(ev: dict[str, Any]) -> str | None:
         return f"  [yellow]recovery step {escape(str(ev.get('n', '?')))}[/yellow]"
     fmt = _FORMATS.get(str(name), _generic)
     try:
-        return "  " + fmt(ev)
+        line = fmt(ev)
+        return None if line is None else "  " + line
     except (TypeError, ValueError, AttributeError):
         # a field of an unexpected type (another agent's event of the same name): the event
         # is still shown, generically, rather than dropped by the runner's hook guard

@@ -54,7 +54,7 @@ cell's own field, the campaign's field.
 A cell's agent (:meth:`CampaignSpec.agent_of`) is the campaign's ``agent:`` with the cell's
 ``agent:`` mapping, ``model:`` and ``agent_mode:`` (``react+recovery``) merged onto it; the
 matched-budget check refuses cells whose agents differ in any key but the factor's
-(:data:`AGENT_FACTOR_KEYS`: ``model`` lets ``model``, ``base_url``, ``api_key_env`` differ,
+(:data:`AGENT_FACTOR_KEYS`: ``model`` lets ``model``, ``base_url``, ``api_key_env``, ``tool_choice`` differ,
 ``agent_mode`` lets ``mode``, ``recovery``), naming the cell, the key, its kind (system prompt,
 caps, retry policy, observation interface, ...) and both values. ``bound: B`` instead of
 ``variants:`` sets S = ceil(3/B) (rule of three).
@@ -587,7 +587,8 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
 
 #: the agent keys each agent factor lets differ between cells; under any other factor none
 AGENT_FACTOR_KEYS: dict[str, tuple[str, ...]] = {
-    "model": ("model", "base_url", "api_key_env"),  # the endpoint and the model behind it
+    # the endpoint and the model behind it (tool_choice: what that server needs, docs/llm.md)
+    "model": ("model", "base_url", "api_key_env", "tool_choice"),
     "agent_mode": ("mode", "recovery"),
 }
 #: what each agent key is, for the matched-budget message (unknown keys: "agent setting")
@@ -596,6 +597,7 @@ AGENT_KEY_KINDS: dict[str, str] = {
     "model": "model",
     "base_url": "model endpoint",
     "api_key_env": "model endpoint",
+    "tool_choice": "model endpoint",
     "mode": "agent mode",
     "recovery": "agent mode",
     "system_prompt": "system prompt",

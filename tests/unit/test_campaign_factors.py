@@ -117,6 +117,8 @@ MATCHED = [
      "observation interface"),
     ("model", {"model": "m2", "agent": {"temperature": 0.7}}, "agent.temperature", "sampling"),
     ("model", {"model": "m2", "agent": {"kind": "scripted"}}, "agent.kind", "agent kind"),
+    ("agent_mode", {"agent_mode": "single-turn", "agent": {"tool_choice": "required"}}, "agent.tool_choice",
+     "model endpoint"),
 ]
 
 
@@ -147,9 +149,10 @@ def test_the_matched_budget_holds_every_cell_setting_too(tmp_path, factor, cells
 def test_what_the_factor_may_vary_is_accepted(tmp_path):
     spec = spec_of(tmp_path, factor="model", cells=[
         {"name": "a", "model": "m1"},
-        {"name": "b", "model": "m2", "agent": {"base_url": "http://10.0.0.2:8000/v1", "api_key_env": "K2"}},
+        {"name": "b", "model": "m2", "agent": {"base_url": "http://10.0.0.2:8000/v1", "api_key_env": "K2",
+                                               "tool_choice": "omit"}},
     ])
-    assert len(spec.cells) == 2
+    assert len(spec.cells) == 2  # the endpoint's tool_choice goes with the endpoint
     # the task factor covers the task class and its HAI form
     tasks = spec_of(tmp_path, factor="task", agent={"kind": "scripted"}, cells=[
         {"name": "intent", "task": "onboard-site"}, {"name": "ticket", "task": "onboard-site", "form": "ticket"},
