@@ -760,14 +760,8 @@ class _Session:
         result = self.steps.call(name, args)
         if not result.ok:
             self.failed = True
-        text = result.text or ""
-        error = getattr(result, "error", None)
-        if not result.ok and error is not None and error.message not in text:
-            # the model must read the cause (as an MCP client does, ani.mcp.server.result_text)
-            head = f"error [{error.code.value}]: {error.message}"
-            text = f"{head}\n{text}" if text else head
-        elif not result.ok and not text:
-            text = "error"
+        # a failure's text always names its cause, as an MCP client reads it (ToolResult.agent_text)
+        text = (result.text or "") if result.ok else result.agent_text()
         if len(text) > self.cfg.max_observation_chars:
             cut = self.cfg.max_observation_chars
             self.cut_chars = len(text)
