@@ -157,7 +157,7 @@ def test_adapter_options_reach_the_cell(stop_before_lab):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--option", "colour=red"], "--option colour=red: a1 options: colour: unknown option (known: apply_config_shape, "
-     "call_timeout_s, command_timeout_s, extra_tools, max_output_bytes, platform, rollback_timeout_s)"),
+     "call_timeout_s, command_timeout_s, extra_tools, max_output_bytes, platform, rollback_timeout_s, transport)"),
     (["--option", "command_timeout_s=5", "--option", "extra_tools=[foo]"],
      "--option extra_tools=[foo]: a1 options: extra_tools.0: "),
     (["--option", "command_timeout_s=-1"], "--option command_timeout_s=-1: a1 options: command_timeout_s: "),
