@@ -67,8 +67,11 @@ def test_scores_in_the_record_and_harvesting(lab_host, tmp_path):
     alt_file.write_text(TASK.read_text())  # the task as shipped: only the expert solution
 
     decisions = {d.run_id: d for d in harvest(results)}
-    assert len(decisions) == 1  # the two runs share a run id: the store keeps the last
-    [d] = decisions.values()
+    # run ids name the task file: both runs are in the store, each judged against filter-alt.json
+    # as shipped now; the expert's own run is that solution again, the alternative's is new
+    assert set(decisions) == {rec.run_id, alt.run_id}, decisions
+    assert not decisions[rec.run_id].harvested
+    d = decisions[alt.run_id]
     assert d.harvested and d.best_solution == "expert-0001" and d.best_f1 < 0.5, d
     sol = load_task(alt_file).ground_truth_configs[-1]
     assert sol.provenance == PROVENANCE and sol.model_extra["run_id"] == alt.run_id
@@ -84,7 +87,7 @@ def test_scores_in_the_record_and_harvesting(lab_host, tmp_path):
     assert exported.read_bytes() == alt_file.read_bytes()  # the importer's form, unchanged
     assert CliRunner().invoke(app, ["tasks", "import", str(exported)]).exit_code == 0
     before = alt_file.read_bytes()
-    [again] = harvest(results)
+    again = {x.run_id: x for x in harvest(results)}[alt.run_id]
     assert not again.harvested and "already harvested" in again.reason and alt_file.read_bytes() == before
 
 
