@@ -654,6 +654,7 @@ class _Session:
                 "(tool_choice sent: %s; try another agent.tool_choice, see docs/llm.md)",
                 self.agent.endpoint_url("chat/completions"), self.turn, prompt_tokens,
                 check.min_tokens, len(self.tools), tool_choice or "omitted",
+                extra={"ani_event": "agent_tools_check"},  # `ani run` prints its own line
             )
 
     def act(self, message: Any) -> None:

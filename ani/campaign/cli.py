@@ -397,7 +397,10 @@ def run_one(
             f"run {cell_name} {escape(what)}, agent {escape(str(block['kind']))}{given}: starting the lab ...",
             soft_wrap=True,
         )
-        rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)
+        from ani.campaign.live import live_view_logging
+
+        with live_view_logging():  # a warning the live view prints is not logged a second time
+            rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)
     except AniError as exc:
         if created and out_dir.is_dir() and not any(out_dir.iterdir()):
             out_dir.rmdir()  # refused before the run (e.g. a dead endpoint): leave no empty folder

@@ -25,6 +25,9 @@ keeps the full events.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.markup import escape
@@ -234,3 +237,29 @@ def event_line(ev: dict[str, Any]) -> str | None:
         # a field of an unexpected type (another agent's event of the same name): the event
         # is still shown, generically, rather than dropped by the runner's hook guard
         return "  " + _generic(ev)
+
+
+class _ShownLive(logging.Filter):
+    """Drops a log record that repeats a trajectory event the live view prints itself (the
+    record names it in ``extra={"ani_event": NAME}``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(record, "ani_event", None) not in _FORMATS
+
+
+@contextmanager
+def live_view_logging(*loggers: str) -> Iterator[None]:
+    """While the live view prints the events (``ani run``), the named loggers (default
+    ``ani.agents.llm``) stay quiet about those same events, so a warning such as the
+    tools-check one is printed once, not as a live line and again as a log line. Other records
+    pass; the filter is removed on exit."""
+    names = loggers or ("ani.agents.llm",)
+    shown = _ShownLive()
+    for name in names:
+        logging.getLogger(name).addFilter(shown)
+    try:
+        yield
+    finally:
+        for name in names:
+            logging.getLogger(name).removeFilter(shown)
+

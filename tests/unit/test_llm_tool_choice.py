@@ -18,7 +18,7 @@ from test_llm_agent import KEY_ENV, TASK, FakeAdapter
 
 from ani.agents import Budget, create_agent
 from ani.agents.llm_tools_check import CHARS_PER_TOKEN_MAX, tools_check
-from ani.campaign.live import event_line
+from ani.campaign.live import event_line, live_view_logging
 from ani.errors import ConfigError
 
 
@@ -119,6 +119,21 @@ def test_tools_dropped_by_the_endpoint_warn_in_the_trajectory_and_the_log(llama_
     assert line is not None and "did not give the model the tools" in line and "omitted" in line
     # only once per run, however many turns follow
     assert len(events(run, "agent_turn")) == 2
+
+
+def test_under_the_live_view_the_warning_is_printed_once_not_logged_again(llama_like, agent_for, caplog):
+    """``ani run`` prints the event's own line; the log record that repeats it is dropped while
+    the live view runs, other records of that logger pass, and the filter goes at exit."""
+    caplog.set_level(logging.WARNING, logger="ani.agents.llm")
+    with live_view_logging():
+        run = agent_for(tool_choice="omit").run(TASK, FakeAdapter(), Budget())
+        logging.getLogger("ani.agents.llm").warning("an unrelated warning")
+    (check,) = events(run, "agent_tools_check")
+    assert check["seen"] is False and event_line(check) is not None
+    assert [r.getMessage() for r in caplog.records if r.name == "ani.agents.llm"] == ["an unrelated warning"]
+    caplog.clear()
+    agent_for(tool_choice="omit").run(TASK, FakeAdapter(), Budget())
+    assert len([r for r in caplog.records if r.name == "ani.agents.llm"]) == 1
 
 
 def test_no_usage_gives_no_verdict_and_no_warning(server, agent_for, caplog):
