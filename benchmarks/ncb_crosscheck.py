@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ani.agents.frr_remediation import frr_text  # noqa: E402
+from ani.device.remediation import frr_text  # noqa: E402
 from ani.device.parse import parse  # noqa: E402
 from ani.netconfbench.command_score import applied_changes, solution_end_state  # noqa: E402
 from ani.netconfbench.lab import task_scenario  # noqa: E402

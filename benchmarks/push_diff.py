@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The scripted agent's push, computed locally: the FRR remediation lines
-(``ani.agents.frr_remediation.frr_commands``: hier-config with the FRR driver), the nft commands
+(``ani.device.remediation.frr_commands``: hier-config with the FRR driver), the nft commands
 (``ani.agents.nft_changes.nft_commands``) and the A2 edit-config (``ani.agents.yang_edit``) of
 one router's change, pure (no lab).
 
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ani.agents.frr_remediation import frr_commands  # noqa: E402
+from ani.device.remediation import frr_commands  # noqa: E402
 from ani.agents.nft_changes import nft_commands  # noqa: E402
 from ani.agents.yang_edit import edit_config_xml  # noqa: E402
 from ani.device.model import Firewall, FirewallSet, PrefixListEntry  # noqa: E402

@@ -27,7 +27,7 @@ target has ``ssh_endpoint`` and ``vtysh`` but no ``exec``, so no shell to run nf
 (``nft`` is ``""``); its FRR configuration is read out of band (``target.vtysh``: an SSH exec
 channel of its own, not the agent's session) and restored through the CLI with ``apply_lines``:
 the configuration lines from the running config to the snapshot
-(:func:`ani.agents.frr_remediation.frr_commands`, hier-config), up to ``frr_reload_attempts``
+(:func:`ani.device.remediation.frr_commands`, hier-config), up to ``frr_reload_attempts``
 passes, then VERIFIED the same way.
 Snapshot ids are per device and per store (adapter instance): ``r1-s1``, ``r1-s2``, ...
 """
@@ -207,7 +207,7 @@ class SnapshotStore:
     def _converge_cli(self, device: str, target: RouterState, current: RouterState) -> Converged:
         """A CLI-only target (module doc): send the lines from ``current`` to ``target`` through
         ``apply_lines``, re-read, at most ``frr_reload_attempts`` passes."""
-        from ani.agents.frr_remediation import frr_commands  # pure: hier-config on two device models
+        from ani.device.remediation import frr_commands  # pure: hier-config on two device models
         from ani.device.parse import parse
 
         if self.apply_lines is None:

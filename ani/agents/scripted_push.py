@@ -27,7 +27,7 @@ adapter's output cap (after the fallbacks above) is refused (AgentFailed), never
 Pushing (``push_configs``): every router of ``after`` whose intended configuration (canonical,
 :meth:`DeviceConfig.canonical`) differs from ``before`` is changed by the difference only:
 
-- A0 / A1: the FRR remediation lines of :mod:`ani.agents.frr_remediation` (hier-config with an
+- A0 / A1: the FRR remediation lines of :mod:`ani.device.remediation` (hier-config with an
   FRR 8.4 driver: targeted ``no`` lines and additions, in an order that avoids FRR's traps) and
   the nft commands of :mod:`ani.agents.nft_changes` (set elements, rules by handle: the handles
   are read first, one more step, only when rules change). A0: one ``shell`` per router
@@ -62,7 +62,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ani.agents.frr_remediation import frr_units
+from ani.device.remediation import frr_units
 from ani.agents.nft_changes import forward_handles, nft_commands
 from ani.agents.scripted import A2_CONFIRM_TIMEOUT_S, FRR_NS, AgentFailed, _out, need
 from ani.device.apply import mismatch, model_of

@@ -92,7 +92,7 @@ def _leaves_first(node: Any, depth: int) -> list[str]:
 def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool = True) -> Any:
     """``before`` (a DeviceConfig, router ``router``) with a solution's ``lines`` merged in, as
     a DeviceConfig: the lines are indented into their blocks (:func:`block_text`) and merged
-    with hier-config (FRR's driver, :class:`ani.agents.frr_remediation.FrrDriver`); a ``no``
+    with hier-config (FRR's driver, :class:`ani.device.remediation.FrrDriver`); a ``no``
     line removes the lines it names in its block, and one that removes nothing and is a
     negation FRR prints (``no bgp ebgp-requires-policy``, ``no ip forwarding``: a default
     switched off) is kept as a line. ``strict``: raise ValueError naming the
@@ -100,7 +100,7 @@ def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool =
     cannot carry them); also ValueError when the result is not a valid configuration."""
     from hier_config import get_hconfig
 
-    from ani.agents.frr_remediation import FrrDriver, frr_text
+    from ani.device.remediation import FrrDriver, frr_text
     from ani.device.parse import parse
 
     conf = get_hconfig(FrrDriver(), frr_text(before))

@@ -5,7 +5,7 @@
 
 How it is computed, per router (the routers in parallel, at most :data:`WORKERS` at a time)
     1. The initial and the final configuration are written as the FRR text hier-config diffs
-       (:func:`ani.agents.frr_remediation.frr_text`), with the ``exit`` / ``exit-address-family``
+       (:func:`ani.device.remediation.frr_text`), with the ``exit`` / ``exit-address-family``
        lines vtysh needs to read it back (:func:`vtysh_text`), to two files in a temporary
        directory (with an empty ``vtysh.conf``).
     2. ``frr-reload.py --test --input INITIAL --confdir TMP --bindir <vtysh's> FINAL`` runs on the
@@ -261,7 +261,7 @@ def crosscheck(initial: Mapping[str, Any], final: Mapping[str, Any],
     """``({router: RouterCrosscheck}, note)`` for the routers ``applied`` has (``initial`` /
     ``final``: ``{router: DeviceConfig}``; ``applied``: :func:`ani.netconfbench.command_score.
     applied_changes` of them); ``(None, why)`` when frr-reload.py or vtysh is missing."""
-    from ani.agents.frr_remediation import frr_text
+    from ani.device.remediation import frr_text
 
     fr, vt, missing = _programs()
     if fr is None or vt is None:

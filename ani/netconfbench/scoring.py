@@ -20,7 +20,7 @@ A run of a variant whose ``params`` has ``"solutions"`` (a NetConfBench task) al
   summarised by a chat-completions request, by default to the run's own endpoint and model,
   else the extractive summary), ``reasoning.summary`` saying which;
 - ``applied_commands``: the vtysh lines that take the initial configuration to the final one
-  per router (:func:`ani.agents.frr_remediation.frr_commands`), in the task's names: what
+  per router (:func:`ani.device.remediation.frr_commands`), in the task's names: what
   harvesting writes as a new solution's ``configs``; like the command score, without the lines
   the run's faults wrote (a concurrent writer's ``description``: not the agent's);
 - ``initial_configs``: the routers' initial FRR configuration text (lab names), so that a
@@ -128,7 +128,7 @@ def score_run(params: Mapping[str, Any], initial: Mapping[str, Any] | None, fina
     :class:`~ani.netconfbench.reasoning_summary.SummaryConfig` or its spec value; None: the
     default), ``crosscheck`` False: no frr-reload cross-check. Never raises for bad data: a
     part that fails is None with its reason in ``notes``."""
-    from ani.agents.frr_remediation import frr_commands, frr_text
+    from ani.device.remediation import frr_commands, frr_text
     from ani.netconfbench.command_score import applied_changes, command_score, solution_changes
     from ani.netconfbench.reasoning import reasoning_score
     from ani.netconfbench.reasoning_summary import SummaryConfig, reasoning_for_score

@@ -10,7 +10,7 @@ How it is computed
        FRR's running config and the nftables ruleset, through ``lab.exec`` / ``vtysh``, never
        an adapter) before the agent's first call and once grading is done.
     2. The run's changes on a router are the hier-config difference initial -> final, both
-       ways (:class:`ani.agents.frr_remediation.FrrDriver`, FRR 8.4's syntax): every leaf line
+       ways (:class:`ani.device.remediation.FrrDriver`, FRR 8.4's syntax): every leaf line
        only the final config has is ``+ <block> / <line>``, every one only the initial has is
        ``- <block> / <line>``; nftables: the sets, elements, forward policy and rules (by their
        text) only one side has, ``+ nft / ...`` / ``- nft / ...``.
@@ -99,7 +99,7 @@ def _config_addresses(cfg: DeviceConfig) -> set[tuple[str, str]]:
 def _frr_leaves(cfg: DeviceConfig) -> Any:
     from hier_config import get_hconfig
 
-    from ani.agents.frr_remediation import FrrDriver, frr_text
+    from ani.device.remediation import FrrDriver, frr_text
 
     return get_hconfig(FrrDriver(), frr_text(cfg))
 

@@ -1,5 +1,5 @@
 """The diff -> commands logic of the scripted agent's push (pure): FRR remediation lines
-(``ani.agents.frr_remediation``, hier-config with the FRR driver), nft commands
+(``ani.device.remediation``, hier-config with the FRR driver), nft commands
 (``ani.agents.nft_changes``), the targeted edit-config (``ani.agents.yang_edit``, applied here
 with the NETCONF server's own edit engine), and A1's batching. Configurations are
 brownfield-small's real FRR texts and mutated copies."""
@@ -12,7 +12,7 @@ from ipaddress import IPv4Interface, IPv4Network
 import pytest
 from lxml import etree
 
-from ani.agents.frr_remediation import frr_commands, frr_text, frr_units
+from ani.device.remediation import frr_commands, frr_text, frr_units
 from ani.agents.nft_changes import forward_handles, nft_commands
 from ani.agents.scripted import AgentFailed
 from ani.agents.scripted_push import A1_MAX_COMMANDS, _push_a1, device_level, push_configs
