@@ -17,9 +17,14 @@ demo: setup
 	@$(ANI) lab down --stale >/dev/null
 	@$(ANI) campaign run campaigns/level-sweep-default.yaml
 
+# The suite runs in TEST_JOBS pytest-xdist workers, a test file to a worker (--dist loadfile: a
+# module's lab is started once). The integration tests mostly wait on FRR (convergence, timers),
+# so 3 workers on 2 cores took 36 min where one took 95 (docs/performance.md); every lab has its
+# own id, so the workers' labs never meet. `make test TEST_JOBS=0` runs it in this process.
+TEST_JOBS ?= 3
 test: setup
 	@$(ANI) lab down --stale >/dev/null
-	@$(VENV)/bin/python -m pytest
+	@$(VENV)/bin/python -m pytest -n $(TEST_JOBS) --dist loadfile
 
 clean-labs: setup
 	@$(ANI) lab down --stale

@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from ani.console import consoles
 from rich.markup import escape
 
 from ani.errors import AniError
 from ani.host import results_dirs
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
-console = Console()
-err_console = Console(stderr=True)
+console, err_console = consoles()
 
 
 def _fail(msg: str, code: int = 2) -> typer.Exit:

@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
+from ani.console import consoles
 from rich.markup import escape
 from rich.table import Table
 
@@ -29,8 +29,7 @@ KIND_TITLE = {"program": "programs", "package": "set-up (scripts/setup.sh)",
               "privilege": "privilege, accounts", "account": "privilege, accounts",
               "kernel": "kernel features"}
 
-console = Console()
-err_console = Console(stderr=True)
+console, err_console = consoles()
 
 
 def shipped_daemons() -> set[str]:

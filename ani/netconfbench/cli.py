@@ -31,15 +31,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from ani.console import consoles
 from rich.markup import escape
 
 from ani.errors import AniError, TaskFormatError
 from ani.netconfbench.harvest import HARVEST_F1_THRESHOLD
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+console, err_console = consoles(highlight=False, soft_wrap=True)
 
 #: the shipped tasks (a folder of the source tree, ``ani/_data/intents/netconfbench`` in a wheel)
 SHIPPED = "intents/netconfbench"

@@ -17,15 +17,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from ani.console import consoles
 from rich.markup import escape
 from rich.table import Table
 
 from ani.errors import AniError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
-console = Console()
-err_console = Console(stderr=True)
+console, err_console = consoles()
 
 
 def _fail(exc: BaseException | str, code: int = 2) -> typer.Exit:

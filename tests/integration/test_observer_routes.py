@@ -42,7 +42,11 @@ def test_route_checks_on_real_frr(tri_lab):
     assert [r.passed for r in res] == [True, True, True, True, True, False], [(r.name, r.detail) for r in res]
     assert res[0].detail.startswith("route present (bgp")
     assert "local-pref 100" in res[5].detail
-    # one whole-table read per router and round, whatever the number of its checks
+    # one whole-table read per router and round, whatever the number of its checks: r1's four
+    # checks pass in round one on a quiet machine; under load one may take a second round, and
+    # the reads are then the rounds r1 was evaluated in, not the sum over its checks
     tables = [r for r in lab.reads if r[1] == "show ip route json"]
-    assert tables.count(("r1", "show ip route json")) == 1
+    r1_rounds = max(r.attempts for r, c in zip(res, checks, strict=True) if c.router == "r1")
+    assert tables.count(("r1", "show ip route json")) == r1_rounds
+    assert r1_rounds < sum(r.attempts for r, c in zip(res, checks, strict=True) if c.router == "r1")
     assert len(tables) <= 2 + res[5].attempts
