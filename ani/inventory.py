@@ -291,12 +291,13 @@ class Inventory:
         for d in self._devices.values():
             self._secret(d)
 
-    def connect(self, level: str, **options: Any) -> Any:
+    def connect(self, level: str, *, trajectory: Any = None, **options: Any) -> Any:
         """An opened adapter of ``level`` (``a1``: over SSH; ``a2``: over NETCONF) acting on the
         devices; ``options`` are the adapter's (as a campaign cell's). At A1 the devices' platform
         is the adapter's ``platform`` unless the options name one (one A1 adapter speaks one
         platform). Every secret is read first. Raises InventoryError (also: the devices have
-        different platforms), ConfigError (a level or option the adapter refuses)."""
+        different platforms), ConfigError (a level or option the adapter refuses).
+        ``trajectory``: an :class:`ani.trajectory.Trajectory` the adapter logs its calls to."""
         from ani.registry import create_adapter
 
         self.check()
@@ -307,7 +308,10 @@ class Inventory:
                 raise InventoryError(f"{self.source}: the devices have different platforms ({each}); one A1 "
                                      "adapter speaks one platform: use an inventory per platform")
             options = {**options, "platform": kinds[0]}
-        adapter = create_adapter(level, self, options=options)
+        kwargs: dict[str, Any] = {"options": options}
+        if trajectory is not None:
+            kwargs["trajectory"] = trajectory
+        adapter = create_adapter(level, self, **kwargs)
         adapter.open()
         return adapter
 

@@ -1,11 +1,13 @@
 """``ani mcp ...``: put any MCP-capable agent under test.
 
-    ani mcp serve [--lab ID] [--level a1] [--option KEY=VALUE ...] [--trajectory FILE]
-                  [--http [--port N]]
+    ani mcp serve [--lab ID | --inventory FILE] [--level a1] [--option KEY=VALUE ...]
+                  [--trajectory FILE] [--http [--port N]]
 
-Serves the tools of one adapter (level) acting on a running lab (``ani lab up FILE``), over
-stdio (default; what desktop agents spawn) or streamable HTTP on ``http://127.0.0.1:N/mcp``.
-The lab is attached, never owned: stopping the server leaves the lab up. Every message of this
+Serves the tools of one adapter (level) acting on a running lab (``ani lab up FILE``), or with
+``--inventory`` on the devices of an inventory file (A1 over SSH, A2 over NETCONF:
+docs/real-devices.md), over stdio (default; what desktop agents spawn) or streamable HTTP on
+``http://127.0.0.1:N/mcp``. The lab is attached, never owned: stopping the server leaves the
+lab up. Every message of this
 command goes to stderr (stdout is the MCP wire under stdio).
 
 Started as a session leader (MCP clients spawn stdio servers with ``setsid``), the server is not
@@ -24,7 +26,8 @@ args or ``ANI_LEVEL`` in the entry's ``env``).
 Exit codes: 0 the client closed the connection (stdio) or the server was stopped by SIGTERM or
 SIGINT (either transport),
 2 bad input (no such lab, no level or an unknown one, a bad option or option value, an HTTP port
-that is in use or out of range) or the ``mcp`` package missing (the message says how to install
+that is in use or out of range, a bad inventory file or an unreadable secret, a level that cannot
+act on an inventory, both --lab and --inventory) or the ``mcp`` package missing (the message says how to install
 it), 1 the adapter could not be opened. Over stdio, a server that cannot start also answers the
 client's requests with the reason (:mod:`ani.mcp.refusal`: the client shows it) before exiting.
 """
@@ -161,6 +164,35 @@ def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
     return lab, open_on_lab(lab, name, options, trajectory=traj, check_host=False)
 
 
+#: the levels that act on an inventory's devices (A1 over SSH, A2 over NETCONF: docs/real-devices.md)
+INVENTORY_LEVELS = ("a1", "a2")
+
+
+def open_on_inventory(path: Path, level: str | None, options: dict[str, Any],
+                      trajectory: Path | None = None) -> tuple[Any, Any]:
+    """(inventory, opened adapter) for ``level`` (default ``$ANI_LEVEL``) acting on the devices
+    of the inventory file ``path`` (:meth:`ani.inventory.Inventory.connect`: A1 over SSH, A2
+    over NETCONF; every secret read first).
+
+    Raises LevelError (no level, an unknown one), ConfigError (a level other than A1 / A2 and
+    their variants, a bad option), InventoryError (a bad file, an unreadable secret), AniError
+    (open failed: a device unreachable, a host key that is not the known one).
+    """
+    from ani.inventory import load_inventory
+    from ani.trajectory import Trajectory
+
+    name = resolve_level(level)
+    if not name.lower().startswith(INVENTORY_LEVELS):
+        raise ConfigError(f"--inventory: level {name} cannot act on an inventory's devices; levels "
+                          f"that can: {', '.join(INVENTORY_LEVELS)}")
+    inv = load_inventory(path)
+    try:
+        traj = Trajectory(run_id=f"mcp-{path.stem}", level=name, path=trajectory)
+    except OSError as exc:
+        raise ConfigError(f"--trajectory {trajectory}: cannot write it ({exc.strerror or exc})") from None
+    return inv, inv.connect(name, trajectory=traj, **options)
+
+
 def resolve_level(level: str | None) -> str:
     """``--level``, else ``$ANI_LEVEL`` (:func:`ani.registry.resolve_name`). Raises LevelError;
     with neither, its message says where a stdio client puts the level (args or ``env``)."""
@@ -179,6 +211,9 @@ def resolve_level(level: str | None) -> str:
 @app.command("serve")
 def serve(
     lab_id: Annotated[str | None, typer.Option("--lab", help="lab id (optional if one lab runs)")] = None,
+    inventory: Annotated[Path | None, typer.Option("--inventory", help="act on the devices of this "
+                                                   "inventory file instead of a lab (a1, a2; "
+                                                   "docs/real-devices.md)")] = None,
     level: Annotated[str | None, typer.Option("--level", help="adapter: a0, a1, a2, a3t, a3r, a4 "
                                               "(default: $ANI_LEVEL)")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="adapter option KEY=VALUE "
@@ -217,7 +252,14 @@ def serve(
                        f"{exc.strerror or exc} (pick another port, or 0 for a free one)", 2) from None
     try:
         options = parse_options(option or [])
-        lab, adapter = open_adapter(lab_id, level, options, trajectory)
+        if inventory is not None:
+            if lab_id is not None:
+                raise ConfigError("--lab and --inventory: give one (a lab, or the devices of an inventory)")
+            inv, adapter = open_on_inventory(inventory, level, options, trajectory)
+            where, nodes = f"inventory {inventory}", inv.devices
+        else:
+            lab, adapter = open_adapter(lab_id, level, options, trajectory)
+            where, nodes = f"lab {lab.id}", lab.routers
     except (LabNotFound, RegistryError, ConfigError) as exc:
         if sock is not None:
             sock.close()
@@ -230,11 +272,11 @@ def serve(
     try:
         server = build_server(
             adapter,
-            instructions=f"ANI level {adapter.level} on lab {lab.id} (routers: {', '.join(lab.routers)})",
+            instructions=f"ANI level {adapter.level} on {where} (routers: {', '.join(nodes)})",
         )
         if http:
             def ready(url: str) -> None:
-                print(f"ani mcp: serving level {adapter.level} of lab {lab.id} at {url}",
+                print(f"ani mcp: serving level {adapter.level} of {where} at {url}",
                       file=sys.stderr, flush=True)
 
             try:
@@ -243,7 +285,7 @@ def serve(
             except KeyboardInterrupt:
                 pass
         else:
-            print(f"ani mcp: serving level {adapter.level} of lab {lab.id} on stdio", file=sys.stderr, flush=True)
+            print(f"ani mcp: serving level {adapter.level} of {where} on stdio", file=sys.stderr, flush=True)
             anyio.run(serve_stdio, server)
     finally:
         adapter.close()

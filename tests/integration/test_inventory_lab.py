@@ -152,6 +152,52 @@ def test_a2_on_the_inventory_edits_and_commits_over_netconf(lab, inv, password, 
         a2.close()
 
 
+def test_ani_mcp_serve_on_the_inventory_over_stdio(lab, inv, password, tmp_path):
+    """``ani mcp serve --inventory FILE --level a1``: an MCP client's calls reach the devices over
+    SSH (the change read back out of band through the lab); the trajectory names no secret; a
+    level that cannot act on an inventory and --lab with --inventory are refused (exit 2)."""
+    import os
+
+    import anyio
+    from mcp import Client, StdioServerParameters, types
+
+    path = Path(inv.source)
+    traj = tmp_path / "traj.jsonl"
+    line = "ip prefix-list PL-INVMCP seq 5 permit 192.0.2.0/24"
+    params = StdioServerParameters(
+        command=sys.executable, cwd=str(ROOT),
+        args=["-m", "ani.cli", "mcp", "serve", "--inventory", str(path), "--level", "a1", "--trajectory", str(traj)],
+        env={**os.environ, "ANI_LAB_PASSWORD": password})
+
+    def text(res: types.CallToolResult) -> str:
+        return "\n".join(c.text for c in res.content if isinstance(c, types.TextContent))
+
+    async def main() -> tuple[list[str], str, types.CallToolResult, types.CallToolResult]:
+        async with Client(params) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            cfg = await client.call_tool("get_running_config", {"device": "r2"})
+            change = await client.call_tool("update_config", {"device": "r1", "commands": [line]})
+            unknown = await client.call_tool("get_running_config", {"device": "r9"})
+            return names, text(cfg), change, unknown
+
+    try:
+        names, cfg, change, unknown = anyio.run(main)
+        assert "update_config" in names and "rollback" in names
+        assert "hostname r2\n" in cfg
+        assert change.is_error is False, text(change)
+        assert line in running(lab)  # out of band: the lab's own vtysh
+        assert unknown.is_error is True and "unknown device 'r9'" in text(unknown)
+        assert len([x for x in traj.read_text().splitlines() if '"tool_call"' in x]) == 3
+        assert password not in traj.read_text()
+    finally:
+        lab.vtysh("r1", ["configure terminal", f"no {line}"])
+    for extra, words in ((["--level", "a3t"], "cannot act on an inventory"),
+                         (["--level", "a1", "--lab", lab.id], "--lab and --inventory: give one")):
+        res = subprocess.run([sys.executable, "-m", "ani.cli", "mcp", "serve", "--inventory", str(path), *extra],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert res.returncode == 2 and words in res.stderr, res.stderr
+
+
 def test_the_docs_example_runs_as_written(run_doc_example):
     out = run_doc_example("real-devices.md", "real-devices").splitlines()
     assert out == ["['r1', 'r2'] True", "ssh 1", "False rolled_back True False", "True True True", "True True"]
