@@ -233,15 +233,18 @@ class A1Adapter(BaseAdapter):
             apply_lines=self._apply_lines,
         )
         self._sessions: dict[str, CliSession] = {}
-        # "auto" is resolved at the first session (constructing the adapter does not touch the lab)
-        self._transport = None if self.settings.transport == "auto" else self._pick_transport(self.settings.transport)
+        # "auto" is resolved at the first session (constructing the adapter does not touch the
+        # lab); a named transport is checked against the target now. No target (lab None): the
+        # options alone are being checked (ani run --option, a campaign cell), before any lab
+        self._transport = (None if self.settings.transport == "auto" or lab is None
+                           else self._pick_transport(self.settings.transport))
         if isinstance(getattr(type(lab), "platforms", None), property):  # an inventory: one platform
             other = {d: p for d, p in lab.platforms.items()
                      if load_platform(p).path != self.platform.path}
             if other:
                 raise ConfigError(f"a1 options: platform: {self.platform.name!r}, but the target's devices "
                                   + ", ".join(f"{d} ({p})" for d, p in other.items()) + " have another one")
-        if "check_device_status" in self.settings.extra_tools and self.snapshots.cli_only:
+        if "check_device_status" in self.settings.extra_tools and lab is not None and self.snapshots.cli_only:
             raise ConfigError(f"a1 options: extra_tools: check_device_status reads the devices' processes: "
                               f"the target {type(lab).__name__} offers their CLI only")
         for name in set(_OPTIONAL_TOOLS) - set(self.settings.extra_tools):
@@ -288,7 +291,7 @@ class A1Adapter(BaseAdapter):
     def transport(self) -> str:
         """The CLI session's transport, ``local`` or ``ssh`` (option ``transport``)."""
         if self._transport is None:
-            self._transport = self._pick_transport("auto")
+            self._transport = self._pick_transport(self.settings.transport)
         return self._transport
 
     def _pick_transport(self, wanted: str) -> str:

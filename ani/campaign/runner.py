@@ -438,7 +438,9 @@ def validate(spec: CampaignSpec, deps: RunnerDeps) -> None:
 
 def check_adapter_options(level: str, options: dict[str, Any]) -> None:
     """Check ``options`` (a cell's ``options:``, ``ani run --option``) with the options model of
-    the adapter of ``level``, which parses them at construction (no lab needed). Raises
+    the adapter of ``level``, which parses them at construction on no target (``None``: an
+    adapter checks only what needs no lab then, e.g. A1 checks ``transport: ssh`` against the
+    lab when it is built on one). Raises
     ConfigError naming the level, each bad option and the known ones
     (:func:`ani.adapters.options.parse_options`); RegistryError for an unknown level."""
     from ani.registry import get_adapter_class

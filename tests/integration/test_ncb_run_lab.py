@@ -64,6 +64,30 @@ def test_scripted_run_passes_every_testcase(lab_host, tmp_path, level):
     assert rec.unrequested_changes == []  # the solution is the reference end state
 
 
+def test_a_cell_with_transport_ssh_runs_its_cli_over_the_labs_ssh(lab_host, tmp_path, monkeypatch):
+    """A campaign cell's ``options: {transport: ssh}`` (docs/real-devices.md) passes the spec's
+    check before any lab and the run's CLI sessions are the SSH ones (every one opened)."""
+    from ani.adapters.cli_session import CliSession
+    from ani.campaign.runner import RunnerDeps, run_one, validate
+
+    opened: list[str] = []
+    over_ssh = CliSession.over_ssh.__func__
+
+    def counting(cls, device, *a, **k):  # noqa: ANN001, ANN202
+        opened.append(device)
+        return over_ssh(cls, device, *a, **k)
+
+    monkeypatch.setattr(CliSession, "over_ssh", classmethod(counting))
+    path = SHIPPED / "static-backup.json"
+    spec = parse_spec({"name": "ncb", "tasks": str(path),
+                       "cells": [{"name": "a1-ssh", "level": "a1", "options": {"transport": "ssh"}}]}, "test", ROOT)
+    validate(spec, RunnerDeps())  # the check that refused it
+    rec = run_one(spec, "a1-ssh", 0, tmp_path)
+    assert rec.label == "clean_success", (rec.infra_error_reason, rec.agent_error, rec.tests)
+    assert rec.adapter_options == {"transport": "ssh"}
+    assert sorted(set(opened)) == ["r1", "r2"]  # the scripted solution changes both routers
+
+
 def test_campaign_over_tasks_with_the_level_as_factor(lab_host, tmp_path):
     from ani.campaign.loop import run_campaign
 

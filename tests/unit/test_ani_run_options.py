@@ -155,6 +155,31 @@ def test_adapter_options_reach_the_cell(stop_before_lab):
     assert stop_before_lab[-1].cells[0].options == {}
 
 
+@pytest.mark.parametrize("transport", ["auto", "local", "ssh"])
+def test_every_a1_transport_passes_the_options_check_before_a_lab(stop_before_lab, transport):
+    """The options are checked on no target (ani.campaign.runner.check_adapter_options): a
+    transport is checked against the lab only once there is one (a new user's `ani run
+    --option transport=ssh` was refused with "the target NoneType has no SSH endpoints")."""
+    res = run("--level", "a1", "--option", f"transport={transport}")
+    assert res.exit_code == 2 and "stopped before the lab (test)" in res.stderr, res.output
+    assert stop_before_lab[-1].cells[0].options == {"transport": transport}
+    bad = run("--level", "a1", "--option", "transport=telnet")
+    assert bad.exit_code == 2 and "transport: Input should be 'auto', 'local' or 'ssh'" in " ".join(bad.stderr.split())
+
+
+def test_a_transport_the_target_lacks_is_still_refused_when_there_is_one():
+    from ani.adapters.a1 import A1Adapter
+    from ani.errors import ConfigError
+
+    class NoSsh:  # a target with vtysh here and no SSH endpoints
+        def node_argv(self, node):  # noqa: ANN001, ANN202
+            return ["true"]
+
+    with pytest.raises(ConfigError, match="transport: 'ssh': the target NoSsh has no SSH endpoints"):
+        A1Adapter(NoSsh(), options={"transport": "ssh"})
+    assert A1Adapter(NoSsh(), options={"transport": "auto"}).transport == "local"
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--option", "colour=red"], "--option colour=red: a1 options: colour: unknown option (known: apply_config_shape, "
      "call_timeout_s, command_timeout_s, extra_tools, max_output_bytes, platform, rollback_timeout_s, transport)"),
