@@ -133,7 +133,6 @@ class A3RAdapter(BaseAdapter):
         self.repo: SotRepo | None = None
         self.reconciler: Reconciler | None = None
         self.repo_path: Path | None = None
-        self._closed = False  # closed after an open: the repository (and its history) is gone
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -141,7 +140,6 @@ class A3RAdapter(BaseAdapter):
         """Join the lab's source of truth as a new writer (creating it from what the routers
         run now if no other writer has). Idempotent. After :meth:`close` it joins again: a NEW
         repository when no other writer kept the old one (its history is not carried over)."""
-        self._closed = False
         if self.repo is None:
             lab_dir = Path(self.lab.dir)
             path = lab_dir / f"sot-{self.level}-{secrets.token_hex(3)}"
@@ -166,8 +164,7 @@ class A3RAdapter(BaseAdapter):
                 self.repo.leave(keep=self.keep_repo or bool(busy))
                 self.repo = None
                 self.reconciler = None
-                self._closed = True
-        super().close()
+        super().close()  # BaseAdapter._closed: a later call is refused, _repo() too
 
     def call_bound_s(self, name: str, args: Any) -> float:
         return self.busy_timeout_s

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ani.adapters.error_map import error_result
 from ani.adapters.locking import WHOLE, Busy, CallLocks
-from ani.errors import AniTimeout, ErrorCode, HostFault, ProgramMissing
+from ani.errors import AdapterError, AniTimeout, ErrorCode, HostFault, ProgramMissing
 from ani.names import known_list, suggest, unknown
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.strict_schema import drop_absent_nulls
@@ -170,16 +170,21 @@ class BaseAdapter:
                 self._tools[meta["name"]] = (meta, getattr(self, attr))
         self._schemas: dict[str, dict[str, Any]] = {}  # tool name -> input_schema (see _schema)
         self._opened = False
+        self._closed = False  # close() was called and open() not since: calls are refused
         self._calls = CallLocks()  # what the calls in flight hold (see the module doc)
         self._call_ctx = threading.local()  # per thread: start and deadline of its call
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def open(self) -> None:
-        self._opened = True
+        self._opened, self._closed = True, False
 
     def close(self) -> None:
-        self._opened = False
+        """Ends the adapter's sessions (subclasses: their own first, then this). A later
+        :meth:`call` is refused (``internal``, nothing sent) until :meth:`open` is called again:
+        it would otherwise reopen sessions that nobody closes (an ``internal`` result and a
+        ``harness_fault`` event: the caller's fault, not the agent's)."""
+        self._opened, self._closed = False, True
 
     def __enter__(self) -> BaseAdapter:
         self.open()
@@ -282,6 +287,9 @@ class BaseAdapter:
         if outer is None:  # a call made from inside another (a wrapper) keeps the outer start
             self._call_ctx.start = t0
         try:
+            if self._closed:  # the caller's (harness's) fault: an internal result and its event
+                raise AdapterError(f"the {getattr(self, 'level', 'adapter')} adapter is closed (close() "
+                                   "was called); nothing was sent: open() it again, or make a new one")
             result = self._dispatch(name, args_in)
         except Exception as exc:  # noqa: BLE001 - call never raises; the fault is logged below
             fault = exc
