@@ -304,12 +304,13 @@ class Inventory:
 
     def _ports_for(self, level: str) -> None:
         """Raise InventoryError naming the device and the field when a device lacks the port the
-        level reaches it by (A1: ``ports.ssh``, A2: ``ports.netconf``): refused now, not at each call."""
+        level reaches it by (A1: ``ports.ssh``, A2: ``ports.netconf``) and no device has it: refused
+        now, not at each call. In a mixed inventory a call on such a device is refused, not retriable."""
         kind = "ssh" if level.startswith("a1") else "netconf" if level.startswith("a2") else None
         if kind is None:
             return
         lacking = [d for d in self._devices.values() if getattr(d.ports, kind) is None]
-        if lacking:
+        if len(lacking) == len(self._devices):  # a mixed inventory stays usable (its other devices)
             how = "its CLI over SSH" if kind == "ssh" else "NETCONF"
             raise InventoryError("; ".join(
                 f"{self._field(d.name, 'ports')}: {d.name} has no {kind} port, and {level[:2]} reaches a device "

@@ -203,7 +203,9 @@ class CliSession:
         try:
             ep = self._ep = self.ssh() if callable(self.ssh) else self.ssh
         except AniError as exc:  # the lab's or the inventory's own words, no type name
-            raise SessionError(f"{self.device}: {exc}") from exc
+            from ani.errors import ConfigError  # an inventory's gap (no ssh port): a retry cannot help
+
+            raise SessionError(f"{self.device}: {exc}", retriable=not isinstance(exc, ConfigError)) from exc
         cli = Cli(ep.host, port=int(ep.port), definition_file_or_name=definition,
                   transport_options=Ssh2Options(known_hosts_path=str(ep.known_hosts) if ep.known_hosts else None),
                   auth_options=AuthOptions(username=ep.username, password=ep.password,

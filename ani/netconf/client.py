@@ -368,7 +368,9 @@ class NetconfSession:
         try:
             ep = self._endpoint()
         except AniError as exc:  # the lab's (or inventory's) own words ("lab X is not running"), no type name
-            raise SessionLost(f"{self.name}: {exc}") from exc
+            from ani.errors import ConfigError  # an inventory's gap (no netconf port): a retry cannot help
+
+            raise SessionLost(f"{self.name}: {exc}", retriable=not isinstance(exc, ConfigError)) from exc
         try:
             m = self._connect(ep, connect_timeout_s=self.connect_timeout_s, rpc_timeout_s=self.rpc_timeout_s)
         except SessionLost as exc:  # the known_hosts file, checked before connecting

@@ -190,6 +190,16 @@ def test_a_device_without_the_levels_port_is_refused_at_connect(lab, inv, tmp_pa
         load_inventory(p).connect("a2")
     assert f"{p}: devices[0].ports: r1 has no netconf port" in str(info.value)
     assert "devices[1].ports: r2 has no netconf port" in str(info.value)
+    # a mixed inventory stays usable; a call on the device without the port is not retriable
+    q = tmp_path / "mixed.yaml"
+    q.write_text(lab_inventory(lab).replace(f"netconf: {lab.netconf_endpoint('r2').port}", "").replace("ports:\n      ssh", "ports:\n      ssh"))
+    a2 = load_inventory(q).connect("a2")
+    try:
+        res = a2.call("get_config", {"device": "r2"})
+        assert res.error.code == ErrorCode.DEVICE_UNREACHABLE and res.error.retriable is False, res.text
+        assert "r2 has no netconf port" in res.error.message
+    finally:
+        a2.close()
 
 
 def test_a2_on_the_inventory_edits_and_commits_over_netconf(lab, inv, password, monkeypatch):
