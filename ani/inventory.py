@@ -251,6 +251,15 @@ class Inventory:
                                  f"{c.private_key_file}")
         return None, c.private_key_file
 
+    def _credential(self, d: Device) -> str:
+        """Where ``d``'s secret comes from, for messages (never the secret)."""
+        c = d.credentials
+        if c.password_env is not None:
+            return f"the password in ${c.password_env}, {self._field(d.name, 'credentials.password_env')}"
+        if c.password_file is not None:
+            return f"the password in {c.password_file}, {self._field(d.name, 'credentials.password_file')}"
+        return f"the key file {c.private_key_file}, {self._field(d.name, 'credentials.private_key_file')}"
+
     def _port(self, d: Device, kind: str) -> int:
         port = getattr(d.ports, kind)
         if port is None:
@@ -263,7 +272,8 @@ class Inventory:
         d = self.device(name)
         port = self._port(d, "ssh")
         pw, key = self._secret(d)
-        return SshEndpoint(d.host, port, d.username, pw, key, d.known_hosts_file, name=d.hostname or d.name)
+        return SshEndpoint(d.host, port, d.username, pw, key, d.known_hosts_file, name=d.hostname or d.name,
+                           credential=self._credential(d))
 
     def netconf_endpoint(self, name: str) -> NetconfEndpoint:
         """How to reach device ``name``'s NETCONF server (SSH, subsystem ``netconf``). Raises
@@ -271,7 +281,8 @@ class Inventory:
         d = self.device(name)
         port = self._port(d, "netconf")
         pw, key = self._secret(d)
-        return NetconfEndpoint(d.host, port, d.username, pw, private_key=key, known_hosts=d.known_hosts_file)
+        return NetconfEndpoint(d.host, port, d.username, pw, private_key=key, known_hosts=d.known_hosts_file,
+                               credential=self._credential(d))
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> Any:
         """One CLI command on device ``router`` through an SSH exec channel of its own (what the
@@ -291,16 +302,32 @@ class Inventory:
         for d in self._devices.values():
             self._secret(d)
 
+    def _ports_for(self, level: str) -> None:
+        """Raise InventoryError naming the device and the field when a device lacks the port the
+        level reaches it by (A1: ``ports.ssh``, A2: ``ports.netconf``) and no device has it: refused
+        now, not at each call. In a mixed inventory a call on such a device is refused, not retriable."""
+        kind = "ssh" if level.startswith("a1") else "netconf" if level.startswith("a2") else None
+        if kind is None:
+            return
+        lacking = [d for d in self._devices.values() if getattr(d.ports, kind) is None]
+        if len(lacking) == len(self._devices):  # a mixed inventory stays usable (its other devices)
+            how = "its CLI over SSH" if kind == "ssh" else "NETCONF"
+            raise InventoryError("; ".join(
+                f"{self._field(d.name, 'ports')}: {d.name} has no {kind} port, and {level[:2]} reaches a device "
+                f"through {how}: add ports.{kind}, or leave {d.name} out of this inventory" for d in lacking))
+
     def connect(self, level: str, *, trajectory: Any = None, **options: Any) -> Any:
         """An opened adapter of ``level`` (``a1``: over SSH; ``a2``: over NETCONF) acting on the
         devices; ``options`` are the adapter's (as a campaign cell's). At A1 the devices' platform
         is the adapter's ``platform`` unless the options name one (one A1 adapter speaks one
         platform). Every secret is read first. Raises InventoryError (also: the devices have
-        different platforms), ConfigError (a level or option the adapter refuses).
+        different platforms, a device without the level's port: ``ports.ssh`` at A1,
+        ``ports.netconf`` at A2), ConfigError (a level or option the adapter refuses).
         ``trajectory``: an :class:`ani.trajectory.Trajectory` the adapter logs its calls to."""
         from ani.registry import create_adapter
 
         self.check()
+        self._ports_for(str(level).lower())
         if str(level).lower().startswith("a1") and "platform" not in options and self.platforms:
             kinds = sorted(set(self.platforms.values()))
             if len(kinds) > 1:

@@ -73,7 +73,35 @@ def is_timeout(exc: BaseException) -> bool:
 
 
 class SessionError(AdapterError):
-    """The session could not be opened or broke (not the agent's fault)."""
+    """The session could not be opened or broke (not the agent's fault).
+
+    Attributes:
+        cause: why an SSH session could not be opened (:func:`ani.ssh_errors.classify_ssh_open`:
+            ``auth_refused``, ``host_key_unknown``, ``connection_refused`` ...), or None.
+        retriable: may the same call succeed if retried (False for a refused login or an unknown
+            host key: the same credential, the same file, are refused again).
+    """
+
+    def __init__(self, message: str, *, cause: str | None = None, retriable: bool = True) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.retriable = retriable
+
+
+class _TransportLog(logging.Handler):
+    """Collects what scrapli's transport logs for one ``host:port`` while a session opens (libssh2's
+    own message for a refused login is empty; the log says ``failed password authentication``)."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(logging.INFO)
+        self.where, self.lines = where, []  # type: ignore[var-annotated]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.endswith(self.where):
+            try:
+                self.lines.append(record.getMessage())
+            except Exception:  # noqa: BLE001
+                pass
 
 
 @dataclass
@@ -135,6 +163,7 @@ class CliSession:
         self.device = device
         self.argv = list(argv or [])
         self.ssh = ssh
+        self._ep: Any = None  # the SSH endpoint of the last open (None: local)
         self.platform = platform
         self.timeout_s = timeout_s
         self._cli = None
@@ -172,9 +201,11 @@ class CliSession:
                       skip_static_options=True)
             return cli, self.device, "vtysh"
         try:
-            ep = self.ssh() if callable(self.ssh) else self.ssh
+            ep = self._ep = self.ssh() if callable(self.ssh) else self.ssh
         except AniError as exc:  # the lab's or the inventory's own words, no type name
-            raise SessionError(f"{self.device}: {exc}") from exc
+            from ani.errors import ConfigError  # an inventory's gap (no ssh port): a retry cannot help
+
+            raise SessionError(f"{self.device}: {exc}", retriable=not isinstance(exc, ConfigError)) from exc
         cli = Cli(ep.host, port=int(ep.port), definition_file_or_name=definition,
                   transport_options=Ssh2Options(known_hosts_path=str(ep.known_hosts) if ep.known_hosts else None),
                   auth_options=AuthOptions(username=ep.username, password=ep.password,
@@ -204,6 +235,12 @@ class CliSession:
         from scrapli.exceptions import ScrapliException
 
         cli, name, what = self._driver()
+        ep, lib = self._ep, logging.getLogger("scrapli")
+        heard = _TransportLog(f"{ep.host}:{ep.port}") if ep is not None else None
+        if heard is not None:
+            lib.addHandler(heard)
+            if lib.getEffectiveLevel() > logging.INFO:
+                lib.setLevel(logging.INFO)  # the transport's INFO lines say why a login failed
         t0 = time.monotonic()
         try:
             cli.open()
@@ -211,7 +248,17 @@ class CliSession:
             self._discard(cli)
             if is_timeout(exc):
                 raise AniTimeout(self.timeout_s, f"opening {what} on {self.device}") from exc
-            raise SessionError(f"{self.device}: cannot open {what}: {type(exc).__name__}: {exc}") from exc
+            if ep is None:
+                raise SessionError(f"{self.device}: cannot open {what}: {type(exc).__name__}: {exc}") from exc
+            from ani.ssh_errors import classify_ssh_open
+
+            why = classify_ssh_open(exc, ep, log_lines=heard.lines if heard else (),
+                                    probe_timeout_s=min(self.timeout_s, 5.0))
+            raise SessionError(f"{self.device}: cannot open {what}: {why.message}", cause=why.cause,
+                               retriable=why.retriable) from exc
+        finally:
+            if heard is not None:
+                lib.removeHandler(heard)
         try:
             prompt = cli.get_prompt(operation_timeout_ns=int(self.timeout_s * _NS)).result.strip()
         except ScrapliException as exc:

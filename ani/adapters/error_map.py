@@ -23,7 +23,7 @@ another ``SotError`` (nothing to commit, a       ``invalid_arguments``   no     
 revert no retry can make: of the initial or a
 merge commit, already undone, not applying)
 ``RpcFailed`` (NETCONF reply)                    ``command_failed``      per tag    ``device: what failed: <each error>``
-``SessionLost`` (NETCONF), ``SessionError``      ``device_unreachable``  yes [1]_   ``data.outcome_unknown`` (NETCONF)
+``SessionLost`` (NETCONF), ``SessionError``      ``device_unreachable``  yes [1]_   ``data.outcome_unknown`` (NETCONF), ``data.cause`` [2]_
 ``ApplyError`` (``ReadError`` included),         ``device_unreachable``  yes [1]_   ``[device: ][what: ]<why>``
 ``LabError``, ``OSError``
 ``UnknownNode``                                  ``unknown_device``      no
@@ -31,7 +31,11 @@ anything else                                    ``internal``            no     
 ``HostFault`` (``ProgramMissing`` ...)           re-raised: ``BaseAdapter.call`` makes it ``internal`` + ``harness_fault``
 ===============================================  ======================  =========  ===========================
 
-.. [1] not when the lab itself is gone (``lab <id> is not running``): a retry cannot succeed.
+.. [1] not when the lab itself is gone (``lab <id> is not running``): a retry cannot succeed; nor
+   when the session could not be opened for a cause a retry cannot change (a refused login, a
+   host key not known or not the known one: the exception's ``retriable`` is False).
+.. [2] an SSH session that could not be opened: ``auth_refused``, ``host_key_unknown``,
+   ``host_key_mismatch``, ``connection_refused``, ``no_answer``, ... (:mod:`ani.ssh_errors`).
 
 ``device`` prefixes the message, once (an exception's own ``"<device>: "`` prefix moves in
 front of ``what``); ``what`` names the operation (``"get-config running"``). ``data`` is
@@ -72,6 +76,17 @@ def _gone(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__
     return False
+
+
+def _ssh_cause(exc: BaseException) -> str | None:
+    """Why an SSH session could not be opened (:func:`ani.ssh_errors.classify_ssh_open`), or None."""
+    return getattr(exc, "cause", None) if isinstance(getattr(exc, "cause", None), str) else None
+
+
+def _retriable(exc: BaseException) -> bool:
+    """False when the exception says a retry cannot succeed (``retriable=False``: a refused login,
+    an unknown host key)."""
+    return getattr(exc, "retriable", True) is not False
 
 
 def error_result(exc: BaseException, *, device: str | None = None, what: str = "",
@@ -124,12 +139,15 @@ def error_result(exc: BaseException, *, device: str | None = None, what: str = "
                     extra={"device": device, "errors": [e.to_dict() for e in exc.errors],
                            "warnings": [w.to_dict() for w in exc.warnings]})
     if isinstance(exc, SessionLost):
-        return fail(ErrorCode.DEVICE_UNREACHABLE, _subject(exc, device, ""), not _gone(exc),
-                    extra={"device": device, "outcome_unknown": exc.outcome_unknown})
+        cause = _ssh_cause(exc)
+        return fail(ErrorCode.DEVICE_UNREACHABLE, _subject(exc, device, ""), not _gone(exc) and _retriable(exc),
+                    extra={"device": device, "outcome_unknown": exc.outcome_unknown, **({"cause": cause} if cause else {})})
     if isinstance(exc, UnknownNode):
         return fail(ErrorCode.UNKNOWN_DEVICE, str(exc))
     if isinstance(exc, (SessionError, ApplyError, LabError, OSError)):
-        return fail(ErrorCode.DEVICE_UNREACHABLE, _subject(exc, device, what), not _gone(exc))
+        cause = _ssh_cause(exc)
+        return fail(ErrorCode.DEVICE_UNREACHABLE, _subject(exc, device, what), not _gone(exc) and _retriable(exc),
+                    extra={"cause": cause} if cause else None)
     return fail(ErrorCode.INTERNAL, _subject(exc, device, what, typed=not isinstance(exc, (AniError, ValueError))))
 
 

@@ -68,6 +68,8 @@ class NetconfEndpoint:
     host_key: Path | None = None
     private_key: Path | None = None
     known_hosts: Path | None = None
+    #: where the password or key comes from, for messages (never the secret; see SshEndpoint)
+    credential: str = ""
 
 
 def info_path(lab_dir: Path) -> Path:

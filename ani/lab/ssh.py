@@ -69,6 +69,9 @@ class SshEndpoint:
         known_hosts: path of a known_hosts file holding the server's host key (strict host key
             checking), or None (the key is not checked).
         name: the name the device's prompt starts with (the lab: the router's name).
+        credential: where the password or key comes from, for messages (``password from
+            $ANI_LAB_PASSWORD (inventory.yaml: devices[0].credentials.password_env)``), never the
+            secret; "" for the kind of secret only.
     """
 
     host: str
@@ -78,6 +81,7 @@ class SshEndpoint:
     private_key: Path | None = None
     known_hosts: Path | None = None
     name: str = ""
+    credential: str = ""
 
 
 def info_path(lab_dir: Path) -> Path:
@@ -135,7 +139,8 @@ def endpoint(lab_id: str, lab_dir: Path, router: str) -> SshEndpoint:
                        + ("" if info else " (started with ssh=False?)"))
     key, known = info.get("client_key"), info.get("known_hosts")
     return SshEndpoint(info.get("host", HOST), int(ports[router]), info["username"], info.get("password"),
-                       Path(key) if key else None, Path(known) if known else None, name=router)
+                       Path(key) if key else None, Path(known) if known else None, name=router,
+                       credential=f"the lab's password, in {info_path(lab_dir)}")
 
 
 def ssh_exec(ep: SshEndpoint, command: str, timeout: float = 10.0) -> ExecResult:

@@ -32,6 +32,7 @@ from typing import Any
 from lxml import etree
 
 from ani.errors import AdapterError, AniError, AniTimeout
+from ani.ssh_errors import classify_ssh_open, no_host_key_message
 
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
@@ -177,9 +178,14 @@ class SessionLost(NetconfClientError):
     """The session could not be opened, or dropped during an operation whose outcome is then
     unknown (``outcome_unknown``)."""
 
-    def __init__(self, message: str, outcome_unknown: bool = False) -> None:
+    def __init__(self, message: str, outcome_unknown: bool = False, *, cause: str | None = None,
+                 retriable: bool = True) -> None:
         super().__init__(message)
         self.outcome_unknown = outcome_unknown
+        #: why the session could not be opened (:func:`ani.ssh_errors.classify_ssh_open`), or None
+        self.cause = cause
+        #: False when a retry cannot succeed (a refused login, an unknown host key)
+        self.retriable = retriable
 
 
 @dataclass
@@ -253,10 +259,11 @@ def known_host_b64(path: Path, host: str, port: int) -> str:
     try:
         known = asyncssh.read_known_hosts(str(path))
     except (OSError, ValueError) as exc:
-        raise SessionLost(f"cannot read the known_hosts file {path}: {exc}") from None
+        raise SessionLost(f"cannot read the known_hosts file {path}: {exc}", cause="host_key_unknown",
+                          retriable=False) from None
     keys = known.match(host, host, port)[0]
     if not keys:
-        raise SessionLost(f"{path} holds no host key for {host} port {port}: the server cannot be checked")
+        raise SessionLost(no_host_key_message(path, host, port), cause="host_key_unknown", retriable=False)
     return keys[0].export_public_key().decode().split()[1]
 
 
@@ -361,11 +368,18 @@ class NetconfSession:
         try:
             ep = self._endpoint()
         except AniError as exc:  # the lab's (or inventory's) own words ("lab X is not running"), no type name
-            raise SessionLost(f"{self.name}: {exc}") from exc
+            from ani.errors import ConfigError  # an inventory's gap (no netconf port): a retry cannot help
+
+            raise SessionLost(f"{self.name}: {exc}", retriable=not isinstance(exc, ConfigError)) from exc
         try:
             m = self._connect(ep, connect_timeout_s=self.connect_timeout_s, rpc_timeout_s=self.rpc_timeout_s)
+        except SessionLost as exc:  # the known_hosts file, checked before connecting
+            raise SessionLost(f"{self.name}: cannot open a NETCONF session: {exc}", cause=exc.cause,
+                              retriable=exc.retriable) from exc
         except Exception as exc:  # noqa: BLE001 - ncclient/paramiko/socket/lab errors alike
-            raise SessionLost(f"{self.name}: cannot open a NETCONF session: {type(exc).__name__}: {exc}") from exc
+            why = classify_ssh_open(exc, ep, probe_timeout_s=min(self.connect_timeout_s, 5.0))
+            raise SessionLost(f"{self.name}: cannot open a NETCONF session: {why.message}", cause=why.cause,
+                              retriable=why.retriable) from exc
         caps = set(getattr(m, "server_capabilities", None) or [])
         missing = [c for c in REQUIRED_CAPS if caps and c not in caps]
         if missing:
