@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from ani.cli_help import LiteralHelpGroup
 from ani.console import consoles
 from rich.markup import escape
 
 from ani.errors import AniError
 from ani.host import results_dirs
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
+app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
 console, err_console = consoles()
 
 
