@@ -24,6 +24,8 @@ import warnings
 
 import typer
 
+from ani.cli_help import LiteralHelpGroup
+
 from ani.campaign.cli import app as campaign_app
 from ani.campaign.cli import run_one
 from ani.host.cli import doctor
@@ -33,7 +35,7 @@ from ani.netconfbench.cli import app as tasks_app
 from ani.netconfbench import cli_lab as _tasks_lab  # noqa: F401  (ani tasks validate / final-cfg / run-testcases)
 from ani.scenario.cli import app as scenario_app
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="ani-sdk: Agent-Network Interface SDK")
+app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False, help="ani-sdk: Agent-Network Interface SDK")
 app.add_typer(lab_app, name="lab", help="Start, inspect and remove FRR labs in network namespaces.")
 app.add_typer(scenario_app, name="scenario", help="Generate brownfield scenarios from manifests; summarise scenario files.")
 app.add_typer(campaign_app, name="campaign", help="Run benchmark campaigns.")

@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from ani.cli_help import LiteralHelpGroup
 from ani.console import consoles
 from rich.markup import escape
 
 from ani.errors import AniError
 from ani.host import results_dirs
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
+app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
 console, err_console = consoles()
 
 
@@ -168,6 +170,38 @@ def _budget_source(config: Path | None, file_budget: dict[str, Any] | None, give
 
 
 DEFAULT_SCENARIO = Path("scenarios/brownfield-small.yaml")
+
+#: pydantic's bounds, said the way an option's value is checked
+_BOUNDS = (
+    (re.compile(r"Input should be greater than or equal to (-?\d+(?:\.\d+)?)"), r"must be \1 or more"),
+    (re.compile(r"Input should be greater than (-?\d+(?:\.\d+)?)"), r"must be more than \1"),
+    (re.compile(r"Input should be less than or equal to (-?\d+(?:\.\d+)?)"), r"must be \1 or less"),
+    (re.compile(r"Input should be less than (-?\d+(?:\.\d+)?)"), r"must be less than \1"),
+)
+
+
+def run_option_error(msg: str, fields: dict[str, tuple[str, Any]]) -> str:
+    """An error of ``ani run``'s one-cell campaign (source ``command line``) in the words of
+    ``ani run``: each ``FIELD: `` the campaign check names (``seed``, ``cells[0](a3t).level``,
+    ``budget.wall_clock_s``) becomes the option that set it (``--seed -1: ``), the value repeated
+    after it (``'a3t': ``) is dropped and pydantic's bounds read as ``must be 0 or more``.
+
+    Args:
+        msg: the error, e.g. ``command line: invalid campaign: seed: Input should be ...``;
+            any other message is returned as it is.
+        fields: ``{field: (option as given, value or None)}``.
+    """
+    head = "command line: "
+    if not msg.startswith(head):
+        return msg
+    body = msg[len(head):].removeprefix("invalid campaign: ")
+    for field in sorted(fields, key=len, reverse=True):  # cells[0](x).level before cells[0](x)
+        option, value = fields[field]
+        again = "" if value is None else rf"(?:{re.escape(repr(value))}: )?"
+        body = re.sub(rf"(^|; ){re.escape(field)}: {again}", lambda m, o=option: f"{m.group(1)}{o}: ", body)
+    for pattern, said in _BOUNDS:
+        body = pattern.sub(said, body)
+    return body
 
 
 def _adapter_options(level: str, texts: list[str]) -> dict[str, Any]:
@@ -372,6 +406,30 @@ def run_one(
                    **({"options": adapter_options} if adapter_options else {})}],
         **summary_opt,
     }
+    # the one-cell campaign's fields, as the options that set them (its errors name the options)
+    cell = f"cells[0]({cell_name})"
+    fields: dict[str, tuple[str, Any]] = {
+        f"{cell}.level": (f"--level {level}", level), cell: (f"--level {level}", None),
+        f"{cell}.blocklist": ("--blocklist", None),
+        f"{cell}.options": ("--option " + ", ".join(adapter_option or []), None),
+        "reasoning_summary": (f"--reasoning-summary {reasoning_summary}", None),
+        "agent": (f"agent ({describe_sources(agent_config, agent, options)})", None),
+    }
+    if task_file is not None:
+        fields["tasks"] = (f"--task-file {task_file}", None)
+    else:
+        fields |= {"seed": (f"--seed {seed}", seed), "task": (f"--task {task}", task)}
+        if manifest is not None:
+            fields |= {"manifest": (f"--manifest {manifest}", None),
+                       "scenario_seed": (f"--scenario-seed {data['scenario_seed']}", None),
+                       "density": (f"--density {density}", None)}
+        else:
+            fields["scenario"] = (f"--scenario {scenario}" if scenario is not None
+                                  else f"scenario {DEFAULT_SCENARIO} (the default of --scenario)", None)
+    for key, value, flag in (("max_steps", max_steps, "--max-steps"), ("max_tokens", max_tokens, "--max-tokens"),
+                             ("wall_clock_s", wall_clock_s, "--wall-clock")):
+        fields[f"budget.{key}"] = ((f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
+                                   if value is not None else f"--agent-config {agent_config}: budget.{key}", None)
     created = False  # whether this call made the --out folder (removed again if refused before the run)
     try:
         spec = parse_spec(data, "command line", Path.cwd())
@@ -403,7 +461,7 @@ def run_one(
     except AniError as exc:
         if created and out_dir.is_dir() and not any(out_dir.iterdir()):
             out_dir.rmdir()  # refused before the run (e.g. a dead endpoint): leave no empty folder
-        raise _fail(str(exc)) from None
+        raise _fail(run_option_error(str(exc), fields)) from None
     except KeyboardInterrupt:
         err_console.print("interrupted (the lab was taken down)")
         raise typer.Exit(130) from None

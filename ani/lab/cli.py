@@ -6,7 +6,8 @@
     ani lab inventory [ID] [--password-env V] [--key]   an inventory (YAML) of the lab's routers
     ani lab down [ID] [--stale] [--all]         remove one lab / labs whose owner is gone / all
 
-With exactly one lab on the machine (or one detached lab), ``ID`` / ``--lab`` may be left out.
+With exactly one lab on the machine, or several of which exactly one is detached, ``ID`` /
+``--lab`` may be left out (with several, the lab taken is named on stderr).
 Exit codes: 0 ok, 1 the lab failed (start, convergence), 2 bad input (file, id, node),
 124 ``exec`` timed out; otherwise ``exec`` exits with the command's status.
 """
@@ -18,13 +19,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from ani.cli_help import LiteralHelpGroup
 from ani.console import consoles
 from rich.markup import escape
 from rich.table import Table
 
 from ani.errors import AniError, ConfigError, LabNotFound, UnknownNode
 
-app = typer.Typer(no_args_is_help=True, add_completion=False)
+app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False)
 console, err_console = consoles()
 
 
@@ -42,6 +45,10 @@ PICK_HINT = "name one with --lab ID"
 def _pick(lab_id: str | None, hint: str = PICK_HINT) -> str:
     """The lab to act on: ``lab_id``, or the only lab (the only detached one if several).
 
+    When the id was left out and more than one lab exists, the lab chosen is said on stderr in
+    one line (``ani: lab nu1 (the only detached one of 5 labs; name it with --lab/ID)``): on a
+    shared machine a command must not act on a lab without saying which.
+
     Args:
         lab_id: the id the user gave, or None.
         hint: how the *calling* command names a lab, shown when several labs run, e.g.
@@ -56,11 +63,16 @@ def _pick(lab_id: str | None, hint: str = PICK_HINT) -> str:
     if lab_id:
         return lab_id
     labs = Lab.list_labs()
-    if len(labs) > 1:
+    total = len(labs)
+    if total > 1:
         detached = [e for e in labs if e["detached"]]
         labs = detached if len(detached) == 1 else labs
     if len(labs) == 1:
-        return str(labs[0]["id"])
+        chosen = str(labs[0]["id"])
+        if total > 1:
+            err_console.print(f"ani: lab {escape(chosen)} (the only detached one of {total} labs; "
+                              "name it with --lab/ID)", soft_wrap=True, highlight=False)
+        return chosen
     if not labs:
         raise _fail(LabNotFound("no lab is running (start one with: ani lab up FILE)"))
     ids = ", ".join(str(e["id"]) for e in labs)

@@ -40,10 +40,12 @@ from typing import Annotated, Any
 
 import typer
 
+from ani.cli_help import LiteralHelpGroup
+
 from ani.errors import AniError, CapabilityMissing, ConfigError, LabNotFound, LevelError, RegistryError
 from ani.validation import yaml_problem
 
-app = typer.Typer(no_args_is_help=True, add_completion=False)
+app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False)
 
 
 def _err(msg: str, code: int) -> typer.Exit:

@@ -31,13 +31,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from ani.cli_help import LiteralHelpGroup
 from ani.console import consoles
 from rich.markup import escape
 
 from ani.errors import AniError, TaskFormatError
 from ani.netconfbench.harvest import HARVEST_F1_THRESHOLD
 
-app = typer.Typer(no_args_is_help=True, add_completion=False)
+app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False)
 console, err_console = consoles(highlight=False, soft_wrap=True)
 
 #: the shipped tasks (a folder of the source tree, ``ani/_data/intents/netconfbench`` in a wheel)

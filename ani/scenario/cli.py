@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from ani.cli_help import LiteralHelpGroup
 from ani.console import consoles
 from rich.markup import escape
 from rich.table import Table
 
 from ani.errors import AniError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False)
+app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False)
 console, err_console = consoles()
 
 

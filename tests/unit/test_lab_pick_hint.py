@@ -59,3 +59,60 @@ def test_mcp_serve_without_lab_is_not_told_about_lab_exec(two_labs):
 
 def test_a_named_lab_is_taken_as_is(two_labs):
     assert lab_cli._pick("labB") == "labB"
+
+
+# --- the lab taken without an id is named when others exist (new-user trial: `ani lab exec e1`
+# on a shared machine acted on the only detached lab of several without saying which) ---------
+
+def _labs(monkeypatch, *entries):
+    monkeypatch.setattr(Lab, "list_labs", staticmethod(lambda: [dict(e) for e in entries]))
+
+
+def test_the_only_detached_lab_of_several_is_taken_and_named(monkeypatch, capsys):
+    _labs(monkeypatch, {"id": "own1", "detached": False}, {"id": "nu1", "detached": True},
+          {"id": "own2", "detached": False})
+    assert lab_cli._pick(None) == "nu1"
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = " ".join(captured.err.split())
+    assert err == "ani: lab nu1 (the only detached one of 3 labs; name it with --lab/ID)"
+
+
+def test_the_only_lab_is_taken_silently(monkeypatch, capsys):
+    _labs(monkeypatch, {"id": "solo", "detached": False})
+    assert lab_cli._pick(None) == "solo"
+    assert capsys.readouterr().err == ""
+
+
+def test_a_named_lab_among_several_is_taken_silently(monkeypatch, capsys):
+    _labs(monkeypatch, {"id": "own1", "detached": False}, {"id": "nu1", "detached": True})
+    assert lab_cli._pick("own1") == "own1"
+    assert capsys.readouterr().err == ""
+
+
+def test_two_detached_labs_among_others_are_still_refused(monkeypatch, capsys):
+    _labs(monkeypatch, {"id": "a", "detached": True}, {"id": "b", "detached": True},
+          {"id": "own", "detached": False})
+    with pytest.raises(typer.Exit) as exc:
+        lab_cli._pick(None)
+    assert exc.value.exit_code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "3 labs are running (a, b, own)" in err and "the only detached" not in err
+
+
+def test_lab_exec_names_the_lab_it_acts_on(monkeypatch):
+    _labs(monkeypatch, {"id": "own1", "detached": False}, {"id": "nu1", "detached": True})
+    attached = []
+
+    class FakeLab:
+        def exec(self, node, cmd, timeout):  # noqa: ANN001, ANN201
+            import types
+
+            return types.SimpleNamespace(stdout="hi\n", stderr="", rc=0, timed_out=False)
+
+    monkeypatch.setattr(Lab, "attach", staticmethod(lambda lab_id: attached.append(lab_id) or FakeLab()))
+    res = CliRunner().invoke(app, ["lab", "exec", "e1", "--", "echo", "hi"])
+    assert res.exit_code == 0, res.output
+    assert attached == ["nu1"]
+    assert res.stdout == "hi\n"
+    assert " ".join(res.stderr.split()) == "ani: lab nu1 (the only detached one of 2 labs; name it with --lab/ID)"
