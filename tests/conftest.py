@@ -54,6 +54,12 @@ from typing import Any
 
 import pytest
 
+# the MCP client binds ``errlog=sys.stderr`` as a default argument when ``mcp`` is first
+# imported: imported inside a CliRunner.invoke (an in-process `ani mcp serve` test), it kept
+# CliRunner's stream, and every later stdio client in that worker failed with
+# "UnsupportedOperation: fileno". Imported here, it binds the session's real stderr.
+import mcp  # noqa: F401,E402
+
 from ani.errors import CapabilityMissing
 
 ROOT = Path(__file__).parent.parent
