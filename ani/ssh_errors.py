@@ -85,6 +85,11 @@ def _kinds(exc: BaseException | None) -> set[str]:
     return out
 
 
+def _field(ep: Any, name: str) -> Any:
+    """``ep.name`` (an endpoint), or ``ep[name]`` (a mapping); None when it has none."""
+    return ep.get(name) if isinstance(ep, dict) else getattr(ep, name, None)
+
+
 def _probe(host: str, port: int, timeout_s: float) -> SshOpenFailure | None:
     """Why a TCP connect to host:port fails, or None if it succeeds."""
     where = f"{host}:{port}"
@@ -108,9 +113,9 @@ def classify_ssh_open(exc: BaseException | None, ep: Any, *, log_lines: list[str
     """The cause of an SSH open that failed with ``exc`` on endpoint ``ep`` (``host``, ``port``,
     ``username``, ``known_hosts``, ``private_key``, ``credential``); ``log_lines``: what the SSH
     library logged during the open (scrapli). See the module doc."""
-    host, port = str(ep.host), int(ep.port)
-    user = getattr(ep, "username", "") or "?"
-    known = getattr(ep, "known_hosts", None)
+    host, port = str(_field(ep, "host") or "?"), _field(ep, "port")
+    user = _field(ep, "username") or "?"
+    known = _field(ep, "known_hosts")
     text = _text(exc)
     logged = "\n".join(log_lines)
     low, kinds = f"{text}\n{logged}".lower(), _kinds(exc)
@@ -132,8 +137,11 @@ def classify_ssh_open(exc: BaseException | None, ep: Any, *, log_lines: list[str
             "auth_refused",
             f"the login was refused for {user}@{host}:{port} (credential: {credential_of(ep)}); a retry with "
             "the same credential is refused again: fix the credential", False)
-    # the socket: scrapli says "unable to resolve host" for every socket failure; look for ourselves
-    if ("initsocket" in low or "could not open socket" in low or "OSError" in kinds
+    # the socket: the library's own exception says it, when it is one of the socket's
+    if "ConnectionRefusedError" in kinds:
+        return SshOpenFailure("connection_refused", f"connection refused on {host}:{port} (nothing listens there)", True)
+    # scrapli says "unable to resolve host" for every socket failure; look for ourselves
+    if isinstance(port, int) and host != "?" and ("initsocket" in low or "could not open socket" in low or "OSError" in kinds
             or "SSHError" in kinds and "socket" in low):
         found = _probe(host, port, probe_timeout_s)
         if found is not None:
