@@ -168,8 +168,10 @@ def test_no_damage_shows_the_rule_of_three_bound(grid):
     # a1 at density=2,fault_rate=0: 2 valid runs, none damaged: bound 3/2 capped at 1.000
     assert re.search(r"<td>a1 @ density=2,fault_rate=0</td><td class=\"text\">damage &lt; 0\.842 "
                      r"\(Clopper-Pearson 95%\), rule of three 3/n = 1\.000</td>", html)
-    rates = P["rates"]
-    assert "rule of three: 1 - 3/n" in _comments(rates.svg)
+    # in the plot only where 1 - 3/n bounds something (n >= 4): 2 runs draw no tick at 0
+    assert "rule of three: 1 - 3/n" not in _comments(P["rates"].svg)
+    clean = summarize([rec("a0", i, True, True) for i in (1, 2, 3, 4)], {})
+    assert "rule of three: 1 - 3/n" in _comments(plots.rates_plot(clean).svg)
     # a campaign where every run was damaged has no bound, in the plot or the table
     damaged = summarize([rec("a0", i, True, False) for i in (1, 2, 3)], {})
     assert "rule of three: 1 - 3/n" not in _comments(plots.rates_plot(damaged).svg)
