@@ -230,7 +230,7 @@ def test_reaper_removes_the_lab_of_a_sigkilled_library_script(lab_host):
 
 def test_ani_lab_up_lab_survives_attach_with_block_and_its_reaper_is_gone(lab_host, tmp_path):
     lab_id = "pla" + os.urandom(3).hex()
-    up = subprocess.run([*ANI, "lab", "up", str(TRI), "--id", lab_id], cwd=ROOT, capture_output=True, text=True,
+    up = subprocess.run([*ANI, "lab", "up", str(TRI), "--lab", lab_id], cwd=ROOT, capture_output=True, text=True,
                         timeout=120)
     try:
         assert up.returncode == 0, up.stderr
@@ -256,7 +256,7 @@ def test_ani_lab_up_killed_while_its_lab_converges_leaves_no_lab(lab_host):
     """A detached lab is handed over only once ``ani lab up`` has returned: killed after every
     daemon started but before routing converged, its creator takes the lab with it."""
     lab_id = "plc" + os.urandom(3).hex()
-    p = start([*ANI, "lab", "up", str(TRI), "--id", lab_id], session_leader=False)
+    p = start([*ANI, "lab", "up", str(TRI), "--lab", lab_id], session_leader=False)
     try:
         end, built = time.monotonic() + 60, False
         while time.monotonic() < end and p.poll() is None and not built:
@@ -281,7 +281,7 @@ def test_ani_lab_up_interrupted_says_so_and_leaves_no_lab(lab_host):
     """Ctrl-C during ``ani lab up`` (SIGINT while the lab is being built): exit 130, one line
     saying that the lab was not started, and nothing of it left (before: exit 130, no word)."""
     lab_id = "pli" + os.urandom(3).hex()
-    p = start([*ANI, "lab", "up", str(TRI), "--id", lab_id], session_leader=False)
+    p = start([*ANI, "lab", "up", str(TRI), "--lab", lab_id], session_leader=False)
     try:
         end = time.monotonic() + 60
         while time.monotonic() < end and p.poll() is None and read_state(lab_id) is None:
