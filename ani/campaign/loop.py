@@ -472,6 +472,9 @@ def _stop_signals_as_ctrl_c() -> Iterator[list[int]]:
     if threading.current_thread() is not threading.main_thread():
         yield got
         return
+    from ani.lab.cleanup import install_signal_handlers
+
+    install_signal_handlers()  # the labs' handlers first (idempotent), so ours sit above them
     before: dict[int, Any] = {}
 
     def restore() -> None:

@@ -36,6 +36,9 @@ def _console(path):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
 def test_sigterm_and_sighup_stop_the_campaign_as_ctrl_c_with_the_resume_command(spec, tmp_path, sig):  # noqa: F811
+    from ani.lab.cleanup import install_signal_handlers
+
+    install_signal_handlers()  # as the ani command does first (run_campaign does it too)
     before = signal.getsignal(sig)
     s = Setup(World(), {("a1", 2): int(sig)})
     out = tmp_path / "res"
@@ -49,7 +52,7 @@ def test_sigterm_and_sighup_stop_the_campaign_as_ctrl_c_with_the_resume_command(
     name = signal.Signals(sig).name
     assert (f"interrupted ({name}): 4 runs finished in this session and kept in {out}; "
             f"resume with: ani campaign run camp.yaml --resume {out}") in text
-    assert signal.getsignal(sig) == before  # the campaign's handlers are gone after it
+    assert signal.getsignal(sig) == before  # the labs' handler again: the campaign's is gone after it
 
 
 def test_the_interrupted_message_counts_a_record_whose_write_was_interrupted(spec, tmp_path, monkeypatch):  # noqa: F811
