@@ -2,6 +2,7 @@
 
     register(out_dir)      # the runner, before any agent acts: this run's folder
     known()                # the sandbox (ani.adapters.sandbox.hidden_dirs): all of them
+    with lock(out_dir):    # one writer per folder (a campaign's coordinator); FolderInUse otherwise
 
 A run's folder (``ani campaign run --out``, ``ani run --out``, or the default under
 ``results/``) holds records and trajectories: an agent that can read them (earlier runs'
