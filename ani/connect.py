@@ -2,7 +2,7 @@
 
     import ani
 
-    with ani.connect("demo", "a1") as adapter:           # the lab `ani lab up ... --id demo` started
+    with ani.connect("demo", "a1") as adapter:           # the lab `ani lab up ... --lab demo` started
         print([t.name for t in adapter.tools()])
         print(adapter.call("get_running_config", {"device": "r1"}).text)
     # the adapter's sessions are closed here; the lab is still running
@@ -34,7 +34,7 @@ def connect(lab_id: str, level: str | None = None, **options: Any) -> Any:
     """The adapter of ``level`` on the running lab ``lab_id``, opened.
 
     Args:
-        lab_id: the id of a running lab (``ani lab up FILE --id ID`` prints it; ``ani lab
+        lab_id: the id of a running lab (``ani lab up FILE --lab ID`` prints it; ``ani lab
             status`` lists them), started by any process.
         level: an adapter name (``a0``, ``a1``, ``a2``, ``a3t``, ``a3r``, ``a4``, or a
             registered third-party one); default ``$ANI_LEVEL``, else ``a1``.

@@ -158,6 +158,15 @@ class CampaignSpecError(ConfigError):
     """A campaign file is invalid."""
 
 
+class FolderInUse(ConfigError):
+    """A results folder is being written by another process (a campaign coordinator holds its
+    lock: :func:`ani.host.results_dirs.lock`). ``holder_pid`` is that process (None: unknown)."""
+
+    def __init__(self, message: str, holder_pid: int | None = None) -> None:
+        super().__init__(message)
+        self.holder_pid = holder_pid
+
+
 class InventoryError(ConfigError):
     """An inventory file (:mod:`ani.inventory`) is invalid (the message names the file and the
     field), or a secret it points to cannot be read (an unset variable, an unreadable file)."""
@@ -196,6 +205,11 @@ class LevelError(RegistryError, ConfigError):
 
 class LabError(AniError):
     """The substrate failed: namespaces, links, FRR daemons."""
+
+
+class LabIdError(LabError, ConfigError):
+    """A lab id given for a new lab is malformed (not ``[a-z0-9]{1,12}``) or already in use:
+    bad input (a ConfigError too; ``ani lab up`` exits 2)."""
 
 
 class LabNotFound(LabError):

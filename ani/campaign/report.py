@@ -41,6 +41,7 @@ from ani.campaign.stats import (
     rule_of_three,
     wilson,
 )
+from ani.console import FullWidthConsole
 from ani.netconfbench.report import ncb_markdown  # ncb-scores (issue 15 §3)
 
 SUMMARY_FILE = "summary.md"
@@ -838,7 +839,7 @@ def summary_tables(s: CampaignSummary) -> list[Table]:
 
 def print_summary(out_dir: str | Path, console: Console | None = None) -> CampaignSummary:
     """Print the cell table (and the infrastructure errors) of a results folder."""
-    console = console or Console()
+    console = console or FullWidthConsole()
     s = load_summary(out_dir)
     for table in summary_tables(s):
         console.print(table)

@@ -860,14 +860,21 @@ def load_spec(path: str | Path, variants: int | None = None, bound: float | None
             (the file's ``variants`` is then ignored). Not both.
 
     Raises:
-        CampaignSpecError: missing file, bad YAML, or a bad field (the message names it).
+        CampaignSpecError: missing file (naming the shipped campaign it most likely meant,
+            ``level-sweep`` -> ``campaigns/level-sweep.yaml``), bad YAML, or a bad field (the
+            message names it).
     """
     from ani.resources import resolve
 
     try:
         p = resolve(path).resolve()
     except FileNotFoundError:
-        raise CampaignSpecError(f"campaign file {str(path)!r} not found") from None
+        from ani.resources import shipped_like
+
+        like = shipped_like(path, "campaigns")
+        raise CampaignSpecError(f"campaign file {str(path)!r} not found"
+                                + (f"; did you mean {like}?" if like else
+                                   " (the shipped ones are in campaigns/, e.g. campaigns/level-sweep.yaml)")) from None
     data = load_yaml(p, CampaignSpecError)
     if variants is not None and bound is not None:
         raise CampaignSpecError("give --variants or --bound, not both")

@@ -52,7 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ani.errors import ConvergenceTimeout, LabError, LabGone, LabNotFound, UnknownNode
+from ani.errors import ConvergenceTimeout, LabError, LabGone, LabIdError, LabNotFound, UnknownNode
 from ani.names import known_list, unknown
 from ani.host.programs import program, read_fault_log, require
 from ani.lab import cleanup, converge, frr, netns, proc, reaper
@@ -94,7 +94,7 @@ class Lab:
         if lab_id is None:
             lab_id = secrets.token_hex(3)
         if not LAB_ID_RE.match(lab_id):
-            raise LabError(f"lab id {lab_id!r} must match [a-z0-9]{{1,12}}")
+            raise LabIdError(f"lab id {lab_id!r} must match [a-z0-9]{{1,12}}")
         self.id = lab_id
         self.topology = topology
         self.detached = detached
@@ -216,7 +216,7 @@ class Lab:
             self.dir.parent.mkdir(parents=True, exist_ok=True)
             self.dir.mkdir()
         except FileExistsError:
-            raise LabError(
+            raise LabIdError(
                 f"lab id {self.id!r} is already in use ({self.dir} exists): choose another id "
                 f"('ani lab status' lists the labs; 'ani lab down {self.id}' removes that one if "
                 "it is yours)"

@@ -46,7 +46,7 @@ def lab_id():
     except Exception as exc:  # noqa: BLE001 - CapabilityMissing: not a lab host
         pytest.skip(f"lab unavailable on this host: {exc}")
     lab_id = "cx" + secrets.token_hex(3)
-    up = ani_cli("lab", "up", str(TOPOLOGY), "--id", lab_id)
+    up = ani_cli("lab", "up", str(TOPOLOGY), "--lab", lab_id)
     try:
         assert up.returncode == 0, up.stderr
         yield lab_id
