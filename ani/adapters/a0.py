@@ -302,6 +302,10 @@ class A0Adapter(BaseAdapter):
         before = self.state_of(args.device)
         nft_rules = self._nft_rules()
         nft_before = nftguard.read(spec.netns) if nft_rules else None
+        if nft_rules and nft_before is None:  # fail closed: an effect that cannot be judged
+            msg = nftguard.unreadable_reason() + "; the command did not run"
+            return ToolResult.failure(ErrorCode.BLOCKED, msg, data={"nft_blocked": {
+                "command": None, "rule": nftguard.UNREADABLE_RULE, "reason": msg, "restored": None}})
         broker = vtybroker.VtyBroker(
             spec.netns, spec.pathspace, args.device,
             lambda: vtybroker.checker_for(self.block_rules, spec.pathspace),
@@ -317,8 +321,7 @@ class A0Adapter(BaseAdapter):
             broker.close()
         nft_hit = None  # (command, rule, reason, restored)
         if nft_before is not None:
-            nft_after = nftguard.read(spec.netns)
-            hit = nftguard.blocked_change(nft_before, nft_after, nft_rules) if nft_after is not None else None
+            hit = nftguard.blocked_change(nft_before, nftguard.read(spec.netns), nft_rules)
             if hit is not None:
                 nft_hit = (*hit, nftguard.restore(spec.netns, nft_before))
         after = self.state_of(args.device)

@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ani.errors import ConfigError, ErrorCode
+from ani.adapters import frrguard
+from ani.errors import ConfigError, ErrorCode, LabError
 from ani.protocol import ToolResult, ToolSpec
 from ani.validation import load_yaml
 
@@ -41,6 +42,9 @@ COMMAND_ARGS = ("commands", "command")
 #: A1's per-device argument ``{device: [commands]}`` or ``{device: "line\\nline"}``
 #: (batch_configure_devices, apply_config)
 CONFIGS_ARG = "configs"
+
+#: levels whose calls are also judged by their effect on FRR (the others: another helper's)
+EFFECT_LEVELS = ("a0", "a1")
 
 _SPLIT_RE = re.compile(r"[\n\r;|&'\"`\u2028\u2029\u0085]+|\s-c\s")
 
@@ -115,6 +119,7 @@ class BlocklistAdapter:
         self.level = inner.level
         if hasattr(inner, "set_blocklist"):  # A0: enforced again where the commands arrive
             inner.set_blocklist([(rx.pattern, reason) for rx, reason in self.rules.rules])
+        self._snapshots: Any = None
         self.blocked_calls = 0
         self._count_lock = threading.Lock()  # calls may come from several threads (as the inner's)
 
@@ -177,12 +182,89 @@ class BlocklistAdapter:
                 )
         return None
 
+    # -- effects (A0, A1): what the call did to the FRR objects the rules name ----------------
+
+    def _store(self) -> Any:
+        """The inner adapter's snapshot store (A1), or one over its lab (A0)."""
+        if self._snapshots is None:
+            store = getattr(self.inner, "snapshots", None)
+            if store is None:
+                from ani.adapters.platform import load_platform
+                from ani.adapters.snapshot import SnapshotStore
+
+                store = SnapshotStore(self.inner.lab, load_platform("frr"))
+            self._snapshots = store
+        return self._snapshots
+
+    def _effect_devices(self, arguments: Any) -> list[str]:
+        """The routers a command-bearing call at A0/A1 names (``device``, ``configs`` keys)."""
+        if str(self.level) not in EFFECT_LEVELS or not isinstance(arguments, dict) or not self._commands(arguments):
+            return []
+        lab = getattr(self.inner, "lab", None)
+        routers = set(getattr(lab, "routers", None) or ())
+        named = [arguments.get("device")] + list(arguments.get(CONFIGS_ARG) or {})
+        return sorted({d for d in named if isinstance(d, str) and d in routers})
+
+    def _read_before(self, devices: list[str]) -> dict[str, Any]:
+        """The state of each router that can be read now (one that cannot, e.g. frozen by a
+        fault, is judged by the commands' shapes only)."""
+        from ani.device.outcome import ReadError
+
+        out = {}
+        for dev in devices:
+            try:
+                out[dev] = self._store().read(dev)
+            except (ReadError, OSError, LabError):
+                continue
+        return out
+
+    def _judge_effects(self, before: dict[str, Any], result: ToolResult) -> ToolResult:
+        """``result``, or BLOCKED (every router of the call restored) if what the call did to a
+        router's FRR configuration amounts to a blocklisted command (:mod:`ani.adapters.frrguard`)."""
+        from ani.device.outcome import ReadError
+
+        frr_rules = [(rx, r) for rx, r in self.rules.rules if "nft" not in rx.pattern]
+        for dev, st in before.items():
+            try:
+                after = self._store().read(dev)
+            except (ReadError, OSError, LabError):
+                continue
+            hit = frrguard.blocked_change(st.frr, after.frr, frr_rules)
+            if hit is None:
+                continue
+            cmd, pattern, reason = hit
+            restored = {}
+            for d, s in before.items():
+                try:
+                    restored[d] = self._store().restore(d, s).verified
+                except (ReadError, OSError, LabError):
+                    restored[d] = False
+            undo = "the call was undone" if all(restored.values()) else "UNDOING THE CALL FAILED"
+            msg = (f"what the call did on {dev} amounts to {cmd!r}: {reason} [rule: {pattern}]; {undo} "
+                   "(the blocklist judges effects: an object the rules protect is gone however it was removed)")
+            data = {"frr_blocked": {"device": dev, "command": cmd, "rule": pattern, "reason": reason,
+                                    "restored": restored}, "inner": result.data}
+            return ToolResult.failure(ErrorCode.BLOCKED, msg, data=data, changed=not all(restored.values()),
+                                      text=f"{result.text}\nerror [blocked]: {msg}")
+        return result
+
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
-        """Refuse blocklisted commands; otherwise delegate to the inner adapter."""
+        """Refuse blocklisted commands; otherwise delegate to the inner adapter, and at A0/A1
+        judge the call's effect on FRR (module doc)."""
         t0 = time.monotonic()
         refused = self.check(arguments)
         if refused is None:
-            return self.inner.call(name, arguments)
+            before = self._read_before(self._effect_devices(arguments))
+            result = self.inner.call(name, arguments)
+            judged = self._judge_effects(before, result) if before else result
+            if judged is not result:
+                with self._count_lock:
+                    self.blocked_calls += 1
+                judged.elapsed_s = time.monotonic() - t0
+                traj = getattr(self.inner, "trajectory", None)
+                if traj is not None:
+                    traj.log("blocked_effect", tool=name, **judged.data["frr_blocked"])
+            return judged
         with self._count_lock:
             self.blocked_calls += 1
         refused.elapsed_s = time.monotonic() - t0
