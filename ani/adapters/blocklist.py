@@ -1,4 +1,4 @@
-"""The blocklist ablation: a wrapper that refuses destructive commands.
+"""The blocklist ablation: a wrapper that refuses destructive commands, by shape and by effect.
 
 ``BlocklistAdapter(inner, path)`` offers exactly the inner adapter's tools. Before a call
 reaches the inner adapter, every command-bearing argument (``commands``: a list of strings,
@@ -18,6 +18,17 @@ also handed to it and enforced where the commands arrive: every vtysh line at A0
 (:mod:`ani.adapters.vtybroker`, abbreviations expanded) and every nftables ruleset change
 (:mod:`ani.adapters.nftguard`, measured and undone). A1's allowlist refuses abbreviations, so
 the wrapper sees full keywords there.
+
+Effects (A0, A1): a destructive change need not have a destructive shape (``no ip prefix-list
+PL seq 5`` then ``seq 10`` removes the prefix-list as ``no ip prefix-list PL`` does). So the
+wrapper judges effects too: for a command-bearing call it reads the running configuration of
+every router the call names (``device``, ``configs``) before and after the call, writes the
+change as the commands it amounts to (:mod:`ani.adapters.frrguard`: an object gone as the
+command removing it whole, a shut interface or session as its command) and matches them against
+the same rules; on a hit every router of the call is restored (the snapshot store's frr-reload,
+verified) and the call answers ``BLOCKED`` with ``data["frr_blocked"]`` (``device, command,
+rule, reason, restored``) and a ``blocked_effect`` trajectory event. A router whose state cannot
+be read (a frozen daemon) is judged by shape only. What it does not stop: :data:`SCOPE`.
 
     >>> adapter = BlocklistAdapter(create_adapter("a1", lab))         # doctest: +SKIP
     >>> adapter.call("update_config", {"device": "r1", "commands": ["no router bgp 64500"]}).error.code
@@ -43,8 +54,20 @@ COMMAND_ARGS = ("commands", "command")
 #: (batch_configure_devices, apply_config)
 CONFIGS_ARG = "configs"
 
-#: levels whose calls are also judged by their effect on FRR (the others: another helper's)
+#: levels whose calls are also judged by their effect on FRR
 EFFECT_LEVELS = ("a0", "a1")
+
+#: what the ablation does and does not stop, in one paragraph (the campaign report prints it
+#: under a table with a blocklisted cell; docs/protocol.md "The blocklist ablation: what it judges")
+SCOPE = (
+    "blocklist: refuses a call whose commands match the list before anything is sent (at A0 each "
+    "vtysh line as FRR runs it, abbreviations expanded), and at A0/A1 undoes and refuses a call whose "
+    "effect amounts to a listed command (a prefix-list or route-map emptied entry by entry, a BGP "
+    "neighbor or routing process gone, an interface or session shut; at A0 an nftables table deleted, "
+    "re-created, made dormant or flushed). It does not stop damage the list does not name (entries "
+    "replaced by deny, a route-map action changed, a static route or address removed, kernel state "
+    "changed with ip at A0), and it inspects nothing at a2, a3t, a3r and a4."
+)
 
 _SPLIT_RE = re.compile(r"[\n\r;|&'\"`\u2028\u2029\u0085]+|\s-c\s")
 
