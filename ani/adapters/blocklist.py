@@ -21,14 +21,16 @@ the wrapper sees full keywords there.
 
 Effects (A0, A1): a destructive change need not have a destructive shape (``no ip prefix-list
 PL seq 5`` then ``seq 10`` removes the prefix-list as ``no ip prefix-list PL`` does). So the
-wrapper judges effects too: for a command-bearing call it reads the running configuration of
-every router the call names (``device``, ``configs``) before and after the call, writes the
+wrapper judges effects too: for a command-bearing call of a tool that is not read-only it reads
+the running configuration of every router the call names (``device``, ``configs``) before and after the call, writes the
 change as the commands it amounts to (:mod:`ani.adapters.frrguard`: an object gone as the
 command removing it whole, a shut interface or session as its command) and matches them against
 the same rules; on a hit every router of the call is restored (the snapshot store's frr-reload,
 verified) and the call answers ``BLOCKED`` with ``data["frr_blocked"]`` (``device, command,
 rule, reason, restored``) and a ``blocked_effect`` trajectory event. A router whose state cannot
-be read (a frozen daemon) is judged by shape only. What it does not stop: :data:`SCOPE`.
+be read (a frozen daemon) is judged by shape only. Judged calls on one router run one at a time
+(another call's change must not fall between the two readings, nor be undone by the restore).
+What it does not stop: :data:`SCOPE`.
 
     >>> adapter = BlocklistAdapter(create_adapter("a1", lab))         # doctest: +SKIP
     >>> adapter.call("update_config", {"device": "r1", "commands": ["no router bgp 64500"]}).error.code
@@ -37,9 +39,11 @@ be read (a frozen daemon) is judged by shape only. What it does not stop: :data:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +147,8 @@ class BlocklistAdapter:
         if hasattr(inner, "set_blocklist"):  # A0: enforced again where the commands arrive
             inner.set_blocklist([(rx.pattern, reason) for rx, reason in self.rules.rules])
         self._snapshots: Any = None
+        self._read_only: frozenset[str] | None = None
+        self._dev_locks: dict[str, threading.Lock] = {}
         self.blocked_calls = 0
         self._count_lock = threading.Lock()  # calls may come from several threads (as the inner's)
 
@@ -219,49 +225,77 @@ class BlocklistAdapter:
             self._snapshots = store
         return self._snapshots
 
-    def _effect_devices(self, arguments: Any) -> list[str]:
-        """The routers a command-bearing call at A0/A1 names (``device``, ``configs`` keys)."""
+    def _effect_devices(self, name: str, arguments: Any) -> list[str]:
+        """The routers a command-bearing, not read-only call at A0/A1 names (``device``,
+        ``configs`` keys)."""
         if str(self.level) not in EFFECT_LEVELS or not isinstance(arguments, dict) or not self._commands(arguments):
+            return []
+        if self._read_only is None:
+            self._read_only = frozenset(t.name for t in self.inner.tools() if t.read_only)
+        if name in self._read_only:
             return []
         lab = getattr(self.inner, "lab", None)
         routers = set(getattr(lab, "routers", None) or ())
         named = [arguments.get("device")] + list(arguments.get(CONFIGS_ARG) or {})
         return sorted({d for d in named if isinstance(d, str) and d in routers})
 
-    def _read_before(self, devices: list[str]) -> dict[str, Any]:
-        """The state of each router that can be read now (one that cannot, e.g. frozen by a
-        fault, is judged by the commands' shapes only)."""
-        from ani.device.outcome import ReadError
+    @contextlib.contextmanager
+    def _holding(self, devices: list[str]) -> Iterator[None]:
+        """Hold the wrapper's lock of each router (sorted: no deadlock) for a judged call, so that
+        another call's change never falls between its readings, nor is undone by its restore."""
+        with self._count_lock:
+            locks = [self._dev_locks.setdefault(d, threading.Lock()) for d in sorted(devices)]
+        with contextlib.ExitStack() as stack:
+            for lock in locks:
+                stack.enter_context(lock)
+            yield
 
+    def _read_frr(self, device: str) -> str | None:
+        """``device``'s FRR running configuration (the snapshot store's read command), or None if
+        it cannot be read now (e.g. a frozen daemon: the call is then judged by shape only)."""
+        from ani.device.outcome import ReadError
+        from ani.device.state import read_frr
+
+        store = self._store()
+        try:
+            return read_frr(store.lab, device, store.timeout_s, store.platform.d.snapshot.frr_show)
+        except (ReadError, OSError, LabError):
+            return None
+
+    def _read_before(self, devices: list[str]) -> dict[str, str]:
+        """The FRR running configuration of each router that can be read now."""
         out = {}
         for dev in devices:
-            try:
-                out[dev] = self._store().read(dev)
-            except (ReadError, OSError, LabError):
-                continue
+            text = self._read_frr(dev)
+            if text is not None:
+                out[dev] = text
         return out
 
-    def _judge_effects(self, before: dict[str, Any], result: ToolResult) -> ToolResult:
-        """``result``, or BLOCKED (every router of the call restored) if what the call did to a
-        router's FRR configuration amounts to a blocklisted command (:mod:`ani.adapters.frrguard`)."""
+    def _restore_frr(self, device: str, frr: str) -> bool:
+        """Put ``device``'s FRR configuration back to ``frr`` (its nftables as they are now);
+        True if verified."""
+        from ani.adapters.snapshot import RouterState
         from ani.device.outcome import ReadError
 
+        store = self._store()
+        try:
+            now = store.read(device)
+            return store.restore(device, RouterState(frr=frr, nft=now.nft), before=now).verified
+        except (ReadError, OSError, LabError):
+            return False
+
+    def _judge_effects(self, before: dict[str, str], result: ToolResult) -> ToolResult:
+        """``result``, or BLOCKED (the FRR configuration of every router of the call restored) if
+        what the call did to a router's FRR configuration amounts to a blocklisted command
+        (:mod:`ani.adapters.frrguard`)."""
         frr_rules = [(rx, r) for rx, r in self.rules.rules if "nft" not in rx.pattern]
-        for dev, st in before.items():
-            try:
-                after = self._store().read(dev)
-            except (ReadError, OSError, LabError):
-                continue
-            hit = frrguard.blocked_change(st.frr, after.frr, frr_rules)
+        for dev, frr in before.items():
+            after = self._read_frr(dev)
+            hit = None if after is None else frrguard.blocked_change(frr, after, frr_rules)
             if hit is None:
                 continue
             cmd, pattern, reason = hit
-            restored = {}
-            for d, s in before.items():
-                try:
-                    restored[d] = self._store().restore(d, s).verified
-                except (ReadError, OSError, LabError):
-                    restored[d] = False
+            restored = {d: self._restore_frr(d, text) for d, text in before.items()}
             undo = "the call was undone" if all(restored.values()) else "UNDOING THE CALL FAILED"
             msg = (f"what the call did on {dev} amounts to {cmd!r}: {reason} [rule: {pattern}]; {undo} "
                    "(the blocklist judges effects: an object the rules protect is gone however it was removed)")
@@ -277,9 +311,11 @@ class BlocklistAdapter:
         t0 = time.monotonic()
         refused = self.check(arguments)
         if refused is None:
-            before = self._read_before(self._effect_devices(arguments))
-            result = self.inner.call(name, arguments)
-            judged = self._judge_effects(before, result) if before else result
+            devices = self._effect_devices(name, arguments)
+            with self._holding(devices):  # no other judged call on these routers in between
+                before = self._read_before(devices)
+                result = self.inner.call(name, arguments)
+                judged = self._judge_effects(before, result) if before else result
             if judged is not result:
                 with self._count_lock:
                     self.blocked_calls += 1

@@ -86,9 +86,10 @@ HOST_RULES: list[tuple[str, str]] = [
 MAX_LINE_BYTES = 4095
 
 #: characters Python and FRR cut differently (FRR's words are separated by ' ' and '\t', its
-#: lines by '\n'): every C0 control but '\t', DEL, the C1 controls, and every other space
-#: (U+0085, U+00A0, U+2028, ...)
-_BAD_CHAR_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]|(?![ \t])\s")
+#: lines by '\n'): every C0 control but '\t', DEL, the C1 controls, every other space
+#: (U+0085, U+00A0, U+2028, ...), and lone surrogates (a JSON request can hold them; argv would
+#: turn U+DC80..U+DCFF into raw bytes)
+_BAD_CHAR_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]|(?![ \t])\s")
 
 
 def line_form(line: str) -> str | None:

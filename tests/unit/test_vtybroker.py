@@ -148,7 +148,7 @@ def test_copy_of_a_file_is_refused_without_a_blocklist_and_the_startup_copy_is_n
 @pytest.mark.parametrize(
     "line",
     ["no\rrouter bgp 1", "no\x0brouter bgp 1", "banner\x1cmotd file /etc/shadow", "no\xa0router bgp 1",
-     "no\u2028router bgp 1", "x\x00", "ip route 192.0.2.0/24 Null0\x7f", "a" * 4096,
+     "no\u2028router bgp 1", "x\x00", "no router bgp 1\udcff", "ip route 192.0.2.0/24 Null0\x7f", "a" * 4096,
      "ip prefix-list PL description " + "x" * 4080],
 )
 def test_lines_vtysh_would_read_otherwise_are_refused(line: str) -> None:
