@@ -22,7 +22,8 @@ the wrapper sees full keywords there.
 Effects (A0, A1): a destructive change need not have a destructive shape (``no ip prefix-list
 PL seq 5`` then ``seq 10`` removes the prefix-list as ``no ip prefix-list PL`` does). So the
 wrapper judges effects too: for a command-bearing call of a tool that is not read-only it reads
-the running configuration of every router the call names (``device``, ``configs``) before and after the call, writes the
+the running configuration of every router the call names (``device``, ``devices``,
+``configs``) before and after the call, writes the
 change as the commands it amounts to (:mod:`ani.adapters.frrguard`: an object gone as the
 command removing it whole, a shut interface or session as its command) and matches them against
 the same rules; on a hit every router of the call is restored (the snapshot store's frr-reload,
@@ -227,7 +228,8 @@ class BlocklistAdapter:
 
     def _effect_devices(self, name: str, arguments: Any) -> list[str]:
         """The routers a command-bearing, not read-only call at A0/A1 names (``device``,
-        ``configs`` keys)."""
+        ``devices``, ``configs`` keys); arguments of the wrong type name none (the inner adapter
+        refuses them)."""
         if str(self.level) not in EFFECT_LEVELS or not isinstance(arguments, dict) or not self._commands(arguments):
             return []
         if self._read_only is None:
@@ -236,7 +238,9 @@ class BlocklistAdapter:
             return []
         lab = getattr(self.inner, "lab", None)
         routers = set(getattr(lab, "routers", None) or ())
-        named = [arguments.get("device")] + list(arguments.get(CONFIGS_ARG) or {})
+        configs, many = arguments.get(CONFIGS_ARG), arguments.get("devices")
+        named = [arguments.get("device"), *(configs if isinstance(configs, dict) else ()),
+                 *(many if isinstance(many, list) else ())]
         return sorted({d for d in named if isinstance(d, str) and d in routers})
 
     @contextlib.contextmanager
