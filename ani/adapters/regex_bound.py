@@ -10,14 +10,17 @@ so nested counts multiply, and the copies' closures grow with the square of ``n`
 ``regcomp`` alone: ``.{1,1000}`` 8 MB, ``(.{1,100}){1,100}`` 12 MB, ``.{1,32767}`` 8.4 GB.
 
 **The rule** (:func:`check`): read as an extended regular expression, writing out the text's
-counted repetitions may add at most :data:`MAX_COPIES` (1,000) atoms to the atoms as written
-(:func:`copies`). The atoms written out are the sum over the text's atoms (a character, ``.``,
-a bracket expression, an escape; ``_``, which bgpd writes out as ``(^|[,{}() ]|$)``, counts 7)
-of the product of the upper bounds of the counted repetitions around it (``{m,n}`` counts
-``n``, ``{m}`` and ``{m,}`` count ``m`` and ``m + 1``; ``*``, ``+``, ``?`` count 1: glibc does
-not copy for them). Within the bound ``regcomp`` stays under ~10 MB (``.{1,1002}`` is the
-smallest single count refused; a line is at most 4,095 bytes,
-:data:`ani.adapters.vtybroker.MAX_LINE_BYTES`, so the atoms as written are bounded too).
+counted repetitions may add at most :data:`MAX_COPIES` (255, POSIX's least ``RE_DUP_MAX``) atoms
+to the atoms as written (:func:`copies`). The atoms written out are the sum over the text's
+atoms (a character, ``.``, a bracket expression, an escape; ``_``, which bgpd writes out as
+``(^|[,{}() ]|$)``, counts 7) of the product of the upper bounds of the counted repetitions
+around it (``{m,n}`` counts ``n``, ``{m}`` and ``{m,}`` count ``m`` and ``m + 1``; ``*``, ``+``,
+``?`` count 1: glibc does not copy for them). ``.{1,256}`` is the largest single count taken.
+Measured in bgpd (as-path access-lists, kept while configured): ``.{1,1001}`` 8 MB each,
+``.{1,257}`` 0.55 MB, ``(.{1,16}){1,16}`` 85 kB; so one line stays under ~0.6 MB. The bound is
+per line: many such lines add up, and that is bounded by the router's memory bound (the
+per-router cgroup of FRR's daemons and the broker's vtysh), not here. A line is at most 4,095
+bytes (:data:`ani.adapters.vtybroker.MAX_LINE_BYTES`), so the atoms as written are bounded too.
 
 The rule looks at the whole line, whatever the command: FRR's abbreviations (``sh ip b reg
 ...``, ``fi ...``) then need no parsing, and text that is not a regular expression has no
@@ -30,8 +33,9 @@ from __future__ import annotations
 
 import re
 
-#: at most this many atoms added by writing out the counted repetitions (see the module doc)
-MAX_COPIES = 1000
+#: at most this many atoms added by writing out the counted repetitions (see the module doc):
+#: POSIX's least RE_DUP_MAX, so every count a portable regular expression may use passes alone
+MAX_COPIES = 255
 #: bgpd writes an as-path regex's ``_`` out as ``(^|[,{}() ]|$)``: 7 atoms
 UNDERSCORE_ATOMS = 7
 

@@ -176,7 +176,7 @@ def test_a_line_of_4095_bytes_and_tabs_pass() -> None:
 def test_regular_expressions_past_the_bound_are_refused(line: str) -> None:
     r = vtybroker.LineChecker(None, PERMS).check(line)
     assert r is not None and r.code == "not_allowed" and r.rule == "regex bound", line
-    assert "at most 1,000" in r.reason
+    assert "at most 255" in r.reason
 
 
 @pytest.mark.parametrize(
