@@ -5,11 +5,14 @@ Tools: ``get_topology`` (inherited) and ``shell(device, command)``. The command 
 bound to that router's FRR, in the bubblewrap sandbox of :mod:`ani.adapters.sandbox`
 (what it permits and refuses is listed there and in ``docs/protocol.md``). ``vtysh`` there
 reaches FRR only through the harness's broker (:mod:`ani.adapters.vtybroker`, one per call),
-which checks every line: a line that makes FRR touch host files (``banner motd file``, ``log
-file``, ``line vty``, ...) refuses that vtysh run and the call answers ``NOT_ALLOWED``; under
+which checks every line vtysh will execute: a line that makes FRR touch host files (``copy FILE
+running-config``, ``banner motd file``, ``log file``, ``line vty``, ...), a line vtysh would cut
+or read otherwise (a control character, more than 4,095 bytes) and a regular expression past
+:mod:`ani.adapters.regex_bound` refuse that vtysh run and the call answers ``NOT_ALLOWED``; under
 the blocklist ablation (:meth:`A0Adapter.set_blocklist`) a blocklisted line, abbreviated or
 not, answers ``BLOCKED``, and so does a blocklisted nftables change, which is measured and
-undone (:mod:`ani.adapters.nftguard`). ``data["refused"]`` / ``data["nft_blocked"]`` say what.
+undone (:mod:`ani.adapters.nftguard`; a ruleset that cannot be read back fails closed).
+``data["refused"]`` / ``data["nft_blocked"]`` say what.
 
 Result of ``shell``: ``data = {exit_status, stdout, stderr, stdout_truncated,
 stderr_truncated, timed_out, stdout_bytes, stderr_bytes, memory_exceeded, pids_exceeded,

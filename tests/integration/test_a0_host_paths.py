@@ -111,24 +111,32 @@ print(s.recv(65536).decode())
 "'''
 
 
-@pytest.mark.parametrize("mode", ["command", "file"])
-def test_a_raw_broker_request_with_a_newline_is_checked_line_by_line(lab, mode: str) -> None:  # noqa: ANN001
-    a0 = create_adapter("a0", lab)
-    r = sh(a0, RAW_REQUEST.replace("LINE", "password X").replace("MODE", mode))
-    assert r.error is not None and r.error.code is ErrorCode.NOT_ALLOWED, r.text
-    assert r.data["refused"][0]["line"] == "password X"
-    assert "password" not in lab.running_config("r1")
+@pytest.mark.parametrize(("mode", "blocklist", "line", "code"), [
+    ("command", False, "password X", ErrorCode.NOT_ALLOWED),
+    ("file", False, "password X", ErrorCode.NOT_ALLOWED),
+    ("command", True, "no router bgp 64501", ErrorCode.BLOCKED),   # the blocklist's splitting trick
+    ("file", True, "no rou bgp 64501", ErrorCode.BLOCKED),
+])
+def test_a_raw_broker_request_with_a_newline_is_checked_line_by_line(lab, mode, blocklist, line, code) -> None:  # noqa: ANN001
+    a0 = create_adapter("a0", lab, blocklist=blocklist)
+    r = sh(a0, RAW_REQUEST.replace("LINE", line).replace("MODE", mode))
+    assert r.error is not None and r.error.code is code, r.text
+    assert r.data["refused"][0]["line"] == line
+    running = lab.running_config("r1")
+    assert "password" not in running and "router bgp 64501" in running
 
 
-def test_a_vtysh_f_line_past_4095_bytes_is_refused_not_cut(lab, tmp_path) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("blocklist", [False, True])
+def test_a_vtysh_f_line_past_4095_bytes_is_refused_not_cut(lab, blocklist: bool) -> None:  # noqa: ANN001
     # the probe: a comment line padded to 4,095 bytes; vtysh's fgets ran its tail as a command
     log = Path("/tmp") / f"a0-hp-{lab.id}.log"
-    line = "!" + " " * 4094 + f"log file {log}"
-    a0 = create_adapter("a0", lab)
+    line = "!" + " " * 4094 + (f"log file {log}" if not blocklist else "no router bgp 64501")
+    a0 = create_adapter("a0", lab, blocklist=blocklist)
     r = sh(a0, f"printf '%s\\n' 'conf t' '{line}' > /tmp/long.conf && vtysh -f /tmp/long.conf")
     assert r.ok is False and r.error.code is ErrorCode.NOT_ALLOWED, r.text
     assert "4,095" in r.error.message and r.data["refused"][0]["rule"] == "line form"
-    assert "log file" not in lab.running_config("r1") and not log.exists()
+    running = lab.running_config("r1")
+    assert "log file" not in running and not log.exists() and "router bgp 64501" in running
 
 
 def _rss_kb(lab, daemon: str) -> int:  # noqa: ANN001
