@@ -17,7 +17,7 @@ import anyio
 import pytest
 from mcp import Client, types
 
-from ani.adapters import nftguard
+from ani.adapters import nftguard, vtybroker
 from ani.errors import ErrorCode
 from ani.mcp.server import build_server
 from ani.registry import create_adapter
@@ -255,3 +255,25 @@ def test_nft_dormant_recreated_and_unreadable_rulesets_are_blocked_and_restored(
     assert r.ok is False and r.error.code is ErrorCode.BLOCKED, r.text[-2000:]
     assert "could not be read" in r.error.message and r.data["nft_blocked"]["restored"] is True
     assert lab.exec("r1", ["nft", "-s", "list", "ruleset"]).stdout == fw
+
+
+def test_every_frr_command_naming_a_host_path_is_refused(lab) -> None:  # noqa: ANN001
+    # the family, from FRR 8.4.4's own command set (the broker's `list permutations`): every
+    # command with a FILE, FILENAME, PATH or SOCKET argument, filled with a path, is refused
+    # without a blocklist; `show` commands are not in that set, and `list permutations` of the
+    # enable node names no path in any of them (checked by hand: copy and output file only)
+    perms = vtybroker.frr_permutations(lab.pathspace("r1"))
+    checker = vtybroker.LineChecker(None, perms)
+    # negations (`no log file FILENAME`, `no dump bgp all PATH`) stop using the file: they name it
+    # but neither read nor write it, and stay allowed
+    family = [p for p in perms if re.search(r"\b(?:FILE|FILENAME|PATH|SOCKET)\b", p) and not p.startswith("no ")]
+    assert "copy FILENAME running-config" in family and "banner motd file FILE" in family
+    assert len(family) >= 15
+    for cmd in family:
+        line = re.sub(r"\b(?:FILE|FILENAME|PATH|SOCKET)\b", "/etc/shadow", cmd)
+        line = re.sub(r"\b[A-Z][A-Z_]*(?:\.\.\.)?(?=\s|$)", "x", line).replace("(1-65535)", "1")
+        r = checker.check(line)
+        assert r is not None and r.code == "not_allowed", line
+    assert checker.check("copy running-config startup-config") is None
+    assert checker.check("write memory") is None and checker.check("write terminal") is None
+    assert checker.check("no log file /tmp/x") is None
