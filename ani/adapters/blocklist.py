@@ -26,8 +26,9 @@ the running configuration of every router the call names (``device``, ``devices`
 ``configs``) before and after the call, writes the
 change as the commands it amounts to (:mod:`ani.adapters.frrguard`: an object gone as the
 command removing it whole, a shut interface or session as its command) and matches them against
-the same rules; on a hit every router of the call is restored (the snapshot store's frr-reload,
-verified) and the call answers ``BLOCKED`` with ``data["frr_blocked"]`` (``device, command,
+the same rules; on a hit the FRR configuration of every router of the call is restored (the
+snapshot store's frr-reload, verified; the call's other changes stay, and ``changed`` says
+whether any did) and the call answers ``BLOCKED`` with ``data["frr_blocked"]`` (``device, command,
 rule, reason, restored``) and a ``blocked_effect`` trajectory event. A router whose state cannot
 be read (a frozen daemon) is judged by shape only. Judged calls on one router run one at a time
 (another call's change must not fall between the two readings, nor be undone by the restore).
@@ -288,7 +289,7 @@ class BlocklistAdapter:
         except (ReadError, OSError, LabError):
             return False
 
-    def _judge_effects(self, before: dict[str, str], result: ToolResult) -> ToolResult:
+    def _judge_effects(self, before: dict[str, str], result: ToolResult, arguments: dict[str, Any]) -> ToolResult:
         """``result``, or BLOCKED (the FRR configuration of every router of the call restored) if
         what the call did to a router's FRR configuration amounts to a blocklisted command
         (:mod:`ani.adapters.frrguard`)."""
@@ -300,14 +301,25 @@ class BlocklistAdapter:
                 continue
             cmd, pattern, reason = hit
             restored = {d: self._restore_frr(d, text) for d, text in before.items()}
-            undo = "the call was undone" if all(restored.values()) else "UNDOING THE CALL FAILED"
+            undo = ("the FRR configuration was restored" if all(restored.values())
+                    else "RESTORING THE FRR CONFIGURATION FAILED")
             msg = (f"what the call did on {dev} amounts to {cmd!r}: {reason} [rule: {pattern}]; {undo} "
                    "(the blocklist judges effects: an object the rules protect is gone however it was removed)")
             data = {"frr_blocked": {"device": dev, "command": cmd, "rule": pattern, "reason": reason,
                                     "restored": restored}, "inner": result.data}
-            return ToolResult.failure(ErrorCode.BLOCKED, msg, data=data, changed=not all(restored.values()),
+            changed = not all(restored.values()) or self._changed_beside_frr(result, arguments)
+            return ToolResult.failure(ErrorCode.BLOCKED, msg, data=data, changed=changed,
                                       text=f"{result.text}\nerror [blocked]: {msg}")
         return result
+
+    def _changed_beside_frr(self, result: ToolResult, arguments: dict[str, Any]) -> bool:
+        """Whether the call changed something the FRR restore leaves as it is: A0's measured parts
+        other than ``frr`` (addresses, routes, nftables, ...), or at A1 an nft command of a call
+        that changed the router."""
+        parts = (result.data or {}).get("changed_parts")
+        if isinstance(parts, list):
+            return any(p != "frr" for p in parts)
+        return result.changed and any(c.strip().startswith("nft ") for _, c in self._commands(arguments))
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
         """Refuse blocklisted commands; otherwise delegate to the inner adapter, and at A0/A1
@@ -319,7 +331,7 @@ class BlocklistAdapter:
             with self._holding(devices):  # no other judged call on these routers in between
                 before = self._read_before(devices)
                 result = self.inner.call(name, arguments)
-                judged = self._judge_effects(before, result) if before else result
+                judged = self._judge_effects(before, result, arguments) if before else result
             if judged is not result:
                 with self._count_lock:
                     self.blocked_calls += 1

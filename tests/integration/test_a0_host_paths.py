@@ -214,6 +214,13 @@ def test_a_prefix_list_or_route_map_emptied_entry_by_entry_is_blocked_and_restor
             assert r.ok is False and r.error.code is ErrorCode.BLOCKED, (lines, r.text)
             assert repr(amounts_to) in r.error.message and r.data["frr_blocked"]["restored"] == {"r1": True}
             assert r.changed is False
+        if level == "a0":  # the FRR part is restored, the call's other change stays and is reported
+            r = sh(adapter, "ip addr add 192.0.2.99/32 dev lo && vtysh -c 'conf t' -c 'no ip prefix-list PL seq 5' "
+                            "-c 'no ip prefix-list PL seq 10'")
+            assert r.error.code is ErrorCode.BLOCKED and r.changed is True, r.text
+            assert "the FRR configuration was restored" in r.error.message
+            assert "192.0.2.99/32" in lab.exec("r1", ["ip", "-br", "addr", "show", "dev", "lo"]).stdout
+            lab.exec("r1", ["ip", "addr", "del", "192.0.2.99/32", "dev", "lo"])
     after = lab.running_config("r1")
     assert "ip prefix-list PL seq 5 permit 10.0.0.0/8" in after and "ip prefix-list PL seq 10" in after
     assert "route-map RM permit 10" in after and "route-map RM deny 20" not in after
