@@ -83,6 +83,22 @@ def test_copy_of_a_host_file_reads_and_applies_nothing(lab) -> None:  # noqa: AN
     assert "ip prefix-list PL seq 5" in (Path("/etc/frr") / lab.pathspace("r1") / "frr.conf").read_text()
 
 
+def test_a_refused_line_written_into_frr_conf_is_not_loaded_with_copy(lab) -> None:  # noqa: ANN001
+    # the probe: frr.conf is the agent's to write (without the blocklist); a line the broker
+    # refuses, written there, then loaded with `copy` ran as root
+    conf = Path("/etc/frr") / lab.pathspace("r1") / "frr.conf"
+    saved = conf.read_text()
+    log = Path("/tmp") / f"a0-hp-copy-{lab.id}.log"
+    a0 = create_adapter("a0", lab)
+    try:
+        r = sh(a0, f"echo 'log file {log}' >> /etc/frr/frr.conf && vtysh -c 'copy {conf} running-config'")
+        assert r.ok is False and r.error.code is ErrorCode.NOT_ALLOWED, r.text
+        assert f"log file {log}" in conf.read_text()  # written (the agent's file), never loaded
+    finally:
+        conf.write_text(saved)
+    assert "log file" not in lab.running_config("r1") and not log.exists()
+
+
 def test_copy_is_refused_over_mcp_at_a0(lab) -> None:  # noqa: ANN001
     adapter = create_adapter("a0", lab)
     adapter.open()
