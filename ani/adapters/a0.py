@@ -353,7 +353,8 @@ class A0Adapter(BaseAdapter):
             cmd, rule, reason, restored = nft_hit
             data["nft_blocked"] = {"command": cmd, "rule": rule, "reason": reason, "restored": restored}
             undo = "the ruleset was restored" if restored else "RESTORING THE RULESET FAILED"
-            msg = f"the nftables change amounts to {cmd!r}: {reason} [rule: {rule}]; {undo}"
+            what = "" if rule == nftguard.UNREADABLE_RULE else f"the nftables change amounts to {cmd!r}: "
+            msg = f"{what}{reason} [rule: {rule}]; {undo}"
             return ToolResult.failure(ErrorCode.BLOCKED, msg, data=data, changed=changed, text=f"{text}\nerror [blocked]: {msg}")
         if broker.refusals:
             first = broker.refusals[0]
