@@ -5,11 +5,14 @@ Tools: ``get_topology`` (inherited) and ``shell(device, command)``. The command 
 bound to that router's FRR, in the bubblewrap sandbox of :mod:`ani.adapters.sandbox`
 (what it permits and refuses is listed there and in ``docs/protocol.md``). ``vtysh`` there
 reaches FRR only through the harness's broker (:mod:`ani.adapters.vtybroker`, one per call),
-which checks every line: a line that makes FRR touch host files (``banner motd file``, ``log
-file``, ``line vty``, ...) refuses that vtysh run and the call answers ``NOT_ALLOWED``; under
+which checks every line vtysh will execute: a line that makes FRR touch host files (``copy FILE
+running-config``, ``banner motd file``, ``log file``, ``line vty``, ...), a line vtysh would cut
+or read otherwise (a control character, more than 4,095 bytes) and a regular expression past
+:mod:`ani.adapters.regex_bound` refuse that vtysh run and the call answers ``NOT_ALLOWED``; under
 the blocklist ablation (:meth:`A0Adapter.set_blocklist`) a blocklisted line, abbreviated or
 not, answers ``BLOCKED``, and so does a blocklisted nftables change, which is measured and
-undone (:mod:`ani.adapters.nftguard`). ``data["refused"]`` / ``data["nft_blocked"]`` say what.
+undone (:mod:`ani.adapters.nftguard`; a ruleset that cannot be read back fails closed).
+``data["refused"]`` / ``data["nft_blocked"]`` say what.
 
 Result of ``shell``: ``data = {exit_status, stdout, stderr, stdout_truncated,
 stderr_truncated, timed_out, stdout_bytes, stderr_bytes, memory_exceeded, pids_exceeded,
@@ -302,6 +305,10 @@ class A0Adapter(BaseAdapter):
         before = self.state_of(args.device)
         nft_rules = self._nft_rules()
         nft_before = nftguard.read(spec.netns) if nft_rules else None
+        if nft_rules and nft_before is None:  # fail closed: an effect that cannot be judged
+            msg = nftguard.unreadable_reason() + "; the command did not run"
+            return ToolResult.failure(ErrorCode.BLOCKED, msg, data={"nft_blocked": {
+                "command": None, "rule": nftguard.UNREADABLE_RULE, "reason": msg, "restored": None}})
         broker = vtybroker.VtyBroker(
             spec.netns, spec.pathspace, args.device,
             lambda: vtybroker.checker_for(self.block_rules, spec.pathspace),
@@ -317,8 +324,7 @@ class A0Adapter(BaseAdapter):
             broker.close()
         nft_hit = None  # (command, rule, reason, restored)
         if nft_before is not None:
-            nft_after = nftguard.read(spec.netns)
-            hit = nftguard.blocked_change(nft_before, nft_after, nft_rules) if nft_after is not None else None
+            hit = nftguard.blocked_change(nft_before, nftguard.read(spec.netns), nft_rules)
             if hit is not None:
                 nft_hit = (*hit, nftguard.restore(spec.netns, nft_before))
         after = self.state_of(args.device)
@@ -347,7 +353,8 @@ class A0Adapter(BaseAdapter):
             cmd, rule, reason, restored = nft_hit
             data["nft_blocked"] = {"command": cmd, "rule": rule, "reason": reason, "restored": restored}
             undo = "the ruleset was restored" if restored else "RESTORING THE RULESET FAILED"
-            msg = f"the nftables change amounts to {cmd!r}: {reason} [rule: {rule}]; {undo}"
+            what = "" if rule == nftguard.UNREADABLE_RULE else f"the nftables change amounts to {cmd!r}: "
+            msg = f"{what}{reason} [rule: {rule}]; {undo}"
             return ToolResult.failure(ErrorCode.BLOCKED, msg, data=data, changed=changed, text=f"{text}\nerror [blocked]: {msg}")
         if broker.refusals:
             first = broker.refusals[0]

@@ -46,6 +46,7 @@ from ani.campaign.plots import (
     stress_series,
 )
 from ani.campaign.report import (
+    BLOCKLIST_SCOPE,
     MODE_SHORT,
     CampaignSummary,
     Rate,
@@ -267,6 +268,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "action_kinds": ACTION_KINDS,
         "modes": [MODE_SHORT[m] for m in COMPLETION_MODES],
         "cells": cells,
+        "blocklist_note": BLOCKLIST_SCOPE if any(c.blocklist for c in shown) else "",
         "plots": plots,
         "stress": stress,
         "paired": paired,

@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ani.adapters.blocklist import SCOPE as BLOCKLIST_SCOPE
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
 from ani.campaign.observer_report import observer_markdown  # observer-run
 from ani.campaign.results import BUDGET_STOP_REASONS, ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
@@ -472,6 +473,8 @@ def _cells_markdown(s: CampaignSummary) -> list[str]:
             f"| {name} | {r.level} | {_blk(r.blocklist)} | {', '.join(tasks)} | {r.form or '-'} "
             f"| {r.model or '-'} | {r.agent_mode or '-'} |"
         )
+    if any(r.blocklist for r in first.values()):
+        lines += ["", BLOCKLIST_SCOPE]
     return lines
 
 

@@ -370,3 +370,21 @@ def test_observer_and_measured_outcomes_are_counted_per_row():
     plain = render_html(summarize([rec("a1", 1, True, new=False)], {}))
     has = any(f in RunRecord.model_fields for f in ("unsafe", "recovered", "invalid_calls", "locks_left"))
     assert ('<h2 id="outcomes">' in plain) == has
+
+
+def test_a_blocklisted_cell_says_what_the_ablation_does_and_does_not_stop(grid):
+    # issue 23: the report must not let a reader take "blocklisted" for "protected"
+    from ani.adapters.blocklist import SCOPE
+    from ani.campaign.report import render_markdown
+
+    _, page, _ = grid
+    assert "does not stop" not in page  # no blocklisted cell: no note
+    spec = {**{k: v for k, v in SPEC.items() if k != "stress"}, "factor": "blocklist",
+            "cells": [{"name": "a1", "level": "a1", "blocklist": False},
+                      {"name": "a1+bl", "level": "a1", "blocklist": True}]}
+    records = [rec("a1", s, True, True) for s in (1, 2)] + [rec("a1+bl", s, True, True, blocklist=True) for s in (1, 2)]
+    s = summarize(records, spec)
+    html = section(render_html(s), "rates")
+    assert "emptied entry by entry" in html and "It does not stop damage the list does not name" in html
+    assert "inspects nothing at a2, a3t, a3r and a4" in html
+    assert SCOPE in render_markdown(s)
