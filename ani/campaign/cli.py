@@ -253,7 +253,8 @@ def run_one(
     seed: Annotated[int | None, typer.Option("--seed", help="variant seed (default 1)")] = None,
     level: Annotated[str, typer.Option("--level", envvar="ANI_LEVEL", help="adapter level (a0, a1, ...); default from $ANI_LEVEL, else a1")] = "a1",
     blocklist: Annotated[
-        bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")
+        bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation (a0, a1: the "
+                                   "levels whose calls carry CLI command lines)")
     ] = False,
     adapter_option: Annotated[
         list[str] | None,

@@ -271,3 +271,22 @@ def _served_url(proc: subprocess.Popen[str]) -> str:
             if m:
                 return m.group(1)
     raise AssertionError("the server did not print its URL")
+
+
+def test_mcp_serve_blocklist_at_a1_refuses_a_blocklisted_line_and_serves_the_rest(lab):
+    """issue 23 §6: ``ani mcp serve --blocklist`` (the spelling of ``ani run``) wraps the level in
+    the blocklist ablation; the agent's blocklisted line is an isError result, code blocked, and
+    the router keeps its BGP process."""
+    async def main() -> tuple[Any, Any, str]:
+        params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
+            "-m", "ani.cli", "mcp", "serve", "--lab", lab.id, "--level", "a1", "--blocklist"])
+        async with Client(params) as client:
+            blocked = await client.call_tool("update_config", {"device": "r1", "commands": ["no router bgp 64501"]})
+            read = await client.call_tool("get_running_config", {"device": "r1"})
+            return blocked, read, client.instructions or ""
+
+    blocked, read, instructions = anyio.run(main)
+    assert blocked.is_error and blocked.structured_content["error"]["code"] == "blocked"
+    assert read.is_error is False
+    assert instructions.startswith("ANI level a1 with the blocklist ablation on lab ")
+    assert lab_is_up(lab)
