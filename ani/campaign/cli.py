@@ -392,10 +392,12 @@ def run_one(
     if reasoning_summary is not None:  # netconfbench: how a multi-turn run's reasoning is summarised
         import yaml
 
+        from ani.validation import yaml_problem
+
         try:
             summary_opt = {"reasoning_summary": yaml.safe_load(reasoning_summary)}
         except yaml.YAMLError as exc:
-            raise _fail(f"--reasoning-summary: not YAML: {' '.join(str(exc).split())}") from None
+            raise _fail(f"--reasoning-summary: not YAML: {yaml_problem(exc)}") from None
     data = {
         "name": "run",
         **source,
