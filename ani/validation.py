@@ -142,7 +142,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             if first is not key_node.start_mark:
                 raise yaml.constructor.ConstructorError(
                     None, None,
-                    f"key {key!r} is written twice in one mapping (line {first.line + 1}, "
+                    f"key {repr(key) if nameable(key) else HIDDEN_KEY} is written twice in one mapping (line {first.line + 1}, "
                     f"column {first.column + 1} and line {key_node.start_mark.line + 1}, "
                     f"column {key_node.start_mark.column + 1})",
                 )
@@ -204,7 +204,20 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
         return " ".join(lines[:1]) or type(exc).__name__
     at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     text = f"{at}{problem}" + (f" ({context})" if context else "")
-    return " ".join(text.split())
+    return _QUOTED.sub(_shown_quote, " ".join(text.split()))
+
+
+#: a quoted token in PyYAML's words (``found undefined alias 'x'``, ``the tag '...'``, ``key 'k'``)
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+
+
+def _shown_quote(m: re.Match[str]) -> str:
+    """A quoted token of a YAML problem as shown: itself when it is a name, a character or one
+    of PyYAML's token names (``'<stream end>'``), else ``<not shown>`` (a file's content)."""
+    inner = m.group(1) if m.group(1) is not None else m.group(2)
+    if len(inner) <= 4 or nameable(inner) or (inner.startswith("<") and inner.endswith(">") and len(inner) < 30):
+        return m.group(0)
+    return "<not shown>"
 
 
 def parse_yaml(text: str) -> Any:

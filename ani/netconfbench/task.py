@@ -306,7 +306,11 @@ def read_json(path: str | Path) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as exc:
-        raise TaskFormatError(f"{p}: not valid JSON: key {exc.args[0]!r} is written twice in one object") from None
+        from ani.validation import HIDDEN_KEY, nameable
+
+        key = exc.args[0]
+        raise TaskFormatError(f"{p}: not valid JSON: key {repr(key) if nameable(key) else HIDDEN_KEY} is written "
+                              "twice in one object") from None
     except json.JSONDecodeError as exc:
         raise TaskFormatError(f"{p}: not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
 

@@ -117,3 +117,20 @@ def test_a_key_that_is_no_name_stands_hidden_in_a_path_and_a_name_is_kept():
     said = format_validation_error(err.value, unknown="unknown key")
     assert "cells.c1.nme: unknown key (did you mean 'name'?)" in said
     assert f"cells.{HIDDEN_KEY}.name: Field required" in said and no_content(said)
+
+
+@pytest.mark.parametrize("text, said", [
+    ("zzroot:$6$SeCrEt:1: y\nzzroot:$6$SeCrEt:1: z\n", "key <key not shown> is written twice in one mapping (line 1"),
+    ("k: 1\nk: 2\n", "key 'k' is written twice in one mapping"),
+    ("a: !!python/object:zz.SeCrEt x\n", "could not determine a constructor for the tag <not shown>"),
+    ("a: [b\n", "expected ',' or ']', but got '<stream end>'"),
+    ('a: "\\q"\n', "found unknown escape character 'q'"),
+])
+def test_a_yaml_problem_names_a_name_or_a_character_never_a_line(tmp_path, text, said):
+    from ani.validation import load_yaml
+
+    p = tmp_path / "f.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_yaml(p)
+    assert said in str(err.value) and no_content(str(err.value)) and "SeCrEt" not in str(err.value)
