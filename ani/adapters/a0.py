@@ -67,7 +67,7 @@ unknown key or a bad value is a ConfigError naming it and the known options):
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
@@ -195,6 +195,7 @@ class A0Adapter(BaseAdapter):
     """
 
     level = Level.A0
+    blocklist_inspects: ClassVar[bool] = True  # shell command strings (and every vtysh line at the broker)
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)

@@ -256,7 +256,8 @@ def run_one(
     seed: Annotated[int | None, typer.Option("--seed", help="variant seed (default 1)")] = None,
     level: Annotated[str, typer.Option("--level", envvar="ANI_LEVEL", help="adapter level (a0, a1, ...); default from $ANI_LEVEL, else a1")] = "a1",
     blocklist: Annotated[
-        bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")
+        bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation (a0, a1: the "
+                                   "levels whose calls carry CLI command lines)")
     ] = False,
     adapter_option: Annotated[
         list[str] | None,
@@ -394,10 +395,12 @@ def run_one(
     if reasoning_summary is not None:  # netconfbench: how a multi-turn run's reasoning is summarised
         import yaml
 
+        from ani.validation import yaml_problem
+
         try:
             summary_opt = {"reasoning_summary": yaml.safe_load(reasoning_summary)}
         except yaml.YAMLError as exc:
-            raise _fail(f"--reasoning-summary: not YAML: {' '.join(str(exc).split())}") from None
+            raise _fail(f"--reasoning-summary: not YAML: {yaml_problem(exc)}") from None
     data = {
         "name": "run",
         **source,

@@ -171,7 +171,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
     for c in shown:
         tokens = _mean(run_tokens(r) for r in c.valid)
         cells.append({
-            "name": c.name, "level": c.level, "blocklist": _blk(c.blocklist), "n": c.success.n,
+            "name": c.name, "level": c.level, "blocklist": _blk(c.blocklist, c.level), "n": c.success.n,
             "invalid": sum(1 for r in c.runs if r.label in bad),
             "success": _rate(c.success), "success_wilson": _ci(c.success.wilson),
             "success_cp": _ci(c.success.cp),

@@ -307,8 +307,23 @@ def _p(m: McNemarResult, pairs: int | None = None) -> str:
     return f"{m.p_value:.4g}" + (f" ({m.note})" if m.note else "")
 
 
-def _blk(b: bool | str) -> str:
+def _blk(b: bool | str, level: str = "") -> str:
+    """A cell's blocklist as the tables show it: ``-``, ``default`` or the file's name; for a run
+    recorded before the ablation was refused at levels whose calls it cannot inspect (a2, a3t,
+    a3r, a4: :func:`ani.registry.check_blocklist`), ``none (inspects nothing at a2)``."""
+    if b and level and not _blocklist_applies(level):
+        return f"none (inspects nothing at {level})"
     return "default" if b is True else ("-" if not b else Path(str(b)).name)
+
+
+def _blocklist_applies(level: str) -> bool:
+    from ani.errors import RegistryError
+    from ani.registry import blocklist_inspects
+
+    try:
+        return blocklist_inspects(level)
+    except RegistryError:  # an adapter not installed here: keep what the record says
+        return True
 
 
 def _pct(v: float | None) -> str:
@@ -470,7 +485,7 @@ def _cells_markdown(s: CampaignSummary) -> list[str]:
     for name, r in first.items():
         tasks = sorted({x.task for c in s.cells if c.cell == name for x in c.runs})
         lines.append(
-            f"| {name} | {r.level} | {_blk(r.blocklist)} | {', '.join(tasks)} | {r.form or '-'} "
+            f"| {name} | {r.level} | {_blk(r.blocklist, r.level)} | {', '.join(tasks)} | {r.form or '-'} "
             f"| {r.model or '-'} | {r.agent_mode or '-'} |"
         )
     if any(r.blocklist for r in first.values()):
@@ -590,7 +605,7 @@ def render_markdown(s: CampaignSummary) -> str:
     ]
     for c in s.cells:
         lines.append(
-            f"| {c.name} | {c.level} | {_blk(c.blocklist)} | {c.success.n} | {len(c.infra)} "
+            f"| {c.name} | {c.level} | {_blk(c.blocklist, c.level)} | {c.success.n} | {len(c.infra)} "
             f"| {_rate(c.success)} | {_ci(c.success.wilson)} | {_ci(c.success.cp)} "
             f"| {_rate(c.damage_free)} | {_ci(c.damage_free.wilson)} | {_ci(c.damage_free.cp)} |"
         )

@@ -117,6 +117,21 @@ def test_options_reach_the_adapter(lab_id):
     lab_is_intact(lab_id)
 
 
+def test_the_blocklist_ablation_at_a1_refuses_and_at_a2_is_refused(lab_id):
+    """issue 23 §6: ``ani.connect`` takes the blocklist (as ``ani run --blocklist``) at a1, where
+    the call is refused before it reaches FRR; at a2 (NETCONF XML) it would inspect nothing and
+    is refused before anything opens."""
+    before = Lab.attach(lab_id).running_config("r1")
+    with ani.connect(lab_id, "a1", blocklist=True) as adapter:
+        res = adapter.call("update_config", {"device": "r1", "commands": ["no router bgp 64501"]})
+        assert (res.ok, res.error.code) == (False, "blocked") and "removes a routing process" in res.text
+        assert adapter.call("get_running_config", {"device": "r1"}).ok
+    with pytest.raises(ani.errors.ConfigError, match="level a2's tools send no CLI command lines"):
+        ani.connect(lab_id, "a2", blocklist=True)
+    assert Lab.attach(lab_id).running_config("r1") == before
+    lab_is_intact(lab_id)
+
+
 CHILD = """
 import sys, ani
 with ani.connect(sys.argv[1], "a1") as a:

@@ -154,7 +154,13 @@ def test_bad_blocklist_files(tmp_path):
 def test_registry_wraps(monkeypatch):
     from ani import registry
 
-    monkeypatch.setattr(registry, "get_adapter_class", lambda name=None: lambda lab, **kw: FakeAdapter())
+    class Cli:  # an adapter class whose calls carry CLI lines (create_adapter checks the class)
+        blocklist_inspects = True
+
+        def __new__(cls, lab, **kw):
+            return FakeAdapter()
+
+    monkeypatch.setattr(registry, "get_adapter_class", lambda name=None: Cli)
     a = registry.create_adapter("a1", object(), blocklist=True)
     assert isinstance(a, BlocklistAdapter)
     assert a.call("update_config", {"device": "r1", "commands": ["no router bgp 1"]}).error.code == ErrorCode.BLOCKED
