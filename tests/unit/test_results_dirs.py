@@ -26,8 +26,13 @@ def test_a_registered_folder_is_known_and_hidden_once_it_exists(tmp_path, monkey
     assert results_dirs.known() == sorted([real, (tmp_path / "state").resolve()])
 
 
-def test_hidden_dirs_takes_every_known_results_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(results_dirs, "known", lambda: [Path("/srv/some/results"), Path("/usr")])
+def test_hidden_dirs_takes_every_known_results_folder_inside_the_visible_tree(tmp_path, monkeypatch):
+    monkeypatch.setattr(results_dirs, "known", lambda: [Path("/usr/local/some/results"), Path("/usr"),
+                                                        Path("/srv/some/results"), Path("/etc/frr/x")])
     monkeypatch.setattr(Path, "is_dir", lambda self: True)
     out = hidden_dirs()
-    assert Path("/srv/some/results") in out and Path("/usr") not in out  # a system dir never is
+    assert Path("/usr/local/some/results") in out
+    assert Path("/usr") not in out  # a visible root never is
+    # outside the allowlist a folder is not in the sandbox at all: a tmpfs would show its name
+    assert Path("/srv/some/results") not in out
+    assert Path("/etc/frr/x") not in out  # the sandbox's /etc/frr is its own tmpfs
