@@ -98,6 +98,7 @@ import structlog
 from ani.errors import CapabilityMissing, LabError, SandboxSetupFailed
 from ani.host import results_dirs
 from ani.host.programs import program, require
+from ani.lab import memcg as lab_memcg
 from ani.lab import netns as lab_netns
 
 log = structlog.get_logger(__name__)
@@ -185,6 +186,9 @@ class RunResult:
             (see :func:`setup_failed`). Sandboxed calls only; :func:`run_in_sandbox` retries
             such an attempt and never returns one.
         attempts: how many sandbox setups the call took (1 unless a setup failed and was retried).
+        router_memory_bytes: the bound of the router's memory cgroup the call's was made in
+            (:func:`router_memcg`; shared with the router's FRR and what earlier calls left
+            charged to it), bytes; None if the call's cgroup was not nested.
     """
 
     exit_status: int | None
@@ -201,6 +205,7 @@ class RunResult:
     memory_peak_bytes: int | None = None
     setup_failed: bool = False
     attempts: int = 1
+    router_memory_bytes: int | None = None
 
 
 def run_capped(
@@ -326,14 +331,23 @@ class CallCgroup:
 
     CONTROLLERS = ("memory", "pids")
 
-    def __init__(self, memory_bytes: int = CALL_MEMORY_BYTES, pids_max: int = CALL_PIDS_MAX) -> None:
+    def __init__(self, memory_bytes: int = CALL_MEMORY_BYTES, pids_max: int = CALL_PIDS_MAX,
+                 memory_parent: Path | None = None) -> None:
         self.memory_bytes = memory_bytes
         self.pids_max = pids_max
         self.name = f"{CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
         self.dirs = {c: CGROUP_ROOT / c / self.name for c in self.CONTROLLERS}
+        if memory_parent is not None:  # the router's memory cgroup: the call counts against it too
+            self.dirs["memory"] = memory_parent / self.name
         self.memory_exceeded = False
         self.pids_exceeded = False
         self.memory_peak_bytes: int | None = None
+        self.parent_limit_bytes: int | None = None
+        if memory_parent is not None:
+            try:
+                self.parent_limit_bytes = int((memory_parent / "memory.limit_in_bytes").read_text())
+            except (OSError, ValueError):
+                pass
 
     @classmethod
     def check_support(cls) -> None:
@@ -349,10 +363,17 @@ class CallCgroup:
 
     @classmethod
     def remove_stale(cls) -> None:
-        """Remove the call cgroups of harness processes that are gone (killing what is left in them)."""
-        for c in cls.CONTROLLERS:
+        """Remove the call cgroups of harness processes that are gone (killing what is left in
+        them), at the top of each controller and inside the routers' memory cgroups."""
+        parents = [CGROUP_ROOT / c for c in cls.CONTROLLERS]
+        try:
+            parents += [Path(e.path) for e in os.scandir(CGROUP_ROOT / "memory")
+                        if e.name.startswith(lab_memcg.PREFIX) and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            pass
+        for parent in parents:
             try:
-                entries = list(os.scandir(CGROUP_ROOT / c))
+                entries = list(os.scandir(parent))
             except OSError:
                 continue
             for e in entries:
@@ -864,6 +885,20 @@ def run_in_sandbox(
     return retry_setup(attempt, timeout_s, what=f"{spec.hostname} ({spec.netns})")
 
 
+def router_memcg(spec: SandboxSpec) -> Path | None:
+    """The router's memory cgroup (:mod:`ani.lab.memcg`, cgroup v1) if the lab made one: a call's
+    memory cgroup is made inside it, so what a call holds (its processes, and the kernel memory
+    it charges: routes, nftables objects, which stay charged to the router after the call)
+    counts against the router's bound as well as the call's. None: the call's cgroup is made at
+    the top of the hierarchy (a lab without router cgroups)."""
+    try:
+        h = lab_memcg.hierarchy()
+    except CapabilityMissing:
+        return None
+    d = lab_memcg.path(spec.pathspace, h)
+    return d if h.version == 1 and d.is_dir() else None
+
+
 def _run_once(
     spec: SandboxSpec, command: str, uid: int, *, timeout_s: float, max_bytes: int,
     vty_dir: str | None, config_read_only: bool,
@@ -895,7 +930,7 @@ def _run_once(
             os.write(cw, CLIENT_SOURCE.encode())  # a few KiB: below the pipe buffer
             os.close(cw)
             vty = (vty_dir, cr)
-        with CallCgroup() as cg:
+        with CallCgroup(memory_parent=router_memcg(spec)) as cg:
             res, status = run_with_status(
                 lambda status_fd: cg.wrap(sandbox_argv(
                     spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns,
@@ -906,6 +941,7 @@ def _run_once(
         res.memory_exceeded = cg.memory_exceeded
         res.pids_exceeded = cg.pids_exceeded
         res.memory_peak_bytes = cg.memory_peak_bytes
+        res.router_memory_bytes = cg.parent_limit_bytes
         res.setup_failed = setup_failed(res, status)
         return res
     finally:

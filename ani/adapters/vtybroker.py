@@ -23,7 +23,8 @@ any command the line can abbreviate matches it. Where FRR itself would call the 
 this refuses too). One refused line refuses the whole vtysh invocation: nothing is sent, the
 client prints ``% ani: refused ...`` and exits 1, and the A0 call reports it. Lines that pass
 are run by the real ``vtysh -N <pathspace>`` in the router's namespace, outside the sandbox,
-bounded by the call's time and output caps.
+bounded by the call's time and output caps and, with the router's FRR daemons, by the router's
+memory cgroup (:mod:`ani.lab.memcg`).
 """
 
 from __future__ import annotations
@@ -392,6 +393,7 @@ class VtyBroker:
             return
         from ani.adapters.sandbox import run_capped  # late: sandbox imports this module
 
+        from ani.lab import memcg
         from ani.lab.frr import uts_argv
 
         if not lines:
@@ -411,7 +413,10 @@ class VtyBroker:
         else:
             for l in lines:
                 args += ["-c", l]
-        argv = uts_argv(self.netns, self.hostname, "exec " + " ".join(shlex.quote(x) for x in args))
+        # run in the router's memory cgroup: what a line makes vtysh allocate is bounded with the
+        # router's FRR (ani.lab.memcg), not only by the call's time
+        argv = memcg.wrap(self.pathspace, uts_argv(self.netns, self.hostname,
+                                                   "exec " + " ".join(shlex.quote(x) for x in args)))
         try:
             res = run_capped(argv, timeout_s=max(0.1, self.deadline - time.monotonic()), max_bytes=self.max_bytes)
         finally:
