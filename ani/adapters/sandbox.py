@@ -57,7 +57,10 @@ What it refuses:
   and what it writes to its tmpfs mounts) at most 1 GiB of memory (:data:`CALL_MEMORY_BYTES`;
   swap included where the kernel accounts it) and 256 tasks (:data:`CALL_PIDS_MAX`): the
   call's own cgroup v1 ``memory`` and ``pids`` cgroups (:class:`CallCgroup`), made before the
-  call and removed after it, also on timeout; past the memory bound the kernel's OOM killer
+  call and removed after it, also on timeout; the memory one inside the router's memory cgroup
+  (:func:`router_memcg`, :mod:`ani.lab.memcg`), so the call also counts against the router's
+  bound, which it shares with the router's FRR, and the kernel memory it charged (routes) stays
+  the router's after the call; past the memory bound the kernel's OOM killer
   kills within the call only (``memory_exceeded`` in the result); each process at most 4 GiB of
   address space; at most 256 tasks more than user ``frr`` already has (a fork bomb fails fast);
   each tmpfs 64 MiB; each file written at most 64 MiB (``RLIMIT_FSIZE``: also bounds the
