@@ -551,15 +551,15 @@ def _visible_real() -> list[Path]:
 
 def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
     """Directories inside the visible tree (:data:`VISIBLE_ROOTS`) replaced by an empty tmpfs in
-    the sandbox: the source checkout holding ``ani`` (task classes, hidden-test logic), the
-    harness process's working directory (default home of campaign ``results/``), every results
+    the sandbox: the ``ani`` package wherever it is installed and the source checkout holding it
+    (task classes, hidden-test logic), the harness process's working directory (default home of campaign ``results/``), every results
     folder a run registered (``--out``; :mod:`ani.host.results_dirs`), plus ``extra``, each only
     where it lies under ``/usr``, ``/etc``, ... (e.g. a checkout in ``/usr/local/src``).
     Anywhere else (``/work``, ``/root``, ``/home``, ``/srv``, ``/opt``, ...) a directory is not
     in the sandbox at all, and covering it would show its name; a visible root itself is never
     hidden. Returns real paths, sorted, none under another.
     """
-    cands: list[Path] = []
+    cands: list[Path] = [Path(__file__).resolve().parents[1]]  # the ani package, e.g. in /usr/lib/python3/...
     pkg_parent = Path(__file__).resolve().parents[2]
     if (pkg_parent / "pyproject.toml").exists():  # a source checkout, not site-packages
         cands.append(pkg_parent)

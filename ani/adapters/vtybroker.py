@@ -399,6 +399,12 @@ class VtyBroker:
         if not lines:
             conn.sendall(json.dumps({"stdout": "", "stderr": "", "exit": 0}).encode())
             return
+        if not memcg.path(self.pathspace).is_dir():  # a lab made without the routers' cgroups
+            conn.sendall(json.dumps({"stdout": "", "stderr": f"% ani: {self.hostname} has no memory cgroup "
+                                     f"({memcg.name(self.pathspace)}), so its vtysh would run unbounded; "
+                                     "nothing was sent to FRR (restart the lab with this ani)\n",
+                                     "exit": 1}).encode())
+            return
         args = [program("vtysh"), "-N", self.pathspace]
         if req.get("daemon"):
             args += ["-d", str(req["daemon"])]
