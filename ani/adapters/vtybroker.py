@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ani.errors import CapabilityMissing
 from ani.host.programs import program
 
 #: where the broker's socket appears inside the sandbox
@@ -319,6 +320,32 @@ sys.stdout.write(r.get("stdout", "")); sys.stderr.write(r.get("stderr", "")); sy
 '''.replace("@SOCKET@", SANDBOX_SOCKET_DIR + "/" + SOCKET_NAME)
 
 
+def _oom_kills(pathspace: str) -> int | None:
+    """How many processes the kernel has killed at the router's memory bound so far (None: unknown)."""
+    from ani.lab import memcg
+
+    try:
+        return memcg.usage(pathspace).oom_kills
+    except (OSError, ValueError, CapabilityMissing):
+        return None
+
+
+def _bound_note(pathspace: str, hostname: str, before: int | None) -> str:
+    """The line telling the agent that its vtysh run reached the router's memory bound (the
+    kernel killed one of the router's processes meanwhile: this vtysh or a daemon), or ''."""
+    from ani.lab import memcg
+
+    after = _oom_kills(pathspace)
+    if before is None or after is None or after <= before:
+        return ""
+    try:
+        limit = memcg.usage(pathspace).limit
+    except (OSError, ValueError, CapabilityMissing):
+        limit = 0
+    return (f"% ani: router {hostname} reached its memory bound ({limit} bytes, its FRR daemons and vtysh "
+            f"together): the kernel killed {after - before} of its processes (this vtysh or an FRR daemon)\n")
+
+
 class VtyBroker:
     """One A0 call's broker: a unix socket in a fresh host dir, served by a thread.
 
@@ -423,13 +450,15 @@ class VtyBroker:
         # router's FRR (ani.lab.memcg), not only by the call's time
         argv = memcg.wrap(self.pathspace, uts_argv(self.netns, self.hostname,
                                                    "exec " + " ".join(shlex.quote(x) for x in args)))
+        kills = _oom_kills(self.pathspace)
         try:
             res = run_capped(argv, timeout_s=max(0.1, self.deadline - time.monotonic()), max_bytes=self.max_bytes)
         finally:
             if infile:
                 os.unlink(infile)
         status = 124 if res.timed_out else res.exit_status
-        conn.sendall(json.dumps({"stdout": res.stdout, "stderr": res.stderr, "exit": status}).encode())
+        stderr = res.stderr + _bound_note(self.pathspace, self.hostname, kills)
+        conn.sendall(json.dumps({"stdout": res.stdout, "stderr": stderr, "exit": status}).encode())
 
     def close(self) -> None:
         self._stop.set()
