@@ -155,8 +155,10 @@ def wrap(pathspace: str, argv: list[str], h: Hierarchy | None = None) -> list[st
 
 @dataclass(frozen=True)
 class Usage:
-    """A router's memory now: ``current``, ``peak`` and ``limit`` in bytes; ``oom_kills``: how
-    many of its processes the kernel killed at the bound."""
+    """A router's memory now: ``current``, ``peak`` and ``limit`` in bytes (``current`` and
+    ``peak`` include the A0 calls' cgroups inside it); ``oom_kills``: how many processes of the
+    router's cgroup itself (its daemons, vtysh runs) the kernel killed; with cgroup v1 a process of
+    an A0 call inside it is counted in the call's cgroup only (the call's ``memory_exceeded``)."""
 
     current: int
     peak: int

@@ -131,9 +131,12 @@ def test_kernel_routes_added_by_calls_stay_counted_against_the_router(make_lab) 
     assert memcg.usage(ps).current - base > 1 * MiB  # 5,000 routes, charged to r1 after the call
     # many more than the router's bound holds: stopped at it; the router stays within it
     r = a.call("shell", {"device": "r1", "command": add.format(n=1_000_000)})
-    assert r.ok is False and r.error.code == ErrorCode.RESOURCE_EXHAUSTED, r.text
-    assert f"router r1 ({2 * BOUND} bytes" in r.error.message
     u = memcg.usage(ps)
+    # the kernel killed the largest process of the router: the call's ip (as measured; counted in
+    # the call's cgroup) or a daemon (counted in the router's)
+    assert r.ok is False and (r.data["memory_exceeded"] or u.oom_kills >= 1), r.text
+    if r.data["memory_exceeded"]:
+        assert r.error.code == ErrorCode.RESOURCE_EXHAUSTED and f"router r1 ({2 * BOUND} bytes" in r.error.message
     assert u.peak <= 2 * BOUND and u.current <= 2 * BOUND
     assert int(lab.exec("r1", ["sh", "-c", "ip -4 route show | wc -l"], timeout=60).stdout) < 1_000_000
     assert lab.dead_daemons("r2") == []
