@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ani.lab import frr
+from ani.lab import frr, memcg
 from ani.lab.netns import list_netns
 from ani.lab.proc import cmdline
 from ani.lab.state import lab_dir
@@ -93,10 +93,12 @@ def footprint(lab_id: str) -> dict[str, list[str]]:
         # each router's run-dir tmpfs (ani.lab.frr.prepare): unmounted by every teardown
         "mounts": [ln.split(" - ")[1].split()[1] for ln in Path("/proc/self/mountinfo").read_text().splitlines()
                    if " - " in ln and ln.split(" - ")[1].split()[1].startswith(f"ani-frr-run-{p}")],
+        # each router's memory cgroup (ani.lab.memcg): removed by every teardown
+        "cgroups": [str(c) for c in memcg.lab_cgroups(lab_id)],
     }
 
 
-EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": []}
+EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": [], "cgroups": []}
 
 
 def track_labs(deps: Any) -> list[Any]:

@@ -20,7 +20,8 @@ memory_peak_bytes, changed_parts}``.
 
 - exit status 0: ``ok=True``;
 - non-zero exit status: ``ok=False``, ``ErrorCode.COMMAND_FAILED`` ("exit status N"), data filled;
-- the call reached its memory or task bound (``sandbox.CALL_MEMORY_BYTES``: the kernel's OOM
+- the call reached its memory or task bound (``sandbox.CALL_MEMORY_BYTES``, or the router's
+  memory bound, :mod:`ani.lab.memcg`, which the call shares with the router's FRR: the kernel's OOM
   killer killed a process of it; ``sandbox.CALL_PIDS_MAX``: a fork failed), whatever the exit
   status: ``ok=False``, ``ErrorCode.RESOURCE_EXHAUSTED`` naming the bound, data filled;
 - timeout: ``ok=False``, ``ErrorCode.TIMEOUT`` ("timeout after N s"), retriable, the whole
@@ -379,7 +380,9 @@ class A0Adapter(BaseAdapter):
         if res.memory_exceeded or res.pids_exceeded:
             bounds = []
             if res.memory_exceeded:
-                bounds.append(f"memory bound of the call ({sandbox.CALL_MEMORY_BYTES} bytes) reached: "
+                router = (f" or of router {args.device} ({res.router_memory_bytes} bytes, shared with its FRR "
+                          "and the kernel state earlier calls added)") if res.router_memory_bytes else ""
+                bounds.append(f"memory bound of the call ({sandbox.CALL_MEMORY_BYTES} bytes){router} reached: "
                               "the kernel killed a process of it")
             if res.pids_exceeded:
                 bounds.append(f"task bound of the call ({sandbox.CALL_PIDS_MAX} processes/threads) "

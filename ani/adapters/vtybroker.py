@@ -32,7 +32,8 @@ any command the line can abbreviate matches it. Where FRR itself would call the 
 this refuses too). One refused line refuses the whole vtysh invocation: nothing is sent, the
 client prints ``% ani: refused ...`` and exits 1, and the A0 call reports it. Lines that pass
 are run by the real ``vtysh -N <pathspace>`` in the router's namespace, outside the sandbox,
-bounded by the call's time and output caps.
+bounded by the call's time and output caps and, with the router's FRR daemons, by the router's
+memory cgroup (:mod:`ani.lab.memcg`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ani.adapters import regex_bound
+from ani.errors import CapabilityMissing
 from ani.host.programs import program
 
 #: where the broker's socket appears inside the sandbox
@@ -381,6 +383,32 @@ sys.stdout.write(r.get("stdout", "")); sys.stderr.write(r.get("stderr", "")); sy
 '''.replace("@SOCKET@", SANDBOX_SOCKET_DIR + "/" + SOCKET_NAME)
 
 
+def _oom_kills(pathspace: str) -> int | None:
+    """How many processes the kernel has killed at the router's memory bound so far (None: unknown)."""
+    from ani.lab import memcg
+
+    try:
+        return memcg.usage(pathspace).oom_kills
+    except (OSError, ValueError, CapabilityMissing):
+        return None
+
+
+def _bound_note(pathspace: str, hostname: str, before: int | None) -> str:
+    """The line telling the agent that its vtysh run reached the router's memory bound (the
+    kernel killed one of the router's processes meanwhile: this vtysh or a daemon), or ''."""
+    from ani.lab import memcg
+
+    after = _oom_kills(pathspace)
+    if before is None or after is None or after <= before:
+        return ""
+    try:
+        limit = memcg.usage(pathspace).limit
+    except (OSError, ValueError, CapabilityMissing):
+        limit = 0
+    return (f"% ani: router {hostname} reached its memory bound ({limit} bytes, its FRR daemons and vtysh "
+            f"together): the kernel killed {after - before} of its processes (this vtysh or an FRR daemon)\n")
+
+
 class VtyBroker:
     """One A0 call's broker: a unix socket in a fresh host dir, served by a thread.
 
@@ -455,10 +483,17 @@ class VtyBroker:
             return
         from ani.adapters.sandbox import run_capped  # late: sandbox imports this module
 
+        from ani.lab import memcg
         from ani.lab.frr import uts_argv
 
         if not lines:
             conn.sendall(json.dumps({"stdout": "", "stderr": "", "exit": 0}).encode())
+            return
+        if not memcg.path(self.pathspace).is_dir():  # a lab made without the routers' cgroups
+            conn.sendall(json.dumps({"stdout": "", "stderr": f"% ani: {self.hostname} has no memory cgroup "
+                                     f"({memcg.name(self.pathspace)}), so its vtysh would run unbounded; "
+                                     "nothing was sent to FRR (restart the lab with this ani)\n",
+                                     "exit": 1}).encode())
             return
         args = [program("vtysh"), "-N", self.pathspace]
         if req.get("daemon"):
@@ -474,14 +509,19 @@ class VtyBroker:
         else:
             for l in lines:
                 args += ["-c", l]
-        argv = uts_argv(self.netns, self.hostname, "exec " + " ".join(shlex.quote(x) for x in args))
+        # run in the router's memory cgroup: what a line makes vtysh allocate is bounded with the
+        # router's FRR (ani.lab.memcg), not only by the call's time
+        argv = memcg.wrap(self.pathspace, uts_argv(self.netns, self.hostname,
+                                                   "exec " + " ".join(shlex.quote(x) for x in args)))
+        kills = _oom_kills(self.pathspace)
         try:
             res = run_capped(argv, timeout_s=max(0.1, self.deadline - time.monotonic()), max_bytes=self.max_bytes)
         finally:
             if infile:
                 os.unlink(infile)
         status = 124 if res.timed_out else res.exit_status
-        conn.sendall(json.dumps({"stdout": res.stdout, "stderr": res.stderr, "exit": status}).encode())
+        stderr = res.stderr + _bound_note(self.pathspace, self.hostname, kills)
+        conn.sendall(json.dumps({"stdout": res.stdout, "stderr": stderr, "exit": status}).encode())
 
     def close(self) -> None:
         self._stop.set()

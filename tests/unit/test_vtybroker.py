@@ -204,3 +204,23 @@ def test_a_raw_request_with_a_newline_in_a_line_is_checked_line_by_line(mode: st
         assert b.refusals[0].code == "not_allowed"
     finally:
         b.close()
+
+
+def test_a_vtysh_run_that_reached_the_routers_memory_bound_says_so(monkeypatch):
+    from ani.adapters import vtybroker
+    from ani.lab import memcg
+
+    kills = iter([0, 1, 1])
+    monkeypatch.setattr(memcg, "usage", lambda ps: memcg.Usage(current=1, peak=2, limit=64 << 20, oom_kills=next(kills)))
+    before = vtybroker._oom_kills("ani-x-r1")
+    note = vtybroker._bound_note("ani-x-r1", "r1", before)
+    assert note == ("% ani: router r1 reached its memory bound (67108864 bytes, its FRR daemons and vtysh "
+                    "together): the kernel killed 1 of its processes (this vtysh or an FRR daemon)\n")
+    monkeypatch.setattr(memcg, "usage", lambda ps: memcg.Usage(current=1, peak=2, limit=64 << 20, oom_kills=1))
+    assert vtybroker._bound_note("ani-x-r1", "r1", 1) == ""  # no kill meanwhile: nothing said
+
+    def gone(ps):
+        raise FileNotFoundError(ps)
+
+    monkeypatch.setattr(memcg, "usage", gone)
+    assert vtybroker._oom_kills("ani-x-r1") is None and vtybroker._bound_note("ani-x-r1", "r1", 0) == ""
