@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ani.device.model import DeviceConfig
-from ani.errors import AniTimeout
+from ani.errors import AniError, AniTimeout
 from ani.intents.errors import IntentError, PoolExhausted
 from ani.intents.models import parse_changes
 from ani.intents.pools import Pools
@@ -84,7 +84,7 @@ def compile_changes(
         return _compile(changes, configs, pools, eager=True, deadline=deadline)
 
 
-class _Invalid(Exception):
+class _Invalid(AniError):
     """A configuration compiled without the per-change canonical form is invalid at the end."""
 
 
