@@ -107,3 +107,21 @@ def test_a_commit_past_its_bound_is_rolled_back_and_the_router_answers(lab, a2):
     assert not a2.call("cancel_commit", {"devices": ["r1"]}).ok
     assert a2.call("compare", {"device": "r1"}).data["changes"] == 900
     assert a2.call("discard_changes", {"device": "r1"}).ok
+
+
+def test_a_commit_whose_client_gave_up_is_rolled_back_and_the_router_answers(lab, a2, open_adapter):  # type: ignore[no-untyped-def]
+    """The issue's sequence: the client's RPC timeout (2 s) passes before the commit is done, so
+    the agent is told ``timeout``; the server stops applying at its own bound (3 s) and rolls
+    back instead of applying on for minutes: running is what it was and the router answers."""
+    before = read(lab, "r1")
+    assert a2.call("edit_config", {"device": "r1", "config": entries(0, 900)}).ok  # the shared candidate
+    hasty = open_adapter(A2Adapter(lab, options={"rpc_timeout_s": 2}))
+    hasty.session("r1").ensure()  # the session is open before the clock starts
+    t0 = time.monotonic()
+    res = hasty.call("commit", {"devices": ["r1"], "confirmed": False})
+    assert res.error is not None and res.error.code == "timeout", res.text
+    got = a2.call("get_config", {"device": "r1", "source": "running"})  # waits for the server's commit to end
+    assert got.ok and "PL-BIG" not in got.text
+    assert time.monotonic() - t0 < 60  # the bound (3 s) plus the rollback, not FRR's ~15 s for 900 entries
+    assert read(lab, "r1") == before  # nothing of the commit is left in FRR
+    assert a2.call("discard_changes", {"device": "r1"}).ok
