@@ -68,8 +68,10 @@ every class defined in ``ani`` and checks this tree.
     |   +-- DocError (ValueError)    a desired-state document is invalid (``pointer``)
     |   |   +-- ServiceFileError     ani.sot.services: a service file (A4) does not compile
     |   +-- PatchError               a JSON Patch could not be applied (``index``, ``op``, ``path``)
-    |   +-- Conflict                 ``base_revision`` is stale, or another writer moved HEAD (``expected``, ``actual``)
+    |   +-- Conflict                 a change overlaps what another writer committed since its base (``expected``, ``actual``, ``paths``)
     |   +-- SotPathError             no such file, or a path outside the repository
+    |   +-- UnknownRevision          a revision that names no commit of the history
+    |   +-- SotArgError (ValueError) an argument of the wrong form or size (a revision naming a path, a long commit message)
     |   +-- SotBusy
     +-- AgentError                   an agent's own failure (not the network's, not the harness's)
     |   +-- BudgetExceeded           ani.agents.base: a budget limit was hit (``reason``)
