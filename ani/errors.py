@@ -116,7 +116,7 @@ class ErrorCode(StrEnum):
     INTERNAL = "internal"  # a harness fault surfaced to the agent as data
     INVALID_INTENT = "invalid_intent"  # a service change / desired state refused by validation; nothing reached a device
     NOT_FOUND = "not_found"  # no service, source-of-truth file, revision or router object (route-map, prefix-list, neighbor) of that name
-    CONFLICT = "conflict"  # the base revision is stale (HEAD moved); re-read and retry
+    CONFLICT = "conflict"  # another writer changed the same source-of-truth file since the base revision; re-read and retry
     RESOURCE_EXHAUSTED = "resource_exhausted"  # a resource pool (addresses, seq numbers, names) has no free value
     NON_CONVERGENT = "non_convergent"  # reconciliation stopped: the same or the inverse drift came back
     LOCKED = "locked"  # another management session holds the device's configuration lock (a NETCONF <lock> on running, RFC 6241 §7.5); retriable once it is released

@@ -45,8 +45,8 @@ patch whose document would pass 1 MiB (checked after each operation) -> ``invali
 changes before a revert, a revert whose changes are already undone, a revert of the initial
 commit or of a merge commit (two parents: which side to undo is not defined), a revert that does
 not apply cleanly (later commits changed the same lines; the message names them) ->
-``invalid_arguments`` (retrying cannot help); another writer moved HEAD during a commit or
-revert -> ``conflict`` (retriable). A commit whose reconcile did not converge stays committed (the history is the
+``invalid_arguments`` (retrying cannot help); another writer changed the same file since the
+changes' base, or moved HEAD during a revert -> ``conflict`` (retriable). A commit whose reconcile did not converge stays committed (the history is the
 record) and the result is ``ok=False``: ``non_convergent`` (data.reconcile lists the drift left
 and the lines involved), ``rolled_back`` (the failing router was put back and no other router
 was changed), ``rollback_failed`` (putting it back failed), ``command_failed`` (some routers were
@@ -305,7 +305,7 @@ class A3RAdapter(BaseAdapter):
     @tool(args=PatchArgs,
           description="Edit one desired-state file in the working tree with an RFC 6902 JSON Patch "
           "(atomic: all operations or none; the result is validated; nothing reaches a router until "
-          "sot_commit). Refused with `conflict` if HEAD moved since base_revision, `invalid_intent` "
+          "sot_commit). Refused with `conflict` if the file changed since base_revision, `invalid_intent` "
           "if an operation fails or the result is invalid (the message names the operation and path).")
     def sot_patch(self, args: PatchArgs) -> ToolResult:
         try:

@@ -22,7 +22,7 @@ WORKFLOW = (
     "(the source of truth); a reconciler makes the routers match its HEAD. Workflow: sot_list; "
     "sot_read(path) (note the revision it reports); sot_patch(path, patch, base_revision) with an "
     "RFC 6902 JSON Patch (edits the working tree only; validated and atomic; refused as a conflict "
-    "when HEAD moved since base_revision); sot_diff to review; sot_commit(message) commits and "
+    "when the file changed since base_revision); sot_diff to review; sot_commit(message) commits and "
     "reconciles (the result says converged / non-convergent / failed and what was sent to which "
     "router); drift() shows desired vs actual per router; reconcile() reverts out-of-band changes; "
     "sot_log and sot_revert(revision) work on the history. Paths name things: "
