@@ -550,7 +550,7 @@ class SotRepo:
             if tip == base:
                 return
             overlap = sorted(set(self._dirty()) & set(self._changed(base, tip)))
-            if overlap or not self._dirty():
+            if overlap:
                 raise Conflict(base, tip, self._overlap_text(base, tip, overlap,
                                                              "your uncommitted changes are based on"), paths=overlap)
             self._sync()
