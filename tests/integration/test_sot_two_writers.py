@@ -16,6 +16,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,34 @@ def test_two_a3r_adapters_in_one_process(lab, open_adapter):
     rb2 = ok(b.call("sot_commit", {"message": "b: e1 route"}))["revision"]
     assert files_of(b, rb2) == ["devices/e1.json"]
     assert "203.0.113.5/32" in lab.running_config("e1") and "203.0.113.6/32" in lab.running_config("e1")
+
+
+def test_two_a3r_adapters_committing_at_the_same_moment_both_land(lab, open_adapter):
+    """Issue 23's probe: two agents change different routers' files at the same moment."""
+    a = open_adapter(create_adapter("a3r", lab))
+    b = open_adapter(create_adapter("a3r", lab))
+    h0 = head(a)
+    ok(a.call("sot_patch", {"path": "devices/e1.json", "patch": route("203.0.113.21/32"), "base_revision": h0}))
+    ok(b.call("sot_patch", {"path": "devices/e2.json", "patch": route("203.0.113.22/32"), "base_revision": h0}))
+    barrier = threading.Barrier(2)
+    results: dict[str, Any] = {}
+
+    def go(name: str, adapter: Any, message: str) -> None:
+        barrier.wait()
+        results[name] = adapter.call("sot_commit", {"message": message})
+
+    threads = [threading.Thread(target=go, args=("a", a, "a: e1 at once")),
+               threading.Thread(target=go, args=("b", b, "b: e2 at once"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    ra, rb = ok(results["a"])["revision"], ok(results["b"])["revision"]
+    assert files_of(a, ra) == ["devices/e1.json"] and files_of(a, rb) == ["devices/e2.json"]
+    log = [e["revision"] for e in ok(a.call("sot_log", {"n": 3}))["log"]]
+    assert sorted(log[:2]) == sorted([ra, rb]) and log[2] == h0  # one after the other, on h0
+    assert "203.0.113.21/32" in lab.running_config("e1") and "203.0.113.22/32" in lab.running_config("e2")
+    assert ok(a.call("drift", {}))["drift"] == {}
 
 
 OTHER = textwrap.dedent("""
