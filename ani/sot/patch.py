@@ -240,7 +240,7 @@ def apply_patch(doc: Any, ops: Any, max_bytes: int = MAX_FILE_BYTES) -> Any:
 
 
 def _test(work: Any, op: dict) -> None:
-    """The ``test`` operation (RFC 6902 §4.6); ValueError naming both values (cut to SHOW_MAX)."""
+    """The ``test`` operation (RFC 6902 §4.6); ValueError naming both values (each cut to 200 characters)."""
     actual = _resolve(work, _tokens(op["path"], "path"), op["path"], last_may_be_new=False, allow_dash=False)
     if not json_equal(actual, op["value"]):
         note = ""
@@ -256,4 +256,4 @@ def _cut(text: str, limit: int = 200) -> str:
 
 def _too_big(size: int, bound: int, qualifier: str = "") -> str:
     return (f"the document would be {qualifier}{size} characters as compact JSON, over the bound of {bound} "
-            "(MAX_FILE_BYTES: a file of the source of truth is at most 1 MiB)")
+            "(ani.sot.bounds: a file of the source of truth is at most 1 MiB)")
