@@ -207,17 +207,16 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         else:
             f.write_text(text)
 
-    def _commit(self, message: str) -> str:
-        """A3-R's commit, refused (nothing committed) unless every service file of the working
-        tree compiles on the device files of the working tree."""
+    def _check_tree(self) -> None:
+        """A commit is refused (nothing committed) unless every service file of the working tree
+        compiles on its device files: run by the repository on the tree it is about to record,
+        after any rebase onto another writer's commits (so two writers' services are compiled
+        together)."""
         from ani.sot.services import check_services
 
-        repo = self._repo()
-        with repo._lock:
-            errors = check_services(repo, None, pools=self._service_pools)
-            if errors:
-                raise self._refuse(errors)
-            return super()._commit(message)
+        errors = check_services(self._repo(), None, pools=self._service_pools)
+        if errors:
+            raise self._refuse(errors)
 
     def _revert(self, revision: str) -> str:
         """A3-R's revert, refused (nothing committed, the tree as before) when the services of
