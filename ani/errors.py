@@ -27,6 +27,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- TopologyError            topology / scenario file
     |   +-- CampaignSpecError        campaign file
     |   +-- InventoryError           ani.inventory: an inventory of real devices, or a secret it names that cannot be read
+    |   +-- FolderInUse              a results folder another campaign writes (``holder_pid``)
     |   +-- GeneratorError           scenario manifest that cannot be generated (names the field)
     |   +-- TaskError                task class / variant / task file
     |       +-- TaskFormatError      ani.netconfbench: a NetConfBench task file ("<file>: <json.path>: ...")
@@ -34,6 +35,7 @@ every class defined in ``ani`` and checks this tree.
     +-- RegistryError                unknown adapter name (lists the known ones)
     |   +-- LevelError               no level given, or an unknown one (also a ConfigError)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
+    |   +-- LabIdError               a new lab's id malformed or in use (also a ConfigError)
     |   +-- LabNotFound              no lab with that id
     |   +-- LabGone                  the lab was removed under the caller ("lab <id> is not running (...)")
     |   +-- ConvergenceTimeout

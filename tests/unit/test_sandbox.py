@@ -12,6 +12,8 @@ import pytest
 from ani.adapters.a0 import A0Adapter, ShellArgs, format_output
 from ani.adapters.sandbox import (
     TMPFS_BYTES,
+    VAR_SYMLINKS,
+    VISIBLE_ROOTS,
     CappedOutput,
     SandboxSpec,
     run_capped,
@@ -71,8 +73,8 @@ def test_argv_mounts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def _top_dirs() -> list[str]:
-    return sorted("/" + n for n in os.listdir("/") if not os.path.islink("/" + n)
-                  and "/" + n not in ("/run", "/proc", "/dev", "/tmp", "/sys"))
+    """The allowlisted roots that are directories here (not symlinks): bound read-only."""
+    return [p for p in VISIBLE_ROOTS if os.path.isdir(p) and not os.path.islink(p)]
 
 
 def test_root_is_bound_per_top_level_entry_without_run() -> None:
@@ -84,9 +86,13 @@ def test_root_is_bound_per_top_level_entry_without_run() -> None:
     head = argv[b:argv.index("--dev")]  # the root, before any other mount
     binds = [head[i + 1] for i, a in enumerate(head) if a == "--ro-bind"]
     assert binds == _top_dirs() and "/usr" in binds
+    # the root is an allowlist: nothing else of the host's / (other checkouts, users, results)
+    hidden = {"/" + n for n in os.listdir("/")} - set(VISIBLE_ROOTS) - {"/sys", "/dev", "/proc", "/tmp", "/run", "/var"}
+    assert hidden and not hidden & {src for src, _ in _pairs(argv, "--ro-bind") + _pairs(argv, "--bind")}
     assert _pairs(argv, "--ro-bind").count(("/sys", "/sys")) == 1
     assert not any(src == "/run" or src.startswith("/run/") for src, _ in _pairs(argv, "--ro-bind"))
-    links = {"/" + n: os.readlink("/" + n) for n in os.listdir("/") if os.path.islink("/" + n)}
+    links = {p: os.readlink(p) for p in VISIBLE_ROOTS if os.path.islink(p)}
+    links |= {link: target for target, link in VAR_SYMLINKS}
     got = {argv[i + 2]: argv[i + 1] for i, a in enumerate(argv) if a == "--symlink"}
     assert got == links
     # bwrap's own root (holding the mount points) is read-only, after every mount is made
