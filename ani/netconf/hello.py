@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 CAP = "urn:ietf:params:netconf:capability:"
+#: a server announcing this lists its modules in the YANG library (RFC 7950 §5.6.4, RFC 8526),
+#: not one capability each: its hello alone cannot say a module is missing
+YANG_LIBRARY = f"{CAP}yang-library:"
 #: feature -> the capability URIs that provide it (any one)
 FEATURES: dict[str, tuple[str, ...]] = {
     "candidate": (f"{CAP}candidate:1.0",),
@@ -56,9 +59,15 @@ class ServerHello:
                 modules[q["module"][0]] = (q.get("revision") or [""])[0]
         return cls(caps, modules)
 
+    @property
+    def lists_modules(self) -> bool:
+        """False when the server lists its modules in the YANG library instead of the hello."""
+        return not any(c.startswith(YANG_LIBRARY) for c in self.capabilities)
+
     def serves(self, module: str) -> bool:
-        """Whether the hello announces YANG module ``module``."""
-        return module in self.modules
+        """Whether the hello announces YANG module ``module`` (True for a server that lists its
+        modules in the YANG library: the hello cannot tell, the server's answers will)."""
+        return module in self.modules or not self.lists_modules
 
     def has(self, feature: str) -> bool:
         """Whether the server announced ``feature`` (a key of :data:`FEATURES` or

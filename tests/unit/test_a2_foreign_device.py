@@ -54,6 +54,10 @@ def test_hello_parse_modules_and_features():
                            "urn:ietf:params:netconf:capability:confirmed-commit:1.0", IF_MOD])
     assert h.has("validate") and not h.has("confirmed-commit")  # 1.0 has no cancel-commit
     assert h.module_list() == "ietf-interfaces@2014-05-08" and not h.serves("ani-frr")
+    # a YANG 1.1 server may list its modules in the YANG library, not the hello: not refused
+    lib = ServerHello.parse([*BASE, "urn:ietf:params:netconf:capability:yang-library:1.0?revision="
+                             "2016-06-21&module-set-id=1"])
+    assert not lib.lists_modules and lib.serves("ani-frr") and lib.has("monitoring")
 
 
 def test_a_server_without_candidate_is_unsupported_not_unreachable_and_reads_work():
