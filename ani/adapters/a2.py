@@ -22,9 +22,9 @@ Tools (``data`` keys in brackets):
 - ``get_schema(identifier="ani-frr", version=None, device=None)`` — RFC 6022 [schema]
 
 The device's hello (RFC 6241 §8.1) is read when its session opens (:mod:`ani.netconf.hello`) and
-every RPC is checked against it before it is sent (:func:`_needs`): one the device cannot do
+every RPC is checked against it before it is sent (:func:`ani.adapters.a2_support.needs`): one the device cannot do
 (``:candidate``, ``:confirmed-commit:1.1``, ``:validate``, ``ietf-netconf-monitoring``) is
-``unsupported``, not retriable, naming what is missing and what works there (:func:`support`),
+``unsupported``, not retriable, naming what is missing and what works there (:mod:`ani.adapters.a2_support`),
 and nothing is sent; reads keep working. A device that does not announce ``ani-frr`` gets a note
 on its reads, ``get_state`` without a filter reads the whole ``<get>``, and ``compare`` shows XML
 (docs/real-devices.md). ``compare`` diffs the whole datastores, every module's data.
@@ -112,30 +112,14 @@ from ani.netconf.client import (
     Unsupported,
     warning_lines,
 )
-from ani.netconf.hello import ServerHello
+from ani.adapters.a2_support import MODEL, TOOL_NEEDS, needs, support, support_text, unsupported_message
+from ani.netconf.hello import YANG_LIBRARY_NS, ServerHello
 from ani.protocol import Level, ToolResult
 
-__all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs", "support"]
+__all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 
 #: what an RPC may raise that a tool turns into a failed result
 _FAILS = (RpcFailed, AniTimeout, SessionLost, Unsupported)
-#: the YANG module A2's tools describe (their descriptions, get_state's default filter, compare's
-#: cli format)
-MODEL = "ani-frr"
-#: each tool and the protocol features it needs at most (:mod:`ani.netconf.hello`); what one
-#: RPC needs is :func:`_needs`
-TOOL_NEEDS: dict[str, tuple[str, ...]] = {
-    "get_config": (), "get_state": (), "lock": (), "unlock": (), "get_schema": ("monitoring",),
-    "edit_config": ("candidate",), "validate": ("candidate", "validate"), "compare": ("candidate",),
-    "discard_changes": ("candidate",), "commit": ("candidate", "confirmed-commit"),
-    "confirm_commit": ("candidate", "confirmed-commit"), "cancel_commit": ("confirmed-commit",),
-}
-_NEEDS_NOTE = {
-    "get_config": "source=candidate needs candidate", "lock": "target=candidate needs candidate",
-    "unlock": "target=candidate needs candidate", "commit": "confirmed=false needs candidate only",
-}
-
-
 # -- the adapter ---------------------------------------------------------------------------
 
 
@@ -176,6 +160,7 @@ class A2Adapter(BaseAdapter):
         self._locks: dict[str, set[str]] = {}
         self._pending: dict[str, tuple[float, int]] = {}  # device -> (deadline monotonic, timeout s)
         self._lost: dict[str, str] = {}  # device -> why a pending confirmed commit is gone
+        self._library: dict[str, tuple[int, bool]] = {}  # device -> (generation, serves ani-frr)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -189,7 +174,7 @@ class A2Adapter(BaseAdapter):
                     continue
                 s.close()
                 del self._sessions[dev]
-                for state in (self._gen, self._locks, self._pending):
+                for state in (self._gen, self._locks, self._pending, self._library):
                     state.pop(dev, None)
         super().close()
 
@@ -227,7 +212,7 @@ class A2Adapter(BaseAdapter):
 
     def support_notes(self) -> list[str]:
         """One line per device that lacks something A2's tools use (the ``ani-frr`` module, a
-        capability): what works there and what does not (:func:`support_text`); for a device
+        capability): what works there and what does not (:func:`~ani.adapters.a2_support.support_text`); for a device
         whose session cannot be opened, why (``r1: hello not checked: ...``). Opens every
         device's session, in parallel (each bounded by ``connect_timeout_s``). For ``ani mcp
         serve --inventory``, which prints them and gives them to the agent."""
@@ -240,17 +225,39 @@ class A2Adapter(BaseAdapter):
                 return f"{d}: hello not checked: {exc}"
             if h is None:
                 return None
-            s = support(h)
-            return None if s["serves_model"] and not s["lacks"] else support_text(d, h)
+            served = self.serves_model(d)
+            s = support(h, served)
+            return None if s["serves_model"] and not s["lacks"] else support_text(d, h, served)
 
         devices = list(self.devices)
         with ThreadPoolExecutor(max_workers=max(1, min(8, len(devices)))) as ex:
             return [n for n in ex.map(one, devices) if n]
 
     def serves_model(self, device: str) -> bool:
-        """Whether ``device``'s open session announced ``ani-frr`` (True when not known yet)."""
+        """Whether ``device`` serves ``ani-frr``: its hello says so, or (a server with a YANG
+        library, where YANG 1.1 modules are listed instead, RFC 7950 §5.6.4) its
+        ``/modules-state`` does, asked once per session. True when not known (no session yet,
+        a stand-in without capabilities, the library could not be read)."""
         s = self._sessions.get(device)
-        return s is None or s.hello is None or s.hello.serves(MODEL)
+        if s is None or s.hello is None:
+            return True
+        known = s.hello.serves(MODEL)
+        if known is not None:
+            return known
+        cached = self._library.get(device)
+        if cached is None or cached[0] != s.generation:
+            cached = self._library[device] = (s.generation, self._library_has(s, MODEL))
+        return cached[1]
+
+    @staticmethod
+    def _library_has(s: NetconfSession, module: str) -> bool:
+        flt = filter_element(f'<modules-state xmlns="{YANG_LIBRARY_NS}"><module><name>{module}</name>'
+                             "</module></modules-state>")
+        try:
+            data = s.call("get", safe_to_repeat=True, filter=flt).data
+        except _FAILS:
+            return True  # not known: not claimed missing
+        return data is not None and any(n.text == module for n in data.iter(f"{{{YANG_LIBRARY_NS}}}name"))
 
     def netconf_session_ids(self) -> dict[str, str]:
         """``{device: NETCONF session-id}`` of this adapter's open sessions (RFC 6241 §8.1
@@ -279,13 +286,20 @@ class A2Adapter(BaseAdapter):
         Raises RpcFailed, AniTimeout, SessionLost."""
         s = self.session(device)
         try:
-            s.ensure()
-            if s.hello is not None and (missing := s.hello.missing(_needs(op, kw))):
-                raise Unsupported(unsupported_message(device, op, missing, s.hello), missing,
-                                  support(s.hello))
+            self._require(device, op, needs(op, kw))
             return s.call(op, safe_to_repeat=safe, **kw)
         finally:
             self._check_generation(device, s)
+
+    def _require(self, device: str, op: str, features: tuple[str, ...]) -> None:
+        """Open ``device``'s session if needed and raise Unsupported (nothing sent) if its hello
+        lacks one of ``features``. Raises SessionLost."""
+        s = self.session(device)
+        s.ensure()
+        if s.hello is not None and (missing := s.hello.missing(features)):
+            served = self.serves_model(device)
+            raise Unsupported(unsupported_message(device, op, missing, s.hello, served), missing,
+                              support(s.hello, served))
 
     def _check_generation(self, device: str, s: NetconfSession) -> None:
         old = self._gen.get(device)
@@ -666,6 +680,7 @@ class A2Adapter(BaseAdapter):
         retriable = True
         for d in _unique(args.devices):
             try:
+                self._require(d, "confirm_commit", TOOL_NEEDS["confirm_commit"])
                 why = self._not_pending(d)
                 if why is None:
                     before = self._running(d)
@@ -763,59 +778,3 @@ def _rebuild(d: dict[str, Any]) -> ReplyError:
                       message=d.get("message", ""), path=d.get("path"), app_tag=d.get("app_tag"),
                       info=d.get("info") or {})
 
-
-def _needs(op: str, kw: dict[str, Any]) -> tuple[str, ...]:
-    """The protocol features (:mod:`ani.netconf.hello`) one RPC needs, from its arguments."""
-    candidate = "candidate" in (kw.get("source"), kw.get("target"))
-    if op == "commit":
-        return ("candidate", "confirmed-commit") if kw.get("confirmed") else ("candidate",)
-    if op == "cancel_commit":
-        return ("confirmed-commit",)
-    if op == "validate":
-        return ("candidate", "validate") if candidate else ("validate",)
-    if op == "discard_changes":
-        return ("candidate",)
-    if op == "get_schema":
-        return ("monitoring",)
-    return ("candidate",) if candidate else ()
-
-
-def support(hello: ServerHello) -> dict[str, Any]:
-    """What A2 can do on a device with this hello: ``works`` and ``does_not_work`` (tool names,
-    the latter with the missing features: ``"validate (needs validate)"``), ``serves_model``
-    (``ani-frr`` announced), ``modules``, ``lacks`` (the features A2 uses that it lacks)."""
-    works, not_ = [], []
-    for tool_name, needs in TOOL_NEEDS.items():
-        missing = hello.missing(needs)
-        if not missing:
-            works.append(tool_name)
-            continue
-        partial = f"; {_NEEDS_NOTE[tool_name]}" if tool_name in _NEEDS_NOTE else ""
-        if set(missing) == {"confirmed-commit"} and tool_name == "commit":
-            works.append("commit (confirmed=false)")
-            partial = ""
-        not_.append(f"{tool_name} (needs {', '.join(missing)}{partial})")
-    used = sorted({f for needs in TOOL_NEEDS.values() for f in needs})
-    return {"works": works, "does_not_work": not_, "serves_model": hello.serves(MODEL),
-            "modules": hello.module_list(), "lacks": hello.missing(used)}
-
-
-def support_text(device: str, hello: ServerHello) -> str:
-    """One paragraph: what works on ``device`` and what does not (see :func:`support`)."""
-    s = support(hello)
-    out = []
-    if not s["serves_model"]:
-        out.append(f"{device} does not serve {MODEL} (its modules: {s['modules']}): get_state reads "
-                   "everything without a filter, compare shows XML")
-    if s["does_not_work"]:
-        out.append(f"not on {device}: " + "; ".join(s["does_not_work"]))
-    out.append(f"works on {device}: " + ", ".join(s["works"]))
-    return ". ".join(out)
-
-
-def unsupported_message(device: str, op: str, missing: list[str], hello: ServerHello) -> str:
-    """``r2: commit needs confirmed-commit (capability urn:...), which its hello does not
-    announce; nothing was sent. <support_text>``."""
-    needs = "; ".join(f"{f} ({ServerHello.needs(f)})" for f in missing)
-    return (f"{device}: {op.replace('_', '-')} needs {needs}, which its NETCONF hello does not announce; "
-            f"nothing was sent. {support_text(device, hello)}")

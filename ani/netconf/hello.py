@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 CAP = "urn:ietf:params:netconf:capability:"
-#: a server announcing this lists its modules in the YANG library (RFC 7950 §5.6.4, RFC 8526),
-#: not one capability each: its hello alone cannot say a module is missing
+#: a server announcing this lists its YANG 1.1 modules in the YANG library (``/modules-state``,
+#: RFC 7895), not in its hello (RFC 7950 §5.6.4): its hello alone cannot say a module is missing
 YANG_LIBRARY = f"{CAP}yang-library:"
+YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
 #: feature -> the capability URIs that provide it (any one)
 FEATURES: dict[str, tuple[str, ...]] = {
     "candidate": (f"{CAP}candidate:1.0",),
@@ -61,19 +62,23 @@ class ServerHello:
 
     @property
     def lists_modules(self) -> bool:
-        """False when the server lists its modules in the YANG library instead of the hello."""
+        """False when the server has a YANG library, where its YANG 1.1 modules are listed
+        instead of in the hello."""
         return not any(c.startswith(YANG_LIBRARY) for c in self.capabilities)
 
-    def serves(self, module: str) -> bool:
-        """Whether the hello announces YANG module ``module`` (True for a server that lists its
-        modules in the YANG library: the hello cannot tell, the server's answers will)."""
-        return module in self.modules or not self.lists_modules
+    def serves(self, module: str) -> bool | None:
+        """Whether the server serves YANG module ``module``: True if the hello announces it,
+        False if not and the hello lists every module, None if not and the server has a YANG
+        library (ask it: ``/modules-state``)."""
+        if module in self.modules:
+            return True
+        return False if self.lists_modules else None
 
     def has(self, feature: str) -> bool:
         """Whether the server announced ``feature`` (a key of :data:`FEATURES` or
         :data:`MODULE_FEATURES`, else KeyError)."""
-        if feature in MODULE_FEATURES:
-            return self.serves(MODULE_FEATURES[feature])
+        if feature in MODULE_FEATURES:  # unknown (a YANG library): not refused here
+            return self.serves(MODULE_FEATURES[feature]) is not False
         uris = {c.split("?", 1)[0] for c in self.capabilities}
         return any(u in uris for u in FEATURES[feature])
 

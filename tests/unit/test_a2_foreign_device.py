@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ani.adapters.a2 import support
+from ani.adapters.a2_support import support
 from ani.errors import ErrorCode
 from ani.netconf.hello import ServerHello
 
@@ -57,7 +57,8 @@ def test_hello_parse_modules_and_features():
     # a YANG 1.1 server may list its modules in the YANG library, not the hello: not refused
     lib = ServerHello.parse([*BASE, "urn:ietf:params:netconf:capability:yang-library:1.0?revision="
                              "2016-06-21&module-set-id=1"])
-    assert not lib.lists_modules and lib.serves("ani-frr") and lib.has("monitoring")
+    assert not lib.lists_modules and lib.serves("ani-frr") is None and lib.has("monitoring")
+    assert ServerHello.parse(LAB_HELLO).serves("ani-frr") is True
 
 
 def test_a_server_without_candidate_is_unsupported_not_unreachable_and_reads_work():
@@ -94,7 +95,9 @@ def test_a_server_without_confirmed_commit_commits_plainly_only():
         in res.error.message
     assert "commit" not in sent(m)
     assert a.call("commit", {"devices": ["r1"], "confirmed": False}).ok and "commit" in sent(m)
-    assert not a.call("cancel_commit", {"devices": ["r1"]}).ok
+    for name in ("cancel_commit", "confirm_commit"):
+        res = a.call(name, {"devices": ["r1"]})
+        assert not res.ok and res.error.code == ErrorCode.UNSUPPORTED, res
     s = support(ServerHello.parse(NO_CONFIRMED))
     assert "commit (confirmed=false)" in s["works"] and s["lacks"] == ["confirmed-commit", "monitoring"]
     assert "confirm_commit (needs confirmed-commit)" in s["does_not_work"]
@@ -141,3 +144,31 @@ def test_compare_on_a_foreign_device_is_xml_and_says_so():
     res = make(m).call("compare", {"device": "r1"})
     assert res.ok and res.data["format"] == "xml" and res.data["changes"] == 2
     assert res.text.startswith("(shown as XML: r1 does not serve ani-frr")
+
+
+YLIB = "urn:ietf:params:netconf:capability:yang-library:1.0?revision=2016-06-21&module-set-id=7"
+YLIB_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
+
+
+def library(*modules: str) -> str:
+    return data(f'<modules-state xmlns="{YLIB_NS}">' + "".join(
+        f"<module><name>{m}</name><revision>2026-11-29</revision></module>" for m in modules) + "</modules-state>")
+
+
+def test_a_server_with_a_yang_library_is_asked_whether_it_serves_ani_frr():
+    """RFC 7950 §5.6.4: a server with a YANG library lists its YANG 1.1 modules (ani-frr is one)
+    there, not in its hello: A2 asks /modules-state once per session instead of guessing."""
+    caps = [*BASE, CAND, "urn:ietf:params:netconf:capability:confirmed-commit:1.1", YLIB]
+    m = manager(caps, {"get": [library("ani-frr"), data("")]})
+    a = make(m)
+    assert a.call("get_state", {"device": "r1"}).ok
+    gets = [kw for name, kw in m.calls if name == "get"]
+    assert len(gets) == 2 and b"modules-state" in etree.tostring(gets[0]["filter"])
+    assert b"frr-state" in etree.tostring(gets[1]["filter"])  # it serves ani-frr
+    (r1,) = [n for n in a.support_notes() if "on r1:" in n]  # lacks validate: a note
+    assert "does not serve" not in r1 and "not on r1: validate (needs validate)" in r1
+    assert len([c for c in m.calls if c[0] == "get"]) == 3  # r1 not asked again (cached); r2 asked once
+    m = manager(caps, {"get": [library("ietf-interfaces"), data(iface("eth0", "x"))]})
+    res = make(m).call("get_state", {"device": "r1"})
+    assert res.ok and "does not serve the YANG module ani-frr" in res.text
+    assert [kw["filter"] for name, kw in m.calls if name == "get"][1] is None
