@@ -1,6 +1,6 @@
 """The ``ani`` command.
 
-    ani lab up FILE [--id ID] | status | exec NODE -- CMD... | down [ID] [--stale]
+    ani lab up FILE [--lab ID] | status | exec NODE -- CMD... | down [ID] [--stale]
     ani scenario generate MANIFEST --seed N [--density D] [-o FILE] | show FILE
     ani campaign run FILE [--resume DIR]
     ani run ...            one task variant at one level (debugging)
@@ -9,6 +9,7 @@
     ani tasks validate FILE|DIR | final-cfg --lab ID | run-testcases FILE --lab ID   tasks on real labs
     ani adapters           list the registered adapters
     ani doctor             check this machine: programs, kernel features, root; the fix for each gap
+    ani --version          ani-sdk X.Y.Z
 
 Process life (:func:`main`, the console script, also ``python -m ani.cli``), before any command:
 a process that leads its session (``setsid``, a CI runner) forks so that no pseudo-terminal it
@@ -51,8 +52,19 @@ def _warning_line(message, category, filename, lineno, file=None, line=None) -> 
     print(f"warning: {message}", file=file if file is not None else sys.stderr)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from ani import __version__
+
+        typer.echo(f"ani-sdk {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _main() -> None:
+def _main(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                 help="print the version (ani-sdk X.Y.Z) and exit"),
+) -> None:
     warnings.showwarning = _warning_line
 
 

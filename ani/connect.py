@@ -2,7 +2,7 @@
 
     import ani
 
-    with ani.connect("demo", "a1") as adapter:           # the lab `ani lab up ... --id demo` started
+    with ani.connect("demo", "a1") as adapter:           # the lab `ani lab up ... --lab demo` started
         print([t.name for t in adapter.tools()])
         print(adapter.call("get_running_config", {"device": "r1"}).text)
     # the adapter's sessions are closed here; the lab is still running
@@ -30,14 +30,18 @@ from ani.errors import AniError, CapabilityMissing, ConfigError, LabNotFound
 DEFAULT_LEVEL = "a1"
 
 
-def connect(lab_id: str, level: str | None = None, **options: Any) -> Any:
+def connect(lab_id: str, level: str | None = None, *, blocklist: bool | str = False, **options: Any) -> Any:
     """The adapter of ``level`` on the running lab ``lab_id``, opened.
 
     Args:
-        lab_id: the id of a running lab (``ani lab up FILE --id ID`` prints it; ``ani lab
+        lab_id: the id of a running lab (``ani lab up FILE --lab ID`` prints it; ``ani lab
             status`` lists them), started by any process.
         level: an adapter name (``a0``, ``a1``, ``a2``, ``a3t``, ``a3r``, ``a4``, or a
             registered third-party one); default ``$ANI_LEVEL``, else ``a1``.
+        blocklist: the blocklist ablation, as a campaign cell's ``blocklist:`` (``ani run
+            --blocklist``): True for the platform's default blocklist, or the path of a YAML
+            blocklist file; only at ``a0`` and ``a1`` (the levels whose calls carry CLI command
+            lines), refused at any other.
         **options: the adapter's options, as in a campaign cell's ``options:`` (e.g.
             ``command_timeout_s=5`` at a1; docs/mcp.md lists each level's).
 
@@ -53,14 +57,17 @@ def connect(lab_id: str, level: str | None = None, **options: Any) -> Any:
             is still starting or already stopped.
         ConfigError: an unknown level (:class:`~ani.errors.LevelError`, naming the known ones),
             an option the level does not take (naming the level's options) or a value it cannot
-            use.
+            use, ``blocklist`` at a level whose calls it cannot inspect, or a blocklist file
+            that does not load (all before the lab is attached, except the last).
         CapabilityMissing: the level cannot work on this machine (what ``ani doctor`` reports).
         AniError: the adapter could not be opened.
     """
-    from ani.registry import ENV_VAR, resolve_name
+    from ani.registry import ENV_VAR, check_blocklist, resolve_name
 
     name = resolve_name(level or os.environ.get(ENV_VAR) or DEFAULT_LEVEL)
-    return open_on_lab(attach_running(lab_id), name, options)
+    if blocklist:
+        check_blocklist(name)
+    return open_on_lab(attach_running(lab_id), name, options, blocklist=blocklist)
 
 
 def attach_running(lab_id: str) -> Any:
@@ -82,14 +89,17 @@ def attach_running(lab_id: str) -> Any:
 
 
 def open_on_lab(lab: Any, name: str, options: dict[str, Any], trajectory: Any = None, *,
-                check_host: bool = True) -> Any:
+                check_host: bool = True, blocklist: bool | str = False) -> Any:
     """Create the adapter ``name`` (a resolved name, :func:`ani.registry.resolve_name`) on
     ``lab`` with ``options`` and open it. ``trajectory``: an :class:`ani.trajectory.Trajectory`
     to log its calls to (default: a fresh in-memory one). ``check_host=False``: the caller has
-    checked the host for the level already (:func:`ani.host.checks.unfit`).
+    checked the host for the level already (:func:`ani.host.checks.unfit`). ``blocklist``: wrap
+    it in the blocklist ablation (True: the platform's default; a path: a YAML blocklist file;
+    ``a0`` and ``a1`` only).
 
     Raises CapabilityMissing (the level cannot work here, before anything is created),
-    ConfigError (an option or option value the adapter cannot use), AniError (open failed)."""
+    ConfigError (an option or option value the adapter cannot use; a blocklist at a level whose
+    calls it cannot inspect, or one that does not load), AniError (open failed)."""
     from ani.host.checks import describe_unfit, unfit
     from ani.registry import create_adapter
 
@@ -100,7 +110,7 @@ def open_on_lab(lab: Any, name: str, options: dict[str, Any], trajectory: Any = 
     if trajectory is not None:
         kwargs["trajectory"] = trajectory
     try:
-        adapter = create_adapter(name, lab, **kwargs)
+        adapter = create_adapter(name, lab, blocklist=blocklist, **kwargs)
     except AniError:
         raise
     except (ValueError, TypeError, LookupError, OSError) as exc:
@@ -129,8 +139,9 @@ class _CallableModule(types.ModuleType):
     ani.connect as m; m.open_on_lab`` works) and the function (``ani.connect("demo", "a1")``),
     whichever was imported first."""
 
-    def __call__(self, lab_id: str, level: str | None = None, **options: Any) -> Any:
-        return connect(lab_id, level, **options)
+    def __call__(self, lab_id: str, level: str | None = None, *, blocklist: bool | str = False,
+                 **options: Any) -> Any:
+        return connect(lab_id, level, blocklist=blocklist, **options)
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -69,8 +69,10 @@ every class defined in ``ani`` and checks this tree.
     |   +-- DocError (ValueError)    a desired-state document is invalid (``pointer``)
     |   |   +-- ServiceFileError     ani.sot.services: a service file (A4) does not compile
     |   +-- PatchError               a JSON Patch could not be applied (``index``, ``op``, ``path``)
-    |   +-- Conflict                 ``base_revision`` is stale, or another writer moved HEAD (``expected``, ``actual``)
+    |   +-- Conflict                 a change overlaps what another writer committed since its base (``expected``, ``actual``, ``paths``)
     |   +-- SotPathError             no such file, or a path outside the repository
+    |   +-- UnknownRevision          a revision that names no commit of the history
+    |   +-- SotArgError (ValueError) an argument of the wrong form or size (a revision naming a path, a long commit message)
     |   +-- SotBusy
     +-- AgentError                   an agent's own failure (not the network's, not the harness's)
     |   +-- BudgetExceeded           ani.agents.base: a budget limit was hit (``reason``)
@@ -115,7 +117,7 @@ class ErrorCode(StrEnum):
     INTERNAL = "internal"  # a harness fault surfaced to the agent as data
     INVALID_INTENT = "invalid_intent"  # a service change / desired state refused by validation; nothing reached a device
     NOT_FOUND = "not_found"  # no service, source-of-truth file, revision or router object (route-map, prefix-list, neighbor) of that name
-    CONFLICT = "conflict"  # the base revision is stale (HEAD moved); re-read and retry
+    CONFLICT = "conflict"  # another writer changed the same source-of-truth file since the base revision; re-read and retry
     RESOURCE_EXHAUSTED = "resource_exhausted"  # a resource pool (addresses, seq numbers, names) has no free value
     NON_CONVERGENT = "non_convergent"  # reconciliation stopped: the same or the inverse drift came back
     LOCKED = "locked"  # another management session holds the device's configuration lock (a NETCONF <lock> on running, RFC 6241 §7.5); retriable once it is released
@@ -160,6 +162,15 @@ class CampaignSpecError(ConfigError):
     """A campaign file is invalid."""
 
 
+class FolderInUse(ConfigError):
+    """A results folder is being written by another process (a campaign coordinator holds its
+    lock: :func:`ani.host.results_dirs.lock`). ``holder_pid`` is that process (None: unknown)."""
+
+    def __init__(self, message: str, holder_pid: int | None = None) -> None:
+        super().__init__(message)
+        self.holder_pid = holder_pid
+
+
 class InventoryError(ConfigError):
     """An inventory file (:mod:`ani.inventory`) is invalid (the message names the file and the
     field), or a secret it points to cannot be read (an unset variable, an unreadable file)."""
@@ -198,6 +209,11 @@ class LevelError(RegistryError, ConfigError):
 
 class LabError(AniError):
     """The substrate failed: namespaces, links, FRR daemons."""
+
+
+class LabIdError(LabError, ConfigError):
+    """A lab id given for a new lab is malformed (not ``[a-z0-9]{1,12}``) or already in use:
+    bad input (a ConfigError too; ``ani lab up`` exits 2)."""
 
 
 class LabNotFound(LabError):

@@ -316,14 +316,18 @@ class Inventory:
                 f"{self._field(d.name, 'ports')}: {d.name} has no {kind} port, and {level[:2]} reaches a device "
                 f"through {how}: add ports.{kind}, or leave {d.name} out of this inventory" for d in lacking))
 
-    def connect(self, level: str, *, trajectory: Any = None, **options: Any) -> Any:
+    def connect(self, level: str, *, trajectory: Any = None, blocklist: bool | str = False,
+                **options: Any) -> Any:
         """An opened adapter of ``level`` (``a1``: over SSH; ``a2``: over NETCONF) acting on the
         devices; ``options`` are the adapter's (as a campaign cell's). At A1 the devices' platform
         is the adapter's ``platform`` unless the options name one (one A1 adapter speaks one
         platform). Every secret is read first. Raises InventoryError (also: the devices have
         different platforms, a device without the level's port: ``ports.ssh`` at A1,
         ``ports.netconf`` at A2), ConfigError (a level or option the adapter refuses).
-        ``trajectory``: an :class:`ani.trajectory.Trajectory` the adapter logs its calls to."""
+        ``trajectory``: an :class:`ani.trajectory.Trajectory` the adapter logs its calls to.
+        ``blocklist``: the blocklist ablation (True: the platform's default; a path: a YAML
+        blocklist file), at ``a1`` only here (ConfigError at a level whose calls it cannot
+        inspect)."""
         from ani.registry import create_adapter
 
         self.check()
@@ -338,7 +342,7 @@ class Inventory:
         kwargs: dict[str, Any] = {"options": options}
         if trajectory is not None:
             kwargs["trajectory"] = trajectory
-        adapter = create_adapter(level, self, **kwargs)
+        adapter = create_adapter(level, self, blocklist=blocklist, **kwargs)
         adapter.open()
         return adapter
 

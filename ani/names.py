@@ -28,10 +28,21 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["MAX_LISTED", "hint", "known_list", "suggest", "unknown"]
+__all__ = ["MAX_LISTED", "MAX_SHOWN", "hint", "known_list", "shown", "suggest", "unknown"]
 
 #: how many known names a message lists before "... and N more"
 MAX_LISTED = 30
+#: how many characters of an asked-for name a message quotes (an agent's 100 kB "device name"
+#: is not repeated back to it whole, issue 23)
+MAX_SHOWN = 80
+
+
+def shown(name: str) -> str:
+    """``repr(name)``, or for a name over :data:`MAX_SHOWN` characters its first ones, cut:
+    ``'xxxx...' (100000 characters)``."""
+    if len(name) <= MAX_SHOWN:
+        return repr(name)
+    return f"{name[:MAX_SHOWN]!r}... ({len(name)} characters)"
 
 
 def suggest(name: str, known: Iterable[str]) -> str | None:
@@ -73,7 +84,7 @@ def unknown(kind: str, name: str, known: Iterable[str], *, where: str | None = N
         where: the device (or place) the names belong to, prefixed.
         listed_by: the tool that lists them all, said when the list is cut.
     """
-    text = f"unknown {kind} {name!r}" + hint(name, known, listed_by=listed_by)
+    text = f"unknown {kind} {shown(name)}" + hint(name, known, listed_by=listed_by)
     return f"{where}: {text}" if where else text
 
 

@@ -17,7 +17,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
 
-from ani.errors import LevelError, RegistryError
+from ani.errors import ConfigError, LevelError, RegistryError
 
 ENTRY_POINT_GROUP = "ani.adapters"
 ENV_VAR = "ANI_LEVEL"
@@ -68,6 +68,40 @@ def get_adapter_class(name: str | None = None) -> type:
         raise RegistryError(f"adapter {chosen!r} ({target}) cannot be loaded: {exc}") from exc
 
 
+def blocklist_inspects(name: str, cls: Any = None) -> bool:
+    """Can the blocklist ablation inspect the calls of the adapter ``name`` (a resolved name;
+    ``cls``: its class, when loaded already)? True when the class says its tools carry CLI
+    command lines (``blocklist_inspects``: the built-in ``a0`` and ``a1``); an A2 / A3-T / A3-R /
+    A4 call carries NETCONF XML, intents, a JSON Patch or service files, where the blocklist's
+    command rules match nothing. Raises RegistryError if the adapter cannot be loaded."""
+    return bool(getattr(cls if cls is not None else get_adapter_class(name), "blocklist_inspects", False))
+
+
+def blocklist_levels() -> list[str]:
+    """The available adapters whose calls the blocklist ablation inspects (those that load)."""
+    out = []
+    for name in available():
+        try:
+            if blocklist_inspects(name):
+                out.append(name)
+        except RegistryError:
+            continue
+    return out
+
+
+def check_blocklist(name: str, cls: Any = None) -> None:
+    """Refuse the blocklist ablation at a level whose calls it cannot inspect.
+
+    Raises ConfigError: ``level a2's tools send no CLI command lines, so the blocklist
+    ablation would inspect nothing there (...); it applies at: a0, a1``. RegistryError if
+    ``name`` cannot be loaded. ``cls``: its class, when loaded already."""
+    if not blocklist_inspects(name, cls):
+        raise ConfigError(
+            f"level {name}'s tools send no CLI command lines, so the blocklist ablation would inspect "
+            f"nothing there (and a report would still call it blocklisted); it applies at: "
+            f"{', '.join(blocklist_levels())}")
+
+
 def create_adapter(name: str | None, lab: Any, *, blocklist: bool | str | None = None, **kwargs: Any) -> Any:
     """Instantiate the adapter ``name`` on ``lab``.
 
@@ -75,10 +109,17 @@ def create_adapter(name: str | None, lab: Any, *, blocklist: bool | str | None =
         name: adapter name (``a0``, ``a1``, ...), or None for ``$ANI_LEVEL``.
         lab: a running :class:`ani.lab.Lab`.
         blocklist: wrap the adapter in the blocklist ablation (True: the platform's
-            default blocklist; a string: path of a YAML blocklist file).
+            default blocklist; a string: path of a YAML blocklist file); only at a level whose
+            calls it inspects (:func:`check_blocklist`: ``a0``, ``a1``).
         **kwargs: passed to the adapter class (``trajectory=``, ``options=``).
+
+    Raises:
+        RegistryError: an unknown adapter, or one that cannot be loaded.
+        ConfigError: ``blocklist`` at a level whose calls it cannot inspect (nothing created).
     """
     cls = get_adapter_class(name)
+    if blocklist:
+        check_blocklist(resolve_name(name), cls)
     adapter = cls(lab, **kwargs)
     if blocklist:
         from ani.adapters.blocklist import BlocklistAdapter

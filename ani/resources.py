@@ -29,3 +29,24 @@ def resolve(path_or_name: str | Path) -> Path:
     if p.exists():
         return p
     return data_path(str(path_or_name))
+
+
+def shipped_like(path_or_name: str | Path, folder: str, suffixes: tuple[str, ...] = (".yaml", ".yml")) -> str | None:
+    """The shipped file a missing ``path_or_name`` most likely meant, as a relative name that
+    :func:`resolve` takes (``level-sweep`` -> ``campaigns/level-sweep.yaml``), or None.
+
+    Tried in order: ``<folder>/<name>``, then ``<folder>/<name><suffix>`` and
+    ``<name><suffix>`` for each suffix, where ``<name>`` is the text given (its last part when
+    it names another folder). Only names inside the shipped data are returned.
+    """
+    name = Path(str(path_or_name)).name
+    if not name or name in (".", ".."):
+        return None
+    tries = [f"{folder}/{name}"] + [f"{folder}/{name}{s}" for s in suffixes if not name.endswith(s)]
+    for rel in tries:
+        try:
+            if data_path(rel).is_file():
+                return rel
+        except FileNotFoundError:
+            continue
+    return None

@@ -11,7 +11,9 @@ may succeed if retried:
 cause                  retriable  message
 =====================  =========  ==============================================================
 ``auth_refused``       no         ``the login was refused for user@host:port (<credential>)``
-``host_key_unknown``   no         ``<file> holds no host key for <host> port <port>: ...``
+``host_key_unknown``   no         ``<file> holds no host key for <host> port <port>: ...`` (or
+                                  ``cannot read the known_hosts file <file>: line N is not a
+                                  known_hosts entry ...``: never the line itself)
 ``host_key_mismatch``  no         ``the host key of <host> port <port> is not the one <file> ...``
 ``connection_refused`` yes        ``connection refused on host:port``
 ``no_answer``          yes        ``no answer from host:port within N s``
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SshOpenFailure", "classify_ssh_open", "credential_of", "no_host_key_message"]
+__all__ = ["SshOpenFailure", "classify_ssh_open", "credential_of", "known_hosts_problem", "no_host_key_message"]
 
 #: bound on the TCP connect that tells a refused port from one that gave no answer (seconds)
 PROBE_TIMEOUT_S = 5.0
@@ -53,6 +55,27 @@ class SshOpenFailure:
 def no_host_key_message(path: Path | str, host: str, port: int) -> str:
     """A2's wording for a known_hosts file without the server's key (used at A1 too)."""
     return f"{path} holds no host key for {host} port {port}: the server cannot be checked"
+
+
+def known_hosts_problem(path: Path | str) -> str:
+    """Where the known_hosts file ``path`` stops being one, never its content: ``line 3 is
+    not a known_hosts entry (OpenSSH's 'host[,host...] key-type base64-key')``, or ``it is not
+    a known_hosts file`` when no single line is to blame (or it is not UTF-8 text)."""
+    import asyncssh
+
+    shape = "(OpenSSH's 'host[,host...] key-type base64-key')"
+    try:
+        lines = Path(path).read_bytes().decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return f"it is not a known_hosts file {shape}"
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            asyncssh.import_known_hosts(line + "\n")
+        except (ValueError, asyncssh.Error):
+            return f"line {n} is not a known_hosts entry {shape}"
+    return f"it is not a known_hosts file {shape}"
 
 
 def credential_of(ep: Any) -> str:
@@ -121,7 +144,8 @@ def classify_ssh_open(exc: BaseException | None, ep: Any, *, log_lines: list[str
     low, kinds = f"{text}\n{logged}".lower(), _kinds(exc)
     # the server's key: scrapli "initKnownHost: known host check not found / mismatch",
     # paramiko BadHostKeyException, asyncssh HostKeyNotVerifiable
-    if "known host check not found" in low:
+    # scrapli "initKnownHost: failed to read known hosts file": missing, unreadable or no known_hosts
+    if "known host check not found" in low or "failed to read known hosts file" in low:
         return SshOpenFailure("host_key_unknown", _unknown_key(known, host, port), False)
     if "known host check mismatch" in low or kinds & {"BadHostKeyException", "HostKeyNotVerifiable", "SSHUnknownHostError"}:
         return SshOpenFailure(
@@ -157,4 +181,10 @@ def _unknown_key(known: Path | str | None, host: str, port: int) -> str:
         Path(known).read_bytes()
     except OSError as exc:
         return f"cannot read the known_hosts file {known}: {exc.strerror or exc}"
+    import asyncssh
+
+    try:
+        asyncssh.read_known_hosts(str(known))
+    except (OSError, ValueError):  # asyncssh quotes the line: never passed on
+        return f"cannot read the known_hosts file {known}: {known_hosts_problem(known)}"
     return no_host_key_message(known, host, port)

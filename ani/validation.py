@@ -20,11 +20,46 @@ from ani.errors import ConfigError
 
 _FIELD_MSG_RE = re.compile(r"^[\w.-]+: ")
 
+#: a key of a user's file is named in an error only when it looks like a name (a field, a
+#: router): at most 40 letters, digits, ``_ . -``. Anything else (a line of a file of another
+#: kind, such as ``/etc/shadow`` given as a platform file, a hash, a key's base64) is never
+#: quoted: an error names where it is and what is wrong, never a file's content.
+NAMEABLE_KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,39}$")
+#: what stands in a path for a key that is not shown (:data:`NAMEABLE_KEY_RE`)
+HIDDEN_KEY = "<key not shown>"
+
 M = TypeVar("M", bound=BaseModel)
 
 
 def _dotted(loc: tuple[Any, ...], prefix: str) -> str:
     return ".".join([prefix, *map(str, loc)] if prefix else map(str, loc))
+
+
+def nameable(key: Any) -> bool:
+    """Whether ``key`` (a key or index of a user's file) may be named in an error
+    (:data:`NAMEABLE_KEY_RE`; an index always)."""
+    return isinstance(key, int) or bool(NAMEABLE_KEY_RE.match(str(key)))
+
+
+def shown_key(key: Any) -> Any:
+    """``key`` as an error may show it: itself if :func:`nameable`, else :data:`HIDDEN_KEY`."""
+    return key if nameable(key) else HIDDEN_KEY
+
+
+def closest(key: str, candidates: list[str]) -> str | None:
+    """The one of ``candidates`` that ``key`` likely misspells (difflib, ratio 0.75 or more), or
+    None."""
+    import difflib
+
+    found = difflib.get_close_matches(key, [c for c in candidates if c != key], n=1, cutoff=0.75)
+    return found[0] if found else None
+
+
+def close_match(key: str, candidates: list[str]) -> str:
+    """`` (did you mean 'testcases'?)`` when ``key`` is a likely misspelling of one of
+    ``candidates`` (:func:`closest`), else ``""``."""
+    found = closest(key, candidates)
+    return f" (did you mean {found!r}?)" if found else ""
 
 
 def format_validation_error(
@@ -35,8 +70,16 @@ def format_validation_error(
     format_loc: Callable[[tuple[Any, ...]], str] | None = None,
     split_nested: bool = False,
     unknown: str = "",
+    known: list[str] | None = None,
 ) -> str:
     """``"loc: msg; loc: msg"`` for the errors of ``exc`` (pydantic's ``"Value error, "`` dropped).
+
+    A key of the input is named only when it looks like a name (:func:`nameable`); the others
+    stand as :data:`HIDDEN_KEY` in a path, and the unknown ones are counted in one last part
+    (``3 unknown keys that are not names (not shown)``), so a file of another kind given in
+    place of this one (``/etc/shadow``) is never quoted. An unknown key that is a likely
+    misspelling of a field (one reported missing beside it, or one of ``known`` at the top
+    level) says so: ``testcase: unknown key (did you mean 'testcases'?)``.
 
     Args:
         prefix: first part of every dotted path (``"checks"`` -> ``checks.0.router: ...``).
@@ -47,15 +90,27 @@ def format_validation_error(
         split_nested: a value error's message that is itself a ``"a: x; b: y"`` list (a nested
             model's validator) becomes ``loc.a: x; loc.b: y``.
         unknown: message for a field the model forbids (``extra_forbidden``), instead of pydantic's.
+        known: the model's top-level field names, to suggest for a misspelt top-level key.
     """
     parts: list[str] = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
+    errors = exc.errors()
+    missing: dict[tuple[Any, ...], list[str]] = {(): list(known or [])}
+    for err in errors:
+        if err["type"] == "missing" and err["loc"]:
+            missing.setdefault(tuple(err["loc"])[:-1], []).append(str(err["loc"][-1]))
+    hidden = 0
+    for err in errors:
+        raw = tuple(err["loc"])
+        extra = err["type"] == "extra_forbidden"
+        if extra and raw and not nameable(raw[-1]):
+            hidden += 1
+            continue
+        loc = tuple(shown_key(p) for p in raw)
         where = format_loc(loc) if format_loc is not None else _dotted(loc, prefix)
         where = where or top
         msg = err["msg"].removeprefix("Value error, ")
-        if unknown and err["type"] == "extra_forbidden":
-            msg = unknown
+        if extra:
+            msg = (unknown or msg) + (close_match(str(raw[-1]), missing.get(raw[:-1], [])) if raw else "")
         if not where:
             parts.append(msg)
         elif split_nested and err["type"] == "value_error":
@@ -63,6 +118,9 @@ def format_validation_error(
                 parts.append(f"{where}.{m}" if _FIELD_MSG_RE.match(m) else f"{where}: {m}")
         else:
             parts.append(f"{where}: {msg}")
+    if hidden:
+        parts.append(f"{hidden} unknown key{'s that are not names' if hidden > 1 else ' that is not a name'} "
+                     "(not shown: is it a file of another kind?)")
     return "; ".join(parts)
 
 
@@ -84,7 +142,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             if first is not key_node.start_mark:
                 raise yaml.constructor.ConstructorError(
                     None, None,
-                    f"key {key!r} is written twice in one mapping (line {first.line + 1}, "
+                    f"key {repr(key) if nameable(key) else HIDDEN_KEY} is written twice in one mapping (line {first.line + 1}, "
                     f"column {first.column + 1} and line {key_node.start_mark.line + 1}, "
                     f"column {key_node.start_mark.column + 1})",
                 )
@@ -146,7 +204,20 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
         return " ".join(lines[:1]) or type(exc).__name__
     at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
     text = f"{at}{problem}" + (f" ({context})" if context else "")
-    return " ".join(text.split())
+    return _QUOTED.sub(_shown_quote, " ".join(text.split()))
+
+
+#: a quoted token in PyYAML's words (``found undefined alias 'x'``, ``the tag '...'``, ``key 'k'``)
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+
+
+def _shown_quote(m: re.Match[str]) -> str:
+    """A quoted token of a YAML problem as shown: itself when it is a name, a character or one
+    of PyYAML's token names (``'<stream end>'``), else ``<not shown>`` (a file's content)."""
+    inner = m.group(1) if m.group(1) is not None else m.group(2)
+    if len(inner) <= 4 or nameable(inner) or (inner.startswith("<") and inner.endswith(">") and len(inner) < 30):
+        return m.group(0)
+    return "<not shown>"
 
 
 def parse_yaml(text: str) -> Any:
@@ -166,6 +237,7 @@ def validate_mapping(
     """
     if not isinstance(data, dict):
         raise error(f"{source}: a {what} must be a mapping, got {type(data).__name__}")
+    options.setdefault("known", [f.alias or n for n, f in model.model_fields.items()])
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -6,7 +6,9 @@
     alive(pid) -> bool                   running and not a zombie
     footprint(lab_id) -> {kind: [...]}   what of a lab is still on the host (EMPTY when nothing):
                                          namespaces, FRR dirs, processes, lab dir, tmpfs mounts
-    owned_labs(pid) -> {lab id}          labs whose state names ``pid`` as their owner
+    owner(pid) -> (pid, start)           a process as a lab state names its owner
+    labs_owned_by({owner}) -> {id: st}   labs whose owner is one of those (PID and start time)
+    owned_labs(pid[, start]) -> {lab id} labs whose state names that process as their owner
     lab_gone(lab_id) -> bool             neither its namespaces nor its lab dir are left
     ani_cli(args, env, timeout)          ``python -m ani.cli ARGS`` from the repository root:
                                          (CompletedProcess, ids of the labs it owned while it ran)
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ani.lab import frr
+from ani.lab import frr, memcg
 from ani.lab.netns import list_netns
 from ani.lab.proc import cmdline
 from ani.lab.state import lab_dir
@@ -91,10 +93,12 @@ def footprint(lab_id: str) -> dict[str, list[str]]:
         # each router's run-dir tmpfs (ani.lab.frr.prepare): unmounted by every teardown
         "mounts": [ln.split(" - ")[1].split()[1] for ln in Path("/proc/self/mountinfo").read_text().splitlines()
                    if " - " in ln and ln.split(" - ")[1].split()[1].startswith(f"ani-frr-run-{p}")],
+        # each router's memory cgroup (ani.lab.memcg): removed by every teardown
+        "cgroups": [str(c) for c in memcg.lab_cgroups(lab_id)],
     }
 
 
-EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": []}
+EMPTY = {"netns": [], "frr": [], "procs": [], "dir": [], "mounts": [], "cgroups": []}
 
 
 def track_labs(deps: Any) -> list[Any]:
@@ -112,16 +116,33 @@ def track_labs(deps: Any) -> list[Any]:
     return labs
 
 
-def owned_labs(pid: int) -> set[str]:
-    """Ids of the labs whose state names ``pid`` as their owner (now)."""
+def owner(pid: int) -> tuple[int, int | None]:
+    """``(pid, start time)``: a process as a lab's state names its owner (``owner_pid``,
+    ``owner_start``). Take it while the process runs; a dead one's start time is None."""
+    from ani.lab.proc import start_time
+
+    return pid, start_time(pid)
+
+
+def labs_owned_by(owners: set[tuple[int, int | None]]) -> dict[str, str]:
+    """``{lab id: status}`` of the labs whose owner is one of ``owners`` (:func:`owner`): the
+    PID *and* its start time, so another person's lab whose dead owner's PID was reused by one
+    of ours (a detached ``ani lab up`` lab) is never taken for ours."""
     from ani.lab.state import lab_ids, read_state
 
-    found = set()
+    found = {}
     for lab_id in lab_ids():
         st = read_state(lab_id)
-        if st is not None and st.owner_pid == pid:
-            found.add(lab_id)
+        if st is not None and st.owner_start is not None and (st.owner_pid, st.owner_start) in owners:
+            found[lab_id] = st.status
     return found
+
+
+def owned_labs(pid: int, start: int | None = None) -> set[str]:
+    """Ids of the labs whose state names ``pid`` (started at ``start``; default: the running
+    process's start time) as their owner, now (:func:`labs_owned_by`)."""
+    who = (pid, start) if start is not None else owner(pid)
+    return set(labs_owned_by({who}))
 
 
 def ani_cli(args: list[str], env: dict[str, str], timeout: float) -> tuple[subprocess.CompletedProcess, set[str]]:
@@ -134,9 +155,10 @@ def ani_cli(args: list[str], env: dict[str, str], timeout: float) -> tuple[subpr
     proc = subprocess.Popen([sys.executable, "-m", "ani.cli", *args], cwd=root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     labs: set[str] = set()
+    me = owner(proc.pid)
     deadline = time.monotonic() + timeout
     while True:
-        labs |= owned_labs(proc.pid)
+        labs |= owned_labs(*me)
         try:
             out, err = proc.communicate(timeout=0.5)
             break

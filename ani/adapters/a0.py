@@ -5,11 +5,14 @@ Tools: ``get_topology`` (inherited) and ``shell(device, command)``. The command 
 bound to that router's FRR, in the bubblewrap sandbox of :mod:`ani.adapters.sandbox`
 (what it permits and refuses is listed there and in ``docs/protocol.md``). ``vtysh`` there
 reaches FRR only through the harness's broker (:mod:`ani.adapters.vtybroker`, one per call),
-which checks every line: a line that makes FRR touch host files (``banner motd file``, ``log
-file``, ``line vty``, ...) refuses that vtysh run and the call answers ``NOT_ALLOWED``; under
+which checks every line vtysh will execute: a line that makes FRR touch host files (``copy FILE
+running-config``, ``banner motd file``, ``log file``, ``line vty``, ...), a line vtysh would cut
+or read otherwise (a control character, more than 4,095 bytes) and a regular expression past
+:mod:`ani.adapters.regex_bound` refuse that vtysh run and the call answers ``NOT_ALLOWED``; under
 the blocklist ablation (:meth:`A0Adapter.set_blocklist`) a blocklisted line, abbreviated or
 not, answers ``BLOCKED``, and so does a blocklisted nftables change, which is measured and
-undone (:mod:`ani.adapters.nftguard`). ``data["refused"]`` / ``data["nft_blocked"]`` say what.
+undone (:mod:`ani.adapters.nftguard`; a ruleset that cannot be read back fails closed).
+``data["refused"]`` / ``data["nft_blocked"]`` say what.
 
 Result of ``shell``: ``data = {exit_status, stdout, stderr, stdout_truncated,
 stderr_truncated, timed_out, stdout_bytes, stderr_bytes, memory_exceeded, pids_exceeded,
@@ -17,7 +20,8 @@ memory_peak_bytes, changed_parts}``.
 
 - exit status 0: ``ok=True``;
 - non-zero exit status: ``ok=False``, ``ErrorCode.COMMAND_FAILED`` ("exit status N"), data filled;
-- the call reached its memory or task bound (``sandbox.CALL_MEMORY_BYTES``: the kernel's OOM
+- the call reached its memory or task bound (``sandbox.CALL_MEMORY_BYTES``, or the router's
+  memory bound, :mod:`ani.lab.memcg`, which the call shares with the router's FRR: the kernel's OOM
   killer killed a process of it; ``sandbox.CALL_PIDS_MAX``: a fork failed), whatever the exit
   status: ``ok=False``, ``ErrorCode.RESOURCE_EXHAUSTED`` naming the bound, data filled;
 - timeout: ``ok=False``, ``ErrorCode.TIMEOUT`` ("timeout after N s"), retriable, the whole
@@ -64,7 +68,7 @@ unknown key or a bad value is a ConfigError naming it and the known options):
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
@@ -192,6 +196,7 @@ class A0Adapter(BaseAdapter):
     """
 
     level = Level.A0
+    blocklist_inspects: ClassVar[bool] = True  # shell command strings (and every vtysh line at the broker)
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
@@ -302,6 +307,10 @@ class A0Adapter(BaseAdapter):
         before = self.state_of(args.device)
         nft_rules = self._nft_rules()
         nft_before = nftguard.read(spec.netns) if nft_rules else None
+        if nft_rules and nft_before is None:  # fail closed: an effect that cannot be judged
+            msg = nftguard.unreadable_reason() + "; the command did not run"
+            return ToolResult.failure(ErrorCode.BLOCKED, msg, data={"nft_blocked": {
+                "command": None, "rule": nftguard.UNREADABLE_RULE, "reason": msg, "restored": None}})
         broker = vtybroker.VtyBroker(
             spec.netns, spec.pathspace, args.device,
             lambda: vtybroker.checker_for(self.block_rules, spec.pathspace),
@@ -317,8 +326,7 @@ class A0Adapter(BaseAdapter):
             broker.close()
         nft_hit = None  # (command, rule, reason, restored)
         if nft_before is not None:
-            nft_after = nftguard.read(spec.netns)
-            hit = nftguard.blocked_change(nft_before, nft_after, nft_rules) if nft_after is not None else None
+            hit = nftguard.blocked_change(nft_before, nftguard.read(spec.netns), nft_rules)
             if hit is not None:
                 nft_hit = (*hit, nftguard.restore(spec.netns, nft_before))
         after = self.state_of(args.device)
@@ -347,7 +355,8 @@ class A0Adapter(BaseAdapter):
             cmd, rule, reason, restored = nft_hit
             data["nft_blocked"] = {"command": cmd, "rule": rule, "reason": reason, "restored": restored}
             undo = "the ruleset was restored" if restored else "RESTORING THE RULESET FAILED"
-            msg = f"the nftables change amounts to {cmd!r}: {reason} [rule: {rule}]; {undo}"
+            what = "" if rule == nftguard.UNREADABLE_RULE else f"the nftables change amounts to {cmd!r}: "
+            msg = f"{what}{reason} [rule: {rule}]; {undo}"
             return ToolResult.failure(ErrorCode.BLOCKED, msg, data=data, changed=changed, text=f"{text}\nerror [blocked]: {msg}")
         if broker.refusals:
             first = broker.refusals[0]
@@ -371,7 +380,9 @@ class A0Adapter(BaseAdapter):
         if res.memory_exceeded or res.pids_exceeded:
             bounds = []
             if res.memory_exceeded:
-                bounds.append(f"memory bound of the call ({sandbox.CALL_MEMORY_BYTES} bytes) reached: "
+                router = (f" or of router {args.device} ({res.router_memory_bytes} bytes, shared with its FRR "
+                          "and the kernel state earlier calls added)") if res.router_memory_bytes else ""
+                bounds.append(f"memory bound of the call ({sandbox.CALL_MEMORY_BYTES} bytes){router} reached: "
                               "the kernel killed a process of it")
             if res.pids_exceeded:
                 bounds.append(f"task bound of the call ({sandbox.CALL_PIDS_MAX} processes/threads) "

@@ -214,6 +214,7 @@ class A1Adapter(BaseAdapter):
     """
 
     level: ClassVar[Level] = Level.A1
+    blocklist_inspects: ClassVar[bool] = True  # CLI command lines (commands, configs)
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)

@@ -7,10 +7,13 @@ nftables), so HEAD equals what runs. Each adapter is one *writer* with its own g
 ``<lab dir>/sot-a3r-<hex>`` (its files and its index: :meth:`ani.sot.repo.SotRepo.writer`), so
 writers on one lab (adapters in one process, ``ani mcp serve`` processes) never see nor commit
 each other's uncommitted patches. A commit advances HEAD (the branch ``main``) with a
-compare-and-swap: when another writer committed since the changes were based on HEAD, it is
-refused with ``conflict`` naming both revisions (``data.expected`` the base, ``data.actual`` HEAD)
-and the changes stay in the worktree (``sot_discard`` and redo them on the new HEAD). A writer
-with no uncommitted changes follows HEAD by itself. :meth:`close` removes the writer's worktree,
+compare-and-swap. When another writer committed since the changes were based on HEAD, changes
+to other files are merged: the commit is rebased onto the new HEAD, re-validated (and, at A4,
+the services compiled again) and lands holding only its own changes; only when the other
+writer's commits changed a file these changes touch too is it refused with ``conflict`` naming
+both revisions and the files (``data.expected`` the base, ``data.actual`` HEAD, ``data.paths``),
+and the changes stay in the worktree (``sot_discard`` and redo them on the new HEAD). A writer's
+uncommitted changes follow HEAD the same way at each call. :meth:`close` removes the writer's worktree,
 and the repository with the last writer, unless ``keep_repo`` (in any case ``Lab.down`` removes
 the lab dir). The agent edits ``devices/<router>.json`` with JSON Patch and
 commits; each commit (and revert) is reconciled (:class:`ani.sot.reconcile.Reconciler`: only
@@ -31,15 +34,19 @@ Tools (``data`` keys in brackets):
 - ``reconcile_status()`` [reconcile] read-only
 - ``reconcile()`` — reconcile HEAD now (reverts out-of-band changes) [reconcile]
 
-Errors: a stale ``base_revision`` -> ``conflict`` (data ``expected``, ``actual``); a patch that
+Errors: a ``base_revision`` after which the patched file changed -> ``conflict`` (data
+``expected``, ``actual``, ``paths``); one that is not a sha -> ``invalid_arguments``; a patch that
 does not apply or a document that is invalid -> ``invalid_intent`` (data ``index``, ``op``,
 ``path`` / ``pointer``; the message names the operation and, e.g., the missing parent); nothing
-is changed then. No such file or revision -> ``not_found``. Nothing to commit, uncommitted
+is changed then. A revision that is not a commit's name (``HEAD:path``, ``a..b``, ``-x``,
+``@{1}``), a commit message over 16 KiB or with a control character -> ``invalid_arguments``; a
+patch whose document would pass 1 MiB (checked after each operation) -> ``invalid_intent``
+(bounds: :mod:`ani.sot.bounds`). No such file or revision -> ``not_found``. Nothing to commit, uncommitted
 changes before a revert, a revert whose changes are already undone, a revert of the initial
 commit or of a merge commit (two parents: which side to undo is not defined), a revert that does
 not apply cleanly (later commits changed the same lines; the message names them) ->
-``invalid_arguments`` (retrying cannot help); another writer moved HEAD during a commit or
-revert -> ``conflict`` (retriable). A commit whose reconcile did not converge stays committed (the history is the
+``invalid_arguments`` (retrying cannot help); another writer changed the same file since the
+changes' base, or moved HEAD during a revert -> ``conflict`` (retriable). A commit whose reconcile did not converge stays committed (the history is the
 record) and the result is ``ok=False``: ``non_convergent`` (data.reconcile lists the drift left
 and the lines involved), ``rolled_back`` (the failing router was put back and no other router
 was changed), ``rollback_failed`` (putting it back failed), ``command_failed`` (some routers were
@@ -113,6 +120,8 @@ class A3RAdapter(BaseAdapter):
     - :meth:`_initial_devices` -> ``{router: DeviceConfig}`` the repository starts from;
     - :meth:`_patch` / :meth:`_commit` / :meth:`_revert`: the repository operations (e.g. to
       validate service files); raise a SotError to refuse (nothing changed);
+    - :meth:`_check_tree`: validates the tree a commit records, after any rebase onto another
+      writer's commits (raise a SotError to refuse);
     - :meth:`_reconcile_failure` -> ToolResult for a reconcile that did not converge;
     - class attribute ``options_model``: the options (an :class:`ani.adapters.options.Options`).
 
@@ -182,7 +191,12 @@ class A3RAdapter(BaseAdapter):
         return self._repo().patch(path, ops, base_revision)
 
     def _commit(self, message: str) -> str:
-        return self._repo().commit(message)
+        return self._repo().commit(message, check=self._check_tree)
+
+    def _check_tree(self) -> None:
+        """Runs on the working tree a commit is about to record (after a rebase onto another
+        writer's commits too); raises a SotError to refuse. A3-R: nothing beyond the device files'
+        own validation."""
 
     def _revert(self, revision: str) -> str:
         return self._repo().revert(revision)
@@ -291,7 +305,7 @@ class A3RAdapter(BaseAdapter):
     @tool(args=PatchArgs,
           description="Edit one desired-state file in the working tree with an RFC 6902 JSON Patch "
           "(atomic: all operations or none; the result is validated; nothing reaches a router until "
-          "sot_commit). Refused with `conflict` if HEAD moved since base_revision, `invalid_intent` "
+          "sot_commit). Refused with `conflict` if the file changed since base_revision, `invalid_intent` "
           "if an operation fails or the result is invalid (the message names the operation and path).")
     def sot_patch(self, args: PatchArgs) -> ToolResult:
         try:

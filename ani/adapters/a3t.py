@@ -42,7 +42,12 @@ ConfigError naming the option):
 - ``seq_limit`` (int | None, None = 2**32-1): the largest sequence number the ``seq/<router>/<list>``
   pools hand out (a small value exhausts them: the pool-exhaustion fault);
 - ``check_bound_s`` (float, 20): bound on the active validation's retry-until-converged, seconds;
-- ``busy_timeout_s`` (float, 120): how long a call waits for the adapter's other calls, seconds.
+- ``busy_timeout_s`` (float, 120): how long a call waits for the adapter's other calls, seconds;
+- bounds of one change set (issue 23): ``max_changes`` (int, 200) changes and ``max_router_lines``
+  (int, 1000, the lab's NETCONF commit bound) changed configuration lines per router, more is
+  ``invalid_intent`` (code ``too-large``) before anything is read or sent; ``plan_bound_s``
+  (float, 60): compiling stops with ``timeout``; ``apply_bound_s`` (float, 300): the transaction
+  starts no step after it and rolls back what it committed (``rolled_back``).
 
 Concurrency: the adapter's calls run one at a time (an ``apply`` is a transaction over every
 router it touches, and the read-only tools read every router's live config, which must not be
@@ -111,7 +116,7 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
             return ToolResult.success("nothing to change: every router already runs the intended config", data)
         timeout = args.confirm_timeout_s or self.confirm_timeout_s
         tx = run_transaction(self.lab, result.configs, checks=checks, confirm_timeout_s=timeout,
-                             check_bound_s=self.check_bound_s)
+                             check_bound_s=self.check_bound_s, bound_s=self.apply_bound_s)
         data["transaction"] = tx.to_dict()
         if tx.ok:
             alloc = ", ".join(f"{k}={v}" for k, v in result.allocations.items())

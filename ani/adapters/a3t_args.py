@@ -23,6 +23,13 @@ BUSY_TIMEOUT_S = 120.0
 BUSY_TIMEOUT_DESCRIPTION = ("how long a call waits for the adapter's other calls in flight (at A3-R / A4 "
                             "also for another writer's reconcile of the lab) before it answers timeout, seconds")
 
+#: default bounds of one A3-T / A4 change set (options ``max_changes``, ``max_router_lines``,
+#: ``plan_bound_s``, ``apply_bound_s``; docs/intents.md "Bounds")
+MAX_CHANGES = 200
+MAX_ROUTER_LINES = 1000  # = ani.netconf.limits.Limits().commit_lines
+PLAN_BOUND_S = 60.0
+APPLY_BOUND_S = 300.0
+
 #: what ``get_state`` can show
 STATE_VIEWS = ("interfaces", "routes", "bgp", "ospf", "firewall", "config")
 
@@ -30,7 +37,8 @@ CHANGES_DESCRIPTION = (
     "Service changes, applied in order, each a JSON object with 'type' and 'action', e.g. "
     '{"type": "tenant-site", "action": "onboard", "tenant": "blue", "site": "nsite", "edge": "e2", '
     '"prefix": "198.19.7.0/24", "gateway": "198.19.7.1"}. Types and their fields: '
-    "list_service_types and get_service_schema."
+    "list_service_types and get_service_schema. At most 200 changes (option max_changes) and 1000 "
+    "changed configuration lines per router (option max_router_lines) in one call: split a larger change set."
 )
 
 
@@ -89,6 +97,14 @@ class A3TOptions(Options):
     seq_limit: int | None = Field(None, ge=1, description="largest sequence number the pools hand out (a fault can shrink it)")
     check_bound_s: float = Field(20.0, gt=0, description="bound of each active validation check, seconds")
     busy_timeout_s: float = Field(BUSY_TIMEOUT_S, gt=0, description=BUSY_TIMEOUT_DESCRIPTION)
+    max_changes: int = Field(MAX_CHANGES, ge=1, description="most service changes in one plan / apply")
+    max_router_lines: int = Field(MAX_ROUTER_LINES, ge=1, description=(
+        "most configuration lines one plan / apply may change on one router (the lab's NETCONF "
+        "server refuses a larger commit: ANI_NETCONF_MAX_COMMIT_LINES)"))
+    plan_bound_s: float = Field(PLAN_BOUND_S, gt=0, description="time bound of compiling a change set (plan, and apply before it sends anything), seconds")
+    apply_bound_s: float = Field(APPLY_BOUND_S, gt=0, description=(
+        "time bound of apply's transaction, seconds: past it no further step starts, and what was "
+        "committed is cancelled (every router back to its prior config)"))
 
     @model_validator(mode="after")
     def _prefixlen_fits(self) -> A3TOptions:

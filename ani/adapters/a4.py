@@ -44,7 +44,9 @@ the history (``sot_revert`` it, or fix it and commit again). ``sot_commit`` / ``
 verified back); ``data.reconcile.detail.transaction`` is the transaction's result.
 
 Options: A3-R's, plus ``confirm_timeout_s`` (60), ``site_network`` (None), ``site_prefixlen``
-(24), ``seq_limit`` (None), ``check_bound_s`` (20) as in A3-T.
+(24), ``seq_limit`` (None), ``check_bound_s`` (20) and the change-set bounds ``max_changes``
+(200), ``max_router_lines`` (1000), ``plan_bound_s`` (60), ``apply_bound_s`` (300, the
+transaction) as in A3-T.
 """
 
 from __future__ import annotations
@@ -153,7 +155,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
                                   detail={"timed_out": True} if isinstance(exc, AniTimeout) else {})
         services = [c.service_id() if c.action != "remove" else f"-{c.service_id()}" for c in changes]
         tx = run_transaction(lab, intended, checks=checks, confirm_timeout_s=self.confirm_timeout_s,
-                             check_bound_s=self.check_bound_s)
+                             check_bound_s=self.check_bound_s, bound_s=self.apply_bound_s)
         detail: dict[str, Any] = {"transaction": tx.to_dict(), "services": services, "checks": [c.name for c in checks]}
         if tx.ok:
             return ApplierOutcome(ok=True, applied=sorted(intended), detail=detail)
@@ -205,17 +207,16 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         else:
             f.write_text(text)
 
-    def _commit(self, message: str) -> str:
-        """A3-R's commit, refused (nothing committed) unless every service file of the working
-        tree compiles on the device files of the working tree."""
+    def _check_tree(self) -> None:
+        """A commit is refused (nothing committed) unless every service file of the working tree
+        compiles on its device files: run by the repository on the tree it is about to record,
+        after any rebase onto another writer's commits (so two writers' services are compiled
+        together)."""
         from ani.sot.services import check_services
 
-        repo = self._repo()
-        with repo._lock:
-            errors = check_services(repo, None, pools=self._service_pools)
-            if errors:
-                raise self._refuse(errors)
-            return super()._commit(message)
+        errors = check_services(self._repo(), None, pools=self._service_pools)
+        if errors:
+            raise self._refuse(errors)
 
     def _revert(self, revision: str) -> str:
         """A3-R's revert, refused (nothing committed, the tree as before) when the services of

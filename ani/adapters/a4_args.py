@@ -29,8 +29,9 @@ SERVICES_WORKFLOW = (
 
 
 class SotDeleteArgs(Args):
-    path: str = Field(description="A service file, services/<name>.json (see sot_list)")
+    path: str = Field(max_length=256, description="A service file, services/<name>.json (see sot_list)")
     base_revision: str = Field(
-        description="The revision (HEAD) your edit is based on, as reported by sot_read / sot_list / sot_log; "
-        "a stale one is refused with a conflict error"
+        max_length=40,
+        description="The revision (HEAD) your edit is based on, as reported by sot_read / sot_list / sot_log "
+        "(7 to 40 hex digits); refused with a conflict error when the file changed since"
     )

@@ -157,6 +157,10 @@ class BaseAdapter:
     #: ``call`` is safe from several threads at once (see the module doc); an MCP server then
     #: runs a client's concurrent tool calls in parallel instead of one at a time
     concurrent_calls: ClassVar[bool] = True
+    #: the blocklist ablation can inspect this level's calls: its tools carry CLI command lines
+    #: (``commands``, ``command``, ``configs``); when False, ``create_adapter(..., blocklist=...)``
+    #: refuses the ablation (:func:`ani.registry.check_blocklist`)
+    blocklist_inspects: ClassVar[bool] = False
 
     def __init__(self, lab: Any, *, trajectory: Trajectory | None = None, options: dict | None = None) -> None:
         self.lab = lab

@@ -15,9 +15,11 @@ exception                                        code                    retriab
 ``XmlArgError`` (A2 argument)                    ``invalid_arguments``   no         ``[what: ]<why>``
 ``PoolExhausted``                                ``resource_exhausted``  no         names the pool; ``data.errors``, ``pool``, ``size``
 ``IntentError``                                  ``invalid_intent``      no         ``refused (<code>) (<path>): ...``; ``data.errors``
-``Conflict`` (source of truth)                   ``conflict``            yes        ``data.expected``, ``actual``
+``Conflict`` (source of truth)                   ``conflict``            yes        ``data.expected``, ``actual``, ``paths``
 ``PatchError``, ``DocError``                     ``invalid_intent``      no         ``patch refused, nothing changed: ...``
-``SotPathError``, unknown revision               ``not_found``           no
+``SotPathError``, ``UnknownRevision``            ``not_found``           no
+``SotArgError`` (a revision naming a path, a     ``invalid_arguments``   no         names the argument and its form
+commit message too long / with a control char)
 ``SotBusy`` (another writer held a lock)         ``timeout``             yes        (an ``AniTimeout``)
 another ``SotError`` (nothing to commit, a       ``invalid_arguments``   no         names the commit and why
 revert no retry can make: of the initial or a
@@ -108,7 +110,7 @@ def error_result(exc: BaseException, *, device: str | None = None, what: str = "
     from ani.device.outcome import ApplyError
     from ani.intents.errors import IntentError, PoolExhausted
     from ani.netconf.client import RETRIABLE_TAGS, RpcFailed, SessionLost, Unsupported, warning_lines
-    from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError
+    from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError, UnknownRevision
 
     def fail(code: ErrorCode, message: str, retriable: bool = False, extra: dict[str, Any] | None = None) -> ToolResult:
         merged = {**(extra or {}), **(data or {})} or None
@@ -131,7 +133,7 @@ def error_result(exc: BaseException, *, device: str | None = None, what: str = "
                     f"refused ({exc.code}){where}: {exc.message}; nothing was sent to any router",
                     extra={"errors": [exc.to_dict()]})
     if isinstance(exc, SotError):
-        return _sot(exc, fail, (Conflict, PatchError, DocError, SotPathError))
+        return _sot(exc, fail, (Conflict, PatchError, DocError, (SotPathError, UnknownRevision)))
     if isinstance(exc, RpcFailed):
         return fail(ErrorCode.COMMAND_FAILED,
                     f"{device or '?'}: {what or exc.op} failed: " + "; ".join(e.describe() for e in exc.errors)
@@ -158,7 +160,8 @@ def _sot(exc: Any, fail: Any, kinds: tuple[type, ...]) -> ToolResult:
     """A source-of-truth error (``ani.sot.errors``)."""
     conflict, patch, doc, path = kinds
     if isinstance(exc, conflict):
-        return fail(ErrorCode.CONFLICT, str(exc), True, extra={"expected": exc.expected, "actual": exc.actual})
+        paths = {"paths": exc.paths} if getattr(exc, "paths", None) else {}
+        return fail(ErrorCode.CONFLICT, str(exc), True, extra={"expected": exc.expected, "actual": exc.actual, **paths})
     if isinstance(exc, patch):
         return fail(ErrorCode.INVALID_INTENT, f"patch refused, nothing changed: {exc}",
                     extra={"index": exc.index, "op": exc.op, "path": exc.path, "reason": exc.message})

@@ -7,10 +7,17 @@ router's namespace, outside the sandbox), the difference is written as the nft c
 amounts to (:func:`effective_commands`: ``nft flush ruleset`` when every table went, ``nft
 delete table F T`` per removed table, ``nft delete chain|set F T N``, ``nft flush chain F T C``
 for a chain that lost all its rules, ``nft flush set F T S`` for a set that lost all its
-elements), and if one of them matches a blocklist rule the ruleset is restored to the one read
+elements, ``nft add table F T { flags dormant; }`` for a table made dormant, which stops every
+rule of it), judged by identity (an object deleted and made again under the same names has
+another handle: it counts as deleted; a chain that lost every rule it had was flushed whatever
+was added after), and if one of them matches a blocklist rule the ruleset is restored to the one read
 before (``nft -f``: ``flush ruleset`` + the saved ruleset, atomically) and the call reports
 ``blocked`` naming the rule and the command. Whatever the agent typed (``nft 'flush ruleset'``,
 ``nft -f file``, a script) is judged by what it did.
+
+A ruleset that cannot be read within :data:`NFT_MAX_BYTES` and :data:`NFT_TIMEOUT_S` fails
+closed: after the call it is restored and the call blocked (a flush followed by a
+510,000-element set went unjudged before); before the call, the call does not run.
 
 Limits: counters and set elements added by the kernel during the call (dynamic sets) are
 restored to their values before the call; a change made and undone within the call is not seen.
@@ -58,57 +65,89 @@ def read(netns: str) -> Ruleset | None:
     return Ruleset(text, [i for i in items if isinstance(i, dict) and "metainfo" not in i])
 
 
-def _index(items: list[dict[str, Any]]) -> tuple[set, set, set, dict, dict]:
-    tables, chains, sets = set(), set(), set()
-    rules: dict[tuple, int] = {}
-    elems: dict[tuple, int] = {}
-    for it in items:
+@dataclass(frozen=True)
+class _Index:
+    """One reading indexed by identity: an object deleted and made again under the same names
+    has another handle (tables: a new handle; chains, sets, rules: handles within the table)."""
+
+    tables: dict[tuple, int]            # (family, table) -> handle
+    chains: dict[tuple, int]            # (family, table, chain) -> handle
+    sets: dict[tuple, int]              # (family, table, set) -> handle
+    rules: dict[tuple, set]             # (family, table, chain) -> rule handles
+    elems: dict[tuple, set]             # (family, table, set) -> elements (JSON text)
+    dormant: frozenset                  # (family, table) with ``flags dormant``
+
+
+_DORMANT_RE = re.compile(r"^table (\S+) (\S+) \{\n\s*flags [^\n]*\bdormant\b", re.M)
+
+
+def _index(ruleset: Ruleset) -> _Index:
+    ix = _Index({}, {}, {}, {}, {}, frozenset(_DORMANT_RE.findall(ruleset.text)))
+    for it in ruleset.items:
         if "table" in it:
             t = it["table"]
-            tables.add((t["family"], t["name"]))
+            ix.tables[(t["family"], t["name"])] = t.get("handle", -1)
         elif "chain" in it:
             c = it["chain"]
-            chains.add((c["family"], c["table"], c["name"]))
+            ix.chains[(c["family"], c["table"], c["name"])] = c.get("handle", -1)
         elif "set" in it or "map" in it:
             s = it.get("set") or it.get("map")
             key = (s["family"], s["table"], s["name"])
-            sets.add(key)
-            elems[key] = len(s.get("elem", []))
+            ix.sets[key] = s.get("handle", -1)
+            ix.elems[key] = {json.dumps(e, sort_keys=True) for e in s.get("elem", [])}
         elif "rule" in it:
             r = it["rule"]
-            key = (r["family"], r["table"], r["chain"])
-            rules[key] = rules.get(key, 0) + 1
-    return tables, chains, sets, rules, elems
+            ix.rules.setdefault((r["family"], r["table"], r["chain"]), set()).add(r.get("handle", -1))
+    return ix
 
 
-def effective_commands(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[str]:
-    """The destructive nft commands the change ``before`` -> ``after`` amounts to (see module)."""
-    t0, c0, s0, r0, e0 = _index(before)
-    t1, c1, s1, r1, e1 = _index(after)
+def effective_commands(before: Ruleset, after: Ruleset) -> list[str]:
+    """The destructive nft commands the change ``before`` -> ``after`` amounts to (module doc):
+    judged by identity (handles), so deleting and re-creating an object under the same names is
+    its deletion, and a chain or set that lost every rule or element it had was flushed
+    whatever was added after."""
+    b, a = _index(before), _index(after)
     out: list[str] = []
-    if t0 and not t1:
+    if b.tables and not a.tables:
         out.append("nft flush ruleset")
-    out += [f"nft delete table {f} {n}" for f, n in sorted(t0 - t1)]
-    for f, t, n in sorted(c0 - c1):
-        if (f, t) in t1:
-            out.append(f"nft delete chain {f} {t} {n}")
-    for f, t, n in sorted(s0 - s1):
-        if (f, t) in t1:
-            out.append(f"nft delete set {f} {t} {n}")
-    for key in sorted(c0 & c1):
-        if r0.get(key, 0) > 0 and r1.get(key, 0) == 0:
+    gone = {t for t, h in b.tables.items() if a.tables.get(t) != h}  # deleted (maybe re-created)
+    out += [f"nft delete table {f} {n}" for f, n in sorted(gone)]
+    out += [f"nft add table {f} {n} {{ flags dormant; }}" for f, n in sorted(a.dormant - b.dormant)
+            if (f, n) in b.tables and (f, n) not in gone]
+    for kind, objs0, objs1 in (("chain", b.chains, a.chains), ("set", b.sets, a.sets)):
+        for key, h in sorted(objs0.items()):
+            if key[:2] not in gone and objs1.get(key) != h:
+                out.append("nft delete {} {} {} {}".format(kind, *key))
+    for key, handles in sorted(b.rules.items()):
+        if key[:2] not in gone and a.chains.get(key) == b.chains.get(key) and handles and \
+                not handles & a.rules.get(key, set()):
             out.append("nft flush chain {} {} {}".format(*key))
-    for key in sorted(s0 & s1):
-        if e0.get(key, 0) > 0 and e1.get(key, 0) == 0:
+    for key, elems in sorted(b.elems.items()):
+        if key[:2] not in gone and a.sets.get(key) == b.sets.get(key) and elems and \
+                not elems & a.elems.get(key, set()):
             out.append("nft flush set {} {} {}".format(*key))
     return out
 
 
+#: the "rule" a change whose result cannot be read is refused under (fail closed)
+UNREADABLE_RULE = "nftguard: the ruleset must stay readable"
+
+
+def unreadable_reason() -> str:
+    """Why a ruleset that cannot be read counts as blocked (no part of the ruleset quoted)."""
+    return (f"the ruleset could not be read within {NFT_MAX_BYTES:,} bytes and {NFT_TIMEOUT_S:g} s, "
+            "so what the call did to the firewall cannot be judged")
+
+
 def blocked_change(
-    before: Ruleset, after: Ruleset, rules: list[tuple[re.Pattern[str], str]]
+    before: Ruleset, after: Ruleset | None, rules: list[tuple[re.Pattern[str], str]]
 ) -> tuple[str, str, str] | None:
-    """(command, rule pattern, reason) of the first blocklisted command the change amounts to."""
-    for cmd in effective_commands(before.items, after.items):
+    """(command, rule pattern, reason) of the first blocklisted command the change amounts to;
+    an ``after`` that could not be read (None: e.g. a flush then a 510,000-element set, past
+    :data:`NFT_MAX_BYTES`) is blocked too (fail closed: it is restored to ``before``)."""
+    if after is None:
+        return "nft list ruleset", UNREADABLE_RULE, unreadable_reason()
+    for cmd in effective_commands(before, after):
         for rx, reason in rules:
             if rx.search(cmd):
                 return cmd, rx.pattern, reason
@@ -127,4 +166,8 @@ def restore(netns: str, saved: Ruleset) -> bool:
     if rc != 0:
         return False
     now = read(netns)
-    return now is not None and _index(now.items)[:4] == _index(saved.items)[:4]
+    if now is None:
+        return False
+    n, w = _index(now), _index(saved)
+    return (set(n.tables), set(n.chains), set(n.sets), n.dormant) == (set(w.tables), set(w.chains), set(w.sets), w.dormant) \
+        and {k: len(v) for k, v in n.rules.items()} == {k: len(v) for k, v in w.rules.items()}

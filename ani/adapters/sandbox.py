@@ -21,12 +21,15 @@ What the sandbox permits (checked by ``tests/integration/test_a0_sandbox.py`` an
   ``vtysh.conf`` read-only: the harness's vtysh reads it; no new file can be made on the
   host's disk). Without a broker (tests of the sandbox alone) ``/var/run/frr`` is this router's
   run dir, read-only;
-- reading the host's (world-readable) system files: the root file system is bound read-only
-  (each top-level entry but ``/run``, :func:`root_binds`),
-  but the harness is hidden (empty tmpfs over the source checkout, the harness's working
-  directory with campaign ``results/``, every run's results folder wherever it is (``--out``),
-  ``/root``, ``/home``: see
-  :func:`hidden_dirs`), so an agent cannot read task classes, hidden tests or earlier runs;
+- reading the system's programs, libraries and configuration, and nothing else of the host:
+  the sandbox's root is an allowlist (:data:`VISIBLE_ROOTS`: ``/usr``, ``/bin``, ``/sbin``,
+  ``/lib*``, ``/etc``, bound read-only; :func:`root_binds`); ``/var`` is an empty tmpfs, and
+  no other top-level entry of the host exists in it (``/work``, ``/root``, ``/home``, ``/srv``,
+  ``/opt``, ``/mnt``, the host's ``/tmp``: other checkouts and repositories, users' files,
+  results folders). Inside the visible tree the harness is still hidden (an empty tmpfs over
+  the source checkout, the working directory, every run's results folder, where one lies under
+  ``/usr`` or ``/etc``: :func:`hidden_dirs`), so an agent cannot read task classes, hidden tests
+  or earlier runs;
 - scratch space: a private, empty ``/tmp`` and ``/dev/shm`` (tmpfs, gone after the call).
 
 What it refuses:
@@ -54,7 +57,10 @@ What it refuses:
   and what it writes to its tmpfs mounts) at most 1 GiB of memory (:data:`CALL_MEMORY_BYTES`;
   swap included where the kernel accounts it) and 256 tasks (:data:`CALL_PIDS_MAX`): the
   call's own cgroup v1 ``memory`` and ``pids`` cgroups (:class:`CallCgroup`), made before the
-  call and removed after it, also on timeout; past the memory bound the kernel's OOM killer
+  call and removed after it, also on timeout; the memory one inside the router's memory cgroup
+  (:func:`router_memcg`, :mod:`ani.lab.memcg`), so the call also counts against the router's
+  bound, which it shares with the router's FRR, and the kernel memory it charged (routes) stays
+  the router's after the call; past the memory bound the kernel's OOM killer
   kills within the call only (``memory_exceeded`` in the result); each process at most 4 GiB of
   address space; at most 256 tasks more than user ``frr`` already has (a fork bomb fails fast);
   each tmpfs 64 MiB; each file written at most 64 MiB (``RLIMIT_FSIZE``: also bounds the
@@ -63,7 +69,7 @@ What it refuses:
 A sandbox that fails to SET UP ran nothing and is not the command's result: each recursive bind
 of bwrap walks the host's mount table, and another lab torn down meanwhile (each router's run
 dir is its own tmpfs ``/run/frr/ani-<lab>-<router>``) can remove a submount under the walk. So the
-root is bound per top-level entry without ``/run`` (:func:`root_binds`), which keeps the labs'
+root is bound per visible entry, never ``/run`` (:func:`root_binds`), which keeps the labs'
 mounts out of every walk; for whatever else fails a setup, bwrap's ``--json-status-fd`` tells: it reports ``exit-code`` only after its setup finished and the
 command was exec'ed (:func:`setup_failed`; never decided from the command's output). Such an
 attempt is retried (:func:`retry_setup`, at most :data:`SETUP_ATTEMPTS`, within the call's
@@ -95,6 +101,7 @@ import structlog
 from ani.errors import CapabilityMissing, LabError, SandboxSetupFailed
 from ani.host import results_dirs
 from ani.host.programs import program, require
+from ani.lab import memcg as lab_memcg
 from ani.lab import netns as lab_netns
 
 log = structlog.get_logger(__name__)
@@ -182,6 +189,9 @@ class RunResult:
             (see :func:`setup_failed`). Sandboxed calls only; :func:`run_in_sandbox` retries
             such an attempt and never returns one.
         attempts: how many sandbox setups the call took (1 unless a setup failed and was retried).
+        router_memory_bytes: the bound of the router's memory cgroup the call's was made in
+            (:func:`router_memcg`; shared with the router's FRR and what earlier calls left
+            charged to it), bytes; None if the call's cgroup was not nested.
     """
 
     exit_status: int | None
@@ -198,6 +208,7 @@ class RunResult:
     memory_peak_bytes: int | None = None
     setup_failed: bool = False
     attempts: int = 1
+    router_memory_bytes: int | None = None
 
 
 def run_capped(
@@ -323,14 +334,23 @@ class CallCgroup:
 
     CONTROLLERS = ("memory", "pids")
 
-    def __init__(self, memory_bytes: int = CALL_MEMORY_BYTES, pids_max: int = CALL_PIDS_MAX) -> None:
+    def __init__(self, memory_bytes: int = CALL_MEMORY_BYTES, pids_max: int = CALL_PIDS_MAX,
+                 memory_parent: Path | None = None) -> None:
         self.memory_bytes = memory_bytes
         self.pids_max = pids_max
         self.name = f"{CGROUP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
         self.dirs = {c: CGROUP_ROOT / c / self.name for c in self.CONTROLLERS}
+        if memory_parent is not None:  # the router's memory cgroup: the call counts against it too
+            self.dirs["memory"] = memory_parent / self.name
         self.memory_exceeded = False
         self.pids_exceeded = False
         self.memory_peak_bytes: int | None = None
+        self.parent_limit_bytes: int | None = None
+        if memory_parent is not None:
+            try:
+                self.parent_limit_bytes = int((memory_parent / "memory.limit_in_bytes").read_text())
+            except (OSError, ValueError):
+                pass
 
     @classmethod
     def check_support(cls) -> None:
@@ -346,10 +366,17 @@ class CallCgroup:
 
     @classmethod
     def remove_stale(cls) -> None:
-        """Remove the call cgroups of harness processes that are gone (killing what is left in them)."""
-        for c in cls.CONTROLLERS:
+        """Remove the call cgroups of harness processes that are gone (killing what is left in
+        them), at the top of each controller and inside the routers' memory cgroups."""
+        parents = [CGROUP_ROOT / c for c in cls.CONTROLLERS]
+        try:
+            parents += [Path(e.path) for e in os.scandir(CGROUP_ROOT / "memory")
+                        if e.name.startswith(lab_memcg.PREFIX) and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            pass
+        for parent in parents:
             try:
-                entries = list(os.scandir(CGROUP_ROOT / c))
+                entries = list(os.scandir(parent))
             except OSError:
                 continue
             for e in entries:
@@ -504,23 +531,35 @@ def user_task_count(uid: int) -> int:
     return n
 
 
-#: never hidden: the system's own directories (an A0 command needs its tools and libraries)
-_SYSTEM_DIRS = tuple(
-    Path(p) for p in ("/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/var",
-                      "/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/srv", "/mnt", "/media")
-)
+#: what the sandbox shows of the host's file tree (an allowlist: everything else of ``/`` is
+#: absent): the system's programs, libraries and configuration, bound read-only. A top-level
+#: symlink (``/bin -> usr/bin`` on a merged-/usr system) is recreated as the same symlink.
+#: ``/proc``, ``/dev``, ``/sys``, ``/tmp``, ``/run`` and ``/var`` are fresh mounts of the sandbox.
+VISIBLE_ROOTS = ("/bin", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/usr")
+#: the sandbox's ``/var``: an empty read-only tmpfs with these symlinks (the host's ``/var``,
+#: with its logs, caches and ``/var/lib`` state, is not shown); ``/var/tmp`` is a private tmpfs
+VAR_SYMLINKS = (("../run", "/var/run"), ("../run/lock", "/var/lock"))
+#: size of that ``/var`` tmpfs (only its mount points and symlinks: nobody in the sandbox can
+#: write it), bytes
+VAR_TMPFS_BYTES = 1024 * 1024
+
+
+def _visible_real() -> list[Path]:
+    """The real paths of :data:`VISIBLE_ROOTS` on this host (a symlinked root: its target)."""
+    return [Path(os.path.realpath(v)) for v in VISIBLE_ROOTS if os.path.lexists(v)]
 
 
 def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
-    """Directories replaced by an empty tmpfs inside the sandbox, so an agent cannot read the
-    harness: the source checkout holding ``ani`` (task classes, hidden-test logic), the harness
-    process's working directory (default home of campaign ``results/``: earlier runs' records and
-    trajectories), every results folder a run registered wherever it is (``--out``; this run's
-    and earlier runs': :mod:`ani.host.results_dirs`), ``/root`` and ``/home``, plus ``extra``. (``/run``, with the labs' state, is
-    an empty tmpfs already.)
-    System directories (:data:`_SYSTEM_DIRS`) and anything under a private tmpfs are never hidden.
+    """Directories inside the visible tree (:data:`VISIBLE_ROOTS`) replaced by an empty tmpfs in
+    the sandbox: the ``ani`` package wherever it is installed and the source checkout holding it
+    (task classes, hidden-test logic), the harness process's working directory (default home of campaign ``results/``), every results
+    folder a run registered (``--out``; :mod:`ani.host.results_dirs`), plus ``extra``, each only
+    where it lies under ``/usr``, ``/etc``, ... (e.g. a checkout in ``/usr/local/src``).
+    Anywhere else (``/work``, ``/root``, ``/home``, ``/srv``, ``/opt``, ...) a directory is not
+    in the sandbox at all, and covering it would show its name; a visible root itself is never
+    hidden. Returns real paths, sorted, none under another.
     """
-    cands: list[Path] = [Path("/root"), Path("/home")]
+    cands: list[Path] = [Path(__file__).resolve().parents[1]]  # the ani package, e.g. in /usr/lib/python3/...
     pkg_parent = Path(__file__).resolve().parents[2]
     if (pkg_parent / "pyproject.toml").exists():  # a source checkout, not site-packages
         cands.append(pkg_parent)
@@ -530,14 +569,13 @@ def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
         pass
     cands += [Path(e).resolve() for e in extra]
     cands += results_dirs.known()  # every run's results folder, wherever it is (and earlier runs')
+    visible = _visible_real()
     out: list[Path] = []
     for c in cands:
         real = Path(os.path.realpath(c))
-        if real in _SYSTEM_DIRS or not real.is_dir():
+        if real in visible or not any(real.is_relative_to(v) for v in visible) or not real.is_dir():
             continue
-        if any(real.is_relative_to(t) for t in (Path("/tmp"), Path("/var/tmp"), Path("/dev"), Path("/proc"), Path("/sys"))):
-            continue
-        if real.is_relative_to(Path("/run")):
+        if real.is_relative_to(FRR_ETC):  # the sandbox's /etc/frr is a tmpfs of its own
             continue
         if any(real.is_relative_to(o) for o in out):
             continue
@@ -545,30 +583,29 @@ def hidden_dirs(extra: tuple[str | Path, ...] = ()) -> list[Path]:
     return sorted(out)
 
 
-#: top-level entries of ``/`` the sandbox does not bind from the host: each is a fresh mount in it
-#: (``/proc``, ``/dev``, private ``/tmp``, ``/sys`` bound on its own; ``/run``, the labs' volatile mounts, an empty tmpfs)
-_NOT_BOUND = ("/proc", "/dev", "/tmp", "/sys")
-
-
 def root_binds(run_root: str = "/run") -> list[str]:
-    """bwrap arguments showing the host's root file system read-only: one recursive
-    ``--ro-bind`` per top-level entry of ``/`` (a top-level symlink as ``--symlink``), except
-    ``run_root`` and :data:`_NOT_BOUND`, which the sandbox mounts afresh.
+    """bwrap arguments building the sandbox's root from the allowlist :data:`VISIBLE_ROOTS`:
+    each one that exists bound read-only (a recursive ``--ro-bind``; a symlink as the same
+    ``--symlink``), and ``/var`` an empty tmpfs holding :data:`VAR_SYMLINKS`. Nothing else of the
+    host's ``/`` is shown: not ``/work``, ``/root``, ``/home``, ``/srv``, ``/opt``, ``/mnt``, the
+    host's ``/tmp`` or ``/var`` (other checkouts, users' files, results folders).
 
     Not one ``--ro-bind / /``: that binds every mount of the host, and bwrap then remounts each
     submount read-only, one by one, from a list it read before; ``/run`` holds the labs' own
     mounts (each router's run dir ``/run/frr/ani-<lab>-<router>``, each netns ``/run/netns/<ns>``),
     and one that another lab unmounts during that walk failed the setup (measured in
-    docs/performance.md). ``/run`` is covered by an empty tmpfs in the sandbox anyway.
+    docs/performance.md). ``run_root`` (``/run``) is an empty tmpfs in the sandbox; it is never
+    among the visible roots.
     """
-    skip = {run_root, *_NOT_BOUND}
     out: list[str] = []
-    for e in sorted(os.scandir("/"), key=lambda e: e.name):
-        path = "/" + e.name
-        if e.is_symlink():
+    for path in VISIBLE_ROOTS:
+        if os.path.islink(path):
             out += ["--symlink", os.readlink(path), path]
-        elif path not in skip:
+        elif os.path.isdir(path) and os.path.realpath(path) != os.path.realpath(run_root):
             out += ["--ro-bind", path, path]
+    out += ["--perms", "0755", "--size", str(VAR_TMPFS_BYTES), "--tmpfs", "/var"]
+    for target, link in VAR_SYMLINKS:
+        out += ["--symlink", target, link]
     return out
 
 
@@ -851,6 +888,20 @@ def run_in_sandbox(
     return retry_setup(attempt, timeout_s, what=f"{spec.hostname} ({spec.netns})")
 
 
+def router_memcg(spec: SandboxSpec) -> Path | None:
+    """The router's memory cgroup (:mod:`ani.lab.memcg`, cgroup v1) if the lab made one: a call's
+    memory cgroup is made inside it, so what a call holds (its processes, and the kernel memory
+    it charges: routes, nftables objects, which stay charged to the router after the call)
+    counts against the router's bound as well as the call's. None: the call's cgroup is made at
+    the top of the hierarchy (a lab without router cgroups)."""
+    try:
+        h = lab_memcg.hierarchy()
+    except CapabilityMissing:
+        return None
+    d = lab_memcg.path(spec.pathspace, h)
+    return d if h.version == 1 and d.is_dir() else None
+
+
 def _run_once(
     spec: SandboxSpec, command: str, uid: int, *, timeout_s: float, max_bytes: int,
     vty_dir: str | None, config_read_only: bool,
@@ -882,7 +933,7 @@ def _run_once(
             os.write(cw, CLIENT_SOURCE.encode())  # a few KiB: below the pipe buffer
             os.close(cw)
             vty = (vty_dir, cr)
-        with CallCgroup() as cg:
+        with CallCgroup(memory_parent=router_memcg(spec)) as cg:
             res, status = run_with_status(
                 lambda status_fd: cg.wrap(sandbox_argv(
                     spec, command, pam_fd=r, nproc=user_task_count(uid) + NPROC_HEADROOM, userns_fd=userns,
@@ -893,6 +944,7 @@ def _run_once(
         res.memory_exceeded = cg.memory_exceeded
         res.pids_exceeded = cg.pids_exceeded
         res.memory_peak_bytes = cg.memory_peak_bytes
+        res.router_memory_bytes = cg.parent_limit_bytes
         res.setup_failed = setup_failed(res, status)
         return res
     finally:

@@ -42,6 +42,7 @@ Shared helper for the host's own write tool: :meth:`ServiceReadTools._service_pl
 from __future__ import annotations
 
 import json
+import time
 from ipaddress import IPv4Network
 from typing import Any
 
@@ -104,20 +105,51 @@ class ServiceReadTools:
     def _service_plan(self, changes: list[Any]) -> tuple[dict[str, Any], Any, list[Any]] | ToolResult:
         """``(before, CompileResult, active checks)`` of ``changes`` against
         :meth:`_service_configs`, or the failure ToolResult (``invalid_intent`` /
-        ``resource_exhausted``; see :func:`ani.adapters.error_map.error_result`). Nothing is sent to a router."""
+        ``resource_exhausted``; see :func:`ani.adapters.error_map.error_result`). Nothing is sent to a router.
+
+        Bounds (options of the host, defaults in :mod:`ani.adapters.a3t_args`): more than
+        ``max_changes`` changes, or a router whose configuration would change by more than
+        ``max_router_lines`` lines, is ``invalid_intent`` (code ``too-large``, the bound named);
+        compiling longer than ``plan_bound_s`` seconds stops with ``timeout``."""
+        from ani.adapters.a3t_args import MAX_CHANGES, PLAN_BOUND_S
+        from ani.errors import AniTimeout
         from ani.intents.checks import active_checks
         from ani.intents.errors import IntentError
         from ani.intents.validate import plan
 
+        limit = getattr(self, "max_changes", MAX_CHANGES)
+        if len(changes) > limit:
+            return error_result(IntentError(
+                "too-large", f"{len(changes)} changes in one call; at most {limit} (option max_changes): "
+                "split the change set into several calls", "changes"))
         before = self._configs_or_failure()
         if isinstance(before, ToolResult):
             return before
+        deadline = time.monotonic() + getattr(self, "plan_bound_s", PLAN_BOUND_S)
         try:
-            result = plan(changes, before, pools=self._service_pools(before))
+            result = plan(changes, before, pools=self._service_pools(before), deadline=deadline)
+            self._check_router_lines(before, result)
         except IntentError as exc:
             return error_result(exc)
+        except AniTimeout as exc:
+            return error_result(exc, what="plan")
         checks = active_checks(result.changes, before, result, self.lab.topology)
         return before, result, checks
+
+    def _check_router_lines(self, before: dict[str, Any], result: Any) -> None:
+        """IntentError ``too-large`` if a router's configuration would change by more lines than
+        ``max_router_lines`` (what the lab's NETCONF server takes in one commit)."""
+        from ani.adapters.a3t_args import MAX_ROUTER_LINES
+        from ani.device.apply import mismatch
+        from ani.intents.errors import IntentError
+
+        limit = getattr(self, "max_router_lines", MAX_ROUTER_LINES)
+        for r in result.routers:
+            n = len(mismatch(before[r], result.configs[r])) if r in before else 0
+            if n > limit:
+                raise IntentError(
+                    "too-large", f"{r}: the change set would change {n} configuration lines; at most {limit} "
+                    "per router in one call (option max_router_lines): split it into several calls", "changes")
 
     def _topology_warnings(self, changes: list[Any]) -> list[str]:
         """What the topology says will not work although the change is valid: a tenant site

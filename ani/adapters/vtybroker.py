@@ -1,4 +1,4 @@
-"""The A0 sandbox's only way to FRR: a vtysh broker outside the sandbox that checks every line.
+r"""The A0 sandbox's only way to FRR: a vtysh broker outside the sandbox that checks every line.
 
 FRR's daemons run outside the A0 sandbox and see the host's files (``banner motd file PATH``
 reads any file, ``log file PATH`` writes one), and a shell string cannot be parsed into the
@@ -10,20 +10,30 @@ lines (``-c`` arguments split at newlines, or stdin lines: after the shell expan
 to this broker's unix socket. The broker (:class:`VtyBroker`, a thread of the harness, one per
 A0 call) checks each line against
 
-1. :data:`HOST_RULES`, always: commands that make a daemon or vtysh touch a host file or
+1. :data:`LINE_CHECKS`, always: the line's form (:func:`line_form`: no control character, no
+   line vtysh would cut, at most :data:`MAX_LINE_BYTES`) and the bound on regular expressions
+   (:mod:`ani.adapters.regex_bound`), refused as ``not_allowed``;
+2. :data:`HOST_RULES`, always: commands that make a daemon or vtysh touch a host file or
    resource outside the router (read a file, write a log or dump file, syslog, a vty line,
    SNMP AgentX, a vtysh.conf-writing mode), refused as ``not_allowed``;
-2. the blocklist (:class:`ani.adapters.blocklist.BlockRules`), when the blocklist ablation
-   wraps A0, refused as ``blocked``;
+3. the blocklist (:class:`ani.adapters.blocklist.BlockRules`), when the blocklist ablation
+   wraps A0, refused as ``blocked``.
 
-after expanding FRR abbreviations (:class:`FrrCommandSet`: each word of the line is matched
-against FRR 8.4.4's own command set, ``list permutations`` of vtysh's tree, a keyword word as
+The lines checked are exactly the lines vtysh executes: every line of a request is cut at
+``\n`` as vtysh cuts its ``-c`` arguments (and ``fgets`` the lines of ``-f`` files), and a line
+that vtysh would cut or read otherwise than Python (a control character: ``\r``, ``\x0b``,
+``\x1c``; a non-ASCII space; more than 4,095 bytes, where ``fgets`` of a ``-f`` file splits it
+into two commands) is refused, never normalised.
+
+The rules are matched after expanding FRR abbreviations (:class:`FrrCommandSet`: each word of
+the line is matched against FRR 8.4.4's own command set, ``list permutations`` of vtysh's tree, a keyword word as
 a prefix of the keyword, a variable word as any value; a rule is hit if the literal line or
 any command the line can abbreviate matches it. Where FRR itself would call the line ambiguous
 this refuses too). One refused line refuses the whole vtysh invocation: nothing is sent, the
 client prints ``% ani: refused ...`` and exits 1, and the A0 call reports it. Lines that pass
 are run by the real ``vtysh -N <pathspace>`` in the router's namespace, outside the sandbox,
-bounded by the call's time and output caps.
+bounded by the call's time and output caps and, with the router's FRR daemons, by the router's
+memory cgroup (:mod:`ani.lab.memcg`).
 """
 
 from __future__ import annotations
@@ -44,6 +54,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ani.adapters import regex_bound
+from ani.errors import CapabilityMissing
 from ani.host.programs import program
 
 #: where the broker's socket appears inside the sandbox
@@ -63,7 +75,50 @@ HOST_RULES: list[tuple[str, str]] = [
     (r"^(?:no\s+)?service\s+integrated-vtysh-config\b", "makes vtysh write vtysh.conf"),
     (r"^rpki\s+cache\s+\S+\s+\S+\s+\S+\s+\S+", "reads host key files (rpki cache ... ssh)"),
     (r"^(?:enable\s+)?password\b|^username\b", "changes vty login (password/username)"),
+    # FRR 8.4.4's enable node has two `copy` forms: `copy FILENAME running-config` reads any host
+    # file as root (each line echoed back as `% Unknown command[N]: <line>`, or applied: another
+    # router's frr.conf) and is refused; `copy running-config startup-config` (= `write memory`)
+    # writes the router's own /etc/frr/<pathspace>, as `write`, `write file|memory|integrated`
+    # do: those name no path and stay allowed (the blocklist refuses them)
+    (r"^copy\s+\S+\s+running-config\b", "reads a host file into the running config (copy FILE running-config)"),
 ]
+
+#: the longest line vtysh executes as one command: ``fgets`` of a ``-f`` file (and of ``-b``'s
+#: frr.conf) reads at most 4,095 bytes, and the rest of a longer line runs as its own command
+MAX_LINE_BYTES = 4095
+
+#: characters Python and FRR cut differently (FRR's words are separated by ' ' and '\t', its
+#: lines by '\n'): every C0 control but '\t', DEL, the C1 controls, every other space
+#: (U+0085, U+00A0, U+2028, ...), and lone surrogates (a JSON request can hold them; argv would
+#: turn U+DC80..U+DCFF into raw bytes)
+_BAD_CHAR_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]|(?![ \t])\s")
+
+
+def line_form(line: str) -> str | None:
+    """None if vtysh runs ``line`` as the one command Python reads in it, else the reason."""
+    bad = _BAD_CHAR_RE.search(line)
+    if bad is not None:
+        return (f"holds the control or space character U+{ord(bad.group()):04X} (FRR cuts words and "
+                "lines otherwise than this check: only printable text, spaces and tabs are taken)")
+    n = len(line.encode("utf-8", "surrogatepass"))
+    if n > MAX_LINE_BYTES:
+        return (f"is {n:,} bytes long (at most {MAX_LINE_BYTES:,}: vtysh reads a longer line of a "
+                "file as several commands)")
+    return None
+
+
+#: (rule name, check) applied to every line before the rules: ``check(line)`` is None or the
+#: reason of a ``not_allowed`` refusal. A hook: other bounds add their check here.
+LINE_CHECKS: list[tuple[str, Callable[[str], str | None]]] = [
+    ("line form", line_form),
+    ("regex bound", regex_bound.check),
+]
+
+
+def split_lines(lines: list[str]) -> list[str]:
+    """The lines vtysh executes for ``lines``: each cut at ``\n`` (vtysh's ``-c``; a ``-f`` file's
+    ``fgets``), nothing dropped."""
+    return [part for line in lines for part in str(line).split("\n")]
 
 #: what vtysh's options may be in the sandbox (client side); -N/-b/-w/-u/-C/--vty_socket/
 #: --config_dir are refused there
@@ -229,8 +284,13 @@ class Refusal:
     code: str
 
     def message(self) -> str:
-        means = "" if self.meaning == " ".join(self.line.split()) else f" (= {self.meaning!r})"
-        return f"vtysh line {self.line!r}{means} refused: {self.reason} [rule: {self.rule}]"
+        means = "" if self.meaning == " ".join(self.line.split()) else f" (= {_short(self.meaning)!r})"
+        return f"vtysh line {_short(self.line)!r}{means} refused: {self.reason} [rule: {self.rule}]"
+
+
+def _short(text: str, n: int = 200) -> str:
+    """``text`` cut to ``n`` characters (a refused 4 kB line is not echoed whole)."""
+    return text if len(text) <= n else text[:n] + f"... ({len(text):,} characters)"
 
 
 class LineChecker:
@@ -243,6 +303,11 @@ class LineChecker:
         self.cmds = FrrCommandSet(self.rules, permutations)
 
     def check(self, line: str) -> Refusal | None:
+        """The refusal of one line vtysh executes (already cut at newlines), or None."""
+        for name, fn in LINE_CHECKS:
+            reason = fn(line)
+            if reason is not None:
+                return Refusal(line, " ".join(line.split()), name, reason, "not_allowed")
         hit = self.cmds.check(line)
         if hit is None:
             return None
@@ -318,6 +383,32 @@ sys.stdout.write(r.get("stdout", "")); sys.stderr.write(r.get("stderr", "")); sy
 '''.replace("@SOCKET@", SANDBOX_SOCKET_DIR + "/" + SOCKET_NAME)
 
 
+def _oom_kills(pathspace: str) -> int | None:
+    """How many processes the kernel has killed at the router's memory bound so far (None: unknown)."""
+    from ani.lab import memcg
+
+    try:
+        return memcg.usage(pathspace).oom_kills
+    except (OSError, ValueError, CapabilityMissing):
+        return None
+
+
+def _bound_note(pathspace: str, hostname: str, before: int | None) -> str:
+    """The line telling the agent that its vtysh run reached the router's memory bound (the
+    kernel killed one of the router's processes meanwhile: this vtysh or a daemon), or ''."""
+    from ani.lab import memcg
+
+    after = _oom_kills(pathspace)
+    if before is None or after is None or after <= before:
+        return ""
+    try:
+        limit = memcg.usage(pathspace).limit
+    except (OSError, ValueError, CapabilityMissing):
+        limit = 0
+    return (f"% ani: router {hostname} reached its memory bound ({limit} bytes, its FRR daemons and vtysh "
+            f"together): the kernel killed {after - before} of its processes (this vtysh or an FRR daemon)\n")
+
+
 class VtyBroker:
     """One A0 call's broker: a unix socket in a fresh host dir, served by a thread.
 
@@ -381,7 +472,7 @@ class VtyBroker:
             buf += c
         (n,) = struct.unpack("!I", buf[:4])
         req = json.loads(buf[4:4 + n].decode())
-        lines = [str(x) for x in req.get("lines", [])]
+        lines = split_lines([str(x) for x in req.get("lines", [])])
         if not isinstance(self._checker, LineChecker):
             self._checker = self._checker()
         refused = [r for r in (self._checker.check(l) for l in lines) if r is not None]
@@ -392,10 +483,17 @@ class VtyBroker:
             return
         from ani.adapters.sandbox import run_capped  # late: sandbox imports this module
 
+        from ani.lab import memcg
         from ani.lab.frr import uts_argv
 
         if not lines:
             conn.sendall(json.dumps({"stdout": "", "stderr": "", "exit": 0}).encode())
+            return
+        if not memcg.path(self.pathspace).is_dir():  # a lab made without the routers' cgroups
+            conn.sendall(json.dumps({"stdout": "", "stderr": f"% ani: {self.hostname} has no memory cgroup "
+                                     f"({memcg.name(self.pathspace)}), so its vtysh would run unbounded; "
+                                     "nothing was sent to FRR (restart the lab with this ani)\n",
+                                     "exit": 1}).encode())
             return
         args = [program("vtysh"), "-N", self.pathspace]
         if req.get("daemon"):
@@ -411,14 +509,19 @@ class VtyBroker:
         else:
             for l in lines:
                 args += ["-c", l]
-        argv = uts_argv(self.netns, self.hostname, "exec " + " ".join(shlex.quote(x) for x in args))
+        # run in the router's memory cgroup: what a line makes vtysh allocate is bounded with the
+        # router's FRR (ani.lab.memcg), not only by the call's time
+        argv = memcg.wrap(self.pathspace, uts_argv(self.netns, self.hostname,
+                                                   "exec " + " ".join(shlex.quote(x) for x in args)))
+        kills = _oom_kills(self.pathspace)
         try:
             res = run_capped(argv, timeout_s=max(0.1, self.deadline - time.monotonic()), max_bytes=self.max_bytes)
         finally:
             if infile:
                 os.unlink(infile)
         status = 124 if res.timed_out else res.exit_status
-        conn.sendall(json.dumps({"stdout": res.stdout, "stderr": res.stderr, "exit": status}).encode())
+        stderr = res.stderr + _bound_note(self.pathspace, self.hostname, kills)
+        conn.sendall(json.dumps({"stdout": res.stdout, "stderr": stderr, "exit": status}).encode())
 
     def close(self) -> None:
         self._stop.set()

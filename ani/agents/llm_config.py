@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ani.errors import ConfigError
+from ani.validation import format_validation_error
 from ani.protocol import ToolSpec
 
 Mode = Literal["react", "single-turn", "planner-executor"]
@@ -187,12 +188,9 @@ class LLMConfig(BaseModel):
         """The config from a campaign's ``agent:`` options; ConfigError names each bad field."""
         try:
             return cls(**options)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"agent.{'.'.join(str(p) for p in e['loc']) or '?'}: "
-                + ("unknown option" if e["type"] == "extra_forbidden" else e["msg"])
-                for e in exc.errors()
-            )
+        except ValidationError as exc:  # a key that is not a name is counted, never quoted
+            problems = format_validation_error(exc, prefix="agent", top="agent", unknown="unknown option",
+                                               known=list(cls.model_fields))
             raise ConfigError(f"agent (kind llm): {problems}") from None
 
 

@@ -1,9 +1,11 @@
 """``ani campaign run|report`` and ``ani run`` (one variant at one level, for debugging).
 
 Exit codes: 0 done (``ani run``: the run succeeded), 1 ``ani run`` graded a failure,
-2 bad input (file, field, folder) or a level that cannot work on this machine (``ani doctor``),
-3 infrastructure errors (``ani run``: its run; ``ani campaign run``: any run of the folder, rerun
-by ``--resume``), 130 interrupted (finished runs are kept).
+2 bad input (file, field, folder, a folder another campaign is writing) or a level that cannot
+work on this machine (``ani doctor``), 3 infrastructure errors (``ani run``: its run;
+``ani campaign run``: any run of the folder, rerun by ``--resume``), 130 interrupted (finished
+runs are kept; ``ani campaign run``: 143 after SIGTERM, 129 after SIGHUP, also with the resume
+command printed).
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ def campaign_run(
         typer.Option("--out", help="results folder (default results/<name>-<timestamp>)"),
     ] = None,
     resume: Annotated[
-        Path | None, typer.Option("--resume", help="continue the campaign in this results folder")
+        Path | None, typer.Option("--resume", help="continue the campaign in this results folder "
+                                  "(with the S it was started with; --variants grows it)")
     ] = None,
     variants: Annotated[
-        int | None, typer.Option("--variants", min=1, help="override S, the number of seeds")
+        int | None, typer.Option("--variants", min=1, help="override S, the number of seeds "
+                                 "(default: the file's; with --resume, the folder's)")
     ] = None,
     bound: Annotated[
         float | None,
@@ -70,8 +74,7 @@ def campaign_run(
 ) -> None:
     """Run every variant (seed) of FILE in every cell, each on a fresh lab; write runs.jsonl and
     summary.md. Exits 3 if runs ended as infrastructure errors (--resume DIR reruns them)."""
-    from ani.campaign.loop import run_campaign
-    from ani.campaign.spec import load_spec
+    from ani.campaign.loop import load_for_run, run_campaign
 
     if out is not None and resume is not None and out.resolve() != resume.resolve():
         raise _fail("give either --out or --resume, not both")
@@ -80,7 +83,7 @@ def campaign_run(
     if bound is not None and not 0 < bound < 1:
         raise _fail(f"--bound {bound:g}: a damage probability bound in (0, 1), e.g. --bound 0.05 (60 runs per cell)")
     try:
-        spec = load_spec(file, variants=variants, bound=bound)
+        spec = load_for_run(file, resume, variants=variants, bound=bound)  # --resume: the folder's S
         if spec.bound is not None and not no_progress:
             console.print(f"bound {spec.bound:g}: S = {spec.variants} runs per cell (rule of three, ceil(3/B))")
         result = run_campaign(
@@ -97,8 +100,8 @@ def campaign_run(
         err_console.print("interrupted before the first run started; nothing to keep")
         raise typer.Exit(130) from None
     del retry_infra  # folded into --resume
-    if result.interrupted:
-        raise typer.Exit(130)
+    if result.interrupted:  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
+        raise typer.Exit(128 + int(result.stopped_by or 2))
     if result.infra:
         raise typer.Exit(3)
 
@@ -253,7 +256,8 @@ def run_one(
     seed: Annotated[int | None, typer.Option("--seed", help="variant seed (default 1)")] = None,
     level: Annotated[str, typer.Option("--level", envvar="ANI_LEVEL", help="adapter level (a0, a1, ...); default from $ANI_LEVEL, else a1")] = "a1",
     blocklist: Annotated[
-        bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation")
+        bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation (a0, a1: the "
+                                   "levels whose calls carry CLI command lines)")
     ] = False,
     adapter_option: Annotated[
         list[str] | None,
@@ -391,10 +395,12 @@ def run_one(
     if reasoning_summary is not None:  # netconfbench: how a multi-turn run's reasoning is summarised
         import yaml
 
+        from ani.validation import yaml_problem
+
         try:
             summary_opt = {"reasoning_summary": yaml.safe_load(reasoning_summary)}
         except yaml.YAMLError as exc:
-            raise _fail(f"--reasoning-summary: not YAML: {' '.join(str(exc).split())}") from None
+            raise _fail(f"--reasoning-summary: not YAML: {yaml_problem(exc)}") from None
     data = {
         "name": "run",
         **source,

@@ -46,6 +46,7 @@ from ani.campaign.plots import (
     stress_series,
 )
 from ani.campaign.report import (
+    BLOCKLIST_SCOPE,
     MODE_SHORT,
     CampaignSummary,
     Rate,
@@ -170,7 +171,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
     for c in shown:
         tokens = _mean(run_tokens(r) for r in c.valid)
         cells.append({
-            "name": c.name, "level": c.level, "blocklist": _blk(c.blocklist), "n": c.success.n,
+            "name": c.name, "level": c.level, "blocklist": _blk(c.blocklist, c.level), "n": c.success.n,
             "invalid": sum(1 for r in c.runs if r.label in bad),
             "success": _rate(c.success), "success_wilson": _ci(c.success.wilson),
             "success_cp": _ci(c.success.cp),
@@ -267,6 +268,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "action_kinds": ACTION_KINDS,
         "modes": [MODE_SHORT[m] for m in COMPLETION_MODES],
         "cells": cells,
+        "blocklist_note": BLOCKLIST_SCOPE if any(c.blocklist for c in shown) else "",
         "plots": plots,
         "stress": stress,
         "paired": paired,

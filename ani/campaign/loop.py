@@ -3,14 +3,17 @@
 Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
 
     campaign.yaml        verbatim copy of the campaign file (when run from a file)
-    spec.json            the resolved spec (absolute paths), checked on --resume
+    spec.json            the resolved spec (absolute paths), checked on --resume, which takes
+                         its S (variants / bound) unless --variants or --bound is given
+    .ani-lock            flock'd by the process writing the folder (one at a time; the
+                         kernel releases it when that process dies, kill -9 included)
     runs.jsonl           one RunRecord per finished run, appended + fsynced as it ends
                          (--resume runs again what is missing there or ended as infra_error or
                          environment_invalid)
     scenarios/           the generated scenario files of a campaign with a manifest, one per
                          density (``default-s7-d4.yaml``; ``ani lab up`` takes them)
     trajectories/        one JSONL trajectory per run
-    summary.md           written after the loop (also after Ctrl-C)
+    summary.md           written after the loop (also after Ctrl-C, SIGTERM, SIGHUP)
     report.html          the report with plots, written after summary.md (ani.campaign.html_report)
 """
 
@@ -18,7 +21,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +47,7 @@ from ani.campaign.runner import (
     validate,
 )
 from ani.campaign.spec import CampaignSpec, RunPoint, safe_component
+from ani.console import FullWidthConsole
 from ani.errors import CampaignSpecError
 from ani.host import results_dirs
 
@@ -79,6 +87,8 @@ class CampaignResult:
     interrupted: bool = False
     report: Path | None = None
     html_report: Path | None = None  # report.html (issue 14 §4); None if it could not be written
+    #: the signal that stopped the loop (SIGINT for Ctrl-C, SIGTERM, SIGHUP); None: not stopped
+    stopped_by: int | None = None
 
     @property
     def infra(self) -> list[RunRecord]:
@@ -191,6 +201,12 @@ def check_resume(spec: CampaignSpec, out_dir: Path) -> None:
             f"--resume {out_dir}: the campaign file differs from the one this folder was started with "
             f"in: {', '.join(differ)} (start a new results folder instead)"
         )
+    if isinstance(saved.get("variants"), int) and spec.variants < saved["variants"]:
+        raise CampaignSpecError(
+            f"--resume {out_dir}: this folder's campaign has S = {saved['variants']} runs per cell; "
+            f"--resume can keep S (give neither --variants nor --bound) or grow it, not shrink it "
+            f"to {spec.variants} (start a new results folder instead)"
+        )
 
 
 def _write_spec(spec: CampaignSpec, out_dir: Path, source: str | Path | None) -> None:
@@ -207,21 +223,51 @@ def _write_spec(spec: CampaignSpec, out_dir: Path, source: str | Path | None) ->
 
 
 def resume_command(spec: CampaignSpec, source: str | Path | None, out: Path) -> str:
-    """The command that continues ``spec`` in ``out``: ``ani campaign run FILE --resume OUT``,
-    with ``--variants S`` (or ``--bound B``) when the run's S is not the file's own (it was given
-    on the command line): without it ``--resume`` takes the file's S, and a campaign started
-    with ``--variants 1`` would grow to the file's ``variants: 3``."""
+    """The command that continues ``spec`` in ``out``: ``ani campaign run FILE --resume OUT``.
+
+    No ``--variants`` / ``--bound``: ``--resume`` takes S from the folder (:func:`folder_size`),
+    so the command resumes exactly the campaign that was started, whatever S it was given."""
+    del spec  # S comes from the folder
+    src = source if source is not None else "<campaign file>"
+    return f"ani campaign run {src} --resume {out}"
+
+
+def folder_size(out_dir: str | Path) -> tuple[int | None, float | None]:
+    """``(variants, bound)`` of the campaign a results folder was started with (its
+    ``spec.json``): ``(None, bound)`` when S came from a damage bound (``--bound``, or the
+    file's ``bound:``), else ``(variants, None)``; ``(None, None)`` when the folder has no
+    readable ``spec.json`` (:func:`check_resume` then says what is wrong)."""
+    try:
+        saved = json.loads((Path(out_dir) / SPEC_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(saved, dict):
+        return None, None
+    bound, variants = saved.get("bound"), saved.get("variants")
+    if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+        return None, float(bound)
+    if isinstance(variants, int) and not isinstance(variants, bool):
+        return variants, None
+    return None, None
+
+
+def load_for_run(
+    file: str | Path, resume: str | Path | None = None, variants: int | None = None, bound: float | None = None
+) -> CampaignSpec:
+    """The campaign ``ani campaign run FILE`` runs: FILE with ``--variants`` / ``--bound``
+    applied; with ``--resume DIR`` and neither of them, S is the folder's (the ``--variants`` or
+    ``--bound`` it was started with, :func:`folder_size`), never the file's: a campaign
+    started with ``--variants 1`` and resumed stays at 1 run per cell. Growing it takes an
+    explicit ``--variants`` (or ``--bound``).
+
+    Raises:
+        CampaignSpecError: the file (as :func:`ani.campaign.spec.load_spec`).
+    """
     from ani.campaign.spec import load_spec
 
-    src = source if source is not None else "<campaign file>"
-    cmd = f"ani campaign run {src}"
-    try:
-        own = load_spec(source) if source is not None else None
-    except Exception:  # noqa: BLE001 - the file moved or changed: the plain command
-        own = None
-    if own is not None and (own.variants, own.bound) != (spec.variants, spec.bound):
-        cmd += f" --bound {spec.bound:g}" if spec.bound is not None else f" --variants {spec.variants}"
-    return f"{cmd} --resume {out}"
+    if resume is not None and variants is None and bound is None:
+        variants, bound = folder_size(resume)
+    return load_spec(file, variants=variants, bound=bound)
 
 
 def writable_folder(folder: Path, name: str = "--out") -> None:
@@ -270,13 +316,18 @@ def run_campaign(
         console: where to print (default: a rich console on stdout).
 
     Returns:
-        :class:`CampaignResult`. Ctrl-C stops after taking the current lab down; the
-        finished runs are kept, the summary is written and ``interrupted`` is True.
+        :class:`CampaignResult`. Ctrl-C, SIGTERM and SIGHUP (in the main thread; a signal
+        that was ignored stays ignored) stop after taking the current lab down; the finished
+        runs are kept, the summary is written, the resume command printed, ``interrupted`` is
+        True and ``stopped_by`` names the signal. The folder is locked while the loop writes it
+        (:func:`ani.host.results_dirs.lock`).
 
     Raises:
         CampaignSpecError: ``out_dir`` is not resumable (or already holds runs without
             ``resume``), or cannot be created or written (a file, no permission), naming
             ``--out`` -- before any lab starts.
+        FolderInUse (a ConfigError): another process (a second ``ani campaign run``) holds the
+            folder's lock; the message and ``holder_pid`` name its PID -- before any lab starts.
         ConfigError: the scenario, task, a variant or the agent config is bad, or the agent's
             preflight check says no run could work (the LLM agent: its endpoint refuses
             connections, is not found or rejects the key) -- all checked before any lab
@@ -285,10 +336,8 @@ def run_campaign(
             (:func:`ani.campaign.runner.check_host`: one line naming the cells, what is missing
             and its package) -- before any lab starts.
     """
-    from ani.campaign.report import print_summary, write_report
-
     deps = deps or RunnerDeps()
-    console = console or Console()
+    console = console or FullWidthConsole()
     if resume:
         if out_dir is None:
             raise CampaignSpecError("resume needs the results folder")
@@ -320,10 +369,29 @@ def run_campaign(
         # one cheap check of the agent's endpoint: a dead one fails here, not in every run
         for warning in preflight(spec, deps):
             console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
-    writable_folder(out, "--resume" if resume else "--out" if out_dir is not None else "results folder")
-    results_dirs.register(out)  # hidden from every A0 shell, now and in later runs
-    _write_spec(spec, out, source)
-    write_generated(spec, deps, out)
+    name = "--resume" if resume else "--out" if out_dir is not None else "results folder"
+    writable_folder(out, name)
+    with results_dirs.lock(out, name):  # one coordinator per folder (FolderInUse names the other)
+        if not resume and (out / "runs.jsonl").exists() and (out / "runs.jsonl").stat().st_size > 0:
+            raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
+        results_dirs.register(out)  # hidden from every A0 shell, now and in later runs
+        _write_spec(spec, out, source)
+        write_generated(spec, deps, out)
+        with _stop_signals_as_ctrl_c() as stopped_by:
+            result = _run_loop(spec, out, resume, progress, deps, console)
+        result.stopped_by = stopped_by[0] if stopped_by else (signal.SIGINT if result.interrupted else None)
+        return _finish(spec, out, result, source, console)
+
+
+def _run_loop(
+    spec: CampaignSpec, out: Path, resume: bool, progress: bool, deps: RunnerDeps, console: Console
+) -> CampaignResult:
+    """Run what ``out`` is missing, appending each record as it ends (the folder is locked).
+    Ctrl-C (or SIGTERM / SIGHUP, :func:`_stop_signals_as_ctrl_c`) sets ``interrupted``; ``ran``
+    is what this call stored in ``runs.jsonl``, read back from the file, so a record whose write
+    was interrupted after it landed is counted."""
+    from ani.campaign.report import write_report
+
     store = RunStore(out)  # moves a truncated last line aside
     existing = store.records()
     done = {r.run_id for r in existing if r.label not in INVALID_LABELS}
@@ -356,31 +424,91 @@ def run_campaign(
                 bar.update(task_id, description=f"{spec.name}: {cell}{at} seed {seed}")
                 rec = run_one(spec, cell, seed, out, deps=deps, stress=stress)
                 store.append(rec)
-                result.ran.append(rec)
-                style = LABEL_STYLE.get(rec.label, "")
-                last = (
-                    f"{cell}{at} s{seed}: [{style}]{rec.label}[/{style}]"
-                    if style
-                    else f"{cell}{at} s{seed}: {rec.label}"
-                )
-                bar.update(task_id, advance=1, last=last)
+                bar.update(task_id, advance=1, last=_last(rec, cell, at))
                 if progress:
-                    extra = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
-                    extra += f" agent error: {rec.agent_error}" if rec.agent_error else ""
-                    extra += f" [yellow]unattributed[/yellow]: {escape(rec.unattributed)}" if rec.unattributed else ""
-                    from ani.campaign.observer_report import observer_line  # observer-run (issue 14 §2)
-
-                    seen = observer_line(rec)
-                    extra += f" [yellow]observer[/yellow]: {escape(seen)}" if seen else ""
-                    bar.console.print(
-                        f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}"
-                    )
+                    bar.console.print(_run_line(rec))
     except KeyboardInterrupt:
         result.interrupted = True
     except BaseException:
         write_report(out)  # keep the report of what finished, then surface the harness fault
         raise
     result.records = store.records()
+    result.ran = store.appended()  # what this call stored (the file says)
+    return result
+
+
+def _last(rec: RunRecord, cell: str, at: str) -> str:
+    """The progress bar's ``last`` field: ``a1 s2: clean_success`` (styled)."""
+    style = LABEL_STYLE.get(rec.label, "")
+    return f"{cell}{at} s{rec.seed}: [{style}]{rec.label}[/{style}]" if style else f"{cell}{at} s{rec.seed}: {rec.label}"
+
+
+def _run_line(rec: RunRecord) -> str:
+    """One finished run's line: ``  <run id>: <label> in 12.3s (<reason>) ...`` (markup)."""
+    from ani.campaign.observer_report import observer_line  # observer-run (issue 14 §2)
+
+    style = LABEL_STYLE.get(rec.label, "")
+    extra = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
+    extra += f" agent error: {rec.agent_error}" if rec.agent_error else ""
+    extra += f" [yellow]unattributed[/yellow]: {escape(rec.unattributed)}" if rec.unattributed else ""
+    seen = observer_line(rec)
+    extra += f" [yellow]observer[/yellow]: {escape(seen)}" if seen else ""
+    return f"  {rec.run_id}: [{style}]{rec.label}[/{style}] in {rec.wall_s:.1f}s{extra}"
+
+
+#: the signals that stop a campaign as Ctrl-C does (the current lab down, the summary, the
+#: resume command); a second one of them acts as it would without the campaign (ani.lab.cleanup)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _stop_signals_as_ctrl_c() -> Iterator[list[int]]:
+    """Within the block, SIGTERM and SIGHUP act as Ctrl-C: the current SIGINT handler is called
+    (Python's raises KeyboardInterrupt; the runner's teardown holds it until the lab is down).
+    Yields a list that gets the signal's number. The first such signal puts the handlers that
+    were there before back, so a second one does what it did before (remove the labs, die of
+    it). A signal that was ignored (``nohup``) stays ignored; nothing outside the main thread."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+    from ani.lab.cleanup import install_signal_handlers
+
+    install_signal_handlers()  # the labs' handlers first (idempotent), so ours sit above them
+    before: dict[int, Any] = {}
+
+    def restore() -> None:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        before.clear()
+
+    def on_stop(signum: int, frame: Any) -> None:
+        got.append(signum)
+        restore()
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored or default: still stop as Ctrl-C would
+            raise KeyboardInterrupt
+
+    for sig in STOP_SIGNALS:
+        previous = signal.getsignal(sig)
+        if previous == signal.SIG_IGN:
+            continue
+        before[sig] = previous
+        signal.signal(sig, on_stop)
+    try:
+        yield got
+    finally:
+        restore()
+
+
+def _finish(
+    spec: CampaignSpec, out: Path, result: CampaignResult, source: str | Path | None, console: Console
+) -> CampaignResult:
+    """Write summary.md and report.html, print the summary and what to do next."""
+    from ani.campaign.report import print_summary, write_report
+
     result.report = write_report(out)
     print_summary(out, console=console)
     console.print(f"report: {result.report}", soft_wrap=True)
@@ -392,9 +520,11 @@ def run_campaign(
             soft_wrap=True,
         )
     if result.interrupted:
+        how = signal.Signals(result.stopped_by).name if result.stopped_by not in (None, signal.SIGINT) else ""
+        n = len(result.ran)
         console.print(
-            f"[yellow]interrupted[/yellow]: {len(result.ran)} run(s) finished in this session and kept in {out}; "
-            f"resume with: {again}",
+            f"[yellow]interrupted[/yellow]{f' ({how})' if how else ''}: {n} run{'' if n == 1 else 's'} "
+            f"finished in this session and kept in {out}; resume with: {again}",
             soft_wrap=True,  # one line, so the command can be copied
         )
     # --- HTML report (issue 14 §4, report-html): beside summary.md, its path the last line ---

@@ -48,11 +48,19 @@ RC: dict[str, Any] = {
     "figure.dpi": 100,
 }
 
-#: the colours of the two rates and of the series (matplotlib's tab10, fixed order)
+#: the colours of the two rates and of the series (matplotlib's tab10 without its grey, fixed
+#: order: greys are kept for what must not read as a series, below)
 SUCCESS_COLOR = "#1f77b4"
 DAMAGE_FREE_COLOR = "#2ca02c"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+           "#bcbd22", "#17becf")
+#: the colours of what shares a plot with a PALETTE series and must never read as one of them:
+#: the runs without a verdict (faults plot, beside the fault kinds) and the two action rates
+#: (process plot, beside the action kinds): greys and black, none of them in PALETTE
+INVALID_COLORS: dict[str, str] = {"infra_error": "#262626", "environment_invalid": "#a6a6a6"}
+RATE_COLORS: dict[str, str] = {"error-action rate": "#262626", "repeat-action rate": "#a6a6a6"}
+#: the extra colours for a third label without a verdict, should one be added
+SPARE_GREYS = ("#595959", "#d9d9d9")
 
 
 @dataclass(frozen=True)
@@ -121,8 +129,43 @@ def paired_rows(s: Any) -> list[Any]:
     return [p for p in s.paired if p.cell in names and p.reference in names]
 
 
-def _rows_height(n: int) -> float:
-    return 1.0 + 0.32 * max(n, 1)
+#: figure height (inches) of a plot with one row per cell: the titles and axis labels, plus
+#: ROW_IN per row, never less than MIN_AXES_IN for the axes (2 cells drew a 90 px rate plot)
+FRAME_IN, ROW_IN, MIN_AXES_IN = 1.1, 0.32, 1.3
+#: the height of one row of a legend below the axes, inches
+LEGEND_ROW_IN = 0.25
+
+
+def rows_height(n: int, legend_rows: int = 0) -> float:
+    """The height (inches) of a figure with ``n`` rows of bars and ``legend_rows`` rows of
+    legend below its axes: the axes get ``ROW_IN`` per row and at least ``MIN_AXES_IN``."""
+    return FRAME_IN + max(MIN_AXES_IN, ROW_IN * n) + LEGEND_ROW_IN * legend_rows
+
+
+def legend_below(fig: Figure, axes: Sequence[Any], ncols: int) -> None:
+    """One legend for the whole figure (the labelled artists of ``axes``, in order), below
+    every axis label: constrained layout makes room for it, where a legend anchored to an axis
+    in axes fractions lands on the x label when the axes are short. Nothing without labels."""
+    handles, labels = [], []
+    for ax in axes:
+        h, lab = ax.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center",
+                   ncols=max(1, min(ncols, len(handles))), fontsize=8, frameon=False)
+
+
+def legend_rows(count: int, ncols: int) -> int:
+    """Rows of a legend of ``count`` entries in ``ncols`` columns."""
+    return -(-count // max(1, ncols)) if count else 0
+
+
+def informative_rule_of_three(n: int) -> float | None:
+    """The rule-of-three bound ``3/n`` where it says something (below 1: n > 3), else None: at
+    n <= 3 the bound 1 - 3/n is 0 or less, a tick at 0 that reads as a measured rate."""
+    r3 = rule_of_three(n)
+    return r3 if r3 is not None and r3 < 1.0 else None
 
 
 # --- rates per cell ---------------------------------------------------------------------------------
@@ -136,8 +179,11 @@ def rates_plot(s: Any) -> Plot | None:
     if not cells:
         return None
 
+    bound = any(c.damage_free.n and c.damage_free.k == c.damage_free.n
+                and informative_rule_of_three(c.damage_free.n) for c in cells)
+
     def draw() -> Figure:
-        fig, (ax_s, ax_d) = _figure(9.0, _rows_height(len(cells)), 2, sharey=True)
+        fig, (ax_s, ax_d) = _figure(9.0, rows_height(len(cells), int(bound)), 2, sharey=True)
         ys = list(range(len(cells)))
         for ax, attr, color, title in ((ax_s, "success", SUCCESS_COLOR, "success rate"),
                                        (ax_d, "damage_free", DAMAGE_FREE_COLOR, "damage-free rate")):
@@ -152,7 +198,7 @@ def rates_plot(s: Any) -> Plot | None:
                         solid_capstyle="butt", alpha=0.8)
                 ax.plot([rate.value], [y], "o", color="black", ms=4, zorder=3)
                 if attr == "damage_free" and rate.k == rate.n:
-                    r3 = rule_of_three(rate.n)
+                    r3 = informative_rule_of_three(rate.n)
                     if r3 is not None:
                         ax.plot([1 - r3], [y], marker="|", color="#d62728", ms=12, mew=2,
                                 zorder=4, label=None if bound_drawn else "rule of three: 1 - 3/n")
@@ -160,9 +206,7 @@ def rates_plot(s: Any) -> Plot | None:
             ax.set_xlim(-0.02, 1.02)
             ax.set_title(title)
             ax.set_xlabel("rate (point), 95% Wilson (thick), Clopper-Pearson (thin)")
-            if bound_drawn:
-                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8,
-                          frameon=False)
+        legend_below(fig, [ax_d], 1)
         ax_s.set_yticks(ys, [c.name for c in cells])
         ax_s.invert_yaxis()
         return fig
@@ -170,7 +214,8 @@ def rates_plot(s: Any) -> Plot | None:
     return _render("rates", "Success and damage-free rate per cell",
                    "Each row is a cell (at a stress value, when the campaign sweeps one); points are "
                    "rates over the valid runs, bars their 95% intervals. A red tick marks the "
-                   "rule-of-three bound where no valid run was damaged.", draw)
+                   "rule-of-three bound where no valid run was damaged (drawn from n = 4 on: "
+                   "below that, 1 - 3/n is 0 or less and bounds nothing).", draw)
 
 
 # --- along each stress parameter ---------------------------------------------------------------------
@@ -293,80 +338,97 @@ COST_PANELS: tuple[tuple[str, str, Any], ...] = (
 )
 
 
+def cost_panels(cells: Sequence[Any]) -> list[tuple[str, str, Any]]:
+    """The :data:`COST_PANELS` some valid run of ``cells`` has a value for (a scripted agent
+    has no tokens: no empty tokens panel)."""
+    return [p for p in COST_PANELS
+            if any(p[2](r) is not None for c in cells for r in c.valid)]
+
+
 def cost_plot(s: Any) -> Plot | None:
-    """Cost per row: tokens, agent steps and wall time; bars are means over the valid runs,
-    dots the runs."""
+    """Cost per row: tokens, agent steps and wall time, each panel only where some valid run
+    has a value; bars are means over the valid runs, dots the runs. None without any."""
     cells = rows(s)
-    if not cells:
+    panels = cost_panels(cells)
+    if not cells or not panels:
         return None
 
     def draw() -> Figure:
-        fig, axes = _figure(9.5, _rows_height(len(cells)), 3, sharey=True)
+        fig, axes = _figure(3.2 * len(panels) + 0.5, rows_height(len(cells)), len(panels),
+                            sharey=True)
         ys = list(range(len(cells)))
-        for ax, (_, label, value) in zip(axes, COST_PANELS):
-            any_value = False
+        for ax, (_, label, value) in zip(axes, panels):
             for y, c in zip(ys, cells):
                 vals = [v for v in (value(r) for r in c.valid) if v is not None]
                 if not vals:
                     continue
-                any_value = True
                 ax.barh([y], [sum(vals) / len(vals)], color="#aec7e8", height=0.6)
                 ax.plot(vals, [y] * len(vals), "o", color="#1f77b4", ms=3, alpha=0.7)
-            if not any_value:
-                ax.text(0.5, 0.5, "not recorded", transform=ax.transAxes, ha="center",
-                        va="center", color="#7f7f7f")
             ax.set_xlabel(label)
             ax.set_xlim(left=0)
         axes[0].set_yticks(ys, [c.name for c in cells])
         axes[0].invert_yaxis()
         return fig
 
+    shown = ", ".join({"tokens": "tokens", "steps": "agent steps",
+                       "wall_s": "wall time (lab up to lab down)"}[k] for k, _, _ in panels)
+    missing = "" if panels[0][0] == "tokens" else " No run recorded tokens (an agent without a model)."
     return _render("cost", "Cost per cell",
-                   "Bars are means over the valid runs of each cell, dots the runs: tokens "
-                   "(unknown for an agent without a model), agent steps, wall time (lab up to "
-                   "lab down).", draw)
+                   f"Bars are means over the valid runs of each cell, dots the runs: {shown}."
+                   f"{missing}", draw)
 
 
 # --- process metrics ----------------------------------------------------------------------------------
 
 
 def process_plot(s: Any) -> Plot | None:
-    """Action shares per row (stacked, pooled over the cell's actions) and the error- and
-    repeat-action rates. None when no run carries process metrics."""
+    """Action shares per row (stacked, pooled over the cell's actions; only the kinds some cell
+    took) and, when some cell has one above zero, the error- and repeat-action rates. None when
+    no run carries process metrics."""
     cells = rows(s)
     if not any(c.process.runs for c in cells):
         return None
+    kinds = [(i, k) for i, k in enumerate(ACTION_KINDS)
+             if any(c.process.shares.get(k) for c in cells)]
+    rates = [(label, [getattr(c.process, attr) or 0.0 for c in cells])
+             for label, attr in (("error-action rate", "error_action_rate"),
+                                 ("repeat-action rate", "repeat_action_rate"))]
+    show_rates = any(v for _, vals in rates for v in vals)
+    ncols = 4
+    height = rows_height(len(cells), legend_rows(len(kinds) + 2 * show_rates, ncols))
 
     def draw() -> Figure:
-        fig, (ax_a, ax_r) = _figure(9.5, _rows_height(len(cells)), 2, sharey=True,
-                                    width_ratios=[3, 2])
+        if show_rates:
+            fig, (ax_a, ax_r) = _figure(9.5, height, 2, sharey=True, width_ratios=[3, 2])
+        else:
+            fig, (ax_a,) = _figure(6.5, height)
         ys = list(range(len(cells)))
         left = [0.0] * len(cells)
-        for i, kind in enumerate(ACTION_KINDS):
+        for i, kind in kinds:
             widths = [(c.process.shares.get(kind) or 0.0) for c in cells]
             ax_a.barh(ys, widths, left=left, color=PALETTE[i], height=0.6, label=kind)
             left = [a + b for a, b in zip(left, widths)]
         ax_a.set_xlim(0, 1)
         ax_a.set_xlabel("share of actions")
-        ax_a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncols=len(ACTION_KINDS),
-                    fontsize=8, frameon=False)
-        h = 0.35
-        ax_r.barh([y - h / 2 for y in ys], [c.process.error_action_rate or 0 for c in cells],
-                  height=h, color="#d62728", label="error-action rate")
-        ax_r.barh([y + h / 2 for y in ys], [c.process.repeat_action_rate or 0 for c in cells],
-                  height=h, color="#9467bd", label="repeat-action rate")
-        ax_r.set_xlim(0, 1)
-        ax_r.set_xlabel("rate (over actions)")
-        ax_r.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncols=2, fontsize=8,
-                    frameon=False)
+        if show_rates:
+            h = 0.35
+            for (label, vals), dy in zip(rates, (-h / 2, h / 2)):
+                ax_r.barh([y + dy for y in ys], vals, height=h, color=RATE_COLORS[label],
+                          label=label)
+            ax_r.set_xlim(0, 1)
+            ax_r.set_xlabel("rate (over actions)")
+        legend_below(fig, fig.axes, ncols)
         ax_a.set_yticks(ys, [c.name for c in cells])
         ax_a.invert_yaxis()
         return fig
 
+    right = ("Right: error-action rate (tool calls with ok=False) and repeat-action rate "
+             "(see docs/campaigns.md, Process metrics)." if show_rates else
+             "No cell had an error action or a repeated action (both rates 0).")
+    left_text = ("Left: the kinds" if show_rates else "The kinds")
     return _render("process", "Process metrics per cell",
-                   "Left: the kinds of the agent's actions (pooled over the cell's actions). "
-                   "Right: error-action rate (tool calls with ok=False) and repeat-action rate "
-                   "(see docs/campaigns.md, Process metrics).", draw)
+                   f"{left_text} of the agent's actions (pooled over the cell's actions). "
+                   + right, draw)
 
 
 # --- paired comparisons -------------------------------------------------------------------------------
@@ -380,7 +442,7 @@ def paired_plot(s: Any) -> Plot | None:
         return None
 
     def draw() -> Figure:
-        fig, axes = _figure(9.0, _rows_height(len(paired)), 2, sharey=True)
+        fig, axes = _figure(9.0, rows_height(len(paired)), 2, sharey=True)
         ys = list(range(len(paired)))
         for ax, attr, title in ((axes[0], "success", "success"),
                                 (axes[1], "damage_free", "damage-free")):
@@ -441,7 +503,7 @@ def damage_plot(s: Any) -> Plot | None:
         return None
 
     def draw() -> Figure:
-        fig, (ax,) = _figure(7.5, _rows_height(len(cells)))
+        fig, (ax,) = _figure(7.5, rows_height(len(cells)))
         ys = list(range(len(cells)))
         left = [0.0] * len(cells)
         for i, cls in enumerate(classes):
@@ -477,53 +539,70 @@ def fault_kinds_seen(s: Any) -> list[str]:
     return sorted({str(field(f, "kind", "?")) for r in s.records for f in run_faults(r)})
 
 
+def invalid_color(label: str, i: int) -> str:
+    """The colour of runs without a verdict labelled ``label`` (the ``i``-th such label): greys
+    that no fault kind of :data:`PALETTE` can share."""
+    return INVALID_COLORS.get(label, SPARE_GREYS[i % len(SPARE_GREYS)])
+
+
 def faults_plot(s: Any) -> Plot | None:
-    """Left: faults injected per row, by kind (summed over its runs). Right: runs invalidated
-    per row (``infra_error``, ``environment_invalid``). None when neither happened."""
+    """Faults injected per row, by kind (summed over its runs), and runs invalidated per row
+    (``infra_error``, ``environment_invalid``), each panel only when it has something to show.
+    None when neither happened."""
     cells = rows(s)
     kinds = fault_kinds_seen(s)
-    labels = invalid_labels()
-    invalid = {lab: [sum(1 for r in c.runs if r.label == lab) for c in cells] for lab in labels}
-    if not kinds and not any(any(v) for v in invalid.values()):
+    labels = [lab for lab in invalid_labels()
+              if any(r.label == lab for c in cells for r in c.runs)]
+    invalid = {lab: [float(sum(1 for r in c.runs if r.label == lab)) for c in cells]
+               for lab in labels}
+    if not kinds and not labels:
         return None
+    ncols = 4
+    height = rows_height(len(cells), legend_rows(len(kinds) + len(labels), ncols))
+
+    def stacked(ax: Any, series: list[tuple[str, list[float], str]]) -> list[float]:
+        left = [0.0] * len(cells)
+        for name, widths, color in series:
+            ax.barh(list(range(len(cells))), widths, left=left, color=color, height=0.6,
+                    label=name)
+            left = [a + b for a, b in zip(left, widths)]
+        return left
 
     def draw() -> Figure:
-        fig, (ax_f, ax_i) = _figure(9.0, _rows_height(len(cells)), 2, sharey=True)
-        ys = list(range(len(cells)))
-        left = [0.0] * len(cells)
-        for i, kind in enumerate(kinds):
-            widths = [float(sum(1 for r in c.runs for f in run_faults(r)
-                                if field(f, "kind") == kind and field(f, "injected", False)))
-                      for c in cells]
-            ax_f.barh(ys, widths, left=left, color=PALETTE[i % len(PALETTE)], height=0.6,
-                      label=kind)
-            left = [a + b for a, b in zip(left, widths)]
+        fig, axes = _figure(4.5 * (bool(kinds) + bool(labels)), height,
+                            bool(kinds) + bool(labels), sharey=True)
+        it = iter(axes)
         if kinds:
-            ax_f.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=3, fontsize=8,
-                        frameon=False)
-        else:
-            ax_f.text(0.5, 0.5, "no fault injected", transform=ax_f.transAxes, ha="center",
-                      va="center", color="#7f7f7f")
-        ax_f.set_xlabel("faults injected (all runs)")
-        ax_f.set_xlim(left=0)
-        left = [0.0] * len(cells)
-        for lab, color in zip(labels, ("#e377c2", "#8c564b", "#7f7f7f")):
-            widths = [float(v) for v in invalid[lab]]
-            ax_i.barh(ys, widths, left=left, color=color, height=0.6, label=lab)
-            left = [a + b for a, b in zip(left, widths)]
-        ax_i.set_xlabel("runs invalidated (no verdict, excluded from the rates)")
-        ax_i.set_xlim(0, max([1.0] + left) * 1.1)
-        ax_i.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=2, fontsize=8,
-                    frameon=False)
-        ax_f.set_yticks(ys, [c.name for c in cells])
-        ax_f.invert_yaxis()
+            ax_f = next(it)
+            stacked(ax_f, [(k, [float(sum(1 for r in c.runs for f in run_faults(r)
+                                            if field(f, "kind") == k and field(f, "injected", False)))
+                                for c in cells], PALETTE[i % len(PALETTE)])
+                           for i, k in enumerate(kinds)])
+            ax_f.set_xlabel("faults injected (all runs)")
+            ax_f.set_xlim(left=0)
+        if labels:
+            ax_i = next(it)
+            total = stacked(ax_i, [(lab, invalid[lab], invalid_color(lab, i))
+                                   for i, lab in enumerate(labels)])
+            ax_i.set_xlabel("runs invalidated (no verdict, excluded from the rates)")
+            ax_i.set_xlim(0, max([1.0] + total) * 1.1)
+        legend_below(fig, axes, ncols)
+        axes[0].set_yticks(list(range(len(cells))), [c.name for c in cells])
+        axes[0].invert_yaxis()
         return fig
 
-    return _render("faults", "Faults injected and runs invalidated",
-                   "Left: faults injected into the cell's runs, by kind. Right: runs without a "
-                   "verdict: infra_error (the host or the harness failed) and environment_invalid "
-                   "(a fault did not take or vanished); they are listed below and rerun by "
-                   "--resume.", draw)
+    parts = []
+    if kinds:
+        parts.append("faults injected into the cell's runs, by kind")
+    if labels:
+        parts.append("runs without a verdict: infra_error (the host or the harness failed) and "
+                     "environment_invalid (a fault did not take or vanished); they are listed "
+                     "below and rerun by --resume")
+    if len(parts) == 2:
+        caption = f"Left: {parts[0]}. Right: {parts[1]}."
+    else:
+        caption = parts[0][0].upper() + parts[0][1:] + "."
+    return _render("faults", "Faults injected and runs invalidated", caption, draw)
 
 
 def all_plots(s: Any) -> list[Plot]:

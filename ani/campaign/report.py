@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ani.adapters.blocklist import SCOPE as BLOCKLIST_SCOPE
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
 from ani.campaign.observer_report import observer_markdown  # observer-run
 from ani.campaign.results import BUDGET_STOP_REASONS, ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
@@ -41,6 +42,7 @@ from ani.campaign.stats import (
     rule_of_three,
     wilson,
 )
+from ani.console import FullWidthConsole
 from ani.netconfbench.report import ncb_markdown  # ncb-scores (issue 15 §3)
 
 SUMMARY_FILE = "summary.md"
@@ -305,8 +307,23 @@ def _p(m: McNemarResult, pairs: int | None = None) -> str:
     return f"{m.p_value:.4g}" + (f" ({m.note})" if m.note else "")
 
 
-def _blk(b: bool | str) -> str:
+def _blk(b: bool | str, level: str = "") -> str:
+    """A cell's blocklist as the tables show it: ``-``, ``default`` or the file's name; for a run
+    recorded before the ablation was refused at levels whose calls it cannot inspect (a2, a3t,
+    a3r, a4: :func:`ani.registry.check_blocklist`), ``none (inspects nothing at a2)``."""
+    if b and level and not _blocklist_applies(level):
+        return f"none (inspects nothing at {level})"
     return "default" if b is True else ("-" if not b else Path(str(b)).name)
+
+
+def _blocklist_applies(level: str) -> bool:
+    from ani.errors import RegistryError
+    from ani.registry import blocklist_inspects
+
+    try:
+        return blocklist_inspects(level)
+    except RegistryError:  # an adapter not installed here: keep what the record says
+        return True
 
 
 def _pct(v: float | None) -> str:
@@ -468,9 +485,11 @@ def _cells_markdown(s: CampaignSummary) -> list[str]:
     for name, r in first.items():
         tasks = sorted({x.task for c in s.cells if c.cell == name for x in c.runs})
         lines.append(
-            f"| {name} | {r.level} | {_blk(r.blocklist)} | {', '.join(tasks)} | {r.form or '-'} "
+            f"| {name} | {r.level} | {_blk(r.blocklist, r.level)} | {', '.join(tasks)} | {r.form or '-'} "
             f"| {r.model or '-'} | {r.agent_mode or '-'} |"
         )
+    if any(r.blocklist for r in first.values()):
+        lines += ["", BLOCKLIST_SCOPE]
     return lines
 
 
@@ -586,7 +605,7 @@ def render_markdown(s: CampaignSummary) -> str:
     ]
     for c in s.cells:
         lines.append(
-            f"| {c.name} | {c.level} | {_blk(c.blocklist)} | {c.success.n} | {len(c.infra)} "
+            f"| {c.name} | {c.level} | {_blk(c.blocklist, c.level)} | {c.success.n} | {len(c.infra)} "
             f"| {_rate(c.success)} | {_ci(c.success.wilson)} | {_ci(c.success.cp)} "
             f"| {_rate(c.damage_free)} | {_ci(c.damage_free.wilson)} | {_ci(c.damage_free.cp)} |"
         )
@@ -838,7 +857,7 @@ def summary_tables(s: CampaignSummary) -> list[Table]:
 
 def print_summary(out_dir: str | Path, console: Console | None = None) -> CampaignSummary:
     """Print the cell table (and the infrastructure errors) of a results folder."""
-    console = console or Console()
+    console = console or FullWidthConsole()
     s = load_summary(out_dir)
     for table in summary_tables(s):
         console.print(table)

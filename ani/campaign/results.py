@@ -341,6 +341,8 @@ class RunStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / RUNS_FILE
         self._repair()
+        #: where this store's appends begin (bytes into runs.jsonl): :meth:`appended` reads from here
+        self.start = self.path.stat().st_size if self.path.exists() else 0
 
     def _repair(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
@@ -367,6 +369,20 @@ class RunStore:
     def records(self) -> list[RunRecord]:
         """The records stored so far (see :func:`read_runs`)."""
         return read_runs(self.path)
+
+    def appended(self) -> list[RunRecord]:
+        """The records written through this store, as the file holds them (every line after
+        :attr:`start`, in order, a rerun run id included): a record whose append was interrupted
+        after the line landed counts, one cut short does not (it is no record)."""
+        if not self.path.exists():
+            return []
+        with self.path.open("rb") as fh:
+            fh.seek(self.start)
+            text = fh.read().decode("utf-8", errors="replace")
+        with warnings.catch_warnings():  # a cut-short last line: RunStore moves it aside next time
+            warnings.simplefilter("ignore")
+            records, _ = _parse_lines(text, self.path)
+        return records
 
     def append(self, record: RunRecord) -> None:
         """Write one record as a line; flushed and fsynced before returning."""

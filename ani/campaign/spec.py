@@ -74,7 +74,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ani.agents.base import Budget
-from ani.errors import CampaignSpecError
+from ani.errors import CampaignSpecError, ConfigError, RegistryError
 from ani.netconfbench.reasoning_summary import SummaryConfig
 from ani.validation import load_yaml, validate_mapping
 
@@ -551,6 +551,10 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
             errors.append(f"cells[{i}]({c.name}).level: Field required (or give the campaign a level:)")
         if c.task is None and spec.task is None and "task" not in spec.stress and spec.tasks is None:
             errors.append(f"cells[{i}]({c.name}).task: Field required (or give the campaign a task:)")
+        if c.blocklist and (c.level or spec.level):
+            problem = _blocklist_problem(str(c.level or spec.level))
+            if problem:
+                errors.append(f"cells[{i}]({c.name}).blocklist: {problem}")
     if errors:
         return errors
     factor = spec.factor
@@ -764,6 +768,21 @@ def resolve_path(value: str, base_dir: Path | None, field: str | None = None) ->
         raise CampaignSpecError(f"{prefix}file {value!r} not found ({where})") from None
 
 
+def _blocklist_problem(level: str) -> str | None:
+    """Why the blocklist ablation cannot be asked for at ``level`` (its calls carry no CLI command
+    lines: :func:`ani.registry.check_blocklist`), or None (also when the adapter cannot be loaded:
+    the runner's check names that)."""
+    from ani.registry import check_blocklist
+
+    try:
+        check_blocklist(level)
+    except RegistryError:
+        return None
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = None) -> CampaignSpec:
     """Validate a campaign mapping (already parsed YAML) and resolve its paths.
 
@@ -860,14 +879,21 @@ def load_spec(path: str | Path, variants: int | None = None, bound: float | None
             (the file's ``variants`` is then ignored). Not both.
 
     Raises:
-        CampaignSpecError: missing file, bad YAML, or a bad field (the message names it).
+        CampaignSpecError: missing file (naming the shipped campaign it most likely meant,
+            ``level-sweep`` -> ``campaigns/level-sweep.yaml``), bad YAML, or a bad field (the
+            message names it).
     """
     from ani.resources import resolve
 
     try:
         p = resolve(path).resolve()
     except FileNotFoundError:
-        raise CampaignSpecError(f"campaign file {str(path)!r} not found") from None
+        from ani.resources import shipped_like
+
+        like = shipped_like(path, "campaigns")
+        raise CampaignSpecError(f"campaign file {str(path)!r} not found"
+                                + (f"; did you mean {like}?" if like else
+                                   " (the shipped ones are in campaigns/, e.g. campaigns/level-sweep.yaml)")) from None
     data = load_yaml(p, CampaignSpecError)
     if variants is not None and bound is not None:
         raise CampaignSpecError("give --variants or --bound, not both")

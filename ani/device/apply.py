@@ -170,11 +170,12 @@ def _target(router: str, want: DeviceConfig) -> Target:
 
 
 def _converge(lab: Any, router: str, cur: RouterState, want: DeviceConfig, passes: int, timeout: float,
-              notes: list[str]) -> DeviceConfig:
+              notes: list[str], deadline: float | None = None) -> DeviceConfig:
     """Make the running config equal ``want`` starting from ``cur`` (as just read) with the one
     restore loop (:func:`ani.device.state.converge`); returns the model of what it reads at the
     end. Tool messages go to ``notes`` (each once). A mismatch is not raised here."""
-    res = converge(lab, router, _target(router, want), cur, passes=passes, timeout=timeout)
+    res = converge(lab, router, _target(router, want), cur, passes=passes, timeout=timeout,
+                   deadline=deadline)
     notes.extend(n for n in res.notes if n not in notes)
     return model_of(router, res.state.frr, res.state.nft)
 
@@ -186,6 +187,7 @@ def apply(
     write_startup: bool = False,
     passes: int = 2,
     timeout: float = 30.0,
+    deadline: float | None = None,
 ) -> ApplyReport:
     """Make ``router``'s running configuration equal ``intended`` (see the module docstring).
 
@@ -195,6 +197,10 @@ def apply(
         write_startup: also write FRR's startup config after a verified apply.
         passes: frr-reload runs at most this many times per apply (and per restore).
         timeout: bound of each frr-reload / vtysh / nft run, seconds.
+        deadline: ``time.monotonic()`` after which the change stops (the caller's bound, e.g. a
+            NETCONF commit's): a frr-reload still running then is killed (its process group:
+            no vtysh of it goes on), a later step is not started, and the prior configuration
+            is put back (the restore is bounded by ``timeout`` per run, not by the deadline).
 
     Returns:
         ApplyReport: ``changed`` (False when running already equalled ``intended``), ``diff``
@@ -205,7 +211,8 @@ def apply(
         ApplyError: refused (``restored=True``, nothing changed), or the result differed from
             ``intended`` and the prior configuration was put back (``restored=True``, verified)
             or could not be (``restored=False``). ``lines``: what differed, or the unmodelled
-            lines of a refusal. LabError / UnknownNode: the lab itself is not usable.
+            lines of a refusal; ``bound_passed`` when the deadline stopped it. LabError /
+            UnknownNode: the lab itself is not usable.
     """
     t0 = time.monotonic()
     try:
@@ -243,11 +250,14 @@ def apply(
 
     notes: list[str] = []
     try:
-        after = _converge(lab, router, state, intended, passes, timeout, notes)
+        # each run ends by the deadline; reads keep the whole timeout (a router busy after a
+        # killed run still answers)
+        after = _converge(lab, router, state, intended, passes, timeout, notes, deadline=deadline)
         failed = after != intended
     except (ApplyError, LabError, ValueError) as exc:  # a read failed half-way, or FRR printed junk
         notes.append(str(exc))
         after, failed = None, True
+    late = failed and deadline is not None and time.monotonic() >= deadline
     if not failed:
         if write_startup:
             _write_startup(lab, router, intended, timeout)
@@ -256,6 +266,9 @@ def apply(
     left = mismatch(after, intended) if after is not None else []
     restored, rnotes = _restore(lab, router, before, passes, timeout)
     msg = f"{router}: the running configuration did not reach the intended one"
+    if late:
+        msg = (f"{router}: stopped before the running configuration reached the intended one: the bound of "
+               f"the change ran out ({time.monotonic() - t0:.1f} s after it started)")
     if left:
         msg += "; still different (running -> intended): " + "; ".join(left[:10])
     if notes:
@@ -264,7 +277,8 @@ def apply(
         msg += "; prior configuration restored" + (" (on the way: " + "; ".join(rnotes) + ")" if rnotes else "")
     else:
         msg += "; RESTORING THE PRIOR CONFIGURATION FAILED: " + "; ".join(rnotes)
-    raise ApplyError(msg, restored=restored, lines=left, notes=[*notes, *(n for n in rnotes if n not in notes)])
+    raise ApplyError(msg, restored=restored, lines=left, notes=[*notes, *(n for n in rnotes if n not in notes)],
+                     bound_passed=late)
 
 
 def _restore(lab: Any, router: str, before: DeviceConfig, passes: int, timeout: float) -> tuple[bool, list[str]]:

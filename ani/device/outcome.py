@@ -29,15 +29,18 @@ class ApplyError(DeviceError):
         lines: the configuration lines involved, if known.
         notes: every error line of the tools run on the way (frr-reload's, nft's), in order,
             each once, including those of a restore; the message carries them too.
+        bound_passed: the apply was stopped because its deadline passed (the caller's time
+            bound, e.g. a NETCONF commit's), not because the router refused anything.
     """
 
     def __init__(self, message: str, restored: bool, lines: list[str] | None = None,
-                 notes: list[str] | None = None) -> None:
+                 notes: list[str] | None = None, *, bound_passed: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.restored = restored
         self.lines = list(lines or [])
         self.notes = list(notes or [])
+        self.bound_passed = bound_passed
 
 
 class ReadError(ApplyError):

@@ -237,6 +237,7 @@ def converge(
     read_timeout: float | None = None,
     reload_argv: Sequence[str] = DEFAULT_ARGV,
     nft_argv: Sequence[str] = NFT_LOAD,
+    deadline: float | None = None,
 ) -> Converged:
     """Make ``router`` run ``target``, starting from ``current`` (as just read): frr-reload at
     most ``passes`` times while FRR's part is not the target (FRR 8.4's exit codes are no
@@ -244,8 +245,10 @@ def converge(
     ``nft_argv`` run with ``target.nft`` if the ruleset is not the target, re-read.
 
     ``timeout``: seconds per frr-reload / nft run; ``read_timeout``: per read (default
-    ``timeout``). A part that stays different is not raised: see ``Converged``. Raises
-    ReadError / ReadTimeout when a read fails half way (the router may be changed then).
+    ``timeout``); ``deadline`` (``time.monotonic()``): no run lasts past it (a run still going
+    then is killed, with its process group) and none starts after it. A part that stays
+    different is not raised: see ``Converged``. Raises ReadError / ReadTimeout when a read fails
+    half way (the router may be changed then).
     """
     rt = timeout if read_timeout is None else read_timeout
     notes: list[str] = []
@@ -253,10 +256,14 @@ def converge(
     reloads = 0
     frr_ok = target.frr_done(frr)
     for _ in range(max(1, passes) if not frr_ok else 0):
-        rr = frr_reload(lab, router, target.frr, timeout=timeout, argv=reload_argv)
+        bound = _bound(timeout, deadline)
+        if bound <= 0:
+            _note(notes, "frr-reload: not run, the bound of the change had passed")
+            break
+        rr = frr_reload(lab, router, target.frr, timeout=bound, argv=reload_argv)
         reloads += 1
         if rr.timed_out:
-            _note(notes, f"frr-reload: timed out after {timeout:g} s")
+            _note(notes, f"frr-reload: timed out after {bound:g} s")
         for line in rr.errors:
             _note(notes, f"frr-reload: {line}")
         if not rr.timed_out and not rr.errors and rr.rc != 0:
@@ -266,15 +273,23 @@ def converge(
         if frr_ok:
             break
     nft_ok = target.nft is None or target.nft_done(nft)
-    if not nft_ok:
-        res = lab.exec(router, list(nft_argv), timeout=timeout, input=target.nft)
+    if not nft_ok and _bound(timeout, deadline) > 0:
+        bound = _bound(timeout, deadline)
+        res = lab.exec(router, list(nft_argv), timeout=bound, input=target.nft)
         if res.timed_out:
-            _note(notes, f"nft -f: timed out after {timeout:g} s")
+            _note(notes, f"nft -f: timed out after {bound:g} s")
         elif not res.ok:
             _note(notes, f"nft -f (exit {res.rc}): {' '.join(res.stderr.split())[:500]}")
         nft = read_nft(lab, router, rt, target.nft_read)
         nft_ok = target.nft_done(nft)
     return Converged(RouterState(frr, nft), frr_ok, nft_ok, notes, reloads)
+
+
+def _bound(timeout: float, deadline: float | None) -> float:
+    """Seconds the next run may take: ``timeout``, cut to what is left before ``deadline``."""
+    import time
+
+    return timeout if deadline is None else min(timeout, round(deadline - time.monotonic(), 3))
 
 
 def _note(notes: list[str], line: str) -> None:

@@ -167,6 +167,11 @@ _PROBES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], str
     ("user namespaces", ("unshare",), ("{unshare}", "--user", "true"), ("lab",),
      "a kernel with user namespaces (CONFIG_USER_NS) and sysctl user.max_user_namespaces > 0",
      "each node's network namespace is owned by a user namespace of its own (A0 isolation)"),
+    ("memory cgroup controller", ("unshare", "sh"),
+     ("{sh}", "-c", "ls /sys/fs/cgroup/memory/cgroup.procs >/dev/null 2>&1 || "
+                    "grep -qw memory /sys/fs/cgroup/cgroup.controllers"), ("lab",),
+     "mount the cgroup v1 memory controller at /sys/fs/cgroup/memory (or use cgroup v2 with memory)",
+     "each router's memory bound: its FRR daemons and the vtysh runs on it (ani.lab.memcg)"),
     ("cgroup v1 memory and pids controllers", ("unshare", "sh"),
      ("{sh}", "-c", "ls /sys/fs/cgroup/memory/cgroup.procs /sys/fs/cgroup/pids/cgroup.procs >/dev/null"), ("a0",),
      "mount the cgroup v1 memory and pids controllers at /sys/fs/cgroup/memory and /sys/fs/cgroup/pids",

@@ -2,6 +2,7 @@
 
     register(out_dir)      # the runner, before any agent acts: this run's folder
     known()                # the sandbox (ani.adapters.sandbox.hidden_dirs): all of them
+    with lock(out_dir):    # one writer per folder (a campaign's coordinator); FolderInUse otherwise
 
 A run's folder (``ani campaign run --out``, ``ani run --out``, or the default under
 ``results/``) holds records and trajectories: an agent that can read them (earlier runs'
@@ -62,3 +63,74 @@ def known() -> list[Path]:
     if state_dir().is_dir():
         found.add(Path(os.path.realpath(state_dir())))
     return sorted(found)
+
+
+#: the lock file of a results folder (held by the process that writes its runs)
+LOCK_FILE = ".ani-lock"
+
+
+class FolderLock:
+    """An exclusive ``flock`` on ``<folder>/.ani-lock`` (:func:`lock`); ``release()`` or the
+    end of a ``with`` block gives it up. The kernel releases it when the holder dies, however
+    it dies (kill -9 included), so a lock is never stale; the file itself stays (it holds the
+    last holder's PID and is no lock without a process)."""
+
+    def __init__(self, folder: Path, fd: int) -> None:
+        self.folder, self._fd = folder, fd
+
+    def release(self) -> None:
+        """Give the lock up (idempotent)."""
+        if self._fd >= 0:
+            os.close(self._fd)  # closing the only descriptor releases the flock
+            self._fd = -1
+
+    def __enter__(self) -> FolderLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def lock(folder: str | Path, name: str = "--resume") -> FolderLock:
+    """Lock results folder ``folder`` (it must exist) for this process: a second process that
+    tries the same folder is refused, naming this one's PID.
+
+    The descriptor is not inherited by the programs a run starts (close-on-exec: labs, daemons,
+    reapers), so only this process holds the lock.
+
+    Raises:
+        FolderInUse (a ConfigError): ``<name> <folder>: in use by another campaign (PID N) ...``;
+            ``holder_pid`` is N (None when the holder had not written its PID yet).
+        CampaignSpecError: the lock file cannot be opened (``<name> <folder>: cannot lock ...``).
+    """
+    import fcntl
+
+    from ani.errors import CampaignSpecError, FolderInUse
+
+    folder = Path(folder)
+    path = folder / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise CampaignSpecError(f"{name} {folder}: cannot lock the folder ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = _holder(fd)
+        os.close(fd)
+        who = f"PID {holder}" if holder is not None else "a process that is starting"
+        raise FolderInUse(
+            f"{name} {folder}: in use by another campaign ({who}) writing its runs; wait for it "
+            "to end or stop it (it prints how to resume), then try again", holder) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return FolderLock(folder, fd)
+
+
+def _holder(fd: int) -> int | None:
+    """The PID written in the lock file (None if none is, yet)."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None

@@ -21,11 +21,12 @@ copy of the pools). What each service compiles to: ``docs/intents.md``.
 from __future__ import annotations
 
 import copy
-
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ani.device.model import DeviceConfig
+from ani.errors import AniError, AniTimeout
 from ani.intents.errors import IntentError, PoolExhausted
 from ani.intents.models import parse_changes
 from ani.intents.pools import Pools
@@ -65,9 +66,30 @@ class CompileResult:
 
 
 def compile_changes(
-    changes: list[Any], configs: dict[str, DeviceConfig], *, pools: Pools | None = None
+    changes: list[Any], configs: dict[str, DeviceConfig], *, pools: Pools | None = None,
+    deadline: float | None = None,
 ) -> CompileResult:
-    """See the module doc. ``changes``: models or mappings. Raises IntentError (incl. PoolExhausted)."""
+    """See the module doc. ``changes``: models or mappings. ``deadline`` (``time.monotonic()``):
+    compiling stops there with AniTimeout (nothing is sent anywhere anyway). Raises IntentError
+    (incl. PoolExhausted), AniTimeout.
+
+    Every router's configuration is put in canonical form once, after the last change (a
+    change set of n changes used to re-validate every router after each change: n x the size of
+    the network, quadratic in n; ``docs/performance.md``). If that finds a configuration
+    invalid, the changes are compiled again the slow way, canonical after each, so that the
+    error names the change that made it invalid."""
+    try:
+        return _compile(changes, configs, pools, eager=False, deadline=deadline)
+    except _Invalid:
+        return _compile(changes, configs, pools, eager=True, deadline=deadline)
+
+
+class _Invalid(AniError):
+    """A configuration compiled without the per-change canonical form is invalid at the end."""
+
+
+def _compile(changes: list[Any], configs: dict[str, DeviceConfig], pools: Pools | None, *, eager: bool,
+             deadline: float | None) -> CompileResult:
     from ani.intents.validate import check_change
 
     models = parse_changes(changes)
@@ -77,6 +99,9 @@ def compile_changes(
     allocations: dict[str, Any] = {}
     done = []
     for i, ch in enumerate(models):
+        if deadline is not None and time.monotonic() > deadline:
+            raise AniTimeout(0, message=f"the change set was not compiled by its time bound (stopped at "
+                             f"change {i} of {len(models)}); nothing was sent to any router: give fewer changes")
         path = f"changes.{i}"
         check_change(ch, path, state)  # before allocating: an existing service, an unknown router ...
         cls = get_service_class(ch.type)
@@ -90,9 +115,15 @@ def compile_changes(
             raise
         except ValueError as exc:  # a device-model rule (pydantic): the value FRR would refuse
             raise IntentError("invalid", _first_error(exc), path) from None
-        for r in list(state):
-            state[r] = _canonical(state[r], r, path)
+        if eager:
+            for r in list(state):
+                state[r] = _canonical(state[r], r, path)
         done.append(ch)
+    if not eager:
+        try:
+            state = {r: c.canonical() for r, c in state.items()}
+        except ValueError:
+            raise _Invalid from None
     touched = {r: c for r, c in state.items() if c != configs.get(r)}
     return CompileResult(configs=touched, allocations=allocations, changes=done)
 

@@ -30,6 +30,7 @@ CODES: tuple[str, ...] = (
     "invalid",  # a value that is well-formed but not usable here
     "yang",  # an intended configuration fails ani.device.yang validation
     "pool-exhausted",  # a resource pool is empty
+    "too-large",  # the change set is over a bound (number of changes, lines changed on one router)
 )
 
 

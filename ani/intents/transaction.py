@@ -135,12 +135,17 @@ def run_transaction(
     check_bound_s: float = 20.0,
     rpc_timeout_s: float = 120.0,
     connect: Callable[..., Any] | None = None,
+    bound_s: float | None = None,
 ) -> TransactionResult:
     """Apply ``intended`` (``{router: DeviceConfig}``, whole configs) to the lab's routers as one
     transaction (see the module doc). Never raises for a router's refusal or a lost session:
-    those are a failed phase of the result."""
+    those are a failed phase of the result. ``bound_s``: seconds from the start after which no
+    further forward step (lock, edit, validate, commit, confirm) is started: that step's phase
+    fails (``the transaction's bound of N s ran out``) and what was committed is cancelled, as
+    for any failure; the active validation gets at most what is left."""
     from ani.device.apply import read
 
+    deadline = None if bound_s is None else time.monotonic() + bound_s
     routers = sorted(intended)
     details = {r: RouterDetail() for r in routers}
     sessions = {
@@ -165,6 +170,10 @@ def run_transaction(
 
     def step(r: str, name: str, op: str, **kw: Any) -> bool:
         nonlocal error
+        if name in PHASES and deadline is not None and time.monotonic() > deadline:
+            details[r].error = f"{name}: not started, the transaction's bound of {bound_s:g} s ran out"
+            error = error or f"{r}: {details[r].error}"
+            return False
         try:
             reply = sessions[r].call(op, **kw)
         except (RpcFailed, AniTimeout, SessionLost) as exc:
@@ -205,7 +214,8 @@ def run_transaction(
                     break
                 committed.append(r)
         if phase is None:
-            check_results = run_checks(lab, checks, bound_s=check_bound_s)
+            left = check_bound_s if deadline is None else max(1.0, min(check_bound_s, deadline - time.monotonic()))
+            check_results = run_checks(lab, checks, bound_s=left)
             failed = [c for c in check_results if not c["passed"]]
             if failed:
                 phase = "active-validation"

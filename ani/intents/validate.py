@@ -49,12 +49,14 @@ def yang_errors(configs: dict[str, DeviceConfig]) -> list[IntentError]:
     return out
 
 
-def plan(changes: list[Any], configs: dict[str, DeviceConfig], *, pools: Pools | None = None):
+def plan(changes: list[Any], configs: dict[str, DeviceConfig], *, pools: Pools | None = None,
+         deadline: float | None = None):
     """Compile ``changes`` and check the intended configs; returns the CompileResult or raises
-    the first IntentError."""
+    the first IntentError (AniTimeout past ``deadline``, ``time.monotonic()``: see
+    :func:`ani.intents.compile.compile_changes`)."""
     from ani.intents.compile import compile_changes
 
-    result = compile_changes(changes, configs, pools=pools)
+    result = compile_changes(changes, configs, pools=pools, deadline=deadline)
     errors = yang_errors(result.configs)
     if errors:
         raise errors[0]

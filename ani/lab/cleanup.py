@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from ani.lab import frr, netns, proc, reaper
+from ani.lab import frr, memcg, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, ns_prefix, read_state
@@ -80,6 +80,7 @@ def exists(lab_id: str) -> bool:
         lab_dir(lab_id).exists()
         or any(n.startswith(p) for n in netns.list_netns())
         or any(d.name.startswith(p) for root in (frr.ETC_ROOT, frr.RUN_ROOT) if root.exists() for d in root.iterdir())
+        or bool(memcg.lab_cgroups(lab_id))
     )
 
 
@@ -123,6 +124,7 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
     netns.delete(sorted(nss))
     for ps in pathspaces:
         frr.remove_dirs(ps)
+    memcg.remove_lab(lab_id)  # the routers' memory cgroups (ani-frr-<id>-*), empty by now
     shutil.rmtree(lab_dir(lab_id), ignore_errors=True)
     # 4. the reaper, last: had this process died half-way, the reaper would have finished the job
     if reapers:
@@ -153,6 +155,7 @@ def down_stale() -> list[str]:
         parts = n.split("-")
         if len(parts) == 3 and parts[0] == "ani" and LAB_ID_RE.match(parts[1]) and parts[1] not in known:
             victims.add(parts[1])
+    victims |= {i for i in memcg.lab_ids_present() if LAB_ID_RE.match(i) and i not in known}  # router cgroups
     ids = sorted(victims)
     if ids:
         with ThreadPoolExecutor(max_workers=min(8, len(ids))) as ex:

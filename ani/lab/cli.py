@@ -1,6 +1,7 @@
 """``ani lab ...`` (owned by the lab module).
 
-    ani lab up FILE [--id ID] [--timeout S]     start a detached lab, print its id and nodes
+    ani lab up FILE [--lab ID] [--timeout S]    start a detached lab, print its id and nodes (FILE:
+                                                a topology, a scenario or a NetConfBench task)
     ani lab status [ID]                         labs (or one lab's nodes: daemons, NETCONF and SSH ports)
     ani lab exec [--lab ID] NODE -- CMD...      run CMD inside NODE; exits with CMD's status
     ani lab inventory [ID] [--password-env V] [--key]   an inventory (YAML) of the lab's routers
@@ -8,7 +9,8 @@
 
 With exactly one lab on the machine, or several of which exactly one is detached, ``ID`` /
 ``--lab`` may be left out (with several, the lab taken is named on stderr).
-Exit codes: 0 ok, 1 the lab failed (start, convergence), 2 bad input (file, id, node),
+Exit codes: 0 ok, 1 the lab failed (start, convergence), 2 bad input (file, id: malformed or in
+use, node),
 124 ``exec`` timed out; otherwise ``exec`` exits with the command's status.
 """
 
@@ -148,21 +150,56 @@ def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
     return t
 
 
+def _read_kind(file: Path) -> str | None:
+    """:func:`ani.lab.topology.other_kind` of ``file`` (None when it cannot be read or parsed:
+    :func:`ani.lab.topology.load_topology` then says why)."""
+    from ani.errors import TopologyError
+    from ani.lab.topology import load_yaml, other_kind
+    from ani.resources import resolve
+
+    try:
+        return other_kind(load_yaml(resolve(file)))
+    except (TopologyError, FileNotFoundError, OSError):
+        return None
+
+
+def _task_topology(file: Path):  # type: ignore[no-untyped-def]
+    """The lab topology of NetConfBench task ``file`` (its routers, links and startup configs,
+    in the lab's names: :func:`ani.netconfbench.lab.task_scenario`). The cli layer: it may take
+    the task module (the lab module itself never imports it)."""
+    from ani.netconfbench.lab import task_scenario
+    from ani.netconfbench.task import load_task
+
+    return task_scenario(load_task(file), source=str(file)).topology
+
+
 @app.command("up")
 def up(
-    file: Annotated[Path, typer.Argument(help="topology file, or scenario file with a 'topology:' key")],
-    lab_id: Annotated[str | None, typer.Option("--id", help="lab id [a-z0-9]{1,12} (default: random)")] = None,
+    file: Annotated[Path, typer.Argument(help="topology file, scenario file with a 'topology:' key, or a "
+                                        "NetConfBench task file (its routers with their startup configs)")],
+    lab_id: Annotated[str | None, typer.Option("--lab", help="lab id [a-z0-9]{1,12} (default: random)")] = None,
+    old_id: Annotated[str | None, typer.Option("--id", hidden=True, help="(deprecated: --lab)")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="convergence bound, seconds")] = None,
 ) -> None:
-    """Start a detached lab (it stays up after this command) and wait until it has converged."""
-    from ani.lab.lab import Lab
-    from ani.lab.topology import load_topology
+    """Start a detached lab (it stays up after this command) and wait until it has converged.
 
+    Given a NetConfBench task file, the lab is the task's network, for ``ani tasks
+    run-testcases FILE --lab ID`` and ``ani tasks final-cfg --lab ID``. Bad input (a file, an
+    id that is malformed or in use) exits 2, a lab that fails to start 1."""
+    from ani.lab.lab import Lab
+    from ani.lab.topology import NCB_TASK, load_topology
+
+    if old_id is not None:
+        if lab_id is not None and lab_id != old_id:
+            raise _fail(f"--id {old_id} and --lab {lab_id}: give one (--id is the old name of --lab)", 2)
+        err_console.print("warning: --id is deprecated: use --lab", highlight=False)
+        lab_id = old_id
     if timeout is not None and not timeout > 0:  # the topology's own bound is validated too
         raise _fail(f"--timeout: the convergence bound must be > 0 seconds, got {timeout:g}", 2)
     lab: Lab | None = None
+    task = _read_kind(file) == NCB_TASK
     try:
-        topo = load_topology(file)
+        topo = _task_topology(file) if task else load_topology(file)
         if timeout is not None:
             topo.convergence.timeout_s = timeout
         t0 = time.monotonic()
@@ -178,6 +215,9 @@ def up(
     assert lab is not None
     console.print(f"lab [bold]{lab.id}[/bold] up and converged in {time.monotonic() - t0:.1f} s")
     console.print(_node_table(lab))
+    if task:
+        console.print(f"the task's testcases: ani tasks run-testcases {escape(str(file))} --lab {lab.id}; "
+                      f"its configurations: ani tasks final-cfg --lab {lab.id}", soft_wrap=True, highlight=False)
     console.print(f"remove it with: ani lab down {lab.id}", highlight=False)
 
 

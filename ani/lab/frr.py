@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ani.errors import LabError
 from ani.host.programs import program
-from ani.lab import proc
+from ani.lab import memcg, proc
 
 # FRR's programs (the daemons, vtysh) are resolved through ani.host.program: ani/host/packages.txt
 ETC_ROOT = Path("/etc/frr")
@@ -121,6 +121,9 @@ def pid_file(pathspace: str, daemon: str) -> Path:
 def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout: float = 15.0) -> dict[str, int]:
     """Start ``daemons`` (zebra first) and wait for their vty sockets. Returns ``{daemon: pid}``.
 
+    They run in the router's memory cgroup (:func:`ani.lab.memcg.create` made it: the script
+    exits 125 without it), so together with the vtysh runs on the router they are bounded.
+
     Raises LabError (with the daemon's output) if one fails to start in ``timeout`` seconds,
     ProgramMissing if a daemon is not installed.
     """
@@ -136,7 +139,9 @@ def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout
     script = "".join(f"{cmds[d]} || exit 1; " for d in first)
     script += "".join(f"{cmds[d]} & p{i}=$!; " for i, d in enumerate(rest))
     script += "rc=0; " + "".join(f"wait $p{i} || rc=1; " for i in range(len(rest))) + "exit $rc"
-    proc.check(daemons_argv(netns, hostname, pathspace, script), timeout=timeout)
+    # started from the router's memory cgroup (ani.lab.memcg, made by the lab), joined before
+    # `ip netns exec` (which mounts a /sys of the netns, without the cgroup trees)
+    proc.check(memcg.wrap(pathspace, daemons_argv(netns, hostname, pathspace, script)), timeout=timeout)
     return wait_ready(pathspace, daemons, timeout=timeout)
 
 

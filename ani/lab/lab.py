@@ -52,10 +52,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ani.errors import ConvergenceTimeout, LabError, LabGone, LabNotFound, UnknownNode
+from ani.errors import ConvergenceTimeout, LabError, LabGone, LabIdError, LabNotFound, UnknownNode
 from ani.names import known_list, unknown
 from ani.host.programs import program, read_fault_log, require
-from ani.lab import cleanup, converge, frr, netns, proc, reaper
+from ani.lab import cleanup, converge, frr, memcg, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
@@ -82,24 +82,30 @@ class Lab:
         ssh: run the lab's SSH server of the routers' CLIs (``python -m ani.lab.ssh_server``, one
             127.0.0.1 port per router, see :meth:`ssh_endpoint` and :mod:`ani.lab.ssh`); it starts
             with the build too.
+        router_memory_bytes: each router's memory bound, bytes: its FRR daemons and every vtysh
+            run on it (the harness's, A1's, the A0 broker's) share one memory cgroup
+            ``ani-frr-<id>-<router>`` (:mod:`ani.lab.memcg`); default ``$ANI_ROUTER_MEMORY_MAX``,
+            else 1 GiB (:data:`ani.lab.memcg.DEFAULT_ROUTER_MEMORY_BYTES`).
 
     Raises:
-        LabError: bad ``lab_id``. TopologyError: bad topology file.
+        LabError: bad ``lab_id`` or ``router_memory_bytes`` (or ``$ANI_ROUTER_MEMORY_MAX``). TopologyError: bad topology file.
     """
 
     def __init__(self, topology: Topology | str | Path, lab_id: str | None = None, detached: bool = False,
-                 netconf: bool = True, ssh: bool = True):
+                 netconf: bool = True, ssh: bool = True, router_memory_bytes: int | None = None):
         if not isinstance(topology, Topology):
             topology = load_topology(topology)
         if lab_id is None:
             lab_id = secrets.token_hex(3)
         if not LAB_ID_RE.match(lab_id):
-            raise LabError(f"lab id {lab_id!r} must match [a-z0-9]{{1,12}}")
+            raise LabIdError(f"lab id {lab_id!r} must match [a-z0-9]{{1,12}}")
         self.id = lab_id
         self.topology = topology
         self.detached = detached
         self.netconf = netconf
         self.ssh = ssh
+        #: each router's memory bound, bytes (its FRR daemons and the vtysh runs on it together)
+        self.router_memory_bytes = memcg.configured_bytes(router_memory_bytes)
         self.dir = lab_dir(lab_id)
         self._state: LabState | None = None
         self._lock = threading.Lock()
@@ -212,11 +218,13 @@ class Lab:
         hold_controlling_terminal()  # a session leader must not acquire a pty opened below it
         daemons = {d for r in self.topology.routers.values() for d in r.daemons}
         check_capabilities(daemons)
+        if self.topology.routers:
+            memcg.hierarchy()  # CapabilityMissing: the routers' memory bound needs a memory cgroup
         try:
             self.dir.parent.mkdir(parents=True, exist_ok=True)
             self.dir.mkdir()
         except FileExistsError:
-            raise LabError(
+            raise LabIdError(
                 f"lab id {self.id!r} is already in use ({self.dir} exists): choose another id "
                 f"('ani lab status' lists the labs; 'ani lab down {self.id}' removes that one if "
                 "it is yours)"
@@ -302,6 +310,7 @@ class Lab:
             spec = topo.routers[n]
             ps = self.pathspace(n)
             frr.prepare(ps, spec.config)
+            memcg.create(ps, self.router_memory_bytes)
             pids = frr.start(self.netns(n), ps, n, spec.daemons)
             with self._lock:
                 assert self._state is not None
@@ -330,10 +339,14 @@ class Lab:
         else:
             d.mkdir(parents=True)
         inner += 'exec "$@"'
+        # what runs in a router (its vtysh: the harness's reads, A1's CLI) is bounded with its FRR;
+        # joined before `ip netns exec`, which mounts a /sys of the netns without the cgroup trees
+        join = memcg.join_script(self.pathspace(node)) + "\n" if node in self.topology.routers else ""
         enter = d / "enter"
         enter.write_text(
             "#!/bin/sh\n"
             f"# run a command inside node {node} of lab {self.id}\n"
+            f"{join}"
             f"exec {program('ip')} netns exec {ns} {program('unshare')} --uts /bin/sh -c "
             f'{shlex.quote(inner)} sh "$@"\n'
         )
@@ -616,8 +629,8 @@ class Lab:
     @staticmethod
     def down_stale() -> list[str]:
         """Remove labs whose owner is gone (unless detached *and* fully up), labs with an unreadable
-        state file older than a few seconds, and orphan ``ani-<id>-*`` namespaces / FRR dirs with
-        no lab dir.
+        state file older than a few seconds, and orphan ``ani-<id>-*`` namespaces / FRR dirs /
+        routers' memory cgroups (``ani-frr-<id>-*``) with no lab dir.
         Returns the removed lab ids, sorted."""
         return cleanup.down_stale()
 

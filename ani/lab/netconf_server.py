@@ -14,7 +14,8 @@ describes the two start-up phases and stopping):
 * phase 2 attaches to the lab without taking it over (it never removes it) and builds one
   :class:`ani.netconf.datastore.Device` per router on an :class:`ani.netconf.frr_backend.FrrBackend`,
   with its journal in ``<lab dir>/netconf/`` (:mod:`ani.netconf.journal`; owner = this PID and
-  its start time, so that readers can tell a dead server's entries);
+  its start time, so that readers can tell a dead server's entries) and the size and time
+  bounds of :mod:`ani.netconf.limits` (``ANI_NETCONF_*`` of the environment it was started in);
 * it stops by itself when the lab's state file disappears (the lab was removed by someone who
   did not know about it), without touching the routers.
 
@@ -50,10 +51,12 @@ def build_devices(lab_id: str, lab_dir: Path) -> tuple[dict[str, Any], dict[str,
     from ani.netconf.datastore import Device
     from ani.netconf.frr_backend import FrrBackend
     from ani.netconf.journal import Journal
+    from ani.netconf.limits import Limits
 
     lab = Lab.attach(lab_id, own=False)
     journal = Journal(lab_dir / JOURNAL_DIR, owner())
-    devices = {r: Device(r, FrrBackend(lab, r), hostname=r, journal=journal.router(r))
+    limits = Limits.from_env()  # the bounds of one edit-config / commit (ANI_NETCONF_*)
+    devices = {r: Device(r, FrrBackend(lab, r), hostname=r, journal=journal.router(r), limits=limits)
                for r in lab.routers}
     schemas = module_texts()
     next(iter(devices.values())).codec  # noqa: B018 - load the YANG model now, not at the 1st RPC

@@ -235,6 +235,39 @@ def load_yaml(path: str | Path) -> Any:
     return validation.load_yaml(path, TopologyError)
 
 
+#: the files ``ani lab up`` is given that hold no topology of their own to start as they are
+NCB_TASK, NCB_TEMPLATE, CAMPAIGN = "netconfbench task", "netconfbench template", "campaign"
+
+
+def other_kind(data: Any) -> str | None:
+    """What a parsed file is when it is none of a topology, a scenario file or a manifest:
+    :data:`NCB_TASK` (a mapping with ``topology`` and ``startup_configs``, draft §4.1),
+    :data:`NCB_TEMPLATE` (a task template: ``parameters``), :data:`CAMPAIGN` (``cells``), else
+    None. Keys only: nothing of the file's content is repeated anywhere."""
+    if not isinstance(data, dict):
+        return None
+    if "parameters" in data and ("startup_configs" in data or "testcases" in data):
+        return NCB_TEMPLATE
+    if "startup_configs" in data and "topology" in data:
+        return NCB_TASK
+    if "cells" in data and "routers" not in data:
+        return CAMPAIGN
+    return None
+
+
+def not_a_topology(kind: str, path: str | Path) -> str:
+    """What to do with a file of ``kind`` (:func:`other_kind`) given where a topology is read."""
+    if kind == NCB_TASK:
+        return ("this is a NetConfBench task, not a topology or scenario file: start its lab with "
+                f"'ani lab up {path}' (in Python: ani.netconfbench.lab.task_scenario(load_task(path)).topology)")
+    if kind == NCB_TEMPLATE:
+        return ("this is a NetConfBench task template, not a topology: instantiate it first "
+                f"(ani tasks instantiate {path} --seed 1 --out task.json), then start that task's lab "
+                "with 'ani lab up task.json'")
+    return (f"this is a campaign file, not a topology or scenario file: run it with 'ani campaign run {path}' "
+            "(each run starts its own lab); to start its scenario's lab, give that scenario file to ani lab up")
+
+
 def load_topology(path: str | Path) -> Topology:
     """Load a topology file, or the topology of a scenario file (a mapping with ``topology:``).
 
@@ -243,7 +276,9 @@ def load_topology(path: str | Path) -> Topology:
     refused here too, not only the topology. A path that does not exist is looked up among the
     shipped data files, as for scenarios.
 
-    Raises TopologyError (file missing, not YAML, or invalid: names the bad field).
+    Raises TopologyError (file missing, not YAML, or invalid: names the bad field; a
+    NetConfBench task or template or a campaign file: says what it is and the command that
+    takes it, :func:`other_kind`).
     """
     from ani.resources import resolve
 
@@ -252,6 +287,8 @@ def load_topology(path: str | Path) -> Topology:
     except FileNotFoundError:
         pass  # load_yaml names the file it cannot read
     data = load_yaml(path)
+    if (kind := other_kind(data)) is not None:
+        raise TopologyError(f"{path}: {not_a_topology(kind, path)}")
     if isinstance(data, dict) and "topology" in data:
         from ani.scenario.generate import is_manifest
         from ani.scenario.manifest import parse_scenario

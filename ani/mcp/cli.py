@@ -1,14 +1,16 @@
 """``ani mcp ...``: put any MCP-capable agent under test.
 
     ani mcp serve [--lab ID | --inventory FILE] [--level a1] [--option KEY=VALUE ...]
-                  [--trajectory FILE] [--http [--port N]]
+                  [--blocklist] [--trajectory FILE] [--http [--port N]]
 
 Serves the tools of one adapter (level) acting on a running lab (``ani lab up FILE``), or with
 ``--inventory`` on the devices of an inventory file (A1 over SSH, A2 over NETCONF:
 docs/real-devices.md), over stdio (default; what desktop agents spawn) or streamable HTTP on
 ``http://127.0.0.1:N/mcp``. The lab is attached, never owned: stopping the server leaves the
 lab up. Every message of this
-command goes to stderr (stdout is the MCP wire under stdio).
+command goes to stderr (stdout is the MCP wire under stdio). ``--blocklist``: the adapter wrapped
+in the blocklist ablation, as ``ani run --blocklist`` (a0 and a1 only: the levels whose calls
+carry CLI command lines; refused at any other).
 
 Started as a session leader (MCP clients spawn stdio servers with ``setsid``), the server is not
 killed by the pseudo-terminals A1's sessions open: the ``ani`` command leaves session leadership
@@ -25,7 +27,8 @@ args or ``ANI_LEVEL`` in the entry's ``env``).
 
 Exit codes: 0 the client closed the connection (stdio) or the server was stopped by SIGTERM or
 SIGINT (either transport),
-2 bad input (no such lab, no level or an unknown one, a bad option or option value, an HTTP port
+2 bad input (no such lab, no level or an unknown one, a bad option or option value, --blocklist at
+a level it cannot inspect, an HTTP port
 that is in use or out of range, a bad inventory file or an unreadable secret, a level that cannot
 act on an inventory, both --lab and --inventory) or the ``mcp`` package missing (the message says how to install
 it), 1 the adapter could not be opened. Over stdio, a server that cannot start also answers the
@@ -137,20 +140,25 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 
 def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
-                 trajectory: Path | None = None) -> tuple[Any, Any]:
+                 trajectory: Path | None = None, blocklist: bool = False) -> tuple[Any, Any]:
     """(lab, opened adapter) for ``level`` (default ``$ANI_LEVEL``; no default beyond it) on the
-    running lab ``lab_id`` (attached, not owned), through :func:`ani.connect.open_on_lab`.
+    running lab ``lab_id`` (attached, not owned), through :func:`ani.connect.open_on_lab`;
+    ``blocklist``: wrapped in the blocklist ablation (the platform's default blocklist).
 
     Raises LabNotFound, LevelError (no level, or an unknown one), ConfigError (bad input,
-    including an option value the adapter cannot use), CapabilityMissing (the level cannot work
-    on this machine: ``ani doctor``'s checks) or AniError (open failed).
+    including an option value the adapter cannot use and ``blocklist`` at a level it cannot
+    inspect, both before the lab is read), CapabilityMissing (the level cannot work on this
+    machine: ``ani doctor``'s checks) or AniError (open failed).
     """
     from ani.connect import attach_running, open_on_lab
     from ani.host.checks import describe_unfit, unfit
     from ani.lab.cli import _pick
+    from ani.registry import check_blocklist
     from ani.trajectory import Trajectory
 
     name = resolve_level(level)
+    if blocklist:
+        check_blocklist(name)
     bad = unfit([name])  # a level that cannot work on this machine: refused before the lab is read
     if bad:
         raise CapabilityMissing(describe_unfit({name: name}, bad, noun="level"))
@@ -163,7 +171,7 @@ def open_adapter(lab_id: str | None, level: str | None, options: dict[str, Any],
         traj = Trajectory(run_id=f"mcp-{target}", level=name, path=trajectory)
     except OSError as exc:
         raise ConfigError(f"--trajectory {trajectory}: cannot write it ({exc.strerror or exc})") from None
-    return lab, open_on_lab(lab, name, options, trajectory=traj, check_host=False)
+    return lab, open_on_lab(lab, name, options, trajectory=traj, check_host=False, blocklist=blocklist)
 
 
 #: the levels that act on an inventory's devices (A1 over SSH, A2 over NETCONF: docs/real-devices.md)
@@ -171,28 +179,32 @@ INVENTORY_LEVELS = ("a1", "a2")
 
 
 def open_on_inventory(path: Path, level: str | None, options: dict[str, Any],
-                      trajectory: Path | None = None) -> tuple[Any, Any]:
+                      trajectory: Path | None = None, blocklist: bool = False) -> tuple[Any, Any]:
     """(inventory, opened adapter) for ``level`` (default ``$ANI_LEVEL``) acting on the devices
     of the inventory file ``path`` (:meth:`ani.inventory.Inventory.connect`: A1 over SSH, A2
     over NETCONF; every secret read first).
 
     Raises LevelError (no level, an unknown one), ConfigError (a level other than A1 / A2 and
-    their variants, a bad option), InventoryError (a bad file, an unreadable secret), AniError
-    (open failed: a device unreachable, a host key that is not the known one).
+    their variants, a bad option, ``blocklist`` at a level it cannot inspect), InventoryError (a
+    bad file, an unreadable secret), AniError (open failed: a device unreachable, a host key
+    that is not the known one).
     """
     from ani.inventory import load_inventory
+    from ani.registry import check_blocklist
     from ani.trajectory import Trajectory
 
     name = resolve_level(level)
     if not name.lower().startswith(INVENTORY_LEVELS):
         raise ConfigError(f"--inventory: level {name} cannot act on an inventory's devices; levels "
                           f"that can: {', '.join(INVENTORY_LEVELS)}")
+    if blocklist:
+        check_blocklist(name)
     inv = load_inventory(path)
     try:
         traj = Trajectory(run_id=f"mcp-{path.stem}", level=name, path=trajectory)
     except OSError as exc:
         raise ConfigError(f"--trajectory {trajectory}: cannot write it ({exc.strerror or exc})") from None
-    return inv, inv.connect(name, trajectory=traj, **options)
+    return inv, inv.connect(name, trajectory=traj, blocklist=blocklist, **options)
 
 
 def device_notes(adapter: Any) -> list[str]:
@@ -231,6 +243,8 @@ def serve(
                                               "(default: $ANI_LEVEL)")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="adapter option KEY=VALUE "
                                                      "(repeatable), e.g. command_timeout_s=5")] = None,
+    blocklist: Annotated[bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist "
+                                            "ablation, as ani run --blocklist (a0, a1)")] = False,
     trajectory: Annotated[Path | None, typer.Option("--trajectory", help="append every call as a "
                                                     "JSON line to this file")] = None,
     http: Annotated[bool, typer.Option("--http", help="streamable HTTP on 127.0.0.1 instead of stdio")] = False,
@@ -268,11 +282,11 @@ def serve(
         if inventory is not None:
             if lab_id is not None:
                 raise ConfigError("--lab and --inventory: give one (a lab, or the devices of an inventory)")
-            inv, adapter = open_on_inventory(inventory, level, options, trajectory)
+            inv, adapter = open_on_inventory(inventory, level, options, trajectory, blocklist)
             where, nodes = f"inventory {inventory}", inv.devices
             notes = device_notes(adapter)
         else:
-            lab, adapter = open_adapter(lab_id, level, options, trajectory)
+            lab, adapter = open_adapter(lab_id, level, options, trajectory, blocklist)
             where, nodes, notes = f"lab {lab.id}", lab.routers, []
     except (LabNotFound, RegistryError, ConfigError) as exc:
         if sock is not None:
@@ -283,15 +297,16 @@ def serve(
             sock.close()
         raise _cannot_serve(f"cannot open the adapter: {exc}", 1, stdio=not http) from None
     stop_on_signals(adapter)  # SIGTERM / SIGINT: close the adapter, leave the lab, exit 0
+    what = f"level {adapter.level}" + (" with the blocklist ablation" if blocklist else "")
     try:
         server = build_server(
             adapter,
-            instructions=f"ANI level {adapter.level} on {where} (routers: {', '.join(nodes)})"
+            instructions=f"ANI {what} on {where} (routers: {', '.join(nodes)})"
             + "".join(f". {n}" for n in notes),
         )
         if http:
             def ready(url: str) -> None:
-                print(f"ani mcp: serving level {adapter.level} of {where} at {url}",
+                print(f"ani mcp: serving {what} of {where} at {url}",
                       file=sys.stderr, flush=True)
 
             try:
@@ -300,7 +315,7 @@ def serve(
             except KeyboardInterrupt:
                 pass
         else:
-            print(f"ani mcp: serving level {adapter.level} of {where} on stdio", file=sys.stderr, flush=True)
+            print(f"ani mcp: serving {what} of {where} on stdio", file=sys.stderr, flush=True)
             anyio.run(serve_stdio, server)
     finally:
         adapter.close()

@@ -54,13 +54,14 @@ def protocol_error(code: int, message: str) -> Exception:
     return ProtocolError(types.ErrorData(code=code, message=message))
 
 
-def validate_line(line: str) -> None:
-    """Parse one wire line as the SDK's stdio transport does; raises whatever the SDK raises
-    for a line it would drop (a pydantic ``ValidationError``)."""
+def validate_line(line: str | bytes) -> Any:
+    """Parse one wire line (or HTTP body) as the SDK's transports do: the message, one of
+    ``types.JSONRPCRequest`` / ``JSONRPCNotification`` / ``JSONRPCResponse`` / ``JSONRPCError``
+    (on 1.x unwrapped from its ``JSONRPCMessage`` root). Raises whatever the SDK raises for a
+    line it would drop (a pydantic ``ValidationError``)."""
     if MAJOR == 2:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-    else:
-        types.JSONRPCMessage.model_validate_json(line)
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    return types.JSONRPCMessage.model_validate_json(line).root
 
 
 def new_server(name: str, *, version: str, instructions: str | None, list_tools: ListTools,
@@ -100,18 +101,12 @@ def http_app(server: Server, *, path: str, host: str) -> Any:
         return server.streamable_http_app(streamable_http_path=path, host=host)
 
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    security = None
-    if host in ("127.0.0.1", "localhost", "::1"):
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    from ani.mcp.http_screen import loopback_security
+
+    manager = StreamableHTTPSessionManager(app=server, security_settings=loopback_security(host))
 
     class Endpoint:  # an ASGI app (a class, so Starlette's Route passes scope/receive/send)
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:

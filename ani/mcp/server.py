@@ -20,10 +20,12 @@ What a client sees:
   tool errors from ``isError`` (or ``structuredContent.ok``), never from the text. Bad arguments
   are tool failures too (``invalid_arguments``), so a model can correct itself. A harness fault
   raised by the adapter is also an ``isError`` result (``harness fault: <type>: <message>``).
-- Protocol (JSON-RPC) errors only for malformed requests: a line that is not JSON (``-32700``,
-  ``id: null``) or not one JSON-RPC 2.0 message (``-32600``, with its id when readable: a batch,
-  no ``jsonrpc``, too deep, a huge integer, a lone surrogate; :mod:`ani.mcp.stdio` answers these,
-  which the SDK's stdio transport drops), a method the server does not serve,
+- Protocol (JSON-RPC) errors only for malformed requests: a line (HTTP: a POST body) that is not
+  JSON (``-32700``, ``id: null``) or not one JSON-RPC 2.0 message (``-32600``, with its id when
+  readable: a batch, no ``jsonrpc``, too deep, a huge integer, a lone surrogate; a request whose
+  ``id`` is null, a boolean, a float or an object, with ``id: null``; :mod:`ani.mcp.envelope`
+  says which, :mod:`ani.mcp.stdio` and :mod:`ani.mcp.http_screen` answer them, where the SDK
+  drops them or takes them for notifications), a method the server does not serve,
   params that are not a ``tools/call`` shape (no ``name``, ``arguments`` not an object; the SDK
   answers these before this module runs), and a tool name that ``tools/list`` never offered
   (``-32602 invalid params``, naming the tool and the offered ones, as the MCP spec says).
@@ -192,16 +194,19 @@ async def serve_http(server: Server[Any], *, host: str = DEFAULT_HOST, port: int
     """Serve ``server`` over streamable HTTP at ``http://host:port/path`` until cancelled.
 
     ``port=0`` picks a free port; ``on_ready(url)`` is called once the socket listens, with the
-    real URL. DNS-rebinding protection (Host/Origin checks) is on for loopback hosts. ``sock``:
+    real URL. Every malformed POST body gets its JSON-RPC error (HTTP 400,
+    :mod:`ani.mcp.http_screen`). DNS-rebinding protection (Host/Origin checks) is on for loopback hosts. ``sock``:
     an already listening socket (:func:`listen_socket`) to serve on instead of binding
     ``host:port`` here; without it, a port that cannot be bound raises OSError.
     """
     import uvicorn
 
+    from ani.mcp.http_screen import screened
+
     if sock is None:
         sock = listen_socket(host, port)
 
-    app = sdk.http_app(server, path=path, host=host)
+    app = screened(sdk.http_app(server, path=path, host=host), host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     userver = uvicorn.Server(config)
 

@@ -25,10 +25,12 @@ class Backend(Protocol):
         ApplyError(restored=True) if it cannot be read (daemon down, timeout)."""
         ...
 
-    def apply(self, intended: DeviceConfig) -> ApplyReport:
+    def apply(self, intended: DeviceConfig, deadline: float | None = None) -> ApplyReport:
         """Make the running configuration equal ``intended``, changing only the difference,
         never writing the startup config; afterwards ``read() == intended`` is checked.
-        Raises ApplyError (after trying to restore the previous configuration) otherwise."""
+        Raises ApplyError (after trying to restore the previous configuration) otherwise.
+        ``deadline`` (``time.monotonic()``, None: none): the change must stop by then and the
+        previous configuration be restored (ApplyError with ``bound_passed=True``)."""
         ...
 
     def state(self) -> dict[str, Any]:

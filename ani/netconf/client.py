@@ -35,7 +35,7 @@ from lxml import etree
 
 from ani.errors import AdapterError, AniError, AniTimeout
 from ani.netconf.hello import ServerHello
-from ani.ssh_errors import classify_ssh_open, no_host_key_message
+from ani.ssh_errors import classify_ssh_open, known_hosts_problem, no_host_key_message
 
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
@@ -276,9 +276,12 @@ def known_host_b64(path: Path, host: str, port: int) -> str:
 
     try:
         known = asyncssh.read_known_hosts(str(path))
-    except (OSError, ValueError) as exc:
-        raise SessionLost(f"cannot read the known_hosts file {path}: {exc}", cause="host_key_unknown",
-                          retriable=False) from None
+    except OSError as exc:
+        raise SessionLost(f"cannot read the known_hosts file {path}: {exc.strerror or exc}",
+                          cause="host_key_unknown", retriable=False) from None
+    except ValueError:  # asyncssh quotes the line it could not parse: never passed on
+        raise SessionLost(f"cannot read the known_hosts file {path}: {known_hosts_problem(path)}",
+                          cause="host_key_unknown", retriable=False) from None
     keys = known.match(host, host, port)[0]
     if not keys:
         raise SessionLost(no_host_key_message(path, host, port), cause="host_key_unknown", retriable=False)

@@ -56,6 +56,7 @@ from ani.netconf.backend import ApplyError, Backend
 from ani.netconf.commit import PendingCommit, TimerFactory, parse_confirm_timeout, thread_timer
 from ani.netconf.errors import BASE_NS, ERROR_TAGS, RpcError, RpcErrors
 from ani.netconf.journal import JournalError, RouterJournal
+from ani.netconf.limits import Limits
 
 log = logging.getLogger(__name__)
 
@@ -153,12 +154,15 @@ class Device:
         codec: model <-> XML conversions (default :meth:`Codec.ani_frr`).
         journal: where the pending confirmed commit and the locks are kept across server
             processes (:mod:`ani.netconf.journal`); None keeps them in memory only.
+        limits: the size and time bounds of one edit-config / commit
+            (:class:`ani.netconf.limits.Limits`; default its defaults).
     """
 
     def __init__(self, name: str, backend: Backend, hostname: str,
                  timer: TimerFactory | None = None, codec: Codec | None = None,
-                 journal: RouterJournal | None = None) -> None:
+                 journal: RouterJournal | None = None, limits: Limits | None = None) -> None:
         self.name = name
+        self.limits = limits or Limits()
         self.backend = backend
         self.hostname = hostname
         self.journal = journal
@@ -241,6 +245,7 @@ class Device:
             _check_choice("error-option", error_option, editconfig.ERROR_OPTIONS)
             _check_choice("test-option", test_option, TEST_OPTIONS)
             self._check_not_locked_by_other(sid, "candidate")
+            self._check_edit_size(config)
             base: DeviceConfig | None = None
             if self._candidate is None:
                 base = self._read()
@@ -357,7 +362,12 @@ class Device:
         error-app-tag ``running-changed`` naming the changes, nothing applied, the candidate
         keeps its edits. Locks held by other sessions on candidate or running: ``in-use``
         (error-info session-id). With a journal, a first confirmed commit whose rollback point
-        cannot be recorded is ``operation-failed`` and changes nothing."""
+        cannot be recorded is ``operation-failed`` and changes nothing. Bounds
+        (:mod:`ani.netconf.limits`): a candidate that changes more than ``limits.commit_lines``
+        configuration lines is ``too-big`` (app-tag ``commit-too-large``), nothing applied, the
+        candidate keeps its edits; an apply still running ``limits.commit_bound_s`` seconds
+        after the commit started is stopped and running put back to what it was before
+        (``operation-failed``, app-tag ``commit-bound``; no pending commit is left)."""
         with self._lock:
             self._check_alerts(sid)
             self._late_expiry("commit")
@@ -387,6 +397,7 @@ class Device:
                 intended = self._to_config(self._candidate)
                 running = self._read()
                 self._check_running_unchanged(running)
+                self._check_commit_size(running, intended)
             elif confirmed and self._pending is None:
                 running = self._read()
             first: PendingCommit | None = None
@@ -397,7 +408,7 @@ class Device:
                 self._record(first)  # before running changes: a crash from here on rolls back
             if intended is not None:
                 try:
-                    self.backend.apply(intended)
+                    self.backend.apply(intended, deadline=started + self.limits.commit_bound_s)
                 except ApplyError as exc:
                     if first is not None:
                         self._record(None, quiet=True)
@@ -412,7 +423,7 @@ class Device:
                             "state"), {sid}))
                         log.error("%s: commit by session %d refused, restore failed: %s",
                                   self.name, sid, exc.message)
-                    raise _apply_failed(self.name, exc) from exc
+                    raise _apply_failed(self.name, exc, self.limits) from exc
                 self._discard()
             self._alerts.clear()
             if confirmed:
@@ -679,6 +690,31 @@ class Device:
             "running first to keep other NETCONF sessions out)",
             app_tag="running-changed")
 
+    def _check_edit_size(self, config: etree._Element) -> None:
+        """``too-big`` if the edit's ``<config>`` holds more elements than the limit."""
+        limit = self.limits.edit_elements
+        n = sum(1 for e in config.iter() if isinstance(e.tag, str)) - 1
+        if n > limit:
+            raise RpcError(
+                "too-big", f"{self.name}: this edit-config holds {n} elements; this server takes at most "
+                f"{limit} in one edit-config and at most {self.limits.commit_lines} changed configuration "
+                "lines in one commit: split the change into several edits and commits; nothing was changed",
+                app_tag="edit-too-large")
+
+    def _check_commit_size(self, running: DeviceConfig, intended: DeviceConfig) -> None:
+        """``too-big`` if committing ``intended`` over ``running`` changes more lines than the
+        limit (nothing is applied; the candidate keeps its edits)."""
+        if self.codec.changes is None:
+            return
+        limit = self.limits.commit_lines
+        n = len(self.codec.changes(running, intended))
+        if n > limit:
+            raise RpcError(
+                "too-big", f"{self.name}: this commit would change {n} configuration lines; this server "
+                f"applies at most {limit} in one commit (a larger change holds the router for minutes): "
+                "nothing was applied and the candidate keeps its edits; discard-changes and commit the "
+                f"change in parts of at most {limit} lines", app_tag="commit-too-large")
+
     def _alert(self, err: RpcError) -> None:
         self._alerts.append((err, set()))
 
@@ -827,9 +863,16 @@ def _lock_denied(message: str, holder: int) -> RpcError:
     return RpcError("lock-denied", message, type="protocol", info={"session-id": str(holder)})
 
 
-def _apply_failed(name: str, exc: ApplyError) -> RpcError:
+def _apply_failed(name: str, exc: ApplyError, limits: Limits) -> RpcError:
     state = ("running was restored to its previous configuration" if exc.restored
              else "restoring the previous configuration FAILED: the router is in an unknown state")
-    lines = f" (lines: {'; '.join(exc.lines)})" if exc.lines else ""
+    if getattr(exc, "bound_passed", False):
+        return RpcError(
+            "operation-failed", f"{name}: the commit did not finish within this server's bound of "
+            f"{limits.commit_bound_s:g} s and was stopped ({exc.message}); {state}; nothing is "
+            "committed and the candidate keeps its changes: commit a smaller change",
+            app_tag="commit-bound")
+    shown = exc.lines[:20]
+    lines = f" (lines: {'; '.join(shown)}{'; ...' if len(exc.lines) > 20 else ''})" if shown else ""
     return RpcError("operation-failed", f"{name} refused the configuration: {exc.message}{lines}; "
                     f"{state}; the candidate keeps its changes")

@@ -78,16 +78,19 @@ class FrrBackend:
         self._running_lines = _lines(cfg)
         return cfg
 
-    def apply(self, intended: DeviceConfig) -> ApplyReport:
+    def apply(self, intended: DeviceConfig, deadline: float | None = None) -> ApplyReport:
         """See :meth:`ani.netconf.backend.Backend.apply` (:func:`ani.device.apply.apply`).
         Each run is bounded by the larger of ``timeout`` and the size of the change (see the
         class doc): a bound that kills a healthy frr-reload half way through a large change
-        leaves FRR half configured and its restore likely to fail."""
+        leaves FRR half configured and its restore likely to fail. ``deadline``
+        (``time.monotonic()``): the change stops then and the prior configuration is put back
+        (``ApplyError.bound_passed``)."""
         size = _lines(intended)
         bound = max(self.timeout, SECONDS_PER_LINE * (size + self._running_lines))
         try:
             report = device_apply.apply(
-                self.lab, self.router, intended, write_startup=self.write_startup, timeout=bound
+                self.lab, self.router, intended, write_startup=self.write_startup, timeout=bound,
+                deadline=deadline,
             )
         except LabError as exc:  # only the first read lets it through: nothing was changed
             raise ApplyError(f"{self.router}: cannot read the configuration: {exc}", restored=True) from exc

@@ -8,7 +8,9 @@
     ani tasks harvest RESULTS_DIR [--out DIR] [--threshold T]  validated runs -> new solutions
 
 ``import`` reads every file before it writes anything: one bad file and nothing is copied (the
-errors of every bad file are printed, ``<file>: <json.path>: <message>``). Without ``--into``
+errors of every bad file are printed, ``<file>: <json.path>: <message>``); a task whose startup
+configs are for another platform than FRR (``platform_of``) is valid and imported, with a
+warning on stderr that it cannot run here (the words of the runner's refusal). Without ``--into``
 it only validates (the runner reads task files from any path, so no copy is needed to run
 one); with it, each task is written to ``DIR/<file name>`` in the canonical form of
 :func:`~ani.netconfbench.task.dump_task`. ``export`` without a path exports the shipped tasks
@@ -113,10 +115,17 @@ def import_cmd(
     force: Annotated[bool, typer.Option("--force", help="overwrite differing files in --into")] = False,
 ) -> None:
     """Validate NetConfBench task files; print one line per task; with --into, copy them there."""
+    from ani.netconfbench.lab import platform_problem
+
     try:
         tasks = _load_all(paths)
         for path, task in tasks:
             console.print(escape(summary_line(path, task)))
+        for path, task in tasks:  # valid NetConfBench, but said plainly when it cannot run here
+            problem = platform_problem(task, str(path))
+            if problem:
+                err_console.print(f"[yellow]warning:[/yellow] {escape(problem)} (ani run --task-file "
+                                  "and a campaign's tasks: refuse it)")
         if into is not None:
             written = _write_all(tasks, into, force)
             err_console.print(f"copied {len(written)} task file{'' if len(written) == 1 else 's'} into {escape(str(into))}")
@@ -153,6 +162,7 @@ def show_cmd(
     checks: Annotated[bool, typer.Option("--checks", help="print the testcases as observer checks (JSON) only")] = False,
 ) -> None:
     """Summarise one task: intents, topology, platform, solutions, testcases and their checks."""
+    from ani.netconfbench.lab import platform_problem
     from ani.netconfbench.platform import device_platforms, platform_of
     from ani.netconfbench.task import load_task
     from ani.netconfbench.testcases import testcase_name, to_check, to_checks
@@ -175,8 +185,10 @@ def show_cmd(
     for link in task.topology.parsed_links():
         console.print(p(f"  {link.a} {link.a_if} <-> {link.b} {link.b_if}"))
     plats = device_platforms(task)
+    runnable = platform_problem(task, str(path)) is None
     console.print(p(f"platform: {platform_of(task)} ("
-                    + (", ".join(f"{n} {v}" for n, v in plats.items()) or "no startup configs") + ")"))
+                    + (", ".join(f"{n} {v}" for n, v in plats.items()) or "no startup configs") + ")"
+                    + ("" if runnable else ": cannot run here, the lab runs FRR routers only")))
     console.print("solutions:")
     for s in task.ground_truth_configs:
         lines = sum(len(v) for v in s.configs.values())

@@ -103,12 +103,23 @@ def refuse_other_platforms(task: Any, source: str) -> str:
     platform when it is not FRR (nor undecidable, ``unknown``: FRR then loads the configs)."""
     from ani.netconfbench.platform import platform_of
 
+    problem = platform_problem(task, source)
+    if problem:
+        raise TaskFormatError(f"{problem} (refused before any lab)")
+    return platform_of(task)
+
+
+def platform_problem(task: Any, source: str) -> str | None:
+    """Why the task cannot run on this substrate (its startup configs are for a platform other
+    than FRR, ``platform_of``), naming ``source``; None when it can. The words of the refusal
+    (:func:`refuse_other_platforms`) and of ``ani tasks import``'s warning, so both say it alike."""
+    from ani.netconfbench.platform import platform_of
+
     platform = platform_of(task)
-    if platform not in RUNNABLE:
-        raise TaskFormatError(
-            f"{source}: startup_configs: the task's configurations are for {platform}, not FRR: "
-            f"the lab runs FRR routers only, so this task cannot run here (refused before any lab)")
-    return platform
+    if platform in RUNNABLE:
+        return None
+    return (f"{source}: startup_configs: the task's configurations are for {platform}, not FRR: "
+            f"the lab runs FRR routers only, so this task cannot run here")
 
 
 def _links(task: Any, source: str) -> list[Any]:

@@ -243,13 +243,40 @@ def _problems(exc: ValidationError) -> list[str]:
 
 def parse_task(data: Any, *, source: str = "<task>") -> NcbTask:
     """``data`` (a parsed task file) as an :class:`NcbTask`. Raises TaskFormatError
-    ``"<source>: <json.path>: <message>"`` (every problem, joined with ``"; "``)."""
+    ``"<source>: <json.path>: <message>"`` (every problem, joined with ``"; "``).
+
+    Unknown top-level keys are kept (extensions), except one that is a likely misspelling of a
+    task key the file does not have (:func:`misspelt_keys`): ``testcase: not a task key (did you
+    mean 'testcases'?)``, said with the other problems (a misspelt ``startup_config`` would
+    otherwise leave the task without its startup configs, silently)."""
     if not isinstance(data, dict):
         raise TaskFormatError(f"{source}: a task must be a JSON object, got {_json_type(data)}")
+    misspelt = [f"{json_path((key,))}: not a task key (did you mean {known!r}?)"
+                for key, known in misspelt_keys(data).items()]
     try:
-        return NcbTask.model_validate(data)
+        task = NcbTask.model_validate(data)
     except ValidationError as exc:
-        raise TaskFormatError(f"{source}: " + "; ".join(_problems(exc))) from None
+        raise TaskFormatError(f"{source}: " + "; ".join(misspelt + _problems(exc))) from None
+    if misspelt:
+        raise TaskFormatError(f"{source}: " + "; ".join(misspelt))
+    return task
+
+
+def misspelt_keys(data: dict[str, Any]) -> dict[str, str]:
+    """``{unknown key: the task key it likely misspells}`` for the top-level keys of ``data``
+    that are not task keys (:data:`TASK_KEYS`) but close to one the file does not have
+    (``testcase`` -> ``testcases``, ``startup_config`` -> ``startup_configs``)."""
+    from ani.validation import closest, nameable
+
+    absent = [k for k in TASK_KEYS if k not in data]
+    out: dict[str, str] = {}
+    for key in data:
+        if key in TASK_KEYS or not isinstance(key, str) or not nameable(key):
+            continue
+        known = closest(key, absent)
+        if known:
+            out[key] = known
+    return out
 
 
 def _json_type(value: Any) -> str:
@@ -279,7 +306,11 @@ def read_json(path: str | Path) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as exc:
-        raise TaskFormatError(f"{p}: not valid JSON: key {exc.args[0]!r} is written twice in one object") from None
+        from ani.validation import HIDDEN_KEY, nameable
+
+        key = exc.args[0]
+        raise TaskFormatError(f"{p}: not valid JSON: key {repr(key) if nameable(key) else HIDDEN_KEY} is written "
+                              "twice in one object") from None
     except json.JSONDecodeError as exc:
         raise TaskFormatError(f"{p}: not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
 

@@ -96,6 +96,9 @@ __all__ = [
 #: a field in a string: ``{name}``; ``{{`` / ``}}`` are literal braces
 FIELD_RE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: a template's name (``template.name`` or the file stem): one file name component, so the
+#: instance files ``<name>-seed<N>.json`` stay inside ``--out`` (never ``/``, ``\``, ``..``)
+FILE_NAME_RE = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 #: top-level keys of a template that are not part of the task
 RESERVED = ("template", "parameters")
 #: the key of a rendered task that says where it came from (template file, seed, parameter values)
@@ -289,6 +292,11 @@ def template_from_data(data: Any, *, source: str) -> Template:
         raise TemplateError(f"{source}: {INSTANCE_KEY}: written by instantiate (where an instance came from); "
                             "a template does not set it")
     name = parsed.template.name or Path(source).stem
+    if not FILE_NAME_RE.match(name):
+        where = "template.name" if parsed.template.name else "the file's name (template.name not given)"
+        raise TemplateError(f"{source}: {where}: not a file name ({len(name)} characters; it names the "
+                            f"instance files <name>-seed<N>.json inside --out: letters, digits, '.', '_', "
+                            f"'-', starting with a letter or a digit, at most 100, no '/' or '..')")
     tpl = Template(name=name, source=source, meta=parsed.template, parameters=dict(parsed.parameters), body=body)
     _check_references(tpl)
     return tpl
@@ -634,7 +642,11 @@ def instantiate(template: Template | str | Path, seed: int) -> NcbTask:
 
 
 def instance_file_name(template: Template, seed: int) -> str:
-    """``<template name>-seed<N>.json``: the file name of an instance (``ani tasks instantiate``)."""
+    """``<template name>-seed<N>.json``: the file name of an instance (``ani tasks instantiate``),
+    one path component (the name is checked at load: :data:`FILE_NAME_RE`). Raises
+    TemplateError for a name that is not one file name (a Template built by hand)."""
+    if not FILE_NAME_RE.match(template.name):
+        raise TemplateError(f"{template.source}: template.name: not a file name (no '/' or '..')")
     return f"{template.name}-seed{seed}.json"
 
 

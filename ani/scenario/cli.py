@@ -1,11 +1,12 @@
 """``ani scenario ...`` (owned by the scenario package).
 
-    ani scenario generate MANIFEST --seed N [--density D] [-o FILE]   write a scenario file, print its hash
+    ani scenario generate MANIFEST --seed N [--density D] [--out FILE]   write a scenario file, print its hash
     ani scenario show FILE                                           summarise a scenario file
     ani scenario check FILE [--lab ID] [--bound S]                   a running lab against FILE's baseline invariants
 
 ``generate`` writes ``<manifest name>-s<seed>-d<density>.yaml`` in the current directory unless
-``-o`` names a file (``-o -``: stdout, the hash then goes to stderr). ``--seed`` defaults to the
+``--out`` names a file (``--out -``: stdout, the hash then goes to stderr; ``-o`` / ``--output``,
+the old names, still work with a warning). ``--seed`` defaults to the
 manifest's ``seed``. Exit codes: 0 ok, 1 ``check``: an invariant fails, 2 bad input (manifest, file, option, lab).
 """
 
@@ -40,12 +41,20 @@ def generate_cmd(
     seed: Annotated[int | None, typer.Option("--seed", help="seed (default: the manifest's seed)", min=0)] = None,
     density: Annotated[int | None, typer.Option("--density", help="instances per service class (default: the manifest's)",
                                                 min=0, max=10_000)] = None,
-    output: Annotated[str | None, typer.Option("-o", "--output", help="output file, '-' for stdout "
+    output: Annotated[str | None, typer.Option("--out", help="output file, '-' for stdout "
                                                "(default: <name>-s<seed>-d<density>.yaml here)")] = None,
+    old_output: Annotated[str | None, typer.Option("-o", "--output", hidden=True,
+                                                   help="(deprecated: --out)")] = None,
 ) -> None:
     """Generate a scenario file from a manifest and a seed; print the scenario hash."""
     from ani.scenario.generate import generate, load_manifest, render_yaml
     from ani.scenario.manifest import parse_scenario
+
+    if old_output is not None:  # the old name of --out (one spelling per option: --out everywhere)
+        if output is not None and output != old_output:
+            raise _fail(f"-o/--output {old_output} and --out {output}: give one (-o/--output is the old name of --out)")
+        err_console.print("warning: -o/--output is deprecated: use --out", highlight=False)
+        output = old_output
 
     try:
         m = load_manifest(manifest)

@@ -9,6 +9,11 @@
 - ``test`` compares JSON values (RFC 6902 §4.6): same type, numbers numerically equal
   (``1 == 1.0``), booleans are not numbers (``true != 1``, ``false != 0``).
 - :func:`pointer` builds a pointer from raw keys, escaping ``~`` before ``/``.
+- bounded (:mod:`ani.sot.bounds`): at most ``MAX_OPS`` operations; the document is measured (as
+  compact JSON) whenever an operation may have grown it past ``max_bytes``, so a few ``copy``
+  operations that double it each time are refused at the one that crosses the bound, before
+  memory grows; messages quote no value longer than ``SHOW_MAX`` characters, and ``PatchError.op``
+  holds the operation without its ``value``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from ani.sot.bounds import MAX_FILE_BYTES, MAX_OPS, show
 from ani.sot.errors import PatchError
 
 __all__ = ["apply_patch", "pointer", "json_equal", "PatchError"]
@@ -27,6 +33,8 @@ __all__ = ["apply_patch", "pointer", "json_equal", "PatchError"]
 #: the deepest nesting of an operation's value (a device document is about 6 deep); deeper
 #: values are refused before copying (copy / json recursion would overflow on a few hundred)
 MAX_DEPTH = 64
+#: the longest JSON Pointer (``path`` / ``from``) of an operation, in characters
+MAX_POINTER_CHARS = 2048
 
 _OPS = {"add": ("value",), "remove": (), "replace": ("value",), "move": ("from",), "copy": ("from",), "test": ("value",)}
 
@@ -60,13 +68,15 @@ def _tokens(path: Any, what: str) -> list[str]:
     if path == "":
         return []
     if not path.startswith("/"):
-        raise ValueError(f"{what} {path!r} must be empty or start with '/'")
+        raise ValueError(f"{what} {show(path)} must be empty or start with '/'")
+    if len(path) > MAX_POINTER_CHARS:
+        raise ValueError(f"{what} is {len(path)} characters, at most {MAX_POINTER_CHARS}")
     out = []
     for raw in path[1:].split("/"):
         i = raw.find("~")
         while i != -1:
             if raw[i + 1:i + 2] not in ("0", "1"):
-                raise ValueError(f"{what} {path!r}: '~' must be followed by 0 or 1 (RFC 6901); "
+                raise ValueError(f"{what} {show(path)}: '~' must be followed by 0 or 1 (RFC 6901); "
                                  "escape '~' as ~0 and '/' as ~1 (ani.sot.patch.pointer does it)")
             i = raw.find("~", i + 2)
         out.append(raw.replace("~1", "/").replace("~0", "~"))
@@ -138,7 +148,7 @@ def _check_op(doc: Any, op: Any) -> None:
     _check_depth(op.get("value"))
     name = op.get("op")
     if name not in _OPS:
-        raise ValueError(f"unknown op {name!r} (one of {', '.join(_OPS)})")
+        raise ValueError(f"unknown op {show(name)} (one of {', '.join(_OPS)})")
     if "path" not in op:
         raise ValueError("missing 'path'")
     for member in _OPS[name]:
@@ -160,33 +170,90 @@ def _check_op(doc: Any, op: Any) -> None:
             raise ValueError("cannot remove the whole document")
 
 
-def apply_patch(doc: Any, ops: Any) -> Any:
+def json_size(value: Any) -> int:
+    """Characters of ``value`` as compact JSON (the measure of :func:`apply_patch`'s bound)."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def _summary(op: Any) -> Any:
+    """``op`` for an error: its ``op``, ``path`` and ``from``, each cut to SHOW_MAX (never the value)."""
+    if not isinstance(op, dict):
+        return show(op)
+    return {k: (v if isinstance(v, str) and len(v) <= 200 else show(v)) for k, v in op.items()
+            if k in ("op", "path", "from")}
+
+
+def _growth(work: Any, op: dict) -> int:
+    """Characters of the subtree ``op`` puts into ``work`` (its value, or what it copies), plus
+    its key: an upper bound on how much it grows the compact JSON of ``work``, and a lower bound
+    on the size of the result for add / replace / copy (the result holds that subtree)."""
+    name = op["op"]
+    if name in ("add", "replace"):
+        return json_size(op["value"]) + len(op["path"])
+    if name == "copy":
+        src = _resolve(work, _tokens(op["from"], "from"), op["from"], last_may_be_new=False, allow_dash=False)
+        return json_size(src) + len(op["path"])
+    if name == "move":
+        return len(op["path"])
+    return 0
+
+
+def apply_patch(doc: Any, ops: Any, max_bytes: int = MAX_FILE_BYTES) -> Any:
     """``doc`` with the RFC 6902 patch ``ops`` applied (a new object; ``doc`` is never modified).
-    Raises :class:`PatchError` on the first failing operation."""
+    Raises :class:`PatchError` on the first failing operation, for more than ``MAX_OPS``
+    operations, and at the operation after which the document, as compact JSON, is longer than
+    ``max_bytes`` characters (checked as the patch is applied, so memory stays bounded)."""
     if not isinstance(ops, list):
         raise PatchError(None, None, None, "a JSON Patch is an array of operations")
+    if len(ops) > MAX_OPS:
+        raise PatchError(None, None, None, f"{len(ops)} operations, at most {MAX_OPS} in one patch")
     work = copy.deepcopy(doc)
+    size = estimate = json_size(work)
     for i, op in enumerate(ops):
         path = op.get("path") if isinstance(op, dict) else None
         try:
             _check_op(work, op)
             if op["op"] == "test":
-                actual = _resolve(work, _tokens(op["path"], "path"), op["path"], last_may_be_new=False, allow_dash=False)
-                if not json_equal(actual, op["value"]):
-                    note = ""
-                    if any(isinstance(v, bool) for v in (actual, op["value"])) and actual == op["value"]:
-                        note = " (compared as JSON values: a boolean is not a number)"
-                    raise ValueError(f"test failed: {op['path']} is {json.dumps(actual)}, not {json.dumps(op['value'])}{note}")
+                _test(work, op)
                 continue
+            grows = _growth(work, op)
+            if grows > max_bytes:  # the result holds that subtree: refused before it is built
+                raise ValueError(_too_big(grows, max_bytes, "at least "))
+            estimate += grows + 4  # punctuation: '"key":' and ','
             work = jsonpatch.JsonPatch([copy.deepcopy(op)]).apply(work, in_place=True)
+            if estimate > max_bytes:  # measure only when the bound may be crossed
+                size = estimate = json_size(work)
+                if size > max_bytes:
+                    raise ValueError(_too_big(size, max_bytes))
         except PatchError:
             raise
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException,
                 KeyError, TypeError, IndexError, ValueError, AttributeError) as e:
-            msg = str(e) if not isinstance(e, KeyError) else f"no such key {e}"
-            raise PatchError(i, op, path, msg) from None
+            msg = str(e) if not isinstance(e, KeyError) else f"no such key {show(e.args[0] if e.args else e)}"
+            raise PatchError(i, _summary(op), show(path, 200) if path is not None and len(str(path)) > 200
+                             else path, msg) from None
     try:
         _check_depth(work)  # values within the limit can still stack up: a/b/... added op by op
     except ValueError as e:
         raise PatchError(None, None, None, f"the resulting document: {e}") from None
     return work
+
+
+def _test(work: Any, op: dict) -> None:
+    """The ``test`` operation (RFC 6902 §4.6); ValueError naming both values (each cut to 200 characters)."""
+    actual = _resolve(work, _tokens(op["path"], "path"), op["path"], last_may_be_new=False, allow_dash=False)
+    if not json_equal(actual, op["value"]):
+        note = ""
+        if any(isinstance(v, bool) for v in (actual, op["value"])) and actual == op["value"]:
+            note = " (compared as JSON values: a boolean is not a number)"
+        raise ValueError(f"test failed: {_cut(op['path'])} is {_cut(json.dumps(actual))}, "
+                         f"not {_cut(json.dumps(op['value']))}{note}")
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _too_big(size: int, bound: int, qualifier: str = "") -> str:
+    return (f"the document would be {qualifier}{size} characters as compact JSON, over the bound of {bound} "
+            "(ani.sot.bounds: a file of the source of truth is at most 1 MiB)")

@@ -17,18 +17,27 @@ Guarantees: a failed operation changes nothing (files byte-identical, no commit,
 change, no ``index.lock`` left behind); every commit has the explicit author and committer
 given to the constructor (default ``ani-sot <sot@ani.invalid>``), never the machine's identity.
 
-Several writers (issue 11): a working tree belongs to ONE writer. Writers that share one
+Several writers (issues 11 and 23): a working tree belongs to ONE writer. Writers that share one
 source of truth (two adapters on one lab, in one process or two) each get their own git
 worktree of one shared bare repository (:meth:`SotRepo.writer`; its working files and its own
 index), so one writer's uncommitted patch is never seen, nor committed, by another. The shared
 truth is the branch ``main``: :meth:`head` is its tip, and a commit advances it with a
-compare-and-swap (``git update-ref main NEW BASE``), refused with :class:`Conflict` naming the
-commit's base and the current tip when another writer moved it in between. A writer whose
-working tree is clean follows the tip by itself (at the start of each operation); one with
-uncommitted changes on an older base is refused (Conflict) at its next patch or commit, keeps
-its changes, and is told to discard them and redo them on the new HEAD. ``HEAD`` in a revision
-argument always means the tip of ``main``. :meth:`exclusive` is a lock shared by every writer of
-the repository (an ``flock``), for work that must not run twice at once (a reconcile).
+compare-and-swap (``git update-ref main NEW BASE``). Changes that do not overlap are merged: at
+the start of each operation a writer's working tree follows the tip (:meth:`_sync`), carrying its
+uncommitted changes along when the commits since its base changed other paths (a rebase: HEAD
+and index to the tip, those other paths updated, its own files untouched); a commit is then
+re-validated (every device file, and ``check()``) on the combined tree and made on the tip
+(again, up to :data:`REBASE_TRIES` times, when another writer wins the compare-and-swap in
+between). Only when the commits since its base changed a path it changed too is it refused with
+:class:`Conflict` naming both revisions and the overlapping paths (``paths``); it keeps its
+changes and is told to discard them and redo them on the new HEAD. A patch whose
+``base_revision`` is older than HEAD is refused the same way only when its file changed since.
+``HEAD`` in a revision argument always means the tip of ``main``. :meth:`exclusive` is a lock
+shared by every writer of the repository (an ``flock``), for work that must not run twice at
+once (a reconcile).
+
+Bounds (:mod:`ani.sot.bounds`): a revision argument names a commit, never a path (SotArgError);
+a commit message is at most 16 KiB without control characters; a file is at most 1 MiB.
 """
 
 from __future__ import annotations
@@ -56,7 +65,22 @@ import jsonpatch  # noqa: E402
 from ani.names import hint
 from ani.device.model import DeviceConfig  # noqa: E402
 from ani.host.programs import program  # noqa: E402
-from ani.sot.errors import Conflict, DocError, SotBusy, SotError, SotPathError  # noqa: E402
+from ani.sot.bounds import (  # noqa: E402
+    MAX_FILE_BYTES,
+    check_base_revision,
+    check_message,
+    check_revision,
+    show,
+    utf8,
+)
+from ani.sot.errors import (  # noqa: E402
+    Conflict,
+    DocError,
+    SotBusy,
+    SotError,
+    SotPathError,
+    UnknownRevision,
+)
 from ani.sot.format import dumps, from_doc, loads, to_doc  # noqa: E402
 from ani.sot.patch import apply_patch  # noqa: E402
 
@@ -74,7 +98,10 @@ EXCLUSIVE_LOCK = "ani-exclusive.lock"
 LIFECYCLE_TIMEOUT_S = 60.0
 #: what GitPython's rev-parse raises for a revision it cannot resolve (``@{-1}``, ``HEAD@{1}``
 #: without a reflog entry: IndexError; ``HEAD@{yesterday}``: NotImplementedError)
-_BAD_REVISION = (git.BadName, ValueError, IndexError, NotImplementedError, git.GitCommandError)
+_BAD_REVISION = (git.BadName, ValueError, IndexError, NotImplementedError, KeyError, git.GitCommandError)
+#: how often a commit is rebased onto a tip another writer moved between its rebase and its
+#: compare-and-swap before it answers Conflict (retriable)
+REBASE_TRIES = 5
 #: the longest file name (without ``.json``): the file system's limit is 255 bytes
 _NAME_MAX = 200
 _FALLBACK_README = "# Source of truth\n\n`devices/<router>.json`: desired state of one router. `services/`: service files.\n"
@@ -216,16 +243,20 @@ class SotRepo:
 
     def commit_of(self, revision: str) -> git.Commit:
         """The commit ``revision`` names; ``HEAD`` (also in ``HEAD~2``, ``HEAD^``) is
-        :meth:`head`. Raises SotError ``unknown revision`` (also for reflog syntax such as
-        ``HEAD@{1}``: a reflog is one working tree's, not the shared history)."""
-        if not isinstance(revision, str) or "@{" in revision:
-            raise SotError(f"unknown revision {revision!r} (name a commit of the history, e.g. from sot_log)")
-        if revision == "HEAD" or revision.startswith(("HEAD~", "HEAD^")):
+        :meth:`head`. Raises SotArgError when ``revision`` does not have the form of a commit's
+        name (:func:`ani.sot.bounds.check_revision`: a path ``HEAD:x``, a range ``a..b``, an option
+        ``-x``, reflog syntax ``HEAD@{1}``: a reflog is one working tree's, not the shared
+        history), UnknownRevision (``unknown revision ...``) when it names no commit."""
+        check_revision(revision)
+        asked = revision
+        if revision.startswith("HEAD"):
             revision = self.head() + revision[4:]
         try:
-            return self.repo.commit(revision)
+            commit = self.repo.commit(revision)
+            commit.parents  # noqa: B018 (a full sha is only looked up when the commit is read)
+            return commit
         except _BAD_REVISION:
-            raise SotError(f"unknown revision {revision!r}") from None
+            raise UnknownRevision(f"unknown revision {asked!r} (name a commit of the history, e.g. from sot_log)") from None
 
     @contextlib.contextmanager
     def pinned(self, revision: str | None = None) -> Iterator[str]:
@@ -266,7 +297,7 @@ class SotRepo:
             if not f.is_file():
                 same = [p for p in self.list() if p.split("/")[0] == rel.split("/")[0]]
                 raise SotPathError(f"no such file: {rel}" + hint(rel, same, listed_by="sot_list"))
-            return loads(f.read_text())
+            return loads(f.read_text(encoding="utf-8"))
         text = self._blob(rel, revision)
         if text is None:
             raise SotPathError(f"no such file at {revision}: {rel}")
@@ -290,10 +321,10 @@ class SotRepo:
         rel = self._rel(path)
         with self._lock:
             self._sync()
-            actual = self._check_base(base_revision)
+            actual = self._check_base(base_revision, rel)
             f = self.path / rel
             if f.is_file():
-                old_text = f.read_text()
+                old_text = f.read_text(encoding="utf-8")
                 doc = loads(old_text, "")
             elif rel.startswith("services/"):
                 old_text, doc = None, {}
@@ -308,8 +339,12 @@ class SotRepo:
                 text = dumps(new)
             else:
                 raise DocError("", "a service file is a JSON object")
+            data = utf8(text, f"the document of {rel}")
+            if len(data) > MAX_FILE_BYTES:
+                raise DocError("", f"{rel} would be {len(data)} bytes, over the bound of {MAX_FILE_BYTES} "
+                                   "(a file of the source of truth is at most 1 MiB)")
             if text != old_text:
-                _atomic_write(f, text)
+                _atomic_write(f, data)
             return {"path": rel, "base_revision": actual, "changed": text != old_text}
 
     def delete(self, path: str, base_revision: str, check: Callable[[], None] | None = None) -> dict:
@@ -324,18 +359,18 @@ class SotRepo:
                            "a router's desired state is edited with a patch")
         with self._lock:
             self._sync()
-            actual = self._check_base(base_revision)
+            actual = self._check_base(base_revision, rel)
             f = self.path / rel
             if not f.is_file():
                 raise SotPathError(f"no such file: {rel}"
                                    + hint(rel, [p for p in self.list() if p.startswith("services/")], listed_by="sot_list"))
-            old = f.read_text()
+            old = f.read_text(encoding="utf-8")
             f.unlink()
             if check is not None:
                 try:
                     check()
                 except BaseException:
-                    _atomic_write(f, old)
+                    _atomic_write(f, old.encode())
                     raise
             return {"path": rel, "base_revision": actual, "changed": True}
 
@@ -360,7 +395,7 @@ class SotRepo:
         for rel in paths:
             old = self._blob(rel, head)
             f = self.path / rel
-            new = f.read_text() if f.is_file() else None
+            new = f.read_text(encoding="utf-8") if f.is_file() else None
             if old == new:
                 continue
             status = "added" if old is None else "deleted" if new is None else "modified"
@@ -374,23 +409,36 @@ class SotRepo:
                                                f"b/{rel}" if new is not None else "/dev/null"))
         return {"base_revision": head, "files": files, "text": "".join(chunks)}
 
-    def commit(self, message: str) -> str:
-        """Commit every change of the working tree; returns the new revision. Raises SotError
-        if there is nothing to commit (or the message is empty), Conflict (``expected`` the
-        changes' base, ``actual`` the tip) if another writer moved HEAD since the changes were
-        based on it (nothing committed; the changes stay in the working tree)."""
-        if not isinstance(message, str) or not message.strip():
-            raise SotError("a commit needs a message")
+    def commit(self, message: str, check: Callable[[], None] | None = None) -> str:
+        """Commit every change of the working tree; returns the new revision. When another
+        writer committed since the changes' base and touched other paths only, the changes are
+        rebased onto the tip first (see the module doc); every device file is validated and
+        ``check()`` runs (it raises to refuse) on the tree that will be committed. Raises
+        SotArgError for a message that is empty, over 16 KiB or holds a control character;
+        SotError if there is nothing to commit; Conflict (``expected`` the changes' base,
+        ``actual`` the tip, ``paths`` the overlap) when the other writer's commits changed a path
+        these changes touch too (nothing committed; the changes stay in the working tree)."""
+        check_message(message)
         with self._lock:
-            self._sync()
-            base = self.base()
-            if not self._diff(base)["files"]:
-                raise SotError("nothing to commit (patch first)")
-            self._check_moved(base)
-            for rel in self._files():
-                if rel.startswith("devices/"):
-                    from_doc(loads((self.path / rel).read_text(), ""), Path(rel).stem)
-            return self._commit_all(message)
+            for _ in range(REBASE_TRIES):
+                self._sync()
+                base = self.base()
+                if not self._diff(base)["files"]:
+                    raise SotError("nothing to commit (patch first)")
+                self._check_moved(base)
+                for rel in self._files():
+                    if rel.startswith("devices/"):
+                        from_doc(loads((self.path / rel).read_text(encoding="utf-8"), ""), Path(rel).stem)
+                if check is not None:
+                    check()
+                try:
+                    return self._commit_all(message)
+                except _Raced:
+                    continue  # another writer won the compare-and-swap: rebase onto its commit
+            tip = self._tip()
+            raise Conflict(self.base(), tip, f"HEAD kept moving: {REBASE_TRIES} other commits landed while this "
+                                             f"one was rebased (HEAD is now {tip}); nothing was committed and "
+                                             "your changes are still in the working tree: retry sot_commit")
 
     def log(self, n: int = 20) -> list[dict]:
         """The last ``n`` commits of HEAD, newest first."""
@@ -415,19 +463,19 @@ class SotRepo:
         to undo is not defined), already undone, or does not apply cleanly (later commits changed
         the same lines: the message names them); with Conflict when another writer moved HEAD
         meanwhile (retriable)."""
+        check_revision(revision)
+        if message is not None:
+            check_message(message)
         with self._lock:
             self._sync()
             if self._diff(self.base())["files"]:
                 raise SotError("uncommitted changes: commit or discard them before a revert")
             self._check_moved(self.base())
-            try:
-                c = self.commit_of(revision)
-                parents = c.parents
-            except _BAD_REVISION:
-                raise SotError(f"unknown revision {revision!r}") from None
+            c = self.commit_of(revision)  # SotArgError / UnknownRevision
+            parents = c.parents
             tip = self.base()
             if not self.repo.is_ancestor(c, tip):
-                raise SotError(f"{revision} is not in the history of HEAD")
+                raise UnknownRevision(f"{revision} is not in the history of HEAD")
             if not parents:
                 raise SotError(f"cannot revert {c.hexsha[:12]}: it is the initial commit (the brownfield "
                                "the source of truth started from)")
@@ -444,10 +492,10 @@ class SotRepo:
                     raise SotError(f"nothing to revert: the changes of {c.hexsha[:12]} are already undone at HEAD")
                 for rel in self._files():
                     if rel.startswith("devices/"):
-                        from_doc(loads((self.path / rel).read_text(), "/" + rel), Path(rel).stem)
+                        from_doc(loads((self.path / rel).read_text(encoding="utf-8"), "/" + rel), Path(rel).stem)
                 if check is not None:
                     check()
-                first = c.message.splitlines()[0] if c.message else ""
+                first = c.message.splitlines()[0][:200] if c.message else ""
                 return self._commit(message or f'Revert "{first}"\n\nThis reverts commit {c.hexsha}.\n')
 
     def _unclean(self, c: git.Commit, tip: str, e: git.GitCommandError) -> str:
@@ -472,35 +520,102 @@ class SotRepo:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _check_base(self, base_revision: Any) -> str:
-        """HEAD (full sha) if ``base_revision`` names it (full or >= 7 hex digits) and this
-        working tree is based on it, else Conflict."""
+    def _check_base(self, base_revision: Any, rel: str) -> str:
+        """HEAD (full sha) if the patch of ``rel`` based on ``base_revision`` (7 to 40 hex digits)
+        may be made: ``base_revision`` is HEAD, or an earlier commit of its history after which
+        no commit changed ``rel``; and this working tree is not stale (:meth:`_check_moved`).
+        Raises SotArgError (not a sha), Conflict (no commit of the history; ``rel`` changed since:
+        ``paths`` [rel])."""
+        asked = check_base_revision(base_revision)
         actual = self._tip()
-        if not isinstance(base_revision, str) or len(base_revision) < 7 or not actual.startswith(base_revision.lower()):
-            raise Conflict(str(base_revision), actual)
+        if not actual.startswith(asked):
+            try:
+                since = self.repo.commit(asked).hexsha
+            except _BAD_REVISION:
+                since = None
+            if since is None or not self.repo.is_ancestor(since, actual):
+                raise Conflict(asked, actual)
+            if rel in self._changed(since, actual):
+                raise Conflict(since, actual, self._overlap_text(since, actual, [rel], "your patch is based on"),
+                               paths=[rel])
         self._check_moved(self.base())
         return actual
 
     def _check_moved(self, base: str) -> None:
-        """Conflict if the tip moved away from ``base`` (this tree's uncommitted changes are
-        based on an older HEAD: another writer committed since)."""
-        tip = self._tip()
-        if tip != base:
-            raise Conflict(base, tip, f"HEAD moved: your uncommitted changes are based on {base}, HEAD is now {tip} "
-                                      "(another writer committed); nothing was committed and your changes are "
-                                      "still in the working tree (sot_diff shows them): sot_discard, then read "
-                                      f"and patch again on {tip[:12]}")
+        """Conflict if the tip moved away from ``base`` and another writer's commits since
+        ``base`` changed a path this tree's uncommitted changes touch (``paths`` names them).
+        When they changed other paths only (the tip moved after :meth:`_sync`), sync again."""
+        for _ in range(REBASE_TRIES):
+            tip = self._tip()
+            if tip == base:
+                return
+            overlap = sorted(set(self._dirty()) & set(self._changed(base, tip)))
+            if overlap:
+                raise Conflict(base, tip, self._overlap_text(base, tip, overlap,
+                                                             "your uncommitted changes are based on"), paths=overlap)
+            self._sync()
+            base = self.base()
+        raise Conflict(base, self._tip(), self._overlap_text(base, self._tip(), [], "your uncommitted changes are based on"))
+
+    def _overlap_text(self, base: str, tip: str, paths: list[str], what: str) -> str:
+        """The message of a Conflict: both revisions, the overlapping paths and the commits that
+        changed them, what to do."""
+        by: list[str] = []
+        if paths:
+            with contextlib.suppress(git.GitCommandError):
+                by = [ln for ln in self.repo.git.log("--format=%h %s", f"{base}..{tip}", "--", *paths).splitlines() if ln]
+        what_changed = (f"{', '.join(paths)} changed since by another writer"
+                        + (f" ({'; '.join(by[:5])}{' ...' if len(by) > 5 else ''})" if by else "")
+                        if paths else "another writer committed meanwhile")
+        return (f"HEAD moved: {what} {base}, HEAD is now {tip}, and {what_changed}; nothing was committed and "
+                "your changes are still in the working tree (sot_diff shows them): sot_discard, then read "
+                f"and patch again on {tip[:12]}")
 
     def _sync(self) -> None:
-        """A clean working tree follows the tip of ``main`` (another writer's commit)."""
+        """Follow the tip of ``main`` (another writer's commits): a clean working tree moves to
+        it; one with uncommitted changes is rebased onto it when the commits since its base
+        changed other paths only (:meth:`_rebase`), else stays (:meth:`_check_moved` refuses)."""
         with self._lock:
             base, tip = self.base(), self._tip()
             if base == tip:
                 return
-            if self.repo.git.status("--porcelain", "--untracked-files=all", "--", *_DIRS).strip():
-                return  # uncommitted changes on an older base: _check_moved refuses them
+            mine = self._dirty()
+            if not mine:
+                with self._guard():
+                    self.repo.git.reset("--hard", "-q", tip)
+                return
+            theirs = self._changed(base, tip)
+            if set(mine) & set(theirs):
+                return
             with self._guard():
-                self.repo.git.reset("--hard", "-q", tip)
+                self._rebase(tip, theirs)
+
+    def _rebase(self, tip: str, theirs: list[str]) -> None:
+        """This tree's HEAD and index to ``tip``; the files of ``theirs`` (paths the commits up
+        to ``tip`` changed, none of them changed here) as at ``tip``; every other file kept."""
+        self.repo.git.reset("-q", tip)  # HEAD and index; the working files are left alone
+        at_tip = set(self.repo.git.ls_tree("-r", "--name-only", "-z", tip, "--", *theirs).split("\0")) - {""}
+        if at_tip:
+            self.repo.git.checkout("-q", "--", *sorted(at_tip))  # from the index, which is tip's
+        for rel in set(theirs) - at_tip:
+            with contextlib.suppress(FileNotFoundError):
+                (self.path / rel).unlink()
+
+    def _dirty(self) -> list[str]:
+        """Paths with uncommitted changes in this working tree (tracked or not)."""
+        out = self.repo.git.status("--porcelain=v1", "-z", "--untracked-files=all").split("\0")
+        paths, skip = [], False
+        for entry in out:
+            if skip or not entry:
+                skip = False
+                continue
+            paths.append(entry[3:])
+            skip = entry[0] in "RC"  # a rename's source follows (only when staged)
+        return paths
+
+    def _changed(self, old: str, new: str) -> list[str]:
+        """Paths that differ between the trees of ``old`` and ``new``."""
+        return [p for p in self.repo.git.diff("--name-only", "-z", old, new).split("\0") if p]
 
     def _files(self) -> list[str]:
         return sorted(str(p.relative_to(self.path)) for d in _DIRS for p in (self.path / d).glob("*.json"))
@@ -510,7 +625,7 @@ class SotRepo:
             raise SotPathError("a path is needed (e.g. devices/r1.json)")
         p = Path(path)
         if p.is_absolute() or ".." in p.parts or len(p.parts) != 2 or p.parts[0] not in _DIRS or p.suffix != ".json":
-            raise SotPathError(f"{path!r}: a file is devices/<router>.json or services/<name>.json")
+            raise SotPathError(f"{show(path)}: a file is devices/<router>.json or services/<name>.json")
         _check_name(p.stem)
         return p.as_posix()
 
@@ -533,7 +648,7 @@ class SotRepo:
 
     def _commit(self, message: str) -> str:
         """Commit the index on this tree's base and advance ``main`` to it with a
-        compare-and-swap (Conflict if another writer moved it); returns the new revision."""
+        compare-and-swap (:class:`_Raced` if another writer moved it); returns the new revision."""
         try:
             base: str | None = self.base()
         except git.GitCommandError:
@@ -543,8 +658,9 @@ class SotRepo:
             self.repo.git.update_ref("-m", "ani-sot commit", BRANCH, new, base or "0" * 40)
         except git.GitCommandError:
             tip = self.repo.git.rev_parse("--verify", "-q", BRANCH) if base else "?"
-            raise Conflict(base or "", tip, f"HEAD moved: this commit was based on {base}, but another writer moved "
-                                           f"HEAD to {tip} meanwhile; nothing was committed: read again and retry") from None
+            raise _Raced(base or "", tip, f"HEAD moved: this commit was based on {base}, but another writer "
+                                          f"moved HEAD to {tip} meanwhile; nothing was committed: read again and "
+                                          "retry") from None
         self.repo.git.reset("-q", "--soft", new)  # this tree's HEAD (a no-op when HEAD is main itself)
         return new
 
@@ -647,16 +763,25 @@ def _make_shared(shared: Path, devices: dict[str, DeviceConfig], skeleton: str |
 def _check_name(name: str) -> None:
     if (not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\\" in name
             or any(ch < " " or ch == "\x7f" for ch in name)):
-        raise SotPathError(f"invalid file name {name!r}")
-    if len(name.encode()) > _NAME_MAX:
+        raise SotPathError(f"invalid file name {show(name)}")
+    try:
+        size = len(name.encode())
+    except UnicodeEncodeError:
+        raise SotPathError(f"invalid file name {show(name)}: not valid Unicode (a lone surrogate)") from None
+    if size > _NAME_MAX:
         raise SotPathError(f"file name too long ({len(name.encode())} bytes, at most {_NAME_MAX}): {name[:40]!r}...")
 
 
-def _atomic_write(f: Path, text: str) -> None:
+class _Raced(Conflict):
+    """Another writer moved ``main`` between a commit's rebase and its compare-and-swap:
+    :meth:`SotRepo.commit` rebases again; elsewhere it is the Conflict it is."""
+
+
+def _atomic_write(f: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=".", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, f)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

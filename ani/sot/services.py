@@ -81,7 +81,8 @@ class ServiceFileError(DocError):
         self.file = file
         self.field = field
         self.intent_code = intent_code
-        self.args = (f"{file}: {field + ': ' if field else ''}{intent_code}: {message}",)
+        # DocError cut the message (an agent's long value is never echoed whole)
+        self.args = (f"{file}: {field[:300] + ': ' if field else ''}{intent_code}: {self.message}",)
 
     def __str__(self) -> str:
         return self.args[0]

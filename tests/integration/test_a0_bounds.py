@@ -18,6 +18,7 @@ import pytest
 
 from ani.adapters import sandbox
 from ani.errors import ErrorCode
+from ani.lab import memcg
 from ani.registry import create_adapter
 
 pytestmark = pytest.mark.integration
@@ -33,9 +34,10 @@ def two(make_lab):  # noqa: ANN001, ANN201
 
 
 def call_cgroups() -> list[Path]:
-    """This process's call cgroups present now, in both controllers."""
+    """This process's call cgroups present now, in both controllers (a memory one inside its
+    router's memory cgroup, ani.lab.memcg)."""
     prefix = f"{sandbox.CGROUP_PREFIX}{os.getpid()}-"
-    return sorted(p for c in ("memory", "pids") for p in (sandbox.CGROUP_ROOT / c).glob(prefix + "*"))
+    return sorted(p for c in ("memory", "pids", "memory/ani-frr-*") for p in (sandbox.CGROUP_ROOT).glob(f"{c}/{prefix}*"))
 
 
 def mem_available() -> int:
@@ -140,7 +142,7 @@ def test_cgroups_exist_during_the_call_and_go_with_it_also_on_timeout(two) -> No
         stop.set()
         w.join()
     assert r.ok is False and r.error.code == ErrorCode.TIMEOUT, r.text
-    assert seen and {p.parent.name for p in seen[-1]} == {"memory", "pids"}
+    assert seen and {p.parent.name for p in seen[-1]} == {memcg.name(lab.pathspace("r1")), "pids"}
     assert max(tasks) >= 4  # the wrappers and the sleeps were in it
     assert call_cgroups() == []
     leftover = subprocess.run(["pgrep", "-u", "frr", "-f", f"^sleep {nap}$"], capture_output=True, text=True)

@@ -296,3 +296,63 @@ def test_the_harness_is_hidden(two) -> None:  # noqa: ANN001
     # the router's own FRR is still reachable (hiding did not cover what the command needs)
     r = sh(a, "vtysh -c 'show running-config' | grep -c '^hostname r1'")
     assert r.ok and r.data["stdout"].strip() == "1"
+
+
+@pytest.fixture
+def marker_repos(tmp_path: Path):  # noqa: ANN201
+    """A repository with a hidden test in each kind of place a host keeps checkouts: next to this
+    checkout (``/work``-like), under ``/root``, ``/home``, ``/srv``, ``/opt``, ``/mnt``, ``/var/lib``
+    and a temporary dir of the host, each holding a canary; removed afterwards."""
+    tag = uuid.uuid4().hex[:8]
+    canary = f"a0-canary-{tag}"
+    parents = [Path(__file__).resolve().parents[3], Path("/root"), Path("/home"), Path("/srv"), Path("/opt"),
+               Path("/mnt"), Path("/var/lib"), tmp_path]
+    repos = []
+    try:
+        for p in parents:
+            repo = p / f".ani-marker-{tag}"
+            (repo / ".git").mkdir(parents=True)
+            (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+            (repo / "tests").mkdir()
+            (repo / "tests" / "test_hidden.py").write_text(f"SECRET = {canary!r}\n")
+            os.chmod(repo, 0o755)
+            repos.append(repo)
+        yield tag, canary, repos
+    finally:
+        import shutil
+
+        for repo in repos:
+            shutil.rmtree(repo, ignore_errors=True)
+
+
+def test_no_other_checkout_of_the_host_is_visible(two, marker_repos) -> None:  # noqa: ANN001
+    # issue 23 §1: the sandbox shows the system's programs and the router's own files; no other
+    # repository (with its tests) of the host, wherever it is
+    _, a = two
+    tag, canary, repos = marker_repos
+    cmd = "; ".join(f"cat {r}/tests/test_hidden.py; ls -A {r}" for r in repos)
+    r = sh(a, cmd + f"; find / -name '.ani-marker-{tag}*' 2>/dev/null; echo END")
+    assert canary not in r.data["stdout"] + r.data["stderr"], r.text
+    assert r.data["stdout"] == "END\n", r.text
+    for repo in repos:
+        assert f"cat: {repo}/tests/test_hidden.py: No such file or directory" in r.data["stderr"]
+    # the host's top-level tree is an allowlist: no /work, /root, /home, /srv, /opt, /mnt, /boot
+    r = sh(a, "ls -A /")
+    assert r.ok, r.text
+    assert set(r.data["stdout"].split()) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc",
+                                             "run", "sbin", "sys", "tmp", "usr", "var"}, r.text
+    r = sh(a, "ls -A /var")
+    assert sorted(r.data["stdout"].split()) == ["lock", "run", "tmp"], r.text  # not the host's /var
+    for repo in repos:
+        assert (repo / "tests" / "test_hidden.py").read_text() == f"SECRET = {canary!r}\n"  # there on the host
+
+
+def test_the_tools_agents_need_still_work(two) -> None:  # noqa: ANN001
+    lab, a = two
+    r = sh(a, "ip -br addr show dev eth-r2 && nft list tables && ping -c 1 -W 2 10.1.12.2 >/dev/null && echo PING; "
+              "vtysh -c 'show running-config' | grep '^hostname'; sysctl -n net.ipv4.ip_forward; "
+              "echo a,b | awk -F, '{print $2}' | sed s/b/c/ | grep -c c; ls /usr/bin/vtysh /etc/frr")
+    assert r.ok, r.text
+    out = r.data["stdout"]
+    assert "10.1.12.1/30" in out and "PING" in out and "hostname r1" in out, out
+    assert out.split()[-4:] == ["/usr/bin/vtysh", "/etc/frr:", "frr.conf", "vtysh.conf"], out

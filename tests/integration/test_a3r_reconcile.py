@@ -337,9 +337,14 @@ def test_stale_base_revision_is_a_conflict(a3r, lab):
     res = a3r.call("sot_patch", {"path": E1, "base_revision": old,
                                  "patch": [{"op": "remove", "path": pointer("prefix_lists", "PL-TENANTS", "entries", "99")}]})
     assert not res.ok and res.error.code.value == "conflict" and res.error.retriable, res.text
-    assert res.data == {"expected": old, "actual": new}
-    assert old in res.error.message and new in res.error.message
+    assert res.data == {"expected": old, "actual": new, "paths": [E1]}  # E1 changed since old
+    assert old in res.error.message and new in res.error.message and E1 in res.error.message
     assert repo_state(a3r) == before
+    # a patch of a file that did not change since old is not stale (issue 23: only overlaps conflict)
+    res = a3r.call("sot_patch", {"path": "devices/e2.json", "base_revision": old,
+                                 "patch": [{"op": "add", "path": "/ip_forwarding", "value": True}]})
+    assert ok(res)["base_revision"] == new
+    ok(a3r.call("sot_discard", {}))
     # re-read and retry: accepted, and the commit removes the entry from e1 again
     assert ok(a3r.call("sot_read", {"path": E1}))["head"] == new
     res = commit(a3r, E1, [{"op": "remove", "path": pointer("prefix_lists", "PL-TENANTS", "entries", "99")}], "e1: undo")

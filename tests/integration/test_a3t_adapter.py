@@ -252,3 +252,35 @@ def test_get_state_views(lab, adapter):
     assert views["ospf"].data["state"]["neighbors"]
     assert "set tenant_blue" in views["firewall"].data["state"]
     assert "ip prefix-list PL-TENANTS seq 10 permit 198.18.12.0/24" in views["config"].data["state"]
+
+
+def test_issue23_change_set_bounds_refuse_and_roll_back(lab, open_adapter, configs):
+    """Issue 23 §1 (2,000 prefix-list entries on 4 routers in one change set), at test size: over
+    ``max_changes`` or ``max_router_lines`` the change set is refused before anything is sent;
+    past ``apply_bound_s`` the transaction starts no step and every router is verified back."""
+    from ani.adapters.a3t import A3TAdapter
+
+    before = snapshot(lab)
+    changes = [{"type": "prefix-list-entry", "action": "add", "routers": ["c1", "c2", "e1", "e2"],
+                "name": "PL-BIG", "prefix": f"10.99.{i}.0/24"} for i in range(12)]
+    small = open_adapter(A3TAdapter(lab, options={"max_changes": 10, "max_router_lines": 11}))
+    res = small.call("apply", {"changes": changes})
+    assert res.error is not None and res.error.code == ErrorCode.INVALID_INTENT and "at most 10" in res.text
+    res = small.call("apply", {"changes": changes[:10]})
+    assert res.ok, res.text  # 10 changes, 10 lines per router: within both bounds
+    res = small.call("apply", {"changes": [
+        {**c, "prefix": f"10.98.{i}.0/24"} for i, c in enumerate(changes[:10])]})
+    assert res.ok, res.text  # 20 lines on each router in all, 10 in this call
+    restore(lab, configs)
+    assert snapshot(lab) == before
+    res = open_adapter(A3TAdapter(lab, options={"max_router_lines": 11})).call(
+        "apply", {"changes": changes})
+    assert res.error is not None and res.error.code == ErrorCode.INVALID_INTENT
+    assert "c1: the change set would change 12 configuration lines; at most 11" in res.text
+    assert snapshot(lab) == before  # nothing sent
+    t0 = time.monotonic()
+    res = open_adapter(A3TAdapter(lab, options={"apply_bound_s": 0.001})).call("apply", {"changes": changes})
+    assert res.error is not None and res.error.code == ErrorCode.ROLLED_BACK, res.text
+    assert "bound of 0.001 s ran out" in res.text and res.data["transaction"]["restored_verified"] is True
+    assert time.monotonic() - t0 < 60
+    assert snapshot(lab) == before

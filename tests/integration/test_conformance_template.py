@@ -72,7 +72,10 @@ def test_installs_and_registers_through_the_entry_point(installed):
 def test_its_own_tests_pass_the_conformance_suite(installed, lab_host, tmp_path):
     """The package's tests/ (both classes: FakeLab and a real lab) against the installed package."""
     report = tmp_path / "junit.xml"
+    # a pytest deprecation in the template's tests is an error: a vendor copying it would meet it
+    # as a failure in the next pytest (a class-scoped fixture method: PytestRemovedIn10Warning)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-W", "error::pytest.PytestDeprecationWarning",
                            f"--junitxml={report}", "tests"], cwd=installed["src"], env=installed["env"],
                           capture_output=True, text=True, timeout=840)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]

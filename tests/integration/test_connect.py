@@ -46,7 +46,7 @@ def lab_id():
     except Exception as exc:  # noqa: BLE001 - CapabilityMissing: not a lab host
         pytest.skip(f"lab unavailable on this host: {exc}")
     lab_id = "cx" + secrets.token_hex(3)
-    up = ani_cli("lab", "up", str(TOPOLOGY), "--id", lab_id)
+    up = ani_cli("lab", "up", str(TOPOLOGY), "--lab", lab_id)
     try:
         assert up.returncode == 0, up.stderr
         yield lab_id
@@ -114,6 +114,21 @@ def test_options_reach_the_adapter(lab_id):
         assert status.ok, status.text
     with pytest.raises(ani.errors.ConfigError, match="rpc_timeout_s"):
         ani.connect(lab_id, "a1", rpc_timeout_s=4)  # an A2 option at A1: refused, nothing opened
+    lab_is_intact(lab_id)
+
+
+def test_the_blocklist_ablation_at_a1_refuses_and_at_a2_is_refused(lab_id):
+    """issue 23 §6: ``ani.connect`` takes the blocklist (as ``ani run --blocklist``) at a1, where
+    the call is refused before it reaches FRR; at a2 (NETCONF XML) it would inspect nothing and
+    is refused before anything opens."""
+    before = Lab.attach(lab_id).running_config("r1")
+    with ani.connect(lab_id, "a1", blocklist=True) as adapter:
+        res = adapter.call("update_config", {"device": "r1", "commands": ["no router bgp 64501"]})
+        assert (res.ok, res.error.code) == (False, "blocked") and "removes a routing process" in res.text
+        assert adapter.call("get_running_config", {"device": "r1"}).ok
+    with pytest.raises(ani.errors.ConfigError, match="level a2's tools send no CLI command lines"):
+        ani.connect(lab_id, "a2", blocklist=True)
+    assert Lab.attach(lab_id).running_config("r1") == before
     lab_is_intact(lab_id)
 
 

@@ -1,5 +1,5 @@
 """The ``ani.connect`` examples of README.md and docs/quickstart.md run as written, on a lab started
-as they say (``ani lab up scenarios/brownfield-small.yaml --id demo``, here with an id of its own),
+as they say (``ani lab up scenarios/brownfield-small.yaml --lab demo``, here with an id of its own),
 and leave it running."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def example(doc: Path) -> str:
     text = doc.read_text()
     m = re.search(r"<!-- example:connect -->\s*```python\n(.*?)\n```", text, re.S)
     assert m, f"no example:connect block in {doc}"
-    assert f"lab up {SCENARIO} --id demo" in text and "lab down demo" in text  # how the lab is started
+    assert f"lab up {SCENARIO} --lab demo" in text and "lab down demo" in text  # how the lab is started
     assert text.index("lab up") < m.start() < text.index("lab down demo")
     return m.group(1)
 
@@ -38,7 +38,7 @@ def lab_id():
     except Exception as exc:  # noqa: BLE001 - CapabilityMissing: not a lab host
         pytest.skip(f"lab unavailable on this host: {exc}")
     lab_id = "qs" + secrets.token_hex(3)
-    up = subprocess.run([sys.executable, "-m", "ani.cli", "lab", "up", SCENARIO, "--id", lab_id], cwd=ROOT,
+    up = subprocess.run([sys.executable, "-m", "ani.cli", "lab", "up", SCENARIO, "--lab", lab_id], cwd=ROOT,
                         capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     try:
         assert up.returncode == 0, up.stderr

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from procs import labs_owned_by, owner  # tests/procs.py
 
 pytestmark = pytest.mark.integration
 
@@ -30,14 +31,13 @@ def test_block_is_found_and_uses_the_public_api() -> None:
 
 
 def test_example_runs(make_lab, tmp_path: Path) -> None:  # noqa: ANN001
-    from ani.lab.lab import Lab
-
     del make_lab  # only for its capability check (skips on hosts without a lab)
     script = tmp_path / "example.py"
     script.write_text(example_block())
     proc = subprocess.Popen(
         [sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+    who = owner(proc.pid)  # PID and start time, as its labs' state names their owner
     try:
         out, err = proc.communicate(timeout=240)
     finally:
@@ -58,4 +58,4 @@ def test_example_runs(make_lab, tmp_path: Path) -> None:  # noqa: ANN001
     assert "False invalid_arguments shell: command: Field required" in lines
     assert lines[-1].startswith("shell {") and "'readOnlyHint': False, 'destructiveHint': True" in lines[-1]
     # the with-block downed the lab: nothing of it is left
-    assert [lab for lab in Lab.list_labs() if lab.get("owner_pid") == proc.pid] == []
+    assert labs_owned_by({who}) == {}

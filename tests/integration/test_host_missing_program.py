@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from hide import HIDE_SCRIPT, hidden, remove_side, side_dir
+from procs import labs_owned_by, owner
 
 pytestmark = pytest.mark.integration
 
@@ -40,21 +41,21 @@ def side():
 
 
 def _run(argv: list[str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """Run ``argv``; ``.pid`` is the process's pid (the owner of the labs it starts: the
-    wrappers exec, so it is the ani / python process itself)."""
+    """Run ``argv``; ``.owner`` is its process as a lab state names its owner (PID and start
+    time, taken while it runs: the wrappers exec, so it is the ani / python process itself)."""
     with subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env={**os.environ, "COLUMNS": "200"}) as p:
+        who = owner(p.pid)
         out, err = p.communicate(timeout=timeout)
     res = subprocess.CompletedProcess(argv, p.returncode, out, err)
-    res.pid = p.pid  # type: ignore[attr-defined]
+    res.owner = who  # type: ignore[attr-defined]
     return res
 
 
-def _labs_left_by(pid: int) -> list[str]:
-    """Ids of labs on this machine whose owner was ``pid`` (other helpers' labs are not counted)."""
-    from ani.lab.lab import Lab
-
-    return [str(e["id"]) for e in Lab.list_labs() if e["owner_pid"] == pid]
+def _labs_left_by(who: tuple[int, int | None]) -> list[str]:
+    """Ids of labs on this machine whose owner was ``who`` (PID and start time: other people's
+    labs are not counted, even one whose dead owner had the same PID)."""
+    return sorted(labs_owned_by({who}))
 
 
 def test_doctor_names_the_package_and_the_levels_it_breaks(lab_host, side):
@@ -143,7 +144,7 @@ def test_a_fault_met_mid_run_is_an_infra_error_and_resume_reruns_it(lab_host, si
     md = (out / "summary.md").read_text()
     assert "## Infrastructure errors (excluded from the rates)" in md and MISSING in md
     assert "| a3r | a3r | - | 0 | 1 |" in md and "| a2 | a2 | - | 0 | 1 |" in md
-    assert _labs_left_by(res.pid) == []  # both labs are gone
+    assert _labs_left_by(res.owner) == []  # both labs are gone
 
     # the program is back (this is the host's namespace): --resume reruns both, and they pass
     res = _run([ANI, "campaign", "run", str(camp), "--resume", str(out), "--no-progress"])
@@ -152,7 +153,7 @@ def test_a_fault_met_mid_run_is_an_infra_error_and_resume_reruns_it(lab_host, si
     assert len(lines) == 4  # two infra errors, then their reruns
     final = {json.loads(ln)["run_id"]: json.loads(ln)["label"] for ln in lines}
     assert final == {"a3r-onboard-site-s1": "clean_success", "a2-onboard-site-s1": "clean_success"}
-    assert _labs_left_by(res.pid) == []
+    assert _labs_left_by(res.owner) == []
 
 
 def test_doctor_names_each_package_whose_programs_are_gone(lab_host, tmp_path):

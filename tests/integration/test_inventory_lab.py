@@ -181,6 +181,43 @@ def test_a1_empty_known_hosts_names_the_file_host_and_port(lab, inv, password, t
     assert password not in res.text
 
 
+#: the first lines of a file of another kind (an /etc/shadow) given as a known_hosts or platform file
+SHADOW = "zzuser:$6$SeCrEtHaSh.abc/xyz:20228:0:99999:7:::\nzzdaemon:*:20228:0:99999:7:::\n"
+
+
+@pytest.mark.parametrize("level", ["a1", "a2"])
+def test_a_known_hosts_file_of_another_kind_never_reaches_the_agent(lab, inv, password, tmp_path, level):
+    """issue 23 §1: with known_hosts_file naming /etc/shadow, A2's tool result quoted its first
+    line (asyncssh's parse error passed on). The agent reads where the file stops being a
+    known_hosts file, never a byte of it."""
+    kh = tmp_path / "shadow"
+    kh.write_text(SHADOW)
+    p = tmp_path / "shadow.yaml"
+    p.write_text(lab_inventory(lab).replace(str(lab.known_hosts), str(kh)))
+    adapter = load_inventory(p).connect(level)
+    try:
+        res = adapter.call("get_running_config" if level == "a1" else "get_config", {"device": "r1"})
+    finally:
+        adapter.close()
+    assert res.error.code == ErrorCode.DEVICE_UNREACHABLE and res.error.retriable is False, res.text
+    assert "SeCrEtHaSh" not in res.text and "zzuser" not in res.text and password not in res.text
+    assert res.data["cause"] == "host_key_unknown"  # at both levels: one wording, not retriable
+    assert f"cannot read the known_hosts file {kh}: line 1 is not a known_hosts entry" in res.error.message
+
+
+def test_a_platform_file_of_another_kind_is_refused_without_its_content(lab, tmp_path):
+    shadow = tmp_path / "shadow"
+    shadow.write_text(SHADOW)
+    p = tmp_path / "platform.yaml"
+    p.write_text(lab_inventory(lab).replace("platform: frr", f"platform: {shadow}"))
+    with pytest.raises(Exception) as err:
+        load_inventory(p)
+    said = str(err.value)
+    assert f"devices[0].platform: {shadow}: invalid platform file: " in said
+    assert "2 unknown keys that are not names (not shown" in said
+    assert "SeCrEtHaSh" not in said and "zzuser" not in said and "zzdaemon" not in said
+
+
 def test_a_device_without_the_levels_port_is_refused_at_connect(lab, inv, tmp_path):
     from ani.errors import InventoryError
 

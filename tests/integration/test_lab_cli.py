@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import uuid
@@ -36,7 +37,7 @@ def test_up_exec_status_down(cli_lab_id, tmp_path):
     # a scenario file: the topology under a `topology:` key (validated whole, as `ani run` reads it)
     scen = tmp_path / "scenario.yaml"
     scen.write_text(yaml.safe_dump({"name": "s", "tenants": {}, "topology": yaml.safe_load(TRI.read_text())}))
-    up = ani("lab", "up", str(scen), "--id", cli_lab_id)
+    up = ani("lab", "up", str(scen), "--lab", cli_lab_id)
     assert up.returncode == 0, up.stderr
     assert f"lab {cli_lab_id} up and converged" in up.stdout
     assert f"ani-{cli_lab_id}-r2" in up.stdout
@@ -92,8 +93,10 @@ def test_errors_are_one_line_without_traceback(tmp_path):
     res = ani("lab", "up", str(tmp_path / "missing.yaml"))
     assert res.returncode == 2 and "cannot read" in res.stderr
 
-    res = ani("lab", "up", str(TRI), "--id", "Not_Valid")
-    assert res.returncode == 1 and "must match" in res.stderr and "Traceback" not in res.stderr
+    res = ani("lab", "up", str(TRI), "--lab", "Not_Valid")  # bad input: 2, as every command (was 1)
+    assert res.returncode == 2 and "must match" in res.stderr and "Traceback" not in res.stderr
+    res = ani("lab", "up", str(TRI), "--id", "Not_Valid")  # the old name still works, and says so
+    assert res.returncode == 2 and res.stderr.startswith("warning: --id is deprecated: use --lab\n")
 
     for bound in ("0", "-1", "nan"):  # refused before any lab is built (before: -1 built one)
         res = ani("lab", "up", str(TRI), "--timeout", bound)
@@ -105,3 +108,22 @@ def test_errors_are_one_line_without_traceback(tmp_path):
 
     res = ani("lab", "exec", "--lab", "nosuchlab", "r1", "--", "true")
     assert res.returncode == 2 and "no lab 'nosuchlab'" in res.stderr
+
+
+def test_lab_up_of_a_netconfbench_task_starts_its_network_for_the_evaluation_commands(cli_lab_id):
+    """``ani lab up TASK.json`` (issue 23 §6: it said "a scenario manifest" and suggested a
+    command that failed): the task's routers with their startup configs, in the lab's names,
+    and the commands that evaluate it on that lab, which work as printed."""
+    task = Path(__file__).parent.parent.parent / "intents" / "netconfbench" / "static-backup.json"
+    up = ani("lab", "up", str(task), "--lab", cli_lab_id)
+    assert up.returncode == 0, up.stderr
+    out = " ".join(up.stdout.split())
+    assert f"lab {cli_lab_id} (static-backup)" in out and f"ani-{cli_lab_id}-r2" in out
+    assert (f"the task's testcases: ani tasks run-testcases {task} --lab {cli_lab_id}; "
+            f"its configurations: ani tasks final-cfg --lab {cli_lab_id}") in out
+    cfg = ani("tasks", "final-cfg", "--lab", cli_lab_id)
+    assert cfg.returncode == 0, cfg.stderr
+    configs = json.loads(cfg.stdout)["configs"]
+    assert sorted(configs) == ["r1", "r2"] and "192.0.2.1" in configs["r1"]  # r1's startup config
+    down = ani("lab", "down", cli_lab_id)
+    assert down.returncode == 0 and not exists(cli_lab_id)

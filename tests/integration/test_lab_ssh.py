@@ -47,7 +47,7 @@ async def _exec(ep: lab_ssh.SshEndpoint, command: str) -> asyncssh.SSHCompletedP
 
 
 def test_lab_up_serves_each_routers_cli_over_ssh_until_lab_down(cli_lab_id):
-    up = ani("lab", "up", str(DATA / "tri-ospf-ibgp.yaml"), "--id", cli_lab_id)
+    up = ani("lab", "up", str(DATA / "tri-ospf-ibgp.yaml"), "--lab", cli_lab_id)
     assert up.returncode == 0, up.stderr
     lab = Lab.attach(cli_lab_id)
     st = read_state(cli_lab_id)

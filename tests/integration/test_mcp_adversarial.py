@@ -160,6 +160,13 @@ MALFORMED = [
     ("lone surrogate", '{"jsonrpc":"2.0","id":"s8","method":"tools/call","params":{"name":"\\ud800",'
      '"arguments":{}}}', -32600, "s8"),
 ]
+#: requests whose id is not a string or an integer (issue 23 §1): the SDK took them for
+#: notifications (no reply over stdio, 202 over HTTP); JSON-RPC 2.0 §5 wants -32600, id null
+BAD_IDS = [
+    (f"id {kind}", '{"jsonrpc":"2.0","id":%s,"method":"tools/list"}' % value, -32600, None)
+    for kind, value in [("null", "null"), ("object", '{"a":1}'), ("true", "true"), ("false", "false"),
+                        ("float", "1.5"), ("1.0", "1.0"), ("array", "[9]")]
+]
 
 
 def test_every_malformed_line_gets_its_json_rpc_error_and_the_server_keeps_serving(lab):
@@ -184,7 +191,7 @@ def test_every_malformed_line_gets_its_json_rpc_error_and_the_server_keeps_servi
                                     "clientInfo": {"name": "raw", "version": "0"}}}))
         assert json.loads(proc.stdout.readline())["id"] == 0
         send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        for what, line, code, rid in MALFORMED:
+        for what, line, code, rid in MALFORMED + BAD_IDS:
             send(line)
             reply = proc.stdout.readline()
             assert reply, f"{what}: no reply (server exited: {proc.poll()})"
@@ -202,4 +209,84 @@ def test_every_malformed_line_gets_its_json_rpc_error_and_the_server_keeps_servi
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    assert lab_is_up(lab)
+
+
+def test_every_malformed_http_body_gets_its_json_rpc_error_and_the_server_keeps_serving(lab):
+    """Over streamable HTTP the SDK answered a request with id null by 202 Accepted (no reply)
+    and an envelope that is not JSON-RPC by -32602; each gets what stdio answers now (HTTP 400,
+    -32700 / -32600), and the session goes on."""
+    import httpx
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ani.cli", "mcp", "serve", "--lab", lab.id, "--level", "a1", "--http", "--port", "0"],
+        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = _served_url(proc)
+        accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        with httpx.Client(timeout=60) as http:
+            init = http.post(url, headers=accept, json={
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "raw", "version": "0"}}})
+            assert init.status_code == 200, init.text
+            session = {**accept, "mcp-session-id": init.headers["mcp-session-id"],
+                       "mcp-protocol-version": "2025-06-18"}
+            http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            for what, line, code, rid in MALFORMED + BAD_IDS:
+                res = http.post(url, headers=session, content=line.encode())
+                assert res.status_code == 400, (what, res.status_code, res.text[:200])
+                answer = res.json()
+                assert answer["jsonrpc"] == "2.0" and "result" not in answer, what
+                assert (answer["error"]["code"], answer["id"]) == (code, rid), (what, answer)
+            res = http.post(url, headers=session, json={"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
+            assert res.status_code == 200, res.text
+            data = [json.loads(ln[5:]) for ln in res.text.splitlines() if ln.startswith("data:") and ln[5:].strip()]
+            assert [d["id"] for d in data] == [99]
+            assert "update_config" in [t["name"] for t in data[0]["result"]["tools"]]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+    assert lab_is_up(lab)
+
+
+def _served_url(proc: subprocess.Popen[str]) -> str:
+    """The URL ``ani mcp serve --http --port 0`` prints on stderr (within 60 s)."""
+    import re
+    import select
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], 1)
+        if ready:
+            line = proc.stderr.readline()
+            assert line, f"server exited: rc={proc.poll()}"
+            m = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+            if m:
+                return m.group(1)
+    raise AssertionError("the server did not print its URL")
+
+
+def test_mcp_serve_blocklist_at_a1_refuses_a_blocklisted_line_and_serves_the_rest(lab):
+    """issue 23 §6: ``ani mcp serve --blocklist`` (the spelling of ``ani run``) wraps the level in
+    the blocklist ablation; the agent's blocklisted line is an isError result, code blocked, and
+    the router keeps its BGP process."""
+    async def main() -> tuple[Any, Any, str]:
+        params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
+            "-m", "ani.cli", "mcp", "serve", "--lab", lab.id, "--level", "a1", "--blocklist"])
+        async with Client(params) as client:
+            blocked = await client.call_tool("update_config", {"device": "r1", "commands": ["no router bgp 64501"]})
+            read = await client.call_tool("get_running_config", {"device": "r1"})
+            return blocked, read, client.instructions or ""
+
+    blocked, read, instructions = anyio.run(main)
+    assert blocked.is_error and blocked.structured_content["error"]["code"] == "blocked"
+    assert read.is_error is False
+    assert instructions.startswith("ANI level a1 with the blocklist ablation on lab ")
     assert lab_is_up(lab)

@@ -194,3 +194,34 @@ def test_level_over_mcp_tools_read_unknown_router_refused_change(lab, level):
         assert out["diff"].is_error is False and out["diff"].structured_content["data"]["files"] == []
 
     assert routers_state(lab) == before  # out of band: no router changed
+
+
+def test_a0_over_mcp_sees_no_other_checkout_of_the_host(lab, tmp_path):
+    """Issue 23 §1: a repository next to this checkout (its hidden test holding a canary), and this
+    checkout's own tests, are not in an A0 shell reached over MCP (the sandbox's root is an
+    allowlist: ani.adapters.sandbox.VISIBLE_ROOTS)."""
+    import secrets
+    import shutil
+
+    tag = secrets.token_hex(4)
+    marker = ROOT.parent / f".ani-marker-{tag}"
+    (marker / "tests").mkdir(parents=True)
+    (marker / "tests" / "test_hidden.py").write_text(f"SECRET = 'canary-{tag}'\n")
+    own = ROOT / "tests" / "integration" / "test_mcp_levels.py"
+    adapter = create_adapter("a0", lab)
+    adapter.open()
+    try:
+        async def main() -> types.CallToolResult:
+            async with Client(build_server(adapter), mode="legacy") as client:
+                return await client.call_tool("shell", {"device": "e1", "command":
+                    f"cat {marker}/tests/test_hidden.py {own}; ls -A {ROOT.parent}; "
+                    f"find / -name '.ani-marker-{tag}' 2>/dev/null; echo END"})
+
+        res = anyio.run(main)
+    finally:
+        adapter.close()
+        shutil.rmtree(marker, ignore_errors=True)
+    text = text_of(res)
+    assert f"canary-{tag}" not in text and "def test_" not in text, text
+    assert res.structured_content["data"]["stdout"] == "END\n", text
+    assert f"cat: {marker}/tests/test_hidden.py: No such file or directory" in text

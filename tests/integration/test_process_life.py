@@ -13,6 +13,7 @@ shared machine are never touched).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -22,11 +23,11 @@ import time
 from pathlib import Path
 
 import pytest
-from procs import EMPTY, footprint  # the lab's footprint on the host (tests/procs.py)
+from procs import EMPTY, footprint, labs_owned_by, owner  # tests/procs.py: a lab's footprint, its owner
 
 from ani.lab import Lab, frr
 from ani.lab.proc import is_alive
-from ani.lab.state import LABS_ROOT, lab_ids, read_state
+from ani.lab.state import LABS_ROOT, read_state
 
 pytestmark = pytest.mark.integration
 
@@ -57,15 +58,9 @@ def tree(pid: int) -> set[int]:
 
 
 def labs_of(pids: set[int]) -> dict[str, str]:
-    """``{lab id: status}`` of the labs whose owner is one of ``pids``."""
-    out = {}
-    for i in lab_ids():
-        st = read_state(i)
-        if st is not None and st.owner_pid in pids:
-            out[i] = st.status
-    return out
-
-
+    """``{lab id: status}`` of the labs whose owner is one of ``pids`` (running now): PID and
+    start time, never a lab whose dead owner's PID one of them reuses (tests/procs.py)."""
+    return labs_owned_by({owner(p) for p in pids})
 
 
 def wait_gone(ids: list[str], bound_s: float = GONE_S) -> dict[str, dict[str, list[str]]]:
@@ -178,11 +173,16 @@ def test_ani_campaign_run_killed_mid_run_leaves_no_lab(lab_host, tmp_path, out_d
         ids = watch_labs(p, until_up=True)
         time.sleep(0.5)
         p.send_signal(sig)
-        p.wait(GONE_S + 20)
+        out, _ = p.communicate(timeout=GONE_S + 20)
     finally:
         stop(p)
     assert wait_gone(ids) == {}
     assert p.returncode != 0
+    if sig != signal.SIGKILL:  # as Ctrl-C: the summary and the resume command (issue 23 §3)
+        assert p.returncode == 128 + sig, out[-3000:]
+        name = signal.Signals(sig).name
+        assert (f"interrupted ({name}): 0 runs finished in this session and kept in {out_dir}; "
+                f"resume with: ani campaign run {spec} --resume {out_dir}") in " ".join(out.split()), out[-3000:]
 
 
 def test_setsid_campaign_run_a1_completes_and_leaves_nothing(lab_host, tmp_path, out_dir):
@@ -230,7 +230,7 @@ def test_reaper_removes_the_lab_of_a_sigkilled_library_script(lab_host):
 
 def test_ani_lab_up_lab_survives_attach_with_block_and_its_reaper_is_gone(lab_host, tmp_path):
     lab_id = "pla" + os.urandom(3).hex()
-    up = subprocess.run([*ANI, "lab", "up", str(TRI), "--id", lab_id], cwd=ROOT, capture_output=True, text=True,
+    up = subprocess.run([*ANI, "lab", "up", str(TRI), "--lab", lab_id], cwd=ROOT, capture_output=True, text=True,
                         timeout=120)
     try:
         assert up.returncode == 0, up.stderr
@@ -256,7 +256,7 @@ def test_ani_lab_up_killed_while_its_lab_converges_leaves_no_lab(lab_host):
     """A detached lab is handed over only once ``ani lab up`` has returned: killed after every
     daemon started but before routing converged, its creator takes the lab with it."""
     lab_id = "plc" + os.urandom(3).hex()
-    p = start([*ANI, "lab", "up", str(TRI), "--id", lab_id], session_leader=False)
+    p = start([*ANI, "lab", "up", str(TRI), "--lab", lab_id], session_leader=False)
     try:
         end, built = time.monotonic() + 60, False
         while time.monotonic() < end and p.poll() is None and not built:
@@ -281,7 +281,7 @@ def test_ani_lab_up_interrupted_says_so_and_leaves_no_lab(lab_host):
     """Ctrl-C during ``ani lab up`` (SIGINT while the lab is being built): exit 130, one line
     saying that the lab was not started, and nothing of it left (before: exit 130, no word)."""
     lab_id = "pli" + os.urandom(3).hex()
-    p = start([*ANI, "lab", "up", str(TRI), "--id", lab_id], session_leader=False)
+    p = start([*ANI, "lab", "up", str(TRI), "--lab", lab_id], session_leader=False)
     try:
         end = time.monotonic() + 60
         while time.monotonic() < end and p.poll() is None and read_state(lab_id) is None:
@@ -295,3 +295,42 @@ def test_ani_lab_up_interrupted_says_so_and_leaves_no_lab(lab_host):
     assert f"interrupted: lab {lab_id} was not started (what it had built is removed)" in out
     assert "Traceback" not in out
     assert wait_gone([lab_id]) == {}
+
+
+def test_campaign_killed_9_resumes_exactly_the_missing_runs_and_a_second_coordinator_is_refused(lab_host, tmp_path, out_dir):
+    """Issue 23 §3: a campaign started with ``--variants 1`` (the file says 2) is killed with
+    SIGKILL during its second run; ``--resume DIR`` alone runs exactly the missing run (S from
+    the folder: before, the file's S grew it), and while it runs a second ``--resume`` on the
+    folder is refused naming its PID (before, two coordinators wrote 12 records for 7 run ids)."""
+    spec = tmp_path / "c.yaml"
+    spec.write_text(CAMPAIGN.format(scenario=ROOT / "scenarios" / "brownfield-small.yaml").replace(
+        "  - {name: a1, level: a1}\n", "  - {name: a1, level: a1}\n  - {name: a1b, level: a1, blocklist: true}\n"))
+    first = start([*ANI, "campaign", "run", str(spec), "--variants", "1", "--out", str(out_dir), "--no-progress"],
+                  session_leader=True)
+    try:
+        runs = out_dir / "runs.jsonl"
+        end = time.monotonic() + 300  # the first run stored, the second one's lab up
+        while time.monotonic() < end and first.poll() is None and not (
+                runs.exists() and runs.read_text().count("\n") == 1 and "up" in labs_of(tree(first.pid)).values()):
+            time.sleep(0.05)
+        assert first.poll() is None, first.stdout.read() if first.stdout else ""
+        ids = sorted(labs_of(tree(first.pid)))
+        first.kill()
+        first.wait(30)
+    finally:
+        stop(first)
+    assert wait_gone(ids) == {}
+    assert [ln.count('"run_id"') for ln in runs.read_text().splitlines()] == [1]
+    again = [*ANI, "campaign", "run", str(spec), "--resume", str(out_dir), "--no-progress"]
+    second = start(again, session_leader=False)
+    try:
+        watch_labs(second, until_up=True)  # it holds the folder now
+        refused = subprocess.run(again, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        out, _ = second.communicate(timeout=300)
+    finally:
+        stop(second)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert f"--resume {out_dir}: in use by another campaign (PID {second.pid})" in " ".join(refused.stderr.split())
+    assert second.returncode == 0, out[-3000:]
+    records = [json.loads(ln) for ln in runs.read_text().splitlines()]
+    assert [r["run_id"] for r in records] == ["a1-onboard-site-s1", "a1b-onboard-site-s1"]

@@ -38,11 +38,11 @@ def lab_id():
 
 def test_generated_default_up_and_checked_then_a_withdrawal_fails_the_check(lab_id, tmp_path):
     out = tmp_path / "default-s7.yaml"
-    gen = ani("scenario", "generate", "scenarios/default.yaml", "--seed", "7", "-o", str(out))
+    gen = ani("scenario", "generate", "scenarios/default.yaml", "--seed", "7", "--out", str(out))
     assert gen.returncode == 0, gen.stderr
     scenario = load_scenario(out)
     assert scenario.hash in gen.stdout
-    up = ani("lab", "up", str(out), "--id", lab_id)
+    up = ani("lab", "up", str(out), "--lab", lab_id)
     assert up.returncode == 0, up.stderr
     ok = ani("scenario", "check", str(out), "--lab", lab_id)
     n = len(scenario.invariants)

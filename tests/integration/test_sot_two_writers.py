@@ -1,8 +1,10 @@
-"""Two writers on one lab's source of truth (issue 11, section 2), on a real lab and real git: two
-A3-R adapters in one process, an A3-R adapter in another process, two A4 adapters. Each
-writer's commit holds only its own changes (never the other's uncommitted patch under its own
-message), or is refused as a conflict naming both revisions; after ``sot_discard`` and the patch
-again, both changes are on the routers and in one history.
+"""Two writers on one lab's source of truth (issue 11, section 2; issue 23, section 5), on a real lab
+and real git: two A3-R adapters in one process, an A3-R adapter in another process, two A4
+adapters. Each writer's commit holds only its own changes (never the other's uncommitted patch
+under its own message). Changes to different files both land (the second rebased onto the first,
+validated again, at A4 compiled with the other's services); changes to the same file are refused
+as a conflict naming both revisions and the file; after ``sot_discard`` and the patch again, both
+changes are on the routers and in one history.
 
 Before issue 11 each adapter had a repository of its own, so the second writer's reconcile undid
 the first writer's change on the routers; with one shared working tree one writer's commit took
@@ -14,6 +16,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -64,24 +67,59 @@ def test_two_a3r_adapters_in_one_process(lab, open_adapter):
     assert res.data["reconcile"]["applied"] == ["e1"] and files_of(a, ra) == ["devices/e1.json"]
     assert "203.0.113.1/32" in lab.running_config("e1") and "203.0.113.2/32" not in lab.running_config("e2")
 
-    before_e2 = lab.running_config("e2")
-    res = b.call("sot_commit", {"message": "b: e2 route"})
-    assert res.error.code.value == "conflict" and res.error.retriable, res.text
-    assert res.data == {"expected": h0, "actual": ra} and h0 in res.error.message and ra in res.error.message
-    assert not res.changed and lab.running_config("e2") == before_e2
-    assert [f["path"] for f in ok(b.call("sot_diff", {}))["files"]] == ["devices/e2.json"]  # kept
-    # b's reconcile must not undo a's change: its HEAD is a's commit
-    assert ok(b.call("drift", {}))["drift"] == {}
-
-    ok(b.call("sot_discard", {}))
-    assert "203.0.113.1/32" in ok(b.call("sot_read", {"path": "devices/e1.json"}))["document"]["static_routes"]
-    ok(b.call("sot_patch", {"path": "devices/e2.json", "patch": route("203.0.113.2/32"), "base_revision": head(b)}))
+    # b's change is based on h0, HEAD moved, but a changed another router's file: it lands on ra
     res = b.call("sot_commit", {"message": "b: e2 route"})
     rb = ok(res)["revision"]
     assert res.data["reconcile"]["applied"] == ["e2"] and files_of(b, rb) == ["devices/e2.json"]
     assert "203.0.113.1/32" in lab.running_config("e1") and "203.0.113.2/32" in lab.running_config("e2")
     assert [e["message"] for e in ok(a.call("sot_log", {"n": 2}))["log"]] == ["b: e2 route", "a: e1 route"]
     assert ok(a.call("drift", {}))["drift"] == {}  # a follows HEAD: nothing to undo
+
+    # both change e1: the second is refused naming both revisions and the file, nothing applied
+    h1 = head(a)
+    ok(a.call("sot_patch", {"path": "devices/e1.json", "patch": route("203.0.113.5/32"), "base_revision": h1}))
+    ok(b.call("sot_patch", {"path": "devices/e1.json", "patch": route("203.0.113.6/32"), "base_revision": h1}))
+    ra2 = ok(a.call("sot_commit", {"message": "a: e1 second route"}))["revision"]
+    before_e1 = lab.running_config("e1")
+    res = b.call("sot_commit", {"message": "b: e1 route"})
+    assert res.error.code.value == "conflict" and res.error.retriable, res.text
+    assert res.data == {"expected": h1, "actual": ra2, "paths": ["devices/e1.json"]}
+    assert h1 in res.error.message and ra2 in res.error.message and "devices/e1.json" in res.error.message
+    assert not res.changed and lab.running_config("e1") == before_e1
+    assert [f["path"] for f in ok(b.call("sot_diff", {}))["files"]] == ["devices/e1.json"]  # kept
+    ok(b.call("sot_discard", {}))
+    ok(b.call("sot_patch", {"path": "devices/e1.json", "patch": route("203.0.113.6/32"), "base_revision": head(b)}))
+    rb2 = ok(b.call("sot_commit", {"message": "b: e1 route"}))["revision"]
+    assert files_of(b, rb2) == ["devices/e1.json"]
+    assert "203.0.113.5/32" in lab.running_config("e1") and "203.0.113.6/32" in lab.running_config("e1")
+
+
+def test_two_a3r_adapters_committing_at_the_same_moment_both_land(lab, open_adapter):
+    """Issue 23's probe: two agents change different routers' files at the same moment."""
+    a = open_adapter(create_adapter("a3r", lab))
+    b = open_adapter(create_adapter("a3r", lab))
+    h0 = head(a)
+    ok(a.call("sot_patch", {"path": "devices/e1.json", "patch": route("203.0.113.21/32"), "base_revision": h0}))
+    ok(b.call("sot_patch", {"path": "devices/e2.json", "patch": route("203.0.113.22/32"), "base_revision": h0}))
+    barrier = threading.Barrier(2)
+    results: dict[str, Any] = {}
+
+    def go(name: str, adapter: Any, message: str) -> None:
+        barrier.wait()
+        results[name] = adapter.call("sot_commit", {"message": message})
+
+    threads = [threading.Thread(target=go, args=("a", a, "a: e1 at once")),
+               threading.Thread(target=go, args=("b", b, "b: e2 at once"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    ra, rb = ok(results["a"])["revision"], ok(results["b"])["revision"]
+    assert files_of(a, ra) == ["devices/e1.json"] and files_of(a, rb) == ["devices/e2.json"]
+    log = [e["revision"] for e in ok(a.call("sot_log", {"n": 3}))["log"]]
+    assert sorted(log[:2]) == sorted([ra, rb]) and log[2] == h0  # one after the other, on h0
+    assert "203.0.113.21/32" in lab.running_config("e1") and "203.0.113.22/32" in lab.running_config("e2")
+    assert ok(a.call("drift", {}))["drift"] == {}
 
 
 OTHER = textwrap.dedent("""
@@ -112,12 +150,8 @@ def test_an_a3r_writer_in_another_process(lab, open_adapter):
     assert theirs["ok"], theirs["text"]
     assert "203.0.113.4/32" in lab.running_config("e4")
     assert files_of(a, theirs["revision"]) == ["devices/e4.json"]  # not a's uncommitted e3 patch
-    res = a.call("sot_commit", {"message": "a: e3 route"})
-    assert res.error.code.value == "conflict" and res.data == {"expected": h0, "actual": theirs["revision"]}
-    assert "203.0.113.3/32" not in lab.running_config("e3")
-    ok(a.call("sot_discard", {}))
-    ok(a.call("sot_patch", {"path": "devices/e3.json", "patch": route("203.0.113.3/32"), "base_revision": head(a)}))
-    assert ok(a.call("sot_commit", {"message": "a: e3 route"}))["reconcile"]["applied"] == ["e3"]
+    res = a.call("sot_commit", {"message": "a: e3 route"})  # another file: rebased onto theirs, it lands
+    assert ok(res)["reconcile"]["applied"] == ["e3"] and files_of(a, res.data["revision"]) == ["devices/e3.json"]
     assert "203.0.113.4/32" in lab.running_config("e4") and "203.0.113.3/32" in lab.running_config("e3")
 
 
@@ -135,13 +169,9 @@ def test_two_a4_adapters(lab, open_adapter):
     ok(b.call("sot_patch", {"path": "services/sr-b.json", "patch": service("e2", "203.0.113.12/32"), "base_revision": h0}))
     ra = ok(a.call("sot_commit", {"message": "a: service sr-a"}))["revision"]
     assert files_of(a, ra) == ["services/sr-a.json"]
-    res = b.call("sot_commit", {"message": "b: service sr-b"})
-    assert res.error.code.value == "conflict" and res.data == {"expected": h0, "actual": ra}, res.text
+    res = b.call("sot_commit", {"message": "b: service sr-b"})  # compiled with sr-a, then lands
+    rb = ok(res)["revision"]
+    assert files_of(b, rb) == ["services/sr-b.json"] and b.repo.commit_of(rb).parents[0].hexsha == ra
     ids = [s["id"] for s in ok(b.call("list_services", {"type": "static-route"}))["services"]]
-    assert "static-route/e1/203.0.113.11/32/Null0" in ids  # b reads the desired state at HEAD
-    ok(b.call("sot_discard", {}))
-    ok(b.call("sot_patch", {"path": "services/sr-b.json", "patch": service("e2", "203.0.113.12/32"),
-                            "base_revision": head(b)}))
-    rb = ok(b.call("sot_commit", {"message": "b: service sr-b"}))["revision"]
-    assert files_of(b, rb) == ["services/sr-b.json"]
+    assert {"static-route/e1/203.0.113.11/32/Null0", "static-route/e2/203.0.113.12/32/Null0"} <= set(ids)
     assert "203.0.113.11/32" in lab.running_config("e1") and "203.0.113.12/32" in lab.running_config("e2")

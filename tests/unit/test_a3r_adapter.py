@@ -15,7 +15,7 @@ from ani.adapters.error_map import error_result
 from ani.device.model import DeviceConfig, StaticRoute
 from ani.errors import ConfigError
 from ani.protocol import Level
-from ani.sot.errors import Conflict, DocError, PatchError, SotBusy, SotError, SotPathError
+from ani.sot.errors import Conflict, DocError, PatchError, SotArgError, SotBusy, SotError, SotPathError, UnknownRevision
 from ani.sot.patch import pointer
 
 TOOLS = {"get_topology", "sot_list", "sot_read", "sot_patch", "sot_diff", "sot_discard", "sot_commit", "sot_log",
@@ -87,6 +87,11 @@ def test_error_mapping() -> None:
     assert error_result(DocError("/x", "bad")).data["pointer"] == "/x"
     assert error_result(SotPathError("no such file")).error.code.value == "not_found"
     assert error_result(SotError("unknown revision 'x'")).error.code.value == "not_found"
+    assert error_result(UnknownRevision("unknown revision 'abcd'")).error.code.value == "not_found"
+    r = error_result(SotArgError("invalid revision 'HEAD:x'"))
+    assert (r.error.code.value, r.error.retriable) == ("invalid_arguments", False)
+    r = error_result(Conflict("aaa", "bbb", paths=["devices/r1.json"]))
+    assert r.data == {"expected": "aaa", "actual": "bbb", "paths": ["devices/r1.json"]} and r.error.retriable
     # a revert that cannot apply, or of a merge commit, is no conflict to retry: a retry cannot succeed
     for why in ("revert of abc does not apply cleanly: the same lines in devices/r1.json were changed later",
                 "cannot revert abc: it is a merge commit (2 parents: a, b), so which side to undo is not defined"):
@@ -154,13 +159,20 @@ def test_discard(adapter: A3RAdapter) -> None:
 
 def test_odd_revisions_and_names_are_tool_errors(adapter: A3RAdapter) -> None:
     head = adapter.call("sot_list", {}).data["revision"]
-    for rev in ("@{-1}", "HEAD@{1}", "HEAD@{yesterday}"):
+    for rev in ("@{-1}", "HEAD@{1}", "HEAD@{yesterday}"):  # reflog syntax is no commit's name
         for name, args in (("sot_read", {"path": "devices/r1.json", "revision": rev}), ("sot_revert", {"revision": rev})):
             res = adapter.call(name, args)
-            assert (res.ok, res.error.code.value) == (False, "not_found") and "unknown revision" in res.error.message
-    res = adapter.call("sot_patch", {"path": "services/" + "x" * 300 + ".json", "base_revision": head,
+            assert (res.ok, res.error.code.value) == (False, "invalid_arguments") and "a revision names a commit" in \
+                res.error.message
+    for rev in ("0" * 40, "HEAD~9"):  # well-formed, no such commit
+        res = adapter.call("sot_read", {"path": "devices/r1.json", "revision": rev})
+        assert (res.ok, res.error.code.value) == (False, "not_found") and "unknown revision" in res.error.message
+    res = adapter.call("sot_patch", {"path": "services/" + "x" * 230 + ".json", "base_revision": head,
                                      "patch": [{"op": "add", "path": "/a", "value": 1}]})
     assert not res.ok and "too long" in res.error.message
+    res = adapter.call("sot_patch", {"path": "services/" + "x" * 300 + ".json", "base_revision": head,
+                                     "patch": [{"op": "add", "path": "/a", "value": 1}]})
+    assert res.error.code.value == "invalid_arguments" and "at most 256 characters" in res.error.message
     assert adapter.call("sot_list", {}).data == {"files": ["devices/r1.json", "devices/r2.json"], "revision": head,
                                                  "uncommitted": []}
 

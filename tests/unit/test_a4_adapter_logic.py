@@ -96,8 +96,9 @@ def test_level_and_tools(tmp_path: Path, scenario) -> None:
 
 
 @pytest.mark.parametrize("options,words", [
-    ({"bogus": 1}, "bogus: unknown option (known: busy_timeout_s, check_bound_s, confirm_timeout_s, keep_repo, max_tries, "
-                   "seq_limit, site_network, site_prefixlen)"),
+    ({"bogus": 1}, "bogus: unknown option (known: apply_bound_s, busy_timeout_s, check_bound_s, confirm_timeout_s, "
+                   "keep_repo, max_changes, max_router_lines, max_tries, plan_bound_s, seq_limit, site_network, "
+                   "site_prefixlen)"),
     ({"check_bound_s": 0}, "check_bound_s: Input should be greater than 0"),
     ({"check_bound_s": True}, "check_bound_s: Input should be a valid number"),
     ({"site_network": "198.19.0.0/33"}, "site_network: Input is not a valid IPv4 network"),

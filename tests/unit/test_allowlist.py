@@ -366,3 +366,27 @@ def test_a_line_frr_would_apply_to_another_address_family_is_refused(cmds, refus
 ])
 def test_address_family_lines_land_in_the_block_frr_puts_them_in(cmds, contexts):
     assert [s.context for s in plan_config(P, cmds)] == contexts
+
+
+#: issue 23: FRR commands that name a host path, and regular expressions with nested counts;
+#: A1's allowlist takes none of them (as an update nor as a read)
+HOST_PATHS_AND_REGEXES = [
+    "copy /etc/shadow running-config", "copy running-config startup-config", "write memory", "write",
+    "write file", "output file /tmp/x", "banner motd file /etc/shadow", "log file /tmp/x",
+    "find (((.{1,100}){1,100}){1,100})",
+    "bgp as-path access-list X permit (((.{1,100}){1,100}){1,100})",
+    "bgp as-path access-list X permit .{1,1000}",
+    "bgp community-list expanded C permit (((.{1,100}){1,100}){1,100})",
+    "bgp large-community-list expanded L permit .{1,100}",
+    "show bgp regexp (((.{1,100}){1,100}){1,100})", "show bgp regexp .{1,100}",
+]
+
+
+@pytest.mark.parametrize("cmd", HOST_PATHS_AND_REGEXES)
+def test_a1_takes_no_host_path_command_and_no_counted_regex(cmd):
+    with pytest.raises(Refused) as ei:
+        plan_config(P, ["ip prefix-list PL-X seq 5 permit 192.0.2.0/24", cmd])
+    assert ei.value.index == 1
+    with pytest.raises(Refused):
+        check_show(P, cmd)
+    plan_config(P, ["bgp as-path access-list X permit ^65000_[0-9]+"])  # what A1 takes instead

@@ -154,7 +154,13 @@ def test_bad_blocklist_files(tmp_path):
 def test_registry_wraps(monkeypatch):
     from ani import registry
 
-    monkeypatch.setattr(registry, "get_adapter_class", lambda name=None: lambda lab, **kw: FakeAdapter())
+    class Cli:  # an adapter class whose calls carry CLI lines (create_adapter checks the class)
+        blocklist_inspects = True
+
+        def __new__(cls, lab, **kw):
+            return FakeAdapter()
+
+    monkeypatch.setattr(registry, "get_adapter_class", lambda name=None: Cli)
     a = registry.create_adapter("a1", object(), blocklist=True)
     assert isinstance(a, BlocklistAdapter)
     assert a.call("update_config", {"device": "r1", "commands": ["no router bgp 1"]}).error.code == ErrorCode.BLOCKED
@@ -171,3 +177,34 @@ def test_blocked_calls_are_logged_to_the_inner_trajectory():
     wrapped.call("update_config", {"device": "r1", "commands": ["nft flush ruleset"]})
     ev = inner.trajectory.events[-1]  # type: ignore[attr-defined]
     assert ev["tool"] == "update_config" and ev["error_code"] == "blocked"
+
+
+class _Routers:
+    routers = ["r1", "r2"]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "devices"),
+    [
+        ("update_config", {"device": "r1", "commands": ["no ip prefix-list PL seq 5"]}, ["r1"]),
+        ("update_config", {"devices": ["r2", "r1", "r9"], "commands": ["x"]}, ["r1", "r2"]),
+        ("update_config", {"configs": {"r2": ["x"], "e9": ["y"]}}, ["r2"]),
+        ("update_config", {"devices": ["r1"], "commands": ["x"], "configs": 12345}, ["r1"]),  # bad type: no crash
+        ("update_config", {"device": "r1"}, []),                     # no command: nothing to judge
+        ("execute_validation", {"device": "r1", "command": "show run"}, []),  # read-only tool
+    ],
+)
+def test_the_routers_whose_effects_are_judged(name, arguments, devices):
+    # issue 23: the wrapper reads these routers' FRR config before and after the call
+    inner = FakeAdapter()
+    inner.lab = _Routers()
+    inner.tools = lambda: [ToolSpec(name="update_config", description="x"),
+                           ToolSpec(name="execute_validation", description="y", read_only=True)]
+    assert BlocklistAdapter(inner)._effect_devices(name, arguments) == devices
+
+
+def test_no_effects_are_judged_above_a1():
+    inner = FakeAdapter()
+    inner.level = Level.A2
+    inner.lab = _Routers()
+    assert BlocklistAdapter(inner)._effect_devices("update_config", {"device": "r1", "commands": ["x"]}) == []

@@ -9,6 +9,7 @@ through the adapter, as with the real pieces.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,8 @@ class ScriptAgent:
         adapter.call("show", {"device": "e1"})
         if action == "interrupt":
             raise KeyboardInterrupt
+        if isinstance(action, int):  # a signal to this process (SIGTERM, SIGHUP): its handler runs here
+            os.kill(os.getpid(), action)
         if action in ("solve", "solve_damage", "crash_after_solve"):
             adapter.call("set", {"flag": "site"})
         if action in ("damage", "solve_damage"):

@@ -35,7 +35,7 @@ def test_ani_connect_is_callable_and_its_module_too():
 
     assert connect is ani.connect is connect_mod is sys.modules["ani.connect"]
     assert callable(ani.connect) and "connect" in ani.__all__
-    assert list(inspect.signature(ani.connect).parameters) == ["lab_id", "level", "options"]
+    assert list(inspect.signature(ani.connect).parameters) == ["lab_id", "level", "blocklist", "options"]
 
 
 def test_an_unknown_level_is_a_config_error_naming_the_levels(no_labs):

@@ -159,15 +159,20 @@ def target_for(text: str, nft: str | None = None) -> Target:
                   nft=nft, nft_done=lambda t: nft_lines(t) == want_nft)
 
 
+bounds: list[float] = []  # the timeout each fake frr-reload run was given
+
+
 @pytest.fixture
 def reloads(monkeypatch):
     """``runs``: what each frr-reload does, in order: (applies the target?, ReloadResult)."""
     runs: list[tuple[bool, ReloadResult]] = []
     seen: list[str] = []
+    bounds.clear()
 
     def fake(lab, router, config, timeout=30.0, argv=None):  # type: ignore[no-untyped-def]
         applies, res = runs.pop(0)
         seen.append(config)
+        bounds.append(timeout)
         if applies:
             lab.frr = config
         return res
@@ -198,6 +203,26 @@ def test_the_passes_bound_the_reloads_and_a_part_left_different_is_reported_not_
     res = converge(lab, "r1", target_for(RUNNING.replace("uplink", "core")), RouterState(RUNNING, lab.nft), passes=2)
     assert (res.ok, res.frr_ok, res.nft_ok, res.reloads) == (False, False, True, 2)
     assert res.notes == ["frr-reload: exit 1", "frr-reload: timed out after 30 s"]
+
+
+def test_a_deadline_cuts_each_run_and_no_run_starts_after_it(tmp_path, reloads):
+    """Issue 23: a change stops at its caller's deadline: every run ends by it (its bound is
+    what is left, not the whole timeout) and, once it has passed, no run or nft load starts."""
+    import time
+
+    lab = FakeLab(tmp_path, nft="table inet fw {\n\tset a {\n\t}\n}\n")
+    killed = ReloadResult(-9, True, [], elapsed_s=2.0)
+    reloads += [(False, killed), (False, killed)]
+    deadline = time.monotonic() + 2.0
+    res = converge(lab, "r1", target_for(RUNNING.replace("uplink", "core"), "table inet fw {\n}\n"),
+                   RouterState(RUNNING, lab.nft), passes=2, timeout=30.0, deadline=deadline)
+    assert res.reloads == 2 and all(0 < b <= 2.0 for b in bounds)  # cut to the deadline, not 30 s
+    lab.calls.clear()
+    res = converge(lab, "r1", target_for(RUNNING.replace("uplink", "core"), "table inet fw {\n}\n"),
+                   RouterState(RUNNING, "table inet fw {\n\tset a {\n\t}\n}\n"), passes=2, timeout=30.0,
+                   deadline=time.monotonic() - 0.1)  # passed already
+    assert res.reloads == 0 and not res.ok and lab.calls == []  # nothing ran
+    assert res.notes == ["frr-reload: not run, the bound of the change had passed"]
 
 
 def test_nft_is_loaded_once_when_it_differs_and_its_error_is_a_note(tmp_path, reloads):

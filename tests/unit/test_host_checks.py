@@ -124,7 +124,8 @@ def test_privilege_and_probe_findings_without_root(monkeypatch):
     kernel = checks.kernel_findings()
     assert kernel and all(not f.ok and f.detail == "not tested: needs root" for f in kernel)
     assert [f.name for f in checks.kernel_findings(["a1"])] == [
-        "network namespaces", "mount and UTS namespaces", "veth links", "nftables", "user namespaces"]
+        "network namespaces", "mount and UTS namespaces", "veth links", "nftables", "user namespaces",
+        "memory cgroup controller"]
     a0 = [f.name for f in checks.kernel_findings(["a0"])]
     assert "A0 sandbox (bwrap)" in a0 and "cgroup v1 memory and pids controllers" in a0
 

@@ -20,7 +20,7 @@ from ani.campaign.report import render_markdown, summarize
 from ani.campaign.results import read_runs
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
-from ani.errors import CapabilityMissing, ErrorCode, HostFault, ProgramMissing
+from ani.errors import CampaignSpecError, CapabilityMissing, ErrorCode, HostFault, ProgramMissing
 from ani.host import programs
 from ani.protocol import Level, ToolResult
 from test_campaign_runner import FCheck, FResult  # the fake check and result of the runner's tests
@@ -263,30 +263,49 @@ def test_the_campaign_says_which_cells_how_many_and_why_and_resume_reruns_them(s
     assert {r.label for r in read_runs(out)} == {"clean_success"}
 
 
-@pytest.mark.parametrize("over, flag", [({"variants": 1}, " --variants 1"), ({}, ""),
-                                        ({"bound": 0.6}, " --bound 0.6")])
-def test_the_printed_resume_command_keeps_a_variants_given_on_the_command_line(tmp_path, over, flag):
-    """``ani campaign run FILE --variants 1`` that ends with infrastructure errors printed
-    ``... FILE --resume OUT``: run as printed, --resume took the file's ``variants: 2`` and grew
-    the campaign (faults-density-levels --variants 1: 20 runs became 60)."""
-    from ani.campaign.spec import load_spec
+@pytest.mark.parametrize("over", [{"variants": 1}, {}, {"bound": 0.6}], ids=["variants", "file", "bound"])
+def test_the_printed_resume_command_resumes_the_campaign_that_was_started(tmp_path, over):
+    """``ani campaign run FILE --variants 1`` that ends with infrastructure errors prints
+    ``... FILE --resume OUT``; run as printed, --resume takes S from the folder (before, it took
+    the file's ``variants: 2`` and grew the campaign: faults-density-levels --variants 1, 20
+    runs became 60; issue 23 §3: 7 became 21)."""
+    from ani.campaign.loop import load_for_run
 
     (tmp_path / "scen.yaml").write_text("fake: true\n")
     camp = tmp_path / "camp.yaml"
     camp.write_text("name: t\nscenario: scen.yaml\ntask: onboard-site\nvariants: 2\n"
                     "cells: [{name: a1, level: a1}, {name: a2, level: a2}]\n")
-    spec = load_spec(camp, variants=over.get("variants"), bound=over.get("bound"))
+    spec = load_for_run(camp, variants=over.get("variants"), bound=over.get("bound"))
     out = tmp_path / "res"
     con = Console(file=open(tmp_path / "c.txt", "w"), width=400)
     run_campaign(spec, out, progress=False, deps=World([("set", "site"), ("reload", "x")]).deps(),
                  source=camp, console=con)
     con.file.close()
     text = " ".join((tmp_path / "c.txt").read_text().split())
-    assert f"then rerun them with: ani campaign run {camp}{flag} --resume {out}" in text
+    assert f"then rerun them with: ani campaign run {camp} --resume {out}" in text
     # run as printed, the resume plans exactly the runs the first command did
-    again = load_spec(camp, variants=over.get("variants"), bound=over.get("bound"))
+    again = load_for_run(camp, out)
+    assert (again.variants, again.bound) == (spec.variants, spec.bound)
     res = run_campaign(again, out, resume=True, progress=False, deps=World([("set", "site")]).deps())
     assert len(read_runs(out)) == 2 * spec.variants and {r.label for r in res.ran} == {"clean_success"}
+
+
+def test_resume_grows_only_with_an_explicit_variants_and_never_shrinks(tmp_path):
+    from ani.campaign.loop import load_for_run
+
+    (tmp_path / "scen.yaml").write_text("fake: true\n")
+    camp = tmp_path / "camp.yaml"
+    camp.write_text("name: t\nscenario: scen.yaml\ntask: onboard-site\nvariants: 3\n"
+                    "cells: [{name: a1, level: a1}]\n")
+    out = tmp_path / "res"
+    run_campaign(load_for_run(camp, variants=1), out, progress=False, deps=World([("set", "site")]).deps())
+    assert load_for_run(camp, out).variants == 1  # the folder's S, not the file's 3
+    grown = load_for_run(camp, out, variants=2)
+    res = run_campaign(grown, out, resume=True, progress=False, deps=World([("set", "site")]).deps())
+    assert [r.seed for r in res.ran] == [2] and load_for_run(camp, out).variants == 2
+    with pytest.raises(CampaignSpecError, match=r"S = 2 runs per cell; --resume can keep S .* not shrink it to 1"):
+        run_campaign(load_for_run(camp, out, variants=1), out, resume=True, progress=False,
+                     deps=World([("set", "site")]).deps())
 
 
 def test_a_level_that_cannot_work_here_stops_the_campaign_before_any_lab(spec, tmp_path):

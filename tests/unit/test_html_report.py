@@ -168,8 +168,10 @@ def test_no_damage_shows_the_rule_of_three_bound(grid):
     # a1 at density=2,fault_rate=0: 2 valid runs, none damaged: bound 3/2 capped at 1.000
     assert re.search(r"<td>a1 @ density=2,fault_rate=0</td><td class=\"text\">damage &lt; 0\.842 "
                      r"\(Clopper-Pearson 95%\), rule of three 3/n = 1\.000</td>", html)
-    rates = P["rates"]
-    assert "rule of three: 1 - 3/n" in _comments(rates.svg)
+    # in the plot only where 1 - 3/n bounds something (n >= 4): 2 runs draw no tick at 0
+    assert "rule of three: 1 - 3/n" not in _comments(P["rates"].svg)
+    clean = summarize([rec("a0", i, True, True) for i in (1, 2, 3, 4)], {})
+    assert "rule of three: 1 - 3/n" in _comments(plots.rates_plot(clean).svg)
     # a campaign where every run was damaged has no bound, in the plot or the table
     damaged = summarize([rec("a0", i, True, False) for i in (1, 2, 3)], {})
     assert "rule of three: 1 - 3/n" not in _comments(plots.rates_plot(damaged).svg)
@@ -368,3 +370,21 @@ def test_observer_and_measured_outcomes_are_counted_per_row():
     plain = render_html(summarize([rec("a1", 1, True, new=False)], {}))
     has = any(f in RunRecord.model_fields for f in ("unsafe", "recovered", "invalid_calls", "locks_left"))
     assert ('<h2 id="outcomes">' in plain) == has
+
+
+def test_a_blocklisted_cell_says_what_the_ablation_does_and_does_not_stop(grid):
+    # issue 23: the report must not let a reader take "blocklisted" for "protected"
+    from ani.adapters.blocklist import SCOPE
+    from ani.campaign.report import render_markdown
+
+    _, page, _ = grid
+    assert "does not stop" not in page  # no blocklisted cell: no note
+    spec = {**{k: v for k, v in SPEC.items() if k != "stress"}, "factor": "blocklist",
+            "cells": [{"name": "a1", "level": "a1", "blocklist": False},
+                      {"name": "a1+bl", "level": "a1", "blocklist": True}]}
+    records = [rec("a1", s, True, True) for s in (1, 2)] + [rec("a1+bl", s, True, True, blocklist=True) for s in (1, 2)]
+    s = summarize(records, spec)
+    html = section(render_html(s), "rates")
+    assert "emptied entry by entry" in html and "It does not stop damage the list does not name" in html
+    assert "inspects nothing at a2, a3t, a3r and a4" in html
+    assert SCOPE in render_markdown(s)

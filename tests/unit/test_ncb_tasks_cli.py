@@ -95,7 +95,7 @@ def test_show_summarises_a_task_and_its_checks():
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert "links:" in lines and "  NewYork S0/0 <-> Washington S0/0" in lines
-    assert "platform: cisco-ios (NewYork cisco-ios, Washington cisco-ios)" in lines
+    assert "platform: cisco-ios (NewYork cisco-ios, Washington cisco-ios): cannot run here, the lab runs FRR routers only" in lines
     assert "  harvested-0007 (harvested-from-validated-run): 2 lines on NewYork" in lines
     assert "  Static Route from NewYork to Washington  ->  route check on NewYork" in lines
     res = invoke("tasks", "show", "--checks", str(DATA / "static-backup.json"))
@@ -169,3 +169,55 @@ def test_show_and_import_of_a_template_say_it_is_one_and_how_to_instantiate_it(t
     plain.write_text("task_name: x\n")
     res = invoke("tasks", "show", str(plain))
     assert res.exit_code == 2 and "a NetConfBench task file is JSON" in res.stderr
+
+
+def test_import_of_a_cisco_task_says_plainly_it_cannot_run_here(tmp_path):
+    """issue 23 §6: the importer accepted the draft's Cisco IOS task without a word; it is valid
+    NetConfBench (imported, exit 0), and stderr says it cannot run here in the runner's words."""
+    res = invoke("tasks", "import", str(DATA), "--into", str(tmp_path / "in"))
+    assert res.exit_code == 0, res.output
+    assert res.stderr.splitlines()[0] == (
+        f"warning: {DATA / 'ios-static.json'}: startup_configs: the task's configurations are for cisco-ios, "
+        "not FRR: the lab runs FRR routers only, so this task cannot run here (ani run --task-file and a "
+        "campaign's tasks: refuse it)")
+    assert "static-backup.json" not in res.stderr.splitlines()[0]
+    assert sorted(p.name for p in (tmp_path / "in").iterdir()) == ["ios-static.json", "static-backup.json"]
+    show = invoke("tasks", "show", str(DATA / "ios-static.json"))
+    assert "platform: cisco-ios (NewYork cisco-ios, Washington cisco-ios): cannot run here" in show.stdout
+    assert "cannot run here" not in invoke("tasks", "show", str(DATA / "static-backup.json")).stdout
+
+
+def test_the_import_warning_and_the_runners_refusal_say_the_same():
+    from ani.errors import TaskFormatError
+    from ani.netconfbench.lab import platform_problem, refuse_other_platforms
+
+    task = load_task(DATA / "ios-static.json")
+    try:
+        refuse_other_platforms(task, "x.json")
+    except TaskFormatError as exc:
+        assert str(exc) == f"{platform_problem(task, 'x.json')} (refused before any lab)"
+    else:
+        raise AssertionError("a cisco-ios task was not refused")
+    assert platform_problem(load_task(DATA / "static-backup.json"), "y.json") is None
+
+
+def test_a_misspelt_task_key_is_named_with_the_key_it_misspells(tmp_path):
+    """issue 23 §6: ``testcase`` (for ``testcases``) was reported as ``testcases: required``
+    only; a misspelt optional key (``startup_config``) was kept silently and the task ran
+    without its startup configs. An unknown key not close to a task key stays an extension."""
+    doc = json.loads((DATA / "static-backup.json").read_text())
+    one = dict(doc)
+    one["testcase"] = one.pop("testcases")
+    (tmp_path / "a.json").write_text(json.dumps(one))
+    two = dict(doc)
+    two["startup_config"] = two.pop("startup_configs")
+    (tmp_path / "b.json").write_text(json.dumps(two))
+    ext = dict(doc, x_origin="netconfbench draft 00")
+    (tmp_path / "c.json").write_text(json.dumps(ext))
+    res = invoke("tasks", "import", str(tmp_path / "a.json"), str(tmp_path / "b.json"), str(tmp_path / "c.json"))
+    assert res.exit_code == 2
+    assert res.stderr.splitlines() == [
+        f"error: {tmp_path / 'a.json'}: testcase: not a task key (did you mean 'testcases'?); testcases: required",
+        f"error: {tmp_path / 'b.json'}: startup_config: not a task key (did you mean 'startup_configs'?)",
+    ]
+    assert invoke("tasks", "import", str(tmp_path / "c.json")).exit_code == 0

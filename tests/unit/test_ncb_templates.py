@@ -490,3 +490,27 @@ def test_cli_errors(tmp_path):
     bad.write_text("parameters:\n  a: {type: format, format: '{b}'}\n  b: {type: format, format: '{a}'}\n")
     res = runner.invoke(app, ["instantiate", str(bad), "--seed", "1"])
     assert res.exit_code == 2 and "unresolved dependency: a, b (a waits for b; b waits for a)" in res.output
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "..", "x..y", "/abs", "a\\b", ".hidden", "-rf"])
+def test_a_template_name_that_is_not_one_file_name_is_refused_and_nothing_is_written(tmp_path, name):
+    """issue 23 §1: ``template.name: ../escape`` wrote ``../escape-seed1.json`` outside ``--out``.
+    The name is data: one file-name component, else exit 2 naming the field, never writing."""
+    import yaml
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "t.yaml").write_text(yaml.safe_dump({"template": {"name": name}, "parameters": NODES, **task_body()}))
+    res = CliRunner().invoke(app, ["instantiate", str(work / "t.yaml"), "--seed", "1", "--seed", "2",
+                                   "--out", str(work / "out")])
+    assert res.exit_code == 2, res.output
+    assert "t.yaml: template.name: not a file name" in res.output
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["t.yaml", "work"]
+
+
+def test_a_file_stem_that_is_a_file_name_names_the_instances(tmp_path):
+    (tmp_path / "my.tpl-1.yaml").write_text(json.dumps({"parameters": NODES, **task_body()}))
+    res = CliRunner().invoke(app, ["instantiate", str(tmp_path / "my.tpl-1.yaml"), "--seed", "1", "--seed", "2",
+                                   "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["my.tpl-1-seed1.json", "my.tpl-1-seed2.json"]

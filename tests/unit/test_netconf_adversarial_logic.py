@@ -503,7 +503,7 @@ def test_apply_time_bound_grows_with_the_size_of_the_change(monkeypatch):
 
     seen: list[float] = []
 
-    def fake_apply(lab, router, intended, write_startup=False, timeout=30.0):  # type: ignore[no-untyped-def]
+    def fake_apply(lab, router, intended, write_startup=False, timeout=30.0, deadline=None):  # type: ignore[no-untyped-def]
         seen.append(timeout)
         return ApplyReport(changed=True)
 

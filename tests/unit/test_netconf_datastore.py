@@ -36,7 +36,7 @@ class FakeBackend:
         self.calls.append("read")
         return self.cfg.model_copy(deep=True)
 
-    def apply(self, intended: DeviceConfig) -> ApplyReport:
+    def apply(self, intended: DeviceConfig, deadline: float | None = None) -> ApplyReport:
         self.calls.append("apply")
         if self.refuse is not None:
             msg, self.refuse = self.refuse, None
@@ -471,7 +471,7 @@ def test_timeout_counts_from_the_start_of_the_commit(timers):
     dev, be = make(V1, timers)
     slow = be.apply
 
-    def apply(intended):
+    def apply(intended, deadline=None):
         time.sleep(0.3)
         return slow(intended)
 

@@ -46,7 +46,7 @@ class Backend:
     def read(self) -> DeviceConfig:
         return self.cfg.model_copy(deep=True)
 
-    def apply(self, intended: DeviceConfig) -> ApplyReport:
+    def apply(self, intended: DeviceConfig, deadline: float | None = None) -> ApplyReport:
         self.on_apply(intended)
         if self.refuse:
             raise ApplyError("refused by the fake", restored=True)

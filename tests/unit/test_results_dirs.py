@@ -26,8 +26,25 @@ def test_a_registered_folder_is_known_and_hidden_once_it_exists(tmp_path, monkey
     assert results_dirs.known() == sorted([real, (tmp_path / "state").resolve()])
 
 
-def test_hidden_dirs_takes_every_known_results_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(results_dirs, "known", lambda: [Path("/srv/some/results"), Path("/usr")])
+def test_hidden_dirs_takes_every_known_results_folder_inside_the_visible_tree(tmp_path, monkeypatch):
+    monkeypatch.setattr(results_dirs, "known", lambda: [Path("/usr/local/some/results"), Path("/usr"),
+                                                        Path("/srv/some/results"), Path("/etc/frr/x")])
     monkeypatch.setattr(Path, "is_dir", lambda self: True)
     out = hidden_dirs()
-    assert Path("/srv/some/results") in out and Path("/usr") not in out  # a system dir never is
+    assert Path("/usr/local/some/results") in out
+    assert Path("/usr") not in out  # a visible root never is
+    # outside the allowlist a folder is not in the sandbox at all: a tmpfs would show its name
+    assert Path("/srv/some/results") not in out
+    assert Path("/etc/frr/x") not in out  # the sandbox's /etc/frr is its own tmpfs
+
+
+def test_the_sandbox_root_is_an_allowlist():
+    from ani.adapters import sandbox
+
+    args = sandbox.root_binds()
+    shown = {args[i + 2] for i, a in enumerate(args) if a in ("--ro-bind", "--symlink")}
+    assert shown <= {*sandbox.VISIBLE_ROOTS, "/var/run", "/var/lock"}, shown
+    assert {"/usr", "/etc"} <= shown and not shown & {"/", "/work", "/root", "/home", "/srv", "/opt", "/mnt", "/tmp"}
+    assert args[args.index("/var") - 1] == "--tmpfs"  # an empty /var, not the host's
+    # the ani package is hidden wherever it is installed, if it lies in the visible tree
+    assert all(d.is_relative_to("/usr") or d.is_relative_to("/etc") for d in sandbox.hidden_dirs())

@@ -89,8 +89,8 @@ def test_agent_config_campaign_files_are_checked_as_ani_campaign_run_checks_them
     run = CliRunner().invoke(app, ["run", "--agent-config", str(camp), "--out", str(tmp_path / "o")])
     campaign = CliRunner().invoke(app, ["campaign", "run", str(camp), "--out", str(tmp_path / "p")])
     assert run.exit_code == 2 and campaign.exit_code == 2
-    assert _error_line(run) == f"error: --agent-config {camp}: invalid campaign: budjet: Extra inputs are not permitted"
-    assert _error_line(campaign) == f"error: {camp}: invalid campaign: budjet: Extra inputs are not permitted"
+    assert _error_line(run) == f"error: --agent-config {camp}: invalid campaign: budjet: Extra inputs are not permitted (did you mean 'budget'?)"
+    assert _error_line(campaign) == f"error: {camp}: invalid campaign: budjet: Extra inputs are not permitted (did you mean 'budget'?)"
     camp.write_text(f"name: x\nscenario: {SCENARIO}\ntask: onboard-site\nagent: {{kind: scripted}}\nvariants: 0\n")
     run = CliRunner().invoke(app, ["run", "--agent-config", str(camp), "--out", str(tmp_path / "o")])
     assert run.exit_code == 2 and "invalid campaign: variants: Input should be greater than or equal to 1" in run.stderr

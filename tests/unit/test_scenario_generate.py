@@ -385,8 +385,13 @@ def test_cli_generate_prints_the_hash_and_show_summarises(tmp_path, monkeypatch)
     h = generate_scenario(DEFAULT, seed=7).hash
     assert h in r1.stdout
     assert (tmp_path / "default-s7-d4.yaml").read_text() == render_yaml(generate(DEFAULT, seed=7))
-    r2 = runner.invoke(app, ["scenario", "generate", str(DEFAULT), "--seed", "8", "--density", "3", "-o", "x.yaml"])
+    r2 = runner.invoke(app, ["scenario", "generate", str(DEFAULT), "--seed", "8", "--density", "3", "--out", "x.yaml"])
     assert r2.exit_code == 0 and h not in r2.stdout and load_scenario(tmp_path / "x.yaml").generated.density == 3
+    for old in ("-o", "--output"):  # the old names of --out (one spelling: --out, as ani run's): hidden, said
+        r = runner.invoke(app, ["scenario", "generate", str(DEFAULT), "--seed", "8", old, f"y{old}.yaml"])
+        assert r.exit_code == 0 and (tmp_path / f"y{old}.yaml").exists(), r.output
+        assert "warning: -o/--output is deprecated: use --out" in r.output
+    assert "--output" not in " ".join(runner.invoke(app, ["scenario", "generate", "--help"]).output.split())
     r3 = runner.invoke(app, ["scenario", "show", "default-s7-d4.yaml"])
     assert r3.exit_code == 0, r3.output
     for text in ("core (route reflector)", "tenant-site", "floating-address", "underlay", str(len(generate(DEFAULT, seed=7)["invariants"]))):

@@ -11,7 +11,7 @@ import pytest
 
 from ani.device.model import DeviceConfig, StaticRoute
 from ani.device.parse import parse
-from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError
+from ani.sot.errors import Conflict, DocError, PatchError, SotArgError, SotError, SotPathError, UnknownRevision
 from ani.sot.patch import pointer
 from ani.sot.repo import SotRepo
 
@@ -268,15 +268,31 @@ def test_delete_a_service_file(sot: SotRepo) -> None:
     assert [f["status"] for f in sot.diff()["files"]] == ["deleted"]
 
 
-@pytest.mark.parametrize("revision", ["@{-1}", "HEAD@{1}", "HEAD@{yesterday}"])
-def test_unresolvable_revision_syntax_is_unknown_revision(sot: SotRepo, revision: str) -> None:
-    # GitPython's rev-parse raises IndexError / NotImplementedError for these, not BadName
+@pytest.mark.parametrize("revision", [
+    "@{-1}", "HEAD@{1}", "HEAD@{yesterday}",  # reflog syntax: GitPython raised IndexError / NotImplementedError
+    "HEAD:../../etc/passwd", "HEAD:devices/r1.json", ":/init",  # a path, a message search (issue 23: internal)
+    "--all", "-h", "HEAD..HEAD~1", "HEAD^{tree}", "HEAD^!", "main", "", "a\x00b", "0" * 41, "x" * 100_000,
+])
+def test_a_revision_names_a_commit_never_a_path(sot: SotRepo, revision: str) -> None:
     before = _snapshot(sot)
-    with pytest.raises(SotError, match="unknown revision"):
-        sot.read("devices/r1.json", revision)
-    with pytest.raises(SotError, match="unknown revision"):
-        sot.revert(revision)
+    for call in (lambda: sot.read("devices/r1.json", revision), lambda: sot.revert(revision)):
+        with pytest.raises(SotArgError) as e:
+            call()
+        assert "a revision names a commit" in str(e.value) and len(str(e.value)) < 400
     assert _snapshot(sot) == before and _no_lock(sot)
+
+
+def test_revisions_of_the_documented_forms(sot: SotRepo) -> None:
+    p = pointer("static_routes", "192.0.2.0/24", "distance")
+    first = sot.head()
+    sot.patch("devices/r1.json", [{"op": "replace", "path": p, "value": 200}], first)
+    second = sot.commit("200")
+    for rev in ("HEAD~1", "HEAD^", "HEAD^1", first, first[:7].upper(), second[:7] + "~1", "HEAD~0^"):
+        assert sot.commit_of(rev).hexsha == first, rev
+    assert sot.commit_of("HEAD").hexsha == sot.commit_of("HEAD~0").hexsha == second
+    for rev in ("0" * 40, "HEAD~5", "abcd"):  # well-formed, no such commit: not_found, not invalid
+        with pytest.raises(UnknownRevision, match="unknown revision"):
+            sot.read("devices/r1.json", rev)
 
 
 def test_too_long_file_name_is_a_path_error(sot: SotRepo) -> None:

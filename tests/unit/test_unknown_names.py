@@ -286,3 +286,14 @@ def test_a2_leafref_to_nothing_names_what_exists():
     assert issue.message.endswith("; did you mean 'RM-IN'? (names are case-sensitive); known: RM-IN, RM-OUT"), issue.message
     (none,) = [i for i in validate_json({frr: {"bgp": bgp}}) if i.severity == "error"]
     assert none.message.endswith("; known: none"), none.message
+
+
+def test_a_long_name_is_quoted_cut_with_its_length():
+    """An agent's 100 kB device name is not repeated back to it whole (issue 23): the first
+    MAX_SHOWN characters, then the length; a name at the bound is quoted whole."""
+    from ani import names
+
+    msg = names.unknown("device", "x" * 100_000, ["e1", "r1"])
+    assert msg == f"unknown device {'x' * names.MAX_SHOWN!r}... (100000 characters); known: e1, r1"
+    edge = "y" * names.MAX_SHOWN
+    assert names.unknown("device", edge, ["e1"]) == f"unknown device {edge!r}; known: e1"

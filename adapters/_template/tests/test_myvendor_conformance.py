@@ -49,17 +49,24 @@ class TestMyVendorOnFakeLab(MyVendorChecks):
         return FakeLab(DEFAULT_TOPOLOGY, reject=[r"^bogus"])
 
 
-class TestMyVendorOnLab(MyVendorChecks):
-    @pytest.fixture(scope="class")
-    def lab(self):
-        from ani.errors import CapabilityMissing
-        from ani.lab import Lab
-        from ani.lab.capability import check_capabilities
-        from ani.lab.topology import parse_topology
+@pytest.fixture(scope="module")
+def real_lab():
+    """One real ani lab for the module (a class-scoped fixture may not be a method: pytest 9
+    deprecates it, PytestRemovedIn10Warning)."""
+    from ani.errors import CapabilityMissing
+    from ani.lab import Lab
+    from ani.lab.capability import check_capabilities
+    from ani.lab.topology import parse_topology
 
-        try:
-            check_capabilities()
-        except CapabilityMissing as exc:
-            pytest.skip(f"no lab on this host: {exc}")
-        with Lab(parse_topology(DEFAULT_TOPOLOGY)) as lab:  # up on enter, down on exit
-            yield lab
+    try:
+        check_capabilities()
+    except CapabilityMissing as exc:
+        pytest.skip(f"no lab on this host: {exc}")
+    with Lab(parse_topology(DEFAULT_TOPOLOGY)) as lab:  # up on enter, down on exit
+        yield lab
+
+
+class TestMyVendorOnLab(MyVendorChecks):
+    @pytest.fixture
+    def lab(self, real_lab):
+        return real_lab

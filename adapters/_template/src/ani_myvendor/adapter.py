@@ -50,6 +50,9 @@ class MyVendorAdapter(BaseAdapter):
     """
 
     level = Level.A1  # the ANI level whose tool surface this adapter offers
+    #: its tools carry CLI command lines (``commands``), so the blocklist ablation can inspect
+    #: them (``create_adapter(..., blocklist=True)`` refuses an adapter without this)
+    blocklist_inspects = True
 
     def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
