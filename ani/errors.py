@@ -58,6 +58,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- NetconfClientError       ani.netconf.client: the NETCONF client side
     |       +-- RpcFailed            a reply carried error-severity rpc-errors
     |       +-- SessionLost          no session, or it dropped (``outcome_unknown``)
+    |           +-- Unsupported      the server's hello lacks what an operation needs
     +-- NetconfError                 ani.netconf: the server side of a NETCONF session
     |   +-- RpcError                 one rpc-error to send (RFC 6241 §4.3)
     |   +-- RpcErrors                several
@@ -122,6 +123,7 @@ class ErrorCode(StrEnum):
     RESOURCE_EXHAUSTED = "resource_exhausted"  # a resource pool (addresses, seq numbers, names) has no free value
     NON_CONVERGENT = "non_convergent"  # reconciliation stopped: the same or the inverse drift came back
     LOCKED = "locked"  # another management session holds the device's configuration lock (a NETCONF <lock> on running, RFC 6241 §7.5); retriable once it is released
+    UNSUPPORTED = "unsupported"  # the device does not announce what the tool needs (a NETCONF capability or YANG module in its hello): nothing was sent; a retry cannot help
 
 
 class AniError(Exception):

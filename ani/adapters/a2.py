@@ -21,6 +21,14 @@ Tools (``data`` keys in brackets):
 - ``discard_changes(device)``, ``lock(device, target)``, ``unlock(device, target)``
 - ``get_schema(identifier="ani-frr", version=None, device=None)`` — RFC 6022 [schema]
 
+The device's hello (RFC 6241 §8.1) is read when its session opens (:mod:`ani.netconf.hello`) and
+every RPC is checked against it before it is sent (:func:`ani.adapters.a2_support.needs`): one the device cannot do
+(``:candidate``, ``:confirmed-commit:1.1``, ``:validate``, ``ietf-netconf-monitoring``) is
+``unsupported``, not retriable, naming what is missing and what works there (:mod:`ani.adapters.a2_support`),
+and nothing is sent; reads keep working. A device that does not announce ``ani-frr`` gets a note
+on its reads, ``get_state`` without a filter reads the whole ``<get>``, and ``compare`` shows XML
+(docs/real-devices.md). ``compare`` diffs the whole datastores, every module's data.
+
 Reply checking: every ``<rpc-error>`` of a reply is read (ncclient 0.7.1 looks at the first
 only; see :mod:`ani.netconf.client`). Any error-severity one fails the call with
 ``command_failed`` (``lock-denied``, ``in-use``, ``resource-denied``: retriable), the message
@@ -101,13 +109,17 @@ from ani.netconf.client import (
     ReplyError,
     RpcFailed,
     SessionLost,
+    Unsupported,
     warning_lines,
 )
+from ani.adapters.a2_support import MODEL, TOOL_NEEDS, needs, support, support_text, unsupported_message
+from ani.netconf.hello import YANG_LIBRARY_NS, ServerHello
 from ani.protocol import Level, ToolResult
 
 __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 
-
+#: what an RPC may raise that a tool turns into a failed result
+_FAILS = (RpcFailed, AniTimeout, SessionLost, Unsupported)
 # -- the adapter ---------------------------------------------------------------------------
 
 
@@ -148,6 +160,7 @@ class A2Adapter(BaseAdapter):
         self._locks: dict[str, set[str]] = {}
         self._pending: dict[str, tuple[float, int]] = {}  # device -> (deadline monotonic, timeout s)
         self._lost: dict[str, str] = {}  # device -> why a pending confirmed commit is gone
+        self._library: dict[str, tuple[int, bool]] = {}  # device -> (generation, serves ani-frr)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -161,7 +174,7 @@ class A2Adapter(BaseAdapter):
                     continue
                 s.close()
                 del self._sessions[dev]
-                for state in (self._gen, self._locks, self._pending):
+                for state in (self._gen, self._locks, self._pending, self._library):
                     state.pop(dev, None)
         super().close()
 
@@ -185,9 +198,66 @@ class A2Adapter(BaseAdapter):
                 connect_timeout_s=self.connect_timeout_s,
                 rpc_timeout_s=self.rpc_timeout_s,
                 connect=self._connect,
+                require=(),  # each RPC's own needs are checked (_rpc), not the whole level's
             )
             self._sessions[device] = s
         return s
+
+    def hello(self, device: str) -> ServerHello | None:
+        """``device``'s hello (:class:`~ani.netconf.hello.ServerHello`), opening its session if
+        needed; None when the session reports no capabilities (a stand-in). Raises SessionLost."""
+        s = self.session(device)
+        s.ensure()
+        return s.hello
+
+    def support_notes(self) -> list[str]:
+        """One line per device that lacks something A2's tools use (the ``ani-frr`` module, a
+        capability): what works there and what does not (:func:`~ani.adapters.a2_support.support_text`); for a device
+        whose session cannot be opened, why (``r1: hello not checked: ...``). Opens every
+        device's session, in parallel (each bounded by ``connect_timeout_s``). For ``ani mcp
+        serve --inventory``, which prints them and gives them to the agent."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(d: str) -> str | None:
+            try:
+                h = self.hello(d)
+            except _FAILS as exc:
+                return f"{d}: hello not checked: {exc}"
+            if h is None:
+                return None
+            served = self.serves_model(d)
+            s = support(h, served)
+            return None if s["serves_model"] and not s["lacks"] else support_text(d, h, served)
+
+        devices = list(self.devices)
+        with ThreadPoolExecutor(max_workers=max(1, min(8, len(devices)))) as ex:
+            return [n for n in ex.map(one, devices) if n]
+
+    def serves_model(self, device: str) -> bool:
+        """Whether ``device`` serves ``ani-frr``: its hello says so, or (a server with a YANG
+        library, where YANG 1.1 modules are listed instead, RFC 7950 §5.6.4) its
+        ``/modules-state`` does, asked once per session. True when not known (no session yet,
+        a stand-in without capabilities, the library could not be read)."""
+        s = self._sessions.get(device)
+        if s is None or s.hello is None:
+            return True
+        known = s.hello.serves(MODEL)
+        if known is not None:
+            return known
+        cached = self._library.get(device)
+        if cached is None or cached[0] != s.generation:
+            cached = self._library[device] = (s.generation, self._library_has(s, MODEL))
+        return cached[1]
+
+    @staticmethod
+    def _library_has(s: NetconfSession, module: str) -> bool:
+        flt = filter_element(f'<modules-state xmlns="{YANG_LIBRARY_NS}"><module><name>{module}</name>'
+                             "</module></modules-state>")
+        try:
+            data = s.call("get", safe_to_repeat=True, filter=flt).data
+        except _FAILS:
+            return True  # not known: not claimed missing
+        return data is not None and any(n.text == module for n in data.iter(f"{{{YANG_LIBRARY_NS}}}name"))
 
     def netconf_session_ids(self) -> dict[str, str]:
         """``{device: NETCONF session-id}`` of this adapter's open sessions (RFC 6241 §8.1
@@ -216,9 +286,20 @@ class A2Adapter(BaseAdapter):
         Raises RpcFailed, AniTimeout, SessionLost."""
         s = self.session(device)
         try:
+            self._require(device, op, needs(op, kw))
             return s.call(op, safe_to_repeat=safe, **kw)
         finally:
             self._check_generation(device, s)
+
+    def _require(self, device: str, op: str, features: tuple[str, ...]) -> None:
+        """Open ``device``'s session if needed and raise Unsupported (nothing sent) if its hello
+        lacks one of ``features``. Raises SessionLost."""
+        s = self.session(device)
+        s.ensure()
+        if s.hello is not None and (missing := s.hello.missing(features)):
+            served = self.serves_model(device)
+            raise Unsupported(unsupported_message(device, op, missing, s.hello, served), missing,
+                              support(s.hello, served))
 
     def _check_generation(self, device: str, s: NetconfSession) -> None:
         old = self._gen.get(device)
@@ -253,7 +334,7 @@ class A2Adapter(BaseAdapter):
         warnings, data ``{device, warnings}``; a failure as :meth:`_fail` reports it."""
         try:
             reply = self._rpc(device, op, **kw)
-        except (RpcFailed, AniTimeout, SessionLost) as exc:
+        except _FAILS as exc:
             return self._fail(device, exc, what)
         return ToolResult.success(f"{device}: {done}" + warning_lines(reply.warnings),
                                   {"device": device,
@@ -292,13 +373,13 @@ class A2Adapter(BaseAdapter):
         try:
             flt = filter_element(args.filter) if args.filter else None
             reply = self._rpc(args.device, "get_config", safe=True, source=args.source, filter=flt)
-        except (RpcFailed, AniTimeout, SessionLost, XmlArgError) as exc:
+        except (*_FAILS, XmlArgError) as exc:
             return self._fail(args.device, exc, f"get-config {args.source}")
         if flt is not None and reply.data is not None and len(reply.data) == 0:
             missing = self._unmatched(args.device, args.source, flt)
             if missing is not None:
                 return missing
-        return self._xml_result(reply, f"{args.device} {args.source}")
+        return self._xml_result(reply, f"{args.device} {args.source}", args.device)
 
     def _unmatched(self, device: str, source: str, flt: Any) -> ToolResult | None:
         """For a filter that selected nothing: ``not_found`` naming the list entry it asked for
@@ -307,7 +388,7 @@ class A2Adapter(BaseAdapter):
         content-match leaf is to blame (or the unfiltered datastore cannot be read)."""
         try:
             full = self._rpc(device, "get_config", safe=True, source=source)
-        except (RpcFailed, AniTimeout, SessionLost):
+        except _FAILS:
             return None
         found = unmatched_keys(flt, full.data)
         if not found:
@@ -331,20 +412,35 @@ class A2Adapter(BaseAdapter):
     )
     def get_state(self, args: GetStateArgs) -> ToolResult:
         try:
-            flt = filter_element(args.filter or f'<frr-state xmlns="{FRR_NS}"/>')
+            default = None
+            if not args.filter:  # frr-state; a device without ani-frr: everything it has
+                self.session(args.device).ensure()
+                default = f'<frr-state xmlns="{FRR_NS}"/>' if self.serves_model(args.device) else None
+            flt = filter_element(args.filter or default) if (args.filter or default) else None
             reply = self._rpc(args.device, "get", safe=True, filter=flt)
-        except (RpcFailed, AniTimeout, SessionLost, XmlArgError) as exc:
+        except (*_FAILS, XmlArgError) as exc:
             return self._fail(args.device, exc, "get")
-        return self._xml_result(reply, f"{args.device} state")
+        return self._xml_result(reply, f"{args.device} state", args.device)
 
-    def _xml_result(self, reply: Any, what: str) -> ToolResult:
+    def _xml_result(self, reply: Any, what: str, device: str = "") -> ToolResult:
         data = reply.data
         xml = pretty(list(data)) if data is not None else ""
         text, truncated, total = self._capped(xml)
         out = {"xml": text, "truncated": truncated, "bytes": total,
                "warnings": [w.to_dict() for w in reply.warnings]}
         shown = text if text.strip() else f"(no data: {what} is empty or the filter selected nothing)"
+        if device and not self.serves_model(device):
+            note = self._foreign_note(device)
+            out["note"] = note
+            shown += "\nnote: " + note
         return ToolResult.success(shown + warning_lines(reply.warnings), out)
+
+    def _foreign_note(self, device: str) -> str:
+        hello = self._sessions[device].hello
+        assert hello is not None
+        return (f"{device} does not serve the YANG module {MODEL} (its hello announces: "
+                f"{hello.module_list()}): its data is in those modules, not in <frr>; "
+                "write filters and edits in their namespaces")
 
     @tool(
         args=SchemaArgs,
@@ -361,7 +457,7 @@ class A2Adapter(BaseAdapter):
             kw["version"] = args.version
         try:
             reply = self._rpc(device, "get_schema", safe=True, **kw)
-        except (RpcFailed, AniTimeout, SessionLost) as exc:
+        except _FAILS as exc:
             return self._fail(device, exc, f"get-schema {args.identifier}")
         d = reply.root.find(f"{{{MONITORING_NS}}}data")
         text = (d.text or "") if d is not None else ""
@@ -382,10 +478,13 @@ class A2Adapter(BaseAdapter):
         try:
             run = self._rpc(args.device, "get_config", safe=True, source="running").data
             cand = self._rpc(args.device, "get_config", safe=True, source="candidate").data
-        except (RpcFailed, AniTimeout, SessionLost) as exc:
+        except _FAILS as exc:
             return self._fail(args.device, exc, "get-config")
         fmt = args.format
         note = ""
+        if fmt == "cli" and not self.serves_model(args.device):
+            note = f"(shown as XML: {args.device} does not serve {MODEL}, whose FRR text format cli shows)\n"
+            fmt = "xml"
         if fmt == "cli":
             try:
                 a, b = as_lines(args.device, run), as_lines(args.device, cand)
@@ -495,7 +594,7 @@ class A2Adapter(BaseAdapter):
                 t0 = time.monotonic()
                 gen = self.session(d).generation
                 reply = self._rpc(d, "commit", **kw)
-            except (RpcFailed, AniTimeout, SessionLost) as exc:
+            except _FAILS as exc:
                 failed = (d, exc)
                 break
             # committed: record it before reading running again, so that a session drop during
@@ -507,7 +606,7 @@ class A2Adapter(BaseAdapter):
                 self._pending.pop(d, None)
             try:
                 changed: bool | None = before != self._running(d)
-            except (RpcFailed, AniTimeout, SessionLost):
+            except _FAILS:
                 changed = None  # committed; whether running changed is not known
             if args.confirmed and self.session(d).generation != gen:
                 self._pending.pop(d, None)
@@ -546,7 +645,7 @@ class A2Adapter(BaseAdapter):
                     per[x]["candidate_equals_running"] = self._candidate(x) == a
                     if per[x]["candidate_equals_running"]:
                         emptied.append(x)
-                except (RpcFailed, AniTimeout, SessionLost) as cexc:
+                except _FAILS as cexc:
                     stuck.append(f"{x} ({cexc})")
             if cancelled:
                 msg += (f"; the confirmed commit(s) already made on {', '.join(cancelled)} were cancelled "
@@ -577,9 +676,11 @@ class A2Adapter(BaseAdapter):
     def confirm_commit(self, args: DevicesArgs) -> ToolResult:
         per: dict[str, dict[str, Any]] = {}
         problems: list[str] = []
+        codes: list[ErrorCode] = []
         retriable = True
         for d in _unique(args.devices):
             try:
+                self._require(d, "confirm_commit", TOOL_NEEDS["confirm_commit"])
                 why = self._not_pending(d)
                 if why is None:
                     before = self._running(d)
@@ -590,15 +691,17 @@ class A2Adapter(BaseAdapter):
                 if why is None:
                     reply = self._rpc(d, "commit")
                     after = self._running(d)
-            except (RpcFailed, AniTimeout, SessionLost) as exc:
+            except _FAILS as exc:
                 r = self._fail(d, exc, "confirming commit")
                 per[d] = {"ok": False, "error": r.error.message if r.error else str(exc), **(r.data or {})}
                 problems.append(per[d]["error"])
+                codes.append(r.error.code if r.error else ErrorCode.COMMAND_FAILED)
                 retriable = retriable and bool(r.error and r.error.retriable)
                 continue
             if why is not None:
                 per[d] = {"ok": False, "error": why}
                 problems.append(f"{d}: {why}")
+                codes.append(ErrorCode.COMMAND_FAILED)
                 retriable = False
                 continue
             self._pending.pop(d, None)
@@ -607,7 +710,7 @@ class A2Adapter(BaseAdapter):
         ok = [d for d, p in per.items() if p["ok"]]
         if problems:
             msg = "; ".join(problems) + (f" (confirmed: {', '.join(ok)})" if ok else "")
-            return ToolResult.failure(ErrorCode.COMMAND_FAILED, msg, retriable=retriable and not ok,
+            return ToolResult.failure(_one_code(codes), msg, retriable=retriable and not ok,
                                       data={"devices": per}, changed=changed)
         return ToolResult.success("\n".join(f"{d}: commit confirmed" for d in ok), {"devices": per}, changed=changed)
 
@@ -635,27 +738,35 @@ class A2Adapter(BaseAdapter):
     def cancel_commit(self, args: DevicesArgs) -> ToolResult:
         per: dict[str, dict[str, Any]] = {}
         problems: list[str] = []
+        codes: list[ErrorCode] = []
         for d in _unique(args.devices):
             try:
                 before = self._running(d)
                 reply = self._rpc(d, "cancel_commit")
                 after = self._running(d)
-            except (RpcFailed, AniTimeout, SessionLost) as exc:
+            except _FAILS as exc:
                 r = self._fail(d, exc, "cancel-commit")
                 per[d] = {"ok": False, "error": r.error.message if r.error else str(exc), **(r.data or {})}
                 problems.append(per[d]["error"])
+                codes.append(r.error.code if r.error else ErrorCode.COMMAND_FAILED)
                 continue
             self._pending.pop(d, None)
             self._lost.pop(d, None)
             per[d] = {"ok": True, "changed": before != after, "warnings": [w.to_dict() for w in reply.warnings]}
         changed = any(p.get("changed") for p in per.values())
         if problems:
-            return ToolResult.failure(ErrorCode.COMMAND_FAILED, "; ".join(problems), data={"devices": per}, changed=changed)
+            return ToolResult.failure(_one_code(codes), "; ".join(problems), data={"devices": per}, changed=changed)
         return ToolResult.success("\n".join(f"{d}: confirmed commit cancelled, running restored" for d in per),
                                   {"devices": per}, changed=changed)
 
 
 # -- helpers --------------------------------------------------------------------------------
+
+
+def _one_code(codes: list[ErrorCode]) -> ErrorCode:
+    """The code of a call that failed on several devices: theirs when they agree (``unsupported``
+    on every one), else ``command_failed``."""
+    return codes[0] if codes and len(set(codes)) == 1 else ErrorCode.COMMAND_FAILED
 
 
 def _unique(xs: list[str]) -> list[str]:
@@ -666,3 +777,4 @@ def _rebuild(d: dict[str, Any]) -> ReplyError:
     return ReplyError(severity=d.get("severity", "warning"), tag=d.get("tag", ""), type=d.get("type", ""),
                       message=d.get("message", ""), path=d.get("path"), app_tag=d.get("app_tag"),
                       info=d.get("info") or {})
+

@@ -26,6 +26,7 @@ revert no retry can make: of the initial or a
 merge commit, already undone, not applying)
 ``RpcFailed`` (NETCONF reply)                    ``command_failed``      per tag    ``device: what failed: <each error>``
 ``SessionLost`` (NETCONF), ``SessionError``      ``device_unreachable``  yes [1]_   ``data.outcome_unknown`` (NETCONF), ``data.cause`` [2]_
+``Unsupported`` (NETCONF hello lacks it)         ``unsupported``         no         its message; ``data.missing`` (features), its details
 ``ApplyError`` (``ReadError`` included),         ``device_unreachable``  yes [1]_   ``[device: ][what: ]<why>``
 ``LabError``, ``OSError``
 ``UnknownNode``                                  ``unknown_device``      no
@@ -108,7 +109,7 @@ def error_result(exc: BaseException, *, device: str | None = None, what: str = "
     from ani.adapters.netconf_xml import XmlArgError
     from ani.device.outcome import ApplyError
     from ani.intents.errors import IntentError, PoolExhausted
-    from ani.netconf.client import RETRIABLE_TAGS, RpcFailed, SessionLost, warning_lines
+    from ani.netconf.client import RETRIABLE_TAGS, RpcFailed, SessionLost, Unsupported, warning_lines
     from ani.sot.errors import Conflict, DocError, PatchError, SotError, SotPathError, UnknownRevision
 
     def fail(code: ErrorCode, message: str, retriable: bool = False, extra: dict[str, Any] | None = None) -> ToolResult:
@@ -140,6 +141,8 @@ def error_result(exc: BaseException, *, device: str | None = None, what: str = "
                     any(t in RETRIABLE_TAGS for t in exc.tags),
                     extra={"device": device, "errors": [e.to_dict() for e in exc.errors],
                            "warnings": [w.to_dict() for w in exc.warnings]})
+    if isinstance(exc, Unsupported):
+        return fail(ErrorCode.UNSUPPORTED, _subject(exc, device, ""), extra={"device": device, "missing": exc.missing, **exc.details})
     if isinstance(exc, SessionLost):
         cause = _ssh_cause(exc)
         return fail(ErrorCode.DEVICE_UNREACHABLE, _subject(exc, device, ""), not _gone(exc) and _retriable(exc),

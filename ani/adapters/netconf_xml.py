@@ -337,9 +337,12 @@ def _clean_copy(e: etree._Element) -> etree._Element:
 
 
 def as_lines(device: str, data: etree._Element | None) -> list[str]:
-    """A ``<data>`` element of get-config as comparable text lines: the FRR configuration as
-    FRR prints it (``ani.device.render``) then the firewall as ``nft ...`` lines, one element
-    or rule per line. Raises if the XML is not a valid ``ani-frr`` configuration."""
+    """A ``<data>`` element of get-config as comparable text lines, the whole datastore: its
+    ``ani-frr`` ``<frr>`` as the FRR configuration FRR prints (``ani.device.render``) then the
+    firewall as ``nft ...`` lines, one element or rule per line; then every other top-level
+    element (another module's data, which FRR text cannot show) as indented XML lines after an
+    ``# XML outside ani-frr`` line. So two datastores that differ anywhere give different lines.
+    Raises if the ``<frr>`` element is not a valid ``ani-frr`` configuration."""
     from ani.device.model import DeviceConfig
     from ani.device.render import render
     from ani.device.yang import from_xml
@@ -357,4 +360,8 @@ def as_lines(device: str, data: etree._Element | None) -> list[str]:
         for r in fw.forward_rules:
             m = (f" ip saddr @{r.saddr_set}" if r.saddr_set else "") + (f" ip daddr @{r.daddr_set}" if r.daddr_set else "")
             lines.append(f"  chain forward rule{m} {r.action}")
+    other = [] if data is None else [c for c in data if isinstance(c.tag, str) and c is not frr]
+    if other:
+        lines.append("# XML outside ani-frr")
+        lines += pretty(other).splitlines()
     return lines

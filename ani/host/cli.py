@@ -137,6 +137,7 @@ def doctor(
                "needed by scripts/setup.sh (make setup) only" if f.kind == "package" else
                "no level needs it (a fault kind is unavailable without it: docs/faults.md)"
                if "faults" in f.needed_by else
+               "no level needs it (the test suite only: make test)" if "test" in f.needed_by else
                "no level needs it for the scenarios in question"),
             soft_wrap=True, highlight=False,
         )

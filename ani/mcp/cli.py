@@ -207,6 +207,17 @@ def open_on_inventory(path: Path, level: str | None, options: dict[str, Any],
     return inv, inv.connect(name, trajectory=traj, blocklist=blocklist, **options)
 
 
+def device_notes(adapter: Any) -> list[str]:
+    """What an inventory's devices cannot do at this level (A2: a device whose NETCONF hello
+    lacks ``ani-frr`` or a capability its tools use: :meth:`ani.adapters.a2.A2Adapter.support_notes`),
+    each printed on stderr (``ani mcp: r1 does not serve ani-frr ...``); [] for a level that
+    checks nothing at start."""
+    notes = list(getattr(adapter, "support_notes", lambda: [])())
+    for n in notes:
+        print(f"ani mcp: {n}", file=sys.stderr, flush=True)
+    return notes
+
+
 def resolve_level(level: str | None) -> str:
     """``--level``, else ``$ANI_LEVEL`` (:func:`ani.registry.resolve_name`). Raises LevelError;
     with neither, its message says where a stdio client puts the level (args or ``env``)."""
@@ -273,9 +284,10 @@ def serve(
                 raise ConfigError("--lab and --inventory: give one (a lab, or the devices of an inventory)")
             inv, adapter = open_on_inventory(inventory, level, options, trajectory, blocklist)
             where, nodes = f"inventory {inventory}", inv.devices
+            notes = device_notes(adapter)
         else:
             lab, adapter = open_adapter(lab_id, level, options, trajectory, blocklist)
-            where, nodes = f"lab {lab.id}", lab.routers
+            where, nodes, notes = f"lab {lab.id}", lab.routers, []
     except (LabNotFound, RegistryError, ConfigError) as exc:
         if sock is not None:
             sock.close()
@@ -289,7 +301,8 @@ def serve(
     try:
         server = build_server(
             adapter,
-            instructions=f"ANI {what} on {where} (routers: {', '.join(nodes)})",
+            instructions=f"ANI {what} on {where} (routers: {', '.join(nodes)})"
+            + "".join(f". {n}" for n in notes),
         )
         if http:
             def ready(url: str) -> None:

@@ -18,7 +18,9 @@ each a :class:`NetconfClientError` (an ``ani.errors.AdapterError``) but the time
 - :class:`ani.errors.AniTimeout` — no reply within the RPC timeout (``seconds``; ``what``:
   ``"no reply to <operation>"``);
 - :class:`SessionLost` — the session could not be opened, or dropped while an operation that
-  is not safe to repeat was in flight (its outcome is then unknown).
+  is not safe to repeat was in flight (its outcome is then unknown);
+- :class:`Unsupported` — the server's hello does not announce what is needed (a capability, a
+  YANG module: :mod:`ani.netconf.hello`); nothing was sent.
 """
 
 from __future__ import annotations
@@ -32,15 +34,15 @@ from typing import Any
 from lxml import etree
 
 from ani.errors import AdapterError, AniError, AniTimeout
+from ani.netconf.hello import ServerHello
 from ani.ssh_errors import classify_ssh_open, known_hosts_problem, no_host_key_message
 
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
-#: capabilities A2 needs from a server (RFC 6241 §8.3, §8.4)
-REQUIRED_CAPS = (
-    "urn:ietf:params:netconf:capability:candidate:1.0",
-    "urn:ietf:params:netconf:capability:confirmed-commit:1.1",
-)
+#: the features (:data:`ani.netconf.hello.FEATURES`) a session requires by default: A3-T's
+#: transactions need both (RFC 6241 §8.3, §8.4); A2 requires none at connect and checks each
+#: tool's own needs
+REQUIRED_FEATURES = ("candidate", "confirmed-commit")
 #: error-tags of a failure that a later retry may not meet (RFC 6241 Appendix A: another session
 #: holds the lock or the resource)
 RETRIABLE_TAGS = frozenset({"lock-denied", "in-use", "resource-denied"})
@@ -188,6 +190,22 @@ class SessionLost(NetconfClientError):
         self.retriable = retriable
 
 
+
+
+class Unsupported(SessionLost):
+    """The server's hello does not announce what an operation needs; nothing was sent and a
+    retry cannot help (``retriable`` False, ``cause`` ``"unsupported"``). A SessionLost, so that
+    a caller that handles a session it cannot use (A3-T's transaction) handles this one too; A2's
+    tools report it as ``unsupported``. ``missing``: the features (:mod:`ani.netconf.hello`);
+    ``details``: more for a tool result's data (what works on that device)."""
+
+    def __init__(self, message: str, missing: list[str] | None = None,
+                 details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, cause="unsupported", retriable=False)
+        self.missing = list(missing or [])
+        self.details = dict(details or {})
+
+
 @dataclass
 class Reply:
     """A successful reply: ``root`` the ``<rpc-reply>`` element, ``warnings`` its
@@ -332,7 +350,11 @@ class NetconfSession:
         connect_timeout_s, rpc_timeout_s: seconds.
         connect: ``(endpoint, connect_timeout_s=, rpc_timeout_s=) -> manager`` (tests inject a
             fake; default :func:`ncclient_connect`).
+        require: the features the server must announce (:data:`REQUIRED_FEATURES` by default):
+            a server without one is refused at connect (:class:`Unsupported`).
 
+    ``hello``: the server's :class:`~ani.netconf.hello.ServerHello` once a session was opened
+    (None before, or when the manager reports no capabilities: a stand-in in tests).
     ``generation`` counts the sessions opened (0 = never); a caller that remembers it sees a
     reconnect (then the server has released the old session's locks and rolled back its
     unconfirmed confirmed commit, RFC 6241 §7.5 / §8.4.1).
@@ -346,8 +368,11 @@ class NetconfSession:
         connect_timeout_s: float = 10.0,
         rpc_timeout_s: float = 60.0,
         connect: Callable[..., Any] | None = None,
+        require: tuple[str, ...] = REQUIRED_FEATURES,
     ) -> None:
         self.name = name
+        self.require = tuple(require)
+        self.hello: ServerHello | None = None
         self._endpoint = endpoint
         self.connect_timeout_s = connect_timeout_s
         self.rpc_timeout_s = rpc_timeout_s
@@ -383,11 +408,14 @@ class NetconfSession:
             why = classify_ssh_open(exc, ep, probe_timeout_s=min(self.connect_timeout_s, 5.0))
             raise SessionLost(f"{self.name}: cannot open a NETCONF session: {why.message}", cause=why.cause,
                               retriable=why.retriable) from exc
-        caps = set(getattr(m, "server_capabilities", None) or [])
-        missing = [c for c in REQUIRED_CAPS if caps and c not in caps]
+        caps = list(getattr(m, "server_capabilities", None) or [])
+        hello = ServerHello.parse(caps) if caps else None
+        missing = hello.missing(self.require) if hello else []
         if missing:
             _close_quietly(m)
-            raise SessionLost(f"{self.name}: server lacks capabilities {missing}")
+            raise Unsupported(f"{self.name}: the server does not announce "
+                              + "; ".join(f"{f} ({ServerHello.needs(f)})" for f in missing), missing)
+        self.hello = hello
         self._m = m
         self.generation += 1
         return m

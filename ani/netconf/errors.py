@@ -8,6 +8,7 @@ warnings and still succeed, RFC 6241 §4.4: then it has no ``<ok/>``).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from typing import Literal
@@ -15,6 +16,8 @@ from typing import Literal
 from lxml import etree
 
 from ani.errors import NetconfError
+
+log = logging.getLogger(__name__)
 
 BASE_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 
@@ -31,6 +34,9 @@ ErrorType = Literal["transport", "rpc", "protocol", "application"]
 # characters XML 1.0 cannot carry (§2.2): C0 controls but tab / LF / CR, surrogates, U+FFFE/F
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _ANSI = re.compile("\x1b\\[[0-9;?]*[A-Za-z]")
+# an XPath's string literals (their content is data: ``[frr:name='a:b']``) and its prefixes
+_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
+_PREFIX = re.compile(r"(?<![\w.:-])([A-Za-z_][\w.-]*):(?![:\s])")
 
 
 def xml_safe(text: str) -> str:
@@ -38,6 +44,16 @@ def xml_safe(text: str) -> str:
     messages passed on) are dropped, other forbidden characters become ``\\xNN``."""
     text = _ANSI.sub("", text)
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def path_prefixes(path: str) -> list[str]:
+    """The namespace prefixes an XPath uses, in order of first use (``/frr:frr/frr:x[frr:k='a:b']``
+    -> ``["frr"]``; prefixes inside string literals are data, not prefixes)."""
+    out: list[str] = []
+    for p in _PREFIX.findall(_LITERAL.sub("''", path)):
+        if p not in out:
+            out.append(p)
+    return out
 
 
 class RpcError(NetconfError):
@@ -79,8 +95,15 @@ class RpcError(NetconfError):
     def __repr__(self) -> str:
         return f"RpcError({self.tag!r}, {self.message!r}, type={self.type!r}, severity={self.severity!r})"
 
-    def to_xml(self, nsmap_extra: dict[str, str] | None = None) -> etree._Element:
-        """The ``<rpc-error>`` element (base namespace)."""
+    def to_xml(self, nsmap_extra: dict[str, str] | None = None,
+               prefixes: dict[str, str] | None = None) -> etree._Element:
+        """The ``<rpc-error>`` element (base namespace).
+
+        ``prefixes``: ``{prefix: namespace URI}`` of the prefixes error-paths may use (the served
+        modules' and ``nc``, see :func:`ani.netconf.rpc.path_namespaces`): each one the path uses
+        is declared on its ``<error-path>`` element, so that a client can resolve the XPath
+        (RFC 6241 §4.3: "the prefixes used ... must be declared"; yangcli refuses the whole
+        reply otherwise). A prefix not in ``prefixes`` stays undeclared (and is logged)."""
         q = lambda n: f"{{{BASE_NS}}}{n}"  # noqa: E731
         nsmap = {None: BASE_NS, **(nsmap_extra or {})}
         e = etree.Element(q("rpc-error"), nsmap=nsmap)
@@ -90,7 +113,14 @@ class RpcError(NetconfError):
         if self.app_tag:
             etree.SubElement(e, q("error-app-tag")).text = xml_safe(self.app_tag)
         if self.path:
-            etree.SubElement(e, q("error-path")).text = xml_safe(self.path)
+            path = xml_safe(self.path)
+            known = {None: BASE_NS, **(prefixes or {}), **(nsmap_extra or {})}
+            used = path_prefixes(path)
+            missing = [p for p in used if p not in known]
+            if missing:
+                log.warning("error-path %r uses undeclared prefixes %s", path, missing)
+            decl = {p: known[p] for p in used if p in known}
+            etree.SubElement(e, q("error-path"), nsmap=decl or None).text = path
         msg = etree.SubElement(e, q("error-message"))
         msg.text = xml_safe(self.message)
         msg.set("{http://www.w3.org/XML/1998/namespace}lang", "en")

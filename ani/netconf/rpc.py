@@ -54,6 +54,7 @@ PROTOCOL_CAPABILITIES = (
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False,
                           remove_comments=True, remove_pis=True)
 _NS_RE = re.compile(r'^\s*namespace\s+["\']?([^"\';\s]+)', re.M)
+_PREFIX_RE = re.compile(r'^\s*prefix\s+["\']?([A-Za-z_][\w.-]*)', re.M)
 
 
 def _q(name: str, ns: str = BASE_NS) -> str:
@@ -70,6 +71,18 @@ def server_capabilities(schemas: dict[str, tuple[str, str]]) -> list[str]:
         if m:
             caps.append(f"{m.group(1)}?module={name}" + (f"&revision={rev}" if rev else ""))
     return caps
+
+
+def path_namespaces(schemas: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """``{prefix: namespace URI}`` that error-paths may use: ``nc`` (the base namespace) and each
+    module's own prefix (its header's ``prefix`` statement, which comes before any ``import``,
+    RFC 7950 §7.1) for every module of ``schemas`` (``{name: (revision, YANG text)}``)."""
+    out = {"nc": BASE_NS}
+    for _rev, text in schemas.values():
+        ns, prefix = _NS_RE.search(text), _PREFIX_RE.search(text)
+        if ns and prefix:
+            out.setdefault(prefix.group(1), ns.group(1))
+    return out
 
 
 def server_hello(session_id: int, capabilities: list[str]) -> bytes:
@@ -128,6 +141,11 @@ class Session:
     base11: bool = False
     kill: Callable[[int], None] | None = None
     sessions: Callable[[], list[dict[str, str]]] | None = None
+    #: the prefixes of error-paths and their namespaces (:func:`path_namespaces` of ``schemas``)
+    prefixes: dict[str, str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.prefixes = path_namespaces(self.schemas)
 
 
 @dataclass
@@ -146,7 +164,7 @@ class Reply:
 
 
 def _reply(rpc: etree._Element | None, errors: list[RpcError], data: etree._Element | None = None,
-           ok: bool = False) -> bytes:
+           ok: bool = False, prefixes: dict[str, str] | None = None) -> bytes:
     nsmap: dict[str | None, str] = {None: BASE_NS}
     if rpc is not None:
         nsmap.update({p: u for p, u in rpc.nsmap.items() if p is not None and u != BASE_NS})
@@ -155,7 +173,7 @@ def _reply(rpc: etree._Element | None, errors: list[RpcError], data: etree._Elem
         for k, v in rpc.attrib.items():  # RFC 6241 §4.2: every attribute of <rpc>, message-id too
             reply.set(k, v)
     for e in errors:
-        reply.append(e.to_xml())
+        reply.append(e.to_xml(prefixes=prefixes))
     if data is not None:
         reply.append(data)
     elif ok and not errors:
@@ -496,7 +514,8 @@ def handle(message: bytes, s: Session) -> Reply:
 
     def out(rpc: etree._Element | None, errors: list[RpcError], data: etree._Element | None = None,
             close: bool = False) -> Reply:
-        return Reply(_reply(rpc, errors, data, ok=data is None), close=close, op=op_name,
+        return Reply(_reply(rpc, errors, data, ok=data is None, prefixes=s.prefixes), close=close,
+                     op=op_name,
                      errors=[f"{e.severity}:{e.tag}" for e in errors])
 
     try:

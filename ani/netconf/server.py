@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 HELLO_TIMEOUT_S = 60.0
 #: largest message accepted (bytes); a bigger one closes the session
 MAX_MESSAGE = 64 * 1024 * 1024
+#: after close-session's <ok/>, how long the server waits for the client to close the channel
+#: before closing it itself: closed at once, the reply and the close reached yangcli (yuma123) in
+#: one read and it discarded the reply ("Discarding final buffer with EOF")
+CLOSE_GRACE_S = 2.0
 
 
 @dataclass
@@ -301,6 +305,7 @@ class _Session(asyncssh.SSHServerSession):
         self.ending = False  # no more RPCs are handled (close-session, kill-session, disconnect)
         self.released = False  # session_closed ran after the last RPC (close-session)
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.peer_gone = asyncio.Event()  # the client sent EOF or closed the channel
         self.worker: asyncio.Task[None] | None = None
         self.login = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.ctx: rpc.Session | None = None
@@ -348,11 +353,13 @@ class _Session(asyncssh.SSHServerSession):
             self.abort()
 
     def eof_received(self) -> bool:
+        self.peer_gone.set()
         self.queue.put_nowait(None)
         return False  # close the channel
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.ending = True
+        self.peer_gone.set()
         self.queue.put_nowait(None)
 
     # internals
@@ -435,6 +442,10 @@ class _Session(asyncssh.SSHServerSession):
                 self._write(reply.xml)
                 if reply.close:
                     self.ending = True
+                    try:  # the client closes on reading <ok/>; else we do, shortly
+                        await asyncio.wait_for(self.peer_gone.wait(), CLOSE_GRACE_S)
+                    except (TimeoutError, asyncio.TimeoutError):
+                        pass
                     if self.chan is not None:
                         self.chan.close()
                     break

@@ -10,7 +10,9 @@ import pytest
 from lxml import etree
 
 from ani.adapters.a2 import A2Adapter
-from ani.netconf.client import NetconfSession, RpcFailed, SessionLost, check_reply, parse_errors
+from ani.device.yang import module_texts
+from ani.netconf.client import NetconfSession, RpcFailed, Unsupported, check_reply, parse_errors
+from ani.netconf.rpc import server_capabilities
 from ani.errors import ErrorCode
 
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
@@ -113,6 +115,10 @@ class FakeReply:
         self.xml = xml
 
 
+#: the lab's server's hello (ani.netconf.rpc.server_capabilities of the shipped module)
+LAB_HELLO = server_capabilities(module_texts())
+
+
 class FakeManager:
     """Answers each operation with the next reply queued for it (default: <ok/>)."""
 
@@ -121,10 +127,7 @@ class FakeManager:
         self.calls: list[tuple[str, dict]] = []
         self.connected = True
         self.session_id = "5"
-        self.server_capabilities = [
-            "urn:ietf:params:netconf:capability:candidate:1.0",
-            "urn:ietf:params:netconf:capability:confirmed-commit:1.1",
-        ]
+        self.server_capabilities = list(LAB_HELLO)  # what the lab's server announces
 
     def _op(self, name: str, **kw) -> FakeReply:
         self.calls.append((name, kw))
@@ -225,8 +228,12 @@ def test_unreachable_device_is_reported():
 
 
 def test_session_refuses_a_server_without_candidate():
+    """A3-T's sessions require :candidate and :confirmed-commit:1.1 (the default): refused as
+    unsupported, not as a session that could not be opened (no retry helps)."""
     m = FakeManager()
     m.server_capabilities = ["urn:ietf:params:netconf:base:1.1"]
     s = NetconfSession("r1", lambda: {}, connect=lambda ep, **kw: m)
-    with pytest.raises(SessionLost, match="lacks capabilities"):
+    with pytest.raises(Unsupported, match=r"r1: the server does not announce candidate \(capability "
+                       r"urn:ietf:params:netconf:capability:candidate:1.0\); confirmed-commit") as ei:
         s.ensure()
+    assert ei.value.missing == ["candidate", "confirmed-commit"]

@@ -248,3 +248,19 @@ def test_netem_is_probed_for_the_latency_fault_and_breaks_no_level(monkeypatch):
     assert "Specified qdisc kind is unknown" in netem[0].line()
     assert not [f for f in checks.kernel_findings(["a1"]) if f.name.startswith("netem")]
     assert not [f for f in checks.kernel_findings(lab_only=True) if f.name.startswith("netem")]
+
+
+def test_a_test_only_program_missing_does_not_fail_doctor(host):
+    """yangcli / netconfd (issue 23: the NETCONF interop tests) are registered for the test suite
+    only: missing, they break no level and ani doctor exits 0, saying what needs them."""
+    f = programs.PACKAGES_FILE
+    f.write_text(f.read_text() + "yangcli          yangcli              test         interop test\n")
+    programs.entries.cache_clear()
+    yc = _by_name(checks.findings())["yangcli"]
+    assert not yc.ok and yc.breaks() == ()
+    assert checks.unfit(["a0"]) == {}
+    res = CliRunner().invoke(app, ["doctor", "--level", "a0"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert ("yangcli is missing (apt-get install yangcli): no level needs it (the test suite only: "
+            "make test)") in out

@@ -187,6 +187,7 @@ def test_error_codes_are_stable_strings() -> None:
         "RESOURCE_EXHAUSTED": "resource_exhausted",
         "NON_CONVERGENT": "non_convergent",
         "LOCKED": "locked",
+        "UNSUPPORTED": "unsupported",
     }
 
 
