@@ -7,11 +7,21 @@ runs, and drives it::
     session.start()                 # the agent's clock starts; injects the step-0 faults
     ... after each tool_call event (the runner's trajectory hook, in the agent's thread):
     session.on_tool_call(step, ev)  # step: tool calls returned so far (1, 2, ...); ev: the call
+    session.hold()                  # optional (faults.hold): every fault injected and over first
     session.stop()                  # after the agent, and again in run_one's finally: idempotent
     session.records, session.invalid_reason, session.ended_at
 
 Points are agent steps (``FaultSpec.at_step``; ``docs/faults.md``): a fault is injected when
-the ``at_step``-th tool call has returned, before the next one runs. Durations are seconds: a
+the ``at_step``-th tool call has returned, before the next one runs. A fault placed in time
+(``FaultSpec.at_s`` set, ``faults.placement: time``) is injected by the watcher thread
+``at_s`` seconds after :meth:`FaultSession.start`, between or during the agent's calls, and a
+deferred one as soon as its router is free.
+
+Exposure: each injected fault's record says how long it was in effect during the run
+(``FaultRecord.exposure_s``: from its injection to the start of its removal) and how much of
+that came before the agent stopped (``acting_s``). :meth:`FaultSession.hold` (``faults.hold``)
+keeps the run open after the agent stopped until every scheduled fault has been injected and has
+run its duration, so every level meets every fault for its whole duration. Durations are seconds: a
 watcher thread removes a fault ``duration_s`` seconds after its injection (so a fault lasts the
 same time whatever the level's speed); a fault with ``duration_s=None`` stays until
 :meth:`FaultSession.stop`.
@@ -64,7 +74,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ani.errors import FaultNotApplicable
-from ani.faults.base import FaultKind, FaultSpec, get_fault_kind, target_label
+from ani.faults.base import FaultKind, FaultSpec, get_fault_kind, target_label, target_routers
 from ani.faults.record import FaultRecord
 
 #: trajectory event names
@@ -90,6 +100,7 @@ class _Active:
     deadline: float | None
     state: str = "active"  # active -> removed
     extra: dict[str, Any] = field(default_factory=dict)
+    merged: list[tuple[int, float]] = field(default_factory=list)  # (index, when due) merged into this
 
 
 class FaultSession:
@@ -121,7 +132,8 @@ class FaultSession:
         self._lock = threading.RLock()
         self._wake = threading.Condition(self._lock)
         self._records = [FaultRecord(kind=s.kind, target=dict(s.target), params=dict(s.params),
-                                     at_step=s.at_step, duration_s=s.duration_s) for s in self.schedule]
+                                     at_step=s.at_step, at_s=s.at_s, duration_s=s.duration_s)
+                         for s in self.schedule]
         self._next = 0  # index of the next fault to inject
         self._deferred: list[int] = []  # due, waiting for a fault on one of their routers to end
         self._due_at: dict[int, float] = {}
@@ -133,6 +145,9 @@ class FaultSession:
         self._watcher: threading.Thread | None = None
         self._attempted_change = attempted_change
         self._pending: dict[int, tuple[float, str]] = {}  # index -> (when, detail): vanished mid-call
+        self._step = 0  # tool calls returned so far
+        self._agent_end: float | None = None  # when the agent stopped (hold or stop)
+        self._all_due = False  # holding: every step-placed fault is due now
 
     # --- what the runner reads -------------------------------------------------------------------
 
@@ -155,6 +170,12 @@ class FaultSession:
         return self._ended_at
 
     @property
+    def t0(self) -> float | None:
+        """Monotonic time (the session's clock) the agent's clock started (:meth:`start`), or
+        None; every ``*_s`` of the records and events is seconds since then."""
+        return self._t0
+
+    @property
     def active(self) -> int:
         """How many faults are in effect now."""
         with self._lock:
@@ -168,7 +189,7 @@ class FaultSession:
             if self._t0 is not None:
                 return
             self._t0 = self._clock()
-            self._inject_due(0)
+            self._inject_due(0)  # step 0, and time-placed faults at 0 s
             if self._watch and self.schedule:
                 self._watcher = threading.Thread(target=self._watch_loop, name="ani-fault-watch", daemon=True)
                 self._watcher.start()
@@ -181,6 +202,7 @@ class FaultSession:
         with self._lock:
             if self._t0 is None or self._stopped:
                 return
+            self._step = max(self._step, step)
             self._settle_pending(step, call)
             self._check_present(step, call)
             self._end_expired()
@@ -193,6 +215,8 @@ class FaultSession:
         mark the faults never reached. Idempotent (a later call removes only what an interrupted
         earlier one left); never raises."""
         with self._lock:
+            if self._agent_end is None:
+                self._agent_end = self._clock()
             self._stopped = True
             self._wake.notify_all()
             self._settle_pending(None, None)  # no call returns any more: a vanish is not the agent's
@@ -240,8 +264,24 @@ class FaultSession:
             self._invalid = f"fault {full}"
         self._event("fault_invalid", spec, reason=reason)
 
-    def _inject_due(self, step: int) -> None:
-        while self._next < len(self.schedule) and self.schedule[self._next].at_step <= step:
+    def _is_due(self, i: int, step: int | None) -> bool:
+        """Fault ``i`` is due: its time has come (time placement), or ``step`` reached its point,
+        or the session holds (every fault due)."""
+        spec = self.schedule[i]
+        if spec.at_s is not None:
+            return self._t0 is not None and self._clock() - self._t0 >= spec.at_s
+        return self._all_due or (step is not None and spec.at_step <= step)
+
+    def _next_due_time(self) -> float | None:
+        """Monotonic time the next time-placed fault is due (None: none waits for its time)."""
+        if self._next < len(self.schedule) and self._t0 is not None:
+            at = self.schedule[self._next].at_s
+            if at is not None:
+                return self._t0 + at
+        return None
+
+    def _inject_due(self, step: int | None) -> None:
+        while self._next < len(self.schedule) and self._is_due(self._next, step):
             i = self._next
             self._next += 1
             if self._invalid is not None:
@@ -250,21 +290,14 @@ class FaultSession:
             self._due_at[i] = self._clock()
             if self._defer(i):
                 continue
-            self._inject(i, step)
+            self._inject(i, self._step if step is None else step)
 
     # --- faults on one router (deferral) ------------------------------------------------------------
 
     @staticmethod
     def _routers(spec: FaultSpec) -> set[str]:
-        """The routers a fault acts on: its target's ``router`` and ``link`` ends."""
-        out: set[str] = set()
-        for key in ("router", "link", "routers"):
-            v = spec.target.get(key)
-            if isinstance(v, str):
-                out.add(v)
-            elif isinstance(v, (list, tuple)):
-                out.update(str(x) for x in v)
-        return out
+        """The routers a fault acts on (:func:`ani.faults.base.target_routers`)."""
+        return target_routers(spec.target)
 
     def _blocker(self, i: int) -> _Active | None:
         """An active fault of another kind on one of fault ``i``'s routers (same-kind faults on
@@ -310,6 +343,7 @@ class FaultSession:
             if a.state == "active" and a.kind.overlap_key(a.spec) == key:
                 end = None if spec.duration_s is None else self._clock() + spec.duration_s
                 a.deadline = None if a.deadline is None or end is None else max(a.deadline, end)
+                a.merged.append((i, self._clock()))
                 rec.merged_into = a.index
                 rec.detail = (f"merged: the same target was already under fault #{a.index} (step "
                               f"{a.spec.at_step}); that one lasts until this one's end")
@@ -485,6 +519,7 @@ class FaultSession:
 
     def _remove(self, a: _Active, *, why: str) -> None:
         rec = self._records[a.index]
+        self._note_exposure(a, self._clock())
         try:
             before = self._read_own(a.kind, a.spec)
             a.kind.remove(self.lab, a.spec, a.handle)
@@ -502,18 +537,78 @@ class FaultSession:
         if all(x.state != "active" for x in self._active) and not self._deferred:
             self._ended_at = self._clock()
 
+    def _note_exposure(self, a: _Active, off: float) -> None:
+        """Fill ``exposure_s`` / ``acting_s`` of fault ``a`` (and of the faults merged into it,
+        from when each was due), the fault being in effect until ``off`` (monotonic)."""
+        end = off if self._agent_end is None else min(off, self._agent_end)
+        for i, since in [(a.index, a.injected_at), *a.merged]:
+            rec = self._records[i]
+            rec.exposure_s = round(max(0.0, off - since), 3)
+            rec.acting_s = round(max(0.0, end - since), 3)
+
+    def _next_wake(self) -> float | None:
+        """Monotonic time of the watcher's next duty: a deadline or a time-placed fault due."""
+        times = [a.deadline for a in self._active if a.state == "active" and a.deadline is not None]
+        due = self._next_due_time()
+        if due is not None and self._invalid is None:
+            times.append(due)
+        return min(times) if times else None
+
+    def _timed_duties(self) -> None:
+        """What the clock drives (watcher and hold): end the expired faults; with time
+        placement or while holding, inject the deferred faults whose router is free and the
+        faults due now."""
+        self._end_expired(in_watcher=not self._all_due)
+        if self._all_due or any(s.at_s is not None for s in self.schedule):
+            self._inject_deferred()
+            self._inject_due(None)
+
     def _watch_loop(self) -> None:
         with self._lock:
             while not self._stopped:
-                deadlines = [a.deadline for a in self._active if a.state == "active" and a.deadline is not None]
-                if deadlines:
-                    wait = max(0.0, min(deadlines) - self._clock())
+                when = self._next_wake()
+                if when is not None:
+                    wait = max(0.0, when - self._clock())
                     if wait <= 0:
-                        self._end_expired(in_watcher=True)
+                        self._timed_duties()
                         continue
                     self._wake.wait(timeout=min(wait, 1.0))
                 else:
                     self._wake.wait(timeout=1.0)
+
+    # --- hold: every fault met before the agent's end is accepted ----------------------------------
+
+    def _work_left(self) -> bool:
+        if self._invalid is not None:
+            return any(a.state == "active" for a in self._active)
+        return (self._next < len(self.schedule) or bool(self._deferred)
+                or any(a.state == "active" and a.deadline is not None for a in self._active))
+
+    def hold(self, bound_s: float | None = None, *, tick_s: float = 0.5) -> float:
+        """The agent stopped; keep the run open until every scheduled fault has been injected
+        (a time-placed one at its time, a step-placed one at once, a deferred one when its
+        router is free) and has run its duration, at most ``bound_s`` seconds (None: no bound).
+        ``tick_s``: the longest single wait (seconds of the real clock). Returns the seconds held
+        (the session's clock); never raises. :meth:`stop` must still be called."""
+        with self._lock:
+            if self._t0 is None or self._stopped:
+                return 0.0
+            start = self._clock()
+            if self._agent_end is None:
+                self._agent_end = start
+            self._settle_pending(None, None)  # no call returns any more
+            self._all_due = True
+            self._timed_duties()
+            while self._work_left() and not self._stopped:
+                now = self._clock()
+                if bound_s is not None and now - start >= bound_s:
+                    break
+                when = self._next_wake()
+                wait = tick_s if when is None else max(0.0, min(when - now, tick_s))
+                if wait > 0:
+                    self._wake.wait(timeout=wait)
+                self._timed_duties()
+            return round(self._clock() - start, 3)
 
 
 __all__ = ["FaultSession", "FAULT_EVENTS"]
