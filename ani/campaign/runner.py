@@ -773,7 +773,8 @@ def _execute(
 
         level = cell.level
         state["faults_session"] = session = FaultSession(
-            lab, schedule, trajectory, attempted_change=lambda ev: attempted_change(dict(ev), level))
+            lab, schedule, trajectory, attempted_change=lambda ev: attempted_change(dict(ev), level),
+            retry_skipped=bool(getattr(spec.faults, "hold", False)))  # issue 23: met at every level
         trajectory.on_tool_call = session.on_tool_call
         session.start()
     t0 = time.monotonic()

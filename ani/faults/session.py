@@ -47,7 +47,11 @@ router carries one fault at a time, so a held lock is never attempted on a froze
 NETCONF server part answers nothing; ``FaultRecord.deferred_s`` says how long it waited). Every
 one also carries ``source: "harness"``. ``fault_skipped`` (``reason``): the kind raised
 :class:`~ani.errors.FaultNotApplicable` (the run's own state stands in its way, e.g. the agent's
-session holds the lock a held-lock fault would take): not injected, the run stays valid.
+session holds the lock a held-lock fault would take): not injected, the run stays valid. With
+``retry_skipped`` (the runner's ``faults.hold``) it is tried again every :data:`RETRY_EVERY_S`
+seconds until it takes (then it runs its whole duration; ``deferred_s`` says how long it waited)
+or the run ends, so a level whose own transaction held the lock at the fault's point still meets
+the fault once it let go (issue 23 §2: exposure must not depend on the level).
 
 Undone by the agent: a fault that vanished while the agent's own call that changed, or tried to
 change, one of its routers was running (``attempted_change(ev)`` true for the ``tool_call`` event
@@ -83,6 +87,8 @@ FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_remo
 
 #: seconds of slack when deciding whether a call was running at a vanish (clock granularity)
 _SLACK_S = 0.05
+#: seconds between two tries of a skipped fault (``retry_skipped``)
+RETRY_EVERY_S = 2.0
 
 
 def _cause(exc: BaseException) -> str:
@@ -122,7 +128,8 @@ class FaultSession:
                  clock: Callable[[], float] = time.monotonic,
                  get_kind: Callable[[str], FaultKind] = get_fault_kind,
                  watch: bool = True,
-                 attempted_change: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
+                 attempted_change: Callable[[Mapping[str, Any]], bool] | None = None,
+                 retry_skipped: bool = False) -> None:
         self.lab = lab
         self.schedule = sorted(schedule, key=lambda s: s.at_step)  # stable: ties keep list order
         self.trajectory = trajectory
@@ -148,6 +155,8 @@ class FaultSession:
         self._step = 0  # tool calls returned so far
         self._agent_end: float | None = None  # when the agent stopped (hold or stop)
         self._all_due = False  # holding: every step-placed fault is due now
+        self._retry_skipped = retry_skipped
+        self._retry: dict[int, float] = {}  # skipped fault index -> monotonic time of its next try
 
     # --- what the runner reads -------------------------------------------------------------------
 
@@ -207,6 +216,7 @@ class FaultSession:
             self._check_present(step, call)
             self._end_expired()
             self._inject_deferred()  # at a step boundary, like every other injection
+            self._inject_retries()
             self._inject_due(step)
             self._wake.notify_all()
 
@@ -230,6 +240,7 @@ class FaultSession:
                 rec = self._records[i]
                 rec.detail = (rec.detail or "deferred") + "; not injected: the agent's run ended first"
             self._deferred = []
+            self._retry = {}  # skipped faults never injected: their detail says why
             if self._active and all(x.state != "active" for x in self._active) and self._ended_at is None:
                 self._ended_at = self._clock()
             for i in range(self._next, len(self.schedule)):
@@ -323,6 +334,13 @@ class FaultSession:
                                                      "at_step": a.spec.at_step})
         return True
 
+    def _inject_retries(self) -> None:
+        """Try again the skipped faults whose next try has come (``retry_skipped``)."""
+        now = self._clock()
+        for i in sorted(self._retry):
+            if self._invalid is None and self._retry[i] <= now and self._blocker(i) is None:
+                self._inject(i, self._step)
+
     def _inject_deferred(self) -> None:
         """Inject the deferred faults whose routers are free now, in schedule order."""
         for i in list(self._deferred):
@@ -366,13 +384,18 @@ class FaultSession:
             self._note_wrote(i, spec, before)
         except FaultNotApplicable as exc:  # the run's own state stands in its way: measured
             rec.detail = f"not injected: {exc}"
-            self._event("fault_skipped", spec, reason=str(exc), step=step)
+            if i not in self._retry:  # said once; the later tries are silent
+                self._event("fault_skipped", spec, reason=str(exc), step=step, retry=self._retry_skipped)
+            if self._retry_skipped:
+                self._retry[i] = self._clock() + RETRY_EVERY_S
             return
         except Exception as exc:  # noqa: BLE001 - FaultError or a kind's bug: not the agent's
             self._invalidate(i, f"inject failed: {_cause(exc)}")
             # it may have half-taken: try to undo with no handle
             return
         now = self._clock()
+        if self._retry.pop(i, None) is not None:
+            rec.deferred_s = round(now - self._due_at.get(i, now), 3)
         a = _Active(i, spec, kind, handle, now, None if spec.duration_s is None else now + spec.duration_s)
         self._active.append(a)
         self._ended_at = None
@@ -552,6 +575,8 @@ class FaultSession:
         due = self._next_due_time()
         if due is not None and self._invalid is None:
             times.append(due)
+        if self._retry and self._invalid is None:
+            times.append(min(self._retry.values()))
         return min(times) if times else None
 
     def _timed_duties(self) -> None:
@@ -561,6 +586,7 @@ class FaultSession:
         self._end_expired(in_watcher=not self._all_due)
         if self._all_due or any(s.at_s is not None for s in self.schedule):
             self._inject_deferred()
+            self._inject_retries()
             self._inject_due(None)
 
     def _watch_loop(self) -> None:
@@ -581,7 +607,7 @@ class FaultSession:
     def _work_left(self) -> bool:
         if self._invalid is not None:
             return any(a.state == "active" for a in self._active)
-        return (self._next < len(self.schedule) or bool(self._deferred)
+        return (self._next < len(self.schedule) or bool(self._deferred) or bool(self._retry)
                 or any(a.state == "active" and a.deadline is not None for a in self._active))
 
     def hold(self, bound_s: float | None = None, *, tick_s: float = 0.5) -> float:

@@ -5,7 +5,10 @@ observed violation.
 - :class:`FakeFault`: a :class:`~ani.faults.base.FaultKind` whose fault is one configuration line
   ``fault <name>`` on the target router (``target={"router": "r1", "name": "x"}``; ``name``
   defaults to the kind's): injected with ``vtysh``, present while the line is there, removed with
-  ``no fault <name>``. Not registered: pass ``get_kind=lambda n: FakeFault()`` to the session.
+  ``no fault <name>``; while the router's configuration has the line ``fault-blocker`` (the run's
+  own state in its way, as an agent's lock is for a held lock) the injection raises
+  :class:`~ani.errors.FaultNotApplicable`. Not registered: pass ``get_kind=lambda n: FakeFault()``
+  to the session.
 - :class:`TickClock`: a monotonic clock that moves ``tick`` seconds at every read (so a loop
   that waits on the clock ends) and by :meth:`TickClock.advance`.
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ani.errors import FaultNotApplicable
 from ani.faults.base import FaultKind, FaultSpec
 
 __all__ = ["FakeFault", "TickClock"]
@@ -47,6 +51,8 @@ class FakeFault(FaultKind):
         return f"fault {spec.target.get('name', spec.kind)}"
 
     def inject(self, lab: Any, spec: FaultSpec) -> str:
+        if "fault-blocker" in lab.config(spec.target["router"]):
+            raise FaultNotApplicable(f"{spec.target['router']} has fault-blocker")
         lab.vtysh(spec.target["router"], ["configure terminal", self._line(spec)])
         return spec.target["router"]
 

@@ -160,3 +160,30 @@ def test_the_report_warns_per_comparison_when_the_cells_met_different_exposure()
     assert "**Warning: fault exposure differs** (tolerance per fault: 1 s or 10% of its duration" in md
     assert "- `a3t` vs `a0`, seed 1: 3 of 3 faults" in md and "- `a4` vs" not in md
     assert "| a3t | 1 | 3.0 | 1.0 | 0.3 | 0.3 | - |" in md and "| a4 | 1 | 3.0 | 3.0 | 16.2 | 16.2 | 14.0 |" in md
+
+
+@pytest.mark.parametrize("retry", [False, True])
+def test_a_fault_the_runs_own_state_stood_in_the_way_of_is_tried_again_under_the_hold(retry):
+    """A held lock due while the level's own transaction holds the datastore: skipped (by
+    steps, the level meets one fault fewer); with retry_skipped (faults.hold) it is injected once
+    the level let go, and runs its whole duration."""
+    lab, clock = FakeLab(), TickClock()
+    lab.vtysh("r1", ["configure terminal", "fault-blocker"])  # the agent's own state
+    spec = FaultSpec(kind="fake", at_step=1, duration_s=5.0, target={"router": "r1"}, at_s=1.0)
+    traj = Trajectory()
+    s = FaultSession(lab, [spec], traj, clock=clock, get_kind=lambda n: FakeFault(), watch=False,
+                     retry_skipped=retry)
+    s.start()
+    for step in range(1, 6):
+        clock.advance(1.0)
+        if step == 4:
+            lab.vtysh("r1", ["configure terminal", "no fault-blocker"])  # its transaction ended
+        s.on_tool_call(step)
+    s.hold(tick_s=0)
+    s.stop()
+    [rec] = s.records
+    assert [e["event"] for e in traj.events].count("fault_skipped") == 1
+    if retry:
+        assert rec.injected and rec.exposure_s >= 5.0 and rec.deferred_s >= 3.0 and s.invalid_reason is None
+    else:
+        assert not rec.injected and rec.exposure_s is None and rec.detail.startswith("not injected: r1 has")
