@@ -7,7 +7,9 @@ observed violation.
   defaults to the kind's): injected with ``vtysh``, present while the line is there, removed with
   ``no fault <name>``; while the router's configuration has the line ``fault-blocker`` (the run's
   own state in its way, as an agent's lock is for a held lock) the injection raises
-  :class:`~ani.errors.FaultNotApplicable`. Not registered: pass ``get_kind=lambda n: FakeFault()``
+  :class:`~ani.errors.FaultNotApplicable`; a ``gate`` (a :class:`threading.Event`) holds every
+  removal of a fault named ``slow`` until it is set (a slow removal, without real time). Not
+  registered: pass ``get_kind=lambda n: FakeFault()``
   to the session.
 - :class:`TickClock`: a monotonic clock that moves ``tick`` seconds at every read (so a loop
   that waits on the clock ends) and by :meth:`TickClock.advance`.
@@ -42,6 +44,9 @@ class FakeFault(FaultKind):
 
     name = "fake"
 
+    def __init__(self, gate: Any = None) -> None:
+        self.gate = gate
+
     def draw(self, rng: Any, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
         routers = sorted(getattr(getattr(scenario, "topology", scenario), "routers", None) or ["r1"])
         return {"router": rng.choice(routers)}, {}
@@ -61,6 +66,8 @@ class FakeFault(FaultKind):
         return on, f"{self._line(spec)} {'on' if on else 'off'} {handle}"
 
     def remove(self, lab: Any, spec: FaultSpec, handle: Any) -> None:
+        if self.gate is not None and spec.target.get("name") == "slow":
+            self.gate.wait(timeout=30)
         lab.vtysh(handle, ["configure terminal", f"no {self._line(spec)}"])
 
     def removed(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:

@@ -187,3 +187,36 @@ def test_a_fault_the_runs_own_state_stood_in_the_way_of_is_tried_again_under_the
         assert rec.injected and rec.exposure_s >= 5.0 and rec.deferred_s >= 3.0 and s.invalid_reason is None
     else:
         assert not rec.injected and rec.exposure_s is None and rec.detail.startswith("not injected: r1 has")
+
+
+def test_a_slow_removal_does_not_hold_back_another_faults_end():
+    """Concurrent removal: a fault whose removal is slow (a gate holds it) is removed on its own
+    thread; another fault's end comes on time meanwhile, and a fault due on the slow one's target
+    waits for that removal to finish (it would undo the new one)."""
+    import threading
+
+    lab, clock, gate = FakeLab(), TickClock(), threading.Event()
+    kind = FakeFault(gate=gate)
+    specs = [FaultSpec(kind="fake", at_step=0, duration_s=1.0, target={"router": "r1", "name": "slow"}),
+             FaultSpec(kind="fake", at_step=0, duration_s=3.0, target={"router": "r2"}),
+             FaultSpec(kind="fake", at_step=2, duration_s=1.0, target={"router": "r1", "name": "slow"})]
+    s = FaultSession(lab, specs, Trajectory(), clock=clock, get_kind=lambda n: kind, watch=False,
+                     concurrent_removal=True)
+    s.start()
+    clock.advance(1.5)
+    s.on_tool_call(1)  # the slow one's end: its removal starts and waits on the gate
+    clock.advance(2.0)
+    s.on_tool_call(2)  # r2's end comes on time; the third is due on the slow one's target: waits
+    for _ in range(1000):  # r2's removal thread ends (no gate); the slow one still waits
+        if s.records[1].removed is not None:
+            break
+        threading.Event().wait(0.01)
+    slow, r2, again = s.records
+    assert r2.removed and r2.exposure_s < 4.0 and slow.removed is None
+    assert not again.injected and again.detail.startswith("deferred")
+    gate.set()
+    s.settle()
+    s.on_tool_call(3)
+    assert s.records[0].removed and s.records[2].injected
+    s.stop()
+    assert s.invalid_reason is None and [r.removed for r in s.records] == [True, True, True]
