@@ -65,7 +65,10 @@ makes the run ``environment_invalid``. A vanish the duration watcher sees while 
 flight is decided when that call returns (its ``elapsed_s`` says whether it was running then).
 
 Thread safety: every transition holds one lock; the watcher thread and the agent's thread never
-act on a fault at the same time. Nothing here raises into the agent: a kind's exception becomes
+act on a fault at the same time. A timed removal (``concurrent_removal``, default with the
+watcher) marks the fault ``removing`` under the lock and undoes it on a thread of its own
+without the lock, so one slow removal never delays another fault's end; a fault due on a target
+still being removed waits for it; :meth:`FaultSession.stop` waits for every removal under way. Nothing here raises into the agent: a kind's exception becomes
 an invalid fault.
 """
 
