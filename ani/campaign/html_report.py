@@ -60,6 +60,7 @@ from ani.campaign.report import (
 from ani.campaign.results import LABELS, RunRecord
 from ani.campaign.stats import rule_of_three, wilson
 from ani.netconfbench.report import ncb_rows  # ncb-scores (issue 15 §3)
+from ani.observer.sampler import unexplained_unsafe
 
 HTML_FILE = "report.html"
 
@@ -134,7 +135,8 @@ def _spec_lines(s: CampaignSummary) -> list[str]:
 #: per-run outcomes other parts of issue 14 record (observer-run, cases-tools): (column, what
 #: counts a run); a column is shown when some record has the field
 OUTCOME_COLUMNS: tuple[tuple[str, str, Any], ...] = (
-    ("unsafe", "passed through an unsafe state", lambda r: getattr(r, "unsafe", None) is not None),
+    ("unsafe", "passed through an unsafe state no fault explains",  # issue 23 §2
+     lambda r: unexplained_unsafe(getattr(r, "unsafe", None))),
     ("recovered", "did not recover", lambda r: getattr(r, "recovered", None) is False),
     ("unrequested_changes", "left changes nobody asked for", lambda r: bool(getattr(r, "unrequested_changes", None))),
     ("oscillating", "oscillated", lambda r: bool(getattr(r, "oscillating", None))),

@@ -9,6 +9,11 @@
 - :func:`observer_line`: one line for ``ani run`` / ``ani campaign run --progress``, or None
   when there is nothing to say.
 
+Violations a fault explains (issue 23 §2: first seen while a fault was in effect on a router
+the invariant concerns, ``Violation.fault_explained``) are the fault's effect: "unsafe
+intermediate" and "unsafe (any)" count only runs with a violation no fault explains, and the
+column "fault-explained" counts runs with violations a fault explains.
+
 Records written before these fields existed read as "not sampled" (``sample_period_s`` None)
 and are counted as such.
 """
@@ -16,6 +21,8 @@ and are counted as such.
 from __future__ import annotations
 
 from typing import Any
+
+from ani.observer.sampler import unexplained_unsafe
 
 __all__ = ["observer_line", "observer_markdown"]
 
@@ -28,7 +35,19 @@ def _unsafe_text(r: Any) -> str:
     u = r.unsafe
     how_long = "still violated when sampling stopped" if u.duration_s is None else f"for {_s(u.duration_s)}"
     more = f"; {len(u.violations)} violation interval(s), unsafe {_s(u.unsafe_s)} in all" if len(u.violations) > 1 else ""
+    if u.explained:
+        more += f"; {u.explained} explained by faults ({', '.join(sorted({f for v in u.violations for f in v.faults}))})"
     return f"first violation at {_s(u.first_violation_s)}: {u.invariant} ({u.service or 'untagged'}) {how_long}{more}"
+
+
+def _unsafe(r: Any) -> bool:
+    """The run passed through a violation no fault explains."""
+    return unexplained_unsafe(getattr(r, "unsafe", None))
+
+
+def _explained(r: Any) -> bool:
+    u = getattr(r, "unsafe", None)
+    return (u is not None and u.explained > 0) or bool(getattr(r, "fault_damage", None))
 
 
 def observer_line(rec: Any) -> str | None:
@@ -38,7 +57,11 @@ def observer_line(rec: Any) -> str | None:
     parts = []
     if getattr(rec, "unsafe", None) is not None:
         kind = "unsafe intermediate state" if rec.damage_free else "unsafe state"
+        if not unexplained_unsafe(rec.unsafe):
+            kind = "violations explained by faults only"
         parts.append(f"{kind}: {_unsafe_text(rec)}")
+    if getattr(rec, "fault_damage", None):
+        parts.append("failed at grading, explained by faults: " + ", ".join(rec.fault_damage))
     if getattr(rec, "damaged", None):
         parts.append("damaged: " + "; ".join(f"{k} {len(v)} ({', '.join(v)})" for k, v in rec.damaged.items()))
     if getattr(rec, "recovered", None) is False:
@@ -63,14 +86,17 @@ def observer_markdown(s: Any) -> list[str]:
              f"Baseline invariants sampled out of band every {', '.join(f'{p:g}' for p in periods)} s while "
              "the agent ran (and at once after each changing call). *Unsafe intermediate*: an invariant was "
              "seen violated during the run, yet the final state is damage-free (such runs still count as "
-             "damage-free in the rates above; see docs/campaigns.md).", "",
-             "| cell | runs sampled | unsafe intermediate | unsafe (any) | recovered | unrequested changes "
-             "| oscillating | damaged by service class |",
-             "|---|---|---|---|---|---|---|---|"]
+             "damage-free in the rates above; see docs/campaigns.md). Both count only violations no fault "
+             "explains; *fault-explained*: runs with violations first seen while a fault was in effect on a "
+             "router the invariant concerns (docs/faults.md).", "",
+             "| cell | runs sampled | unsafe intermediate | unsafe (any) | fault-explained | recovered "
+             "| unrequested changes | oscillating | damaged by service class |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in s.cells:
         sampled = [r for r in c.valid if getattr(r, "sample_period_s", None) is not None]
-        inter = sum(1 for r in sampled if r.unsafe is not None and r.damage_free)
-        unsafe = sum(1 for r in sampled if r.unsafe is not None)
+        inter = sum(1 for r in sampled if _unsafe(r) and r.damage_free)
+        unsafe = sum(1 for r in sampled if _unsafe(r))
+        explained = sum(1 for r in sampled if _explained(r))
         rec = [r for r in sampled if r.recovered is not None]
         dmg: dict[str, set[str]] = {}
         for r in c.valid:
@@ -78,7 +104,7 @@ def observer_markdown(s: Any) -> list[str]:
                 dmg.setdefault(cls, set()).update(tags)
         dmg_text = "; ".join(f"{k}: {len(v)}" for k, v in sorted(dmg.items())) or "none"
         lines.append(
-            f"| {c.name} | {len(sampled)} | {inter} | {unsafe} | {sum(1 for r in rec if r.recovered)}/{len(rec)} "
+            f"| {c.name} | {len(sampled)} | {inter} | {unsafe} | {explained} | {sum(1 for r in rec if r.recovered)}/{len(rec)} "
             f"| {sum(1 for r in c.valid if getattr(r, 'unrequested_changes', None))} "
             f"| {sum(1 for r in c.valid if getattr(r, 'oscillating', False))} | {dmg_text} |")
     shown = [r for r in runs if getattr(r, "unsafe", None) is not None or getattr(r, "unrequested_changes", None)

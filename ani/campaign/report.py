@@ -146,6 +146,9 @@ class Paired:
     pairs: int
     success: McNemarResult
     damage_free: McNemarResult
+    #: issue 23 §2: per seed, where the two runs met their faults differently beyond the stated
+    #: tolerance (:func:`ani.faults.exposure.exposure_differences`): ``"seed 1: ..."``
+    exposure: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -258,6 +261,7 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
                     pairs=len(pairs),
                     success=_mcnemar(pairs, "success"),
                     damage_free=_mcnemar(pairs, "damage_free"),
+                    exposure=_exposure_warnings(pairs),
                 )
             )
     planned = None
@@ -271,6 +275,62 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
         planned,
         records,
     )
+
+
+def _exposure_warnings(pairs: list[tuple[RunRecord, RunRecord]]) -> list[str]:
+    """issue 23 §2: ``"seed 1: 1 of 7 faults, ... vs 7 of 7 faults, ...: fault #1 ..."`` for each
+    pair whose runs met their faults differently (:func:`ani.faults.exposure.exposure_differences`)."""
+    from ani.faults.exposure import exposure_differences, exposure_summary
+
+    out = []
+    for ref, other in pairs:
+        diff = exposure_differences(ref.faults, other.faults)
+        if diff:
+            out.append(f"seed {other.seed}: {exposure_summary(ref.faults)} vs {exposure_summary(other.faults)}: "
+                       + "; ".join(diff))
+    return out
+
+
+def _faults_markdown(s: CampaignSummary) -> list[str]:
+    """issue 23 §2: per cell, the faults its valid runs met and how long they were in effect
+    (means over the runs with a schedule); [] when no run had one."""
+    from ani.faults.exposure import faults_met
+
+    rows = []
+    for c in s.cells:
+        runs = [r for r in c.valid if r.faults]
+        if not runs:
+            continue
+        met = [faults_met(r.faults) for r in runs]
+        rows.append(
+            f"| {c.name} | {len(runs)} | {_f(_mean([len(r.faults) for r in runs]), '.1f')} "
+            f"| {_f(_mean([len(m) for m in met]), '.1f')} "
+            f"| {_f(_mean([sum(x.exposure_s for x in m) for m in met]), '.1f')} "
+            f"| {_f(_mean([sum(x.acting_s or 0.0 for x in m) for m in met]), '.1f')} "
+            f"| {_f(_mean([r.fault_hold_s for r in runs]), '.1f')} |")
+    if not rows:
+        return []
+    return ["", "## Fault exposure (means over valid runs with faults)", "",
+            "*in effect*: seconds the faults were in effect during the run; *while acting*: the part "
+            "before the agent stopped; *held*: seconds the run was kept open after it stopped so that every "
+            "fault was met (`faults.hold`; docs/faults.md).", "",
+            "| cell | runs | faults scheduled | faults met | in effect s | while acting s | held s |",
+            "|---|---|---|---|---|---|---|", *rows]
+
+
+def _exposure_markdown(s: CampaignSummary) -> list[str]:
+    """The warnings under the paired comparisons: cells that met different fault exposure."""
+    from ani.faults.exposure import EXPOSURE_TOLERANCE_FRAC, EXPOSURE_TOLERANCE_S
+
+    warned = [p for p in s.paired if p.exposure]
+    if not warned:
+        return []
+    lines = ["", f"**Warning: fault exposure differs** (tolerance per fault: {EXPOSURE_TOLERANCE_S:g} s or "
+             f"{EXPOSURE_TOLERANCE_FRAC:.0%} of its duration, the larger; docs/faults.md): these pairs did not "
+             "meet the same faults for the same time, so their difference is partly the faults'.", ""]
+    for p in warned:
+        lines += [f"- `{p.cell}` vs `{p.reference}`, {x}" for x in p.exposure]
+    return lines
 
 
 def _mcnemar(pairs: list[tuple[RunRecord, RunRecord]], attr: str) -> McNemarResult:
@@ -626,6 +686,7 @@ def render_markdown(s: CampaignSummary) -> str:
     lines += _process_markdown(s)
     lines += _cost_markdown(s)
     lines += _stress_markdown(s)
+    lines += _faults_markdown(s)  # issue 23 §2
     lines += observer_markdown(s)  # observer-run (issue 14 §2)
     lines += ncb_markdown(s)  # ncb-scores (issue 15 §3)
     if s.paired:
@@ -659,6 +720,7 @@ def render_markdown(s: CampaignSummary) -> str:
                 + f"{p.pairs} | {p.success.b} | {p.success.c} | {_p(p.success, p.pairs)} "
                 f"| {p.damage_free.b} | {p.damage_free.c} | {_p(p.damage_free, p.pairs)} |"
             )
+    lines += _exposure_markdown(s)  # issue 23 §2
     lines += _bound_markdown(s)
     bounds = [c for c in s.cells if c.damage_free.n and c.damage_free.k == c.damage_free.n]
     if bounds:

@@ -176,6 +176,12 @@ class RunRecord(BaseModel):
     #: seconds the harness waited after removing the faults for routing to converge before
     #: grading (``Lab.wait_converged``; None: no fault was injected)
     fault_wait_s: float | None = None
+    #: seconds the run was held open after the agent stopped so that every scheduled fault was
+    #: injected and ran its duration (``faults.hold``; None: not held)
+    fault_hold_s: float | None = None
+    #: invariants failed at grading whose violation a fault explains (its own effect, seen from
+    #: while it was in effect on a router they concern): not counted against damage_free
+    fault_damage: list[str] = Field(default_factory=list)
     # --- campaign-factors: the run's factors and its cost ---
     form: str | None = None
     model: str | None = None

@@ -48,6 +48,7 @@ default :class:`RunnerDeps`; tests inject small fakes.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -288,6 +289,8 @@ def _err(exc: BaseException) -> str:
 FRR_ROUTE_MAP_DELAY_S = 5
 #: what BGP needs beyond that timer to carry a change to the other routers (seconds)
 PROPAGATION_S = 1.0
+#: seconds a fault hold may last beyond the schedule's last point plus its durations (issue 23)
+HOLD_SLACK_S = 30.0
 
 
 def settle_seconds(scenario: Any) -> float:
@@ -770,7 +773,8 @@ def _execute(
 
         level = cell.level
         state["faults_session"] = session = FaultSession(
-            lab, schedule, trajectory, attempted_change=lambda ev: attempted_change(dict(ev), level))
+            lab, schedule, trajectory, attempted_change=lambda ev: attempted_change(dict(ev), level),
+            retry_skipped=bool(getattr(spec.faults, "hold", False)))  # issue 23: met at every level
         trajectory.on_tool_call = session.on_tool_call
         session.start()
     t0 = time.monotonic()
@@ -797,6 +801,8 @@ def _execute(
         state["stop_reason"] = "error"
     finally:
         info["agent_s"] = round(time.monotonic() - t0, 3)
+        if sys.exc_info()[0] is None:  # not on Ctrl-C: the agent stopped, its end waits for the faults
+            _hold_faults(spec, state, info)
         # --- cases-tools: measured outcomes (ani.campaign.outcomes), before close() releases
         # the agent's NETCONF sessions and with them its locks
         try:
@@ -883,6 +889,20 @@ def _execute(
     state["observation"].finish(state, state.get("faults_session"))
     # --- end observer-run
     _ncb_scores(variant, state, trajectory)  # ncb-scores (issue 15 §3)
+
+
+def _hold_faults(spec: CampaignSpec, state: dict[str, Any], info: dict[str, Any]) -> None:
+    """issue 23 §2 (``faults.hold``): keep the run open after the agent stopped until every
+    scheduled fault has been injected and has run its duration (at most the schedule's last
+    point plus the longest duration plus :data:`HOLD_SLACK_S`); ``info["fault_hold_s"]``."""
+    session = state.get("faults_session")
+    faults = getattr(spec, "faults", None)
+    if session is None or not getattr(faults, "hold", False):
+        return
+    sched = state.get("fault_schedule") or []
+    last = max((f.at_s if f.at_s is not None else 0.0) for f in sched) if sched else 0.0
+    longest = sum(float(f.duration_s or 0.0) for f in sched)  # deferrals may chain them
+    info["fault_hold_s"] = session.hold(bound_s=last + longest + HOLD_SLACK_S)  # Ctrl-C ends it
 
 
 def _ncb_scores(variant: Any, state: dict[str, Any], trajectory: Any) -> None:

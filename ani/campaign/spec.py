@@ -71,7 +71,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, field_validator, model_validator
 
 from ani.agents.base import Budget
 from ani.errors import CampaignSpecError, ConfigError, RegistryError
@@ -208,6 +208,12 @@ class FaultsSpec(BaseModel):
             without netem, is left out, and a campaign naming one is refused before any lab).
         duration_s: ``[lo, hi]``: each fault stays a uniform draw of seconds in this range.
         horizon_steps: fault points are drawn below this many agent steps.
+        placement: ``steps`` (a point is an agent step: injected after that many tool calls)
+            or ``time`` (the point ``k`` is at ``k * step_s`` seconds of the agent's time,
+            whatever its step count; docs/faults.md, "Exposure").
+        step_s: seconds of agent time per step point with ``placement: time`` (> 0).
+        hold: every scheduled fault is injected, and runs its duration, before the agent's end
+            (its submit) is accepted: the run is held open after the agent stops until then.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -215,6 +221,9 @@ class FaultsSpec(BaseModel):
     kinds: list[str] | None = None
     duration_s: tuple[float, float] = (3.0, 8.0)
     horizon_steps: int = Field(20, ge=1, le=10_000)
+    placement: Literal["steps", "time"] = "steps"
+    step_s: float = Field(2.0, gt=0, le=3600, allow_inf_nan=False)
+    hold: StrictBool = False
 
     @field_validator("kinds")
     @classmethod

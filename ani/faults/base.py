@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 from ani.errors import ConfigError
 
-__all__ = ["FaultSpec", "FaultKind", "register", "fault_kinds", "get_fault_kind", "target_label"]
+__all__ = ["FaultSpec", "FaultKind", "register", "fault_kinds", "get_fault_kind", "target_label", "target_routers"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,9 @@ class FaultSpec:
             ended at the first tool-call boundary after the duration passed (or at the end).
         target: kind-specific: ``{"router": "e1"}``, ``{"link": ["e1", "c1"]}``, ...
         params: kind-specific: ``{"loss_pct": 30}``, ``{"daemon": "bgpd"}``, ...
+        at_s: the point in seconds of the agent's time instead (``faults.placement: time``):
+            injected ``at_s`` seconds after the agent started, whatever it is doing then (the
+            session's watcher injects it, between or during calls); None: ``at_step`` places it.
     """
 
     kind: str
@@ -63,11 +66,15 @@ class FaultSpec:
     duration_s: float | None = None
     target: dict[str, Any] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
+    at_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (the shape :meth:`from_dict` reads)."""
-        return {"kind": self.kind, "at_step": self.at_step, "duration_s": self.duration_s,
-                "target": dict(self.target), "params": dict(self.params)}
+        """JSON-ready dict (the shape :meth:`from_dict` reads; ``at_s`` only when set)."""
+        out = {"kind": self.kind, "at_step": self.at_step, "duration_s": self.duration_s,
+               "target": dict(self.target), "params": dict(self.params)}
+        if self.at_s is not None:
+            out["at_s"] = self.at_s
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "FaultSpec":
@@ -91,8 +98,13 @@ class FaultSpec:
                 raise ConfigError(f"fault {kind!r}: duration_s must be seconds or null, got {dur!r}") from None
             if dur <= 0:
                 raise ConfigError(f"fault {kind!r}: duration_s must be > 0, got {dur}")
-        return cls(kind=kind, at_step=at_step, duration_s=dur,
-                   target=dict(d.get("target") or {}), params=dict(d.get("params") or {}))
+        at_s = d.get("at_s")
+        if at_s is not None:
+            if not isinstance(at_s, (int, float)) or isinstance(at_s, bool) or not 0 <= at_s < float("inf"):
+                raise ConfigError(f"fault {kind!r}: at_s must be seconds >= 0 or null, got {at_s!r}")
+            at_s = float(at_s)
+        return cls(kind=kind, at_step=at_step, duration_s=dur, target=dict(d.get("target") or {}),
+                   params=dict(d.get("params") or {}), at_s=at_s)
 
 
 def target_label(target: dict[str, Any]) -> str:
@@ -102,6 +114,19 @@ def target_label(target: dict[str, Any]) -> str:
     for _k, v in sorted(target.items()):
         parts.append("-".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v))
     return ",".join(parts) or "-"
+
+
+def target_routers(target: dict[str, Any]) -> set[str]:
+    """The routers a fault acts on: its target's ``router`` / ``routers`` and ``link`` ends
+    (``{"link": ["e1", "c1"]}`` -> ``{"e1", "c1"}``)."""
+    out: set[str] = set()
+    for key in ("router", "link", "routers"):
+        v = target.get(key)
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, (list, tuple)):
+            out.update(str(x) for x in v)
+    return out
 
 
 class FaultKind:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ani.faults.base import FaultSpec, fault_kinds, get_fault_kind
-from ani.faults.schedule import draw_schedule
+from ani.faults.schedule import draw_schedule, place_in_time
 
 _HOST: dict[str, str | None] = {}  # kind -> why unavailable on this host (None: available), once
 
@@ -57,11 +57,15 @@ def unavailable_kinds(spec: Any) -> dict[str, str]:
 
 def schedule_for(spec: Any, cell: Any, stress: dict[str, Any] | None, scenario: Any, variant: Any,
                  seed: int) -> list[FaultSpec]:
-    """The fault schedule of one run (:func:`ani.faults.schedule.draw_schedule`)."""
+    """The fault schedule of one run (:func:`ani.faults.schedule.draw_schedule`), placed in
+    seconds of the agent's time with ``faults.placement: time`` (:func:`place_in_time`)."""
     rate = spec.fault_rate_of(cell, stress)
     if rate <= 0:
         return []
     f = spec.faults
-    return draw_schedule(seed=int(seed), rate=rate, scenario=scenario, variant=variant,
-                         kinds=campaign_kinds(spec), horizon_steps=f.horizon_steps,
-                         duration_s=tuple(f.duration_s))
+    drawn = draw_schedule(seed=int(seed), rate=rate, scenario=scenario, variant=variant,
+                          kinds=campaign_kinds(spec), horizon_steps=f.horizon_steps,
+                          duration_s=tuple(f.duration_s))
+    if getattr(f, "placement", "steps") == "time":
+        return place_in_time(drawn, f.step_s)
+    return drawn

@@ -29,12 +29,18 @@ class FaultRecord(BaseModel):
     :func:`ani.observer.changes.config_changes` writes them, at injection and at removal; the
     observer leaves these out of ``unrequested_changes`` (``RunRecord.fault_residue`` lists the
     ones still there at the end).
+    ``at_s``: the point in seconds of the agent's time (``faults.placement: time``; None: the
+    point is ``at_step``). ``exposure_s``: seconds the fault was in effect during the run, from
+    its injection (a merged fault: from when it was due) to the start of its removal (None: never
+    in effect); ``acting_s``: the part of it before the agent stopped (the rest fell in the hold,
+    ``faults.hold``: the run kept open until every fault had run its duration).
     """
 
     kind: str
     target: dict[str, Any] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
     at_step: int
+    at_s: float | None = None
     duration_s: float | None = None
     injected: bool = False
     injected_s: float | None = None
@@ -47,6 +53,8 @@ class FaultRecord(BaseModel):
     failed_after: list[str] = Field(default_factory=list)
     undone_by: str | None = None
     wrote: list[str] = Field(default_factory=list)
+    exposure_s: float | None = None
+    acting_s: float | None = None
     detail: str = ""
 
 

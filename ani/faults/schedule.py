@@ -12,6 +12,14 @@ for a kind that has none), then its target and parameters; the duration is unifo
     >>> draw_schedule(seed=1, rate=0.0, scenario=None, variant=None)
     []
 
+Placement in time (``faults.placement: time``, :func:`place_in_time`): the same draw, with each
+point ``k`` put at ``k * step_s`` seconds of the agent's time (``FaultSpec.at_s``), so every level
+meets each fault at the same second whatever its number of steps::
+
+    >>> from ani.faults.base import FaultSpec
+    >>> place_in_time([FaultSpec(kind="link_down", at_step=4, duration_s=5.0)], step_s=2.0)[0].at_s
+    8.0
+
 Determinism: one :class:`random.Random` seeded with ``"ani-faults:<seed>"`` feeds every draw in a
 fixed order (points first, then per point the kind, its target/params, the duration), and the
 kinds are taken in sorted order, so the same seed, rate, scenario and kinds give the same list on
@@ -20,6 +28,7 @@ every machine and at every level.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from typing import Any, Sequence
@@ -31,6 +40,17 @@ from ani.faults.base import FaultSpec, fault_kinds, get_fault_kind
 DEFAULT_DURATION_S = (3.0, 8.0)
 #: default number of agent steps over which faults are drawn
 DEFAULT_HORIZON_STEPS = 20
+#: default seconds of agent time per step point in time placement (:func:`place_in_time`)
+DEFAULT_STEP_S = 2.0
+PLACEMENTS = ("steps", "time")
+
+
+def place_in_time(schedule: list[FaultSpec], step_s: float = DEFAULT_STEP_S) -> list[FaultSpec]:
+    """``schedule`` with each fault's point in seconds of the agent's time: ``at_s = at_step *
+    step_s`` (``at_step`` kept, for the record). Raises ConfigError for ``step_s <= 0``."""
+    if not (isinstance(step_s, (int, float)) and math.isfinite(step_s) and step_s > 0):
+        raise ConfigError(f"faults.step_s must be seconds > 0, got {step_s!r}")
+    return [dataclasses.replace(f, at_s=round(f.at_step * float(step_s), 3)) for f in schedule]
 
 
 def fault_points(rng: random.Random, rate: float, horizon_steps: int) -> list[int]:

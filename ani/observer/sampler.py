@@ -82,6 +82,7 @@ __all__ = [
     "Sampler",
     "UnsafeState",
     "Violation",
+    "unexplained_unsafe",
 ]
 
 #: seconds between two sampling rounds (measured cost: docs/performance.md, "Sampling")
@@ -92,12 +93,17 @@ NEGATIVE_EVERY = 2
 
 class Violation(BaseModel):
     """One interval during which an invariant was seen failing (seconds since the agent
-    started; ``end_s`` None: still failing when sampling stopped)."""
+    started; ``end_s`` None: still failing when sampling stopped). ``fault_explained``: it was
+    first seen while a fault was in effect on a router the invariant concerns (or just after:
+    :mod:`ani.observer.concern`), ``faults`` names those faults; a fault's own effect, not the
+    agent's damage."""
 
     name: str
     service: str | None = None
     start_s: float
     end_s: float | None = None
+    fault_explained: bool = False
+    faults: list[str] = Field(default_factory=list)
 
     @property
     def duration_s(self) -> float | None:
@@ -116,6 +122,8 @@ class UnsafeState(BaseModel):
         unsafe_s: seconds during which at least one invariant was violated (the union of the
             intervals; an open interval counts up to the last round).
         violations: every interval, in order of start.
+        unexplained: how many intervals no fault explains (``Violation.fault_explained``
+            false); the run is *unsafe* for the rates only when this is > 0.
     """
 
     first_violation_s: float
@@ -124,6 +132,21 @@ class UnsafeState(BaseModel):
     duration_s: float | None = None
     unsafe_s: float = 0.0
     violations: list[Violation] = Field(default_factory=list)
+    unexplained: int | None = None
+
+    @property
+    def explained(self) -> int:
+        """How many intervals a fault explains."""
+        return sum(1 for v in self.violations if v.fault_explained)
+
+
+def unexplained_unsafe(unsafe: Any) -> bool:
+    """``unsafe`` (an :class:`UnsafeState`, its dict, or None) holds a violation no fault
+    explains (a record before issue 23, without ``unexplained``: any violation)."""
+    if unsafe is None:
+        return False
+    n = unsafe.get("unexplained") if isinstance(unsafe, dict) else unsafe.unexplained
+    return n is None or n > 0
 
 
 class IntervalTracker:
@@ -174,7 +197,8 @@ class IntervalTracker:
         if cur_e is not None:
             total += cur_e - cur_s
         return UnsafeState(first_violation_s=first.start_s, invariant=first.name, service=first.service,
-                           duration_s=first.duration_s, unsafe_s=round(total, 3), violations=vs)
+                           duration_s=first.duration_s, unsafe_s=round(total, 3), violations=vs,
+                           unexplained=len(vs))
 
 
 @dataclass

@@ -8,6 +8,8 @@
   with an FRR-like vtysh) for unit tests of agents and adapters; no root, no FRR.
 - :func:`lab_state`, :func:`state_difference` (:mod:`ani.testing.device_state`): a lab's routers
   read out of band, and what differs between two reads.
+- :class:`FakeFault`, :class:`TickClock` (:mod:`ani.testing.fake_faults`): a fault kind acting
+  on a FakeLab and a clock that moves, for unit tests of fault schedules and sessions.
 - :func:`strict_problems` (:mod:`ani.testing.strict`): what keeps a tool from being accepted by
   the strict chat-completions rules.
 
@@ -19,11 +21,12 @@ from __future__ import annotations
 from typing import Any
 
 from ani.testing.device_state import lab_state, state_difference
+from ani.testing.fake_faults import FakeFault, TickClock
 from ani.testing.fake_lab import FakeLab, FakeRouter
 from ani.testing.strict import strict_problems
 
-__all__ = ["AdapterConformance", "FailingChange", "FakeLab", "FakeRouter", "check_result", "lab_state",
-           "state_difference", "strict_problems"]
+__all__ = ["AdapterConformance", "FailingChange", "FakeFault", "FakeLab", "FakeRouter", "TickClock", "check_result",
+           "lab_state", "state_difference", "strict_problems"]
 
 _NEEDS_PYTEST = ("AdapterConformance", "FailingChange", "check_result")
 

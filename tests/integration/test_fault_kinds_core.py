@@ -177,3 +177,27 @@ def test_daemon_restart_changes_the_pid_and_the_session_comes_back(lab):
     # removal is idempotent and leaves the new daemon alone
     k.remove(lab, spec, h)
     assert lab.daemon_pid("r1", "bgpd") == new
+
+
+def test_a_fault_placed_in_time_comes_without_a_call_and_the_hold_runs_it_out(lab):
+    """issue 23 §2 on real routers: a fault placed at 0.3 s of the agent's time is injected by
+    the watcher while no call returns (an agent thinking, or in a long call), and the hold keeps
+    the run open until it has run its duration; the record says how long it was in effect."""
+    from ani.faults.session import FaultSession
+    from ani.trajectory import Trajectory
+
+    spec = FaultSpec(kind="link_down", at_step=3, at_s=0.3, duration_s=5.0, target={"link": ["r1", "r2"]},
+                     params={"ends": "both"})
+    s = FaultSession(lab, [spec], Trajectory())
+    s.start()
+    try:
+        assert wait_for(lambda: s.active == 1, timeout=15)  # no on_tool_call: the watcher injected it
+        assert ping_loss(lab, "r1", R2_ON_R1_LINK, count=3) == 100.0
+        held = s.hold(bound_s=60)
+    finally:
+        s.stop()
+    [rec] = s.records
+    assert s.invalid_reason is None and rec.injected and rec.verified and rec.removed, rec.detail
+    assert rec.injected_s >= 0.3 and rec.exposure_s >= 5.0 and held > 0
+    assert rec.acting_s < rec.exposure_s  # the agent "stopped" at the hold
+    assert wait_for(lambda: ping_loss(lab, "r1", R2_ON_R1_LINK, count=3) == 0.0)

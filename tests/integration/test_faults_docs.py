@@ -29,3 +29,10 @@ def test_schedule_example(run_doc_example):
 def test_session_example(lab_host, run_doc_example):
     out = run_doc_example("faults.md", "session", timeout=300)
     assert out.strip() == printed("session").strip()
+
+
+def test_exposure_example(run_doc_example):
+    """issue 23 §2: by steps a short level meets 1 of 3 faults; in time with the hold both meet
+    all three for the same time (ani.testing's fakes: no lab)."""
+    out = run_doc_example("faults.md", "exposure", timeout=120)
+    assert out.strip() == printed("exposure").strip()

@@ -228,3 +228,16 @@ def test_an_unavailable_kind_named_by_the_campaign_is_reported(tmp_path, monkeyp
     assert unavailable_kinds(spec) == {"t_nohost": "needs the frobnicator module; this kernel has none"}
     assert campaign.campaign_kinds(make_spec(tmp_path, faults={"kinds": None})).count("t_nohost") == 0
     assert unavailable_kinds(make_spec(tmp_path, fault_rate=0, faults={"kinds": ["t_nohost"]})) == {}
+
+
+def test_placed_in_time_with_the_hold_every_cell_meets_every_fault_for_its_duration(tmp_path):
+    """issue 23 §2: faults.placement time + hold: the run is held open after the agent until
+    every scheduled fault has been injected and has run its duration; the record says how long."""
+    spec = make_spec(tmp_path, fault_rate=3.0, faults={"kinds": ["t_flag"], "horizon_steps": 3, "duration_s": [0.2, 0.2],
+                                                       "placement": "time", "step_s": 0.05, "hold": True})
+    for cell in ("a0", "a1"):
+        rec = run_one(spec, cell, 1, tmp_path / cell, deps=Setup(World()).deps())
+        assert rec.label == "clean_success" and rec.fault_hold_s is not None
+        assert rec.faults and all(f.at_s == round(f.at_step * 0.05, 3) for f in rec.faults)
+        assert all(f.exposure_s >= 0.2 for f in rec.faults)  # every fault, merged ones too
+        assert all((f.injected and f.removed) or f.merged_into is not None for f in rec.faults)
