@@ -448,32 +448,9 @@ def _pids_max_events(pidscg: Path) -> int:
 
 def _remove_cgroup(d: Path, timeout_s: float = 5.0) -> None:
     """SIGKILL every task in cgroup ``d`` until it is empty, then rmdir it (within ``timeout_s``;
-    a cgroup that will not go is logged, not raised: the next call's stale sweep retries)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            pids = [int(p) for p in (d / "cgroup.procs").read_text().split()]
-        except FileNotFoundError:
-            return
-        except (OSError, ValueError):
-            pids = []
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if not pids:
-            try:
-                d.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                pass
-        if time.monotonic() > deadline:
-            log.warning("a0_cgroup_not_removed", cgroup=str(d), tasks=len(pids))
-            return
-        time.sleep(0.005)
+    a cgroup that will not go is logged, not raised: the next call's stale sweep retries).
+    :func:`ani.lab.memcg.remove`, the one remover of the lab's and the calls' cgroups."""
+    lab_memcg.remove(d, timeout_s, event="a0_cgroup_not_removed")
 
 
 @dataclass(frozen=True)

@@ -228,17 +228,18 @@ def remove_lab(lab_id: str, h: Hierarchy | None = None) -> None:
         remove(d)
 
 
-def remove(d: Path, timeout_s: float = 5.0) -> None:
+def remove(d: Path, timeout_s: float = 5.0, *, event: str = "router_cgroup_not_removed") -> None:
     """SIGKILL every task of cgroup ``d`` and of the cgroups inside it (an A0 call's, see
     :func:`ani.adapters.sandbox.router_memcg`) until they are empty, then rmdir them, within
-    ``timeout_s`` (one that will not go is logged, not raised: the next sweep retries)."""
+    ``timeout_s`` (one that will not go is logged as ``event``, not raised: the next sweep
+    retries)."""
     deadline = time.monotonic() + timeout_s
     try:
         children = [Path(e.path) for e in os.scandir(d) if e.is_dir(follow_symlinks=False)]
     except OSError:
         children = []
     for c in children:
-        remove(c, max(0.1, deadline - time.monotonic()))
+        remove(c, max(0.1, deadline - time.monotonic()), event=event)
     while True:
         try:
             pids = [int(p) for p in (d / "cgroup.procs").read_text().split()]
@@ -260,6 +261,6 @@ def remove(d: Path, timeout_s: float = 5.0) -> None:
             except OSError:
                 pass
         if time.monotonic() > deadline:
-            log.warning("router_cgroup_not_removed", cgroup=str(d), tasks=len(pids))
+            log.warning(event, cgroup=str(d), tasks=len(pids))
             return
         time.sleep(0.005)
