@@ -125,11 +125,25 @@ def _spec_lines(s: CampaignSummary) -> list[str]:
     ]
     for p, values in stress_params(s):
         lines.append(f"stress: {p} over {', '.join(map(str, values))}")
+    unit = fault_rate_unit(sp.get("faults") or {})
     if sp.get("fault_rate"):
-        lines.append(f"fault rate: {sp.get('fault_rate')} faults per agent step")
+        lines.append(f"fault rate: {sp.get('fault_rate')} faults {unit}")
+    elif any(p == "fault_rate" for p, _ in stress_params(s)):
+        lines.append(f"fault rates: faults {unit}")
     lines += [f"agent: {json.dumps(sp.get('agent'), sort_keys=True)}",
               f"budget: {json.dumps(sp.get('budget'), sort_keys=True)}"]
     return lines
+
+
+def fault_rate_unit(faults: dict[str, Any]) -> str:
+    """What a fault rate counts under the spec's ``faults:`` block: ``per agent step`` (points
+    are tool calls), or ``per 2.0 s of agent time (placement: time)``; ``, held to their end``
+    added with ``hold`` (docs/faults.md, "Exposure")."""
+    if faults.get("placement") == "time":
+        unit = f"per {faults.get('step_s', 2.0)} s of agent time (placement: time)"
+    else:
+        unit = "per agent step"
+    return unit + (", every fault held to its end after the agent stops" if faults.get("hold") else "")
 
 
 #: per-run outcomes other parts of issue 14 record (observer-run, cases-tools): (column, what

@@ -220,3 +220,21 @@ def test_a_slow_removal_does_not_hold_back_another_faults_end():
     assert s.records[0].removed and s.records[2].injected
     s.stop()
     assert s.invalid_reason is None and [r.removed for r in s.records] == [True, True, True]
+
+
+def test_the_report_header_says_what_a_fault_rate_counts():
+    """Under placement: time a rate is per step_s seconds of agent time, not per agent step (the
+    header said 'per agent step' for every campaign)."""
+    from ani.campaign.html_report import _spec_lines, fault_rate_unit
+    from ani.campaign.report import summarize
+
+    assert fault_rate_unit({}) == "per agent step"
+    assert fault_rate_unit({"placement": "time", "step_s": 1.5, "hold": True}) == (
+        "per 1.5 s of agent time (placement: time), every fault held to its end after the agent stops")
+    spec = {"name": "x", "task": "t", "scenario": "s.yaml", "variants": 1, "seed": 1, "factor": "level",
+            "faults": {"placement": "time", "step_s": 2.0}, "stress": {"fault_rate": [0, 0.3]},
+            "cells": [{"name": "a0", "level": "a0"}]}
+    lines = _spec_lines(summarize([], spec))
+    assert "fault rates: faults per 2.0 s of agent time (placement: time)" in lines
+    assert _spec_lines(summarize([], {**spec, "stress": {}, "fault_rate": 0.2, "faults": {}}))[-3] == (
+        "fault rate: 0.2 faults per agent step")
