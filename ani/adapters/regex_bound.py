@@ -36,25 +36,38 @@ import re
 #: at most this many atoms added by writing out the counted repetitions (see the module doc):
 #: POSIX's least RE_DUP_MAX, so every count a portable regular expression may use passes alone
 MAX_COPIES = 255
+#: counts above this are read as this (glibc refuses a count over RE_DUP_MAX, 32767, anyway):
+#: keeps the products small whatever the digits
+MAX_COUNT = 1_000_000
 #: bgpd writes an as-path regex's ``_`` out as ``(^|[,{}() ]|$)``: 7 atoms
 UNDERSCORE_ATOMS = 7
 
-_COUNT_RE = re.compile(r"\\?\{(\d{1,6})(,(\d{0,6}))?\\?\}")
+#: a counted repetition as glibc's ``fetch_number`` reads it: any number of digits (leading
+#: zeros too: ``{0000001,0000100}`` is ``{1,100}``), the lower bound may be left out (``{,100}``
+#: is ``{0,100}``), ``\{ \}`` in the basic syntax
+_COUNT_RE = re.compile(r"\\?\{(\d*)(,(\d*))?\\?\}")
+
+
+def _number(digits: str) -> int:
+    """The value of a run of digits (a line is at most 4,095 bytes, so no more digits than that:
+    read without Python's int-from-string limit)."""
+    return sum(int(d) * 10 ** k for k, d in enumerate(reversed(digits.lstrip("0"))))
 
 
 def _count_at(text: str, i: int) -> tuple[int, int] | None:
-    """(multiplier, length) of a counted repetition ``{m}``/``{m,}``/``{m,n}`` at ``text[i]``."""
+    """(multiplier, length) of a counted repetition ``{m}``/``{m,}``/``{m,n}``/``{,n}`` at
+    ``text[i]`` (``{}`` and ``{,}`` name no count: a literal, or glibc's ``*``: multiplier 1)."""
     m = _COUNT_RE.match(text, i)
-    if m is None:
-        return None
-    lo = int(m.group(1))
+    if m is None or not (m.group(1) or m.group(3)):
+        return None if m is None else (1, m.end() - i)
+    lo = _number(m.group(1)) if m.group(1) else 0
     if m.group(2) is None:
         mult = lo
     elif m.group(3):
-        mult = int(m.group(3))
+        mult = _number(m.group(3))
     else:
         mult = lo + 1
-    return max(mult, 1), m.end() - i
+    return min(max(mult, 1), MAX_COUNT), m.end() - i
 
 
 def _bracket_end(text: str, i: int) -> int:

@@ -17,7 +17,13 @@ from ani.adapters import regex_bound
         ("[[:digit:]]{3}", 2),                       # a class is one atom
         ("[{]{5}", 4),                               # '{' in brackets is a literal
         ("a{2,}", 2),
-        ("x{,5}", 0),                                # not a count in ERE: literals
+        ("x{,5}", 4),                                # glibc reads {,n} as {0,n}
+        ("(.{,100}){,100}", 9_999),                  # the bypass an outside check found
+        ("(.{0000001,0000100}){0000001,0000100}", 9_999),  # leading zeros: any digits
+        ("\\(.\\{,50\\}\\)\\{,50\\}", 2499),            # the same in the basic syntax
+        ("a{,}", 0),                                 # no number: no copies
+        ("a{}", 0),
+        ("x{" + "9" * 4000 + "}", regex_bound.MAX_COUNT - 1),  # read without int()'s digit limit
         ("\\(.\\{1,50\\}\\)\\{1,50\\}", 2499),          # the basic syntax, counted too
         ("(_){1,10}", 63),                           # bgpd's `_` is 7 atoms
         ("description a) b {x} c", 0),
