@@ -484,7 +484,7 @@ class VtyBroker:
         from ani.adapters.sandbox import run_capped  # late: sandbox imports this module
 
         from ani.lab import memcg
-        from ani.lab.frr import uts_argv
+        from ani.lab.frr import NO_HISTORY, uts_argv
 
         if not lines:
             conn.sendall(json.dumps({"stdout": "", "stderr": "", "exit": 0}).encode())
@@ -495,7 +495,7 @@ class VtyBroker:
                                      "nothing was sent to FRR (restart the lab with this ani)\n",
                                      "exit": 1}).encode())
             return
-        args = [program("vtysh"), "-N", self.pathspace]
+        args = [program("vtysh"), "-N", self.pathspace, *NO_HISTORY]  # root's history: not the agent's
         if req.get("daemon"):
             args += ["-d", str(req["daemon"])]
         if req.get("echo"):

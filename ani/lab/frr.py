@@ -179,10 +179,19 @@ def owns(pid: int, pathspace: str) -> bool:
     return any(argv[i] == "-N" and argv[i + 1] == pathspace for i in range(len(argv) - 1))
 
 
+#: the arguments that make a vtysh run keep no history: vtysh reads ``$HOME/.history_frr`` (root's,
+#: one file for the whole host) at start and appends its lines to it, and ``show history`` prints
+#: it, so an A0 agent read every command the harness, the observer and other labs' agents ran
+#: (issue 23). Every vtysh the harness runs takes them (the broker's, the node wrapper's, this
+#: module's); what runs inside a node gets ``VTYSH_HISTFILE=/dev/null`` too (frr-reload's vtysh).
+NO_HISTORY: tuple[str, str] = ("-H", "/dev/null")
+
+
 def load_config(netns: str, pathspace: str, hostname: str, timeout: float = 30.0) -> None:
     """Apply ``frr.conf`` with ``vtysh -N P -b``. Raises LabError with vtysh's output on failure."""
     vtysh = program("vtysh")
-    res = proc.run(uts_argv(netns, hostname, f"exec {vtysh} -N {shlex.quote(pathspace)} -b"), timeout=timeout)
+    res = proc.run(uts_argv(netns, hostname, f"exec {vtysh} -N {shlex.quote(pathspace)} {' '.join(NO_HISTORY)} -b"),
+                   timeout=timeout)
     if not res.ok:
         raise LabError(
             f"{hostname}: loading the startup config failed (exit {res.rc}): "

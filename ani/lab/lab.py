@@ -329,11 +329,12 @@ class Lab:
     def _write_node_scripts(self, node: str) -> None:
         d = self.node_dir(node)
         ns = self.netns(node)
-        inner = f"hostname {node}; "
+        inner = f"hostname {node}; VTYSH_HISTFILE=/dev/null; export VTYSH_HISTFILE; "
         if node in self.topology.routers:
             (d / "bin").mkdir(parents=True)
             wrapper = d / "bin" / "vtysh"
-            wrapper.write_text(f'#!/bin/sh\nexec {program("vtysh")} -N {self.pathspace(node)} "$@"\n')
+            wrapper.write_text(f'#!/bin/sh\nexec {program("vtysh")} -N {self.pathspace(node)} '
+                               f'{" ".join(frr.NO_HISTORY)} "$@"\n')
             wrapper.chmod(0o755)
             inner += f"PATH={d}/bin:$PATH; export PATH; "
         else:

@@ -83,6 +83,36 @@ def test_copy_of_a_host_file_reads_and_applies_nothing(lab) -> None:  # noqa: AN
     assert "ip prefix-list PL seq 5" in (Path("/etc/frr") / lab.pathspace("r1") / "frr.conf").read_text()
 
 
+def test_vtysh_history_of_the_host_is_not_shown_and_the_harness_writes_none(lab, tmp_path) -> None:  # noqa: ANN001
+    """vtysh reads and appends ``$HOME/.history_frr`` (root's, one for the host) and ``show
+    history`` prints it: an A0 agent read every command the harness and other labs ran (outside
+    check of issue 23). Another root vtysh user writes a marker there; A0 must not see it, and
+    the harness's own vtysh runs (the node wrapper, the broker) must not add to it."""
+    import subprocess
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("VTYSH_HISTFILE", None)
+    marker = "PL-HISTORY-MARKER-7f3"
+    # someone else's vtysh on the host, with history (plain vtysh, as a user at a root shell)
+    subprocess.run(["vtysh", "-N", lab.pathspace("r2"), "-c", f"show ip prefix-list {marker}"],
+                   env=env, capture_output=True, timeout=30, check=False)
+    assert marker in (home / ".history_frr").read_text()
+    a0 = create_adapter("a0", lab)
+    old_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)  # the broker's vtysh would read this history file
+    try:
+        r = sh(a0, "vtysh -c 'show history'; vtysh -c 'show ip prefix-list PL-A0-OWN'")
+        assert r.ok, r.text
+        assert marker not in r.text
+        assert lab.vtysh("r1", "show ip prefix-list PL-HARNESS-OWN").ok
+    finally:
+        os.environ["HOME"] = old_home or "/root"
+    history = (home / ".history_frr").read_text()
+    assert "PL-A0-OWN" not in history and "PL-HARNESS-OWN" not in history
+
+
 def test_a_refused_line_written_into_frr_conf_is_not_loaded_with_copy(lab) -> None:  # noqa: ANN001
     # the probe: frr.conf is the agent's to write (without the blocklist); a line the broker
     # refuses, written there, then loaded with `copy` ran as root
