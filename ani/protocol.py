@@ -143,18 +143,36 @@ def _attr(obj: Any, *names: str) -> Any:
     return None
 
 
+#: the longest error message a tool result carries, characters: an agent's 100 kB argument named
+#: in a message (an unknown identifier, a value refused) is not repeated back whole (issue 23)
+MAX_MESSAGE_CHARS = 4000
+
+
+def cut_message(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``message``, or its first ``limit`` characters and ``... (N more characters not shown)``."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}... ({len(message) - limit} more characters not shown)"
+
+
 class ErrorInfo(BaseModel):
     """Why a tool call failed.
 
     Attributes:
         code: a stable :class:`~ani.errors.ErrorCode` string.
-        message: human/agent-readable cause.
+        message: human/agent-readable cause, at most :data:`MAX_MESSAGE_CHARS` characters (a
+            longer one is cut, saying how much was left out).
         retriable: retrying the same call unchanged may succeed (e.g. a timeout).
     """
 
     code: ErrorCode
     message: str
     retriable: bool = False
+
+    @field_validator("message")
+    @classmethod
+    def _cut(cls, v: str) -> str:
+        return cut_message(v)
 
 
 class ToolResult(BaseModel):
@@ -217,6 +235,7 @@ class ToolResult(BaseModel):
         changed: bool = False,
         text: str | None = None,
     ) -> ToolResult:
+        message = cut_message(message)
         return cls(
             ok=False,
             text=text if text is not None else f"error [{code.value}]: {message}",

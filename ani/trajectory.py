@@ -65,6 +65,16 @@ def outcome_fields(result: ToolResult) -> dict[str, Any]:
     return out
 
 
+def writable(value: Any) -> Any:
+    """``value`` if JSON can write it (with ``str`` for other objects, as the trajectory does),
+    else ``"<TYPE not written: REASON>"`` (the reason JSON gave, cut to 200 characters)."""
+    try:
+        json.dumps(value, default=str)
+        return value
+    except (ValueError, RecursionError, TypeError) as exc:
+        return f"<{type(value).__name__} not written: {str(exc)[:200]}>"
+
+
 class Trajectory:
     """Collects call events in memory and, if ``path`` is given, appends them as JSON lines.
 
@@ -95,9 +105,14 @@ class Trajectory:
         ).bind(run_id=run_id, level=level)
 
     def log(self, event: str, **fields: Any) -> dict[str, Any]:
-        """Record one event; returns the dict as stored in memory."""
+        """Record one event; returns the dict as stored in memory. Never raises for a field JSON
+        cannot write (an agent's integer of 5,000 digits, a list nested 100,000 deep): that field
+        is recorded as ``"<int not written: ...>"`` (:func:`writable`)."""
         with self._lock:
-            rendered = self._log.info(event, **fields)
+            try:
+                rendered = self._log.info(event, **fields)
+            except (ValueError, RecursionError, TypeError):
+                rendered = self._log.info(event, **{k: writable(v) for k, v in fields.items()})
             if self._fh:
                 self._fh.write(rendered + "\n")
                 self._fh.flush()

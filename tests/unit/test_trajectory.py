@@ -97,3 +97,34 @@ def test_concurrent_logging_keeps_lines_whole(tmp_path: Path) -> None:
     assert sorted((e["arguments"]["k"], e["arguments"]["i"]) for e in events) == [
         (k, i) for k in range(4) for i in range(50)
     ]
+
+
+def test_an_argument_json_cannot_write_is_recorded_not_raised(tmp_path):
+    """An agent's 5,000-digit integer or a list nested 100,000 deep reached the trajectory, whose
+    JSON writer raised out of Adapter.call (documented never to raise; outside check of issue 23)."""
+    import json as _json
+
+    from ani.trajectory import Trajectory, writable
+
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    t = Trajectory("r", "a3r", tmp_path / "t.jsonl")
+    rec = t.log("tool_call", tool="sot_patch", arguments={"value": 10**5000}, ok=False)
+    assert rec["arguments"].startswith("<dict not written: ") and "4300" in rec["arguments"]
+    rec = t.log("tool_call", tool="sot_patch", arguments={"value": deep}, ok=False)
+    assert rec["arguments"].startswith("<dict not written: ") and "recursion" in rec["arguments"]
+    assert [_json.loads(ln)["tool"] for ln in (tmp_path / "t.jsonl").read_text().splitlines()] == ["sot_patch"] * 2
+    assert writable({"a": 1}) == {"a": 1}
+
+
+def test_an_error_message_is_cut_at_the_bound():
+    from ani.errors import ErrorCode
+    from ani.protocol import MAX_MESSAGE_CHARS, ErrorInfo, ToolResult
+
+    r = ToolResult.failure(ErrorCode.NOT_FOUND, "no such service " + "a" * 100_000)
+    assert len(r.error.message) < MAX_MESSAGE_CHARS + 60 and r.error.message.endswith("characters not shown)")
+    assert len(r.text) < MAX_MESSAGE_CHARS + 80
+    assert len(ErrorInfo(code=ErrorCode.NOT_FOUND, message="x" * 10_000).message) < MAX_MESSAGE_CHARS + 60
+    short = "unknown device 'r9'"
+    assert ToolResult.failure(ErrorCode.UNKNOWN_DEVICE, short).error.message == short
