@@ -83,6 +83,7 @@ from lxml import etree
 from ani.adapters.a2_args import (
     DEFAULT_CONFIRM_TIMEOUT_S,
     WORKFLOW,
+    A2DeviceArgs,
     A2Options,
     CommitArgs,
     CompareArgs,
@@ -95,7 +96,7 @@ from ani.adapters.a2_args import (
     check_confirm_timeout,
     commit_kwargs,
 )
-from ani.adapters.base import BaseAdapter, DeviceArgs, tool
+from ani.adapters.base import BaseAdapter, tool
 from ani.adapters.error_map import error_result
 from ani.adapters.netconf_xml import FRR_NS, XmlArgError, as_lines, config_element, filter_element, pretty
 from ani.adapters.objects import unmatched_keys
@@ -522,7 +523,7 @@ class A2Adapter(BaseAdapter):
                             error_option=args.error_option)
 
     @tool(
-        args=DeviceArgs,
+        args=A2DeviceArgs,
         read_only=True,
         description=(
             "Validate the candidate datastore of a device (NETCONF validate): YANG types, "
@@ -530,15 +531,15 @@ class A2Adapter(BaseAdapter):
             "the call; warnings are returned."
         ),
     )
-    def validate(self, args: DeviceArgs) -> ToolResult:
+    def validate(self, args: A2DeviceArgs) -> ToolResult:
         return self._simple(args.device, "validate", "validate", "candidate is valid",
                             source="candidate")
 
     @tool(
-        args=DeviceArgs,
+        args=A2DeviceArgs,
         description="Throw away uncommitted edits: the candidate becomes a copy of running (NETCONF discard-changes).",
     )
-    def discard_changes(self, args: DeviceArgs) -> ToolResult:
+    def discard_changes(self, args: A2DeviceArgs) -> ToolResult:
         return self._simple(args.device, "discard_changes", "discard-changes",
                             "candidate reset to running")
 
