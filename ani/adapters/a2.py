@@ -113,7 +113,15 @@ from ani.netconf.client import (
     Unsupported,
     warning_lines,
 )
-from ani.adapters.a2_support import MODEL, TOOL_NEEDS, needs, support, support_text, unsupported_message
+from ani.adapters.a2_support import (
+    MODEL,
+    SHORT_MODULES,
+    TOOL_NEEDS,
+    needs,
+    support,
+    support_text,
+    unsupported_message,
+)
 from ani.netconf.hello import YANG_LIBRARY_NS, ServerHello
 from ani.protocol import Level, ToolResult
 
@@ -300,7 +308,7 @@ class A2Adapter(BaseAdapter):
         if s.hello is not None and (missing := s.hello.missing(features)):
             served = self.serves_model(device)
             raise Unsupported(unsupported_message(device, op, missing, s.hello, served), missing,
-                              support(s.hello, served))
+                              support(s.hello, served, SHORT_MODULES))
 
     def _check_generation(self, device: str, s: NetconfSession) -> None:
         old = self._gen.get(device)
