@@ -83,6 +83,7 @@ from lxml import etree
 from ani.adapters.a2_args import (
     DEFAULT_CONFIRM_TIMEOUT_S,
     WORKFLOW,
+    A2DeviceArgs,
     A2Options,
     CommitArgs,
     CompareArgs,
@@ -95,7 +96,7 @@ from ani.adapters.a2_args import (
     check_confirm_timeout,
     commit_kwargs,
 )
-from ani.adapters.base import BaseAdapter, DeviceArgs, tool
+from ani.adapters.base import BaseAdapter, tool
 from ani.adapters.error_map import error_result
 from ani.adapters.netconf_xml import FRR_NS, XmlArgError, as_lines, config_element, filter_element, pretty
 from ani.adapters.objects import unmatched_keys
@@ -112,7 +113,15 @@ from ani.netconf.client import (
     Unsupported,
     warning_lines,
 )
-from ani.adapters.a2_support import MODEL, TOOL_NEEDS, needs, support, support_text, unsupported_message
+from ani.adapters.a2_support import (
+    MODEL,
+    SHORT_MODULES,
+    TOOL_NEEDS,
+    needs,
+    support,
+    support_text,
+    unsupported_message,
+)
 from ani.netconf.hello import YANG_LIBRARY_NS, ServerHello
 from ani.protocol import Level, ToolResult
 
@@ -299,7 +308,7 @@ class A2Adapter(BaseAdapter):
         if s.hello is not None and (missing := s.hello.missing(features)):
             served = self.serves_model(device)
             raise Unsupported(unsupported_message(device, op, missing, s.hello, served), missing,
-                              support(s.hello, served))
+                              support(s.hello, served, SHORT_MODULES))
 
     def _check_generation(self, device: str, s: NetconfSession) -> None:
         old = self._gen.get(device)
@@ -522,7 +531,7 @@ class A2Adapter(BaseAdapter):
                             error_option=args.error_option)
 
     @tool(
-        args=DeviceArgs,
+        args=A2DeviceArgs,
         read_only=True,
         description=(
             "Validate the candidate datastore of a device (NETCONF validate): YANG types, "
@@ -530,15 +539,15 @@ class A2Adapter(BaseAdapter):
             "the call; warnings are returned."
         ),
     )
-    def validate(self, args: DeviceArgs) -> ToolResult:
+    def validate(self, args: A2DeviceArgs) -> ToolResult:
         return self._simple(args.device, "validate", "validate", "candidate is valid",
                             source="candidate")
 
     @tool(
-        args=DeviceArgs,
+        args=A2DeviceArgs,
         description="Throw away uncommitted edits: the candidate becomes a copy of running (NETCONF discard-changes).",
     )
-    def discard_changes(self, args: DeviceArgs) -> ToolResult:
+    def discard_changes(self, args: A2DeviceArgs) -> ToolResult:
         return self._simple(args.device, "discard_changes", "discard-changes",
                             "candidate reset to running")
 

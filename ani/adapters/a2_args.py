@@ -15,9 +15,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ani.adapters.base import Args, DeviceArgs
+from ani.adapters.base import Args
 from ani.adapters.netconf_xml import FRR_NS
 from ani.adapters.options import Options
+from ani.netconf.errors import non_xml_char
 
 DEFAULT_CONFIRM_TIMEOUT_S = 600  # RFC 6241 §8.4.5.1
 MAX_CONFIRM_TIMEOUT_S = 4294967295  # uint32 in ietf-netconf
@@ -50,7 +51,38 @@ class A2Options(Options):
 # -- argument models ------------------------------------------------------------------------
 
 
-class GetConfigArgs(Args):
+def check_xml_chars(v: Any) -> Any:
+    """``v`` (a string, a list of strings, or anything else, returned as given) when every
+    string in it is text XML 1.0 can carry; ValueError naming the first character that is not
+    (its position and code point, never the value: ``position 7 is U+0000 (a control
+    character), which XML 1.0 and so NETCONF cannot carry``). Every A2 argument ends up in an
+    RPC's XML, so this runs before anything is sent (issue 23 §1)."""
+    items = [(None, v)] if isinstance(v, str) else list(enumerate(v)) if isinstance(v, list) else []
+    for i, text in items:
+        bad = non_xml_char(text) if isinstance(text, str) else None
+        if bad is not None:
+            where = "" if i is None else f"entry {i}: "
+            raise ValueError(f"{where}position {bad[0]} is {bad[1]}, which XML 1.0 and so NETCONF "
+                             "cannot carry; nothing was sent")
+    return v
+
+
+class A2Args(Args):
+    """Base of the A2 argument models: every string argument (and every string of a list) is
+    checked by :func:`check_xml_chars`, so text XML 1.0 cannot carry is ``invalid_arguments``,
+    never a harness fault inside lxml or ncclient."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _xml_chars(cls, v: Any) -> Any:
+        return check_xml_chars(v)
+
+
+class A2DeviceArgs(A2Args):
+    device: str = Field(description="Device name (a router of the topology)")
+
+
+class GetConfigArgs(A2Args):
     device: str = Field(description="Device name (a router of the topology)")
     source: Literal["running", "candidate"] = Field(
         default="running", description="Datastore to read: running (in effect) or candidate (being edited)"
@@ -66,7 +98,7 @@ class GetConfigArgs(Args):
     )
 
 
-class GetStateArgs(Args):
+class GetStateArgs(A2Args):
     device: str = Field(description="Device name (a router of the topology)")
     filter: str | None = Field(
         default=None,
@@ -79,7 +111,7 @@ class GetStateArgs(Args):
     )
 
 
-class EditConfigArgs(Args):
+class EditConfigArgs(A2Args):
     device: str = Field(description="Device name (a router of the topology)")
     config: str = Field(
         min_length=1,
@@ -108,14 +140,14 @@ class EditConfigArgs(Args):
     )
 
 
-class CompareArgs(DeviceArgs):
+class CompareArgs(A2DeviceArgs):
     format: Literal["cli", "xml"] = Field(
         default="cli",
         description="cli: diff of the FRR configuration text and firewall lines (default); xml: diff of the XML",
     )
 
 
-class CommitArgs(Args):
+class CommitArgs(A2Args):
     devices: list[str] = Field(min_length=1, description="Devices whose candidate to commit, in order")
     confirmed: bool = Field(
         default=True,
@@ -137,18 +169,18 @@ class CommitArgs(Args):
         return check_confirm_timeout(v)
 
 
-class DevicesArgs(Args):
+class DevicesArgs(A2Args):
     devices: list[str] = Field(min_length=1, description="Device names")
 
 
-class LockArgs(Args):
+class LockArgs(A2Args):
     device: str = Field(description="Device name (a router of the topology)")
     target: Literal["candidate", "running"] = Field(
         default="candidate", description="Datastore to lock (candidate by default; running too if no one else may commit)"
     )
 
 
-class SchemaArgs(Args):
+class SchemaArgs(A2Args):
     identifier: str = Field(default="ani-frr", min_length=1, description="YANG module name (ani-frr)")
     version: str | None = Field(default=None, description="Revision (e.g. 2026-11-29); omit for the server's")
     device: str | None = Field(default=None, description="Device to ask (any router serves the same module); default: the first")

@@ -51,7 +51,17 @@ from yangson.schemanode import ListNode
 
 from ani.device.model import DeviceConfig
 from ani.device.yang_map import TOP, model_to_raw, raw_to_model_dict
-from ani.device.yang_xml import PREFIX, XmlDataError, child_map, raw_to_xml, shown, text, why_invalid, xml_to_raw
+from ani.device.yang_xml import (
+    PREFIX,
+    XmlDataError,
+    child_map,
+    key_pred,
+    raw_to_xml,
+    shown,
+    text,
+    why_invalid,
+    xml_to_raw,
+)
 from ani.errors import ModelError
 from ani.resources import data_path
 
@@ -243,8 +253,8 @@ def _warnings(f: dict[str, Any]) -> list[Issue]:
         for e in rm.get("entry", []):
             pl, seq = e.get("match-prefix-list"), e.get("seq")
             if pl is not None and pl not in lists:
-                path = (f"/{PREFIX}:frr/{PREFIX}:route-map[{PREFIX}:name='{name}']"
-                        f"/{PREFIX}:entry[{PREFIX}:seq='{seq}']/{PREFIX}:match-prefix-list")
+                path = (f"/{PREFIX}:frr/{PREFIX}:route-map{key_pred('name', name)}"
+                        f"/{PREFIX}:entry{key_pred('seq', seq)}/{PREFIX}:match-prefix-list")
                 out.append(Issue("warning", path, f"prefix-list {pl} does not exist (route-map {name} "
                                  f"seq {seq} matches nothing with it)", "data-missing", "instance-missing"))
     return out
@@ -260,9 +270,9 @@ def _xpath(inst: InstanceNode) -> str:
         sn = node.schema_node
         if isinstance(key, int):
             if isinstance(sn, ListNode):
-                preds = "".join(f"[{PREFIX}:{k[0]}='{text(node.value[k[0]])}']" for k in sn.keys if k[0] in node.value)
+                preds = "".join(key_pred(k[0], node.value[k[0]]) for k in sn.keys if k[0] in node.value)
             else:
-                preds = f"[.='{text(node.value)}']"
+                preds = key_pred(".", node.value)
         else:
             steps.append(f"/{PREFIX}:{key.split(':')[-1]}{preds}")
             preds = ""
@@ -322,9 +332,9 @@ def _raw_issue(e: RawDataError, raw: dict[str, Any]) -> Issue:
         if isinstance(node, list) and p.isdigit() and int(p) < len(node) and steps:
             node = node[int(p)]
             if isinstance(sn, ListNode) and isinstance(node, dict):
-                steps[-1] += "".join(f"[{PREFIX}:{k[0]}='{text(node[k[0]])}']" for k in sn.keys if k[0] in node)
+                steps[-1] += "".join(key_pred(k[0], node[k[0]]) for k in sn.keys if k[0] in node)
             else:
-                steps[-1] += f"[.='{text(node)}']" if not isinstance(node, dict) else f"[{int(p) + 1}]"
+                steps[-1] += key_pred(".", node) if not isinstance(node, dict) else f"[{int(p) + 1}]"
             continue
         p, _, keys = p.partition("=")
         local = p.split(":")[-1]
@@ -337,7 +347,7 @@ def _raw_issue(e: RawDataError, raw: dict[str, Any]) -> Issue:
         if keys and isinstance(sn, ListNode) and isinstance(node, list):
             values = keys.split(",")
             names = [k[0] for k in sn.keys]
-            steps[-1] += "".join(f"[{PREFIX}:{k}='{v}']" for k, v in zip(names, values))
+            steps[-1] += "".join(key_pred(k, v) for k, v in zip(names, values))
             node = next((e for e in node if isinstance(e, dict)
                          and [text(e.get(k)) for k in names] == values), None)
     path = "".join(steps) or "/"
@@ -371,7 +381,7 @@ def _model_issue(err: Any, data: dict[str, Any]) -> Issue:
             steps[-1] += _entry_preds(node, part)
         elif part in _DICT_FIELDS and i + 1 < len(loc) and isinstance(node, dict):
             lname, key = _DICT_FIELDS[part]
-            steps.append(f"/{PREFIX}:{lname}[{PREFIX}:{key}='{loc[i + 1]}']")
+            steps.append(f"/{PREFIX}:{lname}{key_pred(key, loc[i + 1])}")
             node = (node.get(part) or {}).get(loc[i + 1])
             i += 1
         elif isinstance(part, str) and isinstance(node, dict) and part in node:
@@ -387,11 +397,11 @@ def _model_issue(err: Any, data: dict[str, Any]) -> Issue:
 
 def _entry_preds(entry: Any, index: int) -> str:
     if not isinstance(entry, dict):
-        return f"[.='{text(entry)}']"
+        return key_pred(".", entry)
     if "seq" in entry:
-        return f"[{PREFIX}:seq='{entry['seq']}']"
+        return key_pred("seq", entry["seq"])
     if "nexthop" in entry:
-        return f"[{PREFIX}:prefix='{entry['prefix']}'][{PREFIX}:next-hop='{entry['nexthop']}']"
+        return key_pred("prefix", entry.get("prefix")) + key_pred("next-hop", entry["nexthop"])
     if "prefix" in entry:
-        return f"[{PREFIX}:prefix='{entry['prefix']}']"
+        return key_pred("prefix", entry["prefix"])
     return f"[{index + 1}]"

@@ -71,6 +71,28 @@ def text(value: Any) -> str:
     return str(value)
 
 
+def xpath_literal(value: Any) -> str:
+    """``value`` (via :func:`text`) as an XPath 1.0 string literal: ``'v'``, or ``"v"`` when it
+    holds an apostrophe, or ``concat('A', "'", 'B"C')`` when it holds both quote kinds (XPath 1.0
+    has no escape inside a literal; error-paths with such keys must still parse, RFC 6241 §4.3)."""
+    v = text(value)
+    if "'" not in v:
+        return f"'{v}'"
+    if '"' not in v:
+        return f'"{v}"'
+    args: list[str] = []
+    for i, part in enumerate(v.split("'")):
+        args += (['"\'"'] if i else []) + ([f"'{part}'"] if part else [])
+    return f"concat({', '.join(args)})"
+
+
+def key_pred(key: str, value: Any, prefix: str = PREFIX) -> str:
+    """The predicate ``[frr:key='value']`` of one list key (``[.='value']`` for ``key`` ``"."``,
+    a leaf-list entry), its value an :func:`xpath_literal`."""
+    name = "." if key == "." else f"{prefix}:{key}"
+    return f"[{name}={xpath_literal(value)}]"
+
+
 def raw_to_xml(raw: dict[str, Any], sn: InternalNode, elem: etree._Element, ns: str) -> etree._Element:
     """Append the members of ``raw`` (the JSON object of node ``sn``) to ``elem``; return it."""
     for name, csn in children(sn):
@@ -99,7 +121,7 @@ def _step(name: str, preds: str = "") -> str:
 
 
 def _key_preds(entry: dict[str, Any], sn: ListNode) -> str:
-    return "".join(f"[{PREFIX}:{k[0]}='{text(entry[k[0]])}']" for k in sn.keys if k[0] in entry)
+    return "".join(key_pred(k[0], entry[k[0]]) for k in sn.keys if k[0] in entry)
 
 
 def xml_to_raw(elem: etree._Element, sn: InternalNode, ns: str, path: str) -> dict[str, Any]:
@@ -121,7 +143,7 @@ def xml_to_raw(elem: etree._Element, sn: InternalNode, ns: str, path: str) -> di
             raise XmlDataError("unknown-element", cpath,
                                f"unknown element {q.localname} (expected one of: {', '.join(cmap)})")
         if isinstance(csn, ListNode):
-            preds = "".join(f"[{PREFIX}:{k[0]}='{child.findtext(f'{{{ns}}}{k[0]}')}']" for k in csn.keys
+            preds = "".join(key_pred(k[0], child.findtext(f"{{{ns}}}{k[0]}")) for k in csn.keys
                             if child.find(f"{{{ns}}}{k[0]}") is not None)
             entry = xml_to_raw(child, csn, ns, cpath + preds)
             out.setdefault(csn.name, []).append(entry)

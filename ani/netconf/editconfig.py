@@ -54,6 +54,7 @@ from typing import Any
 
 from lxml import etree
 
+from ani.device.yang_xml import key_pred
 from ani.errors import NetconfError
 from ani.netconf.errors import BASE_NS, RpcError
 
@@ -218,14 +219,10 @@ def _step(node: SNode, elem: etree._Element | None) -> str:
         for k in node.keys:
             ke = elem.find(f"{{{node.ns}}}{k}")
             if ke is not None:
-                s += f"[{node.prefix}:{k}={_quote(ke.text or '')}]"
+                s += key_pred(k, ke.text or "", node.prefix)
     elif node.kind == "leaf-list" and elem is not None:
-        s += f"[.={_quote(elem.text or '')}]"
+        s += key_pred(".", elem.text or "")
     return s
-
-
-def _quote(v: str) -> str:
-    return f"'{v}'" if "'" not in v else f'"{v}"'
 
 
 # -- request checking ------------------------------------------------------------------------

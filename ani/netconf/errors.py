@@ -46,6 +46,19 @@ def xml_safe(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def non_xml_char(text: str) -> tuple[int, str] | None:
+    """The first character of ``text`` that XML 1.0 (§2.2) cannot carry, as ``(position, name)``
+    (position 0-based, in characters; name like ``U+0000``, ``U+001B``, ``U+D800 (a lone
+    surrogate)``), or None when every character may be sent. Never returns ``text`` itself."""
+    m = _NOT_XML.search(text)
+    if m is None:
+        return None
+    code = ord(m.group())
+    kind = (" (a lone surrogate)" if 0xD800 <= code <= 0xDFFF else
+            " (a noncharacter)" if code >= 0xFFFE else " (a control character)")
+    return m.start(), f"U+{code:04X}{kind}"
+
+
 def path_prefixes(path: str) -> list[str]:
     """The namespace prefixes an XPath uses, in order of first use (``/frr:frr/frr:x[frr:k='a:b']``
     -> ``["frr"]``; prefixes inside string literals are data, not prefixes)."""

@@ -94,6 +94,11 @@ class ServerHello:
             return f"module {MODULE_FEATURES[feature]}"
         return "capability " + " or ".join(FEATURES[feature])
 
-    def module_list(self) -> str:
-        """``"ietf-interfaces@2014-05-08, yuma-proc@..."`` (``none`` for no module)."""
-        return ", ".join(f"{m}@{r}" if r else m for m, r in sorted(self.modules.items())) or "none"
+    def module_list(self, limit: int | None = None) -> str:
+        """``"ietf-interfaces@2014-05-08, yuma-proc@..."`` (``none`` for no module); with
+        ``limit``, at most that many named and the rest counted: ``"a@1, b@2, c@3 and 21 more
+        (24 modules)"``."""
+        names = [f"{m}@{r}" if r else m for m, r in sorted(self.modules.items())]
+        if limit is not None and len(names) > limit:
+            return f"{', '.join(names[:limit])} and {len(names) - limit} more ({len(names)} modules)"
+        return ", ".join(names) or "none"

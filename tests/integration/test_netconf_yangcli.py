@@ -144,3 +144,17 @@ def test_error_replies_with_a_path_are_parsed(lab, tmp_path, modpath):
     assert ("/frr:frr/frr:prefix-list[frr:name='PL-TENANTS']/frr:entry[frr:seq='10']</error-path>"
             in body), body
     assert "prefix-list PL-TENANTS seq 10 permit 198.18.1.0/24" in running(lab, "r1")
+
+
+def test_an_error_path_whose_key_holds_both_quote_kinds_is_parsed(lab, tmp_path, modpath):
+    """A key value holding ' and " is an XPath 1.0 concat() in the path (yangcli refused
+    ``[frr:name="A'B"C]"]``: "unended quoted string")."""
+    inner = "<prefix-list><name>A'B\"C]</name></prefix-list>"
+    out = run(lab, "r1", [
+        f"edit-config target=candidate config={frr_xml(tmp_path, 'quotes', inner)}",
+    ], tmp_path, modpath, display="xml")
+    assert "unended" not in out, out[-3000:]
+    ((kind, body),) = yc.replies(out)
+    assert kind == "Error" and "<error-tag>invalid-value</error-tag>" in body, out[-3000:]
+    assert ("/frr:frr/frr:prefix-list[frr:name=concat('A', \"'\", 'B\"C]')]/frr:name</error-path>"
+            in body), body

@@ -172,3 +172,26 @@ def test_a_server_with_a_yang_library_is_asked_whether_it_serves_ani_frr():
     res = make(m).call("get_state", {"device": "r1"})
     assert res.ok and "does not serve the YANG module ani-frr" in res.text
     assert [kw["filter"] for name, kw in m.calls if name == "get"][1] is None
+
+
+def test_an_unsupported_error_names_a_few_modules_and_their_count_the_notes_all():
+    """A device with 24 modules and no candidate (yuma's netconfd as tried): each refused call
+    named all 24 (~800 characters) again; now at most SHORT_MODULES and the count, while the
+    connect-time note (ani mcp serve's) still names every one, once."""
+    mods = [f"urn:example:m{i:02d}?module=example-module-{i:02d}&revision=2020-01-01" for i in range(24)]
+    caps = [*BASE, "urn:ietf:params:netconf:capability:writable-running:1.0", *mods]
+    m = manager(caps)
+    a = make(m)
+    for name, args in [("edit_config", {"device": "r1", "config": iface("eth0", "x")}),
+                       ("commit", {"devices": ["r1"]}), ("validate", {"device": "r1"})]:
+        res = a.call(name, args)
+        assert res.error.code == ErrorCode.UNSUPPORTED, res
+        msg = res.error.message
+        assert "example-module-00@2020-01-01, example-module-01@2020-01-01, example-module-02@2020-01-01" \
+               " and 21 more (24 modules)" in msg, msg
+        assert msg.count("example-module-") == 3 and len(msg) < 600, (len(msg), msg)
+        d = res.data["devices"]["r1"] if name == "commit" else res.data  # commit: per device
+        assert d["module_count"] == 24 and d["modules"].endswith("(24 modules)") and d["does_not_work"]
+    (note,) = [n for n in a.support_notes() if n.startswith("r1 ")]
+    assert all(f"example-module-{i:02d}@2020-01-01" in note for i in range(24)) and "more" not in note
+    assert ServerHello.parse(caps).module_list(30).count("example-module-") == 24

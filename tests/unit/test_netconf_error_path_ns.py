@@ -18,6 +18,7 @@ import pytest
 from lxml import etree
 
 from ani.device.yang import module_texts
+from ani.device.yang_xml import key_pred, xpath_literal
 from ani.netconf.errors import BASE_NS, RpcError, path_prefixes
 from ani.netconf.rpc import Session, handle, path_namespaces, server_capabilities
 
@@ -104,3 +105,43 @@ def test_an_unknown_prefix_is_left_undeclared_not_invented():
     e = RpcError("invalid-value", "x", path="/zz:a/frr:b").to_xml(prefixes={"frr": FRR})
     p = e.find("nc:error-path", NS)
     assert p.nsmap.get("frr") == FRR and "zz" not in p.nsmap
+
+
+# key values holding both quote kinds: XPath 1.0 has no escape inside a literal, so the path's
+# predicate is a concat() (issue 23 §4, yangcli: "unended quoted string" on [frr:name="A'B"C]"])
+QUOTED_NAMES = ["A'B\"C]", "'\"", "a''b\"c", "x\"y'"]
+
+
+@pytest.mark.parametrize("value", ["", "a", "a'b", 'a"b', *QUOTED_NAMES, "'", '"', "''\"\"", "a]b/c:d"])
+def test_xpath_literal_evaluates_to_its_value_and_key_pred_selects_it(value):
+    lit = xpath_literal(value)
+    assert etree.XPath(f"string({lit})")(etree.fromstring("<x/>")) == value
+    assert ("concat(" in lit) == ("'" in value and '"' in value)
+    doc = etree.fromstring(f'<frr xmlns="{FRR}"><n><name/></n><n><name>other</name></n><l/></frr>')
+    doc[0][0].text = doc[2].text = value
+    assert etree.XPath(f"/frr:frr/frr:n{key_pred('name', value)}", namespaces={"frr": FRR})(doc) == [doc[0]]
+    assert etree.XPath(f"/frr:frr/frr:l{key_pred('.', value)}", namespaces={"frr": FRR})(doc) == [doc[2]]
+    assert path_prefixes(f"/frr:n{key_pred('name', value)}") == ["frr"]
+
+
+@pytest.mark.parametrize("name", QUOTED_NAMES)
+@pytest.mark.parametrize("how", ["delete missing", "unknown child", "bad entry"])
+def test_a_key_with_both_quote_kinds_gives_a_path_that_selects_its_entry(sess, name, how):
+    esc = name.replace("&", "&amp;").replace("<", "&lt;")
+    inner = {"delete missing": f'<prefix-list nc:operation="delete"><name>{esc}</name></prefix-list>',
+             "unknown child": f"<prefix-list><name>{esc}</name><bogus>1</bogus></prefix-list>",
+             "bad entry": (f"<prefix-list><name>{esc}</name><entry><seq>10</seq>"
+                           "<action>maybe</action></entry></prefix-list>")}[how]
+    paths = error_paths(handle(edit(inner), sess).xml)
+    assert paths
+    doc = etree.fromstring(f'<frr xmlns="{FRR}"><prefix-list><name/></prefix-list>'
+                           f"<prefix-list><name/><entry><seq>10</seq><action/><bogus/></entry>"
+                           f"</prefix-list></frr>")
+    doc[1][0].text = name
+    for e in paths:
+        assert "frr:prefix-list[frr:name=" in e.text, e.text
+        scope = {p: u for p, u in e.nsmap.items() if p}
+        found = etree.XPath(e.text, namespaces=scope)(doc)  # compiles: quotes are balanced
+        prefix_list = e.text.split("]/")[0] + "]"
+        assert etree.XPath(prefix_list, namespaces=scope)(doc) == [doc[1]], e.text
+        assert found or how == "unknown child"
