@@ -27,6 +27,7 @@ from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ani.campaign.metrics import ACTION_KINDS
 from ani.campaign.results import INFRA, RunRecord
@@ -436,16 +437,19 @@ def process_plot(s: Any) -> Plot | None:
 
 def paired_plot(s: Any) -> Plot | None:
     """Discordant pairs of each comparison: ``b`` (the reference yes, the cell no) to the left,
-    ``c`` (the reverse) to the right, with the exact McNemar p; success and damage-free."""
+    ``c`` (the reverse) to the right, with the exact McNemar p; a panel for success and one for
+    damage-free, each only where some comparison has a discordant pair (the table says the
+    rest). None when no comparison has one."""
     paired = paired_rows(s)
-    if not paired:
+    panels = [(attr, title) for attr, title in (("success", "success"), ("damage_free", "damage-free"))
+              if any(getattr(p, attr).b or getattr(p, attr).c for p in paired)]
+    if not paired or not panels:
         return None
 
     def draw() -> Figure:
-        fig, axes = _figure(9.0, rows_height(len(paired)), 2, sharey=True)
+        fig, axes = _figure(4.5 * len(panels), rows_height(len(paired)), len(panels), sharey=True)
         ys = list(range(len(paired)))
-        for ax, attr, title in ((axes[0], "success", "success"),
-                                (axes[1], "damage_free", "damage-free")):
+        for ax, (attr, title) in zip(axes, panels):
             top = max([1] + [max(getattr(p, attr).b, getattr(p, attr).c) for p in paired])
             for y, p in zip(ys, paired):
                 m = getattr(p, attr)
@@ -455,16 +459,23 @@ def paired_plot(s: Any) -> Plot | None:
                 ax.text(top * 1.05, y, note, va="center", fontsize=8)
             ax.axvline(0, color="black", lw=0.8)
             ax.set_xlim(-top * 1.1, top * 1.6)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts of pairs
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{abs(v):.0f}"))
             ax.set_title(f"{title}: b (reference better) | c (cell better)")
             ax.set_xlabel("discordant pairs")
         axes[0].set_yticks(ys, [f"{p.cell} vs {p.reference}" for p in paired])
         axes[0].invert_yaxis()
         return fig
 
+    shown = " and ".join(t for _, t in panels)
+    left_out = "" if len(panels) == 2 else (
+        f" No comparison has a discordant pair in {'damage-free' if panels[0][0] == 'success' else 'success'} "
+        "(the table below says so).")
     return _render("paired", "Paired comparisons (exact McNemar)",
-                   "For each cell against its reference, over seeds where both runs are valid: "
-                   "orange bars count pairs where only the reference succeeded (b), blue bars "
-                   "pairs where only the cell did (c); p is the two-sided exact McNemar p.", draw)
+                   f"{shown.capitalize()}: for each cell against its reference, over seeds where both "
+                   "runs are valid: orange bars count pairs where only the reference did (b), blue "
+                   f"bars pairs where only the cell did (c); p is the two-sided exact McNemar p.{left_out}",
+                   draw)
 
 
 # --- damage by service class --------------------------------------------------------------------------

@@ -285,7 +285,9 @@ def test_old_records_without_the_new_fields_still_render():
     recs = [rec(c, i, i % 2 == 0, i != 3, new=False) for c in ("a0", "a1") for i in (1, 2, 3)]
     s = summarize(recs, {"cells": [{"name": "a0", "level": "a0"}, {"name": "a1", "level": "a1"}]})
     html = render_html(s)
-    assert [p.id for p in plots.all_plots(s)] == ["rates", "cost", "paired"]  # no service tags
+    # no service tags: no damage plot; a0 and a1 agree on every seed: no discordant pair to draw
+    assert [p.id for p in plots.all_plots(s)] == ["rates", "cost"]
+    assert "no discordant pairs" in html
     assert _row(html, "a0")[5] == "1/3 (0.33)"
 
 

@@ -172,3 +172,18 @@ def test_pages_of_1_2_and_20_cells_in_the_browser(tmp_path):
         for p in got.values():  # never squashed: the 2-cell rate plot was 90 px of axes in 162
             assert p.height >= 200, (n, p)
     assert heights[1] == heights[2] and heights[20] > 2.5 * heights[2]
+
+
+def test_paired_panels_only_where_a_pair_is_discordant(figures):
+    """cell01 fails where cell00 succeeds (success: b = 1) and both are always damage-free: one
+    panel, success; with no discordant pair at all, no paired plot (two empty McNemar panels
+    were drawn, found by an outside check)."""
+    figs = draw(figures, 2)
+    (ax,) = figs["paired"].axes
+    assert ax.get_title().startswith("success:")
+    assert all(float(t.get_position()[0]).is_integer() for t in ax.get_xticklabels())
+    records, spec = campaign(2)
+    for r in records:
+        if r.success is not None:
+            r.success = True
+    assert plots.paired_plot(summarize(records, spec)) is None
