@@ -103,7 +103,12 @@ class BlockRules:
                             and not Path(path).exists()):
             from ani.adapters.platform import load_platform
 
-            plat = load_platform(path or "frr")
+            try:
+                plat = load_platform(path or "frr")
+            except FileNotFoundError:
+                raise ConfigError(f"blocklist {str(path)[:80]!r}: neither a platform's name (frr) nor a "
+                                  "YAML blocklist file; give True for the platform's default blocklist, "
+                                  "or the path of a .yaml file") from None
             return cls([(b.pattern, b.reason) for b in plat.d.blocklist])
         p = Path(path)
         raw = load_yaml(p)

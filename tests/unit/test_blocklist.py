@@ -208,3 +208,15 @@ def test_no_effects_are_judged_above_a1():
     inner.level = Level.A2
     inner.lab = _Routers()
     assert BlocklistAdapter(inner)._effect_devices("update_config", {"device": "r1", "commands": ["x"]}) == []
+
+
+def test_a_blocklist_that_is_no_platform_and_no_file_says_what_it_takes():
+    """``ani.connect(..., blocklist='yes')`` answered 'a1 options (none): FileNotFoundError:
+    adapters/yes.yaml not found' (outside check of issue 23 §6)."""
+    from ani.errors import ConfigError
+
+    with pytest.raises(ConfigError) as e:
+        BlockRules.load("yes")
+    msg = str(e.value)
+    assert msg.startswith("blocklist 'yes': neither a platform's name") and "FileNotFoundError" not in msg
+    assert BlockRules.load("frr").rules and BlockRules.load(None).rules
