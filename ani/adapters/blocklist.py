@@ -69,10 +69,14 @@ SCOPE = (
     "blocklist: refuses a call whose commands match the list before anything is sent (at A0 each "
     "vtysh line as FRR runs it, abbreviations expanded), and at A0/A1 undoes and refuses a call whose "
     "effect amounts to a listed command (a prefix-list or route-map emptied entry by entry, a BGP "
-    "neighbor or routing process gone, an interface or session shut; at A0 an nftables table deleted, "
-    "re-created, made dormant or flushed). It does not stop damage the list does not name (entries "
-    "replaced by deny, a route-map action changed, a static route or address removed, kernel state "
-    "changed with ip at A0), and it inspects nothing at a2, a3t, a3r and a4."
+    "neighbor or routing process gone, an interface or session shut, every BGP session of the "
+    "instance shut, a neighbor deactivated in an address family; at A0 an nftables table deleted, "
+    "re-created, made dormant or flushed, a chain's rules all replaced, a chain's policy set to drop, "
+    "an accept-everything rule put before a chain's rules). It does not stop damage the list does not "
+    "name (entries replaced by deny, a route-map action changed, a static route or address removed, "
+    "OSPF made passive, kernel state changed with ip at A0), original content removed over several "
+    "calls behind a placeholder, a firewall rule whose matches select every packet, and it inspects "
+    "nothing at a2, a3t, a3r and a4."
 )
 
 _SPLIT_RE = re.compile(r"[\n\r;|&'\"`\u2028\u2029\u0085]+|\s-c\s")

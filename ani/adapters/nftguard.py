@@ -4,23 +4,39 @@ nftables changes reach the kernel over netlink (``nft``, ``libnftables`` through
 a raw socket): there is no entry point in the sandbox to intercept. So, with the blocklist
 ablation on A0, the ruleset is read before and after the call (``nft -j list ruleset`` in the
 router's namespace, outside the sandbox), the difference is written as the nft commands it
-amounts to (:func:`effective_commands`: ``nft flush ruleset`` when every table went, ``nft
-delete table F T`` per removed table, ``nft delete chain|set F T N``, ``nft flush chain F T C``
-for a chain that lost all its rules, ``nft flush set F T S`` for a set that lost all its
-elements, ``nft add table F T { flags dormant; }`` for a table made dormant, which stops every
-rule of it), judged by identity (an object deleted and made again under the same names has
-another handle: it counts as deleted; a chain that lost every rule it had was flushed whatever
-was added after), and if one of them matches a blocklist rule the ruleset is restored to the one read
-before (``nft -f``: ``flush ruleset`` + the saved ruleset, atomically) and the call reports
-``blocked`` naming the rule and the command. Whatever the agent typed (``nft 'flush ruleset'``,
-``nft -f file``, a script) is judged by what it did.
+amounts to (:func:`effective_commands`), and if one of them matches a blocklist rule the ruleset
+is restored to the one read before (``nft -f``: ``flush ruleset`` + the saved ruleset,
+atomically) and the call reports ``blocked`` naming the rule and the command. Whatever the agent
+typed (``nft 'flush ruleset'``, ``nft -f file``, a script) is judged by what it did:
+
+- ``nft flush ruleset`` when every table went; ``nft delete table F T`` per removed table;
+  ``nft delete chain|set F T N``;
+- ``nft flush chain F T C`` for a chain none of whose rules is left, ``nft flush set F T S`` for
+  a set none of whose elements is left (whatever was added after);
+- ``nft add table F T { flags dormant; }`` for a table made dormant (every rule of it stops);
+- ``nft add chain F T C { policy drop; }`` for a chain that existed with another policy;
+- ``nft insert rule F T C accept`` for a new rule that accepts every packet (``accept``, or
+  ``jump``/``goto`` to a chain whose first unconditional verdict accepts, :func:`accepts_all`;
+  ``counter`` and ``log`` beside it change nothing) placed before a rule the chain had: every
+  rule after it stops, as with a dormant table.
+
+Judged by identity: a table, chain or set is its handle (deleted and made again under the same
+names, it counts as deleted), a rule its handle and its text (``nft replace rule ... handle H``
+with other text deletes the rule under H and adds another), so a chain whose rules were all
+replaced under their handles was flushed.
 
 A ruleset that cannot be read within :data:`NFT_MAX_BYTES` and :data:`NFT_TIMEOUT_S` fails
 closed: after the call it is restored and the call blocked (a flush followed by a
 510,000-element set went unjudged before); before the call, the call does not run.
 
-Limits: counters and set elements added by the kernel during the call (dynamic sets) are
-restored to their values before the call; a change made and undone within the call is not seen.
+Limits (docs/protocol.md "The blocklist ablation: what it judges"): each call is judged against
+the ruleset before it, so original content removed over several calls, each leaving a
+placeholder rule or element, is not seen; a rule judged by its statements, not by what its
+matches select (``ip saddr 0.0.0.0/0 accept`` is conditional in form, accepts every IPv4 packet);
+an accept appended after every rule of a chain whose policy is drop, a new base chain with
+policy drop, a new table's chain at the same hook dropping, are not judged; counters and set
+elements added by the kernel during the call (dynamic sets) are restored to their values before
+the call; a change made and undone within the call is not seen.
 """
 
 from __future__ import annotations
@@ -55,7 +71,8 @@ def _nft(netns: str, args: list[str]) -> tuple[int | None, str, str]:
 def read(netns: str) -> Ruleset | None:
     """The ruleset of ``netns``, or None if nft failed."""
     rc1, text, _ = _nft(netns, ["list", "ruleset"])
-    rc2, js, _ = _nft(netns, ["-j", "list", "ruleset"])
+    # -s: counters and quotas are state that moves with traffic, not a rule's text
+    rc2, js, _ = _nft(netns, ["-s", "-j", "list", "ruleset"])
     if rc1 != 0 or rc2 != 0:
         return None
     try:
@@ -73,16 +90,18 @@ class _Index:
     tables: dict[tuple, int]            # (family, table) -> handle
     chains: dict[tuple, int]            # (family, table, chain) -> handle
     sets: dict[tuple, int]              # (family, table, set) -> handle
-    rules: dict[tuple, set]             # (family, table, chain) -> rule handles
+    rules: dict[tuple, set]             # (family, table, chain) -> {(handle, statements as JSON)}
     elems: dict[tuple, set]             # (family, table, set) -> elements (JSON text)
     dormant: frozenset                  # (family, table) with ``flags dormant``
+    policy: dict[tuple, str]            # (family, table, chain) -> policy of a base chain
+    order: dict[tuple, list]            # (family, table, chain) -> [(handle, statements)] in order
 
 
 _DORMANT_RE = re.compile(r"^table (\S+) (\S+) \{\n\s*flags [^\n]*\bdormant\b", re.M)
 
 
 def _index(ruleset: Ruleset) -> _Index:
-    ix = _Index({}, {}, {}, {}, {}, frozenset(_DORMANT_RE.findall(ruleset.text)))
+    ix = _Index({}, {}, {}, {}, {}, frozenset(_DORMANT_RE.findall(ruleset.text)), {}, {})
     for it in ruleset.items:
         if "table" in it:
             t = it["table"]
@@ -90,6 +109,8 @@ def _index(ruleset: Ruleset) -> _Index:
         elif "chain" in it:
             c = it["chain"]
             ix.chains[(c["family"], c["table"], c["name"])] = c.get("handle", -1)
+            if "policy" in c:
+                ix.policy[(c["family"], c["table"], c["name"])] = c["policy"]
         elif "set" in it or "map" in it:
             s = it.get("set") or it.get("map")
             key = (s["family"], s["table"], s["name"])
@@ -97,15 +118,68 @@ def _index(ruleset: Ruleset) -> _Index:
             ix.elems[key] = {json.dumps(e, sort_keys=True) for e in s.get("elem", [])}
         elif "rule" in it:
             r = it["rule"]
-            ix.rules.setdefault((r["family"], r["table"], r["chain"]), set()).add(r.get("handle", -1))
+            key, rule = (r["family"], r["table"], r["chain"]), (r.get("handle", -1), _text(r))
+            ix.rules.setdefault(key, set()).add(rule)
+            ix.order.setdefault(key, []).append(rule)
     return ix
+
+
+def _text(rule: dict[str, Any]) -> str:
+    """A rule's statements and comment as canonical JSON (its text, for identity)."""
+    return json.dumps([rule.get("expr", []), rule.get("comment")], sort_keys=True)
+
+
+#: statements that neither match nor decide (they leave an unconditional rule unconditional)
+_NEUTRAL = frozenset({"counter", "log"})
+#: how deep jump/goto chains are followed by :func:`accepts_all`
+_MAX_DEPTH = 8
+
+
+def _verdict(text: str) -> dict[str, Any] | None:
+    """The verdict of an unconditional rule (statements only neutral ones and one verdict)."""
+    stmts = [st for st in json.loads(text)[0] if not (isinstance(st, dict) and set(st) <= _NEUTRAL)]
+    if len(stmts) == 1 and isinstance(stmts[0], dict) and len(stmts[0]) == 1 and \
+            next(iter(stmts[0])) in ("accept", "drop", "reject", "jump", "goto", "return", "queue"):
+        return stmts[0]
+    return None
+
+
+def accepts_all(ix: _Index, table: tuple, text: str, depth: int = 0) -> bool:
+    """Whether a rule (its statements ``text``) in ``table`` accepts every packet it sees:
+    ``accept``, or ``jump``/``goto`` to a chain of the table whose first unconditional verdict
+    does (followed up to :data:`_MAX_DEPTH` chains deep)."""
+    verdict = _verdict(text)
+    if verdict is None or depth > _MAX_DEPTH:
+        return False
+    if "accept" in verdict:
+        return True
+    jump = verdict.get("jump") or verdict.get("goto")
+    target = jump.get("target") if isinstance(jump, dict) else None
+    if not isinstance(target, str):
+        return False
+    for _, inner in ix.order.get((*table, target), []):
+        if _verdict(inner) is not None:
+            return accepts_all(ix, table, inner, depth + 1)
+    return False
+
+
+def _accepts_before_originals(b: _Index, a: _Index, key: tuple) -> bool:
+    """A new rule of chain ``key`` that accepts every packet, placed before a rule it had."""
+    originals, rules = b.rules.get(key, set()), a.order.get(key, [])
+    for i, rule in enumerate(rules):
+        if rule in originals and accepts_all(a, key[:2], rule[1]):
+            return False  # the chain already accepted everything here
+        if rule not in originals and accepts_all(a, key[:2], rule[1]):
+            return any(r in originals for r in rules[i + 1:])
+    return False
 
 
 def effective_commands(before: Ruleset, after: Ruleset) -> list[str]:
     """The destructive nft commands the change ``before`` -> ``after`` amounts to (module doc):
-    judged by identity (handles), so deleting and re-creating an object under the same names is
-    its deletion, and a chain or set that lost every rule or element it had was flushed
-    whatever was added after."""
+    judged by identity (handles; a rule by handle and text), so deleting and re-creating an
+    object under the same names is its deletion, a chain or set that lost every rule or element
+    it had was flushed whatever was added after, a chain whose policy became drop and a new
+    accept-everything rule before the rules a chain had are written as the commands above."""
     b, a = _index(before), _index(after)
     out: list[str] = []
     if b.tables and not a.tables:
@@ -122,6 +196,13 @@ def effective_commands(before: Ruleset, after: Ruleset) -> list[str]:
         if key[:2] not in gone and a.chains.get(key) == b.chains.get(key) and handles and \
                 not handles & a.rules.get(key, set()):
             out.append("nft flush chain {} {} {}".format(*key))
+    for key, handle in sorted(b.chains.items()):
+        if key[:2] in gone or a.chains.get(key) != handle:
+            continue
+        if a.policy.get(key) == "drop" and b.policy.get(key, "accept") != "drop":
+            out.append("nft add chain {} {} {} {{ policy drop; }}".format(*key))
+        if _accepts_before_originals(b, a, key):
+            out.append("nft insert rule {} {} {} accept".format(*key))
     for key, elems in sorted(b.elems.items()):
         if key[:2] not in gone and a.sets.get(key) == b.sets.get(key) and elems and \
                 not elems & a.elems.get(key, set()):

@@ -219,12 +219,18 @@ def _cache_path(vtysh: str) -> Path:
     return base / "ani" / f"frr-commands-{key}.txt"
 
 
+#: a numeric range variable of FRR's written form, ``(1-4294967295)``: group 1 its lowest value
+_RANGE_RE = re.compile(r"\((\d+)-\d+\)")
+
+
 class FrrCommandSet:
     """Expands a command line to the full commands it can abbreviate, for given rules.
 
     Args:
         rules: (compiled regex, reason) pairs; only FRR commands whose written form (variables
-            as their names) matches a rule are kept, so the set stays small.
+            as their names, or a range ``(1-4294967295)`` as its lowest value, so that a rule
+            naming a number, ``clear bgp 64500``, finds ``clear bgp (1-4294967295)``) matches a
+            rule are kept, so the set stays small.
         permutations: the command set (:func:`frr_permutations`).
     """
 
@@ -233,7 +239,8 @@ class FrrCommandSet:
         perms = permutations
         self.candidates: list[tuple[list[str], list[int]]] = []
         for p in perms:
-            hits = [i for i, (rx, _) in enumerate(rules) if rx.search(p)]
+            sample = _RANGE_RE.sub(r"\1", p)
+            hits = [i for i, (rx, _) in enumerate(rules) if rx.search(p) or rx.search(sample)]
             if hits:
                 self.candidates.append((p.split(), hits))
 

@@ -36,8 +36,13 @@ SETUP = [
 #: adapters/frr.yaml's blocklist but the OSPF one (no ospfd in this lab; unit-tested)
 ABBREVIATIONS = [
     (["conf t"], "no rou bgp 64501", "no router bgp 64501", "removes a routing process"),
-    ([], "cl ip bgp *", "clear ip bgp *", "resets all BGP sessions"),
-    ([], "cle b *", "clear bgp *", "resets all BGP sessions"),
+    ([], "cl ip bgp *", "clear ip bgp *", "resets every BGP session of a group"),
+    ([], "cle b *", "clear bgp *", "resets every BGP session of a group"),
+    ([], "cle b 64502", "clear bgp 64502", "resets every BGP session of a group"),
+    ([], "cle b ext", "clear bgp external", "resets every BGP session of a group"),
+    (["conf t", "router bgp 64501"], "bgp shut", "bgp shutdown", "shuts every BGP session of the instance down"),
+    (["conf t", "router bgp 64501", "address-family ipv4 unicast"], "no nei 10.1.12.2 act",
+     "no neighbor 10.1.12.2 activate", "withdraws every route of an address family"),
     (["conf t"], "no ip prefix-l PL", "no ip prefix-list PL", "removes a whole prefix-list"),
     (["conf t"], "no route-m RM", "no route-map RM", "removes a whole route-map"),
     (["conf t", "router bgp 64501"], "no nei 10.1.12.2", "no neighbor 10.1.12.2", "removes a BGP neighbor"),

@@ -17,7 +17,7 @@ import anyio
 import pytest
 from mcp import Client, types
 
-from ani.adapters import nftguard, vtybroker
+from ani.adapters import frrguard, nftguard, vtybroker
 from ani.errors import ErrorCode
 from ani.mcp.server import build_server
 from ani.registry import create_adapter
@@ -308,6 +308,70 @@ def test_nft_dormant_recreated_and_unreadable_rulesets_are_blocked_and_restored(
     assert r.ok is False and r.error.code is ErrorCode.BLOCKED, r.text[-2000:]
     assert "could not be read" in r.error.message and r.data["nft_blocked"]["restored"] is True
     assert lab.exec("r1", ["nft", "-s", "list", "ruleset"]).stdout == fw
+
+
+FWD = ("table inet fw {\n chain forward { type filter hook forward priority 0; policy accept;\n"
+       "  ip saddr 10.0.0.1 drop\n  ip saddr 10.0.0.2 drop\n }\n}\n")
+
+
+def test_nft_replaced_rules_an_accept_ahead_and_policy_drop_are_blocked_and_restored(lab) -> None:  # noqa: ANN001
+    # the second pass's probes (issue 23 §1): each neutralises the tenant drop rules or stops
+    # all forwarding without a listed shape reaching the wrapper (the quotes cut the shape)
+    assert lab.exec("r1", ["sh", "-c", f"nft delete table inet fw 2>/dev/null; printf '%s' '{FWD}' | nft -f -"]).ok
+    try:
+        fw = lab.exec("r1", ["nft", "-s", "list", "ruleset"]).stdout
+        handles = re.findall(r"drop # handle (\d+)", lab.exec("r1", ["nft", "-a", "list", "ruleset"]).stdout)
+        assert len(handles) == 2
+        a0 = create_adapter("a0", lab, blocklist=True)
+        forms = [
+            ("nft 'insert rule inet fw forward accept'", "nft insert rule inet fw forward accept"),
+            ("nft add chain inet fw ok; nft add rule inet fw ok accept; nft 'insert rule inet fw forward jump ok'",
+             "nft insert rule inet fw forward accept"),
+            (" && ".join(f"nft 'replace rule inet fw forward handle {h} accept'" for h in handles),
+             "nft flush chain inet fw forward"),
+            ("nft add chain inet fw forward '{ policy drop; }'", "nft add chain inet fw forward { policy drop; }"),
+        ]
+        for command, effect in forms:
+            r = sh(a0, command)
+            assert r.ok is False and r.error.code is ErrorCode.BLOCKED, (command, r.text)
+            assert r.data["nft_blocked"]["command"] == effect and r.data["nft_blocked"]["restored"] is True
+            assert lab.exec("r1", ["nft", "-s", "list", "ruleset"]).stdout == fw, command
+        # not destructive: one rule replaced by another drop, a conditional accept ahead
+        r = sh(a0, f"nft 'replace rule inet fw forward handle {handles[0]} ip saddr 10.0.0.3 drop' && "
+                   "nft 'insert rule inet fw forward ip saddr 10.0.0.9 accept'")
+        assert r.ok, r.text
+    finally:
+        lab.exec("r1", ["nft", "delete", "table", "inet", "fw"])
+
+
+def test_bgp_shutdown_deactivation_and_clear_by_as_are_refused_and_judged(lab) -> None:  # noqa: ANN001
+    a0 = create_adapter("a0", lab, blocklist=True)
+    for lines in (["router bgp 64501", "bgp shutdown"],
+                  ["router bgp 64501", "address-family ipv4 unicast", "no neighbor 10.1.12.2 activate"]):
+        r = sh(a0, "vtysh -c 'configure terminal' " + " ".join(f"-c '{ln}'" for ln in lines))
+        assert r.ok is False and r.error.code is ErrorCode.BLOCKED, r.text
+    r = sh(a0, "vtysh -c 'clear bgp 64501'")
+    assert r.ok is False and r.error.code is ErrorCode.BLOCKED, r.text
+    # the effect judge reads FRR 8.4.4's own rendering of a deactivated neighbor (ipv4 unicast:
+    # a `no ... activate` line; ipv6 unicast: the explicit activation goes)
+    peer = ["configure terminal", "router bgp 64501", "neighbor 10.1.12.2 remote-as 64502",
+            "address-family ipv6 unicast", "neighbor 10.1.12.2 activate", "exit-address-family"]
+    assert lab.vtysh("r1", peer).ok
+    try:
+        before = lab.running_config("r1")
+        for af in ("ipv4", "ipv6"):
+            assert lab.vtysh("r1", ["configure terminal", "router bgp 64501", f"address-family {af} unicast",
+                                    "no neighbor 10.1.12.2 activate"]).ok
+            assert frrguard.effective_commands(before, lab.running_config("r1")) == \
+                ["no neighbor 10.1.12.2 activate"], af
+            assert lab.vtysh("r1", ["configure terminal", "router bgp 64501", f"address-family {af} unicast",
+                                    "neighbor 10.1.12.2 activate"]).ok
+        assert lab.vtysh("r1", ["configure terminal", "router bgp 64501", "bgp shutdown"]).ok
+        assert frrguard.effective_commands(before, lab.running_config("r1")) == ["bgp shutdown"]
+        assert lab.vtysh("r1", ["configure terminal", "router bgp 64501", "no bgp shutdown"]).ok
+        assert lab.running_config("r1") == before
+    finally:
+        lab.vtysh("r1", ["configure terminal", "router bgp 64501", "no neighbor 10.1.12.2"])
 
 
 def test_every_frr_command_naming_a_host_path_is_refused(lab) -> None:  # noqa: ANN001
