@@ -115,7 +115,7 @@ async def _raw_session(port: int, password: str = PW):
 async def _read_eom(r) -> bytes:
     buf = b""
     while b"]]>]]>" not in buf:
-        chunk = await asyncio.wait_for(r.read(65536), 10)
+        chunk = await asyncio.wait_for(r.read(65536), 30)
         assert chunk, "connection closed"
         buf += chunk
     return buf[: buf.index(b"]]>]]>")]
@@ -196,7 +196,7 @@ def test_bad_chunk_header_closes_the_session(srv):
         w.write(f'<hello xmlns="{BASE_NS}"><capabilities><capability>{BASE_1_1}</capability>'
                 "</capabilities></hello>]]>]]>".encode())
         w.write(b"\n#0\n\n##\n")  # chunk-size 0 is malformed
-        rest = await asyncio.wait_for(r.read(), 10)  # EOF: the server closed the channel
+        rest = await asyncio.wait_for(r.read(), 30)  # EOF: the server closed the channel
         conn.close()
         return rest
 
@@ -210,7 +210,7 @@ def test_client_hello_with_session_id_closes_the_session(srv):
         await _read_eom(r)
         w.write(f'<hello xmlns="{BASE_NS}"><capabilities><capability>{BASE_1_1}</capability>'
                 "</capabilities><session-id>5</session-id></hello>]]>]]>".encode())
-        rest = await asyncio.wait_for(r.read(), 10)
+        rest = await asyncio.wait_for(r.read(), 30)
         conn.close()
         return rest
 
