@@ -127,6 +127,10 @@ from ani.protocol import Level, ToolResult
 
 __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 
+#: seconds a commit's reply is awaited beyond the server's announced commit bound (the rollback
+#: after the bound, and the reply's way back)
+COMMIT_REPLY_SLACK_S = 15.0
+
 #: what an RPC may raise that a tool turns into a failed result
 _FAILS = (RpcFailed, AniTimeout, SessionLost, Unsupported)
 # -- the adapter ---------------------------------------------------------------------------
@@ -296,9 +300,19 @@ class A2Adapter(BaseAdapter):
         s = self.session(device)
         try:
             self._require(device, op, needs(op, kw))
-            return s.call(op, safe_to_repeat=safe, **kw)
+            return s.call(op, safe_to_repeat=safe, wait_s=self._commit_wait_s(s, op), **kw)
         finally:
             self._check_generation(device, s)
+
+    @staticmethod
+    def _commit_wait_s(s: NetconfSession, op: str) -> float | None:
+        """Seconds to wait for a ``commit`` reply from a server that bounds its commits (ani's
+        own announces it in its hello): its bound plus :data:`COMMIT_REPLY_SLACK_S`, so the agent
+        is never told ``timeout`` while the server may still land the commit (issue 23: an
+        ``rpc_timeout_s`` below the bound saw its commit land a minute later). None: other
+        operations, other servers (``rpc_timeout_s``)."""
+        bound = s.hello.commit_bound_s if op == "commit" and s.hello is not None else None
+        return None if bound is None else bound + COMMIT_REPLY_SLACK_S
 
     def _require(self, device: str, op: str, features: tuple[str, ...]) -> None:
         """Open ``device``'s session if needed and raise Unsupported (nothing sent) if its hello

@@ -420,13 +420,17 @@ class NetconfSession:
         self.generation += 1
         return m
 
-    def call(self, op: str, *, safe_to_repeat: bool = False, **kwargs: Any) -> Reply:
+    def call(self, op: str, *, safe_to_repeat: bool = False, wait_s: float | None = None,
+             **kwargs: Any) -> Reply:
         """Run manager operation ``op`` (``get_config``, ``edit_config``, ``commit``, ...) and
         check its reply (:func:`check_reply`).
 
         ``safe_to_repeat``: if the session drops during the operation, re-open it and send the
         operation once more (reads); otherwise raise SessionLost(outcome_unknown=True).
-        Raises RpcFailed, AniTimeout (no reply within ``rpc_timeout_s``), SessionLost.
+        ``wait_s``: seconds to wait for this reply when longer than ``rpc_timeout_s`` (a commit
+        on a server that bounds its commits: wait past that bound, never give up on a commit
+        that may still land).
+        Raises RpcFailed, AniTimeout (no reply within the wait), SessionLost.
         """
         from ncclient.operations.errors import TimeoutExpiredError
         from ncclient.transport.errors import TransportError
@@ -434,10 +438,12 @@ class NetconfSession:
         wire = op.replace("_", "-")
         for attempt in (1, 2):
             m = self.ensure()
+            wait = max(self.rpc_timeout_s, wait_s or 0.0)
             try:
+                m.timeout = wait
                 reply = getattr(m, op)(**kwargs)
             except TimeoutExpiredError:
-                raise AniTimeout(self.rpc_timeout_s, f"no reply to {wire}") from None
+                raise AniTimeout(wait, f"no reply to {wire}") from None
             except (TransportError, OSError, socket.error, EOFError) as exc:
                 self._drop()
                 if safe_to_repeat and attempt == 1:
@@ -447,6 +453,9 @@ class NetconfSession:
                     "its outcome is unknown",
                     outcome_unknown=True,
                 ) from exc
+            finally:
+                if wait != self.rpc_timeout_s and getattr(m, "timeout", None) == wait:
+                    m.timeout = self.rpc_timeout_s
             raw = getattr(reply, "xml", reply)
             return check_reply(wire, raw)
         raise AssertionError("unreachable")  # pragma: no cover

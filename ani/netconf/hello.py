@@ -82,6 +82,21 @@ class ServerHello:
         uris = {c.split("?", 1)[0] for c in self.capabilities}
         return any(u in uris for u in FEATURES[feature])
 
+    @property
+    def commit_bound_s(self) -> float | None:
+        """Seconds after which the server stops (and rolls back) a commit still applying: the
+        ``?seconds=`` of ani's commit-bound capability (:data:`ani.netconf.rpc.COMMIT_BOUND_CAPABILITY`),
+        None when the server does not announce one (any other NETCONF server)."""
+        from ani.netconf.rpc import COMMIT_BOUND_CAPABILITY
+
+        for c in self.capabilities:
+            if c.split("?", 1)[0] == COMMIT_BOUND_CAPABILITY:
+                try:
+                    return float((parse_qs(urlsplit(c).query).get("seconds") or [""])[0])
+                except ValueError:
+                    return None
+        return None
+
     def missing(self, features: Iterable[str]) -> list[str]:
         """The ``features`` the server did not announce, in the order given."""
         return [f for f in features if not self.has(f)]

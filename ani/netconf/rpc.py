@@ -18,6 +18,7 @@ checked here (missing / unknown elements, enumerations); values with datastore m
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,11 +62,20 @@ def _q(name: str, ns: str = BASE_NS) -> str:
     return f"{{{ns}}}{name}"
 
 
-def server_capabilities(schemas: dict[str, tuple[str, str]]) -> list[str]:
-    """The capability URIs of the server hello: :data:`PROTOCOL_CAPABILITIES` plus
-    ``<namespace>?module=<name>&revision=<rev>`` for every module of ``schemas``
-    (``{name: (revision, YANG text)}``; the namespace is read from the text)."""
+#: ani's own capability: the server stops (and rolls back) a commit still applying after
+#: ``?seconds=N`` (:class:`ani.netconf.limits.Limits`), so a client that waits that long for the
+#: reply never gives up on a commit that then lands (issue 23); A2 reads it from the hello
+COMMIT_BOUND_CAPABILITY = "urn:ani:params:netconf:capability:commit-bound:1.0"
+
+
+def server_capabilities(schemas: dict[str, tuple[str, str]], commit_bound_s: float | None = None) -> list[str]:
+    """The capability URIs of the server hello: :data:`PROTOCOL_CAPABILITIES`,
+    :data:`COMMIT_BOUND_CAPABILITY` with ``?seconds=`` (whole seconds, rounded up) when
+    ``commit_bound_s`` is given, plus ``<namespace>?module=<name>&revision=<rev>`` for every
+    module of ``schemas`` (``{name: (revision, YANG text)}``; the namespace is read from the text)."""
     caps = list(PROTOCOL_CAPABILITIES)
+    if commit_bound_s is not None:
+        caps.append(f"{COMMIT_BOUND_CAPABILITY}?seconds={math.ceil(commit_bound_s)}")
     for name, (rev, text) in sorted(schemas.items()):
         m = _NS_RE.search(text)
         if m:

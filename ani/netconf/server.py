@@ -106,7 +106,8 @@ class NetconfServer:
         for n, d in devices.items():
             self.routers[n].device = d
         self.schemas = schemas
-        self.capabilities = rpc.server_capabilities(schemas)
+        limits = getattr(next(iter(devices.values()), None), "limits", None)
+        self.capabilities = rpc.server_capabilities(schemas, getattr(limits, "commit_bound_s", None))
         self.ready.set()
 
     def check_password(self, username: str, password: str) -> bool:

@@ -163,4 +163,4 @@ def test_a_transaction_past_its_bound_starts_no_further_step_and_cancels_what_it
 def test_a_transaction_within_its_bound_is_unchanged():
     res, log = transaction(30.0, {})
     assert res.ok and [op for r, op in log if r == "e1"] == [
-        "lock", "edit_config", "validate", "commit", "commit", "unlock"]
+        "lock", "edit_config", "validate", "commit", "commit", "unlock", "close_session"]

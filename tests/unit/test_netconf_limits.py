@@ -122,3 +122,25 @@ def test_a_refusal_names_at_most_twenty_of_its_lines(timers):  # noqa: F811
     with pytest.raises(RpcError) as ei:
         dev.commit(A)
     assert "+ line 19; ..." in ei.value.message and "+ line 20" not in ei.value.message
+
+
+def test_the_server_announces_its_commit_bound_and_a2_waits_past_it_for_a_commit():
+    """issue 23 (outside check): a client whose rpc_timeout_s was below the server's commit bound
+    was told ``timeout`` while its commit landed later. The bound is in the hello; A2 waits for a
+    commit's reply past it, and only for a commit; a server without the capability: None."""
+    from types import SimpleNamespace
+
+    from ani.adapters.a2 import COMMIT_REPLY_SLACK_S, A2Adapter
+    from ani.netconf.hello import ServerHello
+    from ani.netconf.rpc import COMMIT_BOUND_CAPABILITY, server_capabilities
+
+    caps = server_capabilities({}, 89.2)
+    assert f"{COMMIT_BOUND_CAPABILITY}?seconds=90" in caps
+    assert not any(c.startswith(COMMIT_BOUND_CAPABILITY) for c in server_capabilities({}))
+    hello = ServerHello.parse(caps)
+    assert hello.commit_bound_s == 90.0
+    assert ServerHello.parse([f"{COMMIT_BOUND_CAPABILITY}?seconds=x"]).commit_bound_s is None
+    s = SimpleNamespace(hello=hello)
+    assert A2Adapter._commit_wait_s(s, "commit") == 90.0 + COMMIT_REPLY_SLACK_S
+    assert A2Adapter._commit_wait_s(s, "get_config") is None
+    assert A2Adapter._commit_wait_s(SimpleNamespace(hello=ServerHello.parse(server_capabilities({}))), "commit") is None
