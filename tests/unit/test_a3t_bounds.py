@@ -9,6 +9,7 @@ configuration invalid. The transaction's own bound: tests/integration/test_a3t_b
 
 from __future__ import annotations
 
+import time
 from typing import Any, Literal
 
 import pytest
@@ -164,3 +165,23 @@ def test_a_transaction_within_its_bound_is_unchanged():
     res, log = transaction(30.0, {})
     assert res.ok and [op for r, op in log if r == "e1"] == [
         "lock", "edit_config", "validate", "commit", "commit", "unlock", "close_session"]
+
+
+def test_a_long_list_in_one_change_is_refused_by_its_schema_before_compiling():
+    """Outside check of issue 23: one ebgp-peering change announcing 16,000 prefixes compiled for
+    81 s (100,000: no answer in 900 s) before the size bound refused it; plan_bound_s and
+    max_changes did not bound one change. Every list of a service's model holds at most
+    MAX_LIST_ITEMS (its JSON Schema's maxItems), refused as invalid_arguments at once."""
+    from ani.intents.services.common import MAX_LIST_ITEMS
+
+    announce = [f"198.18.{i // 256}.{i % 256}/32" for i in range(MAX_LIST_ITEMS + 1)]
+    change = {"type": "ebgp-peering", "action": "add", "edge": "e3", "neighbor": "192.0.2.2",
+              "interface": "to-x1", "local_address": "192.0.2.1/30", "remote_as": 65099,
+              "accept": ["203.0.113.0/24"], "announce": announce}
+    t0 = time.monotonic()
+    res = make().call("plan", {"changes": [change]})
+    assert res.error is not None and res.error.code.value in ("invalid_arguments", "invalid_intent"), res.text
+    assert str(MAX_LIST_ITEMS) in res.error.message and time.monotonic() - t0 < 30
+    from ani.intents.models import type_schema
+
+    assert type_schema("ebgp-peering")["$defs"]["EbgpPeeringAdd"]["properties"]["announce"]["maxItems"] == MAX_LIST_ITEMS

@@ -75,7 +75,7 @@ from ani.device.model import (
 )
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
-from ani.intents.services.common import SET_PREFIX, Service, add_entry
+from ani.intents.services.common import MAX_LIST_ITEMS, SET_PREFIX, Service, add_entry
 from ani.intents.services._shared import InstanceClass, prefix_list_permits, route_map_result, tenant_edges
 from ani.intents.services.base import register
 from ani.observer.checks import BgpSessionCheck, RouteCheck
@@ -109,8 +109,8 @@ class EbgpPeeringAdd(_Ebgp):
     interface: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,14}$", description="the edge's link interface")
     local_address: IPv4Interface = Field(description="the edge's address on the link (e.g. 100.64.0.2/31)")
     remote_as: StrictInt = Field(ge=1, le=4294967295, description="the external AS")
-    accept: list[IPv4Network] = Field(min_length=1, description="prefixes taken from the peer (PL-EXT-IN)")
-    announce: list[IPv4Network] = Field(min_length=1, description="prefixes sent to the peer (PL-EXT-OUT)")
+    accept: list[IPv4Network] = Field(min_length=1, max_length=MAX_LIST_ITEMS, description="prefixes taken from the peer (PL-EXT-IN)")
+    announce: list[IPv4Network] = Field(min_length=1, max_length=MAX_LIST_ITEMS, description="prefixes sent to the peer (PL-EXT-OUT)")
     action: Literal["add"] = "add"
 
     @field_validator("accept", "announce")

@@ -26,6 +26,7 @@ from ani.device.model import PrefixList, PrefixListEntry
 from ani.intents.errors import IntentError
 from ani.intents.services.base import ServiceClass, register
 from ani.intents.services.common import (
+    MAX_LIST_ITEMS,
     Int,
     Intent,
     IntentAdd,
@@ -51,7 +52,7 @@ class _PrefixListEntry(Intent):
     """``ip prefix-list NAME seq SEQ ACTION PREFIX [ge] [le]`` on each of ``routers``."""
 
     type: Literal["prefix-list-entry"] = "prefix-list-entry"
-    routers: list[RouterName] = Field(min_length=1)
+    routers: list[RouterName] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
     name: Name
     seq: Int | None = Field(default=None, ge=1, le=4294967295, description="None: allocated from the list's pool")
     entry_action: Literal["permit", "deny"] = "permit"

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -25,6 +25,7 @@ from ani.device.model import RouteMap, RouteMapEntry
 from ani.intents.errors import IntentError
 from ani.intents.services.base import ServiceClass, register
 from ani.intents.services.common import (
+    MAX_LIST_ITEMS,
     Int,
     Intent,
     IntentAdd,
@@ -48,14 +49,14 @@ class _RouteMapEntry(Intent):
     """``route-map NAME ACTION SEQ`` with its match / set lines, on each of ``routers``."""
 
     type: Literal["route-map-entry"] = "route-map-entry"
-    routers: list[RouterName] = Field(min_length=1)
+    routers: list[RouterName] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
     name: Name
     seq: Int = Field(ge=1, le=65535)
     entry_action: Literal["permit", "deny"] = "permit"
     match_prefix_list: Name | None = Field(default=None, description="an existing prefix-list (or one added in the same changes)")
     set_local_preference: Int | None = Field(default=None, ge=0, le=4294967295)
     set_metric: Int | None = Field(default=None, ge=0, le=4294967295)
-    set_community: list[str] | None = None
+    set_community: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=MAX_LIST_ITEMS)
 
     def service_id(self) -> str:
         return f"route-map-entry/{self.name}/{self.seq}"

@@ -40,7 +40,7 @@ from ani.names import unknown
 from ani.device.model import Firewall, FirewallRule, FirewallSet, Interface, InterfaceOspf
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
-from ani.intents.services.common import SET_PREFIX, Service, tenant_set
+from ani.intents.services.common import MAX_LIST_ITEMS, SET_PREFIX, Service, tenant_set
 from ani.intents.services._shared import InstanceClass, host_address, known_tenants, tenant_prefixes
 from ani.intents.services.base import register
 from ani.intents.services.tenant_site import site_hosts
@@ -76,7 +76,7 @@ class _Shared(BaseModel):
 class SharedServiceAdd(_Shared):
     router: str = Field(min_length=1, max_length=63, description="the router the host hangs off (a core or an edge)")
     prefix: IPv4Network = Field(description="the service subnet: router = first address, host = second")
-    clients: list[str] = Field(min_length=1, description="tenants that may reach the service")
+    clients: list[str] = Field(min_length=1, max_length=MAX_LIST_ITEMS, description="tenants that may reach the service")
     isolate: bool = Field(default=True, description="the other tenants may not reach it")
     action: Literal["add"] = "add"
 

@@ -32,6 +32,7 @@ from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
 from ani.intents.services.base import ServiceClass, register
 from ani.intents.services.common import (
+    MAX_LIST_ITEMS,
     SET_PREFIX,
     Intent,
     IntentRemove,
@@ -60,10 +61,10 @@ class _TenantFirewall(Intent):
     type: Literal["tenant-firewall"] = "tenant-firewall"
     tenant: TenantName
     isolate_from: list[TenantName] | None = Field(
-        default=None, description="tenants whose traffic with this one is dropped (default: every other tenant)"
+        default=None, max_length=MAX_LIST_ITEMS, description="tenants whose traffic with this one is dropped (default: every other tenant)"
     )
     routers: list[RouterName] | None = Field(
-        default=None, description="routers carrying the policy (default: every router that has a firewall)"
+        default=None, max_length=MAX_LIST_ITEMS, description="routers carrying the policy (default: every router that has a firewall)"
     )
 
     def service_id(self) -> str:

@@ -45,7 +45,7 @@ from ani.names import unknown
 from ani.device.model import BgpAfPeer, PrefixList, PrefixListEntry, RouteMap, RouteMapEntry, community
 from ani.errors import GeneratorError
 from ani.intents.errors import IntentError
-from ani.intents.services.common import Service
+from ani.intents.services.common import MAX_LIST_ITEMS, Service
 from ani.intents.services._shared import (
     InstanceClass,
     ibgp_group,
@@ -85,7 +85,7 @@ class _Policy(BaseModel):
 class TenantPolicyApply(_Policy):
     """Give ``prefixes`` of ``tenant`` a community and / or local preference on every edge."""
 
-    prefixes: list[IPv4Network] | None = Field(default=None, description="None: every prefix of the set tenant_<tenant>")
+    prefixes: list[IPv4Network] | None = Field(default=None, max_length=MAX_LIST_ITEMS, description="None: every prefix of the set tenant_<tenant>")
     local_pref: StrictInt | None = Field(default=None, ge=0, le=4294967295)
     community: str | None = Field(default=None, description="AA:NN")
     action: Literal["apply"] = "apply"
