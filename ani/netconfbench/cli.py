@@ -78,7 +78,9 @@ def summary_line(path: Path, task) -> str:  # noqa: ANN001 - an NcbTask
     n_cmd = sum(isinstance(t, CommandTestcase) for t in task.testcases)
     n_res = len(task.testcases) - n_cmd
     sols = len(task.ground_truth_configs)
-    return (f"{path.name}: {task.task_name!r}: {len(task.topology.nodes)} nodes, {len(task.testcases)} testcases "
+    nodes, cases = len(task.topology.nodes), len(task.testcases)
+    return (f"{path.name}: {task.task_name!r}: {nodes} node{'' if nodes == 1 else 's'}, "
+            f"{cases} testcase{'' if cases == 1 else 's'} "
             f"({n_cmd} command, {n_res} expected_result), {sols} solution{'' if sols == 1 else 's'}, "
             f"platform {platform_of(task)}")
 
