@@ -162,6 +162,16 @@ def legend_rows(count: int, ncols: int) -> int:
     return -(-count // max(1, ncols)) if count else 0
 
 
+#: inches a character of a row label takes at the report's font size (9 pt DejaVu Sans, about)
+LABEL_CHAR_IN = 0.075
+
+
+def label_width(labels: Sequence[str]) -> float:
+    """Inches the longest of ``labels`` takes left of the axes: a figure is widened by it, so long
+    row labels (``a2 @ density=2,fault_rate=0.3 vs a1 @ ...``) never squeeze the axes to nothing."""
+    return LABEL_CHAR_IN * max((len(s) for s in labels), default=0)
+
+
 def informative_rule_of_three(n: int) -> float | None:
     """The rule-of-three bound ``3/n`` where it says something (below 1: n > 3), else None: at
     n <= 3 the bound 1 - 3/n is 0 or less, a tick at 0 that reads as a measured rate."""
@@ -447,7 +457,8 @@ def paired_plot(s: Any) -> Plot | None:
         return None
 
     def draw() -> Figure:
-        fig, axes = _figure(4.5 * len(panels), rows_height(len(paired)), len(panels), sharey=True)
+        fig, axes = _figure(4.5 * len(panels) + label_width([f"{p.cell} vs {p.reference}" for p in paired]),
+                            rows_height(len(paired)), len(panels), sharey=True)
         ys = list(range(len(paired)))
         for ax, (attr, title) in zip(axes, panels):
             top = max([1] + [max(getattr(p, attr).b, getattr(p, attr).c) for p in paired])

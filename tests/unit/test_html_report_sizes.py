@@ -187,3 +187,25 @@ def test_paired_panels_only_where_a_pair_is_discordant(figures):
         if r.success is not None:
             r.success = True
     assert plots.paired_plot(summarize(records, spec)) is None
+
+
+def test_long_row_labels_widen_the_figure_not_squeeze_the_axes(figures):
+    """Cells at stress values label comparisons 'a2 @ density=2,fault_rate=0.3 vs a1 @ ...': the
+    paired plot's axes collapsed to ~15 px (outside check). The figure is widened by its labels."""
+    records, spec = campaign(2)
+    for r in records:
+        r.cell = r.cell + " @ density=2,fault_rate=0.3,extra=long-label"
+    spec["cells"] = [{**c, "name": c["name"] + " @ density=2,fault_rate=0.3,extra=long-label"} for c in spec["cells"]]
+    figures.clear()
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        plots.all_plots(summarize(records, spec))
+    assert not [w for w in seen if "collapsed" in str(w.message)], [str(w.message) for w in seen]
+    fig = figures["paired"]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    (ax,) = fig.axes
+    width_in = ax.get_window_extent(canvas.get_renderer()).width / fig.dpi
+    assert width_in > 3.0, width_in
