@@ -325,7 +325,14 @@ def test_campaign_killed_9_resumes_exactly_the_missing_runs_and_a_second_coordin
     second = start(again, session_leader=False)
     try:
         watch_labs(second, until_up=True)  # it holds the folder now
-        refused = subprocess.run(again, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert second.poll() is None, second.stdout.read() if second.stdout else ""
+        # paused while the other coordinator tries: under load the one missing run (~16 s) ended
+        # before the other had even imported ani, and it then found a finished folder (CI, exit 0)
+        os.kill(second.pid, signal.SIGSTOP)
+        try:
+            refused = subprocess.run(again, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        finally:
+            os.kill(second.pid, signal.SIGCONT)
         out, _ = second.communicate(timeout=300)
     finally:
         stop(second)
