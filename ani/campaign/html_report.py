@@ -10,7 +10,8 @@ Sections: rates per cell with their 95% intervals and, where no run was damaged,
 bound (Clopper-Pearson and rule of three); the rates along each stress parameter, one line per
 cell (the "does the difference persist" plot); labels and cost (tokens, steps, wall time);
 process metrics; paired comparisons (exact McNemar); damage magnitude by service class; faults
-injected and runs invalidated (``infra_error``, ``environment_invalid``); agent errors and
+injected and runs invalidated (``infra_error``, ``environment_invalid``), fault exposure per cell
+and the comparisons whose cells met different exposure (issue 23 §2); agent errors and
 unattributed failures; every run.
 
 Deterministic: the page holds no time of its own making (only the records' values), the plots
@@ -45,8 +46,11 @@ from ani.campaign.plots import (
     stress_params,
     stress_series,
 )
+from ani.campaign.observer_report import fault_explained
 from ani.campaign.report import (
     BLOCKLIST_SCOPE,
+    EXPOSURE_COLUMNS,
+    EXPOSURE_NOTE,
     MODE_SHORT,
     CampaignSummary,
     Rate,
@@ -55,6 +59,8 @@ from ani.campaign.report import (
     _f,
     _pct,
     _rate,
+    exposure_rows,
+    exposure_warning,
     load_summary,
 )
 from ani.campaign.results import LABELS, RunRecord
@@ -151,6 +157,7 @@ def fault_rate_unit(faults: dict[str, Any]) -> str:
 OUTCOME_COLUMNS: tuple[tuple[str, str, Any], ...] = (
     ("unsafe", "passed through an unsafe state no fault explains",  # issue 23 §2
      lambda r: unexplained_unsafe(getattr(r, "unsafe", None))),
+    ("unsafe", "had violations or grading failures a fault explains (fault-explained)", fault_explained),
     ("recovered", "did not recover", lambda r: getattr(r, "recovered", None) is False),
     ("unrequested_changes", "left changes nobody asked for", lambda r: bool(getattr(r, "unrequested_changes", None))),
     ("oscillating", "oscillated", lambda r: bool(getattr(r, "oscillating", None))),
@@ -228,6 +235,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "damage_free": (p.damage_free.b, p.damage_free.c,
                         "- (no pairs)" if p.pairs == 0 else f"{p.damage_free.p_value:.4g}"
                         + (f" ({p.damage_free.note})" if p.damage_free.note else "")),
+        "exposure": list(p.exposure),  # issue 23 §2: the cells met different fault exposure
     } for p in paired_rows(s)]
     classes = damage_classes(s)
     damage = []
@@ -295,6 +303,8 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "fault_kinds": kinds,
         "faults": faults,
         "fault_events": fault_events,
+        "exposure": {"columns": EXPOSURE_COLUMNS, "rows": exposure_rows(s), "note": EXPOSURE_NOTE},
+        "exposure_warning": exposure_warning(),
         "invalid_runs": [{"run": r.run_id, "cell": r.cell, "seed": r.seed, "label": r.label,
                           "reason": _reason(r)} for r in invalid_runs],
         "unattributed": [{"run": r.run_id, "label": r.label, "why": r.unattributed}

@@ -24,7 +24,7 @@ from typing import Any
 
 from ani.observer.sampler import unexplained_unsafe
 
-__all__ = ["observer_line", "observer_markdown"]
+__all__ = ["fault_explained", "observer_line", "observer_markdown"]
 
 
 def _s(v: float | None) -> str:
@@ -45,9 +45,15 @@ def _unsafe(r: Any) -> bool:
     return unexplained_unsafe(getattr(r, "unsafe", None))
 
 
-def _explained(r: Any) -> bool:
+def fault_explained(r: Any) -> bool:
+    """The run had violations, or failures at grading, a fault explains (the "fault-explained"
+    count of summary.md and report.html); ``unsafe`` an UnsafeState or its dict."""
     u = getattr(r, "unsafe", None)
-    return (u is not None and u.explained > 0) or bool(getattr(r, "fault_damage", None))
+    if isinstance(u, dict):
+        n = sum(1 for v in u.get("violations") or [] if (v or {}).get("fault_explained"))
+    else:
+        n = 0 if u is None else u.explained
+    return n > 0 or bool(getattr(r, "fault_damage", None))
 
 
 def observer_line(rec: Any) -> str | None:
@@ -96,7 +102,7 @@ def observer_markdown(s: Any) -> list[str]:
         sampled = [r for r in c.valid if getattr(r, "sample_period_s", None) is not None]
         inter = sum(1 for r in sampled if _unsafe(r) and r.damage_free)
         unsafe = sum(1 for r in sampled if _unsafe(r))
-        explained = sum(1 for r in sampled if _explained(r))
+        explained = sum(1 for r in sampled if fault_explained(r))
         rec = [r for r in sampled if r.recovered is not None]
         dmg: dict[str, set[str]] = {}
         for r in c.valid:

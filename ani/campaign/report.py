@@ -291,9 +291,18 @@ def _exposure_warnings(pairs: list[tuple[RunRecord, RunRecord]]) -> list[str]:
     return out
 
 
-def _faults_markdown(s: CampaignSummary) -> list[str]:
-    """issue 23 §2: per cell, the faults its valid runs met and how long they were in effect
-    (means over the runs with a schedule); [] when no run had one."""
+#: the columns of the fault exposure table (summary.md and report.html)
+EXPOSURE_COLUMNS = ("cell", "runs", "faults scheduled", "faults met", "in effect s", "while acting s", "held s")
+#: what the fault exposure table's columns mean (summary.md and report.html)
+EXPOSURE_NOTE = ("in effect: seconds the faults were in effect during the run; while acting: the part "
+                 "before the agent stopped; held: seconds the run was kept open after it stopped so that every "
+                 "fault was met (faults.hold; docs/faults.md).")
+
+
+def exposure_rows(s: CampaignSummary) -> list[list[str]]:
+    """issue 23 §2: per cell with a fault schedule, the faults its valid runs met and how long
+    they were in effect (means over the runs with a schedule), as :data:`EXPOSURE_COLUMNS`
+    strings; [] when no run had one. The one source of summary.md's and report.html's table."""
     from ani.faults.exposure import faults_met
 
     rows = []
@@ -302,32 +311,45 @@ def _faults_markdown(s: CampaignSummary) -> list[str]:
         if not runs:
             continue
         met = [faults_met(r.faults) for r in runs]
-        rows.append(
-            f"| {c.name} | {len(runs)} | {_f(_mean([len(r.faults) for r in runs]), '.1f')} "
-            f"| {_f(_mean([len(m) for m in met]), '.1f')} "
-            f"| {_f(_mean([sum(x.exposure_s for x in m) for m in met]), '.1f')} "
-            f"| {_f(_mean([sum(x.acting_s or 0.0 for x in m) for m in met]), '.1f')} "
-            f"| {_f(_mean([r.fault_hold_s for r in runs]), '.1f')} |")
+        rows.append([
+            c.name, str(len(runs)), _f(_mean([len(r.faults) for r in runs]), ".1f"),
+            _f(_mean([len(m) for m in met]), ".1f"),
+            _f(_mean([sum(x.exposure_s for x in m) for m in met]), ".1f"),
+            _f(_mean([sum(x.acting_s or 0.0 for x in m) for m in met]), ".1f"),
+            _f(_mean([r.fault_hold_s for r in runs]), ".1f")])
+    return rows
+
+
+def _faults_markdown(s: CampaignSummary) -> list[str]:
+    """The "Fault exposure" section of summary.md (:func:`exposure_rows`); [] without faults."""
+    rows = exposure_rows(s)
     if not rows:
         return []
-    return ["", "## Fault exposure (means over valid runs with faults)", "",
-            "*in effect*: seconds the faults were in effect during the run; *while acting*: the part "
-            "before the agent stopped; *held*: seconds the run was kept open after it stopped so that every "
-            "fault was met (`faults.hold`; docs/faults.md).", "",
-            "| cell | runs | faults scheduled | faults met | in effect s | while acting s | held s |",
-            "|---|---|---|---|---|---|---|", *rows]
+    note = EXPOSURE_NOTE
+    for word in ("in effect", "while acting", "held"):
+        note = note.replace(f"{word}:", f"*{word}*:", 1)
+    note = note.replace("(faults.hold;", "(`faults.hold`;")
+    return ["", "## Fault exposure (means over valid runs with faults)", "", note, "",
+            "| " + " | ".join(EXPOSURE_COLUMNS) + " |", "|" + "---|" * len(EXPOSURE_COLUMNS),
+            *["| " + " | ".join(r) + " |" for r in rows]]
+
+
+def exposure_warning() -> str:
+    """The text before the list of pairs whose cells met different fault exposure (summary.md
+    and report.html), naming the tolerance (:mod:`ani.faults.exposure`)."""
+    from ani.faults.exposure import EXPOSURE_TOLERANCE_FRAC, EXPOSURE_TOLERANCE_S
+
+    return (f"(tolerance per fault: {EXPOSURE_TOLERANCE_S:g} s or {EXPOSURE_TOLERANCE_FRAC:.0%} of its "
+            "duration, the larger; docs/faults.md): these pairs did not meet the same faults for the same "
+            "time, so their difference is partly the faults'.")
 
 
 def _exposure_markdown(s: CampaignSummary) -> list[str]:
     """The warnings under the paired comparisons: cells that met different fault exposure."""
-    from ani.faults.exposure import EXPOSURE_TOLERANCE_FRAC, EXPOSURE_TOLERANCE_S
-
     warned = [p for p in s.paired if p.exposure]
     if not warned:
         return []
-    lines = ["", f"**Warning: fault exposure differs** (tolerance per fault: {EXPOSURE_TOLERANCE_S:g} s or "
-             f"{EXPOSURE_TOLERANCE_FRAC:.0%} of its duration, the larger; docs/faults.md): these pairs did not "
-             "meet the same faults for the same time, so their difference is partly the faults'.", ""]
+    lines = ["", f"**Warning: fault exposure differs** {exposure_warning()}", ""]
     for p in warned:
         lines += [f"- `{p.cell}` vs `{p.reference}`, {x}" for x in p.exposure]
     return lines

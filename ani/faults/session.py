@@ -42,7 +42,8 @@ the point), ``fault_merged`` (``into_step``: a fault due while another with the 
 later end), ``fault_deferred`` (``behind``: a fault due while a fault of a kind that blocks
 its router, ``FaultKind.blocks_router`` (a frozen router), is in effect on one of its routers
 waits until that one is removed, then is injected at the next
-tool-call boundary (a step, as every injection): one
+tool-call boundary (step placement: a step, as every injection) or, placed in time or under the
+hold, by the watcher as soon as that removal has ended (every cell alike): one
 router carries one fault at a time, so a held lock is never attempted on a frozen router, whose
 NETCONF server part answers nothing; ``FaultRecord.deferred_s`` says how long it waited). Every
 one also carries ``source: "harness"``. ``fault_skipped`` (``reason``): the kind raised
@@ -621,8 +622,18 @@ class FaultSession:
             rec.exposure_s = round(max(0.0, off - since), 3)
             rec.acting_s = round(max(0.0, end - since), 3)
 
+    def _clock_injects(self) -> bool:
+        """The clock (watcher, hold) injects: time placement, or holding (every fault due)."""
+        return self._all_due or any(s.at_s is not None for s in self.schedule)
+
     def _next_wake(self) -> float | None:
-        """Monotonic time of the watcher's next duty: a deadline or a time-placed fault due."""
+        """Monotonic time of the watcher's next duty: a deadline, a time-placed fault due, a
+        skipped fault's next try, or now when a deferred fault's router is free and the clock
+        injects (so a waiting fault starts when its blocker's removal ends, in every cell,
+        not at the agent's next call or the next scheduled fault: issue 23 §2)."""
+        if (self._deferred and self._invalid is None and self._clock_injects()
+                and any(self._blocker(i) is None for i in self._deferred)):
+            return self._clock()
         times = [a.deadline for a in self._active if a.state == "active" and a.deadline is not None]
         due = self._next_due_time()
         if due is not None and self._invalid is None:
@@ -636,7 +647,7 @@ class FaultSession:
         placement or while holding, inject the deferred faults whose router is free and the
         faults due now."""
         self._end_expired(in_watcher=not self._all_due)
-        if self._all_due or any(s.at_s is not None for s in self.schedule):
+        if self._clock_injects():
             self._inject_deferred()
             self._inject_retries()
             self._inject_due(None)

@@ -238,3 +238,45 @@ def test_the_report_header_says_what_a_fault_rate_counts():
     assert "fault rates: faults per 2.0 s of agent time (placement: time)" in lines
     assert _spec_lines(summarize([], {**spec, "stress": {}, "fault_rate": 0.2, "faults": {}}))[-3] == (
         "fault rate: 0.2 faults per agent step")
+
+
+class _Freezing(FakeFault):  # like frozen_router: nothing else acts on its router meanwhile
+    name = "freeze"
+    blocks_router = True
+
+
+def _watcher_turn(s: FaultSession, clock: TickClock) -> None:
+    """What the watcher thread does when it wakes (holding the session's lock): its duties, if
+    one is due now."""
+    with s._lock:
+        when = s._next_wake()
+        if when is not None and when <= clock():
+            s._timed_duties()
+
+
+def test_a_waiting_fault_starts_when_its_router_is_free_though_the_agent_makes_no_call():
+    """The issue's probe: placed in time, a held lock on e4 due at 14 s waits behind a frozen e4
+    (10 s to 14.4 s, removed on a thread of its own as the watcher does); with no call of the
+    agent and no fault due later, it must start when the freeze's removal ends (main started it
+    at 15.0 to 26.2 s depending on the cell)."""
+    kinds = {"freeze": _Freezing(), "fake": FakeFault()}
+    specs = [FaultSpec(kind="freeze", at_step=1, at_s=10.0, duration_s=4.4, target={"router": "r1", "name": "frz"}),
+             FaultSpec(kind="fake", at_step=2, at_s=14.0, duration_s=5.0, target={"router": "r1", "name": "lock"})]
+    lab, clock = FakeLab(), TickClock()
+    s = FaultSession(lab, specs, Trajectory(), clock=clock, get_kind=kinds.__getitem__, watch=False,
+                     concurrent_removal=True)
+    s.start()
+    for advance in (10.0, 4.0, 0.5):          # freeze in; lock due and deferred; freeze expires
+        clock.advance(advance)
+        _watcher_turn(s, clock)
+    s.settle()                                 # the freeze's removal thread has ended
+    frz, lock = s.records
+    assert frz.removed and not lock.injected   # nothing went in at the removal itself
+    _watcher_turn(s, clock)                    # the watcher, woken by the removal's end
+    frz, lock = s.records
+    assert lock.injected and lock.verified
+    assert lock.injected_s - frz.removed_s < 0.2
+    assert 0.4 <= lock.deferred_s < 0.7
+    s.stop()
+    assert s.invalid_reason is None
+    assert not any(line.startswith("fault ") for line in lab.config("r1"))

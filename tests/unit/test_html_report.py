@@ -391,3 +391,43 @@ def test_a_blocklisted_cell_says_what_the_ablation_does_and_does_not_stop(grid):
     assert "emptied entry by entry" in html and "It does not stop damage the list does not name" in html
     assert "inspects nothing at a2, a3t, a3r and a4" in html
     assert SCOPE in render_markdown(s)
+
+
+def test_fault_exposure_table_fault_explained_counts_and_the_exposure_warning_are_on_the_page():
+    """issue 23 §2: report.html shows what summary.md shows for fault exposure, from the same
+    functions: the per-cell exposure table, the fault-explained count, the per-comparison
+    warning when the cells met different exposure."""
+    from ani.campaign.report import render_markdown
+    from ani.faults.record import FaultRecord
+
+    def run(cell: str, exposures: list[float | None], **kw: Any) -> RunRecord:
+        faults = [FaultRecord(kind="fake", at_step=k, duration_s=5.0, injected=e is not None,
+                              exposure_s=e, acting_s=e) for k, e in zip((4, 7, 13), exposures)]
+        return RunRecord(run_id=f"{cell}-s1", campaign="c", cell=cell, level=cell, task="t", seed=1,
+                         label="clean_success", success=True, damage_free=True, started=T0, ended=T0,
+                         faults=faults, fault_rate=0.3, **kw)
+
+    explained = {"first_violation_s": 3.0, "invariant": "bgp e4", "unexplained": 0,
+                 "violations": [{"name": "bgp e4", "start_s": 3.0, "end_s": 5.0, "fault_explained": True,
+                                 "faults": ["frozen_router e4"]}]}
+    spec = {"name": "c", "task": "t", "variants": 1, "seed": 1, "factor": "level",
+            "cells": [{"name": "a0", "level": "a0"}, {"name": "a3t", "level": "a3t"}]}
+    s = summarize([run("a0", [5.0, 5.2, 5.1], unsafe=explained, sample_period_s=0.5),
+                   run("a3t", [0.3, None, None], sample_period_s=0.5)], spec)
+    html, md = render_html(s), render_markdown(s)
+    table = html[html.index('<h3 id="exposure">'):]
+    assert _row(table, "a0") == ["a0", "1", "3.0", "3.0", "15.3", "15.3", "-"]
+    assert _row(table, "a3t") == ["a3t", "1", "3.0", "1.0", "0.3", "0.3", "-"]
+    assert "| a3t | 1 | 3.0 | 1.0 | 0.3 | 0.3 | - |" in md  # the same numbers in summary.md
+    paired = section(html, "paired")
+    assert "<strong>Warning: fault exposure differs</strong> (tolerance per fault: 1 s" in paired
+    assert ("<li><code>a3t</code> vs <code>a0</code>, seed 1: 3 of 3 faults, 15.3 s in effect "
+            "(15.3 s while the agent acted) vs 1 of 3 faults, 0.3 s in effect") in paired
+    out = section(html, "outcomes")
+    header = re.findall(r"<th>(.*?)</th>", out)
+    a0, a3t = dict(zip(header, _row(out, "a0"))), dict(zip(header, _row(out, "a3t")))
+    col = "had violations or grading failures a fault explains (fault-explained)"
+    assert (a0[col], a3t[col]) == ("1", "0")
+    assert a0["passed through an unsafe state no fault explains"] == "0"
+    same = summarize([run("a0", [5.0, 5.2, 5.1]), run("a3t", [5.1, 5.0, 5.4])], spec)
+    assert "fault exposure differs" not in render_html(same)  # within the tolerance: no warning
