@@ -83,7 +83,9 @@ def test_ctrl_c_on_the_terminal_reaches_the_child_once_and_kill_int_is_forwarded
         _, status = os.waitpid(pid, 0)
         os.close(master)
     text = "".join(seen)
-    assert "ints=2." in text, text  # before: 3 (the terminal's Ctrl-C came twice)
+    # before: 3 when the forwarded copy did not merge with the terminal's (2 of 12 runs on main;
+    # a merged copy is not seen, so forwards() below pins the rule)
+    assert "ints=2." in text, text
     assert os.waitstatus_to_exitcode(status) == 0
 
 
