@@ -74,7 +74,7 @@ def campaign_run(
 ) -> None:
     """Run every variant (seed) of FILE in every cell, each on a fresh lab; write runs.jsonl and
     summary.md. Exits 3 if runs ended as infrastructure errors (--resume DIR reruns them)."""
-    from ani.campaign.loop import load_for_run, run_campaign
+    from ani.campaign.loop import CampaignInterrupted, load_for_run, run_campaign
 
     if out is not None and resume is not None and out.resolve() != resume.resolve():
         raise _fail("give either --out or --resume, not both")
@@ -96,7 +96,10 @@ def campaign_run(
         )
     except AniError as exc:
         raise _fail(str(exc)) from None
-    except KeyboardInterrupt:
+    except CampaignInterrupted as exc:  # after the folder was taken: the runs it holds are kept
+        err_console.print(exc.message(), soft_wrap=True, markup=False, highlight=False)
+        raise typer.Exit(130) from None
+    except KeyboardInterrupt:  # before run_campaign took the folder: no run was stored
         err_console.print("interrupted before the first run started; nothing to keep")
         raise typer.Exit(130) from None
     del retry_infra  # folded into --resume

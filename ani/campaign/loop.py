@@ -95,6 +95,37 @@ class CampaignResult:
         return [r for r in self.records if r.label in INVALID_LABELS]
 
 
+class CampaignInterrupted(KeyboardInterrupt):
+    """A Ctrl-C that escaped the campaign loop's own handling after the results folder was taken
+    (a second Ctrl-C while the loop handled the first, or one while the summary was written):
+    :func:`run_campaign` raises it in place of the bare KeyboardInterrupt, with what the
+    interrupted message needs (issue 23 §3: the message counted none where runs.jsonl held 2).
+
+    Attributes:
+        out: the results folder.
+        ran: the records this session stored in ``runs.jsonl`` (read back from the file).
+        again: the command that resumes the campaign.
+    """
+
+    def __init__(self, out: Path, ran: list[RunRecord], again: str) -> None:
+        super().__init__(str(out))
+        self.out, self.ran, self.again = out, ran, again
+
+    def message(self) -> str:
+        """One line: ``interrupted: N runs finished in this session and kept in OUT; resume
+        with: CMD`` (plain text, no markup)."""
+        return interrupted_line("", len(self.ran), self.out, self.again)
+
+
+def interrupted_line(how: str, n: int, out: Path, again: str) -> str:
+    """The interrupted-campaign line (plain text): ``how`` names a signal other than Ctrl-C
+    (``SIGTERM``) or is ''; ``n`` is the number of runs this session stored."""
+    return (
+        f"interrupted{f' ({how})' if how else ''}: {n} run{'' if n == 1 else 's'} "
+        f"finished in this session and kept in {out}; resume with: {again}"
+    )
+
+
 def describe_infra(records: list[RunRecord]) -> str:
     """One line about the infrastructure errors among ``records`` ('' if none): how many, per
     cell, and each distinct cause once, e.g. ``3 runs were infrastructure errors (a2: 2, a3t: 1):
@@ -335,6 +366,9 @@ def run_campaign(
         CapabilityMissing: a cell with runs to do has a level that cannot work on this machine
             (:func:`ani.campaign.runner.check_host`: one line naming the cells, what is missing
             and its package) -- before any lab starts.
+        CampaignInterrupted (a KeyboardInterrupt): a Ctrl-C escaped the loop's own handling
+            (a second one, or one while the summary was written); it carries the records this
+            session stored and the resume command.
     """
     deps = deps or RunnerDeps()
     console = console or FullWidthConsole()
@@ -377,10 +411,14 @@ def run_campaign(
         results_dirs.register(out)  # hidden from every A0 shell, now and in later runs
         _write_spec(spec, out, source)
         write_generated(spec, deps, out)
-        with _stop_signals_as_ctrl_c() as stopped_by:
-            result = _run_loop(spec, out, resume, progress, deps, console)
-        result.stopped_by = stopped_by[0] if stopped_by else (signal.SIGINT if result.interrupted else None)
-        return _finish(spec, out, result, source, console)
+        session = RunStore(out)  # where this session's records begin (a cut-short line moved aside)
+        try:
+            with _stop_signals_as_ctrl_c() as stopped_by:
+                result = _run_loop(spec, out, resume, progress, deps, console)
+            result.stopped_by = stopped_by[0] if stopped_by else (signal.SIGINT if result.interrupted else None)
+            return _finish(spec, out, result, source, console)
+        except KeyboardInterrupt:  # one that escaped the loop's handling: count what is stored
+            raise CampaignInterrupted(out, session.appended(), resume_command(spec, source, out)) from None
 
 
 def _run_loop(
@@ -521,10 +559,9 @@ def _finish(
         )
     if result.interrupted:
         how = signal.Signals(result.stopped_by).name if result.stopped_by not in (None, signal.SIGINT) else ""
-        n = len(result.ran)
+        line = escape(interrupted_line(how, len(result.ran), out, again))
         console.print(
-            f"[yellow]interrupted[/yellow]{f' ({how})' if how else ''}: {n} run{'' if n == 1 else 's'} "
-            f"finished in this session and kept in {out}; resume with: {again}",
+            line.replace("interrupted", "[yellow]interrupted[/yellow]", 1),
             soft_wrap=True,  # one line, so the command can be copied
         )
     # --- HTML report (issue 14 §4, report-html): beside summary.md, its path the last line ---

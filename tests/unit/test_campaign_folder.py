@@ -110,3 +110,52 @@ def test_the_lock_is_released_and_taken_again(tmp_path):
             results_dirs.lock(tmp_path, "--out")
     assert held._fd == -1
     results_dirs.lock(tmp_path).release()
+
+
+def _interrupt_the_summary(monkeypatch):
+    """A Ctrl-C after the loop ended (as a second copy of one landed): while the summary is
+    written, the catch-all's path."""
+    from ani.campaign import loop
+
+    def finish(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop, "_finish", finish)
+
+
+def test_a_ctrl_c_that_escapes_the_loop_carries_the_records_this_session_stored(spec, tmp_path, monkeypatch):  # noqa: F811
+    from ani.campaign.loop import CampaignInterrupted
+
+    out = tmp_path / "res"
+    small = spec.model_copy(update={"variants": 1})
+    run_campaign(small, out, progress=False, deps=Setup(World()).deps())  # 3 runs before this session
+    _interrupt_the_summary(monkeypatch)
+    with pytest.raises(CampaignInterrupted) as ei:
+        run_campaign(spec, out, resume=True, progress=False, deps=Setup(World()).deps(), source="c.yaml")
+    assert len(read_runs(out)) == 9 and len(ei.value.ran) == 6  # this session's, not the folder's
+    assert ei.value.message() == (f"interrupted: 6 runs finished in this session and kept in {out}; "
+                                  f"resume with: ani campaign run c.yaml --resume {out}")
+
+
+def test_ani_campaign_run_counts_the_stored_runs_when_a_ctrl_c_escapes_the_loop(spec, tmp_path, monkeypatch):  # noqa: F811
+    """Before: "interrupted before the first run started; nothing to keep" (exit 130) with 2
+    records in runs.jsonl and no resume command (issue 23 §3, 2 of 5 Ctrl-C tries on a pty)."""
+    from typer.testing import CliRunner
+
+    from ani.campaign import loop
+    from ani.cli import app
+
+    real = loop.run_campaign
+    monkeypatch.setattr(loop, "load_for_run", lambda *a, **k: spec)
+    monkeypatch.setattr(loop, "run_campaign", lambda *a, **k: real(*a, **{**k, "deps": Setup(World()).deps()}))
+    _interrupt_the_summary(monkeypatch)
+    f = tmp_path / "camp.yaml"
+    f.write_text("name: t\n")
+    out = tmp_path / "res"
+    res = CliRunner().invoke(app, ["campaign", "run", str(f), "--out", str(out), "--no-progress"])
+    assert res.exit_code == 130, res.output
+    text = " ".join(res.stderr.split())
+    assert len(read_runs(out)) == 9
+    assert (f"interrupted: 9 runs finished in this session and kept in {out}; "
+            f"resume with: ani campaign run {f} --resume {out}") in text
+    assert "nothing to keep" not in text
