@@ -423,27 +423,14 @@ class CallCgroup:
                 _remove_cgroup(d)
 
 
-def _counter(path: Path, key: str) -> int:
-    """The value of ``key`` in a cgroup v1 flat-keyed file (``key value`` lines); 0 if absent or
-    unreadable."""
-    try:
-        for line in path.read_text().splitlines():
-            k, _, v = line.partition(" ")
-            if k == key:
-                return int(v)
-    except (OSError, ValueError):
-        return 0
-    return 0
-
-
 def _oom_kills(memcg: Path) -> int:
     """OOM kills in memory cgroup ``memcg`` (``oom_kill`` of ``memory.oom_control``)."""
-    return _counter(memcg / "memory.oom_control", "oom_kill")
+    return lab_memcg.counter(memcg / "memory.oom_control", "oom_kill")
 
 
 def _pids_max_events(pidscg: Path) -> int:
     """Forks refused at ``pids.max`` in ``pidscg`` (``max`` of ``pids.events``)."""
-    return _counter(pidscg / "pids.events", "max")
+    return lab_memcg.counter(pidscg / "pids.events", "max")
 
 
 def _remove_cgroup(d: Path, timeout_s: float = 5.0) -> None:

@@ -175,7 +175,7 @@ def usage(pathspace: str, h: Hierarchy | None = None) -> Usage:
         current=int((d / h.usage_file).read_text()),
         peak=_int_or_zero(d / h.peak_file),
         limit=_int_or_zero(d / h.limit_file),
-        oom_kills=_counter(d / events, "oom_kill"),
+        oom_kills=counter(d / events, "oom_kill"),
     )
 
 
@@ -186,8 +186,9 @@ def _int_or_zero(f: Path) -> int:
         return 0
 
 
-def _counter(f: Path, key: str) -> int:
-    """``key``'s value in a flat-keyed cgroup file (``key value`` lines); 0 if absent."""
+def counter(f: Path, key: str) -> int:
+    """``key``'s value in a flat-keyed cgroup file (``key value`` lines: ``memory.oom_control``,
+    ``pids.events``); 0 if absent or unreadable."""
     try:
         for line in f.read_text().splitlines():
             k, _, v = line.partition(" ")
