@@ -91,6 +91,12 @@ every class defined in ``ani`` and checks this tree.
 
 Timeouts: every bound that runs out raises an :class:`AniTimeout` (or a subclass carrying
 what its kind needs); ``seconds`` is always the bound, never the time spent.
+
+Interrupts are not errors: they stay ``KeyboardInterrupt`` (an ``except Exception`` never
+swallows a Ctrl-C). The one that carries data::
+
+    KeyboardInterrupt
+    +-- CampaignInterrupted          ani.campaign.loop: a Ctrl-C after the results folder was taken (``out``, ``ran``, ``again``)
 """
 
 from __future__ import annotations
