@@ -9,11 +9,7 @@ the kernel hung up the terminal and SIGHUP killed the process mid-run (exit 129)
 :func:`leave_session_leadership` is called once by the ``ani`` command before anything else
 (:func:`ani.cli.main`, before any thread or session exists). When the process leads its session
 it forks: the parent only waits for the child, forwards SIGTERM, SIGINT and SIGHUP to it and
-exits with its status (128 + N when the child died of signal N). A SIGINT the terminal sent
-(Ctrl-C: the kernel signals the whole foreground process group, child included; ``si_code``
-SI_KERNEL) is not forwarded: the child already has it, and a second copy interrupted the
-campaign's own handling of the first (issue 23 §3). The parent tells them apart with
-``sigwaitinfo(2)``; ``kill -INT`` of the parent (SI_USER) is forwarded. The child, not a session
+exits with its status (128 + N when the child died of signal N); the child, not a session
 leader, runs the command and never acquires a terminal. The child dies with the parent
 (``PR_SET_PDEATHSIG``: SIGTERM), so killing the parent, even with SIGKILL, still stops the
 command, whose SIGTERM handler removes the labs it owns (:mod:`ani.lab.cleanup`).
@@ -39,7 +35,7 @@ import signal
 import termios
 import threading
 
-__all__ = ["forwards", "hold_controlling_terminal", "leave_session_leadership"]
+__all__ = ["hold_controlling_terminal", "leave_session_leadership"]
 
 #: prctl(2) option: the signal the calling process gets when its parent dies
 PR_SET_PDEATHSIG = 1
@@ -47,17 +43,6 @@ PR_SET_PDEATHSIG = 1
 PARENT_DEATH_SIGNAL = signal.SIGTERM
 #: what the parent forwards to the child
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-#: siginfo si_code of a signal the kernel sent (a terminal's Ctrl-C: n_tty signals the process group)
-SI_KERNEL = 0x80
-
-
-def forwards(signo: int, code: int) -> bool:
-    """Whether the parent passes signal ``signo`` (with siginfo ``si_code`` ``code``) on to the
-    child: every FORWARDED signal except a SIGINT the terminal sent to the process group the
-    child shares (it has its own copy already)."""
-    if signo not in FORWARDED:
-        return False
-    return not (signo == signal.SIGINT and code == SI_KERNEL)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -81,30 +66,18 @@ def leave_session_leadership() -> None:
     if child == 0:
         _die_with_parent(parent)
         return
-    status = _wait_forwarding(child)
-    code = os.waitstatus_to_exitcode(status)
-    os._exit(code if code >= 0 else 128 - code)
-
-
-def _wait_forwarding(child: int) -> int:
-    """In the parent: wait for ``child`` (its wait status), passing FORWARDED signals on to it as
-    :func:`forwards` says. The signals are blocked and taken with ``sigwaitinfo`` (SIGCHLD too,
-    so the child's end wakes the loop; a blocked SIGCHLD stays pending, none is lost)."""
-    watched = {*FORWARDED, signal.SIGCHLD}
-    signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    for sig in FORWARDED:
+        signal.signal(sig, lambda signum, _frame: os.kill(child, signum))
     while True:
         try:
-            done, status = os.waitpid(child, os.WNOHANG)
+            _, status = os.waitpid(child, 0)
+            break
         except ChildProcessError:  # pragma: no cover
             os._exit(1)
-        if done:
-            return status
-        info = signal.sigwaitinfo(watched)
-        if forwards(info.si_signo, info.si_code):
-            try:
-                os.kill(child, info.si_signo)
-            except ProcessLookupError:  # pragma: no cover - it ended meanwhile: waitpid says so
-                pass
+        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for clarity
+            continue
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 _held: tuple[int, int] | None = None
