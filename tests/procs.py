@@ -175,6 +175,17 @@ def ani_cli(args: list[str], env: dict[str, str], timeout: float) -> tuple[subpr
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), labs
 
 
+def interrupt(proc: subprocess.Popen, timeout_s: float = 30.0) -> None:
+    """Stop a server started by a test as Ctrl-C would (SIGINT), SIGKILL after ``timeout_s``
+    seconds; returns once it exited (its ``returncode`` set)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def lab_gone(lab_id: str) -> bool:
     """Neither a namespace of the lab nor its lab directory is left."""
     from ani.lab.state import ns_prefix

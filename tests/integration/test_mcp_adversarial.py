@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
-from procs import mcp_server_pids, vtysh_below
+from procs import interrupt, mcp_server_pids, vtysh_below
 
 from ani.lab import frr
 
@@ -245,12 +245,7 @@ def test_every_malformed_http_body_gets_its_json_rpc_error_and_the_server_keeps_
             assert [d["id"] for d in data] == [99]
             assert "update_config" in [t["name"] for t in data[0]["result"]["tools"]]
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        interrupt(proc)
     assert proc.returncode == 0
     assert lab_is_up(lab)
 

@@ -28,6 +28,7 @@ from mcp import Client, StdioServerParameters, types
 from ani.adapters.a1 import A1Adapter
 from ani.lab import frr
 from ani.mcp.server import build_server
+from procs import interrupt
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_mcp_server_left")]
 
@@ -320,12 +321,7 @@ def test_http_on_loopback(lab):
 
         out = anyio.run(main)
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        interrupt(proc)
     check_session_calls(out, lab, before)
     assert proc.returncode == 0
 
