@@ -85,6 +85,7 @@ every class defined in ``ani`` and checks this tree.
     +-- ToolCallError                ani.integrations: a tool's ok=False result raised into a framework's error channel (``result``, ``code``, ``retriable``)
     |   +-- LangChainToolError       ani.integrations.langchain: the same, also a LangChain ``ToolException``
     +-- ObserverError                the observer could not evaluate a check
+    +-- StopRun                      ani.campaign.execute: a phase found the run invalid (``reason``: the record's infra_error_reason)
     +-- FaultError                   ani.faults: a fault could not be injected / verified / removed
         +-- FaultNotApplicable       the run's own state stands in its way (skipped, run stays valid)
         +-- FaultUnavailable         this host cannot do the fault kind (the message says why)

@@ -179,11 +179,7 @@ def write_generated(spec: CampaignSpec, deps: RunnerDeps, out_dir: Path) -> list
         return []
     written = []
     for density in dict.fromkeys(spec.density_of(c, p) for c, p in design_points(spec)):
-        scenario = scenario_for(spec, deps, density)
-        name = safe_component(str(getattr(scenario, "name", "") or "")) or (
-            f"{Path(spec.manifest_path).stem}-s{spec.scenario_seed}" + (f"-d{density}" if density is not None else "")
-        )
-        path = out_dir / "scenarios" / f"{name}.yaml"
+        path = out_dir / "scenarios" / f"{generated_name(spec, scenario_for(spec, deps, density), density)}.yaml"
         if path.exists():
             continue
         text = deps.render_scenario(spec.manifest_path, seed=int(spec.scenario_seed or 0), density=density)
@@ -193,6 +189,13 @@ def write_generated(spec: CampaignSpec, deps: RunnerDeps, out_dir: Path) -> list
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+def generated_name(spec: CampaignSpec, scenario: Any, density: int | None) -> str:
+    """The file name (without ``.yaml``) of a generated scenario's copy: its own name
+    (``default-s7-d4``), else ``<manifest stem>-s<seed>[-d<density>]``."""
+    return safe_component(str(getattr(scenario, "name", "") or "")) or (
+        f"{Path(str(spec.manifest_path)).stem}-s{spec.scenario_seed}" + (f"-d{density}" if density is not None else ""))
 
 
 def _spec_dict(spec: CampaignSpec) -> dict[str, Any]:
