@@ -112,8 +112,9 @@ class RunContext:
 
 
 def scenario_of(plan: RunPlan, workdir: Path, deps: Any) -> Any:
-    """The plan's scenario: its file (relative to ``workdir`` or absolute), else regenerated
-    from its manifest, else the NetConfBench task catalogue.
+    """The plan's scenario: the one generated at planning if ``deps`` still holds it (this
+    process planned it), else its file (relative to ``workdir`` or absolute: the folder's copy),
+    else regenerated from its manifest; or the NetConfBench task catalogue.
 
     Raises:
         CampaignSpecError: the file's scenario hash is not the plan's (the folder's scenario
@@ -123,7 +124,10 @@ def scenario_of(plan: RunPlan, workdir: Path, deps: Any) -> Any:
     ref = plan.scenario
     if ref.tasks is not None:
         return deps.catalogue(list(ref.tasks))
-    if ref.file is not None:
+    held = deps.held(ref.manifest, int(ref.seed or 0), ref.density) if ref.manifest is not None else None
+    if held is not None:  # generated in this process at planning (the serial executor)
+        scenario = held
+    elif ref.file is not None:
         path = Path(ref.file)
         scenario = deps.scenario(path if path.is_absolute() else workdir / path)
     elif ref.manifest is not None:

@@ -51,11 +51,11 @@ def scenario_ref(spec: CampaignSpec, scenario: Any, density: int | None, files: 
     if spec.tasks is not None:
         return ScenarioRef(tasks=tuple(spec.tasks_paths or ()))
     key = density if spec.manifest_path is not None else None
+    if spec.manifest_path is not None:
+        return ScenarioRef(file=files.get(key), manifest=spec.manifest_path, seed=int(spec.scenario_seed or 0),
+                           density=density, hash=digest)
     if key in files:
         return ScenarioRef(file=files[key], hash=digest)
-    if spec.manifest_path is not None:
-        return ScenarioRef(manifest=spec.manifest_path, seed=int(spec.scenario_seed or 0), density=density,
-                           hash=digest)
     return ScenarioRef(file=str(spec.scenario_path), hash=digest)
 
 

@@ -185,6 +185,10 @@ class RunnerDeps:
             self._scenarios[key] = self.load_catalogue(list(paths))
         return self._scenarios[key]
 
+    def held(self, manifest: str | Path, seed: int, density: int | None) -> Any:
+        """The scenario :meth:`generated` made for these arguments in this deps object, or None."""
+        return self._scenarios.get(f"{manifest}\0{seed}\0{density}")
+
     def generated(self, manifest: str | Path, seed: int, density: int | None) -> Any:
         """The scenario generated from ``manifest`` with ``seed`` at ``density``, generated once
         per deps object. Raises GeneratorError / TopologyError (a bad manifest)."""

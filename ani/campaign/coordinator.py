@@ -1,0 +1,135 @@
+"""The campaign's coordinator: it hands plans to an executor and is the only writer of
+``runs.jsonl``; the executor reports back through the :class:`RunSink` interface (a run
+started, an event of a run in flight, a run finished), which also drives the live display.
+
+The display shows the campaign's bar and one line per run in flight (its cell, seed and last
+event), and prints one line per finished run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from ani.campaign.plan import RunPlan
+from ani.campaign.results import RunRecord, RunStore
+
+#: a run's line in the live display is cut to this many characters
+FLIGHT_CHARS = 90
+
+
+class RunSink(Protocol):
+    """What an executor tells the coordinator (calls may come from any thread of the
+    coordinator's process; one at a time)."""
+
+    def started(self, plan: RunPlan) -> None: ...
+
+    def event(self, run_id: str, event: dict[str, Any]) -> None: ...
+
+    def finished(self, plan: RunPlan, record: RunRecord) -> None: ...
+
+
+class Executor(Protocol):
+    """Runs plans (:mod:`ani.campaign.executors`): ``slots`` at once; :meth:`run` returns when
+    every plan finished (each reported once through ``sink.finished``), or stops every run in
+    flight and raises KeyboardInterrupt."""
+
+    name: str
+    slots: int
+
+    def run(self, plans: Sequence[RunPlan], out_dir: Path, sink: RunSink) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Coordinator:
+    """The :class:`RunSink` of one campaign session: stores each record (``store.append``),
+    keeps ``records`` of this session, and shows progress (``progress=False``: nothing shown).
+
+    Args:
+        store: the folder's :class:`RunStore`. total / done: runs in the campaign and already
+            done (the bar starts there). name: the campaign's name (the bar's label).
+        line: ``RunRecord -> markup`` of a finished run's line; last: ``RunRecord -> markup`` of
+            the bar's last-finished field.
+    """
+
+    def __init__(self, store: RunStore, console: Console, *, name: str, total: int, done: int,
+                 progress: bool, line: Any, last: Any) -> None:
+        self.store, self.console, self.progress = store, console, progress
+        self.line, self.last = line, last
+        self.finished_records: list[RunRecord] = []
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console,
+                            disable=not progress, transient=False)
+        self.main = self.bar.add_task(name, total=total, completed=done, last="")
+        self.flight: dict[str, TaskID] = {}
+        self.started_at: dict[str, float] = {}
+
+    def __enter__(self) -> Coordinator:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for tid in self.flight.values():
+            self.bar.remove_task(tid)
+        self.flight.clear()
+        self.bar.__exit__(*exc)
+
+    def started(self, plan: RunPlan) -> None:
+        self.started_at[plan.run_id] = time.monotonic()
+        if self.progress:
+            self.flight[plan.run_id] = self.bar.add_task(f"  {plan.run_id}", total=None, last="lab up")
+
+    def event(self, run_id: str, event: dict[str, Any]) -> None:
+        tid = self.flight.get(run_id)
+        if tid is None:
+            return
+        from ani.campaign.live import event_line
+
+        try:
+            text = event_line(event)
+        except Exception:  # noqa: BLE001 - a display line never breaks a run
+            text = None
+        if text:
+            text = text.strip().splitlines()[0]
+            self.bar.update(tid, last=text if len(text) <= FLIGHT_CHARS else text[: FLIGHT_CHARS - 3] + "...")
+
+    def finished(self, plan: RunPlan, record: RunRecord) -> None:
+        self.store.append(record)  # the only writer of runs.jsonl
+        self.finished_records.append(record)
+        tid = self.flight.pop(plan.run_id, None)
+        if tid is not None:
+            self.bar.remove_task(tid)
+        self.bar.update(self.main, advance=1, last=self.last(record))
+        if self.progress:
+            self.bar.console.print(self.line(record))
+
+
+class InProcess:
+    """The serial executor: one run at a time in this process (``deps`` passed through, so a
+    test's fake factories work). Ctrl-C: the run takes its lab down, then KeyboardInterrupt."""
+
+    name = "serial"
+    slots = 1
+
+    def __init__(self, deps: Any = None, target: Any = None) -> None:
+        self.deps = deps
+        self.target = target
+
+    def run(self, plans: Sequence[RunPlan], out_dir: Path, sink: RunSink) -> None:
+        from ani.campaign.execute import execute
+
+        target = self.target or execute
+        for plan in plans:
+            sink.started(plan)
+            record = target(plan, out_dir, deps=self.deps,
+                            on_event=lambda ev, _id=plan.run_id: sink.event(_id, ev))
+            sink.finished(plan, record)
+
+    def close(self) -> None:
+        return None
