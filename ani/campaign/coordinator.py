@@ -133,3 +133,29 @@ class InProcess:
 
     def close(self) -> None:
         return None
+
+
+def make_executor(kind: str | None = None, *, jobs: int = 1, scheduler: str | None = None, deps: Any = None) -> Any:
+    """The executor of ``ani campaign run``: ``dask`` (with ``scheduler``: ``tcp://HOST:PORT`` or
+    ``local:N``), ``local`` (``jobs`` worker processes on this machine) or ``serial`` (this
+    process; ``deps`` passed through). None: ``dask`` when a scheduler is given, else ``local``
+    for ``jobs`` > 1, else ``serial``.
+
+    Raises:
+        ConfigError: an unknown kind (the known ones listed), ``--scheduler`` without dask,
+            ``dask`` without a scheduler, or fake ``deps`` with an executor that runs elsewhere.
+    """
+    from ani.errors import ConfigError
+
+    kind = kind or ("dask" if scheduler else "local" if jobs > 1 else "serial")
+    if scheduler and kind != "dask":
+        raise ConfigError(f"--scheduler {scheduler}: only with --executor dask")
+    if kind == "serial":
+        if jobs > 1:
+            raise ConfigError(f"--jobs {jobs}: the serial executor runs one at a time (use --executor local)")
+        return InProcess(deps)
+    if deps is not None:
+        raise ConfigError(f"executor {kind!r} runs the real lab and agents in other processes: no injected deps")
+    from ani.campaign.executors import get_executor
+
+    return get_executor(kind, jobs=jobs, scheduler=scheduler)
