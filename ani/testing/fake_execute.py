@@ -12,6 +12,9 @@ What a plan's ``agent`` block asks of it (a real agent block is never read other
 - ``raise``: it raises RuntimeError with that text (a harness fault);
 - ``fail``: the verdict is a clean failure (default: clean success).
 
+A relative scenario file (``plan.scenario.file``) must be in ``workdir`` (ConfigError if not),
+as ``execute`` reads it there.
+
 It writes ``<workdir>/trajectories/<run_id>.jsonl`` (its events), emits a ``fake_start``
 event (with its ``pid``) and a ``tool_call`` event through ``on_event``, and holds a "lab"
 while it runs: ``<workdir>/fake-labs/<run_id>`` (holding its PID), removed on the way out, a
@@ -30,13 +33,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ani.campaign.executors.remote import DASK_WORKER_ENV
 from ani.campaign.plan import RunPlan
 from ani.campaign.results import CheckOutcome, RunRecord
+from ani.errors import ConfigError
 
 #: exit code of a run told to ``die``
 DIE_CODE = 3
-#: the environment variable naming the Dask worker process that started a run host
-DASK_WORKER_ENV = "ANI_DASK_WORKER_PID"
 
 
 def lab_marker(workdir: str | Path, run_id: str) -> Path:
@@ -54,6 +57,7 @@ def execute(plan: RunPlan, workdir: str | Path, *, deps: Any = None,
     """
     del deps
     work = Path(workdir)
+    _scenario(plan, work)
     agent = dict(plan.agent)
     started, t0 = datetime.now(UTC), time.monotonic()
     traj = work / "trajectories" / f"{plan.run_id}.jsonl"
@@ -71,6 +75,14 @@ def execute(plan: RunPlan, workdir: str | Path, *, deps: Any = None,
     finally:
         marker.unlink(missing_ok=True)
     return _record(plan, agent, traj, started, t0)
+
+
+def _scenario(plan: RunPlan, work: Path) -> None:
+    """Read the plan's scenario file as execute does (relative to the working folder).
+    Raises ConfigError when it is not there."""
+    rel = plan.scenario.file
+    if rel and not (work / rel).is_file():
+        raise ConfigError(f"scenario file {rel} not found in the working folder")
 
 
 def _misbehave(agent: dict[str, Any]) -> None:
