@@ -14,9 +14,14 @@ record at it. Events: the task relays the run's trajectory events on a per-campa
 (``Worker.log_event``, ``Client.subscribe_topic``; the scheduler keeps at most
 ``distributed.admin.low-level-log-length`` of them, 1000 by default).
 
-A worker process that dies mid-run (``KilledWorker``; the LocalCluster's scheduler allows 0
-failures, and on any cluster a task the scheduler retries is not run again) and a run whose own
-process dies are ``infra_error`` records that ``--resume`` runs again. Ctrl-C / SIGTERM /
+A worker process that dies mid-run and a run whose own process dies are ``infra_error``
+records that ``--resume`` runs again. The scheduler reschedules every task the dead worker held
+(it queues more than one per worker, whatever its resources): the ones only queued there run
+elsewhere, the one that had started is not run again
+(:func:`ani.campaign.executors.remote.first_attempt`); a task whose workers died more often
+than the scheduler allows (``distributed.scheduler.allowed-failures``, 3) is ``KilledWorker``,
+also an ``infra_error``. (With ``allowed-failures: 0`` every task queued on a dead worker
+would be lost with it.) Ctrl-C / SIGTERM /
 SIGHUP: :func:`ani.campaign.executors.remote.stop_campaign` on every worker (``Client.run``)
 stops the runs in flight (each takes its lab down), the executor waits for their tasks, reports
 none of them and raises KeyboardInterrupt.
@@ -112,15 +117,13 @@ class DaskExecutor:
         """
         if self._client is not None:
             return self._client
-        import dask
         from distributed import Client, LocalCluster
 
         if self.kind == "local":
-            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-                self._cluster = LocalCluster(
-                    n_workers=int(self.where), threads_per_worker=1, processes=True,
-                    resources={RESOURCE: 1}, dashboard_address=None, silence_logs=logging.ERROR,
-                    preload=["ani.campaign.executors.remote"])
+            self._cluster = LocalCluster(
+                n_workers=int(self.where), threads_per_worker=1, processes=True,
+                resources={RESOURCE: 1}, dashboard_address=":0", silence_logs=logging.ERROR,
+                preload=["ani.campaign.executors.remote"])
             self._client = Client(self._cluster)
         else:
             try:

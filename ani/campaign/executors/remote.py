@@ -57,7 +57,8 @@ def run_remote(plan_line: str, files: dict[str, bytes], target: str, token: str,
         if token in _stopped:
             return {"interrupted": True}
     if not first_attempt(token, plan.run_id):
-        return {"lost": "worker died (the cluster ran the task again; a run is not retried: --resume runs it)"}
+        return {"lost": "worker died: the Dask worker running it was lost (a run is not retried "
+                        "elsewhere; --resume runs it)"}
     worker.log_event(topic, {"kind": "started", "run_id": plan.run_id})
     workdir = Path(tempfile.mkdtemp(prefix="ani-run-"))
     host = None
@@ -91,9 +92,11 @@ def run_remote(plan_line: str, files: dict[str, bytes], target: str, token: str,
 
 
 def first_attempt(token: str, run_id: str) -> bool:
-    """True the first time a run of the campaign ``token`` starts anywhere on the cluster: a
-    scheduler that allows failures retries the task of a worker that died, and that run must
-    be an infrastructure error, as on a LocalCluster (a named ``distributed.Event``)."""
+    """True the first time the run ``run_id`` of the campaign ``token`` starts anywhere on the
+    cluster (a named ``distributed.Event``). The scheduler reschedules every task a dead worker
+    held (``distributed.scheduler.allowed-failures`` times): those it only queued run
+    elsewhere as if nothing happened, the one it was running must not (it is an infrastructure
+    error, which ``--resume`` runs again)."""
     from distributed import Event
 
     tried = Event(f"ani-tried-{token}-{run_id}")
