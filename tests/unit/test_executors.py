@@ -269,3 +269,23 @@ def test_dask_without_distributed_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
     with pytest.raises(ConfigError, match=r"needs the 'distributed' package: pip install 'ani-sdk\[dask\]'"):
         get_executor("dask", scheduler="local:2")
+
+
+def test_a_killed_coordinator_takes_its_workers_with_it(tmp_path):
+    """kill -9 of the coordinator: each worker gets SIGTERM from the kernel (PR_SET_PDEATHSIG),
+    its run takes its lab down, and it exits."""
+    proc = _driver(tmp_path, "local", {"jobs": 2}, 2)
+    try:
+        _, pids = _read_until_running(proc, 2)
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while any(alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of its group (nothing, if it passes)
+        except ProcessLookupError:
+            pass
+    assert not [p for p in pids if alive(p)]
+    assert not list((tmp_path / "fake-labs").iterdir())

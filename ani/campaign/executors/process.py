@@ -36,11 +36,14 @@ class WorkerProcess:
         self._buf = b""
 
     @classmethod
-    def start(cls, target: str, workdir: str | Path, *, env: dict[str, str] | None = None) -> WorkerProcess:
+    def start(cls, target: str, workdir: str | Path, *, env: dict[str, str] | None = None,
+              remove_workdir: bool = False) -> WorkerProcess:
         """Start ``python -m ani.campaign.executors.worker`` (this interpreter), its stderr
-        the coordinator's, dying with the calling thread (``PR_SET_PDEATHSIG``)."""
+        the coordinator's, dying with the calling thread (``PR_SET_PDEATHSIG``);
+        ``remove_workdir``: it removes ``workdir`` when it exits."""
         argv = [sys.executable, "-m", "ani.campaign.executors.worker", "--target", target,
                 "--workdir", str(workdir), "--parent", str(os.getpid())]
+        argv += ["--remove-workdir"] if remove_workdir else []
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                 close_fds=True)
         return cls(proc)

@@ -65,7 +65,7 @@ def run_remote(plan_line: str, files: dict[str, bytes], target: str, token: str,
     try:
         write_files(workdir, files)
         env = {**os.environ, DASK_WORKER_ENV: str(os.getpid())}
-        host = WorkerProcess.start(target, workdir, env=env)
+        host = WorkerProcess.start(target, workdir, env=env, remove_workdir=True)
         with _lock:
             _running.setdefault(token, set()).add(host)
             if token in _stopped:

@@ -1,5 +1,6 @@
 """A worker process that runs whole runs, one at a time: ``python -m
-ani.campaign.executors.worker --target MODULE:FUNCTION --workdir DIR --parent PID``.
+ani.campaign.executors.worker --target MODULE:FUNCTION --workdir DIR --parent PID
+[--remove-workdir]``.
 
 It reads plans (one :class:`RunPlan` JSON line each) on stdin and answers, one JSON line per
 message, on the file descriptor that was its stdout (its own stdout then goes to stderr, so
@@ -25,6 +26,7 @@ import argparse
 import ctypes
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -112,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--parent", type=int, default=0)
+    parser.add_argument("--remove-workdir", action="store_true",
+                        help="remove the working folder on the way out (a Dask task's temporary one)")
     args = parser.parse_args(argv)
     for sig in STOP_SIGNALS:
         signal.signal(sig, _on_stop)
@@ -126,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"ani worker: {error_text(exc)}", file=sys.stderr)
         return EXIT_TARGET
+    finally:
+        if args.remove_workdir:  # also when the Dask worker that made it died (PR_SET_PDEATHSIG)
+            shutil.rmtree(args.workdir, ignore_errors=True)
     return 0
 
 
