@@ -1,0 +1,150 @@
+"""The Dask task of one run (:func:`run_remote`), and what a Dask worker process needs of ani
+(imported there, never by the coordinator's other code).
+
+A Dask worker runs tasks in a thread, and a run wants a process of its own (signal handlers,
+per-process state), so the task starts a worker process (:mod:`ani.campaign.executors.worker`)
+for the run in a temporary working folder holding the files the plan needs, relays its
+trajectory events to the coordinator (``Worker.log_event`` on the campaign's topic), and
+returns the record with the trajectory's text. The coordinator stops every run of a campaign
+with :func:`stop_campaign` (``Client.run``): each run's process gets SIGINT and takes its lab
+down. Also a Dask preload: ``--preload ani.campaign.executors.remote`` makes a worker process
+ignore SIGINT (a Ctrl-C in the coordinator's terminal stops the runs, not the workers).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ani.campaign.executors.base import exit_text
+from ani.campaign.executors.process import WorkerProcess
+from ani.campaign.plan import RunPlan
+
+#: the environment variable naming the Dask worker process that started a run's process
+DASK_WORKER_ENV = "ANI_DASK_WORKER_PID"
+
+_lock = threading.Lock()
+_running: dict[str, set[WorkerProcess]] = {}  # campaign token -> its runs' processes here
+_stopped: set[str] = set()  # campaign tokens stopped (a task starting after the stop does not run)
+
+
+def run_remote(plan_line: str, files: dict[str, bytes], target: str, token: str, topic: str) -> dict[str, Any]:
+    """Run one plan on this Dask worker.
+
+    Args:
+        plan_line: the :class:`RunPlan` as JSON.
+        files: ``{relative path: content}`` written into the temporary working folder (the
+            plan's scenario file).
+        target: the run function, ``module:function``.
+        token: the campaign execution's token (:func:`stop_campaign`).
+        topic: the event topic: ``{"kind": "started" | "event", "run_id", "event"}`` messages.
+
+    Returns:
+        ``{"record": <RunRecord JSON data>, "trajectory": <text or None>}``, or ``{"lost":
+        <reason>}`` (its process died: ``worker died: exit code 3``), or ``{"interrupted":
+        True}`` (stopped; nothing to report).
+    """
+    from distributed import get_worker
+
+    worker = get_worker()
+    plan = RunPlan.from_line(plan_line)
+    with _lock:
+        if token in _stopped:
+            return {"interrupted": True}
+    if not first_attempt(token, plan.run_id):
+        return {"lost": "worker died: the Dask worker running it was lost (a run is not retried "
+                        "elsewhere; --resume runs it)"}
+    worker.log_event(topic, {"kind": "started", "run_id": plan.run_id})
+    workdir = Path(tempfile.mkdtemp(prefix="ani-run-"))
+    host = None
+    try:
+        write_files(workdir, files)
+        env = {**os.environ, DASK_WORKER_ENV: str(os.getpid())}
+        host = WorkerProcess.start(target, workdir, env=env, remove_workdir=True)
+        with _lock:
+            _running.setdefault(token, set()).add(host)
+            if token in _stopped:
+                host.signal(signal.SIGINT)
+        host.send(plan)
+        record = _relay(host, plan, worker, topic)
+        if record is not None:
+            traj = workdir / "trajectories" / f"{plan.run_id}.jsonl"
+            text = traj.read_text(encoding="utf-8") if traj.is_file() else None
+            return {"record": record, "trajectory": text}
+        code = host.wait(30.0)
+        with _lock:
+            if token in _stopped:
+                return {"interrupted": True}
+        return {"lost": f"worker died: {exit_text(code)}"}
+    finally:
+        if host is not None:
+            with _lock:
+                _running.get(token, set()).discard(host)
+            host.finish()
+            host.wait(30.0)
+            host.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def first_attempt(token: str, run_id: str) -> bool:
+    """True the first time the run ``run_id`` of the campaign ``token`` starts anywhere on the
+    cluster (a named ``distributed.Event``). The scheduler reschedules every task a dead worker
+    held (``distributed.scheduler.allowed-failures`` times): those it only queued run
+    elsewhere as if nothing happened, the one it was running must not (it is an infrastructure
+    error, which ``--resume`` runs again)."""
+    from distributed import Event
+
+    tried = Event(f"ani-tried-{token}-{run_id}")
+    if tried.is_set():
+        return False
+    tried.set()
+    return True
+
+
+def _relay(host: WorkerProcess, plan: RunPlan, worker: Any, topic: str) -> dict[str, Any] | None:
+    """Pass the run's events on until its record (returned) or the end of its stream (None)."""
+    while not host.eof:
+        for msg in host.read():
+            kind = msg.get("kind")
+            if kind == "event" and isinstance(msg.get("event"), dict):
+                worker.log_event(topic, {"kind": "event", "run_id": plan.run_id, "event": msg["event"]})
+            elif kind == "record" and msg.get("run_id") == plan.run_id:
+                return msg["record"]
+    return None
+
+
+def write_files(workdir: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` under ``workdir``. Raises ValueError for a path that is absolute or
+    leaves it (``..``): paths are data."""
+    for rel, content in files.items():
+        p = PurePosixPath(rel)
+        if p.is_absolute() or ".." in p.parts or not p.parts:
+            raise ValueError(f"not a relative path inside the working folder: {rel!r}")
+        dest = workdir.joinpath(*p.parts)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(content)
+
+
+def stop_campaign(token: str) -> int:
+    """Stop every run of the campaign ``token`` on this worker (SIGINT to their processes;
+    tasks that start later return at once). Called through ``Client.run``; returns how many
+    runs it stopped."""
+    with _lock:
+        _stopped.add(token)
+        hosts = list(_running.get(token, ()))
+    for h in hosts:
+        h.signal(signal.SIGINT)
+    return len(hosts)
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask preload hook: this worker process ignores SIGINT (its runs' processes handle their
+    own). Only from the main thread; elsewhere nothing."""
+    del worker
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
