@@ -19,9 +19,9 @@ import shutil
 import signal
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from ani.host.threads import ContextPool
 from ani.lab import frr, memcg, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
@@ -158,7 +158,7 @@ def down_stale() -> list[str]:
     victims |= {i for i in memcg.lab_ids_present() if LAB_ID_RE.match(i) and i not in known}  # router cgroups
     ids = sorted(victims)
     if ids:
-        with ThreadPoolExecutor(max_workers=min(8, len(ids))) as ex:
+        with ContextPool(max_workers=min(8, len(ids))) as ex:
             list(ex.map(destroy, ids))
     return ids
 

@@ -48,13 +48,13 @@ import signal
 import subprocess
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabGone, LabIdError, LabNotFound, UnknownNode
 from ani.names import known_list, unknown
 from ani.host.programs import program, read_fault_log, require
+from ani.host.threads import ContextPool
 from ani.lab import cleanup, converge, frr, memcg, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
@@ -322,7 +322,7 @@ class Lab:
                     raise LabError(f"{n}: loading the nftables ruleset failed: {res.stderr.strip()[-2000:]}")
             frr.load_config(self.netns(n), ps, n)
 
-        with ThreadPoolExecutor(max_workers=max(1, min(16, len(topo.nodes)))) as ex:
+        with ContextPool(max_workers=max(1, min(16, len(topo.nodes)))) as ex:
             for f in [ex.submit(setup_node, n) for n in topo.nodes]:
                 f.result()
 
