@@ -35,7 +35,7 @@ every class defined in ``ani`` and checks this tree.
     +-- RegistryError                unknown adapter name (lists the known ones)
     |   +-- LevelError               no level given, or an unknown one (also a ConfigError)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
-    |   +-- LabIdError               a new lab's id malformed or in use (also a ConfigError)
+    |   +-- LabIdError               a new lab's id (or prefix) malformed, or its id in use (also a ConfigError)
     |   +-- LabNotFound              no lab with that id
     |   +-- LabGone                  the lab was removed under the caller ("lab <id> is not running (...)")
     |   +-- ConvergenceTimeout
@@ -221,8 +221,9 @@ class LabError(AniError):
 
 
 class LabIdError(LabError, ConfigError):
-    """A lab id given for a new lab is malformed (not ``[a-z0-9]{1,12}``) or already in use:
-    bad input (a ConfigError too; ``ani lab up`` exits 2)."""
+    """A lab id given for a new lab is malformed (not ``[a-z0-9]{1,12}``) or already in use, or
+    its prefix is malformed (:data:`ani.lab.state.PREFIX_RE`): bad input (a ConfigError too;
+    ``ani lab up`` exits 2)."""
 
 
 class LabNotFound(LabError):
