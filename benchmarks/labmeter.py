@@ -53,6 +53,7 @@ class CpuAccount:
         CpuAccount._n += 1
         self.path = CPUACCT / f"ani-bench-{os.getpid()}-{CpuAccount._n}"
         self._home = _own_cpuacct()
+        self.total_s: float | None = None
 
     def __enter__(self) -> CpuAccount:
         self.path.mkdir()
@@ -60,9 +61,13 @@ class CpuAccount:
         return self
 
     def seconds(self) -> float:
+        """CPU seconds charged so far (after the block: in the whole block)."""
+        if self.total_s is not None:
+            return self.total_s
         return int((self.path / "cpuacct.usage").read_text()) / 1e9
 
     def __exit__(self, *exc: object) -> None:
+        self.total_s = self.seconds()
         (self._home / "cgroup.procs").write_text(str(os.getpid()))
         deadline = time.monotonic() + 10.0
         while True:
