@@ -130,17 +130,36 @@ def campaign_run(
 
 
 def _executor(spec: Any, jobs: int | None, kind: str | None, scheduler: str | None, *, quiet: bool) -> Any:
-    """The executor the options ask for; ``--jobs`` unset: this machine's default
-    (:func:`ani.host.capacity.default_jobs`), said in one line. Raises ConfigError."""
+    """The executor the options ask for. Runs on this machine (``local``): ``--jobs`` unset is
+    this machine's default for the campaign's largest lab, said in one line; more than it holds
+    is refused (:mod:`ani.host.capacity`). Raises ConfigError."""
     from ani.campaign.coordinator import make_executor
 
-    if jobs is None and kind in (None, "local") and not scheduler:
-        from ani.host.capacity import default_jobs
+    if kind in (None, "local") and not scheduler and jobs != 1:
+        from ani.host import capacity
 
-        jobs, why = default_jobs()
-        if not quiet:
-            console.print(f"--jobs {jobs}: {why}", soft_wrap=True)
+        host, need = capacity.this_host(), capacity.lab_bytes(_routers(spec))
+        if jobs is None:
+            jobs = capacity.default_jobs(host.cores, need, host.available_bytes)
+            if not quiet:
+                console.print(capacity.explain_default(host, need), soft_wrap=True, highlight=False)
+        else:
+            capacity.check_jobs(jobs, need, host.available_bytes)
     return make_executor(kind, jobs=jobs or 1, scheduler=scheduler)
+
+
+def _routers(spec: Any) -> int:
+    """The most routers a lab of ``spec`` has (its scenarios at every density; 0: unknown)."""
+    from ani.campaign.runner import RunnerDeps, design_points, scenario_for
+
+    deps, most = RunnerDeps(), 0
+    for cell, point in design_points(spec):
+        try:
+            scenario = scenario_for(spec, deps, spec.density_of(cell, point))
+        except AniError:
+            continue  # validation says why, with the field
+        most = max(most, len(getattr(getattr(scenario, "topology", None), "routers", None) or {}))
+    return most
 
 
 @app.command("rerun")

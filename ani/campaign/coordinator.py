@@ -9,9 +9,8 @@ event), and prints one line per finished run.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -21,30 +20,6 @@ from ani.campaign.results import RunRecord, RunStore
 
 #: a run's line in the live display is cut to this many characters
 FLIGHT_CHARS = 90
-
-
-class RunSink(Protocol):
-    """What an executor tells the coordinator (calls may come from any thread of the
-    coordinator's process; one at a time)."""
-
-    def started(self, plan: RunPlan) -> None: ...
-
-    def event(self, run_id: str, event: dict[str, Any]) -> None: ...
-
-    def finished(self, plan: RunPlan, record: RunRecord) -> None: ...
-
-
-class Executor(Protocol):
-    """Runs plans (:mod:`ani.campaign.executors`): ``slots`` at once; :meth:`run` returns when
-    every plan finished (each reported once through ``sink.finished``), or stops every run in
-    flight and raises KeyboardInterrupt."""
-
-    name: str
-    slots: int
-
-    def run(self, plans: Sequence[RunPlan], out_dir: Path, sink: RunSink) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class Coordinator:
@@ -110,31 +85,6 @@ class Coordinator:
             self.bar.console.print(self.line(record))
 
 
-class InProcess:
-    """The serial executor: one run at a time in this process (``deps`` passed through, so a
-    test's fake factories work). Ctrl-C: the run takes its lab down, then KeyboardInterrupt."""
-
-    name = "serial"
-    slots = 1
-
-    def __init__(self, deps: Any = None, target: Any = None) -> None:
-        self.deps = deps
-        self.target = target
-
-    def run(self, plans: Sequence[RunPlan], out_dir: Path, sink: RunSink) -> None:
-        from ani.campaign.execute import execute
-
-        target = self.target or execute
-        for plan in plans:
-            sink.started(plan)
-            record = target(plan, out_dir, deps=self.deps,
-                            on_event=lambda ev, _id=plan.run_id: sink.event(_id, ev))
-            sink.finished(plan, record)
-
-    def close(self) -> None:
-        return None
-
-
 def make_executor(kind: str | None = None, *, jobs: int = 1, scheduler: str | None = None, deps: Any = None) -> Any:
     """The executor of ``ani campaign run``: ``dask`` (with ``scheduler``: ``tcp://HOST:PORT`` or
     ``local:N``), ``local`` (``jobs`` worker processes on this machine) or ``serial`` (this
@@ -145,6 +95,7 @@ def make_executor(kind: str | None = None, *, jobs: int = 1, scheduler: str | No
         ConfigError: an unknown kind (the known ones listed), ``--scheduler`` without dask,
             ``dask`` without a scheduler, or fake ``deps`` with an executor that runs elsewhere.
     """
+    from ani.campaign.executors import get_executor
     from ani.errors import ConfigError
 
     kind = kind or ("dask" if scheduler else "local" if jobs > 1 else "serial")
@@ -153,9 +104,11 @@ def make_executor(kind: str | None = None, *, jobs: int = 1, scheduler: str | No
     if kind == "serial":
         if jobs > 1:
             raise ConfigError(f"--jobs {jobs}: the serial executor runs one at a time (use --executor local)")
-        return InProcess(deps)
+        return get_executor("serial", deps=deps)
     if deps is not None:
         raise ConfigError(f"executor {kind!r} runs the real lab and agents in other processes: no injected deps")
-    from ani.campaign.executors import get_executor
-
-    return get_executor(kind, jobs=jobs, scheduler=scheduler)
+    if kind == "dask":
+        if not scheduler:
+            raise ConfigError("--executor dask needs --scheduler tcp://HOST:PORT or local:N")
+        return get_executor("dask", scheduler=scheduler)
+    return get_executor(kind, jobs=jobs)

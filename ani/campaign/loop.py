@@ -439,7 +439,7 @@ def _run_loop(
     locked). Ctrl-C (or SIGTERM / SIGHUP, :func:`_stop_signals_as_ctrl_c`) sets ``interrupted``;
     ``ran`` is what this call stored in ``runs.jsonl``, read back from the file, so a record
     whose write was interrupted after it landed is counted."""
-    from ani.campaign.coordinator import Coordinator, InProcess
+    from ani.campaign.coordinator import Coordinator, make_executor
     from ani.campaign.report import write_report
 
     store = RunStore(out)  # moves a truncated last line aside
@@ -454,7 +454,7 @@ def _run_loop(
         again = sum(1 for r in existing if r.label in INVALID_LABELS)
         console.print(f"resuming {out}: {len(result.skipped)} of {len(plans)} runs already done"
                       + (f"; running again {again} that ended as infrastructure errors" if again else ""))
-    executor = executor or InProcess(deps)
+    executor = executor or make_executor(deps=deps)
     coordinator = Coordinator(store, console, name=spec.name, total=len(plans), done=len(result.skipped),
                               progress=progress, line=_run_line, last=lambda r: _last(r, r.cell, _at(r.stress)))
     try:
