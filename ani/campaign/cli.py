@@ -145,6 +145,8 @@ def _executor(spec: Any, jobs: int | None, kind: str | None, scheduler: str | No
                 console.print(capacity.explain_default(host, need), soft_wrap=True, highlight=False)
         else:
             capacity.check_jobs(jobs, need, host.available_bytes)
+    if kind in (None, "serial") and not scheduler and (jobs or 1) == 1:
+        return None  # run_campaign runs the plans in this process, with its deps
     return make_executor(kind, jobs=jobs or 1, scheduler=scheduler)
 
 

@@ -77,6 +77,8 @@ class RunContext:
     started: datetime | None = None
     t_start: float = 0.0
     fault_mark: int = 0
+    #: the host faults met by this run's code and the threads it started (ani.host.programs)
+    fault_scope: Any = None
 
     @property
     def level(self) -> str:
@@ -259,12 +261,11 @@ def run_agent(ctx: RunContext) -> None:
     import sys
 
     from ani.campaign.runner import _err
-    from ani.host.programs import fault_mark
 
     ctx.each("before_agent")
     t0 = time.monotonic()
     ctx.state["agent_ran"] = True
-    ctx.fault_mark = fault_mark()
+    ctx.fault_mark = ctx.fault_scope.mark()
     try:
         _agent_result(ctx, ctx.agent.run(ctx.variant.agent_view(), ctx.adapter, ctx.budget))
     except BudgetExceeded as exc:  # an agent that lets its budget's stop out stopped, it did not crash
@@ -359,12 +360,11 @@ def host_faults(ctx: RunContext) -> None:
     """Raise StopRun naming each host fault of the run once (the agent's HostFault, an adapter's
     ``harness_fault`` event, the fault journal since the agent started, the lab's helpers)."""
     from ani.campaign.runner import _err
-    from ani.host.programs import faults_since
 
     causes = list(ctx.state.get("host_faults", []))
     causes += [f"{ev.get('tool')}: {ev.get('cause')}" for ev in ctx.trajectory.events
                if ev.get("event") == "harness_fault"]
-    causes += faults_since(ctx.fault_mark)
+    causes += ctx.fault_scope.faults(ctx.fault_mark)  # this run's own, not another run's beside it
     own = getattr(ctx.lab, "harness_faults", None)
     if callable(own):
         try:
@@ -429,18 +429,23 @@ def execute(plan: RunPlan, workdir: str | Path, *, deps: Any = None, on_event: E
     from ani.campaign.run_record import build_record
     from ani.campaign.runner import RunnerDeps, _now
 
+    from ani.host.programs import fault_scope
+
     ctx = RunContext(plan=plan, workdir=Path(workdir), deps=deps or RunnerDeps(), on_event=on_event)
+    t0 = time.monotonic()
     resolve(ctx)  # config errors raise here, before any lab
+    ctx.timed("resolve_s", t0)
     ctx.extensions = extensions_for(ctx)
-    ctx.started, ctx.t_start = _now(), time.monotonic()
-    try:
-        for phase in PHASES:
-            phase(ctx)
-    except StopRun as stop:
-        ctx.state["infra_error_reason"] = stop.reason
-        ctx.state["env_invalid"] = stop.env_invalid
-    finally:
-        teardown(ctx)
+    ctx.started, ctx.t_start = _now(), t0
+    with fault_scope() as ctx.fault_scope:
+        try:
+            for phase in PHASES:
+                phase(ctx)
+        except StopRun as stop:
+            ctx.state["infra_error_reason"] = stop.reason
+            ctx.state["env_invalid"] = stop.env_invalid
+        finally:
+            teardown(ctx)
     return build_record(ctx)
 
 
