@@ -4,8 +4,9 @@ infrastructure error.
 
 The runs overlap for sure (a barrier before and after every agent); the missing program is the
 one run's thread's only (the registry's ``locate`` answers per thread: the host of that run).
-Strict xfail until the runner reads the run's :func:`ani.host.programs.fault_scope` instead of the
-process journal (``fault_mark`` / ``faults_since``: 9 of 9 here); then it passes and the marker goes.
+Strict xfail until :mod:`ani.campaign.execute` reads the run's :func:`ani.host.programs.fault_scope`
+instead of the process journal (``fault_mark`` / ``faults_since``: 9 of 9 here); then it passes
+(checked with that change) and the marker goes.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from test_host_faults_runner import Agent, World
 RUNS, FAULTY = 9, 4
 
 
-@pytest.mark.xfail(strict=True, reason="the runner reads the process-wide fault journal until it "
-                   "switches to fault_scope (issue 24 §1)")
+@pytest.mark.xfail(strict=True, reason="ani.campaign.execute reads the process-wide fault journal until "
+                   "it switches to fault_scope (issue 24 §1); then remove this marker")
 def test_nine_runs_in_threads_only_the_one_that_met_the_fault_is_an_infra_error(tmp_path, monkeypatch):
     (tmp_path / "scen.yaml").write_text("fake: true\n")
     spec = parse_spec({"name": "t", "scenario": "scen.yaml", "task": "onboard-site", "variants": RUNS,
