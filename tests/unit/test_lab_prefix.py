@@ -138,3 +138,12 @@ def test_lab_down_prefix_removes_that_prefix_s_stale_labs(labs_root):
     code, out = run("lab", "down", "--prefix", "alice")
     assert code == 0 and " ".join(out.split()) == "removed 1 lab(s) of prefix alice whose owner is gone: a1"
     assert labs_root == ["a1"]
+
+
+def test_one_lab_s_status_names_its_prefix_in_the_title(labs_root):
+    _lab("p1", "alice", alive=True)
+    _lab("n1", None, alive=True)
+    code, out = run("lab", "status", "p1")
+    assert code == 0 and out.splitlines()[0].strip() == "lab p1 (lab, prefix alice)"
+    code, out = run("lab", "status", "n1")
+    assert code == 0 and out.splitlines()[0].strip() == "lab n1 (lab)"
