@@ -209,8 +209,10 @@ def lab_up(ctx: RunContext) -> None:
 def lab_options(ctx: RunContext) -> dict[str, Any]:
     """Keyword arguments of ``deps.make_lab`` beyond the topology (the plan's lab prefix, for a
     lab factory that takes one)."""
+    from ani.campaign.runner import _real_make_lab
+
     prefix = ctx.plan.lab_prefix
-    return {"prefix": prefix} if prefix and getattr(ctx.deps, "lab_takes_prefix", False) else {}
+    return {"prefix": prefix} if prefix and ctx.deps.make_lab is _real_make_lab else {}
 
 
 def baseline(ctx: RunContext) -> None:
@@ -329,7 +331,9 @@ def grade(ctx: RunContext) -> None:
 
     settle = settle_seconds(ctx.scenario) if ctx.trajectory.calls else 0.0
     if settle:
+        t0 = time.monotonic()
         time.sleep(settle)
+        ctx.timed("settle_s", t0)
     hidden = list(ctx.variant.hidden_tests)
     _announce(ctx.on_event, {"event": "run_phase", "phase": "grading", "hidden_tests": len(hidden),
                              "invariants": len(ctx.invariants)})

@@ -65,7 +65,6 @@ from ani.campaign.outcomes import measure as measure_outcomes
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
 from ani.errors import CapabilityMissing, ConfigError, HostFault
-from ani.host.programs import fault_mark, faults_since
 from ani.trajectory import TOOL_CALL_EVENT, Trajectory
 
 EventHook = Callable[[dict[str, Any]], None]
@@ -74,12 +73,12 @@ EventHook = Callable[[dict[str, Any]], None]
 # --- dependencies (real ones imported lazily) ------------------------------------------------------
 
 
-def _real_make_lab(topology: Any) -> Any:
+def _real_make_lab(topology: Any, prefix: str | None = None) -> Any:
     try:
         from ani.lab import Lab  # type: ignore[attr-defined]
     except ImportError:
         from ani.lab.lab import Lab
-    return Lab(topology)
+    return Lab(topology, prefix=prefix)
 
 
 def _real_load_scenario(path: str | Path) -> Any:

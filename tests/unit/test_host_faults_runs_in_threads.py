@@ -23,8 +23,6 @@ from test_host_faults_runner import Agent, World
 RUNS, FAULTY = 9, 4
 
 
-@pytest.mark.xfail(strict=True, reason="ani.campaign.execute reads the process-wide fault journal until "
-                   "it switches to fault_scope (issue 24 §1); then remove this marker")
 def test_nine_runs_in_threads_only_the_one_that_met_the_fault_is_an_infra_error(tmp_path, monkeypatch):
     (tmp_path / "scen.yaml").write_text("fake: true\n")
     spec = parse_spec({"name": "t", "scenario": "scen.yaml", "task": "onboard-site", "variants": RUNS,
