@@ -52,6 +52,19 @@ def _on_stop(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def install_stop_handlers() -> None:
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt once (:func:`_on_stop`). The labs'
+    own handlers (:func:`ani.lab.cleanup.install_signal_handlers`, installed by a lab's first
+    ``up``) go in first, so this one sits above them, as the campaign loop's does: a SIGTERM
+    takes the run through its KeyboardInterrupt handling rather than removing its lab from
+    inside a signal handler."""
+    from ani.lab.cleanup import install_signal_handlers
+
+    install_signal_handlers()
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _on_stop)
+
+
 def die_with_parent(parent: int) -> None:
     """Ask the kernel for SIGTERM when the thread that started this process dies, and stop now
     if the parent is already gone (``parent``: its PID). Linux only; elsewhere nothing."""
@@ -117,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--remove-workdir", action="store_true",
                         help="remove the working folder on the way out (a Dask task's temporary one)")
     args = parser.parse_args(argv)
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, _on_stop)
+    install_stop_handlers()
     channel = Channel(take_stdout())
     try:
         die_with_parent(args.parent)
