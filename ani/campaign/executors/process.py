@@ -26,11 +26,13 @@ READ_CHUNK = 1 << 16
 
 
 class WorkerProcess:
-    """One worker process. Attributes: ``proc`` (the Popen), ``ready`` (its run function is
-    imported), ``plan`` (the plan it runs, None when idle), ``eof`` (its stream ended)."""
+    """One worker process. Attributes: ``proc`` (the Popen), ``target`` (its run function),
+    ``ready`` (that is imported), ``plan`` (the plan it runs, None when idle), ``eof`` (its
+    stream ended)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], target: str = "") -> None:
         self.proc = proc
+        self.target = target
         self.ready = False
         self.plan: RunPlan | None = None
         self.eof = False
@@ -47,7 +49,7 @@ class WorkerProcess:
         argv += ["--remove-workdir"] if remove_workdir else []
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                 close_fds=True)
-        return cls(proc)
+        return cls(proc, target)
 
     @property
     def pid(self) -> int:
@@ -57,13 +59,16 @@ class WorkerProcess:
         assert self.proc.stdout is not None
         return self.proc.stdout.fileno()
 
-    def send(self, plan: RunPlan) -> None:
-        """Hand ``plan`` to the worker (it must be idle). A worker that died meanwhile is
-        noticed by its end of stream, not here."""
+    def send(self, plan: RunPlan, workdir: str | Path | None = None) -> None:
+        """Hand ``plan`` to the worker (it must be idle), to run in ``workdir`` (None: the
+        one it was started with). A worker that died meanwhile is noticed by its end of
+        stream, not here."""
         self.plan = plan
+        line = plan.to_line() if workdir is None else json.dumps(
+            {"plan": json.loads(plan.to_line()), "workdir": str(workdir)})
         try:
             assert self.proc.stdin is not None
-            self.proc.stdin.write(plan.to_line().encode() + b"\n")
+            self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             pass
