@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ani.campaign.executors import executor_names, get_executor, lost_record
+from ani.campaign.executors import Executor, executor_names, get_executor, lost_record
 from ani.campaign.plan import RunPlan, ScenarioRef
 from ani.campaign.results import INFRA, RunRecord
 from ani.errors import ConfigError
@@ -100,6 +100,7 @@ def test_same_records_serial_jobs3_dask(tmp_path, dask2):
     results = {}
     for name, ex in (("serial", get_executor("serial", target=FAKE)),
                      ("local", get_executor("local", jobs=3, target=FAKE)), ("dask", dask2)):
+        assert isinstance(ex, Executor) and ex.name == name
         out = folder(tmp_path, name)
         sink = run_all(ex, plans, out)
         if name != "dask":
@@ -221,7 +222,7 @@ def test_a_stop_ends_every_run_and_leaves_no_worker(tmp_path, name, how, request
             proc.wait()
     msgs = lines + [json.loads(x) for x in rest.splitlines()]
     assert proc.returncode == 130 and msgs[-1] == {"interrupted": True}, msgs[-3:]
-    assert not [m for m in msgs if "finished" in m]  # the interrupted runs are not reported
+    assert not [m for m in msgs if "finished" in m], msgs  # the interrupted runs are not reported
     workers = next((m["dask_workers"] for m in msgs if "dask_workers" in m), [])
     deadline = time.monotonic() + 10  # reaped by their parent, which has exited
     while any(alive(p) for p in pids + workers) and time.monotonic() < deadline:
@@ -260,6 +261,7 @@ def test_good_scheduler_strings():
     ("local", {"jobs": 0}, r"--jobs: expected a whole number >= 1, got 0"),
     ("local", {"jobs": True}, r"--jobs: expected a whole number >= 1"),
     ("local", {"jobs": 2, "workers": 3}, r"executor 'local': .*workers"),
+    ("dask", {}, r"executor 'dask': missing a required argument: 'scheduler'"),
     ("serial", {"target": "ani.nowhere:execute"}, r"executor target 'ani.nowhere:execute' cannot be loaded"),
     ("serial", {"target": "execute"}, r"expected 'module:function'"),
 ])

@@ -87,10 +87,15 @@ class Channel:
         self._lock = threading.Lock()
 
     def send(self, kind: str, **fields: Any) -> None:
+        """Write one message; nothing if the parent is gone (its end of the pipe closed: the
+        kernel's SIGTERM, PR_SET_PDEATHSIG, stops this process)."""
         line = json.dumps({"kind": kind, **fields}, default=str, ensure_ascii=False)
         with self._lock:
-            self._fh.write(line + "\n")
-            self._fh.flush()
+            try:
+                self._fh.write(line + "\n")
+                self._fh.flush()
+            except OSError:  # BrokenPipeError
+                pass
 
 
 def take_stdout() -> IO[str]:
