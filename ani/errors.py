@@ -35,7 +35,7 @@ every class defined in ``ani`` and checks this tree.
     +-- RegistryError                unknown adapter name (lists the known ones)
     |   +-- LevelError               no level given, or an unknown one (also a ConfigError)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
-    |   +-- LabIdError               a new lab's id malformed or in use (also a ConfigError)
+    |   +-- LabIdError               a new lab's id (or prefix) malformed, or its id in use (also a ConfigError)
     |   +-- LabNotFound              no lab with that id
     |   +-- LabGone                  the lab was removed under the caller ("lab <id> is not running (...)")
     |   +-- ConvergenceTimeout
@@ -85,6 +85,7 @@ every class defined in ``ani`` and checks this tree.
     +-- ToolCallError                ani.integrations: a tool's ok=False result raised into a framework's error channel (``result``, ``code``, ``retriable``)
     |   +-- LangChainToolError       ani.integrations.langchain: the same, also a LangChain ``ToolException``
     +-- ObserverError                the observer could not evaluate a check
+    +-- StopRun                      ani.campaign.execute: a phase found the run invalid (``reason``: the record's infra_error_reason)
     +-- FaultError                   ani.faults: a fault could not be injected / verified / removed
         +-- FaultNotApplicable       the run's own state stands in its way (skipped, run stays valid)
         +-- FaultUnavailable         this host cannot do the fault kind (the message says why)
@@ -220,8 +221,9 @@ class LabError(AniError):
 
 
 class LabIdError(LabError, ConfigError):
-    """A lab id given for a new lab is malformed (not ``[a-z0-9]{1,12}``) or already in use:
-    bad input (a ConfigError too; ``ani lab up`` exits 2)."""
+    """A lab id given for a new lab is malformed (not ``[a-z0-9]{1,12}``) or already in use, or
+    its prefix is malformed (:data:`ani.lab.state.PREFIX_RE`): bad input (a ConfigError too;
+    ``ani lab up`` exits 2)."""
 
 
 class LabNotFound(LabError):

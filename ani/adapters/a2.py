@@ -229,7 +229,7 @@ class A2Adapter(BaseAdapter):
         whose session cannot be opened, why (``r1: hello not checked: ...``). Opens every
         device's session, in parallel (each bounded by ``connect_timeout_s``). For ``ani mcp
         serve --inventory``, which prints them and gives them to the agent."""
-        from concurrent.futures import ThreadPoolExecutor
+        from ani.host.threads import ContextPool
 
         def one(d: str) -> str | None:
             try:
@@ -243,7 +243,7 @@ class A2Adapter(BaseAdapter):
             return None if s["serves_model"] and not s["lacks"] else support_text(d, h, served)
 
         devices = list(self.devices)
-        with ThreadPoolExecutor(max_workers=max(1, min(8, len(devices)))) as ex:
+        with ContextPool(max_workers=max(1, min(8, len(devices)))) as ex:
             return [n for n in ex.map(one, devices) if n]
 
     def serves_model(self, device: str) -> bool:

@@ -57,6 +57,7 @@ from pathlib import Path
 from ani.adapters import regex_bound
 from ani.errors import CapabilityMissing
 from ani.host.programs import program
+from ani.host.threads import thread
 
 #: where the broker's socket appears inside the sandbox
 SANDBOX_SOCKET_DIR = "/run/vtysh-broker"
@@ -448,7 +449,7 @@ class VtyBroker:
         self.sock.listen(8)
         self.sock.settimeout(0.2)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name="ani-vtybroker", daemon=True)
+        self._thread = thread(self._serve, name="ani-vtybroker")
         self._thread.start()
 
     def _serve(self) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ani.errors import AgentError, AniTimeout
+from ani.host.threads import thread
 
 #: seconds past a request's timeout before it is abandoned (the client's own timeout goes first)
 ABANDON_GRACE_S = 1.0
@@ -80,7 +81,7 @@ def bounded(fn: Callable[[], Any], seconds: float, on_abandon: Callable[[], None
         finally:
             done.set()
 
-    threading.Thread(target=target, name="llm-request", daemon=True).start()
+    thread(target, name="llm-request").start()
     if not done.wait(seconds):
         on_abandon()
         raise AniTimeout(seconds, ABANDONED, f"no complete response within {seconds:g} s (abandoned)")

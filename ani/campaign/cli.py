@@ -71,9 +71,26 @@ def campaign_run(
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="no progress bar or per-run lines")
     ] = False,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="runs at once on this machine, each on its own "
+                                 "lab (default: what this machine holds, printed at start; 1: one at a time)")
+    ] = None,
+    executor: Annotated[
+        str | None, typer.Option("--executor", help="serial, local (--jobs worker processes here) or dask "
+                                 "(--scheduler); default: local, or serial for --jobs 1")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="with --executor dask: tcp://HOST:PORT of a running "
+                                 "Dask scheduler, or local:N for N workers started here")
+    ] = None,
+    lab_prefix: Annotated[
+        str | None, typer.Option("--lab-prefix", help="what this campaign's labs carry in 'ani lab status' "
+                                 "(default: the campaign's name)")
+    ] = None,
 ) -> None:
-    """Run every variant (seed) of FILE in every cell, each on a fresh lab; write runs.jsonl and
-    summary.md. Exits 3 if runs ended as infrastructure errors (--resume DIR reruns them)."""
+    """Run every variant (seed) of FILE in every cell, each on a fresh lab; write plan.jsonl,
+    runs.jsonl and summary.md. Exits 3 if runs ended as infrastructure errors (--resume DIR
+    reruns them)."""
     from ani.campaign.loop import CampaignInterrupted, load_for_run, run_campaign
 
     if out is not None and resume is not None and out.resolve() != resume.resolve():
@@ -86,6 +103,7 @@ def campaign_run(
         spec = load_for_run(file, resume, variants=variants, bound=bound)  # --resume: the folder's S
         if spec.bound is not None and not no_progress:
             console.print(f"bound {spec.bound:g}: S = {spec.variants} runs per cell (rule of three, ceil(3/B))")
+        runner = _executor(spec, jobs, executor, scheduler, quiet=no_progress)
         result = run_campaign(
             spec,
             resume if resume is not None else out,
@@ -93,6 +111,8 @@ def campaign_run(
             progress=not no_progress,
             source=file,
             console=console,
+            executor=runner,
+            lab_prefix=lab_prefix or spec.name,
         )
     except AniError as exc:
         raise _fail(str(exc)) from None
@@ -107,6 +127,74 @@ def campaign_run(
         raise typer.Exit(128 + int(result.stopped_by or 2))
     if result.infra:
         raise typer.Exit(3)
+
+
+def _executor(spec: Any, jobs: int | None, kind: str | None, scheduler: str | None, *, quiet: bool) -> Any:
+    """The executor the options ask for. Runs on this machine (``local``): ``--jobs`` unset is
+    this machine's default for the campaign's largest lab, said in one line; more than it holds
+    is refused (:mod:`ani.host.capacity`). Raises ConfigError."""
+    from ani.campaign.coordinator import make_executor
+
+    if kind in (None, "local") and not scheduler and jobs != 1:
+        from ani.host import capacity
+
+        host, need = capacity.this_host(), capacity.lab_bytes(_routers(spec))
+        if jobs is None:
+            jobs = capacity.default_jobs(host.cores, need, host.available_bytes)
+            if not quiet:
+                console.print(capacity.explain_default(host, need), soft_wrap=True, highlight=False)
+        else:
+            capacity.check_jobs(jobs, need, host.available_bytes)
+    if kind in (None, "serial") and not scheduler and (jobs or 1) == 1:
+        return None  # run_campaign runs the plans in this process, with its deps
+    return make_executor(kind, jobs=jobs or 1, scheduler=scheduler)
+
+
+def _routers(spec: Any) -> int:
+    """The most routers a lab of ``spec`` has (its scenarios at every density; 0: unknown)."""
+    from ani.campaign.runner import RunnerDeps, design_points, scenario_for
+
+    deps, most = RunnerDeps(), 0
+    for cell, point in design_points(spec):
+        try:
+            scenario = scenario_for(spec, deps, spec.density_of(cell, point))
+        except AniError:
+            continue  # validation says why, with the field
+        most = max(most, len(getattr(getattr(scenario, "topology", None), "routers", None) or {}))
+    return most
+
+
+@app.command("rerun")
+def campaign_rerun(
+    results: Annotated[Path, typer.Argument(help="a campaign results folder (holds plan.jsonl)")],
+    run_id: Annotated[str, typer.Argument(help="the run id to execute again (see runs.jsonl or the report)")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="new results folder (default <folder>-rerun-<run id>-<time>)")
+    ] = None,
+) -> None:
+    """Execute one planned run of a campaign alone, on a fresh lab, into a new folder, and say
+    whether its verdict matches the recorded one (exit 0: it matches; 1: it differs; 3: an
+    infrastructure error)."""
+    from ani.campaign.rerun import rerun
+
+    if not results.is_dir():
+        raise _fail(f"{results}: no such folder")
+    try:
+        done = rerun(results, run_id, out, on_event=_print_event)
+    except AniError as exc:
+        raise _fail(str(exc)) from None
+    rec, old = done.record, done.recorded
+    reason = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
+    console.print(f"{rec.run_id}: {rec.label}{reason} in {rec.wall_s:.1f}s; folder {done.out}", soft_wrap=True,
+                  markup=False, highlight=False)
+    if old is None:
+        console.print("recorded: none (the folder has no record of this run)")
+    else:
+        console.print(f"recorded: {old.label}: {'matches' if done.matches else 'DIFFERS'}", highlight=False)
+    if rec.label in ("infra_error", "environment_invalid"):
+        raise typer.Exit(3)
+    if done.matches is False:
+        raise typer.Exit(1)
 
 
 @app.command("report")

@@ -7,6 +7,8 @@ Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
                          its S (variants / bound) unless --variants or --bound is given
     .ani-lock            flock'd by the process writing the folder (one at a time; the
                          kernel releases it when that process dies, kill -9 included)
+    plan.jsonl           one RunPlan per run (ani.campaign.plan), written before the first run;
+                         --resume runs what it says, ``ani campaign rerun`` one of them
     runs.jsonl           one RunRecord per finished run, appended + fsynced as it ends
                          (--resume runs again what is missing there or ended as infra_error or
                          environment_invalid)
@@ -34,7 +36,6 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, RunRecord, RunStore, read_runs
 from ani.campaign.runner import (
@@ -42,10 +43,10 @@ from ani.campaign.runner import (
     check_host,
     design_points,
     preflight,
-    run_one,
     scenario_for,
     validate,
 )
+from ani.campaign.plan import RunPlan
 from ani.campaign.spec import CampaignSpec, RunPoint, safe_component
 from ani.console import FullWidthConsole
 from ani.errors import CampaignSpecError
@@ -179,11 +180,7 @@ def write_generated(spec: CampaignSpec, deps: RunnerDeps, out_dir: Path) -> list
         return []
     written = []
     for density in dict.fromkeys(spec.density_of(c, p) for c, p in design_points(spec)):
-        scenario = scenario_for(spec, deps, density)
-        name = safe_component(str(getattr(scenario, "name", "") or "")) or (
-            f"{Path(spec.manifest_path).stem}-s{spec.scenario_seed}" + (f"-d{density}" if density is not None else "")
-        )
-        path = out_dir / "scenarios" / f"{name}.yaml"
+        path = out_dir / "scenarios" / f"{generated_name(spec, scenario_for(spec, deps, density), density)}.yaml"
         if path.exists():
             continue
         text = deps.render_scenario(spec.manifest_path, seed=int(spec.scenario_seed or 0), density=density)
@@ -193,6 +190,13 @@ def write_generated(spec: CampaignSpec, deps: RunnerDeps, out_dir: Path) -> list
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+def generated_name(spec: CampaignSpec, scenario: Any, density: int | None) -> str:
+    """The file name (without ``.yaml``) of a generated scenario's copy: its own name
+    (``default-s7-d4``), else ``<manifest stem>-s<seed>[-d<density>]``."""
+    return safe_component(str(getattr(scenario, "name", "") or "")) or (
+        f"{Path(str(spec.manifest_path)).stem}-s{spec.scenario_seed}" + (f"-d{density}" if density is not None else ""))
 
 
 def _spec_dict(spec: CampaignSpec) -> dict[str, Any]:
@@ -331,6 +335,8 @@ def run_campaign(
     deps: RunnerDeps | None = None,
     source: str | Path | None = None,
     console: Console | None = None,
+    executor: Any = None,
+    lab_prefix: str | None = None,
 ) -> CampaignResult:
     """Run every seed of ``spec`` in every cell, each on a fresh lab; then write ``summary.md``.
 
@@ -345,6 +351,9 @@ def run_campaign(
         deps: factories (default: the real modules).
         source: the campaign file, copied into the folder and named in the resume hint.
         console: where to print (default: a rich console on stdout).
+        executor: what runs the plans (:mod:`ani.campaign.executors`; default: this process,
+            one run at a time, with ``deps``); closed at the end.
+        lab_prefix: what each run's lab carries (``ani lab status``); None: none.
 
     Returns:
         :class:`CampaignResult`. Ctrl-C, SIGTERM and SIGHUP (in the main thread; a signal
@@ -414,7 +423,7 @@ def run_campaign(
         session = RunStore(out)  # where this session's records begin (a cut-short line moved aside)
         try:
             with _stop_signals_as_ctrl_c() as stopped_by:
-                result = _run_loop(spec, out, resume, progress, deps, console)
+                result = _run_loop(spec, out, resume, progress, deps, console, executor, lab_prefix)
             result.stopped_by = stopped_by[0] if stopped_by else (signal.SIGINT if result.interrupted else None)
             return _finish(spec, out, result, source, console)
         except KeyboardInterrupt:  # one that escaped the loop's handling: count what is stored
@@ -422,57 +431,67 @@ def run_campaign(
 
 
 def _run_loop(
-    spec: CampaignSpec, out: Path, resume: bool, progress: bool, deps: RunnerDeps, console: Console
+    spec: CampaignSpec, out: Path, resume: bool, progress: bool, deps: RunnerDeps, console: Console,
+    executor: Any = None, lab_prefix: str | None = None,
 ) -> CampaignResult:
-    """Run what ``out`` is missing, appending each record as it ends (the folder is locked).
-    Ctrl-C (or SIGTERM / SIGHUP, :func:`_stop_signals_as_ctrl_c`) sets ``interrupted``; ``ran``
-    is what this call stored in ``runs.jsonl``, read back from the file, so a record whose write
-    was interrupted after it landed is counted."""
+    """Plan (``plan.jsonl``), then hand what ``out`` is missing to ``executor`` (default: this
+    process, one run at a time); the coordinator appends each record as it ends (the folder is
+    locked). Ctrl-C (or SIGTERM / SIGHUP, :func:`_stop_signals_as_ctrl_c`) sets ``interrupted``;
+    ``ran`` is what this call stored in ``runs.jsonl``, read back from the file, so a record
+    whose write was interrupted after it landed is counted."""
+    from ani.campaign.coordinator import Coordinator, make_executor
     from ani.campaign.report import write_report
 
     store = RunStore(out)  # moves a truncated last line aside
     existing = store.records()
     done = {r.run_id for r in existing if r.label not in INVALID_LABELS}
     result = CampaignResult(out_dir=out)
+    plans = planned(spec, deps, out, lab_prefix)
     todo = []
-    for point in plan(spec):
-        rid = spec.run_id(point.cell, point.seed, point.stress)
-        (result.skipped.append(rid) if rid in done else todo.append(point))
-
-    total = len(todo) + len(result.skipped)
-    bar = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[last]}"),
-        console=console,
-        disable=not progress,
-        transient=False,
-    )
+    for p in plans:
+        (result.skipped.append(p.run_id) if p.run_id in done else todo.append(p))
     if progress and resume:
         again = sum(1 for r in existing if r.label in INVALID_LABELS)
-        console.print(f"resuming {out}: {len(result.skipped)} of {total} runs already done"
+        console.print(f"resuming {out}: {len(result.skipped)} of {len(plans)} runs already done"
                       + (f"; running again {again} that ended as infrastructure errors" if again else ""))
+    executor = executor or make_executor(deps=deps)
+    coordinator = Coordinator(store, console, name=spec.name, total=len(plans), done=len(result.skipped),
+                              progress=progress, line=_run_line, last=lambda r: _last(r, r.cell, _at(r.stress)))
     try:
-        with bar:
-            task_id = bar.add_task(spec.name, total=total, completed=len(result.skipped), last="")
-            for seed, cell, stress in todo:
-                at = "".join(f" {k}={v}" for k, v in stress.items())
-                bar.update(task_id, description=f"{spec.name}: {cell}{at} seed {seed}")
-                rec = run_one(spec, cell, seed, out, deps=deps, stress=stress)
-                store.append(rec)
-                bar.update(task_id, advance=1, last=_last(rec, cell, at))
-                if progress:
-                    bar.console.print(_run_line(rec))
+        with coordinator:
+            executor.run(todo, out, coordinator)
     except KeyboardInterrupt:
         result.interrupted = True
     except BaseException:
         write_report(out)  # keep the report of what finished, then surface the harness fault
         raise
+    finally:
+        executor.close()
     result.records = store.records()
     result.ran = store.appended()  # what this call stored (the file says)
     return result
+
+
+def planned(spec: CampaignSpec, deps: RunnerDeps, out: Path, lab_prefix: str | None = None) -> list[RunPlan]:
+    """The campaign's plans, written to ``out/plan.jsonl`` before the first run. A folder that
+    has one keeps its plans (``--resume`` runs what they say, fault schedules included); run ids
+    it lacks (a grown S) are planned now and added."""
+    from ani.campaign.plan import PLAN_FILE, read_plans, write_plans
+    from ani.campaign.planning import plan_campaign
+
+    fresh = plan_campaign(spec, deps, out, lab_prefix=lab_prefix)
+    if not (out / PLAN_FILE).is_file():
+        write_plans(out, fresh)
+        return fresh
+    kept = {p.run_id: p for p in read_plans(out)}
+    plans = [kept.get(p.run_id, p) for p in fresh]
+    if any(p.run_id not in kept for p in plans):
+        write_plans(out, [*plans, *(p for rid, p in kept.items() if rid not in {q.run_id for q in plans})])
+    return plans
+
+
+def _at(stress: dict[str, Any]) -> str:
+    return "".join(f" {k}={v}" for k, v in stress.items())
 
 
 def _last(rec: RunRecord, cell: str, at: str) -> str:

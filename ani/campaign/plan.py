@@ -32,7 +32,8 @@ PLAN_VERSION = 1
 
 
 class ScenarioRef(BaseModel):
-    """Where a run's scenario comes from; exactly one of ``file``, ``manifest``, ``tasks``.
+    """Where a run's scenario comes from: ``file``, ``manifest`` (a generated one has both: the
+    folder's copy and how to make it again) or ``tasks``.
 
     Attributes:
         file: a scenario file: relative to the results folder (``scenarios/default-s7-d4.yaml``,
@@ -129,9 +130,7 @@ def write_plans(out_dir: str | Path, plans: list[RunPlan]) -> Path:
     with tmp.open("w", encoding="utf-8") as fh:
         for p in plans:
             fh.write(p.to_line() + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    os.replace(tmp, path)  # whole or absent (a kill -9 leaves the page cache's copy; planned again if absent)
     return path
 
 

@@ -162,6 +162,9 @@ class RunRecord(BaseModel):
     agent_s: float | None = None
     grading_s: float | None = None
     teardown_s: float | None = None
+    #: seconds of every phase of the run (``resolve``, ``lab_up``, ``baseline``, ``open``, ``agent``,
+    #: ``measure``, ``settle``, ``grading``, ``observe_finish``, ``teardown``, ``record``; issue 24 §3)
+    timings: dict[str, float] = Field(default_factory=dict)
     started: datetime
     ended: datetime
     trajectory: str | None = None

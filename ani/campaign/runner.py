@@ -65,7 +65,6 @@ from ani.campaign.outcomes import measure as measure_outcomes
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
 from ani.errors import CapabilityMissing, ConfigError, HostFault
-from ani.host.programs import fault_mark, faults_since
 from ani.trajectory import TOOL_CALL_EVENT, Trajectory
 
 EventHook = Callable[[dict[str, Any]], None]
@@ -74,12 +73,12 @@ EventHook = Callable[[dict[str, Any]], None]
 # --- dependencies (real ones imported lazily) ------------------------------------------------------
 
 
-def _real_make_lab(topology: Any) -> Any:
+def _real_make_lab(topology: Any, prefix: str | None = None) -> Any:
     try:
         from ani.lab import Lab  # type: ignore[attr-defined]
     except ImportError:
         from ani.lab.lab import Lab
-    return Lab(topology)
+    return Lab(topology, prefix=prefix)
 
 
 def _real_load_scenario(path: str | Path) -> Any:
@@ -185,6 +184,10 @@ class RunnerDeps:
             self._scenarios[key] = self.load_catalogue(list(paths))
         return self._scenarios[key]
 
+    def held(self, manifest: str | Path, seed: int, density: int | None) -> Any:
+        """The scenario :meth:`generated` made for these arguments in this deps object, or None."""
+        return self._scenarios.get(f"{manifest}\0{seed}\0{density}")
+
     def generated(self, manifest: str | Path, seed: int, density: int | None) -> Any:
         """The scenario generated from ``manifest`` with ``seed`` at ``density``, generated once
         per deps object. Raises GeneratorError / TopologyError (a bad manifest)."""
@@ -289,8 +292,6 @@ def _err(exc: BaseException) -> str:
 FRR_ROUTE_MAP_DELAY_S = 5
 #: what BGP needs beyond that timer to carry a change to the other routers (seconds)
 PROPAGATION_S = 1.0
-#: seconds a fault hold may last beyond the schedule's last point plus its durations (issue 23)
-HOLD_SLACK_S = 30.0
 
 
 def settle_seconds(scenario: Any) -> float:
@@ -559,30 +560,9 @@ def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
             raise type(exc)(f"{spec.source}: cells[{i}]({cell.name}): {exc}") from None
 
 
-def cost_of(record: RunRecord, trajectory: Trajectory | None) -> dict[str, Any]:
-    """The run's cost, a dependent variable: ``tokens`` (prompt + completion as the token budget
-    counted them, the agent's ``agent_stop`` total; else the process metrics' sum; None: no model
-    reported usage), ``prompt_tokens``, ``completion_tokens``, ``turns`` (model responses, else
-    actions), ``steps`` (agent steps), ``tool_calls``, ``agent_s`` and ``wall_s`` (seconds)."""
-    proc = record.process
-    prompt = proc.prompt_tokens if proc is not None else None
-    completion = proc.completion_tokens if proc is not None else None
-    tokens = None
-    for ev in (trajectory.events if trajectory is not None else []):
-        if ev.get("event") == "agent_stop" and isinstance(ev.get("total_tokens"), int):
-            tokens = ev["total_tokens"] or None
-    if tokens is None and prompt is not None and completion is not None:
-        tokens = prompt + completion
-    return {
-        "tokens": tokens,
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "turns": proc.turns if proc is not None else None,
-        "steps": record.steps,
-        "tool_calls": record.tool_calls,
-        "agent_s": record.agent_s,
-        "wall_s": record.wall_s,
-    }
+from ani.campaign.run_record import cost_of  # noqa: E402,F401 - moved; kept importable here
+
+
 # --- end campaign-factors ---
 
 
@@ -622,440 +602,9 @@ def run_one(
         ConfigError: the scenario or task cannot be loaded (nothing was started).
         KeyboardInterrupt: after the lab has been taken down.
     """
+    from ani.campaign.execute import execute
+    from ani.campaign.planning import plan_run
+
     deps = deps or RunnerDeps()
-    cell = spec.cell(cell) if isinstance(cell, str) else cell
-    stress = dict(stress or {})
-    task = spec.task_of(cell, stress)
-    rid = spec.run_id(cell, seed, stress)
-    out = Path(out_dir)
-    traj_path = out / "trajectories" / f"{rid}.jsonl"
-    scenario, task_class = prepare(spec, deps, cell, stress)
-    variant = variant_of(task_class, scenario, seed, spec.form_of(cell))
-    scenario = run_scenario(scenario, variant)  # netconfbench: the task's own network
-    agent_config = spec.agent_of(cell)
-    agent = deps.create_agent(dict(agent_config))  # config errors raise here, before any lab
-    budget = spec.budget
-
-    started = _now()
-    t_start = time.monotonic()
-    info: dict[str, Any] = {
-        "run_id": rid,
-        "campaign": spec.name,
-        "cell": cell.name,
-        "level": cell.level,
-        "blocklist": cell.blocklist,
-        "adapter_options": dict(cell.options),
-        "task": task,
-        "variant_id": str(getattr(variant, "variant_id", "") or "") or None,
-        # netconfbench: the task file and the name map of an imported task
-        "task_file": _ncb_param(variant, "task_file"),
-        "task_sha256": _ncb_param(variant, "task_sha256"),
-        "names": _ncb_param(variant, "names"),
-        "seed": int(seed),
-        "scenario_hash": str(getattr(scenario, "hash", "") or "") or None,
-        "density": scenario_density(scenario, spec.density_of(cell, stress)),
-        "stress": stress,
-        "trajectory": None,
-        "superseded": [c.name for c in _superseded(scenario, variant)[1]],
-        # campaign-factors: the factors of the run
-        "form": spec.form_of(cell),
-        "model": str(agent_config["model"]) if agent_config.get("model") is not None else None,
-        "agent_mode": agent_mode_of(agent_config),
-    }
-    state: dict[str, Any] = {"agent_config": dict(agent_config),  # ncb: the reasoning summariser's default
-                             "reasoning_summary": spec.reasoning_summary}
-    # faults (issue 14): the variant's schedule, from its seed and the rate (never the level)
-    from ani.faults.campaign import schedule_for
-
-    info["fault_rate"] = spec.fault_rate_of(cell, stress)
-    state["fault_schedule"] = schedule_for(spec, cell, stress, scenario, variant, seed)
-    try:
-        _execute(
-            spec, cell, scenario, variant, agent, budget, deps, traj_path, on_event, info, state
-        )
-    finally:
-        session = state.get("faults_session")  # faults (issue 14): removed even after a crash
-        if session is not None:
-            with _sigint_deferred():
-                session.stop()
-            from ani.faults.record import note_failed_calls
-
-            traj = state.get("trajectory")
-            state["faults"] = note_failed_calls(session.records, traj.events if traj is not None else [])
-        if state.get("observation") is not None:  # observer-run: the sampler stops before teardown
-            state["observation"].stop()
-        trajectory = state.get("trajectory")
-        if trajectory is not None:
-            trajectory.close()
-        lab = state.get("lab")
-        if lab is not None:
-            with _sigint_deferred():
-                t0 = time.monotonic()
-                try:
-                    lab.down()
-                except Exception as exc:  # noqa: BLE001 - the verdict stands; say so
-                    state["teardown_error"] = _err(exc)
-                info["teardown_s"] = round(time.monotonic() - t0, 3)
-    record = _record(info, state, started, t_start)
-    return record.model_copy(update={"cost": cost_of(record, state.get("trajectory"))})  # campaign-factors
-
-
-def _execute(
-    spec: CampaignSpec,
-    cell: CellSpec,
-    scenario: Any,
-    variant: Any,
-    agent: Any,
-    budget: Any,
-    deps: RunnerDeps,
-    traj_path: Path,
-    on_event: EventHook | None,
-    info: dict[str, Any],
-    state: dict[str, Any],
-) -> None:
-    """The run's phases; fills ``info``/``state`` and returns at the first infrastructure error."""
-    # 1. the substrate, and the baseline it must satisfy before the agent acts
-    phase = "lab up"
-    invariants, _gone = _superseded(scenario, variant)
-    try:
-        topology = variant.lab_topology(scenario)
-        state["lab"] = lab = deps.make_lab(topology)
-        t0 = time.monotonic()
-        lab.up()
-        info["lab_up_s"] = round(time.monotonic() - t0, 3)
-        phase = "baseline invariants"
-        t0 = time.monotonic()
-        baseline = _evaluate(deps.make_observer(lab), invariants, spec.observer_bound_s)
-        info["baseline_s"] = round(time.monotonic() - t0, 3)
-    except Exception as exc:  # noqa: BLE001 - any substrate fault makes the run invalid
-        state["infra_error_reason"] = f"{phase}: {_err(exc)}"
-        return
-    failed = [r for r in baseline if not r.passed]
-    if failed:
-        names = "; ".join(f"{r.name}: {getattr(r, 'detail', '') or 'failed'}" for r in failed)
-        state["infra_error_reason"] = f"baseline invariants failed before the agent acted: {names}"
-        state["invariants"] = _outcomes(baseline)
-        return
-
-    # 2. the interface and the agent
-    if traj_path.exists():
-        traj_path.unlink()
-    state["trajectory"] = trajectory = _TeeTrajectory(
-        info["run_id"], cell.level, traj_path, hook=on_event
-    )
-    info["trajectory"] = str(traj_path)
-    try:
-        extra = {"options": dict(cell.options)} if cell.options else {}
-        adapter = deps.create_adapter(
-            cell.level, lab, blocklist=cell.blocklist, trajectory=trajectory, **extra
-        )
-        adapter.open()
-    except Exception as exc:  # noqa: BLE001
-        state["infra_error_reason"] = f"adapter open: {_err(exc)}"
-        return
-    try:  # the ToolSpec hints classify tools the level's name table does not know
-        state["tools"] = list(adapter.tools())
-    except Exception:  # noqa: BLE001 - metrics only; never fails a run
-        state["tools"] = []
-    # --- observer-run (issue 14 §2): initial configs read and the sampler started, out of band
-    # (before the step-0 faults: the initial state is the brownfield's, and the sampler sees them)
-    from ani.campaign.observe_run import RunObservation
-
-    state["observation"] = RunObservation.begin(spec, deps, lab, invariants, variant, trajectory, cell.level)
-    adapter = state["observation"].gated(adapter)  # no sampling process starts during an agent call
-    # --- end observer-run
-    # faults (issue 14): the session starts with the agent's clock; the trajectory hook drives it
-    schedule = state.get("fault_schedule") or []
-    if schedule:
-        from ani.faults.session import FaultSession
-
-        from ani.campaign.observe_run import attempted_change
-
-        level = cell.level
-        state["faults_session"] = session = FaultSession(
-            lab, schedule, trajectory, attempted_change=lambda ev: attempted_change(dict(ev), level),
-            retry_skipped=bool(getattr(spec.faults, "hold", False)))  # issue 23: met at every level
-        trajectory.on_tool_call = session.on_tool_call
-        session.start()
-    t0 = time.monotonic()
-    state["agent_ran"] = True
-    mark = fault_mark()
-    try:
-        result = agent.run(variant.agent_view(), adapter, budget)
-        state["steps"] = getattr(result, "steps", None)
-        state["stop_reason"] = getattr(result, "stop_reason", None)
-        state["submitted"] = getattr(result, "submitted", None)
-        state["prompt_tokens"] = getattr(result, "prompt_tokens", None)
-        state["completion_tokens"] = getattr(result, "completion_tokens", None)
-        if getattr(result, "error", None):
-            state["agent_error"] = str(result.error)
-        if getattr(result, "infra_error", None):  # e.g. the model endpoint, before any turn
-            state["infra_error_reason"] = f"agent: {result.infra_error}"
-    except BudgetExceeded as exc:  # cases-tools: an agent that lets its budget's stop out stopped, it did not crash
-        state["stop_reason"] = exc.reason
-    except HostFault as exc:  # the host failed under the agent (e.g. a program it ran is missing)
-        state["host_faults"] = [str(exc)]
-        state["stop_reason"] = "error"
-    except Exception as exc:  # noqa: BLE001 - the SUT failed, not the infrastructure
-        state["agent_error"] = _err(exc)
-        state["stop_reason"] = "error"
-    finally:
-        info["agent_s"] = round(time.monotonic() - t0, 3)
-        if sys.exc_info()[0] is None:  # not on Ctrl-C: the agent stopped, its end waits for the faults
-            _hold_faults(spec, state, info)
-        # --- cases-tools: measured outcomes (ani.campaign.outcomes), before close() releases
-        # the agent's NETCONF sessions and with them its locks
-        try:
-            state["outcomes"] = measure_outcomes(trajectory.events, lab, adapter)
-        except Exception as exc:  # noqa: BLE001 - a measurement never fails a run; say it
-            state["outcomes"] = Outcomes(invalid_calls=invalid_calls(trajectory.events),
-                                         locks_left=[f"not measured: {_err(exc)}"])
-        # --- end cases-tools
-        if state.get("faults_session") is not None:  # faults (issue 14): removed before grading
-            trajectory.on_tool_call = None
-            with _sigint_deferred():
-                state["faults_session"].stop()
-            state["faults"] = state["faults_session"].records
-        try:
-            adapter.close()
-        except Exception as exc:  # noqa: BLE001
-            state["close_error"] = _err(exc)
-    state["observation"].agent_ended()  # observer-run: from here every sampling round is complete
-    if state.get("infra_error_reason"):
-        return  # the agent never acted (its model never answered): nothing to grade
-    # faults (issue 14): a fault that did not take, vanished or stayed: the run did not meet the
-    # stimulus it was scheduled; not the agent's verdict. Otherwise let routing recover from the
-    # faults before grading (a convergence timeout here is for the grading to judge).
-    session = state.get("faults_session")
-    if session is not None and session.invalid_reason:
-        state["infra_error_reason"] = f"environment invalid: {session.invalid_reason}"
-        state["env_invalid"] = True
-        return
-    if session is not None and any(r.injected for r in session.records):
-        t0 = time.monotonic()
-        try:
-            lab.wait_converged()
-        except Exception:  # noqa: BLE001 - the observer grades what it finds
-            pass
-        info["fault_wait_s"] = round(time.monotonic() - t0, 3)
-    if _host_faults(state, trajectory, lab, mark):
-        return  # the host or the harness failed during the run: not the agent's verdict
-    dead = _dead_daemons(lab)
-    if dead:
-        changed = sum(1 for c in trajectory.calls if c.get("changed") is True)
-        if not changed:  # nothing the agent did can have stopped them
-            state["infra_error_reason"] = (
-                f"host fault during the run: FRR daemon(s) stopped while the agent changed nothing: {dead}")
-            return
-        state["unattributed"] = (
-            f"FRR daemon(s) not running at grading time: {dead}, after {changed} changing call(s) of "
-            "the agent: the harness cannot tell whether the agent's change or the host stopped them")
-
-    # 3. grading, out of band (never through the adapter), once the agent's last change has
-    # taken effect everywhere (settle_seconds)
-    settle = settle_seconds(scenario) if trajectory.calls else 0.0
-    if settle:
-        time.sleep(settle)
-    hidden = list(variant.hidden_tests)
-    _announce(
-        on_event,
-        {
-            "event": "run_phase",
-            "phase": "grading",
-            "hidden_tests": len(hidden),
-            "invariants": len(invariants),
-        },
-    )
-    try:
-        observer = deps.make_observer(lab)
-        # one evaluation: checks run concurrently and share one bound (results keep input order)
-        t0 = time.monotonic()
-        graded = _evaluate(observer, [*hidden, *invariants], spec.observer_bound_s)
-        info["grading_s"] = round(time.monotonic() - t0, 3)
-        tests, invariants = graded[: len(hidden)], graded[len(hidden) :]
-    except Exception as exc:  # noqa: BLE001
-        state["infra_error_reason"] = f"grading: {_err(exc)}"
-        return
-    if _host_faults(state, trajectory, lab, mark):
-        return  # e.g. a program the observer runs went missing and a check swallowed it
-    state["tests"] = _outcomes(tests)
-    state["invariants"] = _outcomes(invariants)
-    if not state["tests"]:
-        state["infra_error_reason"] = "grading: the variant has no hidden tests"
-        return
-    state["success"] = all(t.passed for t in state["tests"])
-    state["damage_free"] = all(i.passed for i in state["invariants"])
-    # --- observer-run (issue 14 §2): recovery, changes nobody asked for, damage by class, oscillation
-    state["observation"].finish(state, state.get("faults_session"))
-    # --- end observer-run
-    _ncb_scores(variant, state, trajectory)  # ncb-scores (issue 15 §3)
-
-
-def _hold_faults(spec: CampaignSpec, state: dict[str, Any], info: dict[str, Any]) -> None:
-    """issue 23 §2 (``faults.hold``): keep the run open after the agent stopped until every
-    scheduled fault has been injected and has run its duration (at most the schedule's last
-    point plus the longest duration plus :data:`HOLD_SLACK_S`); ``info["fault_hold_s"]``."""
-    session = state.get("faults_session")
-    faults = getattr(spec, "faults", None)
-    if session is None or not getattr(faults, "hold", False):
-        return
-    sched = state.get("fault_schedule") or []
-    last = max((f.at_s if f.at_s is not None else 0.0) for f in sched) if sched else 0.0
-    longest = sum(float(f.duration_s or 0.0) for f in sched)  # deferrals may chain them
-    info["fault_hold_s"] = session.hold(bound_s=last + longest + HOLD_SLACK_S)  # Ctrl-C ends it
-
-
-def _ncb_scores(variant: Any, state: dict[str, Any], trajectory: Any) -> None:
-    """ncb-scores: ``state["ncb"]`` for a variant whose ``params`` has ``"solutions"`` (a
-    NetConfBench task), from the observation's initial and final configurations, the
-    trajectory and what the faults wrote (:func:`ani.netconfbench.scoring.score_run`); never fails the run (a scoring
-    error is said in a ``harness`` event ``ncb_scores_failed``)."""
-    params = getattr(variant, "params", None)
-    if not isinstance(params, dict) or "solutions" not in params:
-        return
-    from ani.campaign.observe_run import fault_lines
-    from ani.netconfbench.scoring import score_run
-
-    obs = state["observation"]
-    try:
-        state["ncb"] = score_run(params, obs.initial, obs.final_configs(), list(trajectory.events),
-                                 fault_lines(list(state.get("faults") or [])),
-                                 agent_config=state.get("agent_config"), summary=state.get("reasoning_summary"))
-    except Exception as exc:  # noqa: BLE001 - diagnostic scores never fail a run
-        trajectory.log("ncb_scores_failed", kind="harness", reason=_err(exc))
-
-
-def _superseded(scenario: Any, variant: Any) -> tuple[list[Any], list[Any]]:
-    """``(baseline invariants that stay, those the variant supersedes)``, both in the
-    scenario's order; a superseded name the scenario does not have is ignored."""
-    names = set(getattr(variant, "superseded", None) or ())
-    invariants = list(scenario.invariants)
-    if not names:
-        return invariants, []
-    gone = [c for c in invariants if getattr(c, "name", None) in names]
-    return [c for c in invariants if all(c is not g for g in gone)], gone
-
-
-def _host_faults(state: dict[str, Any], trajectory: Trajectory, lab: Any, mark: int) -> bool:
-    """Collect the run's host faults (see the module doc); if there are any, make the run an
-    infrastructure error naming each cause once and return True."""
-    causes = list(state.get("host_faults", []))
-    for ev in trajectory.events:
-        if ev.get("event") == "harness_fault":
-            causes.append(f"{ev.get('tool')}: {ev.get('cause')}")
-    causes += faults_since(mark)
-    own = getattr(lab, "harness_faults", None)
-    if callable(own):
-        try:
-            causes += [str(c) for c in own()]
-        except Exception as exc:  # noqa: BLE001 - the lab cannot even say: that is a fault too
-            causes.append(f"lab: {_err(exc)}")
-    # a cause is said once: an adapter's "tool: X is missing" covers the journal's "X is missing"
-    uniq: list[str] = []
-    for c in causes:
-        if c not in uniq and not any(u.endswith(": " + c) for u in uniq):
-            uniq = [u for u in uniq if not c.endswith(": " + u)] + [c]
-    if not uniq:
-        return False
-    state["infra_error_reason"] = "host fault during the run: " + "; ".join(uniq)
-    return True
-
-
-def _dead_daemons(lab: Any) -> str:
-    """``"bgpd on e2; ospfd on c1"`` for the FRR daemons the lab started that are not running
-    now ('' if all run, or if the lab cannot tell)."""
-    dead = getattr(lab, "dead_daemons", None)
-    routers = getattr(getattr(lab, "topology", None), "routers", None)
-    if not callable(dead) or not isinstance(routers, dict):
-        return ""
-    parts = []
-    for r in routers:
-        try:
-            gone = dead(r)
-        except Exception:  # noqa: BLE001 - a lab that cannot tell is not evidence of a dead daemon
-            continue
-        parts += [f"{d} on {r}" for d in gone]
-    return "; ".join(parts)
-
-
-def _record(
-    info: dict[str, Any], state: dict[str, Any], started: datetime, t_start: float
-) -> RunRecord:
-    trajectory = state.get("trajectory")
-    calls: list[dict[str, Any]] = trajectory.calls if trajectory is not None else []
-    reason = state.get("infra_error_reason")
-    if reason is None and state.get("success") is None:
-        reason = "run did not complete"  # defensive: every run ends in exactly one state
-    label = INFRA if reason is not None else label_for(state["success"], state["damage_free"])
-    if label == INFRA and state.get("env_invalid"):  # faults (issue 14)
-        label = ENV_INVALID
-    agent_error = state.get("agent_error")
-    if state.get("close_error"):
-        agent_error = (
-            agent_error + "; " if agent_error else ""
-        ) + f"adapter close: {state['close_error']}"
-    return RunRecord(
-        **info,
-        label=label,
-        success=None if label in INVALID_LABELS else state["success"],
-        damage_free=None if label in INVALID_LABELS else state["damage_free"],
-        infra_error_reason=reason,
-        agent_error=agent_error,
-        tests=state.get("tests", []),
-        invariants=state.get("invariants", []),
-        steps=_as_steps(state.get("steps")),
-        tool_calls=len(calls),
-        tool_errors=sum(1 for c in calls if c.get("ok") is False),
-        changed_calls=sum(1 for c in calls if c.get("changed") is True),
-        stop_reason=state.get("stop_reason"),
-        wall_s=round(time.monotonic() - t_start, 3),
-        started=started,
-        ended=_now(),
-        teardown_error=state.get("teardown_error"),
-        unattributed=state.get("unattributed"),
-        process=_process(info, state, label),
-        faults=state.get("faults", []),  # faults (issue 14)
-        **(state["observation"].fields() if state.get("observation") is not None and label not in INVALID_LABELS else {}),  # observer-run
-        **_outcome_fields(state, calls),  # cases-tools
-        **_ncb_fields(state, label),  # ncb-scores
-    )
-
-
-def _ncb_fields(state: dict[str, Any], label: str) -> dict[str, Any]:
-    """ncb-scores: ``testcase_score`` / ``task_pass`` of a graded run (any task class), and
-    ``ncb`` of a NetConfBench one."""
-    if label in INVALID_LABELS:
-        return {}
-    from ani.netconfbench.scoring import task_pass, testcase_score
-
-    tests = state.get("tests") or []
-    return {"testcase_score": testcase_score(tests), "task_pass": task_pass(tests), "ncb": state.get("ncb")}
-
-
-def _outcome_fields(state: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """cases-tools: the record's measured outcomes (``invalid_calls`` counted from the
-    trajectory even when the agent never ran to the measurement)."""
-    out = state.get("outcomes")
-    if out is None:
-        return {"invalid_calls": invalid_calls(calls)}
-    return {"invalid_calls": out.invalid_calls, "double_applied": list(out.double_applied),
-            "locks_left": list(out.locks_left), "partial": list(out.partial)}
-
-
-def _process(info: dict[str, Any], state: dict[str, Any], label: str) -> Any:
-    """The run's process metrics; None if the agent never ran (the lab, the baseline or the
-    adapter's open failed): such a run has no turns and no completion mode to report."""
-    trajectory = state.get("trajectory")
-    if trajectory is None or not state.get("agent_ran"):
-        return None
-    submitted = state.get("submitted")
-    return compute_metrics(
-        trajectory.events,
-        str(info.get("level", "")),
-        stop_reason=state.get("stop_reason"),
-        submitted=submitted if isinstance(submitted, bool) else None,
-        success=None if label in INVALID_LABELS else state.get("success"),
-        tools=state.get("tools"),
-        prompt_tokens=state.get("prompt_tokens"),
-        completion_tokens=state.get("completion_tokens"),
-    )
+    plan = plan_run(spec, cell, seed, stress, deps)
+    return execute(plan, out_dir, deps=deps, on_event=on_event)

@@ -84,6 +84,7 @@ from typing import Any
 from ani.errors import FaultNotApplicable
 from ani.faults.base import FaultKind, FaultSpec, get_fault_kind, target_label, target_routers
 from ani.faults.record import FaultRecord
+from ani.host.threads import thread
 
 #: trajectory event names
 FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_removed", "fault_not_reached",
@@ -206,7 +207,7 @@ class FaultSession:
             self._t0 = self._clock()
             self._inject_due(0)  # step 0, and time-placed faults at 0 s
             if self._watch and self.schedule:
-                self._watcher = threading.Thread(target=self._watch_loop, name="ani-fault-watch", daemon=True)
+                self._watcher = thread(self._watch_loop, name="ani-fault-watch")
                 self._watcher.start()
 
     def on_tool_call(self, step: int, call: Mapping[str, Any] | None = None) -> None:
@@ -590,7 +591,7 @@ class FaultSession:
                 self._removed(a, ok, detail, wrote, why)
                 self._wake.notify_all()
 
-        t = threading.Thread(target=run, name="ani-fault-remove", daemon=True)
+        t = thread(run, name="ani-fault-remove")
         self._removers.append(t)
         t.start()
 

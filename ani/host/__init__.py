@@ -6,6 +6,8 @@
 - :mod:`ani.host.checks`: every check of ``ani doctor`` (programs, kernel features probed in a
   throw-away network namespace, root, FRR's accounts) and :func:`ani.host.checks.unfit`, the
   check ``ani run`` / ``ani campaign run`` make before the first lab.
+- :mod:`ani.host.capacity`: how many labs this machine holds at once and the default ``--jobs``
+  (cores, available memory, a run's measured peak memory).
 - :mod:`ani.host.cli`: the ``ani doctor`` command.
 """
 

@@ -7,28 +7,43 @@ the Debian package that provides it, which levels need it and what for. Code ask
     program("nft")                -> "/usr/sbin/nft"                 (looked up on PATH, /usr/sbin, /sbin)
     require(["nft", "-f", "-"])   -> None; raises ProgramMissing if argv[0] is a registered
                                      program that is not installed (unregistered argv[0]: no check)
+    missing("ping")               -> the ProgramMissing those raise for it (noted; not raised)
 
 Presence is checked at every call, not cached: a program removed while a campaign runs is
 found missing at the moment it is needed, and the run that needed it becomes an
 infrastructure error (see :mod:`ani.campaign.runner`).
 
-The fault journal: every ``ProgramMissing`` raised here is also noted, in this process
-(:func:`fault_mark` / :func:`faults_since`) and, when the environment variable
-``ANI_HOST_FAULTS`` names a file, as one JSON line appended to it (the lab sets it for the
-helper processes it starts, e.g. its NETCONF server), so that a fault that some caller turned
-into an ordinary failure (a refused commit, a failed check) is still seen by the runner.
+The fault journal: every ``ProgramMissing`` raised here is also noted (:func:`note_fault`), so
+that a fault that some caller turned into an ordinary failure (a refused commit, a failed check)
+is still seen by the runner:
+
+- in the *fault scope* of the run whose code met it (:func:`fault_scope`, a context variable:
+  with several runs in threads of one process, a missing program met by one run lands in that
+  run's scope only; the threads and pools a run starts carry its scope, :mod:`ani.host.threads`)::
+
+      with fault_scope() as scope:
+          ...                       # the run, and every thread it starts
+          scope.faults()            # -> ["ping is missing (apt-get install iputils-ping)"]
+
+- in this process's journal, scoped or not (:func:`fault_mark` / :func:`faults_since`: the
+  process-wide view, right only when one run at a time runs in the process);
+- when the environment variable ``ANI_HOST_FAULTS`` names a file, as one JSON line appended to
+  it (the lab sets it for the helper processes it starts, e.g. its NETCONF server).
 
 Kept light (standard library only): the NETCONF server process imports it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import json
 import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,6 +219,20 @@ def require(argv: list[str] | tuple[str, ...]) -> None:
         raise _missing(p)
 
 
+def missing(name: str) -> ProgramMissing:
+    """The fault :func:`program` raises when the registered program ``name`` (its name, or its
+    absolute path) is not installed, noted in the fault journal like it; for a stand-in host
+    that removes programs (:meth:`ani.testing.FakeLab.uninstall`).
+
+    Raises:
+        HostFault: ``name`` is not in ``ani/host/packages.txt``.
+    """
+    p = lookup(name)
+    if p is None:
+        raise HostFault(f"program {name!r} is not registered in {PACKAGES_FILE}")
+    return _missing(p)
+
+
 def _missing(p: Program, shown: str | None = None) -> ProgramMissing:
     exc = ProgramMissing(shown or p.shown, p.package)
     note_fault(exc)
@@ -216,10 +245,66 @@ _journal: list[str] = []
 _journal_lock = threading.Lock()
 
 
+class FaultScope:
+    """The host faults met by one run's code (see the module doc); made by :func:`fault_scope`.
+
+    A fault noted in a scope is also noted in every scope enclosing it (a run's sub-scope is
+    still the run's) and in the process journal. Thread-safe.
+    """
+
+    def __init__(self, parent: FaultScope | None = None) -> None:
+        self.parent = parent
+        self._causes: list[str] = []
+        self._lock = threading.Lock()
+
+    def note(self, cause: str) -> None:
+        """Add ``cause`` here and in the enclosing scopes."""
+        scope: FaultScope | None = self
+        while scope is not None:
+            with scope._lock:
+                scope._causes.append(cause)
+            scope = scope.parent
+
+    def mark(self) -> int:
+        """A position in this scope (pass it to :meth:`faults`)."""
+        with self._lock:
+            return len(self._causes)
+
+    def faults(self, since: int = 0) -> list[str]:
+        """The causes noted in this scope (since the position ``since``), each once, in order."""
+        with self._lock:
+            return list(dict.fromkeys(self._causes[since:]))
+
+
+_scope: contextvars.ContextVar[FaultScope | None] = contextvars.ContextVar("ani_fault_scope", default=None)
+
+
+@contextlib.contextmanager
+def fault_scope() -> Iterator[FaultScope]:
+    """A new fault scope for the code of this block (this thread, and the threads it starts
+    through :mod:`ani.host.threads`); nested in the current one if there is one. The scope
+    stays readable after the block (a thread of the run that outlives it still notes into it)."""
+    scope = FaultScope(_scope.get())
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
+
+
+def current_fault_scope() -> FaultScope | None:
+    """The fault scope of the code calling it, or None (outside every scope)."""
+    return _scope.get()
+
+
 def note_fault(exc: BaseException) -> None:
-    """Record a host fault: in this process's journal and, if ``$ANI_HOST_FAULTS`` names a file,
-    as a JSON line ``{"cause", "kind", "pid", "time"}`` appended to it. Never raises."""
+    """Record a host fault: in the current fault scope (and those enclosing it), in this
+    process's journal and, if ``$ANI_HOST_FAULTS`` names a file, as a JSON line ``{"cause",
+    "kind", "pid", "time"}`` appended to it. Never raises."""
     cause = str(exc)
+    scope = _scope.get()
+    if scope is not None:
+        scope.note(cause)
     with _journal_lock:
         _journal.append(cause)
     path = os.environ.get(FAULT_LOG_ENV)
@@ -235,13 +320,15 @@ def note_fault(exc: BaseException) -> None:
 
 
 def fault_mark() -> int:
-    """A position in this process's fault journal (pass it to :func:`faults_since`)."""
+    """A position in this process's fault journal (pass it to :func:`faults_since`). The
+    journal is process-wide: with runs in threads of one process, use :func:`fault_scope`."""
     with _journal_lock:
         return len(_journal)
 
 
 def faults_since(mark: int) -> list[str]:
-    """The causes noted in this process since ``mark``, each once, in order."""
+    """The causes noted in this process (in any scope or none) since ``mark``, each once, in
+    order."""
     with _journal_lock:
         return list(dict.fromkeys(_journal[mark:]))
 

@@ -19,9 +19,9 @@ import shutil
 import signal
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from ani.host.threads import ContextPool
 from ani.lab import frr, memcg, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
@@ -131,8 +131,16 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
         proc.kill_and_wait(reapers, timeout=1.0)
 
 
-def down_stale() -> list[str]:
+def stale(st: LabState) -> bool:
+    """Whether the lab of ``st`` is left behind: its owner is gone and it was not handed over
+    (detached and up)."""
+    return (not st.detached or st.status != "up") and not st.owner_alive()
+
+
+def down_stale(prefix: str | None = None) -> list[str]:
     """See ``Lab.down_stale``. Returns the removed lab ids, sorted."""
+    if prefix is not None:
+        return _down_stale_of(prefix)
     victims: set[str] = set()
     for i in lab_ids():
         st = read_state(i)
@@ -143,7 +151,7 @@ def down_stale() -> list[str]:
                 continue
             if age > UNREADABLE_GRACE_S:
                 victims.add(i)
-        elif (not st.detached or st.status != "up") and not st.owner_alive():
+        elif stale(st):
             victims.add(i)  # owner gone, and the lab was not handed over (detached and up)
     # orphans: namespaces / FRR dirs named ani-<id>-* whose lab dir is gone
     known = set(lab_ids())
@@ -156,9 +164,22 @@ def down_stale() -> list[str]:
         if len(parts) == 3 and parts[0] == "ani" and LAB_ID_RE.match(parts[1]) and parts[1] not in known:
             victims.add(parts[1])
     victims |= {i for i in memcg.lab_ids_present() if LAB_ID_RE.match(i) and i not in known}  # router cgroups
-    ids = sorted(victims)
+    return _destroy_all(sorted(victims))
+
+
+def _down_stale_of(prefix: str) -> list[str]:
+    """The stale labs whose state file says ``prefix``, removed (ids, sorted)."""
+    ids = []
+    for i in lab_ids():
+        st = read_state(i)
+        if st is not None and st.prefix == prefix and stale(st):
+            ids.append(i)
+    return _destroy_all(ids)
+
+
+def _destroy_all(ids: list[str]) -> list[str]:
     if ids:
-        with ThreadPoolExecutor(max_workers=min(8, len(ids))) as ex:
+        with ContextPool(max_workers=min(8, len(ids))) as ex:
             list(ex.map(destroy, ids))
     return ids
 

@@ -1,11 +1,13 @@
 """``ani lab ...`` (owned by the lab module).
 
-    ani lab up FILE [--lab ID] [--timeout S]    start a detached lab, print its id and nodes (FILE:
-                                                a topology, a scenario or a NetConfBench task)
-    ani lab status [ID]                         labs (or one lab's nodes: daemons, NETCONF and SSH ports)
+    ani lab up FILE [--lab ID] [--prefix P] [--timeout S]   start a detached lab, print its id and
+                                                nodes (FILE: a topology, a scenario or a NetConfBench task)
+    ani lab status [ID] [--prefix P]            labs (those of prefix P), or one lab's nodes: daemons,
+                                                NETCONF and SSH ports
     ani lab exec [--lab ID] NODE -- CMD...      run CMD inside NODE; exits with CMD's status
     ani lab inventory [ID] [--password-env V] [--key]   an inventory (YAML) of the lab's routers
     ani lab down [ID] [--stale] [--all]         remove one lab / labs whose owner is gone / all
+    ani lab down --prefix P                     remove the labs of prefix P whose owner is gone
 
 With exactly one lab on the machine, or several of which exactly one is detached, ``ID`` /
 ``--lab`` may be left out (with several, the lab taken is named on stderr).
@@ -38,6 +40,20 @@ def _fail(exc: BaseException | str, code: int | None = None) -> typer.Exit:
         code = 2 if isinstance(exc, ConfigError | LabNotFound | UnknownNode) else 1
     err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
     return typer.Exit(code)
+
+
+#: the --prefix option's help (ani lab up)
+PREFIX_HELP = "a label to find the lab by (ani lab status --prefix P); letters, digits, . _ + -"
+
+
+def _checked_prefix(prefix: str | None) -> str | None:
+    """``prefix`` (None: not given); exits 2 naming the rule if it is not a lab prefix."""
+    from ani.lab.state import check_prefix
+
+    try:
+        return check_prefix(prefix)
+    except AniError as exc:
+        raise _fail(exc) from None
 
 
 #: what a command says when several labs run and none was named (its own usage, see _pick)
@@ -124,7 +140,8 @@ def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
     ports, caption = _netconf_ports(lab)
     sports, scaption = _ssh_ports(lab)
     caption = "\n".join(c for c in (caption, scaption) if c) or None
-    t = Table(title=f"lab {lab.id} ({lab.topology.name})", title_justify="left",
+    label = f"{lab.topology.name}, prefix {lab.prefix}" if getattr(lab, "prefix", None) else lab.topology.name
+    t = Table(title=escape(f"lab {lab.id} ({label})"), title_justify="left",
               caption=caption, caption_justify="left")
     # the management ports in one column, one line per server (netconf, then ssh): narrow enough
     # for an 80-column terminal, so the netns names are never cut
@@ -178,6 +195,7 @@ def up(
     file: Annotated[Path, typer.Argument(help="topology file, scenario file with a 'topology:' key, or a "
                                         "NetConfBench task file (its routers with their startup configs)")],
     lab_id: Annotated[str | None, typer.Option("--lab", help="lab id [a-z0-9]{1,12} (default: random)")] = None,
+    prefix: Annotated[str | None, typer.Option("--prefix", help=PREFIX_HELP)] = None,
     old_id: Annotated[str | None, typer.Option("--id", hidden=True, help="(deprecated: --lab)")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="convergence bound, seconds")] = None,
 ) -> None:
@@ -203,7 +221,7 @@ def up(
         if timeout is not None:
             topo.convergence.timeout_s = timeout
         t0 = time.monotonic()
-        lab = Lab(topo, lab_id=lab_id, detached=True)
+        lab = Lab(topo, lab_id=lab_id, detached=True, prefix=prefix)
         lab.up()  # on any exception, Ctrl-C included, up() removes what it had built
     except AniError as exc:
         raise _fail(exc) from None
@@ -222,22 +240,36 @@ def up(
 
 
 @app.command("status")
-def status(lab_id: Annotated[str | None, typer.Argument(help="show this lab's nodes")] = None) -> None:
-    """List the labs on this machine, or the nodes and live daemons of one lab."""
+def status(
+    lab_id: Annotated[str | None, typer.Argument(help="show this lab's nodes")] = None,
+    prefix: Annotated[str | None, typer.Option("--prefix", help="only the labs of this prefix")] = None,
+) -> None:
+    """List the labs on this machine (their prefix in a column of its own), or the nodes and
+    live daemons of one lab."""
     from ani.lab.lab import Lab
 
+    prefix = _checked_prefix(prefix)
     if lab_id:
+        if prefix is not None:
+            raise _fail("give a lab id or --prefix, not both", 2)
         try:
             console.print(_node_table(Lab.attach(lab_id)))
         except AniError as exc:
             raise _fail(exc) from None
         return
     labs = Lab.list_labs()
+    if prefix is not None:
+        labs = [e for e in labs if e["prefix"] == prefix]
     if not labs:
-        console.print("no labs")
+        console.print("no labs" if prefix is None else f"no labs of prefix {escape(prefix)}", highlight=False)
         return
+    console.print(_labs_table(labs))
+
+
+def _labs_table(labs: list[dict]) -> Table:  # type: ignore[type-arg]
+    """The table of ``ani lab status``: one row per entry of :meth:`Lab.list_labs`."""
     t = Table()
-    for col in ("id", "name", "status", "owner", "nodes", "daemons alive", "age"):
+    for col in ("id", "prefix", "name", "status", "owner", "nodes", "daemons alive", "age"):
         t.add_column(col)
     for e in labs:
         if e["detached"]:
@@ -246,8 +278,9 @@ def status(lab_id: Annotated[str | None, typer.Argument(help="show this lab's no
             owner = f"pid {e['owner_pid']}" + ("" if e["alive"] else " [red](gone: stale)[/red]")
         alive = sum(e["daemons"].values())
         age = f"{time.time() - e['created']:.0f} s" if e["created"] else "?"
-        t.add_row(e["id"], e["name"], e["status"], owner, str(len(e["nodes"])), str(alive), age)
-    console.print(t)
+        t.add_row(e["id"], escape(e["prefix"] or "-"), escape(e["name"]), e["status"], owner,
+                  str(len(e["nodes"])), str(alive), age)
+    return t
 
 
 @app.command(
@@ -320,11 +353,21 @@ def down(
     lab_id: Annotated[str | None, typer.Argument(help="lab id (optional if one lab runs)")] = None,
     stale: Annotated[bool, typer.Option("--stale", help="remove labs whose owner process is gone")] = False,
     all_: Annotated[bool, typer.Option("--all", help="remove every lab on this machine")] = False,
+    prefix: Annotated[str | None, typer.Option("--prefix", help="remove the labs of this prefix whose owner "
+                                               "process is gone (never a live one)")] = None,
 ) -> None:
     """Remove a lab: its namespaces, FRR processes and files."""
     from ani.lab.lab import Lab
 
+    prefix = _checked_prefix(prefix)
+    if prefix is not None and (lab_id or all_):
+        raise _fail("--prefix removes the labs of a prefix whose owner is gone: give no lab id and no --all", 2)
     try:
+        if prefix is not None:
+            ids = Lab.down_stale(prefix)
+            console.print(f"removed {len(ids)} lab(s) of prefix {escape(prefix)} whose owner is gone"
+                          + (f": {', '.join(ids)}" if ids else ""), highlight=False)
+            return
         if stale or all_:
             ids = Lab.down_stale()
             if all_:

@@ -15,7 +15,7 @@ Expected state, derived from the topology and the routers' own view:
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
+from ani.host.threads import ContextPool
 from typing import TYPE_CHECKING, Any
 
 from ani.errors import LabError
@@ -131,7 +131,7 @@ def pending(lab: Lab) -> list[str]:
             plan[r] = cmds
     if not plan:
         return []
-    with ThreadPoolExecutor(max_workers=min(16, len(plan))) as ex:
+    with ContextPool(max_workers=min(16, len(plan))) as ex:
         data = dict(zip(plan, ex.map(lambda r: _query(lab, r, plan[r]), plan), strict=True))
 
     out: list[str] = []

@@ -2,7 +2,7 @@
 
 CONTRACT (other modules code against these signatures; keep them):
 
-    lab = Lab(topology, lab_id=None, detached=False, netconf=True)
+    lab = Lab(topology, lab_id=None, detached=False, netconf=True, prefix=None)
     lab.up()                -> Lab       # returns when routing has converged (and, with netconf,
                                          # the NETCONF server listens); raises ConvergenceTimeout
     lab.down()              -> None      # idempotent; removes only this lab's namespaces, PIDs, files
@@ -23,8 +23,8 @@ CONTRACT (other modules code against these signatures; keep them):
     lab.wait_converged(timeout_s=None) -> None   # raises ConvergenceTimeout naming what is pending
     Lab.attach(lab_id) -> Lab                # from the state file of a running lab; LabNotFound;
                                              # its down() never removes the lab (Lab.down_id does)
-    Lab.list_labs() -> list[dict]            # id, name, owner_pid, alive, nodes, created
-    Lab.down_stale() -> list[str]            # ids of labs removed because their owner is gone
+    Lab.list_labs() -> list[dict]            # id, name, prefix, owner_pid, alive, nodes, created
+    Lab.down_stale(prefix=None) -> list[str] # ids of labs removed because their owner is gone
 
 Additions: ``lab.timings`` (seconds of the last up/down phases), ``lab.node_dir(node)`` (the node's directory holding ``enter`` and, for routers,
 ``bin/vtysh``), ``Lab.down_id(lab_id)`` (remove a lab by id whatever its state),
@@ -48,19 +48,20 @@ import signal
 import subprocess
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabGone, LabIdError, LabNotFound, UnknownNode
 from ani.names import known_list, unknown
 from ani.host.programs import program, read_fault_log, require
+from ani.host.threads import ContextPool
 from ani.lab import cleanup, converge, frr, memcg, netns, proc, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
 from ani.lab.proc import ExecResult
-from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, new_state, node_ns, read_state, write_state
+from ani.lab.state import (LAB_ID_RE, LabState, check_prefix, lab_dir, lab_ids, new_state, node_ns, read_state,
+                           write_state)
 from ani.lab.topology import Topology, load_topology
 
 __all__ = ["Lab", "ExecResult"]
@@ -82,17 +83,22 @@ class Lab:
         ssh: run the lab's SSH server of the routers' CLIs (``python -m ani.lab.ssh_server``, one
             127.0.0.1 port per router, see :meth:`ssh_endpoint` and :mod:`ani.lab.ssh`); it starts
             with the build too.
+        prefix: a label for the lab's owner to find it by on a shared machine (``ani lab status
+            --prefix P``, ``ani lab down --prefix P``; e.g. a campaign's name), stored
+            in the state file; :data:`ani.lab.state.PREFIX_RE`; None: no prefix. Not part of
+            any namespace name (those use the id).
         router_memory_bytes: each router's memory bound, bytes: its FRR daemons and every vtysh
             run on it (the harness's, A1's, the A0 broker's) share one memory cgroup
             ``ani-frr-<id>-<router>`` (:mod:`ani.lab.memcg`); default ``$ANI_ROUTER_MEMORY_MAX``,
             else 1 GiB (:data:`ani.lab.memcg.DEFAULT_ROUTER_MEMORY_BYTES`).
 
     Raises:
-        LabError: bad ``lab_id`` or ``router_memory_bytes`` (or ``$ANI_ROUTER_MEMORY_MAX``). TopologyError: bad topology file.
+        LabError: bad ``lab_id``, ``prefix`` (LabIdError) or ``router_memory_bytes`` (or ``$ANI_ROUTER_MEMORY_MAX``). TopologyError: bad topology file.
     """
 
     def __init__(self, topology: Topology | str | Path, lab_id: str | None = None, detached: bool = False,
-                 netconf: bool = True, ssh: bool = True, router_memory_bytes: int | None = None):
+                 netconf: bool = True, ssh: bool = True, router_memory_bytes: int | None = None,
+                 prefix: str | None = None):
         if not isinstance(topology, Topology):
             topology = load_topology(topology)
         if lab_id is None:
@@ -100,6 +106,7 @@ class Lab:
         if not LAB_ID_RE.match(lab_id):
             raise LabIdError(f"lab id {lab_id!r} must match [a-z0-9]{{1,12}}")
         self.id = lab_id
+        self.prefix = check_prefix(prefix)
         self.topology = topology
         self.detached = detached
         self.netconf = netconf
@@ -268,6 +275,7 @@ class Lab:
         self._state = new_state(
             self.id,
             name=topo.name,
+            prefix=self.prefix,
             detached=self.detached,
             namespaces=nss,
             topology=topo.model_dump(mode="json"),
@@ -322,7 +330,7 @@ class Lab:
                     raise LabError(f"{n}: loading the nftables ruleset failed: {res.stderr.strip()[-2000:]}")
             frr.load_config(self.netns(n), ps, n)
 
-        with ThreadPoolExecutor(max_workers=max(1, min(16, len(topo.nodes)))) as ex:
+        with ContextPool(max_workers=max(1, min(16, len(topo.nodes)))) as ex:
             for f in [ex.submit(setup_node, n) for n in topo.nodes]:
                 f.result()
 
@@ -594,6 +602,7 @@ class Lab:
 
         lab = cls(parse_topology(st.topology, source=f"lab {lab_id} state"), lab_id=lab_id,
                   detached=st.detached, netconf=st.netconf_pid is not None, ssh=st.ssh_pid is not None)
+        lab.prefix = st.prefix  # as stored (a label: not checked again)
         lab._state = st
         lab._owned = False  # attached: down() does nothing (see the docstring)
         return lab
@@ -602,7 +611,8 @@ class Lab:
     def list_labs() -> list[dict[str, Any]]:
         """One dict per lab dir, with keys:
 
-        ``id`` (str), ``name`` (str; ``"?"`` if the state file is unreadable), ``owner_pid``
+        ``id`` (str), ``name`` (str; ``"?"`` if the state file is unreadable), ``prefix`` (str,
+        or None: none given, an older state file, or unreadable), ``owner_pid``
         (int, or None if unreadable), ``alive`` (bool: owner runs or lab is detached),
         ``detached`` (bool), ``status`` (str: ``creating``, ``up``, ``down`` or ``unreadable``),
         ``nodes`` (list[str]: routers then hosts), ``created`` (float Unix epoch seconds, or None
@@ -612,7 +622,7 @@ class Lab:
         for i in lab_ids():
             st = read_state(i)
             if st is None:
-                out.append({"id": i, "name": "?", "owner_pid": None, "alive": False, "detached": False,
+                out.append({"id": i, "name": "?", "prefix": None, "owner_pid": None, "alive": False, "detached": False,
                             "status": "unreadable", "nodes": [], "created": None, "daemons": {}})
                 continue
             topo = st.topology or {}
@@ -621,19 +631,20 @@ class Lab:
                 r: sum(1 for d, pid in p.items() if frr.owns(pid, node_ns(i, r))) for r, p in st.pids.items()
             }
             out.append({
-                "id": i, "name": st.name, "owner_pid": st.owner_pid,
+                "id": i, "name": st.name, "prefix": st.prefix, "owner_pid": st.owner_pid,
                 "alive": st.detached or st.owner_alive(), "detached": st.detached, "status": st.status,
                 "nodes": nodes, "created": st.created, "daemons": daemons,
             })
         return out
 
     @staticmethod
-    def down_stale() -> list[str]:
+    def down_stale(prefix: str | None = None) -> list[str]:
         """Remove labs whose owner is gone (unless detached *and* fully up), labs with an unreadable
         state file older than a few seconds, and orphan ``ani-<id>-*`` namespaces / FRR dirs /
-        routers' memory cgroups (``ani-frr-<id>-*``) with no lab dir.
+        routers' memory cgroups (``ani-frr-<id>-*``) with no lab dir. With ``prefix``: only the
+        labs of that prefix whose owner is gone (nothing whose prefix cannot be read).
         Returns the removed lab ids, sorted."""
-        return cleanup.down_stale()
+        return cleanup.down_stale(prefix)
 
     @staticmethod
     def down_id(lab_id: str) -> None:

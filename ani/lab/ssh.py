@@ -181,9 +181,9 @@ def ssh_exec(ep: SshEndpoint, command: str, timeout: float = 10.0) -> ExecResult
         asyncio.get_running_loop()
     except RuntimeError:  # the usual case: no event loop in this thread
         return asyncio.run(bounded())
-    from concurrent.futures import ThreadPoolExecutor  # called from async code: a loop of its own
+    from ani.host.threads import ContextPool  # called from async code: a loop of its own
 
-    with ThreadPoolExecutor(max_workers=1) as ex:
+    with ContextPool(max_workers=1) as ex:
         return ex.submit(asyncio.run, bounded()).result()
 
 

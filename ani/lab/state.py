@@ -5,8 +5,8 @@ appear, so a lab whose creator crashed half-way can still be removed by ``Lab.do
 
 Shape (JSON)::
 
-    {"id": "3fa2c1", "name": "<topology name>", "owner_pid": 1234, "owner_start": 98765,
-     "detached": false, "status": "creating|up|down", "created": 1764430000.0,
+    {"id": "3fa2c1", "name": "<topology name>", "prefix": "level-sweep",   # prefix: or null
+     "owner_pid": 1234, "owner_start": 98765, "detached": false, "status": "creating|up|down", "created": 1764430000.0,
      "namespaces": ["ani-3fa2c1-r1", ...],
      "pids": {"r1": {"zebra": 4321, ...}}, "topology": {...},
      "netconf_pid": 4400, "netconf_start": 98800,     # the NETCONF server, if the lab runs one
@@ -19,8 +19,13 @@ ready); a detached lab that is ``up`` has been handed over by its creator (``ani
 reaper leaves it and ``down_stale`` spares it. Until then a creator that dies takes the lab
 with it.
 
+``prefix`` is a label the lab's creator chose so that its owner finds it on a shared machine
+(``ani lab status --prefix P``; e.g. a campaign's name, ``RunPlan.lab_prefix``): any text matching
+:data:`PREFIX_RE` (a campaign's name always does), never part of a namespace or file name (those
+use the id, ``[a-z0-9]{1,12}``).
+
 Unknown keys are ignored on reading (pydantic's default), so files with the former ``dirs`` key
-still load.
+still load; a file without ``prefix`` (written before it existed) reads as no prefix.
 """
 
 from __future__ import annotations
@@ -34,12 +39,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ani.errors import LabIdError
 from ani.lab.proc import is_alive, start_time
 
 #: where lab directories live; override with $ANI_LAB_ROOT (tests of the state logic only)
 LABS_ROOT = Path(os.environ.get("ANI_LAB_ROOT", "/run/ani/labs"))
 LAB_ID_RE = re.compile(r"^[a-z0-9]{1,12}$")
 NS_PREFIX = "ani-"
+#: a lab's prefix (a label, see the module doc): the pattern of a campaign's name
+#: (``ani.campaign.spec.NAME_RE``; a unit test keeps the two equal)
+PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 
 
 class LabState(BaseModel):
@@ -47,6 +56,7 @@ class LabState(BaseModel):
 
     id: str
     name: str = "lab"
+    prefix: str | None = None
     owner_pid: int = 0
     owner_start: int | None = None
     detached: bool = False
@@ -70,6 +80,19 @@ class LabState(BaseModel):
     def owner_alive(self) -> bool:
         """True if the creating process still runs (same PID *and* start time)."""
         return is_alive(self.owner_pid, self.owner_start)
+
+
+def check_prefix(prefix: str | None) -> str | None:
+    """``prefix`` if it is a valid lab prefix (or None: no prefix).
+
+    Raises:
+        LabIdError: it does not match :data:`PREFIX_RE` (a ConfigError: bad input).
+    """
+    if prefix is None or (isinstance(prefix, str) and PREFIX_RE.match(prefix)):
+        return prefix
+    shown = repr(prefix[:70]) + ("..." if len(prefix) > 70 else "") if isinstance(prefix, str) else repr(prefix)
+    raise LabIdError(f"lab prefix {shown} must be 1 to 64 characters: letters, digits and . _ + - "
+                     "(not starting with one of . _ + -), e.g. a campaign's name")
 
 
 def ns_prefix(lab_id: str) -> str:

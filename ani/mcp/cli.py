@@ -88,6 +88,8 @@ def stop_on_signals(adapter: Any) -> None:
     import signal
     import threading
 
+    from ani.host.threads import thread
+
     stopping = threading.Event()
 
     def stop(signum: int, _frame: Any) -> None:
@@ -96,7 +98,7 @@ def stop_on_signals(adapter: Any) -> None:
         stopping.set()
         name = signal.Signals(signum).name
         print(f"ani mcp: {name}: closing the adapter (the lab stays up)", file=sys.stderr, flush=True)
-        closer = threading.Thread(target=_close_quietly, args=(adapter,), daemon=True)
+        closer = thread(_close_quietly, adapter, name="ani-mcp-close")
         closer.start()
         closer.join(CLOSE_BOUND_S)
         if closer.is_alive():

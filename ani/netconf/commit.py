@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ani.device.model import DeviceConfig
+from ani.host.threads import bind
 from ani.netconf.errors import RpcError
 
 #: RFC 6241 §8.4.5.1: confirm-timeout defaults to 600 seconds
@@ -43,7 +44,7 @@ TimerFactory = Callable[[float, Callable[[], None]], Timer]
 
 def thread_timer(seconds: float, callback: Callable[[], None]) -> Timer:
     """The default :data:`TimerFactory`: a daemon ``threading.Timer``."""
-    t = threading.Timer(seconds, callback)
+    t = threading.Timer(seconds, bind(callback))  # the callback in the starter's context
     t.daemon = True
     return t
 

@@ -40,9 +40,10 @@ import os
 import signal
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+
+from ani.host.threads import ContextPool, bind, thread
 
 log = logging.getLogger("ani.netconf.serve")
 
@@ -94,7 +95,7 @@ def _each(devices: dict[str, Any], method: str) -> None:
     todo = {n: d for n, d in devices.items() if hasattr(d, method)}
     if not todo:
         return
-    with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix=f"nc-{method}") as ex:
+    with ContextPool(max_workers=min(8, len(todo)), thread_name_prefix=f"nc-{method}") as ex:
         for name, said in zip(todo, ex.map(lambda d: getattr(d, method)(), todo.values()), strict=True):
             if said:
                 log.warning("%s: %s", name, said)
@@ -162,7 +163,7 @@ async def serve(spec: ServeSpec) -> int:
         log.info("%s: datastores ready", spec.name)
 
     set_nice(0)  # the event loop and the RPC threads (made later, by it) run at normal priority
-    threading.Thread(target=phase2, name="netconf-devices", daemon=True).start()
+    thread(phase2, name="netconf-devices").start()
     ready = asyncio.ensure_future(server.ready.wait())
     stopped = asyncio.ensure_future(stop.wait())
     await asyncio.wait({ready, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -183,7 +184,7 @@ async def serve(spec: ServeSpec) -> int:
     if signalled.is_set() and built:
         # after the sessions are gone (an RPC still running finishes first: the Device
         # serialises), before the process exits
-        await loop.run_in_executor(None, _each, built, "shutdown")
+        await loop.run_in_executor(None, bind(_each), built, "shutdown")
     return 1 if failed else 0
 
 

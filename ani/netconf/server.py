@@ -29,6 +29,7 @@ from typing import Any
 
 import asyncssh
 
+from ani.host.threads import ContextPool, bind, thread
 from ani.netconf import rpc
 from ani.netconf.errors import RpcError
 from ani.netconf.framing import Decoder, FramingError, encode
@@ -89,7 +90,7 @@ class NetconfServer:
         self.schemas: dict[str, tuple[str, str]] = {}
         self.capabilities: list[str] = []
         self.host = host
-        self.executor = executor or ThreadPoolExecutor(
+        self.executor = executor or ContextPool(
             max_workers=min(32, 4 + 2 * len(names)), thread_name_prefix="netconf")
         self.loop: asyncio.AbstractEventLoop | None = None
         self._next_id = 0
@@ -192,9 +193,8 @@ class NetconfServer:
         ev.clear()
         if r.device is not None and hasattr(r.device, "hold"):
             release, held = threading.Event(), threading.Event()
-            threading.Thread(target=r.device.hold, args=(release, held), daemon=True,
-                             name=f"netconf-freeze-{router}").start()
-            ok = await asyncio.get_running_loop().run_in_executor(None, held.wait, timeout_s)
+            thread(r.device.hold, release, held, name=f"netconf-freeze-{router}").start()
+            ok = await asyncio.get_running_loop().run_in_executor(None, bind(held.wait), timeout_s)
             if not ok:
                 release.set()
                 ev.set()

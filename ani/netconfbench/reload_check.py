@@ -46,11 +46,12 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from ani.host.threads import ContextPool
 
 __all__ = ["WORKERS", "RouterCrosscheck", "compare", "crosscheck", "frr_reload_test",
            "parse_test_output", "reload_changes", "vtysh_text"]
@@ -267,7 +268,7 @@ def crosscheck(initial: Mapping[str, Any], final: Mapping[str, Any],
     if fr is None or vt is None:
         return None, f"not cross-checked with frr-reload: {missing}"
     routers = [r for r in applied if r in initial and r in final]
-    with ThreadPoolExecutor(max_workers=max(1, min(WORKERS, len(routers)))) as pool:
+    with ContextPool(max_workers=max(1, min(WORKERS, len(routers)))) as pool:
         results = list(pool.map(lambda r: _one(frr_text(initial[r]), frr_text(final[r]), applied[r], fr, vt), routers))
     out = dict(zip(routers, results, strict=True))
     bad = [r for r, c in out.items() if c.agree is None]

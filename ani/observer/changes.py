@@ -44,10 +44,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ani.device.model import DeviceConfig
+from ani.host.threads import ContextPool
 
 __all__ = ["config_changes", "kernel_addresses", "read_configs", "read_kernel", "reference_configs",
            "unrequested_changes", "without_changes"]
@@ -60,7 +60,7 @@ def read_configs(lab: Any, routers: list[str], timeout: float = 10.0, workers: i
     ReadError / ReadTimeout (:func:`ani.device.apply.read`)."""
     from ani.device.apply import read
 
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(routers) or 1))) as pool:
+    with ContextPool(max_workers=max(1, min(workers, len(routers) or 1))) as pool:
         cfgs = list(pool.map(lambda r: read(lab, r, timeout), routers))
     return dict(zip(routers, cfgs, strict=True))
 

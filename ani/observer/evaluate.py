@@ -31,12 +31,12 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import BaseModel
 
 from ani.errors import HostFault, ObserverError
+from ani.host.threads import ContextPool
 from ani.observer.checks import BgpSessionCheck, Check, CommandCheck, LoopbackCheck, ReachCheck, RouteCheck
 
 _RECEIVED_RE = re.compile(r"(\d+) (?:packets )?received")
@@ -158,7 +158,7 @@ class Observer:
         for idxs, workers in ((pos, self.workers), (neg, self.negative_workers)):
             if not idxs:
                 continue
-            with ThreadPoolExecutor(max_workers=max(1, min(workers, len(idxs)))) as pool:
+            with ContextPool(max_workers=max(1, min(workers, len(idxs)))) as pool:
                 futs = {i: pool.submit(self._run_one, checks[i], bound_s) for i in idxs}
                 for i, f in futs.items():
                     results[i] = f.result()
@@ -214,7 +214,7 @@ class Observer:
                 out = [self._sample_read(checks[i]) for i in idxs]
             return [r.model_copy(update={"at": at}) for r in out]
 
-        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
+        with ContextPool(max_workers=max(1, min(workers, len(jobs)))) as pool:
             futs = [pool.submit(job, *j) for j in jobs]
             for (_what, _node, idxs), f in zip(jobs, futs, strict=True):
                 for i, r in zip(idxs, f.result(), strict=True):

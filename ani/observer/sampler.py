@@ -73,6 +73,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ani.errors import HostFault
+from ani.host.threads import thread
 
 __all__ = [
     "DEFAULT_PERIOD_S",
@@ -263,7 +264,7 @@ class Sampler:
         of every interval. The first round runs at once."""
         self.t0 = self.clock() if t0 is None else t0
         if self.checks:
-            self._thread = threading.Thread(target=self._loop, name="ani-sampler", daemon=True)
+            self._thread = thread(self._loop, name="ani-sampler")
             self._thread.start()
         return self
 

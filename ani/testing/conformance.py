@@ -70,6 +70,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from ani.errors import ErrorCode
+from ani.host.threads import thread
 from ani.protocol import TOOL_NAME_RE, Adapter, Level, ToolResult, ToolSpec
 from ani.testing.arguments import bad_arguments, with_nulls
 from ani.testing.device_state import state_difference
@@ -377,7 +378,7 @@ class AdapterConformance:
                 except Exception as exc:  # noqa: BLE001 - reported below
                     errors.append(f"thread {t}: {name} raised {type(exc).__name__}: {exc}")
 
-        threads = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(n)]
+        threads = [thread(work, t) for t in range(n)]
         for th in threads:
             th.start()
         for th in threads:

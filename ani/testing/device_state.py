@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from ani.host.threads import ContextPool
 
 __all__ = ["lab_state", "state_difference"]
 
@@ -48,7 +49,7 @@ def lab_state(lab: Any, routers: Iterable[str] | None = None, *, nft: bool = Tru
             out["nft"] = tuple(nft_lines(read_nft(lab, r, timeout)))
         return out
 
-    with ThreadPoolExecutor(max_workers=max(1, min(8, len(names)))) as pool:
+    with ContextPool(max_workers=max(1, min(8, len(names)))) as pool:
         return dict(zip(names, pool.map(one, names), strict=True))
 
 

@@ -18,7 +18,10 @@ flat list of lines, starting from the topology's startup ``config``) and an FRR-
 
 Other argv (``lab.exec(node, ["ip", "-j", "addr"])``) are answered by :meth:`FakeLab.on`
 responders (first match of an argv prefix), else exit status 127; ``nft list ruleset`` (and
-``nft -s list ruleset``) answers an empty ruleset until told otherwise. Every ``exec`` is recorded in
+``nft -s list ruleset``) answers an empty ruleset until told otherwise. :meth:`FakeLab.uninstall`
+removes a registered program from the fake host: from then on an ``exec`` of it raises the
+:class:`~ani.errors.ProgramMissing` a real lab raises (noted in the fault journal, in the fault
+scope of the code that ran it: :func:`ani.host.programs.fault_scope`). Every ``exec`` is recorded in
 ``lab.calls`` as ``(node, argv)``. After ``down()`` every ``exec`` raises
 :class:`~ani.errors.LabGone`, as a removed real lab does. Thread-safe.
 
@@ -45,7 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ani.errors import LabGone, UnknownNode
+from ani.errors import HostFault, LabGone, UnknownNode
+from ani.host import programs
 from ani.lab.proc import ExecResult
 from ani.lab.topology import Topology, load_topology, parse_topology
 from ani.names import unknown
@@ -123,6 +127,7 @@ class FakeLab:
         self.calls: list[tuple[str, list[str]]] = []
         self.running = True
         self._responders: list[_Responder] = []
+        self._uninstalled: set[str] = set()
         self._lock = threading.RLock()
         for argv in (("nft", "-s", "list", "ruleset"), ("nft", "list", "ruleset")):  # an empty ruleset
             self.on(argv)
@@ -170,6 +175,9 @@ class FakeLab:
             self._check(node)
             if not self.running:
                 raise LabGone(self.id, "the fake lab was downed")
+            gone = programs.lookup(argv[0]) if argv and self._uninstalled else None
+            if gone is not None and gone.name in self._uninstalled:
+                raise programs.missing(gone.name)  # before the command runs, as Lab.exec's check
             self.calls.append((node, list(argv)))
             if argv and Path(argv[0]).name == "vtysh" and node in self.devices:
                 return self._vtysh(node, argv[1:])
@@ -215,6 +223,16 @@ class FakeLab:
         res = ExecResult(-9 if timed_out else rc, stdout, stderr, timed_out, 0.0)
         with self._lock:
             self._responders.insert(0, _Responder(match, res, node))
+
+    def uninstall(self, program: str) -> None:
+        """Remove the registered program ``program`` (``"ping"``, ``"vtysh"``) from this lab's
+        host: every later ``exec`` of it raises ProgramMissing (module doc). Raises HostFault if
+        it is not in ``ani/host/packages.txt``."""
+        p = programs.lookup(program)
+        if p is None:
+            raise HostFault(f"program {program!r} is not registered in {programs.PACKAGES_FILE}")
+        with self._lock:
+            self._uninstalled.add(p.name)
 
     # -- internals ----------------------------------------------------------------------------
 

@@ -370,3 +370,43 @@ def test_unreadable_state_and_orphan_namespaces_are_stale():
         for lab_id in (broken, orphan):
             if f"ani-{lab_id}-n1" in list_netns():
                 subprocess.run(["ip", "netns", "del", f"ani-{lab_id}-n1"])
+
+
+PREFIXED_CRASHER = KILL_REAPER + """
+import os, sys
+from ani.lab import Lab
+lab = Lab(sys.argv[1], lab_id=sys.argv[2], prefix=sys.argv[3], netconf=False, ssh=False).up()
+kill_reaper(lab.id)
+print(lab.id, flush=True)
+os._exit(0)   # a crashed owner: the lab stays, stale
+"""
+
+
+def test_down_prefix_removes_only_that_prefix_s_labs_whose_owner_is_gone(make_lab, tmp_path):
+    """issue 24 §2: on a shared machine ``ani lab status --prefix P`` finds one's labs, and ``ani
+    lab down --prefix P`` removes the stale ones of P, never a live lab of P (nor anything else)."""
+    from typer.testing import CliRunner
+
+    from ani.cli import app
+    from ani.lab.cleanup import destroy
+    from ani.testing.fake_lab import DEFAULT_TOPOLOGY
+
+    prefix, crashed = "i24-" + uuid.uuid4().hex[:8], _uid("prefcr")  # this session's own
+    topo = tmp_path / "small.yaml"
+    topo.write_text(yaml.safe_dump(DEFAULT_TOPOLOGY))
+    try:
+        out = subprocess.run([sys.executable, "-c", PREFIXED_CRASHER, str(topo), crashed, prefix],
+                             capture_output=True, text=True, timeout=60)
+        assert out.stdout.strip() == crashed, out.stderr
+        live = make_lab(topo, prefix=prefix, netconf=False, ssh=False)
+        res = CliRunner().invoke(app, ["lab", "status", "--prefix", prefix], env={"COLUMNS": "200"})
+        rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in res.output.splitlines() if ln.startswith("│")]
+        assert sorted((r[0], r[1]) for r in rows) == sorted([(crashed, prefix), (live.id, prefix)]), res.output
+        assert next(r[4] for r in rows if r[0] == crashed).endswith("(gone: stale)")
+        res = CliRunner().invoke(app, ["lab", "down", "--prefix", prefix])
+        assert res.exit_code == 0 and res.output.split() == (
+            f"removed 1 lab(s) of prefix {prefix} whose owner is gone: {crashed}").split()
+        assert _footprint(crashed) == EMPTY
+        assert len(_footprint(live.id)["netns"]) == 3 and read_state(live.id).prefix == prefix
+    finally:
+        destroy(crashed)  # this test's lab only (idempotent)

@@ -152,7 +152,7 @@ def test_ani_campaign_run_counts_the_stored_runs_when_a_ctrl_c_escapes_the_loop(
     f = tmp_path / "camp.yaml"
     f.write_text("name: t\n")
     out = tmp_path / "res"
-    res = CliRunner().invoke(app, ["campaign", "run", str(f), "--out", str(out), "--no-progress"])
+    res = CliRunner().invoke(app, ["campaign", "run", str(f), "--out", str(out), "--no-progress", "--jobs", "1"])
     assert res.exit_code == 130, res.output
     text = " ".join(res.stderr.split())
     assert len(read_runs(out)) == 9

@@ -1,6 +1,6 @@
 """``ani campaign run --out FILE`` (or a folder that cannot be made) exits 2 with one line naming
 --out, before any lab (issue 5, adversarial pass: a traceback from mkdir). Real command line,
-real validation of campaigns/level-sweep.yaml; run_one replaced to see that no run starts."""
+real validation of campaigns/level-sweep.yaml; execute replaced to see that no run starts."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from ani.cli import app
 
 @pytest.fixture
 def started(monkeypatch):
-    import ani.campaign.loop as loop
+    import ani.campaign.execute as execute_mod
 
     got: list = []
-    monkeypatch.setattr(loop, "run_one", lambda *a, **k: got.append(a))
+    monkeypatch.setattr(execute_mod, "execute", lambda *a, **k: got.append(a))
     return got
 
 

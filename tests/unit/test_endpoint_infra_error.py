@@ -148,11 +148,11 @@ def test_a_campaign_on_a_dead_endpoint_stops_before_any_lab(tmp_path, dead_url):
 
 
 def test_cli_campaign_and_run_exit_2_with_one_line(tmp_path, dead_url, monkeypatch):
-    import ani.campaign.loop as loop
+    import ani.campaign.execute as execute_mod
     import ani.campaign.runner as runner
 
     started: list = []
-    monkeypatch.setattr(loop, "run_one", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(execute_mod, "execute", lambda *a, **k: started.append(a))
     monkeypatch.setattr(runner, "run_one", lambda *a, **k: started.append(a))
     camp = Path("campaigns/level-sweep-llm.yaml").read_text()
     import yaml

@@ -341,12 +341,12 @@ def test_ani_campaign_run_exits_3_when_runs_were_infrastructure_errors(spec, tmp
                     "cells: [{name: a1, level: a1}]\n")
     w = World([("reload", "x")])
     monkeypatch.setattr(loop, "RunnerDeps", w.deps)
-    res = CliRunner().invoke(app, ["campaign", "run", str(camp), "--out", str(tmp_path / "o"), "--no-progress"])
+    res = CliRunner().invoke(app, ["campaign", "run", str(camp), "--out", str(tmp_path / "o"), "--no-progress", "--jobs", "1"])
     assert res.exit_code == 3, res.output
     assert "1 run was an infrastructure error (a1: 1)" in " ".join(res.output.split())
     monkeypatch.setattr(loop, "RunnerDeps", World([("set", "site")]).deps)
     res = CliRunner().invoke(app, ["campaign", "run", str(camp), "--resume", str(tmp_path / "o"),
-                                   "--no-progress", "--retry-infra"])  # the old flag still works
+                                   "--no-progress", "--retry-infra", "--jobs", "1"])  # the old flag still works
     assert res.exit_code == 0, res.output
 
 

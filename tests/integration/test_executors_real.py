@@ -1,0 +1,89 @@
+"""The same plans through every executor, on real FRR labs, as a user runs them (issue 24 §2):
+``ani campaign run`` serially (--jobs 1), with --jobs 3 and on a two-worker Dask LocalCluster
+(--executor dask --scheduler local:2) give the same verdict for every run id; plan.jsonl is the
+same plan each time; ``ani campaign rerun`` reproduces a recorded verdict; no lab is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ani.campaign.plan import read_plans
+from ani.campaign.results import read_runs
+
+pytestmark = pytest.mark.integration
+
+ANI = [sys.executable, "-m", "ani.cli"] if not Path(sys.executable).with_name("ani").exists() else [
+    str(Path(sys.executable).with_name("ani"))]
+PREFIX = "it-exec"
+
+
+def _ani(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run([*ANI, *args], capture_output=True, text=True, timeout=timeout, env=env, check=False)
+
+
+def _verdicts(out: Path) -> dict[str, tuple]:
+    """run id -> what must not depend on the executor (timings aside)."""
+    return {r.run_id: (r.label, r.success, r.damage_free, tuple((t.name, t.passed) for t in r.tests),
+                       tuple((i.name, i.passed) for i in r.invariants), r.scenario_hash, r.tool_calls)
+            for r in read_runs(out)}
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> Path:
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    root = tmp_path_factory.mktemp("exec")
+    camp = root / "c.yaml"
+    camp.write_text(
+        "name: it-exec\n"
+        f"scenario: {Path('scenarios/brownfield-small.yaml').resolve()}\n"
+        "task: onboard-site\n"
+        "variants: 1\n"
+        "seed: 2\n"
+        "agent: {kind: scripted}\n"
+        "cells:\n"
+        "  - {name: a0, level: a0}\n"
+        "  - {name: a1, level: a1}\n"
+        "  - {name: a3t, level: a3t}\n"
+    )
+    return camp
+
+
+def test_serial_jobs_and_dask_give_the_same_verdicts_and_rerun_reproduces_one(lab_host, campaign):
+    root = campaign.parent
+    runs = {}
+    for name, extra in (("serial", ["--jobs", "1"]), ("jobs3", ["--jobs", "3"]),
+                        ("dask", ["--executor", "dask", "--scheduler", "local:2"])):
+        out = root / name
+        res = _ani("campaign", "run", str(campaign), "--out", str(out), "--no-progress", "--lab-prefix", PREFIX,
+                   *extra)
+        assert res.returncode == 0, (name, res.stdout[-3000:], res.stderr[-3000:])
+        runs[name] = out
+    plans = {name: [p.model_dump() for p in read_plans(out)] for name, out in runs.items()}
+    assert plans["serial"] == plans["jobs3"] == plans["dask"]
+    assert [p["run_id"] for p in plans["serial"]] == ["a0-onboard-site-s2", "a1-onboard-site-s2", "a3t-onboard-site-s2"]
+    verdicts = {name: _verdicts(out) for name, out in runs.items()}
+    assert sorted(verdicts["serial"]) == [p["run_id"] for p in plans["serial"]]  # each once
+    assert verdicts["serial"] == verdicts["jobs3"] == verdicts["dask"]
+    assert {v[0] for v in verdicts["serial"].values()} == {"clean_success"}
+    for out in runs.values():  # the trajectories came back into the folder (Dask: from a temporary one)
+        for r in read_runs(out):
+            assert Path(r.trajectory).parent == out / "trajectories"
+            assert sum(1 for line in open(r.trajectory) if json.loads(line)["event"] == "tool_call") == r.tool_calls
+
+    again = root / "rerun"
+    res = _ani("campaign", "rerun", str(runs["jobs3"]), "a1-onboard-site-s2", "--out", str(again))
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+    assert "recorded: clean_success: matches" in res.stdout
+    assert _verdicts(again)["a1-onboard-site-s2"] == verdicts["jobs3"]["a1-onboard-site-s2"]
+    res = _ani("campaign", "rerun", str(runs["jobs3"]), "nope")
+    assert res.returncode == 2 and "no run 'nope'" in res.stderr
+
+    status = _ani("lab", "status", "--prefix", PREFIX)
+    assert PREFIX not in status.stdout.replace(f"--prefix {PREFIX}", ""), status.stdout  # no lab of ours left
