@@ -175,6 +175,23 @@ def test_lost_record_takes_every_factor_from_the_plan():
     assert (rec.scenario_hash, rec.model, rec.agent_mode) == ("cd" * 32, "m1", "planner-executor+recovery")
 
 
+def test_a_scheduler_that_does_not_answer_does_not_cost_the_run(monkeypatch):
+    """first_attempt asks the scheduler (a named Event) whether the run started before; a comm
+    failure (a timeout under load) must run the run, not lose it."""
+    distributed = pytest.importorskip("distributed")
+    from ani.campaign.executors import remote
+
+    class Silent:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def is_set(self) -> bool:
+            raise OSError("Timed out during handshake")
+
+    monkeypatch.setattr(distributed, "Event", Silent)
+    assert remote.first_attempt("tok", "a1-onboard-site-s1") is True
+
+
 # -- Ctrl-C and SIGTERM ---------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ ignore SIGINT (a Ctrl-C in the coordinator's terminal stops the runs, not the wo
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -127,13 +128,18 @@ def first_attempt(token: str, run_id: str) -> bool:
     cluster (a named ``distributed.Event``). The scheduler reschedules every task a dead worker
     held (``distributed.scheduler.allowed-failures`` times): those it only queued run
     elsewhere as if nothing happened, the one it was running must not (it is an infrastructure
-    error, which ``--resume`` runs again)."""
+    error, which ``--resume`` runs again). A scheduler that does not answer (a comm timeout
+    under load) counts as a first attempt: the run goes on rather than being lost."""
     from distributed import Event
 
-    tried = Event(f"ani-tried-{token}-{run_id}")
-    if tried.is_set():
-        return False
-    tried.set()
+    try:
+        tried = Event(f"ani-tried-{token}-{run_id}")
+        if tried.is_set():
+            return False
+        tried.set()
+    except Exception:  # noqa: BLE001 - a slow scheduler must not cost the run (a retry is rare)
+        logging.getLogger("ani.campaign.executors").warning(
+            "run %s: the scheduler did not answer whether it ran before; running it", run_id, exc_info=True)
     return True
 
 
