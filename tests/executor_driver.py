@@ -27,7 +27,7 @@ class PrintSink:
         self._out(event=run_id, data=event)
 
     def finished(self, plan: RunPlan, record: object) -> None:
-        self._out(finished=plan.run_id)
+        self._out(finished=plan.run_id, label=getattr(record, "label", None), reason=getattr(record, "infra_error_reason", None))
 
 
 def main() -> int:

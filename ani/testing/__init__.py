@@ -12,6 +12,10 @@
   on a FakeLab and a clock that moves, for unit tests of fault schedules and sessions.
 - :func:`strict_problems` (:mod:`ani.testing.strict`): what keeps a tool from being accepted by
   the strict chat-completions rules.
+- :mod:`ani.testing.fake_execute`: a fake run function (``execute``'s signature, no lab) for
+  unit tests of campaign executors: ``get_executor("local", jobs=3,
+  target="ani.testing.fake_execute:execute")``; the plan's agent block says how long it runs,
+  whether it dies, raises or fails.
 
 See docs/vendor-adapter.md.
 """

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ani.campaign.executors import executor_names, get_executor, lost_record
+from ani.campaign.executors import Executor, executor_names, get_executor, lost_record
 from ani.campaign.plan import RunPlan, ScenarioRef
 from ani.campaign.results import INFRA, RunRecord
 from ani.errors import ConfigError
@@ -75,8 +75,11 @@ def dask2():
     """One ``local:2`` Dask executor for the module (its LocalCluster closed at the end)."""
     pytest.importorskip("distributed")
     ex = get_executor("dask", scheduler="local:2", target=FAKE)
-    pids = list(ex.connect().run(os.getpid).values())
+    client = ex.connect()
+    pids = list(client.run(os.getpid).values())
     assert ex.slots == 2 and len(pids) == 2
+    # the preload: a Ctrl-C reaches the runs' own processes, not the worker processes
+    assert set(client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN).values()) == {True}
     yield ex
     ex.close()  # the LocalCluster it started is gone with its worker processes
     deadline = time.monotonic() + 10
@@ -92,11 +95,12 @@ def run_all(ex: Any, plans: list[RunPlan], out: Path) -> Sink:
 
 
 def test_same_records_serial_jobs3_dask(tmp_path, dask2):
-    plans = [plan(i, cell, sleep_s=0.2, fail=i == 2) for i in range(1, 4) for cell in ("a1", "a2")]
+    plans = [plan(i, cell, sleep_s=0.2, fail=i == 2) for i in range(1, 3) for cell in ("a1", "a2")]
     ids = sorted(p.run_id for p in plans)
     results = {}
     for name, ex in (("serial", get_executor("serial", target=FAKE)),
                      ("local", get_executor("local", jobs=3, target=FAKE)), ("dask", dask2)):
+        assert isinstance(ex, Executor) and ex.name == name
         out = folder(tmp_path, name)
         sink = run_all(ex, plans, out)
         if name != "dask":
@@ -171,6 +175,23 @@ def test_lost_record_takes_every_factor_from_the_plan():
     assert (rec.scenario_hash, rec.model, rec.agent_mode) == ("cd" * 32, "m1", "planner-executor+recovery")
 
 
+def test_a_scheduler_that_does_not_answer_does_not_cost_the_run(monkeypatch):
+    """first_attempt asks the scheduler (a named Event) whether the run started before; a comm
+    failure (a timeout under load) must run the run, not lose it."""
+    distributed = pytest.importorskip("distributed")
+    from ani.campaign.executors import remote
+
+    class Silent:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def is_set(self) -> bool:
+            raise OSError("Timed out during handshake")
+
+    monkeypatch.setattr(distributed, "Event", Silent)
+    assert remote.first_attempt("tok", "a1-onboard-site-s1") is True
+
+
 # -- Ctrl-C and SIGTERM ---------------------------------------------------------------------
 
 
@@ -218,7 +239,7 @@ def test_a_stop_ends_every_run_and_leaves_no_worker(tmp_path, name, how, request
             proc.wait()
     msgs = lines + [json.loads(x) for x in rest.splitlines()]
     assert proc.returncode == 130 and msgs[-1] == {"interrupted": True}, msgs[-3:]
-    assert not [m for m in msgs if "finished" in m]  # the interrupted runs are not reported
+    assert not [m for m in msgs if "finished" in m], msgs  # the interrupted runs are not reported
     workers = next((m["dask_workers"] for m in msgs if "dask_workers" in m), [])
     deadline = time.monotonic() + 10  # reaped by their parent, which has exited
     while any(alive(p) for p in pids + workers) and time.monotonic() < deadline:
@@ -257,6 +278,7 @@ def test_good_scheduler_strings():
     ("local", {"jobs": 0}, r"--jobs: expected a whole number >= 1, got 0"),
     ("local", {"jobs": True}, r"--jobs: expected a whole number >= 1"),
     ("local", {"jobs": 2, "workers": 3}, r"executor 'local': .*workers"),
+    ("dask", {}, r"executor 'dask': missing a required argument: 'scheduler'"),
     ("serial", {"target": "ani.nowhere:execute"}, r"executor target 'ani.nowhere:execute' cannot be loaded"),
     ("serial", {"target": "execute"}, r"expected 'module:function'"),
 ])

@@ -94,7 +94,7 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, scheduler: str = "local:1", *, target: str = DEFAULT_TARGET,
+    def __init__(self, scheduler: str, *, target: str = DEFAULT_TARGET,
                  connect_timeout_s: float = WORKER_WAIT_S) -> None:
         self.kind, self.where = parse_scheduler(scheduler)
         require_distributed()

@@ -10,8 +10,8 @@ run it held: that run is reported as ``infra_error`` (``worker died: killed by S
 Stopping: Ctrl-C in a terminal reaches the whole process group; SIGTERM and SIGHUP to the
 coordinator are forwarded to the workers as SIGINT (while :meth:`LocalExecutor.run` runs, in
 the main thread). Every worker takes its lab down, the coordinator waits for them (at most
-:data:`STOP_GRACE_S`, then SIGKILL; a second Ctrl-C sends SIGTERM, which removes the labs at
-once) and raises KeyboardInterrupt. A kill -9 of the coordinator reaches the workers as SIGTERM
+:data:`STOP_GRACE_S`, then SIGKILL, as at a second Ctrl-C: each lab's reaper removes it) and
+raises KeyboardInterrupt. A kill -9 of the coordinator reaches the workers as SIGTERM
 (``PR_SET_PDEATHSIG``). No worker outlives :meth:`LocalExecutor.run`.
 """
 

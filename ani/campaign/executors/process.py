@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
@@ -25,11 +26,13 @@ READ_CHUNK = 1 << 16
 
 
 class WorkerProcess:
-    """One worker process. Attributes: ``proc`` (the Popen), ``ready`` (its run function is
-    imported), ``plan`` (the plan it runs, None when idle), ``eof`` (its stream ended)."""
+    """One worker process. Attributes: ``proc`` (the Popen), ``target`` (its run function),
+    ``ready`` (that is imported), ``plan`` (the plan it runs, None when idle), ``eof`` (its
+    stream ended)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], target: str = "") -> None:
         self.proc = proc
+        self.target = target
         self.ready = False
         self.plan: RunPlan | None = None
         self.eof = False
@@ -46,7 +49,7 @@ class WorkerProcess:
         argv += ["--remove-workdir"] if remove_workdir else []
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                 close_fds=True)
-        return cls(proc)
+        return cls(proc, target)
 
     @property
     def pid(self) -> int:
@@ -56,13 +59,16 @@ class WorkerProcess:
         assert self.proc.stdout is not None
         return self.proc.stdout.fileno()
 
-    def send(self, plan: RunPlan) -> None:
-        """Hand ``plan`` to the worker (it must be idle). A worker that died meanwhile is
-        noticed by its end of stream, not here."""
+    def send(self, plan: RunPlan, workdir: str | Path | None = None) -> None:
+        """Hand ``plan`` to the worker (it must be idle), to run in ``workdir`` (None: the
+        one it was started with). A worker that died meanwhile is noticed by its end of
+        stream, not here."""
         self.plan = plan
+        line = plan.to_line() if workdir is None else json.dumps(
+            {"plan": json.loads(plan.to_line()), "workdir": str(workdir)})
         try:
             assert self.proc.stdin is not None
-            self.proc.stdin.write(plan.to_line().encode() + b"\n")
+            self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             pass
@@ -134,31 +140,26 @@ class WorkerProcess:
 def stop_all(workers: list[WorkerProcess], grace_s: float, on_message: Any = None) -> None:
     """Stop ``workers`` and reap them: SIGINT to each that runs (it takes its lab down), then
     wait, reading their streams (``on_message(worker, msg)`` for each message, so a worker
-    writing its last record never blocks on a full pipe); a KeyboardInterrupt while waiting
-    sends SIGTERM (the labs' own handlers remove them at once) and shortens the wait to 10 s;
-    whatever still runs after ``grace_s`` is killed. Returns when none is left."""
-    import selectors
-
+    writing its last record never blocks on a full pipe). A KeyboardInterrupt while waiting (a
+    second Ctrl-C) and the end of ``grace_s`` kill what still runs (SIGKILL: each lab's reaper
+    removes it within a second). Returns when none is left."""
     for w in workers:
         w.finish()
         w.signal(signal.SIGINT)
     deadline = time.monotonic() + grace_s
-    pending = [w for w in workers if not w.eof]
-    while pending:
-        try:
-            _drain(pending, deadline, on_message, selectors)
-            break
-        except KeyboardInterrupt:
-            for w in pending:
-                w.signal(signal.SIGTERM)
-            deadline = min(deadline, time.monotonic() + 10.0)
-        pending = [w for w in pending if not w.eof]
+    try:
+        _drain([w for w in workers if not w.eof], deadline, on_message)
+    except KeyboardInterrupt:  # a second Ctrl-C: kill what still runs
+        deadline = time.monotonic()
     for w in workers:
-        w.wait(max(0.0, deadline - time.monotonic()))
+        try:
+            w.wait(max(0.0, deadline - time.monotonic()))
+        except KeyboardInterrupt:  # another Ctrl-C: no more waiting
+            deadline = time.monotonic()
         w.kill()  # still running after the grace: SIGKILL; else only reaped and closed
 
 
-def _drain(pending: list[WorkerProcess], deadline: float, on_message: Any, selectors: Any) -> None:
+def _drain(pending: list[WorkerProcess], deadline: float, on_message: Any) -> None:
     sel = selectors.DefaultSelector()
     for w in pending:
         sel.register(w.fileno(), selectors.EVENT_READ, w)

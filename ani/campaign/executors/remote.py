@@ -2,8 +2,10 @@
 (imported there, never by the coordinator's other code).
 
 A Dask worker runs tasks in a thread, and a run wants a process of its own (signal handlers,
-per-process state), so the task starts a worker process (:mod:`ani.campaign.executors.worker`)
-for the run in a temporary working folder holding the files the plan needs, relays its
+per-process state), so the task hands the run to a run process
+(:mod:`ani.campaign.executors.worker`, started by the worker's first task and kept for the
+next ones, one run at a time) to run in a temporary working folder holding the files the plan
+needs, relays its
 trajectory events to the coordinator (``Worker.log_event`` on the campaign's topic), and
 returns the record with the trajectory's text. The coordinator stops every run of a campaign
 with :func:`stop_campaign` (``Client.run``): each run's process gets SIGINT and takes its lab
@@ -13,6 +15,7 @@ ignore SIGINT (a Ctrl-C in the coordinator's terminal stops the runs, not the wo
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -31,6 +34,9 @@ DASK_WORKER_ENV = "ANI_DASK_WORKER_PID"
 _lock = threading.Lock()
 _running: dict[str, set[WorkerProcess]] = {}  # campaign token -> its runs' processes here
 _stopped: set[str] = set()  # campaign tokens stopped (a task starting after the stop does not run)
+#: run processes between tasks: each runs one run at a time and is reused by the next task
+#: (sparing a run the start of a Python process and its imports)
+_idle: list[WorkerProcess] = []
 
 
 def run_remote(plan_line: str, files: dict[str, bytes], target: str, token: str, topic: str) -> dict[str, Any]:
@@ -64,17 +70,14 @@ def run_remote(plan_line: str, files: dict[str, bytes], target: str, token: str,
     host = None
     try:
         write_files(workdir, files)
-        env = {**os.environ, DASK_WORKER_ENV: str(os.getpid())}
-        host = WorkerProcess.start(target, workdir, env=env, remove_workdir=True)
-        with _lock:
-            _running.setdefault(token, set()).add(host)
-            if token in _stopped:
-                host.signal(signal.SIGINT)
-        host.send(plan)
+        host = _take_host(target, token)
+        host.send(plan, workdir)
         record = _relay(host, plan, worker, topic)
         if record is not None:
             traj = workdir / "trajectories" / f"{plan.run_id}.jsonl"
             text = traj.read_text(encoding="utf-8") if traj.is_file() else None
+            _give_back(host, token)
+            host = None
             return {"record": record, "trajectory": text}
         code = host.wait(30.0)
         with _lock:
@@ -82,7 +85,7 @@ def run_remote(plan_line: str, files: dict[str, bytes], target: str, token: str,
                 return {"interrupted": True}
         return {"lost": f"worker died: {exit_text(code)}"}
     finally:
-        if host is not None:
+        if host is not None:  # died, stopped or failed: not used again
             with _lock:
                 _running.get(token, set()).discard(host)
             host.finish()
@@ -91,18 +94,52 @@ def run_remote(plan_line: str, files: dict[str, bytes], target: str, token: str,
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _take_host(target: str, token: str) -> WorkerProcess:
+    """An idle run process of this Dask worker for ``target``, or a new one; registered as
+    running a run of ``token`` (and stopped at once if that campaign was stopped meanwhile)."""
+    with _lock:
+        found = None
+        while _idle and found is None:
+            h = _idle.pop()
+            if h.target == target and h.alive() and not h.eof:
+                found = h
+            else:
+                h.kill()
+    if found is None:
+        env = {**os.environ, DASK_WORKER_ENV: str(os.getpid())}
+        found = WorkerProcess.start(target, tempfile.gettempdir(), env=env, remove_workdir=True)
+    with _lock:
+        _running.setdefault(token, set()).add(found)
+        if token in _stopped:
+            found.signal(signal.SIGINT)
+    return found
+
+
+def _give_back(host: WorkerProcess, token: str) -> None:
+    """``host`` ran its run to the end: keep it for the next task of this worker."""
+    host.plan = None
+    with _lock:
+        _running.get(token, set()).discard(host)
+        _idle.append(host)
+
+
 def first_attempt(token: str, run_id: str) -> bool:
     """True the first time the run ``run_id`` of the campaign ``token`` starts anywhere on the
     cluster (a named ``distributed.Event``). The scheduler reschedules every task a dead worker
     held (``distributed.scheduler.allowed-failures`` times): those it only queued run
     elsewhere as if nothing happened, the one it was running must not (it is an infrastructure
-    error, which ``--resume`` runs again)."""
+    error, which ``--resume`` runs again). A scheduler that does not answer (a comm timeout
+    under load) counts as a first attempt: the run goes on rather than being lost."""
     from distributed import Event
 
-    tried = Event(f"ani-tried-{token}-{run_id}")
-    if tried.is_set():
-        return False
-    tried.set()
+    try:
+        tried = Event(f"ani-tried-{token}-{run_id}")
+        if tried.is_set():
+            return False
+        tried.set()
+    except Exception:  # noqa: BLE001 - a slow scheduler must not cost the run (a retry is rare)
+        logging.getLogger("ani.campaign.executors").warning(
+            "run %s: the scheduler did not answer whether it ran before; running it", run_id, exc_info=True)
     return True
 
 

@@ -2,7 +2,8 @@
 ani.campaign.executors.worker --target MODULE:FUNCTION --workdir DIR --parent PID
 [--remove-workdir]``.
 
-It reads plans (one :class:`RunPlan` JSON line each) on stdin and answers, one JSON line per
+It reads plans (one :class:`RunPlan` JSON line each, or ``{"plan": ..., "workdir": DIR}`` to
+run it in DIR) on stdin and answers, one JSON line per
 message, on the file descriptor that was its stdout (its own stdout then goes to stderr, so
 nothing a run prints can break the stream)::
 
@@ -52,6 +53,19 @@ def _on_stop(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def install_stop_handlers() -> None:
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt once (:func:`_on_stop`). The labs'
+    own handlers (:func:`ani.lab.cleanup.install_signal_handlers`, installed by a lab's first
+    ``up``) go in first, so this one sits above them, as the campaign loop's does: a SIGTERM
+    takes the run through its KeyboardInterrupt handling rather than removing its lab from
+    inside a signal handler."""
+    from ani.lab.cleanup import install_signal_handlers
+
+    install_signal_handlers()
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _on_stop)
+
+
 def die_with_parent(parent: int) -> None:
     """Ask the kernel for SIGTERM when the thread that started this process dies, and stop now
     if the parent is already gone (``parent``: its PID). Linux only; elsewhere nothing."""
@@ -73,10 +87,15 @@ class Channel:
         self._lock = threading.Lock()
 
     def send(self, kind: str, **fields: Any) -> None:
+        """Write one message; nothing if the parent is gone (its end of the pipe closed: the
+        kernel's SIGTERM, PR_SET_PDEATHSIG, stops this process)."""
         line = json.dumps({"kind": kind, **fields}, default=str, ensure_ascii=False)
         with self._lock:
-            self._fh.write(line + "\n")
-            self._fh.flush()
+            try:
+                self._fh.write(line + "\n")
+                self._fh.flush()
+            except OSError:  # BrokenPipeError
+                pass
 
 
 def take_stdout() -> IO[str]:
@@ -87,10 +106,16 @@ def take_stdout() -> IO[str]:
     return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
 
 
+#: the working folder of the run in flight when it is one of its own (``--remove-workdir``)
+_current: dict[str, Path] = {}
+
+
 def serve(target_path: str, workdir: Path, channel: Channel, stdin: IO[str]) -> None:
-    """Import the run function, say ready, then run each plan read from ``stdin`` until EOF."""
+    """Import the run function, say ready, then run each plan read from ``stdin`` until EOF.
+
+    A line is a :class:`RunPlan` (run in ``workdir``), or ``{"plan": {...}, "workdir": DIR}``
+    (run in DIR: a Dask task's temporary folder)."""
     from ani.campaign.executors.base import call_target, load_target
-    from ani.campaign.plan import RunPlan
 
     target = load_target(target_path)
     channel.send("ready", pid=os.getpid())
@@ -100,13 +125,24 @@ def serve(target_path: str, workdir: Path, channel: Channel, stdin: IO[str]) -> 
             return
         if not line.strip():
             continue
-        plan = RunPlan.from_line(line)
+        plan, where = read_order(line, workdir)
+        _current["workdir"] = where
 
         def on_event(event: dict[str, Any], rid: str = plan.run_id) -> None:
             channel.send("event", run_id=rid, event=event)
 
-        record = call_target(target, plan, workdir, on_event=on_event)
+        record = call_target(target, plan, where, on_event=on_event)
         channel.send("record", run_id=plan.run_id, record=json.loads(record.model_dump_json()))
+
+
+def read_order(line: str, workdir: Path) -> tuple[Any, Path]:
+    """``(plan, working folder)`` of one stdin line (see :func:`serve`). Raises ValueError."""
+    from ani.campaign.plan import RunPlan
+
+    data = json.loads(line)
+    if isinstance(data, dict) and set(data) == {"plan", "workdir"}:
+        return RunPlan.model_validate(data["plan"]), Path(str(data["workdir"]))
+    return RunPlan.model_validate(data), workdir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,10 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--parent", type=int, default=0)
     parser.add_argument("--remove-workdir", action="store_true",
-                        help="remove the working folder on the way out (a Dask task's temporary one)")
+                        help="remove the working folder of the last run on the way out (a Dask task's)")
     args = parser.parse_args(argv)
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, _on_stop)
+    install_stop_handlers()
     channel = Channel(take_stdout())
     try:
         die_with_parent(args.parent)
@@ -131,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ani worker: {error_text(exc)}", file=sys.stderr)
         return EXIT_TARGET
     finally:
-        if args.remove_workdir:  # also when the Dask worker that made it died (PR_SET_PDEATHSIG)
-            shutil.rmtree(args.workdir, ignore_errors=True)
+        if args.remove_workdir and "workdir" in _current:  # also when the Dask worker died
+            shutil.rmtree(_current["workdir"], ignore_errors=True)
     return 0
 
 
