@@ -13,13 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TaskID, TextColumn,
+                           TimeElapsedColumn)
 
 from ani.campaign.plan import RunPlan
 from ani.campaign.results import RunRecord, RunStore
 
 #: a run's line in the live display is cut to this many characters
 FLIGHT_CHARS = 90
+
+
+class _CampaignOnly(ProgressColumn):
+    """A column shown on the campaign's row only (a run in flight has no bar or count)."""
+
+    def __init__(self, inner: ProgressColumn) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def render(self, task: Task) -> Any:
+        return "" if task.fields.get("flight") else self.inner.render(task)
 
 
 class Coordinator:
@@ -38,9 +50,9 @@ class Coordinator:
         self.store, self.console, self.progress = store, console, progress
         self.line, self.last = line, last
         self.finished_records: list[RunRecord] = []
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=console,
-                            disable=not progress, transient=False)
+        self.bar = Progress(TextColumn("[bold]{task.description}"), _CampaignOnly(BarColumn()),
+                            _CampaignOnly(MofNCompleteColumn()), TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
+                            console=console, disable=not progress, transient=False)
         self.main = self.bar.add_task(name, total=total, completed=done, last="")
         self.flight: dict[str, TaskID] = {}
         self.started_at: dict[str, float] = {}
@@ -58,7 +70,7 @@ class Coordinator:
     def started(self, plan: RunPlan) -> None:
         self.started_at[plan.run_id] = time.monotonic()
         if self.progress:
-            self.flight[plan.run_id] = self.bar.add_task(f"  {plan.run_id}", total=None, last="lab up")
+            self.flight[plan.run_id] = self.bar.add_task(f"  {plan.run_id}", total=None, last="lab up", flight=True)
 
     def event(self, run_id: str, event: dict[str, Any]) -> None:
         tid = self.flight.get(run_id)

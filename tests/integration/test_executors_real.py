@@ -55,35 +55,47 @@ def campaign(tmp_path_factory) -> Path:
     return camp
 
 
-def test_serial_jobs_and_dask_give_the_same_verdicts_and_rerun_reproduces_one(lab_host, campaign):
-    root = campaign.parent
-    runs = {}
-    for name, extra in (("serial", ["--jobs", "1"]), ("jobs3", ["--jobs", "3"]),
-                        ("dask", ["--executor", "dask", "--scheduler", "local:2"])):
-        out = root / name
-        res = _ani("campaign", "run", str(campaign), "--out", str(out), "--no-progress", "--lab-prefix", PREFIX,
-                   *extra)
-        assert res.returncode == 0, (name, res.stdout[-3000:], res.stderr[-3000:])
-        runs[name] = out
-    plans = {name: [p.model_dump() for p in read_plans(out)] for name, out in runs.items()}
-    assert plans["serial"] == plans["jobs3"] == plans["dask"]
-    assert [p["run_id"] for p in plans["serial"]] == ["a0-onboard-site-s2", "a1-onboard-site-s2", "a3t-onboard-site-s2"]
-    verdicts = {name: _verdicts(out) for name, out in runs.items()}
-    assert sorted(verdicts["serial"]) == [p["run_id"] for p in plans["serial"]]  # each once
-    assert verdicts["serial"] == verdicts["jobs3"] == verdicts["dask"]
-    assert {v[0] for v in verdicts["serial"].values()} == {"clean_success"}
-    for out in runs.values():  # the trajectories came back into the folder (Dask: from a temporary one)
-        for r in read_runs(out):
-            assert Path(r.trajectory).parent == out / "trajectories"
-            assert sum(1 for line in open(r.trajectory) if json.loads(line)["event"] == "tool_call") == r.tool_calls
+@pytest.fixture(scope="module")
+def serial(lab_host, campaign) -> Path:
+    """The campaign run serially (--jobs 1): the reference."""
+    return _run(campaign, "serial", "--jobs", "1")
 
-    again = root / "rerun"
-    res = _ani("campaign", "rerun", str(runs["jobs3"]), "a1-onboard-site-s2", "--out", str(again))
-    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
-    assert "recorded: clean_success: matches" in res.stdout
-    assert _verdicts(again)["a1-onboard-site-s2"] == verdicts["jobs3"]["a1-onboard-site-s2"]
-    res = _ani("campaign", "rerun", str(runs["jobs3"]), "nope")
-    assert res.returncode == 2 and "no run 'nope'" in res.stderr
 
+def _run(campaign: Path, name: str, *extra: str) -> Path:
+    out = campaign.parent / name
+    res = _ani("campaign", "run", str(campaign), "--out", str(out), "--no-progress", "--lab-prefix", PREFIX, *extra)
+    assert res.returncode == 0, (name, res.stdout[-3000:], res.stderr[-3000:])
+    return out
+
+
+def _same_as_serial(serial: Path, out: Path) -> None:
+    plans = [p.model_dump() for p in read_plans(out)]
+    assert plans == [p.model_dump() for p in read_plans(serial)]
+    assert [p["run_id"] for p in plans] == ["a0-onboard-site-s2", "a1-onboard-site-s2", "a3t-onboard-site-s2"]
+    verdicts = _verdicts(out)
+    assert sorted(verdicts) == sorted(p["run_id"] for p in plans)  # each run id once
+    assert verdicts == _verdicts(serial)
+    assert {v[0] for v in verdicts.values()} == {"clean_success"}
+    for r in read_runs(out):  # the trajectories are in the folder (Dask: brought back from a temporary one)
+        assert Path(r.trajectory).parent == out / "trajectories"
+        assert sum(1 for line in open(r.trajectory) if json.loads(line)["event"] == "tool_call") == r.tool_calls
+
+
+def test_jobs_3_gives_the_serial_verdicts(campaign, serial):
+    _same_as_serial(serial, _run(campaign, "jobs3", "--jobs", "3"))
     status = _ani("lab", "status", "--prefix", PREFIX)
     assert status.returncode == 0 and f"no labs of prefix {PREFIX}" in status.stdout, status.stdout  # none left
+
+
+def test_a_two_worker_dask_cluster_gives_the_serial_verdicts(campaign, serial):
+    _same_as_serial(serial, _run(campaign, "dask", "--executor", "dask", "--scheduler", "local:2"))
+
+
+def test_rerun_reproduces_a_recorded_verdict(campaign, serial):
+    again = campaign.parent / "rerun"
+    res = _ani("campaign", "rerun", str(serial), "a1-onboard-site-s2", "--out", str(again))
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+    assert "recorded: clean_success: matches" in res.stdout
+    assert _verdicts(again)["a1-onboard-site-s2"] == _verdicts(serial)["a1-onboard-site-s2"]
+    res = _ani("campaign", "rerun", str(serial), "nope")
+    assert res.returncode == 2 and "no run 'nope'" in res.stderr

@@ -110,6 +110,12 @@ def take_stdout() -> IO[str]:
 _current: dict[str, Path] = {}
 
 
+def _own_folder(path: Path | None) -> bool:
+    """``path`` is a run's temporary folder (``ani-run-*``, made by ``remote.run_plan``), the
+    only kind a worker removes: never the temporary root or a results folder."""
+    return path is not None and Path(path).name.startswith("ani-run-") and Path(path).parent != Path(path)
+
+
 def serve(target_path: str, workdir: Path, channel: Channel, stdin: IO[str]) -> None:
     """Import the run function, say ready, then run each plan read from ``stdin`` until EOF.
 
@@ -126,7 +132,10 @@ def serve(target_path: str, workdir: Path, channel: Channel, stdin: IO[str]) -> 
         if not line.strip():
             continue
         plan, where = read_order(line, workdir)
-        _current["workdir"] = where
+        if where != workdir:  # a Dask task's own temporary folder, never the folder it was started in
+            _current["workdir"] = where
+        else:
+            _current.pop("workdir", None)
 
         def on_event(event: dict[str, Any], rid: str = plan.run_id) -> None:
             channel.send("event", run_id=rid, event=event)
@@ -166,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ani worker: {error_text(exc)}", file=sys.stderr)
         return EXIT_TARGET
     finally:
-        if args.remove_workdir and "workdir" in _current:  # also when the Dask worker died
+        if args.remove_workdir and _own_folder(_current.get("workdir")):  # also when the Dask worker died
             shutil.rmtree(_current["workdir"], ignore_errors=True)
     return 0
 
