@@ -145,9 +145,20 @@ def owned_labs(pid: int, start: int | None = None) -> set[str]:
     return set(labs_owned_by({who}))
 
 
+def _descendants(pid: int) -> set[tuple[int, int | None]]:
+    """:func:`owner` of every live descendant of ``pid``."""
+    import psutil
+
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return set()
+    return {owner(k.pid) for k in kids}
+
+
 def ani_cli(args: list[str], env: dict[str, str], timeout: float) -> tuple[subprocess.CompletedProcess, set[str]]:
     """``python -m ani.cli ARGS`` in the repository root; returns the result and the ids of the
-    labs it owned (seen while it ran). On a timeout it gets SIGINT (a runner takes its lab down;
+    labs it or one of its descendants (a campaign's workers) owned (seen while it ran). On a timeout it gets SIGINT (a runner takes its lab down;
     killed if that takes over 180 s) and the calling test fails with the end of its output."""
     import pytest
 
@@ -155,10 +166,11 @@ def ani_cli(args: list[str], env: dict[str, str], timeout: float) -> tuple[subpr
     proc = subprocess.Popen([sys.executable, "-m", "ani.cli", *args], cwd=root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     labs: set[str] = set()
-    me = owner(proc.pid)
+    owners = {owner(proc.pid)}
     deadline = time.monotonic() + timeout
     while True:
-        labs |= owned_labs(*me)
+        owners |= _descendants(proc.pid)  # a campaign's runs live in its worker processes (--jobs)
+        labs |= set(labs_owned_by(owners))
         try:
             out, err = proc.communicate(timeout=0.5)
             break

@@ -298,15 +298,16 @@ def test_ani_lab_up_interrupted_says_so_and_leaves_no_lab(lab_host):
 
 
 def test_campaign_killed_9_resumes_exactly_the_missing_runs_and_a_second_coordinator_is_refused(lab_host, tmp_path, out_dir):
-    """Issue 23 §3: a campaign started with ``--variants 1`` (the file says 2) is killed with
-    SIGKILL during its second run; ``--resume DIR`` alone runs exactly the missing run (S from
+    """Issue 23 §3, issue 24: a campaign started with ``--variants 1`` (the file says 2) and
+    ``--jobs 3`` (its runs in worker processes, side by side) is killed with SIGKILL while a run
+    is in flight (its workers stop with it and their labs go); ``--resume DIR`` alone runs exactly the missing run (S from
     the folder: before, the file's S grew it), and while it runs a second ``--resume`` on the
     folder is refused naming its PID (before, two coordinators wrote 12 records for 7 run ids)."""
     spec = tmp_path / "c.yaml"
     spec.write_text(CAMPAIGN.format(scenario=ROOT / "scenarios" / "brownfield-small.yaml").replace(
         "  - {name: a1, level: a1}\n", "  - {name: a1, level: a1}\n  - {name: a1b, level: a1, blocklist: true}\n"))
-    first = start([*ANI, "campaign", "run", str(spec), "--variants", "1", "--out", str(out_dir), "--no-progress"],
-                  session_leader=True)
+    first = start([*ANI, "campaign", "run", str(spec), "--variants", "1", "--out", str(out_dir), "--no-progress",
+                   "--jobs", "3"], session_leader=True)  # issue 24: runs side by side, in worker processes
     try:
         runs = out_dir / "runs.jsonl"
         end = time.monotonic() + 300  # the first run stored, the second one's lab up
@@ -340,4 +341,4 @@ def test_campaign_killed_9_resumes_exactly_the_missing_runs_and_a_second_coordin
     assert f"--resume {out_dir}: in use by another campaign (PID {second.pid})" in " ".join(refused.stderr.split())
     assert second.returncode == 0, out[-3000:]
     records = [json.loads(ln) for ln in runs.read_text().splitlines()]
-    assert [r["run_id"] for r in records] == ["a1-onboard-site-s1", "a1b-onboard-site-s1"]
+    assert sorted(r["run_id"] for r in records) == ["a1-onboard-site-s1", "a1b-onboard-site-s1"]  # each once
