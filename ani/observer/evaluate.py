@@ -187,7 +187,7 @@ class Observer:
             again = []
             for i, r in zip(pos, first, strict=True):
                 if r is not None and r.passed:
-                    results[i] = r
+                    results[i] = r.model_copy(update={"at": None})  # ``at``: a sample's only
                 else:
                     again.append((i, r))
             if again:
@@ -204,7 +204,7 @@ class Observer:
             looks = self._round([checks[i] for i in neg], None, self.batch_workers, count=NEGATIVE_PINGS, sure=True)
             unsure = [(i, None) for i, r in zip(neg, looks, strict=True) if r is None]
             for i, r in zip(neg, looks, strict=True):
-                results[i] = r
+                results[i] = None if r is None else r.model_copy(update={"at": None})
             self._pool(unsure, checks, results, bound_s, t0, self.negative_workers)
         return [r for r in results if r is not None]
 

@@ -131,7 +131,7 @@ def test_the_first_look_is_batched_and_a_passed_check_is_not_looked_at_again():
     lab.on(["ping"], stdout="1 packets transmitted, 1 received, 0% packet loss\n")
     a, b = Observer(lab, poll_s=0.01).evaluate(
         [ReachCheck(src="h1", dst="10.0.0.1"), ReachCheck(src="h1", dst="10.0.0.2")], bound_s=5)
-    assert a.passed and a.attempts == 1 and a.detail == "1 of 1 answered"
+    assert a.passed and a.attempts == 1 and a.detail == "1 of 1 answered" and a.at is None
     assert b.passed and b.attempts == 2  # failed in the batch, passed on its own ping
     shells = [argv for _n, argv in lab.calls if argv[0] == "sh"]
     pings = [argv for _n, argv in lab.calls if argv[0] == "ping"]
