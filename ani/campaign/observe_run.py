@@ -5,7 +5,8 @@
     adapter = obs.gated(adapter)                        # the agent's calls hold sampling back
     ... agent.run(...) ...
     obs.agent_ended()                                   # right after it
-    ... settle, grading ...
+    obs.settle(settle_seconds(scenario), fault_session)  # counted from the agent's last change
+    ... grading ...
     obs.finish(state, fault_session)                    # after grading: recovery, changes, damage
     obs.stop()                                          # always (run_one's finally; idempotent)
     RunRecord(..., **obs.fields())
@@ -52,8 +53,8 @@ from ani.observer.concern import FaultInterval, check_routers, explain_violation
 from ani.observer.damage import damaged_by_class
 from ani.observer.sampler import DEFAULT_PERIOD_S, Sampler
 
-__all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation", "attempted_change", "changing_call",
-           "fault_intervals", "fault_lines"]
+__all__ = ["RECOVERY_BOUND_S", "RECOVERY_LOOKS", "GatedAdapter", "RunObservation", "attempted_change",
+           "changing_call", "fault_intervals", "fault_lines", "read_initial"]
 
 #: how long recovery is waited for when the campaign sets no ``observer_bound_s`` (seconds)
 RECOVERY_BOUND_S = 20.0
@@ -126,9 +127,13 @@ def fault_lines(records: list[Any]) -> set[str]:
     return out
 
 
-def _read_both(lab: Any, routers: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(read_configs(...), read_kernel(...))`` of ``routers``, the two at once. Raises what
-    either raises."""
+def read_initial(lab: Any, routers: list[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(read_configs(...), read_kernel(...))`` of ``routers`` (default every router of the lab),
+    the two at once: what :meth:`RunObservation.begin` reads, made earlier (issue 24 §3: beside
+    the baseline check, whose reads and pings change no configuration) and handed to it as
+    ``initial``. Raises what either read raises."""
+    if routers is None:
+        routers = list(getattr(getattr(lab, "topology", None), "routers", None) or [])
     from ani.observer.changes import read_configs, read_kernel
 
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -183,14 +188,19 @@ class RunObservation:
 
     @classmethod
     def begin(cls, spec: Any, deps: Any, lab: Any, invariants: list[Any], variant: Any,
-              trajectory: Any, level: str, period_s: float = DEFAULT_PERIOD_S) -> RunObservation:
-        """Read the initial configurations and start the sampler (just before ``agent.run``)."""
+              trajectory: Any, level: str, period_s: float = DEFAULT_PERIOD_S,
+              initial: tuple[dict[str, Any], dict[str, Any]] | BaseException | None = None) -> RunObservation:
+        """Read the initial configurations and start the sampler (just before ``agent.run``).
+        ``initial``: what :func:`read_initial` returned (or raised) earlier in the run, used
+        instead of reading now."""
         obs = cls(lab, trajectory, level, getattr(spec, "observer_bound_s", None))
         obs.variant = variant
         routers = list(getattr(getattr(lab, "topology", None), "routers", None) or [])
         if routers and hasattr(lab, "vtysh"):
             try:
-                obs.initial, obs.kernel_initial = _read_both(lab, routers)
+                if isinstance(initial, BaseException):
+                    raise initial
+                obs.initial, obs.kernel_initial = initial if initial is not None else read_initial(lab, routers)
             except Exception as exc:  # noqa: BLE001
                 obs._note("unrequested_changes", f"initial configs unreadable: {type(exc).__name__}: {exc}")
         observer = deps.make_observer(lab)

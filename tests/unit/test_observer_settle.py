@@ -258,3 +258,52 @@ def test_recovery_wait_without_evidence_keeps_its_bound_and_a_later_pass_still_r
     s.agent_ended()
     assert s.wait_recovered(time.monotonic(), 60.0, give_up=lambda fails: len(fails) >= 9) is True
     assert s.stop().recovered is True
+
+
+# -- the initial reads, made earlier than begin() (beside the baseline check) ----------------------
+
+
+class _Traj:
+    def __init__(self):
+        self._hook = None
+        self.notes = []
+
+    def log(self, event, **fields):
+        self.notes.append((event, fields))
+
+
+class _Deps:
+    @staticmethod
+    def make_observer(lab):
+        return object()  # no sample(): not sampled
+
+
+class _Spec:
+    observer_bound_s = 20.0
+
+
+def test_read_initial_reads_every_router_and_begin_uses_what_it_is_given():
+    from ani.campaign.observe_run import RunObservation, read_initial
+
+    lab = FakeLab()
+    lab.on(["nft", "-j", "list", "ruleset"], stdout='{"nftables": [{"metainfo": {"json_schema_version": 1}}]}')
+    lab.on(["ip", "-j", "addr", "show"], stdout='[{"ifname": "eth-r2", "addr_info": '
+                                               '[{"family": "inet", "local": "10.0.0.1", "prefixlen": 30}]}]')
+    configs, kernel = read_initial(lab)
+    assert set(configs) == {"r1", "r2"} and kernel == {r: {("eth-r2", "10.0.0.1/30")} for r in ("r1", "r2")}
+    before = len(lab.calls)
+    obs = RunObservation.begin(_Spec(), _Deps(), lab, [], None, _Traj(), "a1", initial=(configs, kernel))
+    assert obs.initial is configs and obs.kernel_initial is kernel
+    assert len(lab.calls) == before  # nothing read again
+    obs = RunObservation.begin(_Spec(), _Deps(), lab, [], None, _Traj(), "a1")  # none given: read now
+    assert set(obs.initial) == {"r1", "r2"} and len(lab.calls) > before
+
+
+def test_begin_given_a_failed_initial_read_notes_it_and_measures_no_changes():
+    from ani.campaign.observe_run import RunObservation
+
+    traj = _Traj()
+    obs = RunObservation.begin(_Spec(), _Deps(), FakeLab(), [], None, traj, "a1", initial=RuntimeError("vtysh hung"))
+    assert obs.initial is None
+    assert traj.notes == [("observer_note", {"kind": "harness", "what": "unrequested_changes",
+                                             "reason": "initial configs unreadable: RuntimeError: vtysh hung"})]
