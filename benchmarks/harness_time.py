@@ -244,7 +244,8 @@ def one_run(spec: Any, cell: Any, seed: int, out: str, deps: Any) -> dict[str, A
                            "other": round(rec.wall_s - (SPANS.top - pre), 3),
                            "background": {k: round(v, 3) for k, v in SPANS.background.items()},
                            "sampler_rounds": SPANS.counts.get("sampler round (background)", 0),
-                           "record": {p: getattr(rec, p) for p in ("lab_up_s", "baseline_s", "grading_s", "teardown_s")}}
+                           "record": {p: getattr(rec, p)
+                                      for p in ("lab_up_s", "baseline_s", "grading_s", "teardown_s")}}
     return row
 
 
@@ -355,7 +356,8 @@ def compare(args: argparse.Namespace) -> int:
             report(rs)
     meds = {t: statistics.median(r["harness_s"] for r in rs) for t, rs in rows.items() if rs}
     base = meds.get(str(args.tree[0])) or 1.0
-    print("\nmedian harness time: " + ", ".join(f"{t} {m:.2f} s ({m / base:.2f} of the first)" for t, m in meds.items()))
+    print("\nmedian harness time: "
+          + ", ".join(f"{t} {m:.2f} s ({m / base:.2f} of the first)" for t, m in meds.items()))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0

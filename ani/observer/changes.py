@@ -78,7 +78,8 @@ def kernel_addresses(ip_json: str) -> set[tuple[str, str]]:
     return out
 
 
-def read_kernel(lab: Any, routers: list[str], timeout: float = 10.0, workers: int = 8) -> dict[str, set[tuple[str, str]]]:
+def read_kernel(lab: Any, routers: list[str], timeout: float = 10.0,
+                workers: int = 8) -> dict[str, set[tuple[str, str]]]:
     """``{router: kernel_addresses(...)}`` read with ``lab.exec`` (``ip -j addr show``),
     ``workers`` routers at a time; a router whose read fails is left out."""
 
