@@ -5,6 +5,8 @@ of the run record accounts for included (issue 24 §3).
 Usage (as root)::
 
     .venv/bin/python benchmarks/harness_time.py [CAMPAIGN] [--cells a0,a1] [-n 1] [--profile FILE]
+    .venv/bin/python benchmarks/harness_time.py --tree OLD --tree NEW[+proposed] [-n 1] [--idle-agent]
+    .venv/bin/python benchmarks/harness_time.py --evaluate-ab OLD --cells a1 -n 4
 
 CAMPAIGN is a campaign file (default ``campaigns/level-sweep-default.yaml``, the demo: generated
 default brownfield, onboard-site, scripted agent). For each of ``-n`` seeds (from the file's
@@ -21,8 +23,13 @@ apart (they overlap the run; they cost CPU, not wall time, except where the run 
 
 Prints one line per run, then per step the median over the runs and its share of the median
 harness time (``wall_s - agent_s``). ``--json FILE`` writes every run's steps;
-``--profile FILE`` writes a cProfile of the runs (``python -m pstats FILE``). Every lab is
-removed, also on failure or Ctrl-C.
+``--profile FILE`` writes a cProfile of the runs (``python -m pstats FILE``). ``--tree`` (twice
+or more) alternates the runs between source trees, each run a process of its own with
+``PYTHONPATH=TREE`` (the trees meet the same load on a shared machine), and compares their
+medians; ``TREE+proposed`` (or ``--proposed``) makes the runner's settle the proposed
+``RunObservation.settle`` call; ``--idle-agent`` replaces the agent by one that makes no call (a
+failed run); ``--evaluate-ab TREE`` times the baseline check alone on one lab, alternating
+between TREE's observer and this one's. Every lab is removed, also on failure or Ctrl-C.
 """
 
 from __future__ import annotations
