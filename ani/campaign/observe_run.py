@@ -5,7 +5,8 @@
     adapter = obs.gated(adapter)                        # the agent's calls hold sampling back
     ... agent.run(...) ...
     obs.agent_ended()                                   # right after it
-    ... settle, grading ...
+    obs.settle(settle_seconds(scenario), fault_session)  # counted from the agent's last change
+    ... grading ...
     obs.finish(state, fault_session)                    # after grading: recovery, changes, damage
     obs.stop()                                          # always (run_one's finally; idempotent)
     RunRecord(..., **obs.fields())
@@ -18,7 +19,9 @@ What each part records (fields of :class:`ani.campaign.results.RunRecord`):
   (``changed``, or an update by its kind: A0's ``ip addr flush`` changes only the kernel, which
   A0's change detection does not compare) pokes it.
 - ``recovered``, ``recovery_s``: after grading it waits (at most ``observer_bound_s``, default
-  20 s, from the reference time) for a complete round in which every invariant passes; the
+  20 s, from the reference time, and no longer once the routing has settled with
+  :data:`RECOVERY_LOOKS` rounds begun in the quiet still failing: :mod:`ani.observer.settle`)
+  for a complete round in which every invariant passes; the
   reference time is the later of the agent's end and the faults' end (``fault_session.ended_at``,
   monotonic; None or no session: no faults).
 - ``unrequested_changes``: the routers' configurations read out of band before the agent acts
@@ -48,11 +51,15 @@ from ani.faults.base import target_label, target_routers
 from ani.observer.concern import FaultInterval, check_routers, explain_violations
 from ani.observer.damage import damaged_by_class
 from ani.observer.sampler import DEFAULT_PERIOD_S, Sampler
+from ani.host.threads import ContextPool
 
-__all__ = ["RECOVERY_BOUND_S", "GatedAdapter", "RunObservation", "attempted_change", "fault_intervals", "fault_lines"]
+__all__ = ["RECOVERY_BOUND_S", "RECOVERY_LOOKS", "GatedAdapter", "RunObservation", "attempted_change",
+           "changing_call", "fault_intervals", "fault_lines", "read_initial"]
 
 #: how long recovery is waited for when the campaign sets no ``observer_bound_s`` (seconds)
 RECOVERY_BOUND_S = 20.0
+#: complete sampling rounds that must fail in a settled network before recovery is given up
+RECOVERY_LOOKS = 2
 
 
 def attempted_change(ev: dict[str, Any], level: str) -> bool:
@@ -68,6 +75,23 @@ def attempted_change(ev: dict[str, Any], level: str) -> bool:
     tool = str(ev.get("tool", ""))
     args = ev.get("arguments") if isinstance(ev.get("arguments"), dict) else None
     return tool not in PREPARATORY_TOOLS and tool_kind(level, tool, args, changed=ev.get("changed")) == "update"
+
+
+def changing_call(ev: dict[str, Any], level: str) -> bool:
+    """A ``tool_call`` that may have changed the network: :func:`attempted_change`, or any call
+    not known to only read (its kind neither retrieval nor validation: an unknown tool counts).
+    The settle before grading counts from the last one (:meth:`RunObservation.settle`)."""
+    if ev.get("event") != "tool_call":
+        return False
+    if attempted_change(ev, level):
+        return True
+    from ani.campaign.metrics import PREPARATORY_TOOLS, tool_kind
+
+    tool = str(ev.get("tool", ""))
+    if tool in PREPARATORY_TOOLS:
+        return False
+    args = ev.get("arguments") if isinstance(ev.get("arguments"), dict) else None
+    return tool_kind(level, tool, args, changed=ev.get("changed")) not in ("retrieval", "validation")
 
 
 def fault_intervals(records: list[Any], offset_s: float = 0.0) -> list[FaultInterval]:
@@ -101,6 +125,21 @@ def fault_lines(records: list[Any]) -> set[str]:
                 out.add(f"{router}: + {rest}")
                 out.add(f"{router}: - {rest}")
     return out
+
+
+def read_initial(lab: Any, routers: list[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(read_configs(...), read_kernel(...))`` of ``routers`` (default every router of the lab),
+    the two at once: what :meth:`RunObservation.begin` reads, made earlier (issue 24 §3: beside
+    the baseline check, whose reads and pings change no configuration) and handed to it as
+    ``initial``. Raises what either read raises."""
+    if routers is None:
+        routers = list(getattr(getattr(lab, "topology", None), "routers", None) or [])
+    from ani.observer.changes import read_configs, read_kernel
+
+    with ContextPool(max_workers=1) as pool:
+        kernel = pool.submit(read_kernel, lab, routers)
+        configs = read_configs(lab, routers)
+        return configs, kernel.result()
 
 
 class GatedAdapter:
@@ -137,6 +176,8 @@ class RunObservation:
         self.kernel_initial: dict[str, Any] | None = None
         self.variant: Any = None
         self.final: dict[str, Any] | None = None  # the routers' configs after grading (read once)
+        #: monotonic end of the agent's last call that may have changed the network (None: none)
+        self.last_change: float | None = None
         self._fields: dict[str, Any] = {}
 
     def _note(self, what: str, reason: str) -> None:
@@ -147,17 +188,19 @@ class RunObservation:
 
     @classmethod
     def begin(cls, spec: Any, deps: Any, lab: Any, invariants: list[Any], variant: Any,
-              trajectory: Any, level: str, period_s: float = DEFAULT_PERIOD_S) -> RunObservation:
-        """Read the initial configurations and start the sampler (just before ``agent.run``)."""
+              trajectory: Any, level: str, period_s: float = DEFAULT_PERIOD_S,
+              initial: tuple[dict[str, Any], dict[str, Any]] | BaseException | None = None) -> RunObservation:
+        """Read the initial configurations and start the sampler (just before ``agent.run``).
+        ``initial``: what :func:`read_initial` returned (or raised) earlier in the run, used
+        instead of reading now."""
         obs = cls(lab, trajectory, level, getattr(spec, "observer_bound_s", None))
         obs.variant = variant
         routers = list(getattr(getattr(lab, "topology", None), "routers", None) or [])
         if routers and hasattr(lab, "vtysh"):
             try:
-                from ani.observer.changes import read_configs, read_kernel
-
-                obs.initial = read_configs(lab, routers)
-                obs.kernel_initial = read_kernel(lab, routers)
+                if isinstance(initial, BaseException):
+                    raise initial
+                obs.initial, obs.kernel_initial = initial if initial is not None else read_initial(lab, routers)
             except Exception as exc:  # noqa: BLE001
                 obs._note("unrequested_changes", f"initial configs unreadable: {type(exc).__name__}: {exc}")
         observer = deps.make_observer(lab)
@@ -166,6 +209,7 @@ class RunObservation:
             hook = getattr(trajectory, "_hook", None)
 
             def chained(ev: dict[str, Any], _prev: Any = hook, _s: Sampler = obs.sampler) -> None:
+                obs.saw(ev)
                 if attempted_change(ev, level):
                     _s.poke()
                 if _prev is not None:
@@ -174,7 +218,36 @@ class RunObservation:
             if hasattr(trajectory, "_hook"):
                 trajectory._hook = chained  # the runner's _TeeTrajectory: sampler first, display after
             obs.sampler.start()
-        return obs  # an observer without sample() (a test's fake): not sampled, fields stay None
+        elif hasattr(trajectory, "_hook"):  # not sampled: the settle still needs the last change
+            hook = getattr(trajectory, "_hook", None)
+
+            def seen(ev: dict[str, Any], _prev: Any = hook) -> None:
+                obs.saw(ev)
+                if _prev is not None:
+                    _prev(ev)
+
+            trajectory._hook = seen
+        return obs
+
+    def saw(self, ev: dict[str, Any]) -> None:
+        """A trajectory event as it is logged: a :func:`changing_call` moves :attr:`last_change`."""
+        if changing_call(ev, self.level):
+            self.last_change = time.monotonic()
+
+    def settle(self, settle_s: float, fault_session: Any = None) -> float:
+        """Wait until ``settle_s`` (:func:`ani.campaign.runner.settle_seconds`) have passed since
+        the agent's last changing call and the faults' end (``fault_session.ended_at``), not
+        since now: the agent's own calls after its last change, the measured outcomes and the
+        adapter's close count towards it. Nothing changed: no wait. Returns the seconds waited
+        (:func:`ani.observer.settle.settle_left`)."""
+        from ani.observer.settle import settle_left
+
+        ended = getattr(fault_session, "ended_at", None)
+        left = settle_left(settle_s, time.monotonic(), self.last_change,
+                           float(ended) if isinstance(ended, (int, float)) else None)
+        if left > 0:
+            time.sleep(left)
+        return round(left, 3)  # an observer without sample() (a test's fake): not sampled, fields stay None
 
     def gated(self, adapter: Any) -> Any:
         """``adapter`` as the agent gets it: each ``call`` tells the sampler a call is in flight
@@ -193,7 +266,7 @@ class RunObservation:
         if isinstance(ended, (int, float)):
             since = max(since, float(ended))
         if self.sampler is not None:
-            self.sampler.wait_recovered(since, self.bound_s)  # until since + bound at most
+            self._wait_recovered(since)
         self.stop()
         explained = self._explain(state, fault_session)
         self._fields["damaged"] = damaged_by_class([i for i in state.get("invariants") or []
@@ -205,6 +278,24 @@ class RunObservation:
         own = fault_lines(records)
         self._fields["unrequested_changes"] = [c for c in unrequested if c not in own]
         self._fields["fault_residue"] = [c for c in unrequested if c in own]
+
+    def _wait_recovered(self, since: float) -> None:
+        """The sampler's recovery wait (until ``since`` + the bound at most), given up once the
+        routing has settled and :data:`RECOVERY_LOOKS` complete rounds begun in the quiet still
+        failed (:class:`ani.observer.settle.NetworkWatch`; a lab without a routing state to
+        read: the bound alone)."""
+        from ani.observer.settle import network_watch
+
+        assert self.sampler is not None
+        watch = network_watch(self.lab) if self.sampler._recovered_at(since) is None else None
+        if watch is None:
+            self.sampler.wait_recovered(since, self.bound_s)
+            return
+        watch.start()
+        try:
+            self.sampler.wait_recovered(since, self.bound_s, give_up=lambda fails: watch.settled(fails, RECOVERY_LOOKS))
+        finally:
+            watch.stop()
 
     def _explain(self, state: dict[str, Any], fault_session: Any) -> set[str]:
         """issue 23 §2: mark the violations a fault explains (:mod:`ani.observer.concern`); an
@@ -250,13 +341,16 @@ class RunObservation:
         if reference is None:
             self._note("unrequested_changes", why or "no reference")
             return []
-        final = self.final_configs()
+        with ContextPool(max_workers=1) as pool:  # the kernel read beside the configs' reads
+            kernel = pool.submit(read_kernel, self.lab, list(self.initial))
+            final = self.final_configs()
+            try:
+                kernel_final = kernel.result()
+            except Exception as exc:  # noqa: BLE001
+                self._note("unrequested_changes",
+                           f"final kernel addresses unreadable: {type(exc).__name__}: {exc}")
+                return []
         if final is None:
-            return []
-        try:
-            kernel_final = read_kernel(self.lab, list(self.initial))
-        except Exception as exc:  # noqa: BLE001
-            self._note("unrequested_changes", f"final kernel addresses unreadable: {type(exc).__name__}: {exc}")
             return []
         return unrequested_changes(self.initial, final, reference, self.kernel_initial, kernel_final)
 

@@ -10,6 +10,11 @@ Expected state, derived from the topology and the routers' own view:
 
 :func:`pending` returns one human-readable line per missing item, e.g.
 ``"e1: BGP neighbor 100.64.255.1 is Active (expected Established)"``.
+
+For settling on evidence (:mod:`ani.observer.settle`, issue 24 §3): :func:`routing_state` reads
+every router's RIB and BGP / OSPF neighbor states without what moves while nothing happens
+(uptimes, counters); :func:`silent_timers_s` says how long routing may stay silent before a
+change still to come (OSPF hellos, BGP connect retries of sessions that are down).
 """
 
 from __future__ import annotations
@@ -153,4 +158,120 @@ def pending(lab: Lab) -> list[str]:
             if d.get(BGP_SUM) is None:
                 out.append(f"{r}: bgpd did not answer 'show bgp summary json'")
             out += _bgp_pending(r, d.get(BGP_SUM))
+    return out
+
+
+# --- the routing state, for settling on evidence (issue 24 §3) ------------------------------------
+
+ROUTES = "show ip route json"
+BGP_NBRS = "show bgp neighbors json"
+#: assumed when a daemon does not say (FRR's defaults: hello 10 s, connect retry 120 s)
+DEFAULT_HELLO_S = 10.0
+DEFAULT_CONNECT_RETRY_S = 120.0
+
+
+def _route_state(doc: Any) -> list[Any]:
+    """``show ip route json`` without what changes while nothing happens (uptimes, internal ids):
+    per prefix and entry its protocol, selection, installation, distance, metric and next hops."""
+    if not isinstance(doc, dict):
+        return [None]
+    out = []
+    for prefix in sorted(doc):
+        for e in doc[prefix] if isinstance(doc[prefix], list) else []:
+            if not isinstance(e, dict):
+                continue
+            hops = sorted((str(h.get("ip", "")), str(h.get("interfaceName", "")), bool(h.get("active")),
+                           bool(h.get("fib"))) for h in e.get("nexthops") or [] if isinstance(h, dict))
+            out.append((prefix, e.get("protocol"), bool(e.get("selected")), bool(e.get("installed")),
+                        e.get("distance"), e.get("metric"), hops))
+    return out
+
+
+def _peer_states(doc: Any) -> list[Any]:
+    """``{peer: state}`` of ``show bgp summary json`` (no counters, no uptimes)."""
+    if not isinstance(doc, dict):
+        return [None]
+    return sorted((str(af), str(addr), str((info or {}).get("state")))
+                  for af, v in doc.items() if isinstance(v, dict)
+                  for addr, info in (v.get("peers") or {}).items())
+
+
+def routing_state(lab: Lab) -> dict[str, Any]:
+    """``{router: its routing state}``: the RIB (:func:`_route_state`), the BGP peers' states and
+    the OSPF neighbors' states (:func:`_ospf_neighbor_states`), read on the daemons' vty sockets
+    (no process; each router's daemons that run). Equal values: nothing a check can see has
+    changed in the routers' control plane. A daemon that does not answer reads as None."""
+    topo = lab.topology
+
+    def one(r: str) -> Any:
+        daemons = set(topo.routers[r].daemons)
+        run = frr.run_dir(lab.pathspace(r))
+        state: list[Any] = []
+        for daemon, cmd, norm in (("zebra", ROUTES, _route_state), ("bgpd", BGP_SUM, _peer_states),
+                                  ("ospfd", OSPF_NBR, lambda d: sorted(_ospf_neighbor_states(d).items()))):
+            if daemon != "zebra" and daemon not in daemons:
+                continue  # zebra runs on every router
+            ((_status, text),) = vty.query(run / f"{daemon}.vty", [cmd])  # LabError: unknown
+            docs = parse_json_stream(text)
+            state.append((daemon, norm(docs[0] if docs else None)))
+        return state
+
+    routers = list(topo.routers)
+    with ContextPool(max_workers=max(1, min(16, len(routers)))) as ex:
+        return dict(zip(routers, ex.map(one, routers), strict=True))
+
+
+def silent_timers_s(lab: Lab) -> float:
+    """The longest time routing may stay silent before a change that is still to come: the
+    longest OSPF hello interval of an OSPF interface facing another router (a neighbor appears
+    only at a hello) and the
+    longest connect-retry timer of a BGP peer that is not Established (a session comes up only
+    at a connect attempt); seconds, 0 without either. A daemon that does not say counts with
+    FRR's default (:data:`DEFAULT_HELLO_S`, :data:`DEFAULT_CONNECT_RETRY_S`)."""
+    topo = lab.topology
+    longest = 0.0
+    for r, spec in topo.routers.items():
+        run = frr.run_dir(lab.pathspace(r))
+        if "ospfd" in spec.daemons:
+            longest = max(longest, _hello_s(lab, r, run))
+        if "bgpd" in spec.daemons:
+            longest = max(longest, _connect_retry_s(run))
+    return longest
+
+
+def _hello_s(lab: Lab, router: str, run: Any) -> float:
+    """The longest hello interval of ``router``'s OSPF interfaces that face another router (a
+    loopback or a host's link has no neighbor to wait for)."""
+    try:
+        ((_s, text),) = vty.query(run / "ospfd.vty", [OSPF_IF])
+    except LabError:
+        return DEFAULT_HELLO_S
+    docs = parse_json_stream(text)
+    hellos = []
+    for name, info in _ospf_ifaces(docs[0] if docs else None).items():
+        peer = lab.topology.peer_of(router, name)
+        if peer is None or peer.node not in lab.topology.routers:
+            continue
+        t = info.get("timerMsecs")
+        hellos.append(float(t) / 1000 if isinstance(t, (int, float)) else DEFAULT_HELLO_S)
+    return max(hellos, default=0.0)
+
+
+def _connect_retry_s(run: Any) -> float:
+    try:
+        ((_s, text),) = vty.query(run / "bgpd.vty", [BGP_NBRS])
+    except LabError:
+        return DEFAULT_CONNECT_RETRY_S
+    docs = parse_json_stream(text)
+    doc = docs[0] if docs else None
+    if not isinstance(doc, dict):
+        return 0.0
+    out = 0.0
+    for info in doc.values():
+        if not isinstance(info, dict) or info.get("bgpState") == "Established":
+            continue
+        if "Admin" in str(info.get("bgpState", "")) or info.get("adminShutDown"):
+            continue
+        t = info.get("connectRetryTimer")
+        out = max(out, float(t) if isinstance(t, (int, float)) else DEFAULT_CONNECT_RETRY_S)
     return out

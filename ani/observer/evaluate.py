@@ -5,13 +5,21 @@ namespaces, never through an adapter, so every ANI level is graded identically.
 
 Timing semantics:
 
-- a *positive* check (``reach`` with ``expect: true``, ``bgp_session``, ``loopback``) is
-  retried until it passes or ``bound_s`` seconds have passed since its first attempt, so slow
-  convergence is not failure;
-- a *negative* check (``reach`` with ``expect: false``) runs after every positive check has
-  finished, as one ``ping -c 3 -i 0.2 -W 1``; it passes only if none of the pings is answered;
-- checks run concurrently on a thread pool (``workers`` threads; the negative checks, which
-  mostly wait for replies that must not come, on ``negative_workers`` threads).
+- every check is first looked at once, all together (:meth:`Observer._round`): the pings of a
+  node run at once in ONE process started in the node (``sh``; one namespace entry per node
+  instead of one per check), router reads are shared (below);
+- a *positive* check (``reach`` with ``expect: true``, ``bgp_session``, ``loopback``, ``route``,
+  ``command``) that failed that look is retried until it passes or ``bound_s`` seconds have
+  passed since the first look, so slow convergence is not failure; or, settled on evidence, once
+  it failed ``settle_looks`` consecutive looks in a network whose routing state has stopped
+  changing for long enough that no protocol timer can still change it
+  (:mod:`ani.observer.settle`; this only ever fails a check earlier, never passes one);
+- a *negative* check (``reach`` with ``expect: false``) is looked at after every positive check
+  has finished, as one ``ping -c 3 -i 0.2 -W 1`` (batched per node like the first look); it
+  passes only if none of the pings is answered; a check whose batched look could not be made
+  (the node's process failed or said nothing of it) runs its own ping;
+- checks decided one by one run concurrently on a thread pool (``workers`` threads; the negative
+  checks, which mostly wait for replies that must not come, on ``negative_workers`` threads).
 
 Router state is read once per router and command for all the checks that need it at the same
 time (:class:`_Reader`): the ``bgp_session`` checks of a router share one ``show bgp summary
@@ -38,8 +46,11 @@ from pydantic import BaseModel
 from ani.errors import HostFault, ObserverError
 from ani.host.threads import ContextPool
 from ani.observer.checks import BgpSessionCheck, Check, CommandCheck, LoopbackCheck, ReachCheck, RouteCheck
+from ani.observer.settle import SETTLE_LOOKS, NetworkWatch, network_watch
 
 _RECEIVED_RE = re.compile(r"(\d+) (?:packets )?received")
+#: pings of a negative check (``ping -c 3 -i 0.2 -W 1``: ~1.4 s without a reply)
+NEGATIVE_PINGS = 3
 
 
 class CheckResult(BaseModel):
@@ -123,12 +134,27 @@ class Observer:
         workers: size of the thread pool of the positive checks.
         poll_s: pause between attempts of a positive check, seconds.
         negative_workers: size of the thread pool of the negative checks (each waits ~1.4 s
-            for replies that must not come, using little CPU).
+            for replies that must not come, using little CPU) that the batched look could not
+            decide.
+        batch_workers: processes of a batched look (one per node with pings, one per router
+            read) at most at once.
+        settle_looks: a failing positive check stops before ``bound_s`` once it failed this
+            many consecutive looks in a network whose routing has settled
+            (:mod:`ani.observer.settle`); None: the bound alone.
+        make_watch: ``lab -> NetworkWatch | None``, the watch of the lab's routing state
+            started while failing checks are retried (default
+            :func:`ani.observer.settle.network_watch`; None from it: the bound alone).
     """
 
-    def __init__(self, lab: Any, *, workers: int = 32, poll_s: float = 0.2, negative_workers: int = 128) -> None:
+    def __init__(self, lab: Any, *, workers: int = 32, poll_s: float = 0.2, negative_workers: int = 128,
+                 batch_workers: int = 8, settle_looks: int | None = SETTLE_LOOKS,
+                 make_watch: Callable[[Any], NetworkWatch | None] = network_watch) -> None:
         self.lab = lab
         self.workers = workers
+        self.batch_workers = batch_workers
+        self.settle_looks = settle_looks
+        self.make_watch = make_watch
+        self._watch: NetworkWatch | None = None
         self.poll_s = poll_s
         self.negative_workers = negative_workers
         self._reader = _Reader(lab)
@@ -149,20 +175,55 @@ class Observer:
             missing = [n for n in c.nodes if n not in nodes]
             if missing:
                 raise ObserverError(f"check {c.name!r}: node {missing[0]!r} is not in the lab")
+        if not checks:
+            return []
         results: list[CheckResult | None] = [None] * len(checks)
         pos = [i for i, c in enumerate(checks) if not _is_negative(c)]
         neg = [i for i, c in enumerate(checks) if _is_negative(c)]
-        if not checks:
-            return []
         self._reader = _Reader(self.lab)  # reads are shared within one evaluation only
-        for idxs, workers in ((pos, self.workers), (neg, self.negative_workers)):
-            if not idxs:
-                continue
-            with ContextPool(max_workers=max(1, min(workers, len(idxs)))) as pool:
-                futs = {i: pool.submit(self._run_one, checks[i], bound_s) for i in idxs}
-                for i, f in futs.items():
-                    results[i] = f.result()
+        if pos:
+            t0 = time.monotonic()
+            first = self._round([checks[i] for i in pos], None, self.batch_workers, count=1, sure=True)
+            again = []
+            for i, r in zip(pos, first, strict=True):
+                if r is not None and r.passed:
+                    results[i] = r.model_copy(update={"at": None})  # ``at``: a sample's only
+                else:
+                    again.append((i, r))
+            if again:
+                self._reader = _Reader(self.lab)  # every retry reads state newer than the first look
+                self._watch = self._start_watch()
+                try:
+                    self._pool(again, checks, results, bound_s, t0, self.workers)
+                finally:
+                    if self._watch is not None:
+                        self._watch.stop()
+                    self._watch = None
+        if neg:
+            t0 = time.monotonic()
+            looks = self._round([checks[i] for i in neg], None, self.batch_workers, count=NEGATIVE_PINGS, sure=True)
+            unsure = [(i, None) for i, r in zip(neg, looks, strict=True) if r is None]
+            for i, r in zip(neg, looks, strict=True):
+                results[i] = None if r is None else r.model_copy(update={"at": None})
+            self._pool(unsure, checks, results, bound_s, t0, self.negative_workers)
         return [r for r in results if r is not None]
+
+    def _start_watch(self) -> NetworkWatch | None:
+        """The started watch of the routing state (None: settling on evidence is off)."""
+        if not self.settle_looks:
+            return None
+        watch = self.make_watch(self.lab)
+        return None if watch is None else watch.start()
+
+    def _pool(self, todo: list[tuple[int, CheckResult | None]], checks: Sequence[Check],
+              results: list[CheckResult | None], bound_s: float, t0: float, workers: int) -> None:
+        """Decide ``todo`` (index, first look or None) one check per thread (:meth:`_run_one`)."""
+        if not todo:
+            return
+        with ContextPool(max_workers=max(1, min(workers, len(todo)))) as pool:
+            futs = {i: pool.submit(self._run_one, checks[i], bound_s, first, t0) for i, first in todo}
+            for i, f in futs.items():
+                results[i] = f.result()
 
     def sample(self, checks: Sequence[Check], gate: Callable[[], None] | None = None,
                workers: int = 4) -> list[CheckResult]:
@@ -189,6 +250,15 @@ class Observer:
         if not checks:
             return []
         self._reader = _Reader(self.lab)
+        return [r for r in self._round(checks, gate, workers, count=1, sure=False) if r is not None]
+
+    def _round(self, checks: Sequence[Check], gate: Callable[[], None] | None, workers: int, *,
+               count: int, sure: bool) -> list[CheckResult | None]:
+        """One look at each of ``checks`` (see :meth:`sample`): the ping checks of a node in one
+        process, ``count`` pings each; the router reads shared (one vtysh per router). With
+        ``sure`` a ping check whose look could not be made (the process failed, timed out, or
+        said nothing of it) is None instead of a failed look: :meth:`evaluate` decides it with
+        its own ping. Results in the order of ``checks``; ``at``: when it was looked at."""
         pings: dict[str, list[int]] = {}
         others: list[int] = []
         for i, c in enumerate(checks):
@@ -203,23 +273,23 @@ class Observer:
             reads.setdefault(checks[i].nodes[0], []).append(i)
         jobs = [("ping", n, idxs) for n, idxs in pings.items()] + [("read", r, idxs) for r, idxs in reads.items()]
 
-        def job(what: str, node: str, idxs: list[int]) -> list[CheckResult]:
+        def job(what: str, node: str, idxs: list[int]) -> list[CheckResult | None]:
             if gate is not None:
                 gate()
             at = time.monotonic()
             if what == "ping":
-                out = self._sample_pings(node, [checks[i] for i in idxs], t0)
+                out = self._sample_pings(node, [checks[i] for i in idxs], t0, count=count, sure=sure)
             else:
                 self._prefetch(node, [checks[i] for i in idxs])
                 out = [self._sample_read(checks[i]) for i in idxs]
-            return [r.model_copy(update={"at": at}) for r in out]
+            return [None if r is None else r.model_copy(update={"at": at}) for r in out]
 
         with ContextPool(max_workers=max(1, min(workers, len(jobs)))) as pool:
             futs = [pool.submit(job, *j) for j in jobs]
             for (_what, _node, idxs), f in zip(jobs, futs, strict=True):
                 for i, r in zip(idxs, f.result(), strict=True):
                     results[i] = r
-        return [r for r in results if r is not None]
+        return results
 
     def _prefetch(self, router: str, checks: list[Check]) -> None:
         """Read every command ``checks`` need on ``router`` with ONE vtysh (``-c A -c B ...``,
@@ -263,14 +333,19 @@ class Observer:
             ok, detail = False, f"error: {exc}"
         return self._result(check, ok, detail, 1, t0)
 
-    #: one ping per line of the script: prints "<index> <1 answered | 0 none | u no route | x error>"
-    _PING_FN = ('j() { k=$1; shift; r=$(ping -n -q -c 1 -W 1 "$@" 2>&1); case "$r" in '
-                '*" 1 received"*|*" 1 packets received"*) echo "$k 1";; '
-                '*" 0 received"*|*" 0 packets received"*) echo "$k 0";; '
+    #: one check per line of the script (``j INDEX COUNT ARGS...``): prints ``<index> <replies>``,
+    #: ``<index> u`` (no route) or ``<index> x`` (ping said neither); COUNT 1: ``ping -c 1 -W 1``,
+    #: else ``ping -c COUNT -i 0.2 -W 1`` (the same pings as :meth:`Observer._ping`)
+    _PING_FN = ('j() { k=$1; c=$2; shift 2; if [ "$c" = 1 ]; then r=$(ping -n -q -c 1 -W 1 "$@" 2>&1); '
+                'else r=$(ping -n -q -c "$c" -i 0.2 -W 1 "$@" 2>&1); fi; case "$r" in '
+                '*" packets received"*) n=${r%% packets received*}; echo "$k ${n##* }";; '
+                '*" received"*) n=${r%% received*}; echo "$k ${n##* }";; '
                 '*nreachable*) echo "$k u";; *) echo "$k x";; esac; }')
 
-    def _sample_pings(self, node: str, checks: list[Check], t0: float) -> list[CheckResult]:
-        """One look at each ping check of ``node`` in one process (see :meth:`sample`)."""
+    def _sample_pings(self, node: str, checks: list[Check], t0: float, *, count: int = 1,
+                      sure: bool = False) -> list[CheckResult | None]:
+        """One look at each ping check of ``node`` in one process (see :meth:`sample` and
+        :meth:`_round`): ``count`` pings per check, all checks at once."""
         from ani.host.programs import require
 
         require(["ping"])  # ProgramMissing (a HostFault) rather than every check failing
@@ -280,15 +355,15 @@ class Observer:
                 args = (["-I", str(c.source)] if c.source else []) + [str(c.address)]
             else:
                 args = [str(c.dst)]  # type: ignore[union-attr]
-            lines.append(f"j {k} {' '.join(args)} &")
+            lines.append(f"j {k} {count} {' '.join(args)} &")
         lines.append("wait")
         seen: dict[int, str] = {}
         error = ""
         try:
-            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=5.0)
+            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=4.0 + 2 * count)
             for ln in res.stdout.splitlines():
                 parts = ln.split()
-                if len(parts) == 2 and parts[0].isdigit():
+                if len(parts) == 2 and parts[0].isdigit() and (parts[1].isdigit() or parts[1] in ("u", "x")):
                     seen[int(parts[0])] = parts[1]
             if res.timed_out:
                 error = "could not run ping: timed out"
@@ -296,25 +371,40 @@ class Observer:
             raise
         except Exception as exc:  # noqa: BLE001 - every check of the node is a failed look
             error = f"error: {exc}"
-        out = []
+        out: list[CheckResult | None] = []
         for k, c in enumerate(checks):
             code = seen.get(k, "x")
-            answered = code == "1"
-            detail = {"1": "1 of 1 answered", "0": "0 of 1 answered", "u": "no route"}.get(
-                code, error or "could not run ping")
-            ok = (code in ("0", "u")) if _is_negative(c) else answered
+            if code == "x" and sure:
+                out.append(None)
+                continue
+            got = int(code) if code.isdigit() else 0
+            detail = (f"{got} of {count} answered" if code.isdigit() else
+                      "no route" if code == "u" else error or "could not run ping")
+            ok = (code == "u" or code == "0") if _is_negative(c) else got > 0
             out.append(self._result(c, ok, detail, 1, t0))
         return out
 
     # -- one check ---------------------------------------------------------------------------
 
-    def _run_one(self, check: Check, bound_s: float) -> CheckResult:
-        t0 = time.monotonic()
+    def _run_one(self, check: Check, bound_s: float, first: CheckResult | None = None,
+                 t0: float | None = None) -> CheckResult:
+        """Decide ``check``: a positive one is retried every ``poll_s`` until it passes or
+        ``bound_s`` after ``t0`` (default now); ``first``: its failed first look (made at ``t0``
+        by :meth:`_round`), counted as an attempt, the next one ``poll_s`` later."""
+        t0 = time.monotonic() if t0 is None else t0
         if _is_negative(check):
             ok, detail = self._attempt_negative(check)  # type: ignore[arg-type]
             return self._result(check, ok, detail, 1, t0)
         attempts = 0
         seen = [float("-inf")]  # start of the newest router read this check has looked at
+        fails: list[float] = []  # start of each failed look
+        watch = self._watch
+        if first is not None:
+            attempts = first.attempts
+            fails.append(t0)
+            if time.monotonic() - t0 >= bound_s:
+                return self._result(check, False, f"{first.detail} (after {attempts} attempts)", attempts, t0)
+            time.sleep(self.poll_s)
         while True:
             attempts += 1
             t_try = time.monotonic()
@@ -326,8 +416,13 @@ class Observer:
                 ok, detail = False, f"error: {exc}"
             if ok:
                 return self._result(check, True, detail, attempts, t0)
+            fails.append(t_try)
             if time.monotonic() - t0 >= bound_s:
                 return self._result(check, False, f"{detail} (after {attempts} attempts)", attempts, t0)
+            if watch is not None and self.settle_looks and watch.settled(fails, self.settle_looks):
+                quiet = time.monotonic() - (watch.quiet_since or t_try)
+                return self._result(check, False, f"{detail} (after {attempts} attempts; routing unchanged for "
+                                                  f"{quiet:.1f} s)", attempts, t0)
             spent = time.monotonic() - t_try
             time.sleep(max(0.0, self.poll_s - spent))
 
@@ -368,7 +463,7 @@ class Observer:
 
     def _attempt_negative(self, check: ReachCheck) -> tuple[bool, str]:
         try:
-            ok, detail = self._ping(check.src, str(check.dst), count=3)
+            ok, detail = self._ping(check.src, str(check.dst), count=NEGATIVE_PINGS)
         except HostFault:
             raise
         except Exception as exc:  # noqa: BLE001

@@ -9,7 +9,7 @@ states, and recovery once the agent (and any fault) is done.
     agent.run(...)
     sampler.agent_ended()
     ...                                                   # settle, grading (the sampler goes on)
-    sampler.wait_recovered(since=max(agent end, faults' end), bound_s=20)
+    sampler.wait_recovered(since=max(agent end, faults' end), bound_s=20[, give_up=...])
     report = sampler.stop()                               # SampleReport
 
 What a round is
@@ -54,7 +54,8 @@ Violation intervals
 Recovery
     :meth:`wait_recovered` waits until one complete round (negative checks included) that
     started at or after ``since`` sees every invariant pass, or ``bound_s`` seconds after
-    ``since``. ``recovered``: whether it did; ``recovery_s``: 0.0 if the first such round
+    ``since``, or (``give_up``) until the routing has settled with the rounds still failing
+    (:mod:`ani.observer.settle`). ``recovered``: whether it did; ``recovery_s``: 0.0 if the first such round
     already passed, else that round's start minus ``since`` (None: not recovered).
 
 Nothing raised in a round stops the run: the round is dropped, the error kept in
@@ -311,20 +312,37 @@ class Sampler:
         self._agent_end = self.clock() if at is None else at
         self.poke()
 
-    def wait_recovered(self, since: float, bound_s: float) -> bool:
+    def wait_recovered(self, since: float, bound_s: float,
+                       give_up: Callable[[list[float]], bool] | None = None) -> bool:
         """Block until a complete round started at or after ``since`` (monotonic seconds) saw
         every check pass, or until ``since + bound_s``; returns whether it did (also stored for
-        :meth:`stop`)."""
+        :meth:`stop`). ``give_up``: called with the start times of the complete rounds since
+        ``since`` that failed (in order) as each ends; True stops the wait, not recovered (the
+        evidence that no round will pass: :meth:`ani.observer.settle.NetworkWatch.settled`);
+        with it the rounds follow each other without the period's pause."""
         if not self.checks:
             self._recovery = (True, 0.0)
             return True
         deadline = since + bound_s
+        with self._cond:
+            hit = self._recovered_at(since)
+        if hit is not None:  # a round since 'since' passed already: no new round to wait for
+            self._recovery = (True, hit)
+            return True
         self.poke()
+        asked = 0
         with self._cond:
             while True:
                 hit = self._recovered_at(since)
                 if hit is not None or self._thread is None or not self._thread.is_alive():
                     break
+                if give_up is not None:
+                    failed = [r[0] for r in self._rounds if r[0] >= since and r[1] and not r[2]]
+                    if len(failed) > asked:
+                        asked = len(failed)
+                        if give_up(failed):
+                            break
+                        self.poke()  # the next look at once: the evidence is what is waited for
                 left = deadline - self.clock()
                 if left <= 0:
                     break

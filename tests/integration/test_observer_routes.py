@@ -50,3 +50,33 @@ def test_route_checks_on_real_frr(tri_lab):
     assert tables.count(("r1", "show ip route json")) == r1_rounds
     assert r1_rounds < sum(r.attempts for r, c in zip(res, checks, strict=True) if c.router == "r1")
     assert len(tables) <= 2 + res[5].attempts
+
+
+def test_routing_state_settles_and_a_failing_check_stops_on_evidence(tri_lab):
+    """issue 24 §3 on real FRR: the converged tri lab's routing state reads the same twice
+    (uptimes and counters left out), its silent timers are its 1 s OSPF hellos (every BGP
+    session is up), a check that cannot pass stops once routing has been quiet for the window
+    (not at its 20 s bound), and the batched looks (one ``sh`` per node, three pings per
+    negative check) decide real pings."""
+    import time
+
+    from ani.lab import converge
+    from ani.observer import LoopbackCheck, ReachCheck
+    from ani.observer.settle import MIN_QUIET_S
+
+    a = converge.routing_state(tri_lab)
+    time.sleep(1.2)  # more than one keepalive and hello: counters and uptimes move, the state does not
+    assert converge.routing_state(tri_lab) == a and set(a) == {"r1", "r2", "r3"}
+    assert converge.silent_timers_s(tri_lab) == 1.0
+    t0 = time.monotonic()
+    res = Observer(tri_lab).evaluate([
+        RouteCheck(router="r1", prefix="203.0.113.0/24"),           # never there
+        ReachCheck(src="h1", dst="10.255.0.3"),                      # r3's loopback from behind r2
+        LoopbackCheck(router="r2", address="10.255.0.3", source="10.255.0.2"),
+        ReachCheck(src="h1", dst="203.0.113.1", expect=False),       # no route anywhere
+    ], bound_s=20)
+    took = time.monotonic() - t0
+    assert [r.passed for r in res] == [False, True, True, True], [r.detail for r in res]
+    assert "routing unchanged for" in res[0].detail and res[0].attempts >= 3
+    assert MIN_QUIET_S <= res[0].elapsed_s < 15 and took < 17
+    assert res[1].attempts == 1 and res[3].detail in ("0 of 3 answered", "no route")
