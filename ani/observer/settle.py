@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
 from ani.host.threads import thread
 
 __all__ = ["MIN_QUIET_S", "SETTLE_LOOKS", "WATCH_PERIOD_S", "NetworkWatch", "network_watch", "settle_left",
