@@ -220,16 +220,42 @@ def baseline(ctx: RunContext) -> None:
     from ani.campaign.runner import _err, _evaluate, _outcomes
 
     t0 = time.monotonic()
+    reads = initial_reads(ctx.lab)  # beside the check: its reads and pings change no configuration
     try:
         results = _evaluate(ctx.deps.make_observer(ctx.lab), ctx.invariants, ctx.observer_bound_s)
     except Exception as exc:  # noqa: BLE001
         raise StopRun(f"baseline invariants: {_err(exc)}") from None
+    finally:
+        ctx.state["initial_reads"] = outcome(reads)
     ctx.timed("baseline_s", t0)
     failed = [r for r in results if not r.passed]
     if failed:
         ctx.state["invariants"] = _outcomes(results)
         names = "; ".join(f"{r.name}: {getattr(r, 'detail', '') or 'failed'}" for r in failed)
         raise StopRun(f"baseline invariants failed before the agent acted: {names}")
+
+
+def initial_reads(lab: Any) -> Any:
+    """A future of the routers' initial configurations and addresses
+    (:func:`ani.campaign.observe_run.read_initial`), read in a thread of its own; None for a lab
+    that has no vtysh (a test's fake)."""
+    if not callable(getattr(lab, "vtysh", None)) or not getattr(getattr(lab, "topology", None), "routers", None):
+        return None
+    from ani.campaign.observe_run import read_initial
+    from ani.host.threads import ContextPool
+
+    pool = ContextPool(max_workers=1)
+    try:
+        return pool.submit(read_initial, lab)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def outcome(future: Any) -> Any:
+    """What ``future`` returned, or the exception it raised (None: no future); waits for it."""
+    if future is None:
+        return None
+    return future.exception() or future.result()
 
 
 def open_adapter(ctx: RunContext) -> None:
@@ -330,10 +356,13 @@ def grade(ctx: RunContext) -> None:
     from ani.campaign.runner import _announce, _err, _evaluate, _outcomes, settle_seconds
 
     settle = settle_seconds(ctx.scenario) if ctx.trajectory.calls else 0.0
-    if settle:
-        t0 = time.monotonic()
+    obs = ctx.state.get("observation")
+    t0 = time.monotonic()
+    if obs is not None:  # from the agent's last change, not from now
+        obs.settle(settle, ctx.state.get("faults_session"))
+    elif settle:
         time.sleep(settle)
-        ctx.timed("settle_s", t0)
+    ctx.timed("settle_s", t0)
     hidden = list(ctx.variant.hidden_tests)
     _announce(ctx.on_event, {"event": "run_phase", "phase": "grading", "hidden_tests": len(hidden),
                              "invariants": len(ctx.invariants)})

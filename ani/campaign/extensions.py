@@ -36,7 +36,7 @@ class Observation:
 
         t0 = time.monotonic()
         self.obs = RunObservation.begin(ctx, ctx.deps, ctx.lab, ctx.invariants, ctx.variant,
-                                        ctx.trajectory, ctx.level)
+                                        ctx.trajectory, ctx.level, initial=ctx.state.pop("initial_reads", None))
         ctx.state["observation"] = self.obs
         ctx.adapter = self.obs.gated(ctx.adapter)  # no sampling process starts during an agent call
         ctx.timed("observe_begin_s", t0)
