@@ -6,6 +6,7 @@ Usage (as root)::
 
     .venv/bin/python benchmarks/parallel_labs.py [--jobs 1,2,3,4,6] [--cycles 4] [--scenario default:7]
                                                  [--json FILE]
+    .venv/bin/python benchmarks/parallel_labs.py --combine PASS1.jsonl PASS2.jsonl    # medians per N
     .venv/bin/python benchmarks/parallel_labs.py --campaign campaigns/level-sweep-default.yaml --variants 3
                                                  [--jobs 1,2,3,4,6]
 
@@ -62,7 +63,8 @@ def worker(spec: str, cycles: int) -> int:
 
     scenario = scenario_of(spec)
     print(json.dumps({"ready": True}), flush=True)
-    sys.stdin.readline()  # the go signal: every worker starts together
+    if not sys.stdin.readline():  # the go signal: every worker starts together
+        return 1  # the coordinator is gone
     current: list = []
     pids = lambda: [os.getpid()] + (ani_lab_pids(current[0]) if current else [])  # noqa: E731
     cgroups = lambda: memcg.lab_cgroups(current[0].id) if current else []  # noqa: E731
@@ -169,15 +171,35 @@ def _read_worker(p: subprocess.Popen) -> dict:
 
 
 def stops_growing(points: list[dict], key: str = "per_min") -> int | None:
-    """The first N whose throughput is less than :data:`GROWTH` above the previous N's (None: it
-    grew all the way); the N before it is where throughput stopped growing."""
+    """Where throughput stops growing: the largest N before the first step whose throughput is
+    less than :data:`GROWTH` above the previous N's (None: it grew at every step)."""
+    points = sorted(points, key=lambda p: p["jobs"])
     for prev, cur in zip(points, points[1:]):
         if cur[key] < prev[key] * (1 + GROWTH):
             return prev["jobs"]
     return None
 
 
+def combine(files: list[Path]) -> list[dict]:
+    """Sweep points of several passes (``--json`` files): per N, the median of each figure."""
+    by_n: dict[int, list[dict]] = {}
+    for f in files:
+        for line in f.read_text().splitlines():
+            if line.strip():
+                p = json.loads(line)
+                by_n.setdefault(p["jobs"], []).append(p)
+    out = []
+    for n, ps in sorted(by_n.items()):
+        m = {k: statistics.median(p[k] for p in ps) for k, v in ps[0].items() if isinstance(v, (int, float))}
+        m.update(jobs=n, cycles=sum(p["cycles"] for p in ps), passes=len(ps),
+                 load_before=min((p["load_before"] for p in ps), key=lambda x: float(x.split()[0])),
+                 load_after=max((p["load_after"] for p in ps), key=lambda x: float(x.split()[0])))
+        out.append(m)
+    return out
+
+
 def report(points: list[dict]) -> None:
+    points = sorted(points, key=lambda p: p["jobs"])
     base = points[0]["per_min"] if points and points[0]["jobs"] == 1 else None
     print("\n| labs side by side | cycles | cycles per minute | speed-up | median cycle (up / check / down) s "
           "| CPU s per cycle | CPU used | peak memory per run, PSS (RSS; router cgroups) MiB "
@@ -191,7 +213,7 @@ def report(points: list[dict]) -> None:
               f"{p['load_before'].split()[0]} -> {p['load_after'].split()[0]} |")
     at = stops_growing(points)
     print(f"\nthroughput stops growing at {at} labs side by side" if at else "\nthroughput grew at every N")
-    failed = sum(p["failed"] for p in points)
+    failed = int(sum(p["failed"] for p in points))
     print(f"failed baseline invariants over all cycles: {failed}")
 
 
@@ -249,10 +271,15 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="append each sweep point's figures here (JSON lines)")
     ap.add_argument("--campaign", type=Path, help="time `ani campaign run FILE --jobs N` instead")
     ap.add_argument("--variants", type=int, default=3, help="--variants K of each campaign run")
+    ap.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
+                    help="print the table of several passes' --json files (medians per N) and exit")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.scenario, args.cycles)
+    if args.combine:
+        report(combine(args.combine))
+        return 0
     jobs = [int(x) for x in args.jobs.split(",") if x.strip()]
     print(machine())
     print(f"load average before: {loadavg()}", flush=True)
