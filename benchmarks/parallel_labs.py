@@ -20,7 +20,9 @@ Per N: cycles per minute (all workers' cycles over the time from the start to th
 end), the median cycle and its phases, CPU seconds per cycle (each worker in a cpuacct cgroup of
 its own: the worker, its lab's daemons and servers, every ``ip``/``vtysh``/``ping``), the peak
 memory of one run (PSS of the worker process and its lab's processes, psutil; and the routers'
-memory cgroups), the machine's lowest available memory, and the speed-up over N = 1. Throughput
+memory cgroups), the machine's lowest available memory, and the speed-up over N = 1. A lab that does not start
+(``up()`` raises, e.g. a step timing out on a loaded machine) is reported and counted as no cycle
+(a campaign would record that run as an infrastructure error). Throughput
 "stops growing" at the first N whose cycles per minute are less than 10 % above the previous N's.
 
 With ``--campaign FILE``: for each N, ``ani campaign run FILE --jobs N --variants K --out TMP
@@ -57,6 +59,7 @@ GROWTH = 0.10
 
 def worker(spec: str, cycles: int) -> int:
     """Run ``cycles`` lab cycles; print JSON lines (``ready``, one per cycle, ``done``)."""
+    from ani.errors import AniError
     from ani.lab import Lab, memcg
     from ani.observer import Observer
     from substrate import scenario_of
@@ -78,6 +81,10 @@ def worker(spec: str, cycles: int) -> int:
                 t1 = time.monotonic()
                 results = Observer(lab).evaluate(scenario.invariants)
                 t2 = time.monotonic()
+            except AniError as exc:  # a lab that did not start: an infrastructure error of a run
+                print(json.dumps({"cycle": i, "error": f"{type(exc).__name__}: {str(exc)[:300]}",
+                                  "wall_s": time.monotonic() - t0}), flush=True)
+                continue
             finally:
                 lab.down()
             t3 = time.monotonic()
@@ -138,10 +145,13 @@ def sweep_point(n: int, spec: str, cycles: int) -> dict:
             if p.poll() is None:
                 p.terminate()
             p.wait()
-    cyc = [c for o in outs for c in o["cycles"]]
+    errors = [c for o in outs for c in o["cycles"] if "error" in c]
+    for e in errors:
+        print(f"  a lab did not start (counted as no cycle): {e['error']}")
+    cyc = [c for o in outs for c in o["cycles"] if "error" not in c]
     done = [o["done"] for o in outs]
     return {
-        "jobs": n, "cycles": len(cyc), "wall_s": wall, "per_min": 60 * len(cyc) / wall,
+        "jobs": n, "cycles": len(cyc), "lab_errors": len(errors), "wall_s": wall, "per_min": 60 * len(cyc) / wall,
         "cycle_s": statistics.median(c["wall_s"] for c in cyc),
         "up_s": statistics.median(c["up_s"] for c in cyc), "check_s": statistics.median(c["check_s"] for c in cyc),
         "down_s": statistics.median(c["down_s"] for c in cyc), "failed": sum(c["failed"] for c in cyc),
@@ -214,7 +224,8 @@ def report(points: list[dict]) -> None:
     at = stops_growing(points)
     print(f"\nthroughput stops growing at {at} labs side by side" if at else "\nthroughput grew at every N")
     failed = int(sum(p["failed"] for p in points))
-    print(f"failed baseline invariants over all cycles: {failed}")
+    print(f"failed baseline invariants over all cycles: {failed}; labs that did not start: "
+          + ", ".join(f"{int(p.get('lab_errors', 0))} at N={p['jobs']}" for p in points))
 
 
 # --- the real executor --------------------------------------------------------------------------
