@@ -41,7 +41,7 @@ from ani.errors import ConfigError
 
 MIB = 2**20
 #: peak memory of one router's FRR daemons (zebra, staticd, ospfd, bgpd), bytes, with ~14 %
-#: headroom: substrate.py measured 27.5 MiB PSS a router (the generated default, 9 routers: 248 MiB;
+#: headroom: substrate.py measured 27.5-28 MiB PSS a router (the generated default, 9 routers: 248 MiB;
 #: pilot-25, 27 routers: 759 MiB) and 28-29 MiB in the routers' memory cgroups
 ROUTER_BYTES = 32 * MIB
 #: peak memory of what a run holds besides its routers, bytes: the lab's NETCONF and SSH servers and
@@ -51,8 +51,9 @@ RUN_BASE_BYTES = 200 * MIB
 #: memory left to the coordinator, the page cache and the machine's other users, bytes
 RESERVE_BYTES = 1024 * MIB
 #: labs per core where runs per minute stop growing: parallel_labs.py on 2 cores, lab cycles of the
-#: generated default, 1.61x the one-lab throughput with 2 labs, 1.83x with 3, 1.87x with 4 and
-#: 1.84x with 6 (docs/performance.md, "Parallel labs"); each cycle takes ~5 CPU seconds, so more
+#: generated default, three passes: 1.78x the one-lab throughput with 2 labs, 2.09x with 3, 2.21x
+#: with 4, 2.10x with 6 (medians; 4 labs gave 2-6 % more than 3 in every pass; docs/performance.md,
+#: "Parallel labs"); a cycle takes ~5 CPU seconds and one lab keeps 0.6 of a core busy, so more
 #: labs only queue for the cores
 LABS_PER_CORE = 1.5
 
