@@ -27,8 +27,9 @@ memory cgroups), the machine's lowest available memory, and the speed-up over N 
 
 With ``--campaign FILE``: for each N, ``ani campaign run FILE --jobs N --variants K --out TMP
 --no-progress`` (the real executor), timed; runs per minute from its ``runs.jsonl``, and whether
-every run id has the same label as with the first N. Said unavailable (exit 2) while ``ani
-campaign run`` has no ``--jobs``.
+every run id has the same label as with the first N (results folders in ``--results-in DIR``,
+default the system's temporary directory). Said unavailable (exit 2) where ``ani campaign run``
+has no ``--jobs``.
 """
 
 from __future__ import annotations
@@ -240,8 +241,8 @@ def has_jobs_option() -> bool:
     return "--jobs" in res.stdout
 
 
-def campaign_point(file: Path, n: int, variants: int) -> dict:
-    out = Path(tempfile.mkdtemp(prefix=f"ani-parallel-j{n}-"))
+def campaign_point(file: Path, n: int, variants: int, where: Path | None = None) -> dict:
+    out = Path(tempfile.mkdtemp(prefix=f"ani-parallel-j{n}-", dir=where))
     argv = [*ani_argv(), "campaign", "run", str(file), "--jobs", str(n), "--variants", str(variants),
             "--out", str(out / "results"), "--no-progress"]
     load0 = loadavg()
@@ -254,14 +255,14 @@ def campaign_point(file: Path, n: int, variants: int) -> dict:
             "labels": labels, "out": str(out), "load_before": load0, "load_after": loadavg()}
 
 
-def campaign_sweep(file: Path, jobs: list[int], variants: int) -> int:
+def campaign_sweep(file: Path, jobs: list[int], variants: int, where: Path | None = None) -> int:
     if not has_jobs_option():
         print("--campaign: `ani campaign run` has no --jobs option yet: the real executor is not available; "
               "run without --campaign for the lab-cycle sweep")
         return 2
     points = []
     for n in jobs:
-        p = campaign_point(file, n, variants)
+        p = campaign_point(file, n, variants, where)
         same = "" if not points else (
             "same labels as --jobs %d" % points[0]["jobs"] if p["labels"] == points[0]["labels"]
             else f"LABELS DIFFER from --jobs {points[0]['jobs']}")
@@ -282,6 +283,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="append each sweep point's figures here (JSON lines)")
     ap.add_argument("--campaign", type=Path, help="time `ani campaign run FILE --jobs N` instead")
     ap.add_argument("--variants", type=int, default=3, help="--variants K of each campaign run")
+    ap.add_argument("--results-in", type=Path, help="make the campaigns' results folders here (default: the "
+                                                    "system's temporary directory)")
     ap.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
                     help="print the table of several passes' --json files (medians per N) and exit")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -295,7 +298,7 @@ def main() -> int:
     print(machine())
     print(f"load average before: {loadavg()}", flush=True)
     if args.campaign:
-        return campaign_sweep(args.campaign, jobs, args.variants)
+        return campaign_sweep(args.campaign, jobs, args.variants, args.results_in)
     points = []
     for n in jobs:
         p = sweep_point(n, args.scenario, args.cycles)
