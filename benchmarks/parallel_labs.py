@@ -260,6 +260,8 @@ def campaign_sweep(file: Path, jobs: list[int], variants: int, where: Path | Non
         print("--campaign: `ani campaign run` has no --jobs option yet: the real executor is not available; "
               "run without --campaign for the lab-cycle sweep")
         return 2
+    if where is not None:
+        where.mkdir(parents=True, exist_ok=True)
     points = []
     for n in jobs:
         p = campaign_point(file, n, variants, where)
