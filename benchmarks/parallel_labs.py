@@ -6,6 +6,7 @@ Usage (as root)::
 
     .venv/bin/python benchmarks/parallel_labs.py [--jobs 1,2,3,4,6] [--cycles 4] [--scenario default:7]
                                                  [--json FILE]
+    .venv/bin/python benchmarks/parallel_labs.py --combine PASS1.jsonl PASS2.jsonl    # medians per N
     .venv/bin/python benchmarks/parallel_labs.py --campaign campaigns/level-sweep-default.yaml --variants 3
                                                  [--jobs 1,2,3,4,6]
 
@@ -19,13 +20,16 @@ Per N: cycles per minute (all workers' cycles over the time from the start to th
 end), the median cycle and its phases, CPU seconds per cycle (each worker in a cpuacct cgroup of
 its own: the worker, its lab's daemons and servers, every ``ip``/``vtysh``/``ping``), the peak
 memory of one run (PSS of the worker process and its lab's processes, psutil; and the routers'
-memory cgroups), the machine's lowest available memory, and the speed-up over N = 1. Throughput
+memory cgroups), the machine's lowest available memory, and the speed-up over N = 1. A lab that does not start
+(``up()`` raises, e.g. a step timing out on a loaded machine) is reported and counted as no cycle
+(a campaign would record that run as an infrastructure error). Throughput
 "stops growing" at the first N whose cycles per minute are less than 10 % above the previous N's.
 
 With ``--campaign FILE``: for each N, ``ani campaign run FILE --jobs N --variants K --out TMP
 --no-progress`` (the real executor), timed; runs per minute from its ``runs.jsonl``, and whether
-every run id has the same label as with the first N. Said unavailable (exit 2) while ``ani
-campaign run`` has no ``--jobs``.
+every run id has the same label as with the first N (results folders in ``--results-in DIR``,
+default the system's temporary directory). Said unavailable (exit 2) where ``ani campaign run``
+has no ``--jobs``.
 """
 
 from __future__ import annotations
@@ -56,13 +60,15 @@ GROWTH = 0.10
 
 def worker(spec: str, cycles: int) -> int:
     """Run ``cycles`` lab cycles; print JSON lines (``ready``, one per cycle, ``done``)."""
+    from ani.errors import AniError
     from ani.lab import Lab, memcg
     from ani.observer import Observer
     from substrate import scenario_of
 
     scenario = scenario_of(spec)
     print(json.dumps({"ready": True}), flush=True)
-    sys.stdin.readline()  # the go signal: every worker starts together
+    if not sys.stdin.readline():  # the go signal: every worker starts together
+        return 1  # the coordinator is gone
     current: list = []
     pids = lambda: [os.getpid()] + (ani_lab_pids(current[0]) if current else [])  # noqa: E731
     cgroups = lambda: memcg.lab_cgroups(current[0].id) if current else []  # noqa: E731
@@ -76,6 +82,10 @@ def worker(spec: str, cycles: int) -> int:
                 t1 = time.monotonic()
                 results = Observer(lab).evaluate(scenario.invariants)
                 t2 = time.monotonic()
+            except AniError as exc:  # a lab that did not start: an infrastructure error of a run
+                print(json.dumps({"cycle": i, "error": f"{type(exc).__name__}: {str(exc)[:300]}",
+                                  "wall_s": time.monotonic() - t0}), flush=True)
+                continue
             finally:
                 lab.down()
             t3 = time.monotonic()
@@ -136,10 +146,13 @@ def sweep_point(n: int, spec: str, cycles: int) -> dict:
             if p.poll() is None:
                 p.terminate()
             p.wait()
-    cyc = [c for o in outs for c in o["cycles"]]
+    errors = [c for o in outs for c in o["cycles"] if "error" in c]
+    for e in errors:
+        print(f"  a lab did not start (counted as no cycle): {e['error']}")
+    cyc = [c for o in outs for c in o["cycles"] if "error" not in c]
     done = [o["done"] for o in outs]
     return {
-        "jobs": n, "cycles": len(cyc), "wall_s": wall, "per_min": 60 * len(cyc) / wall,
+        "jobs": n, "cycles": len(cyc), "lab_errors": len(errors), "wall_s": wall, "per_min": 60 * len(cyc) / wall,
         "cycle_s": statistics.median(c["wall_s"] for c in cyc),
         "up_s": statistics.median(c["up_s"] for c in cyc), "check_s": statistics.median(c["check_s"] for c in cyc),
         "down_s": statistics.median(c["down_s"] for c in cyc), "failed": sum(c["failed"] for c in cyc),
@@ -169,15 +182,35 @@ def _read_worker(p: subprocess.Popen) -> dict:
 
 
 def stops_growing(points: list[dict], key: str = "per_min") -> int | None:
-    """The first N whose throughput is less than :data:`GROWTH` above the previous N's (None: it
-    grew all the way); the N before it is where throughput stopped growing."""
+    """Where throughput stops growing: the largest N before the first step whose throughput is
+    less than :data:`GROWTH` above the previous N's (None: it grew at every step)."""
+    points = sorted(points, key=lambda p: p["jobs"])
     for prev, cur in zip(points, points[1:]):
         if cur[key] < prev[key] * (1 + GROWTH):
             return prev["jobs"]
     return None
 
 
+def combine(files: list[Path]) -> list[dict]:
+    """Sweep points of several passes (``--json`` files): per N, the median of each figure."""
+    by_n: dict[int, list[dict]] = {}
+    for f in files:
+        for line in f.read_text().splitlines():
+            if line.strip():
+                p = json.loads(line)
+                by_n.setdefault(p["jobs"], []).append(p)
+    out = []
+    for n, ps in sorted(by_n.items()):
+        m = {k: statistics.median(p[k] for p in ps) for k, v in ps[0].items() if isinstance(v, (int, float))}
+        m.update(jobs=n, cycles=sum(p["cycles"] for p in ps), passes=len(ps),
+                 load_before=min((p["load_before"] for p in ps), key=lambda x: float(x.split()[0])),
+                 load_after=max((p["load_after"] for p in ps), key=lambda x: float(x.split()[0])))
+        out.append(m)
+    return out
+
+
 def report(points: list[dict]) -> None:
+    points = sorted(points, key=lambda p: p["jobs"])
     base = points[0]["per_min"] if points and points[0]["jobs"] == 1 else None
     print("\n| labs side by side | cycles | cycles per minute | speed-up | median cycle (up / check / down) s "
           "| CPU s per cycle | CPU used | peak memory per run, PSS (RSS; router cgroups) MiB "
@@ -191,8 +224,9 @@ def report(points: list[dict]) -> None:
               f"{p['load_before'].split()[0]} -> {p['load_after'].split()[0]} |")
     at = stops_growing(points)
     print(f"\nthroughput stops growing at {at} labs side by side" if at else "\nthroughput grew at every N")
-    failed = sum(p["failed"] for p in points)
-    print(f"failed baseline invariants over all cycles: {failed}")
+    failed = int(sum(p["failed"] for p in points))
+    print(f"failed baseline invariants over all cycles: {failed}; labs that did not start: "
+          + ", ".join(f"{int(p.get('lab_errors', 0))} at N={p['jobs']}" for p in points))
 
 
 # --- the real executor --------------------------------------------------------------------------
@@ -207,8 +241,8 @@ def has_jobs_option() -> bool:
     return "--jobs" in res.stdout
 
 
-def campaign_point(file: Path, n: int, variants: int) -> dict:
-    out = Path(tempfile.mkdtemp(prefix=f"ani-parallel-j{n}-"))
+def campaign_point(file: Path, n: int, variants: int, where: Path | None = None) -> dict:
+    out = Path(tempfile.mkdtemp(prefix=f"ani-parallel-j{n}-", dir=where))
     argv = [*ani_argv(), "campaign", "run", str(file), "--jobs", str(n), "--variants", str(variants),
             "--out", str(out / "results"), "--no-progress"]
     load0 = loadavg()
@@ -221,14 +255,16 @@ def campaign_point(file: Path, n: int, variants: int) -> dict:
             "labels": labels, "out": str(out), "load_before": load0, "load_after": loadavg()}
 
 
-def campaign_sweep(file: Path, jobs: list[int], variants: int) -> int:
+def campaign_sweep(file: Path, jobs: list[int], variants: int, where: Path | None = None) -> int:
     if not has_jobs_option():
         print("--campaign: `ani campaign run` has no --jobs option yet: the real executor is not available; "
               "run without --campaign for the lab-cycle sweep")
         return 2
+    if where is not None:
+        where.mkdir(parents=True, exist_ok=True)
     points = []
     for n in jobs:
-        p = campaign_point(file, n, variants)
+        p = campaign_point(file, n, variants, where)
         same = "" if not points else (
             "same labels as --jobs %d" % points[0]["jobs"] if p["labels"] == points[0]["labels"]
             else f"LABELS DIFFER from --jobs {points[0]['jobs']}")
@@ -249,15 +285,22 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="append each sweep point's figures here (JSON lines)")
     ap.add_argument("--campaign", type=Path, help="time `ani campaign run FILE --jobs N` instead")
     ap.add_argument("--variants", type=int, default=3, help="--variants K of each campaign run")
+    ap.add_argument("--results-in", type=Path, help="make the campaigns' results folders here (default: the "
+                                                    "system's temporary directory)")
+    ap.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
+                    help="print the table of several passes' --json files (medians per N) and exit")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.scenario, args.cycles)
+    if args.combine:
+        report(combine(args.combine))
+        return 0
     jobs = [int(x) for x in args.jobs.split(",") if x.strip()]
     print(machine())
     print(f"load average before: {loadavg()}", flush=True)
     if args.campaign:
-        return campaign_sweep(args.campaign, jobs, args.variants)
+        return campaign_sweep(args.campaign, jobs, args.variants, args.results_in)
     points = []
     for n in jobs:
         p = sweep_point(n, args.scenario, args.cycles)

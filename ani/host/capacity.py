@@ -40,17 +40,22 @@ import psutil
 from ani.errors import ConfigError
 
 MIB = 2**20
-#: peak PSS of one router's FRR daemons (zebra, staticd, ospfd, bgpd), bytes; substrate.py measured
-#: 28 MiB (the generated default: 9 routers, 254 MiB in their memory cgroups)
+#: peak memory of one router's FRR daemons (zebra, staticd, ospfd, bgpd), bytes, with ~14 %
+#: headroom: substrate.py measured 27.5-28 MiB PSS a router (the generated default, 9 routers: 248 MiB;
+#: pilot-25, 27 routers: 759 MiB) and 28-29 MiB in the routers' memory cgroups
 ROUTER_BYTES = 32 * MIB
-#: peak PSS of what a run holds besides its routers, bytes: the lab's NETCONF and SSH servers and
-#: reaper (~90 MiB measured) and the worker process running the run (Python with ani, the observer,
-#: the adapter: ~110 MiB measured by parallel_labs.py)
+#: peak memory of what a run holds besides its routers, bytes: the lab's NETCONF and SSH servers and
+#: reaper (87-91 MiB PSS, substrate.py) and the worker process running the run (~46 MiB PSS for a
+#: lab cycle without an agent, parallel_labs.py); the rest is headroom for the agent and its adapter
 RUN_BASE_BYTES = 200 * MIB
 #: memory left to the coordinator, the page cache and the machine's other users, bytes
 RESERVE_BYTES = 1024 * MIB
-#: labs per core where runs per minute stop growing (parallel_labs.py on 2 cores: see
-#: docs/performance.md, "Parallel labs")
+#: labs per core where runs per minute stop growing: parallel_labs.py on 2 cores, lab cycles of the
+#: generated default, three passes: 1.78x the one-lab throughput with 2 labs, 2.09x with 3, 2.21x
+#: with 4, 2.10x with 6 (medians; 4 labs gave 2-6 % more than 3 in every pass; docs/performance.md,
+#: "Parallel labs"); a cycle takes ~5 CPU seconds and one lab keeps 0.6 of a core busy, so more
+#: labs only queue for the cores. The demo campaign through the executor agrees: --jobs 3 ran it
+#: 2.17x as fast as --jobs 1; --jobs 4 and 6 gave 0.95x and 0.92x of --jobs 3
 LABS_PER_CORE = 1.5
 
 
