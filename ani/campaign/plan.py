@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ani.campaign.results import RunFactors
 from ani.errors import CampaignSpecError
 
 PLAN_FILE = "plan.jsonl"
@@ -54,7 +55,7 @@ class ScenarioRef(BaseModel):
     hash: str | None = None
 
 
-class RunPlan(BaseModel):
+class RunPlan(RunFactors):
     """One run of a campaign, resolved (frozen, JSON-serialisable: :meth:`to_line` /
     :meth:`from_line`).
 
@@ -78,13 +79,6 @@ class RunPlan(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     version: int = PLAN_VERSION
-    run_id: str
-    campaign: str
-    cell: str
-    level: str
-    blocklist: bool | str = False
-    adapter_options: dict[str, Any] = Field(default_factory=dict)
-    task: str
     form: str = "intent"
     seed: int
     stress: dict[str, Any] = Field(default_factory=dict)

@@ -58,7 +58,22 @@ class CheckOutcome(BaseModel):
     service: str | None = None
 
 
-class RunRecord(BaseModel):
+class RunFactors(BaseModel):
+    """What identifies a run and the factors of its cell: the first fields of both its plan
+    (:class:`ani.campaign.plan.RunPlan`) and its record (:class:`RunRecord`).
+
+    Attributes: see :class:`RunRecord`."""
+
+    run_id: str
+    campaign: str
+    cell: str
+    level: str
+    blocklist: bool | str = False
+    adapter_options: dict[str, Any] = Field(default_factory=dict)
+    task: str
+
+
+class RunRecord(RunFactors):
     """Everything recorded about one run (one line of ``runs.jsonl``).
 
     Exactly one state per run: ``label`` is one of the four outcome labels, or
@@ -127,13 +142,6 @@ class RunRecord(BaseModel):
             an agent error.
     """
 
-    run_id: str
-    campaign: str
-    cell: str
-    level: str
-    blocklist: bool | str = False
-    adapter_options: dict[str, Any] = Field(default_factory=dict)
-    task: str
     variant_id: str | None = None
     task_file: str | None = None  # netconfbench
     #: netconfbench: ani.netconfbench.task.task_identity of the task the run was graded on

@@ -56,7 +56,7 @@ def campaign(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def serial(lab_host, campaign) -> Path:
+def serial(campaign) -> Path:
     """The campaign run serially (--jobs 1): the reference."""
     return _run(campaign, "serial", "--jobs", "1")
 
@@ -81,17 +81,17 @@ def _same_as_serial(serial: Path, out: Path) -> None:
         assert sum(1 for line in open(r.trajectory) if json.loads(line)["event"] == "tool_call") == r.tool_calls
 
 
-def test_jobs_3_gives_the_serial_verdicts(campaign, serial):
+def test_jobs_3_gives_the_serial_verdicts(lab_host, campaign, serial):
     _same_as_serial(serial, _run(campaign, "jobs3", "--jobs", "3"))
     status = _ani("lab", "status", "--prefix", PREFIX)
     assert status.returncode == 0 and f"no labs of prefix {PREFIX}" in status.stdout, status.stdout  # none left
 
 
-def test_a_two_worker_dask_cluster_gives_the_serial_verdicts(campaign, serial):
+def test_a_two_worker_dask_cluster_gives_the_serial_verdicts(lab_host, campaign, serial):
     _same_as_serial(serial, _run(campaign, "dask", "--executor", "dask", "--scheduler", "local:2"))
 
 
-def test_rerun_reproduces_a_recorded_verdict(campaign, serial):
+def test_rerun_reproduces_a_recorded_verdict(lab_host, campaign, serial):
     again = campaign.parent / "rerun"
     res = _ani("campaign", "rerun", str(serial), "a1-onboard-site-s2", "--out", str(again))
     assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
