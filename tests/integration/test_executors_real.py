@@ -48,7 +48,6 @@ def campaign(tmp_path_factory) -> Path:
         "seed: 2\n"
         "agent: {kind: scripted}\n"
         "cells:\n"
-        "  - {name: a0, level: a0}\n"
         "  - {name: a1, level: a1}\n"
         "  - {name: a3t, level: a3t}\n"
     )
@@ -71,7 +70,7 @@ def _run(campaign: Path, name: str, *extra: str) -> Path:
 def _same_as_serial(serial: Path, out: Path) -> None:
     plans = [p.model_dump() for p in read_plans(out)]
     assert plans == [p.model_dump() for p in read_plans(serial)]
-    assert [p["run_id"] for p in plans] == ["a0-onboard-site-s2", "a1-onboard-site-s2", "a3t-onboard-site-s2"]
+    assert [p["run_id"] for p in plans] == ["a1-onboard-site-s2", "a3t-onboard-site-s2"]
     verdicts = _verdicts(out)
     assert sorted(verdicts) == sorted(p["run_id"] for p in plans)  # each run id once
     assert verdicts == _verdicts(serial)
