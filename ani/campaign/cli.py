@@ -103,17 +103,24 @@ def campaign_run(
         spec = load_for_run(file, resume, variants=variants, bound=bound)  # --resume: the folder's S
         if spec.bound is not None and not no_progress:
             console.print(f"bound {spec.bound:g}: S = {spec.variants} runs per cell (rule of three, ceil(3/B))")
-        runner = _executor(spec, jobs, executor, scheduler, quiet=no_progress)
-        result = run_campaign(
-            spec,
-            resume if resume is not None else out,
-            resume=resume is not None,
-            progress=not no_progress,
-            source=file,
-            console=console,
-            executor=runner,
-            lab_prefix=lab_prefix or spec.name,
-        )
+        from ani.lab.state import check_prefix
+
+        check_prefix(lab_prefix)  # before the folder is made
+        runner = _executor(spec, jobs, executor, scheduler)
+        try:
+            result = run_campaign(
+                spec,
+                resume if resume is not None else out,
+                resume=resume is not None,
+                progress=not no_progress,
+                source=file,
+                console=console,
+                executor=runner,
+                lab_prefix=lab_prefix,  # None: the folder's (--resume), else the campaign's name
+            )
+        finally:
+            if runner is not None:
+                runner.close()  # also when the campaign was refused before its first run
     except AniError as exc:
         raise _fail(str(exc)) from None
     except CampaignInterrupted as exc:  # after the folder was taken: the runs it holds are kept
@@ -129,25 +136,50 @@ def campaign_run(
         raise typer.Exit(3)
 
 
-def _executor(spec: Any, jobs: int | None, kind: str | None, scheduler: str | None, *, quiet: bool) -> Any:
-    """The executor the options ask for. Runs on this machine (``local``): ``--jobs`` unset is
-    this machine's default for the campaign's largest lab, said in one line; more than it holds
-    is refused (:mod:`ani.host.capacity`). Raises ConfigError."""
+def _executor(spec: Any, jobs: int | None, kind: str | None, scheduler: str | None) -> Any:
+    """The executor the options ask for. Labs on this machine (``local``, ``dask`` with
+    ``local:N``): ``--jobs`` unset is this machine's default for the campaign's largest lab,
+    said in one line; more than it holds is refused (:mod:`ani.host.capacity`). A Dask
+    scheduler is reached here, before the results folder is made. Raises ConfigError."""
     from ani.campaign.coordinator import make_executor
+    from ani.errors import ConfigError
 
-    if kind in (None, "local") and not scheduler and jobs != 1:
-        from ani.host import capacity
+    if scheduler and kind != "dask":
+        raise ConfigError(f"--scheduler {scheduler}: give --executor dask with it")
+    if kind == "dask" and jobs is not None:
+        raise ConfigError("--jobs is the local executor's; with --executor dask the cluster's workers "
+                          "decide (--scheduler local:N: N at once here)")
+    if kind == "dask":
+        from ani.campaign.executors.dask_executor import parse_scheduler
 
-        host, need = capacity.this_host(), capacity.lab_bytes(_routers(spec))
-        if jobs is None:
-            jobs = capacity.default_jobs(host.cores, need, host.available_bytes)
-            if not quiet:
-                console.print(capacity.explain_default(host, need), soft_wrap=True, highlight=False)
-        else:
-            capacity.check_jobs(jobs, need, host.available_bytes)
-    if kind in (None, "serial") and not scheduler and (jobs or 1) == 1:
+        where, n = parse_scheduler(scheduler or "")
+        if where == "local":
+            _check_labs(spec, int(n), "--scheduler local:")
+        ex = make_executor(kind, scheduler=scheduler)
+        ex.connect()
+        return ex
+    if kind in (None, "local") and jobs != 1:
+        jobs = _check_labs(spec, jobs, "--jobs ")
+    if kind in (None, "serial") and (jobs or 1) == 1:
         return None  # run_campaign runs the plans in this process, with its deps
-    return make_executor(kind, jobs=jobs or 1, scheduler=scheduler)
+    return make_executor(kind, jobs=jobs or 1)
+
+
+def _check_labs(spec: Any, n: int | None, option: str) -> int:
+    """``n`` labs at once, checked against what this machine holds (None: the default, printed
+    with its reason). Raises ConfigError (:func:`ani.host.capacity.check_jobs`)."""
+    from ani.errors import ConfigError
+    from ani.host import capacity
+
+    host, need = capacity.this_host(), capacity.lab_bytes(_routers(spec))
+    if n is None:
+        console.print(capacity.explain_default(host, need), soft_wrap=True, highlight=False)
+        return capacity.default_jobs(host.cores, need, host.available_bytes)
+    try:
+        capacity.check_jobs(n, need, host.available_bytes)
+    except ConfigError as exc:
+        raise type(exc)(str(exc).replace("--jobs ", option, 1)) from None
+    return n
 
 
 def _routers(spec: Any) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TaskID, TextColumn,
                            TimeElapsedColumn)
+from rich.table import Column
 
 from ani.campaign.plan import RunPlan
 from ani.campaign.results import RunRecord, RunStore
@@ -50,9 +51,12 @@ class Coordinator:
         self.store, self.console, self.progress = store, console, progress
         self.line, self.last = line, last
         self.finished_records: list[RunRecord] = []
-        self.bar = Progress(TextColumn("[bold]{task.description}"), _CampaignOnly(BarColumn()),
-                            _CampaignOnly(MofNCompleteColumn()), TimeElapsedColumn(), TextColumn("{task.fields[last]}"),
-                            console=console, disable=not progress, transient=False)
+        # the run ids are never cut (s1 and s2 of a cell must differ); the last event is
+        self.bar = Progress(TextColumn("[bold]{task.description}", table_column=Column(no_wrap=True)),
+                            _CampaignOnly(BarColumn(bar_width=20)), _CampaignOnly(MofNCompleteColumn()),
+                            TimeElapsedColumn(), TextColumn("{task.fields[last]}", table_column=Column(
+                                ratio=1, no_wrap=True, overflow="ellipsis")),
+                            console=console, disable=not progress, transient=False, expand=True)
         self.main = self.bar.add_task(name, total=total, completed=done, last="")
         self.flight: dict[str, TaskID] = {}
         self.started_at: dict[str, float] = {}

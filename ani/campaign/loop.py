@@ -49,7 +49,7 @@ from ani.campaign.runner import (
 from ani.campaign.plan import RunPlan
 from ani.campaign.spec import CampaignSpec, RunPoint, safe_component
 from ani.console import FullWidthConsole
-from ani.errors import CampaignSpecError
+from ani.errors import CampaignSpecError, ConfigError
 from ani.host import results_dirs
 
 SPEC_JSON = "spec.json"
@@ -474,20 +474,75 @@ def _run_loop(
 
 def planned(spec: CampaignSpec, deps: RunnerDeps, out: Path, lab_prefix: str | None = None) -> list[RunPlan]:
     """The campaign's plans, written to ``out/plan.jsonl`` before the first run. A folder that
-    has one keeps its plans (``--resume`` runs what they say, fault schedules included); run ids
-    it lacks (a grown S) are planned now and added."""
+    has one keeps its plans (``--resume`` runs what they say): each must be the plan the
+    campaign file makes for its run id (a hand-edited or foreign plan would put a run in the
+    wrong cell or break the pairing); run ids it lacks (a grown S) are planned now and added.
+    The lab prefix: ``lab_prefix`` if given, else the one the folder's plans carry, else the
+    campaign's name.
+
+    Raises:
+        CampaignSpecError: ``plan.jsonl`` has a malformed line, a run id twice, or a plan that
+            differs from the campaign file's (naming the run and the fields); a scenario copy
+            the plans name is missing or changed since planning. Nothing is run or written.
+    """
     from ani.campaign.plan import PLAN_FILE, read_plans, write_plans
     from ani.campaign.planning import plan_campaign
 
-    fresh = plan_campaign(spec, deps, out, lab_prefix=lab_prefix)
+    fresh = plan_campaign(spec, deps, out, lab_prefix=lab_prefix or spec.name)
     if not (out / PLAN_FILE).is_file():
+        check_scenario_copies(fresh, out, deps)
         write_plans(out, fresh)
         return fresh
-    kept = {p.run_id: p for p in read_plans(out)}
-    plans = [kept.get(p.run_id, p) for p in fresh]
-    if any(p.run_id not in kept for p in plans):
-        write_plans(out, [*plans, *(p for rid, p in kept.items() if rid not in {q.run_id for q in plans})])
+    kept = kept_plans(out, read_plans(out))
+    prefix = lab_prefix or next((p.lab_prefix for p in kept.values() if p.lab_prefix), None) or spec.name
+    plans = [p.model_copy(update={"lab_prefix": prefix}) for p in fresh]
+    for p in plans:
+        if p.run_id in kept:
+            _same_plan(out, kept[p.run_id], p)
+    check_scenario_copies(plans, out, deps)
+    if any(p.run_id not in kept for p in plans) or lab_prefix:
+        ids = {p.run_id for p in plans}
+        write_plans(out, [*plans, *(p for rid, p in kept.items() if rid not in ids)])
     return plans
+
+
+def kept_plans(out: Path, plans: list[RunPlan]) -> dict[str, RunPlan]:
+    """``{run id: plan}`` of a folder's plans. Raises CampaignSpecError: a run id twice."""
+    kept: dict[str, RunPlan] = {}
+    for p in plans:
+        if p.run_id in kept:
+            raise CampaignSpecError(f"{out}/plan.jsonl: run {p.run_id} is planned twice (edited by hand?); "
+                                    "start a new results folder")
+        kept[p.run_id] = p
+    return kept
+
+
+def _same_plan(out: Path, kept: RunPlan, fresh: RunPlan) -> None:
+    """Raise CampaignSpecError naming the fields where the folder's plan of a run differs from
+    the campaign file's (the lab prefix aside)."""
+    a, b = kept.model_dump(exclude={"lab_prefix"}), fresh.model_dump(exclude={"lab_prefix"})
+    diff = [k for k in b if a.get(k) != b.get(k)]
+    if diff:
+        raise CampaignSpecError(
+            f"{out}/plan.jsonl: the plan of run {fresh.run_id} differs from what the campaign file plans "
+            f"({', '.join(diff)}): paired runs would not be comparable; start a new results folder")
+
+
+def check_scenario_copies(plans: list[RunPlan], out: Path, deps: RunnerDeps) -> None:
+    """Each scenario file the plans name in the folder exists and has the plans' hash.
+    Raises CampaignSpecError naming the file."""
+    from ani.campaign.execute import scenario_of
+
+    seen: set[tuple[str | None, str | None]] = set()
+    for p in plans:
+        key = (p.scenario.file, p.scenario.hash)
+        if p.scenario.file is None or key in seen:
+            continue
+        seen.add(key)
+        try:
+            scenario_of(p, out, deps)
+        except ConfigError as exc:
+            raise CampaignSpecError(f"{out}: {exc}; start a new results folder") from None
 
 
 def _at(stress: dict[str, Any]) -> str:

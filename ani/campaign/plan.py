@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ani.campaign.results import RunFactors
 from ani.errors import CampaignSpecError
@@ -53,6 +53,14 @@ class ScenarioRef(BaseModel):
     density: int | None = None
     tasks: tuple[str, ...] | None = None
     hash: str | None = None
+
+    @field_validator("file")
+    @classmethod
+    def _inside(cls, v: str | None) -> str | None:
+        """A relative file stays inside the results folder (no ``..``)."""
+        if v is not None and not Path(v).is_absolute() and ".." in Path(v).parts:
+            raise ValueError("a scenario file relative to the results folder must stay inside it (no '..')")
+        return v
 
 
 class RunPlan(RunFactors):
