@@ -71,12 +71,10 @@ def plan_run(spec: CampaignSpec, cell: CellSpec | str, seed: int, stress: dict[s
     stress = dict(stress or {})
     scenario, task_class = prepare(spec, deps, cell, stress)
     density = spec.density_of(cell, stress)
-    schedule: list[Any] = []
-    if spec.fault_rate_of(cell, stress) > 0:  # the variant is needed only to draw faults on it
-        from ani.campaign.runner import run_scenario
+    from ani.campaign.runner import run_scenario
 
-        variant = variant_of(task_class, scenario, seed, spec.form_of(cell))
-        schedule = schedule_for(spec, cell, stress, run_scenario(scenario, variant), variant, seed)
+    variant = variant_of(task_class, scenario, seed, spec.form_of(cell))  # faults are drawn on it
+    schedule = schedule_for(spec, cell, stress, run_scenario(scenario, variant), variant, seed)
     faults = getattr(spec, "faults", None)
     return RunPlan(
         run_id=spec.run_id(cell, seed, stress), campaign=spec.name, cell=cell.name, level=str(cell.level),

@@ -167,6 +167,9 @@ ROUTES = "show ip route json"
 BGP_NBRS = "show bgp neighbors json"
 #: assumed when a daemon does not say (FRR's defaults: hello 10 s, connect retry 120 s)
 DEFAULT_HELLO_S = 10.0
+#: FRR's OSPF dead interval when an interface does not say (seconds): a neighbor whose
+#: adjacency went stale (e.g. the other end changed its network type) leaves only then
+DEFAULT_DEAD_S = 40.0
 DEFAULT_CONNECT_RETRY_S = 120.0
 
 
@@ -223,8 +226,9 @@ def routing_state(lab: Lab) -> dict[str, Any]:
 
 def silent_timers_s(lab: Lab) -> float:
     """The longest time routing may stay silent before a change that is still to come: the
-    longest OSPF hello interval of an OSPF interface facing another router (a neighbor appears
-    only at a hello) and the
+    longest OSPF dead interval of an OSPF interface facing another router (a neighbor appears
+    only at a hello, and a stale adjacency -- the other end changed its network type or area --
+    leaves only when its dead interval ran out: measured, a route learnt only after that) and the
     longest connect-retry timer of a BGP peer that is not Established (a session comes up only
     at a connect attempt); seconds, 0 without either. A daemon that does not say counts with
     FRR's default (:data:`DEFAULT_HELLO_S`, :data:`DEFAULT_CONNECT_RETRY_S`)."""
@@ -254,6 +258,8 @@ def _hello_s(lab: Lab, router: str, run: Any) -> float:
             continue
         t = info.get("timerMsecs")
         hellos.append(float(t) / 1000 if isinstance(t, (int, float)) else DEFAULT_HELLO_S)
+        dead = info.get("timerDeadSecs")
+        hellos.append(float(dead) if isinstance(dead, (int, float)) else DEFAULT_DEAD_S)
     return max(hellos, default=0.0)
 
 
