@@ -140,14 +140,16 @@ class Observer:
             read) at most at once.
         settle_looks: a failing positive check stops before ``bound_s`` once it failed this
             many consecutive looks in a network whose routing has settled
-            (:mod:`ani.observer.settle`); None: the bound alone.
+            (:mod:`ani.observer.settle`); None (the default): the bound alone. Opt-in: on the
+            fresh-clone run it still failed two NetConfBench validations whose route comes
+            late (an OSPF network-type change), so grading keeps the bound.
         make_watch: ``lab -> NetworkWatch | None``, the watch of the lab's routing state
             started while failing checks are retried (default
             :func:`ani.observer.settle.network_watch`; None from it: the bound alone).
     """
 
     def __init__(self, lab: Any, *, workers: int = 32, poll_s: float = 0.2, negative_workers: int = 128,
-                 batch_workers: int = 8, settle_looks: int | None = SETTLE_LOOKS,
+                 batch_workers: int = 8, settle_looks: int | None = None,
                  make_watch: Callable[[Any], NetworkWatch | None] = network_watch) -> None:
         self.lab = lab
         self.workers = workers

@@ -62,14 +62,14 @@ def test_routing_state_settles_and_a_failing_check_stops_on_evidence(tri_lab):
 
     from ani.lab import converge
     from ani.observer import LoopbackCheck, ReachCheck
-    from ani.observer.settle import MIN_QUIET_S
+    from ani.observer.settle import MIN_QUIET_S, SETTLE_LOOKS
 
     a = converge.routing_state(tri_lab)
     time.sleep(1.2)  # more than one keepalive and hello: counters and uptimes move, the state does not
     assert converge.routing_state(tri_lab) == a and set(a) == {"r1", "r2", "r3"}
     assert converge.silent_timers_s(tri_lab) == 3.0  # its OSPF dead interval (hello 1 s, dead 3 s)
     t0 = time.monotonic()
-    res = Observer(tri_lab).evaluate([
+    res = Observer(tri_lab, settle_looks=SETTLE_LOOKS).evaluate([
         RouteCheck(router="r1", prefix="203.0.113.0/24"),           # never there
         ReachCheck(src="h1", dst="10.255.0.3"),                      # r3's loopback from behind r2
         LoopbackCheck(router="r2", address="10.255.0.3", source="10.255.0.2"),
