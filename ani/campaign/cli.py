@@ -141,11 +141,10 @@ def _executor(spec: Any, jobs: int | None, kind: str | None, scheduler: str | No
     ``local:N``): ``--jobs`` unset is this machine's default for the campaign's largest lab,
     said in one line; more than it holds is refused (:mod:`ani.host.capacity`). A Dask
     scheduler is reached here, before the results folder is made. Raises ConfigError."""
-    from ani.campaign.coordinator import make_executor
+    from ani.campaign.coordinator import check_scheduler, make_executor
     from ani.errors import ConfigError
 
-    if scheduler and kind != "dask":
-        raise ConfigError(f"--scheduler {scheduler}: give --executor dask with it")
+    check_scheduler(kind, scheduler)
     if kind == "dask" and jobs is not None:
         raise ConfigError("--jobs is the local executor's; with --executor dask the cluster's workers "
                           "decide (--scheduler local:N: N at once here)")

@@ -101,10 +101,18 @@ class Coordinator:
             self.bar.console.print(self.line(record))
 
 
+def check_scheduler(kind: str | None, scheduler: str | None) -> None:
+    """Raises ConfigError: a ``scheduler`` given for an executor other than ``dask``."""
+    from ani.errors import ConfigError
+
+    if scheduler and kind != "dask":
+        raise ConfigError(f"--scheduler {scheduler}: give --executor dask with it")
+
+
 def make_executor(kind: str | None = None, *, jobs: int = 1, scheduler: str | None = None, deps: Any = None) -> Any:
     """The executor of ``ani campaign run``: ``dask`` (with ``scheduler``: ``tcp://HOST:PORT`` or
     ``local:N``), ``local`` (``jobs`` worker processes on this machine) or ``serial`` (this
-    process; ``deps`` passed through). None: ``dask`` when a scheduler is given, else ``local``
+    process; ``deps`` passed through). None: ``local``
     for ``jobs`` > 1, else ``serial``.
 
     Raises:
@@ -114,9 +122,8 @@ def make_executor(kind: str | None = None, *, jobs: int = 1, scheduler: str | No
     from ani.campaign.executors import get_executor
     from ani.errors import ConfigError
 
-    kind = kind or ("dask" if scheduler else "local" if jobs > 1 else "serial")
-    if scheduler and kind != "dask":
-        raise ConfigError(f"--scheduler {scheduler}: only with --executor dask")
+    check_scheduler(kind, scheduler)
+    kind = kind or ("local" if jobs > 1 else "serial")
     if kind == "serial":
         if jobs > 1:
             raise ConfigError(f"--jobs {jobs}: the serial executor runs one at a time (use --executor local)")
