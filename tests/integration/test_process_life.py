@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from procs import EMPTY, footprint, labs_owned_by, owner  # tests/procs.py: a lab's footprint, its owner
+from procs import EMPTY, alive, footprint, labs_owned_by, owner  # tests/procs.py: a lab's footprint, its owner
 
 from ani.lab import Lab, frr
 from ani.lab.proc import is_alive
@@ -71,6 +71,14 @@ def wait_gone(ids: list[str], bound_s: float = GONE_S) -> dict[str, dict[str, li
         if not left or time.monotonic() > end:
             return left
         time.sleep(0.2)
+
+
+def wait_exited(pids: set[int], bound_s: float = GONE_S) -> set[int]:
+    """The processes of ``pids`` still running after at most ``bound_s`` (empty: all exited)."""
+    end = time.monotonic() + bound_s
+    while (left := {p for p in pids if alive(p)}) and time.monotonic() < end:
+        time.sleep(0.1)
+    return left
 
 
 def start(argv: list[str], session_leader: bool, **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
@@ -299,8 +307,8 @@ def test_ani_lab_up_interrupted_says_so_and_leaves_no_lab(lab_host):
 
 def test_campaign_killed_9_resumes_exactly_the_missing_runs_and_a_second_coordinator_is_refused(lab_host, tmp_path, out_dir):
     """Issue 23 §3, issue 24: a campaign started with ``--variants 1`` (the file says 2) and
-    ``--jobs 3`` (its runs in worker processes, side by side) is killed with SIGKILL while a run
-    is in flight (its workers stop with it and their labs go); ``--resume DIR`` alone runs exactly the missing run (S from
+    ``--jobs 1`` is killed with SIGKILL while its second run is in flight (the coordinator it
+    forked stops with it and the run's lab goes; ``--jobs 3`` is covered by test_executors); ``--resume DIR`` alone runs exactly the missing run (S from
     the folder: before, the file's S grew it), and while it runs a second ``--resume`` on the
     folder is refused naming its PID (before, two coordinators wrote 12 records for 7 run ids)."""
     spec = tmp_path / "c.yaml"
@@ -316,11 +324,15 @@ def test_campaign_killed_9_resumes_exactly_the_missing_runs_and_a_second_coordin
             time.sleep(0.05)
         assert first.poll() is None, first.stdout.read() if first.stdout else ""
         ids = sorted(labs_of(tree(first.pid)))
+        holder = int((out_dir / ".ani-lock").read_text())  # the coordinator first.pid forked (ani/lab/terminal.py)
         first.kill()
         first.wait(30)
     finally:
         stop(first)
     assert wait_gone(ids) == {}
+    # the coordinator gets SIGTERM when its session leader dies and stops as for Ctrl-C: until it
+    # has exited it holds the folder (CI: a --resume started as its labs went was refused, naming it)
+    assert holder != first.pid and wait_exited({holder}) == set()
     assert [ln.count('"run_id"') for ln in runs.read_text().splitlines()] == [1]
     again = [*ANI, "campaign", "run", str(spec), "--resume", str(out_dir), "--no-progress"]
     second = start(again, session_leader=False)
