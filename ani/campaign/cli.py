@@ -460,7 +460,7 @@ def run_one(
     from ani.campaign.loop import LABEL_STYLE
     from ani.campaign.results import INVALID_LABELS
     from ani.campaign.runner import RunnerDeps, check_host, preflight, validate
-    from ani.campaign.runner import run_one as _run_one
+    from ani.campaign.single import check_out, run_single
     from ani.campaign.spec import parse_spec, resolve_path
     from ani.registry import available
 
@@ -566,6 +566,7 @@ def run_one(
         validate(spec, deps)  # bad task, scenario, agent or level: fail before any lab starts
         check_host(spec, deps)  # a level that cannot work on this machine: before any lab
         created = not out_dir.exists()
+        check_out(out_dir)  # an earlier run's record is never replaced
         _writable_folder(out_dir)  # the record must be writable: fail before any lab starts
         results_dirs.register(out_dir)  # hidden from every A0 shell, now and in later runs
         for warning in preflight(spec, deps):  # a dead model endpoint: fail before any lab
@@ -585,7 +586,7 @@ def run_one(
         from ani.campaign.live import live_view_logging
 
         with live_view_logging():  # a warning the live view prints is not logged a second time
-            rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)
+            rec = run_single(spec, out_dir, deps=deps, on_event=_print_event)
     except AniError as exc:
         if created and out_dir.is_dir() and not any(out_dir.iterdir()):
             out_dir.rmdir()  # refused before the run (e.g. a dead endpoint): leave no empty folder
