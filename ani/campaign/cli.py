@@ -156,6 +156,10 @@ def _executor(spec: Any, jobs: int | None, kind: str | None, scheduler: str | No
             _check_labs(spec, int(n), "--scheduler local:")
         ex = make_executor(kind, scheduler=scheduler)
         ex.connect()
+        from ani.campaign.executors.dask_executor import RESOURCE
+
+        console.print(f"--executor dask: {ex.slots} at once (the workers' '{RESOURCE}' resource, "
+                      f"{'a LocalCluster here' if where == 'local' else scheduler})", soft_wrap=True, highlight=False)
         return ex
     if kind in (None, "local") and jobs != 1:
         jobs = _check_labs(spec, jobs, "--jobs ")
