@@ -133,6 +133,9 @@ class RunRecord(RunFactors):
         testcase_score / task_pass: NetConfBench's S_testcase (|passed| / |total| of ``tests``)
             and whether every test passed, for every graded run of any task class (None: no
             verdict, or records written before them; :mod:`ani.netconfbench.scoring`).
+        mistake: the mistake an agent with a known error profile made on purpose, and what the
+            campaign measured of it after grading (:mod:`ani.campaign.known_answer`; docs/campaigns.md,
+            "Known answer"); None for other runs.
         ncb: the NetConfBench diagnostic scores of a run whose variant carries ``solutions``
             (a NetConfBench task): command score, reasoning score (with its model id and
             weight sha256), the applied commands and the initial configurations harvesting
@@ -236,6 +239,11 @@ class RunRecord(RunFactors):
     task_pass: bool | None = None
     ncb: NcbScores | None = None
     # --- end ncb-scores
+    # --- known answer (issue 25): the mistake the agent made on purpose
+    # (ani.agents.mistakes.base.Made dumped: kind, expressed, note, target, footprint, changes),
+    # with what the campaign added after grading (ani.campaign.known_answer: expected_breaks,
+    # reached, flagged, prevented); None: no mistake drawn, or an agent that makes none
+    mistake: dict[str, Any] | None = None
 
     @property
     def budget_exhausted(self) -> bool:

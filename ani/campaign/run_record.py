@@ -46,6 +46,7 @@ def build_record(ctx: Any) -> RunRecord:
         process=process_metrics(ctx, label),
         faults=state.get("faults", []),
         timings=dict(ctx.timings),
+        mistake=state.get("mistake"),  # the agent's, with the known answer's keys (extensions.KnownAnswer)
         **extra,
         **outcome_fields(state, calls),
         **ncb_fields(state, label),
