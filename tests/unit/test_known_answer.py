@@ -287,3 +287,39 @@ def test_record_keeps_the_mistake_through_json(tmp_path):
     RunStore(tmp_path).append(r)
     back = read_runs(tmp_path)[0]
     assert back.mistake == r.mistake and rec("a0", 2).mistake is None
+
+
+# --- through a whole run (the runner's fakes: no lab) ------------------------------------------
+
+
+def test_the_agents_mistake_reaches_the_record_with_the_known_answer(tmp_path):
+    """AgentRun.mistake -> the run's state -> KnownAnswer after grading -> RunRecord.mistake."""
+    from ani.campaign.runner import run_one
+    from ani.campaign.spec import parse_spec
+    from tests.unit.test_campaign_runner import FakeRun, ScriptAgent, Setup, World
+
+    made = Made(kind="test-leak", expressed=True, note="leaked", target={"tenant": "red"}).model_dump()
+
+    class Mistaken(ScriptAgent):
+        def run(self, task, adapter, budget):
+            done = super().run(task, adapter, budget)
+            return FakeRun(done.stop_reason, done.steps) if task["seed"] == 2 else _with(done, made)
+
+    def _with(done, m):
+        out = FakeRun(done.stop_reason, done.steps)
+        out.mistake = m  # AgentRun.mistake (i25-core)
+        return out
+
+    (tmp_path / "scen.yaml").write_text("fake: true\n")
+    spec = parse_spec({"name": "t", "scenario": "scen.yaml", "task": "onboard-site", "variants": 2, "seed": 1,
+                       "cells": [{"name": "a1", "level": "a1"}]}, "test", tmp_path)
+    s = Setup(World(), {("a1", 1): "solve_damage"})
+    deps = s.deps()
+    deps.create_agent = lambda cfg: Mistaken(s.policy)
+    rec = run_one(spec, "a1", 1, tmp_path / "out", deps=deps)
+    failed = [i.name for i in rec.invariants if not i.passed]
+    assert failed and rec.mistake is not None
+    assert {k: rec.mistake[k] for k in made} == made
+    assert rec.mistake["flagged"] == failed and rec.mistake["prevented"] is False
+    assert rec.mistake["expected_breaks"] is None  # test-leak is not registered in this test: said, not guessed
+    assert run_one(spec, "a1", 2, tmp_path / "out", deps=deps).mistake is None

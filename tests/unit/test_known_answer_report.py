@@ -86,3 +86,15 @@ def test_plot_labels_every_square():
     again = plots.known_answer_plot(summarize(campaign(), SPEC))
     assert again.svg == p.svg  # deterministic
     assert len(re.findall(r"<g id=\"text_", p.svg)) >= 8  # squares' labels, ticks and titles drawn
+
+
+def test_the_docs_example_line_is_what_the_report_writes():
+    """docs/campaigns.md, "Known answer", quotes the explanation of this module's campaign."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "campaigns.md").read_text(encoding="utf-8")
+    block = doc[doc.index("## Known answer"):]
+    block = block[block.index("    - `a3t` vs `a0`"):]
+    block = block[:block.index("\n\n")]
+    line = pair_line(pair_explanations(summarize(campaign(), SPEC))[0])
+    assert " ".join(block.split()) == " ".join(f"- {line}".split())
