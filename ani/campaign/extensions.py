@@ -187,19 +187,30 @@ class KnownAnswer:
         if not isinstance(made, dict) or not made.get("kind"):
             return
         obs = ctx.state.get("observation")
-        expected, final = None, None
+        initial, expected = getattr(obs, "initial", None), None
         try:
-            expected = expected_breaks(made, ctx.invariants, getattr(obs, "initial", None))
+            expected = expected_breaks(made, ctx.invariants, initial)
         except Exception as exc:  # noqa: BLE001 - a measure never fails a run; say it
             ctx.trajectory.log("known_answer_failed", kind="harness", what="expected_breaks", reason=_err(exc))
         try:
             final = obs.final_configs() if obs is not None else None  # the observation's read, once
             done = annotate(made, expected=expected, final=final, invariants=list(ctx.state.get("invariants") or []),
-                            fault_damage=(obs.fields().get("fault_damage") if obs is not None else None))
+                            fault_damage=(obs.fields().get("fault_damage") if obs is not None else None),
+                            initial=initial, correct=lambda: _reference(ctx.variant, initial))
         except Exception as exc:  # noqa: BLE001
             ctx.trajectory.log("known_answer_failed", kind="harness", what="reached", reason=_err(exc))
             done = annotate(made, expected=expected, final=None, invariants=list(ctx.state.get("invariants") or []))
         ctx.state["mistake"] = done
+
+
+def _reference(variant: Any, initial: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The variant's reference end state on ``initial`` (:func:`ani.observer.changes.reference_configs`),
+    None when it has none."""
+    if initial is None:
+        return None
+    from ani.observer.changes import reference_configs
+
+    return reference_configs(variant, initial)[0]
 
 
 def _summary(plan: Any) -> Any:

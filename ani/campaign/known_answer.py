@@ -11,8 +11,10 @@ An agent with a known error profile (``agent: {kind: scripted, mistakes: {...}}`
                                         not be computed (said in a ``harness`` event)
     reached          bool | None        every ``+ <line>`` of the footprint is in the router's final
                                         configuration (the observation's read after grading) and no
-                                        ``- <line>`` is; None: not expressed, no final read (or not
-                                        of every router of the footprint), or an empty footprint
+                                        ``- <line>`` is (and, for a footprint of left-out lines only,
+                                        the rest of the change is there: below); None: not
+                                        expressed, no final read (or not of every router of the
+                                        footprint), or an empty footprint
     flagged          [invariant name]   the baseline invariants failed at grading that no fault
                                         explains (``fault_damage`` left out): the observer's verdict
     prevented        bool               expressed and ``reached`` is False (refused, rolled back, or
@@ -29,15 +31,17 @@ comes with its exact 95% Clopper-Pearson interval (:func:`ani.campaign.stats.clo
 :func:`explain_pair` says, for two paired rows, on which variants one was damage-free and the
 other not, by mistake kind.
 
-Limit (said, not hidden): a footprint made only of ``- <line>`` lines that the initial
-configuration lacks too (a partial application: the lines the mistake left out) reads as
-reached whenever the final configuration lacks them, also when the level refused the whole
-change.
+A footprint made only of ``- <line>`` lines the initial configuration lacks too (a partial
+application: the lines the mistake left out) holds also in a network the level kept unchanged:
+such a mistake counts as reached only when the rest of the mistaken change is in the network
+too (:func:`reached`, against the variant's reference end state,
+:func:`ani.observer.changes.reference_configs`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -55,16 +59,62 @@ ADDED_KEYS = ("expected_breaks", "reached", "flagged", "prevented")
 # --- the record -------------------------------------------------------------------------------
 
 
-def reached(footprint: dict[str, list[str]], final: dict[str, Any] | None) -> bool | None:
-    """Whether the mistake is in the network (:func:`ani.agents.mistakes.base.reached`): every
-    ``"+ <line>"`` of ``footprint`` (``{router: [line]}``) is a line of that router's final
-    configuration (``final``: ``{router: DeviceConfig}``) and no ``"- <line>"`` is. None when
-    ``final`` is None (not read), a router of the footprint was not read, or it is empty."""
+def reached(footprint: dict[str, list[str]], final: dict[str, Any] | None, initial: dict[str, Any] | None = None,
+            correct: Callable[[], dict[str, Any] | None] | None = None) -> bool | None:
+    """Whether the mistake is in the network: every ``"+ <line>"`` of ``footprint`` (``{router:
+    [line]}``) is a line of that router's final configuration (``final``: ``{router:
+    DeviceConfig}``) and no ``"- <line>"`` is (:func:`ani.agents.mistakes.base.reached`). None
+    when ``final`` is None (not read), a router of the footprint was not read, or it is empty.
+
+    A footprint that says nothing the initial configuration (``initial``) does not already say
+    (only ``-`` lines it lacks too: the correct change's lines the mistake left out, as in a
+    partial application) holds in a network the level kept unchanged as well: then the rest of
+    the mistaken change must be there too, the correct intended configurations (``correct()``,
+    ``{router: DeviceConfig}``, called only then; None: unknown, the rule above stands) with the
+    footprint applied: some line it adds is in a router's final configuration, or some line it
+    removes is gone."""
     if final is None:
         return None
     from ani.agents.mistakes.base import reached as in_network
 
-    return in_network(footprint, final)
+    got = in_network(footprint, final)
+    if not got or initial is None or _says_something(footprint, initial):
+        return got
+    ref = correct() if correct is not None else None
+    return got if ref is None else _rest_reached(footprint, initial, ref, final)
+
+
+def _lines(cfg: Any) -> set[str]:
+    from ani.agents.mistakes.base import config_lines
+
+    return set(config_lines(cfg)) if cfg is not None else set()
+
+
+def _signed(lines: list[str], sign: str) -> set[str]:
+    return {str(ln)[2:] for ln in lines if str(ln)[:1] == sign}
+
+
+def _says_something(footprint: dict[str, list[str]], initial: dict[str, Any]) -> bool:
+    """A ``+`` line the initial configuration lacks, or a ``-`` line it has."""
+    for router, lines in footprint.items():
+        have = _lines(initial.get(router))
+        if _signed(lines, "+") - have or _signed(lines, "-") & have:
+            return True
+    return False
+
+
+def _rest_reached(footprint: dict[str, list[str]], initial: dict[str, Any], correct: dict[str, Any],
+                  final: dict[str, Any]) -> bool:
+    """Some change of the mistaken configurations (``correct`` with ``footprint`` applied) over
+    ``initial`` is in ``final`` (routers not read left out)."""
+    for router in sorted((set(correct) | set(footprint)) & set(final)):
+        init = _lines(initial.get(router))
+        fp = footprint.get(router, [])
+        mistaken = (_lines(correct.get(router, initial.get(router))) - _signed(fp, "-")) | _signed(fp, "+")
+        fin = _lines(final[router])
+        if (mistaken - init) & fin or (init - mistaken) - fin:
+            return True
+    return False
 
 
 def flagged(invariants: list[CheckOutcome], fault_damage: list[str] | None = None) -> list[str]:
@@ -88,12 +138,15 @@ def expected_breaks(made: dict[str, Any], invariants: list[Any], initial: dict[s
 
 
 def annotate(made: dict[str, Any], *, expected: list[str] | None, final: dict[str, Any] | None,
-             invariants: list[CheckOutcome], fault_damage: list[str] | None = None) -> dict[str, Any]:
+             invariants: list[CheckOutcome], fault_damage: list[str] | None = None,
+             initial: dict[str, Any] | None = None,
+             correct: Callable[[], dict[str, Any] | None] | None = None) -> dict[str, Any]:
     """``made`` with :data:`ADDED_KEYS` (module doc): ``expected`` from :func:`expected_breaks`
     (None: not computed), ``final`` the routers' final configurations (None: not read),
-    ``invariants`` the graded baseline invariants. Pure; ``made`` itself is not changed."""
+    ``invariants`` the graded baseline invariants; ``initial`` and ``correct`` as
+    :func:`reached` takes them. ``made`` itself is not changed."""
     expressed = bool(made.get("expressed"))
-    got = reached(dict(made.get("footprint") or {}), final) if expressed else None
+    got = reached(dict(made.get("footprint") or {}), final, initial, correct) if expressed else None
     return {**made, "expected_breaks": expected, "reached": got,
             "flagged": flagged(invariants, fault_damage), "prevented": expressed and got is False}
 

@@ -156,6 +156,39 @@ def test_flagged_leaves_out_what_a_fault_explains(tmp_path, brownfield, leak_kin
     assert ctx.state["mistake"]["flagged"] == names[1:]
 
 
+def test_a_partial_application_refused_whole_is_prevented_not_reached(tmp_path, brownfield, leak_kind):
+    """A footprint of left-out lines only (the correct change's lines on every router but the
+    first) holds in an unchanged network too: the rest of the change (the variant's reference
+    end state) decides."""
+    from ani.agents.mistakes import reached as footprint_holds
+    from ani.agents.scripted_tasks import changes_for
+    from ani.intents import compile_changes
+    from ani.scenario import get_task_class
+
+    s, before = brownfield
+    variant = get_task_class("onboard-site").variant(s, 1)
+    after = compile_changes(changes_for(variant.agent_view(), before), before).configs
+    first = sorted(after)[0]
+    assert len(after) > 1
+    fp = footprint(before, after, {first: after[first]})
+    assert fp and all(ln.startswith("- ") for lines in fp.values() for ln in lines)
+    made = Made(kind="test-leak", expressed=True, note="first router only", target={"tenant": "red"},
+                footprint=fp).model_dump()
+    assert footprint_holds(fp, before) is True  # the footprint alone cannot tell "refused" from "reached"
+    refused = _ctx(tmp_path, s, dict(made), before, dict(before), _outcomes(s, set()))
+    refused.variant = variant
+    KnownAnswer().graded(refused)
+    assert refused.state["mistake"]["reached"] is False and refused.state["mistake"]["prevented"] is True
+    went = _ctx(tmp_path, s, dict(made), before, {**before, first: after[first]}, _outcomes(s, set()))
+    went.variant = variant
+    KnownAnswer().graded(went)
+    assert went.state["mistake"]["reached"] is True and went.state["mistake"]["prevented"] is False
+    whole = _ctx(tmp_path, s, dict(made), before, {**before, **after}, _outcomes(s, set()))
+    whole.variant = variant
+    KnownAnswer().graded(whole)
+    assert whole.state["mistake"]["reached"] is False  # the correct change, not the mistake
+
+
 def test_known_answer_is_an_extension_of_every_run_after_the_observation():
     class Plan:
         def fault_schedule(self):
