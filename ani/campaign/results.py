@@ -196,6 +196,10 @@ class RunRecord(RunFactors):
     #: invariants failed at grading whose violation a fault explains (its own effect, seen from
     #: while it was in effect on a router they concern): not counted against damage_free
     fault_damage: list[str] = Field(default_factory=list)
+    #: the mistake the agent made on purpose (issue 25: ``AgentRun.mistake``, the agent's
+    #: ``ani.agents.mistakes.Made`` dumped; the known-answer measures add to it after grading);
+    #: None: no mistake (an agent without mistakes, none drawn, or records written before it)
+    mistake: dict[str, Any] | None = None
     # --- campaign-factors: the run's factors and its cost ---
     form: str | None = None
     model: str | None = None
@@ -239,11 +243,6 @@ class RunRecord(RunFactors):
     task_pass: bool | None = None
     ncb: NcbScores | None = None
     # --- end ncb-scores
-    # --- known answer (issue 25): the mistake the agent made on purpose
-    # (ani.agents.mistakes.base.Made dumped: kind, expressed, note, target, footprint, changes),
-    # with what the campaign added after grading (ani.campaign.known_answer: expected_breaks,
-    # reached, flagged, prevented); None: no mistake drawn, or an agent that makes none
-    mistake: dict[str, Any] | None = None
 
     @property
     def budget_exhausted(self) -> bool:

@@ -45,8 +45,8 @@ def build_record(ctx: Any) -> RunRecord:
         unattributed=state.get("unattributed"),
         process=process_metrics(ctx, label),
         faults=state.get("faults", []),
+        mistake=state.get("mistake"),
         timings=dict(ctx.timings),
-        mistake=state.get("mistake"),  # the agent's, with the known answer's keys (extensions.KnownAnswer)
         **extra,
         **outcome_fields(state, calls),
         **ncb_fields(state, label),
