@@ -98,3 +98,20 @@ def test_the_docs_example_line_is_what_the_report_writes():
     block = block[:block.index("\n\n")]
     line = pair_line(pair_explanations(summarize(campaign(), SPEC))[0])
     assert " ".join(block.split()) == " ".join(f"- {line}".split())
+
+
+def test_the_known_answer_plot_renders_in_a_browser(tmp_path):
+    """Headless Chromium (tests/chromium.py, as test_html_report_browser.py): the known-answer
+    plot is drawn and visible, the page's console stays clean."""
+    import pytest
+    from chromium import chromium, open_page
+
+    if chromium() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium; make setup installs it from "
+                    "ani/host/packages.txt)")
+    html = tmp_path / "report.html"
+    html.write_text(render_html(summarize(campaign(), SPEC)), encoding="utf-8")
+    got = open_page(html)
+    assert got.problems() == [], got.problems()
+    (p,) = [p for p in got.plots if p.id == "plot-known-answer"]
+    assert p.width > 300 and p.height > 100 and p.shapes > 20 and p.ink is not None and p.ink > 0.02, p
