@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict
 from ani.campaign.results import INVALID_LABELS, CheckOutcome, RunRecord
 from ani.campaign.stats import clopper_pearson, mcnemar_exact
 
-__all__ = ["KindRow", "KnownAnswer", "PairKinds", "RowSpecificity", "Share", "annotate", "expected_breaks",
+__all__ = ["KindRow", "KnownAnswerTable", "PairKinds", "RowSpecificity", "Share", "annotate", "expected_breaks",
            "explain_pair", "flagged", "known_answer", "mistake_of", "reached"]
 
 #: the keys the campaign adds to the agent's ``Made`` (never seen by the observer or grader)
@@ -225,7 +225,7 @@ class RowSpecificity(BaseModel):
     specificity: Share
 
 
-class KnownAnswer(BaseModel):
+class KnownAnswerTable(BaseModel):
     """The known-answer measures of a campaign (:func:`known_answer`).
 
     Attributes:
@@ -266,7 +266,7 @@ def _clean(r: RunRecord) -> bool:
     return bool(r.damage_free) and not flagged(r.invariants, r.fault_damage)
 
 
-def known_answer(records: list[RunRecord], order: list[str] | None = None) -> KnownAnswer:
+def known_answer(records: list[RunRecord], order: list[str] | None = None) -> KnownAnswerTable:
     """The measures of ``records`` (module doc), valid runs only. ``order``: the rows' order
     (the report's row names); rows not in it follow in order of appearance. Rows without a
     mistake run have no :class:`KindRow`; every row with a run without an expressed mistake has
@@ -291,7 +291,7 @@ def known_answer(records: list[RunRecord], order: list[str] | None = None) -> Kn
             spec.append(RowSpecificity(row=name, level=level, runs=len(free), clean=k, specificity=Share.of(k, len(free))))
     reached_all = [m for r in valid if (m := mistake_of(r)) and m.get("reached") is True]
     sens, exact = _sens(reached_all)
-    return KnownAnswer(mistake_runs=sum(1 for r in valid if mistake_of(r)), rows=out, specificity=spec,
+    return KnownAnswerTable(mistake_runs=sum(1 for r in valid if mistake_of(r)), rows=out, specificity=spec,
                        sensitivity=sens, exactness=exact,
                        overall_specificity=Share.of(sum(s.clean for s in spec), sum(s.runs for s in spec)))
 

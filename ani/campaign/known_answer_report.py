@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ani.campaign.known_answer import KindRow, KnownAnswer, PairKinds, Share, explain_pair, known_answer
+from ani.campaign.known_answer import KindRow, KnownAnswerTable, PairKinds, Share, explain_pair, known_answer
 
 __all__ = ["COLUMNS", "SPEC_COLUMNS", "known_answer_context", "known_answer_markdown", "pair_explanations",
            "pair_line", "section"]
@@ -38,7 +38,7 @@ NOTE = ("An agent with a known error profile drew, per variant, whether and whic
         "Intervals: exact Clopper-Pearson 95%. See docs/campaigns.md, \"Known answer\".")
 
 
-def section(s: Any) -> KnownAnswer | None:
+def section(s: Any) -> KnownAnswerTable | None:
     """The measures of the summary ``s`` (its rows' order), or None when no valid run drew a
     mistake (the section is left out)."""
     ka = known_answer(list(s.records), [c.name for c in s.cells])
@@ -94,7 +94,7 @@ def _row(r: KindRow) -> list[str]:
             r.sensitivity.text(), r.exactness.text()]
 
 
-def pooled_lines(ka: KnownAnswer) -> list[str]:
+def pooled_lines(ka: KnownAnswerTable) -> list[str]:
     """The observer's pooled sensitivity, exactness and specificity, one sentence each."""
     return [f"observer sensitivity (reached runs expected to break an invariant, every expected one "
             f"flagged): {ka.sensitivity.text()}",
