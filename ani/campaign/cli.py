@@ -625,6 +625,10 @@ def run_one(
 
     if (scores := ncb_line(rec)) is not None:
         console.print(f"netconfbench: {escape(scores)}", soft_wrap=True)
+    from ani.campaign.known_answer_report import mistake_line  # issue 25 §3
+
+    if (made := mistake_line(rec)) is not None:
+        console.print(f"mistake made on purpose: {escape(made)}", soft_wrap=True)
     trajectory = rec.trajectory or "-"
     console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
     if rec.label in INVALID_LABELS:  # infra_error, environment_invalid (faults)

@@ -8,7 +8,8 @@ observer's sensitivity and exactness on the reached runs; the observer's specifi
 the runs without an expressed mistake; pooled sensitivity, exactness and specificity; and, for
 each of the report's paired comparisons whose damage-free verdicts differ on some variant
 (discordant pairs), a line saying by mistake kind which variants one row kept damage-free and
-the other did not, and what the damage-free row did with the mistake.
+the other did not, and what the damage-free row did with the mistake. :func:`mistake_line`:
+one run's mistake in a line, for ``ani run``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any
 
 from ani.campaign.known_answer import KindRow, KnownAnswerTable, PairKinds, Share, explain_pair, known_answer
 
-__all__ = ["COLUMNS", "SPEC_COLUMNS", "known_answer_context", "known_answer_markdown", "pair_explanations",
-           "pair_line", "section"]
+__all__ = ["COLUMNS", "SPEC_COLUMNS", "known_answer_context", "known_answer_markdown", "mistake_line",
+           "pair_explanations", "pair_line", "section"]
 
 #: the columns of the known-answer table (summary.md and report.html)
 COLUMNS = ("cell", "level", "mistake kind", "runs", "expressed", "prevented", "reached", "undetermined",
@@ -119,6 +120,25 @@ def known_answer_markdown(s: Any) -> list[str]:
         lines += ["", "Why the damage-free rates differ, by mistake kind (paired variants):", ""]
         lines += [f"- {pair_line(pk)}" for pk in explained]
     return lines
+
+
+def mistake_line(rec: Any) -> str | None:
+    """``near-miss-object: reached the network; expected to break: a, b; flagged: a, b`` for a run
+    whose agent drew a mistake (``ani run``'s output), else None."""
+    from ani.campaign.known_answer import mistake_of
+
+    m = mistake_of(rec)
+    if m is None:
+        return None
+    if not m.get("expressed"):
+        return f"{m['kind']}: not expressible at this level (the correct change was made)"
+    what = {True: "reached the network", False: "prevented"}.get(m.get("reached"), "undetermined")
+    out = f"{m['kind']}: {what}"
+    if "expected_breaks" in m:
+        exp = m["expected_breaks"]
+        out += "; expected to break: " + ("unknown" if exp is None else ", ".join(exp) or "nothing")
+        out += "; flagged: " + (", ".join(m.get("flagged") or []) or "nothing")
+    return out
 
 
 def known_answer_context(s: Any) -> dict[str, Any] | None:

@@ -115,3 +115,20 @@ def test_the_known_answer_plot_renders_in_a_browser(tmp_path):
     assert got.problems() == [], got.problems()
     (p,) = [p for p in got.plots if p.id == "plot-known-answer"]
     assert p.width > 300 and p.height > 100 and p.shapes > 20 and p.ink is not None and p.ink > 0.02, p
+
+
+def test_mistake_line_of_one_run():
+    from ani.campaign.known_answer_report import mistake_line
+    from tests.unit.test_known_answer import mistake
+
+    assert mistake_line(rec("a0", 1)) is None
+    assert mistake_line(rec("a0", 1, m=mistake("near-miss", expected=["inv-x"], flagged_=["inv-x"]))) == \
+        "near-miss: reached the network; expected to break: inv-x; flagged: inv-x"
+    assert mistake_line(rec("a3t", 1, m=mistake("near-miss", reached=False, expected=["inv-x"]))) == \
+        "near-miss: prevented; expected to break: inv-x; flagged: nothing"
+    assert mistake_line(rec("a3t", 1, m=mistake("dev-slip", expressed=False))) == \
+        "dev-slip: not expressible at this level (the correct change was made)"
+    unknown = mistake("near-miss", reached=None)
+    unknown["expected_breaks"] = None
+    assert mistake_line(rec("a1", 1, m=unknown)) == \
+        "near-miss: undetermined; expected to break: unknown; flagged: nothing"
