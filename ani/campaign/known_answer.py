@@ -194,7 +194,8 @@ class KindRow(BaseModel):
         prevented / reached / undetermined: expressed runs whose mistake never reached the
             network / reached it / of which it cannot be said (``reached`` None: no final read,
             or an empty footprint).
-        prevented_share / reached_share: of the expressed runs.
+        prevented_share / reached_share: of the expressed runs whose outcome is known
+            (``prevented + reached``; the undetermined ones left out).
         sensitivity: reached runs expected to break an invariant whose flagged invariants
             include every expected one; exactness: reached runs (expected breaks known) whose
             flagged invariants are exactly the expected ones.
@@ -303,7 +304,8 @@ def _kind_row(row: str, level: str, kind: str, ms: list[dict[str, Any]]) -> Kind
     sens, exact = _sens(hit)
     return KindRow(row=row, level=level, kind=kind, runs=len(ms), expressed=len(expressed), prevented=prevented,
                    reached=len(hit), undetermined=sum(1 for m in expressed if m.get("reached") is None),
-                   prevented_share=Share.of(prevented, len(expressed)), reached_share=Share.of(len(hit), len(expressed)),
+                   prevented_share=Share.of(prevented, prevented + len(hit)),
+                   reached_share=Share.of(len(hit), prevented + len(hit)),
                    sensitivity=sens, exactness=exact)
 
 

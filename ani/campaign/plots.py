@@ -633,7 +633,8 @@ def faults_plot(s: Any) -> Plot | None:
 def known_answer_plot(s: Any) -> Plot | None:
     """Per row (cell) and mistake kind, the share of the expressed mistakes the level prevented
     (left) and the share that reached the network (right), each square labelled ``k/n``; ``n/e``
-    where the level could not express the kind, grey and unlabelled where no run drew it. None without
+    where the level could not express the kind, ``n/d`` where no outcome is known (undetermined),
+    grey and unlabelled where no run drew it. None without
     mistake runs (:func:`ani.campaign.known_answer_report.section`)."""
     from ani.campaign.known_answer_report import section
 
@@ -651,7 +652,7 @@ def known_answer_plot(s: Any) -> Plot | None:
         for (row, kind), r in at.items():
             i, j = names.index(row), kinds.index(kind)
             share = getattr(r, attr)
-            text[i][j] = "n/e" if not r.expressed else f"{share.k}/{share.n}"
+            text[i][j] = "n/e" if not r.expressed else "n/d" if not share.n else f"{share.k}/{share.n}"
             if share.value is not None:
                 values[i][j] = share.value
         return values, text
@@ -672,16 +673,17 @@ def known_answer_plot(s: Any) -> Plot | None:
                             color="white" if dark else "black")
             ax.set_xticks(range(len(kinds)), kinds, rotation=40, ha="right", fontsize=8)
             ax.set_title(title)
-            ax.set_xlabel("share of the expressed mistakes, by kind")
+            ax.set_xlabel("share of the expressed mistakes with a known outcome, by kind")
             ax.grid(False)
         axes[0].set_yticks(range(len(names)), names)
         return fig
 
     return _render("known-answer", "Known answer: prevented and reached by level and mistake kind",
-                   "Each square is a cell and a mistake kind: the share of the expressed mistakes the level "
-                   "prevented (left, green) and the share whose footprint was in the routers' final "
-                   "configurations (right, red), labelled k/n; n/e: the level cannot express the kind (the agent "
-                   "made the correct change); grey without a label: no run of the cell drew the kind.",
+                   "Each square is a cell and a mistake kind: of the expressed mistakes whose outcome is known, the "
+                   "share the level prevented (left, green) and the share whose footprint was in the routers' "
+                   "final configurations (right, red), labelled k/n; n/e: the level cannot express the kind (the "
+                   "agent made the correct change); n/d: no outcome known (undetermined); grey without a label: "
+                   "no run of the cell drew the kind.",
                    draw)
 
 

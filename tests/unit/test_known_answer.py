@@ -271,6 +271,19 @@ def test_measures_per_level_and_kind():
     assert (cannot.runs, cannot.expressed, cannot.prevented_share.n, cannot.prevented_share.value) == (2, 0, 0, None)
 
 
+def test_undetermined_runs_are_left_out_of_the_shares():
+    """A repeated change leaves the configuration as the correct change does (empty footprint:
+    reached None): neither prevented nor reached, and not in the shares' denominator."""
+    runs = [rec("a1", 1, m=mistake("double", reached=None)), rec("a1", 2, m=mistake("double", reached=False)),
+            rec("a1", 3, m=mistake("double", reached=True, expected=[]))]
+    (row,) = known_answer(runs).rows
+    assert (row.expressed, row.prevented, row.reached, row.undetermined) == (3, 1, 1, 1)
+    assert (row.prevented_share.k, row.prevented_share.n, row.reached_share.n) == (1, 2, 2)
+    assert row.sensitivity.n == 0 and (row.exactness.k, row.exactness.n) == (1, 1)  # nothing expected, nothing flagged
+    (only,) = known_answer(runs[:1]).rows
+    assert only.prevented_share.n == 0 and only.prevented_share.text() == "-"
+
+
 def test_measures_pooled_and_specificity():
     ka = known_answer(campaign(), ["a0", "a3t"])
     assert (ka.sensitivity.k, ka.sensitivity.n) == (4, 5) and (ka.exactness.k, ka.exactness.n) == (4, 5)

@@ -79,6 +79,26 @@ def test_html_section_and_plot():
     assert "a3t vs a0 (6 paired variants" in sec and "`" not in sec
 
 
+def test_plot_says_not_expressible_and_not_determined(monkeypatch):
+    """The squares' labels: k/n, n/e (not expressible), n/d (no outcome known)."""
+    from tests.unit.test_known_answer import mistake
+
+    texts: list[str] = []
+    real = plots._render
+
+    def spy(plot_id, title, caption, draw):
+        fig = draw()
+        texts.extend(t.get_text() for ax in fig.axes for t in ax.texts)
+        return real(plot_id, title, caption, lambda: fig)
+
+    monkeypatch.setattr(plots, "_render", spy)
+    runs = [*campaign(), rec("a0", 8, m=mistake("double", reached=None)), rec("a3t", 8, m=mistake("double", reached=None))]
+    plots.known_answer_plot(summarize(runs, SPEC))
+    # per panel: a0 dev-slip 0/2 | 2/2, a0 double n/d, a0 near-miss 0/3 | 3/3, a3t dev-slip n/e, a3t double n/d,
+    # a3t near-miss 3/3 | 0/3
+    assert texts == ["0/2", "n/d", "0/3", "n/e", "n/d", "3/3", "2/2", "n/d", "3/3", "n/e", "n/d", "0/3"]
+
+
 def test_plot_labels_every_square():
     p = plots.known_answer_plot(summarize(campaign(), SPEC))
     assert p is not None and p.id == "known-answer"
