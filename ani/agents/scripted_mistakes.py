@@ -85,7 +85,7 @@ class MistakeMaker:
     def __init__(self, task: AgentTask, rate: float, kinds: tuple[str, ...]) -> None:
         self.task, self.rate, self.kinds = task, rate, kinds
         self.made: dict[str, Any] | None = None
-        self.note = "no mistake drawn for this variant"
+        self.note = "no change was planned: the agent stopped before it could make one"
         self.carry: Carry | None = None
 
     def __call__(self, level: str, changes: list[dict[str, Any]], before: dict[str, DeviceConfig],
@@ -94,6 +94,7 @@ class MistakeMaker:
 
         rng = variant_rng(self.task.variant_id, self.rate, self.kinds)
         if rng.random() >= self.rate:
+            self.note = "no mistake drawn for this variant"
             return Carry(changes, after)
         ctx = MistakeContext(task=self.task, level=level, changes=changes, before=before, after=after, rng=rng)
         candidates = [k for k in self.kinds if get_mistake(k).applicable(ctx)]
