@@ -50,7 +50,7 @@ from ani.campaign.results import INVALID_LABELS, CheckOutcome, RunRecord
 from ani.campaign.stats import clopper_pearson, mcnemar_exact
 
 __all__ = ["KindRow", "KnownAnswerTable", "PairKinds", "RowSpecificity", "Share", "annotate", "expected_breaks",
-           "explain_pair", "flagged", "known_answer", "mistake_of", "reached"]
+           "explain_pair", "flagged", "known_answer", "made_of", "mistake_of", "reached"]
 
 #: the keys the campaign adds to the agent's ``Made`` (never seen by the observer or grader)
 ADDED_KEYS = ("expected_breaks", "reached", "flagged", "prevented")
@@ -124,6 +124,12 @@ def flagged(invariants: list[CheckOutcome], fault_damage: list[str] | None = Non
     return [i.name for i in invariants if not i.passed and i.name not in own]
 
 
+def made_of(mistake: dict[str, Any]) -> dict[str, Any]:
+    """The agent's part of a record's ``mistake`` (its ``Made`` dump, as the trajectory's
+    ``agent_mistake`` event holds it): the keys :data:`ADDED_KEYS` left out."""
+    return {k: v for k, v in mistake.items() if k not in ADDED_KEYS}
+
+
 def expected_breaks(made: dict[str, Any], invariants: list[Any], initial: dict[str, Any] | None) -> list[str]:
     """``get_mistake(kind).expected_breaks(Made, invariants, initial)`` of ``made`` (the agent's
     ``Made`` dump; keys :data:`ADDED_KEYS` ignored): names of the baseline invariants (``Check``)
@@ -131,7 +137,7 @@ def expected_breaks(made: dict[str, Any], invariants: list[Any], initial: dict[s
     ValidationError (not a ``Made``) or what the kind raises."""
     from ani.agents.mistakes.base import Made, get_mistake
 
-    m = Made.model_validate({k: v for k, v in made.items() if k not in ADDED_KEYS})
+    m = Made.model_validate(made_of(made))
     if not m.expressed:
         return []
     return [str(n) for n in get_mistake(m.kind).expected_breaks(m, list(invariants), dict(initial or {}))]
