@@ -673,9 +673,9 @@ def known_answer_plot(s: Any) -> Plot | None:
                             color="white" if dark else "black")
             ax.set_xticks(range(len(kinds)), kinds, rotation=40, ha="right", fontsize=8)
             ax.set_title(title)
-            ax.set_xlabel("share of the expressed mistakes with a known outcome, by kind")
             ax.grid(False)
         axes[0].set_yticks(range(len(names)), names)
+        fig.supxlabel("mistake kind; squares: share of the expressed mistakes with a known outcome", fontsize=9)
         return fig
 
     return _render("known-answer", "Known answer: prevented and reached by level and mistake kind",
