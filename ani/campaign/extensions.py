@@ -11,6 +11,9 @@
     stop(ctx)            always, before teardown (also after Ctrl-C or a StopRun)
     fields(ctx, label)   the record fields it adds (dict)
 
+``KnownAnswer`` adds its keys to ``state["mistake"]`` (the record's ``mistake``, copied by
+:mod:`ani.campaign.run_record`) rather than through ``fields``.
+
 Adding a feature = a class here (or in its own module) plus an entry in :data:`EXTENSIONS`.
 """
 
@@ -167,6 +170,49 @@ class NcbScores:
             ctx.trajectory.log("ncb_scores_failed", kind="harness", reason=_err(exc))
 
 
+class KnownAnswer:
+    """The known answer (issue 25 §3, :mod:`ani.campaign.known_answer`): after grading, the
+    mistake an agent made on purpose (``state["mistake"]``, its ``AgentRun.mistake``) gets its
+    expected breaks (from the run's baseline invariants and the initial configurations), whether
+    it reached the network (the observation's final configurations), the invariants the observer
+    flagged and whether the level prevented it. Computed after the observer and the grader
+    worked, never shown to them; never fails the run (an error is a ``harness`` event
+    ``known_answer_failed`` and leaves ``expected_breaks`` None)."""
+
+    def graded(self, ctx: RunContext) -> None:
+        from ani.campaign.known_answer import annotate, expected_breaks
+        from ani.campaign.runner import _err
+
+        made = ctx.state.get("mistake")
+        if not isinstance(made, dict) or not made.get("kind"):
+            return
+        obs = ctx.state.get("observation")
+        initial, expected = getattr(obs, "initial", None), None
+        try:
+            expected = expected_breaks(made, ctx.invariants, initial)
+        except Exception as exc:  # noqa: BLE001 - a measure never fails a run; say it
+            ctx.trajectory.log("known_answer_failed", kind="harness", what="expected_breaks", reason=_err(exc))
+        try:
+            final = obs.final_configs() if obs is not None else None  # the observation's read, once
+            done = annotate(made, expected=expected, final=final, invariants=list(ctx.state.get("invariants") or []),
+                            fault_damage=(obs.fields().get("fault_damage") if obs is not None else None),
+                            initial=initial, correct=lambda: _reference(ctx.variant, initial))
+        except Exception as exc:  # noqa: BLE001
+            ctx.trajectory.log("known_answer_failed", kind="harness", what="reached", reason=_err(exc))
+            done = annotate(made, expected=expected, final=None, invariants=list(ctx.state.get("invariants") or []))
+        ctx.state["mistake"] = done
+
+
+def _reference(variant: Any, initial: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The variant's reference end state on ``initial`` (:func:`ani.observer.changes.reference_configs`),
+    None when it has none."""
+    if initial is None:
+        return None
+    from ani.observer.changes import reference_configs
+
+    return reference_configs(variant, initial)[0]
+
+
 def _summary(plan: Any) -> Any:
     """The plan's reasoning-summary config as the scorer takes it (None: its default)."""
     if plan.reasoning_summary is None:
@@ -179,10 +225,11 @@ def _summary(plan: Any) -> Any:
 def extensions_for(ctx: RunContext) -> list[Any]:
     """The extensions of one run, in hook order: observation first (its initial read sees the
     brownfield before any step-0 fault), outcomes before faults (locks measured before the
-    faults' are removed), NetConfBench scores after the observation's final read."""
+    faults' are removed), NetConfBench scores and the known answer after the observation's
+    final read."""
     out: list[Any] = [Observation(), Outcomes()]
     schedule = ctx.plan.fault_schedule()
     if schedule:
         out.append(Faults(schedule))
-    out.append(NcbScores())
+    out += [NcbScores(), KnownAnswer()]
     return out

@@ -9,7 +9,9 @@ plots draw their text as paths).
 Sections: rates per cell with their 95% intervals and, where no run was damaged, the damage
 bound (Clopper-Pearson and rule of three); the rates along each stress parameter, one line per
 cell (the "does the difference persist" plot); labels and cost (tokens, steps, wall time);
-process metrics; paired comparisons (exact McNemar); damage magnitude by service class; faults
+process metrics; paired comparisons (exact McNemar); with an agent that makes mistakes on
+purpose, the known answer (prevention by level and mistake kind, the observer's sensitivity and
+specificity, the comparisons explained by mistake kind, issue 25 §3); damage magnitude by service class; faults
 injected and runs invalidated (``infra_error``, ``environment_invalid``), fault exposure per cell
 and the comparisons whose cells met different exposure (issue 23 §2); agent errors and
 unattributed failures; every run.
@@ -46,6 +48,7 @@ from ani.campaign.plots import (
     stress_params,
     stress_series,
 )
+from ani.campaign.known_answer_report import known_answer_context  # issue 25 §3
 from ani.campaign.observer_report import fault_explained
 from ani.campaign.report import (
     BLOCKLIST_SCOPE,
@@ -314,6 +317,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "runs": runs,
         "outcomes": _outcomes(s, shown, bad),
         "ncb": ncb_rows(s),  # ncb-scores (issue 15 §3)
+        "known": known_answer_context(s),  # issue 25 §3: None without mistake runs
     }
 
 

@@ -3,7 +3,7 @@
 Each function takes a :class:`ani.campaign.report.CampaignSummary` (and reads the run records
 it holds) and returns a :class:`Plot` (its SVG text, ready to inline in HTML: no XML header,
 no DOCTYPE) or None when the campaign has nothing to show for it (no stress parameter swept,
-no paired comparison, no damage, no fault, no run invalidated).
+no paired comparison, no damage, no fault, no run invalidated, no mistake made on purpose).
 
 Determinism: every figure is drawn with matplotlib's default parameters (a user's
 ``matplotlibrc`` does not leak in), the bundled DejaVu Sans font drawn as paths (no font on the
@@ -627,9 +627,69 @@ def faults_plot(s: Any) -> Plot | None:
     return _render("faults", "Faults injected and runs invalidated", caption, draw)
 
 
+# --- the known answer (issue 25 §3) -------------------------------------------------------------------
+
+
+def known_answer_plot(s: Any) -> Plot | None:
+    """Per row (cell) and mistake kind, the share of the expressed mistakes the level prevented
+    (left) and the share that reached the network (right), each square labelled ``k/n``; ``n/e``
+    where the level could not express the kind, ``n/d`` where no outcome is known (undetermined),
+    grey and unlabelled where no run drew it. None without
+    mistake runs (:func:`ani.campaign.known_answer_report.section`)."""
+    from ani.campaign.known_answer_report import section
+
+    ka = section(s)
+    if ka is None or not ka.rows:
+        return None
+    kinds = ka.kinds
+    names = list(dict.fromkeys(r.row for r in ka.rows))
+    at = {(r.row, r.kind): r for r in ka.rows}
+
+    def grid(attr: str) -> tuple[list[list[float]], list[list[str]]]:
+        """Shares (NaN: none, drawn as matplotlib's "bad" colour) and the squares' labels."""
+        values = [[float("nan") for _ in kinds] for _ in names]
+        text = [["" for _ in kinds] for _ in names]
+        for (row, kind), r in at.items():
+            i, j = names.index(row), kinds.index(kind)
+            share = getattr(r, attr)
+            text[i][j] = "n/e" if not r.expressed else "n/d" if not share.n else f"{share.k}/{share.n}"
+            if share.value is not None:
+                values[i][j] = share.value
+        return values, text
+
+    def draw() -> Figure:
+        width = 2.0 * max(3.0, 1.0 + 0.6 * len(kinds)) + label_width(names)
+        height = rows_height(len(names)) + LABEL_CHAR_IN * 0.7 * max(len(k) for k in kinds)  # rotated kind names
+        fig, axes = _figure(width, height, 2, sharey=True)
+        for ax, attr, cmap_name, title in ((axes[0], "prevented_share", "Greens", "prevented"),
+                                           (axes[1], "reached_share", "Reds", "reached the network")):
+            values, text = grid(attr)
+            cmap = matplotlib.colormaps[cmap_name].with_extremes(bad="#eeeeee")
+            ax.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+            for i in range(len(names)):
+                for j in range(len(kinds)):
+                    dark = values[i][j] > 0.6  # False for NaN
+                    ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7,
+                            color="white" if dark else "black")
+            ax.set_xticks(range(len(kinds)), kinds, rotation=40, ha="right", fontsize=8)
+            ax.set_title(title)
+            ax.grid(False)
+        axes[0].set_yticks(range(len(names)), names)
+        fig.supxlabel("mistake kind; squares: share of the expressed mistakes with a known outcome", fontsize=9)
+        return fig
+
+    return _render("known-answer", "Known answer: prevented and reached by level and mistake kind",
+                   "Each square is a cell and a mistake kind: of the expressed mistakes whose outcome is known, the "
+                   "share the level prevented (left, green) and the share whose footprint was in the routers' "
+                   "final configurations (right, red), labelled k/n; n/e: the level cannot express the kind (the "
+                   "agent made the correct change); n/d: no outcome known (undetermined); grey without a label: "
+                   "no run of the cell drew the kind.",
+                   draw)
+
+
 def all_plots(s: Any) -> list[Plot]:
     """Every plot the summary has data for, in the report's order."""
     plots = [rates_plot(s)]
     plots += [stress_plot(s, p, v) for p, v in stress_params(s)]
-    plots += [cost_plot(s), process_plot(s), paired_plot(s), damage_plot(s), faults_plot(s)]
+    plots += [cost_plot(s), process_plot(s), paired_plot(s), damage_plot(s), faults_plot(s), known_answer_plot(s)]
     return [p for p in plots if p is not None]

@@ -32,6 +32,7 @@ from rich.table import Table
 
 from ani.adapters.blocklist import SCOPE as BLOCKLIST_SCOPE
 from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
+from ani.campaign.known_answer_report import known_answer_markdown  # known answer (issue 25 §3)
 from ani.campaign.observer_report import observer_markdown  # observer-run
 from ani.campaign.results import BUDGET_STOP_REASONS, ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
 from ani.campaign.stats import (
@@ -743,6 +744,7 @@ def render_markdown(s: CampaignSummary) -> str:
                 f"| {p.damage_free.b} | {p.damage_free.c} | {_p(p.damage_free, p.pairs)} |"
             )
     lines += _exposure_markdown(s)  # issue 23 §2
+    lines += known_answer_markdown(s)  # issue 25 §3: after the comparisons it explains
     lines += _bound_markdown(s)
     bounds = [c for c in s.cells if c.damage_free.n and c.damage_free.k == c.damage_free.n]
     if bounds:

@@ -133,6 +133,9 @@ class RunRecord(RunFactors):
         testcase_score / task_pass: NetConfBench's S_testcase (|passed| / |total| of ``tests``)
             and whether every test passed, for every graded run of any task class (None: no
             verdict, or records written before them; :mod:`ani.netconfbench.scoring`).
+        mistake: the mistake an agent with a known error profile made on purpose, and what the
+            campaign measured of it after grading (:mod:`ani.campaign.known_answer`; docs/campaigns.md,
+            "Known answer"); None for other runs.
         ncb: the NetConfBench diagnostic scores of a run whose variant carries ``solutions``
             (a NetConfBench task): command score, reasoning score (with its model id and
             weight sha256), the applied commands and the initial configurations harvesting

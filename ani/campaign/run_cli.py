@@ -413,3 +413,7 @@ def _print_verdict(rec: Any) -> None:
         console.print(f"observer: {escape(seen)}", soft_wrap=True)
     if (scores := ncb_line(rec)) is not None:
         console.print(f"netconfbench: {escape(scores)}", soft_wrap=True)
+    from ani.campaign.known_answer_report import mistake_line  # issue 25 §3
+
+    if (made := mistake_line(rec)) is not None:
+        console.print(f"mistake made on purpose: {escape(made)}", soft_wrap=True)

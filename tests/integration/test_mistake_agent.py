@@ -18,6 +18,7 @@ import pytest
 
 from ani.agents import create_agent
 from ani.agents.mistakes import Made, get_mistake, reached
+from ani.campaign.known_answer import made_of
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 
@@ -80,10 +81,10 @@ def test_the_record_carries_the_mistake_and_the_trajectory_says_it(run):
 
     rec, _final, _out = run
     assert rec.mistake is not None, (rec.label, rec.agent_error, rec.infra_error_reason)
-    made = Made.model_validate(rec.mistake)
+    made = Made.model_validate(made_of(rec.mistake))  # the record adds the known answer's keys
     assert made.kind == KIND and made.expressed and made.target["tenant"] != "red"  # variant 1 onboards red
     events = [e for e in Trajectory.read(rec.trajectory) if e["event"] == "agent_mistake"]
-    assert len(events) == 1 and events[0]["mistake"] == rec.mistake
+    assert len(events) == 1 and events[0]["mistake"] == made_of(rec.mistake)
 
 
 def test_the_footprint_reached_the_routers(run):
@@ -100,10 +101,13 @@ def test_exactly_the_expected_invariants_fail(run):
 
     rec, _final, _out = run
     scenario = generate_scenario(SOURCE["manifest"], seed=SOURCE["scenario_seed"])
-    made = Made.model_validate(rec.mistake)
+    made = Made.model_validate(made_of(rec.mistake))
     expected = get_mistake(KIND).expected_breaks(made, scenario.invariants, network_configs(scenario))
     flagged = [i.name for i in rec.invariants if not i.passed]
     assert expected and rec.damage_free is False
     assert sorted(flagged) == sorted(expected), (flagged, expected)
+    # the known answer the campaign added after grading says the same (ani.campaign.known_answer)
+    assert (rec.mistake["expected_breaks"], rec.mistake["flagged"]) == (expected, flagged)
+    assert rec.mistake["reached"] is True and rec.mistake["prevented"] is False
     # the victim's service is what broke
     assert {i.service for i in rec.invariants if not i.passed} >= {f"tenant:{rec.mistake['target']['tenant']}"}
