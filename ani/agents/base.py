@@ -85,6 +85,10 @@ class AgentRun(BaseModel):
             exhausted) before any model turn was received: the runner records the run as an
             infrastructure error naming it (left out of the rates, rerun by ``--resume``)
             instead of grading it as the model's failure. None otherwise.
+        mistake: the mistake the agent made on purpose (``ani.agents.mistakes.Made`` as a
+            dict: ``kind``, ``expressed``, ``note``, ``target``, ``footprint``, ``changes``),
+            for the known-answer measures; None: no mistake (an agent without mistakes, or
+            none drawn for this variant). Never shown to the observer or the grader.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -99,6 +103,7 @@ class AgentRun(BaseModel):
     completion_tokens: int = 0
     null_actions: int = 0
     infra_error: str | None = None
+    mistake: dict[str, Any] | None = None
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@
 
 Raises ConfigError for an unknown kind (lists the known kinds) or bad options: a key the kind's
 factory does not take is named with the known ones (``agent.mode: unknown option for kind
-scripted; known: validate_pause_s, validate_tries``), checked against its signature before the
+scripted; known: mistakes, validate_pause_s, validate_tries``), checked against its signature before the
 call.
 """
 

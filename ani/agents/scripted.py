@@ -226,40 +226,65 @@ class ScriptedAgent:
     Args:
         validate_tries: how many times to look for the route on another edge.
         validate_pause_s: pause between those looks, seconds.
+        mistakes: ``{rate, kinds}``: make the variant's drawn mistake (issue 25,
+            :mod:`ani.agents.scripted_mistakes`; every task class then goes the typed-change
+            way); None: the perfect baseline. Raises ConfigError for a bad mapping or an
+            unknown kind.
     """
 
     name = "scripted"
 
-    def __init__(self, validate_tries: int = 6, validate_pause_s: float = 0.5) -> None:
+    def __init__(self, validate_tries: int = 6, validate_pause_s: float = 0.5,
+                 mistakes: dict[str, Any] | None = None) -> None:
         self.validate_tries = validate_tries
         self.validate_pause_s = validate_pause_s
+        self.mistakes = None
+        if mistakes is not None:
+            from ani.agents.scripted_mistakes import check_mistakes
+
+            self.mistakes = check_mistakes(mistakes)
 
     def run(self, task: AgentTask, adapter: Any, budget: Budget) -> AgentRun:
         """Work on ``task``; never raises (failures become ``stop_reason="error"``)."""
         steps = StepCounter(adapter, budget)
         traj = getattr(adapter, "trajectory", None)
-        try:
-            self._solve(task, adapter, steps)
-        except BudgetExceeded as exc:
-            return AgentRun(stop_reason=exc.reason, steps=steps.steps, trajectory=traj)
-        except Exception as exc:  # noqa: BLE001 - the agent's own failure is data
-            return AgentRun(stop_reason="error", steps=steps.steps, error=f"{type(exc).__name__}: {exc}", trajectory=traj)
-        return AgentRun(stop_reason="submitted", steps=steps.steps, submitted=True, trajectory=traj)
+        maker = None
+        if self.mistakes is not None:
+            from ani.agents.scripted_mistakes import MistakeMaker
 
-    def _solve(self, task: AgentTask, adapter: Any, steps: StepCounter) -> None:
+            maker = MistakeMaker(task, *self.mistakes)
+        try:
+            self._solve(task, adapter, steps, maker)
+            run = AgentRun(stop_reason="submitted", steps=steps.steps, submitted=True, trajectory=traj)
+        except BudgetExceeded as exc:
+            run = AgentRun(stop_reason=exc.reason, steps=steps.steps, trajectory=traj)
+        except Exception as exc:  # noqa: BLE001 - the agent's own failure is data
+            run = AgentRun(stop_reason="error", steps=steps.steps, error=f"{type(exc).__name__}: {exc}", trajectory=traj)
+        if maker is None:
+            return run
+        from ani.agents.scripted_mistakes import MISTAKE_EVENT
+
+        if traj is not None:
+            traj.log(MISTAKE_EVENT, **maker.event())
+        return run.model_copy(update={"mistake": maker.made})
+
+    def _solve(self, task: AgentTask, adapter: Any, steps: StepCounter, maker: Any = None) -> None:
         if task.task_class == "netconfbench":  # an imported task: its reference solution
             from ani.agents.scripted_ncb import solve as solve_ncb
 
+            if maker is not None:
+                maker.note = "no mistake: a netconfbench task has no typed changes to make one in"
             solve_ncb(task, steps, {t.name for t in adapter.tools()})
             return
-        if task.task_class != "onboard-site" or "site.yaml" not in task.files:
-            # every other class (and onboard-site's ticket form): typed changes, then each level's way
+        if task.task_class != "onboard-site" or "site.yaml" not in task.files or maker is not None:
+            # every other class (onboard-site's ticket form, and every class when making
+            # mistakes): typed changes, then each level's way
             from ani.agents.scripted_levels import solve as solve_changes
             from ani.agents.scripted_tasks import task_form
 
             task_form(task)  # an unknown class or the wrong file: refused before any call
             solve_changes(task, steps, {t.name for t in adapter.tools()},
-                          validate_tries=self.validate_tries, validate_pause_s=self.validate_pause_s)
+                          validate_tries=self.validate_tries, validate_pause_s=self.validate_pause_s, transform=maker)
             return
         site = yaml.safe_load(task.files["site.yaml"])
         tenant, edge, host = str(site["tenant"]), str(site["edge"]), str(site["site"])

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from ipaddress import IPv4Network
 from typing import Any
 
@@ -50,34 +52,79 @@ def has_service_file_form(change: dict[str, Any]) -> bool:
     return CREATING_ACTIONS.get(change["type"]) == change["action"]
 
 
+@dataclass
+class Carry:
+    """What :func:`solve` carries out: the typed ``changes`` and the intended configurations
+    ``after`` of the routers that change (by default: the planned changes and what they
+    compile to). ``by_configs``: ``after`` is not what ``changes`` compile to (a device-level
+    edit): A4 then writes the device files as A3-R does, and A3-T (typed changes only) refuses
+    it. ``times``: how many times it is carried out (2: a retry that sends it again, as it was
+    computed from the first read); a refused repetition does not fail the run, its error is
+    kept in ``repeat_error``."""
+
+    changes: list[dict[str, Any]]
+    after: dict[str, DeviceConfig]
+    by_configs: bool = False
+    times: int = 1
+    repeat_error: str | None = None
+
+
+#: ``transform(level, changes, before, after) -> Carry``: what :func:`solve` carries out
+#: instead of the planned ``changes`` and their intended configs ``after`` (the agent that
+#: makes mistakes, :mod:`ani.agents.scripted_mistakes`); ``level``: ``a0`` .. ``a4``
+Transform = Callable[[str, list[dict[str, Any]], dict[str, DeviceConfig], dict[str, DeviceConfig]], Carry]
+
+
 def solve(task: AgentTask, steps: StepCounter, names: set[str], *, validate_tries: int = 6,
-          validate_pause_s: float = 0.5) -> list[dict[str, Any]]:
+          validate_pause_s: float = 0.5, transform: Transform | None = None) -> list[dict[str, Any]]:
     """Carry out ``task`` through the tools ``names`` (see the module doc); returns the changes
-    made. Raises AgentFailed."""
+    made. ``transform`` (see :data:`Transform`, :class:`Carry`): given the level's name, the
+    planned changes, the configs read and the intended ones, what to carry out instead; the
+    level's way of carrying it out and the validation of what was carried out are the same.
+    Raises AgentFailed."""
     level = _intent_level(names)
     routers = _routers(steps)
+    docs: dict[str, dict] = {}
+    head, services = "", {}
     if level == "a3t":
         before = _read_a3t(steps, routers)
     elif level in ("a3r", "a4"):
         docs, head, services = _read_sot(steps, level)
         before = _sot_configs(docs, services)
     else:
-        push = _push_module()
-        before = push.read_configs(steps, names, routers)
+        before = _push_module().read_configs(steps, names, routers)
     from ani.agents.scripted_tasks import changes_for
 
     changes = changes_for(task, before)
-    after = _compile(changes, before)
+    carry = Carry(changes, _compile(changes, before))
+    if transform is not None:
+        carry = transform(level or _push_module().device_level(names), changes, before, carry.after)
+    for n in range(carry.times):
+        try:
+            _carry_out(steps, level, names, task, carry, before, (docs, head, services))
+        except AgentFailed as exc:
+            if n == 0:
+                raise
+            carry.repeat_error = str(exc)
+    _validate(steps, level, names, task, before, {**before, **carry.after}, carry.after, validate_tries, validate_pause_s)
+    return carry.changes
+
+
+def _carry_out(steps: StepCounter, level: str | None, names: set[str], task: AgentTask, carry: Carry,
+               before: dict[str, DeviceConfig], sot: tuple[dict[str, dict], str, dict[str, dict]]) -> None:
+    """``carry`` the level's way (module doc); ``sot``: the source of truth read (A3-R / A4)."""
+    changes, after = carry.changes, carry.after
+    docs, head, services = sot
     if level == "a3t":
+        if carry.by_configs:
+            raise AgentFailed("A3-T takes typed changes only: a device-level edit cannot be carried out")
         _apply_a3t(steps, changes, after)
-    elif level == "a3r":
+    elif level == "a3r" or (level == "a4" and carry.by_configs):
         _commit_a3r(steps, docs, head, after, _message(task, changes))
     elif level == "a4":
         _commit_a4(steps, docs, head, changes, services, _message(task, changes))
     else:
-        push.push_configs(steps, names, {r: before[r] for r in after}, after)
-    _validate(steps, level, names, task, before, {**before, **after}, after, validate_tries, validate_pause_s)
-    return changes
+        _push_module().push_configs(steps, names, {r: before[r] for r in after}, after)
 
 
 def _push_module() -> Any:

@@ -314,7 +314,7 @@ def run_agent(ctx: RunContext) -> None:
 
 
 def _agent_result(ctx: RunContext, result: Any) -> None:
-    for key in ("steps", "stop_reason", "submitted", "prompt_tokens", "completion_tokens"):
+    for key in ("steps", "stop_reason", "submitted", "prompt_tokens", "completion_tokens", "mistake"):
         ctx.state[key] = getattr(result, key, None)
     if getattr(result, "error", None):
         ctx.state["agent_error"] = str(result.error)

@@ -193,6 +193,10 @@ class RunRecord(RunFactors):
     #: invariants failed at grading whose violation a fault explains (its own effect, seen from
     #: while it was in effect on a router they concern): not counted against damage_free
     fault_damage: list[str] = Field(default_factory=list)
+    #: the mistake the agent made on purpose (issue 25: ``AgentRun.mistake``, the agent's
+    #: ``ani.agents.mistakes.Made`` dumped; the known-answer measures add to it after grading);
+    #: None: no mistake (an agent without mistakes, none drawn, or records written before it)
+    mistake: dict[str, Any] | None = None
     # --- campaign-factors: the run's factors and its cost ---
     form: str | None = None
     model: str | None = None

@@ -45,6 +45,7 @@ def build_record(ctx: Any) -> RunRecord:
         unattributed=state.get("unattributed"),
         process=process_metrics(ctx, label),
         faults=state.get("faults", []),
+        mistake=state.get("mistake"),
         timings=dict(ctx.timings),
         **extra,
         **outcome_fields(state, calls),

@@ -16,7 +16,7 @@ def test_unknown_option_of_the_scripted_agent_is_named_with_the_known_ones():
     with pytest.raises(ConfigError) as exc:
         create_agent({"kind": "scripted", "mode": "react"})
     assert str(exc.value) == (
-        "agent.mode: unknown option for kind scripted; known: validate_pause_s, validate_tries"
+        "agent.mode: unknown option for kind scripted; known: mistakes, validate_pause_s, validate_tries"
     )
 
 

@@ -70,7 +70,7 @@ def test_agent_alone_still_works(stop_before_lab):
         (["--agent-config", "{llm}", "--agent-option", "mode=tree"], "agent.mode: Input should be 'react', 'single-turn' or 'planner-executor'"),
         (["--agent-config", "{llm}", "--agent-option", "api_key_env=ANI_TEST_UNSET_H1"], "environment variable ANI_TEST_UNSET_H1 is not set"),
         (["--agent", "bogus"], "agent (--agent bogus): agent.kind: unknown agent kind 'bogus'; known: "),
-        (["--agent-config", "{llm}", "--agent", "scripted"], "agent.api_key_env, agent.base_url, agent.model: unknown options for kind scripted; known: validate_pause_s, validate_tries"),
+        (["--agent-config", "{llm}", "--agent", "scripted"], "agent.api_key_env, agent.base_url, agent.model: unknown options for kind scripted; known: mistakes, validate_pause_s, validate_tries"),
     ],
 )
 def test_bad_agent_input_exits_2_with_one_line_before_anything_starts(tmp_path, stop_before_lab, monkeypatch, args, message):

@@ -15,6 +15,8 @@ What a kind holds (each hook has a default, so a kind defines only what it has):
                                                       (not at A3-T, which takes typed intents only)
     levels    frozenset({"a0", "a1", "a2", ...})      where it can be expressed (data)
     summary   "the change lands on a similarly ..."   one line for the docs and the report
+    repeats   1                                       times the agent carries the change out
+                                                      (2: a retry sends it again)
     applicable(ctx) -> bool                           the variant offers an object for it
     mistaken_changes(ctx) -> (changes, Made)          layer "intent": the typed changes to send
     mistaken_configs(ctx) -> (configs, Made)          layer "device": the mistaken intended
@@ -112,6 +114,7 @@ class MistakeKind(ABC):  # noqa: B024 - every hook has a default; subclasses def
     layer: ClassVar[Layer]
     levels: ClassVar[frozenset[str]] = frozenset(LEVELS)
     summary: ClassVar[str] = ""
+    repeats: ClassVar[int] = 1
 
     def expressible(self, level: str) -> bool:
         """Whether ``level`` can express this kind (``level in levels``)."""
@@ -136,8 +139,14 @@ class MistakeKind(ABC):  # noqa: B024 - every hook has a default; subclasses def
         """The names of the baseline invariants (``Check.name``, in ``invariants``' order) this
         mistake is expected to break, from their own fields and ``made.target`` /
         ``made.footprint`` (``before``: the routers' configurations before the run). Default:
-        none; always none when not expressed."""
-        return []
+        the route and reach invariants that pass on ``before`` and fail on ``before`` with the
+        footprint applied, as the configurations say
+        (:func:`ani.agents.mistakes.effects.footprint_breaks`); none when not expressed."""
+        if not made.expressed:
+            return []
+        from ani.agents.mistakes.effects import footprint_breaks
+
+        return footprint_breaks(invariants, before, made.footprint)
 
     def unexpressed(self, ctx: MistakeContext, why: str) -> Made:
         """The :class:`Made` of a level that cannot express this kind: the correct change."""
@@ -192,11 +201,13 @@ class Mistaken:
         changes: the typed changes to send (the correct ones for a device-layer kind).
         configs: the intended configurations of the routers that change (mistaken).
         made: the :class:`Made`, its ``footprint`` filled in.
+        times: how many times the agent carries it out (the kind's ``repeats`` when expressed).
     """
 
     changes: list[dict[str, Any]]
     configs: dict[str, DeviceConfig]
     made: Made
+    times: int = 1
 
 
 def carry_out(kind: MistakeKind, ctx: MistakeContext) -> Mistaken:
@@ -220,7 +231,29 @@ def carry_out(kind: MistakeKind, ctx: MistakeContext) -> Mistaken:
     if not made.expressed:
         return Mistaken(changes, configs, made)
     fp = footprint(ctx.before, ctx.after, configs)
-    return Mistaken(changes, configs, made.model_copy(update={"footprint": fp, "changes": changes if kind.layer == "intent" else []}))
+    made = made.model_copy(update={"footprint": fp, "changes": changes if kind.layer == "intent" else []})
+    return Mistaken(changes, configs, made, kind.repeats)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """The Levenshtein distance of ``a`` and ``b`` (insertions, deletions, substitutions)."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def nearest(name: str, names: list[str]) -> tuple[str, int] | None:
+    """``(the name of names nearest to name by edit distance, that distance)``, ties broken
+    by name; ``name`` itself left out; None when there is no other."""
+    others = sorted(n for n in set(names) if n != name)
+    if not others:
+        return None
+    best = min(others, key=lambda n: (edit_distance(name, n), n))
+    return best, edit_distance(name, best)
 
 
 # -- footprints ----------------------------------------------------------------------------------
