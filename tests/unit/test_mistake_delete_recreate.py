@@ -78,3 +78,14 @@ def test_not_applicable_to_a_removal_only():
     case = Case.of(7, "decommission", 2)
     assert not KIND.applicable(case.ctx)
     assert not carry_out(KIND, case.again()).made.expressed
+
+
+def test_a_route_a_static_route_holds_does_not_break():
+    """Seed 7, change-set 2: e1's list loses red1's entry, but e6 holds a static discard route to
+    red1's prefix (the brownfield's trap), so e6's route check of it still passes; c1's breaks."""
+    case = Case.of(7, "change-set", 2)
+    made = carry_out(KIND, case.again()).made
+    assert "198.18.142.0/24" in made.target["dropped"]
+    breaks = KIND.expected_breaks(made, case.scenario.invariants, case.configs)
+    assert "route e6 198.18.142.0/24" in case.names and "route e6 198.18.142.0/24" not in breaks
+    assert "route c1 198.18.142.0/24" in breaks

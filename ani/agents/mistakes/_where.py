@@ -122,14 +122,28 @@ def names_in_order(invariants: list[Any], chosen: list[Any]) -> list[str]:
     return out
 
 
+def held_by_static(check: Any, before: dict[str, DeviceConfig]) -> bool:
+    """Whether a route check (expected present) holds whatever BGP does: its router has a
+    static route to exactly its prefix and the check asks nothing of a BGP path (no
+    ``local_pref`` / ``community``, no protocol but ``static``)."""
+    cfg = before.get(check.router)
+    if cfg is None or check.local_pref is not None or check.community is not None:
+        return False
+    if check.protocol not in (None, "static"):
+        return False
+    return any(r.prefix == check.prefix for r in cfg.static_routes)
+
+
 def site_prefix_breaks(invariants: list[Any], before: dict[str, DeviceConfig], prefix: IPv4Network,
                        *, unless_at: str | None = None, moves: dict[str, str | None] | None = None) -> list[str]:
     """The invariants that need the site at ``prefix`` announced and attached where it was:
-    route checks (expected present) of a prefix inside it on a router other than ``unless_at``,
+    route checks (expected present) of a prefix inside it on a router other than ``unless_at``
+    (but those a static route of the router holds: :func:`held_by_static`),
     reach checks (expected to succeed) with an end inside it whose other end is not on
     ``unless_at`` (traffic that stays on that router does not need the announcement)."""
     att = Attachments(invariants, before, moves)
-    hit = [c for c in routes(invariants) if c.prefix.subnet_of(prefix) and c.router != unless_at]
+    hit = [c for c in routes(invariants) if c.prefix.subnet_of(prefix) and c.router != unless_at
+           and not held_by_static(c, before)]
     for c in reaches(invariants):
         if att.reach_touches(c, prefix) and (unless_at is None or att.far_end_router(c, prefix) != unless_at):
             hit.append(c)

@@ -13,7 +13,8 @@ plus, on each other edge, the site's gateway on ``to-<site>`` and a permit of it
 tenant prefix-list at the list's next free seq).
 
 Damage: an unrequested change on every other edge, which the observer's
-``unrequested_changes`` must see (so ``expected_breaks`` is empty): no baseline invariant
+``unrequested_changes`` must see (so ``expected_breaks`` is empty; measured at A1 on the
+default brownfield: no baseline invariant failed): no baseline invariant
 breaks, because the site's prefix is new (the compiler refuses an onboard overlapping any
 site) and its host is cabled to one edge only (an interface the kernel does not have carries
 no address, so the other edges announce nothing).
@@ -108,4 +109,8 @@ class ScopeTooWide(MistakeKind):
             out[w] = cfg.canonical()
         return out, made
 
-    # expected_breaks: the default (none): see the module doc
+    def expected_breaks(self, made: Made, invariants: list[Any], before: dict[str, DeviceConfig]) -> list[str]:
+        """None (see the module doc): the damage is the unrequested changes. Not the base's
+        static reading of the footprint, which would take the extra edges' interface addresses
+        for connected networks the kernel does not have."""
+        return []
