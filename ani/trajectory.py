@@ -12,6 +12,9 @@ metrics (:mod:`ani.campaign.metrics`) count are written with :func:`log_agent_ac
     {"event": "agent_action", "action": "submit"}
     {"event": "agent_action", "action": "null", "reason": "invalid tool-call JSON"}
     {"event": "agent_turn", "turn": 3, "prompt_tokens": 812, "completion_tokens": 64}
+
+The scripted agent with ``mistakes:`` writes one ``agent_mistake`` event (the mistake it made,
+``ani.agents.scripted_mistakes``): ``{"event": "agent_mistake", "mistake": {...} | null, "note": ...}``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Every task class but ``onboard-site`` in its intent form (``change-set``, ``deco
 ``troubleshoot``; onboard-site's ticket form) is planned as typed service changes from the
 request and the configs read (:mod:`ani.agents.scripted_tasks`) and carried out the level's way
 (:mod:`ani.agents.scripted_levels`: one transaction at A3-T, the source of truth at A3-R / A4,
-``push_configs`` at A0 / A1 / A2). ``onboard-site`` with its ``site.yaml`` keeps its own script:
+``push_configs`` at A0 / A1 / A2). With ``mistakes: {rate, kinds}`` every class goes that way,
+making the variant's drawn mistake (:mod:`ani.agents.scripted_mistakes`). Otherwise
+``onboard-site`` with its ``site.yaml`` keeps its own script:
 
 It acts only through the adapter's tools, reading only the task's request and ``site.yaml``:
 

@@ -1,7 +1,8 @@
 """The scripted baseline agent carries out a task's typed changes at each level.
 
 Called by :class:`ani.agents.scripted.ScriptedAgent` for every task class but ``onboard-site``
-(whose own scripts stay as they are). The changes come from
+(whose own scripts stay as they are), and for every class when it makes mistakes (its
+``transform``, :class:`Carry`: what is carried out instead of the planned changes, the same way). The changes come from
 :func:`ani.agents.scripted_tasks.changes_for` on the configs read through the level's tools;
 then, per level (steps are tool calls):
 

@@ -192,3 +192,13 @@ def test_carry_out_intent_kind_compiles_its_changes(brownfield, onboard, test_ki
     m = carry_out(get_mistake("test-first-only"), ctx)
     assert m.made.expressed and m.made.changes == ctx.changes[:1] and m.changes == ctx.changes[:1]
     assert m.made.footprint == {}  # one change: the first only is the whole change
+
+
+def test_every_registered_kind_is_in_the_docs_table():
+    """docs/campaigns.md's kinds table has one row per registered kind, with its layer and levels."""
+    from pathlib import Path
+
+    text = Path("docs/campaigns.md").read_text(encoding="utf-8")
+    for k in mistake_kinds():
+        levels = "all" if k.levels == set(LEVELS) else " ".join(lv for lv in LEVELS if lv in k.levels)
+        assert f"| `{k.name}` | {k.layer} | {levels} | " in text, k.name
