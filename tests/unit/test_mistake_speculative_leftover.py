@@ -70,3 +70,17 @@ def test_not_applicable_without_a_site_change():
     assert not KIND.applicable(case.ctx)
     assert not carry_out(KIND, case.again()).made.expressed
     assert not carry_out(KIND, Case.of(7, "onboard-site", 1).again(level="a3t")).made.expressed
+
+
+def test_a_prefix_the_edge_already_routes_statically_is_not_a_block():
+    """Scenario seed 7: e6 already has ip route 198.18.142.0/24 Null0 (red1's prefix, the
+    brownfield's harmless discard): a leftover on e6 never covers it (it would change nothing)."""
+    from ani.agents.mistakes.speculative_leftover import _ranked
+
+    case = Case.of(7, "onboard-site", 1)
+    assert any(str(r.prefix) == "198.18.142.0/24" for r in case.configs["e6"].static_routes)
+    change = {**case.ctx.changes[0], "edge": "e6"}
+    blocks, _key = _ranked(case.ctx, change)
+    assert blocks and "198.18.142.0/24" not in {str(b.spec.prefix) for b in blocks}
+    change = {**case.ctx.changes[0], "edge": "e5"}  # another edge: red1's prefix is a block there
+    assert "198.18.142.0/24" in {str(b.spec.prefix) for b in _ranked(case.ctx, change)[0]}

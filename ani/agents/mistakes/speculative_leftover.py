@@ -39,7 +39,8 @@ def _redistributes_static(cfg: DeviceConfig) -> bool:
 
 def _ranked(ctx: MistakeContext, change: dict[str, Any]) -> tuple[list[Any], Any]:
     """(the sites the leftover may cover, best first; their ranking key without the id): sites
-    on another router that no change of the task names (see the module doc)."""
+    on another router that no change of the task names and that the edge has no static route
+    to already (see the module doc)."""
     edge = change["edge"]
     every = sites(ctx.before)
     named = {f"tenant-site/{c['tenant']}/{c['site']}" for c in ctx.changes if c.get("type") == "tenant-site"}
@@ -50,7 +51,8 @@ def _ranked(ctx: MistakeContext, change: dict[str, Any]) -> tuple[list[Any], Any
     def key(s: Any) -> tuple[bool, int]:
         return (s.spec.tenant not in here, abs(int(s.spec.prefix.network_address) - base))
 
-    others = [s for s in every if s.spec.edge != edge and s.id not in named]
+    static = {r.prefix for r in ctx.before[edge].static_routes} if edge in ctx.before else set()
+    others = [s for s in every if s.spec.edge != edge and s.id not in named and s.spec.prefix not in static]
     return sorted(others, key=lambda s: (key(s), s.id)), key
 
 
