@@ -10,8 +10,6 @@ command printed).
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,8 +19,9 @@ from ani.cli_help import LiteralHelpGroup
 from ani.console import consoles
 from rich.markup import escape
 
+from ani.campaign.run_cli import describe_budget, run_option_error  # noqa: F401 - re-exported (tests, docs)
+from ani.campaign.run_cli import print_event as _print_event
 from ani.errors import AniError
-from ani.host import results_dirs
 
 app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
 console, err_console = consoles()
@@ -156,6 +155,10 @@ def _executor(spec: Any, jobs: int | None, kind: str | None, scheduler: str | No
             _check_labs(spec, int(n), "--scheduler local:")
         ex = make_executor(kind, scheduler=scheduler)
         ex.connect()
+        from ani.campaign.executors.dask_executor import RESOURCE
+
+        console.print(f"--executor dask: {ex.slots} at once (the workers' '{RESOURCE}' resource, "
+                      f"{'a LocalCluster here' if where == 'local' else scheduler})", soft_wrap=True, highlight=False)
         return ex
     if kind in (None, "local") and jobs != 1:
         jobs = _check_labs(spec, jobs, "--jobs ")
@@ -257,100 +260,6 @@ def campaign_report(
         console.print(f"html report: {page}", soft_wrap=True)
 
 
-def _print_event(ev: dict[str, Any]) -> None:
-    """Print one trajectory event as it is logged (tool calls and the agent's own events)."""
-    from ani.campaign.live import event_line
-
-    line = event_line(ev)
-    if line is not None:
-        console.print(line, soft_wrap=True, highlight=False)
-
-
-def _writable_folder(folder: Path) -> None:
-    """Create ``folder`` and check it is writable; ConfigError naming ``--out`` otherwise
-    (:func:`ani.campaign.loop.writable_folder`)."""
-    from ani.campaign.loop import writable_folder
-
-    writable_folder(folder, "--out")
-
-
-def describe_budget(budget: Any) -> str:
-    """``40 steps, 300 s wall clock, no token cap`` (a :class:`ani.agents.base.Budget`)."""
-    from ani.campaign.live import count
-
-    tokens = "no token cap" if budget.max_tokens is None else count(budget.max_tokens, "token")
-    return f"{count(budget.max_steps, 'step')}, {budget.wall_clock_s:g} s wall clock, {tokens}"
-
-
-def _budget_source(config: Path | None, file_budget: dict[str, Any] | None, given: list[str]) -> str:
-    """Where the budget in effect came from, e.g. ``from --agent-config c.yaml; --max-steps``."""
-    parts = []
-    if file_budget is not None and config is not None:
-        parts.append(f"from --agent-config {config}" + ("" if file_budget else " (no budget block: defaults)"))
-    elif not given:
-        parts.append("defaults")
-    if given:
-        parts.append(", ".join(given) + " given")
-    return "; ".join(parts)
-
-
-DEFAULT_SCENARIO = Path("scenarios/brownfield-small.yaml")
-
-#: pydantic's bounds, said the way an option's value is checked
-_BOUNDS = (
-    (re.compile(r"Input should be greater than or equal to (-?\d+(?:\.\d+)?)"), r"must be \1 or more"),
-    (re.compile(r"Input should be greater than (-?\d+(?:\.\d+)?)"), r"must be more than \1"),
-    (re.compile(r"Input should be less than or equal to (-?\d+(?:\.\d+)?)"), r"must be \1 or less"),
-    (re.compile(r"Input should be less than (-?\d+(?:\.\d+)?)"), r"must be less than \1"),
-)
-
-
-def run_option_error(msg: str, fields: dict[str, tuple[str, Any]]) -> str:
-    """An error of ``ani run``'s one-cell campaign (source ``command line``) in the words of
-    ``ani run``: each ``FIELD: `` the campaign check names (``seed``, ``cells[0](a3t).level``,
-    ``budget.wall_clock_s``) becomes the option that set it (``--seed -1: ``), the value repeated
-    after it (``'a3t': ``) is dropped and pydantic's bounds read as ``must be 0 or more``.
-
-    Args:
-        msg: the error, e.g. ``command line: invalid campaign: seed: Input should be ...``;
-            any other message is returned as it is.
-        fields: ``{field: (option as given, value or None)}``.
-    """
-    head = "command line: "
-    if not msg.startswith(head):
-        return msg
-    body = msg[len(head):].removeprefix("invalid campaign: ")
-    for field in sorted(fields, key=len, reverse=True):  # cells[0](x).level before cells[0](x)
-        option, value = fields[field]
-        again = "" if value is None else rf"(?:{re.escape(repr(value))}: )?"
-        body = re.sub(rf"(^|; ){re.escape(field)}: {again}", lambda m, o=option: f"{m.group(1)}{o}: ", body)
-    for pattern, said in _BOUNDS:
-        body = pattern.sub(said, body)
-    return body
-
-
-def _adapter_options(level: str, texts: list[str]) -> dict[str, Any]:
-    """``ani run --option KEY=VALUE ...`` as the cell's adapter options, checked by the options
-    model of ``level``'s adapter (a later option of one key wins). Raises typer.Exit(2) with
-    one line naming the ``--option`` (the text as given) and what is wrong."""
-    from ani.campaign.agent_block import parse_key_value
-    from ani.campaign.runner import check_adapter_options
-
-    options: dict[str, Any] = {}
-    given: dict[str, str] = {}
-    try:
-        for text in texts:
-            key, value = parse_key_value(text, "--option", example="apply_config_shape=netconfarena",
-                                         collections=True)
-            options[key], given[key] = value, text
-        check_adapter_options(level, options)
-    except AniError as exc:
-        msg = str(exc)
-        if not msg.startswith("--option"):
-            named = [t for k, t in given.items() if re.search(rf"(^|[ ;]){re.escape(k)}[:.\[]", msg)]
-            msg = f"--option {', '.join(named) or ', '.join(given.values())}: {msg}"
-        raise _fail(msg) from None
-    return options
 
 
 def run_one(
@@ -454,183 +363,10 @@ def run_one(
     --agent-config is a campaign file (else 40 steps, 300 s, no token cap), each of
     --max-steps, --max-tokens and --wall-clock overriding its key; it is printed at the start.
     """
-    from ani.agents import create_agent
-    from ani.campaign.agent_block import agent_block, campaign_budget, describe_sources
-    from ani.campaign.live import count
-    from ani.campaign.loop import LABEL_STYLE
-    from ani.campaign.results import INVALID_LABELS
-    from ani.campaign.runner import RunnerDeps, check_host, preflight, validate
-    from ani.campaign.runner import run_one as _run_one
-    from ani.campaign.spec import parse_spec, resolve_path
-    from ani.registry import available
+    from ani.campaign.run_cli import RunArgs, run
 
-    level, known = level.strip().lower(), available()
-    if level not in known:  # say which option, not the internal one-cell campaign's field path
-        raise _fail(f"--level / $ANI_LEVEL: unknown level {level!r}; known: {', '.join(known)}")
-    adapter_options = _adapter_options(level, list(adapter_option or []))
-    if manifest is not None and scenario is not None:
-        raise _fail("give --scenario (a scenario file) or --manifest (generated), not both")
-    if task_file is not None and (scenario is not None or manifest is not None):
-        raise _fail("--task-file: a NetConfBench task brings its own network: not with --scenario / --manifest")
-    if task_file is not None and (task is not None or seed is not None):
-        raise _fail("--task-file: a NetConfBench task file is one task with one variant: not with "
-                    f"{' / '.join(f for f, v in (('--task', task), ('--seed', seed)) if v is not None)}")
-    task = "onboard-site" if task is None else task
-    seed = 1 if seed is None else seed
-    if manifest is None and (scenario_seed is not None or density is not None):
-        raise _fail("--scenario-seed / --density: only with --manifest (a scenario file is not generated)")
-    source: dict[str, Any]
-    try:  # name the option, not the internal one-cell campaign's "scenario" field
-        if task_file is not None:  # netconfbench: the task file is the one variant
-            source = {"tasks": str(resolve_path(str(task_file), Path.cwd(), "--task-file"))}
-        elif manifest is not None:
-            source = {"manifest": str(resolve_path(str(manifest), Path.cwd(), "--manifest")),
-                      "scenario_seed": 1 if scenario_seed is None else scenario_seed, "density": density}
-        else:
-            source = {"scenario": str(resolve_path(str(scenario or DEFAULT_SCENARIO), Path.cwd(), "--scenario"))}
-    except AniError as exc:
-        raise _fail(str(exc)) from None
-    options = list(agent_option or [])
-    try:
-        block = agent_block(agent_config, agent, options)
-        file_budget = campaign_budget(agent_config) if agent_config is not None else None
-        create_agent(dict(block))  # bad kind, option, value or key variable: before any lab
-    except AniError as exc:
-        msg = str(exc)
-        if not msg.startswith(("--agent-config", "--agent-option")):
-            msg = f"agent ({describe_sources(agent_config, agent, options)}): {msg}"
-        raise _fail(msg) from None
-    cell_name = level + ("+blocklist" if blocklist else "")
-    budget: dict[str, Any] = dict(file_budget or {})
-    given = []
-    for key, value, flag in (
-        ("max_steps", max_steps, "--max-steps"),
-        ("max_tokens", max_tokens, "--max-tokens"),
-        ("wall_clock_s", wall_clock_s, "--wall-clock"),
-    ):
-        if value is not None:
-            budget[key] = value
-            given.append(flag)
-    if task_file is not None:  # netconfbench: the task file's one variant, seed 0
-        task, seed = "netconfbench", 0
-    summary_opt: dict[str, Any] = {}
-    if reasoning_summary is not None:  # netconfbench: how a multi-turn run's reasoning is summarised
-        import yaml
-
-        from ani.validation import yaml_problem
-
-        try:
-            summary_opt = {"reasoning_summary": yaml.safe_load(reasoning_summary)}
-        except yaml.YAMLError as exc:
-            raise _fail(f"--reasoning-summary: not YAML: {yaml_problem(exc)}") from None
-    data = {
-        "name": "run",
-        **source,
-        **({} if task_file is not None else {"task": task, "seed": seed}),
-        "variants": 1,
-        "agent": block,
-        "budget": budget,
-        "cells": [{"name": cell_name, "level": level, "blocklist": blocklist,
-                   **({"options": adapter_options} if adapter_options else {})}],
-        **summary_opt,
-    }
-    # the one-cell campaign's fields, as the options that set them (its errors name the options)
-    cell = f"cells[0]({cell_name})"
-    fields: dict[str, tuple[str, Any]] = {
-        f"{cell}.level": (f"--level {level}", level), cell: (f"--level {level}", None),
-        f"{cell}.blocklist": ("--blocklist", None),
-        f"{cell}.options": ("--option " + ", ".join(adapter_option or []), None),
-        "reasoning_summary": (f"--reasoning-summary {reasoning_summary}", None),
-        "agent": (f"agent ({describe_sources(agent_config, agent, options)})", None),
-    }
-    if task_file is not None:
-        fields["tasks"] = (f"--task-file {task_file}", None)
-    else:
-        fields |= {"seed": (f"--seed {seed}", seed), "task": (f"--task {task}", task)}
-        if manifest is not None:
-            fields |= {"manifest": (f"--manifest {manifest}", None),
-                       "scenario_seed": (f"--scenario-seed {data['scenario_seed']}", None),
-                       "density": (f"--density {density}", None)}
-        else:
-            fields["scenario"] = (f"--scenario {scenario}" if scenario is not None
-                                  else f"scenario {DEFAULT_SCENARIO} (the default of --scenario)", None)
-    for key, value, flag in (("max_steps", max_steps, "--max-steps"), ("max_tokens", max_tokens, "--max-tokens"),
-                             ("wall_clock_s", wall_clock_s, "--wall-clock")):
-        fields[f"budget.{key}"] = ((f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}")
-                                   if value is not None else f"--agent-config {agent_config}: budget.{key}", None)
-    created = False  # whether this call made the --out folder (removed again if refused before the run)
-    try:
-        spec = parse_spec(data, "command line", Path.cwd())
-        out_dir = out or Path("results") / f"run-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-        deps = RunnerDeps()
-        validate(spec, deps)  # bad task, scenario, agent or level: fail before any lab starts
-        check_host(spec, deps)  # a level that cannot work on this machine: before any lab
-        created = not out_dir.exists()
-        _writable_folder(out_dir)  # the record must be writable: fail before any lab starts
-        results_dirs.register(out_dir)  # hidden from every A0 shell, now and in later runs
-        for warning in preflight(spec, deps):  # a dead model endpoint: fail before any lab
-            err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
-        console.print(
-            f"budget: {escape(describe_budget(spec.budget))} "
-            f"({escape(_budget_source(agent_config, file_budget, given))})",
-            soft_wrap=True,
-        )
-        what = (f"{task} seed {seed}" if task_file is None
-                else f"netconfbench task {task_file.stem} (run {spec.run_id(spec.cells[0], seed)})")
-        given = "".join(f", --option {escape(t)}" for t in adapter_option or [])
-        console.print(
-            f"run {cell_name} {escape(what)}, agent {escape(str(block['kind']))}{given}: starting the lab ...",
-            soft_wrap=True,
-        )
-        from ani.campaign.live import live_view_logging
-
-        with live_view_logging():  # a warning the live view prints is not logged a second time
-            rec = _run_one(spec, spec.cells[0], seed, out_dir, deps=deps, on_event=_print_event)
-    except AniError as exc:
-        if created and out_dir.is_dir() and not any(out_dir.iterdir()):
-            out_dir.rmdir()  # refused before the run (e.g. a dead endpoint): leave no empty folder
-        raise _fail(run_option_error(str(exc), fields)) from None
-    except KeyboardInterrupt:
-        err_console.print("interrupted (the lab was taken down)")
-        raise typer.Exit(130) from None
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "run.json").write_text(rec.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    for name, results in (("hidden tests", rec.tests), ("invariants", rec.invariants)):
-        if results:
-            console.print(f"{name}: {sum(r.passed for r in results)}/{len(results)} pass")
-            for r in results:
-                if not r.passed:
-                    console.print(f"  [red]FAIL[/red] {escape(r.name)}: {escape(r.detail)}")
-    if rec.superseded:
-        console.print(f"superseded invariants (graded by the hidden tests): {len(rec.superseded)}")
-    if rec.agent_error:
-        console.print(f"agent error: {escape(rec.agent_error)}")
-    if rec.unattributed:
-        console.print(f"[yellow]unattributed[/yellow]: {escape(rec.unattributed)}", soft_wrap=True)
-    style = LABEL_STYLE.get(rec.label, "")
-    verdict = f"[{style}]{rec.label}[/{style}]" if style else rec.label
-    console.print(
-        f"verdict: {verdict}"
-        + (f" ({escape(rec.infra_error_reason)})" if rec.infra_error_reason else "")
-        + f"; {count(rec.tool_calls, 'tool call')}, {count(rec.tool_errors, 'error')}, "
-        f"{rec.wall_s:.1f}s"
-    )
-    if rec.process is not None:
-        console.print(f"process: {escape(rec.process.describe())}", soft_wrap=True)
-    from ani.campaign.observer_report import observer_line  # observer-run (issue 14 §2)
-
-    if (seen := observer_line(rec)) is not None:
-        console.print(f"observer: {escape(seen)}", soft_wrap=True)
-    from ani.netconfbench.report import ncb_line  # ncb-scores (issue 15 §3)
-
-    if (scores := ncb_line(rec)) is not None:
-        console.print(f"netconfbench: {escape(scores)}", soft_wrap=True)
-    trajectory = rec.trajectory or "-"
-    console.print(f"record: {out_dir / 'run.json'}; trajectory: {trajectory}", soft_wrap=True)
-    if rec.label in INVALID_LABELS:  # infra_error, environment_invalid (faults)
-        if (rec.infra_error_reason or "").startswith("host fault"):
-            err_console.print("the host or the harness failed, not the agent: see 'ani doctor'",
-                              soft_wrap=True)
-        raise typer.Exit(3)
-    if not rec.success:
-        raise typer.Exit(1)
+    run(RunArgs(scenario=scenario, manifest=manifest, scenario_seed=scenario_seed, density=density, task=task,
+                task_file=task_file, seed=seed, level=level, blocklist=blocklist,
+                adapter_option=list(adapter_option or []), agent=agent, agent_config=agent_config,
+                agent_option=list(agent_option or []), max_steps=max_steps, max_tokens=max_tokens,
+                wall_clock_s=wall_clock_s, out=out, reasoning_summary=reasoning_summary))

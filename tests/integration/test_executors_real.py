@@ -60,10 +60,11 @@ def serial(campaign) -> Path:
     return _run(campaign, "serial", "--jobs", "1")
 
 
-def _run(campaign: Path, name: str, *extra: str) -> Path:
+def _run(campaign: Path, name: str, *extra: str, said: str | None = None) -> Path:
     out = campaign.parent / name
     res = _ani("campaign", "run", str(campaign), "--out", str(out), "--no-progress", "--lab-prefix", PREFIX, *extra)
     assert res.returncode == 0, (name, res.stdout[-3000:], res.stderr[-3000:])
+    assert said is None or said in res.stdout, res.stdout[:2000]
     return out
 
 
@@ -87,7 +88,8 @@ def test_jobs_3_gives_the_serial_verdicts(lab_host, campaign, serial):
 
 
 def test_a_two_worker_dask_cluster_gives_the_serial_verdicts(lab_host, campaign, serial):
-    _same_as_serial(serial, _run(campaign, "dask", "--executor", "dask", "--scheduler", "local:2"))
+    _same_as_serial(serial, _run(campaign, "dask", "--executor", "dask", "--scheduler", "local:2",
+                                 said="--executor dask: 2 at once (the workers' 'labs' resource, a LocalCluster here)"))
 
 
 def test_rerun_reproduces_a_recorded_verdict(lab_host, campaign, serial):

@@ -69,7 +69,7 @@ def test_an_out_folder_that_cannot_be_written_exits_2_before_any_lab(tmp_path, m
 
     started: list[Any] = []
     monkeypatch.setattr(runner, "validate", lambda spec, deps: None)
-    monkeypatch.setattr("ani.campaign.runner.run_one", lambda *a, **k: started.append(a))
+    monkeypatch.setattr("ani.campaign.single.run_single", lambda *a, **k: started.append(a))
     afile = tmp_path / "afile"
     afile.write_text("x")
     res = CliRunner().invoke(app, ["run", "--out", str(afile)])

@@ -1,7 +1,7 @@
 """``ani run --agent-config <campaign file>`` takes the campaign's ``budget:`` block (issue 5,
 new-user pass: the defaults 40 steps / 300 s / no token cap used to apply), with --max-steps,
 --max-tokens and --wall-clock overriding, and prints the budget in effect; through the real
-command line, stopped at the runner's run_one (no lab)."""
+command line, stopped at ani.campaign.single.run_single (no lab)."""
 
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ def ran(monkeypatch) -> list[Any]:
 
     got: list[Any] = []
 
-    def run_one(spec, *a, **k):
+    def run_single(spec, *a, **k):
         got.append(spec)
         raise _Stop("stopped before the lab (test)")
 
-    monkeypatch.setattr(runner, "run_one", run_one)
+    monkeypatch.setattr("ani.campaign.single.run_single", run_single)
     monkeypatch.setattr(runner, "preflight", lambda spec, deps: [])
     return got
 

@@ -1,6 +1,6 @@
 """``ani run`` counts in the number they ask for (issue 5, new-user pass: ``1 steps``, ``1 tool
-calls``): the live lines and the verdict line, through the real command line with the runner's
-run_one replaced by one returning a record (no lab)."""
+calls``): the live lines and the verdict line, through the real command line with
+run_single replaced by one returning a record (no lab)."""
 
 from __future__ import annotations
 
@@ -44,17 +44,16 @@ def test_live_lines_singular_and_plural():
 
 
 def test_the_verdict_line_says_1_tool_call_1_error(tmp_path, monkeypatch):
-    import ani.campaign.runner as runner
 
     now = datetime.now(UTC)
 
-    def run_one(spec, cell, seed, out, **k):
+    def run_single(spec, out, **k):
         return RunRecord(run_id="a1-onboard-site-s1", campaign="run", cell="a1", level="a1",
                          task="onboard-site", seed=1, label="clean_failure", success=False,
                          damage_free=True, tests=[CheckOutcome(name="t", passed=False)],
                          tool_calls=1, tool_errors=1, started=now, ended=now, wall_s=1.0)
 
-    monkeypatch.setattr(runner, "run_one", run_one)
+    monkeypatch.setattr("ani.campaign.single.run_single", run_single)
     res = CliRunner().invoke(app, ["run", "--out", str(tmp_path / "o")])
     assert res.exit_code == 1, res.output
     assert "verdict: clean_failure; 1 tool call, 1 error, 1.0s" in res.stdout

@@ -153,7 +153,7 @@ def test_cli_campaign_and_run_exit_2_with_one_line(tmp_path, dead_url, monkeypat
 
     started: list = []
     monkeypatch.setattr(execute_mod, "execute", lambda *a, **k: started.append(a))
-    monkeypatch.setattr(runner, "run_one", lambda *a, **k: started.append(a))
+    monkeypatch.setattr("ani.campaign.single.run_single", lambda *a, **k: started.append(a))
     camp = Path("campaigns/level-sweep-llm.yaml").read_text()
     import yaml
 

@@ -311,3 +311,19 @@ def test_a_killed_coordinator_takes_its_workers_with_it(tmp_path):
             pass
     assert not [p for p in pids if alive(p)]
     assert not list((tmp_path / "fake-labs").iterdir())
+
+
+def test_a_scheduler_address_where_nothing_listens_is_refused_at_once():
+    """``--scheduler tcp://127.0.0.1:PORT`` with nothing listening: the error says so after one
+    refused TCP connection (before: Dask's Client retried for its whole 30 s timeout)."""
+    import socket
+
+    from ani.campaign.executors.dask_executor import DaskExecutor
+
+    with socket.socket() as s:  # a free port, closed again: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ex = DaskExecutor(f"tcp://127.0.0.1:{port}", connect_timeout_s=120.0)
+    with pytest.raises(ConfigError, match=rf"--scheduler tcp://127.0.0.1:{port}: cannot connect \(nothing listens there\)"):
+        ex.connect()
+    assert ex._client is None

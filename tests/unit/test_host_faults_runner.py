@@ -377,7 +377,7 @@ def test_ani_run_prints_unattributed_and_the_host_fault_hint(tmp_path, monkeypat
     for name in ("validate", "check_host"):
         monkeypatch.setattr(runner, name, lambda *a, **k: None)
     monkeypatch.setattr(runner, "preflight", lambda *a, **k: [])
-    monkeypatch.setattr(runner, "run_one", lambda *a, **k: records.pop(0))
+    monkeypatch.setattr("ani.campaign.single.run_single", lambda *a, **k: records.pop(0))
     res = CliRunner().invoke(app, ["run", "--out", str(tmp_path / "o1")], env={"COLUMNS": "300"})
     assert res.exit_code == 1
     assert "unattributed: FRR daemon(s) not running at grading time: bgpd on e1, after 2 changing call(s)" in res.stdout

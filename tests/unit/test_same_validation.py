@@ -34,6 +34,7 @@ def no_lab(monkeypatch):
 
     monkeypatch.setattr(lab.Lab, "up", refuse)
     monkeypatch.setattr(runner, "run_one", refuse)
+    monkeypatch.setattr("ani.campaign.single.run_single", refuse)
 
 
 def _scenario(tmp_path: Path, change) -> Path:  # noqa: ANN001

@@ -26,7 +26,9 @@ judged from the configurations alone, for the kinds of check a configuration dec
 
 Route-maps as FRR evaluates them: entries in sequence order, the first whose match passes
 decides (a ``match ip address prefix-list`` passes when the prefix-list permits the prefix; a
-missing route-map or prefix-list matches nothing); no entry matches: deny.
+missing route-map or prefix-list matches nothing); no entry matches: deny. Not read (no
+generated service uses them): ``neighbor X prefix-list``, ``continue`` / ``on-match``, AS-path
+and community matches, routes redistributed from static routes or OSPF into BGP.
 """
 
 from __future__ import annotations

@@ -70,6 +70,31 @@ def parse_scheduler(text: str) -> tuple[str, int | str]:
                       "or tcp://HOST:PORT (a running Dask scheduler)")
 
 
+#: how long the scheduler's port may take to accept a TCP connection (seconds): a refused or
+#: unroutable address is said at once, not after Dask's whole connect timeout
+REACH_S = 5.0
+
+
+def reachable(address: str, timeout_s: float = REACH_S) -> None:
+    """One TCP connection to ``tcp://HOST:PORT`` (closed at once).
+
+    Raises:
+        ConfigError: ``--scheduler <address>: cannot connect (<reason>)``, e.g. connection refused:
+            nothing listens there.
+    """
+    import socket
+
+    m = _ADDRESS.match(address)
+    if m is None:  # parse_scheduler accepted it: cannot happen
+        return
+    host = m.group(2).strip("[]")
+    try:
+        socket.create_connection((host, int(m.group(3))), timeout=timeout_s).close()
+    except OSError as exc:
+        why = "nothing listens there" if isinstance(exc, ConnectionRefusedError) else error_text(exc)
+        raise ConfigError(f"--scheduler {address}: cannot connect ({why})") from None
+
+
 def require_distributed() -> None:
     """Raises ConfigError with the install hint when ``distributed`` is not installed."""
     try:
@@ -126,6 +151,7 @@ class DaskExecutor:
                 preload=["ani.campaign.executors.remote"])
             self._client = Client(self._cluster)
         else:
+            reachable(str(self.where), min(REACH_S, self.connect_timeout_s))
             try:
                 self._client = Client(str(self.where), timeout=self.connect_timeout_s)
             except (OSError, TimeoutError) as exc:
