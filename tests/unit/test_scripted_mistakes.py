@@ -33,7 +33,7 @@ def test_defaults_every_registered_kind_sorted():
     ({"rate": 1.5}, r"^agent\.mistakes\.rate: a number from 0 to 1 is required, got 1\.5$"),
     ({"rate": True}, r"^agent\.mistakes\.rate: "),
     ({"rate": float("nan")}, r"^agent\.mistakes\.rate: "),
-    ({"kinds": []}, r"^agent\.mistakes\.kinds: a non-empty list of kind names is required; known: double-application"),
+    ({"kinds": []}, r"^agent\.mistakes\.kinds: a non-empty list of kind names is required; known: .*double-application"),
     ({"kinds": ["near-miss-objet"]}, r"^agent\.mistakes\.kinds: unknown mistake kind 'near-miss-objet'; known: .*near-miss-object"),
     ({"often": 1}, r"^agent\.mistakes\.often: unknown option; known: kinds, rate$"),
     ([1], r"^agent\.mistakes: a mapping \{rate, kinds\} is required, got list$"),
