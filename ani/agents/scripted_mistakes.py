@@ -105,7 +105,7 @@ class MistakeMaker:
         out = _carry_out(carry_out, kind, ctx)
         self.made = out.made.model_dump(mode="json")
         self.note = out.made.note
-        self.carry = Carry(out.changes, out.configs, out.made.expressed and kind.layer == "device", out.times)
+        self.carry = Carry(out.changes, out.configs, out.by_configs, out.times)
         return self.carry
 
     def event(self) -> dict[str, Any]:

@@ -131,8 +131,9 @@ class MistakeKind(ABC):  # noqa: B024 - every hook has a default; subclasses def
 
     def mistaken_configs(self, ctx: MistakeContext) -> tuple[dict[str, DeviceConfig], Made]:
         """Layer ``device``: the mistaken intended configurations of the routers that change
-        (instead of ``ctx.after``), and the :class:`Made`. Raises NotImplementedError for an
-        intent-layer kind."""
+        (instead of ``ctx.after``), and the :class:`Made`. An intent-layer kind whose typed
+        changes the compiler refuses gives its device form here (:func:`intent_configs`).
+        Raises NotImplementedError when a kind has none."""
         raise NotImplementedError(f"mistake kind {self.name} is not a device-layer kind")
 
     def expected_breaks(self, made: Made, invariants: list[Check], before: dict[str, DeviceConfig]) -> list[str]:
@@ -202,12 +203,16 @@ class Mistaken:
         configs: the intended configurations of the routers that change (mistaken).
         made: the :class:`Made`, its ``footprint`` filled in.
         times: how many times the agent carries it out (the kind's ``repeats`` when expressed).
+        by_configs: ``configs`` are sent as configurations (a device-layer kind, or an
+            intent-layer kind's device form at a level that takes configurations), not what
+            ``changes`` compile to.
     """
 
     changes: list[dict[str, Any]]
     configs: dict[str, DeviceConfig]
     made: Made
     times: int = 1
+    by_configs: bool = False
 
 
 def carry_out(kind: MistakeKind, ctx: MistakeContext) -> Mistaken:
@@ -215,24 +220,58 @@ def carry_out(kind: MistakeKind, ctx: MistakeContext) -> Mistaken:
     level's tools, with the :class:`Made` whose ``footprint`` is that of those configurations
     against ``ctx.after`` (:func:`footprint`). A level the kind cannot express (``ctx.level``
     not in ``kind.levels``) gets the correct change and ``expressed=False``. An intent-layer
-    kind's changes are compiled on ``ctx.before`` (``ani.intents.compile_changes``); raises
-    IntentError when they do not compile (the agent's local compile refuses them)."""
+    kind's changes are compiled on ``ctx.before`` (``ani.intents.compile_changes``); when the
+    compiler refuses them (:func:`intent_configs`), the kind's device form decides.
+
+    Raises:
+        IntentError: an intent-layer kind's changes do not compile and it has no device form.
+    """
     if not kind.expressible(ctx.level):
         why = f"{kind.name} ({kind.layer} layer) cannot be expressed at {ctx.level}: the correct change was made"
         return Mistaken(list(ctx.changes), dict(ctx.after), kind.unexpressed(ctx, why))
     if kind.layer == "intent":
-        from ani.intents import compile_changes
-
         changes, made = kind.mistaken_changes(ctx)
-        configs = compile_changes(changes, ctx.before).configs
+        configs, by_configs = intent_configs(kind, ctx, changes)
     else:
         changes = list(ctx.changes)
         configs, made = kind.mistaken_configs(ctx)
+        by_configs = True
     if not made.expressed:
         return Mistaken(changes, configs, made)
     fp = footprint(ctx.before, ctx.after, configs)
     made = made.model_copy(update={"footprint": fp, "changes": changes if kind.layer == "intent" else []})
-    return Mistaken(changes, configs, made, kind.repeats)
+    return Mistaken(changes, configs, made, kind.repeats, by_configs)
+
+
+#: the levels that take typed changes: a typed mistake is sent to them as it is, so what their
+#: own validation refuses is the level preventing it
+TYPED_LEVELS = frozenset({"a3t", "a4"})
+
+
+def intent_configs(kind: MistakeKind, ctx: MistakeContext,
+                   changes: list[dict[str, Any]]) -> tuple[dict[str, DeviceConfig], bool]:
+    """``(intended configurations, by_configs)`` of an intent-layer kind's mistaken ``changes``:
+    what they compile to on ``ctx.before``. The compiler refusing them (an overlapping prefix, a
+    service that exists: what typed validation is for) is not the agent's to decide: at a level
+    that takes typed changes (:data:`TYPED_LEVELS`) they are sent as they are (the level's
+    ``plan`` / ``apply`` or commit refuses them) and the kind's device form
+    (``mistaken_configs``) stands for what they would have done (the footprint); a level that
+    takes configurations is sent that device form (``by_configs``), as an operator typing
+    configuration would.
+
+    Raises:
+        IntentError: they do not compile and the kind has no device form (``mistaken_configs``
+            not overridden).
+    """
+    from ani.intents import IntentError, compile_changes
+
+    try:
+        return compile_changes(changes, ctx.before).configs, False
+    except IntentError:
+        if type(kind).mistaken_configs is MistakeKind.mistaken_configs:
+            raise
+    configs, _ = kind.mistaken_configs(ctx)
+    return configs, ctx.level not in TYPED_LEVELS
 
 
 def edit_distance(a: str, b: str) -> int:
