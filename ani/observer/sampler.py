@@ -253,6 +253,7 @@ class Sampler:
         self._cond = threading.Condition()
         self._rounds: list[tuple[float, bool, bool]] = []  # (start, complete, all passed)
         self._in_flight = 0
+        self._round_started: float | None = None  # start of the round under way (None: none)
         self._round_deadline = 0.0
         self._round_poked = False
         self._idle = threading.Condition()
@@ -319,7 +320,10 @@ class Sampler:
         :meth:`stop`). ``give_up``: called with the start times of the complete rounds since
         ``since`` that failed (in order) as each ends; True stops the wait, not recovered (the
         evidence that no round will pass: :meth:`ani.observer.settle.NetworkWatch.settled`);
-        with it the rounds follow each other without the period's pause."""
+        with it the rounds follow each other without the period's pause. A round is asked for
+        at once, unless one that began at or after ``since`` is under way: then only if that
+        one ends without the answer (its end answers the wait, and no round beyond it is left
+        running for :meth:`stop` to wait for; issue 24 §3)."""
         if not self.checks:
             self._recovery = (True, 0.0)
             return True
@@ -329,13 +333,19 @@ class Sampler:
         if hit is not None:  # a round since 'since' passed already: no new round to wait for
             self._recovery = (True, hit)
             return True
-        self.poke()
+        under_way = self._round_started
+        if under_way is None or under_way < since:
+            under_way = None
+            self.poke()
         asked = 0
         with self._cond:
             while True:
                 hit = self._recovered_at(since)
                 if hit is not None or self._thread is None or not self._thread.is_alive():
                     break
+                if under_way is not None and self._round_started != under_way:
+                    under_way = None  # it ended without the answer: the next round at once
+                    self.poke()
                 if give_up is not None:
                     failed = [r[0] for r in self._rounds if r[0] >= since and r[1] and not r[2]]
                     if len(failed) > asked:
@@ -385,6 +395,7 @@ class Sampler:
             self._round_poked = poked
             self._wake.clear()  # a poke from here on asks for the round after this one
             started = self.clock()
+            self._round_started = started
             self._round_deadline = started + self.period_s
             complete = self._agent_end is not None or n % self.negative_every == 0
             checks = self.checks if complete else [c for c in self.checks if not _is_negative(c)]
@@ -406,7 +417,11 @@ class Sampler:
                 with self._cond:
                     self.samples += 1
                     self._rounds.append((started, complete, all_ok))
+                    self._round_started = None
                     self._cond.notify_all()
+            with self._cond:
+                self._round_started = None  # (a failed round too: a recovery wait asks for the next)
+                self._cond.notify_all()
             n += 1
             left = self.period_s - (self.clock() - started)
             poked = self._wake.wait(timeout=left) if left > 0 else self._wake.is_set()

@@ -153,6 +153,54 @@ def test_a_changing_call_pokes_the_sampler_at_once():
     assert rep.samples == 2
 
 
+class GatedObserver(ScriptObserver):
+    """A :class:`ScriptObserver` whose rounds from ``hold_from`` on wait for ``release``."""
+
+    def __init__(self, script, hold_from):
+        super().__init__(script)
+        self.hold_from = hold_from
+        self.release = threading.Event()
+
+    def sample(self, checks, gate=None):
+        if len(self.rounds) >= self.hold_from:
+            self.release.wait(20)
+        return super().sample(checks, gate)
+
+
+def _recovery_under_way(script):
+    """A sampler (period 1 h: no round but the asked ones) whose round begun after the agent's
+    end is under way when the recovery wait starts; the wait's answer once it is released."""
+    obs = GatedObserver(script, hold_from=1)
+    s = Sampler(obs, [C("reach a")], period_s=3600).start()
+    _until(lambda: s.samples >= 1, "first round")  # over (it is cleared with the count)
+    s.agent_ended()  # asks for a round, which starts and waits
+    _until(lambda: s._round_started is not None, "the round after the agent's end")
+    since = s._round_started
+    out: list[bool] = []
+    waiter = threading.Thread(target=lambda: out.append(s.wait_recovered(since=since, bound_s=20)))
+    waiter.start()
+    time.sleep(0.1)
+    obs.release.set()
+    waiter.join(20)
+    return obs, s, out
+
+
+def test_a_recovery_wait_answered_by_the_round_under_way_asks_for_no_other():
+    obs, s, out = _recovery_under_way([set()])
+    assert out == [True]
+    time.sleep(0.2)
+    rep = s.stop()
+    assert len(obs.rounds) == 2 and rep.samples == 2  # no round after the one that answered
+    assert rep.recovered is True and rep.recovery_s == 0.0
+
+
+def test_a_round_under_way_that_fails_has_the_next_asked_at_once():
+    obs, s, out = _recovery_under_way([set(), {"reach a"}, set()])
+    assert out == [True]  # the period is an hour: the next round came from the wait's request
+    rep = s.stop()
+    assert len(obs.rounds) == 3 and rep.recovered is True and rep.recovery_s > 0
+
+
 # -- Observer.sample / evaluate with a fake lab --------------------------------------------------
 
 
