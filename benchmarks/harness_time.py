@@ -173,10 +173,10 @@ def instrument(deps: Any) -> None:
     evaluate.Observer._attempt_negative = attempt_negative  # type: ignore[method-assign]
     batched = evaluate.Observer._round  # the batched look (issue 24 §3)
 
-    def round_(self: Any, checks: Any, gate: Any, workers: int, *, count: int, sure: bool) -> Any:
+    def round_(self: Any, checks: Any, gate: Any, workers: int, *, count: int, sure: bool, **kw: Any) -> Any:
         if count > 1 and threading.current_thread() is SPANS.thread:
             first_neg.setdefault(str(evals["n"]), time.monotonic())
-        return batched(self, checks, gate, workers, count=count, sure=sure)
+        return batched(self, checks, gate, workers, count=count, sure=sure, **kw)
 
     evaluate.Observer._round = round_  # type: ignore[method-assign]
     _patch(evaluate.Observer, "sample", "sampler round (background)")

@@ -266,7 +266,7 @@ class Observer:
                 results[i] = f.result()
 
     def sample(self, checks: Sequence[Check], gate: Callable[[], None] | None = None,
-               workers: int = 4) -> list[CheckResult]:
+               workers: int = 4, *, negative_pings: int = 1) -> list[CheckResult]:
         """One look at each of ``checks``, no retry (the out-of-band sampler's round,
         :mod:`ani.observer.sampler`); results in the same order.
 
@@ -279,7 +279,10 @@ class Observer:
         :meth:`evaluate` (one ``show ip route json`` / ``show bgp summary json`` per router and
         round). ``gate`` is called before each process the round starts (one per node with
         pings, one per router read) and may block: the sampler's way to start no work while an
-        agent call is in flight; ``workers``: processes of the round at most at once. Raises
+        agent call is in flight; ``workers``: processes of the round at most at once;
+        ``negative_pings``: the pings of a negative check (1: ``ping -c 1 -W 1``, while faults may
+        delay links; :data:`NEGATIVE_PINGS`: the evaluation's pings, for a round once the agent
+        has ended and the faults are removed: more probes, a shorter wait). Raises
         ObserverError / HostFault like :meth:`evaluate`.
         """
         nodes = set(self.lab.topology.nodes)
@@ -290,15 +293,17 @@ class Observer:
         if not checks:
             return []
         self._reader = _Reader(self.lab)
-        return [r for r in self._round(checks, gate, workers, count=1, sure=False) if r is not None]
+        return [r for r in self._round(checks, gate, workers, count=1, sure=False, negative_count=negative_pings)
+                if r is not None]
 
     def _round(self, checks: Sequence[Check], gate: Callable[[], None] | None, workers: int, *,
-               count: int, sure: bool) -> list[CheckResult | None]:
+               count: int, sure: bool, negative_count: int | None = None) -> list[CheckResult | None]:
         """One look at each of ``checks`` (see :meth:`sample`): the ping checks of a node in one
         process, ``count`` pings each; the router reads shared (one vtysh per router). With
         ``sure`` a ping check whose look could not be made (the process failed, timed out, or
         said nothing of it) is None instead of a failed look: :meth:`evaluate` decides it with
-        its own ping. Results in the order of ``checks``; ``at``: when it was looked at."""
+        its own ping (``negative_count``: a negative check's pings, default ``count``). Results
+        in the order of ``checks``; ``at``: when it was looked at."""
         pings: dict[str, list[int]] = {}
         others: list[int] = []
         for i, c in enumerate(checks):
@@ -318,7 +323,8 @@ class Observer:
                 gate()
             at = time.monotonic()
             if what == "ping":
-                out = self._sample_pings(node, [checks[i] for i in idxs], t0, count=count, sure=sure)
+                out = self._sample_pings(node, [checks[i] for i in idxs], t0, count=count, sure=sure,
+                                         negative_count=negative_count)
             else:
                 self._prefetch(node, [checks[i] for i in idxs])
                 out = [self._sample_read(checks[i]) for i in idxs]
@@ -390,24 +396,26 @@ class Observer:
         return ["-c", count, "-i", f"{NEGATIVE_INTERVAL_S:g}", "-W", f"{self.negative_wait_s:g}"]
 
     def _sample_pings(self, node: str, checks: list[Check], t0: float, *, count: int = 1,
-                      sure: bool = False) -> list[CheckResult | None]:
+                      sure: bool = False, negative_count: int | None = None) -> list[CheckResult | None]:
         """One look at each ping check of ``node`` in one process (see :meth:`sample` and
-        :meth:`_round`): ``count`` pings per check, all checks at once."""
+        :meth:`_round`): ``count`` pings per check (``negative_count`` per negative check, if
+        given), all checks at once."""
         from ani.host.programs import require
 
         require(["ping"])  # ProgramMissing (a HostFault) rather than every check failing
         lines = [self._ping_fn()]
+        counts = [negative_count if negative_count and _is_negative(c) else count for c in checks]
         for k, c in enumerate(checks):
             if isinstance(c, LoopbackCheck):
                 args = (["-I", str(c.source)] if c.source else []) + [str(c.address)]
             else:
                 args = [str(c.dst)]  # type: ignore[union-attr]
-            lines.append(f"j {k} {count} {' '.join(args)} &")
+            lines.append(f"j {k} {counts[k]} {' '.join(args)} &")
         lines.append("wait")
         seen: dict[int, str] = {}
         error = ""
         try:
-            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=4.0 + 2 * count)
+            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=4.0 + 2 * max(counts, default=count))
             for ln in res.stdout.splitlines():
                 parts = ln.split()
                 if len(parts) == 2 and parts[0].isdigit() and (parts[1].isdigit() or parts[1] in ("u", "x")):
@@ -425,7 +433,7 @@ class Observer:
                 out.append(None)
                 continue
             got = int(code) if code.isdigit() else 0
-            detail = (f"{got} of {count} answered" if code.isdigit() else
+            detail = (f"{got} of {counts[k]} answered" if code.isdigit() else
                       "no route" if code == "u" else error or "could not run ping")
             ok = (code == "u" or code == "0") if _is_negative(c) else got > 0
             out.append(self._result(c, ok, detail, 1, t0))

@@ -39,7 +39,12 @@ When rounds run (the period is fixed and recorded: ``RunRecord.sample_period_s``
       looked at while it is fresh, so a break that the agent repairs two steps later is seen
       even when those steps take less than a period;
     - negative (isolation) checks only every :data:`NEGATIVE_EVERY`-th round while the agent
-      runs (each waits up to 1 s for a reply that must not come), and in every round after it.
+      runs (each waits up to 1 s for a reply that must not come), and in every round after it;
+      a round that starts after :meth:`agent_ended` (the runner calls it once the faults are
+      removed) gives them the evaluation's pings instead of one
+      (``ani.observer.evaluate.NEGATIVE_PINGS``, ``ping -c 5 -i 0.05 -W 0.25``: more probes,
+      ~0.55 s instead of 1 s; the wait is sized for links no fault delays), when the observer's
+      ``sample`` takes ``negative_pings``.
 
 Violation intervals
     An invariant is *violated* from the first round that sees it fail to the first round after
@@ -75,6 +80,7 @@ from pydantic import BaseModel, Field
 
 from ani.errors import HostFault
 from ani.host.threads import thread
+from ani.observer.evaluate import NEGATIVE_PINGS
 
 __all__ = [
     "DEFAULT_PERIOD_S",
@@ -258,6 +264,7 @@ class Sampler:
         self._round_poked = False
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._negative_kw = _takes(observer, "negative_pings")
 
     # -- control -----------------------------------------------------------------------------
 
@@ -399,8 +406,10 @@ class Sampler:
             self._round_deadline = started + self.period_s
             complete = self._agent_end is not None or n % self.negative_every == 0
             checks = self.checks if complete else [c for c in self.checks if not _is_negative(c)]
+            after = self._agent_end is not None and started >= self._agent_end
+            kw = {"negative_pings": NEGATIVE_PINGS} if after and self._negative_kw else {}
             try:
-                results = self.observer.sample(checks, gate=self._gate)
+                results = self.observer.sample(checks, gate=self._gate, **kw)
             except HostFault as exc:
                 self._error(f"{type(exc).__name__}: {exc}")
                 break
@@ -431,3 +440,13 @@ class Sampler:
     def _error(self, text: str) -> None:
         if text not in self.errors:
             self.errors.append(text)
+
+
+def _takes(observer: Any, name: str) -> bool:
+    """Whether ``observer.sample`` takes the keyword ``name`` (a test's fake may not)."""
+    import inspect
+
+    try:
+        return name in inspect.signature(observer.sample).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False

@@ -411,3 +411,48 @@ def test_sample_reads_a_routers_commands_with_one_vtysh(tmp_path):
     assert [(r.passed, r.detail) for r in res] == [(True, "route present (bgp)"), (False, "state Idle"),
                                                    (False, "no route")]
     assert lab.vtysh_calls == [["show ip route json", "show bgp summary json"]] and lab.reads == []
+
+
+class KwObserver(ScriptObserver):
+    """A :class:`ScriptObserver` that takes ``negative_pings`` and notes it per round."""
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.negative_pings: list[int] = []
+
+    def sample(self, checks, gate=None, negative_pings=1):
+        self.negative_pings.append(negative_pings)
+        return super().sample(checks, gate)
+
+
+def test_rounds_after_the_agents_end_give_negative_checks_the_evaluations_pings():
+    from ani.observer.evaluate import NEGATIVE_PINGS
+
+    obs = KwObserver([set()])
+    s = Sampler(obs, [C("reach a"), C("iso", expect=False)], period_s=3600).start()
+    _until(lambda: s.samples >= 1, "first round")
+    s.agent_ended()
+    _until(lambda: s.samples >= 2, "the round after the agent's end")
+    s.stop()
+    assert obs.negative_pings == [1, NEGATIVE_PINGS] and NEGATIVE_PINGS == 5
+    s = Sampler(ScriptObserver([set()]), [C("iso", expect=False)], period_s=3600).start()  # no such keyword
+    s.agent_ended()
+    _until(lambda: s.samples >= 2, "two rounds")
+    assert s.stop().errors == []
+
+
+def test_sample_gives_negative_checks_their_own_number_of_pings(tmp_path):
+    from ani.observer import Observer, ReachCheck
+    from ani.testing import FakeLab
+
+    lab = FakeLab()
+    lab.on(["sh", "-c"], stdout="0 1\n1 0\n", node="h1")
+    res = Observer(lab).sample([ReachCheck(src="h1", dst="10.0.0.1"), ReachCheck(src="h1", dst="10.0.0.2", expect=False)],
+                               negative_pings=5)
+    assert [r.passed for r in res] == [True, True] and res[1].detail == "0 of 5 answered"
+    (script,) = [argv[2] for _n, argv in lab.calls if argv[0] == "sh"]
+    assert "j 0 1 10.0.0.1 &" in script and "j 1 5 10.0.0.2 &" in script
+    lab.calls.clear()
+    Observer(lab).sample([ReachCheck(src="h1", dst="10.0.0.2", expect=False)])  # default: one ping
+    (script,) = [argv[2] for _n, argv in lab.calls if argv[0] == "sh"]
+    assert "j 0 1 10.0.0.2 &" in script
