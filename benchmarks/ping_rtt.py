@@ -15,9 +15,10 @@ would cross if the network were damaged) is pinged ``--count`` times
 (``ping -n -c COUNT -i 0.05 -W 2``), all pairs of a node at once in one process started in the
 node, every node at once, as the observer's batched look does. Odd rounds flush every node's
 neighbour (ARP) table first, so the first probe of a pair waits for address resolution on every
-hop. Conditions: ``--busy N`` busy-looping processes of this script beside it (CPU load), and
+hop. Conditions: ``--busy N`` busy-looping Python processes beside it (CPU load), and
 ``--labs-beside K`` other labs of the same scenario brought up and down in a loop beside it
-(namespaces, daemons and BGP/OSPF convergence: what other runs do on a shared machine).
+(spawned processes: namespaces, daemons and BGP/OSPF convergence, what other runs do on a shared
+machine). Replies slower than 2 ms are listed with their pair and probe.
 
 Prints per condition the replies received / probes sent and the reply latency (ping's ``time=``,
 ms): median, 99th percentile, 99.9th, max; then the largest of all conditions. ``--json``
