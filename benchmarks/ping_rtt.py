@@ -90,7 +90,8 @@ def one_round(lab: Any, pairs: dict[str, list[list[str]]], count: int, flush: bo
 
     if flush:  # every node's table, routers' too (they resolve the next hops)
         with ContextPool(max_workers=16) as pool:
-            list(pool.map(lambda n: lab.exec(n, ["ip", "neigh", "flush", "all"], timeout=10.0), list(lab.topology.nodes)))
+            nodes = list(lab.topology.nodes)
+            list(pool.map(lambda n: lab.exec(n, ["ip", "neigh", "flush", "all"], timeout=10.0), nodes))
     with ContextPool(max_workers=len(pairs)) as pool:
         outs = list(pool.map(lambda kv: node_job(*kv), list(pairs.items())))
     rtts: list[float] = []

@@ -447,8 +447,8 @@ def test_sample_gives_negative_checks_their_own_number_of_pings(tmp_path):
 
     lab = FakeLab()
     lab.on(["sh", "-c"], stdout="0 1\n1 0\n", node="h1")
-    res = Observer(lab).sample([ReachCheck(src="h1", dst="10.0.0.1"), ReachCheck(src="h1", dst="10.0.0.2", expect=False)],
-                               negative_pings=5)
+    checks = [ReachCheck(src="h1", dst="10.0.0.1"), ReachCheck(src="h1", dst="10.0.0.2", expect=False)]
+    res = Observer(lab).sample(checks, negative_pings=5)
     assert [r.passed for r in res] == [True, True] and res[1].detail == "0 of 5 answered"
     (script,) = [argv[2] for _n, argv in lab.calls if argv[0] == "sh"]
     assert "j 0 1 10.0.0.1 &" in script and "j 1 5 10.0.0.2 &" in script
