@@ -5,16 +5,16 @@ of the run record accounts for included (issue 24 §3).
 Usage (as root)::
 
     .venv/bin/python benchmarks/harness_time.py [CAMPAIGN] [--cells a0,a1] [-n 1] [--profile FILE]
-    .venv/bin/python benchmarks/harness_time.py --tree OLD --tree NEW[+proposed] [-n 1] [--idle-agent]
+    .venv/bin/python benchmarks/harness_time.py --tree OLD --tree NEW [-n 1] [--idle-agent]
     .venv/bin/python benchmarks/harness_time.py --evaluate-ab OLD --cells a1 -n 4
 
 CAMPAIGN is a campaign file (default ``campaigns/level-sweep-default.yaml``, the demo: generated
 default brownfield, onboard-site, scripted agent). For each of ``-n`` seeds (from the file's
 ``seed``) and each cell (default every cell) one ``ani.campaign.runner.run_one`` runs serially,
 with the real lab, observer, adapters and agent, into a temporary results folder. Each step of
-the run is timed on the run's own thread by wrapping the functions the runner calls (nothing
-of the runner is changed): the steps before the run's clock starts (scenario, variant, agent),
-lab up (build / convergence / servers), the baseline check (its positive round and its negative
+the run is timed on the run's own thread by wrapping the functions
+:mod:`ani.campaign.execute` calls (nothing of the run is changed): resolve (scenario, variant,
+agent), lab up (build / convergence / servers), the baseline check (its positive round and its negative
 pings), the adapter's open / tools / close, ``RunObservation.begin`` / ``finish`` (initial and
 final configuration reads, the wait for a recovered sampling round), the measured outcomes,
 the settle sleep, grading, the host-fault and dead-daemon checks, teardown and the record;
@@ -26,8 +26,7 @@ harness time (``wall_s - agent_s``). ``--json FILE`` writes every run's steps;
 ``--profile FILE`` writes a cProfile of the runs (``python -m pstats FILE``). ``--tree`` (twice
 or more) alternates the runs between source trees, each run a process of its own with
 ``PYTHONPATH=TREE`` (the trees meet the same load on a shared machine), and compares their
-medians; ``TREE+proposed`` (or ``--proposed``) makes the runner's settle the proposed
-``RunObservation.settle`` call; ``--idle-agent`` replaces the agent by one that makes no call (a
+medians; ``--idle-agent`` replaces the agent by one that makes no call (a
 failed run); ``--evaluate-ab TREE`` times the baseline check alone on one lab, alternating
 between TREE's observer and this one's. Every lab is removed, also on failure or Ctrl-C.
 """
@@ -101,63 +100,46 @@ class Spans:
 
 
 SPANS = Spans()
-#: emulate the runner calls proposed in docs/performance.md (--proposed)
-PROPOSED = False
 #: replace the agent by one that makes no call (--idle-agent)
 IDLE_AGENT = False
 
 
 def _patch(obj: Any, attr: str, name: str | Callable[[], str]) -> None:
-    setattr(obj, attr, SPANS.wrap(name, getattr(obj, attr)))
+    """Wrap ``obj.attr`` (skipped if this tree has no such attribute: trees differ)."""
+    fn = getattr(obj, attr, None)
+    if callable(fn):
+        setattr(obj, attr, SPANS.wrap(name, fn))
 
 
 def instrument(deps: Any) -> None:
-    """Wrap the runner's steps (module attributes, class methods, the deps' factories)."""
-    from ani.campaign import observe_run, runner
-    from ani.faults import campaign as fcampaign
-    from ani.observer import evaluate, sampler
+    """Wrap the steps of a run (:mod:`ani.campaign.execute`: module functions it calls by name,
+    class methods of the observation and observer, the deps' factories)."""
+    from ani.campaign import execute, observe_run, outcomes, run_record, runner
+    from ani.observer import changes, evaluate, sampler
     from ani.trajectory import Trajectory
 
-    for fn, label in [("prepare", "pre: scenario + task class"), ("variant_of", "pre: variant"),
-                      ("_superseded", "superseded invariants"),
-                      ("measure_outcomes", "measured outcomes"), ("_host_faults", "host-fault checks"),
-                      ("_dead_daemons", "dead-daemon check"), ("_ncb_scores", "ncb scores"),
-                      ("_record", "record"), ("cost_of", "record"), ("_hold_faults", "fault hold")]:
-        _patch(runner, fn, label)
-    _patch(fcampaign, "schedule_for", "pre: fault schedule")
+    for fn, label in [("resolve", "resolve (scenario, variant, agent)"), ("host_faults", "host-fault checks"),
+                      ("dead_daemons", "dead-daemon check")]:
+        _patch(execute, fn, label)
+    _patch(run_record, "build_record", "record")
+    _patch(outcomes, "measure", "measured outcomes")
     _patch(Trajectory, "close", "trajectory close")
     _patch(runner._TeeTrajectory, "__init__", "trajectory open")
-    # the settle sleep is the runner's only time.sleep
+    # a settle without an observation is execute's only time.sleep
     proxy = types.SimpleNamespace(**{k: getattr(time, k) for k in dir(time) if not k.startswith("__")})
     proxy.sleep = SPANS.wrap("settle sleep", time.sleep)
-    if PROPOSED:  # the runner call proposed in docs/performance.md: the settle from the last change
-        def settle(seconds: float) -> None:
-            obs = getattr(SPANS, "obs", None)
-            if obs is not None and callable(getattr(obs, "settle", None)):
-                obs.settle(seconds, getattr(SPANS, "faults", None))
-            else:
-                time.sleep(seconds)
-
-        proxy.sleep = SPANS.wrap("settle sleep", settle)
-    runner.time = proxy  # type: ignore[assignment]
+    execute.time = proxy  # type: ignore[assignment]
 
     obs = observe_run.RunObservation
     begin = SPANS.wrap("observation begin", obs.begin.__func__)  # type: ignore[attr-defined]
-
-    def begin_kept(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        SPANS.obs = begin(cls, *args, **kwargs)  # type: ignore[attr-defined]
-        return SPANS.obs  # type: ignore[attr-defined]
-
-    obs.begin = classmethod(begin_kept)  # type: ignore[assignment]
+    obs.begin = classmethod(lambda cls, *a, **k: begin(cls, *a, **k))  # type: ignore[assignment]
+    _patch(obs, "settle", "settle sleep")
     _patch(obs, "finish", "observation finish")
     _patch(obs, "stop", "observation stop")
     _patch(obs, "_unrequested", "observation finish/unrequested changes (config reads)")
     _patch(sampler.Sampler, "wait_recovered", "observation finish/wait recovered round")
-    from ani.observer import changes
-
-    for mod in (changes,):
-        _patch(mod, "read_configs", "config reads (read_configs)")
-        _patch(mod, "read_kernel", "kernel reads (read_kernel)")
+    _patch(changes, "read_configs", "config reads (read_configs)")
+    _patch(changes, "read_kernel", "kernel reads (read_kernel)")
 
     evals = {"n": 0}
 
@@ -189,22 +171,22 @@ def instrument(deps: Any) -> None:
         return neg(self, check)
 
     evaluate.Observer._attempt_negative = attempt_negative  # type: ignore[method-assign]
-    batched = getattr(evaluate.Observer, "_round", None)  # the batched look (issue 24 §3)
-    if batched is not None:
-        def round_(self: Any, checks: Any, gate: Any, workers: int, *, count: int, sure: bool) -> Any:
-            if count > 1 and threading.current_thread() is SPANS.thread:
-                first_neg.setdefault(str(evals["n"]), time.monotonic())
-            return batched(self, checks, gate, workers, count=count, sure=sure)
+    batched = evaluate.Observer._round  # the batched look (issue 24 §3)
 
-        evaluate.Observer._round = round_  # type: ignore[method-assign]
+    def round_(self: Any, checks: Any, gate: Any, workers: int, *, count: int, sure: bool, **kw: Any) -> Any:
+        if count > 1 and threading.current_thread() is SPANS.thread:
+            first_neg.setdefault(str(evals["n"]), time.monotonic())
+        return batched(self, checks, gate, workers, count=count, sure=sure, **kw)
+
+    evaluate.Observer._round = round_  # type: ignore[method-assign]
     _patch(evaluate.Observer, "sample", "sampler round (background)")
     SPANS.first_neg = first_neg  # type: ignore[attr-defined]
     SPANS.evals = evals  # type: ignore[attr-defined]
 
     make_lab, create_adapter, create_agent = deps.make_lab, deps.create_adapter, deps.create_agent
 
-    def lab_of(topology: Any) -> Any:
-        lab = make_lab(topology)
+    def lab_of(topology: Any, **kwargs: Any) -> Any:
+        lab = make_lab(topology, **kwargs)
         SPANS.lab = lab  # type: ignore[attr-defined]
         lab.up = SPANS.wrap("lab up", lab.up)
         lab.down = SPANS.wrap("teardown", lab.down)
@@ -217,7 +199,7 @@ def instrument(deps: Any) -> None:
         return ad
 
     def agent_of(config: dict[str, Any]) -> Any:
-        agent = SPANS.wrap("pre: agent", create_agent)(config)
+        agent = SPANS.wrap("agent create", create_agent)(config)
         run = agent.run
         if IDLE_AGENT:  # the issue's probe: an agent that makes no call (a failed run)
             def run(view: Any, adapter: Any, budget: Any) -> Any:
@@ -228,10 +210,6 @@ def instrument(deps: Any) -> None:
     deps.make_lab, deps.create_adapter, deps.create_agent = lab_of, adapter_of, agent_of
 
 
-#: steps outside the run's clock (before ``t_start`` in run_one)
-PRE = ("pre: scenario + task class", "pre: variant", "pre: fault schedule", "pre: agent")
-
-
 def one_run(spec: Any, cell: Any, seed: int, out: str, deps: Any) -> dict[str, Any]:
     from ani.campaign.runner import run_one
 
@@ -240,7 +218,6 @@ def one_run(spec: Any, cell: Any, seed: int, out: str, deps: Any) -> dict[str, A
     SPANS.evals["n"] = 0  # type: ignore[attr-defined]
     rec = run_one(spec, cell, seed, out, deps=deps)
     steps = dict(SPANS.steps)
-    pre = sum(steps.get(k, 0.0) for k in PRE)
     lab = getattr(SPANS, "lab", None)
     for k, v in (getattr(lab, "timings", None) or {}).items():
         if k in ("build_s", "converge_s", "netconf_wait_s", "ssh_wait_s"):
@@ -248,9 +225,10 @@ def one_run(spec: Any, cell: Any, seed: int, out: str, deps: Any) -> dict[str, A
     row: dict[str, Any] = {"run_id": rec.run_id, "label": rec.label, "wall_s": rec.wall_s,
                            "agent_s": rec.agent_s or 0.0, "harness_s": round(rec.wall_s - (rec.agent_s or 0.0), 3),
                            "steps": {k: round(v, 3) for k, v in steps.items()},
-                           "other": round(rec.wall_s - (SPANS.top - pre), 3),
+                           "other": round(rec.wall_s - SPANS.top, 3),
                            "background": {k: round(v, 3) for k, v in SPANS.background.items()},
                            "sampler_rounds": SPANS.counts.get("sampler round (background)", 0),
+                           "timings": dict(getattr(rec, "timings", None) or {}),
                            "record": {p: getattr(rec, p)
                                       for p in ("lab_up_s", "baseline_s", "grading_s", "teardown_s")}}
     return row
@@ -280,7 +258,8 @@ def evaluate_ab(args: argparse.Namespace) -> int:
     ``--evaluate-ab TREE`` (its ``ani/observer/evaluate.py``) and this tree's: same lab, same load."""
     import importlib.util
 
-    from ani.campaign.runner import RunnerDeps, _superseded, prepare, variant_of
+    from ani.campaign.execute import superseded
+    from ani.campaign.runner import RunnerDeps, prepare, variant_of
     from ani.campaign.spec import load_spec
     from ani.lab.lab import Lab
     from ani.observer import evaluate as new
@@ -294,7 +273,7 @@ def evaluate_ab(args: argparse.Namespace) -> int:
     cell = spec.cell(args.cells.split(",")[0]) if args.cells else spec.cells[0]
     scen, task = prepare(spec, RunnerDeps(), cell)
     variant = variant_of(task, scen, spec.seed, spec.form_of(cell))
-    checks, _gone = _superseded(scen, variant)
+    checks, _gone = superseded(scen, variant)
     print(machine())
     print(f"{len(checks)} invariants ({sum(1 for c in checks if c.kind == 'reach' and not c.expect)} negative); "
           f"A = {path}, B = this tree")
@@ -340,12 +319,10 @@ def compare(args: argparse.Namespace) -> int:
                 k += 1
                 for n, tree in enumerate(order):
                     out = Path(tmp) / f"{k}-{n}.json"
-                    path, proposed = str(tree), str(tree).endswith("+proposed")
-                    path = path.removesuffix("+proposed")
+                    path = str(tree)
                     env = {**os.environ, "PYTHONPATH": str(Path(path).resolve())}
                     done = subprocess.run([sys.executable, __file__, args.campaign, "--cells", cell, "--seed",
                                            str(seed), "-n", "1", "--json", str(out),
-                                           *(["--proposed"] if proposed else []),
                                            *(["--idle-agent"] if args.idle_agent else [])],
                                           env=env, stdout=subprocess.DEVNULL)
                     if done.returncode != 0 or not out.exists():
@@ -381,9 +358,6 @@ def main() -> int:
     ap.add_argument("--tree", action="append", default=[], type=Path,
                     help="a source tree to run (repeat: runs alternate between the trees, each run in a "
                          "process of its own with PYTHONPATH=TREE; the medians are compared)")
-    ap.add_argument("--proposed", action="store_true",
-                    help="emulate the runner's proposed settle call (RunObservation.settle: from the agent's "
-                         "last change); a --tree ending in '+proposed' does it for that tree only")
     ap.add_argument("--evaluate-ab", metavar="TREE", default=None,
                     help="instead of runs: the baseline check of one lab, -n times, alternating between "
                          "TREE's observer and this tree's")
@@ -391,8 +365,8 @@ def main() -> int:
                     help="an agent that makes no call: the task is not done, the hidden tests fail (the "
                          "issue's probe of a failed run's grading)")
     args = ap.parse_args()
-    global PROPOSED, IDLE_AGENT
-    PROPOSED, IDLE_AGENT = args.proposed, args.idle_agent
+    global IDLE_AGENT
+    IDLE_AGENT = args.idle_agent
     if args.evaluate_ab:
         return evaluate_ab(args)
     if args.tree:

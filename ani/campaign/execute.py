@@ -352,7 +352,8 @@ def check_run(ctx: RunContext) -> None:
 
 def grade(ctx: RunContext) -> None:
     """Hidden tests + invariants in one evaluation (checks run concurrently and share one
-    bound), out of band, once the agent's last change has taken effect (settle_seconds)."""
+    bound), out of band, once the agent's last change has taken effect (settle_seconds); the
+    observation's final reads start as its negative checks do (they only read)."""
     from ani.campaign.runner import _announce, _err, _evaluate, _outcomes, settle_seconds
 
     settle = settle_seconds(ctx.scenario) if ctx.trajectory.calls else 0.0
@@ -368,7 +369,10 @@ def grade(ctx: RunContext) -> None:
                              "invariants": len(ctx.invariants)})
     t0 = time.monotonic()
     try:
-        graded = _evaluate(ctx.deps.make_observer(ctx.lab), [*hidden, *ctx.invariants], ctx.observer_bound_s)
+        observer = ctx.deps.make_observer(ctx.lab)
+        if obs is not None and hasattr(observer, "on_negatives"):  # the final reads beside the pings' wait
+            observer.on_negatives = obs.read_final_beside
+        graded = _evaluate(observer, [*hidden, *ctx.invariants], ctx.observer_bound_s)
     except Exception as exc:  # noqa: BLE001
         raise StopRun(f"grading: {_err(exc)}") from None
     ctx.timed("grading_s", t0)

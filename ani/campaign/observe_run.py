@@ -6,7 +6,7 @@
     ... agent.run(...) ...
     obs.agent_ended()                                   # right after it
     obs.settle(settle_seconds(scenario), fault_session)  # counted from the agent's last change
-    ... grading ...
+    ... grading ...                                     # obs.read_final_beside() as its negatives start
     obs.finish(state, fault_session)                    # after grading: recovery, changes, damage
     obs.stop()                                          # always (run_one's finally; idempotent)
     RunRecord(..., **obs.fields())
@@ -25,7 +25,8 @@ What each part records (fields of :class:`ani.campaign.results.RunRecord`):
   reference time is the later of the agent's end and the faults' end (``fault_session.ended_at``,
   monotonic; None or no session: no faults).
 - ``unrequested_changes``: the routers' configurations read out of band before the agent acts
-  and after grading, against the task's reference end state (:mod:`ani.observer.changes`),
+  (beside the baseline check) and after it (beside grading's negative checks,
+  :meth:`RunObservation.read_final_beside`), against the task's reference end state (:mod:`ani.observer.changes`),
   less what the faults wrote themselves (``FaultRecord.wrote``, :func:`fault_lines`), which
   goes to ``fault_residue``.
 - ``damaged``: the failed invariants' service tags by service class (:mod:`ani.observer.damage`),
@@ -44,6 +45,7 @@ its default and said in a ``harness`` trajectory event (``observer_note``, with 
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from typing import Any
 
 from ani.campaign.oscillation import oscillating
@@ -176,6 +178,8 @@ class RunObservation:
         self.kernel_initial: dict[str, Any] | None = None
         self.variant: Any = None
         self.final: dict[str, Any] | None = None  # the routers' configs after grading (read once)
+        #: the final reads started beside grading's negative checks (:meth:`read_final_beside`)
+        self._final_reads: Future[tuple[dict[str, Any], dict[str, Any]]] | None = None
         #: monotonic end of the agent's last call that may have changed the network (None: none)
         self.last_change: float | None = None
         self._fields: dict[str, Any] = {}
@@ -320,10 +324,39 @@ class RunObservation:
             state["damage_free"] = True
         return own
 
+    def read_final_beside(self) -> None:
+        """Start reading the routers' final configurations and kernel addresses
+        (:func:`read_initial`) in a thread of its own: the run's sequence calls it when grading's
+        negative checks start (``Observer.on_negatives``; issue 24 §3), so the reads run beside
+        the pings' wait instead of after grading. They read what :meth:`finish` would read:
+        grading, its pings and the recovery wait change no configuration, and the agent has
+        ended and the faults are removed before grading. Nothing to read (no initial read), or
+        started already: nothing. :meth:`final_configs` and :meth:`finish` use what it read; a
+        read that failed is made again there, as before."""
+        if self.initial is None or self.final is not None or self._final_reads is not None:
+            return
+        pool = ContextPool(max_workers=1)
+        try:
+            self._final_reads = pool.submit(read_initial, self.lab, list(self.initial))
+        finally:
+            pool.shutdown(wait=False)
+
+    def _take_final_reads(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """What :meth:`read_final_beside` read (waits for it); None: not started, or it failed
+        (the caller reads again, noting what fails)."""
+        fut, self._final_reads = self._final_reads, None
+        if fut is None or fut.exception() is not None:
+            return None
+        return fut.result()
+
     def final_configs(self) -> dict[str, Any] | None:
         """The routers' configurations after grading, read out of band once (None: no initial
         read, or unreadable: said in an ``observer_note``)."""
         if self.final is None and self.initial is not None:
+            read = self._take_final_reads()
+            if read is not None:
+                self.final = read[0]
+                return self.final
             from ani.observer.changes import read_configs
 
             try:
@@ -341,6 +374,10 @@ class RunObservation:
         if reference is None:
             self._note("unrequested_changes", why or "no reference")
             return []
+        read = self._take_final_reads() if self.final is None else None
+        if read is not None:  # read beside grading's negative checks
+            self.final = read[0]
+            return unrequested_changes(self.initial, read[0], reference, self.kernel_initial, read[1])
         with ContextPool(max_workers=1) as pool:  # the kernel read beside the configs' reads
             kernel = pool.submit(read_kernel, self.lab, list(self.initial))
             final = self.final_configs()

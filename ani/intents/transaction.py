@@ -118,9 +118,11 @@ def run_checks(lab: Any, checks: Sequence[Check], bound_s: float = 20.0) -> list
             passed, detail = False, f"{type(exc).__name__}: {exc}"
         out[i] = {"name": name, "passed": passed, "detail": detail}
     if observer_idx:
-        from ani.observer.evaluate import Observer
+        from ani.observer.evaluate import DELAYED_NEGATIVE_WAIT_S, Observer
 
-        results = Observer(lab).evaluate([checks[i] for i in observer_idx], bound_s=bound_s)
+        # during an agent's run, where a latency fault may delay the lab's links
+        observer = Observer(lab, negative_wait_s=DELAYED_NEGATIVE_WAIT_S)
+        results = observer.evaluate([checks[i] for i in observer_idx], bound_s=bound_s)
         for i, r in zip(observer_idx, results, strict=True):
             out[i] = {"name": r.name, "passed": r.passed, "detail": r.detail}
     return [o for o in out if o is not None]

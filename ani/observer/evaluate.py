@@ -15,8 +15,9 @@ Timing semantics:
   changing for long enough that no protocol timer can still change it
   (:mod:`ani.observer.settle`; this only ever fails a check earlier, never passes one);
 - a *negative* check (``reach`` with ``expect: false``) is looked at after every positive check
-  has finished, as one ``ping -c 3 -i 0.2 -W 1`` (batched per node like the first look); it
-  passes only if none of the pings is answered; a check whose batched look could not be made
+  has finished, as one ``ping -c 5 -i 0.05 -W 0.25`` (:data:`NEGATIVE_PINGS`,
+  :data:`NEGATIVE_INTERVAL_S`, :data:`NEGATIVE_WAIT_S`; batched per node like the first look);
+  it passes only if none of the pings is answered; a check whose batched look could not be made
   (the node's process failed or said nothing of it) runs its own ping;
 - checks decided one by one run concurrently on a thread pool (``workers`` threads; the negative
   checks, which mostly wait for replies that must not come, on ``negative_workers`` threads).
@@ -49,8 +50,29 @@ from ani.observer.checks import BgpSessionCheck, Check, CommandCheck, LoopbackCh
 from ani.observer.settle import SETTLE_LOOKS, NetworkWatch, network_watch
 
 _RECEIVED_RE = re.compile(r"(\d+) (?:packets )?received")
-#: pings of a negative check (``ping -c 3 -i 0.2 -W 1``: ~1.4 s without a reply)
-NEGATIVE_PINGS = 3
+#: probes of a negative check (``ping -c``): more than the 3 it sent before issue 24, so that a
+#: reachable destination behind a lossy link (the ``packet_loss`` fault drops 10-50 % each way)
+#: is less likely to stay silent (at 50 % each way: 0.75**5 = 24 %, 0.75**3 = 42 %)
+NEGATIVE_PINGS = 5
+#: seconds between a negative check's probes (``ping -i``; below 0.2 s needs root or iputils
+#: >= 20210722, which allows 2 ms: the observer runs as root in the lab's namespaces)
+NEGATIVE_INTERVAL_S = 0.05
+#: seconds ping waits for a reply after a negative check's last probe (``ping -W``); the first
+#: probe has (NEGATIVE_PINGS - 1) * NEGATIVE_INTERVAL_S more. Measured inside the demo's lab
+#: (veth pairs on one host; ``benchmarks/ping_rtt.py``, docs/performance.md "The negative
+#: checks' wait"): 104,960 probes of the 82 reachable pairs of its invariants (every hop), the
+#: neighbour tables flushed every other round, alone and beside up to 24 busy processes and 3
+#: other labs converging (load average up to 39): every probe answered; the 99.9th percentile
+#: 0.23 ms, the slowest 9.9 ms but one, 74 ms (once, no other reply of its pair slow). This
+#: wait is 25 times the 9.9 ms and 3.4 times the 74 ms (the first probe's 0.45 s: 6 times), and a
+#: check passes only if all five probes go unanswered. Before issue 24: ``-c 3 -i 0.2 -W 1``
+#: (1.4 s without a reply; ~0.55 s now). Valid while nothing delays the lab's links: a check
+#: that may run while a ``latency`` fault (netem, up to 200 ms each way a link) is in effect
+#: passes :data:`DELAYED_NEGATIVE_WAIT_S` (``Observer(negative_wait_s=...)``).
+NEGATIVE_WAIT_S = 0.25
+#: the negative wait where a ``latency`` fault may be in effect: the wait before issue 24
+#: (``ping -W 1``: two links delayed by the longest drawn delay, 4 x 200 ms, still answer in it)
+DELAYED_NEGATIVE_WAIT_S = 1.0
 
 
 class CheckResult(BaseModel):
@@ -133,9 +155,11 @@ class Observer:
         lab: the running lab.
         workers: size of the thread pool of the positive checks.
         poll_s: pause between attempts of a positive check, seconds.
-        negative_workers: size of the thread pool of the negative checks (each waits ~1.4 s
+        negative_workers: size of the thread pool of the negative checks (each waits ~0.45 s
             for replies that must not come, using little CPU) that the batched look could not
             decide.
+        negative_wait_s: ``ping -W`` of a negative check, seconds (:data:`NEGATIVE_WAIT_S`;
+            :data:`DELAYED_NEGATIVE_WAIT_S` where a latency fault may delay the lab's links).
         batch_workers: processes of a batched look (one per node with pings, one per router
             read) at most at once.
         settle_looks: a failing positive check stops before ``bound_s`` once it failed this
@@ -146,12 +170,24 @@ class Observer:
         make_watch: ``lab -> NetworkWatch | None``, the watch of the lab's routing state
             started while failing checks are retried (default
             :func:`ani.observer.settle.network_watch`; None from it: the bound alone).
+
+    Attributes:
+        on_negatives: None, or called (no arguments, on the evaluating thread, once per
+            :meth:`evaluate`) when the negative checks start, every positive check being
+            decided (at the end of an evaluation without negative checks): a caller starts
+            there work that only reads and runs beside the negative pings (issue 24 §3: the
+            run's final configuration reads); it must not block. What it raises is raised.
     """
 
     def __init__(self, lab: Any, *, workers: int = 32, poll_s: float = 0.2, negative_workers: int = 128,
                  batch_workers: int = 8, settle_looks: int | None = None,
-                 make_watch: Callable[[Any], NetworkWatch | None] = network_watch) -> None:
+                 make_watch: Callable[[Any], NetworkWatch | None] = network_watch,
+                 negative_wait_s: float = NEGATIVE_WAIT_S) -> None:
+        if not negative_wait_s > 0:
+            raise ValueError(f"negative_wait_s must be > 0, not {negative_wait_s!r}")
         self.lab = lab
+        self.negative_wait_s = float(negative_wait_s)
+        self.on_negatives: Callable[[], None] | None = None
         self.workers = workers
         self.batch_workers = batch_workers
         self.settle_looks = settle_looks
@@ -201,6 +237,8 @@ class Observer:
                     if self._watch is not None:
                         self._watch.stop()
                     self._watch = None
+        if self.on_negatives is not None:
+            self.on_negatives()
         if neg:
             t0 = time.monotonic()
             looks = self._round([checks[i] for i in neg], None, self.batch_workers, count=NEGATIVE_PINGS, sure=True)
@@ -228,7 +266,7 @@ class Observer:
                 results[i] = f.result()
 
     def sample(self, checks: Sequence[Check], gate: Callable[[], None] | None = None,
-               workers: int = 4) -> list[CheckResult]:
+               workers: int = 4, *, negative_pings: int = 1) -> list[CheckResult]:
         """One look at each of ``checks``, no retry (the out-of-band sampler's round,
         :mod:`ani.observer.sampler`); results in the same order.
 
@@ -241,7 +279,10 @@ class Observer:
         :meth:`evaluate` (one ``show ip route json`` / ``show bgp summary json`` per router and
         round). ``gate`` is called before each process the round starts (one per node with
         pings, one per router read) and may block: the sampler's way to start no work while an
-        agent call is in flight; ``workers``: processes of the round at most at once. Raises
+        agent call is in flight; ``workers``: processes of the round at most at once;
+        ``negative_pings``: the pings of a negative check (1: ``ping -c 1 -W 1``, while faults may
+        delay links; :data:`NEGATIVE_PINGS`: the evaluation's pings, for a round once the agent
+        has ended and the faults are removed: more probes, a shorter wait). Raises
         ObserverError / HostFault like :meth:`evaluate`.
         """
         nodes = set(self.lab.topology.nodes)
@@ -252,15 +293,17 @@ class Observer:
         if not checks:
             return []
         self._reader = _Reader(self.lab)
-        return [r for r in self._round(checks, gate, workers, count=1, sure=False) if r is not None]
+        return [r for r in self._round(checks, gate, workers, count=1, sure=False, negative_count=negative_pings)
+                if r is not None]
 
     def _round(self, checks: Sequence[Check], gate: Callable[[], None] | None, workers: int, *,
-               count: int, sure: bool) -> list[CheckResult | None]:
+               count: int, sure: bool, negative_count: int | None = None) -> list[CheckResult | None]:
         """One look at each of ``checks`` (see :meth:`sample`): the ping checks of a node in one
         process, ``count`` pings each; the router reads shared (one vtysh per router). With
         ``sure`` a ping check whose look could not be made (the process failed, timed out, or
         said nothing of it) is None instead of a failed look: :meth:`evaluate` decides it with
-        its own ping. Results in the order of ``checks``; ``at``: when it was looked at."""
+        its own ping (``negative_count``: a negative check's pings, default ``count``). Results
+        in the order of ``checks``; ``at``: when it was looked at."""
         pings: dict[str, list[int]] = {}
         others: list[int] = []
         for i, c in enumerate(checks):
@@ -280,7 +323,8 @@ class Observer:
                 gate()
             at = time.monotonic()
             if what == "ping":
-                out = self._sample_pings(node, [checks[i] for i in idxs], t0, count=count, sure=sure)
+                out = self._sample_pings(node, [checks[i] for i in idxs], t0, count=count, sure=sure,
+                                         negative_count=negative_count)
             else:
                 self._prefetch(node, [checks[i] for i in idxs])
                 out = [self._sample_read(checks[i]) for i in idxs]
@@ -335,34 +379,43 @@ class Observer:
             ok, detail = False, f"error: {exc}"
         return self._result(check, ok, detail, 1, t0)
 
-    #: one check per line of the script (``j INDEX COUNT ARGS...``): prints ``<index> <replies>``,
-    #: ``<index> u`` (no route) or ``<index> x`` (ping said neither); COUNT 1: ``ping -c 1 -W 1``,
-    #: else ``ping -c COUNT -i 0.2 -W 1`` (the same pings as :meth:`Observer._ping`)
-    _PING_FN = ('j() { k=$1; c=$2; shift 2; if [ "$c" = 1 ]; then r=$(ping -n -q -c 1 -W 1 "$@" 2>&1); '
-                'else r=$(ping -n -q -c "$c" -i 0.2 -W 1 "$@" 2>&1); fi; case "$r" in '
+    def _ping_fn(self) -> str:
+        """The shell function of a batched look: one check per line of the script (``j INDEX
+        COUNT ARGS...``) prints ``<index> <replies>``, ``<index> u`` (no route) or ``<index> x``
+        (ping said neither); COUNT 1: ``ping -c 1 -W 1``, else the negative check's pings (the
+        same pings as :meth:`_ping`)."""
+        neg = " ".join(self._negative_args("\"$c\""))
+        return ('j() { k=$1; c=$2; shift 2; if [ "$c" = 1 ]; then r=$(ping -n -q -c 1 -W 1 "$@" 2>&1); '
+                f'else r=$(ping -n -q {neg} "$@" 2>&1); fi; case "$r" in '
                 '*" packets received"*) n=${r%% packets received*}; echo "$k ${n##* }";; '
                 '*" received"*) n=${r%% received*}; echo "$k ${n##* }";; '
                 '*nreachable*) echo "$k u";; *) echo "$k x";; esac; }')
 
+    def _negative_args(self, count: str) -> list[str]:
+        """``-c COUNT -i`` :data:`NEGATIVE_INTERVAL_S` ``-W`` the negative wait (ping's options)."""
+        return ["-c", count, "-i", f"{NEGATIVE_INTERVAL_S:g}", "-W", f"{self.negative_wait_s:g}"]
+
     def _sample_pings(self, node: str, checks: list[Check], t0: float, *, count: int = 1,
-                      sure: bool = False) -> list[CheckResult | None]:
+                      sure: bool = False, negative_count: int | None = None) -> list[CheckResult | None]:
         """One look at each ping check of ``node`` in one process (see :meth:`sample` and
-        :meth:`_round`): ``count`` pings per check, all checks at once."""
+        :meth:`_round`): ``count`` pings per check (``negative_count`` per negative check, if
+        given), all checks at once."""
         from ani.host.programs import require
 
         require(["ping"])  # ProgramMissing (a HostFault) rather than every check failing
-        lines = [self._PING_FN]
+        lines = [self._ping_fn()]
+        counts = [negative_count if negative_count and _is_negative(c) else count for c in checks]
         for k, c in enumerate(checks):
             if isinstance(c, LoopbackCheck):
                 args = (["-I", str(c.source)] if c.source else []) + [str(c.address)]
             else:
                 args = [str(c.dst)]  # type: ignore[union-attr]
-            lines.append(f"j {k} {count} {' '.join(args)} &")
+            lines.append(f"j {k} {counts[k]} {' '.join(args)} &")
         lines.append("wait")
         seen: dict[int, str] = {}
         error = ""
         try:
-            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=4.0 + 2 * count)
+            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=4.0 + 2 * max(counts, default=count))
             for ln in res.stdout.splitlines():
                 parts = ln.split()
                 if len(parts) == 2 and parts[0].isdigit() and (parts[1].isdigit() or parts[1] in ("u", "x")):
@@ -380,7 +433,7 @@ class Observer:
                 out.append(None)
                 continue
             got = int(code) if code.isdigit() else 0
-            detail = (f"{got} of {count} answered" if code.isdigit() else
+            detail = (f"{got} of {counts[k]} answered" if code.isdigit() else
                       "no route" if code == "u" else error or "could not run ping")
             ok = (code == "u" or code == "0") if _is_negative(c) else got > 0
             out.append(self._result(c, ok, detail, 1, t0))
@@ -476,9 +529,7 @@ class Observer:
 
     def _ping(self, node: str, dst: str, *, count: int, source: str | None = None) -> tuple[bool, str]:
         """(some reply received, detail) for a ping from ``node``."""
-        argv = ["ping", "-n", "-q", "-c", str(count), "-W", "1"]
-        if count > 1:
-            argv += ["-i", "0.2"]
+        argv = ["ping", "-n", "-q", *(["-c", "1", "-W", "1"] if count == 1 else self._negative_args(str(count)))]
         if source:
             argv += ["-I", source]
         argv.append(dst)

@@ -39,7 +39,12 @@ When rounds run (the period is fixed and recorded: ``RunRecord.sample_period_s``
       looked at while it is fresh, so a break that the agent repairs two steps later is seen
       even when those steps take less than a period;
     - negative (isolation) checks only every :data:`NEGATIVE_EVERY`-th round while the agent
-      runs (each waits up to 1 s for a reply that must not come), and in every round after it.
+      runs (each waits up to 1 s for a reply that must not come), and in every round after it;
+      a round that starts after :meth:`agent_ended` (the runner calls it once the faults are
+      removed) gives them the evaluation's pings instead of one
+      (``ani.observer.evaluate.NEGATIVE_PINGS``, ``ping -c 5 -i 0.05 -W 0.25``: more probes,
+      ~0.55 s instead of 1 s; the wait is sized for links no fault delays), when the observer's
+      ``sample`` takes ``negative_pings``.
 
 Violation intervals
     An invariant is *violated* from the first round that sees it fail to the first round after
@@ -75,6 +80,7 @@ from pydantic import BaseModel, Field
 
 from ani.errors import HostFault
 from ani.host.threads import thread
+from ani.observer.evaluate import NEGATIVE_PINGS
 
 __all__ = [
     "DEFAULT_PERIOD_S",
@@ -253,10 +259,12 @@ class Sampler:
         self._cond = threading.Condition()
         self._rounds: list[tuple[float, bool, bool]] = []  # (start, complete, all passed)
         self._in_flight = 0
+        self._round_started: float | None = None  # start of the round under way (None: none)
         self._round_deadline = 0.0
         self._round_poked = False
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._negative_kw = _takes(observer, "negative_pings")
 
     # -- control -----------------------------------------------------------------------------
 
@@ -319,7 +327,10 @@ class Sampler:
         :meth:`stop`). ``give_up``: called with the start times of the complete rounds since
         ``since`` that failed (in order) as each ends; True stops the wait, not recovered (the
         evidence that no round will pass: :meth:`ani.observer.settle.NetworkWatch.settled`);
-        with it the rounds follow each other without the period's pause."""
+        with it the rounds follow each other without the period's pause. A round is asked for
+        at once, unless one that began at or after ``since`` is under way: then only if that
+        one ends without the answer (its end answers the wait, and no round beyond it is left
+        running for :meth:`stop` to wait for; issue 24 §3)."""
         if not self.checks:
             self._recovery = (True, 0.0)
             return True
@@ -329,13 +340,19 @@ class Sampler:
         if hit is not None:  # a round since 'since' passed already: no new round to wait for
             self._recovery = (True, hit)
             return True
-        self.poke()
+        under_way = self._round_started
+        if under_way is None or under_way < since:
+            under_way = None
+            self.poke()
         asked = 0
         with self._cond:
             while True:
                 hit = self._recovered_at(since)
                 if hit is not None or self._thread is None or not self._thread.is_alive():
                     break
+                if under_way is not None and self._round_started != under_way:
+                    under_way = None  # it ended without the answer: the next round at once
+                    self.poke()
                 if give_up is not None:
                     failed = [r[0] for r in self._rounds if r[0] >= since and r[1] and not r[2]]
                     if len(failed) > asked:
@@ -385,11 +402,14 @@ class Sampler:
             self._round_poked = poked
             self._wake.clear()  # a poke from here on asks for the round after this one
             started = self.clock()
+            self._round_started = started
             self._round_deadline = started + self.period_s
             complete = self._agent_end is not None or n % self.negative_every == 0
             checks = self.checks if complete else [c for c in self.checks if not _is_negative(c)]
+            after = self._agent_end is not None and started >= self._agent_end
+            kw = {"negative_pings": NEGATIVE_PINGS} if after and self._negative_kw else {}
             try:
-                results = self.observer.sample(checks, gate=self._gate)
+                results = self.observer.sample(checks, gate=self._gate, **kw)
             except HostFault as exc:
                 self._error(f"{type(exc).__name__}: {exc}")
                 break
@@ -406,7 +426,11 @@ class Sampler:
                 with self._cond:
                     self.samples += 1
                     self._rounds.append((started, complete, all_ok))
+                    self._round_started = None
                     self._cond.notify_all()
+            with self._cond:
+                self._round_started = None  # (a failed round too: a recovery wait asks for the next)
+                self._cond.notify_all()
             n += 1
             left = self.period_s - (self.clock() - started)
             poked = self._wake.wait(timeout=left) if left > 0 else self._wake.is_set()
@@ -416,3 +440,13 @@ class Sampler:
     def _error(self, text: str) -> None:
         if text not in self.errors:
             self.errors.append(text)
+
+
+def _takes(observer: Any, name: str) -> bool:
+    """Whether ``observer.sample`` takes the keyword ``name`` (a test's fake may not)."""
+    import inspect
+
+    try:
+        return name in inspect.signature(observer.sample).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False

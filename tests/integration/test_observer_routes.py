@@ -79,4 +79,7 @@ def test_routing_state_settles_and_a_failing_check_stops_on_evidence(tri_lab):
     assert [r.passed for r in res] == [False, True, True, True], [r.detail for r in res]
     assert "routing unchanged for" in res[0].detail and res[0].attempts >= 3
     assert MIN_QUIET_S <= res[0].elapsed_s < 15 and took < 17
-    assert res[1].attempts == 1 and res[3].detail in ("0 of 3 answered", "no route")
+    assert res[1].attempts == 1 and res[3].detail in ("0 of 5 answered", "no route")
+    # the negative check's short wait (ping -c 5 -i 0.05 -W 0.25) hears a real lab's replies
+    (leak,) = Observer(tri_lab).evaluate([ReachCheck(src="h1", dst="10.255.0.3", expect=False)])
+    assert not leak.passed and leak.detail == "5 of 5 answered", leak.detail

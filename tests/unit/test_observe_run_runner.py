@@ -190,3 +190,29 @@ def test_a_run_that_breaks_nothing_has_no_unsafe_state(spec, tmp_path):
     rec = _run(spec, tmp_path, "plain")
     assert rec.label == "clean_success" and rec.unsafe is None and rec.recovered is True
     assert rec.recovery_s == 0.0 and rec.samples >= 1
+
+
+def test_grading_starts_the_observations_final_reads_as_its_negative_checks_start(spec, tmp_path, monkeypatch):
+    from ani.campaign.observe_run import RunObservation
+
+    hooks: list[Any] = []
+
+    class HookedObserver(FakeObserver):
+        on_negatives = None
+
+        def evaluate(self, checks, bound_s=None):
+            hooks.append(self.on_negatives)
+            if self.on_negatives is not None:
+                self.on_negatives()
+            return self._look(checks)
+
+    started: list[RunObservation] = []
+    monkeypatch.setattr(RunObservation, "read_final_beside", lambda self: started.append(self))
+    deps = RunnerDeps(make_lab=FakeLab, load_scenario=lambda p: FakeScenario(), get_task_class=lambda n: FakeTask,
+                      make_observer=HookedObserver,
+                      create_adapter=lambda level, lab, blocklist=False, trajectory=None: FakeAdapter(lab, trajectory),
+                      create_agent=lambda cfg: Agent("clean"))
+    rec = run_one(spec, "a1", 1, tmp_path / "hooked", deps=deps)
+    assert rec.label == "clean_success"
+    assert hooks[0] is None and hooks[1] is not None  # the baseline check: none; grading: the observation's
+    assert len(started) == 1

@@ -29,7 +29,7 @@ def _batch(lab, node, script, timeout):
     the script's shell function prints it."""
     def one(ln):
         k, count, *args = ln.rstrip(" &").split()[1:]
-        argv = ["ping", "-n", "-q", "-c", count] + (["-i", "0.2"] if count != "1" else []) + ["-W", "1", *args]
+        argv = ["ping", "-n", "-q", "-c", count] + (["-i", "0.05"] if count != "1" else []) + ["-W", "1", *args]
         r = lab.exec(node, argv, timeout)
         m = re.search(r"(\d+) (?:packets )?received", r.stdout + r.stderr)
         return f"{k} {m.group(1) if m else ('u' if 'nreachable' in r.stdout + r.stderr else 'x')}"
@@ -112,12 +112,12 @@ def test_negative_runs_after_positives_and_needs_silence():
     res = Observer(lab, poll_s=0.05).evaluate(checks, bound_s=5)
     assert [r.name for r in res] == [c.name for c in checks]
     assert [r.passed for r in res] == [True, True, False]
-    assert res[2].detail == "1 of 3 answered"
+    assert res[2].detail == "1 of 5 answered"
     last_positive = max(t for _n, a, t in lab.calls if a[-1] == "10.0.0.2")
     first_negative = min(t for _n, a, t in lab.calls if a[-1] in ("10.0.0.9", "10.0.0.8"))
     assert first_negative >= last_positive
     neg_argv = next(a for _n, a, _t in lab.calls if a[-1] == "10.0.0.9")
-    assert neg_argv[neg_argv.index("-c") + 1] == "3"
+    assert neg_argv[neg_argv.index("-c") + 1] == "5"
 
 
 def test_negative_fails_when_ping_cannot_run():
@@ -278,3 +278,32 @@ def test_a_failed_read_fails_the_attempt_of_every_check_sharing_it():
         [BgpSessionCheck(router="e1", neighbor=f"100.64.255.{i}") for i in (1, 2)], bound_s=0.2)
     assert [r.passed for r in res] == [False, False]
     assert all("bgpd is not running" in r.detail for r in res) and lab.reads >= 2
+
+
+def test_on_negatives_is_called_once_between_the_positive_and_the_negative_checks():
+    lab = FakeLab(up_after=0.2, blocked={"10.0.0.9"})
+    obs = Observer(lab, poll_s=0.05)
+    seen: list[int] = []
+    obs.on_negatives = lambda: seen.append(len(lab.calls))
+    checks = [ReachCheck(src="h1", dst="10.0.0.2"), ReachCheck(src="h1", dst="10.0.0.9", expect=False)]
+    assert [r.passed for r in obs.evaluate(checks, bound_s=5)] == [True, True]
+    (at,) = seen  # once; every positive ping made before it, every negative one after
+    assert {a[-1] for _n, a, _t in lab.calls[:at]} == {"10.0.0.2"}
+    assert {a[-1] for _n, a, _t in lab.calls[at:]} == {"10.0.0.9"}
+    seen.clear()
+    obs.evaluate([ReachCheck(src="h1", dst="10.0.0.2")], bound_s=5)  # no negative check: at the end
+    assert seen == [len(lab.calls)]
+
+
+def test_negative_wait_is_the_pings_wait_and_must_be_positive():
+    from ani.observer.evaluate import DELAYED_NEGATIVE_WAIT_S, NEGATIVE_PINGS, NEGATIVE_WAIT_S
+
+    assert NEGATIVE_PINGS >= 3 and NEGATIVE_WAIT_S < DELAYED_NEGATIVE_WAIT_S == 1.0
+    obs = Observer(FakeLab(), negative_wait_s=DELAYED_NEGATIVE_WAIT_S)
+    assert '-c "$c" -i 0.05 -W 1 ' in obs._ping_fn()
+    lab = FakeLab(blocked={"10.0.0.9"})
+    Observer(lab, negative_wait_s=DELAYED_NEGATIVE_WAIT_S)._ping("h1", "10.0.0.9", count=NEGATIVE_PINGS)
+    (argv,) = [a for _n, a, _t in lab.calls]
+    assert argv[argv.index("-c"):] == ["-c", "5", "-i", "0.05", "-W", "1", "10.0.0.9"]
+    with pytest.raises(ValueError, match="negative_wait_s"):
+        Observer(FakeLab(), negative_wait_s=0)

@@ -153,6 +153,54 @@ def test_a_changing_call_pokes_the_sampler_at_once():
     assert rep.samples == 2
 
 
+class GatedObserver(ScriptObserver):
+    """A :class:`ScriptObserver` whose rounds from ``hold_from`` on wait for ``release``."""
+
+    def __init__(self, script, hold_from):
+        super().__init__(script)
+        self.hold_from = hold_from
+        self.release = threading.Event()
+
+    def sample(self, checks, gate=None):
+        if len(self.rounds) >= self.hold_from:
+            self.release.wait(20)
+        return super().sample(checks, gate)
+
+
+def _recovery_under_way(script):
+    """A sampler (period 1 h: no round but the asked ones) whose round begun after the agent's
+    end is under way when the recovery wait starts; the wait's answer once it is released."""
+    obs = GatedObserver(script, hold_from=1)
+    s = Sampler(obs, [C("reach a")], period_s=3600).start()
+    _until(lambda: s.samples >= 1, "first round")  # over (it is cleared with the count)
+    s.agent_ended()  # asks for a round, which starts and waits
+    _until(lambda: s._round_started is not None, "the round after the agent's end")
+    since = s._round_started
+    out: list[bool] = []
+    waiter = threading.Thread(target=lambda: out.append(s.wait_recovered(since=since, bound_s=20)))
+    waiter.start()
+    time.sleep(0.1)
+    obs.release.set()
+    waiter.join(20)
+    return obs, s, out
+
+
+def test_a_recovery_wait_answered_by_the_round_under_way_asks_for_no_other():
+    obs, s, out = _recovery_under_way([set()])
+    assert out == [True]
+    time.sleep(0.2)
+    rep = s.stop()
+    assert len(obs.rounds) == 2 and rep.samples == 2  # no round after the one that answered
+    assert rep.recovered is True and rep.recovery_s == 0.0
+
+
+def test_a_round_under_way_that_fails_has_the_next_asked_at_once():
+    obs, s, out = _recovery_under_way([set(), {"reach a"}, set()])
+    assert out == [True]  # the period is an hour: the next round came from the wait's request
+    rep = s.stop()
+    assert len(obs.rounds) == 3 and rep.recovered is True and rep.recovery_s > 0
+
+
 # -- Observer.sample / evaluate with a fake lab --------------------------------------------------
 
 
@@ -363,3 +411,48 @@ def test_sample_reads_a_routers_commands_with_one_vtysh(tmp_path):
     assert [(r.passed, r.detail) for r in res] == [(True, "route present (bgp)"), (False, "state Idle"),
                                                    (False, "no route")]
     assert lab.vtysh_calls == [["show ip route json", "show bgp summary json"]] and lab.reads == []
+
+
+class KwObserver(ScriptObserver):
+    """A :class:`ScriptObserver` that takes ``negative_pings`` and notes it per round."""
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.negative_pings: list[int] = []
+
+    def sample(self, checks, gate=None, negative_pings=1):
+        self.negative_pings.append(negative_pings)
+        return super().sample(checks, gate)
+
+
+def test_rounds_after_the_agents_end_give_negative_checks_the_evaluations_pings():
+    from ani.observer.evaluate import NEGATIVE_PINGS
+
+    obs = KwObserver([set()])
+    s = Sampler(obs, [C("reach a"), C("iso", expect=False)], period_s=3600).start()
+    _until(lambda: s.samples >= 1, "first round")
+    s.agent_ended()
+    _until(lambda: s.samples >= 2, "the round after the agent's end")
+    s.stop()
+    assert obs.negative_pings == [1, NEGATIVE_PINGS] and NEGATIVE_PINGS == 5
+    s = Sampler(ScriptObserver([set()]), [C("iso", expect=False)], period_s=3600).start()  # no such keyword
+    s.agent_ended()
+    _until(lambda: s.samples >= 2, "two rounds")
+    assert s.stop().errors == []
+
+
+def test_sample_gives_negative_checks_their_own_number_of_pings(tmp_path):
+    from ani.observer import Observer, ReachCheck
+    from ani.testing import FakeLab
+
+    lab = FakeLab()
+    lab.on(["sh", "-c"], stdout="0 1\n1 0\n", node="h1")
+    checks = [ReachCheck(src="h1", dst="10.0.0.1"), ReachCheck(src="h1", dst="10.0.0.2", expect=False)]
+    res = Observer(lab).sample(checks, negative_pings=5)
+    assert [r.passed for r in res] == [True, True] and res[1].detail == "0 of 5 answered"
+    (script,) = [argv[2] for _n, argv in lab.calls if argv[0] == "sh"]
+    assert "j 0 1 10.0.0.1 &" in script and "j 1 5 10.0.0.2 &" in script
+    lab.calls.clear()
+    Observer(lab).sample([ReachCheck(src="h1", dst="10.0.0.2", expect=False)])  # default: one ping
+    (script,) = [argv[2] for _n, argv in lab.calls if argv[0] == "sh"]
+    assert "j 0 1 10.0.0.2 &" in script

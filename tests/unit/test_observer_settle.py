@@ -139,18 +139,19 @@ def test_the_first_look_is_batched_and_a_passed_check_is_not_looked_at_again():
     assert [p[-1] for p in pings] == ["10.0.0.2"]
 
 
-def test_negative_checks_are_batched_with_three_pings_and_undecided_ones_pinged_alone():
+def test_negative_checks_are_batched_with_five_pings_and_undecided_ones_pinged_alone():
     lab = FakeLab()
     # check 0: no reply of 3; check 1: no route; check 2: the script said nothing of it
     lab.on(["sh", "-c"], stdout="0 0\n1 u\n", node="h1")
-    lab.on(["ping"], stdout="3 packets transmitted, 1 received, 66% packet loss\n")
+    lab.on(["ping"], stdout="5 packets transmitted, 1 received, 80% packet loss\n")
     res = Observer(lab).evaluate([ReachCheck(src="h1", dst=f"10.0.0.{i}", expect=False) for i in range(3)])
     assert [r.passed for r in res] == [True, True, False]
-    assert [r.detail for r in res] == ["0 of 3 answered", "no route", "1 of 3 answered"]
+    assert [r.detail for r in res] == ["0 of 5 answered", "no route", "1 of 5 answered"]
     (script,) = [argv[2] for _n, argv in lab.calls if argv[0] == "sh"]
-    assert "j 0 3 10.0.0.0 &" in script and "-c \"$c\" -i 0.2 -W 1" in script
+    assert "j 0 5 10.0.0.0 &" in script and "-c \"$c\" -i 0.05 -W 0.25" in script
     pings = [argv for _n, argv in lab.calls if argv[0] == "ping"]
-    assert len(pings) == 1 and pings[0][-1] == "10.0.0.2" and pings[0][pings[0].index("-c") + 1] == "3"
+    assert len(pings) == 1 and pings[0][-1] == "10.0.0.2"
+    assert pings[0][pings[0].index("-c"):] == ["-c", "5", "-i", "0.05", "-W", "0.25", "10.0.0.2"]
 
 
 # -- the settle before grading, from the agent's last change (ani.campaign.observe_run) ----------
@@ -307,3 +308,62 @@ def test_begin_given_a_failed_initial_read_notes_it_and_measures_no_changes():
     assert obs.initial is None
     assert traj.notes == [("observer_note", {"kind": "harness", "what": "unrequested_changes",
                                              "reason": "initial configs unreadable: RuntimeError: vtysh hung"})]
+
+
+def _kernel_lab():
+    lab = FakeLab()
+    lab.on(["nft", "-j", "list", "ruleset"], stdout='{"nftables": [{"metainfo": {"json_schema_version": 1}}]}')
+    lab.on(["ip", "-j", "addr", "show"], stdout='[{"ifname": "eth-r2", "addr_info": '
+                                               '[{"family": "inet", "local": "10.0.0.1", "prefixlen": 30}]}]')
+    return lab
+
+
+def test_final_reads_beside_grading_are_what_the_observation_uses():
+    from ani.campaign.observe_run import RunObservation
+
+    lab = _kernel_lab()
+    obs = RunObservation.begin(_Spec(), _Deps(), lab, [], None, _Traj(), "a1")
+    lab.vtysh("r1", ["configure terminal", "ip prefix-list NEW seq 5 permit 10.9.0.0/16", "end"])  # the agent
+    obs.read_final_beside()
+    obs.read_final_beside()  # started once
+    obs._final_reads.result(timeout=10)
+    before = len(lab.calls)
+    final = obs.final_configs()
+    assert len(lab.calls) == before  # nothing read again: the reads made beside grading
+    assert final["r1"] != obs.initial["r1"] and final["r2"] == obs.initial["r2"]  # read after the change
+    assert obs.final_configs() is final
+
+
+def test_a_failed_read_beside_grading_is_made_again_when_needed(monkeypatch):
+    from ani.campaign import observe_run
+    from ani.campaign.observe_run import RunObservation
+
+    lab = _kernel_lab()
+    obs = RunObservation.begin(_Spec(), _Deps(), lab, [], None, _Traj(), "a1")
+    monkeypatch.setattr(observe_run, "read_initial", lambda lab, routers: (_ for _ in ()).throw(RuntimeError("x")))
+    obs.read_final_beside()
+    before = len(lab.calls)
+    final = obs.final_configs()
+    assert set(final) == {"r1", "r2"} and len(lab.calls) > before  # read again, now
+
+
+def test_no_initial_read_means_nothing_read_beside_grading():
+    from ani.campaign.observe_run import RunObservation
+
+    obs = RunObservation.begin(_Spec(), _Deps(), FakeLab(), [], None, _Traj(), "a1", initial=RuntimeError("x"))
+    obs.read_final_beside()
+    assert obs._final_reads is None and obs.final_configs() is None
+
+
+def test_an_intent_transactions_checks_wait_as_long_as_under_a_latency_fault():
+    from ani.intents.transaction import run_checks
+
+    lab = FakeLab()
+    lab.on(["sh", "-c"], stdout="", node="h1")  # the batched look says nothing: the check pings alone
+    lab.on(["ping"], stdout="5 packets transmitted, 0 received, 100% packet loss\n")
+    (r,) = run_checks(lab, [ReachCheck(src="h1", dst="10.0.0.9", expect=False)])
+    assert r["passed"]
+    (script,) = [argv[2] for _n, argv in lab.calls if argv[0] == "sh"]
+    assert '-c "$c" -i 0.05 -W 1 ' in script
+    (ping,) = [argv for _n, argv in lab.calls if argv[0] == "ping"]
+    assert ping[ping.index("-W") + 1] == "1"
