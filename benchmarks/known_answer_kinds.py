@@ -25,8 +25,10 @@ runs expecting a break, the sum of expected and flagged invariants, sensitivity 
 subset of flagged, over the reached runs expecting a break) and exactness (flagged == expected,
 over the reached runs), the runs whose out-of-band observer saw unrequested changes
 (``RunRecord.unrequested_changes``, not part of the invariants) and the labels; and the
-observer's specificity on the mistake-free runs. A kind whose damage is to no baseline invariant (``expected_breaks`` empty) counts for
-exactness only. The load average is printed first (the machine may be shared).
+observer's specificity on the mistake-free runs. A kind whose damage is to no baseline
+invariant (``expected_breaks`` empty) counts for exactness only. The load average is printed
+first (the machine may be shared). Exits 1 when the pooled sensitivity, exactness or
+specificity is below 1.0 (2: bad arguments).
 """
 
 from __future__ import annotations
@@ -182,18 +184,27 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    from ani.agents.mistakes import mistake_kinds
+    from ani.agents.mistakes import get_mistake, mistake_kinds
+    from ani.errors import ConfigError
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kinds", nargs="*", help="a subset of the kinds (default: every registered kind)")
     ap.add_argument("--variants", type=int, default=3, help="seeds per kind (from 1)")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "known-answer-kinds")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "known-answer-kinds",
+                    help="folder of the campaign files, their results folders and logs")
     ap.add_argument("--json", type=Path, help="write the rows as JSON here")
     ap.add_argument("--no-run", action="store_true", help="only measure the folders already in --out")
     ap.add_argument("--task", help="the task class of every kind (default: onboard-site where it applies)")
     ap.add_argument("--no-free", action="store_true", help="leave out the mistake-free campaign")
     a = ap.parse_args()
     kinds = a.kinds or [k.name for k in mistake_kinds()]
+    if a.variants < 1:
+        ap.error("--variants: at least 1")
+    for k in kinds:
+        try:
+            get_mistake(k)
+        except ConfigError as exc:
+            ap.error(f"--kinds: {exc}")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     a.out.mkdir(parents=True, exist_ok=True)
     names = [*kinds, *([] if a.no_free else [FREE])]
@@ -220,6 +231,10 @@ def main() -> None:
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.json:
         a.json.write_text(json.dumps({"rows": rows, "pooled": total}, indent=1, default=str))
+    short = [k for k, v in (total or {}).items() if v["n"] and v["k"] < v["n"]]
+    if short:
+        print(f"below 1.0: {', '.join(short)}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
