@@ -9,13 +9,17 @@ setup:
 	@bash scripts/setup.sh $(firstword $(MAKECMDGOALS) setup)
 
 # the level sweep on the generated default brownfield (scenarios/default.yaml, scenario seed 7;
-# the generated scenario is kept in the results folder). Exits 2 before any lab if a level
-# cannot work here (see `ani doctor`), 3 if runs ended as infrastructure errors (the line before
-# the last says which cells, how many and why). The last line is the path of the HTML report
-# (html report: results/level-sweep-default-<time>/report.html)
+# the generated scenario is kept in the results folder), first with the scripted baseline (it
+# makes no mistake: every level is damage-free), then with the agent whose mistakes are known
+# (campaigns/known-answer.yaml at 3 variants: the levels differ, and its report's "Known
+# answer" section says why, by mistake kind). Exits 2 before any lab if a level cannot work
+# here (see `ani doctor`), 3 if runs ended as infrastructure errors (the line before the last
+# says which cells, how many and why). Each campaign ends with the path of its HTML report
+# (html report: results/<campaign>-<time>/report.html)
 demo: setup
 	@$(ANI) lab down --stale >/dev/null
 	@$(ANI) campaign run campaigns/level-sweep-default.yaml
+	@$(ANI) campaign run campaigns/known-answer.yaml --variants 3
 
 # The suite runs in TEST_JOBS pytest-xdist workers, a test file to a worker (--dist loadfile: a
 # module's lab is started once). The integration tests mostly wait on FRR (convergence, timers),
