@@ -120,9 +120,16 @@ class MistakeKind(ABC):  # noqa: B024 - every hook has a default; subclasses def
         """Whether ``level`` can express this kind (``level in levels``)."""
         return level in self.levels
 
+    def candidates(self, ctx: MistakeContext) -> list[Any] | None:
+        """The objects of the variant this kind can hit (routers, change indexes, ...), in a
+        fixed order for ``ctx.rng`` to choose from; None (the default): the kind needs none."""
+        return None
+
     def applicable(self, ctx: MistakeContext) -> bool:
-        """Whether the variant offers an object for this kind (default: yes)."""
-        return True
+        """Whether the variant offers an object for this kind (default: :meth:`candidates` is
+        None or not empty)."""
+        found = self.candidates(ctx)
+        return found is None or bool(found)
 
     def mistaken_changes(self, ctx: MistakeContext) -> tuple[list[dict[str, Any]], Made]:
         """Layer ``intent``: the typed changes to send instead of ``ctx.changes``, and the

@@ -53,16 +53,14 @@ class DeleteRecreate(MistakeKind):
     summary: ClassVar[str] = ("an edge's shared tenant prefix-list is deleted and recreated with only the task's "
                               "entries: the other sites of that edge are no longer announced")
 
-    def _cands(self, ctx: MistakeContext) -> list[str]:
+    def candidates(self, ctx: MistakeContext) -> list[str]:
         return [r for r in sorted(ctx.after) if r in ctx.before and _split(ctx, r) is not None]
 
-    def applicable(self, ctx: MistakeContext) -> bool:
-        return bool(self._cands(ctx))
 
     def mistaken_configs(self, ctx: MistakeContext) -> tuple[dict[str, DeviceConfig], Made]:
         from ani.intents.services.common import tenant_of
 
-        cands = self._cands(ctx)
+        cands = self.candidates(ctx)
         if not cands:
             return dict(ctx.after), self.unexpressed(ctx, "the change adds no entry to a shared tenant prefix-list")
         r = ctx.rng.choice(cands)

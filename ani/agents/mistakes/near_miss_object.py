@@ -117,8 +117,6 @@ class NearMissObject(MistakeKind):
         except ValueError:  # e.g. a route-map the configuration still refers to
             return None
 
-    def applicable(self, ctx: MistakeContext) -> bool:
-        return bool(self.candidates(ctx))
 
     def mistaken_configs(self, ctx: MistakeContext) -> tuple[dict[str, DeviceConfig], Made]:
         kind, name, partner, dist, routers = ctx.rng.choice(self.candidates(ctx))

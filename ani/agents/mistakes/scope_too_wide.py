@@ -57,14 +57,12 @@ class ScopeTooWide(MistakeKind):
                               "the damage is unrequested changes on the other edges, no baseline invariant "
                               "(the intents compiler refuses it: service-exists)")
 
-    def _cands(self, ctx: MistakeContext) -> list[int]:
+    def candidates(self, ctx: MistakeContext) -> list[int]:
         return [i for i in _onboards(ctx.changes) if other_edges(ctx.changes[i], ctx.before)]
 
-    def applicable(self, ctx: MistakeContext) -> bool:
-        return bool(self._cands(ctx))
 
     def _draw(self, ctx: MistakeContext) -> tuple[int, list[str], Made] | None:
-        cands = self._cands(ctx)
+        cands = self.candidates(ctx)
         if not cands:
             return None
         i = ctx.rng.choice(cands)

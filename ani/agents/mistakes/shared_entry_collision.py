@@ -80,8 +80,6 @@ class SharedEntryCollision(MistakeKind):
                                 out.append((r, kind, name, seq, victim.seq, t))
         return sorted(set(out))
 
-    def applicable(self, ctx: MistakeContext) -> bool:
-        return bool(self.candidates(ctx))
 
     def mistaken_configs(self, ctx: MistakeContext) -> tuple[dict[str, DeviceConfig], Made]:
         r, kind, name, seq, vseq, tenant = ctx.rng.choice(self.candidates(ctx))

@@ -66,17 +66,15 @@ class SpeculativeLeftover(MistakeKind):
     summary: ClassVar[str] = ("a static discard route added 'to be safe' on the changed edge, for a block that is "
                               "another site's prefix, is left in place: the edge drops that site's traffic")
 
-    def _cands(self, ctx: MistakeContext) -> list[int]:
+    def candidates(self, ctx: MistakeContext) -> list[int]:
         return [i for i, ch in site_changes(ctx.changes) if ch["edge"] in ctx.before
                 and not _redistributes_static(ctx.before[ch["edge"]]) and _ranked(ctx, ch)[0]]
 
-    def applicable(self, ctx: MistakeContext) -> bool:
-        return bool(self._cands(ctx))
 
     def mistaken_configs(self, ctx: MistakeContext) -> tuple[dict[str, DeviceConfig], Made]:
         from ani.device.model import StaticRoute
 
-        cands = self._cands(ctx)
+        cands = self.candidates(ctx)
         if not cands:
             return dict(ctx.after), self.unexpressed(ctx, "no site change on an edge with another site to cover")
         i = ctx.rng.choice(cands)
