@@ -317,8 +317,9 @@ def run_one(
         list[str] | None,
         typer.Option(
             "--agent-option",
-            help="KEY=VALUE agent option (repeatable; the value is a YAML scalar; overrides "
-            "the file), e.g. mode=planner-executor",
+            help="KEY=VALUE agent option (repeatable; the value is YAML: a scalar, a flow list or "
+            "mapping; overrides the file), e.g. mode=planner-executor, 'mistakes={rate: 1.0, kinds: "
+            "[delete-recreate]}'",
         ),
     ] = None,
     max_steps: Annotated[
