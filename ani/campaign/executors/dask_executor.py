@@ -96,9 +96,11 @@ def reachable(address: str, timeout_s: float = REACH_S) -> None:
 
 
 async def _identity(address: str, timeout_s: float) -> Any:
+    from distributed import Security
     from distributed.comm import connect
 
-    comm = await connect(address, timeout=timeout_s)
+    # the client's connection arguments from Dask's configuration (tls:// certificates), as the Client's
+    comm = await connect(address, timeout=timeout_s, **Security().get_connection_args("client"))
     try:
         await comm.write({"op": "identity", "reply": True})
         return await comm.read()
