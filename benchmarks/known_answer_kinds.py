@@ -28,7 +28,8 @@ over the reached runs), the runs whose out-of-band observer saw unrequested chan
 observer's specificity on the mistake-free runs. A kind whose damage is to no baseline
 invariant (``expected_breaks`` empty) counts for exactness only. The load average is printed
 first (the machine may be shared). Exits 1 when the pooled sensitivity, exactness or
-specificity is below 1.0 (2: bad arguments).
+specificity is below 1.0, or when an ``ani campaign run`` failed (e.g. exit 2: ``--out``
+already holds that campaign's runs; its folder is then not measured) (2: bad arguments).
 """
 
 from __future__ import annotations
@@ -219,6 +220,8 @@ def main() -> None:
         timing[name] = run_one(name, spec, a.out)
     rows = []
     for name in names:
+        if timing.get(name, {}).get("rc") == 2:  # refused before any lab: the folder is not this run's
+            continue
         if not (a.out / name / "runs.jsonl").exists():
             print(f"{name}: no runs.jsonl in {a.out / name}", file=sys.stderr)
             continue
@@ -231,6 +234,11 @@ def main() -> None:
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.json:
         a.json.write_text(json.dumps({"rows": rows, "pooled": total}, indent=1, default=str))
+    failed = {n: t["rc"] for n, t in timing.items() if t["rc"] != 0}
+    if failed:  # e.g. rc 2: --out already holds that campaign's runs (give a new --out, or --no-run)
+        print("ani campaign run failed: " + ", ".join(f"{n} (exit {rc}, log {a.out / (n + '.log')})"
+                                                   for n, rc in failed.items()), file=sys.stderr)
+        sys.exit(1)
     short = [k for k, v in (total or {}).items() if v["n"] and v["k"] < v["n"]]
     if short:
         print(f"below 1.0: {', '.join(short)}", file=sys.stderr)

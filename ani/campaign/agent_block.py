@@ -129,17 +129,19 @@ def campaign_budget(path: Path) -> dict[str, Any] | None:
 
 
 def parse_agent_option(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` -> ``(key, value)``; the value is read as a YAML scalar.
+    """``KEY=VALUE`` -> ``(key, value)``; the value is read as YAML (a scalar, or a flow list
+    or mapping, as the key takes in a file: the agent checks it).
 
     ``mode=planner-executor`` -> ``("mode", "planner-executor")``, ``seed=3`` -> ``("seed", 3)``,
     ``recovery=true`` -> ``("recovery", True)``, ``api_key_env=null`` -> ``("api_key_env",
-    None)``, ``model="7"`` -> ``("model", "7")``.
+    None)``, ``model="7"`` -> ``("model", "7")``, ``mistakes={rate: 1.0, kinds: [delete-recreate]}``
+    -> ``("mistakes", {"rate": 1.0, "kinds": ["delete-recreate"]})``.
 
     Raises:
         ConfigError: naming ``--agent-option`` and the text: no ``=``, a key that is not a name,
-            an empty value (write ``null`` or ``""``), a value that is not a YAML scalar.
+            an empty value (write ``null`` or ``""``), a value that is not YAML.
     """
-    return parse_key_value(text, "--agent-option", example="mode=planner-executor")
+    return parse_key_value(text, "--agent-option", example="mode=planner-executor", collections=True)
 
 
 def parse_key_value(text: str, flag: str, *, example: str, collections: bool = False) -> tuple[str, Any]:

@@ -208,7 +208,7 @@ def campaign_rerun(
 ) -> None:
     """Execute one planned run of a campaign alone, on a fresh lab, into a new folder, and say
     whether its verdict matches the recorded one (exit 0: it matches; 1: it differs; 3: an
-    infrastructure error)."""
+    infrastructure error; 130: interrupted)."""
     from ani.campaign.rerun import rerun
 
     if not results.is_dir():
@@ -217,6 +217,9 @@ def campaign_rerun(
         done = rerun(results, run_id, out, on_event=_print_event)
     except AniError as exc:
         raise _fail(str(exc)) from None
+    except KeyboardInterrupt:  # the run took its lab down on the way out; its record was not written
+        err_console.print("interrupted (the lab was taken down); no record written", soft_wrap=True)
+        raise typer.Exit(130) from None
     rec, old = done.record, done.recorded
     reason = f" ({rec.infra_error_reason})" if rec.infra_error_reason else ""
     console.print(f"{rec.run_id}: {rec.label}{reason} in {rec.wall_s:.1f}s; folder {done.out}", soft_wrap=True,
@@ -317,8 +320,9 @@ def run_one(
         list[str] | None,
         typer.Option(
             "--agent-option",
-            help="KEY=VALUE agent option (repeatable; the value is a YAML scalar; overrides "
-            "the file), e.g. mode=planner-executor",
+            help="KEY=VALUE agent option (repeatable; the value is YAML: a scalar, a flow list or "
+            "mapping; overrides the file), e.g. mode=planner-executor, 'mistakes={rate: 1.0, kinds: "
+            "[delete-recreate]}'",
         ),
     ] = None,
     max_steps: Annotated[

@@ -73,10 +73,11 @@ def rerun(src: str | Path, run_id: str, out: str | Path | None = None, *, deps: 
 
     Raises:
         CampaignSpecError: ``src`` has no ``plan.jsonl``, no plan ``run_id`` (the message names
-            some), or ``out`` already holds runs.
+            some), or ``out`` already holds runs, is a file or cannot be written.
         ConfigError: the plan's scenario, task or agent cannot be loaded here.
     """
     from ani.campaign.execute import execute
+    from ani.campaign.loop import writable_folder
     from ani.host import results_dirs
 
     src = Path(src)
@@ -85,7 +86,7 @@ def rerun(src: str | Path, run_id: str, out: str | Path | None = None, *, deps: 
                                 "before campaigns were planned)")
     plan = plan_by_id(read_plans(src), run_id)
     dest = Path(out) if out is not None else default_rerun_dir(src, run_id)
-    dest.mkdir(parents=True, exist_ok=True)
+    writable_folder(dest, "--out")  # a file, or a path through one: one line, not a traceback
     with results_dirs.lock(dest, "--out"):
         prepare_folder(src, plan, dest)
         results_dirs.register(dest)

@@ -64,7 +64,10 @@ def test_agent_alone_still_works(stop_before_lab):
         (["--agent-config", "{llm}", "--agent-option", "=x"], "--agent-option '=x': expected KEY=VALUE"),
         (["--agent-config", "{llm}", "--agent-option", "a.b=1"], "--agent-option 'a.b=1': 'a.b' is not an option name"),
         (["--agent-config", "{llm}", "--agent-option", "seed="], "--agent-option 'seed=': no value after '='"),
-        (["--agent-config", "{llm}", "--agent-option", "seed=[1, 2]"], "the value must be a scalar"),
+        (["--agent-config", "{llm}", "--agent-option", "seed=[1, 2]"], "agent.seed: Input should be a valid integer"),
+        (["--agent-option", "mistakes={{rate: 2}}"], "agent.mistakes.rate: a number from 0 to 1 is required, got 2"),
+        (["--agent-option", "mistakes={{rate: 1, kinds: [nope]}}"], "agent.mistakes.kinds: unknown mistake kind 'nope'"),
+        (["--agent-option", "mistakes={{rate: 1"], "--agent-option 'mistakes={{rate: 1': the value is not YAML"),
         (["--agent-config", "{llm}", "--agent-option", "temprature=0.2"], "agent (--agent-config {llm}, --agent-option temprature=0.2): agent (kind llm): agent.temprature: unknown option"),
         (["--agent-config", "{llm}", "--agent-option", "seed=abc"], "agent.seed: Input should be a valid integer"),
         (["--agent-config", "{llm}", "--agent-option", "mode=tree"], "agent.mode: Input should be 'react', 'single-turn' or 'planner-executor'"),
@@ -100,8 +103,18 @@ def test_parse_agent_option_values():
     assert parse_agent_option("api_key_env=null") == ("api_key_env", None)
     assert parse_agent_option("base_url=http://h:8000/v1") == ("base_url", "http://h:8000/v1")
     assert parse_agent_option("x=a=b") == ("x", "a=b")
-    with pytest.raises(ConfigError, match="mapping"):
-        parse_agent_option("x={a: 1}")
+    # a mapping or list, as the key takes in a file (the scripted agent's mistakes: issue 25)
+    assert parse_agent_option("mistakes={rate: 1.0, kinds: [delete-recreate]}") == (
+        "mistakes", {"rate": 1.0, "kinds": ["delete-recreate"]})
+    assert parse_agent_option("x=[a, b]") == ("x", ["a", "b"])
+
+
+def test_the_mistakes_of_the_scripted_agent_from_the_command_line(stop_before_lab):
+    """``--agent-option 'mistakes={...}'`` gives the scripted agent its known error profile as
+    a file does (before: refused, 'the value must be a scalar', so only a file could)."""
+    res = run("--agent", "scripted", "--agent-option", "mistakes={rate: 1.0, kinds: [delete-recreate]}")
+    assert "stopped before the lab (test)" in res.stderr  # it got past the agent's checks
+    assert stop_before_lab[-1].agent == {"kind": "scripted", "mistakes": {"rate": 1.0, "kinds": ["delete-recreate"]}}
 
 
 def test_agent_block_precedence(tmp_path):

@@ -327,3 +327,58 @@ def test_a_scheduler_address_where_nothing_listens_is_refused_at_once():
     with pytest.raises(ConfigError, match=rf"--scheduler tcp://127.0.0.1:{port}: cannot connect \(nothing listens there\)"):
         ex.connect()
     assert ex._client is None
+
+
+class _ForeignServer:
+    """A TCP server on 127.0.0.1 that is not a Dask scheduler: on each connection it reads what
+    comes, sends ``answer`` and closes (a web server's ``HTTP/1.0 400``, or bytes that Dask's
+    framing reads as an exabyte-long frame)."""
+
+    def __init__(self, answer: bytes) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.answer = answer
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    conn.recv(4096)
+                    conn.sendall(self.answer)
+                except OSError:
+                    pass
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.0 400 Bad request\r\nContent-Type: text/html\r\n\r\n<html>bad</html>\r\n",  # the dashboard's port
+    b"\xff" * 64,  # read as a frame count and an exabyte length (before: MemoryError, a traceback)
+])
+def test_a_scheduler_address_where_something_else_listens_is_refused(answer):
+    """``--scheduler tcp://HOST:PORT`` where a server that is not Dask's listens (e.g. the
+    dashboard's HTTP port 8787 given for the scheduler's 8786): one line saying so within the
+    probe's bound (before: Dask's Client hung past its own timeout, or raised MemoryError)."""
+    from ani.campaign.executors.dask_executor import REACH_S, DaskExecutor
+
+    server = _ForeignServer(answer)
+    ex = DaskExecutor(f"tcp://127.0.0.1:{server.port}", connect_timeout_s=120.0)
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(ConfigError, match=rf"--scheduler tcp://127.0.0.1:{server.port}: cannot connect "
+                                              r"\(not a Dask scheduler: "):
+            ex.connect()
+    finally:
+        server.sock.close()
+    assert time.monotonic() - t0 < REACH_S + 5
+    assert ex._client is None

@@ -95,6 +95,44 @@ def reachable(address: str, timeout_s: float = REACH_S) -> None:
         raise ConfigError(f"--scheduler {address}: cannot connect ({why})") from None
 
 
+async def _identity(address: str, timeout_s: float) -> Any:
+    from distributed import Security
+    from distributed.comm import connect
+
+    # the client's connection arguments from Dask's configuration (tls:// certificates), as the Client's
+    comm = await connect(address, timeout=timeout_s, **Security().get_connection_args("client"))
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        return await comm.read()
+    finally:
+        comm.abort()
+
+
+def speaks_dask(address: str, timeout_s: float = REACH_S) -> None:
+    """Ask ``address`` who it is (Dask's ``identity`` operation), within ``timeout_s`` in all.
+
+    Something that accepts the TCP connection but is not a Dask scheduler (a web server, an
+    SSH daemon, a proxy) would otherwise hang Dask's Client past its own timeout, or make it
+    read a length from foreign bytes and try to allocate exabytes (MemoryError).
+
+    Raises:
+        ConfigError: ``--scheduler <address>: cannot connect (not a Dask scheduler: <why>)``.
+    """
+    import asyncio
+
+    try:
+        info = asyncio.run(asyncio.wait_for(_identity(address, timeout_s), timeout_s))
+    except asyncio.TimeoutError:
+        why = f"no Dask answer within {timeout_s:g} s"
+    except Exception as exc:  # noqa: BLE001 - foreign bytes fail anywhere in Dask's framing
+        why = error_text(exc)
+    else:
+        if isinstance(info, dict) and info.get("type") == "Scheduler":
+            return
+        why = f"it answered as {info.get('type')!r}" if isinstance(info, dict) else "an unexpected answer"
+    raise ConfigError(f"--scheduler {address}: cannot connect (not a Dask scheduler: {why})")
+
+
 def require_distributed() -> None:
     """Raises ConfigError with the install hint when ``distributed`` is not installed."""
     try:
@@ -152,6 +190,7 @@ class DaskExecutor:
             self._client = Client(self._cluster)
         else:
             reachable(str(self.where), min(REACH_S, self.connect_timeout_s))
+            speaks_dask(str(self.where), min(REACH_S, self.connect_timeout_s))
             try:
                 self._client = Client(str(self.where), timeout=self.connect_timeout_s)
             except (OSError, TimeoutError) as exc:

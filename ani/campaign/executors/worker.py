@@ -15,7 +15,7 @@ A run that raises is recorded by :func:`ani.campaign.executors.base.call_target`
 ``infra_error``). EOF on stdin ends the worker (exit 0).
 
 Stopping: the first SIGINT, SIGTERM or SIGHUP raises KeyboardInterrupt (the run function takes
-its lab down and re-raises); later ones are ignored, so a Ctrl-C that reaches the worker both
+its lab down and re-raises); later ones, and any once the worker is done, are ignored, so a Ctrl-C that reaches the worker both
 from the terminal and forwarded by the coordinator stops it once. An interrupted worker sends
 nothing for its run and exits 130. ``PR_SET_PDEATHSIG`` (SIGTERM) stops it in the same way when
 the thread that started it dies (the coordinator killed with SIGKILL).
@@ -162,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--remove-workdir", action="store_true",
                         help="remove the working folder of the last run on the way out (a Dask task's)")
     args = parser.parse_args(argv)
+    global _stopping
     install_stop_handlers()
     channel = Channel(take_stdout())
     try:
@@ -175,6 +176,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ani worker: {error_text(exc)}", file=sys.stderr)
         return EXIT_TARGET
     finally:
+        # done (EOF, or stopped): a stop signal from here on has nothing to stop. The
+        # coordinator closes an idle worker's stdin and sends SIGINT at once (stop_all), which
+        # could land after serve() returned and raise in the interpreter's shutdown
+        # ("Exception ignored in: <module 'threading'> ... KeyboardInterrupt" on the terminal)
+        _stopping = True
         if args.remove_workdir and _own_folder(_current.get("workdir")):  # also when the Dask worker died
             shutil.rmtree(_current["workdir"], ignore_errors=True)
     return 0
