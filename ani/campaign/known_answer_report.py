@@ -73,7 +73,7 @@ def pair_line(pk: PairKinds, code: str = "`") -> str:
     def q(name: str) -> str:
         return f"{code}{name}{code}"
 
-    head = (f"{q(pk.cell)} vs {q(pk.reference)} ({pk.pairs} paired variants; damage-free b = {pk.b}, "
+    head = (f"{q(pk.cell)} vs {q(pk.reference)} ({pk.pairs} paired variant{'' if pk.pairs == 1 else 's'}; damage-free b = {pk.b}, "
             f"c = {pk.c}, exact McNemar p = {pk.p:.3g})")
     parts = []
     if pk.b:

@@ -152,3 +152,13 @@ def test_mistake_line_of_one_run():
     unknown["expected_breaks"] = None
     assert mistake_line(rec("a1", 1, m=unknown)) == \
         "near-miss: undetermined; expected to break: unknown; flagged: nothing"
+
+
+def test_one_paired_variant_is_said_in_the_singular():
+    from ani.campaign.known_answer import PairKinds
+    from ani.campaign.known_answer_report import pair_line
+
+    one = PairKinds(cell="a3t", reference="a0", pairs=1, b=0, c=1, p=1.0, reference_only={},
+                    cell_only={"dev-slip": {"not expressible": 1}})
+    assert pair_line(one).startswith("`a3t` vs `a0` (1 paired variant; damage-free b = 0, c = 1,")
+    assert "(2 paired variants;" in pair_line(one.model_copy(update={"pairs": 2}))
