@@ -69,6 +69,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # an ignored SIGINT survives exec: every ani command a test starts would ignore Ctrl-C
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # likewise SIGHUP under nohup: ani keeps an ignored SIGHUP ignored (ani.lab.cleanup), so the
+    # tests of what SIGHUP does would see a suite started with nohup ignore it
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
     # the results-folder registry (ani.host.results_dirs) of a test session is its own, under
     # /tmp: runs started by tests never write the machine's /var/lib/ani
     if not os.environ.get("ANI_STATE_DIR"):
