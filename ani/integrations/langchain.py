@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from ani.errors import ToolCallError
-from ani.integrations._common import BoundTool, bind, error_payload, hints, level_of, require
+from ani.integrations._common import BoundTool, bind, hints, level_of, require
 
 _tools = require("langchain_core.tools", "langchain", "LangChain", __name__)
 BaseTool = _tools.BaseTool
@@ -54,8 +54,8 @@ class AniLangChainTool(BaseTool):
 
     def _answer(self, result: Any) -> tuple[str, dict[str, Any]]:
         if not result.ok:
-            raise LangChainToolError(error_payload(result), result)
-        return result.agent_text(), result.structured()
+            raise LangChainToolError(result.observation(), result)
+        return result.observation(), result.structured()
 
     def _run(self, **kwargs: Any) -> tuple[str, dict[str, Any]]:
         return self._answer(self.bound.call(kwargs))

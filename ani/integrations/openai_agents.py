@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ani.integrations._common import BoundTool, bind, error_payload, require
+from ani.integrations._common import BoundTool, bind, require
 
 _agents = require("agents", "openai-agents", "openai-agents", __name__)
 FunctionTool = _agents.FunctionTool
@@ -48,7 +48,7 @@ def _tool(b: BoundTool, approve_destructive: bool) -> Any:
         except ValueError:
             arguments = raw  # the adapter answers invalid_arguments, naming what it got
         result = await b.acall(arguments)
-        return result.agent_text() if result.ok else error_payload(result)
+        return result.observation()
 
     return FunctionTool(
         name=b.name,

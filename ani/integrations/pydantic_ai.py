@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ani.integrations._common import BoundTool, bind, error_payload, hints, level_of, require
+from ani.integrations._common import BoundTool, bind, hints, level_of, require
 
 _pai = require("pydantic_ai", "pydantic-ai", "pydantic-ai", __name__)
 Tool = _pai.Tool
@@ -44,8 +44,8 @@ def _tool(b: BoundTool, level: str, approve_destructive: bool) -> Any:
     async def run(**kwargs: Any) -> Any:
         result = await b.acall(kwargs)
         if not result.ok:
-            raise ToolFailed(error_payload(result))
-        return ToolReturn(return_value=result.agent_text(), metadata=result.structured())
+            raise ToolFailed(result.observation())
+        return ToolReturn(return_value=result.observation(), metadata=result.structured())
 
     run.__name__ = b.name
     tool = Tool.from_schema(run, name=b.name, description=b.spec.description, json_schema=b.parameters)

@@ -32,7 +32,7 @@ import keyword
 from typing import Any, Literal
 
 from ani.errors import ToolCallError
-from ani.integrations._common import BoundTool, bind, error_payload, require
+from ani.integrations._common import BoundTool, bind, require
 
 _smol = require("smolagents", "smolagents", "smolagents", __name__)
 Tool = _smol.Tool
@@ -101,12 +101,10 @@ class AniSmolagentsTool(Tool):
 
     def forward(self, **kwargs: Any) -> str:
         result = self.bound.call(kwargs)
-        if result.ok:
-            return result.agent_text()
-        payload = error_payload(result)
-        if self.errors == "return":
-            return payload
-        raise ToolCallError(payload, result)
+        text = result.observation()
+        if result.ok or self.errors == "return":
+            return text
+        raise ToolCallError(text, result)
 
 
 def tools(adapter: Any, *, errors: Literal["raise", "return"] = "raise") -> list[AniSmolagentsTool]:

@@ -8,6 +8,7 @@ streams, the initialize handshake). Raw JSON-RPC messages check what is a protoc
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,6 +22,7 @@ from pydantic import Field
 
 from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
 from ani.errors import AniTimeout, ConfigError, ErrorCode
+from ani.integrations._common import error_payload
 from ani.mcp.cli import parse_options
 from ani.mcp.server import build_server, result_text, to_call_result
 from ani.protocol import Level, ToolResult
@@ -80,13 +82,18 @@ def test_success_maps_to_not_is_error_with_structured_content():
 
 def test_failure_text_always_names_the_cause():
     r = ToolResult.failure(ErrorCode.ROLLED_BACK, "command 2 'x y' failed", text="rolled back")
-    assert result_text(r) == "error [rolled_back]: command 2 'x y' failed\nrolled back"
+    # the JSON error payload the framework integrations and the LLM agent give (one observation)
+    assert json.loads(result_text(r)) == {"ok": False, "code": "rolled_back", "message": "command 2 'x y' failed",
+                                          "retriable": False, "changed": False, "text": "rolled back"}
+    assert result_text(r) == error_payload(r) == r.observation()
     out = to_call_result(r)
+    assert out.content[0].text == result_text(r)
     assert out.is_error is True
     assert out.structured_content["error"] == {"code": "rolled_back", "message": "command 2 'x y' failed",
                                                "retriable": False}
     plain = ToolResult.failure(ErrorCode.UNKNOWN_DEVICE, "unknown device 'r9'")
-    assert result_text(plain) == "error [unknown_device]: unknown device 'r9'"  # not doubled
+    assert json.loads(result_text(plain)) == {"ok": False, "code": "unknown_device",  # no "text": not doubled
+                                              "message": "unknown device 'r9'", "retriable": False, "changed": False}
 
 
 def test_parse_options():
