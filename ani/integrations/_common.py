@@ -7,8 +7,8 @@
   Arguments are cleaned first: a null for an optional argument means "not given" (frameworks and
   models send one), and with ``strict`` the strict form goes back to the tool's own
   (:meth:`ToolSpec.arguments_from_strict`: JSON text parsed where the tool wants an object).
-- :func:`error_payload`: the JSON text a model reads for an ``ok=False`` result, with the code
-  and the retriable flag kept; :func:`hints`: the tool's read-only / destructive hints as data.
+- :func:`error_payload`: the JSON text a model reads for an ``ok=False`` result (its
+  :meth:`ToolResult.observation`), with the code and the retriable flag kept; :func:`hints`: the tool's read-only / destructive hints as data.
 - :func:`require`: import a framework, or an ImportError naming the extra that installs it.
 """
 

@@ -11,10 +11,10 @@ What a tool does (:func:`tools`, each a ``pydantic_ai.Tool`` made with ``Tool.fr
 - schema: the tool's JSON Schema (``strict=True``: the strict form, with ``Tool.strict`` set, for
   providers that enforce it); the adapter validates the arguments;
 - result: ``ToolReturn(return_value=<what the agent reads>, metadata=<the result as data>)``
-  (:meth:`ToolResult.agent_text`, :meth:`ToolResult.structured`; metadata is not sent to the model);
+  (:meth:`ToolResult.observation`, :meth:`ToolResult.structured`; metadata is not sent to the model);
 - errors: an ``ok=False`` result raises ``pydantic_ai.ToolFailed`` with the JSON of
-  :func:`ani.integrations._common.error_payload` (``ok``, ``code``, ``message``, ``retriable``): the
-  model sees a failed tool result and the run goes on. Not ``ModelRetry``: that consumes the tool's
+  :meth:`ToolResult.error_payload` (the failure's observation: ``ok``, ``code``, ``message``,
+  ``retriable``): the model sees a failed tool result and the run goes on. Not ``ModelRetry``: that consumes the tool's
   retry budget (one by default), and the run ends with ``UnexpectedModelBehavior`` at the second
   refused command, which is an ordinary event for a network agent. Bound repeated failures with
   ``UsageLimits`` instead;

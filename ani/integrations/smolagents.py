@@ -13,9 +13,10 @@ What a tool does (:func:`tools`, each a ``smolagents.Tool``):
   single type) and the schema's other keywords (``items``, ``enum``, ...); an argument the tool
   does not require, or one that accepts null, is ``nullable`` (smolagents' word for optional: its
   MCP bridge marks none, so ``get_topology({})`` was refused); a null means "not given";
-- result: the text the agent reads (:meth:`ToolResult.agent_text`), ``output_type="string"``;
+- result: the text the agent reads (:meth:`ToolResult.observation`, the same text as MCP's text
+  content; docs/tool-results.md), ``output_type="string"``;
 - errors: an ``ok=False`` result raises :class:`ani.errors.ToolCallError` (``result``, ``code``,
-  ``retriable``) with the JSON of :func:`ani.integrations._common.error_payload` as message;
+  ``retriable``) with the JSON of :meth:`ToolResult.error_payload` (its observation) as message;
   the agent records it as the step's error (``AgentToolExecutionError``) and the model reads it
   in the next step. smolagents loses the observations of the other calls of a step whose call
   raised: with ``errors="return"`` a failure is returned as that JSON text instead (a normal
