@@ -3,7 +3,8 @@
 The same successful calls (A1 ``get_running_config`` of r1, ``get_topology``) are made through
 pydantic-ai's own agent loop (``ani.integrations.pydantic_ai`` tools, a ``FunctionModel`` that
 records the tool returns it is given), through the three other integrations' tools, and through
-an MCP client session (the official ``mcp`` client, JSON-RPC to ``ani.mcp.server``): the text
+an MCP client session (the official ``mcp`` client, JSON-RPC to ``ani.mcp.server``, in-process
+and over stdio to ``ani mcp serve``): the text
 the model reads is the same everywhere, equal to :meth:`ToolResult.observation`, and the
 adapter's trajectory records it whole in each ``tool_call`` event. A refused call (an unknown
 router) gives the same JSON error payload through MCP's text content and the integrations whose
@@ -16,17 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, types
+from mcp import Client, StdioServerParameters, types
 
 from ani.adapters.a1 import A1Adapter
 from ani.mcp.server import build_server
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_mcp_server_left")]
 
 ROOT = Path(__file__).parent.parent.parent
 LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml", "obs", False
@@ -123,3 +126,22 @@ def test_a_refused_call_reads_the_same_error_payload_through_mcp_and_the_text_ch
     assert adapter.trajectory.calls[-1]["observation"] == text_of(mcp)
     # structuredContent (what a client reading it gets instead): the result as data
     assert mcp.structured_content["error"]["code"] == "unknown_device"
+
+
+def test_the_same_text_over_stdio_to_ani_mcp_serve(adapter, lab, tmp_path):
+    """Over the wire (``python -m ani.cli mcp serve --lab ID --level a1``, its own adapter on the
+    same lab): the text content is the observation the native integration gives, and the
+    server's trajectory records it."""
+    native = through_pydantic_ai(adapter, CALLS)
+    traj = tmp_path / "mcp.jsonl"
+    params = StdioServerParameters(
+        command=sys.executable, cwd=str(ROOT), env={**os.environ},
+        args=["-m", "ani.cli", "mcp", "serve", "--lab", lab.id, "--level", "a1", "--trajectory", str(traj)])
+
+    async def main() -> list[types.CallToolResult]:
+        async with Client(params) as client:
+            return [await client.call_tool(name, args) for name, args in CALLS]
+
+    assert [text_of(r) for r in anyio.run(main)] == native
+    recorded = [json.loads(line) for line in traj.read_text().splitlines() if '"tool_call"' in line]
+    assert [e["observation"] for e in recorded] == native
