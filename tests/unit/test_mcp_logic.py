@@ -24,7 +24,7 @@ from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
 from ani.errors import AniTimeout, ConfigError, ErrorCode
 from ani.integrations._common import error_payload
 from ani.mcp.cli import parse_options
-from ani.mcp.server import build_server, result_text, to_call_result
+from ani.mcp.server import build_server, harness_fault, result_text, to_call_result
 from ani.protocol import Level, ToolResult
 
 
@@ -96,6 +96,16 @@ def test_failure_text_always_names_the_cause():
                                               "message": "unknown device 'r9'", "retriable": False, "changed": False}
 
 
+def test_a_raising_adapters_harness_fault_reads_as_an_error_payload():
+    """An adapter that raises (not a BaseAdapter, which never does): the text is the same JSON
+    shape as every failure's observation, with code harness_fault."""
+    out = harness_fault("erase", RuntimeError("disk on fire"))
+    assert out.is_error is True
+    assert json.loads(text_of(out)) == {"ok": False, "code": "harness_fault", "retriable": False, "changed": False,
+                                        "message": "harness fault in erase: RuntimeError: disk on fire"}
+    assert out.structured_content["error"]["code"] == "harness_fault"
+
+
 def test_parse_options():
     assert parse_options(["command_timeout_s=1.5", "platform=frr", "flag=true"]) == {
         "command_timeout_s": 1.5, "platform": "frr", "flag": True}
@@ -156,6 +166,8 @@ def test_calls_success_and_failures_are_results_with_is_error(mode):
     assert out["timeout"].structured_content["error"]["retriable"] is True
     assert out["reject"].is_error is True and "'bogus line'" in text_of(out["reject"])
     assert out["boom"].is_error is True and "RuntimeError: disk on fire" in text_of(out["boom"])
+    for name in ("device", "args", "timeout", "reject", "boom"):  # one observation: the error payload
+        assert json.loads(text_of(out[name]))["code"] == out[name].structured_content["error"]["code"]
     assert out["after"].is_error is False
     assert out["boom"].structured_content["error"]["code"] == "internal"
     # every call reached the adapter's trajectory, the unknown-tool one below does not; the
