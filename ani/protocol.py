@@ -11,6 +11,7 @@ Agent-actionable failures are data (``ok=False`` with a stable
 
 from __future__ import annotations
 
+import json
 import re
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -203,6 +204,29 @@ class ToolResult(BaseModel):
             head = f"error [{self.error.code.value}]: {self.error.message}"
             text = f"{head}\n{text}" if text else head
         return text or ("ok" if self.ok else "error")
+
+    def error_payload(self) -> str:
+        """The JSON text of a failed result (compact, UTF-8 kept): ``{"ok": false, "code": str |
+        null, "message": str, "retriable": bool, "changed": bool}``, plus ``"text"`` when the
+        result's text says more than ``error [code]: message``. Also given for an ``ok`` result
+        (then ``"code": null``), though no path shows it to a model."""
+        err = self.error
+        code = None if err is None else err.code.value
+        message = self.agent_text() if err is None else err.message
+        payload: dict[str, Any] = {"ok": False, "code": code, "message": message,
+                                   "retriable": bool(err is not None and err.retriable), "changed": self.changed}
+        text = self.text or ""
+        if text and err is not None and text != f"error [{code}]: {message}":
+            payload["text"] = text
+        return json.dumps(payload, ensure_ascii=False)
+
+    def observation(self) -> str:
+        """The one text a model reads for this result, whatever the path (the framework
+        integrations of :mod:`ani.integrations`, the MCP server's text content, the shipped LLM
+        agent, the ``observation`` of a trajectory's ``tool_call`` event; docs/tool-results.md):
+        :meth:`agent_text` for an ``ok`` result (its ``text``; ``ok`` when it has none), and
+        :meth:`error_payload` for a failure."""
+        return self.agent_text() if self.ok else self.error_payload()
 
     def structured(self) -> dict[str, Any]:
         """The result as plain JSON data (MCP ``structuredContent``, a framework's artifact):

@@ -1,9 +1,14 @@
 """The run's trajectory: one structured JSON event per ANI call (structlog).
 
 Each event line holds ``event`` ("tool_call"), ``run_id``, ``level``, ``tool``,
-``arguments``, ``ok``, ``error_code``, ``changed``, ``elapsed_s``, a short
-``summary`` of the result text, and an ISO timestamp; and, when the result has them,
-``refusal``, ``devices``, ``not_restored`` (:func:`outcome_fields`). Agents may add their own
+``arguments``, ``ok``, ``error_code``, ``changed``, ``elapsed_s``, a short one-line
+``summary`` of the result text (at most 300 characters), the ``observation`` (the text a model
+reads for the result, :meth:`ToolResult.observation`, whole up to :data:`OBSERVATION_CHARS`
+characters, then cut with the mark ``\n[... N more characters cut]``), ``observation_chars``
+(its length before any cut) and ``observation_truncated``, and an ISO timestamp; and, when the
+result has them, ``refusal``, ``devices``, ``not_restored`` (:func:`outcome_fields`). Every
+agent's calls go through the adapter, so the observation is recorded the same way for every agent
+kind (scripted, llm, a framework agent, an MCP client; docs/tool-results.md). Agents may add their own
 events (``log("agent_message", ...)``); the agent-loop actions and turns that the process
 metrics (:mod:`ani.campaign.metrics`) count are written with :func:`log_agent_action` and
 :func:`log_agent_turn`::
@@ -30,6 +35,12 @@ from ani.errors import AgentError
 from ani.protocol import ToolResult
 
 SUMMARY_CHARS = 300
+#: characters of a result's observation a ``tool_call`` event keeps whole (then cut, with the
+#: mark of :func:`cut_text`): 65,536, the adapters' own output cap (``max_output_bytes``), above
+#: every result measured on the pilot-25 brownfield (A1 ``get_running_config`` 752-5,651
+#: characters, A2 ``get_config`` up to 11,221, A0 ``show ip route`` up to 16,098, A2
+#: ``get_state`` of a route reflector 47,933)
+OBSERVATION_CHARS = 65536
 TOOL_CALL_EVENT = "tool_call"
 AGENT_ACTION_EVENT = "agent_action"
 AGENT_TURN_EVENT = "agent_turn"
@@ -40,6 +51,24 @@ AGENT_ACTIONS = ("wait", "submit", "null")
 def _summary(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
+
+
+def cut_text(text: str, limit: int) -> tuple[str, int | None]:
+    """``(text, None)`` if it has at most ``limit`` characters, else ``(its first limit
+    characters + "\n[... N more characters cut]", its full length)``: the one truncation mark of
+    a recorded observation and of the shipped LLM agent's (:mod:`ani.agents.llm`)."""
+    if len(text) <= limit:
+        return text, None
+    return text[:limit] + f"\n[... {len(text) - limit} more characters cut]", len(text)
+
+
+def observation_fields(result: ToolResult, limit: int = OBSERVATION_CHARS) -> dict[str, Any]:
+    """What a ``tool_call`` event keeps of the text a model reads: ``{"observation": str (cut
+    at limit characters with :func:`cut_text`'s mark), "observation_chars": int (the whole
+    text's length), "observation_truncated": bool}``."""
+    text = result.observation()
+    kept, full = cut_text(text, limit)
+    return {"observation": kept, "observation_chars": len(text), "observation_truncated": full is not None}
 
 
 def outcome_fields(result: ToolResult) -> dict[str, Any]:
@@ -85,10 +114,14 @@ class Trajectory:
         run_id: identifier of the run (stable across the campaign record and the file).
         level: the ANI level (or cell name) acting.
         path: JSONL file to append to, or None for in-memory only.
+        observation_chars: characters of each result's observation kept whole
+            (:data:`OBSERVATION_CHARS`).
     """
 
-    def __init__(self, run_id: str = "adhoc", level: str = "", path: str | Path | None = None) -> None:
+    def __init__(self, run_id: str = "adhoc", level: str = "", path: str | Path | None = None,
+                 observation_chars: int = OBSERVATION_CHARS) -> None:
         self.run_id = run_id
+        self.observation_chars = observation_chars
         self.level = level
         self.path = Path(path) if path else None
         self.events: list[dict[str, Any]] = []
@@ -124,8 +157,9 @@ class Trajectory:
             return rec
 
     def log_call(self, tool: str, arguments: dict[str, Any], result: ToolResult) -> dict[str, Any]:
-        """Record one ANI tool call and its result (see :func:`outcome_fields` for the optional
-        ``refusal`` / ``devices`` / ``not_restored`` keys)."""
+        """Record one ANI tool call and its result: the observation whole up to
+        ``observation_chars`` (:func:`observation_fields`), and see :func:`outcome_fields` for the
+        optional ``refusal`` / ``devices`` / ``not_restored`` keys)."""
         return self.log(
             TOOL_CALL_EVENT,
             tool=tool,
@@ -135,6 +169,7 @@ class Trajectory:
             changed=result.changed,
             elapsed_s=round(result.elapsed_s, 4),
             summary=_summary(result.text),
+            **observation_fields(result, self.observation_chars),
             **outcome_fields(result),
         )
 

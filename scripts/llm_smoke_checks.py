@@ -14,8 +14,10 @@ answered right:
 - ``tool_calls``: each call a response asked for was answered by one ``agent_observation``
   (the last response may be cut by a budget), and the record counts the adapter's calls and
   their errors as the trajectory has them;
-- ``errors_answered``: a refused tool call and a malformed call (null action) are answered with
-  a text that starts with ``error``; a reply with no tool call counts as a null action;
+- ``errors_answered``: a refused tool call is answered with its JSON error payload
+  (``{"ok": false, "code": <the call's error code>, ...}``, :meth:`ani.protocol.ToolResult.observation`)
+  and a malformed call (null action) with a text that starts with ``error``; a reply with no tool
+  call counts as a null action;
 - ``verdict``: success is every hidden test passing, damage-free every baseline invariant,
   and the label follows from both;
 - ``process``: the action counts add up to the actions, which are the tool calls and the
@@ -26,6 +28,7 @@ answered right:
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 #: the completion modes each stop reason allows (NetConfArena's four, ani.campaign.metrics)
@@ -122,23 +125,24 @@ def check_tool_calls(record: dict[str, Any], events: list[dict[str, Any]]) -> Ch
 
 
 def check_errors_answered(record: dict[str, Any], events: list[dict[str, Any]]) -> Check:
-    """The observation after a refused call or a malformed call starts with ``error``."""
+    """The observation after a refused call is its error payload (JSON, ``ok`` false, its code);
+    after a malformed call or a refused wait it starts with ``error``."""
     problems: list[str] = []
-    pending: str | None = None
+    pending: tuple[str, Any] | None = None  # (what, the refused call's error code or None)
     refused = nulls = 0
     for e in events:
         ev = e.get("event")
         if ev == "tool_call" and not e.get("ok"):
-            pending, refused = f"{e.get('tool')} ({e.get('error_code')})", refused + 1
+            pending, refused = (f"{e.get('tool')} ({e.get('error_code')})", e.get("error_code")), refused + 1
         elif ev == "agent_action" and e.get("action") == "null":
             nulls += 1
             if e.get("reason") != "no_tool_call":  # a call answered by an observation
-                pending = f"null action {e.get('reason')} {e.get('tool')}"
+                pending = (f"null action {e.get('reason')} {e.get('tool')}", None)
         elif ev == "agent_action" and e.get("action") == "wait" and e.get("ok") is False:
-            pending = "refused wait"
+            pending = ("refused wait", None)
         elif ev == "agent_observation":
-            if pending is not None and not str(e.get("text", "")).startswith("error"):
-                problems.append(f"{pending} answered {str(e.get('text'))[:60]!r}")
+            if pending is not None and not _answers(str(e.get("text", "")), pending[1]):
+                problems.append(f"{pending[0]} answered {str(e.get('text'))[:60]!r}")
             pending = None
     stop = (_named(events, "agent_stop") or [{}])[-1]
     counted = ((record.get("process") or {}).get("action_counts") or {}).get("null")
@@ -146,6 +150,18 @@ def check_errors_answered(record: dict[str, Any], events: list[dict[str, Any]]) 
         problems.append(f"null actions: {nulls} in the trajectory, agent {stop.get('null_actions')}, record {counted}")
     return Check("errors_answered", not problems,
                  f"{refused} refused calls, {nulls} null actions" + ("; " + "; ".join(problems) if problems else ""))
+
+
+def _answers(text: str, code: Any) -> bool:
+    """``text`` answers a refused call of error ``code`` (its JSON error payload), or, with no
+    code, a malformed call or a refused wait (a text starting with ``error``)."""
+    if code is None:
+        return text.startswith("error")
+    try:
+        payload = json.loads(text.split("\n[... ", 1)[0])  # a cut observation: its head
+    except ValueError:
+        return False
+    return isinstance(payload, dict) and payload.get("ok") is False and payload.get("code") == code
 
 
 def check_verdict(record: dict[str, Any], events: list[dict[str, Any]]) -> Check:

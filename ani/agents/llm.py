@@ -79,9 +79,10 @@ Trajectory events (in ``adapter.trajectory`` next to the adapter's ``tool_call``
                     no_tool_call), tool, raw
                     action="submit": summary
     agent_observation  what the model was sent as one tool result (the ``tool`` message):
-                    tool_call_id, tool, text (exactly the text sent: the tool's text, with the
-                    error code and message prepended on a failure, cut at
-                    ``max_observation_chars`` with a note; or the error observation of a null
+                    tool_call_id, tool, text (exactly the text sent: the result's
+                    observation, :meth:`ToolResult.observation`, i.e. its text, or the
+                    JSON error payload of a failure, cut at ``max_observation_chars``
+                    with :func:`ani.trajectory.cut_text`'s mark; or the error observation of a null
                     action, ``waited N s``, ``submitted``, ``not run: after submit``),
                     truncated (the tool's text was cut), full_chars (its length before the
                     cut, or None)
@@ -132,7 +133,7 @@ from ani.agents.llm_endpoint import (
     retry_after_s,
 )
 from ani.errors import AgentError, AniTimeout, ConfigError
-from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
+from ani.trajectory import Trajectory, cut_text, log_agent_action, log_agent_turn
 
 log = logging.getLogger(__name__)
 
@@ -761,12 +762,8 @@ class _Session:
         result = self.steps.call(name, args)
         if not result.ok:
             self.failed = True
-        # a failure's text always names its cause, as an MCP client reads it (ToolResult.agent_text)
-        text = (result.text or "") if result.ok else result.agent_text()
-        if len(text) > self.cfg.max_observation_chars:
-            cut = self.cfg.max_observation_chars
-            self.cut_chars = len(text)
-            text = text[:cut] + f"\n[... {len(text) - cut} more characters cut]"
+        # the one observation of every path (integrations, MCP text content, trajectory)
+        text, self.cut_chars = cut_text(result.observation(), self.cfg.max_observation_chars)
         return text
 
     def wait(self, args: dict[str, Any]) -> str:

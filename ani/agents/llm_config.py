@@ -55,8 +55,9 @@ wait(seconds) to let it settle before checking again).
 - When you are done, call submit() with a one-line summary. Always end by calling submit(); \
 a reply without a tool call is an error.
 
-A tool result that starts with "error" means the call did not do what you asked: read the \
-message, it names the cause."""
+A tool result that is JSON with "ok": false, or a text that starts with "error", means the \
+call did not do what you asked: read the message, it names the cause ("code" is the kind of \
+error, "retriable" says whether the same call may succeed later)."""
 
 #: the paragraph of each mode, appended to SYSTEM_PROMPT
 MODE_PROMPTS: dict[str, str] = {

@@ -7,8 +7,8 @@
   Arguments are cleaned first: a null for an optional argument means "not given" (frameworks and
   models send one), and with ``strict`` the strict form goes back to the tool's own
   (:meth:`ToolSpec.arguments_from_strict`: JSON text parsed where the tool wants an object).
-- :func:`error_payload`: the JSON text a model reads for an ``ok=False`` result, with the code
-  and the retriable flag kept; :func:`hints`: the tool's read-only / destructive hints as data.
+- :func:`error_payload`: the JSON text a model reads for an ``ok=False`` result (its
+  :meth:`ToolResult.observation`), with the code and the retriable flag kept; :func:`hints`: the tool's read-only / destructive hints as data.
 - :func:`require`: import a framework, or an ImportError naming the extra that installs it.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import json
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -43,17 +42,10 @@ def require(module: str, extra: str, framework: str, integration: str) -> Module
 
 def error_payload(result: ToolResult) -> str:
     """The JSON text of a failed result, what the model reads through the framework's error
-    channel: ``{"ok": false, "code": str | null, "message": str, "retriable": bool, "changed":
-    bool}``, plus ``"text"`` when the result's text says more than ``error [code]: message``."""
-    err = result.error
-    code = None if err is None else err.code.value
-    message = result.agent_text() if err is None else err.message
-    payload: dict[str, Any] = {"ok": False, "code": code, "message": message,
-                               "retriable": bool(err is not None and err.retriable), "changed": result.changed}
-    text = result.text or ""
-    if text and err is not None and text != f"error [{code}]: {message}":
-        payload["text"] = text
-    return json.dumps(payload, ensure_ascii=False)
+    channel: :meth:`ToolResult.error_payload` (``{"ok": false, "code": str | null, "message": str,
+    "retriable": bool, "changed": bool}``, plus ``"text"`` when the result's text says more than
+    ``error [code]: message``); for any result, :meth:`ToolResult.observation` is the text."""
+    return result.error_payload()
 
 
 def hints(spec: ToolSpec, level: str) -> dict[str, Any]:

@@ -13,12 +13,14 @@ What a tool does (:func:`tools`):
   (A2's ``edit_config``), which LangChain's ``StructuredTool`` would take for its own
   ``RunnableConfig``;
 - result: ``response_format="content_and_artifact"``: the ``ToolMessage`` content is what the agent
-  reads (:meth:`ToolResult.agent_text`), its ``artifact`` the whole result as data
+  reads (:meth:`ToolResult.observation`, the same text as MCP's text content;
+  docs/tool-results.md), its ``artifact`` the whole result as data
   (:meth:`ToolResult.structured`);
 - errors: an ``ok=False`` result raises :class:`LangChainToolError` (a ``ToolException``) and the
   tool handles it (``handle_tool_error``): the agent goes on with a ``ToolMessage`` of
   ``status="error"`` whose content is the JSON of
-  :func:`ani.integrations._common.error_payload` (``ok``, ``code``, ``message``, ``retriable``);
+  :meth:`ToolResult.error_payload` (the failure's observation: ``ok``, ``code``, ``message``,
+  ``retriable``);
 - hints: ``metadata = {"ani_level", "read_only", "destructive"}`` and ``tags`` (``ani``,
   ``ani:<level>``, ``read_only`` or ``destructive``), e.g. for LangChain's human-in-the-loop
   middleware: ``interrupt_on={t.name: True for t in ts if "destructive" in t.tags}``;
@@ -31,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from ani.errors import ToolCallError
-from ani.integrations._common import BoundTool, bind, error_payload, hints, level_of, require
+from ani.integrations._common import BoundTool, bind, hints, level_of, require
 
 _tools = require("langchain_core.tools", "langchain", "LangChain", __name__)
 BaseTool = _tools.BaseTool
@@ -54,8 +56,8 @@ class AniLangChainTool(BaseTool):
 
     def _answer(self, result: Any) -> tuple[str, dict[str, Any]]:
         if not result.ok:
-            raise LangChainToolError(error_payload(result), result)
-        return result.agent_text(), result.structured()
+            raise LangChainToolError(result.observation(), result)
+        return result.observation(), result.structured()
 
     def _run(self, **kwargs: Any) -> tuple[str, dict[str, Any]]:
         return self._answer(self.bound.call(kwargs))

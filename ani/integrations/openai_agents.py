@@ -13,10 +13,11 @@ What a tool does (:func:`tools`, each an ``agents.FunctionTool``):
   text), which openai-agents' own strict check accepts for every built-in tool; the arguments
   go back to the tool's form before the call (:meth:`ToolSpec.arguments_from_strict`).
   ``strict=False`` gives the tool's own schema with ``strict_json_schema=False``;
-- result: the text the agent reads (:meth:`ToolResult.agent_text`);
+- result: the text the agent reads (:meth:`ToolResult.observation`, the same text as MCP's text
+  content; docs/tool-results.md);
 - errors: a ``FunctionTool`` has no error object that reaches the model: its documented channel
   for an error the model should see is the returned text (an exception would end the run), so an
-  ``ok=False`` result returns the JSON of :func:`ani.integrations._common.error_payload`
+  ``ok=False`` result returns the JSON of :meth:`ToolResult.error_payload` (its observation)
   (``{"ok": false, "code", "message", "retriable", ...}``), which a model and a guardrail tell from
   a success by ``"ok": false``;
 - hints: openai-agents has no annotation field on a function tool; ``approve_destructive=True``
@@ -33,7 +34,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ani.integrations._common import BoundTool, bind, error_payload, require
+from ani.integrations._common import BoundTool, bind, require
 
 _agents = require("agents", "openai-agents", "openai-agents", __name__)
 FunctionTool = _agents.FunctionTool
@@ -48,7 +49,7 @@ def _tool(b: BoundTool, approve_destructive: bool) -> Any:
         except ValueError:
             arguments = raw  # the adapter answers invalid_arguments, naming what it got
         result = await b.acall(arguments)
-        return result.agent_text() if result.ok else error_payload(result)
+        return result.observation()
 
     return FunctionTool(
         name=b.name,

@@ -11,10 +11,10 @@ What a tool does (:func:`tools`, each a ``pydantic_ai.Tool`` made with ``Tool.fr
 - schema: the tool's JSON Schema (``strict=True``: the strict form, with ``Tool.strict`` set, for
   providers that enforce it); the adapter validates the arguments;
 - result: ``ToolReturn(return_value=<what the agent reads>, metadata=<the result as data>)``
-  (:meth:`ToolResult.agent_text`, :meth:`ToolResult.structured`; metadata is not sent to the model);
+  (:meth:`ToolResult.observation`, :meth:`ToolResult.structured`; metadata is not sent to the model);
 - errors: an ``ok=False`` result raises ``pydantic_ai.ToolFailed`` with the JSON of
-  :func:`ani.integrations._common.error_payload` (``ok``, ``code``, ``message``, ``retriable``): the
-  model sees a failed tool result and the run goes on. Not ``ModelRetry``: that consumes the tool's
+  :meth:`ToolResult.error_payload` (the failure's observation: ``ok``, ``code``, ``message``,
+  ``retriable``): the model sees a failed tool result and the run goes on. Not ``ModelRetry``: that consumes the tool's
   retry budget (one by default), and the run ends with ``UnexpectedModelBehavior`` at the second
   refused command, which is an ordinary event for a network agent. Bound repeated failures with
   ``UsageLimits`` instead;
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ani.integrations._common import BoundTool, bind, error_payload, hints, level_of, require
+from ani.integrations._common import BoundTool, bind, hints, level_of, require
 
 _pai = require("pydantic_ai", "pydantic-ai", "pydantic-ai", __name__)
 Tool = _pai.Tool
@@ -44,8 +44,8 @@ def _tool(b: BoundTool, level: str, approve_destructive: bool) -> Any:
     async def run(**kwargs: Any) -> Any:
         result = await b.acall(kwargs)
         if not result.ok:
-            raise ToolFailed(error_payload(result))
-        return ToolReturn(return_value=result.agent_text(), metadata=result.structured())
+            raise ToolFailed(result.observation())
+        return ToolReturn(return_value=result.observation(), metadata=result.structured())
 
     run.__name__ = b.name
     tool = Tool.from_schema(run, name=b.name, description=b.spec.description, json_schema=b.parameters)

@@ -13,9 +13,10 @@ What a tool does (:func:`tools`, each a ``smolagents.Tool``):
   single type) and the schema's other keywords (``items``, ``enum``, ...); an argument the tool
   does not require, or one that accepts null, is ``nullable`` (smolagents' word for optional: its
   MCP bridge marks none, so ``get_topology({})`` was refused); a null means "not given";
-- result: the text the agent reads (:meth:`ToolResult.agent_text`), ``output_type="string"``;
+- result: the text the agent reads (:meth:`ToolResult.observation`, the same text as MCP's text
+  content; docs/tool-results.md), ``output_type="string"``;
 - errors: an ``ok=False`` result raises :class:`ani.errors.ToolCallError` (``result``, ``code``,
-  ``retriable``) with the JSON of :func:`ani.integrations._common.error_payload` as message;
+  ``retriable``) with the JSON of :meth:`ToolResult.error_payload` (its observation) as message;
   the agent records it as the step's error (``AgentToolExecutionError``) and the model reads it
   in the next step. smolagents loses the observations of the other calls of a step whose call
   raised: with ``errors="return"`` a failure is returned as that JSON text instead (a normal
@@ -32,7 +33,7 @@ import keyword
 from typing import Any, Literal
 
 from ani.errors import ToolCallError
-from ani.integrations._common import BoundTool, bind, error_payload, require
+from ani.integrations._common import BoundTool, bind, require
 
 _smol = require("smolagents", "smolagents", "smolagents", __name__)
 Tool = _smol.Tool
@@ -101,12 +102,10 @@ class AniSmolagentsTool(Tool):
 
     def forward(self, **kwargs: Any) -> str:
         result = self.bound.call(kwargs)
-        if result.ok:
-            return result.agent_text()
-        payload = error_payload(result)
-        if self.errors == "return":
-            return payload
-        raise ToolCallError(payload, result)
+        text = result.observation()
+        if result.ok or self.errors == "return":
+            return text
+        raise ToolCallError(text, result)
 
 
 def tools(adapter: Any, *, errors: Literal["raise", "return"] = "raise") -> list[AniSmolagentsTool]:

@@ -13,13 +13,17 @@ What a client sees:
   ``rollback`` and ``list_snapshots`` (and the optional ones its options switch on:
   ``batch_configure_devices``, ``check_device_status``, ``apply_config``; :mod:`ani.adapters.a1`).
 - ``tools/call`` of a listed tool always returns a ``CallToolResult``
-  (:func:`to_call_result`): ``isError`` is ``not ToolResult.ok``, the text content is what the
-  agent reads and names the cause of a failure (the adapter's error message, e.g. the rejected
-  line, the unknown router, ``timeout after N s``), and ``structuredContent`` holds
+  (:func:`to_call_result`): ``isError`` is ``not ToolResult.ok``, the text content is the
+  observation (:meth:`ToolResult.observation`), the same text the framework integrations and
+  the shipped LLM agent give a model: the result's text, and for a failure the JSON error payload
+  ``{"ok": false, "code", "message", "retriable", "changed"[, "text"]}`` whose message names the
+  cause (the adapter's error message, e.g. the rejected line, the unknown router, ``timeout
+  after N s``); ``structuredContent`` holds
   ``{ok, error: {code, message, retriable} | null, changed, elapsed_s, data}``; a campaign counts
   tool errors from ``isError`` (or ``structuredContent.ok``), never from the text. Bad arguments
   are tool failures too (``invalid_arguments``), so a model can correct itself. A harness fault
-  raised by the adapter is also an ``isError`` result (``harness fault: <type>: <message>``).
+  raised by the adapter is also an ``isError`` result (code ``harness_fault``, message
+  ``harness fault in <tool>: <type>: <message>``).
 - Protocol (JSON-RPC) errors only for malformed requests: a line (HTTP: a POST body) that is not
   JSON (``-32700``, ``id: null``) or not one JSON-RPC 2.0 message (``-32600``, with its id when
   readable: a batch, no ``jsonrpc``, too deep, a huge integer, a lone surrogate; a request whose
@@ -40,6 +44,7 @@ parallel; any other adapter gets them one at a time.
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import sys
 from collections.abc import Mapping
@@ -65,9 +70,10 @@ def structured(result: ToolResult) -> dict[str, Any]:
 
 
 def result_text(result: ToolResult) -> str:
-    """What the agent reads: :meth:`ToolResult.agent_text` (for a failure it always names the
-    cause)."""
-    return result.agent_text()
+    """The text content of a call: :meth:`ToolResult.observation`, the text the framework
+    integrations of :mod:`ani.integrations` and the shipped LLM agent give the model (the
+    result's text; for a failure the JSON error payload, which names the cause)."""
+    return result.observation()
 
 
 def to_call_result(result: ToolResult) -> types.CallToolResult:
@@ -82,8 +88,9 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
 def harness_fault(name: str, exc: BaseException) -> types.CallToolResult:
     """The ``isError`` result of an adapter that raised (a harness fault, not an agent mistake)."""
     msg = f"harness fault in {name}: {type(exc).__name__}: {exc}"
+    payload = {"ok": False, "code": "harness_fault", "message": msg, "retriable": False, "changed": False}
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=msg)],
+        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
         structuredContent={"ok": False, "error": {"code": "harness_fault", "message": msg, "retriable": False},
                            "changed": False, "elapsed_s": 0.0, "data": None},
         isError=True,

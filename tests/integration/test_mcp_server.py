@@ -256,7 +256,8 @@ def test_in_process_update_config_on_a_frozen_router_is_a_timeout_and_sends_noth
         adapter.close()
     for res in (upd, snap):
         assert res.is_error is True
-        assert text_of(res) == "error [timeout]: r2: timeout after 2 s (reading the running config)"
+        assert json.loads(text_of(res)) == {"ok": False, "code": "timeout", "retriable": True, "changed": False,
+                                            "message": "r2: timeout after 2 s (reading the running config)"}
         assert res.structured_content["error"]["code"] == "timeout"
         assert res.structured_content["error"]["retriable"] is True
     assert upd.structured_content["changed"] is False

@@ -25,6 +25,9 @@ from ani.errors import ConfigError, ErrorCode
 from ani.protocol import ToolResult, ToolSpec
 from ani.trajectory import Trajectory
 
+UNKNOWN_R9 = ('{"ok": false, "code": "unknown_device", "message": "unknown device \'r9\'", "retriable": false, '
+              '"changed": false}')  # the JSON error payload (ToolResult.observation)
+
 KEY_ENV = "ANI_TEST_LLM_KEY"
 KEY = "sk-test-7f3a9c-never-logged"
 
@@ -166,7 +169,7 @@ def test_malformed_outputs_are_null_actions(server, agent_for):
     assert obs[1] == {"role": "user", "content": TEXT_INSTEAD_OF_CALL}
     assert server.requests[2]["messages"][-2] == {"role": "assistant", "content": "I would configure r1 now."}
     assert "must be a JSON object" in obs[2]["content"]
-    assert obs[3]["content"] == "error [unknown_device]: unknown device 'r9'"
+    assert obs[3]["content"] == UNKNOWN_R9
 
 
 def test_several_calls_in_one_response_run_in_order_until_submit(server, agent_for):
@@ -452,7 +455,7 @@ def test_single_turn_recovery_is_one_more_reply_after_a_failure(server, agent_fo
     second = server.requests[1]["messages"]
     assert second[-1] == {"role": "user", "content": SINGLE_TURN_RECOVERY_REQUEST}
     assert second[-3:-1] == [
-        {"role": "tool", "tool_call_id": "a", "content": "error [unknown_device]: unknown device 'r9'"},
+        {"role": "tool", "tool_call_id": "a", "content": UNKNOWN_R9},
         {"role": "tool", "tool_call_id": "b", "content": "submitted"},
     ]
     assert [(e["summary"], e["implicit"]) for e in events(run, "submit")] == [("fixed", False)]

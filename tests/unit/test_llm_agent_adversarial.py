@@ -415,7 +415,8 @@ def test_a_200_body_holding_an_error_is_retried_not_charged_to_the_model(go):
 
 def test_a_failure_whose_text_omits_the_cause_still_names_it_to_the_model(server, go, monkeypatch):
     """An adapter failure with its own text ('rolled back') used to reach the model without the
-    error message; an MCP client was shown it (result_text), the LLM agent was not."""
+    error message; an MCP client was shown it (result_text), the LLM agent was not. Now both read
+    the one observation, the JSON error payload."""
 
     def failing_call(self: Adapter, name: str, arguments: dict[str, Any]) -> ToolResult:
         res = ToolResult.failure(ErrorCode.ROLLED_BACK, "command 2 'bogus' failed: % Unknown command",
@@ -427,4 +428,5 @@ def test_a_failure_whose_text_omits_the_cause_still_names_it_to_the_model(server
     run, _ = go([reply(call("update_config", {"device": "r1"})), SUBMIT])
     assert run.stop_reason == "submitted"
     answer = tool_messages(server)[0]["content"]
-    assert answer == "error [rolled_back]: command 2 'bogus' failed: % Unknown command\nrolled back"
+    assert json.loads(answer) == {"ok": False, "code": "rolled_back", "retriable": False, "changed": False,
+                                  "message": "command 2 'bogus' failed: % Unknown command", "text": "rolled back"}

@@ -8,6 +8,7 @@ streams, the initialize handshake). Raw JSON-RPC messages check what is a protoc
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,8 +22,9 @@ from pydantic import Field
 
 from ani.adapters.base import Args, BaseAdapter, DeviceArgs, tool
 from ani.errors import AniTimeout, ConfigError, ErrorCode
+from ani.integrations._common import error_payload
 from ani.mcp.cli import parse_options
-from ani.mcp.server import build_server, result_text, to_call_result
+from ani.mcp.server import build_server, harness_fault, result_text, to_call_result
 from ani.protocol import Level, ToolResult
 
 
@@ -80,13 +82,28 @@ def test_success_maps_to_not_is_error_with_structured_content():
 
 def test_failure_text_always_names_the_cause():
     r = ToolResult.failure(ErrorCode.ROLLED_BACK, "command 2 'x y' failed", text="rolled back")
-    assert result_text(r) == "error [rolled_back]: command 2 'x y' failed\nrolled back"
+    # the JSON error payload the framework integrations and the LLM agent give (one observation)
+    assert json.loads(result_text(r)) == {"ok": False, "code": "rolled_back", "message": "command 2 'x y' failed",
+                                          "retriable": False, "changed": False, "text": "rolled back"}
+    assert result_text(r) == error_payload(r) == r.observation()
     out = to_call_result(r)
+    assert out.content[0].text == result_text(r)
     assert out.is_error is True
     assert out.structured_content["error"] == {"code": "rolled_back", "message": "command 2 'x y' failed",
                                                "retriable": False}
     plain = ToolResult.failure(ErrorCode.UNKNOWN_DEVICE, "unknown device 'r9'")
-    assert result_text(plain) == "error [unknown_device]: unknown device 'r9'"  # not doubled
+    assert json.loads(result_text(plain)) == {"ok": False, "code": "unknown_device",  # no "text": not doubled
+                                              "message": "unknown device 'r9'", "retriable": False, "changed": False}
+
+
+def test_a_raising_adapters_harness_fault_reads_as_an_error_payload():
+    """An adapter that raises (not a BaseAdapter, which never does): the text is the same JSON
+    shape as every failure's observation, with code harness_fault."""
+    out = harness_fault("erase", RuntimeError("disk on fire"))
+    assert out.is_error is True
+    assert json.loads(text_of(out)) == {"ok": False, "code": "harness_fault", "retriable": False, "changed": False,
+                                        "message": "harness fault in erase: RuntimeError: disk on fire"}
+    assert out.structured_content["error"]["code"] == "harness_fault"
 
 
 def test_parse_options():
@@ -149,6 +166,8 @@ def test_calls_success_and_failures_are_results_with_is_error(mode):
     assert out["timeout"].structured_content["error"]["retriable"] is True
     assert out["reject"].is_error is True and "'bogus line'" in text_of(out["reject"])
     assert out["boom"].is_error is True and "RuntimeError: disk on fire" in text_of(out["boom"])
+    for name in ("device", "args", "timeout", "reject", "boom"):  # one observation: the error payload
+        assert json.loads(text_of(out[name]))["code"] == out[name].structured_content["error"]["code"]
     assert out["after"].is_error is False
     assert out["boom"].structured_content["error"]["code"] == "internal"
     # every call reached the adapter's trajectory, the unknown-tool one below does not; the

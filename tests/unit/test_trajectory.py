@@ -11,7 +11,7 @@ from ani.adapters.base import BaseAdapter, DeviceArgs, tool
 from ani.errors import ErrorCode
 from ani.lab.topology import parse_topology
 from ani.protocol import Level, ToolResult
-from ani.trajectory import SUMMARY_CHARS, Trajectory
+from ani.trajectory import OBSERVATION_CHARS, SUMMARY_CHARS, Trajectory, cut_text
 
 
 class Echo(BaseAdapter):
@@ -128,3 +128,54 @@ def test_an_error_message_is_cut_at_the_bound():
     assert len(ErrorInfo(code=ErrorCode.NOT_FOUND, message="x" * 10_000).message) < MAX_MESSAGE_CHARS + 60
     short = "unknown device 'r9'"
     assert ToolResult.failure(ErrorCode.UNKNOWN_DEVICE, short).error.message == short
+
+
+class Big(BaseAdapter):
+    """A result of ``size`` characters (device r1: one more line than the bound holds)."""
+
+    level = Level.A1
+    size = OBSERVATION_CHARS + 1000
+
+    @tool(args=DeviceArgs, description="a large read")
+    def dump(self, args: DeviceArgs) -> ToolResult:
+        lines = [f"line {i:06d} of {args.device}" for i in range(self.size // 18 + 1)]
+        return ToolResult.success("\n".join(lines)[: self.size], {"n": len(lines)})
+
+
+def test_a_large_result_is_recorded_whole_up_to_the_bound_with_the_mark(tmp_path: Path) -> None:
+    """Every agent's calls go through the adapter: the observation the model reads is recorded
+    whole up to OBSERVATION_CHARS (65,536), then cut with the mark naming what was left out."""
+    path = tmp_path / "t.jsonl"
+    traj = Trajectory(path=path)
+    adapter = Big(Lab(), trajectory=traj)
+    res = adapter.call("dump", {"device": "r1"})
+    text = res.observation()
+    assert len(text) == OBSERVATION_CHARS + 1000
+    [ev] = Trajectory.read(path)
+    assert ev["observation"] == text[:OBSERVATION_CHARS] + "\n[... 1000 more characters cut]"
+    assert ev["observation_chars"] == OBSERVATION_CHARS + 1000 and ev["observation_truncated"] is True
+    assert len(ev["summary"]) <= SUMMARY_CHARS  # the one-line summary is kept as before
+
+
+def test_a_result_of_exactly_the_bound_is_recorded_whole(tmp_path: Path) -> None:
+    traj = Trajectory()
+    adapter = Big(Lab(), trajectory=traj)
+    adapter.size = OBSERVATION_CHARS
+    text = adapter.call("dump", {"device": "r1"}).observation()
+    [ev] = traj.calls
+    assert ev["observation"] == text and len(text) == OBSERVATION_CHARS
+    assert ev["observation_chars"] == OBSERVATION_CHARS and ev["observation_truncated"] is False
+
+
+def test_a_failure_is_recorded_as_the_error_payload_the_model_reads() -> None:
+    traj = Trajectory(observation_chars=1000)
+    Echo(Lab(), trajectory=traj).call("echo", {"device": "r9"})
+    [ev] = traj.calls
+    payload = json.loads(ev["observation"])
+    assert payload["ok"] is False and payload["code"] == ev["error_code"] == "unknown_device"
+    assert ev["observation_truncated"] is False
+
+
+def test_cut_text_says_how_much_was_cut() -> None:
+    assert cut_text("abcdef", 6) == ("abcdef", None)
+    assert cut_text("abcdefgh", 6) == ("abcdef\n[... 2 more characters cut]", 8)
