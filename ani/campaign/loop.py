@@ -55,7 +55,8 @@ from ani.host import results_dirs
 SPEC_JSON = "spec.json"
 SPEC_COPY = "campaign.yaml"
 #: fields allowed to differ between a results folder's spec and the spec given on --resume (more seeds)
-RESUME_MAY_CHANGE = {"variants", "bound"}  # campaign-factors: --bound sets variants
+RESUME_MAY_CHANGE = {"variants", "bound", "reference"}  # campaign-factors: --bound sets variants; the
+# report's reference cell (issue 26 §3) changes no run
 
 LABEL_STYLE = {
     "clean_success": "green",
