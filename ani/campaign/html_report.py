@@ -68,6 +68,7 @@ from ani.campaign.report import (
     exposure_warning,
     load_summary,
     paired_note,
+    provenance_lines,
     question_lines,
 )
 from ani.campaign.results import LABELS, RunRecord
@@ -294,7 +295,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
     hashes = sorted({r.scenario_hash for r in s.records if r.scenario_hash})
     return {
         "name": s.name,
-        "spec_lines": _spec_lines(s),
+        "spec_lines": _spec_lines(s) + [x.replace("**", "") for x in provenance_lines(s.records)],
         "hashes": [h[:16] for h in hashes],
         "recorded": len(s.records),
         "planned": s.planned,

@@ -387,6 +387,48 @@ def paired_note(s: CampaignSummary) -> str:
             f"method over the {m} comparison{'' if m == 1 else 's'} of this report, per outcome.")
 
 
+def _environment_text(p: dict) -> str:
+    """``ani-sdk 0.1.0 (git aaffd4099e82, modified), FRR 8.4.4, kernel 6.1.0, Python 3.11.7``."""
+    git = ""
+    if p.get("git_commit"):
+        git = f" (git {str(p['git_commit'])[:12]}{', modified' if p.get('git_dirty') else ''})"
+    return (f"ani-sdk {p.get('ani_sdk') or '?'}{git}, FRR {p.get('frr') or 'unknown'}, "
+            f"kernel {p.get('kernel') or 'unknown'}, Python {p.get('python') or 'unknown'}")
+
+
+def _agent_text(a: dict) -> str:
+    """``llm qwen2.5:7b at 127.0.0.1:11434``; ``scripted``."""
+    return (str(a.get("kind", "?")) + (f" {a['model']}" if a.get("model") else "")
+            + (f" at {a['endpoint']}" if a.get("endpoint") else ""))
+
+
+def provenance_lines(records: list[RunRecord]) -> list[str]:
+    """What produced the runs (issue 26 §3; :mod:`ani.campaign.provenance`), as the report's
+    header says it: one line per distinct environment (with a warning when there are several),
+    the agents, and how many runs were recorded before provenance was; [] without records."""
+    if not records:
+        return []
+    envs: dict[str, int] = {}
+    agents: dict[str, int] = {}
+    for r in records:
+        if r.provenance:
+            envs[_environment_text(r.provenance)] = envs.get(_environment_text(r.provenance), 0) + 1
+            a = _agent_text(r.provenance.get("agent") or {})
+            agents[a] = agents.get(a, 0) + 1
+    missing = sum(1 for r in records if not r.provenance)
+    out = []
+    if len(envs) == 1:
+        out.append(f"provenance: {next(iter(envs))}; agent: {', '.join(agents)}")
+    elif envs:
+        out.append(f"**warning**: the runs come from {len(envs)} different environments: "
+                   + "; ".join(f"{e} ({n} run{'' if n == 1 else 's'})" for e, n in envs.items())
+                   + f"; agents: {', '.join(agents)}")
+    if missing:
+        out.append(f"provenance: not recorded for {missing} run{'' if missing == 1 else 's'} (written before "
+                   "ani-sdk recorded it)")
+    return out
+
+
 def _paired_markdown(s: CampaignSummary) -> list[str]:
     """``## Paired comparisons``: the question each comparison answers in a line, then the table
     (discordant pairs, difference with its interval, exact McNemar p and Holm's); [] without."""
@@ -819,6 +861,7 @@ def render_markdown(s: CampaignSummary) -> str:
         + (f" of {s.planned} planned" if s.planned is not None else "")
         + f"; infrastructure errors: {sum(len(c.infra) for c in s.cells)} (excluded from every rate below)"
     )
+    lines += [f"- {x}" for x in provenance_lines(s.records)]  # issue 26 §3
     lines += _cells_markdown(s)
     lines += ["", "## Rates (95% intervals)", ""]
     lines += [
