@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from ani.campaign.run_cli import describe_budget, run_option_error  # noqa: F401 - re-exported (tests, docs)
 from ani.campaign.run_cli import print_event as _print_event
-from ani.errors import AniError
+from ani.errors import AniError, CampaignSpecError
 
 app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False, help="Run benchmark campaigns.")
 console, err_console = consoles()
@@ -240,24 +240,33 @@ def campaign_report(
     html: Annotated[
         bool, typer.Option("--html", help="also (re)write report.html: the report with plots")
     ] = False,
+    reference: Annotated[
+        str | None,
+        typer.Option("--reference", metavar="CELL",
+                     help="compare every cell with this one (default: the campaign file's reference:, else the first cell)"),
+    ] = None,
 ) -> None:
-    """Re-render summary.md of a results folder from its runs.jsonl and print the table; with
-    --html also report.html (one self-contained page: plots next to the tables)."""
+    """Re-render summary.md of a results folder from its runs.jsonl and print the table and the
+    paired comparisons (against --reference); with --html also report.html (one self-contained
+    page: plots next to the tables)."""
     from ani.campaign.report import print_summary, write_report
 
     if not results.is_dir():
         raise _fail(f"{results}: no such folder")
     if not (results / "runs.jsonl").exists():
         raise _fail(f"{results}: not a campaign results folder (no runs.jsonl)")
-    path = write_report(results)
-    print_summary(results, console=console)
+    try:
+        path = write_report(results, reference)
+    except CampaignSpecError as exc:  # an unknown --reference (or reference: in spec.json): nothing written
+        raise _fail(str(exc)) from None
+    print_summary(results, console=console, reference=reference)
     console.print(f"report: {path}", soft_wrap=True)
     # --- HTML report (issue 14 §4, report-html) ---
     if html:
         from ani.campaign.html_report import write_html_report
 
         try:
-            page = write_html_report(results)
+            page = write_html_report(results, reference)
         except OSError as exc:
             raise _fail(f"{results}: cannot write report.html: {exc}") from None
         console.print(f"html report: {page}", soft_wrap=True)

@@ -9,7 +9,8 @@ plots draw their text as paths).
 Sections: rates per cell with their 95% intervals and, where no run was damaged, the damage
 bound (Clopper-Pearson and rule of three); the rates along each stress parameter, one line per
 cell (the "does the difference persist" plot); labels and cost (tokens, steps, wall time);
-process metrics; paired comparisons (exact McNemar); with an agent that makes mistakes on
+process metrics; paired comparisons (the question each answers in a line; discordant pairs, the
+paired difference with Newcombe's method 10 interval, exact McNemar p and Holm's); with an agent that makes mistakes on
 purpose, the known answer (prevention by level and mistake kind, the observer's sensitivity and
 specificity, the comparisons explained by mistake kind, issue 25 §3); damage magnitude by service class; faults
 injected and runs invalidated (``infra_error``, ``environment_invalid``), fault exposure per cell
@@ -62,9 +63,13 @@ from ani.campaign.report import (
     _f,
     _pct,
     _rate,
+    difference_text,
     exposure_rows,
     exposure_warning,
     load_summary,
+    paired_note,
+    provenance_lines,
+    question_lines,
 )
 from ani.campaign.results import LABELS, RunRecord
 from ani.campaign.stats import rule_of_three, wilson
@@ -239,6 +244,11 @@ def context(s: CampaignSummary) -> dict[str, Any]:
                         "- (no pairs)" if p.pairs == 0 else f"{p.damage_free.p_value:.4g}"
                         + (f" ({p.damage_free.note})" if p.damage_free.note else "")),
         "exposure": list(p.exposure),  # issue 23 §2: the cells met different fault exposure
+        # issue 26 §3: the paired difference with its interval, Holm's p
+        "success_diff": difference_text(p.success_diff),
+        "success_holm": "-" if not p.pairs else f"{p.success_holm:.3g}",
+        "damage_free_diff": difference_text(p.damage_free_diff),
+        "damage_free_holm": "-" if not p.pairs else f"{p.damage_free_holm:.3g}",
     } for p in paired_rows(s)]
     classes = damage_classes(s)
     damage = []
@@ -285,7 +295,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
     hashes = sorted({r.scenario_hash for r in s.records if r.scenario_hash})
     return {
         "name": s.name,
-        "spec_lines": _spec_lines(s),
+        "spec_lines": _spec_lines(s) + [x.replace("**", "") for x in provenance_lines(s.records)],
         "hashes": [h[:16] for h in hashes],
         "recorded": len(s.records),
         "planned": s.planned,
@@ -300,6 +310,8 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "stress": stress,
         "paired": paired,
         "paired_refs": list(dict.fromkeys(p.reference for p in paired_rows(s))),
+        "questions": question_lines(s, ""),  # issue 26 §3: one line per comparison
+        "paired_note": paired_note(s) if s.paired else "",
         "damage_classes": classes,
         "damage": damage,
         "damaged_runs": damaged_runs,
@@ -328,17 +340,18 @@ def render_html(s: CampaignSummary) -> str:
     return _env().get_template(TEMPLATE).render(**ctx)
 
 
-def write_html_report(out_dir: str | Path) -> Path:
-    """(Re)write ``out_dir/report.html`` from ``runs.jsonl`` and ``spec.json``; returns its path.
+def write_html_report(out_dir: str | Path, reference: str | None = None) -> Path:
+    """(Re)write ``out_dir/report.html`` from ``runs.jsonl`` and ``spec.json``, the comparisons
+    against ``reference`` (:func:`ani.campaign.report.load_summary`); returns its path.
 
-    Raises FileNotFoundError if ``out_dir`` is not a folder. Written to a temporary file and
-    renamed, so a reader never sees half a page.
+    Raises FileNotFoundError if ``out_dir`` is not a folder; CampaignSpecError: an unknown
+    ``reference``. Written to a temporary file and renamed, so a reader never sees half a page.
     """
     out = Path(out_dir)
     if not out.is_dir():
         raise FileNotFoundError(f"{out} is not a folder")
     path = out / HTML_FILE
     tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(render_html(load_summary(out)), encoding="utf-8")
+    tmp.write_text(render_html(load_summary(out, reference)), encoding="utf-8")
     tmp.replace(path)
     return path

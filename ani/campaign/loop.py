@@ -7,6 +7,9 @@ Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
                          its S (variants / bound) unless --variants or --bound is given
     .ani-lock            flock'd by the process writing the folder (one at a time; the
                          kernel releases it when that process dies, kill -9 included)
+    provenance.json      what produced the runs, one entry per session (a --resume adds one): ani-sdk
+                         version and git commit, FRR, kernel and Python versions, each cell's
+                         agent kind, model and endpoint host (ani.campaign.provenance)
     plan.jsonl           one RunPlan per run (ani.campaign.plan), written before the first run;
                          --resume runs what it says, ``ani campaign rerun`` one of them
     runs.jsonl           one RunRecord per finished run, appended + fsynced as it ends
@@ -55,7 +58,8 @@ from ani.host import results_dirs
 SPEC_JSON = "spec.json"
 SPEC_COPY = "campaign.yaml"
 #: fields allowed to differ between a results folder's spec and the spec given on --resume (more seeds)
-RESUME_MAY_CHANGE = {"variants", "bound"}  # campaign-factors: --bound sets variants
+RESUME_MAY_CHANGE = {"variants", "bound", "reference"}  # campaign-factors: --bound sets variants; the
+# report's reference cell (issue 26 §3) changes no run
 
 LABEL_STYLE = {
     "clean_success": "green",
@@ -257,6 +261,18 @@ def _write_spec(spec: CampaignSpec, out_dir: Path, source: str | Path | None) ->
             pass
 
 
+def _write_provenance(spec: CampaignSpec, out: Path, console: Console) -> None:
+    """Add this session to ``provenance.json`` (:func:`ani.campaign.provenance.write_provenance`):
+    versions, git commit and each cell's agent identity; a folder that refuses it costs a warning,
+    not the campaign (every record carries its own provenance too)."""
+    from ani.campaign.provenance import write_provenance
+
+    try:
+        write_provenance(out, {c.name: spec.agent_of(c) for c in spec.cells})
+    except OSError as exc:
+        console.print(f"[yellow]warning:[/yellow] provenance.json not written: {escape(str(exc))}", soft_wrap=True)
+
+
 def resume_command(spec: CampaignSpec, source: str | Path | None, out: Path) -> str:
     """The command that continues ``spec`` in ``out``: ``ani campaign run FILE --resume OUT``.
 
@@ -419,6 +435,7 @@ def run_campaign(
             raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
         results_dirs.register(out)  # hidden from every A0 shell, now and in later runs
         _write_spec(spec, out, source)
+        _write_provenance(spec, out, console)  # issue 26 §3
         write_generated(spec, deps, out)
         session = RunStore(out)  # where this session's records begin (a cut-short line moved aside)
         try:

@@ -3,8 +3,11 @@
 Per cell: n (valid runs), infrastructure errors (listed with reasons, not
 counted), runs whose failure the harness cannot attribute (listed), success and damage-free rates with 95% Wilson and Clopper-Pearson
 intervals, label counts, mean steps / tool calls / tool errors / wall time.
-For each cell against the first: discordant pairs (b, c) on success and on
-damage-free over the seeds where both runs are valid, and the exact McNemar p.
+For each cell against the reference cell (``--reference CELL`` or the campaign file's
+``reference:``; default the first cell): discordant pairs (b, c) on success and on damage-free
+over the seeds where both runs are valid, the exact McNemar p with Holm's correction across the
+report's comparisons (per outcome), and the paired difference of the rates with Newcombe's (1998)
+method 10 interval, said in one line per pair (:func:`question_lines`).
 With swept stress parameters (``stress: {density: [2, 4], fault_rate: [0, 0.3]}``, a grid) every
 (cell, stress point) is its own row (``a1 @ density=4,fault_rate=0.3``), compared with the
 reference cell at the same point only (same seed and stress point: the same brownfield, target
@@ -36,13 +39,19 @@ from ani.campaign.known_answer_report import known_answer_markdown  # known answ
 from ani.campaign.observer_report import observer_markdown  # observer-run
 from ani.campaign.results import BUDGET_STOP_REASONS, ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
 from ani.campaign.stats import (
+    PAIRED_METHOD,
+    PAIRED_SOURCE,
     Interval,
     McNemarResult,
+    PairedDifference,
     clopper_pearson,
+    holm,
     mcnemar_exact,
+    newcombe_paired,
     rule_of_three,
     wilson,
 )
+from ani.errors import CampaignSpecError
 from ani.console import FullWidthConsole
 from ani.netconfbench.report import ncb_markdown  # ncb-scores (issue 15 §3)
 
@@ -135,11 +144,19 @@ class CellSummary:
     stress: dict = field(default_factory=dict)
 
 
+#: the outcomes compared in pairs, in the tables' order: (RunRecord attribute, the report's name)
+PAIRED_OUTCOMES = (("success", "success"), ("damage_free", "damage-free"))
+
+
 @dataclass
 class Paired:
-    """One cell against the reference (first) cell, over seeds where both runs are valid.
+    """One cell against the reference cell, over seeds where both runs are valid.
 
-    ``b``: reference yes, other no; ``c``: reference no, other yes.
+    ``b``: reference yes, other no; ``c``: reference no, other yes. ``success_diff`` /
+    ``damage_free_diff``: the cell's rate minus the reference's over the pairs, with Newcombe's
+    method 10 interval (:func:`ani.campaign.stats.newcombe_paired`; ``p1`` is the cell's rate,
+    ``p2`` the reference's). ``success_holm`` / ``damage_free_holm``: the McNemar p adjusted by
+    Holm over the report's comparisons of that outcome (None: no pairs, not in the family).
     """
 
     cell: str
@@ -150,6 +167,10 @@ class Paired:
     #: issue 23 §2: per seed, where the two runs met their faults differently beyond the stated
     #: tolerance (:func:`ani.faults.exposure.exposure_differences`): ``"seed 1: ..."``
     exposure: list[str] = field(default_factory=list)
+    success_diff: PairedDifference | None = None
+    damage_free_diff: PairedDifference | None = None
+    success_holm: float | None = None
+    damage_free_holm: float | None = None
 
 
 @dataclass
@@ -194,10 +215,16 @@ def _group_name(cell: str, stress: dict | None) -> str:
     return f"{cell} @ {label}" if label else cell
 
 
-def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSummary:
+def summarize(records: list[RunRecord], spec: dict | None = None, reference: str | None = None) -> CampaignSummary:
     """Aggregate ``records``; cell order from ``spec["cells"]`` (else order of first appearance),
     one row per (cell, stress value) when the campaign sweeps one (stress values in the spec's
-    order, then the cells)."""
+    order, then the cells). The paired comparisons are against ``reference`` (a cell's name),
+    else the spec's ``reference``, else the first cell.
+
+    Raises:
+        CampaignSpecError: ``reference`` (or the spec's) is not a cell of these records or spec;
+            the message lists the cells.
+    """
     spec = spec or {}
     cells_spec = [
         (c["name"], c.get("level") or spec.get("level") or "", c.get("blocklist", False))
@@ -245,9 +272,9 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
         )
     paired: list[Paired] = []
     if cells:
-        ref_cell = cells[0].cell
+        ref_cell = reference_cell(cells, reference or spec.get("reference"))
         refs = {stress_label(c.stress): c for c in cells if c.cell == ref_cell}
-        for other in cells[1:]:
+        for other in cells:
             # only pairs at the same seed and the same stress point: the same brownfield,
             # target and fault schedule (another stress point is another brownfield)
             ref = refs.get(stress_label(other.stress))
@@ -263,8 +290,11 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
                     success=_mcnemar(pairs, "success"),
                     damage_free=_mcnemar(pairs, "damage_free"),
                     exposure=_exposure_warnings(pairs),
+                    success_diff=_difference(pairs, "success"),
+                    damage_free_diff=_difference(pairs, "damage_free"),
                 )
             )
+        _adjust(paired)
     planned = None
     if spec.get("variants") and spec.get("cells"):
         planned = int(spec["variants"]) * len(spec["cells"]) * len(points)
@@ -276,6 +306,158 @@ def summarize(records: list[RunRecord], spec: dict | None = None) -> CampaignSum
         planned,
         records,
     )
+
+
+def reference_cell(cells: list[CellSummary], wanted: str | None) -> str:
+    """The reference cell's name: ``wanted`` when it names a cell, the first cell when None.
+
+    Raises:
+        CampaignSpecError: ``wanted`` names no cell (the message lists the cells).
+    """
+    names = list(dict.fromkeys(c.cell for c in cells))
+    if wanted is None:
+        return names[0]
+    if wanted not in names:
+        raise CampaignSpecError(f"reference cell {wanted!r} is not a cell of this campaign; cells: {', '.join(names)}")
+    return wanted
+
+
+def _difference(pairs: list[tuple[RunRecord, RunRecord]], attr: str) -> PairedDifference:
+    """The row's rate minus the reference's over ``pairs`` (reference, row), Newcombe method 10."""
+    both = sum(1 for x, y in pairs if getattr(x, attr) and getattr(y, attr))
+    row_only = sum(1 for x, y in pairs if not getattr(x, attr) and getattr(y, attr))
+    ref_only = sum(1 for x, y in pairs if getattr(x, attr) and not getattr(y, attr))
+    return newcombe_paired(both, row_only, ref_only, len(pairs) - both - row_only - ref_only)
+
+
+def _adjust(paired: list[Paired]) -> None:
+    """Set each comparison's Holm-adjusted p, per outcome, over the comparisons with pairs."""
+    for attr, _ in PAIRED_OUTCOMES:
+        family = [p for p in paired if p.pairs]
+        for p, adj in zip(family, holm([getattr(p, attr).p_value for p in family]), strict=True):
+            setattr(p, f"{attr}_holm", adj)
+
+
+def holm_family(s: CampaignSummary) -> int:
+    """How many comparisons Holm's correction is over (per outcome): those with pairs."""
+    return sum(1 for p in s.paired if p.pairs)
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def _p3(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def difference_text(d: PairedDifference | None) -> str:
+    """``0.40 [0.03, 0.72]`` (the difference and its 95% interval); ``-`` without pairs."""
+    if d is None or d.diff is None:
+        return "-"
+    return f"{d.diff:+.2f} [{d.lo:+.2f}, {d.hi:+.2f}]"
+
+
+def question_line(p: Paired, code: str = "`") -> str:
+    """The question one comparison answers, in a line: ``a3t vs a1 (5 paired seeds): damage-free
+    1.00 vs 0.60, difference +0.40 [+0.03, +0.72], p = 0.25 (Holm); success ...``; names quoted
+    with ``code`` (Markdown's backtick, or '' for HTML and the terminal)."""
+    head = f"{code}{p.cell}{code} vs {code}{p.reference}{code} ({p.pairs} paired seed{'' if p.pairs == 1 else 's'})"
+    if not p.pairs:
+        return head + ": no seed where both runs are valid, nothing to compare"
+    parts = []
+    for attr, name in reversed(PAIRED_OUTCOMES):  # damage-free first: the safety question
+        d: PairedDifference = getattr(p, f"{attr}_diff")
+        parts.append(f"{name} {_num(d.p1)} vs {_num(d.p2)}, difference {difference_text(d)}, "
+                     f"p = {_p3(getattr(p, f'{attr}_holm'))} (Holm)")
+    return head + ": " + "; ".join(parts)
+
+
+def question_lines(s: CampaignSummary, code: str = "`") -> list[str]:
+    """One :func:`question_line` per comparison of ``s``."""
+    return [question_line(p, code) for p in s.paired]
+
+
+def paired_note(s: CampaignSummary) -> str:
+    """What the paired columns mean, with the interval's method and source and Holm's family."""
+    m = holm_family(s)
+    return (f"difference: the row's rate minus the reference's over the paired seeds, with its 95% interval by "
+            f"{PAIRED_METHOD} (hybrid score: the two rates' Wilson intervals combined with a correction for their "
+            f"pairing; {PAIRED_SOURCE}). p: exact McNemar, two-sided; p (Holm): adjusted by Holm's step-down "
+            f"method over the {m} comparison{'' if m == 1 else 's'} of this report, per outcome.")
+
+
+def _environment_text(p: dict) -> str:
+    """``ani-sdk 0.1.0 (git aaffd4099e82, modified), FRR 8.4.4, kernel 6.1.0, Python 3.11.7``."""
+    git = ""
+    if p.get("git_commit"):
+        git = f" (git {str(p['git_commit'])[:12]}{', modified' if p.get('git_dirty') else ''})"
+    return (f"ani-sdk {p.get('ani_sdk') or '?'}{git}, FRR {p.get('frr') or 'unknown'}, "
+            f"kernel {p.get('kernel') or 'unknown'}, Python {p.get('python') or 'unknown'}")
+
+
+def _agent_text(a: dict) -> str:
+    """``llm qwen2.5:7b at 127.0.0.1:11434``; ``scripted``."""
+    return (str(a.get("kind", "?")) + (f" {a['model']}" if a.get("model") else "")
+            + (f" at {a['endpoint']}" if a.get("endpoint") else ""))
+
+
+def provenance_lines(records: list[RunRecord]) -> list[str]:
+    """What produced the runs (issue 26 §3; :mod:`ani.campaign.provenance`), as the report's
+    header says it: one line per distinct environment (with a warning when there are several),
+    the agents, and how many runs were recorded before provenance was; [] without records."""
+    if not records:
+        return []
+    envs: dict[str, int] = {}
+    agents: dict[str, int] = {}
+    for r in records:
+        if r.provenance:
+            envs[_environment_text(r.provenance)] = envs.get(_environment_text(r.provenance), 0) + 1
+            a = _agent_text(r.provenance.get("agent") or {})
+            agents[a] = agents.get(a, 0) + 1
+    missing = sum(1 for r in records if not r.provenance)
+    out = []
+    if len(envs) == 1:
+        out.append(f"provenance: {next(iter(envs))}; agent: {', '.join(agents)}")
+    elif envs:
+        out.append(f"**warning**: the runs come from {len(envs)} different environments: "
+                   + "; ".join(f"{e} ({n} run{'' if n == 1 else 's'})" for e, n in envs.items())
+                   + f"; agents: {', '.join(agents)}")
+    if missing:
+        out.append(f"provenance: not recorded for {missing} run{'' if missing == 1 else 's'} (written before "
+                   "ani-sdk recorded it)")
+    return out
+
+
+def _paired_markdown(s: CampaignSummary) -> list[str]:
+    """``## Paired comparisons``: the question each comparison answers in a line, then the table
+    (discordant pairs, difference with its interval, exact McNemar p and Holm's); [] without."""
+    if not s.paired:
+        return []
+    refs = list(dict.fromkeys(p.reference for p in s.paired))
+    m = holm_family(s)
+    if len(refs) == 1:
+        lines = ["", f"## Paired comparisons against `{refs[0]}` (exact McNemar, two-sided; Holm over {m} "
+                 f"comparison{'' if m == 1 else 's'} per outcome)", "",
+                 f"b: `{refs[0]}` yes and the other cell no; c: the reverse. Only seeds where both runs are valid."]
+    else:
+        lines = ["", f"## Paired comparisons (exact McNemar, two-sided; Holm over {m} comparison{'' if m == 1 else 's'} "
+                 "per outcome)", "",
+                 "Each row against its reference: the reference cell at the same stress value. b: the reference yes "
+                 "and the row no; c: the reverse. Only seeds where both runs are valid."]
+    lines += ["", *(f"- {q}" for q in question_lines(s)), ""]
+    ref_col = "reference | " if len(refs) > 1 else ""
+    cols = " | ".join(f"{name} b | {name} c | {name} difference [95% CI] | p | p (Holm)" for _, name in PAIRED_OUTCOMES)
+    lines += [f"| cell | {ref_col}pairs | {cols} |",
+              "|" + "---|" * (2 + (len(refs) > 1) + 5 * len(PAIRED_OUTCOMES))]
+    for p in s.paired:
+        row = [p.cell] + ([p.reference] if len(refs) > 1 else []) + [str(p.pairs)]
+        for attr, _ in PAIRED_OUTCOMES:
+            m_res: McNemarResult = getattr(p, attr)
+            row += [str(m_res.b), str(m_res.c), difference_text(getattr(p, f"{attr}_diff")), _p(m_res, p.pairs),
+                    "-" if not p.pairs else _p3(getattr(p, f"{attr}_holm"))]
+        lines.append("| " + " | ".join(row) + " |")
+    return lines + ["", paired_note(s)]
 
 
 def _exposure_warnings(pairs: list[tuple[RunRecord, RunRecord]]) -> list[str]:
@@ -679,6 +861,7 @@ def render_markdown(s: CampaignSummary) -> str:
         + (f" of {s.planned} planned" if s.planned is not None else "")
         + f"; infrastructure errors: {sum(len(c.infra) for c in s.cells)} (excluded from every rate below)"
     )
+    lines += [f"- {x}" for x in provenance_lines(s.records)]  # issue 26 §3
     lines += _cells_markdown(s)
     lines += ["", "## Rates (95% intervals)", ""]
     lines += [
@@ -712,37 +895,7 @@ def render_markdown(s: CampaignSummary) -> str:
     lines += _faults_markdown(s)  # issue 23 §2
     lines += observer_markdown(s)  # observer-run (issue 14 §2)
     lines += ncb_markdown(s)  # ncb-scores (issue 15 §3)
-    if s.paired:
-        refs = list(dict.fromkeys(p.reference for p in s.paired))
-        ref = refs[0]
-        if len(refs) == 1:
-            lines += [
-                "",
-                f"## Paired comparisons against `{ref}` (exact McNemar, two-sided)",
-                "",
-                f"b: `{ref}` yes and the other cell no; c: the reverse. Only seeds where both runs are valid.",
-                "",
-                "| cell | pairs | success b | success c | p | damage-free b | damage-free c | p |",
-                "|---|---|---|---|---|---|---|---|",
-            ]
-        else:
-            lines += [
-                "",
-                "## Paired comparisons (exact McNemar, two-sided)",
-                "",
-                "Each row against its reference: the first cell at the same stress value (the first "
-                "cell itself against its first stress value). b: the reference yes and the row no; "
-                "c: the reverse. Only seeds where both runs are valid.",
-                "",
-                "| cell | reference | pairs | success b | success c | p | damage-free b | damage-free c | p |",
-                "|---|---|---|---|---|---|---|---|---|",
-            ]
-        for p in s.paired:
-            lines.append(
-                f"| {p.cell} | " + (f"{p.reference} | " if len(refs) > 1 else "")
-                + f"{p.pairs} | {p.success.b} | {p.success.c} | {_p(p.success, p.pairs)} "
-                f"| {p.damage_free.b} | {p.damage_free.c} | {_p(p.damage_free, p.pairs)} |"
-            )
+    lines += _paired_markdown(s)
     lines += _exposure_markdown(s)  # issue 23 §2
     lines += known_answer_markdown(s)  # issue 25 §3: after the comparisons it explains
     lines += _bound_markdown(s)
@@ -801,7 +954,7 @@ def render_markdown(s: CampaignSummary) -> str:
         "",
         "Wilson and Clopper-Pearson intervals stay valid near 0 and 1; with 0 events in n runs the "
         "95% upper bound is about 3/n (rule of three). McNemar uses only discordant pairs; with none, "
-        "p = 1. See docs/campaigns.md.",
+        f"p = 1. Paired differences: {PAIRED_METHOD}; p-values Holm-adjusted per outcome. See docs/campaigns.md.",
         "",
     ]
     return "\n".join(lines)
@@ -845,23 +998,29 @@ def _outcomes_markdown(s: CampaignSummary) -> list[str]:
 # --- end cases-tools ---
 
 
-def load_summary(out_dir: str | Path) -> CampaignSummary:
-    """Summary of a results folder (``runs.jsonl`` + ``spec.json``)."""
+def load_summary(out_dir: str | Path, reference: str | None = None) -> CampaignSummary:
+    """Summary of a results folder (``runs.jsonl`` + ``spec.json``), compared against
+    ``reference`` (else the spec's ``reference:``, else the first cell).
+
+    Raises CampaignSpecError: ``reference`` is not a cell of the folder (the cells listed).
+    """
     out = Path(out_dir)
-    return summarize(read_runs(out), _load_spec(out))
+    return summarize(read_runs(out), _load_spec(out), reference)
 
 
-def write_report(out_dir: str | Path) -> Path:
-    """(Re)write ``out_dir/summary.md`` from ``runs.jsonl``; returns its path.
+def write_report(out_dir: str | Path, reference: str | None = None) -> Path:
+    """(Re)write ``out_dir/summary.md`` from ``runs.jsonl``, compared against ``reference``
+    (:func:`load_summary`); returns its path.
 
-    Raises FileNotFoundError if ``out_dir`` is not a folder.
+    Raises FileNotFoundError if ``out_dir`` is not a folder; CampaignSpecError: an unknown
+    ``reference`` (nothing written).
     """
     out = Path(out_dir)
     if not out.is_dir():
         raise FileNotFoundError(f"{out} is not a folder")
     path = out / SUMMARY_FILE
     tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(render_markdown(load_summary(out)), encoding="utf-8")
+    tmp.write_text(render_markdown(load_summary(out, reference)), encoding="utf-8")
     tmp.replace(path)
     return path
 
@@ -941,12 +1100,23 @@ def summary_tables(s: CampaignSummary) -> list[Table]:
     return [rates, cost, proc]
 
 
-def print_summary(out_dir: str | Path, console: Console | None = None) -> CampaignSummary:
-    """Print the cell table (and the infrastructure errors) of a results folder."""
+def print_summary(out_dir: str | Path, console: Console | None = None, reference: str | None = None) -> CampaignSummary:
+    """Print the cell table, the paired comparisons against ``reference`` (one line each:
+    :func:`question_lines`) and the infrastructure errors of a results folder.
+
+    Raises CampaignSpecError: an unknown ``reference`` (:func:`load_summary`).
+    """
     console = console or FullWidthConsole()
-    s = load_summary(out_dir)
+    s = load_summary(out_dir, reference)
     for table in summary_tables(s):
         console.print(table)
+    if s.paired:
+        m = holm_family(s)
+        console.print(f"paired comparisons: rates over the paired seeds, difference [95% {PAIRED_METHOD}], "
+                      f"exact McNemar p Holm-adjusted over {m} comparison{'' if m == 1 else 's'} per outcome",
+                      soft_wrap=True, markup=False, highlight=False)
+        for line in question_lines(s, ""):
+            console.print(f"  {line}", soft_wrap=True, markup=False, highlight=False)
     for c in s.cells:
         for r in c.infra:
             what = "environment invalid" if r.label == ENV_INVALID else "infra error"  # faults (issue 14)

@@ -140,6 +140,10 @@ class RunRecord(RunFactors):
             (a NetConfBench task): command score, reasoning score (with its model id and
             weight sha256), the applied commands and the initial configurations harvesting
             needs (:class:`ani.netconfbench.scoring.NcbScores`); None for other runs.
+        provenance: what produced the run (issue 26 §3; :func:`ani.campaign.provenance.run_provenance`):
+            ``ani_sdk``, ``git_commit`` / ``git_dirty`` (None: not a git checkout), ``frr``, ``kernel``,
+            ``python`` of the host that ran it and ``agent`` (``kind``, ``model``, ``endpoint`` host:port);
+            None in records written before it.
         budget_exhausted (property): ``stop_reason`` is a budget's (``max_steps``,
             ``max_tokens``, ``wall_clock``); such a run is graded like any other, and is never
             an agent error.
@@ -200,6 +204,7 @@ class RunRecord(RunFactors):
     #: ``ani.agents.mistakes.Made`` dumped; the known-answer measures add to it after grading);
     #: None: no mistake (an agent without mistakes, none drawn, or records written before it)
     mistake: dict[str, Any] | None = None
+    provenance: dict[str, Any] | None = None  # issue 26 §3
     # --- campaign-factors: the run's factors and its cost ---
     form: str | None = None
     model: str | None = None

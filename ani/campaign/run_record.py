@@ -8,6 +8,7 @@ from typing import Any
 
 from ani.campaign.metrics import compute_metrics
 from ani.campaign.outcomes import invalid_calls
+from ani.campaign.provenance import run_provenance
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, RunRecord, label_for
 from ani.trajectory import Trajectory
 
@@ -47,6 +48,7 @@ def build_record(ctx: Any) -> RunRecord:
         faults=state.get("faults", []),
         mistake=state.get("mistake"),
         timings=dict(ctx.timings),
+        provenance=run_provenance(ctx.plan.agent),  # issue 26 §3: cached per process
         **extra,
         **outcome_fields(state, calls),
         **ncb_fields(state, label),

@@ -57,7 +57,9 @@ matched-budget check refuses cells whose agents differ in any key but the factor
 (:data:`AGENT_FACTOR_KEYS`: ``model`` lets ``model``, ``base_url``, ``api_key_env``, ``tool_choice`` differ,
 ``agent_mode`` lets ``mode``, ``recovery``), naming the cell, the key, its kind (system prompt,
 caps, retry policy, observation interface, ...) and both values. ``bound: B`` instead of
-``variants:`` sets S = ceil(3/B) (rule of three).
+``variants:`` sets S = ceil(3/B) (rule of three). ``reference: CELL`` names the cell every other
+cell is compared with in the report (default: the first cell; ``ani campaign report DIR
+--reference CELL`` overrides it).
 
 :func:`load_spec` validates it and raises :class:`~ani.errors.CampaignSpecError`
 naming the file and the bad field (``cells[2](x).task: unknown task class 'y'; known: ...``).
@@ -291,6 +293,8 @@ class CampaignSpec(BaseModel):
         form: the HAI form of the cells' tasks that name none: ``intent`` (default) or ``ticket``.
         bound: the damage bound to assert, in (0, 1): S = ceil(3 / bound) (rule of three;
             instead of ``variants``); the report says whether each cell reached it.
+        reference: the cell the report compares every other cell with (paired difference,
+            exact McNemar, Holm); None: the first cell. A reporting choice: runs do not depend on it.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -316,6 +320,7 @@ class CampaignSpec(BaseModel):
     form: Literal["intent", "ticket"] = "intent"
     bound: float | None = Field(None, gt=0, lt=1)
     # --- end campaign-factors ---
+    reference: str | None = None  # issue 26 §3: the report's reference cell
     # --- netconfbench: task files as the variants (ani.netconfbench.variant.TaskCatalogue) ---
     tasks: str | list[str] | None = None
     tasks_paths: list[str] | None = None
@@ -528,6 +533,9 @@ def _design_errors(spec: CampaignSpec) -> list[str]:
     """What is wrong with the campaign's design (fields are fine one by one): one message each,
     naming the field."""
     errors: list[str] = []
+    names = [c.name for c in spec.cells]
+    if spec.reference is not None and spec.reference not in names:
+        errors.append(f"reference: {spec.reference!r} is not a cell of this campaign; cells: {', '.join(names)}")
     if "faults" in spec.model_fields_set and "fault_rate" not in spec.model_fields_set and (
         "fault_rate" not in spec.stress
     ):

@@ -3,12 +3,19 @@
 The target regime of a safety benchmark is a damage probability near zero, so
 proportions are reported with intervals that stay valid at 0/n and n/n
 (Wilson, Clopper-Pearson), and paired cells are compared with an exact test on
-discordant pairs (McNemar). See ``docs/campaigns.md``.
+discordant pairs (McNemar), the paired difference of their rates with Newcombe's (1998)
+method 10 interval, and Holm's correction across the comparisons of one report. See
+``docs/campaigns.md``.
 
     >>> wilson(0, 20)[0]
     0.0
     >>> mcnemar_exact(0, 5).p_value
     0.0625
+    >>> d = newcombe_paired(36, 12, 2, 0)
+    >>> round(d.diff, 4), round(d.lo, 4), round(d.hi, 4)
+    (0.2, 0.0569, 0.3404)
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from scipy.stats import binomtest
 __all__ = [
     "Interval",
     "McNemarResult",
+    "PairedDifference",
+    "holm",
+    "newcombe_paired",
     "wilson",
     "clopper_pearson",
     "interval",
@@ -178,3 +188,112 @@ def mcnemar_exact(b: int, c: int) -> McNemarResult:
         return McNemarResult(b, c, 1.0, "no discordant pairs")
     p = float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
     return McNemarResult(b, c, min(1.0, p))
+
+
+#: the name of the paired-difference interval, as the reports print it
+PAIRED_METHOD = "Newcombe (1998) method 10"
+#: its source, as the reports and docs cite it
+PAIRED_SOURCE = ("R. G. Newcombe, Improved confidence intervals for the difference between binomial "
+                 "proportions based on paired data, Statistics in Medicine 17:2635-2650 (1998), method 10")
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """The difference ``p1 - p2`` of two paired proportions with its interval.
+
+    Attributes:
+        n: pairs.
+        p1: the first member's rate, ``(e + f) / n`` (None: no pairs).
+        p2: the second member's rate, ``(e + g) / n`` (None: no pairs).
+        diff: ``p1 - p2 = (f - g) / n`` in [-1, 1] (None: no pairs).
+        lo, hi: the interval's limits in [-1, 1] (``-1, 1`` without pairs).
+        note: why the interval is uninformative (``"no pairs"``), else ``""``.
+    """
+
+    n: int
+    p1: float | None
+    p2: float | None
+    diff: float | None
+    lo: float
+    hi: float
+    note: str = ""
+
+
+def _phi(e: int, f: int, g: int, h: int) -> float:
+    """Newcombe's correlation estimate: ``C / sqrt(A)`` with ``A`` the product of the four
+    margins, ``B = e h - f g`` and ``C = B - n/2`` if ``B > n/2``, ``0`` if ``0 <= B <= n/2``,
+    ``B`` if ``B < 0``; 0 when a margin is empty (A = 0)."""
+    n = e + f + g + h
+    a = (e + f) * (g + h) * (e + g) * (f + h)
+    if a == 0:
+        return 0.0
+    b = e * h - f * g
+    c = b - n / 2 if b > n / 2 else (b if b < 0 else 0.0)
+    return c / math.sqrt(a)
+
+
+def newcombe_paired(e: int, f: int, g: int, h: int, conf: float = 0.95) -> PairedDifference:
+    """Newcombe's (1998) method 10 interval for the difference of two paired proportions.
+
+    Of ``n = e + f + g + h`` pairs: ``e`` both yes, ``f`` the first yes and the second no, ``g``
+    the first no and the second yes, ``h`` both no. The difference is ``p1 - p2 = (f - g) / n``;
+    its limits combine the Wilson score intervals ``(l1, u1)``, ``(l2, u2)`` of the two margins
+    (:func:`wilson`, scipy) with the correlation correction ``phi`` (:func:`_phi`)::
+
+        lo = d - sqrt((p1 - l1)^2 - 2 phi (p1 - l1)(u2 - p2) + (u2 - p2)^2)
+        hi = d + sqrt((p2 - l2)^2 - 2 phi (p2 - l2)(u1 - p1) + (u1 - p1)^2)
+
+    A hybrid score interval: it stays inside [-1, 1] and keeps its coverage near 0 and 1 where
+    the Wald interval collapses (no discordant pairs: Wald gives a zero-width interval). Source:
+    :data:`PAIRED_SOURCE`; the unit tests reproduce the paper's Table III to four decimals.
+
+    Args:
+        e, f, g, h: non-negative integer counts.
+        conf: two-sided confidence level in (0, 1).
+
+    Returns:
+        :class:`PairedDifference`; with no pairs ``diff`` is None and the interval ``(-1, 1)``.
+
+    Raises:
+        ValueError: a count is negative or not an integer, or ``conf`` is out of range.
+    """
+    for name, v in (("e", e), ("f", f), ("g", g), ("h", h)):
+        if isinstance(v, bool) or int(v) != v or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+    if not 0.0 < conf < 1.0:
+        raise ValueError(f"conf must be in (0, 1), got {conf}")
+    e, f, g, h = int(e), int(f), int(g), int(h)
+    n = e + f + g + h
+    if n == 0:
+        return PairedDifference(0, None, None, None, -1.0, 1.0, "no pairs")
+    p1, p2 = (e + f) / n, (e + g) / n
+    l1, u1 = wilson(e + f, n, conf)
+    l2, u2 = wilson(e + g, n, conf)
+    phi = _phi(e, f, g, h)
+    d = p1 - p2
+    lo = d - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    hi = d + math.sqrt(max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2))
+    return PairedDifference(n, p1, p2, d, max(-1.0, lo), min(1.0, hi))
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm's (1979) step-down adjustment of ``pvalues`` (one family), in their order.
+
+    The i-th smallest of m p-values becomes ``max over j <= i of min(1, (m - j + 1) p_(j))``:
+    it controls the family-wise error rate at any level without assuming independence.
+    Source: S. Holm, A simple sequentially rejective multiple test procedure, Scandinavian
+    Journal of Statistics 6:65-70 (1979).
+
+    Raises:
+        ValueError: a p-value is not a number in [0, 1].
+    """
+    for p in pvalues:
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"p-values must be numbers in [0, 1], got {p!r}")
+    m = len(pvalues)
+    out = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda k: pvalues[k])):
+        running = max(running, min(1.0, (m - rank) * float(pvalues[i])))
+        out[i] = running
+    return out

@@ -75,6 +75,25 @@ def test_real_level_campaign(lab_host, tmp_path):
     )
     assert "no discordant pairs" in md
 
+    # issue 26 §3: provenance of a real run, and the report against another reference cell through the CLI
+    from typer.testing import CliRunner
+
+    from ani.campaign.provenance import environment
+    from ani.cli import app
+
+    dpkg = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "frr"], capture_output=True, text=True, check=False)
+    for r in recs.values():
+        assert r.provenance["frr"] == (dpkg.stdout.strip() or r.provenance["frr"]) and r.provenance["frr"]
+        assert r.provenance["agent"] == {"kind": "scripted"} and r.provenance["kernel"] == environment()["kernel"]
+    assert json.loads((out / "provenance.json").read_text())["sessions"][0]["agents"]["a2"] == {"kind": "scripted"}
+    res = CliRunner().invoke(app, ["campaign", "report", str(out), "--reference", "a2"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "Holm-adjusted over 2 comparisons per outcome" in text
+    assert ("a0 vs a2 (1 paired seed): damage-free 1.00 vs 1.00, difference +0.00 [-0.79, +0.79], p = 1 (Holm); "
+            "success 1.00 vs 1.00, difference +0.00 [-0.79, +0.79], p = 1 (Holm)") in text
+    assert "## Paired comparisons against `a2`" in (out / "summary.md").read_text()
+
     # every lab is gone: no namespace of theirs is left
     assert len(labs) == 3
     left = _netns()

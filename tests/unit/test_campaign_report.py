@@ -74,7 +74,9 @@ def test_paired_counts_and_mcnemar_only_on_valid_pairs():
     assert a1.success.wilson == wilson(5, 5) and a0.success.cp == clopper_pearson(0, 6)
 
     md = render_markdown(s)
-    assert "| a1 | 5 | 0 | 5 | 0.0625 | 0 | 0 | 1 (no discordant pairs) |" in md
+    # b, c, the paired difference [Newcombe method 10], p, p (Holm: one comparison, unchanged)
+    assert ("| a1 | 5 | 0 | 5 | +1.00 [+0.39, +1.00] | 0.0625 | 0.0625 | 0 | 0 | +0.00 [-0.43, +0.43] "
+            "| 1 (no discordant pairs) | 1 |") in md
     assert "- `a1-t-s6` (cell a1, seed 6): lab up: LabError: boom" in md
     lo, hi = wilson(5, 5)
     assert f"5/5 (1.00) | [{lo:.3f}, {hi:.3f}]" in md
@@ -182,7 +184,8 @@ def test_a_cell_without_any_pair_shows_no_p_value():
     (p,) = s.paired
     assert p.pairs == 0
     md = render_markdown(s)
-    assert "| a1 | 0 | 0 | 0 | - (no pairs) | 0 | 0 | - (no pairs) |" in md
+    assert "| a1 | 0 | 0 | 0 | - | - (no pairs) | - | 0 | 0 | - | - (no pairs) | - |" in md
+    assert "- `a1` vs `a0` (0 paired seeds): no seed where both runs are valid, nothing to compare" in md
     assert "1 (no discordant pairs)" not in md
 
 

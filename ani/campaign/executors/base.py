@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ani.campaign.plan import RunPlan
+from ani.campaign.provenance import run_provenance
 from ani.campaign.results import INFRA, RunRecord
 from ani.campaign.spec import agent_mode_of
 from ani.errors import ConfigError
@@ -97,6 +98,7 @@ def lost_record(plan: RunPlan, reason: str, *, trajectory: str | None = None) ->
         form=plan.form,
         model=str(agent["model"]) if agent.get("model") is not None else None,
         agent_mode=agent_mode_of(agent),
+        provenance=run_provenance(agent),  # issue 26 §3 (this process's host)
     )
 
 
