@@ -6,7 +6,9 @@ into the containers with ``docker exec clab-<lab>-<node> ...`` the way ani's obs
 a lab's namespaces (:mod:`ani.observer.evaluate`):
 
 - ``reach`` (``expect: true``): a ping from ``src`` to ``dst`` answered; ``isolated``
-  (``expect: false``): none of 3 pings answered;
+  (``expect: false``): ping ran and none of its ``NEG_PINGS`` (default 3) pings was answered
+  (read from ping's summary, ``N received``, as the observer reads it: a ping that could not run
+  is a failure, not isolation);
 - ``loopback``: a ping from the router to the address, sourced from ``source``;
 - ``bgp_session``: the neighbor's ``state`` in ``show bgp summary json`` is Established;
 - ``route``: ``show ip route PREFIX json`` has exactly the prefix (or not, ``expect: false``),
@@ -77,6 +79,7 @@ sys.exit(0)
 _PRELUDE = r'''set -u
 PREFIX=${PREFIX:-clab-@LAB@}   # Containerlab names the containers clab-<lab>-<node>
 TRIES=${TRIES:-20}             # attempts of a positive check, one second apart
+NEG_PINGS=${NEG_PINGS:-3}      # pings of an isolation check, none may be answered
 pass=0; fail=0
 JUDGE=$(cat <<'PY'
 @JUDGE@
@@ -94,18 +97,20 @@ attempt() {  # COMMAND...: up to TRIES times until it succeeds
 result() {  # STATUS NAME
   if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok   $2"; else fail=$((fail + 1)); echo "FAIL $2"; fi
 }
-pings() {  # NODE COUNT PING-ARGS...: some answer
+received() {  # NODE COUNT PING-ARGS...: prints how many pings were answered, nothing if ping failed
   local node=$1 count=$2; shift 2
-  docker exec "$PREFIX-$node" ping -q -c "$count" -W 1 "$@" >/dev/null 2>&1
+  docker exec "$PREFIX-$node" ping -q -c "$count" -W 1 "$@" 2>/dev/null | sed -nE 's/.* ([0-9]+) (packets )?received.*/\1/p'
 }
+answered() { local n; n=$(received "$@"); [ -n "$n" ] && [ "$n" -gt 0 ]; }   # some answer
+unanswered() { local n; n=$(received "$@"); [ "$n" = 0 ]; }                   # ping ran, no answer
 judge() {  # ROUTER KIND COMMAND... -- ARGS...: vtysh's output judged inside the router
   local r=$1 kind=$2 cmds=(); shift 2
   while [ "$1" != -- ]; do cmds+=(-c "$1"); shift; done; shift
   docker exec "$PREFIX-$r" vtysh "${cmds[@]}" 2>/dev/null | docker exec -i "$PREFIX-$r" python3 -c "$JUDGE" "$kind" "$@"
 }
-reach()    { attempt pings "$2" 1 "$3"; result $? "$1"; }              # NAME SRC DST
-isolated() { ! pings "$2" 3 "$3"; result $? "$1"; }                     # NAME SRC DST
-loopback() { attempt pings "$2" 1 -I "$4" "$3"; result $? "$1"; }       # NAME ROUTER ADDRESS SOURCE
+reach()    { attempt answered "$2" 1 "$3"; result $? "$1"; }           # NAME SRC DST
+isolated() { unanswered "$2" "$NEG_PINGS" "$3"; result $? "$1"; }        # NAME SRC DST
+loopback() { attempt answered "$2" 1 -I "$4" "$3"; result $? "$1"; }    # NAME ROUTER ADDRESS SOURCE
 bgp()      { attempt judge "$2" bgp "show bgp summary json" -- "$3"; result $? "$1"; }  # NAME ROUTER NEIGHBOR
 route() {  # NAME ROUTER PREFIX EXPECT(1|0) [protocol=|next_hop=|distance=|local_pref=|community=VALUE...]
   local name=$1 r=$2 p=$3; shift 3
