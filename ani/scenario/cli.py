@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -199,7 +199,7 @@ def check_cmd(
 
 @app.command("export")
 def export_cmd(
-    file: Annotated[Path, typer.Argument(help="scenario file (ani scenario generate writes one)")],
+    file: Annotated[Path, typer.Argument(help="scenario file (ani scenario generate writes one) or topology file")],
     fmt: Annotated[str, typer.Option("--format", help="export format: containerlab")] = "containerlab",
     out: Annotated[Path | None, typer.Option("--out", help="folder to write (created; must be empty "
                                              "unless --force)")] = None,
@@ -216,8 +216,6 @@ def export_cmd(
     daemons), interfaces.csv (ani's interface names -> eth1, eth2, ...) and check-invariants.sh
     (the baseline invariants, checked with docker exec); docs/scenarios.md, Containerlab."""
     from ani.scenario import containerlab as clab
-    from ani.scenario.generate import is_manifest
-    from ani.scenario.manifest import load_scenario
 
     if fmt != "containerlab":
         raise _fail(f"--format {fmt}: unknown export format (known: containerlab)")
@@ -228,8 +226,7 @@ def export_cmd(
     if out is None:
         raise _fail("give the folder to write: --out DIR")
     try:
-        _refuse_manifest(file, is_manifest)
-        s = load_scenario(file)
+        s = clab.load_for_export(file)
         files = clab.export(s, router_image=router_image or clab.ROUTER_IMAGE,
                             host_image=host_image or clab.HOST_IMAGE)
         clab.write(files, out, force=force)
@@ -242,17 +239,3 @@ def export_cmd(
     console.print(escape(f"containerlab deploy -t {out / name} && {out / 'check-invariants.sh'}"),
                   highlight=False, soft_wrap=True)
 
-
-def _refuse_manifest(file: Path, is_manifest: Any) -> None:
-    """Raise TopologyError if ``file`` is a scenario manifest (generate a scenario first)."""
-    from ani.errors import TopologyError
-    from ani.lab.topology import load_yaml
-    from ani.resources import resolve
-
-    try:
-        data = load_yaml(resolve(file))
-    except (FileNotFoundError, TopologyError):
-        return  # load_scenario names the problem
-    if isinstance(data, dict) and is_manifest(data):
-        raise TopologyError(f"{file}: this is a scenario manifest, not a scenario file: generate one first "
-                            f"(ani scenario generate {file} --seed N) and export that")

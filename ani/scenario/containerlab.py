@@ -283,6 +283,32 @@ def export(scenario: Any, *, router_image: str = ROUTER_IMAGE, host_image: str =
     return files
 
 
+def load_for_export(path: str | Path) -> Any:
+    """The :class:`ani.scenario.Scenario` to export from ``path``: a scenario file, or a plain
+    topology file (routers, hosts, links: a scenario without tenants, its invariants computed
+    from its configs). Raises TopologyError: missing, not YAML, invalid (the field named), or a
+    manifest, campaign or NetConfBench file (what it is said, nothing of its content)."""
+    from ani.lab.topology import load_yaml, other_kind, parse_topology
+    from ani.resources import resolve
+    from ani.scenario.generate import is_manifest
+    from ani.scenario.manifest import Scenario, parse_scenario
+
+    try:
+        p = resolve(path)
+    except FileNotFoundError:
+        raise TopologyError(f"{path}: no such scenario file") from None
+    data = load_yaml(p)
+    if (kind := other_kind(data)) is not None:
+        raise TopologyError(f"{path}: this is a {kind} file, not a scenario or topology file")
+    if is_manifest(data):
+        raise TopologyError(f"{path}: this is a scenario manifest, not a scenario file: generate one first "
+                            f"(ani scenario generate {path} --seed N) and export that")
+    if isinstance(data, dict) and "topology" not in data and "routers" in data:
+        topo = parse_topology(data, source=str(path))
+        return Scenario(name=topo.name, topology=topo, tenants={})
+    return parse_scenario(data, source=str(path))
+
+
 def write(files: dict[str, str], out: Path, *, force: bool = False) -> list[Path]:
     """Write ``files`` under folder ``out`` (created if missing); ``check-invariants.sh`` is made
     executable. Returns the paths written. Raises TopologyError if ``out`` is a file, or a folder

@@ -320,6 +320,7 @@ def test_cli_export_writes_the_folder_and_refuses_to_overwrite(tmp_path):
     (["scenarios/brownfield-small.yaml"], "give the folder to write: --out DIR"),
     (["scenarios/brownfield-small.yaml", "--out", "X", "-o", "Y"], "give one"),
     (["no-such.yaml", "--out", "X"], "no such scenario file"),
+    (["campaigns/level-sweep.yaml", "--out", "X"], "this is a campaign file, not a scenario or topology file"),
 ])
 def test_cli_export_bad_input_exits_2(tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(ROOT)
@@ -327,6 +328,16 @@ def test_cli_export_bad_input_exits_2(tmp_path, monkeypatch, args, message):
     res = CliRunner().invoke(app, ["scenario", "export", *args])
     assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
     assert not (tmp_path / "X").exists()
+
+
+def test_a_plain_topology_file_exports_with_its_computed_invariants(tmp_path):
+    out = tmp_path / "tri"
+    res = CliRunner().invoke(app, ["scenario", "export", str(ROOT / "tests/data/tri-ospf-ibgp.yaml"), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = yaml.safe_load((out / "tri-ospf-ibgp.clab.yml").read_text())
+    assert schema_errors(doc) == [] and set(doc["topology"]["nodes"]) == {"r1", "r2", "r3", "h1", "h2"}
+    script = (out / "check-invariants.sh").read_text()
+    assert "\nbgp 'bgp r1 -> " in script and "\nloopback 'loopback r1 -> " in script
 
 
 def test_write_refuses_a_file_as_folder(tmp_path):
