@@ -20,7 +20,9 @@ Interfaces: Containerlab's ``eth0`` is the management interface, so each node's 
 node's interface name in its ``frr.conf`` and ruleset is rewritten (``interface X`` blocks,
 static routes through an interface, ``update-source``, ...). A name that is also the name of
 something else in that config (a prefix-list, route-map, peer-group, nftables table / chain /
-set, the hostname) cannot be rewritten unambiguously: the export is refused, naming it.
+set, the hostname) cannot be rewritten unambiguously: the export is refused, naming it; so is a
+rewritten ``frr.conf`` that does not parse (``ani.device.parse``) as the original with only its
+interface names changed (an interface named like a word of the configuration, ``area``).
 
 Left out (they do not exist in containers): ani's network namespaces and FRR pathspaces (each
 router is a container with its own ``/etc/frr``), the lab's management plane (NETCONF / SSH
@@ -143,6 +145,36 @@ def _clashes(router: str, cfg: Any, nftables: str, ifnames: set[str]) -> None:
                             "configuration: it cannot be renamed for Containerlab unambiguously (rename one)")
 
 
+def _renamed_model(cfg: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """``cfg`` (a DeviceConfig) dumped with its interface names replaced as ``mapping`` says:
+    what the rewritten text must parse to."""
+    want = cfg.model_dump()
+    want["interfaces"] = {mapping.get(k, k): v for k, v in want["interfaces"].items()}
+    for route in want["static_routes"]:
+        route["nexthop"] = mapping.get(route["nexthop"], route["nexthop"])
+    for peers in (want["bgp"] or {}).get("peer_groups", {}), (want["bgp"] or {}).get("neighbors", {}):
+        for peer in peers.values():
+            if peer.get("update_source") in mapping:
+                peer["update_source"] = mapping[peer["update_source"]]
+    want["unmodelled"] = [rename_interfaces(line, mapping) for line in want["unmodelled"]]
+    return want
+
+
+def _check_rewrite(router: str, cfg: Any, text: str, mapping: dict[str, str]) -> None:
+    """Raise TopologyError unless ``text`` (the rewritten config) parses as ``cfg`` with only its
+    interfaces renamed (an interface named like a keyword, ``area``, would rewrite that too)."""
+    from ani.device.parse import parse
+
+    try:
+        got = parse(text).model_dump()
+    except ValueError:
+        got = None
+    if got != _renamed_model(cfg, mapping):
+        raise TopologyError(f"routers.{router}: renaming its interfaces for Containerlab would change its "
+                            "configuration beyond the names (an interface named like a word of the "
+                            "configuration?): rename the interface")
+
+
 def daemons_file(daemons: list[str]) -> str:
     """FRR 8.4's ``/etc/frr/daemons`` enabling exactly ``daemons`` (zebra and staticd always run
     and have no line). Raises TopologyError for a daemon FRR 8.4's file does not know."""
@@ -249,7 +281,9 @@ def router_files(scenario: Any, all_ports: list[Port]) -> dict[str, str]:
         mapping = {p.ifname: p.clab for p in all_ports if p.node == r}
         _clashes(r, scenario.device_configs[r], spec.nftables, set(mapping))
         text = spec.config if spec.config.endswith("\n") or not spec.config else spec.config + "\n"
-        out[f"{r}/frr.conf"] = header + rename_interfaces(text, mapping)
+        renamed = rename_interfaces(text, mapping)
+        _check_rewrite(r, scenario.device_configs[r], renamed, mapping)
+        out[f"{r}/frr.conf"] = header + renamed
         out[f"{r}/daemons"] = daemons_file(list(spec.daemons))
         if spec.nftables.strip():
             out[f"{r}/nftables.nft"] = rename_interfaces(spec.nftables, mapping).rstrip("\n") + "\n"

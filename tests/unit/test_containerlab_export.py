@@ -184,6 +184,17 @@ def test_an_interface_named_like_a_prefix_list_is_refused():
         export(parse_scenario(data))
 
 
+def test_an_interface_named_like_a_word_of_the_configuration_is_refused():
+    data = yaml.safe_load(SMALL.read_text())
+    c1 = data["topology"]["routers"]["c1"]
+    c1["config"] = c1["config"].replace("interface to-c2\n", "interface area\n")
+    for link in data["topology"]["links"]:
+        if link["a"] == {"node": "c1", "ifname": "to-c2"}:
+            link["a"]["ifname"] = "area"  # "ip ospf area 0" would become "ip ospf eth1 0"
+    with pytest.raises(TopologyError, match=r"routers\.c1: renaming its interfaces for Containerlab would change"):
+        export(parse_scenario(data))
+
+
 # -- router and host files -----------------------------------------------------------------------
 
 
