@@ -145,6 +145,25 @@ def _clashes(router: str, cfg: Any, nftables: str, ifnames: set[str]) -> None:
                             "configuration: it cannot be renamed for Containerlab unambiguously (rename one)")
 
 
+_NFT_IFACE_RE = re.compile(r"(?:iifname|oifname|iif|oif)\s+$")
+
+
+def _check_nft(router: str, nftables: str, mapping: dict[str, str]) -> None:
+    """Raise TopologyError if one of ``router``'s interface names occurs in its ruleset other
+    than as an interface: a quoted string (``iifname "to-c1"``, a set element) or the word after
+    ``iifname`` / ``oifname`` / ``iif`` / ``oif`` (an interface named ``drop`` would rewrite the
+    verdict)."""
+    if not mapping:
+        return
+    alts = "|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True))
+    for m in re.finditer(_WORD.format(f"(?:{alts})"), nftables):
+        quoted = nftables[m.start() - 1:m.start()] == '"' and nftables[m.end():m.end() + 1] == '"'
+        if not quoted and not _NFT_IFACE_RE.search(nftables[max(0, m.start() - 16):m.start()]):
+            raise TopologyError(f"routers.{router}: interface name {m.group(0)!r} occurs in its nftables "
+                                "ruleset other than as an interface (quoted, or after iifname / oifname): "
+                                "it cannot be renamed for Containerlab unambiguously (rename the interface)")
+
+
 def _renamed_model(cfg: Any, mapping: dict[str, str]) -> dict[str, Any]:
     """``cfg`` (a DeviceConfig) dumped with its interface names replaced as ``mapping`` says:
     what the rewritten text must parse to."""
@@ -286,6 +305,7 @@ def router_files(scenario: Any, all_ports: list[Port]) -> dict[str, str]:
         out[f"{r}/frr.conf"] = header + renamed
         out[f"{r}/daemons"] = daemons_file(list(spec.daemons))
         if spec.nftables.strip():
+            _check_nft(r, spec.nftables, mapping)
             out[f"{r}/nftables.nft"] = rename_interfaces(spec.nftables, mapping).rstrip("\n") + "\n"
     return out
 

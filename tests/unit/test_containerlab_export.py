@@ -195,6 +195,22 @@ def test_an_interface_named_like_a_word_of_the_configuration_is_refused():
         export(parse_scenario(data))
 
 
+def test_nftables_names_are_rewritten_only_where_they_are_interfaces():
+    data = generate(DEFAULT, seed=7)  # its invariants are listed: the ruleset is not read by ani's model
+    e1 = data["topology"]["routers"]["e1"]
+    e1["nftables"] = e1["nftables"].rstrip("\n") + (
+        '\ntable inet extra {\n  chain input {\n    type filter hook input priority 0; policy accept;\n'
+        '    iifname "to-c1" oifname to-c2 accept\n    iif { "to-c2", "to-c1" } accept\n  }\n}\n')
+    files = export(parse_scenario(data))
+    rows = {r["ani_ifname"]: r["clab_ifname"] for r in mapping(files) if r["node"] == "e1"}
+    nft = files["e1/nftables.nft"]
+    assert f'iifname "{rows["to-c1"]}" oifname {rows["to-c2"]} accept' in nft
+    assert f'iif {{ "{rows["to-c2"]}", "{rows["to-c1"]}" }} accept' in nft
+    e1["nftables"] += "# to-c1 is the uplink\n"
+    with pytest.raises(TopologyError, match=r"routers\.e1: interface name 'to-c1' occurs in its nftables ruleset"):
+        export(parse_scenario(data))
+
+
 # -- router and host files -----------------------------------------------------------------------
 
 
