@@ -46,6 +46,7 @@ import yaml
 from ani.errors import TopologyError
 from ani.lab.netns import IGMP_MAX_MEMBERSHIPS
 from ani.lab.topology import Topology
+from ani.scenario.clab_names import check_names, check_nft, check_rewrite, rename_interfaces
 from ani.scenario.clab_schema import SCHEMA_VERSION, schema_errors
 
 #: the FRR image of the routers: the 8.4 release Containerlab's own docs use (peering-lab),
@@ -62,9 +63,7 @@ MGMT_DEFAULT = IPv4Network("172.20.20.0/24")
 MGMT_CANDIDATES = tuple(IPv4Network(n) for n in ("172.31.254.0/24", "10.254.254.0/24", "192.168.254.0/24"))
 NFT_PATH = "/etc/nftables.nft"
 
-_WORD = r"(?<![A-Za-z0-9_.\-]){}(?![A-Za-z0-9_.\-])"
 _IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$")
-_NFT_NAME_RE = re.compile(r"^\s*(?:table\s+\S+|chain|set|map)\s+([A-Za-z0-9_.\-]+)", re.M)
 
 
 class _Flow(list):
@@ -119,79 +118,6 @@ def ports(topo: Topology) -> list[Port]:
             out.append(Port(ep.node, ep.ifname, names[(ep.node, ep.ifname)], other.node,
                             names[(other.node, other.ifname)], str(ep.address) if ep.address else None))
     return sorted(out, key=lambda p: (topo.nodes.index(p.node), int(p.clab[3:])))
-
-
-def rename_interfaces(text: str, mapping: dict[str, str]) -> str:
-    """``text`` with every whole-word occurrence of a key of ``mapping`` replaced by its value
-    (a word: delimited by anything but letters, digits, ``_ . -``), all in one pass (so
-    ``{"a": "b", "b": "a"}`` swaps)."""
-    if not mapping:
-        return text
-    alts = "|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True))
-    return re.sub(_WORD.format(f"(?:{alts})"), lambda m: mapping[m.group(0)], text)
-
-
-def _clashes(router: str, cfg: Any, nftables: str, ifnames: set[str]) -> None:
-    """Raise TopologyError if one of ``router``'s interface names also names something else in
-    its config (rewriting it would rename that too)."""
-    others: dict[str, str] = {cfg.hostname: "the hostname"}
-    others.update({n: "a prefix-list" for n in cfg.prefix_lists})
-    others.update({n: "a route-map" for n in cfg.route_maps})
-    if cfg.bgp is not None:
-        others.update({n: "a BGP peer-group" for n in cfg.bgp.peer_groups})
-    others.update({n: "an nftables table, chain or set" for n in _NFT_NAME_RE.findall(nftables)})
-    for name in sorted(ifnames & set(others)):
-        raise TopologyError(f"routers.{router}: interface name {name!r} is also {others[name]} in its "
-                            "configuration: it cannot be renamed for Containerlab unambiguously (rename one)")
-
-
-_NFT_IFACE_RE = re.compile(r"(?:iifname|oifname|iif|oif)\s+$")
-
-
-def _check_nft(router: str, nftables: str, mapping: dict[str, str]) -> None:
-    """Raise TopologyError if one of ``router``'s interface names occurs in its ruleset other
-    than as an interface: a quoted string (``iifname "to-c1"``, a set element) or the word after
-    ``iifname`` / ``oifname`` / ``iif`` / ``oif`` (an interface named ``drop`` would rewrite the
-    verdict)."""
-    if not mapping:
-        return
-    alts = "|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True))
-    for m in re.finditer(_WORD.format(f"(?:{alts})"), nftables):
-        quoted = nftables[m.start() - 1:m.start()] == '"' and nftables[m.end():m.end() + 1] == '"'
-        if not quoted and not _NFT_IFACE_RE.search(nftables[max(0, m.start() - 16):m.start()]):
-            raise TopologyError(f"routers.{router}: interface name {m.group(0)!r} occurs in its nftables "
-                                "ruleset other than as an interface (quoted, or after iifname / oifname): "
-                                "it cannot be renamed for Containerlab unambiguously (rename the interface)")
-
-
-def _renamed_model(cfg: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    """``cfg`` (a DeviceConfig) dumped with its interface names replaced as ``mapping`` says:
-    what the rewritten text must parse to."""
-    want = cfg.model_dump()
-    want["interfaces"] = {mapping.get(k, k): v for k, v in want["interfaces"].items()}
-    for route in want["static_routes"]:
-        route["nexthop"] = mapping.get(route["nexthop"], route["nexthop"])
-    for peers in (want["bgp"] or {}).get("peer_groups", {}), (want["bgp"] or {}).get("neighbors", {}):
-        for peer in peers.values():
-            if peer.get("update_source") in mapping:
-                peer["update_source"] = mapping[peer["update_source"]]
-    want["unmodelled"] = [rename_interfaces(line, mapping) for line in want["unmodelled"]]
-    return want
-
-
-def _check_rewrite(router: str, cfg: Any, text: str, mapping: dict[str, str]) -> None:
-    """Raise TopologyError unless ``text`` (the rewritten config) parses as ``cfg`` with only its
-    interfaces renamed (an interface named like a keyword, ``area``, would rewrite that too)."""
-    from ani.device.parse import parse
-
-    try:
-        got = parse(text).model_dump()
-    except ValueError:
-        got = None
-    if got != _renamed_model(cfg, mapping):
-        raise TopologyError(f"routers.{router}: renaming its interfaces for Containerlab would change its "
-                            "configuration beyond the names (an interface named like a word of the "
-                            "configuration?): rename the interface")
 
 
 def daemons_file(daemons: list[str]) -> str:
@@ -298,14 +224,14 @@ def router_files(scenario: Any, all_ports: list[Port]) -> dict[str, str]:
     header = f"! {scenario.name}: exported by ani scenario export (interface names: ../interfaces.csv)\n"
     for r, spec in scenario.topology.routers.items():
         mapping = {p.ifname: p.clab for p in all_ports if p.node == r}
-        _clashes(r, scenario.device_configs[r], spec.nftables, set(mapping))
+        check_names(r, scenario.device_configs[r], spec.nftables, set(mapping))
         text = spec.config if spec.config.endswith("\n") or not spec.config else spec.config + "\n"
         renamed = rename_interfaces(text, mapping)
-        _check_rewrite(r, scenario.device_configs[r], renamed, mapping)
+        check_rewrite(r, scenario.device_configs[r], renamed, mapping)
         out[f"{r}/frr.conf"] = header + renamed
         out[f"{r}/daemons"] = daemons_file(list(spec.daemons))
         if spec.nftables.strip():
-            _check_nft(r, spec.nftables, mapping)
+            check_nft(r, spec.nftables, mapping)
             out[f"{r}/nftables.nft"] = rename_interfaces(spec.nftables, mapping).rstrip("\n") + "\n"
     return out
 

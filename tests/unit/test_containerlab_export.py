@@ -25,6 +25,7 @@ from ani.device.parse import parse
 from ani.errors import TopologyError
 from ani.observer.checks import BgpSessionCheck, CommandCheck, LoopbackCheck, ReachCheck, RouteCheck
 from ani.scenario import load_scenario
+from ani.scenario.clab_names import rename_interfaces
 from ani.scenario.clab_schema import SCHEMA_PATH, schema_errors
 from ani.scenario.clab_script import _JUDGE, check_line, invariants_script
 from ani.scenario.containerlab import (
@@ -33,7 +34,6 @@ from ani.scenario.containerlab import (
     daemons_file,
     export,
     lab_name,
-    rename_interfaces,
     write,
 )
 from ani.scenario.generate import generate, generate_scenario, render_yaml
