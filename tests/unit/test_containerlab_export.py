@@ -34,6 +34,8 @@ from ani.scenario.containerlab import (
     daemons_file,
     export,
     lab_name,
+    load_for_export,
+    topology_doc,
     write,
 )
 from ani.scenario.generate import generate, generate_scenario, render_yaml
@@ -234,6 +236,15 @@ def test_hosts_get_their_address_and_default_route(default_s7, exports):
     assert nodes["blue1"] == {"group": "hosts", "exec": [
         "ip link set eth1 up", f"ip addr add {addr}/{site.prefix.prefixlen} dev eth1",
         f"ip route replace default via {site.gateway} dev eth1"]}
+
+
+def test_a_host_without_gateway_loses_the_management_default_route(tmp_path):
+    data = yaml.safe_load((ROOT / "tests/data/tri-ospf-ibgp.yaml").read_text())
+    data["hosts"]["h1"] = {}  # no default route in ani's lab: none in the container either
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data))
+    nodes = topology_doc(load_for_export(tmp_path / "t.yaml"))["topology"]["nodes"]
+    assert nodes["h1"]["exec"][-1] == "ip route del default"
+    assert nodes["h2"]["exec"][-1].startswith("ip route replace default via ")
 
 
 def test_management_subnet_moves_only_when_the_scenario_uses_containerlabs():
