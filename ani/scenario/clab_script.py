@@ -12,8 +12,9 @@ a lab's namespaces (:mod:`ani.observer.evaluate`):
 - ``loopback``: a ping from the router to the address, sourced from ``source``;
 - ``bgp_session``: the neighbor's ``state`` in ``show bgp summary json`` is Established;
 - ``route``: ``show ip route PREFIX json`` has exactly the prefix (or not, ``expect: false``),
-  with an entry of the protocol / next hop / distance given, and the best path of ``show bgp
-  ipv4 unicast PREFIX json`` carries the local preference / community given;
+  with an entry of the protocol / next hop / distance given, and (asked only when a check gives
+  them) the best path of ``show bgp ipv4 unicast PREFIX json`` carries the local preference /
+  community given;
 - ``command``: the output of ``vtysh -c C1 -c C2 ...`` has a match of the regular expression
   (Python's ``re.search`` with ``re.MULTILINE``, as the observer).
 
@@ -45,8 +46,8 @@ while True:
     try:
         doc, i = dec.raw_decode(text, i)
     except ValueError:
-        sys.exit(1)
-    docs.append(doc)
+        break
+    docs.append(doc if isinstance(doc, dict) else {})
 docs += [{}, {}]
 if kind == "bgp":
     sys.exit(0 if any(isinstance(af, dict) and isinstance(af.get("peers"), dict)
@@ -114,7 +115,9 @@ loopback() { attempt answered "$2" 1 -I "$4" "$3"; result $? "$1"; }    # NAME R
 bgp()      { attempt judge "$2" bgp "show bgp summary json" -- "$3"; result $? "$1"; }  # NAME ROUTER NEIGHBOR
 route() {  # NAME ROUTER PREFIX EXPECT(1|0) [protocol=|next_hop=|distance=|local_pref=|community=VALUE...]
   local name=$1 r=$2 p=$3; shift 3
-  attempt judge "$r" route "show ip route $p json" "show bgp ipv4 unicast $p json" -- "$p" "$@"; result $? "$name"
+  local cmds=("show ip route $p json")
+  case " $* " in *" local_pref="* | *" community="*) cmds+=("show bgp ipv4 unicast $p json") ;; esac
+  attempt judge "$r" route "${cmds[@]}" -- "$p" "$@"; result $? "$name"
 }
 vtycmd() {  # NAME ROUTER REGEX COMMAND...
   local name=$1 r=$2 re=$3; shift 3

@@ -328,6 +328,9 @@ def test_the_judge_reads_recorded_frr_json_as_the_observer_does():
     assert judge("command", "S>* 10.0.0.0/24 [1/0] via 10.1.1.1\n", r"^S>\* 10\.0") == 0
     assert judge("command", "O>* 10.0.0.0/24\n", r"^S>\* 10\.0") == 1
     assert judge("bgp", "% no BGP", "100.64.255.1") == 1  # not JSON: fails, no traceback needed
+    # what follows the table is not JSON (no bgpd): the table is still judged, the BGP part fails
+    assert judge("route", route + "% bgpd is not running\n", "198.18.11.0/24", "1") == 0
+    assert judge("route", route + "% bgpd is not running\n", "198.18.11.0/24", "1", "local_pref=200") == 1
 
 
 # -- the command ---------------------------------------------------------------------------------
