@@ -1,7 +1,8 @@
 """The ``ani`` command.
 
     ani lab up FILE [--lab ID] | status | exec NODE -- CMD... | down [ID] [--stale]
-    ani scenario generate MANIFEST --seed N [--density D] [-o FILE] | show FILE
+    ani scenario generate MANIFEST --seed N [--density D] [--out FILE] | show FILE | check FILE
+    ani scenario export FILE --format containerlab --out DIR   the scenario as a Containerlab lab
     ani campaign run FILE [--resume DIR]
     ani run ...            one task variant at one level (debugging)
     ani mcp serve --lab ID --level a1 [--http --port N]   an adapter's tools over MCP
@@ -38,7 +39,7 @@ from ani.scenario.cli import app as scenario_app
 
 app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False, help="ani-sdk: Agent-Network Interface SDK")
 app.add_typer(lab_app, name="lab", help="Start, inspect and remove FRR labs in network namespaces.")
-app.add_typer(scenario_app, name="scenario", help="Generate brownfield scenarios from manifests; summarise scenario files.")
+app.add_typer(scenario_app, name="scenario", help="Generate brownfield scenarios from manifests; summarise, check and export scenario files.")
 app.add_typer(campaign_app, name="campaign", help="Run benchmark campaigns.")
 app.add_typer(mcp_app, name="mcp", help="Serve an adapter's tools to any MCP client (stdio or HTTP).")
 app.add_typer(tasks_app, name="tasks", help="Import, export and show NetConfBench task files.")

@@ -3,11 +3,13 @@
     ani scenario generate MANIFEST --seed N [--density D] [--out FILE]   write a scenario file, print its hash
     ani scenario show FILE                                           summarise a scenario file
     ani scenario check FILE [--lab ID] [--bound S]                   a running lab against FILE's baseline invariants
+    ani scenario export FILE --format containerlab --out DIR         the scenario as a Containerlab lab
 
 ``generate`` writes ``<manifest name>-s<seed>-d<density>.yaml`` in the current directory unless
 ``--out`` names a file (``--out -``: stdout, the hash then goes to stderr; ``-o`` / ``--output``,
 the old names, still work with a warning). ``--seed`` defaults to the
-manifest's ``seed``. Exit codes: 0 ok, 1 ``check``: an invariant fails, 2 bad input (manifest, file, option, lab).
+manifest's ``seed``. Exit codes: 0 ok, 1 ``check``: an invariant fails, 2 bad input (manifest, file, option, lab,
+an export folder that is not empty).
 """
 
 from __future__ import annotations
@@ -193,3 +195,47 @@ def check_cmd(
     console.print(f"{len(results) - len(failed)}/{len(results)} invariants hold", highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+@app.command("export")
+def export_cmd(
+    file: Annotated[Path, typer.Argument(help="scenario file (ani scenario generate writes one) or topology file")],
+    fmt: Annotated[str, typer.Option("--format", help="export format: containerlab")] = "containerlab",
+    out: Annotated[Path | None, typer.Option("--out", help="folder to write (created; must be empty "
+                                             "unless --force)")] = None,
+    short_out: Annotated[Path | None, typer.Option("-o", hidden=True, help="--out (the issue's spelling; "
+                                                   "-o is --option's elsewhere)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="write into a folder that is not empty (the "
+                                        "export's files are overwritten, nothing else is touched)")] = False,
+    router_image: Annotated[str | None, typer.Option("--router-image", help="FRR image of the routers "
+                                                     "(default: quay.io/frrouting/frr:8.4.1)")] = None,
+    host_image: Annotated[str | None, typer.Option("--host-image", help="image of the hosts "
+                                                   "(default: wbitt/network-multitool:3.22.2)")] = None,
+) -> None:
+    """Export a scenario for Containerlab: <name>.clab.yml, one folder per router (frr.conf,
+    daemons), interfaces.csv (ani's interface names -> eth1, eth2, ...) and check-invariants.sh
+    (the baseline invariants, checked with docker exec); docs/scenarios.md, Containerlab."""
+    from ani.scenario import containerlab as clab
+
+    if fmt != "containerlab":
+        raise _fail(f"--format {fmt}: unknown export format (known: containerlab)")
+    if short_out is not None:
+        if out is not None and out != short_out:
+            raise _fail(f"-o {short_out} and --out {out}: give one")
+        out = short_out
+    if out is None:
+        raise _fail("give the folder to write: --out DIR")
+    try:
+        s = clab.load_for_export(file)
+        files = clab.export(s, router_image=router_image or clab.ROUTER_IMAGE,
+                            host_image=host_image or clab.HOST_IMAGE)
+        clab.write(files, out, force=force)
+    except AniError as exc:
+        raise _fail(exc) from None
+    name = next(f for f in files if f.endswith(".clab.yml"))
+    n_routers = len(s.topology.routers)
+    err_console.print(f"wrote {escape(str(out))}: {escape(name)}, {n_routers} router folders, interfaces.csv, "
+                      f"check-invariants.sh ({len(s.invariants)} invariants)", highlight=False, soft_wrap=True)
+    console.print(escape(f"containerlab deploy -t {out / name} && {out / 'check-invariants.sh'}"),
+                  highlight=False, soft_wrap=True)
+
