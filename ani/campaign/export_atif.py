@@ -72,7 +72,7 @@ def _write(path: Path, data: dict[str, Any]) -> Path:
 
 def run_document(folder: Path, plan: RunPlan | None, rec: RunRecord, deps: Any) -> Any:
     """The ATIF document (``atif.Trajectory``) of one run. Raises TrajectoryError."""
-    path = trajectory_path(folder, rec, rec.run_id)
+    path = trajectory_path(folder, rec.run_id)
     events = read_events(path) if path is not None else []
     notes = []
     request = None

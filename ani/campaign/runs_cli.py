@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ani.campaign.live import count
 from ani.campaign.plan import RunPlan
 from ani.campaign.results import RunRecord
 from ani.campaign.runs_view import NOT_RUN, RunRow, failed_checks, trajectory_path
@@ -62,13 +63,14 @@ def show_lines(folder: Path, plan: RunPlan | None, rec: RunRecord | None) -> lis
     if rec.agent_error:
         lines.append(f"agent error: {rec.agent_error}")
     cost = rec.cost
-    lines.append(f"cost: {_dash(rec.steps)} steps, {rec.tool_calls} tool calls ({rec.tool_errors} errors), "
+    lines.append(f"cost: {count(rec.steps if rec.steps is not None else '-', 'step')}, {count(rec.tool_calls, 'tool call')} "
+                 f"({count(rec.tool_errors, 'error')}), "
                  f"tokens {_dash(cost.get('tokens'))} (prompt {_dash(cost.get('prompt_tokens'))}, completion "
                  f"{_dash(cost.get('completion_tokens'))}), turns {_dash(cost.get('turns'))}, "
                  f"agent {_dash(rec.agent_s)} s, wall {rec.wall_s:.1f} s")
     if rec.model:
         lines.append(f"model {rec.model}" + (f", agent mode {rec.agent_mode}" if rec.agent_mode else ""))
-    path = trajectory_path(folder, rec, rec.run_id)
+    path = trajectory_path(folder, rec.run_id)
     lines.append(f"trajectory: {path if path is not None else '- (none written)'}")
     lines.append(f"hidden tests {sum(c.passed for c in rec.tests)}/{len(rec.tests)} pass, invariants "
                  f"{sum(c.passed for c in rec.invariants)}/{len(rec.invariants)} pass")
@@ -82,7 +84,7 @@ def show_lines(folder: Path, plan: RunPlan | None, rec: RunRecord | None) -> lis
 def show_json(folder: Path, plan: RunPlan | None, rec: RunRecord | None) -> str:
     """``ani campaign show --json``: ``{run_id, label, trajectory, failed_checks, record, plan}``."""
     src: Any = rec if rec is not None else plan
-    path = trajectory_path(folder, rec, src.run_id)
+    path = trajectory_path(folder, src.run_id)
     return json.dumps({
         "run_id": src.run_id,
         "label": rec.label if rec is not None else NOT_RUN,

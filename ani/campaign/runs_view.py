@@ -78,15 +78,13 @@ def load_folder(folder: str | Path) -> tuple[list[RunPlan], list[RunRecord]]:
     return plans, records
 
 
-def trajectory_path(folder: str | Path, record: RunRecord | None, run_id: str) -> Path | None:
-    """The run's trajectory file: the folder's ``trajectories/<run id>.jsonl`` (also after the
-    folder was moved), else the path its record names; None: neither exists."""
+def trajectory_path(folder: str | Path, run_id: str) -> Path | None:
+    """The run's trajectory file, the folder's ``trajectories/<run id>.jsonl`` where every run
+    writes it (:attr:`ani.campaign.execute.RunContext.traj_path`; the record names it as it was
+    written, which a moved or copied folder no longer is); None: there is none (the run ended
+    before its adapter opened)."""
     own = Path(folder) / "trajectories" / f"{run_id}.jsonl"
-    if own.is_file():
-        return own
-    if record is not None and record.trajectory and Path(record.trajectory).is_file():
-        return Path(record.trajectory)
-    return None
+    return own if own.is_file() else None
 
 
 def failed_checks(record: RunRecord) -> list[tuple[str, str, str]]:
@@ -109,7 +107,7 @@ def run_rows(folder: str | Path) -> list[RunRow]:
 
 def _row(folder: str | Path, plan: RunPlan | None, rec: RunRecord | None) -> RunRow:
     src: Any = rec if rec is not None else plan
-    path = trajectory_path(folder, rec, src.run_id)
+    path = trajectory_path(folder, src.run_id)
     cost = rec.cost if rec is not None else {}
     return RunRow(
         run_id=src.run_id, cell=src.cell, level=src.level, task=src.task, seed=src.seed,
