@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from ani.errors import TrajectoryError
-from ani.trajectory import AGENT_TURN_EVENT, TOOL_CALL_EVENT, Trajectory, _summary
+from ani.trajectory import AGENT_TURN_EVENT, TOOL_CALL_EVENT, _summary
 from ani.validation import format_validation_error
 
 #: the ATIF version written (the newest the ``atif`` package's models validate)
@@ -135,9 +136,20 @@ def _version() -> str:
     return str(ani.__version__)
 
 
+def _iso(value: Any) -> bool:
+    """``value`` is an ISO 8601 timestamp (what ATIF's step timestamp must be)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
 def _new_step(source: str, message: str, timestamp: Any = None, **more: Any) -> dict[str, Any]:
     step: dict[str, Any] = {"source": source, "message": message, "_events": []}
-    if isinstance(timestamp, str):
+    if _iso(timestamp):
         step["timestamp"] = timestamp
     step.update(more)
     return step
@@ -203,9 +215,9 @@ class _Builder:
 
     def observe(self, seq: int, ev: dict[str, Any]) -> None:
         """The answer to one tool call of the current reply: its events and its result."""
-        assert self.turn is not None
+        turn = self.turn if self.turn is not None else self.steps[-1]
         call_id = ev.get("tool_call_id")
-        call = next((c for c in self.turn["tool_calls"] if c["tool_call_id"] == call_id), None)
+        call = next((c for c in turn.get("tool_calls") or [] if c["tool_call_id"] == call_id), None)
         result: dict[str, Any] = {"source_call_id": call_id if call is not None else None,
                                   "content": ev.get("text") if isinstance(ev.get("text"), str) else None,
                                   "_events": [(seq, ev)]}
@@ -213,15 +225,20 @@ class _Builder:
             call["_events"].extend(self.pending)
             call["_result"] = result
         else:
-            self.turn["_events"].extend(self.pending)
+            turn["_events"].extend(self.pending)
         self.pending = []
-        self.turn.setdefault("observation", {"results": []})["results"].append(result)
+        turn.setdefault("observation", {"results": []})["results"].append(result)
 
     def end_turn(self) -> None:
-        """Events of the reply that no observation answered stay on its step."""
-        if self.turn is not None:
-            self.turn["_events"].extend(self.pending)
+        """Events of the reply that no observation answered stay on its step, but an adapter
+        call no tool call of the reply answered is a step of its own (ATIF shows every call)."""
+        turn, pending = self.turn, self.pending
         self.pending, self.turn = [], None
+        for seq, ev in pending:
+            if ev.get("event") == TOOL_CALL_EVENT:
+                self.steps.append(_call_step(seq, ev, len(self.steps) + 1))
+            elif turn is not None:
+                turn["_events"].append((seq, ev))
 
 
 def _bound(events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -534,4 +551,4 @@ def read_calls(path: str | Path) -> list[RecordedCall]:
 
 
 __all__ = ["ANI_FORMAT", "SCHEMA_VERSION", "AgentInfo", "RecordedCall", "from_atif", "read_calls",
-           "read_events", "recorded_calls", "to_atif", "Trajectory"]
+           "read_events", "recorded_calls", "to_atif"]

@@ -189,3 +189,25 @@ def test_export_refuses_what_it_cannot_write_without_losing_anything(tmp_path):
         export_atif(empty, tmp_path / "o2")
     with pytest.raises(CampaignSpecError, match="not a results folder"):
         export_atif(tmp_path, tmp_path / "o3")
+
+
+def test_odd_events_keep_their_order_and_every_adapter_call_is_an_atif_tool_call():
+    """A reply without tool calls whose adapter call no observation answered, an observation of an
+    unknown call id, a timestamp that is not ISO 8601, an event of a third-party agent."""
+    events = [
+        {"event": "agent_turn", "turn": 1, "content": None, "tool_calls": [], "prompt_tokens": None,
+         "completion_tokens": None},
+        {"event": "agent_observation", "tool_call_id": "zz", "text": "x"},
+        {"event": "tool_call", "tool": "get_state", "arguments": {"device": "r1"}, "ok": False,
+         "error_code": "unknown-device", "summary": "no  router\n r1"},
+        {"event": "agent_action", "action": "null", "reason": "no_tool_call"},
+        {"event": "my_agent_note", "timestamp": "yesterday", "text": "hm"},
+        {"event": "agent_stop", "stop_reason": "error", "error": "boom"},
+    ]
+    doc = to_atif(events).to_json_dict()
+    assert [(s["source"], [c["function_name"] for c in s.get("tool_calls", [])]) for s in doc["steps"]] == [
+        ("user", []), ("agent", []), ("agent", ["get_state"]), ("system", [])]
+    assert doc["steps"][2]["observation"]["results"][0]["extra"] == {
+        "ok": False, "error_code": "unknown-device"}
+    assert doc["steps"][3]["message"] == "agent stopped: error; error: boom"
+    assert from_atif(json.dumps(doc)) == events
