@@ -330,7 +330,7 @@ def campaign_export(
 
     if fmt not in FORMATS:
         raise _fail(f"--format {fmt}: not a format ani exports (formats: {', '.join(FORMATS)})")
-    dest = out if out is not None else results.with_name(f"{results.name}-{fmt}")
+    dest = out if out is not None else results.resolve().with_name(f"{results.resolve().name}-{fmt}")
     try:
         files = export_atif(results, dest)
     except AniError as exc:
