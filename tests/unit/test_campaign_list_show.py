@@ -140,3 +140,11 @@ def test_cli_export_and_import_refuse_bad_input_in_one_line(tmp_path):
     assert afile.read_text() == "x"
     res = cli("import", str(tmp_path / "missing.json"))
     assert res.exit_code == 2 and "no such file" in res.stderr
+
+
+def test_cli_export_without_out_writes_beside_the_folder(tmp_path, monkeypatch):
+    shutil.copytree(LLM, tmp_path / "run")
+    monkeypatch.chdir(tmp_path / "run")
+    res = cli("export", ".")
+    assert res.exit_code == 0, res.output
+    assert [p.name for p in (tmp_path / "run-atif").iterdir()] == ["a3t-onboard-site-s1.json"]
