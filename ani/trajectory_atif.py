@@ -21,9 +21,11 @@ text, else the ``tool_call`` event's ``summary`` (ani keeps the first 300 charac
 result, whitespace folded: :data:`ani.trajectory.SUMMARY_CHARS`).
 
 Nothing is lost: every event is also kept, in ``extra["ani_events"]`` of the ATIF object it
-lies on, as ``{"seq": <its index>, "event": <name>, ...}`` with only the fields the ATIF
-object does not already say (the tool's name, arguments, the reply's text ...), so
-:func:`from_atif` gives the same events in the same order. An ATIF document written by
+lies on, as ``{"seq": <its index>, "event": <name>, "fields": {...}}`` with only the fields the
+ATIF object does not already say (the tool's name, arguments, flags, the reply's text and
+tokens ...; ``"absent"`` lists what the object says that the event did not have), so
+:func:`from_atif` gives the same events in the same order. An adapter call's ``ok`` /
+``error_code`` / ``changed`` are on its observation result's ``extra``. An ATIF document written by
 another harness (no ani events) reads as one ``tool_call`` event per tool call, in step order,
 with the observation's text as its summary.
 
