@@ -32,6 +32,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- TaskError                task class / variant / task file
     |       +-- TaskFormatError      ani.netconfbench: a NetConfBench task file ("<file>: <json.path>: ...")
     |           +-- TemplateError    ani.netconfbench.templates: a template that cannot be instantiated
+    |   +-- TrajectoryError          ani.trajectory_atif: a trajectory file (ani's JSONL or ATIF) that cannot be read
     +-- RegistryError                unknown adapter name (lists the known ones)
     |   +-- LevelError               no level given, or an unknown one (also a ConfigError)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
@@ -205,6 +206,12 @@ class TemplateError(TaskFormatError):
     """A NetConfArena-style task template (:mod:`ani.netconfbench.templates`) cannot be loaded or
     instantiated (an unresolved dependency, a constraint not met within the draw bound, a bad
     generator option); the message names the file and the parameter (``parameters.lo.prefix: ...``)."""
+
+
+class TrajectoryError(ConfigError):
+    """A trajectory file (ani's JSONL or an ATIF document) cannot be read, or an ATIF document
+    does not validate (:mod:`ani.trajectory_atif`); the message names the file and the line or
+    field, never its text."""
 
 
 class RegistryError(AniError):

@@ -273,6 +273,119 @@ def campaign_report(
 
 
 
+# --- issue 27 §2, §3: the runs of a folder one by one, and ATIF (ani.campaign.runs_view, export_atif)
+
+
+def _say(lines: list[str]) -> None:
+    for line in lines:
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+@app.command("list")
+def campaign_list(
+    results: Annotated[Path, typer.Argument(help="a results folder of 'ani campaign run' or 'ani run'")],
+    as_json: Annotated[bool, typer.Option("--json", help="a JSON array of the runs instead of lines")] = False,
+) -> None:
+    """One line per run of the folder, in plan order: its stable run id (what 'ani campaign show'
+    and 'ani campaign rerun' take), cell, task variant, verdict, failed checks, steps, tokens,
+    wall seconds and trajectory file; a planned run without a record is not_run."""
+    from ani.campaign.runs_cli import list_json, list_lines
+    from ani.campaign.runs_view import run_rows
+
+    try:
+        rows = run_rows(results)
+    except AniError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        print(list_json(rows))
+    else:
+        _say(list_lines(rows))
+
+
+@app.command("show")
+def campaign_show(
+    results: Annotated[Path, typer.Argument(help="a results folder of 'ani campaign run' or 'ani run'")],
+    run_id: Annotated[str, typer.Argument(help="the run id (see 'ani campaign list')")],
+    as_json: Annotated[bool, typer.Option("--json", help="the record, the plan and the failed checks as JSON")] = False,
+) -> None:
+    """One run's record: what ran (cell, level, task variant, seed, scenario hash), its verdict,
+    its cost, its trajectory file and every failed hidden test and invariant with its detail.
+    An unknown run id exits 2 naming the nearest ones."""
+    from ani.campaign.runs_cli import show_json, show_lines
+    from ani.campaign.runs_view import find_run
+
+    try:
+        plan, rec = find_run(results, run_id)
+    except AniError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        print(show_json(results, plan, rec))
+    else:
+        _say(show_lines(results, plan, rec))
+
+
+@app.command("export")
+def campaign_export(
+    results: Annotated[Path, typer.Argument(help="a results folder of 'ani campaign run' or 'ani run'")],
+    fmt: Annotated[str, typer.Option("--format", help="the format: atif (ATIF v1.8, one document per run)")] = "atif",
+    out: Annotated[Path | None, typer.Option("--out", help="a new (or empty) folder for the files "
+                                             "(default <folder>-<format>)")] = None,
+) -> None:
+    """Write each finished run as one file of the format: atif writes OUT/<run id>.json, the run's
+    trajectory as an ATIF document (request, model replies with their tokens, every tool call
+    with its arguments and result) with the run's verdict, level, scenario hash, cell and task
+    variant in its extra["ani"]; each is validated by the atif package's models."""
+    from ani.campaign.export_atif import FORMATS, export_atif
+
+    if fmt not in FORMATS:
+        raise _fail(f"--format {fmt}: not a format ani exports (formats: {', '.join(FORMATS)})")
+    dest = out if out is not None else results.resolve().with_name(f"{results.resolve().name}-{fmt}")
+    try:
+        files = export_atif(results, dest)
+    except AniError as exc:
+        raise _fail(str(exc)) from None
+    console.print(f"{len(files)} run{'s' if len(files) != 1 else ''} written as ATIF to {dest}",
+                  soft_wrap=True, markup=False, highlight=False)
+
+
+@app.command("import")
+def campaign_import(
+    file: Annotated[Path, typer.Argument(help="a trajectory: an ATIF document (.json) or ani's JSONL")],
+    out: Annotated[Path | None, typer.Option("--out", help="write the events as ani's trajectory "
+                                             "JSONL to this new file")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the tool calls as a JSON array")] = False,
+) -> None:
+    """Read a trajectory back: print its tool calls in order (name, arguments, result); with
+    --out, write its events as ani's own trajectory (trajectories/<run id>.jsonl's format). An
+    ATIF document ani exported gives back every event it was made from."""
+    import dataclasses
+    import json
+
+    from ani.campaign.runs_cli import call_lines
+    from ani.trajectory_atif import read_events, recorded_calls
+
+    if not file.is_file():
+        raise _fail(f"{file}: no such file")
+    try:
+        events = read_events(file)
+    except AniError as exc:
+        raise _fail(str(exc)) from None
+    calls = recorded_calls(events)
+    if out is not None:
+        if out.exists():
+            raise _fail(f"--out {out}: already exists; give a new file")
+        try:
+            out.write_text("".join(json.dumps(e, default=str) + "\n" for e in events), encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    if as_json:
+        print(json.dumps([{k: v for k, v in dataclasses.asdict(c).items() if k != "event"} for c in calls],
+                         indent=1, default=str))
+        return
+    _say(call_lines(calls, len(events)))
+    if out is not None:
+        console.print(f"events: {out}", soft_wrap=True, markup=False, highlight=False)
+
 
 def run_one(
     scenario: Annotated[
