@@ -17,8 +17,9 @@ mapping, in the events' order::
     any other event              kept on the step it happened during (faults, mistakes, notes)
 
 A tool call's observation is what the agent was answered: the LLM agent's ``agent_observation``
-text, else the ``tool_call`` event's ``summary`` (ani keeps the first 300 characters of a
-result, whitespace folded: :data:`ani.trajectory.SUMMARY_CHARS`).
+text, else the ``tool_call`` event's ``observation`` (the text whole up to
+:data:`ani.trajectory.OBSERVATION_CHARS`, with a truncation mark), else, in trajectories written
+before it was recorded, its ``summary`` (the first 300 characters, whitespace folded).
 
 Nothing is lost: every event is also kept, in ``extra["ani_events"]`` of the ATIF object it
 lies on, as ``{"seq": <its index>, "event": <name>, "fields": {...}}`` with only the fields the
@@ -27,7 +28,7 @@ tokens ...; ``"absent"`` lists what the object says that the event did not have)
 :func:`from_atif` gives the same events in the same order. An adapter call's ``ok`` /
 ``error_code`` / ``changed`` are on its observation result's ``extra``. An ATIF document written by
 another harness (no ani events) reads as one ``tool_call`` event per tool call, in step order,
-with the observation's text as its summary.
+with the observation's text as its ``observation`` (and its summary).
 
 Use :func:`read_events` for a file of either kind and :func:`recorded_calls` for the tool calls
 a replay issues (name, arguments, result text, in order).
@@ -297,13 +298,23 @@ def _call_step(seq: int, ev: dict[str, Any], n: int) -> dict[str, Any]:
     """An adapter call outside a model reply: an agent step of its own (no model)."""
     args = ev.get("arguments") if isinstance(ev.get("arguments"), dict) else {}
     call_id = f"call_{n}"
-    text = ev.get("summary") if isinstance(ev.get("summary"), str) else None
+    text = _said(ev)
     result = {"source_call_id": call_id, "content": text, "_events": []}
     call = {"tool_call_id": call_id, "function_name": str(ev.get("tool") or ""), "arguments": args,
             "_events": [(seq, ev)], "_result": result}
     step = _new_step("agent", "", ev.get("timestamp"), llm_call_count=0, tool_calls=[call])
     step["observation"] = {"results": [result]}
     return step
+
+
+def _said(ev: dict[str, Any]) -> str | None:
+    """What a ``tool_call`` event says the agent was answered: its ``observation`` (recorded
+    whole up to :data:`ani.trajectory.OBSERVATION_CHARS` since issue 26), else, in older
+    trajectories, its 300-character ``summary``."""
+    for key in ("observation", "summary"):
+        if isinstance(ev.get(key), str):
+            return ev[key]
+    return None
 
 
 def _stop_step(seq: int, ev: dict[str, Any]) -> dict[str, Any]:
@@ -326,7 +337,7 @@ def _implied(name: str, host: dict[str, Any], bound: dict[str, Any]) -> dict[str
         out.update(tool=host["function_name"], arguments=host.get("arguments"))
         result = host.get("_result") or {}
         if isinstance(result.get("content"), str):
-            out["summary"] = _summary(result["content"])
+            out.update(observation=result["content"], summary=_summary(result["content"]))
         out.update({k: v for k, v in (result.get("extra") or {}).items() if k in FLAGS})
     elif name == "agent_observation" and "source_call_id" in host:
         out.update(text=host.get("content"))
@@ -475,6 +486,7 @@ def _foreign_events(data: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"event": TOOL_CALL_EVENT, "tool": call["function_name"], "arguments": call["arguments"],
                         "ok": None, "error_code": None, "changed": None,
                         "summary": _summary(text) if text is not None else None,
+                        **({"observation": text} if text is not None else {}),
                         "tool_call_id": call["tool_call_id"], "timestamp": step.get("timestamp")})
     return out
 
@@ -531,7 +543,7 @@ def recorded_calls(events: list[dict[str, Any]]) -> list[RecordedCall]:
         out.append(RecordedCall(
             tool=str(ev.get("tool") or ""),
             arguments=dict(ev["arguments"]) if isinstance(ev.get("arguments"), dict) else {},
-            text=seen.get("text") if seen is not None else summary,
+            text=seen.get("text") if seen is not None else _said(ev),
             summary=summary, ok=ev.get("ok"), error_code=ev.get("error_code"), changed=ev.get("changed"),
             call_id=(seen or {}).get("tool_call_id") or ev.get("tool_call_id"), event=dict(ev)))
     return out

@@ -211,3 +211,25 @@ def test_odd_events_keep_their_order_and_every_adapter_call_is_an_atif_tool_call
         "ok": False, "error_code": "unknown-device"}
     assert doc["steps"][3]["message"] == "agent stopped: error; error: boom"
     assert from_atif(json.dumps(doc)) == events
+
+
+def test_a_call_recorded_whole_is_exported_whole_and_read_back_exactly():
+    """Since issue 26 a ``tool_call`` event carries the observation the agent read, whole (up to
+    OBSERVATION_CHARS): that is the ATIF observation's content and the replay's text, not the
+    300-character summary; a failure's observation is its JSON payload, not its summary."""
+    long = "interface eth0\n" + "x" * 5000
+    payload = '{"ok": false, "code": "unknown_device", "message": "no router r9"}'
+    events = [
+        {"event": "tool_call", "tool": "get_running_config", "arguments": {"device": "r1"}, "ok": True,
+         "error_code": None, "changed": False, "summary": long[:300], "observation": long,
+         "observation_chars": len(long), "observation_truncated": False},
+        {"event": "tool_call", "tool": "get_state", "arguments": {"device": "r9"}, "ok": False,
+         "error_code": "unknown_device", "changed": False, "summary": "error [unknown_device]: no router r9",
+         "observation": payload, "observation_chars": len(payload), "observation_truncated": False},
+    ]
+    doc = to_atif(events).to_json_dict()
+    contents = [r["content"] for s in doc["steps"] for r in (s.get("observation") or {}).get("results", [])]
+    assert contents == [long, payload]
+    back = from_atif(json.dumps(doc))
+    assert back == events
+    assert [c.text for c in recorded_calls(back)] == [long, payload]
