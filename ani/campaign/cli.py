@@ -305,7 +305,9 @@ def run_one(
     agent: Annotated[
         str | None,
         typer.Option(
-            "--agent", help="agent kind (default scripted; sets the kind of --agent-config)"
+            "--agent", help="agent kind: scripted (default), llm, an installed ani.agents entry point, "
+            "or a plug-in module:factory (imported from the import path, then the current folder; "
+            "docs/agents.md); sets the kind of --agent-config"
         ),
     ] = None,
     agent_config: Annotated[

@@ -519,8 +519,10 @@ def kept_plans(out: Path, plans: list[RunPlan]) -> dict[str, RunPlan]:
 
 def _same_plan(out: Path, kept: RunPlan, fresh: RunPlan) -> None:
     """Raise CampaignSpecError naming the fields where the folder's plan of a run differs from
-    the campaign file's (the lab prefix aside)."""
-    a, b = kept.model_dump(exclude={"lab_prefix"}), fresh.model_dump(exclude={"lab_prefix"})
+    the campaign file's (the lab prefix and the plug-in folders aside: where the agent's module
+    is found does not change what runs)."""
+    skip = {"lab_prefix", "agent_folders"}
+    a, b = kept.model_dump(exclude=skip), fresh.model_dump(exclude=skip)
     diff = [k for k in b if a.get(k) != b.get(k)]
     if diff:
         raise CampaignSpecError(

@@ -322,6 +322,7 @@ class CampaignSpec(BaseModel):
     reasoning_summary: SummaryConfig | None = None
     # --- end netconfbench ---
     _source: str = PrivateAttr(default="<campaign>")
+    _agent_folders: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("name")
     @classmethod
@@ -461,6 +462,13 @@ class CampaignSpec(BaseModel):
     def source(self) -> str:
         """The file (or ``command line``) the spec was read from, for messages."""
         return self._source
+
+    @property
+    def agent_folders(self) -> tuple[str, ...]:
+        """Where a ``module:factory`` agent kind's module is looked up after the import path
+        (absolute folders): the campaign file's folder, then the current folder
+        (:func:`ani.agents.plugins.resolve_plugin`); set by :func:`parse_spec`."""
+        return self._agent_folders
 
     # --- campaign-factors: a cell's agent, form and fault rate ---
     def agent_of(self, cell: CellSpec | str) -> dict[str, Any]:
@@ -792,6 +800,14 @@ def _blocklist_problem(level: str) -> str | None:
     return None
 
 
+def plugin_folders_of(base_dir: Path | None) -> tuple[str, ...]:
+    """The folders a plug-in agent's module is looked up in after the import path: ``base_dir``
+    (the campaign file's folder), then the current folder; absolute, each once."""
+    folders = [Path(base_dir).resolve()] if base_dir is not None else []
+    folders.append(Path.cwd().resolve())
+    return tuple(dict.fromkeys(str(f) for f in folders))
+
+
 def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = None) -> CampaignSpec:
     """Validate a campaign mapping (already parsed YAML) and resolve its paths.
 
@@ -807,6 +823,7 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
             raise CampaignSpecError(f"{exc}; {NO_SCENARIO}") from None  # said with the others
         raise
     spec._source = source
+    spec._agent_folders = plugin_folders_of(base_dir)
     # campaign-factors: S from the damage bound to be asserted (rule of three)
     if spec.bound is not None:
         from ani.campaign.stats import runs_for_bound
