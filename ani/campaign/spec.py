@@ -760,29 +760,61 @@ def _format_loc(loc: tuple[Any, ...], data: Any) -> str:
     return "".join(parts)
 
 
-def resolve_path(value: str, base_dir: Path | None, field: str | None = None) -> Path:
-    """``value`` relative to ``base_dir`` if that file exists, else as given, else a shipped data file.
+#: the shipped folder a campaign file's relative paths are also read against (where the shipped
+#: campaigns are: ``../scenarios/x.yaml`` in a copy of one names the shipped ``scenarios/x.yaml``)
+SHIPPED_CAMPAIGNS = "campaigns"
+
+
+def resolve_path(value: str, base_dir: Path | None, field: str | None = None, *,
+                 beside: str | None = None) -> Path:
+    """``value`` relative to ``base_dir`` if that file exists, else as given (relative to the
+    current folder), else a shipped data file: ``value`` as a name in the shipped data
+    (``scenarios/brownfield-small.yaml``), then, with ``beside`` (a shipped folder, e.g.
+    ``campaigns``), as written in a file of that folder (``../scenarios/brownfield-small.yaml``
+    beside ``campaigns/`` is ``scenarios/brownfield-small.yaml``), so a copy of a shipped
+    campaign placed in another folder finds what the original finds. A shipped name never
+    leaves the shipped data (``..`` past its top is not followed).
 
     Raises CampaignSpecError if none exists: one line that starts with ``field`` (the key that
     named the file, e.g. ``scenario`` or ``cells[1](a1).blocklist``) and says where it looked.
     """
-    from ani.resources import resolve
-
     p = Path(value).expanduser()
     if not p.is_absolute() and base_dir is not None and (base_dir / p).exists():
         return (base_dir / p).resolve()
-    try:
-        return resolve(p).resolve()
-    except FileNotFoundError:
-        cwd = Path.cwd().resolve()
-        if p.is_absolute():
-            where = "it does not exist"
-        elif base_dir is None or Path(base_dir).resolve() == cwd:
-            where = f"looked in the current folder {cwd} and in the shipped data"
-        else:
-            where = f"looked in {base_dir}, in the current folder {cwd} and in the shipped data"
-        prefix = f"{field}: " if field else ""
-        raise CampaignSpecError(f"{prefix}file {value!r} not found ({where})") from None
+    if p.exists():
+        return p.resolve()
+    found = None if p.is_absolute() else _shipped(str(value), beside)
+    if found is not None:
+        return found
+    cwd = Path.cwd().resolve()
+    if p.is_absolute():
+        where = "it does not exist"
+    elif base_dir is None or Path(base_dir).resolve() == cwd:
+        where = f"looked in the current folder {cwd} and in the shipped data"
+    else:
+        where = f"looked in {base_dir}, in the current folder {cwd} and in the shipped data"
+    prefix = f"{field}: " if field else ""
+    raise CampaignSpecError(f"{prefix}file {value!r} not found ({where})")
+
+
+def _shipped(value: str, beside: str | None) -> Path | None:
+    """The shipped data file ``value`` names (as a data name, then relative to the shipped
+    folder ``beside``), or None; a name that climbs out of the shipped data is not tried."""
+    import posixpath
+
+    from ani.resources import data_path
+
+    names = [posixpath.normpath(value)]
+    if beside is not None:
+        names.append(posixpath.normpath(posixpath.join(beside, value)))
+    for name in dict.fromkeys(names):
+        if name == ".." or name.startswith("../") or name.startswith("/"):
+            continue
+        try:
+            return data_path(name).resolve()
+        except FileNotFoundError:
+            continue
+    return None
 
 
 def _blocklist_problem(level: str) -> str | None:
@@ -845,9 +877,9 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
         c.level = c.level or spec.level
     try:
         if spec.scenario is not None:
-            spec.scenario_path = str(resolve_path(spec.scenario, base_dir, "scenario"))
+            spec.scenario_path = str(resolve_path(spec.scenario, base_dir, "scenario", beside=SHIPPED_CAMPAIGNS))
         if spec.manifest is not None:
-            spec.manifest_path = str(resolve_path(spec.manifest, base_dir, "manifest"))
+            spec.manifest_path = str(resolve_path(spec.manifest, base_dir, "manifest", beside=SHIPPED_CAMPAIGNS))
             if spec.scenario_seed is None:
                 spec.scenario_seed = 1
         if spec.tasks is not None:
@@ -855,7 +887,7 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
         for i, c in enumerate(spec.cells):
             if isinstance(c.blocklist, str):
                 field = f"cells[{i}]({c.name}).blocklist"
-                c.blocklist = str(resolve_path(c.blocklist, base_dir, field))
+                c.blocklist = str(resolve_path(c.blocklist, base_dir, field, beside=SHIPPED_CAMPAIGNS))
     except CampaignSpecError as exc:
         raise CampaignSpecError(f"{source}: {exc}") from None
     return spec
@@ -871,7 +903,7 @@ def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None
     paths: list[Path] = []
     for i, item in enumerate(items):
         field = f"tasks[{i}]" if isinstance(spec.tasks, list) else "tasks"
-        p = resolve_path(str(item), base_dir, field)
+        p = resolve_path(str(item), base_dir, field, beside=SHIPPED_CAMPAIGNS)
         try:
             paths += task_files(p)
         except TaskFormatError as exc:
