@@ -261,6 +261,32 @@ class FaultsSpec(BaseModel):
         return v
 
 
+class AgentOverride(BaseModel):
+    """The agent given on the command line of ``ani campaign run`` (``--agent-config FILE``,
+    ``--agent-option KEY=VALUE``), applied to every cell (:meth:`CampaignSpec.agent_of`);
+    written to the folder's ``spec.json`` so that ``--resume`` runs the same agent. Not a key
+    of a campaign file.
+
+    Attributes:
+        agent: the ``--agent-config`` block (with its ``kind``): replaces the file's ``agent:``;
+            None: the file's is kept.
+        options: the ``--agent-option`` keys, set last in every cell's agent (over the cell's
+            own ``agent:``, ``model`` and ``agent_mode``), in the order given.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: dict[str, Any] | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``--agent-config (kind llm), --agent-option model='m'`` (values, not file names: the
+        same override written two ways reads the same)."""
+        parts = [f"--agent-config (kind {self.agent.get('kind')!r})"] if self.agent is not None else []
+        parts += [f"--agent-option {k}={v!r}" for k, v in self.options.items()]
+        return ", ".join(parts) or "none"
+
+
 class CampaignSpec(BaseModel):
     """A validated campaign file (see the module docstring for the shape).
 
@@ -321,6 +347,8 @@ class CampaignSpec(BaseModel):
     tasks_paths: list[str] | None = None
     reasoning_summary: SummaryConfig | None = None
     # --- end netconfbench ---
+    #: ``ani campaign run --agent-config / --agent-option`` (not written in a file: load_spec)
+    agent_override: AgentOverride | None = None
     _source: str = PrivateAttr(default="<campaign>")
     _agent_folders: tuple[str, ...] = PrivateAttr(default=())
 
@@ -473,16 +501,21 @@ class CampaignSpec(BaseModel):
     # --- campaign-factors: a cell's agent, form and fault rate ---
     def agent_of(self, cell: CellSpec | str) -> dict[str, Any]:
         """The agent config of ``cell`` (for ``ani.agents.create_agent``): the campaign's
-        ``agent:``, then the cell's ``agent:`` mapping merged onto it, then its ``model`` (as
-        ``model``) and its ``agent_mode`` (``react+recovery`` -> ``mode: react, recovery:
-        true``; ``react`` -> ``recovery: false``)."""
+        ``agent:`` (or the ``--agent-config`` block of :attr:`agent_override`), then the cell's
+        ``agent:`` mapping merged onto it, then its ``model`` (as ``model``) and its
+        ``agent_mode`` (``react+recovery`` -> ``mode: react, recovery: true``; ``react`` ->
+        ``recovery: false``), then the ``--agent-option`` keys of :attr:`agent_override`."""
         c = self.cell(cell) if isinstance(cell, str) else cell
-        config = {**self.agent, **c.agent}
+        override = self.agent_override
+        base = override.agent if override is not None and override.agent is not None else self.agent
+        config = {**base, **c.agent}
         if c.model is not None:
             config["model"] = c.model
         if c.agent_mode is not None:
             mode, _, recovery = c.agent_mode.partition("+")
             config["mode"], config["recovery"] = mode, bool(recovery)
+        if override is not None:
+            config.update(override.options)
         return config
 
     def form_of(self, cell: CellSpec | str) -> str:
@@ -926,7 +959,8 @@ def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None
     spec.variants = int(given) if given is not None else len(paths)
 
 
-def load_spec(path: str | Path, variants: int | None = None, bound: float | None = None) -> CampaignSpec:
+def load_spec(path: str | Path, variants: int | None = None, bound: float | None = None,
+              agent_override: AgentOverride | dict[str, Any] | None = None) -> CampaignSpec:
     """Read and validate a campaign YAML file.
 
     Args:
@@ -935,6 +969,8 @@ def load_spec(path: str | Path, variants: int | None = None, bound: float | None
             is then ignored).
         bound: override of ``bound``, e.g. from ``--bound``: S = ceil(3 / bound) runs per cell
             (the file's ``variants`` is then ignored). Not both.
+        agent_override: the agent given on the command line (:class:`AgentOverride`), checked
+            with the campaign (the matched-budget check sees every cell's agent with it).
 
     Raises:
         CampaignSpecError: missing file (naming the shipped campaign it most likely meant,
@@ -959,4 +995,9 @@ def load_spec(path: str | Path, variants: int | None = None, bound: float | None
         data = {**{k: v for k, v in data.items() if k != "bound"}, "variants": variants}
     if bound is not None and isinstance(data, dict):  # campaign-factors: --bound
         data = {**{k: v for k, v in data.items() if k != "variants"}, "bound": bound}
+    if isinstance(data, dict) and "agent_override" in data:
+        raise CampaignSpecError(f"{path}: invalid campaign: agent_override: not a key of a campaign file "
+                                "(ani campaign run --agent-config / --agent-option set it)")
+    if agent_override is not None and isinstance(data, dict):
+        data = {**data, "agent_override": AgentOverride.model_validate(agent_override).model_dump()}
     return parse_spec(data, str(path), p.parent)
