@@ -176,3 +176,63 @@ def test_register_agent_is_kept_and_wins_over_an_entry_point(monkeypatch):
 def test_the_builtins_are_declared_in_the_entry_point_group():
     data = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     assert data["project"]["entry-points"]["ani.agents"] == plugins.BUILTINS
+
+
+# --- in a campaign and in ani run --------------------------------------------------------------
+
+CAMPAIGN = """\
+name: plug
+scenario: ../scenarios/brownfield-small.yaml
+task: onboard-site
+variants: 1
+factor: level
+agent: {{kind: "{kind}", greeting: hi}}
+cells: [{{name: a1, level: a1}}, {{name: a3t, level: a3t}}]
+"""
+
+
+def test_a_campaign_looks_in_its_own_folder_then_the_current_one(folder, tmp_path, monkeypatch):
+    from ani.campaign.runner import RunnerDeps, check_agents, preflight
+    from ani.campaign.spec import load_spec
+
+    where, name = folder
+    (where / "c.yaml").write_text(CAMPAIGN.format(kind=f"{name}:make_agent"), encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    spec = load_spec(where / "c.yaml")
+    assert spec.agent_folders == (str(where.resolve()), str(elsewhere.resolve()))
+    check_agents(spec, RunnerDeps())  # built once, from the campaign's folder
+    assert preflight(spec, RunnerDeps()) == []
+
+
+def test_a_campaign_whose_plugin_is_nowhere_is_refused_naming_the_folders(tmp_path, monkeypatch):
+    from ani.campaign.runner import RunnerDeps, check_agents
+    from ani.campaign.spec import load_spec
+
+    (tmp_path / "c.yaml").write_text(CAMPAIGN.format(kind="nowhere_agent_q:make"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as exc:
+        check_agents(load_spec(tmp_path / "c.yaml"), RunnerDeps())
+    assert f"no module 'nowhere_agent_q' (looked in the import path (sys.path), {tmp_path.resolve()})" in str(exc.value)
+
+
+def test_where_the_module_was_found_does_not_make_a_resumed_plan_differ(tmp_path):
+    from ani.campaign.loop import _same_plan
+    from ani.campaign.plan import RunPlan, ScenarioRef
+
+    plan = RunPlan(run_id="a1-x-s1", campaign="c", cell="a1", level="a1", task="x", seed=1,
+                   scenario=ScenarioRef(file="/s.yaml"), agent={"kind": "m:f"}, agent_folders=("/old",))
+    _same_plan(tmp_path, plan, plan.model_copy(update={"agent_folders": ("/new",)}))
+    with pytest.raises(Exception, match=r"differs from what the campaign file plans \(agent\)"):
+        _same_plan(tmp_path, plan, plan.model_copy(update={"agent": {"kind": "m:g"}}))
+    assert RunPlan.from_line(plan.to_line()).agent_folders == ("/old",)
+
+
+def test_ani_run_looks_in_the_current_folder(folder, monkeypatch):
+    from ani.campaign.run_cli import RunArgs, _agent
+
+    where, name = folder
+    monkeypatch.chdir(where)
+    block, budget = _agent(RunArgs(agent=f"{name}:make_agent", agent_option=["greeting=hey"]))
+    assert block == {"kind": f"{name}:make_agent", "greeting": "hey"} and budget is None
