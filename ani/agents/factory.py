@@ -22,7 +22,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ani.agents.plugins import BUILTINS, INSTALL_HINT, check_agent, entry_point_kinds, is_plugin, load_target, resolve_plugin
+from ani.agents.plugins import (
+    BUILTINS,
+    INSTALL_HINT,
+    check_agent,
+    entry_point_kinds,
+    is_plugin,
+    load_target,
+    resolve_plugin,
+)
 from ani.errors import AniError, ConfigError
 
 #: kinds registered in this process: the built-ins and :func:`register_agent`'s (these win

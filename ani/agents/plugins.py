@@ -51,7 +51,8 @@ INSTALL_HINT = (
 )
 
 #: ``package.module:attribute`` (dotted names; the attribute may be ``Class.method``)
-_PLUGIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_PLUGIN = re.compile(f"{_DOTTED}:{_DOTTED}")
 
 #: folders a ``module:factory`` kind is looked up in after the import path (set by the caller
 #: that knows them: a campaign's folder, ``ani run``'s current folder; :func:`plugin_folders`)

@@ -314,13 +314,24 @@ def load_for_run(
 
 def folder_agent_override(out_dir: str | Path) -> dict[str, Any] | None:
     """The agent override (``--agent-config`` / ``--agent-option``) a results folder was started
-    with (its ``spec.json``), or None (none given, or no readable ``spec.json``)."""
+    with (its ``spec.json``), or None (none given, or no readable ``spec.json``).
+
+    Raises:
+        CampaignSpecError: ``spec.json`` holds an ``agent_override`` that is not one."""
     try:
         saved = json.loads((Path(out_dir) / SPEC_JSON).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     found = saved.get("agent_override") if isinstance(saved, dict) else None
-    return found if isinstance(found, dict) else None
+    if found is None:
+        return None
+    from ani.campaign.spec import AgentOverride
+
+    try:
+        return AgentOverride.model_validate(found).model_dump()
+    except (ValidationError, ValueError, TypeError):
+        raise CampaignSpecError(f"--resume {out_dir}: {SPEC_JSON}: agent_override is not an agent override "
+                                "(edited by hand?); start a new results folder") from None
 
 
 def resumed_agent_override(out_dir: Path, given: dict[str, Any] | None) -> dict[str, Any] | None:

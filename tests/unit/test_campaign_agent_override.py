@@ -102,3 +102,9 @@ def test_a_bad_option_is_refused_before_any_lab_naming_it(tmp_path):
     assert res.exit_code == 2
     assert "agent.bogus: unknown option for kind scripted" in res.output
     assert not (tmp_path / "o" / "runs.jsonl").exists()
+
+
+def test_a_hand_edited_override_in_the_folder_is_said_in_one_line(tmp_path):
+    out = _folder(tmp_path, {"options": {"model": "m"}, "extra": 1})
+    with pytest.raises(CampaignSpecError, match=r"spec.json: agent_override is not an agent override"):
+        load_for_run(LLM, out)
