@@ -125,7 +125,7 @@ def campaign_run(
         override = agent_override(agent_config, list(agent_option or []))
         # --resume: the folder's S and agent override
         spec = load_for_run(file, resume, variants=variants, bound=bound, agent_override=override)
-        if spec.agent_override is not None and not no_progress:
+        if spec.agent_override is not None:  # said also with --no-progress: what ran is not the file's agent
             console.print(f"agent: {escape(spec.agent_override.describe())} in every cell", soft_wrap=True,
                           highlight=False)
         if spec.bound is not None and not no_progress:
