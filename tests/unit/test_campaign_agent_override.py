@@ -108,3 +108,12 @@ def test_a_hand_edited_override_in_the_folder_is_said_in_one_line(tmp_path):
     out = _folder(tmp_path, {"options": {"model": "m"}, "extra": 1})
     with pytest.raises(CampaignSpecError, match=r"spec.json: agent_override is not an agent override"):
         load_for_run(LLM, out)
+
+
+def test_the_cli_refuses_resume_with_other_options_in_one_line_exit_2(tmp_path):
+    out = _folder(tmp_path, {"agent": None, "options": {"model": "fake"}})
+    res = CliRunner().invoke(app, ["campaign", "run", LLM, "--resume", str(out), "--agent-option", "model=other",
+                                   "--no-progress", "--jobs", "1"])
+    assert res.exit_code == 2
+    assert "this folder's campaign was started with --agent-option model='fake', not --agent-option model='other'" in (
+        " ".join(res.output.split()))
