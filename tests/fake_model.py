@@ -13,7 +13,12 @@ How it answers one chat-completions request (:func:`onboard_model`):
 - otherwise ``apply`` until one was sent, then ``submit``.
 
 Every reply reports usage (100 prompt, 10 completion tokens), so a run's tokens are 110 per turn.
-Only the A3-T tools are known (the request must offer ``apply``).
+Only the A3-T tools are known: at another level (no ``apply`` offered) it submits at once, so
+``campaigns/level-sweep-llm.yaml`` runs against it too (A3-T onboards, the other cells fail
+cleanly)::
+
+    .venv/bin/ani campaign run campaigns/level-sweep-llm.yaml --variants 1 \
+        --agent-option base_url=http://127.0.0.1:8000/v1 --agent-option model=fake
 """
 
 from __future__ import annotations
@@ -65,8 +70,8 @@ def onboard_model(body: dict[str, Any]) -> dict[str, Any]:
     tools = {t["function"]["name"] for t in body.get("tools") or []}
     if body.get("tool_choice") == "none":
         return reply(content="1. apply the onboard intent of site.yaml\n2. submit", usage=USAGE)
-    if "apply" not in tools:
-        raise ValueError(f"not an A3-T tool list: {sorted(tools)}")
+    if "apply" not in tools:  # a level it does not know: it gives up at once (a clean failure)
+        return reply(call("submit", {"summary": "cannot do this at this level"}, "c0"), usage=USAGE)
     system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
     if "exactly one reply" in system:  # single-turn
         return reply(call("apply", {"changes": [onboard_change(body)]}, "c0"),
