@@ -43,6 +43,8 @@ USAGE = (100, 10)
 def site_of(body: dict[str, Any]) -> dict[str, Any]:
     """The ``site.yaml`` attached to the first user message (the intent form of onboard-site)."""
     first_user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    if isinstance(first_user, list):  # content parts (smolagents sends them)
+        first_user = "\n".join(p.get("text", "") for p in first_user if isinstance(p, dict))
     m = re.search(r"Attached file site\.yaml:\n```\n(.*?)\n```", first_user, re.S)
     if not m:
         raise ValueError("the request carries no site.yaml (onboard-site in the intent form)")
