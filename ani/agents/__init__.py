@@ -5,10 +5,11 @@ The scripted baseline agent lives in :mod:`ani.agents.scripted` (imported lazily
 """
 
 from ani.agents.base import Agent, AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter, StopReason
-from ani.agents.factory import AGENT_KINDS, create_agent, register_agent
+from ani.agents.factory import AGENT_KINDS, available, create_agent, register_agent
 
 __all__ = [
     "AGENT_KINDS",
+    "available",
     "Agent",
     "AgentRun",
     "AgentTask",

@@ -3,57 +3,99 @@
     create_agent({"kind": "scripted"})                       -> ScriptedAgent
     create_agent({"kind": "scripted", "validate_tries": 3})  -> options passed to the class
     create_agent({"kind": "llm", "base_url": ..., "model": ...})  -> LLMAgent (ani.agents.llm)
+    create_agent({"kind": "my_agents:make_agent", "model": "m"}, folders=["/work/c"])
+                                                             -> my_agents.make_agent(model="m")
 
-Raises ConfigError for an unknown kind (lists the known kinds) or bad options: a key the kind's
-factory does not take is named with the known ones (``agent.mode: unknown option for kind
-scripted; known: mistakes, validate_pause_s, validate_tries``), checked against its signature before the
-call.
+The kind is a registered name (the built-ins, the ``ani.agents`` entry points, a
+:func:`register_agent` call) or a plug-in ``module:factory`` (:mod:`ani.agents.plugins`).
+
+Raises ConfigError for an unknown kind (lists the known kinds and how to get one), a plug-in
+that cannot be imported (the module and the folders searched), a factory that returns no agent,
+or bad options: a key the kind's factory does not take is named with the known ones
+(``agent.mode: unknown option for kind scripted; known: mistakes, validate_pause_s,
+validate_tries``), checked against its signature before the call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from ani.errors import ConfigError
+from ani.agents.plugins import BUILTINS, INSTALL_HINT, check_agent, entry_point_kinds, is_plugin, load_target, resolve_plugin
+from ani.errors import AniError, ConfigError
 
-AGENT_KINDS: dict[str, str] = {
-    "scripted": "ani.agents.scripted:ScriptedAgent",
-    "llm": "ani.agents.llm:LLMAgent",
-}
+#: kinds registered in this process: the built-ins and :func:`register_agent`'s (these win
+#: over an ``ani.agents`` entry point of the same name)
+AGENT_KINDS: dict[str, str | Callable[..., Any]] = dict(BUILTINS)
 
 
 def register_agent(kind: str, target: str | Callable[..., Any]) -> None:
-    """Add an agent kind (``module:Class`` or a factory callable)."""
-    AGENT_KINDS[kind] = target  # type: ignore[assignment]
+    """Add an agent kind (``module:Class`` or a factory callable) in this process; a campaign
+    file then names it as ``agent: {kind: <kind>}``. (For every process, e.g. a campaign's
+    workers, declare it as an ``ani.agents`` entry point or name it as ``module:factory``.)"""
+    AGENT_KINDS[kind] = target
 
 
-def create_agent(spec: dict[str, Any]) -> Any:
-    """Instantiate the agent described by ``spec`` (``{"kind": ..., **options}``)."""
+def available() -> dict[str, str | Callable[..., Any]]:
+    """``{kind: target}``: the ``ani.agents`` entry points, then the kinds registered here
+    (built-ins and :func:`register_agent`'s), sorted by name."""
+    out: dict[str, str | Callable[..., Any]] = {**entry_point_kinds(), **AGENT_KINDS}
+    return dict(sorted(out.items()))
+
+
+def known_kinds() -> str:
+    """``llm, scripted`` (the registered kind names, for messages)."""
+    return ", ".join(available())
+
+
+def resolve_factory(kind: str, folders: Sequence[str | Path] | None = None) -> Callable[..., Any]:
+    """The factory of ``kind`` (a registered name or ``module:factory``).
+
+    Raises:
+        ConfigError: an unknown name (``agent.kind: unknown agent kind 'x'; known: llm,
+            scripted; pip install the package that provides it ... or name it as
+            module:factory``), or a plug-in that cannot be loaded (:func:`resolve_plugin`).
+    """
+    registered = available()
+    if kind in registered:
+        return load_target(kind, registered[kind])
+    if is_plugin(kind):
+        return resolve_plugin(kind, folders)
+    raise ConfigError(f"agent.kind: unknown agent kind {kind!r}; known: {known_kinds()}; {INSTALL_HINT}")
+
+
+def create_agent(spec: dict[str, Any], folders: Sequence[str | Path] | None = None) -> Any:
+    """Instantiate the agent described by ``spec`` (``{"kind": ..., **options}``).
+
+    Args:
+        spec: the agent block.
+        folders: where a ``module:factory`` kind's module is looked up after the import path
+            (default: :func:`ani.agents.plugins.current_folders`).
+
+    Raises:
+        ConfigError: see the module docstring; a plug-in factory that raises is said in one
+            line (its exception's type and message), not a traceback.
+    """
     if not isinstance(spec, dict) or "kind" not in spec:
-        raise ConfigError(f"agent: a mapping with a 'kind' is required; kinds: {', '.join(sorted(AGENT_KINDS))}")
+        raise ConfigError(f"agent: a mapping with a 'kind' is required; kinds: {known_kinds()}")
     kind = spec["kind"]
     if not isinstance(kind, str):  # a list or mapping is unhashable: a TypeError, not a message
-        raise ConfigError(
-            f"agent.kind: must be a name, got {type(kind).__name__} {kind!r}; "
-            f"known: {', '.join(sorted(AGENT_KINDS))}"
-        )
-    target = AGENT_KINDS.get(kind)
-    if target is None:
-        raise ConfigError(f"agent.kind: unknown agent kind {kind!r}; known: {', '.join(sorted(AGENT_KINDS))}")
+        raise ConfigError(f"agent.kind: must be a name, got {type(kind).__name__} {kind!r}; known: {known_kinds()}")
+    factory = resolve_factory(kind, folders)
     options = {k: v for k, v in spec.items() if k != "kind"}
-    if callable(target):
-        factory = target
-    else:
-        from importlib import import_module
-
-        mod, _, attr = target.partition(":")
-        factory = getattr(import_module(mod), attr)
     check_options(kind, factory, options)
     try:
-        return factory(**options)
+        agent = factory(**options)
     except TypeError as exc:
         raise ConfigError(f"agent: bad options for kind {kind!r}: {exc}") from None
+    except AniError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a plug-in's own error, said in one line
+        if not is_plugin(kind) and kind in BUILTINS:
+            raise
+        raise ConfigError(f"agent.kind {kind!r}: the factory raised {type(exc).__name__}: {exc}") from None
+    return check_agent(kind, agent)
 
 
 def check_options(kind: str, factory: Callable[..., Any], options: dict[str, Any]) -> None:

@@ -193,6 +193,25 @@ def agent_block(config: Path | None, kind: str | None, options: list[str]) -> di
     return block
 
 
+def agent_override(config: Path | None, options: list[str]) -> dict[str, Any] | None:
+    """``ani campaign run``'s ``--agent-config FILE`` and ``--agent-option KEY=VALUE`` as the
+    campaign's agent override (:class:`ani.campaign.spec.AgentOverride`: ``{"agent": the
+    file's block or None, "options": {key: value}}``), read and parsed as ``ani run`` reads
+    them (:func:`load_agent_config`, :func:`parse_agent_option`; a later option of one key
+    wins); None when neither is given.
+
+    Raises:
+        ConfigError: from :func:`load_agent_config` and :func:`parse_agent_option`.
+    """
+    if config is None and not options:
+        return None
+    parsed: dict[str, Any] = {}
+    for text in options:
+        key, value = parse_agent_option(text)
+        parsed[key] = value
+    return {"agent": load_agent_config(config) if config is not None else None, "options": parsed}
+
+
 def describe_sources(config: Path | None, kind: str | None, options: list[str]) -> str:
     """Where the block came from, for error lines: ``--agent-config f.yaml, --agent-option
     mode=x`` (``--agent scripted`` when nothing was given)."""

@@ -86,10 +86,33 @@ def campaign_run(
         str | None, typer.Option("--lab-prefix", help="what this campaign's labs carry in 'ani lab status' "
                                  "(default: the campaign's name)")
     ] = None,
+    agent_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--agent-config",
+            help="YAML/JSON file: an agent block ({kind: llm, ...}) or a campaign file (its agent: "
+            "block is taken); replaces FILE's agent: block in every cell (FILE's budget stays)",
+        ),
+    ] = None,
+    agent_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-option",
+            help="KEY=VALUE agent option for every cell (repeatable; the value is YAML: a scalar, a "
+            "flow list or mapping; over FILE's agent: and --agent-config), e.g. base_url=http://"
+            "127.0.0.1:8000/v1, model=qwen2.5; --resume runs the folder's",
+        ),
+    ] = None,
 ) -> None:
     """Run every variant (seed) of FILE in every cell, each on a fresh lab; write plan.jsonl,
     runs.jsonl and summary.md. Exits 3 if runs ended as infrastructure errors (--resume DIR
-    reruns them)."""
+    reruns them).
+
+    --agent-config and --agent-option change the agent of every cell without editing FILE (read
+    as ani run reads them); the campaign's checks, the matched budget among them, see the
+    result, and the folder records it: --resume runs the folder's agent (other agent options
+    are refused) and ani campaign rerun the plan's."""
+    from ani.campaign.agent_block import agent_override
     from ani.campaign.loop import CampaignInterrupted, load_for_run, run_campaign
 
     if out is not None and resume is not None and out.resolve() != resume.resolve():
@@ -99,7 +122,12 @@ def campaign_run(
     if bound is not None and not 0 < bound < 1:
         raise _fail(f"--bound {bound:g}: a damage probability bound in (0, 1), e.g. --bound 0.05 (60 runs per cell)")
     try:
-        spec = load_for_run(file, resume, variants=variants, bound=bound)  # --resume: the folder's S
+        override = agent_override(agent_config, list(agent_option or []))
+        # --resume: the folder's S and agent override
+        spec = load_for_run(file, resume, variants=variants, bound=bound, agent_override=override)
+        if spec.agent_override is not None and not no_progress:
+            console.print(f"agent: {escape(spec.agent_override.describe())} in every cell", soft_wrap=True,
+                          highlight=False)
         if spec.bound is not None and not no_progress:
             console.print(f"bound {spec.bound:g}: S = {spec.variants} runs per cell (rule of three, ceil(3/B))")
         from ani.lab.state import check_prefix
@@ -305,7 +333,9 @@ def run_one(
     agent: Annotated[
         str | None,
         typer.Option(
-            "--agent", help="agent kind (default scripted; sets the kind of --agent-config)"
+            "--agent", help="agent kind: scripted (default), llm, an installed ani.agents entry point, "
+            "or a plug-in module:factory (imported from the import path, then the current folder; "
+            "docs/agents.md); sets the kind of --agent-config"
         ),
     ] = None,
     agent_config: Annotated[

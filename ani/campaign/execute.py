@@ -153,7 +153,10 @@ def resolve(ctx: RunContext) -> None:
     task_class = catalogue if plan.scenario.tasks is not None else deps.get_task_class(plan.task)
     ctx.variant = variant_of(task_class, catalogue, plan.seed, plan.form)
     ctx.scenario = run_scenario(catalogue, ctx.variant)
-    ctx.agent = deps.create_agent(dict(plan.agent))
+    from ani.agents.plugins import plugin_folders
+
+    with plugin_folders(plan.agent_folders):  # a module:factory kind: its module's folders
+        ctx.agent = deps.create_agent(dict(plan.agent))
     ctx.budget = Budget(**plan.budget)
     kept, gone = superseded(ctx.scenario, ctx.variant)
     ctx.invariants = kept

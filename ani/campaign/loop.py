@@ -287,22 +287,64 @@ def folder_size(out_dir: str | Path) -> tuple[int | None, float | None]:
 
 
 def load_for_run(
-    file: str | Path, resume: str | Path | None = None, variants: int | None = None, bound: float | None = None
+    file: str | Path, resume: str | Path | None = None, variants: int | None = None, bound: float | None = None,
+    agent_override: dict[str, Any] | None = None,
 ) -> CampaignSpec:
-    """The campaign ``ani campaign run FILE`` runs: FILE with ``--variants`` / ``--bound``
-    applied; with ``--resume DIR`` and neither of them, S is the folder's (the ``--variants`` or
-    ``--bound`` it was started with, :func:`folder_size`), never the file's: a campaign
-    started with ``--variants 1`` and resumed stays at 1 run per cell. Growing it takes an
-    explicit ``--variants`` (or ``--bound``).
+    """The campaign ``ani campaign run FILE`` runs: FILE with ``--variants`` / ``--bound`` and
+    the agent override (``--agent-config`` / ``--agent-option``,
+    :class:`ani.campaign.spec.AgentOverride`) applied; with ``--resume DIR`` and neither of
+    them, S is the folder's (the ``--variants`` or ``--bound`` it was started with,
+    :func:`folder_size`), never the file's: a campaign started with ``--variants 1`` and
+    resumed stays at 1 run per cell. Growing it takes an explicit ``--variants`` (or
+    ``--bound``). Likewise the agent: ``--resume`` without agent options runs the folder's
+    (:func:`folder_agent_override`); with them, they must be the folder's.
 
     Raises:
-        CampaignSpecError: the file (as :func:`ani.campaign.spec.load_spec`).
+        CampaignSpecError: the file (as :func:`ani.campaign.spec.load_spec`); ``--resume`` with
+            agent options other than the folder's (naming both).
     """
     from ani.campaign.spec import load_spec
 
     if resume is not None and variants is None and bound is None:
         variants, bound = folder_size(resume)
-    return load_spec(file, variants=variants, bound=bound)
+    if resume is not None:
+        agent_override = resumed_agent_override(Path(resume), agent_override)
+    return load_spec(file, variants=variants, bound=bound, agent_override=agent_override)
+
+
+def folder_agent_override(out_dir: str | Path) -> dict[str, Any] | None:
+    """The agent override (``--agent-config`` / ``--agent-option``) a results folder was started
+    with (its ``spec.json``), or None (none given, or no readable ``spec.json``)."""
+    try:
+        saved = json.loads((Path(out_dir) / SPEC_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    found = saved.get("agent_override") if isinstance(saved, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def resumed_agent_override(out_dir: Path, given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The agent override ``--resume out_dir`` runs with: the folder's when none is given, else
+    ``given`` if it is the folder's (the same block and options, however spelt).
+
+    Raises:
+        CampaignSpecError: ``given`` differs from the folder's (a resumed folder's runs would
+            not all have the same agent), naming both.
+    """
+    from ani.campaign.spec import AgentOverride
+
+    saved = folder_agent_override(out_dir)
+    if given is None:
+        return saved
+    old = AgentOverride.model_validate(saved) if saved is not None else None
+    new = AgentOverride.model_validate(given)
+    if old is None or old.model_dump() != new.model_dump():
+        was = old.describe() if old is not None else "no --agent-config / --agent-option"
+        raise CampaignSpecError(
+            f"--resume {out_dir}: this folder's campaign was started with {was}, not {new.describe()}; "
+            "--resume runs the folder's agent (give the same agent options, or none), or start a new "
+            "results folder for another agent")
+    return given
 
 
 def writable_folder(folder: Path, name: str = "--out") -> None:
@@ -519,8 +561,10 @@ def kept_plans(out: Path, plans: list[RunPlan]) -> dict[str, RunPlan]:
 
 def _same_plan(out: Path, kept: RunPlan, fresh: RunPlan) -> None:
     """Raise CampaignSpecError naming the fields where the folder's plan of a run differs from
-    the campaign file's (the lab prefix aside)."""
-    a, b = kept.model_dump(exclude={"lab_prefix"}), fresh.model_dump(exclude={"lab_prefix"})
+    the campaign file's (the lab prefix and the plug-in folders aside: where the agent's module
+    is found does not change what runs)."""
+    skip = {"lab_prefix", "agent_folders"}
+    a, b = kept.model_dump(exclude=skip), fresh.model_dump(exclude=skip)
     diff = [k for k in b if a.get(k) != b.get(k)]
     if diff:
         raise CampaignSpecError(

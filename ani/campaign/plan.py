@@ -78,7 +78,12 @@ class RunPlan(RunFactors):
         scenario: :class:`ScenarioRef`.
         fault_rate: faults per agent step. faults: the fault schedule
             (:meth:`ani.faults.base.FaultSpec.to_dict` each). fault_hold: ``faults.hold``.
-        agent: the agent config (``ani.agents.create_agent``). budget: ``Budget`` fields.
+        agent: the agent config (``ani.agents.create_agent``): its kind (a registered name or
+            a plug-in ``module:factory``) and options. budget: ``Budget`` fields.
+        agent_folders: where a plug-in agent's module is looked up after the worker's import
+            path (absolute folders: the campaign file's, the current one at planning; empty for
+            a registered kind). On a Dask worker on another machine the module must be
+            importable there (installed, or at the same path).
         observer_bound_s: the observer's retry bound per check, seconds (None: its default).
         reasoning_summary: NetConfBench's reasoning summariser config (dict) or None.
         lab_prefix: what the run's lab carries so its owner finds it (``ani lab status``).
@@ -96,6 +101,7 @@ class RunPlan(RunFactors):
     faults: tuple[dict[str, Any], ...] = ()
     fault_hold: bool = False
     agent: dict[str, Any] = Field(default_factory=lambda: {"kind": "scripted"})
+    agent_folders: tuple[str, ...] = ()
     budget: dict[str, Any] = Field(default_factory=dict)
     observer_bound_s: float | None = None
     reasoning_summary: dict[str, Any] | None = None

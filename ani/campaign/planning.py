@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ani.agents.plugins import is_plugin
 from ani.campaign.plan import RunPlan, ScenarioRef, jsonable
 from ani.campaign.spec import CampaignSpec, CellSpec, safe_component
 
@@ -76,6 +77,7 @@ def plan_run(spec: CampaignSpec, cell: CellSpec | str, seed: int, stress: dict[s
     variant = variant_of(task_class, scenario, seed, spec.form_of(cell))  # faults are drawn on it
     schedule = schedule_for(spec, cell, stress, run_scenario(scenario, variant), variant, seed)
     faults = getattr(spec, "faults", None)
+    agent = spec.agent_of(cell)
     return RunPlan(
         run_id=spec.run_id(cell, seed, stress), campaign=spec.name, cell=cell.name, level=str(cell.level),
         blocklist=cell.blocklist, adapter_options=jsonable(dict(cell.options)), task=spec.task_of(cell, stress),
@@ -83,7 +85,8 @@ def plan_run(spec: CampaignSpec, cell: CellSpec | str, seed: int, stress: dict[s
         density=scenario_density(scenario, density) if spec.tasks is None else density,
         scenario=scenario_ref(spec, scenario, density, files or {}),
         fault_rate=spec.fault_rate_of(cell, stress), faults=tuple(f.to_dict() for f in schedule),
-        fault_hold=bool(getattr(faults, "hold", False)), agent=jsonable(spec.agent_of(cell)),
+        fault_hold=bool(getattr(faults, "hold", False)), agent=jsonable(agent),
+        agent_folders=spec.agent_folders if is_plugin(str(agent.get("kind", ""))) else (),
         budget=jsonable(spec.budget), observer_bound_s=spec.observer_bound_s,
         reasoning_summary=jsonable(spec.reasoning_summary) if spec.reasoning_summary is not None else None,
         lab_prefix=lab_prefix,

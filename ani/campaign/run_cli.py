@@ -212,11 +212,12 @@ def _agent(a: RunArgs) -> tuple[dict[str, Any], dict[str, Any] | None]:
     before any lab. Raises typer.Exit(2) naming the source."""
     from ani.agents import create_agent
     from ani.campaign.agent_block import agent_block, campaign_budget, describe_sources
+    from ani.campaign.spec import plugin_folders_of
 
     try:
         block = agent_block(a.agent_config, a.agent, a.agent_option)
         file_budget = campaign_budget(a.agent_config) if a.agent_config is not None else None
-        create_agent(dict(block))  # bad kind, option, value or key variable: before any lab
+        create_agent(dict(block), folders=plugin_folders_of(None))  # bad kind, option, value: before any lab
     except AniError as exc:
         msg = str(exc)
         if not msg.startswith(("--agent-config", "--agent-option")):

@@ -513,10 +513,13 @@ def preflight(spec: CampaignSpec, deps: RunnerDeps) -> list[str]:
         ConfigError: the agent config is bad, or the agent says no run could work (e.g. its
             endpoint refuses connections or rejects the key), naming the cause.
     """
+    from ani.agents.plugins import plugin_folders
+
     warnings: list[str] = []
     configs = {_frozen(config): config for config in map(spec.agent_of, spec.cells)}
     for config in configs.values():  # each distinct agent once (a model factor: each endpoint)
-        agent = deps.create_agent(dict(config))
+        with plugin_folders(spec.agent_folders):
+            agent = deps.create_agent(dict(config))
         check = getattr(agent, "preflight", None)
         if callable(check):
             warnings += [str(w) for w in (check() or []) if str(w) not in warnings]
@@ -547,13 +550,16 @@ def check_agents(spec: CampaignSpec, deps: RunnerDeps) -> None:
         ConfigError: the agent config is bad (``cells[1](x): agent.mode: ...`` when the cells'
             agents differ).
     """
+    from ani.agents.plugins import plugin_folders
+
     configs = [spec.agent_of(c) for c in spec.cells]
     one = len({_frozen(c) for c in configs}) == 1
     for i, (cell, config) in enumerate(zip(spec.cells, configs, strict=True)):
         if i and one:
             break
         try:
-            deps.create_agent(dict(config))
+            with plugin_folders(spec.agent_folders):  # a module:factory kind: the campaign's folders
+                deps.create_agent(dict(config))
         except ConfigError as exc:
             if one:
                 raise

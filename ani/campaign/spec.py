@@ -261,6 +261,32 @@ class FaultsSpec(BaseModel):
         return v
 
 
+class AgentOverride(BaseModel):
+    """The agent given on the command line of ``ani campaign run`` (``--agent-config FILE``,
+    ``--agent-option KEY=VALUE``), applied to every cell (:meth:`CampaignSpec.agent_of`);
+    written to the folder's ``spec.json`` so that ``--resume`` runs the same agent. Not a key
+    of a campaign file.
+
+    Attributes:
+        agent: the ``--agent-config`` block (with its ``kind``): replaces the file's ``agent:``;
+            None: the file's is kept.
+        options: the ``--agent-option`` keys, set last in every cell's agent (over the cell's
+            own ``agent:``, ``model`` and ``agent_mode``), in the order given.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: dict[str, Any] | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``--agent-config (kind llm), --agent-option model='m'`` (values, not file names: the
+        same override written two ways reads the same)."""
+        parts = [f"--agent-config (kind {self.agent.get('kind')!r})"] if self.agent is not None else []
+        parts += [f"--agent-option {k}={v!r}" for k, v in self.options.items()]
+        return ", ".join(parts) or "none"
+
+
 class CampaignSpec(BaseModel):
     """A validated campaign file (see the module docstring for the shape).
 
@@ -321,7 +347,10 @@ class CampaignSpec(BaseModel):
     tasks_paths: list[str] | None = None
     reasoning_summary: SummaryConfig | None = None
     # --- end netconfbench ---
+    #: ``ani campaign run --agent-config / --agent-option`` (not written in a file: load_spec)
+    agent_override: AgentOverride | None = None
     _source: str = PrivateAttr(default="<campaign>")
+    _agent_folders: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("name")
     @classmethod
@@ -462,19 +491,31 @@ class CampaignSpec(BaseModel):
         """The file (or ``command line``) the spec was read from, for messages."""
         return self._source
 
+    @property
+    def agent_folders(self) -> tuple[str, ...]:
+        """Where a ``module:factory`` agent kind's module is looked up after the import path
+        (absolute folders): the campaign file's folder, then the current folder
+        (:func:`ani.agents.plugins.resolve_plugin`); set by :func:`parse_spec`."""
+        return self._agent_folders
+
     # --- campaign-factors: a cell's agent, form and fault rate ---
     def agent_of(self, cell: CellSpec | str) -> dict[str, Any]:
         """The agent config of ``cell`` (for ``ani.agents.create_agent``): the campaign's
-        ``agent:``, then the cell's ``agent:`` mapping merged onto it, then its ``model`` (as
-        ``model``) and its ``agent_mode`` (``react+recovery`` -> ``mode: react, recovery:
-        true``; ``react`` -> ``recovery: false``)."""
+        ``agent:`` (or the ``--agent-config`` block of :attr:`agent_override`), then the cell's
+        ``agent:`` mapping merged onto it, then its ``model`` (as ``model``) and its
+        ``agent_mode`` (``react+recovery`` -> ``mode: react, recovery: true``; ``react`` ->
+        ``recovery: false``), then the ``--agent-option`` keys of :attr:`agent_override`."""
         c = self.cell(cell) if isinstance(cell, str) else cell
-        config = {**self.agent, **c.agent}
+        override = self.agent_override
+        base = override.agent if override is not None and override.agent is not None else self.agent
+        config = {**base, **c.agent}
         if c.model is not None:
             config["model"] = c.model
         if c.agent_mode is not None:
             mode, _, recovery = c.agent_mode.partition("+")
             config["mode"], config["recovery"] = mode, bool(recovery)
+        if override is not None:
+            config.update(override.options)
         return config
 
     def form_of(self, cell: CellSpec | str) -> str:
@@ -752,29 +793,61 @@ def _format_loc(loc: tuple[Any, ...], data: Any) -> str:
     return "".join(parts)
 
 
-def resolve_path(value: str, base_dir: Path | None, field: str | None = None) -> Path:
-    """``value`` relative to ``base_dir`` if that file exists, else as given, else a shipped data file.
+#: the shipped folder a campaign file's relative paths are also read against (where the shipped
+#: campaigns are: ``../scenarios/x.yaml`` in a copy of one names the shipped ``scenarios/x.yaml``)
+SHIPPED_CAMPAIGNS = "campaigns"
+
+
+def resolve_path(value: str, base_dir: Path | None, field: str | None = None, *,
+                 beside: str | None = None) -> Path:
+    """``value`` relative to ``base_dir`` if that file exists, else as given (relative to the
+    current folder), else a shipped data file: ``value`` as a name in the shipped data
+    (``scenarios/brownfield-small.yaml``), then, with ``beside`` (a shipped folder, e.g.
+    ``campaigns``), as written in a file of that folder (``../scenarios/brownfield-small.yaml``
+    beside ``campaigns/`` is ``scenarios/brownfield-small.yaml``), so a copy of a shipped
+    campaign placed in another folder finds what the original finds. A shipped name never
+    leaves the shipped data (``..`` past its top is not followed).
 
     Raises CampaignSpecError if none exists: one line that starts with ``field`` (the key that
     named the file, e.g. ``scenario`` or ``cells[1](a1).blocklist``) and says where it looked.
     """
-    from ani.resources import resolve
-
     p = Path(value).expanduser()
     if not p.is_absolute() and base_dir is not None and (base_dir / p).exists():
         return (base_dir / p).resolve()
-    try:
-        return resolve(p).resolve()
-    except FileNotFoundError:
-        cwd = Path.cwd().resolve()
-        if p.is_absolute():
-            where = "it does not exist"
-        elif base_dir is None or Path(base_dir).resolve() == cwd:
-            where = f"looked in the current folder {cwd} and in the shipped data"
-        else:
-            where = f"looked in {base_dir}, in the current folder {cwd} and in the shipped data"
-        prefix = f"{field}: " if field else ""
-        raise CampaignSpecError(f"{prefix}file {value!r} not found ({where})") from None
+    if p.exists():
+        return p.resolve()
+    found = None if p.is_absolute() else _shipped(str(value), beside)
+    if found is not None:
+        return found
+    cwd = Path.cwd().resolve()
+    if p.is_absolute():
+        where = "it does not exist"
+    elif base_dir is None or Path(base_dir).resolve() == cwd:
+        where = f"looked in the current folder {cwd} and in the shipped data"
+    else:
+        where = f"looked in {base_dir}, in the current folder {cwd} and in the shipped data"
+    prefix = f"{field}: " if field else ""
+    raise CampaignSpecError(f"{prefix}file {value!r} not found ({where})")
+
+
+def _shipped(value: str, beside: str | None) -> Path | None:
+    """The shipped data file ``value`` names (as a data name, then relative to the shipped
+    folder ``beside``), or None; a name that climbs out of the shipped data is not tried."""
+    import posixpath
+
+    from ani.resources import data_path
+
+    names = [posixpath.normpath(value)]
+    if beside is not None:
+        names.append(posixpath.normpath(posixpath.join(beside, value)))
+    for name in dict.fromkeys(names):
+        if name == ".." or name.startswith("../") or name.startswith("/"):
+            continue
+        try:
+            return data_path(name).resolve()
+        except FileNotFoundError:
+            continue
+    return None
 
 
 def _blocklist_problem(level: str) -> str | None:
@@ -792,6 +865,14 @@ def _blocklist_problem(level: str) -> str | None:
     return None
 
 
+def plugin_folders_of(base_dir: Path | None) -> tuple[str, ...]:
+    """The folders a plug-in agent's module is looked up in after the import path: ``base_dir``
+    (the campaign file's folder), then the current folder; absolute, each once."""
+    folders = [Path(base_dir).resolve()] if base_dir is not None else []
+    folders.append(Path.cwd().resolve())
+    return tuple(dict.fromkeys(str(f) for f in folders))
+
+
 def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = None) -> CampaignSpec:
     """Validate a campaign mapping (already parsed YAML) and resolve its paths.
 
@@ -807,6 +888,7 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
             raise CampaignSpecError(f"{exc}; {NO_SCENARIO}") from None  # said with the others
         raise
     spec._source = source
+    spec._agent_folders = plugin_folders_of(base_dir)
     # campaign-factors: S from the damage bound to be asserted (rule of three)
     if spec.bound is not None:
         from ani.campaign.stats import runs_for_bound
@@ -828,9 +910,9 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
         c.level = c.level or spec.level
     try:
         if spec.scenario is not None:
-            spec.scenario_path = str(resolve_path(spec.scenario, base_dir, "scenario"))
+            spec.scenario_path = str(resolve_path(spec.scenario, base_dir, "scenario", beside=SHIPPED_CAMPAIGNS))
         if spec.manifest is not None:
-            spec.manifest_path = str(resolve_path(spec.manifest, base_dir, "manifest"))
+            spec.manifest_path = str(resolve_path(spec.manifest, base_dir, "manifest", beside=SHIPPED_CAMPAIGNS))
             if spec.scenario_seed is None:
                 spec.scenario_seed = 1
         if spec.tasks is not None:
@@ -838,7 +920,7 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
         for i, c in enumerate(spec.cells):
             if isinstance(c.blocklist, str):
                 field = f"cells[{i}]({c.name}).blocklist"
-                c.blocklist = str(resolve_path(c.blocklist, base_dir, field))
+                c.blocklist = str(resolve_path(c.blocklist, base_dir, field, beside=SHIPPED_CAMPAIGNS))
     except CampaignSpecError as exc:
         raise CampaignSpecError(f"{source}: {exc}") from None
     return spec
@@ -854,7 +936,7 @@ def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None
     paths: list[Path] = []
     for i, item in enumerate(items):
         field = f"tasks[{i}]" if isinstance(spec.tasks, list) else "tasks"
-        p = resolve_path(str(item), base_dir, field)
+        p = resolve_path(str(item), base_dir, field, beside=SHIPPED_CAMPAIGNS)
         try:
             paths += task_files(p)
         except TaskFormatError as exc:
@@ -877,7 +959,8 @@ def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None
     spec.variants = int(given) if given is not None else len(paths)
 
 
-def load_spec(path: str | Path, variants: int | None = None, bound: float | None = None) -> CampaignSpec:
+def load_spec(path: str | Path, variants: int | None = None, bound: float | None = None,
+              agent_override: AgentOverride | dict[str, Any] | None = None) -> CampaignSpec:
     """Read and validate a campaign YAML file.
 
     Args:
@@ -886,6 +969,8 @@ def load_spec(path: str | Path, variants: int | None = None, bound: float | None
             is then ignored).
         bound: override of ``bound``, e.g. from ``--bound``: S = ceil(3 / bound) runs per cell
             (the file's ``variants`` is then ignored). Not both.
+        agent_override: the agent given on the command line (:class:`AgentOverride`), checked
+            with the campaign (the matched-budget check sees every cell's agent with it).
 
     Raises:
         CampaignSpecError: missing file (naming the shipped campaign it most likely meant,
@@ -910,4 +995,9 @@ def load_spec(path: str | Path, variants: int | None = None, bound: float | None
         data = {**{k: v for k, v in data.items() if k != "bound"}, "variants": variants}
     if bound is not None and isinstance(data, dict):  # campaign-factors: --bound
         data = {**{k: v for k, v in data.items() if k != "variants"}, "bound": bound}
+    if isinstance(data, dict) and "agent_override" in data:
+        raise CampaignSpecError(f"{path}: invalid campaign: agent_override: not a key of a campaign file "
+                                "(ani campaign run --agent-config / --agent-option set it)")
+    if agent_override is not None and isinstance(data, dict):
+        data = {**data, "agent_override": AgentOverride.model_validate(agent_override).model_dump()}
     return parse_spec(data, str(path), p.parent)

@@ -36,15 +36,30 @@ def test_known_options_reach_the_agent():
     assert (agent.validate_tries, agent.validate_pause_s) == (3, 0.0)
 
 
-def test_registered_factories_required_none_and_kwargs(monkeypatch):
-    def needs_url(url: str, retries: int = 1) -> tuple[str, int]:
-        return (url, retries)
+class _Got:
+    """An agent (it has ``run``) that keeps what its factory was given."""
 
-    def takes_nothing() -> str:
-        return "ok"
+    name = "got"
+
+    def __init__(self, value):
+        self.value = value
+
+    def run(self, task, adapter, budget):
+        raise NotImplementedError
+
+    def __eq__(self, other):
+        return other == self.value
+
+
+def test_registered_factories_required_none_and_kwargs(monkeypatch):
+    def needs_url(url: str, retries: int = 1) -> _Got:
+        return _Got((url, retries))
+
+    def takes_nothing() -> _Got:
+        return _Got("ok")
 
     def takes_anything(**options):
-        return options
+        return _Got(options)
 
     monkeypatch.setitem(factory.AGENT_KINDS, "needs-url", needs_url)
     monkeypatch.setitem(factory.AGENT_KINDS, "bare", takes_nothing)

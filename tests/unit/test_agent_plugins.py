@@ -1,0 +1,178 @@
+"""Agent kinds as plug-ins (issue 26 §1): ``module:factory`` looked up on the import path, then
+in the plug-in folders; the ``ani.agents`` entry-point group; the errors of each way it fails
+(ConfigError in one line, never a traceback nor a file's text)."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+import uuid
+from pathlib import Path
+
+import pytest
+
+from ani.agents import factory, plugins
+from ani.agents.factory import available, create_agent, register_agent
+from ani.agents.plugins import plugin_folders
+from ani.agents.scripted import ScriptedAgent
+from ani.errors import ConfigError
+
+AGENT_SOURCE = '''
+from ani.agents.base import AgentRun
+
+
+class Looker:
+    name = "looker"
+
+    def __init__(self, greeting, times=1):
+        self.greeting, self.times = greeting, times
+
+    def run(self, task, adapter, budget):
+        return AgentRun(stop_reason="submitted", submitted=True)
+
+
+def make_agent(greeting: str, times: int = 1):
+    return Looker(greeting, times)
+
+
+def not_an_agent():
+    return {"run": "no"}
+
+
+def broken(**options):
+    raise ValueError("the endpoint list is empty")
+
+
+NOT_CALLABLE = 3
+'''
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A folder off the import path holding a module with a unique name; ``(folder, name)``.
+    sys.path and sys.modules are restored afterwards."""
+    name = f"plug_{uuid.uuid4().hex[:10]}"
+    (tmp_path / f"{name}.py").write_text(AGENT_SOURCE, encoding="utf-8")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield tmp_path, name
+    sys.modules.pop(name, None)
+
+
+def test_a_plugin_kind_is_imported_from_the_folder_and_given_its_options(folder):
+    where, name = folder
+    agent = create_agent({"kind": f"{name}:make_agent", "greeting": "hi", "times": 2}, folders=[str(where)])
+    assert type(agent).__name__ == "Looker"
+    assert (agent.greeting, agent.times) == ("hi", 2)
+
+
+def test_the_folders_in_effect_are_used_when_none_are_given(folder):
+    where, name = folder
+    with plugin_folders([None, where]):
+        agent = create_agent({"kind": f"{name}:make_agent", "greeting": "x"})
+    assert agent.greeting == "x"
+
+
+def test_a_module_on_the_import_path_needs_no_folder(folder, monkeypatch):
+    where, name = folder
+    monkeypatch.syspath_prepend(str(where))
+    assert create_agent({"kind": f"{name}:make_agent", "greeting": "y"}, folders=[]).greeting == "y"
+
+
+def test_a_plugin_option_is_checked_against_the_factory_signature(folder):
+    where, name = folder
+    with pytest.raises(ConfigError) as exc:
+        create_agent({"kind": f"{name}:make_agent", "greting": "hi"}, folders=[str(where)])
+    assert str(exc.value) == f"agent.greting: unknown option for kind {name}:make_agent; known: greeting, times"
+
+
+def test_an_unknown_kind_lists_the_known_ones_and_how_to_get_one():
+    with pytest.raises(ConfigError) as exc:
+        create_agent({"kind": "pydantic-ai"})
+    msg = str(exc.value)
+    assert msg.startswith("agent.kind: unknown agent kind 'pydantic-ai'; known: llm, scripted;")
+    assert "pip install the package that provides it" in msg and "module:factory" in msg
+
+
+def test_a_missing_module_is_named_with_the_folders_searched(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        create_agent({"kind": "no_such_agent_mod_x:make"}, folders=[str(tmp_path)])
+    msg = str(exc.value)
+    assert "no module 'no_such_agent_mod_x'" in msg
+    assert "the import path" in msg and str(tmp_path) in msg
+
+
+def test_a_module_whose_dependency_is_missing_names_the_dependency(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    name = f"plug_{uuid.uuid4().hex[:10]}"
+    (tmp_path / f"{name}.py").write_text("import not_installed_dep_q\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        create_agent({"kind": f"{name}:make"}, folders=[str(tmp_path)])
+    assert str(exc.value) == (f"agent.kind '{name}:make': module {name!r} cannot be imported: "
+                              "No module named 'not_installed_dep_q'")
+    sys.modules.pop(name, None)
+
+
+def test_a_module_that_does_not_parse_is_said_in_one_line_without_its_text(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    name = f"plug_{uuid.uuid4().hex[:10]}"
+    (tmp_path / f"{name}.py").write_text("SECRET_TOKEN = (\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        create_agent({"kind": f"{name}:make"}, folders=[str(tmp_path)])
+    msg = str(exc.value)
+    assert msg.startswith(f"agent.kind '{name}:make': module {name!r} fails to import: SyntaxError: ")
+    assert f"({name}.py, line 1)" in msg and "SECRET_TOKEN" not in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize(("attr", "said"), [
+    ("nothing_here", "has no 'nothing_here'"),
+    ("NOT_CALLABLE", "'NOT_CALLABLE' in module '{name}' is a int, not callable"),
+    ("not_an_agent", "the factory returned a dict, not an agent (an agent has run(task, adapter, budget)"),
+    ("broken", "the factory raised ValueError: the endpoint list is empty"),
+])
+def test_what_the_module_offers_is_refused_clearly_when_it_is_no_agent_factory(folder, attr, said):
+    where, name = folder
+    with pytest.raises(ConfigError) as exc:
+        create_agent({"kind": f"{name}:{attr}"}, folders=[str(where)])
+    assert str(exc.value).startswith(f"agent.kind '{name}:{attr}': ")
+    assert said.format(name=name) in str(exc.value)
+
+
+@pytest.mark.parametrize("kind", ["agents/my_agent.py:make", "my_agent.py:make", "my_agent:", ":make", "a:b:c"])
+def test_a_file_path_or_a_broken_name_is_refused_with_the_one_spelling(kind):
+    with pytest.raises(ConfigError) as exc:
+        create_agent({"kind": kind})
+    assert "a plug-in agent is named module:factory" in str(exc.value)
+
+
+class _EntryPoint:
+    def __init__(self, name: str, value: str) -> None:
+        self.name, self.value = name, value
+
+
+def test_an_entry_point_kind_is_found_and_a_builtin_name_is_not_replaced(folder, monkeypatch):
+    where, name = folder
+    monkeypatch.syspath_prepend(str(where))
+    eps = [_EntryPoint("looker", f"{name}:make_agent"), _EntryPoint("scripted", f"{name}:make_agent")]
+    monkeypatch.setattr(plugins, "entry_points", lambda group: eps if group == "ani.agents" else [])
+    assert list(available()) == ["llm", "looker", "scripted"]
+    assert create_agent({"kind": "looker", "greeting": "ep"}).greeting == "ep"
+    assert isinstance(create_agent({"kind": "scripted"}), ScriptedAgent)
+
+
+def test_a_broken_entry_point_is_said_in_one_line(monkeypatch):
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [_EntryPoint("gone", "gone_pkg_zz.agents:make")])
+    with pytest.raises(ConfigError) as exc:
+        create_agent({"kind": "gone"})
+    assert str(exc.value).startswith("agent.kind: kind 'gone' (gone_pkg_zz.agents:make) cannot be loaded: ")
+
+
+def test_register_agent_is_kept_and_wins_over_an_entry_point(monkeypatch):
+    monkeypatch.setattr(factory, "AGENT_KINDS", dict(factory.AGENT_KINDS))
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [_EntryPoint("mine", "gone_pkg_zz:make")])
+    register_agent("mine", lambda validate_tries=1: ScriptedAgent(validate_tries=validate_tries))
+    assert create_agent({"kind": "mine", "validate_tries": 4}).validate_tries == 4
+
+
+def test_the_builtins_are_declared_in_the_entry_point_group():
+    data = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert data["project"]["entry-points"]["ani.agents"] == plugins.BUILTINS
