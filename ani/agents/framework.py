@@ -48,6 +48,7 @@ import asyncio
 import importlib
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
@@ -188,7 +189,8 @@ class FrameworkSession:
 
     def run_async(self, make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
         """``asyncio.run`` of ``make()`` cancelled when the wall clock runs out (``stop`` is
-        then ``wall_clock`` and the result None)."""
+        then ``wall_clock`` and the result None); from a thread whose event loop is running
+        (a notebook), in a thread of its own."""
 
         async def bounded() -> Any:
             try:
@@ -197,7 +199,13 @@ class FrameworkSession:
                 self.stop = self.stop or "wall_clock"
                 return None
 
-        return asyncio.run(bounded())
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop in this thread: the usual case (ani run, campaign workers)
+            return asyncio.run(bounded())
+        # called from a running event loop (a notebook): the loop runs in a thread of its own
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, bounded()).result()
 
 
 def runner_for(framework: str) -> FrameworkRunner:

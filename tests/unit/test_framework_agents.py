@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chat_server import ChatServer, call, reply
+from chat_server import HANG, ChatServer, call, reply
 
 from ani.adapters.base import BaseAdapter
 from ani.agents.base import AgentTask, Budget
@@ -108,7 +108,7 @@ def test_a_call_past_max_steps_is_refused_and_the_run_stops(framework, server):
     assert events(adapter.trajectory, "agent_stop")[-1]["stop_reason"] == "max_steps"
 
 
-@pytest.mark.parametrize("framework", ["pydantic_ai", "smolagents"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_the_token_budget_stops_the_run_after_the_turn_that_spent_it(framework, server):
     res, adapter = run(framework, server, Budget(max_steps=10, max_tokens=200))  # 110 + 112 >= 200
     assert (res.stop_reason, res.tokens) == ("max_tokens", 222)
@@ -135,11 +135,39 @@ def test_a_spent_wall_clock_refuses_the_call():
     assert (s.steps, s.stop) == (1, "wall_clock")
 
 
-def test_an_endpoint_that_refuses_connections_is_an_infrastructure_error():
-    agent = importlib.import_module("pydantic_ai_agent").make_agent("http://127.0.0.1:9/v1", "m")
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_an_endpoint_that_refuses_connections_is_an_infrastructure_error(framework):
+    agent = importlib.import_module(f"{framework}_agent").make_agent("http://127.0.0.1:9/v1", "m")
     with Topo(FakeLab(), trajectory=Trajectory(level="a1")) as adapter:
         res = agent.run(TASK, adapter, Budget(max_steps=3))
-    assert res.stop_reason == "error" and res.infra_error == res.error and "pydantic_ai" in res.error
+    assert res.stop_reason == "error" and res.infra_error == res.error and res.error.startswith(framework)
+
+
+@pytest.mark.parametrize("framework", ["langchain", "pydantic_ai", "openai_agents"])
+def test_a_model_request_past_the_wall_clock_is_cut(framework):
+    """The async loops are cancelled when the wall clock runs out mid-request (the request hangs)."""
+    s = ChatServer()
+    s.script = [HANG]
+    try:
+        with Topo(FakeLab(), trajectory=Trajectory(level="a1")) as adapter:
+            res = make(framework, s).run(TASK, adapter, Budget(wall_clock_s=1))
+    finally:
+        s.close()
+    assert (res.stop_reason, res.steps, res.error) == ("wall_clock", 0, None)
+
+
+def test_a_run_from_a_running_event_loop_works():
+    async def inside() -> Any:
+        s = ChatServer(responder=model)
+        try:
+            with Topo(FakeLab(), trajectory=Trajectory(level="a1")) as adapter:
+                return make("pydantic_ai", s).run(TASK, adapter, Budget())
+        finally:
+            s.close()
+
+    import asyncio
+
+    assert asyncio.run(inside()).stop_reason == "submitted"
 
 
 def test_a_build_that_raises_is_the_agent_s_error():
