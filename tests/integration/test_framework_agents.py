@@ -81,7 +81,8 @@ def test_the_example_runs_at_a1_with_ani_s_accounting(lab, open_adapter, server,
     assert res.steps == 3
     assert (res.prompt_tokens, res.completion_tokens, res.tokens) == (4 * USAGE[0], 4 * USAGE[1], 440)
     turns = events(adapter, "agent_turn")
-    assert [(t["turn"], t["prompt_tokens"], t["completion_tokens"]) for t in turns] == [(i, *USAGE) for i in (1, 2, 3, 4)]
+    assert [(t["turn"], t["prompt_tokens"], t["completion_tokens"]) for t in turns] == [
+        (i, *USAGE) for i in (1, 2, 3, 4)]
     assert [[c["name"] for c in t["tool_calls"]] for t in turns[:3]] == [["get_topology"], ["get_running_config"],
                                                                           ["list_snapshots"]]
     assert events(adapter, "agent_action")[-1]["summary"] == ANSWER

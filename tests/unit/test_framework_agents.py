@@ -85,7 +85,8 @@ def test_a_run_that_answers_is_submitted_with_its_steps_tokens_and_turns(framewo
     assert res.prompt_tokens == sum(usage(t)[0] for t in range(CALLS + 1)) == 406
     assert res.completion_tokens == 46 and res.tokens == 452
     stop = events(adapter.trajectory, "agent_stop")[-1]
-    assert (stop["stop_reason"], stop["steps"], stop["prompt_tokens"], stop["total_tokens"]) == ("submitted", 3, 406, 452)
+    assert (stop["stop_reason"], stop["steps"], stop["prompt_tokens"], stop["total_tokens"]) == (
+        "submitted", 3, 406, 452)
     submit = events(adapter.trajectory, "agent_action")[-1]
     assert (submit["action"], submit["summary"]) == ("submit", "done")
     start = events(adapter.trajectory, "agent_start")[0]
