@@ -19,6 +19,12 @@ cleanly)::
 
     .venv/bin/ani campaign run campaigns/level-sweep-llm.yaml --variants 1 \
         --agent-option base_url=http://127.0.0.1:8000/v1 --agent-option model=fake
+
+:func:`framework_model` (``--framework``) is the model of the framework agents'
+examples (``examples/agents/``, docs/frameworks.md), which have no ``submit`` tool: it ends with
+an answer (a text reply, or smolagents' ``final_answer`` tool when offered). At A3-T: ``apply``
+of the onboard intent, ``list_services``, the answer (2 tool calls); at A1: ``get_topology``,
+``get_running_config`` of the site's edge, ``list_snapshots`` of it, the answer (3 calls).
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ USAGE = (100, 10)
 def site_of(body: dict[str, Any]) -> dict[str, Any]:
     """The ``site.yaml`` attached to the first user message (the intent form of onboard-site)."""
     first_user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    if isinstance(first_user, list):  # content parts (smolagents sends them)
+        first_user = "\n".join(p.get("text", "") for p in first_user if isinstance(p, dict))
     m = re.search(r"Attached file site\.yaml:\n```\n(.*?)\n```", first_user, re.S)
     if not m:
         raise ValueError("the request carries no site.yaml (onboard-site in the intent form)")
@@ -81,11 +89,44 @@ def onboard_model(body: dict[str, Any]) -> dict[str, Any]:
     return reply(call("submit", {"summary": "onboarded"}, "c1"), usage=USAGE)
 
 
+#: the text a framework agent's run ends with
+ANSWER = "onboarded"
+
+
+def _turns(body: dict[str, Any]) -> int:
+    return sum(1 for m in body["messages"] if m["role"] == "assistant")
+
+
+def _answer(tools: set[str]) -> dict[str, Any]:
+    if "final_answer" in tools:  # smolagents ends a run with its final_answer tool
+        return reply(call("final_answer", {"answer": ANSWER}, "cf"), usage=USAGE)
+    return reply(content=ANSWER, usage=USAGE)
+
+
+def framework_model(body: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one request of a framework agent (see the module docstring)."""
+    tools = {t["function"]["name"] for t in body.get("tools") or []}
+    turn = _turns(body)
+    if "apply" in tools:
+        script = [lambda: call("apply", {"changes": [onboard_change(body)]}, "c0"),
+                  lambda: call("list_services", {}, "c1")]
+    elif "update_config" in tools:
+        edge = site_of(body)["edge"]
+        script = [lambda: call("get_topology", {}, "c0"),
+                  lambda: call("get_running_config", {"device": edge}, "c1"),
+                  lambda: call("list_snapshots", {"device": edge}, "c2")]
+    else:
+        raise ValueError(f"neither an A1 nor an A3-T tool list: {sorted(tools)}")
+    return reply(script[turn](), usage=USAGE) if turn < len(script) else _answer(tools)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    parser.add_argument("--framework", action="store_true",
+                        help="the framework agents' model (framework_model), not the LLM agent's")
     args = parser.parse_args()
-    server = ChatServer(responder=onboard_model, port=args.port)
+    server = ChatServer(responder=framework_model if args.framework else onboard_model, port=args.port)
     print(f"fake model at {server.url} (Ctrl-C stops it)", flush=True)
     try:
         while True:

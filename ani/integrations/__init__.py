@@ -15,5 +15,10 @@ form where the framework demands it (openai-agents); the read-only / destructive
 framework has a place for them; sync and async calls (async ones run the blocking adapter call in
 a worker thread); several calls of one turn in parallel (adapters serialise what must be).
 Importing a module without its framework raises an ImportError naming the extra. See
-docs/frameworks.md. These modules only translate the protocol: nothing in ani imports them.
+docs/frameworks.md. These modules only translate the protocol: nothing in ani imports them
+statically.
+
+``ani.integrations.<framework>_agent`` (``langchain_agent``, ``pydantic_ai_agent``,
+``openai_agents_agent``, ``smolagents_agent``) run a framework's agent loop as an ani agent with
+ani's budget and accounting (:mod:`ani.agents.framework`, which imports them by name).
 """

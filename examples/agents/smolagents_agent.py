@@ -1,0 +1,35 @@
+"""A smolagents agent as an ani agent, for ``ani run`` and campaign files
+(docs/frameworks.md, "Your framework agent in ani run and campaigns")::
+
+    agent: {kind: "smolagents_agent:make_agent", base_url: "http://127.0.0.1:8000/v1", model: qwen2.5-7b}
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from smolagents import OpenAIServerModel, ToolCallingAgent
+
+from ani.agents.framework import FrameworkAgent
+
+INSTRUCTIONS = ("You are a network operations agent. Carry out the operator's request with the tools "
+                "you are given, check your work with them, and answer with a short summary when done.")
+
+
+def make_agent(base_url: str, model: str, api_key_env: str | None = None) -> FrameworkAgent:
+    """An ani agent running a smolagents ``ToolCallingAgent`` on a chat-completions endpoint
+    (tools with ``errors="return"``: a failed call is an observation beside the others of its step).
+
+    Args:
+        base_url: the endpoint, up to ``/v1``.
+        model: the model's name at the endpoint.
+        api_key_env: the variable holding the key (None: no key; KeyError if it is not set).
+    """
+    key = os.environ[api_key_env] if api_key_env else "no-key"
+
+    def build(tools: list[Any], task: Any) -> ToolCallingAgent:
+        chat = OpenAIServerModel(model_id=model, api_base=base_url, api_key=key)
+        return ToolCallingAgent(tools=tools, model=chat, instructions=INSTRUCTIONS, verbosity_level=-1)
+
+    return FrameworkAgent("smolagents", build, name="smolagents", errors="return")
