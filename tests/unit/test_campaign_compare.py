@@ -212,3 +212,27 @@ def test_cli_prints_the_statistics_writes_html_and_refuses_with_exit_2(two: tupl
     assert res.exit_code == 2
     assert "plans differ in scenario_hash for 10 runs (a1-onboard-site-s1: f161abbb3a6a vs 0c1d0c1d0c1d)" in res.output
     assert not (tmp_path / "c" / "cmp.html").exists()
+
+
+REAL = Path(__file__).parents[1] / "data" / "campaign-results" / "compare"
+
+
+def test_real_campaigns_with_and_without_mistakes_pair_on_the_agent() -> None:
+    """The shipped one-seed campaigns of real runs: at A1 the mistake broke an invariant (one
+    discordant damage-free pair), at A3-T the typed tools refused it."""
+    c = compare_dirs(REAL / "mistakes", REAL / "clean")
+    assert (c.factor, c.factor_values) == ("agent", ("scripted+mistakes", "scripted"))
+    rows = {r.name: r for r in c.rows}
+    assert (rows["a1"].mcnemar["damage_free"].b, rows["a1"].mcnemar["damage_free"].c) == (0, 1)
+    assert rows["a1"].diff["damage_free"].diff == -1.0
+    assert (rows["a3t"].mcnemar["damage_free"].b, rows["a3t"].mcnemar["damage_free"].c) == (0, 0)
+    assert c.provenance_differs == ["git_commit"]
+    assert c.unpaired == []
+
+
+def test_real_campaign_on_another_brownfield_is_refused() -> None:
+    """``seed8``: the clean campaign at scenario seed 8, a real run on another brownfield."""
+    with pytest.raises(CampaignSpecError) as err:
+        compare_dirs(REAL / "clean", REAL / "seed8")
+    assert str(err.value).startswith(
+        "plans differ in scenario_hash for 1 run (a1-onboard-site-s1: f161abbb3a6a vs d3fe54289ae7)")
