@@ -2,8 +2,8 @@
 (issue 27 §4).
 
 Pairing: a run of A and a run of B are a pair when their plans (``plan.jsonl``,
-:class:`ani.campaign.plan.RunPlan`) have the same **key**: cell, task, task variant (form), seed
-and stress point. Every other field of the two plans must then agree, except **the factor**
+:class:`ani.campaign.plan.RunPlan`) have the same **key**: cell, task variant (the task class, or
+with NetConfBench task files the seed's task file's stem), form, seed and stress point. Every other field of the two plans must then agree, except **the factor**
 being compared:
 
 - ``--factor FIELD`` names it (one of :data:`FACTORS`);
@@ -76,9 +76,23 @@ PROVENANCE_KEYS: tuple[str, ...] = ("ani_sdk", "git_commit", "git_dirty", "frr",
 SHOWN = 5
 
 
-def pair_key(plan: RunPlan) -> tuple[str, str, str, int, str]:
-    """What pairs two runs: ``(cell, task, form, seed, stress label)``."""
-    return (plan.cell, plan.task, plan.form, plan.seed, stress_label(plan.stress))
+def task_variant(plan: RunPlan) -> str:
+    """The run's task variant: with NetConfBench task files (``scenario.tasks``) the stem of the
+    seed's task file (:func:`ani.netconfbench.variant.task_variant_id`), else the task class."""
+    tasks = plan.scenario.tasks
+    if tasks and 0 <= plan.seed < len(tasks):
+        from ani.netconfbench.variant import task_variant_id
+
+        return task_variant_id(tasks[plan.seed])
+    return plan.task
+
+
+def pair_key(plan: RunPlan) -> tuple[str, str, str, int | None, str]:
+    """What pairs two runs: ``(cell, task variant, form, seed, stress label)``; with NetConfBench
+    task files the seed is None (there it is the task file's index in the campaign's list, and
+    two campaigns may list the files in another order: the task variant pairs them)."""
+    seed = None if plan.scenario.tasks else plan.seed
+    return (plan.cell, task_variant(plan), plan.form, seed, stress_label(plan.stress))
 
 
 def _value(plan: RunPlan, rec: RunRecord | None, name: str) -> Any:
@@ -340,8 +354,8 @@ def compare_dirs(dir_a: str | Path, dir_b: str | Path, factor: str | None = None
     a, b = _load(dir_a), _load(dir_b)
     keys = [k for k in a.plans if k in b.plans]
     if not keys:
-        raise CampaignSpecError(f"{a.path} and {b.path} share no planned run (pairs need the same cell, task, "
-                                "form, seed and stress point): nothing to compare")
+        raise CampaignSpecError(f"{a.path} and {b.path} share no planned run (pairs need the same cell, task "
+                                "variant, form, seed and stress point): nothing to compare")
     diffs = _differences(a, b, keys)
     chosen = choose_factor(diffs, factor)
     values = _factor_values(a, b, keys, chosen)

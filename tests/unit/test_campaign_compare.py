@@ -236,3 +236,35 @@ def test_real_campaign_on_another_brownfield_is_refused() -> None:
         compare_dirs(REAL / "clean", REAL / "seed8")
     assert str(err.value).startswith(
         "plans differ in scenario_hash for 1 run (a1-onboard-site-s1: f161abbb3a6a vs d3fe54289ae7)")
+
+
+def test_netconfbench_runs_pair_by_task_file_not_by_seed(tmp_path: Path) -> None:
+    """With ``tasks:`` the seed indexes the task files: two campaigns listing them in another
+    order pair static-backup with static-backup, not seed 0 with seed 0."""
+    def folder(name: str, files: tuple[str, ...], succ: dict[str, bool]) -> Path:
+        out = tmp_path / name
+        out.mkdir()
+        p0, rec0 = _fixture_plan("a1"), _fixture_record()
+        scen = p0.scenario.model_copy(update={"tasks": files, "hash": None, "file": None})
+        plans, lines = [], []
+        for seed, f in enumerate(files):
+            stem = Path(f).stem
+            plan = p0.model_copy(update={"run_id": f"a1-{stem}-s{seed}", "seed": seed, "task": "netconfbench",
+                                         "scenario": scen})
+            plans.append(plan)
+            s = succ[stem]
+            rec = rec0.model_copy(update={"run_id": plan.run_id, "seed": seed, "task": "netconfbench", "success": s,
+                                          "label": "clean_success" if s else "clean_failure",
+                                          "scenario_hash": HASH})
+            lines.append(RunRecord.model_validate(rec.model_dump()).model_dump_json())
+        write_plans(out, plans)
+        (out / "runs.jsonl").write_text("\n".join(lines) + "\n")
+        return out
+
+    a = folder("a", ("/t/static-backup.json", "/t/ospf-cost.json"), {"static-backup": True, "ospf-cost": False})
+    b = folder("b", ("/t/ospf-cost.json", "/t/static-backup.json"), {"static-backup": True, "ospf-cost": False})
+    c = compare_dirs(a, b)
+    # paired by task file: the same verdicts, so no discordant pair (by seed it would be b=1, c=1)
+    assert c.unpaired == []
+    assert (c.rows[0].mcnemar["success"].b, c.rows[0].mcnemar["success"].c) == (0, 0)
+    assert c.rows[0].pairs == 2
