@@ -472,9 +472,18 @@ def render_html(c: Comparison) -> str:
 
 
 def write_html(c: Comparison, out: str | Path, render: Callable[[Comparison], str] = render_html) -> Path:
-    """Write the page to ``out`` (a temporary file renamed over it). Returns its path."""
+    """Write the page to ``out`` (a temporary file renamed over it). Returns its path.
+
+    Raises:
+        OSError: ``out`` cannot be written (its folder missing, a folder of that name); the
+            temporary file is removed.
+    """
     path = Path(out)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render(c), encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(render(c), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     return path

@@ -212,6 +212,10 @@ def test_cli_prints_the_statistics_writes_html_and_refuses_with_exit_2(two: tupl
     assert res.exit_code == 2
     assert "plans differ in scenario_hash for 10 runs (a1-onboard-site-s1: f161abbb3a6a vs 0c1d0c1d0c1d)" in res.output
     assert not (tmp_path / "c" / "cmp.html").exists()
+    (tmp_path / "page").mkdir()
+    res = CliRunner().invoke(app, ["campaign", "compare", str(a), str(b), "--html", str(tmp_path / "page")])
+    assert res.exit_code == 2 and "cannot write the page" in res.output
+    assert not list(tmp_path.glob(".page*"))  # no temporary file left behind
 
 
 REAL = Path(__file__).parents[1] / "data" / "campaign-results" / "compare"
