@@ -301,6 +301,42 @@ def campaign_report(
 
 
 
+# --- issue 27 §4: two campaigns over the same plans, paired (ani.campaign.compare)
+
+
+@app.command("compare")
+def campaign_compare(
+    dir_a: Annotated[Path, typer.Argument(help="campaign A's results folder (holds plan.jsonl)")],
+    dir_b: Annotated[Path, typer.Argument(help="campaign B's results folder, over the same plans")],
+    factor: Annotated[
+        str | None,
+        typer.Option("--factor", metavar="FIELD",
+                     help="the one plan field allowed to differ (agent, budget, level, ..., or provenance); "
+                          "default: agent if the agent blocks differ, else provenance"),
+    ] = None,
+    html: Annotated[
+        Path | None, typer.Option("--html", metavar="OUT", help="also write the comparison as one HTML page")
+    ] = None,
+) -> None:
+    """Pair the runs of two campaigns by plan (cell, task, form, seed, stress point) and print,
+    per cell, the paired statistics (both rates with their intervals, discordant pairs, exact
+    McNemar p, the difference A - B with Newcombe's interval, Holm across the cells) as Markdown.
+    Refused (exit 2) when the plans of a pair differ in anything but the factor, naming it."""
+    from ani.campaign.compare import compare_dirs, render_markdown, write_html
+
+    try:
+        cmp = compare_dirs(dir_a, dir_b, factor)
+    except AniError as exc:
+        raise _fail(str(exc)) from None
+    _say(render_markdown(cmp).splitlines())
+    if html is not None:
+        try:
+            page = write_html(cmp, html)
+        except OSError as exc:
+            raise _fail(f"{html}: cannot write the page: {exc.strerror or exc}") from None
+        console.print(f"html: {page}", soft_wrap=True, markup=False, highlight=False)
+
+
 # --- issue 27 §2, §3: the runs of a folder one by one, and ATIF (ani.campaign.runs_view, export_atif)
 
 
