@@ -174,6 +174,8 @@ def show_cmd(
         task = load_task(path)
         if checks:
             typer.echo(json.dumps(dump_checks(to_checks(task, source=str(path))), indent=2))
+            for line in _resolutions(task):  # said beside the JSON, not in it
+                err_console.print(escape(line))
             return
     except AniError as exc:
         raise _fail(exc) from None
@@ -205,6 +207,19 @@ def show_cmd(
             console.print(p(f"  {testcase_name(tc, i)}  ->  not gradable here: {exc}"))
         else:
             console.print(p(f"  {c.name}  ->  {c.kind} check on {c.nodes[0]}"))
+    for line in _resolutions(task):
+        console.print(p(line))
+
+
+def _resolutions(task) -> list[str]:  # noqa: ANN001 - an NcbTask
+    """One line per ``expected_result`` whose device / prefix came from the task's solutions."""
+    out = []
+    for i, tc in enumerate(task.testcases):
+        res = getattr(tc, "resolved", None)
+        if res is not None:
+            out.append(f"testcases[{i}].expected_result: device {res.device}, prefix {res.prefix}: resolved "
+                       f"from ground_truth_configs, {res.source}")
+    return out
 
 
 @app.command("instantiate")

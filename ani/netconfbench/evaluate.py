@@ -72,7 +72,7 @@ def _testcase(tc: Any, where: str, names: Any) -> Any:
     from ani.netconfbench.problems import validation_problems
     from ani.netconfbench.testcases import SHAPE_TAGS, Testcase
 
-    raw = tc.raw if hasattr(tc, "raw") else tc
+    raw = tc.graded_raw() if hasattr(tc, "graded_raw") else tc  # what the task resolved, kept
     if not isinstance(raw, dict):
         raise TaskFormatError(f"{where}: a testcase must be a JSON object")
     try:

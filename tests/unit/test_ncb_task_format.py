@@ -105,7 +105,10 @@ ERRORS = [
     (_set(["testcases", 1, "expected_result", "colour"], "x"),
      "testcases[1].expected_result.colour: not an accepted key of expected_result (accepted: device, prefix, present, "
      "protocol, next_hop, distance, local_pref, community)"),
-    (_pop(["testcases", 1, "expected_result", "prefix"]), "testcases[1].expected_result.prefix: required"),
+    (lambda d: (_pop(["testcases", 1, "expected_result", "prefix"])(d),
+                _set(["testcases", 1, "expected_result", "next_hop"], "192.0.2.9")(d)),
+     "testcases[1].expected_result: 'backup static route at distance 100': no prefix, and no solution line of "
+     "ground_truth_configs is a static route via 192.0.2.9 on r1 at distance 100: give prefix"),
     (_set(["testcases", 1, "expected_result", "prefix"], "203.0.113.1/30"),
      "testcases[1].expected_result.prefix: not an IPv4 prefix A.B.C.D/L (or A.B.C.D M.M.M.M) without host bits"),
     (_set(["testcases", 1, "expected_result", "protocol"], "stat"),
