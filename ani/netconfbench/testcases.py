@@ -261,6 +261,23 @@ def testcase_name(testcase: CommandTestcase | ResultTestcase, index: int) -> str
     return f"testcase {index + 1} ({testcase.device}: {testcase.commands[0]})"
 
 
+_IOS_SHOW_ROUTE = re.compile(r"^(show ip route) (\d+\.\d+\.\d+\.\d+) (\d+\.\d+\.\d+\.\d+)((?:\s.*)?)$", re.IGNORECASE)
+
+
+def frr_command(command: str) -> str:
+    """``command`` as FRR's vtysh takes it: the IOS mask form of ``show ip route`` (the draft's
+    ``show ip route 203.0.113.0 255.255.255.252``, which vtysh calls an unknown command) as a
+    prefix (``show ip route 203.0.113.0/30``); every other command as it is."""
+    m = _IOS_SHOW_ROUTE.match(" ".join(command.split()))
+    if m is None:
+        return command
+    try:
+        prefix = IPv4Network(f"{m.group(2)}/{m.group(3)}", strict=False)
+    except ValueError:
+        return command
+    return f"{m.group(1)} {prefix}{m.group(4)}"
+
+
 def to_check(testcase: CommandTestcase | ResultTestcase, index: int, *, source: str = "",
              match: OutputMatch | None = None) -> Check:
     """The observer check of one testcase (``index``: its place in the task, for the default
@@ -275,7 +292,7 @@ def to_check(testcase: CommandTestcase | ResultTestcase, index: int, *, source: 
     where = f"{source}: " if source else ""
     if isinstance(testcase, CommandTestcase):
         try:
-            return CommandCheck(name=name, router=testcase.device, commands=list(testcase.commands),
+            return CommandCheck(name=name, router=testcase.device, commands=[frr_command(c) for c in testcase.commands],
                                 expect=testcase.expected_output, match=testcase.effective_match(match))
         except ValidationError as exc:
             from ani.netconfbench.problems import validation_problems
