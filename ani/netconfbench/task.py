@@ -427,8 +427,8 @@ def task_json(task: NcbTask) -> dict[str, Any]:
     if _given(task, "ground_truth_configs", []):
         out["ground_truth_configs"] = [_solution_json(s) for s in task.ground_truth_configs]
     out["testcases"] = [tc.raw for tc in task.testcases]
-    if _given(task, "expected_output_match", NCB_DEFAULT):  # as the other optional keys (module doc)
-        out["expected_output_match"] = task.expected_output_match.model_dump(mode="json")
+    # always written: how expected_output is matched is said in the file (the draft does not say)
+    out["expected_output_match"] = task.expected_output_match.model_dump(mode="json")
     out.update(task.model_extra or {})
     return out
 
