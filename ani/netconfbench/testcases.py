@@ -11,12 +11,14 @@ Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (a task's ``t
 
   ``name`` optional, ``device`` a topology node, ``commands`` a non-empty list of read-only
   commands (each starts with ``show``, ``ping`` or ``traceroute``: a testcase must not change
-  the network it grades), ``expected_output`` a Python regular expression searched
-  (``re.search``, ``re.MULTILINE``) in the text of all the commands' output. It becomes a
-  :class:`~ani.observer.checks.CommandCheck` (``kind: command``): one ``vtysh -c .. -c ..`` on
-  the router, out of band. Graded on FRR, only ``show`` commands can run (vtysh's ``ping``
-  and ``traceroute`` do not stop): :func:`to_checks` refuses the others by JSON path, and a
-  file holding them still loads (an IOS task's ``ping`` testcase is read, shown, exported).
+  the network it grades), ``expected_output`` found in the text of all the commands' output as
+  the testcase's ``match`` or the task's ``expected_output_match`` says
+  (:class:`~ani.observer.match.OutputMatch`, default :data:`~ani.observer.match.NCB_DEFAULT`:
+  ``re.search`` with ``MULTILINE`` and ``DOTALL``, or the text verbatim). It becomes a
+  :class:`~ani.observer.checks.CommandCheck` (``kind: command``): ``show`` commands in one
+  ``vtysh -c .. -c ..`` on the router, out of band; ``ping`` / ``traceroute`` bounded in its
+  namespace (:mod:`ani.observer.probe`). A probe option the observer refuses (``ping -f``) is
+  refused by :func:`to_checks` by JSON path; the file still loads.
 - the **expected_result** shape (§4.1)::
 
       {"name": "static route r1 -> r2 lo",
@@ -26,9 +28,10 @@ Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (a task's ``t
   ``name`` required; ``expected_result`` takes exactly the keys of :class:`ExpectedResult`
   (``device`` and ``prefix`` required; ``present``, ``protocol``, ``next_hop``, ``distance``,
   ``local_pref``, ``community`` optional); any other key is refused by its JSON path. It
-  becomes a :class:`~ani.observer.checks.RouteCheck` on ``device``'s routing table. (The
-  draft's own example names neither the device nor the prefix; a file written that way is
-  refused with the path of the missing key.)
+  becomes a :class:`~ani.observer.checks.RouteCheck` on ``device``'s routing table. The
+  draft's own example names neither the device nor the prefix: the task resolves them when it
+  is read (:mod:`ani.netconfbench.resolve`; :meth:`ResultTestcase.target`), or refuses the
+  testcase saying why.
 
 Unknown keys in a testcase are refused too (a misspelt ``expected_ouput`` would otherwise
 grade nothing), and so are an empty or whitespace-only ``name`` (when given) or
