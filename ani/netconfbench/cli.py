@@ -85,6 +85,20 @@ def summary_line(path: Path, task) -> str:  # noqa: ANN001 - an NcbTask
             f"platform {platform_of(task)}")
 
 
+def _ungradable(task, path: Path) -> list[str]:  # noqa: ANN001 - an NcbTask
+    """Why each testcase of a valid task cannot be graded on the lab (a flooding ``ping``, a
+    probe option the observer refuses), one line each: the file loads, the run would refuse it."""
+    from ani.netconfbench.testcases import to_check
+
+    out = []
+    for i, tc in enumerate(task.testcases):
+        try:
+            to_check(tc, i, source=str(path), match=task.expected_output_match)
+        except TaskFormatError as exc:
+            out.append(str(exc))
+    return out
+
+
 def _write_all(tasks, out: Path, force: bool) -> list[Path]:  # noqa: ANN001
     """Write ``dump_task`` of each ``(path, task)`` to ``out/<path name>``; checks every
     target first (a name twice, a different file in the way without ``force``)."""
@@ -128,6 +142,9 @@ def import_cmd(
             if problem:
                 err_console.print(f"[yellow]warning:[/yellow] {escape(problem)} (ani run --task-file "
                                   "and a campaign's tasks: refuse it)")
+            else:
+                for line in _ungradable(task, path):
+                    err_console.print(f"[yellow]warning:[/yellow] {escape(line)} (the testcase cannot be graded here)")
         if into is not None:
             written = _write_all(tasks, into, force)
             err_console.print(f"copied {len(written)} task file{'' if len(written) == 1 else 's'} into {escape(str(into))}")

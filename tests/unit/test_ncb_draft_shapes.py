@@ -211,3 +211,13 @@ def test_the_round_trip_is_exact_for_what_ani_does_not_interpret(tmp_path):
     assert dump_task(load_task(EXAMPLE)) == EXAMPLE.read_text().replace(
         "\n  ]\n}\n", '\n  ],\n  "expected_output_match": ' + json.dumps(NCB_DEFAULT.model_dump(), indent=2).replace(
             "\n", "\n  ") + "\n}\n")
+
+
+def test_import_warns_of_a_testcase_that_cannot_be_graded(tmp_path):
+    d = _data()
+    d["testcases"].append({"device": "NewYork", "commands": ["ping -f 203.0.113.1"], "expected_output": "0% packet loss"})
+    path = tmp_path / "flood.json"
+    path.write_text(json.dumps(d))
+    res = CliRunner().invoke(app, ["tasks", "import", str(path)])
+    assert res.exit_code == 0, res.output  # valid NetConfBench: imported
+    assert (f"warning: {path}: testcases[1].commands[0]: -f: refused (flood ping)") in " ".join(res.output.split())
