@@ -19,7 +19,10 @@ mandatory, ground truth solutions optional). One task is one JSON object::
 Nothing is lost: keys this module does not know are kept (at the top level, in ``topology``
 and in each solution: ``run_id``, ``model``, ``level`` of a harvested one, ...) and written
 back by :func:`dump_task` after the known ones, in the order read; testcases are written back
-exactly as written. Optional keys absent from the file stay absent on export.
+exactly as written. Optional keys absent from the file stay absent on export, but one:
+``expected_output_match`` (ani's: how a command testcase's ``expected_output`` is matched,
+:class:`~ani.observer.match.OutputMatch`; the draft does not say) is always written, after
+``testcases``, so an exported task states how it is graded.
 
 Errors: :class:`~ani.errors.TaskFormatError`, ``"<file>: <json.path>: <message>"`` with
 paths as ``testcases[2].expected_output`` and ``startup_configs.r1``; invalid JSON names the
