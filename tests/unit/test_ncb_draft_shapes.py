@@ -39,7 +39,7 @@ def test_the_draft_testcase_is_resolved_from_the_expert_solution():
     [check] = to_checks(task)
     assert check == RouteCheck(name="Static Route from NewYork to Washington", router="NewYork",
                                prefix="203.0.113.0/30", protocol="static", next_hop="192.0.2.2")
-    assert task.testcases[0].resolved.source == "expert-0001: NewYork 'ip route 203.0.113.0/30 192.0.2.2'"
+    assert task.testcases[0].resolved.source == "expert-0001: NewYork 'ip route 203.0.113.0 255.255.255.252 192.0.2.2'"
 
 
 def test_the_full_paste_resolves_past_the_exit_interface_solution():
@@ -59,7 +59,7 @@ def test_show_checks_prints_the_resolution():
     assert res.exit_code == 0, res.output
     assert '"router": "NewYork"' in res.output and '"prefix": "203.0.113.0/30"' in res.output
     assert ("testcases[0].expected_result: device NewYork, prefix 203.0.113.0/30: resolved from "
-            "ground_truth_configs, expert-0001: NewYork 'ip route 203.0.113.0/30 192.0.2.2'") in res.output
+            "ground_truth_configs, expert-0001: NewYork 'ip route 203.0.113.0 255.255.255.252 192.0.2.2'") in res.output
 
 
 def _with(er: dict, extra_routes: dict | None = None) -> dict:
@@ -76,7 +76,7 @@ def _with(er: dict, extra_routes: dict | None = None) -> dict:
      "give device and prefix"),
     ({"protocol": "static", "next_hop": "192.0.2.2"}, {"Washington": ["ip route 10.9.0.0 255.255.0.0 192.0.2.2"]},
      "no device and prefix, and 2 routes of ground_truth_configs are a static route via 192.0.2.2: NewYork "
-     "203.0.113.0/30 (expert-0001: NewYork 'ip route 203.0.113.0/30 192.0.2.2'); Washington 10.9.0.0/16 "
+     "203.0.113.0/30 (expert-0001: NewYork 'ip route 203.0.113.0 255.255.255.252 192.0.2.2'); Washington 10.9.0.0/16 "
      "(expert-0001: Washington 'ip route 10.9.0.0 255.255.0.0 192.0.2.2'): give device and prefix"),
     ({"protocol": "ospf", "next_hop": "192.0.2.2"}, None,
      "no device and prefix: only static routes name their next hop in a configuration, and protocol is 'ospf'"),
@@ -221,3 +221,20 @@ def test_import_warns_of_a_testcase_that_cannot_be_graded(tmp_path):
     res = CliRunner().invoke(app, ["tasks", "import", str(path)])
     assert res.exit_code == 0, res.output  # valid NetConfBench: imported
     assert (f"warning: {path}: testcases[1].commands[0]: -f: refused (flood ping)") in " ".join(res.output.split())
+
+
+def test_the_draft_update_cfg_commands_pass_a1s_allowlist_and_a2s_merge():
+    """§4.2's update-cfg example, as written (IOS mask form, configure terminal first)."""
+    from ani.adapters.allowlist import Refused, plan_config
+    from ani.adapters.platform import load_platform
+    from ani.device.parse import parse
+    from ani.netconfbench.commands import merge_solution
+
+    commands = ["configure terminal", "ip route 203.0.113.0 255.255.255.252 192.0.2.2"]
+    steps = plan_config(load_platform("frr"), commands)
+    assert [s.command for s in steps if s.kind == "cli"][-1] == commands[1]
+    with pytest.raises(Refused):  # a mask is still an address: 'ip route A NH' has no length
+        plan_config(load_platform("frr"), ["ip route 203.0.113.0 192.0.2.2"])
+    merged = merge_solution(parse("hostname newyork\n"), commands[1:], router="newyork")
+    assert [(str(r.prefix), r.nexthop, r.distance) for r in merged.static_routes] == [("203.0.113.0/30", "192.0.2.2", 1)]
+    assert merged.unmodelled == []
