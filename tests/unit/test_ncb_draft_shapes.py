@@ -151,16 +151,22 @@ def test_a_task_and_a_testcase_set_the_match_and_export_states_it():
 # -- bounded probes ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("command", "argv"), [
-    ("ping 203.0.113.1", ["ping", "-n", "-c", "5", "-i", "0.2", "-W", "1", "-w", "3", "203.0.113.1"]),
+    ("ping 203.0.113.1", ["ping", "-n", "-c", "5", "-i", "0.2", "-W", "1", "203.0.113.1"]),
     ("ping ip 203.0.113.1 repeat 1000 timeout 30 source 192.0.2.1",
-     ["ping", "-n", "-c", "10", "-i", "0.2", "-W", "2", "-w", "5", "-I", "192.0.2.1", "203.0.113.1"]),
+     ["ping", "-n", "-c", "10", "-i", "0.2", "-W", "2", "-I", "192.0.2.1", "203.0.113.1"]),
     ("ping -c 3 -w 60 -s 65000 203.0.113.1",
-     ["ping", "-n", "-c", "3", "-i", "0.2", "-W", "1", "-w", "10", "-s", "1472", "203.0.113.1"]),
+     ["ping", "-n", "-c", "3", "-i", "0.2", "-W", "1", "-s", "1472", "203.0.113.1"]),  # -w: not passed
     ("traceroute 203.0.113.1", ["traceroute", "-n", "-m", "8", "-q", "1", "-w", "1", "203.0.113.1"]),
     ("traceroute -m 64 -q 9 -w 5 203.0.113.1", ["traceroute", "-n", "-m", "10", "-q", "2", "-w", "1", "203.0.113.1"]),
 ])
 def test_probes_are_clamped(command, argv):
     assert probe_argv(command).argv == argv
+
+
+def test_a_ping_sends_its_count_and_no_more():
+    # with -w, iputils' -c counts replies and ping sends on until the deadline: never passed
+    assert "-w" not in probe_argv("ping -w 10 -c 2 203.0.113.1").argv
+    assert probe_argv("ping -c 99 -W 9 203.0.113.1").timeout_s == 9 * 0.2 + 2 + 5
 
 
 @pytest.mark.parametrize(("command", "why"), [
