@@ -85,6 +85,20 @@ def summary_line(path: Path, task) -> str:  # noqa: ANN001 - an NcbTask
             f"platform {platform_of(task)}")
 
 
+def _ungradable(task, path: Path) -> list[str]:  # noqa: ANN001 - an NcbTask
+    """Why each testcase of a valid task cannot be graded on the lab (a flooding ``ping``, a
+    probe option the observer refuses), one line each: the file loads, the run would refuse it."""
+    from ani.netconfbench.testcases import to_check
+
+    out = []
+    for i, tc in enumerate(task.testcases):
+        try:
+            to_check(tc, i, source=str(path), match=task.expected_output_match)
+        except TaskFormatError as exc:
+            out.append(str(exc))
+    return out
+
+
 def _write_all(tasks, out: Path, force: bool) -> list[Path]:  # noqa: ANN001
     """Write ``dump_task`` of each ``(path, task)`` to ``out/<path name>``; checks every
     target first (a name twice, a different file in the way without ``force``)."""
@@ -128,6 +142,9 @@ def import_cmd(
             if problem:
                 err_console.print(f"[yellow]warning:[/yellow] {escape(problem)} (ani run --task-file "
                                   "and a campaign's tasks: refuse it)")
+            else:
+                for line in _ungradable(task, path):
+                    err_console.print(f"[yellow]warning:[/yellow] {escape(line)} (the testcase cannot be graded here)")
         if into is not None:
             written = _write_all(tasks, into, force)
             err_console.print(f"copied {len(written)} task file{'' if len(written) == 1 else 's'} into {escape(str(into))}")
@@ -174,6 +191,8 @@ def show_cmd(
         task = load_task(path)
         if checks:
             typer.echo(json.dumps(dump_checks(to_checks(task, source=str(path))), indent=2))
+            for line in _resolutions(task):  # said beside the JSON, not in it
+                err_console.print(escape(line))
             return
     except AniError as exc:
         raise _fail(exc) from None
@@ -205,6 +224,19 @@ def show_cmd(
             console.print(p(f"  {testcase_name(tc, i)}  ->  not gradable here: {exc}"))
         else:
             console.print(p(f"  {c.name}  ->  {c.kind} check on {c.nodes[0]}"))
+    for line in _resolutions(task):
+        console.print(p(line))
+
+
+def _resolutions(task) -> list[str]:  # noqa: ANN001 - an NcbTask
+    """One line per ``expected_result`` whose device / prefix came from the task's solutions."""
+    out = []
+    for i, tc in enumerate(task.testcases):
+        res = getattr(tc, "resolved", None)
+        if res is not None:
+            out.append(f"testcases[{i}].expected_result: device {res.device}, prefix {res.prefix}: resolved "
+                       f"from ground_truth_configs, {res.source}")
+    return out
 
 
 @app.command("instantiate")

@@ -121,9 +121,9 @@ def wildcard(command: str) -> str:
     return out
 
 
-def _norm_lines(lines: Sequence[str]) -> list[str]:
+def frr_spellings(lines: Sequence[str]) -> list[str]:
     """Cisco mask spellings FRR prints as prefixes: ``ip route A M NH`` -> ``ip route A/len NH``,
-    OSPF ``network A W area X`` -> ``network A/len area X``."""
+    OSPF ``network A W area X`` -> ``network A/len area X``; other lines as they are."""
     from ipaddress import IPv4Network
 
     def prefix(addr: str, mask: str, wild: bool) -> str | None:
@@ -145,6 +145,9 @@ def _norm_lines(lines: Sequence[str]) -> list[str]:
             line = f"{m.group(1)}{p} {m.group(4)}"
         out.append(line)
     return out
+
+
+_norm_lines = frr_spellings
 
 
 def applied_changes(initial: Mapping[str, Any], final: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -92,7 +92,8 @@ def _leaves_first(node: Any, depth: int) -> list[str]:
 def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool = True) -> Any:
     """``before`` (a DeviceConfig, router ``router``) with a solution's ``lines`` merged in, as
     a DeviceConfig: the lines are indented into their blocks (:func:`block_text`) and merged
-    with hier-config (FRR's driver, :class:`ani.device.remediation.FrrDriver`); a ``no``
+    with hier-config (FRR's driver, :class:`ani.device.remediation.FrrDriver`), Cisco mask
+    spellings as FRR prints them (``ip route A M NH`` -> ``ip route A/len NH``); a ``no``
     line removes the lines it names in its block, and one that removes nothing and is a
     negation FRR prints (``no bgp ebgp-requires-policy``, ``no ip forwarding``: a default
     switched off) is kept as a line. ``strict``: raise ValueError naming the
@@ -103,9 +104,11 @@ def merge_solution(before: Any, lines: list[str], *, router: str, strict: bool =
     from ani.device.remediation import FrrDriver, frr_text
     from ani.device.parse import parse
 
+    from ani.netconfbench.command_score import frr_spellings
+
     conf = get_hconfig(FrrDriver(), frr_text(before))
     stack: list[Any] = [conf]
-    for raw in block_text(lines).splitlines():
+    for raw in block_text(frr_spellings(lines)).splitlines():  # 'ip route A M NH' as FRR prints it
         depth = len(raw) - len(raw.lstrip(" "))
         text = raw.strip()
         del stack[depth + 1:]

@@ -25,8 +25,9 @@ lab's names stays as it is).
 
 Every testcase runs as the runner grades it: normalised to its observer check
 (:func:`ani.netconfbench.testcases.to_check`: a ``command`` check runs one ``vtysh -c c1 -c c2
-...`` on ``device`` and searches ``expected_output`` in it with ``re.MULTILINE``; an
-``expected_result`` testcase is a ``route`` check) and evaluated by
+...`` on ``device`` (a ``ping`` / ``traceroute`` bounded in its namespace) and finds
+``expected_output`` in it as the task's ``expected_output_match`` says; an ``expected_result``
+testcase is a ``route`` check, on the device and prefix the task resolved when it gives none) and evaluated by
 :class:`ani.observer.Observer`, one code path with the grading. ``output`` is what the observer
 saw last (the match, or the first lines of the output that did not match). ``bound_s``
 (seconds, default 0: one look) retries a failing testcase until it passes or the bound is over
@@ -72,7 +73,7 @@ def _testcase(tc: Any, where: str, names: Any) -> Any:
     from ani.netconfbench.problems import validation_problems
     from ani.netconfbench.testcases import SHAPE_TAGS, Testcase
 
-    raw = tc.raw if hasattr(tc, "raw") else tc
+    raw = tc.graded_raw() if hasattr(tc, "graded_raw") else tc  # what the task resolved, kept
     if not isinstance(raw, dict):
         raise TaskFormatError(f"{where}: a testcase must be a JSON object")
     try:

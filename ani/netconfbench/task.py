@@ -19,7 +19,10 @@ mandatory, ground truth solutions optional). One task is one JSON object::
 Nothing is lost: keys this module does not know are kept (at the top level, in ``topology``
 and in each solution: ``run_id``, ``model``, ``level`` of a harvested one, ...) and written
 back by :func:`dump_task` after the known ones, in the order read; testcases are written back
-exactly as written. Optional keys absent from the file stay absent on export.
+exactly as written. Optional keys absent from the file stay absent on export, but one:
+``expected_output_match`` (ani's: how a command testcase's ``expected_output`` is matched,
+:class:`~ani.observer.match.OutputMatch`; the draft does not say) is always written, after
+``testcases``, so an exported task states how it is graded.
 
 Errors: :class:`~ani.errors.TaskFormatError`, ``"<file>: <json.path>: <message>"`` with
 paths as ``testcases[2].expected_output`` and ``startup_configs.r1``; invalid JSON names the
@@ -38,10 +41,13 @@ from ani.errors import TaskFormatError
 from ani.validation import read_text
 from ani.netconfbench.platform import platform_of  # noqa: F401 - part of this module's interface
 from ani.netconfbench.problems import NonBlankStr, json_path, validation_problems
+from ani.netconfbench.resolve import resolve_target
 from ani.netconfbench.testcases import SHAPE_TAGS, CommandTestcase, Testcase, testcase_name
+from ani.observer.match import NCB_DEFAULT, OutputMatch
 
 #: the draft's order of the top-level keys (unknown keys follow, in the order read)
-TASK_KEYS = ("task_name", "intents", "topology", "startup_configs", "ground_truth_configs", "testcases")
+TASK_KEYS = ("task_name", "intents", "topology", "startup_configs", "ground_truth_configs", "testcases",
+             "expected_output_match")
 #: the draft's order of a solution's keys
 SOLUTION_KEYS = ("solution_id", "configs", "reasoning", "provenance")
 
@@ -183,6 +189,7 @@ class NcbTask(BaseModel):
     startup_configs: dict[str, StrictStr] = {}
     ground_truth_configs: list[Solution] = []
     testcases: list[Testcase] = Field(min_length=1)
+    expected_output_match: OutputMatch = NCB_DEFAULT
 
     @model_validator(mode="after")
     def _cross_fields(self) -> Any:
@@ -203,19 +210,37 @@ class NcbTask(BaseModel):
                 problems.append(f"ground_truth_configs[{i}].solution_id: {sol.solution_id!r} is also "
                                 f"ground_truth_configs[{ids[sol.solution_id]}]")
             ids.setdefault(sol.solution_id, i)
+        problems += self._testcase_problems(listing)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def _testcase_problems(self, listing: str) -> list[str]:
+        """Each testcase's problems across fields; sets what a testcase takes from its task (the
+        resolved device / prefix of an ``expected_result``, the task's ``expected_output_match``)."""
+        known = set(self.topology.nodes)
+        problems: list[str] = []
         names: dict[str, int] = {}
         for i, tc in enumerate(self.testcases):
-            device = tc.device if isinstance(tc, CommandTestcase) else tc.expected_result.device
-            where = f"testcases[{i}].device" if isinstance(tc, CommandTestcase) else f"testcases[{i}].expected_result.device"
+            if isinstance(tc, CommandTestcase):
+                tc._task_match = self.expected_output_match
+                device, where = tc.device, f"testcases[{i}].device"
+            else:
+                device, where = tc.expected_result.device, f"testcases[{i}].expected_result.device"
+                if device is None or tc.expected_result.prefix is None:
+                    try:
+                        tc._resolved = resolve_target(tc.expected_result, self.ground_truth_configs)
+                    except ValueError as exc:
+                        problems.append(f"testcases[{i}].expected_result: {testcase_name(tc, i)!r}: {exc}")
+                        continue
+                    device = tc._resolved.device
             if device not in known:
                 problems.append(f"{where}: {device!r} is not in topology.nodes ({listing})")
             name = testcase_name(tc, i)
             if name in names:
                 problems.append(f"testcases[{i}].name: {name!r} is also the name of testcases[{names[name]}]")
             names.setdefault(name, i)
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
+        return problems
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -405,6 +430,8 @@ def task_json(task: NcbTask) -> dict[str, Any]:
     if _given(task, "ground_truth_configs", []):
         out["ground_truth_configs"] = [_solution_json(s) for s in task.ground_truth_configs]
     out["testcases"] = [tc.raw for tc in task.testcases]
+    # always written: how expected_output is matched is said in the file (the draft does not say)
+    out["expected_output_match"] = task.expected_output_match.model_dump(mode="json")
     out.update(task.model_extra or {})
     return out
 

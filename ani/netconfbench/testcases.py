@@ -11,12 +11,14 @@ Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (a task's ``t
 
   ``name`` optional, ``device`` a topology node, ``commands`` a non-empty list of read-only
   commands (each starts with ``show``, ``ping`` or ``traceroute``: a testcase must not change
-  the network it grades), ``expected_output`` a Python regular expression searched
-  (``re.search``, ``re.MULTILINE``) in the text of all the commands' output. It becomes a
-  :class:`~ani.observer.checks.CommandCheck` (``kind: command``): one ``vtysh -c .. -c ..`` on
-  the router, out of band. Graded on FRR, only ``show`` commands can run (vtysh's ``ping``
-  and ``traceroute`` do not stop): :func:`to_checks` refuses the others by JSON path, and a
-  file holding them still loads (an IOS task's ``ping`` testcase is read, shown, exported).
+  the network it grades), ``expected_output`` found in the text of all the commands' output as
+  the testcase's ``match`` or the task's ``expected_output_match`` says
+  (:class:`~ani.observer.match.OutputMatch`, default :data:`~ani.observer.match.NCB_DEFAULT`:
+  ``re.search`` with ``MULTILINE`` and ``DOTALL``, or the text verbatim). It becomes a
+  :class:`~ani.observer.checks.CommandCheck` (``kind: command``): ``show`` commands in one
+  ``vtysh -c .. -c ..`` on the router, out of band; ``ping`` / ``traceroute`` bounded in its
+  namespace (:mod:`ani.observer.probe`). A probe option the observer refuses (``ping -f``) is
+  refused by :func:`to_checks` by JSON path; the file still loads.
 - the **expected_result** shape (§4.1)::
 
       {"name": "static route r1 -> r2 lo",
@@ -26,9 +28,10 @@ Source: the NetConfBench draft (``shared/seeds/000_*.txt``), §4.1 (a task's ``t
   ``name`` required; ``expected_result`` takes exactly the keys of :class:`ExpectedResult`
   (``device`` and ``prefix`` required; ``present``, ``protocol``, ``next_hop``, ``distance``,
   ``local_pref``, ``community`` optional); any other key is refused by its JSON path. It
-  becomes a :class:`~ani.observer.checks.RouteCheck` on ``device``'s routing table. (The
-  draft's own example names neither the device nor the prefix; a file written that way is
-  refused with the path of the missing key.)
+  becomes a :class:`~ani.observer.checks.RouteCheck` on ``device``'s routing table. The
+  draft's own example names neither the device nor the prefix: the task resolves them when it
+  is read (:mod:`ani.netconfbench.resolve`; :meth:`ResultTestcase.target`), or refuses the
+  testcase saying why.
 
 Unknown keys in a testcase are refused too (a misspelt ``expected_ouput`` would otherwise
 grade nothing), and so are an empty or whitespace-only ``name`` (when given) or
@@ -56,13 +59,16 @@ from pydantic import (
     StrictStr,
     Tag,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from ani.errors import TaskFormatError
 from ani.netconfbench.problems import NonBlankStr
-from ani.observer.checks import Check, CommandCheck, RouteCheck, require_regex, require_verbs
+from ani.netconfbench.resolve import Resolved
+from ani.observer.checks import Check, CommandCheck, RouteCheck, require_verbs
+from ani.observer.match import NCB_DEFAULT, OutputMatch
 
 if TYPE_CHECKING:
     from ani.netconfbench.task import NcbTask
@@ -106,15 +112,19 @@ class _Written(BaseModel):
 
 
 class CommandTestcase(_Written):
-    """The command shape (§4.3): ``commands`` run on ``device``; ``expected_output`` (a Python
-    regular expression) must be found in their output. Raises ``ValueError`` (via pydantic)
-    for an empty ``commands``, a command that is not read-only, or a regex that does not
-    compile."""
+    """The command shape (§4.3): ``commands`` run on ``device``; ``expected_output`` must be
+    found in their output as ``match`` says (:class:`~ani.observer.match.OutputMatch`; none:
+    the task's ``expected_output_match``, by default :data:`~ani.observer.match.NCB_DEFAULT`).
+    Raises ``ValueError`` (via pydantic) for an empty ``commands``, a command that is not
+    read-only, or (with a ``match`` of its own) a regex that does not compile under it."""
 
     name: NonBlankStr | None = None
     device: StrictStr
     commands: list[StrictStr] = Field(min_length=1)
+    match: OutputMatch | None = None
     expected_output: StrictStr
+
+    _task_match: OutputMatch | None = PrivateAttr(default=None)
 
     @field_validator("commands")
     @classmethod
@@ -124,20 +134,34 @@ class CommandTestcase(_Written):
 
     @field_validator("expected_output")
     @classmethod
-    def _regex(cls, pattern: str) -> str:
+    def _regex(cls, pattern: str, info: ValidationInfo) -> str:
         if not pattern.strip():
             raise ValueError("must not be empty: an empty regular expression matches any output "
                              "(the testcase could not fail)")
-        return require_regex(pattern)
+        (info.data.get("match") or NCB_DEFAULT).compile(pattern)  # match is validated first
+        return pattern
+
+    def effective_match(self, default: OutputMatch | None = None) -> OutputMatch:
+        """The testcase's ``match``, else the task's (set when the task was read), else
+        ``default`` (:data:`~ani.observer.match.NCB_DEFAULT` when None)."""
+        return self.match or self._task_match or default or NCB_DEFAULT
+
+    def graded_raw(self) -> dict[str, Any]:
+        """:attr:`raw` with the ``match`` it is graded with (the task's, when it has none)."""
+        raw = self.raw
+        if "match" not in raw and self._task_match is not None:
+            raw["match"] = self._task_match.model_dump(mode="json")
+        return raw
 
 
 class ExpectedResult(BaseModel):
     """The keys an ``expected_result`` object may have (all others are refused).
 
     Attributes:
-        device: the node whose routing table is read (``show ip route json``).
+        device: the node whose routing table is read (``show ip route json``); when not given,
+            resolved from the task (:mod:`ani.netconfbench.resolve`).
         prefix: the exact IPv4 prefix, ``A.B.C.D/L`` (or ``A.B.C.D M.M.M.M``, the IOS form);
-            no host bits.
+            no host bits; when not given, resolved from the task as ``device`` is.
         present: ``true`` (default): a route to ``prefix`` is in the table; ``false``: none is
             (with ``protocol`` / ``next_hop`` / ``distance``: none that matches them).
         protocol: one of :data:`ROUTE_PROTOCOLS` (FRR's names: ``static``, ``ospf``, ``bgp``, ...).
@@ -152,8 +176,8 @@ class ExpectedResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    device: StrictStr
-    prefix: IPv4Network
+    device: StrictStr | None = None
+    prefix: IPv4Network | None = None
     present: StrictBool = True
     protocol: Literal[ROUTE_PROTOCOLS] | None = None  # type: ignore[valid-type]
     next_hop: IPv4Address | None = None
@@ -187,10 +211,35 @@ class ExpectedResult(BaseModel):
 
 
 class ResultTestcase(_Written):
-    """The expected_result shape (§4.1): ``name`` and an :class:`ExpectedResult`."""
+    """The expected_result shape (§4.1): ``name`` and an :class:`ExpectedResult`. A device or
+    prefix it does not give is resolved when the task is read (:meth:`target`)."""
 
     name: NonBlankStr
     expected_result: ExpectedResult
+
+    _resolved: Resolved | None = PrivateAttr(default=None)
+
+    @property
+    def resolved(self) -> Resolved | None:
+        """Where the device / prefix the testcase does not give came from (None: it gives both,
+        or it was read without its task)."""
+        return self._resolved
+
+    def target(self) -> tuple[str, IPv4Network] | None:
+        """``(device, prefix)`` graded: as written, else as resolved; None when unknown."""
+        er = self.expected_result
+        device = er.device if er.device is not None else (self._resolved.device if self._resolved else None)
+        prefix = er.prefix if er.prefix is not None else (self._resolved.prefix if self._resolved else None)
+        return (device, prefix) if device is not None and prefix is not None else None
+
+    def graded_raw(self) -> dict[str, Any]:
+        """:attr:`raw` with the resolved device and prefix written in (what is graded)."""
+        raw = self.raw
+        target = self.target()
+        if target is not None and isinstance(raw.get("expected_result"), dict):
+            raw["expected_result"].setdefault("device", target[0])
+            raw["expected_result"].setdefault("prefix", str(target[1]))
+        return raw
 
 
 def _shape(value: Any) -> str:
@@ -215,23 +264,50 @@ def testcase_name(testcase: CommandTestcase | ResultTestcase, index: int) -> str
     return f"testcase {index + 1} ({testcase.device}: {testcase.commands[0]})"
 
 
-def to_check(testcase: CommandTestcase | ResultTestcase, index: int, *, source: str = "") -> Check:
+_IOS_SHOW_ROUTE = re.compile(r"^(show ip route) (\d+\.\d+\.\d+\.\d+) (\d+\.\d+\.\d+\.\d+)((?:\s.*)?)$", re.IGNORECASE)
+
+
+def frr_command(command: str) -> str:
+    """``command`` as FRR's vtysh takes it: the IOS mask form of ``show ip route`` (the draft's
+    ``show ip route 203.0.113.0 255.255.255.252``, which vtysh calls an unknown command) as a
+    prefix (``show ip route 203.0.113.0/30``); every other command as it is."""
+    m = _IOS_SHOW_ROUTE.match(" ".join(command.split()))
+    if m is None:
+        return command
+    try:
+        prefix = IPv4Network(f"{m.group(2)}/{m.group(3)}", strict=False)
+    except ValueError:
+        return command
+    return f"{m.group(1)} {prefix}{m.group(4)}"
+
+
+def to_check(testcase: CommandTestcase | ResultTestcase, index: int, *, source: str = "",
+             match: OutputMatch | None = None) -> Check:
     """The observer check of one testcase (``index``: its place in the task, for the default
-    name and messages): a :class:`CommandCheck` or a :class:`RouteCheck`. Raises
-    TaskFormatError (``"<source>: testcases[2].commands[0]: 'ping 10.0.0.1' is not a show
-    command ..."``) for a command the observer cannot run on FRR."""
+    name and messages): a :class:`CommandCheck` (matched as
+    :meth:`CommandTestcase.effective_match` says; ``match``: the default when neither the
+    testcase nor its task sets one) or a :class:`RouteCheck` (on the resolved device and prefix
+    when the testcase does not give them). Raises TaskFormatError (``"<source>:
+    testcases[2].commands[0]: 'ping -f 10.0.0.1': ..."``) for a command the observer cannot run
+    (a flooding ping), or an ``expected_result`` whose device / prefix is unknown (read without
+    its task)."""
     name = testcase_name(testcase, index)
+    where = f"{source}: " if source else ""
     if isinstance(testcase, CommandTestcase):
         try:
-            return CommandCheck(name=name, router=testcase.device, commands=list(testcase.commands),
-                                expect=testcase.expected_output)
+            return CommandCheck(name=name, router=testcase.device, commands=[frr_command(c) for c in testcase.commands],
+                                expect=testcase.expected_output, match=testcase.effective_match(match))
         except ValidationError as exc:
             from ani.netconfbench.problems import validation_problems
 
-            where = f"{source}: " if source else ""
-            raise TaskFormatError(where + "; ".join(validation_problems(exc, prefix=f"testcases[{index}]"))) from None
+            problems = validation_problems(exc, prefix=f"testcases[{index}]")
+            raise TaskFormatError(where + "; ".join(p.replace(".expect:", ".expected_output:") for p in problems)) from None
     r = testcase.expected_result
-    return RouteCheck(name=name, router=r.device, prefix=r.prefix, expect=r.present, protocol=r.protocol,
+    target = testcase.target()
+    if target is None:
+        raise TaskFormatError(f"{where}testcases[{index}].expected_result: no device / prefix (they are "
+                              "resolved from the task's ground_truth_configs when the task file is read)")
+    return RouteCheck(name=name, router=target[0], prefix=target[1], expect=r.present, protocol=r.protocol,
                       next_hop=r.next_hop, distance=r.distance, local_pref=r.local_pref, community=r.community)
 
 
@@ -240,5 +316,4 @@ def to_checks(task: NcbTask, *, source: str = "") -> list[Check]:
     (:func:`testcase_name`): what the observer evaluates as the hidden tests of the task.
     ``source`` (the task file) starts error messages. Raises TaskFormatError as
     :func:`to_check` does."""
-    return [to_check(tc, i, source=source) for i, tc in enumerate(task.testcases)]
-
+    return [to_check(tc, i, source=source, match=task.expected_output_match) for i, tc in enumerate(task.testcases)]

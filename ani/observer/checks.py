@@ -20,9 +20,10 @@ Five kinds::
                  table (selected or not) must have them all (with ``expect: false``: none may).
     command      {kind: command, router: r1, commands: ["show ip route 10.0.0.0/24"],
                   expect: "S>\\* 10\\.0\\.0\\.0/24"}
-                 ``vtysh -c C1 -c C2 ...`` on ``router``; its output (all commands, in order)
-                 must contain a match of the regular expression ``expect`` (``re.search``,
-                 ``re.MULTILINE``). The NetConfBench testcase shape (:mod:`ani.netconfbench`).
+                 ``vtysh -c C1 -c C2 ...`` on ``router`` (``ping`` / ``traceroute``: bounded, in
+                 its namespace); its output (all commands, in order) must hold ``expect`` as
+                 ``match`` says (default ``re.search`` with ``re.MULTILINE``:
+                 :mod:`ani.observer.match`). The NetConfBench testcase shape (:mod:`ani.netconfbench`).
 
 Every check has a ``name`` (derived from its fields if not given) and an optional
 ``service`` tag saying which pre-existing service it protects (e.g. ``tenant:blue``,
@@ -40,6 +41,7 @@ from pydantic import (
     ConfigDict,
     Field,
     TypeAdapter,
+    ValidationInfo,
     ValidationError,
     field_validator,
     model_serializer,
@@ -47,6 +49,8 @@ from pydantic import (
 )
 
 from ani.errors import ConfigError
+from ani.observer.match import LEGACY, OutputMatch
+from ani.observer.probe import PROBE_VERBS, probe_argv
 from ani.validation import format_validation_error
 
 
@@ -204,26 +208,45 @@ def require_verbs(commands: list[str], verbs: tuple[str, ...], what: str) -> lis
 
 
 class CommandCheck(_CheckBase):
-    """``vtysh -c C1 -c C2 ...`` (``commands``: ``show`` commands only) on ``router``; passes
-    iff the output contains a match of the regular expression ``expect`` (``re.search`` with
-    ``re.MULTILINE``). Retried like every positive check. (FRR's vtysh ``ping`` and
-    ``traceroute`` run until killed, so they are refused: a ``reach`` check pings.)"""
+    """``commands`` on ``router``; passes iff their output (all of it, in order) holds
+    ``expect`` as ``match`` says (:class:`~ani.observer.match.OutputMatch`; none: ``re.search``
+    with ``re.MULTILINE``, :data:`~ani.observer.match.LEGACY`). Retried like every positive
+    check. ``show`` commands run in one ``vtysh -c .. -c ..``; ``ping`` / ``traceroute`` run as
+    the system programs in the router's namespace (what vtysh's would print), bounded in count
+    and time, flooding options refused (:func:`ani.observer.probe.probe_argv`): vtysh's own do
+    not stop. Any other command is refused: a check must not change the router."""
 
     kind: Literal["command"] = "command"
     router: str
     commands: list[str] = Field(min_length=1)
+    match: OutputMatch | None = None
     expect: str
 
     @field_validator("commands")
     @classmethod
-    def _show_only(cls, commands: list[str]) -> list[str]:
-        return require_verbs(commands, ("show",), "a show command (vtysh runs it: a ping or traceroute "
-                             "there does not stop, any other command could change the router)")
+    def _read_only(cls, commands: list[str]) -> list[str]:
+        require_verbs(commands, ("show", *PROBE_VERBS), "a show, ping or traceroute command (any other "
+                      "command could change the router)")
+        for i, c in enumerate(commands):
+            if c.split()[0].lower() in PROBE_VERBS:
+                try:
+                    probe_argv(c)
+                except ValueError as exc:
+                    raise ValueError(f"[{i}]: {exc}") from None
+        return commands
 
     @field_validator("expect")
     @classmethod
-    def _compiles(cls, pattern: str) -> str:
-        return require_regex(pattern)
+    def _compiles(cls, pattern: str, info: ValidationInfo) -> str:
+        (info.data.get("match") or LEGACY).compile(pattern)  # match is validated before expect
+        return pattern
+
+    @model_serializer(mode="wrap")
+    def _without_unset_match(self, handler: Any) -> Any:
+        data = handler(self)  # no match: the dump (and a scenario's hash) is as before it existed
+        if isinstance(data, dict) and data.get("match") is None:
+            data.pop("match", None)
+        return data
 
     def _default_name(self) -> str:
         return f"command {self.router}: {'; '.join(self.commands)} ~ /{self.expect}/"

@@ -47,6 +47,8 @@ from pydantic import BaseModel
 from ani.errors import HostFault, ObserverError
 from ani.host.threads import ContextPool
 from ani.observer.checks import BgpSessionCheck, Check, CommandCheck, LoopbackCheck, ReachCheck, RouteCheck
+from ani.observer.match import LEGACY, find_expected
+from ani.observer.probe import PROBE_VERBS, probe_argv
 from ani.observer.settle import SETTLE_LOOKS, NetworkWatch, network_watch
 
 _RECEIVED_RE = re.compile(r"(\d+) (?:packets )?received")
@@ -591,17 +593,48 @@ class Observer:
 
 
     def _command(self, check: CommandCheck) -> tuple[bool, str]:
-        """Whether the output of ``vtysh -c C1 -c C2 ...`` on the router (stdout, all the
-        commands in order) contains a match of ``check.expect`` (``re.MULTILINE``)."""
-        res = self.lab.vtysh(check.router, list(check.commands), timeout=10.0)
-        if res.timed_out:
-            return False, "vtysh timed out"
-        out = res.stdout
-        m = re.search(check.expect, out, re.MULTILINE)
-        if m is not None:
-            return True, f"matched {m.group(0)[:120]!r}"
+        """Whether the output of ``check.commands`` on the router (stdout, all the commands in
+        order: consecutive ``show`` commands in one ``vtysh -c C1 -c C2 ...``, each ``ping`` /
+        ``traceroute`` bounded in the router's namespace) holds ``check.expect`` as
+        ``check.match`` says (:func:`ani.observer.match.find_expected`)."""
+        out, problem = self._command_output(check)
+        if problem:
+            return False, problem
+        got = find_expected(check.expect, out, check.match or LEGACY)
+        if got is not None:
+            return True, f"matched {got[:120]!r}"
         shown = " | ".join(ln.strip() for ln in out.strip().splitlines()[:6])
         return False, f"no match of /{check.expect}/ in: {shown[:300] or '(no output)'}"
+
+    def _command_output(self, check: CommandCheck) -> tuple[str, str]:
+        """``(output of every command in order, "")`` or ``("", why it could not be read)``."""
+        parts: list[str] = []
+        shows: list[str] = []
+
+        def flush() -> str:
+            if not shows:
+                return ""
+            res = self.lab.vtysh(check.router, list(shows), timeout=10.0)
+            shows.clear()
+            if res.timed_out:
+                return "vtysh timed out"
+            parts.append(res.stdout)
+            return ""
+
+        for command in check.commands:
+            if command.split()[0].lower() not in PROBE_VERBS:
+                shows.append(command)
+                continue
+            problem = flush()
+            if problem:
+                return "", problem
+            probe = probe_argv(command)
+            res = self.lab.exec(check.router, probe.argv, timeout=probe.timeout_s)
+            if res.timed_out:
+                return "", f"{probe.argv[0]} timed out after {probe.timeout_s:g} s"
+            parts.append(res.stdout + res.stderr)
+        problem = flush()
+        return ("", problem) if problem else ("".join(p if p.endswith("\n") or not p else p + "\n" for p in parts), "")
 
 
 def _entry_matches(entry: dict[str, Any], check: RouteCheck) -> bool:

@@ -18,6 +18,7 @@ from ani.errors import CampaignSpecError, TaskFormatError
 from ani.netconfbench.commands import block_text, config_lines, merge_solution
 from ani.netconfbench.lab import task_scenario, validate_task
 from ani.netconfbench.names import build_name_map
+from ani.observer.match import NCB_DEFAULT
 from ani.netconfbench.task import NcbLink, load_task, parse_task, task_json
 from ani.netconfbench.variant import TaskCatalogue, intents_request, ncb_variant
 from ani.observer.checks import CommandCheck, RouteCheck
@@ -126,7 +127,7 @@ def test_task_scenario_builds_the_lab_in_the_lab_names():
     assert mapped.testcases[0].raw["name"] == "route via GigabitEthernet0/0"
     assert mapped.ground_truth_configs[0].configs == {"newyork": ["ip route 203.0.113.1/32 192.0.2.2 gi0-0"]}
     # the task itself is left as written (export gives it back unchanged)
-    assert task_json(task) == json.loads(NAMES.read_text())
+    assert task_json(task) == {**json.loads(NAMES.read_text()), "expected_output_match": NCB_DEFAULT.model_dump()}
 
 
 def test_a_config_without_hostname_gets_one_and_daemons_follow_the_configs():

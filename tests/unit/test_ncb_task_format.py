@@ -33,6 +33,10 @@ FIXTURES = sorted(DATA.glob("*.json"))
 SHIPPED = sorted((ROOT / "intents" / "netconfbench").glob("*.json"))
 
 
+#: how expected_output is matched when a task does not say (ani.observer.match.NCB_DEFAULT), as exported
+DEFAULT_MATCH = {"syntax": "regex", "find": "search", "flags": ["MULTILINE", "DOTALL"], "verbatim": True}
+
+
 def base() -> dict:
     return json.loads((DATA / "static-backup.json").read_text())
 
@@ -105,7 +109,10 @@ ERRORS = [
     (_set(["testcases", 1, "expected_result", "colour"], "x"),
      "testcases[1].expected_result.colour: not an accepted key of expected_result (accepted: device, prefix, present, "
      "protocol, next_hop, distance, local_pref, community)"),
-    (_pop(["testcases", 1, "expected_result", "prefix"]), "testcases[1].expected_result.prefix: required"),
+    (lambda d: (_pop(["testcases", 1, "expected_result", "prefix"])(d),
+                _set(["testcases", 1, "expected_result", "next_hop"], "192.0.2.9")(d)),
+     "testcases[1].expected_result: 'backup static route at distance 100': no prefix, and no solution line of "
+     "ground_truth_configs is a static route via 192.0.2.9 on r1 at distance 100: give prefix"),
     (_set(["testcases", 1, "expected_result", "prefix"], "203.0.113.1/30"),
      "testcases[1].expected_result.prefix: not an IPv4 prefix A.B.C.D/L (or A.B.C.D M.M.M.M) without host bits"),
     (_set(["testcases", 1, "expected_result", "protocol"], "stat"),
@@ -256,7 +263,7 @@ def test_unknown_keys_are_kept_in_order_at_every_level(tmp_path):
     assert task.ground_truth_configs[0].model_extra == {"run_id": "abc", "level": "a1"}
     out = json.loads(dump_task(task))
     assert list(out) == ["task_name", "intents", "topology", "startup_configs", "ground_truth_configs", "testcases",
-                         "difficulty", "zz_source"]
+                         "expected_output_match", "difficulty", "zz_source"]
     assert list(out["ground_truth_configs"][0]) == ["solution_id", "configs", "reasoning", "provenance", "run_id", "level"]
     assert out["topology"] == {"nodes": ["r1", "r2"], "links": data["topology"]["links"], "layout": {"r1": [0, 0]}}
 
@@ -268,7 +275,8 @@ def test_a_minimal_task_keeps_its_optional_keys_absent(tmp_path):
     assert task.startup_configs == {} and task.ground_truth_configs == [] and task.topology.links == []
     text = dump_task(task)
     assert json.loads(text) == {"task_name": "min", "intents": ["do it"], "topology": {"nodes": ["r1"]},
-                                "testcases": data["testcases"]}  # the draft's key order, nothing added
+                                "testcases": data["testcases"], "expected_output_match": DEFAULT_MATCH}
+    # the draft's key order, nothing added but how expected_output is matched (the draft does not say)
     # a solution appended in code (harvesting) is written, with the keys it has
     task.ground_truth_configs.append(_solution())
     assert json.loads(dump_task(task))["ground_truth_configs"] == [
@@ -334,7 +342,8 @@ def test_export_then_import_gives_the_same_task(path, tmp_path):
     assert dump_task(again) == text  # the canonical form is a fixed point, byte for byte
     assert text.endswith("}\n") and '\n  "intents": [\n' in text  # 2-space indent, trailing newline
     raw = json.loads(path.read_text())
-    assert json.loads(text) == raw  # the fixtures hold only known keys in the draft's order or extras: nothing lost
+    # the fixtures hold only known keys in the draft's order or extras: nothing lost, and the match stated
+    assert json.loads(text) == {**raw, "expected_output_match": DEFAULT_MATCH}
 
 
 def test_the_fixtures_are_not_in_the_canonical_form():

@@ -11,6 +11,7 @@ import pytest
 
 from ani.errors import ConfigError, TaskFormatError
 from ani.lab.proc import ExecResult
+from ani.observer.match import NCB_DEFAULT
 from ani.netconfbench.task import load_task, parse_task
 from ani.netconfbench.testcases import to_checks
 from ani.observer import CommandCheck, Observer, RouteCheck, dump_checks, parse_checks
@@ -23,11 +24,12 @@ def test_both_shapes_become_checks_named_by_the_testcases():
     assert checks == [
         CommandCheck(name="primary static route selected", router="r1",
                      commands=["show ip route 203.0.113.0/30 longer-prefixes"],
-                     expect=r"S>\* 203\.0\.113\.0/30 \[1/0\] via 192\.0\.2\.2"),
+                     expect=r"S>\* 203\.0\.113\.0/30 \[1/0\] via 192\.0\.2\.2", match=NCB_DEFAULT),
         RouteCheck(name="backup static route at distance 100", router="r1", prefix="203.0.113.0/30",
                    protocol="static", next_hop="198.51.100.2", distance=100),
         CommandCheck(name="testcase 3 (r1: show ip route 203.0.113.0/30 json)", router="r1",
-                     commands=["show ip route 203.0.113.0/30 json"], expect='"protocol":\\s*"static"'),
+                     commands=["show ip route 203.0.113.0/30 json"], expect='"protocol":\\s*"static"',
+                     match=NCB_DEFAULT),
     ]
     # the checks are data like every other: they dump and parse back
     assert parse_checks(json.loads(json.dumps(dump_checks(checks)))) == checks
@@ -52,21 +54,23 @@ def test_expected_result_keys_map_onto_the_route_check():
                                               "local_pref": 1}}]}, source="t.json")
 
 
-def test_a_ping_testcase_loads_but_cannot_be_graded_on_frr():
-    task = load_task(DATA / "static-backup.json")
+def test_a_ping_testcase_is_graded_bounded_and_a_flooding_one_is_refused_by_path():
     raw = json.loads((DATA / "static-backup.json").read_text())
-    raw["testcases"][2]["commands"] = ["show ip route", "ping 203.0.113.1"]
+    raw["testcases"][2]["commands"] = ["show ip route", "ping 203.0.113.1 repeat 3"]
+    check = to_checks(parse_task(raw, source="s.json"), source="s.json")[2]
+    assert check.commands == ["show ip route", "ping 203.0.113.1 repeat 3"]
+    raw["testcases"][2]["commands"] = ["show ip route", "ping -f 203.0.113.1"]
     task = parse_task(raw, source="s.json")  # read-only on every platform: the file is valid
-    assert task.testcases[2].raw["commands"][1] == "ping 203.0.113.1"
+    assert task.testcases[2].raw["commands"][1] == "ping -f 203.0.113.1"
     with pytest.raises(TaskFormatError) as exc:
         to_checks(task, source="s.json")
-    assert str(exc.value).startswith("s.json: testcases[2].commands[1]: 'ping 203.0.113.1' is not a show command")
+    assert str(exc.value).startswith("s.json: testcases[2].commands[1]: -f: refused (flood ping)")
 
 
 def test_command_check_validation():
     with pytest.raises(ConfigError, match=r"checks\.0\.command\.expect: not a valid regular expression"):
         parse_checks([{"kind": "command", "router": "r1", "commands": ["show x"], "expect": "[a"}])
-    with pytest.raises(ConfigError, match=r"checks\.0\.command\.commands: \[0\]: 'conf t' is not a show command"):
+    with pytest.raises(ConfigError, match=r"checks\.0\.command\.commands: \[0\]: 'conf t' is not a show, ping or traceroute command"):
         parse_checks([{"kind": "command", "router": "r1", "commands": ["conf t"], "expect": "a"}])
     c = CommandCheck(router="r1", commands=["show a", "show b"], expect="x")
     assert c.name == "command r1: show a; show b ~ /x/" and c.nodes == ["r1"]

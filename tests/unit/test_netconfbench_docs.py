@@ -24,6 +24,13 @@ def test_the_format_example_prints_what_the_page_says(run_doc_example):
     assert out == m.group(1)
 
 
+def test_the_draft_example_prints_what_the_page_says(run_doc_example):
+    out = run_doc_example("netconfbench.md", "draft", timeout=120)
+    m = re.search(r"<!-- example:draft -->.*?```\n\nprints\n\n```text\n(.*?)```", PAGE, re.S)
+    assert m, "the 'prints' block after example:draft"
+    assert out == m.group(1)
+
+
 def _errors_block() -> list[str]:
     m = re.search(r"## Errors\n.*?```text\n(.*?)```", PAGE, re.S)
     assert m
