@@ -41,8 +41,8 @@ from typing import Any
 
 from ani.host.threads import ContextPool, thread
 
-__all__ = ["LOOK_FACTOR", "MIN_QUIET_S", "SETTLE_LOOKS", "SETTLE_PERIOD_S", "SETTLE_QUIET_S", "WATCH_PERIOD_S", "NetworkWatch",
-           "network_watch", "settle_left", "settle_reader", "settled", "wait_settled"]
+__all__ = ["LOOK_FACTOR", "MIN_QUIET_S", "SETTLE_LOOKS", "SETTLE_PERIOD_S", "SETTLE_QUIET_S", "WATCH_PERIOD_S",
+           "NetworkWatch", "network_watch", "settle_left", "settle_reader", "settled", "wait_settled"]
 
 #: a failing check stops early only after this many consecutive failed looks in a quiet network
 #: (a failed ping look lasts its 1 s wait for a reply: three cost about 3.6 s)
@@ -85,8 +85,8 @@ def wait_settled(read_state: Callable[[], Any], read_pending: Callable[[], Seque
     unreadable state (either read raised) or a ``read_state()`` other than this look's. A state
     seen stable while a timer was still pending is no evidence: the quiet counts only from the
     timer's end. The window is ``quiet_s`` or :data:`LOOK_FACTOR` times the slowest look so far,
-    whichever is longer. Returns ``"evidence"`` (settled before the cap) or ``"cap"`` (at ``cap_at``, as
-    a fixed settle would have: a look still running then is not waited for)."""
+    whichever is longer. Returns ``"evidence"`` (settled before the cap) or ``"cap"`` (at
+    ``cap_at``, as a fixed settle would have: a look still running then is not waited for)."""
     now = clock()
     if floor_at > now:
         sleep(floor_at - now)
