@@ -357,13 +357,13 @@ def grade(ctx: RunContext) -> None:
     """Hidden tests + invariants in one evaluation (checks run concurrently and share one
     bound), out of band, once the agent's last change has taken effect (settle_seconds); the
     observation's final reads start as its negative checks do (they only read)."""
-    from ani.campaign.runner import _announce, _err, _evaluate, _outcomes, settle_seconds
+    from ani.campaign.runner import _announce, _err, _evaluate, _outcomes, route_map_delay_s, settle_seconds
 
     settle = settle_seconds(ctx.scenario) if ctx.trajectory.calls else 0.0
     obs = ctx.state.get("observation")
     t0 = time.monotonic()
-    if obs is not None:  # from the agent's last change, not from now
-        obs.settle(settle, ctx.state.get("faults_session"))
+    if obs is not None:  # from the agent's last change, not from now; past the delay timer, on evidence
+        obs.settle(settle, ctx.state.get("faults_session"), floor_s=route_map_delay_s(ctx.scenario))
     elif settle:
         time.sleep(settle)
     ctx.timed("settle_s", t0)

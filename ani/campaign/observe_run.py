@@ -182,6 +182,8 @@ class RunObservation:
         self._final_reads: Future[tuple[dict[str, Any], dict[str, Any]]] | None = None
         #: monotonic end of the agent's last call that may have changed the network (None: none)
         self.last_change: float | None = None
+        #: how the settle before grading ended (:meth:`settle`)
+        self.settled_by: str | None = None
         self._fields: dict[str, Any] = {}
 
     def _note(self, what: str, reason: str) -> None:
@@ -238,20 +240,30 @@ class RunObservation:
         if changing_call(ev, self.level):
             self.last_change = time.monotonic()
 
-    def settle(self, settle_s: float, fault_session: Any = None) -> float:
+    def settle(self, settle_s: float, fault_session: Any = None, floor_s: float | None = None) -> float:
         """Wait until ``settle_s`` (:func:`ani.campaign.runner.settle_seconds`) have passed since
         the agent's last changing call and the faults' end (``fault_session.ended_at``), not
         since now: the agent's own calls after its last change, the measured outcomes and the
-        adapter's close count towards it. Nothing changed: no wait. Returns the seconds waited
-        (:func:`ani.observer.settle.settle_left`)."""
-        from ani.observer.settle import settle_left
+        adapter's close count towards it. Nothing changed: no wait. With ``floor_s`` (the
+        route-map delay timer, seconds) and a lab whose routers can be read, the wait ends on
+        evidence once ``floor_s`` have passed (:func:`ani.observer.settle.wait_settled`), at
+        ``settle_s`` at the latest; :attr:`settled_by` says how it ended (``"evidence"``,
+        ``"cap"``, ``"fixed"``; None: no wait). Returns the seconds waited."""
+        from ani.observer.settle import settle_left, settle_reader, wait_settled
 
         ended = getattr(fault_session, "ended_at", None)
-        left = settle_left(settle_s, time.monotonic(), self.last_change,
-                           float(ended) if isinstance(ended, (int, float)) else None)
-        if left > 0:
+        now = time.monotonic()
+        left = settle_left(settle_s, now, self.last_change, float(ended) if isinstance(ended, (int, float)) else None)
+        if left <= 0:
+            return 0.0
+        reader = settle_reader(self.lab) if floor_s is not None else None
+        if reader is None:
+            self.settled_by = "fixed"
             time.sleep(left)
-        return round(left, 3)  # an observer without sample() (a test's fake): not sampled, fields stay None
+            return round(left, 3)
+        cap_at = now + left
+        self.settled_by = wait_settled(*reader, floor_at=cap_at - settle_s + floor_s, cap_at=cap_at)
+        return round(time.monotonic() - now, 3)
 
     def gated(self, adapter: Any) -> Any:
         """``adapter`` as the agent gets it: each ``call`` tells the sampler a call is in flight

@@ -308,6 +308,15 @@ def settle_seconds(scenario: Any) -> float:
     return float(max(timers)) + PROPAGATION_S if timers else 0.0
 
 
+def route_map_delay_s(scenario: Any) -> float:
+    """The longest ``bgp route-map delay-timer`` of the scenario's BGP routers (seconds; FRR's
+    :data:`FRR_ROUTE_MAP_DELAY_S` where unset; 0 without BGP): the part of
+    :func:`settle_seconds` that is a timer's fixed wait, the rest (:data:`PROPAGATION_S`) may end
+    on evidence (:meth:`ani.campaign.observe_run.RunObservation.settle`)."""
+    s = settle_seconds(scenario)
+    return max(0.0, s - PROPAGATION_S) if s else 0.0
+
+
 def _evaluate(observer: Any, checks: Any, bound_s: float | None) -> Any:
     if bound_s is None:
         return observer.evaluate(list(checks))

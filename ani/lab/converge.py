@@ -281,3 +281,54 @@ def _connect_retry_s(run: Any) -> float:
         t = info.get("connectRetryTimer")
         out = max(out, float(t) if isinstance(t, (int, float)) else DEFAULT_CONNECT_RETRY_S)
     return out
+
+
+# --- a change still on its way: bgpd's and zebra's scheduled timers (issue 24 §3) ----------------
+
+THREAD_TIMERS = "show thread timers"
+#: timers that, while scheduled in a daemon, mean a routing change is still on its way (FRR 8.4.4's
+#: thread names, as ``show thread timers`` prints them): bgpd's route-map update timer
+#: (``bgp route-map delay-timer`` after a route-map / prefix-list change), its delayed
+#: re-announcement to a peer (after a route refresh, an outbound policy change), its subgroup
+#: coalesce timer (a session's first announcement) and its route-processing work queue; zebra's
+#: RIB work queue. Periodic timers (hold times, hellos, refresh walkers) are not among them.
+PENDING_TIMERS: dict[str, frozenset[str]] = {
+    "bgpd": frozenset({"bgp_route_map_update_timer", "bgp_announce_route_timer_expired",
+                       "subgroup_coalesce_timer", "work_queue_run"}),
+    "zebra": frozenset({"work_queue_run"}),
+}
+
+
+def _timer_names(text: str) -> list[str]:
+    """Thread names of ``show thread timers`` (``  (name)   00:00:01.234`` lines; the
+    parentheses FRR prints around some names dropped)."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].count(":") == 2:
+            out.append(parts[0].strip("()"))
+    return out
+
+
+def pending_timers(lab: Lab) -> list[str]:
+    """``"router: daemon timer"`` for every :data:`PENDING_TIMERS` timer scheduled now in the
+    lab's bgpd and zebra daemons (``show thread timers`` on their vty sockets, no process);
+    empty: no routing change is waiting on a timer. Raises LabError if a daemon does not answer
+    (unknown is not "nothing pending")."""
+    topo = lab.topology
+
+    def one(r: str) -> list[str]:
+        run = frr.run_dir(lab.pathspace(r))
+        found = []
+        for daemon in ("zebra", "bgpd"):
+            if daemon != "zebra" and daemon not in topo.routers[r].daemons:
+                continue
+            ((status, text),) = vty.query(run / f"{daemon}.vty", [THREAD_TIMERS])
+            if status != 0:
+                raise LabError(f"{r}: {daemon} refused {THREAD_TIMERS!r}")
+            found += [f"{r}: {daemon} {n}" for n in _timer_names(text) if n in PENDING_TIMERS[daemon]]
+        return found
+
+    routers = list(topo.routers)
+    with ContextPool(max_workers=max(1, min(16, len(routers)))) as ex:
+        return [p for found in ex.map(one, routers) for p in found]

@@ -107,6 +107,7 @@ def router_config(router: str) -> str:
     text += (
         f"router bgp {ASN}\n"
         f" bgp router-id {rid}\n"
+        " coalesce-time 0\n"  # announce at once, not after bgpd's ~1 s subgroup coalesce timer
         " timers bgp 1 3\n"
         f" neighbor {group} peer-group\n"
         f" neighbor {group} remote-as {ASN}\n"

@@ -16,7 +16,9 @@ the layout of ``scenarios/brownfield-small.yaml`` (``ani.scenario.gen_brownfield
   ``timers throttle lsa all 0``, ``timers lsa min-arrival 0``, ``timers throttle spf 0 50 500``:
   converges in about a second, ``/work/shared/FRR-NOTES.md``);
 - iBGP over loopbacks (``update-source lo``, ``timers bgp 1 3``, ``timers connect 1``,
-  ``bgp route-map delay-timer 1``): every router that is not a reflector peers with every
+  ``bgp route-map delay-timer 1``, ``coalesce-time 0``: a session announces its routes as soon
+  as it is up instead of after bgpd's subgroup coalesce timer, ~1 s; docs/performance.md):
+  every router that is not a reflector peers with every
   reflector (peer-group ``RR``); a reflector peers with the other reflectors (``RR``, not
   clients) and with its clients (peer-groups ``EDGES`` and, for cores that are not reflectors,
   ``CORES``, both ``route-reflector-client``).
@@ -155,5 +157,6 @@ def _bgp(r: str, rrs: list[str], cores: list[str], edges: list[str], loops: dict
                 groups[name] = _group(asn)
                 af[name] = BgpAfPeer(route_reflector_client=True)
                 neighbors |= {str(loops[x]): Peer(peer_group=name) for x in members}
-    return Bgp(asn=asn, router_id=loops[r], timers=(1, 3), peer_groups=groups, neighbors=neighbors,
+    # coalesce-time 0: no ~1 s wait (1000 ms + 50 ms a peer) before a session's first routes
+    return Bgp(asn=asn, router_id=loops[r], coalesce_time=0, timers=(1, 3), peer_groups=groups, neighbors=neighbors,
                ipv4_unicast=BgpAf(peers=af))

@@ -83,3 +83,46 @@ def test_routing_state_settles_and_a_failing_check_stops_on_evidence(tri_lab):
     # the negative check's short wait (ping -c 5 -i 0.05 -W 0.25) hears a real lab's replies
     (leak,) = Observer(tri_lab).evaluate([ReachCheck(src="h1", dst="10.255.0.3", expect=False)])
     assert not leak.passed and leak.detail == "5 of 5 answered", leak.detail
+
+
+def test_settle_waits_for_a_prefix_list_change_that_takes_effect_late(tri_lab):
+    """issue 24 §3: a prefix-list change takes effect only when bgpd's route-map update timer
+    fires (``bgp route-map delay-timer 1`` here): until then r1's routing state stays the same
+    for longer than the settle's quiet window (0.5 s), with the route r2 is about to withdraw.
+    Waited without a floor, the settle on evidence still ends only after r1 lost the route: the
+    pending timer, not a quiet state, keeps it waiting (a stable state seen before the timer
+    fired is no evidence)."""
+    import time
+
+    from ani.observer.settle import SETTLE_QUIET_S, settle_reader, wait_settled
+
+    def has(router):
+        return "198.18.1.0/24" in tri_lab.vtysh_json(router, "show ip route 198.18.1.0/24 json")
+
+    def routed(present, bound=15.0):
+        t = time.monotonic()
+        while has("r1") != present and time.monotonic() - t < bound:
+            time.sleep(0.1)
+        return has("r1") == present
+
+    setup = ["configure terminal", "bgp route-map delay-timer 1", "route-map RM-T deny 10",
+             "match ip address prefix-list PL-T", "exit", "route-map RM-T permit 20", "exit", "router bgp 65000",
+             "address-family ipv4 unicast", "neighbor 10.255.0.1 route-map RM-T out"]
+    read_state, read_pending = settle_reader(tri_lab)
+    try:
+        tri_lab.vtysh("r2", setup)  # PL-T does not exist yet: RM-T's deny matches nothing
+        assert routed(True)
+        time.sleep(1.5)  # the setup's own timer has fired
+        assert read_pending() == []
+        tri_lab.vtysh("r2", ["configure terminal", "ip prefix-list PL-T seq 10 permit 198.18.1.0/24"])
+        t0 = time.monotonic()
+        assert any("r2: bgpd bgp_route_map_update_timer" == p for p in read_pending())
+        by = wait_settled(read_state, read_pending, floor_at=t0, cap_at=t0 + 5.0)
+        took = time.monotonic() - t0
+        assert not has("r1"), f"settled by {by} after {took:.2f} s with the withdrawn route still on r1"
+        assert by == "evidence" and SETTLE_QUIET_S < took < 5.0
+    finally:
+        tri_lab.vtysh("r2", ["configure terminal", "router bgp 65000", "address-family ipv4 unicast",
+                             "no neighbor 10.255.0.1 route-map RM-T out", "exit", "exit", "no route-map RM-T",
+                             "no ip prefix-list PL-T", "no bgp route-map delay-timer"])
+    assert routed(True)  # the lab as the other tests of this module find it

@@ -367,3 +367,142 @@ def test_an_intent_transactions_checks_wait_as_long_as_under_a_latency_fault():
     assert '-c "$c" -i 0.05 -W 1 ' in script
     (ping,) = [argv for _n, argv in lab.calls if argv[0] == "ping"]
     assert ping[ping.index("-W") + 1] == "1"
+
+
+# -- the settle before grading, ended on evidence (ani.observer.settle.wait_settled) -------------
+
+
+class _Clock:
+    """A fake monotonic clock: sleep() moves it; every read costs ``read_s``."""
+
+    def __init__(self, read_s=0.01):
+        self.t = 0.0
+        self.read_s = read_s
+        self.slept = []
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.slept.append(s)
+        self.t += s
+
+
+def _script(clock, pending_until=None, changes=(), fail_at=()):
+    """read_state / read_pending of a network whose timer is pending until ``pending_until``,
+    whose state changes at the times ``changes`` and whose reads raise within ``fail_at``
+    intervals."""
+    def state():
+        clock.t += clock.read_s
+        if any(a <= clock.t < b for a, b in fail_at):
+            raise OSError("vty socket gone")
+        return sum(1 for c in changes if c <= clock.t)
+
+    def pending():
+        return ["e1: bgpd bgp_route_map_update_timer"] if pending_until is not None and clock.t < pending_until else []
+
+    return state, pending
+
+
+def test_wait_settled_waits_for_the_floor_then_the_quiet_window():
+    clock = _Clock()
+    state, pending = _script(clock)
+    by = settle_mod.wait_settled(state, pending, floor_at=1.0, cap_at=2.0, quiet_s=0.5, period_s=0.05,
+                                 clock=clock, sleep=clock.sleep)
+    assert by == "evidence"
+    assert clock.slept[0] == 1.0  # nothing is looked at before the delay timer's floor
+    assert 1.5 <= clock.t < 1.65  # the first look at 1.0, quiet for 0.5 s after it
+
+
+def test_wait_settled_counts_the_quiet_only_from_the_timers_end():
+    """A state that stays the same while the route-map timer is still pending (it fires late
+    under load) is no evidence: the change it brings comes after it fires."""
+    clock = _Clock()
+    state, pending = _script(clock, pending_until=1.4, changes=(1.6,))
+    by = settle_mod.wait_settled(state, pending, floor_at=1.0, cap_at=3.0, quiet_s=0.5, period_s=0.05,
+                                 clock=clock, sleep=clock.sleep)
+    assert by == "evidence"
+    assert clock.t >= 1.6 + 0.5  # after the late change, a whole quiet window
+
+
+def test_wait_settled_ends_at_the_cap_if_the_state_keeps_changing_or_cannot_be_read():
+    clock = _Clock()
+    state, pending = _script(clock, changes=[1.0 + 0.2 * k for k in range(20)])
+    assert settle_mod.wait_settled(state, pending, floor_at=1.0, cap_at=2.0, quiet_s=0.5, period_s=0.05,
+                                   clock=clock, sleep=clock.sleep) == "cap"
+    assert clock.t == pytest.approx(2.0, abs=0.02)  # the old fixed settle, not longer
+    clock = _Clock()
+    state, pending = _script(clock, fail_at=[(0.0, 9.0)])
+    assert settle_mod.wait_settled(state, pending, floor_at=1.0, cap_at=2.0, quiet_s=0.5, period_s=0.05,
+                                   clock=clock, sleep=clock.sleep) == "cap"
+    clock = _Clock()
+    state, pending = _script(clock, pending_until=9.0)
+    assert settle_mod.wait_settled(state, pending, floor_at=1.0, cap_at=2.0, quiet_s=0.5, period_s=0.05,
+                                   clock=clock, sleep=clock.sleep) == "cap"
+
+
+def test_settle_on_evidence_only_with_a_readable_lab_and_a_floor(monkeypatch):
+    slept: list[float] = []
+    obs, observe_run = _observation(monkeypatch, slept)
+    obs.saw({"event": "tool_call", "tool": "update_config", "changed": True, "arguments": {}})
+    assert obs.settle(2.0, floor_s=1.0) == pytest.approx(2.0, abs=0.1)  # no lab to read: the fixed wait
+    assert obs.settled_by == "fixed" and slept
+    calls = {}
+
+    def fake_wait(read_state, read_pending, *, floor_at, cap_at):
+        calls.update(floor=floor_at - obs.last_change, cap=cap_at - obs.last_change)
+        return "evidence"
+
+    monkeypatch.setattr(settle_mod, "settle_reader", lambda lab: (lambda: 1, lambda: []))
+    monkeypatch.setattr(settle_mod, "wait_settled", fake_wait)
+    obs.saw({"event": "tool_call", "tool": "update_config", "changed": True, "arguments": {}})
+    obs.settle(2.0, floor_s=1.0)
+    assert obs.settled_by == "evidence"
+    assert calls["floor"] == pytest.approx(1.0, abs=0.05) and calls["cap"] == pytest.approx(2.0, abs=0.05)
+
+
+def test_pending_timers_reads_thread_names_of_show_thread_timers():
+    from ani.lab.converge import PENDING_TIMERS, _timer_names
+
+    text = ("\nShowing timers for default\n--------------------------\n"
+            "  (bgp_holdtime_timer)                              00:00:02.040\n"
+            "  bgp_route_map_update_timer                        00:00:00.412\n"
+            "  work_queue_run                                    00:00:00.010\n"
+            "\nShowing timers for BGP I/O thread\n---------------------------------\n")
+    names = _timer_names(text)
+    assert names == ["bgp_holdtime_timer", "bgp_route_map_update_timer", "work_queue_run"]
+    assert [n for n in names if n in PENDING_TIMERS["bgpd"]] == ["bgp_route_map_update_timer", "work_queue_run"]
+
+
+def test_wait_settled_does_not_wait_past_the_cap_for_a_slow_look():
+    """A look still running at the cap is not waited for: the settle is never longer than the
+    fixed one (a read that blocks until released; the settle returns while it still blocks)."""
+    import threading
+    import time
+
+    release, done = threading.Event(), threading.Event()
+
+    def blocked_read():
+        release.wait(30)
+        done.set()
+        return 1
+
+    t0 = time.monotonic()
+    by = settle_mod.wait_settled(blocked_read, lambda: [], floor_at=t0, cap_at=t0 + 0.3)
+    still_reading = not done.is_set()
+    release.set()
+    assert by == "cap" and still_reading
+
+
+def test_wait_settled_widens_the_window_when_looks_are_slow():
+    """Looks of 0.2 s (daemons waiting for the CPU): the quiet window is 4 x 0.2 = 0.8 s, not
+    0.5 s; with 0.3 s looks it would be 1.2 s and the settle ends at its cap."""
+    clock = _Clock(read_s=0.2)
+    state, pending = _script(clock)
+    by = settle_mod.wait_settled(state, pending, floor_at=1.0, cap_at=3.0, quiet_s=0.5, period_s=0.05,
+                                 clock=clock, sleep=clock.sleep)
+    assert by == "evidence" and clock.t >= 1.2 + 0.8
+    clock = _Clock(read_s=0.3)
+    state, pending = _script(clock)
+    assert settle_mod.wait_settled(state, pending, floor_at=1.0, cap_at=2.0, quiet_s=0.5, period_s=0.05,
+                                   clock=clock, sleep=clock.sleep) == "cap"

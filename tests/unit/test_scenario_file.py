@@ -47,7 +47,7 @@ def test_tuned_timers_everywhere():
     s = load_scenario(FILE)
     for name, spec in s.topology.routers.items():
         for line in ("timers throttle lsa all 0", "timers lsa min-arrival 0", "timers throttle spf 0 50 500",
-                     "timers bgp 1 3", "update-source lo", "timers connect 1"):
+                     "timers bgp 1 3", "update-source lo", "timers connect 1", "coalesce-time 0"):
             assert line in spec.config, (name, line)
         assert spec.config.count("ip ospf network point-to-point") == (5 if name in ("c1", "c2") else 2)
 

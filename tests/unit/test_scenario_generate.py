@@ -455,3 +455,23 @@ def test_an_instance_the_configs_do_not_hold_is_a_generator_error(monkeypatch):
     monkeypatch.setattr(type(get_service_class("static-route")), "generate", lambda self, build, layer: broken(build, layer))
     with pytest.raises(GeneratorError, match=r"layers \(static-route\): .*\(not discovered: static-route/e1/10\.9\.9\.0/24/Null0"):
         generate(DEFAULT, seed=1)
+
+
+@pytest.mark.parametrize("path", [DEFAULT, PILOT])
+def test_every_bgp_router_announces_without_the_coalesce_wait(path):
+    """Every generated BGP router (the external ones too) has ``coalesce-time 0``, right after
+    its router-id as FRR 8.4.4 prints it, and the line survives a parse of its rendered config:
+    a session announces its routes when it comes up, not after bgpd's ~1 s subgroup coalesce
+    timer (docs/performance.md)."""
+    from ani.device.parse import parse
+
+    s = generate_scenario(path, seed=7)
+    bgp = {r: c for r, c in s.device_configs.items() if c.bgp is not None}
+    assert len(bgp) == len(s.device_configs) >= 9
+    for r, cfg in bgp.items():
+        assert cfg.bgp.coalesce_time == 0, r
+        text = s.topology.routers[r].config
+        lines = text.splitlines()
+        i = lines.index(f" bgp router-id {cfg.bgp.router_id}")
+        assert lines[i + 1] == " coalesce-time 0", r
+        assert parse(text).bgp.coalesce_time == 0, r

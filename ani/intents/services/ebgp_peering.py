@@ -332,7 +332,7 @@ def _external_config(name: str, link: IPv4Network, edge: str, asn: int, provider
         hostname=name, ipv6_forwarding=False, bgp_route_map_delay_timer=1,
         interfaces={f"to-{edge}": Interface(addresses=[IPv4Interface(f"{own}/31")])},
         static_routes=[StaticRoute(prefix=p, nexthop="blackhole") for p in originated],
-        bgp=Bgp(asn=asn, router_id=own, timers=(1, 3),
+        bgp=Bgp(asn=asn, router_id=own, coalesce_time=0, timers=(1, 3),
                 neighbors={str(peer): Peer(remote_as=provider_as, timers_connect=1)},
                 ipv4_unicast=BgpAf(networks=originated,
                                    peers={str(peer): BgpAfPeer(route_map_in="RM-X-IN", route_map_out="RM-X-OUT")})),
