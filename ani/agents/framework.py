@@ -48,7 +48,6 @@ import asyncio
 import importlib
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
@@ -56,6 +55,7 @@ from ani.agents.base import AgentRun, AgentTask, Budget, StopReason
 from ani.agents.llm import token_count
 from ani.agents.llm_config import user_message
 from ani.errors import ConfigError, ErrorCode
+from ani.host.threads import ContextPool
 from ani.protocol import ToolResult
 from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 
@@ -204,7 +204,7 @@ class FrameworkSession:
         except RuntimeError:  # no loop in this thread: the usual case (ani run, campaign workers)
             return asyncio.run(bounded())
         # called from a running event loop (a notebook): the loop runs in a thread of its own
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        with ContextPool(max_workers=1) as pool:
             return pool.submit(asyncio.run, bounded()).result()
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ani.agents.framework import FrameworkAgent, FrameworkSession
 from ani.integrations import openai_agents as _tools
+from ani.errors import AgentError
 from ani.integrations._common import require
 
 _agents = require("agents", "openai-agents", "openai-agents", __name__)
@@ -25,8 +26,8 @@ _agents = require("agents", "openai-agents", "openai-agents", __name__)
 __all__ = ["RUNNER", "agent"]
 
 
-class _Stop(Exception):
-    """A budget was hit: ends the Runner's loop (raised from a hook)."""
+class _Stop(AgentError):
+    """A budget was hit: ends the Runner's loop (raised from a hook, caught by the runner)."""
 
 
 def _turn_fields(response: Any) -> dict[str, Any]:

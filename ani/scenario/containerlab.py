@@ -207,11 +207,15 @@ def topology_doc(scenario: Any, *, router_image: str = ROUTER_IMAGE, host_image:
     return doc
 
 
+#: the columns of ``interfaces.csv`` (a tuple: a list starting with "node" reads as an argv)
+CSV_HEADER = ("node", "ani_ifname", "clab_ifname", "peer_node", "peer_clab_ifname", "address")
+
+
 def interfaces_csv(all_ports: list[Port]) -> str:
     """The mapping as CSV: ``node,ani_ifname,clab_ifname,peer_node,peer_clab_ifname,address``."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["node", "ani_ifname", "clab_ifname", "peer_node", "peer_clab_ifname", "address"])
+    w.writerow(CSV_HEADER)
     for p in all_ports:
         w.writerow([p.node, p.ifname, p.clab, p.peer, p.peer_clab, p.address or ""])
     return buf.getvalue()

@@ -158,7 +158,9 @@ def test_the_report_warns_per_comparison_when_the_cells_met_different_exposure()
         "fault #1 fake - (step 7): in effect 5.2 s vs 0.0 s; fault #2 fake - (step 13): in effect 5.1 s vs 0.0 s"]
     md = render_markdown(s)
     assert "**Warning: fault exposure differs** (tolerance per fault: 1 s or 10% of its duration" in md
-    assert "- `a3t` vs `a0`, seed 1: 3 of 3 faults" in md and "- `a4` vs" not in md
+    # the warning lists a3t's seed only (a4's faults were held as a0's); the one-line questions
+    # of the comparisons ("- `a4` vs `a0` (1 paired seed): ...") are another list
+    assert "- `a3t` vs `a0`, seed 1: 3 of 3 faults" in md and "- `a4` vs `a0`, seed" not in md
     assert "| a3t | 1 | 3.0 | 1.0 | 0.3 | 0.3 | - |" in md and "| a4 | 1 | 3.0 | 3.0 | 16.2 | 16.2 | 14.0 |" in md
 
 
