@@ -13,6 +13,12 @@ recorded agent stopped: the ``stop_reason`` given (the run record's), else the t
 ``agent_stop`` event's, else ``submitted``; a mistake the recorded scripted agent made on purpose
 (its ``agent_mistake`` event) is returned as the run's mistake.
 
+Identifiers the fresh lab mints anew and an agent passes back (the source of truth's git
+revisions at A3-R / A4: ``sot_list`` answers ``HEAD <revision>``, ``sot_patch`` takes it as
+``base_revision``) are renamed (:class:`Renames`): the n-th revision of a recorded answer is the
+n-th of the replayed one, and later arguments carry the fresh lab's value (full or short form).
+Without this every patch would be a stale-base ``conflict``.
+
 How answers are compared (:func:`compare`), per call:
 
 - the flags ``ok``, ``error_code`` and ``changed`` strictly, wherever the recording has them;
@@ -27,7 +33,8 @@ Each difference is one ``replay_diff`` trajectory event (``index`` 0-based, ``to
 ``fields``: ``{name: {"recorded": ..., "replayed": ...}}``; the text's values are its first
 differing 120 characters on each side, from ``at``), and the run ends with one ``replay_end``
 event: ``calls`` (recorded), ``replayed``, ``differing`` (calls with any difference),
-``flag_differences``, ``text_differences`` and ``source`` (the trajectory's file name).
+``flag_differences``, ``text_differences``, ``rewritten`` (calls whose arguments carried a
+renamed identifier), ``stop_reason`` and ``source`` (the trajectory's file name).
 
 Raises (at creation, before any lab): ConfigError (TrajectoryError) when the trajectory cannot be
 read or holds no events, or ``stop_reason`` is not a stop reason.
@@ -54,6 +61,10 @@ VOLATILE = tuple(re.compile(p) for p in (
     r"\b(?:\d+[wdhms]){2,4}\b",                                          # FRR uptimes 1d02h03m
     r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|msecs?)\b(?:\s+ago)?",  # ages, timers
 ))
+#: identifiers a lab mints anew (git revisions: SHA-1, SHA-256) that an agent reads and passes back
+IDENTIFIER = re.compile(r"\b(?:[0-9a-f]{64}|[0-9a-f]{40})\b")
+#: the short forms of a revision shown in answers (``base eaaddd54a3b4``), characters
+SHORT_FORMS = (12, 7)
 #: characters of each side kept in a text difference
 EXCERPT = 120
 STOP_REASONS = get_args(StopReason)
@@ -84,28 +95,71 @@ def _text_diff(recorded: str, replayed: str) -> dict[str, Any] | None:
     return {"recorded": a[at:at + EXCERPT], "replayed": b[at:at + EXCERPT], "at": at}
 
 
-def compare(rec: RecordedCall, result: Any) -> dict[str, Any]:
+def recorded_text(rec: RecordedCall, result: Any) -> tuple[str, str, str] | None:
+    """``(kind, recorded text, replayed text)`` of a call: the ``observation`` where the recording
+    has it, else the ``summary`` (the same 300-character one-line summary of the new result);
+    None: the recording has neither."""
+    if isinstance(rec.event.get("observation"), str):
+        return "observation", rec.event["observation"], observation_fields(result)["observation"]
+    if rec.summary is not None:
+        return "summary", rec.summary, _summary(result.text or "")
+    return None
+
+
+def compare(rec: RecordedCall, result: Any, renames: Renames | None = None) -> dict[str, Any]:
     """The differences between a recorded call's answer and ``result`` (a ToolResult):
     ``{field: {"recorded": ..., "replayed": ...}}`` for each flag (``ok``, ``error_code``,
     ``changed``) the recording has and that differs, and ``text`` (``observation`` or
-    ``summary``, whichever was recorded; volatile parts masked) when it differs. ``{}``: same."""
+    ``summary``, whichever was recorded; the lab's identifiers renamed by ``renames``, volatile
+    parts masked) when it differs. ``{}``: same."""
     got = {"ok": result.ok, "error_code": result.error.code.value if result.error else None,
            "changed": result.changed}
     out: dict[str, Any] = {}
     for name in ("ok", "error_code", "changed"):
         if name in rec.event and rec.event[name] != got[name]:
             out[name] = {"recorded": rec.event[name], "replayed": got[name]}
-    if isinstance(rec.event.get("observation"), str):
-        diff = _text_diff(rec.event["observation"], observation_fields(result)["observation"])
-        kind = "observation"
-    elif rec.summary is not None:
-        diff = _text_diff(rec.summary, _summary(result.text or ""))
-        kind = "summary"
-    else:
-        diff = None
-    if diff is not None:
-        out["text"] = {"kind": kind, **diff}
+    texts = recorded_text(rec, result)
+    if texts is not None:
+        kind, was, now = texts
+        diff = _text_diff(renames.apply(was) if renames is not None else was, now)
+        if diff is not None:
+            out["text"] = {"kind": kind, **diff}
     return out
+
+
+class Renames:
+    """The lab's own identifiers (:data:`IDENTIFIER`: the source of truth's git revisions at A3-R /
+    A4) as recorded and as the fresh lab minted them, learnt from the answers in order (the n-th
+    identifier of a recorded text is the n-th of the replayed one), so a later call's arguments
+    carry the fresh lab's (``base_revision`` read from ``sot_list``). A revision's short forms
+    (its first :data:`SHORT_FORMS` characters) are renamed with it."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def learn(self, recorded: str, replayed: str) -> None:
+        """Pair the identifiers of the two texts in order (the first pairing of one wins)."""
+        for old, new in zip(IDENTIFIER.findall(recorded), IDENTIFIER.findall(replayed), strict=False):
+            if old != new and len(old) == len(new):
+                self.names.setdefault(old, new)
+
+    def apply(self, text: str) -> str:
+        """``text`` with every known identifier (and its short forms) renamed."""
+        for old, new in self.names.items():
+            text = text.replace(old, new)
+            for n in SHORT_FORMS:
+                text = re.sub(rf"\b{old[:n]}\b", new[:n], text)
+        return text
+
+    def rewrite(self, value: Any) -> Any:
+        """``value`` (JSON arguments) with :meth:`apply` on every string in it."""
+        if isinstance(value, str):
+            return self.apply(value) if self.names else value
+        if isinstance(value, list):
+            return [self.rewrite(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.rewrite(v) for k, v in value.items()}
+        return value
 
 
 def _when(ev: dict[str, Any]) -> float | None:
@@ -184,7 +238,8 @@ class ReplayAgent:
         call's answer (differences are recorded, see :func:`compare`)."""
         counter = StepCounter(adapter, budget)
         traj = getattr(adapter, "trajectory", None)
-        tally = {"replayed": 0, "differing": 0, "flag_differences": 0, "text_differences": 0}
+        tally = {"replayed": 0, "differing": 0, "flag_differences": 0, "text_differences": 0, "rewritten": 0}
+        renames = Renames()
         reason: StopReason = self.stop_reason  # type: ignore[assignment]
         try:
             for step in self.steps:
@@ -194,7 +249,7 @@ class ReplayAgent:
                     if traj is not None:
                         log_agent_action(traj, "wait", seconds=step.wait_s)
                     continue
-                self._one(counter, traj, step.call, tally)
+                self._one(counter, traj, step.call, tally, renames)
         except BudgetExceeded as exc:
             reason = exc.reason
         calls = sum(1 for s in self.steps if s.call is not None)
@@ -206,11 +261,17 @@ class ReplayAgent:
                         error="replay of a run whose agent stopped with an error" if reason == "error" else None,
                         trajectory=traj, mistake=recorded_mistake(self.events))
 
-    def _one(self, counter: StepCounter, traj: Any, call: RecordedCall, tally: dict[str, int]) -> None:
+    def _one(self, counter: StepCounter, traj: Any, call: RecordedCall, tally: dict[str, int],
+             renames: Renames) -> None:
         index = tally["replayed"]
-        result = counter.call(call.tool, dict(call.arguments))
+        arguments = renames.rewrite(dict(call.arguments))
+        tally["rewritten"] += arguments != call.arguments
+        result = counter.call(call.tool, arguments)
         tally["replayed"] += 1
-        diff = compare(call, result)
+        texts = recorded_text(call, result)
+        if texts is not None:
+            renames.learn(texts[1], texts[2])
+        diff = compare(call, result, renames)
         if not diff:
             return
         tally["differing"] += 1

@@ -563,6 +563,12 @@ def run_one(
                      "'off' (extractive summary), or a YAML mapping {base_url, model, api_key_env} "
                      "(default: the agent's own endpoint; docs/netconfbench-scores.md)"),
     ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option("--replay", help="replay the tool calls of this trajectory (ani JSONL or ATIF) with the "
+                     "replay agent (--agent replay --agent-option trajectory=FILE); give the recorded run's "
+                     "level, task and seeds"),
+    ] = None,
 ) -> None:
     """Run one task variant at one level on a fresh lab with any agent; print the trajectory
     as it goes (tool calls, model turns, null actions, waits, submit) and the verdict.
@@ -577,6 +583,13 @@ def run_one(
     """
     from ani.campaign.run_cli import RunArgs, run
 
+    if replay is not None:
+        import json
+
+        if agent not in (None, "replay"):
+            raise _fail(f"--replay: the agent is the replay agent, not --agent {agent}")
+        agent = "replay"
+        agent_option = [f"trajectory={json.dumps(str(replay))}", *(agent_option or [])]
     run(RunArgs(scenario=scenario, manifest=manifest, scenario_seed=scenario_seed, density=density, task=task,
                 task_file=task_file, seed=seed, level=level, blocklist=blocklist,
                 adapter_option=list(adapter_option or []), agent=agent, agent_config=agent_config,

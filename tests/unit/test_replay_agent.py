@@ -14,7 +14,7 @@ import pytest
 
 from ani.agents import create_agent
 from ani.agents.base import AgentTask, Budget
-from ani.agents.replay import ReplayAgent, compare, mask, script
+from ani.agents.replay import Renames, ReplayAgent, compare, mask, script
 from ani.errors import ConfigError, TrajectoryError
 from ani.registry import create_adapter
 from ani.protocol import ErrorInfo, ToolResult
@@ -158,3 +158,32 @@ def test_a_bad_trajectory_is_a_config_error_naming_the_file_not_its_text(tmp_pat
         ReplayAgent(str(bad), stop_reason="done")
     with pytest.raises(ConfigError, match="agent.trajectory: required"):
         create_agent({"kind": "replay"})
+
+
+OLD, NEW = "eaaddd54a3b47bd3bd1996ce62fca99b2f49daa9", "160b3712b5aa18e65b713fb028ad1cde02f84cc3"
+
+
+def test_revisions_the_fresh_lab_minted_are_passed_back_in_place_of_the_recorded_ones():
+    """A3-R / A4: ``sot_list`` answers HEAD <revision>; the agent passes it back as
+    ``base_revision``: the replay passes the fresh lab's (else every patch is a stale-base
+    conflict and the verdict agrees only by chance)."""
+    names = Renames()
+    names.learn(f"HEAD {OLD} devices/c1.json", f"HEAD {NEW} devices/c1.json")
+    args = {"path": "devices/e1.json", "base_revision": OLD, "patch": [{"op": "add", "value": OLD[:12]}], "n": 3}
+    assert names.rewrite(args) == {"path": "devices/e1.json", "base_revision": NEW,
+                                   "patch": [{"op": "add", "value": NEW[:12]}], "n": 3}
+    assert names.apply(f"changed in the working tree (base {OLD[:12]})") == f"changed in the working tree (base {NEW[:12]})"
+    assert names.rewrite({"device": "e1", "x": "eaaddd5400"}) == {"device": "e1", "x": "eaaddd5400"}  # not a short form
+
+
+def test_a_renamed_revision_is_no_text_difference_but_another_text_is():
+    from ani.trajectory_atif import RecordedCall
+
+    rec = RecordedCall(tool="sot_list", arguments={}, text=None, summary=f"HEAD {OLD} devices/c1.json",
+                       ok=True, error_code=None, changed=False, event={"ok": True, "error_code": None, "changed": False})
+    names = Renames()
+    now = ToolResult(ok=True, text=f"HEAD {NEW} devices/c1.json")
+    names.learn(rec.summary, now.text)
+    assert compare(rec, now, names) == {}
+    assert compare(rec, now)["text"]["kind"] == "summary"  # without the renames it differs
+    assert compare(rec, ToolResult(ok=True, text=f"HEAD {NEW} devices/c2.json"), names)["text"]["at"] > 40
