@@ -63,6 +63,7 @@ def test_replay_gives_the_recorded_verdict_at_every_level(lab_host, tmp_path):
         assert new["tool_calls"] == old["tool_calls"] and new["stop_reason"] == old["stop_reason"], run_id
         end = _replay_end(tmp_path / f"r-{run_id}", run_id)
         assert end["replayed"] == end["calls"] == old["tool_calls"], run_id
+        assert end["flag_differences"] == 0, (run_id, end)  # every call answered as recorded
         said = f"replay: {end['replayed']} of {end['calls']} recorded calls issued; {end['differing']} answered differently"
         assert said in res.stdout
         plan = json.loads((tmp_path / f"r-{run_id}" / "plan.jsonl").read_text())
