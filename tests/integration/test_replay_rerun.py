@@ -45,31 +45,49 @@ def _rerun(src: Path, run_id: str, out: Path, *more: str):
     return res
 
 
-def test_replay_gives_the_recorded_verdict_at_every_level(lab_host, tmp_path):
-    src = tmp_path / "known-answer"
+RUN_IDS = sorted(_records(KNOWN))
+
+
+@pytest.fixture(scope="module")
+def replays(lab_host, tmp_path_factory):
+    """The 7 runs of the known-answer folder replayed (three subprocesses at a time): ``{run id:
+    (the CompletedProcess, the new folder)}``, and the folder copy they came from."""
+    tmp = tmp_path_factory.mktemp("replays")
+    src = tmp / "known-answer"
     shutil.copytree(KNOWN, src)
-    recorded = _records(src)
-    assert sorted(r["level"] for r in recorded.values()) == ["a0", "a1", "a1", "a2", "a3r", "a3t", "a4"]
     with ThreadPoolExecutor(3) as pool:
-        results = dict(zip(recorded, pool.map(lambda rid: _rerun(src, rid, tmp_path / f"r-{rid}"), recorded),
-                           strict=True))
-    for run_id, old in recorded.items():
-        res = results[run_id]
-        assert res.returncode == 0, f"{run_id}:\n{res.stdout[-3000:]}\n{res.stderr[-2000:]}"
-        assert f"recorded: {old['label']}: matches" in res.stdout
-        new = _records(tmp_path / f"r-{run_id}")[run_id]
-        assert new["label"] == old["label"] and new["scenario_hash"] == old["scenario_hash"], run_id
-        assert (new["level"], new["blocklist"], new["variant_id"]) == (old["level"], old["blocklist"], old["variant_id"])
-        assert new["tool_calls"] == old["tool_calls"] and new["stop_reason"] == old["stop_reason"], run_id
-        end = _replay_end(tmp_path / f"r-{run_id}", run_id)
-        assert end["replayed"] == end["calls"] == old["tool_calls"], run_id
-        assert end["flag_differences"] == 0, (run_id, end)  # every call answered as recorded
-        said = f"replay: {end['replayed']} of {end['calls']} recorded calls issued; {end['differing']} answered differently"
-        assert said in res.stdout
-        plan = json.loads((tmp_path / f"r-{run_id}" / "plan.jsonl").read_text())
-        assert plan["agent"]["kind"] == "replay" and plan["agent"]["stop_reason"] == old["stop_reason"]
+        done = list(pool.map(lambda rid: _rerun(src, rid, tmp / f"r-{rid}"), RUN_IDS))
+    return {rid: (res, tmp / f"r-{rid}") for rid, res in zip(RUN_IDS, done, strict=True)}, src
 
 
+def test_the_known_answer_folder_has_a_run_of_every_level():
+    levels = sorted((r["level"], r["blocklist"]) for r in _records(KNOWN).values())
+    assert levels == [("a0", False), ("a1", False), ("a1", True), ("a2", False), ("a3r", False),
+                      ("a3t", False), ("a4", False)]
+
+
+@pytest.mark.timeout(1200)  # the fixture: 7 replays of 35-110 s each, three at a time
+@pytest.mark.parametrize("run_id", RUN_IDS)
+def test_replay_gives_the_recorded_verdict(replays, run_id):
+    results, src = replays
+    res, folder = results[run_id]
+    old = _records(src)[run_id]
+    assert res.returncode == 0, f"{run_id}:\n{res.stdout[-3000:]}\n{res.stderr[-2000:]}"
+    assert f"recorded: {old['label']}: matches" in res.stdout
+    new = _records(folder)[run_id]
+    assert new["label"] == old["label"] and new["scenario_hash"] == old["scenario_hash"]
+    assert (new["level"], new["blocklist"], new["variant_id"]) == (old["level"], old["blocklist"], old["variant_id"])
+    assert new["tool_calls"] == old["tool_calls"] and new["stop_reason"] == old["stop_reason"]
+    end = _replay_end(folder, run_id)
+    assert end["replayed"] == end["calls"] == old["tool_calls"]
+    assert end["flag_differences"] == 0, end  # every call answered as recorded
+    said = f"replay: {end['replayed']} of {end['calls']} recorded calls issued; {end['differing']} answered differently"
+    assert said in res.stdout
+    plan = json.loads((folder / "plan.jsonl").read_text())
+    assert plan["agent"]["kind"] == "replay" and plan["agent"]["stop_reason"] == old["stop_reason"]
+
+
+@pytest.mark.timeout(600)  # three runs at a3t: the recorded one and two replays
 def test_an_llm_run_replays_without_its_model_from_jsonl_and_atif(lab_host, tmp_path):
     from chat_server import ChatServer
     from fake_model import onboard_model

@@ -68,3 +68,14 @@ def test_trajectory_needs_replay_and_a_bad_one_names_the_file(tmp_path):
         assert "private words" not in str(exc)
     else:
         raise AssertionError("a bad ATIF document was accepted")
+
+
+def test_ani_run_replay_is_the_replay_agent_and_a_missing_file_stops_before_any_lab(tmp_path):
+    missing = tmp_path / "no: such.jsonl"  # a path YAML would misread, passed as data
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["run", "--level", "a3r", "--replay", str(missing), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert f"{missing}: cannot read the trajectory (FileNotFoundError)" in res.stderr
+    assert not out.exists()
+    res = CliRunner().invoke(app, ["run", "--level", "a3r", "--agent", "llm", "--replay", str(missing)])
+    assert res.exit_code == 2 and "--replay: the agent is the replay agent, not --agent llm" in res.stderr
