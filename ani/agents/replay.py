@@ -169,10 +169,21 @@ def _when(ev: dict[str, Any]) -> float | None:
         return None
 
 
+def _waited(ev: dict[str, Any]) -> float:
+    """Seconds an LLM agent's ``wait`` lasted: its ``waited_s`` (logged after the sleep), else
+    the ``seconds`` asked."""
+    value = ev.get("waited_s", ev.get("seconds"))
+    try:
+        return max(0.0, float(value or 0.0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def script(events: list[dict[str, Any]]) -> list[Step]:
     """The steps of ``events`` in order: each ``tool_call`` and each ``agent_action`` ``wait``,
     with the recorded gap before it (the time from the previous step's end to this one's start:
-    a call's end is its timestamp, its start that minus its ``elapsed_s``; 0 without times)."""
+    an event's end is its timestamp, its start that minus its ``elapsed_s`` (a call) or
+    ``waited_s`` (a wait); 0 without times)."""
     calls = iter(recorded_calls(events))
     steps: list[Step] = []
     last: float | None = None
@@ -182,12 +193,13 @@ def script(events: list[dict[str, Any]]) -> list[Step]:
         if kind != "tool_call" and not is_wait:
             continue
         end = _when(ev)
-        took = float(ev.get("elapsed_s") or 0.0) if kind == "tool_call" else 0.0
+        waited = _waited(ev) if is_wait else 0.0
+        took = float(ev.get("elapsed_s") or 0.0) if kind == "tool_call" else waited
         gap = max(0.0, end - took - last) if end is not None and last is not None else 0.0
         if end is not None:
             last = end
         if is_wait:
-            steps.append(Step(wait_s=max(0.0, float(ev.get("seconds") or 0.0)), gap_s=gap))
+            steps.append(Step(wait_s=waited, gap_s=gap))
         else:
             steps.append(Step(call=next(calls), gap_s=gap))
     return steps

@@ -134,13 +134,14 @@ def test_an_atif_trajectory_replays_the_same_calls(tmp_path):
 def test_the_recorded_gaps_are_the_pacing(tmp_path):
     lines = [{"event": "tool_call", "tool": "a", "arguments": {}, "ok": True, "elapsed_s": 0.5,
               "timestamp": "2026-12-05T10:00:01Z"},
-             {"event": "agent_action", "action": "wait", "seconds": 5, "timestamp": "2026-12-05T10:00:06Z"},
+             {"event": "agent_action", "action": "wait", "seconds": 5, "waited_s": 4.0,
+              "timestamp": "2026-12-05T10:00:06Z"},
              {"event": "tool_call", "tool": "b", "arguments": {}, "ok": True, "elapsed_s": 1.0,
               "timestamp": "2026-12-05T10:00:10Z"}]
     (tmp_path / "t.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     steps = script([json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()])
     assert [(s.call.tool if s.call else None, s.wait_s, s.gap_s) for s in steps] == \
-        [("a", 0.0, 0.0), (None, 5.0, 5.0), ("b", 0.0, 3.0)]
+        [("a", 0.0, 0.0), (None, 4.0, 1.0), ("b", 0.0, 3.0)]  # the wait logged after its 4 s
 
 
 def test_a_bad_trajectory_is_a_config_error_naming_the_file_not_its_text(tmp_path):
