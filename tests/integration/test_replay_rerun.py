@@ -49,9 +49,12 @@ RUN_IDS = sorted(_records(KNOWN))
 
 
 @pytest.fixture(scope="module")
-def replays(lab_host, tmp_path_factory):
+def replays(tmp_path_factory):
     """The 7 runs of the known-answer folder replayed (three subprocesses at a time): ``{run id:
     (the CompletedProcess, the new folder)}``, and the folder copy they came from."""
+    from conftest import _require_lab_host
+
+    _require_lab_host()
     tmp = tmp_path_factory.mktemp("replays")
     src = tmp / "known-answer"
     shutil.copytree(KNOWN, src)
@@ -112,7 +115,7 @@ def test_an_llm_run_replays_without_its_model_from_jsonl_and_atif(lab_host, tmp_
         assert end["replayed"] == end["calls"] == old["tool_calls"] and end["flag_differences"] == 0
 
         atif = tmp_path / "atif"
-        res, _ = ani_cli(["campaign", "export", str(run), "--format", "atif", "-o", str(atif)], env, 60)
+        res, _ = ani_cli(["campaign", "export", str(run), "--format", "atif", "--out", str(atif)], env, 60)
         assert res.returncode == 0, res.stderr
         res = _rerun(run, run_id, tmp_path / "from-atif", "--trajectory", str(atif / f"{run_id}.json"))
         assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
