@@ -54,7 +54,7 @@ def available() -> dict[str, str | Callable[..., Any]]:
 
 
 def known_kinds() -> str:
-    """``llm, scripted`` (the registered kind names, for messages)."""
+    """``llm, replay, scripted`` (the registered kind names, for messages)."""
     return ", ".join(available())
 
 
