@@ -3,6 +3,7 @@
     create_agent({"kind": "scripted"})                       -> ScriptedAgent
     create_agent({"kind": "scripted", "validate_tries": 3})  -> options passed to the class
     create_agent({"kind": "llm", "base_url": ..., "model": ...})  -> LLMAgent (ani.agents.llm)
+    create_agent({"kind": "replay", "trajectory": PATH})     -> ReplayAgent (ani.agents.replay)
     create_agent({"kind": "my_agents:make_agent", "model": "m"}, folders=["/work/c"])
                                                              -> my_agents.make_agent(model="m")
 
@@ -53,7 +54,7 @@ def available() -> dict[str, str | Callable[..., Any]]:
 
 
 def known_kinds() -> str:
-    """``llm, scripted`` (the registered kind names, for messages)."""
+    """``llm, replay, scripted`` (the registered kind names, for messages)."""
     return ", ".join(available())
 
 

@@ -43,6 +43,7 @@ ENTRY_POINT_GROUP = "ani.agents"
 BUILTINS: dict[str, str] = {
     "scripted": "ani.agents.scripted:ScriptedAgent",
     "llm": "ani.agents.llm:LLMAgent",
+    "replay": "ani.agents.replay:ReplayAgent",
 }
 
 INSTALL_HINT = (

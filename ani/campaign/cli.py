@@ -233,16 +233,28 @@ def campaign_rerun(
     out: Annotated[
         Path | None, typer.Option("--out", help="new results folder (default <folder>-rerun-<run id>-<time>)")
     ] = None,
+    replay: Annotated[
+        bool, typer.Option("--replay", help="replay the run's recorded tool calls (no model) instead of its agent")
+    ] = False,
+    trajectory: Annotated[
+        Path | None, typer.Option("--trajectory", help="with --replay: the trajectory to replay (ani JSONL or "
+                                  "ATIF; default the folder's trajectories/<run id>.jsonl)")
+    ] = None,
 ) -> None:
     """Execute one planned run of a campaign alone, on a fresh lab, into a new folder, and say
     whether its verdict matches the recorded one (exit 0: it matches; 1: it differs; 3: an
-    infrastructure error; 130: interrupted)."""
+    infrastructure error; 130: interrupted). With --replay the agent is the replay agent: the
+    recorded tool calls, in order, against the fresh lab (the same plan: scenario hash, task
+    variant, level, fault schedule); calls answered differently are counted and written to the
+    new trajectory as replay_diff events."""
     from ani.campaign.rerun import rerun
 
     if not results.is_dir():
         raise _fail(f"{results}: no such folder")
+    if trajectory is not None and not replay:
+        raise _fail("--trajectory: only with --replay")
     try:
-        done = rerun(results, run_id, out, on_event=_print_event)
+        done = rerun(results, run_id, out, on_event=_print_event, replay=replay, trajectory=trajectory)
     except AniError as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:  # the run took its lab down on the way out; its record was not written
@@ -256,6 +268,14 @@ def campaign_rerun(
         console.print("recorded: none (the folder has no record of this run)")
     else:
         console.print(f"recorded: {old.label}: {'matches' if done.matches else 'DIFFERS'}", highlight=False)
+    if done.replay is not None:
+        r = done.replay
+        console.print(f"replay: {r.get('replayed')} of {r.get('calls')} recorded calls issued; "
+                      f"{r.get('differing')} answered differently ({r.get('flag_differences')} flag, "
+                      f"{r.get('text_differences')} text differences; replay_diff events in the trajectory)",
+                      soft_wrap=True, markup=False, highlight=False)
+    elif replay:
+        console.print("replay: the agent did not run (see the record)")
     if rec.label in ("infra_error", "environment_invalid"):
         raise typer.Exit(3)
     if done.matches is False:
@@ -543,6 +563,12 @@ def run_one(
                      "'off' (extractive summary), or a YAML mapping {base_url, model, api_key_env} "
                      "(default: the agent's own endpoint; docs/netconfbench-scores.md)"),
     ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option("--replay", help="replay the tool calls of this trajectory (ani JSONL or ATIF) with the "
+                     "replay agent (--agent replay --agent-option trajectory=FILE); give the recorded run's "
+                     "level, task and seeds"),
+    ] = None,
 ) -> None:
     """Run one task variant at one level on a fresh lab with any agent; print the trajectory
     as it goes (tool calls, model turns, null actions, waits, submit) and the verdict.
@@ -557,6 +583,13 @@ def run_one(
     """
     from ani.campaign.run_cli import RunArgs, run
 
+    if replay is not None:
+        import json
+
+        if agent not in (None, "replay"):
+            raise _fail(f"--replay: the agent is the replay agent, not --agent {agent}")
+        agent = "replay"
+        agent_option = [f"trajectory={json.dumps(str(replay))}", *(agent_option or [])]
     run(RunArgs(scenario=scenario, manifest=manifest, scenario_seed=scenario_seed, density=density, task=task,
                 task_file=task_file, seed=seed, level=level, blocklist=blocklist,
                 adapter_option=list(adapter_option or []), agent=agent, agent_config=agent_config,

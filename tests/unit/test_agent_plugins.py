@@ -89,7 +89,7 @@ def test_an_unknown_kind_lists_the_known_ones_and_how_to_get_one():
     with pytest.raises(ConfigError) as exc:
         create_agent({"kind": "pydantic-ai"})
     msg = str(exc.value)
-    assert msg.startswith("agent.kind: unknown agent kind 'pydantic-ai'; known: llm, scripted;")
+    assert msg.startswith("agent.kind: unknown agent kind 'pydantic-ai'; known: llm, replay, scripted;")
     assert "pip install the package that provides it" in msg and "module:factory" in msg
 
 
@@ -154,7 +154,7 @@ def test_an_entry_point_kind_is_found_and_a_builtin_name_is_not_replaced(folder,
     monkeypatch.syspath_prepend(str(where))
     eps = [_EntryPoint("looker", f"{name}:make_agent"), _EntryPoint("scripted", f"{name}:make_agent")]
     monkeypatch.setattr(plugins, "entry_points", lambda group: eps if group == "ani.agents" else [])
-    assert list(available()) == ["llm", "looker", "scripted"]
+    assert list(available()) == ["llm", "looker", "replay", "scripted"]
     assert create_agent({"kind": "looker", "greeting": "ep"}).greeting == "ep"
     assert isinstance(create_agent({"kind": "scripted"}), ScriptedAgent)
 
