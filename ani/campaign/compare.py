@@ -45,7 +45,8 @@ from typing import Any
 from ani.campaign.plan import RunPlan, read_plans
 from ani.campaign.report import (
     PAIRED_OUTCOMES,
-    _environment_text,
+    agent_text,
+    environment_text,
     difference_text,
     stress_label,
 )
@@ -237,7 +238,7 @@ def _agent_value(plans: list[RunPlan]) -> str:
 
 def _provenance_value(records: list[RunRecord]) -> str:
     """``ani-sdk 0.1.0 (git aaffd4099e82)``...: the environments of one side's records."""
-    envs = [_environment_text(r.provenance) for r in records if r.provenance]
+    envs = [environment_text(r.provenance) for r in records if r.provenance]
     return "; ".join(dict.fromkeys(envs)) or "provenance not recorded"
 
 
@@ -325,7 +326,7 @@ def _provenance(a: Side, b: Side) -> tuple[tuple[list[str], list[str]], list[str
     values: list[dict[str, set[str]]] = []
     for side in (a, b):
         recs = list(side.records.values())
-        agents = ", ".join(dict.fromkeys(_agent_text(r.provenance.get("agent") or {}) for r in recs if r.provenance))
+        agents = ", ".join(dict.fromkeys(agent_text(r.provenance.get("agent") or {}) for r in recs if r.provenance))
         texts.append([_provenance_value(recs)] + ([f"agent: {agents}"] if agents else []))
         vals: dict[str, set[str]] = {}
         for r in recs:
@@ -335,12 +336,6 @@ def _provenance(a: Side, b: Side) -> tuple[tuple[list[str], list[str]], list[str
         values.append(vals)
     differs = [k for k in PROVENANCE_KEYS if values[0].get(k, set()) != values[1].get(k, set())]
     return (texts[0], texts[1]), differs
-
-
-def _agent_text(ag: dict) -> str:
-    """``llm qwen2.5:7b at 127.0.0.1:11434``; ``scripted``."""
-    return (str(ag.get("kind", "?")) + (f" {ag['model']}" if ag.get("model") else "")
-            + (f" at {ag['endpoint']}" if ag.get("endpoint") else ""))
 
 
 def compare_dirs(dir_a: str | Path, dir_b: str | Path, factor: str | None = None) -> Comparison:

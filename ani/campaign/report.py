@@ -387,7 +387,7 @@ def paired_note(s: CampaignSummary) -> str:
             f"method over the {m} comparison{'' if m == 1 else 's'} of this report, per outcome.")
 
 
-def _environment_text(p: dict) -> str:
+def environment_text(p: dict) -> str:
     """``ani-sdk 0.1.0 (git aaffd4099e82, modified), FRR 8.4.4, kernel 6.1.0, Python 3.11.7``."""
     git = ""
     if p.get("git_commit"):
@@ -396,7 +396,7 @@ def _environment_text(p: dict) -> str:
             f"kernel {p.get('kernel') or 'unknown'}, Python {p.get('python') or 'unknown'}")
 
 
-def _agent_text(a: dict) -> str:
+def agent_text(a: dict) -> str:
     """``llm qwen2.5:7b at 127.0.0.1:11434``; ``scripted``."""
     return (str(a.get("kind", "?")) + (f" {a['model']}" if a.get("model") else "")
             + (f" at {a['endpoint']}" if a.get("endpoint") else ""))
@@ -412,8 +412,8 @@ def provenance_lines(records: list[RunRecord]) -> list[str]:
     agents: dict[str, int] = {}
     for r in records:
         if r.provenance:
-            envs[_environment_text(r.provenance)] = envs.get(_environment_text(r.provenance), 0) + 1
-            a = _agent_text(r.provenance.get("agent") or {})
+            envs[environment_text(r.provenance)] = envs.get(environment_text(r.provenance), 0) + 1
+            a = agent_text(r.provenance.get("agent") or {})
             agents[a] = agents.get(a, 0) + 1
     missing = sum(1 for r in records if not r.provenance)
     out = []
