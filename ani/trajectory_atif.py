@@ -9,9 +9,11 @@ mapping, in the events' order::
     (no agent_start)             the user step holds the request given (the task variant's)
     agent_turn (a model reply)   an agent step: the reply's text, its tool calls (id, name,
                                  arguments), metrics (prompt / completion tokens), llm_call_count 1
-    tool_call (the adapter's)    inside a model turn: the tool call of that reply it answers;
-                                 otherwise (the scripted agent, a framework's tools) an agent step
-                                 of its own with llm_call_count 0 (a deterministic dispatch)
+    tool_call (the adapter's)    inside a model turn: the tool call of that reply it answers
+                                 (named by the LLM agent's agent_observation; a framework agent's:
+                                 the reply's first unanswered call of the same tool); otherwise
+                                 (the scripted agent, a call no model asked for) an agent step of
+                                 its own with llm_call_count 0 (a deterministic dispatch)
     agent_observation            the observation result of its tool call (the text the model saw)
     agent_stop                   a system step ("agent stopped: <reason>", its error)
     any other event              kept on the step it happened during (faults, mistakes, notes)
@@ -233,15 +235,32 @@ class _Builder:
         turn.setdefault("observation", {"results": []})["results"].append(result)
 
     def end_turn(self) -> None:
-        """Events of the reply that no observation answered stay on its step, but an adapter
-        call no tool call of the reply answered is a step of its own (ATIF shows every call)."""
+        """Events of the reply that no observation answered stay on its step. An adapter call
+        answers the reply's first unanswered tool call of the same tool (a framework agent's
+        turns: no ``agent_observation``, the adapter's result is what the model read); one that
+        answers none is a step of its own (ATIF shows every call)."""
         turn, pending = self.turn, self.pending
         self.pending, self.turn = [], None
         for seq, ev in pending:
-            if ev.get("event") == TOOL_CALL_EVENT:
+            if ev.get("event") != TOOL_CALL_EVENT:
+                if turn is not None:
+                    turn["_events"].append((seq, ev))
+            elif turn is None or not self.answer(turn, seq, ev):
                 self.steps.append(_call_step(seq, ev, len(self.steps) + 1))
-            elif turn is not None:
-                turn["_events"].append((seq, ev))
+
+    @staticmethod
+    def answer(turn: dict[str, Any], seq: int, ev: dict[str, Any]) -> bool:
+        """Make the adapter call ``ev`` the result of the first tool call of ``turn`` that has
+        none and names the same tool; False when there is none."""
+        call = next((c for c in turn.get("tool_calls") or []
+                     if "_result" not in c and c["function_name"] == str(ev.get("tool") or "")), None)
+        if call is None:
+            return False
+        result = {"source_call_id": call["tool_call_id"], "content": _said(ev), "_events": []}
+        call["_events"].append((seq, ev))
+        call["_result"] = result
+        turn.setdefault("observation", {"results": []})["results"].append(result)
+        return True
 
 
 def _bound(events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -169,12 +169,15 @@ class FrameworkSession:
 
     def turn(self, prompt_tokens: Any, completion_tokens: Any, total_tokens: Any = None, **fields: Any) -> None:
         """Log one model turn (``agent_turn``) with the framework's usage and count its tokens;
-        a turn that reports 0 / 0 reported nothing (None / None). Sets ``stop`` to
+        a turn that reports 0 / 0 reported nothing (None / None); one with a split and no
+        total gets their sum as its ``total_tokens``. Sets ``stop`` to
         ``max_tokens`` when the token budget is spent."""
         pt, ct, tt = token_count(prompt_tokens), token_count(completion_tokens), token_count(total_tokens)
         if not pt and not ct:
             pt = ct = None
             tt = tt or None
+        elif tt is None and pt is not None and ct is not None:
+            tt = pt + ct  # a split without a total (pydantic-ai): the total the LLM agent's turns carry
         with self._lock:
             self.turns += 1
             self.prompt_tokens += pt or 0

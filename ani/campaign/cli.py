@@ -448,6 +448,9 @@ def campaign_import(
     from ani.campaign.runs_cli import call_lines
     from ani.trajectory_atif import read_events, recorded_calls
 
+    if file.is_dir():
+        raise _fail(f"{file}: is a folder; give one trajectory file (an ATIF .json of an export, "
+                    "or ani's .jsonl)")
     if not file.is_file():
         raise _fail(f"{file}: no such file")
     try:

@@ -55,8 +55,9 @@ def validate_cmd(
             report = validate_task(task, path)
         except CapabilityMissing as exc:
             raise _fail(exc, 3) from None
-        except AniError as exc:
-            raise _fail(exc) from None
+        except AniError as exc:  # name the task: the paths may be a folder of them
+            msg = str(exc)
+            raise _fail(msg if msg.startswith(str(path)) else f"{path}: {msg}") from None
         reports.append(report)
         if not as_json:
             style = "green" if report.ok else "red"

@@ -213,6 +213,32 @@ def test_odd_events_keep_their_order_and_every_adapter_call_is_an_atif_tool_call
     assert from_atif(json.dumps(doc)) == events
 
 
+def test_a_framework_agent_s_call_is_answered_on_its_model_turn_not_repeated():
+    """A framework agent (ani.agents.framework) logs agent_turn and then the adapter's tool_call,
+    with no agent_observation: the export showed each call twice, once on the model's turn
+    without an observation and once as a step of its own (a pydantic-ai run of 2 calls had 4
+    ATIF tool calls). The adapter call now answers the turn's call of the same tool."""
+    events = [
+        {"event": "agent_start", "agent": "pydantic-ai", "framework": "pydantic_ai", "request": "go"},
+        {"event": "agent_turn", "turn": 1, "prompt_tokens": 100, "completion_tokens": 10, "content": None,
+         "tool_calls": [{"id": "c0", "name": "get_topology", "arguments": "{}"}]},
+        {"event": "tool_call", "tool": "get_topology", "arguments": {}, "ok": True, "error_code": None,
+         "changed": False, "summary": "nodes: r1", "observation": "nodes: r1"},
+        {"event": "agent_turn", "turn": 2, "prompt_tokens": 100, "completion_tokens": 10, "content": None,
+         "tool_calls": [{"id": "c1", "name": "list_snapshots", "arguments": "{}"}]},
+        {"event": "agent_refused", "tool": "list_snapshots", "reason": "max_steps", "message": "budget spent"},
+        {"event": "agent_stop", "stop_reason": "max_steps", "steps": 1},
+    ]
+    doc = to_atif(events).to_json_dict()
+    calls = [(s.get("llm_call_count"), c["tool_call_id"], c["function_name"])
+             for s in doc["steps"] for c in s.get("tool_calls", [])]
+    assert calls == [(1, "c0", "get_topology"), (1, "c1", "list_snapshots")]
+    results = doc["steps"][1]["observation"]["results"]
+    assert [(r["source_call_id"], r["content"]) for r in results] == [("c0", "nodes: r1")]
+    assert from_atif(json.dumps(doc)) == events
+    assert [c.tool for c in recorded_calls(from_atif(json.dumps(doc)))] == ["get_topology"]
+
+
 def test_a_call_recorded_whole_is_exported_whole_and_read_back_exactly():
     """Since issue 26 a ``tool_call`` event carries the observation the agent read, whole (up to
     OBSERVATION_CHARS): that is the ATIF observation's content and the replay's text, not the

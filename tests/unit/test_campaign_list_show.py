@@ -140,6 +140,8 @@ def test_cli_export_and_import_refuse_bad_input_in_one_line(tmp_path):
     assert afile.read_text() == "x"
     res = cli("import", str(tmp_path / "missing.json"))
     assert res.exit_code == 2 and "no such file" in res.stderr
+    res = cli("import", str(tmp_path))  # a folder (an export's): said so, not "no such file"
+    assert res.exit_code == 2 and f"{tmp_path}: is a folder; give one trajectory file" in res.stderr
 
 
 def test_cli_export_without_out_writes_beside_the_folder(tmp_path, monkeypatch):

@@ -195,11 +195,15 @@ def test_a_scheduler_that_does_not_answer_does_not_cost_the_run(monkeypatch):
 # -- Ctrl-C and SIGTERM ---------------------------------------------------------------------
 
 
-def _driver(tmp_path: Path, name: str, options: dict[str, Any], n: int) -> subprocess.Popen[str]:
+def _driver(tmp_path: Path, name: str, options: dict[str, Any], n: int,
+            ignore_sigint: bool = False) -> subprocess.Popen[str]:
+    """The driver in a session of its own; ``ignore_sigint``: started as ``cmd &`` from a script
+    is (SIGINT ignored, inherited)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    pre = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
     return subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "executor_driver.py"), str(tmp_path), name, json.dumps(options), str(n)],
-        stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        stdout=subprocess.PIPE, text=True, env=env, start_new_session=True, preexec_fn=pre)
 
 
 def _read_until_running(proc: subprocess.Popen[str], n: int) -> tuple[list[dict[str, Any]], list[int]]:
@@ -247,6 +251,34 @@ def test_a_stop_ends_every_run_and_leaves_no_worker(tmp_path, name, how, request
     assert not [p for p in pids + workers if alive(p)]
     labs = tmp_path / "fake-labs"  # each run took its "lab" down (KeyboardInterrupt handling)
     assert not labs.exists() or not list(labs.iterdir())
+
+
+def test_a_coordinator_that_ignores_sigint_keeps_its_runs_through_a_group_sigint(tmp_path):
+    """A campaign started with ``&`` from a script ignores SIGINT (docs/campaigns.md), and a
+    Ctrl-C on the script's terminal reaches the script's whole process group. Before, the
+    workers set their own SIGINT handler and died of it (each run recorded as an infra_error
+    "worker died: exit code 130 (interrupted)"); their runs go on, and the coordinator's own
+    stop (SIGTERM, forwarded as SIGINT) still ends them."""
+    proc = _driver(tmp_path, "local", {"jobs": 2}, 2, ignore_sigint=True)
+    try:
+        lines, pids = _read_until_running(proc, 2)
+        os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C, to the whole group
+        time.sleep(1.0)  # let it land (before the fix the workers were gone by then)
+        survived = [p for p in pids if alive(p)]
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    msgs = lines + [json.loads(x) for x in rest.splitlines()]
+    assert survived == pids, msgs
+    assert proc.returncode == 130 and msgs[-1] == {"interrupted": True}, msgs[-3:]
+    assert not [m for m in msgs if "finished" in m], msgs  # no run recorded as an infra error
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in pids if alive(p)]
 
 
 # -- bad input ------------------------------------------------------------------------------

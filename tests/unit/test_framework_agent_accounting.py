@@ -126,6 +126,18 @@ def test_turns_without_usage_are_unknown_not_free():
     assert (s.split_reported, s.tokens()) == (False, 50)
 
 
+def test_a_turn_with_a_split_and_no_total_gets_the_sum_as_the_llm_agent_s_turns_do():
+    """pydantic-ai reports input and output tokens only: its turns had total_tokens None where
+    the shipped LLM agent's (and the other frameworks') have the total (docs/frameworks.md:
+    agent_turn "as the shipped LLM agent writes it")."""
+    traj = Trajectory(level="a1")
+    s = FrameworkSession(Budget(), traj)
+    s.turn(100, 10)
+    s.turn(100, 12, 115)  # a reported total stays as reported
+    assert [e["total_tokens"] for e in traj.events] == [110, 115]
+    assert s.tokens() == 222
+
+
 def test_a_spent_wall_clock_refuses_the_call():
     now = [0.0]
     s = FrameworkSession(Budget(wall_clock_s=5), Trajectory(level="a1"), clock=lambda: now[0])

@@ -334,6 +334,22 @@ def test_ani_tasks_validate_refuses_a_cisco_task_with_exit_2():
     assert res.exit_code == 2 and "cisco-ios" in res.output
 
 
+def test_ani_tasks_validate_names_the_task_file_a_refusal_comes_from(monkeypatch):
+    """Validating a folder of tasks, a refusal raised for one of them (a testcase's flood ping,
+    refused when the testcases are built) said only 'testcases[1].commands[0]: -f: refused':
+    not which file."""
+    import ani.netconfbench.lab as lab_mod
+    from ani.errors import TaskFormatError
+
+    def fake(task, path, **kw):
+        raise TaskFormatError("testcases[1].commands[0]: -f: refused (flood ping)")
+
+    monkeypatch.setattr(lab_mod, "validate_task", fake)
+    res = CliRunner().invoke(app, ["tasks", "validate", str(STATIC)])
+    assert res.exit_code == 2, res.output
+    assert f"{STATIC}: testcases[1].commands[0]: -f: refused (flood ping)" in " ".join(res.output.split())
+
+
 def test_ani_tasks_final_cfg_and_run_testcases_name_an_unknown_lab():
     for args in (["tasks", "final-cfg", "--lab", "nosuchlab0"], ["tasks", "run-testcases", str(STATIC), "--lab", "nosuchlab0"]):
         res = CliRunner().invoke(app, args)

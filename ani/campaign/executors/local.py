@@ -110,7 +110,11 @@ class _Run:
             self.sel.close()
 
     def spawn(self) -> None:
-        w = WorkerProcess.start(self.ex.target, self.out_dir)
+        # a coordinator that ignores SIGINT (started as `cmd &` from a script, nohup) keeps
+        # its runs through a Ctrl-C on its terminal: its workers do not get it either (their
+        # own handler would stop them), while its own stop still reaches them (stop_all)
+        ignores_sigint = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        w = WorkerProcess.start(self.ex.target, self.out_dir, own_group=ignores_sigint)
         self.ex._workers.append(w)
         self.sel.register(w.fileno(), selectors.EVENT_READ, w)
 

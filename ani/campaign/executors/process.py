@@ -40,15 +40,17 @@ class WorkerProcess:
 
     @classmethod
     def start(cls, target: str, workdir: str | Path, *, env: dict[str, str] | None = None,
-              remove_workdir: bool = False) -> WorkerProcess:
+              remove_workdir: bool = False, own_group: bool = False) -> WorkerProcess:
         """Start ``python -m ani.campaign.executors.worker`` (this interpreter), its stderr
         the coordinator's, dying with the calling thread (``PR_SET_PDEATHSIG``);
-        ``remove_workdir``: it removes ``workdir`` when it exits."""
+        ``remove_workdir``: it removes ``workdir`` when it exits; ``own_group``: in a process
+        group of its own, out of reach of a SIGINT sent to the caller's group (a terminal's
+        Ctrl-C), so only the coordinator's :meth:`signal` stops it."""
         argv = [sys.executable, "-m", "ani.campaign.executors.worker", "--target", target,
                 "--workdir", str(workdir), "--parent", str(os.getpid())]
         argv += ["--remove-workdir"] if remove_workdir else []
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                close_fds=True)
+                                close_fds=True, process_group=0 if own_group else None)
         return cls(proc, target)
 
     @property
