@@ -203,6 +203,16 @@ def _refusal(diffs: dict[str, list[tuple[str, Any, Any]]], factor: str | None) -
     return "; ".join(parts) + f": {what}, so these campaigns are not compared"
 
 
+def _factor_line(c: Comparison) -> str:
+    """What the comparison varies; the same plans run twice by the same ani, FRR and agent
+    (``provenance`` with equal values) are said to be a repetition, not "X vs X"."""
+    a, b = c.factor_values
+    if c.factor == "provenance" and a == b:
+        return ("factor compared: none (the same plans, run twice by the same ani-sdk, FRR, kernel, Python "
+                "and agent: a repetition); every plan field agrees in every pair")
+    return f"factor compared: {c.factor} ({a} vs {b}); every other plan field agrees in every pair"
+
+
 def choose_factor(diffs: dict[str, list], wanted: str | None) -> str:
     """The factor (see the module's docstring).
 
@@ -407,8 +417,7 @@ def header_lines(c: Comparison) -> list[str]:
     paired = sum(r.pairs for r in c.rows)
     lines = [f"A: {c.a.label} ({c.a.path}): {len(c.a.plans)} planned, {len(c.a.records)} recorded",
              f"B: {c.b.label} ({c.b.path}): {len(c.b.plans)} planned, {len(c.b.records)} recorded",
-             f"factor compared: {c.factor} ({c.factor_values[0]} vs {c.factor_values[1]}); every other plan field "
-             "agrees in every pair",
+             _factor_line(c),
              f"pairs: {paired} (both runs valid); runs in no pair: {len(c.unpaired)}",
              "provenance A: " + "; ".join(c.provenance[0]),
              "provenance B: " + "; ".join(c.provenance[1])]

@@ -32,7 +32,7 @@ def _dash(v: Any) -> str:
 def list_lines(rows: list[RunRow]) -> list[str]:
     """The lines of ``ani campaign list``: a header, then one aligned line per run."""
     table = [list(LIST_COLUMNS)] + [
-        [r.run_id, r.cell, r.variant or "-", r.label, str(r.failed), _dash(r.steps), _dash(r.tokens),
+        [r.run_id, r.cell, r.variant or "-", r.label, _dash(r.failed), _dash(r.steps), _dash(r.tokens),
          _dash(r.wall_s), r.trajectory or "-"] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(LIST_COLUMNS) - 1)]
     return ["  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)) + "  " + row[-1]

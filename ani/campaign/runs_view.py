@@ -10,7 +10,6 @@ and ``ani campaign rerun DIR RUN_ID`` takes it.
 from __future__ import annotations
 
 import difflib
-import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ class RunRow:
         variant: the task variant's id (``onboard-site-s1``; None: not recorded).
         label: the verdict (an outcome label, ``infra_error``, ``environment_invalid``) or
             ``not_run`` (planned, no record).
-        failed: the number of failed hidden tests and invariants.
+        failed: the number of failed hidden tests and invariants (None: no record).
         steps / tool_calls / tokens: the run's cost (tokens None: no model reported usage).
         wall_s: seconds, lab up to lab down.
         trajectory: the trajectory file (None: none was written, e.g. the lab did not start).
@@ -45,7 +44,7 @@ class RunRow:
     seed: int
     variant: str | None
     label: str
-    failed: int
+    failed: int | None
     steps: int | None
     tool_calls: int | None
     tokens: int | None
@@ -72,9 +71,7 @@ def load_folder(folder: str | Path) -> tuple[list[RunPlan], list[RunRecord]]:
         raise CampaignSpecError(f"{d}: not a results folder of 'ani campaign run' or 'ani run' "
                                 f"(no {PLAN_FILE}, no {RUNS_FILE})")
     plans = read_plans(d) if has_plan else []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an unreadable line: `ani campaign report` says which
-        records = read_runs(d)
+    records = read_runs(d)  # an unreadable line is said (a warning naming it), as by `report`
     return plans, records
 
 
@@ -113,7 +110,7 @@ def _row(folder: str | Path, plan: RunPlan | None, rec: RunRecord | None) -> Run
         run_id=src.run_id, cell=src.cell, level=src.level, task=src.task, seed=src.seed,
         variant=rec.variant_id if rec is not None else None,
         label=rec.label if rec is not None else NOT_RUN,
-        failed=len(failed_checks(rec)) if rec is not None else 0,
+        failed=len(failed_checks(rec)) if rec is not None else None,
         steps=rec.steps if rec is not None else None,
         tool_calls=rec.tool_calls if rec is not None else None,
         tokens=cost.get("tokens") if isinstance(cost.get("tokens"), int) else None,

@@ -272,3 +272,14 @@ def test_netconfbench_runs_pair_by_task_file_not_by_seed(tmp_path: Path) -> None
     assert c.unpaired == []
     assert (c.rows[0].mcnemar["success"].b, c.rows[0].mcnemar["success"].c) == (0, 0)
     assert c.rows[0].pairs == 2
+
+
+def test_the_same_plans_run_twice_by_the_same_environment_are_a_repetition(tmp_path: Path) -> None:
+    env = {"ani_sdk": "0.1.0", "git_commit": "a" * 40, "git_dirty": False, "frr": "8.4.4", "kernel": "6.1.0",
+           "python": "3.11.2", "agent": {"kind": "scripted"}}
+    c = compare_dirs(make_campaign(tmp_path / "a", "sweep", {"a1": A1_A}, provenance=env),
+                     make_campaign(tmp_path / "b", "sweep", {"a1": A1_B}, provenance=env))
+    assert c.factor == "provenance" and c.provenance_differs == []
+    md = render_markdown(c)
+    assert "factor compared: none (the same plans, run twice by the same ani-sdk, FRR, kernel, Python and agent" in md
+    assert " vs " not in next(ln for ln in md.splitlines() if "factor compared" in ln)

@@ -150,3 +150,21 @@ def test_cli_export_without_out_writes_beside_the_folder(tmp_path, monkeypatch):
     res = cli("export", ".")
     assert res.exit_code == 0, res.output
     assert [p.name for p in (tmp_path / "run-atif").iterdir()] == ["a3t-onboard-site-s1.json"]
+
+
+def test_an_unreadable_record_is_said_and_its_run_has_no_failed_count(tmp_path):
+    """A corrupt line of runs.jsonl is named on stderr (as ``report`` names it), not dropped
+    without a word; its run shows as not run, with '-' failed checks (0 would be a verdict)."""
+    folder = tmp_path / "ka"
+    shutil.copytree(KA, folder)
+    lines = (folder / "runs.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = '{"run_id": "a1_blocklist-onboard-site-s1", "label": \n'
+    (folder / "runs.jsonl").write_text("".join(lines), encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"runs\.jsonl:3: ignoring an unreadable line"):
+        rows = run_rows(folder)
+    (row,) = [r for r in rows if r.run_id == "a1_blocklist-onboard-site-s1"]
+    assert (row.label, row.failed) == (NOT_RUN, None)
+    res = cli("list", str(folder))
+    assert res.exit_code == 0, res.output
+    (line,) = [ln for ln in res.stdout.splitlines() if ln.startswith("a1_blocklist-onboard-site-s1")]
+    assert line.split()[3:5] == [NOT_RUN, "-"]
