@@ -90,20 +90,25 @@ def _id(c: Case) -> str:
     return (c.pos or c.negation).replace(" ", "_")
 
 
+#: A1's rule for IPv4 static routes: the prefix or, as FRR takes it too, ADDRESS MASK
+IP_ROUTE = "ip route (?:<prefix4>|<ipv4> <ipv4>) (?:<ipv4>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?"
+
 CASES: list[Case] = [
     # ---- global ----
-    Case("ip route <prefix4> (?:<ipv4>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?", [],
+    Case(IP_ROUTE, [],
          "ip route 203.0.113.0/24 blackhole"),
-    Case("ip route <prefix4> (?:<ipv4>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?", [],
+    Case(IP_ROUTE, [],
          "ip route 203.0.113.0/25 reject"),
-    Case("ip route <prefix4> (?:<ipv4>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?", [],
+    Case(IP_ROUTE, [],
          "ip route 203.0.113.128/25 Null0"),
-    Case("ip route <prefix4> (?:<ipv4>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?", [],
+    Case(IP_ROUTE, [],
          "ip route 203.0.113.0/24 10.0.12.2 tag 7 200"),
-    Case("ip route <prefix4> (?:<ipv4>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?", [],
+    Case(IP_ROUTE, [],
          "ip route 203.0.113.64/26 10.0.12.2 eth-r2"),
-    Case("ip route <prefix4> (?:<ipv4>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?", [],
+    Case(IP_ROUTE, [],
          "ip route 203.0.113.32/27 eth-r2"),
+    Case(IP_ROUTE, [],
+         "ip route 203.0.113.0 255.255.255.252 10.0.12.2"),
     Case("ipv6 route <prefix6> (?:<ipv6>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?", [],
          "ipv6 route 2001:db8:1::/48 blackhole"),
     Case("ipv6 route <prefix6> (?:<ipv6>|blackhole|reject|Null0|<ifname>)( <ifname>)?( tag <int>)?( <int>)?", [],

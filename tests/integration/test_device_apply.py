@@ -293,8 +293,9 @@ def test_route_map_delay_timer_5_applies_and_reads_back_equal(lab, e1):
 
 def test_coalesce_time_added_changed_and_removed(lab, e1):
     """``coalesce-time`` is printed right after ``bgp router-id`` (before ``timers bgp``), a
-    configured 1000 (bgpd's initial value) too; removing it (``no coalesce-time N``) leaves no line."""
-    assert e1.bgp.coalesce_time is None
+    configured 1000 (bgpd's initial value) too; removing it (``no coalesce-time N``) leaves no line.
+    The generated brownfield carries ``coalesce-time 0`` (issue 24 §3), so the edge starts with it."""
+    assert e1.bgp.coalesce_time == 0
     sessions = bgp_sessions(lab)
     for value in (50, 1000, 0):
         want = changed(e1, lambda m, v=value: setattr(m.bgp, "coalesce_time", v))
@@ -303,8 +304,11 @@ def test_coalesce_time_added_changed_and_removed(lab, e1):
         lines = lab.running_config(R).splitlines()
         i = lines.index(f" coalesce-time {value}")
         assert lines[i - 1].startswith(" bgp router-id ") and lines[i + 1].startswith(" timers bgp ")
+    gone = changed(e1, lambda m: setattr(m.bgp, "coalesce_time", None))
+    apply(lab, R, gone)
+    assert read(lab, R) == gone and "coalesce-time" not in lab.running_config(R)
     apply(lab, R, e1)
-    assert "coalesce-time" not in lab.running_config(R)
+    assert " coalesce-time 0" in lab.running_config(R).splitlines()
     assert {a: s[0] for a, s in bgp_sessions(lab).items()} == {a: s[0] for a, s in sessions.items()}
 
 
