@@ -819,7 +819,36 @@ def _bound_markdown(s: CampaignSummary) -> list[str]:
 
 
 def render_markdown(s: CampaignSummary) -> str:
-    """The text of ``summary.md``."""
+    """The text of ``summary.md``: the campaign's header, then its sections in order."""
+    lines = _header_markdown(s)
+    lines += _cells_markdown(s)
+    lines += _rates_markdown(s)
+    lines += _process_markdown(s)
+    lines += _cost_markdown(s)
+    lines += _stress_markdown(s)
+    lines += _faults_markdown(s)  # issue 23 §2
+    lines += observer_markdown(s)  # observer-run (issue 14 §2)
+    lines += ncb_markdown(s)  # ncb-scores (issue 15 §3)
+    lines += _paired_markdown(s)
+    lines += _exposure_markdown(s)  # issue 23 §2
+    lines += known_answer_markdown(s)  # issue 25 §3: after the comparisons it explains
+    lines += _bound_markdown(s)
+    lines += _errors_markdown(s)
+    lines += _outcomes_markdown(s)  # cases-tools
+    lines += _runs_markdown(s)
+    lines += [
+        "",
+        "Wilson and Clopper-Pearson intervals stay valid near 0 and 1; with 0 events in n runs the "
+        "95% upper bound is about 3/n (rule of three). McNemar uses only discordant pairs; with none, "
+        f"p = 1. Paired differences: {PAIRED_METHOD}; p-values Holm-adjusted per outcome. See docs/campaigns.md.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _header_markdown(s: CampaignSummary) -> list[str]:
+    """The title and the campaign's facts: task, scenario, variants, agent, scenario hashes (a
+    warning when one design point's runs come from different scenarios), runs and provenance."""
     sp = s.spec
     n_records = len(s.records)
     lines = [f"# Campaign `{s.name}`", ""]
@@ -862,7 +891,12 @@ def render_markdown(s: CampaignSummary) -> str:
         + f"; infrastructure errors: {sum(len(c.infra) for c in s.cells)} (excluded from every rate below)"
     )
     lines += [f"- {x}" for x in provenance_lines(s.records)]  # issue 26 §3
-    lines += _cells_markdown(s)
+    return lines
+
+
+def _rates_markdown(s: CampaignSummary) -> list[str]:
+    """The success and damage-free rates with their intervals, then labels and cost per cell."""
+    lines: list[str] = []
     lines += ["", "## Rates (95% intervals)", ""]
     lines += [
         "| cell | level | blocklist | n | infra errors | success | Wilson | Clopper-Pearson "
@@ -889,16 +923,12 @@ def render_markdown(s: CampaignSummary) -> str:
             + f" | {c.agent_errors} | {_f(c.mean_steps, '.1f')} | {_f(c.mean_tool_calls, '.1f')} "
             f"| {_f(c.mean_tool_errors, '.1f')} | {_f(c.mean_wall_s, '.1f')} |"
         )
-    lines += _process_markdown(s)
-    lines += _cost_markdown(s)
-    lines += _stress_markdown(s)
-    lines += _faults_markdown(s)  # issue 23 §2
-    lines += observer_markdown(s)  # observer-run (issue 14 §2)
-    lines += ncb_markdown(s)  # ncb-scores (issue 15 §3)
-    lines += _paired_markdown(s)
-    lines += _exposure_markdown(s)  # issue 23 §2
-    lines += known_answer_markdown(s)  # issue 25 §3: after the comparisons it explains
-    lines += _bound_markdown(s)
+    return lines
+
+
+def _errors_markdown(s: CampaignSummary) -> list[str]:
+    """Damage bounds, infrastructure errors, unattributed failures and agent errors."""
+    lines: list[str] = []
     bounds = [c for c in s.cells if c.damage_free.n and c.damage_free.k == c.damage_free.n]
     if bounds:
         lines += ["", "## Damage bounds", ""]
@@ -922,7 +952,12 @@ def render_markdown(s: CampaignSummary) -> str:
     agent_err = [r for c in s.cells for r in c.valid if r.agent_error]
     lines += ["", "## Agent errors (graded as runs of the system under test)", ""]
     lines += [f"- `{r.run_id}` ({r.label}): {r.agent_error}" for r in agent_err] or ["none"]
-    lines += _outcomes_markdown(s)  # cases-tools
+    return lines
+
+
+def _runs_markdown(s: CampaignSummary) -> list[str]:
+    """One table row per run, then every failed check of the valid runs."""
+    lines: list[str] = []
     lines += [
         "",
         "## Runs",
@@ -950,14 +985,7 @@ def render_markdown(s: CampaignSummary) -> str:
     if failed:
         lines += ["", "## Failed checks", ""]
         lines += [f"- `{r.run_id}`: {x.name}: {x.detail}" for r, x in failed]
-    lines += [
-        "",
-        "Wilson and Clopper-Pearson intervals stay valid near 0 and 1; with 0 events in n runs the "
-        "95% upper bound is about 3/n (rule of three). McNemar uses only discordant pairs; with none, "
-        f"p = 1. Paired differences: {PAIRED_METHOD}; p-values Holm-adjusted per outcome. See docs/campaigns.md.",
-        "",
-    ]
-    return "\n".join(lines)
+    return lines
 
 
 # --- cases-tools: budget exhaustion and the measured outcomes (ani.campaign.outcomes) ---

@@ -82,10 +82,7 @@ def dask2():
     assert set(client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN).values()) == {True}
     yield ex
     ex.close()  # the LocalCluster it started is gone with its worker processes
-    deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not [p for p in pids if alive(p)]
+    assert not _still_alive(pids)
 
 
 def run_all(ex: Any, plans: list[RunPlan], out: Path) -> Sink:
@@ -206,6 +203,21 @@ def _driver(tmp_path: Path, name: str, options: dict[str, Any], n: int,
         stdout=subprocess.PIPE, text=True, env=env, start_new_session=True, preexec_fn=pre)
 
 
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the driver's process group if the driver still runs (a test that failed midway)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _still_alive(pids: list[int], within_s: float = 10.0) -> list[int]:
+    """The PIDs of ``pids`` still alive after waiting up to ``within_s`` seconds for them to go."""
+    deadline = time.monotonic() + within_s
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return [p for p in pids if alive(p)]
+
 def _read_until_running(proc: subprocess.Popen[str], n: int) -> tuple[list[dict[str, Any]], list[int]]:
     """Lines until ``n`` runs emitted their first event; returns (lines, their PIDs)."""
     lines, pids = [], []
@@ -238,17 +250,12 @@ def test_a_stop_ends_every_run_and_leaves_no_worker(tmp_path, name, how, request
             proc.send_signal(signal.SIGTERM)
         rest, _ = proc.communicate(timeout=90)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        _kill_group(proc)
     msgs = lines + [json.loads(x) for x in rest.splitlines()]
     assert proc.returncode == 130 and msgs[-1] == {"interrupted": True}, msgs[-3:]
     assert not [m for m in msgs if "finished" in m], msgs  # the interrupted runs are not reported
     workers = next((m["dask_workers"] for m in msgs if "dask_workers" in m), [])
-    deadline = time.monotonic() + 10  # reaped by their parent, which has exited
-    while any(alive(p) for p in pids + workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not [p for p in pids + workers if alive(p)]
+    assert not _still_alive(pids + workers)  # reaped by their parent, which has exited
     labs = tmp_path / "fake-labs"  # each run took its "lab" down (KeyboardInterrupt handling)
     assert not labs.exists() or not list(labs.iterdir())
 
@@ -268,17 +275,12 @@ def test_a_coordinator_that_ignores_sigint_keeps_its_runs_through_a_group_sigint
         proc.send_signal(signal.SIGTERM)
         rest, _ = proc.communicate(timeout=90)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        _kill_group(proc)
     msgs = lines + [json.loads(x) for x in rest.splitlines()]
     assert survived == pids, msgs
     assert proc.returncode == 130 and msgs[-1] == {"interrupted": True}, msgs[-3:]
     assert not [m for m in msgs if "finished" in m], msgs  # no run recorded as an infra error
-    deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not [p for p in pids if alive(p)]
+    assert not _still_alive(pids)
 
 
 # -- bad input ------------------------------------------------------------------------------
