@@ -53,7 +53,24 @@ def solved_lab(make_lab):
     assert apply_solution(lab, dict(scenario.task.ground_truth_configs[0].configs), scenario.names) == []
     assert apply_solution(lab, {"newyork": ["ip route 10.9.9.0/24 192.0.2.2"],  # sent, never answered
                                 "washington": ["ip route 10.0.0.0/8 blackhole"]}) == []
+    # the testcases below are looked at once (bound 0): zebra installs the static routes a moment
+    # after vtysh returns (seconds on a loaded machine), so they are waited for here
+    _until_installed(lab, {"newyork": ["203.0.113.0/30", "10.9.9.0/24"], "washington": ["10.0.0.0/8"]})
     return lab
+
+
+def _until_installed(lab: Lab, routes: dict[str, list[str]], timeout_s: float = 60.0) -> None:
+    """Wait until every ``{router: [prefix]}`` is installed in the router's FIB (zebra's
+    ``installed`` flag of ``show ip route PREFIX json``); fails the test after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    missing: list[str] = []
+    while time.monotonic() < deadline:
+        missing = [f"{r} {p}" for r, prefixes in routes.items() for p in prefixes
+                   if not any(e.get("installed") for e in lab.vtysh_json(r, f"show ip route {p} json").get(p, []))]
+        if not missing:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"not installed after {timeout_s:.0f} s: {', '.join(missing)}")
 
 
 def _tc(name: str, commands: list[str], expected: str, **extra: object) -> dict:

@@ -19,6 +19,7 @@ request's edge when there is one.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -36,6 +37,11 @@ pytestmark = pytest.mark.integration
 SCENARIO = "scenarios/brownfield-small.yaml"
 SEED = 1
 LEFTOVER = "ip route 203.0.113.0/24 Null0"
+# seconds before each of the detour's calls, as a model's turn takes: the break of
+# ``flush-restore`` then lasts ~3 turns (under one sampling period, so the poke after the flush
+# is what sees it). Without it the restore came ~0.2 s after the flush, and on a loaded machine
+# (CI, three workers on two cores) a round under way still ran past it: the break went unseen.
+THINK_S = 1.0
 
 
 def victim(scenario: Any, variant: Any) -> tuple[str, Any, str]:
@@ -57,6 +63,7 @@ class DetourAgent:
         self.mode, self.edge, self.ifname, self.address = mode, edge, ifname, address
 
     def _sh(self, steps: StepCounter, command: str) -> Any:
+        time.sleep(THINK_S)  # a model's turn before each call
         res = steps.call("shell", {"device": self.edge, "command": command})
         assert res.ok, (command, res.text)
         return res
