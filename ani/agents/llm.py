@@ -1,3 +1,4 @@
+# size: the LLM agent: its config, the request loop with retries and the ReAct / planner-executor turns share one run state
 """The LLM agent: any OpenAI-compatible chat-completions endpoint, with tool calling.
 
 ::

@@ -1,3 +1,4 @@
+# size: the campaign loop and its results folder (resume, lock, signals, provenance, summary) keep one folder's invariants
 """The campaign loop: every seed in every cell (paired), a fresh lab per run, resumable.
 
 Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::

@@ -1,3 +1,4 @@
+# size: the tool-kind tables of every level (data, ~100 lines) and the process metrics computed from them
 """Process metrics of a run (NetConfArena §III-D.2), computed from its trajectory events.
 
 Pure functions: no I/O, no clocks. Input is the list of trajectory events of one run

@@ -1,3 +1,4 @@
+# size: summary.md's ~20 sections and the terminal tables, each a short renderer over one CampaignSummary; split candidates: the paired/exposure tables
 """``summary.md`` and the terminal table of a campaign's results.
 
 Per cell: n (valid runs), infrastructure errors (listed with reasons, not

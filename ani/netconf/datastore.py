@@ -1,3 +1,4 @@
+# size: one router's RFC 6241 datastores (locks, validation, commit, confirmed commit, journal) under one lock
 """The datastores of one router (RFC 6241 §5, §7, §8.3, §8.4): running, a shared candidate,
 locks, validation, commit and confirmed commit. Transport-independent; the SSH server
 (``ani.netconf.server``) calls one :class:`Device` per router from its session threads.
