@@ -53,13 +53,14 @@ from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabGone, LabIdError, LabNotFound, UnknownNode
 from ani.names import known_list, unknown
+from ani.host import proc
+from ani.host.proc import ExecResult
 from ani.host.programs import program, read_fault_log, require
 from ani.host.threads import ContextPool
-from ani.lab import cleanup, converge, frr, memcg, netns, proc, reaper
+from ani.lab import cleanup, converge, frr, memcg, netns, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
-from ani.lab.proc import ExecResult
 from ani.lab.state import (LAB_ID_RE, LabState, check_prefix, lab_dir, lab_ids, new_state, node_ns, read_state,
                            write_state)
 from ani.lab.topology import Topology, load_topology
