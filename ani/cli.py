@@ -30,6 +30,7 @@ from ani.cli_help import LiteralHelpGroup
 
 from ani.campaign.cli import app as campaign_app
 from ani.campaign.cli import run_one
+from ani.campaign import harvest as _tasks_harvest  # noqa: F401  (ani tasks harvest: reads results folders)
 from ani.cli_doctor import doctor
 from ani.cli_lab import app as lab_app
 from ani.mcp.cli import app as mcp_app
