@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ani.errors import TaskFormatError
 from ani.lab.topology import ConvergenceSpec, Topology, parse_topology
-from ani.netconfbench.commands import config_lines
+from ani.device.commands import config_lines
 from ani.netconfbench.names import NameMap, build_name_map
 from ani.scenario.manifest import Scenario
 
