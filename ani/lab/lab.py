@@ -157,6 +157,12 @@ class Lab:
                               + known_list(self.topology.routers))
         return self.netns(router)
 
+    def startup_config_path(self, router: str) -> Path:
+        """The file ``write memory`` on ``router`` writes: ``/etc/frr/<pathspace>/frr.conf``
+        (what the device layer checks after writing the startup config, without knowing how
+        this lab lays out FRR's files). Raises UnknownNode."""
+        return frr.etc_dir(self.pathspace(router)) / "frr.conf"
+
     def dead_daemons(self, router: str) -> list[str]:
         """The FRR daemons this lab started on ``router`` that are not running now (killed,
         crashed), sorted. Raises UnknownNode."""
@@ -446,7 +452,7 @@ class Lab:
         :func:`ani.device.state.read_frr` (``timeout``: seconds). Raises UnknownNode; ReadError
         (``ani.device.outcome``) if the lab is gone, an FRR daemon of the router is not running,
         or vtysh fails; ReadTimeout (an AniTimeout) when the read runs out of ``timeout``."""
-        from ani.device.state import read_frr  # the device layer sits above the lab: load it late
+        from ani.device.state import read_frr  # loaded on first use (the device layer is below the lab)
 
         return read_frr(self, router, timeout)
 
