@@ -80,9 +80,9 @@ every class defined in ``ani`` and checks this tree.
     +-- AgentError                   an agent's own failure (not the network's, not the harness's)
     |   +-- BudgetExceeded           ani.agents.base: a budget limit was hit (``reason``)
     |   +-- AgentFailed              ani.agents.scripted: the script cannot go on
-    |   +-- EndpointError            ani.agents.llm_endpoint: the model endpoint failed for good
-    |   +-- NotACompletion           ani.agents.llm_endpoint: an HTTP 200 body that is no completion
-    |   +-- ErrorInBody              ani.agents.llm_endpoint: an HTTP 200 body holding an error (transient)
+    |   +-- EndpointError            ani.llm_endpoint: the model endpoint failed for good
+    |   +-- NotACompletion           ani.llm_endpoint: an HTTP 200 body that is no completion
+    |   +-- ErrorInBody              ani.llm_endpoint: an HTTP 200 body holding an error (transient)
     +-- ToolCallError                ani.integrations: a tool's ok=False result raised into a framework's error channel (``result``, ``code``, ``retriable``)
     |   +-- LangChainToolError       ani.integrations.langchain: the same, also a LangChain ``ToolException``
     +-- ObserverError                the observer could not evaluate a check

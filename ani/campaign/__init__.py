@@ -6,7 +6,7 @@
 | :mod:`ani.campaign.runner` | ``run_one`` (one variant in one cell), ``RunnerDeps`` (injectable factories) |
 | :mod:`ani.campaign.loop` | ``run_campaign``: every seed in every cell, resumable, Ctrl-C safe |
 | :mod:`ani.campaign.results` | ``RunRecord``, ``runs.jsonl`` (``RunStore``, ``read_runs``) |
-| :mod:`ani.campaign.stats` | Wilson, Clopper-Pearson, exact McNemar |
+| :mod:`ani.stats` (also `ani.campaign.stats`) | Wilson, Clopper-Pearson, exact McNemar |
 | :mod:`ani.campaign.report` | ``summary.md`` and the terminal tables |
 | :mod:`ani.campaign.cli` | ``ani campaign run|report`` and ``ani run`` |
 

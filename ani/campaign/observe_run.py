@@ -29,7 +29,7 @@ What each part records (fields of :class:`ani.campaign.results.RunRecord`):
   :meth:`RunObservation.read_final_beside`), against the task's reference end state (:mod:`ani.observer.changes`),
   less what the faults wrote themselves (``FaultRecord.wrote``, :func:`fault_lines`), which
   goes to ``fault_residue``.
-- ``damaged``: the failed invariants' service tags by service class (:mod:`ani.observer.damage`),
+- ``damaged``: the failed invariants' service tags by service class (:mod:`ani.intents.damage`),
   less ``fault_damage``.
 - fault-explained violations (issue 23 §2): each ``Violation`` of ``unsafe`` says whether a
   fault in effect on a router its invariant concerns explains it (:mod:`ani.observer.concern`),
@@ -50,8 +50,8 @@ from typing import Any
 
 from ani.campaign.oscillation import oscillating
 from ani.faults.base import target_label, target_routers
+from ani.intents.damage import damaged_by_class
 from ani.observer.concern import FaultInterval, check_routers, explain_violations
-from ani.observer.damage import damaged_by_class
 from ani.observer.sampler import DEFAULT_PERIOD_S, Sampler
 from ani.host.threads import ContextPool
 

@@ -65,6 +65,9 @@ from ani.campaign.outcomes import measure as measure_outcomes
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
 from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
 from ani.errors import CapabilityMissing, ConfigError, HostFault
+# the wait before grading lives with the scenario (NetConfBench's task check uses it too); its
+# names stay importable here
+from ani.scenario.settle import FRR_ROUTE_MAP_DELAY_S, PROPAGATION_S, route_map_delay_s, settle_seconds  # noqa: F401
 from ani.trajectory import TOOL_CALL_EVENT, Trajectory
 
 EventHook = Callable[[dict[str, Any]], None]
@@ -286,35 +289,6 @@ def _err(exc: BaseException) -> str:
     if pending:
         text += " [pending: " + "; ".join(map(str, pending)) + "]"
     return f"{type(exc).__name__}: {text}"
-
-
-#: FRR's ``bgp route-map delay-timer`` when a config does not set it (seconds, FRR 8.4)
-FRR_ROUTE_MAP_DELAY_S = 5
-#: what BGP needs beyond that timer to carry a change to the other routers (seconds)
-PROPAGATION_S = 1.0
-
-
-def settle_seconds(scenario: Any) -> float:
-    """How long the network needs after the agent's last change before grading (seconds):
-    the longest ``bgp route-map delay-timer`` of the scenario's BGP routers (FRR applies a
-    changed route-map or prefix-list to existing routes only when it fires) plus
-    :data:`PROPAGATION_S`; 0 without BGP. Grading earlier lets a positive invariant pass on
-    routes about to be withdrawn: damage goes unseen."""
-    configs = getattr(scenario, "device_configs", None)
-    if not isinstance(configs, dict):
-        return 0.0
-    timers = [FRR_ROUTE_MAP_DELAY_S if c.bgp_route_map_delay_timer is None else c.bgp_route_map_delay_timer
-              for c in configs.values() if getattr(c, "bgp", None) is not None]
-    return float(max(timers)) + PROPAGATION_S if timers else 0.0
-
-
-def route_map_delay_s(scenario: Any) -> float:
-    """The longest ``bgp route-map delay-timer`` of the scenario's BGP routers (seconds; FRR's
-    :data:`FRR_ROUTE_MAP_DELAY_S` where unset; 0 without BGP): the part of
-    :func:`settle_seconds` that is a timer's fixed wait, the rest (:data:`PROPAGATION_S`) may end
-    on evidence (:meth:`ani.campaign.observe_run.RunObservation.settle`)."""
-    s = settle_seconds(scenario)
-    return max(0.0, s - PROPAGATION_S) if s else 0.0
 
 
 def _evaluate(observer: Any, checks: Any, bound_s: float | None) -> Any:

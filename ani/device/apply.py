@@ -37,7 +37,7 @@ in-place changes made ``intended`` invalid, running has ``unmodelled`` lines (ap
 names the lines), ``intended`` has ``unmodelled`` lines, or ``intended.hostname`` is not the
 router's name (FRR prints the lab's UTS name whatever is configured).
 
-The startup config (``/etc/frr/<pathspace>/frr.conf``) is written only with
+The startup config (``lab.startup_config_path(router)``: ``/etc/frr/<pathspace>/frr.conf``) is written only with
 ``write_startup=True`` (``vtysh -c 'write memory'`` after a verified apply; the file is read back
 and checked). nftables has no startup file in a lab.
 """
@@ -192,7 +192,7 @@ def apply(
     """Make ``router``'s running configuration equal ``intended`` (see the module docstring).
 
     Args:
-        lab: an :class:`ani.lab.Lab` (uses ``vtysh``, ``exec``, ``pathspace``).
+        lab: an :class:`ani.lab.Lab` (uses ``vtysh``, ``exec``, ``startup_config_path``).
         intended: the whole wanted configuration (FRR part and ``firewall``).
         write_startup: also write FRR's startup config after a verified apply.
         passes: frr-reload runs at most this many times per apply (and per restore).
@@ -298,9 +298,7 @@ def _restore(lab: Any, router: str, before: DeviceConfig, passes: int, timeout: 
 
 def _write_startup(lab: Any, router: str, intended: DeviceConfig, timeout: float) -> None:
     """``write memory`` and check that ``frr.conf`` now holds ``intended``'s FRR part."""
-    from ani.lab import frr
-
-    path = frr.etc_dir(lab.pathspace(router)) / "frr.conf"
+    path = lab.startup_config_path(router)
     res = lab.vtysh(router, "write memory", timeout=timeout)
     try:
         ok = render(parse(path.read_text()).model_copy(update={"hostname": router})) == render(intended)

@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ani.errors import TaskFormatError
 from ani.lab.topology import ConvergenceSpec, Topology, parse_topology
-from ani.netconfbench.commands import config_lines
+from ani.device.commands import config_lines
 from ani.netconfbench.names import NameMap, build_name_map
 from ani.scenario.manifest import Scenario
 
@@ -347,9 +347,9 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
     testcases = list(mapped.testcases)
     problems: list[str] = []
     initial: list[dict[str, Any]] = []
-    from ani.campaign.runner import settle_seconds
+    from ani.scenario import settle as _settle
 
-    settle = settle_seconds(scenario)  # BGP carries a change (or the first updates) this late
+    settle = _settle.settle_seconds(scenario)  # BGP carries a change (or the first updates) this late
     lab = make_lab(scenario.topology)
     try:
         lab.up()

@@ -239,7 +239,7 @@ def _task_key(r: Any) -> str:
 
 
 def _scores(runs: list[Any], per_task: bool) -> CellScores:
-    from ani.campaign.stats import wilson
+    from ani.stats import wilson
 
     scored = [r for r in runs if getattr(r, "testcase_score", None) is not None]
     n = len(scored)

@@ -19,7 +19,7 @@ How it is computed
        (:func:`ani.agents.scripted_tasks.changes_for`: reads only the request, its files and the
        configs, never the hidden tests) compiled onto them (:func:`ani.intents.compile_changes`);
        for an imported NetConfBench task, its first solution's lines merged onto them
-       (:func:`ani.netconfbench.commands.merge_solution`).
+       (:func:`ani.device.commands.merge_solution`).
     4. Unrequested = the run's changes not among the needed ones, ``"<router>: <change>"``.
     5. The kernel's IPv4 interface addresses (``ip -j addr show``) are read with the
        configurations: an address the kernel gained or lost that the router's FRR
@@ -192,8 +192,8 @@ def reference_configs(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[d
 
 def _ncb_reference(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[dict[str, DeviceConfig] | None, str | None]:
     """A netconfbench variant's reference end state: the initial configs with its first
-    solution's lines merged in (:func:`ani.netconfbench.commands.merge_solution`)."""
-    from ani.netconfbench.commands import config_lines, merge_solution
+    solution's lines merged in (:func:`ani.device.commands.merge_solution`)."""
+    from ani.device.commands import config_lines, merge_solution
 
     sol = variant.agent_view().oracle or {}
     configs = sol.get("configs") or {}

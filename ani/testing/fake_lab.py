@@ -50,7 +50,7 @@ from typing import Any
 
 from ani.errors import HostFault, LabGone, UnknownNode
 from ani.host import programs
-from ani.lab.proc import ExecResult
+from ani.host.proc import ExecResult
 from ani.lab.topology import Topology, load_topology, parse_topology
 from ani.names import unknown
 

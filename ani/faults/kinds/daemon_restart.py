@@ -31,7 +31,8 @@ from typing import Any
 from ani.errors import FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.targets import poll, routers_of, topology_of
-from ani.lab import frr, proc
+from ani.host import proc
+from ani.lab import frr
 
 #: the daemons this kind draws
 DRAWN = ("bgpd", "ospfd")

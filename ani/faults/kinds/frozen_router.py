@@ -25,7 +25,7 @@ Verification: each daemon's state in ``/proc/<pid>/stat`` is ``T`` (stopped), sa
 daemons first, then the NETCONF part resumes (its waiting requests need FRR running); verified
 by each daemon's state no longer ``T``, the server no longer listing the router, and a ``vtysh``
 call answering. Teardown never waits on a stopped daemon: ``Lab.down`` sends ``SIGCONT`` after
-``SIGTERM`` (:func:`ani.lab.proc.kill_and_wait`) and the server thaws every router before it
+``SIGTERM`` (:func:`ani.host.proc.kill_and_wait`) and the server thaws every router before it
 shuts down.
 
 Raises :class:`ani.errors.FaultError` when no daemon of the router runs, a signal cannot be sent,
@@ -43,7 +43,7 @@ from typing import Any
 from ani.errors import AniError, FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.task_targets import pick_router
-from ani.lab.proc import start_time
+from ani.host.proc import start_time
 
 __all__ = ["FrozenRouter", "proc_state"]
 
