@@ -276,14 +276,18 @@ class CapabilityMissing(LabError):
 
 class StateReadError(LabError):
     """A node's operational state could not be read (:mod:`ani.device.opstate`): the command
-    failed, ran out of its bound or printed no JSON. ``node``, ``command`` (as run) and
-    ``detail`` (what it printed, at most 300 characters; never a file's contents)."""
+    failed, ran out of its bound or printed no JSON. ``node``, ``command`` (as run), ``detail``
+    (what it printed, at most 300 characters; never a file's contents), ``rc`` (its exit status;
+    0: it ran and printed no JSON; None: unknown) and ``timed_out`` (killed by its bound)."""
 
-    def __init__(self, message: str, *, node: str = "", command: str = "", detail: str = "") -> None:
+    def __init__(self, message: str, *, node: str = "", command: str = "", detail: str = "",
+                 rc: int | None = None, timed_out: bool = False) -> None:
         super().__init__(message)
         self.node = node
         self.command = command
         self.detail = detail
+        self.rc = rc
+        self.timed_out = timed_out
 
 
 class DeviceError(AniError):

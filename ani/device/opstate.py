@@ -83,15 +83,17 @@ def _run_json(lab: StateSource, node: str, argv: Sequence[str], timeout: float) 
     res = lab.exec(node, list(argv), timeout=timeout)
     what = " ".join(argv)
     if not res.ok:
-        why = "timed out" if getattr(res, "timed_out", False) else f"exit {res.rc}"
+        timed_out = bool(getattr(res, "timed_out", False))
+        why = "timed out" if timed_out else f"exit {res.rc}"
         detail = (res.stderr or res.stdout or "").strip()[:300]
-        raise StateReadError(f"{node}: {what} ({why}): {detail}", node=node, command=what, detail=detail)
+        raise StateReadError(f"{node}: {what} ({why}): {detail}", node=node, command=what, detail=detail,
+                             rc=res.rc, timed_out=timed_out)
     try:
         return json.loads(res.stdout or "[]")
     except ValueError:
         detail = res.stdout.strip()[:300]
         raise StateReadError(f"{node}: {what} printed no JSON: {detail}", node=node, command=what,
-                             detail=detail) from None
+                             detail=detail, rc=res.rc) from None
 
 
 def read_addresses(lab: StateSource, node: str, *, timeout: float = 10.0) -> list[dict[str, Any]]:
