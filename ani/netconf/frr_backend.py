@@ -33,7 +33,7 @@ from typing import Any
 
 from ani.device import apply as device_apply
 from ani.device import opstate
-from ani.device.opstate import split_json  # named here for this module's callers
+from ani.device.opstate import split_json  # noqa: F401 - named here for this module's callers
 from ani.device.model import DeviceConfig
 from ani.errors import LabError
 from ani.netconf.backend import ApplyError, ApplyReport
