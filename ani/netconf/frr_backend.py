@@ -151,7 +151,7 @@ def build_state(addrs: list[dict[str, Any]], routes: dict[str, Any], bgp: dict[s
     ``show bgp summary json`` and ``show ip ospf neighbor json`` (parsed; ``{}`` for a daemon
     that does not run). Lists are in key order; empty lists are left out."""
     st: dict[str, Any] = {
-        "interface": [_interface(i) for i in sorted(addrs, key=lambda i: i.get("ifname", ""))],
+        "interface": [_interface(i) for i in sorted(opstate.interfaces(addrs), key=lambda i: i.name or "")],
         "route": _routes(routes),
         "bgp-neighbor": _bgp(bgp),
         "ospf-neighbor": _ospf(ospf),
@@ -159,17 +159,16 @@ def build_state(addrs: list[dict[str, Any]], routes: dict[str, Any], bgp: dict[s
     return {STATE: {k: v for k, v in st.items() if v}}
 
 
-def _interface(i: dict[str, Any]) -> dict[str, Any]:
+def _interface(i: opstate.Interface) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "name": i["ifname"],
-        "admin-status": "up" if "UP" in (i.get("flags") or []) else "down",
-        "oper-status": _OPER.get(str(i.get("operstate", "")).upper(), "unknown"),
+        "name": i.name,
+        "admin-status": "up" if i.admin_up else "down",
+        "oper-status": _OPER.get(str(i.operstate or "").upper(), "unknown"),
     }
-    v4 = [f"{a['local']}/{a['prefixlen']}" for a in i.get("addr_info", []) if a.get("family") == "inet"]
-    if v4:
-        out["address"] = v4
-    if isinstance(i.get("mtu"), int):
-        out["mtu"] = i["mtu"]
+    if i.ipv4:
+        out["address"] = list(i.ipv4)
+    if i.mtu is not None:
+        out["mtu"] = i.mtu
     return out
 
 
@@ -220,18 +219,17 @@ def _net_key(prefix: str) -> tuple[int, ...]:
 
 
 def _bgp(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    peers = (doc.get("ipv4Unicast") or {}).get("peers") or {}
+    peers = opstate.bgp_peers({"ipv4Unicast": doc.get("ipv4Unicast") or {}})
     out = []
-    for addr in sorted(peers, key=_net_key):
-        p = peers[addr]
-        n: dict[str, Any] = {"address": addr}
-        if isinstance(p.get("remoteAs"), int):
-            n["remote-as"] = p["remoteAs"]
-        n["state"] = str(p.get("state", "Idle"))
-        if isinstance(p.get("peerUptimeMsec"), int):
-            n["uptime-s"] = p["peerUptimeMsec"] // 1000
-        if isinstance(p.get("pfxRcd"), int):
-            n["prefixes-received"] = p["pfxRcd"]
+    for p in sorted(peers, key=lambda p: _net_key(p.address)):
+        n: dict[str, Any] = {"address": p.address}
+        if p.remote_as is not None:
+            n["remote-as"] = p.remote_as
+        n["state"] = p.state if p.state is not None else "Idle"
+        if p.uptime_ms is not None:
+            n["uptime-s"] = p.uptime_ms // 1000
+        if p.prefixes_received is not None:
+            n["prefixes-received"] = p.prefixes_received
         out.append(n)
     return out
 
