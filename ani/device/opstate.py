@@ -45,7 +45,7 @@ from typing import Any, Protocol
 from ani.errors import StateReadError
 
 __all__ = [
-    "ADDRESSES", "BGP_IPV4_SUMMARY", "BGP_SUMMARY", "OSPF_INTERFACES", "OSPF_NEIGHBORS", "ROUTES",
+    "ADDRESSES", "BGP_IPV4_SUMMARY", "BGP_NEIGHBORS", "BGP_SUMMARY", "OSPF_INTERFACES", "OSPF_NEIGHBORS", "ROUTES",
     "BgpPeer", "Interface", "NextHop", "OspfNeighbor", "Route", "StateSource",
     "address_changes", "bgp_peer_state", "bgp_peers", "bgp_prefix_command", "interfaces", "json_documents",
     "kernel_addresses", "link_state", "ospf_interfaces", "ospf_neighbor_states", "ospf_neighbors",
@@ -65,6 +65,8 @@ BGP_IPV4_SUMMARY = "show bgp ipv4 unicast summary json"
 OSPF_NEIGHBORS = "show ip ospf neighbor json"
 #: ospfd's interfaces (timers, passive flag), keyed by name
 OSPF_INTERFACES = "show ip ospf interface json"
+#: bgpd's peers in detail (``bgpState``, ``connectRetryTimer`` seconds, ...), keyed by address
+BGP_NEIGHBORS = "show bgp neighbors json"
 
 
 class StateSource(Protocol):

@@ -122,7 +122,7 @@ def pending(lab: Lab) -> list[str]:
 # --- the routing state, for settling on evidence (issue 24 §3) ------------------------------------
 
 ROUTES = opstate.ROUTES
-BGP_NBRS = "show bgp neighbors json"
+BGP_NBRS = opstate.BGP_NEIGHBORS
 #: assumed when a daemon does not say (FRR's defaults: hello 10 s, connect retry 120 s)
 DEFAULT_HELLO_S = 10.0
 #: FRR's OSPF dead interval when an interface does not say (seconds): a neighbor whose

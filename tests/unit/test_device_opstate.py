@@ -225,3 +225,51 @@ def test_one_diff_of_two_configurations():
     assert _frr_changes(a, b) == mismatch(a, b) != []
     assert changes.unified(["x"], ["x"], "n") == ""
     assert changes.unified(["x"], ["y"], "n").splitlines()[:2] == ["--- n (before)", "+++ n (after)"]
+
+
+#: where operational state may still be read besides ani/device/opstate.py, and why
+OTHER_READERS = {
+    # A0's change detection reads addresses, routes, rules and sysctls of a router in ONE shell
+    # script per call (a0.STATE_PARTS), compared whole: not a reader of one part
+    "ani/adapters/a0.py",
+}
+_SHOW_JSON = __import__("re").compile(r"^show (ip route|bgp|ip ospf)\b.* json$")
+
+
+def _reads_in(path) -> list[str]:
+    """The operational-state commands a module of ani spells out itself (docstrings aside):
+    ``show ip route|bgp|ip ospf ... json`` strings (f-strings too) and ``ip -j ...`` argv or text."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            text = n.value.strip()
+        elif isinstance(n, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "X" for v in n.values).strip()
+        elif isinstance(n, (ast.List, ast.Tuple)) and len(n.elts) >= 2 and all(isinstance(e, ast.Constant) for e in n.elts[:2]):
+            text = " ".join(str(e.value) for e in n.elts[:2])
+        else:
+            continue
+        if _SHOW_JSON.match(text) or text.startswith("ip -j"):
+            found.append(f"{path}:{n.lineno}: {text!r}")
+    return found
+
+
+def test_operational_state_is_read_in_one_place():
+    """No module of ani spells out a read of routes, BGP, OSPF or the kernel's interfaces but the
+    one reader (and the exceptions named, with why): a new reader of its own fails here."""
+    from pathlib import Path
+
+    import ani
+
+    root = Path(ani.__file__).parent
+    found = [hit for p in sorted(root.rglob("*.py")) if str(p.relative_to(root.parent)) not in
+             {"ani/device/opstate.py", *OTHER_READERS} for hit in _reads_in(p)]
+    assert not found, "read operational state through ani.device.opstate:\n" + "\n".join(found)
+    assert _reads_in(root / "adapters" / "a0.py"), "a0.py reads no more: drop it from OTHER_READERS"
+    assert len(_reads_in(root / "device" / "opstate.py")) >= 7  # the scan sees the reader's own commands
