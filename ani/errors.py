@@ -42,6 +42,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- ConvergenceTimeout
     |   +-- UnknownNode              no node of that name in the lab
     |   +-- CapabilityMissing        the kernel or the host lacks a needed feature
+    |   +-- StateReadError           ani.device.opstate: a node's operational state could not be read (``node``, ``command``, ``detail``)
     +-- HostFault                    the host or the harness failed, not the agent
     |   +-- ProgramMissing           a program the SDK runs is not installed (names the package)
     |   +-- SandboxSetupFailed       ani.adapters.sandbox: an A0 sandbox could not be set up (``attempts``)
@@ -271,6 +272,22 @@ class UnknownNode(LabError):
 
 class CapabilityMissing(LabError):
     """The kernel or the host lacks a feature the lab needs (e.g. the ``vrf`` link type)."""
+
+
+class StateReadError(LabError):
+    """A node's operational state could not be read (:mod:`ani.device.opstate`): the command
+    failed, ran out of its bound or printed no JSON. ``node``, ``command`` (as run), ``detail``
+    (what it printed, at most 300 characters; never a file's contents), ``rc`` (its exit status;
+    0: it ran and printed no JSON; None: unknown) and ``timed_out`` (killed by its bound)."""
+
+    def __init__(self, message: str, *, node: str = "", command: str = "", detail: str = "",
+                 rc: int | None = None, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.node = node
+        self.command = command
+        self.detail = detail
+        self.rc = rc
+        self.timed_out = timed_out
 
 
 class DeviceError(AniError):

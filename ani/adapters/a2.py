@@ -73,7 +73,6 @@ Modules: argument models in :mod:`ani.adapters.a2_args`, sessions and reply chec
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -124,6 +123,7 @@ from ani.adapters.a2_support import (
 )
 from ani.netconf.hello import YANG_LIBRARY_NS, ServerHello
 from ani.protocol import Level, ToolResult
+from ani.device.changes import unified
 
 __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 
@@ -517,9 +517,7 @@ class A2Adapter(BaseAdapter):
         if fmt == "xml":
             a = pretty(list(run)).splitlines() if run is not None else []
             b = pretty(list(cand)).splitlines() if cand is not None else []
-        diff = "".join(
-            ln + "\n" for ln in difflib.unified_diff(a, b, f"{args.device} running", f"{args.device} candidate", lineterm="")
-        )
+        diff = unified(a, b, f"{args.device} running", f"{args.device} candidate")
         changes = sum(1 for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---")))
         text, truncated, _ = self._capped(diff)
         shown = note + (text if diff else f"no difference: the candidate of {args.device} equals running")

@@ -288,34 +288,24 @@ def _unknown_type(name: str, known: list[str]) -> ToolResult:
 
 def _read_state(lab: Any, device: str, what: str) -> Any:
     """The ``what`` view of ``device`` (see ``get_state``); ``config`` and ``firewall`` through
-    the device layer's reader (:mod:`ani.device.state`). Raises LabError, ReadError (ReadTimeout
-    when a read runs out of its bound), ValueError."""
+    the device layer's reader (:mod:`ani.device.state`), the operational views through its
+    reader of operational state (:mod:`ani.device.opstate`). Raises LabError (StateReadError:
+    a command failed or printed no JSON), ReadError (ReadTimeout when a read runs out of its
+    bound), ValueError."""
+    from ani.device import opstate
     from ani.device.state import read_frr, read_nft
-    from ani.errors import LabError
 
     if what == "config":
         return read_frr(lab, device)
     if what == "routes":
-        return lab.vtysh_json(device, "show ip route json")
+        return opstate.read_routes(lab, device)
     if what == "bgp":
-        return lab.vtysh_json(device, "show bgp ipv4 unicast summary json")
+        return opstate.read_bgp_summary(lab, device, ipv4_unicast=True)
     if what == "ospf":
-        return lab.vtysh_json(device, "show ip ospf neighbor json")
+        return opstate.read_ospf_neighbors(lab, device)
     if what == "firewall":
         return read_nft(lab, device, argv=("nft", "list", "ruleset"))  # with counters: a view of state
     if what == "interfaces":
-        res = lab.exec(device, ["ip", "-j", "addr"])
-        if not res.ok:
-            raise LabError(f"ip addr failed (exit {res.rc}): {res.stderr.strip()[:300]}")
-        out = []
-        for link in json.loads(res.stdout):
-            out.append({
-                "name": link.get("ifname"),
-                "state": link.get("operstate"),
-                "up": "UP" in link.get("flags", []),
-                "mac": link.get("address"),
-                "addresses": [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
-                              if a.get("family") == "inet"],
-            })
-        return out
+        return [{"name": i.name, "state": i.operstate, "up": i.admin_up, "mac": i.mac, "addresses": list(i.ipv4)}
+                for i in opstate.interfaces(opstate.read_addresses(lab, device))]
     raise ValueError(f"unknown view {what!r}")

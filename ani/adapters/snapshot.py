@@ -34,7 +34,6 @@ Snapshot ids are per device and per store (adapter instance): ``r1-s1``, ``r1-s2
 
 from __future__ import annotations
 
-import difflib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +41,7 @@ from typing import Any
 from collections.abc import Callable
 
 from ani.adapters.platform import Platform
+from ani.device.changes import unified  # the text of a difference (ani.device.changes)
 from ani.device.state import Converged, RouterState, Target, converge, frr_lines, nft_lines, read_frr, read_state
 
 __all__ = ["RestoreReport", "RouterState", "Snapshot", "SnapshotStore", "key", "unified"]
@@ -95,13 +95,6 @@ class RestoreReport:
     @property
     def diff(self) -> str:
         return "".join(x for x in (self.frr_diff, self.nft_diff) if x)
-
-
-def unified(a: list[str], b: list[str], name: str) -> str:
-    return "".join(
-        ln if ln.endswith("\n") else ln + "\n"
-        for ln in difflib.unified_diff(a, b, f"{name} (before)", f"{name} (after)", lineterm="")
-    )
 
 
 class SnapshotStore:

@@ -477,7 +477,8 @@ class FaultSession:
         if before is None:
             return []
         try:
-            from ani.observer.changes import config_changes, read_configs
+            from ani.device.changes import config_changes
+            from ani.observer.changes import read_configs
 
             after = read_configs(self.lab, list(before))
         except Exception:  # noqa: BLE001

@@ -4,12 +4,11 @@ agent runs), and small polling helpers."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
 
-from ani.errors import AniError, FaultError
+from ani.errors import AniError, FaultError, StateReadError
 
 
 def topology_of(scenario: Any, variant: Any = None) -> Any:
@@ -76,12 +75,14 @@ def link_ends(lab: Any, a: str, b: str, ifnames: tuple[str, str] | None = None) 
 
 
 def link_state(lab: Any, node: str, ifname: str) -> tuple[bool, str]:
-    """``(admin up, operstate)`` of ``node``'s interface (``ip -j link show``). Raises FaultError."""
-    res = lab.exec(node, ["ip", "-j", "link", "show", "dev", ifname], timeout=5.0)
-    if not res.ok:
-        raise FaultError(f"{node}: ip link show dev {ifname} failed: {(res.stderr or res.stdout).strip()}")
-    info = json.loads(res.stdout)[0]
-    return "UP" in info.get("flags", []), str(info.get("operstate", "UNKNOWN"))
+    """``(admin up, operstate)`` of ``node``'s interface (``ip -j link show``, through
+    :func:`ani.device.opstate.read_links`). Raises FaultError."""
+    from ani.device import opstate
+
+    try:
+        return opstate.link_state(opstate.read_links(lab, node, ifname, timeout=5.0))
+    except StateReadError as exc:
+        raise FaultError(f"{node}: ip link show dev {ifname} failed: {exc.detail}") from exc
 
 
 def poll(check: Callable[[], tuple[bool, str]], timeout_s: float = 3.0, every_s: float = 0.05) -> tuple[bool, str]:

@@ -6,7 +6,7 @@ solutions.
     want = solution_changes(initial, solution["configs"])  # the same, for the solution
     command_score(changes, [(solution_id, want), ...])     # CommandScore, best F1 over solutions
 
-How it is computed (one diff code path, :func:`ani.observer.changes.config_changes`)
+How it is computed (one diff code path, :func:`ani.device.changes.config_changes`)
     1. The run's applied commands on a router are the hier-config difference of its initial
        against its final running configuration (both read out of band, parsed into the device
        model): ``+ <block> / <line>`` for each leaf line only the final has, ``- <block> /
@@ -128,7 +128,7 @@ _norm_lines = frr_spellings
 def applied_changes(initial: Mapping[str, Any], final: Mapping[str, Any]) -> dict[str, list[str]]:
     """``{router: config_changes(initial, final)}`` for the routers both have (module doc,
     step 1); a router without changes maps to []. Pure."""
-    from ani.observer.changes import config_changes
+    from ani.device.changes import config_changes
 
     return {r: config_changes(initial[r], final[r]) for r in initial if r in final}
 
@@ -153,7 +153,7 @@ def solution_end_state(initial: Mapping[str, Any], configs: Mapping[str, Sequenc
 def solution_changes(initial: Mapping[str, Any], configs: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """The changes a solution makes on the initial configurations (:func:`solution_end_state`'s
     arguments and errors), module doc step 2."""
-    from ani.observer.changes import config_changes
+    from ani.device.changes import config_changes
 
     return {r: config_changes(initial[r], end) for r, end in solution_end_state(initial, configs).items()}
 

@@ -180,7 +180,7 @@ def _without_faults(initial: Mapping[str, Any], final: Mapping[str, Any],
     (:func:`ani.observer.changes.without_changes`, per router), ``n`` the run's change lines
     that left out."""
     from ani.netconfbench.command_score import applied_changes
-    from ani.observer.changes import without_changes
+    from ani.device.changes import without_changes
 
     own: dict[str, list[str]] = {}
     for line in fault_lines:

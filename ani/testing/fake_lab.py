@@ -2,9 +2,10 @@
 
 :class:`FakeLab` answers the part of :class:`ani.lab.Lab`'s contract that an adapter or an agent
 reaching devices through ``lab.exec`` / ``lab.vtysh`` uses: ``id``, ``topology``, ``routers``,
-``hosts``, ``exec``, ``vtysh``, ``running_config``, ``dead_daemons``, ``wait_converged``, ``up``
-/ ``down`` (and ``with``). Each router is an in-memory device with a running configuration (a
-flat list of lines, starting from the topology's startup ``config``) and an FRR-like ``vtysh``:
+``hosts``, ``exec``, ``vtysh``, ``vtysh_json``, ``running_config``, ``dead_daemons``,
+``wait_converged``, ``up`` / ``down`` (and ``with``). Each router is an in-memory device with a
+running configuration (a flat list of lines, starting from the topology's startup ``config``)
+and an FRR-like ``vtysh``:
 
 - ``vtysh -c C1 -c C2 ...`` runs the commands in order and stops at the first that fails, with
   exit status 1 and ``% Unknown command: <C>`` on stdout (as FRR 8.4's vtysh does, measured);
@@ -40,6 +41,7 @@ scope of the code that ran it: :func:`ani.host.programs.fault_scope`). Every ``e
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import threading
@@ -48,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ani.errors import HostFault, LabGone, UnknownNode
+from ani.errors import HostFault, LabError, LabGone, UnknownNode
 from ani.host import programs
 from ani.host.proc import ExecResult
 from ani.lab.topology import Topology, load_topology, parse_topology
@@ -196,6 +198,23 @@ class FakeLab:
         for c in cmds:
             argv += ["-c", c]
         return self.exec(router, argv, timeout=timeout)
+
+    def vtysh_json(self, router: str, command: str, timeout: float = 10.0) -> dict | list:
+        """Run a ``show ... json`` command (``json`` appended if missing) and parse it, as
+        :meth:`ani.lab.Lab.vtysh_json` does: answer it with :meth:`on` (``lab.on("show ip
+        route json", stdout=json.dumps(doc))``). Raises UnknownNode, LabGone, LabError (the
+        command failed or its output is not JSON; the message carries the text)."""
+        if not command.rstrip().endswith("json"):
+            command = command.rstrip() + " json"
+        res = self.vtysh(router, command, timeout=timeout)
+        text = res.stdout.strip()
+        try:
+            if not res.ok:
+                raise ValueError
+            return json.loads(text)
+        except ValueError:
+            why = "timed out" if res.timed_out else f"exit {res.rc}"
+            raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None
 
     def running_config(self, router: str, timeout: float = 10.0) -> str:
         """``show running-config`` of ``router``, read out of band (not recorded in ``calls``)."""
