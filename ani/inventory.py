@@ -266,19 +266,20 @@ class Inventory:
             raise InventoryError(f"{self._field(d.name, 'ports')}: {d.name} has no {kind} port")
         return int(port)
 
-    def ssh_endpoint(self, name: str) -> SshEndpoint:
-        """How to reach device ``name``'s CLI over SSH. Raises InventoryError (unknown device, no
-        ssh port, a secret that cannot be read)."""
-        d = self.device(name)
+    def ssh_endpoint(self, router: str) -> SshEndpoint:
+        """How to reach device ``router``'s CLI over SSH (:class:`ani.lab.protocol.SshCapable`).
+        Raises InventoryError (unknown device, no ssh port, a secret that cannot be read)."""
+        d = self.device(router)
         port = self._port(d, "ssh")
         pw, key = self._secret(d)
         return SshEndpoint(d.host, port, d.username, pw, key, d.known_hosts_file, name=d.hostname or d.name,
                            credential=self._credential(d))
 
-    def netconf_endpoint(self, name: str) -> NetconfEndpoint:
-        """How to reach device ``name``'s NETCONF server (SSH, subsystem ``netconf``). Raises
-        InventoryError (unknown device, no netconf port, a secret that cannot be read)."""
-        d = self.device(name)
+    def netconf_endpoint(self, router: str) -> NetconfEndpoint:
+        """How to reach device ``router``'s NETCONF server (SSH, subsystem ``netconf``;
+        :class:`ani.lab.protocol.NetconfCapable`). Raises InventoryError (unknown device, no
+        netconf port, a secret that cannot be read)."""
+        d = self.device(router)
         port = self._port(d, "netconf")
         pw, key = self._secret(d)
         return NetconfEndpoint(d.host, port, d.username, pw, private_key=key, known_hosts=d.known_hosts_file,
