@@ -13,9 +13,11 @@ capability               members                                     who has it
 :class:`Devices`         ``id``, ``topology``, ``routers``, ``vtysh``  every lab, an inventory
 :class:`Lab`             + ``hosts``, ``exec``, ``vtysh_json``, ...  namespaces lab, FakeLab
 :class:`NetconfCapable`  ``netconf_endpoint``                        namespaces lab, inventory
-:class:`NetconfServer`   ``netconf``, ``netconf_lock``, freezing     namespaces lab
+:class:`NetconfLocks`    ``netconf_lock``                            namespaces lab
+:class:`NetconfServer`   + ``netconf``, freezing, endpoints          namespaces lab
 :class:`SshCapable`      ``ssh_endpoint``                            namespaces lab, inventory
-:class:`LocalFrr`        ``dir``, ``netns``, ``pathspace``, daemons  namespaces lab
+:class:`LabFiles`        ``dir``                                     namespaces lab
+:class:`LocalFrr`        + ``netns``, ``pathspace``, daemons         namespaces lab
 =======================  ==========================================  ===========================
 
 Names: a *node* is a router or a host of ``topology``; a *router* runs FRR. Every method taking
@@ -42,8 +44,8 @@ if TYPE_CHECKING:
     from ani.lab.ssh import SshEndpoint
     from ani.lab.topology import Topology
 
-__all__ = ["CAPABILITIES", "Devices", "Lab", "LocalFrr", "NetconfCapable", "NetconfServer", "SshCapable",
-           "members", "missing", "provides", "require"]
+__all__ = ["CAPABILITIES", "Devices", "Lab", "LabFiles", "LocalFrr", "NetconfCapable", "NetconfLocks", "NetconfServer", "SshCapable",
+           "lacking", "members", "missing", "provides", "require"]
 
 L = TypeVar("L")
 
@@ -143,17 +145,23 @@ class NetconfCapable(Protocol):
 
 
 @runtime_checkable
-class NetconfServer(NetconfCapable, Protocol):
-    """The lab runs the NETCONF server itself (:mod:`ani.netconf.server`), so it can say who
-    holds a lock and freeze one router's part of it."""
-
-    #: whether the server runs (a namespaces lab started with ``netconf=False`` has none)
-    netconf: bool
+class NetconfLocks(Protocol):
+    """The lab can say who holds a NETCONF datastore lock (RFC 6241 §7.5) on a router, as its
+    NETCONF server publishes it (a lab without a server: never locked)."""
 
     def netconf_lock(self, router: str, target: str = "running") -> NetconfLock | None:
         """The lock a session holds on ``router``'s ``target`` datastore (``running`` |
         ``candidate``), or None. Raises UnknownNode."""
         ...
+
+
+@runtime_checkable
+class NetconfServer(NetconfCapable, NetconfLocks, Protocol):
+    """The lab runs the NETCONF server itself (:mod:`ani.netconf.server`): it says who holds a
+    lock and can freeze one router's part of it."""
+
+    #: whether the server runs (a namespaces lab started with ``netconf=False`` has none)
+    netconf: bool
 
     def freeze_netconf(self, router: str, frozen: bool = True) -> dict[str, float]:
         """Freeze (or resume) ``router``'s part of the server; returns ``{router: since}`` (Unix
@@ -177,12 +185,18 @@ class SshCapable(Protocol):
 
 
 @runtime_checkable
-class LocalFrr(Protocol):
+class LabFiles(Protocol):
+    """The lab has a directory of its own on this machine, removed with it (where A3-R keeps
+    its source of truth)."""
+
+    #: the lab's directory (``/run/ani/labs/<id>`` for a namespaces lab)
+    dir: Path
+
+
+@runtime_checkable
+class LocalFrr(LabFiles, Protocol):
     """FRR daemons on this machine, one pathspace per router (``-N``), in network namespaces:
     what reads PID files, FRR's own files and sockets, or starts a daemon."""
-
-    #: the lab's directory (``/run/ani/labs/<id>``)
-    dir: Path
 
     def netns(self, node: str) -> str:
         """``node``'s network namespace name (``ani-<id>-<node>``). Raises UnknownNode."""
@@ -211,7 +225,8 @@ class LocalFrr(Protocol):
 
 
 #: every protocol of this module, for tests and messages
-CAPABILITIES: tuple[type, ...] = (Devices, Lab, NetconfCapable, NetconfServer, SshCapable, LocalFrr)
+CAPABILITIES: tuple[type, ...] = (Devices, Lab, NetconfCapable, NetconfLocks, NetconfServer, SshCapable, LabFiles,
+                                   LocalFrr)
 
 
 def members(cap: type) -> list[str]:
@@ -234,13 +249,23 @@ def provides(lab: object, *caps: type) -> bool:
     return lab is not None and all(not missing(lab, c) for c in caps)
 
 
+def lacking(lab: object, caps: tuple[type, ...], what: str) -> str | None:
+    """Why ``lab`` cannot serve ``what`` (who needs ``caps``: ``"fault kind daemon_restart"``):
+    ``"<what> needs a lab with <Cap>: lab <id> (<type>) lacks <member>, ..."`` for the first
+    capability it lacks (``"...: no lab"`` for None); None when it provides them all."""
+    for cap in caps:
+        lacks = missing(lab, cap)
+        if lab is None or lacks:
+            who = "no lab" if lab is None else f"lab {getattr(lab, 'id', '?')} ({type(lab).__name__})"
+            return f"{what} needs a lab with {cap.__name__}: {who}" + ("" if lab is None else f" lacks {', '.join(lacks)}")
+    return None
+
+
 def require(lab: L, cap: type, what: str) -> L:
     """``lab`` itself if it provides ``cap``; ``what`` names who needs it (``"fault kind
-    daemon_restart"``). Raises CapabilityMissing naming the capability, the lab and the members
-    it lacks."""
-    lacks = missing(lab, cap)
-    if lab is None or lacks:
-        who = "no lab" if lab is None else f"lab {getattr(lab, 'id', '?')} ({type(lab).__name__})"
-        raise CapabilityMissing(f"{what} needs a lab with {cap.__name__}: {who}"
-                                + ("" if lab is None else f" lacks {', '.join(lacks)}"))
+    daemon_restart"``). Raises CapabilityMissing with :func:`lacking`'s message (the capability,
+    the lab and the members it lacks)."""
+    why = lacking(lab, (cap,), what)
+    if why is not None:
+        raise CapabilityMissing(why)
     return lab

@@ -44,10 +44,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.device.model import DeviceConfig
 from ani.host.threads import ContextPool
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["config_changes", "kernel_addresses", "read_configs", "read_kernel", "reference_configs",
            "unrequested_changes", "without_changes"]
@@ -55,7 +58,7 @@ __all__ = ["config_changes", "kernel_addresses", "read_configs", "read_kernel", 
 _PL_SEQ = re.compile(r"^(ip prefix-list \S+) seq \d+ ")
 
 
-def read_configs(lab: Any, routers: list[str], timeout: float = 10.0, workers: int = 8) -> dict[str, DeviceConfig]:
+def read_configs(lab: Lab, routers: list[str], timeout: float = 10.0, workers: int = 8) -> dict[str, DeviceConfig]:
     """``{router: DeviceConfig}`` read out of band, ``workers`` routers at a time. Raises
     ReadError / ReadTimeout (:func:`ani.device.apply.read`)."""
     from ani.device.apply import read
@@ -78,7 +81,7 @@ def kernel_addresses(ip_json: str) -> set[tuple[str, str]]:
     return out
 
 
-def read_kernel(lab: Any, routers: list[str], timeout: float = 10.0,
+def read_kernel(lab: Lab, routers: list[str], timeout: float = 10.0,
                 workers: int = 8) -> dict[str, set[tuple[str, str]]]:
     """``{router: kernel_addresses(...)}`` read with ``lab.exec`` (``ip -j addr show``),
     ``workers`` routers at a time; a router whose read fails is left out."""
