@@ -231,7 +231,7 @@ class A3RAdapter(BaseAdapter):
         ``lab <id> is not running`` (device_unreachable) instead of a git error."""
         if self.repo is not None and self.repo_path is not None and not self.repo_path.exists():
             lab_dir = Path(self.lab.dir) if provides(self.lab, LabFiles) else self.repo_path.parent
-            why = (str(LabGone(self.lab.id, f"its source of truth {self.repo_path} went with it"))
+            why = (str(LabGone(getattr(self.lab, "id", "?"), f"its source of truth {self.repo_path} went with it"))
                    if not lab_dir.exists() else f"the source of truth {self.repo_path} is gone")
             return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, why, retriable=False)
         return super()._dispatch(name, arguments)
@@ -258,7 +258,7 @@ class A3RAdapter(BaseAdapter):
         left = self.remaining_s()
         try:
             with self._repo().exclusive(self.busy_timeout_s if left is None else max(0.0, left),
-                                        f"another writer's reconcile of lab {self.lab.id}"):
+                                        f"another writer's reconcile of lab {getattr(self.lab, 'id', '?')}"):
                 st = self._rec().reconcile()
         except SotBusy as exc:
             after = ("; it stays committed: call reconcile to apply it"

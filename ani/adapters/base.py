@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ani.adapters.error_map import error_result
 from ani.adapters.locking import WHOLE, Busy, CallLocks
 from ani.errors import AdapterError, AniTimeout, ErrorCode, HostFault, ProgramMissing
-from ani.lab.protocol import Devices, provides
+from ani.lab.protocol import Devices
 from ani.names import known_list, suggest, unknown
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.strict_schema import drop_absent_nulls
@@ -46,7 +46,7 @@ from ani.validation import format_validation_error
 def unknown_device_result(device: str, known: list[str], lab: Devices | None = None) -> ToolResult:
     """The ``unknown_device`` result of ``device`` (not one of ``known``, the routers an agent may
     address); a host of ``lab``'s topology is said to be one."""
-    nodes = lab.topology.nodes if provides(lab, Devices) else ()
+    nodes = lab.topology.nodes if lab is not None else ()
     if device in nodes and device not in known:
         msg = f"{device!r} is a host, not a router; known routers: {known_list(known)}"
     else:

@@ -51,7 +51,6 @@ from typing import Any
 
 from ani.adapters import frrguard
 from ani.errors import ConfigError, ErrorCode, LabError
-from ani.lab.protocol import Devices, provides
 from ani.protocol import ToolResult, ToolSpec
 from ani.validation import load_yaml
 
@@ -248,7 +247,7 @@ class BlocklistAdapter:
         if name in self._read_only:
             return []
         lab = getattr(self.inner, "lab", None)
-        routers = set(lab.routers) if provides(lab, Devices) else set()
+        routers = set(getattr(lab, "routers", None) or ())
         configs, many = arguments.get(CONFIGS_ARG), arguments.get("devices")
         named = [arguments.get("device"), *(configs if isinstance(configs, dict) else ()),
                  *(many if isinstance(many, list) else ())]

@@ -50,7 +50,7 @@ from ani.adapters.a3t_args import GetStateArgs, ListServicesArgs, PlanArgs, Serv
 from ani.adapters.base import NoArgs, tool
 from ani.adapters.error_map import error_result
 from ani.errors import ErrorCode
-from ani.lab.protocol import Devices, Lab, provides
+from ani.lab.protocol import Lab
 from ani.names import hint, suggest, unknown
 from ani.protocol import ToolResult
 
@@ -78,7 +78,7 @@ class ServiceReadTools:
         from ani.intents.pools import SEQ_LIMIT, Pools
 
         used: list[IPv4Network] = []
-        for link in self.lab.topology.links if provides(self.lab, Devices) else []:
+        for link in self.lab.topology.links:
             for ep in (link.a, link.b):
                 if ep.address is not None and ep.address.network.prefixlen < 32:
                     used.append(ep.address.network)
@@ -156,8 +156,6 @@ class ServiceReadTools:
         onboarded / moved onto an edge interface that has no link in the topology (FRR accepts
         the address, but nothing is cabled there: the gateway is unreachable and active
         validation fails)."""
-        if not provides(self.lab, Devices):
-            return []
         links = self.lab.topology.links
         cabled = {(ep.node, ep.ifname) for link in links for ep in (link.a, link.b)}
         out = []
