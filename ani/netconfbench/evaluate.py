@@ -54,7 +54,7 @@ def lab_names(lab: Lab) -> Any:
     ``aliases`` (identity for a lab without: every name is the task's)."""
     from ani.netconfbench.names import NameMap
 
-    aliases = getattr(getattr(lab, "topology", None), "aliases", None) or {}
+    aliases = lab.topology.aliases or {}
     return NameMap.from_aliases(dict(aliases), list(lab.routers))
 
 
