@@ -318,7 +318,7 @@ class A0Adapter(BaseAdapter):
             return ToolResult.failure(ErrorCode.BLOCKED, msg, data={"nft_blocked": {
                 "command": None, "rule": nftguard.UNREADABLE_RULE, "reason": msg, "restored": None}})
         broker = vtybroker.VtyBroker(
-            spec.netns, spec.pathspace, args.device,
+            in_router, spec.pathspace, args.device,
             lambda: vtybroker.checker_for(self.block_rules, spec.pathspace),
             deadline=time.monotonic() + timeout_s, max_bytes=sandbox.TMPFS_BYTES,
             parent_dir=str(self.lab.node_dir(args.device)),
