@@ -149,9 +149,8 @@ def locks_left(lab: Lab, adapter: Any) -> list[str]:
             own = {str(k): str(v) for k, v in dict(ids_of()).items()}
         except Exception:  # noqa: BLE001 - an adapter that cannot say has no session of its own to blame
             own = {}
-    routers = list(getattr(getattr(lab, "topology", None), "routers", None) or [])
-    if callable(probe) and own:
-        for r in routers:
+    if probe is not None and own:
+        for r in lab.topology.routers:
             if r not in own:
                 continue
             for target in LOCK_TARGETS:
