@@ -128,3 +128,71 @@ def test_module_doctest() -> None:
     from ani.lab import protocol
 
     assert doctest.testmod(protocol).failed == 0
+
+
+# -- consumers declare what they need --------------------------------------------------------
+
+
+def _inventory(tmp_path):  # noqa: ANN001, ANN202
+    from ani.inventory import Device
+
+    return Inventory([Device.model_validate({"name": "r1", "host": "192.0.2.1", "username": "u",
+                                             "credentials": {"password_env": "X"}, "ports": {"ssh": 22}})],
+                     source=str(tmp_path / "inv.yaml"))
+
+
+def test_a_fault_kind_without_its_capability_is_unavailable_naming_it() -> None:
+    from ani.faults.base import get_fault_kind
+
+    lab = FakeLab(lab_id="fk2")
+    why = get_fault_kind("daemon_restart").unavailable(lab)
+    assert why == ("fault kind daemon_restart needs a lab with LocalFrr: lab fk2 (FakeLab) lacks daemon_pid, "
+                   "daemon_pids, dir, netns, node_dir, pathspace, start_daemon")
+    assert get_fault_kind("frozen_router").unavailable(lab).startswith("fault kind frozen_router needs a lab with LocalFrr")
+    assert get_fault_kind("held_lock").unavailable(lab) == (
+        "held_lock needs the lab's NETCONF server (NetconfServer: lab fk2 lacks freeze_netconf, netconf, "
+        "netconf_endpoint, netconf_frozen, netconf_lock)")
+    assert get_fault_kind("link_down").unavailable(lab) is None  # a Lab is all it needs
+    assert get_fault_kind("daemon_restart").unavailable(None) is None  # the host-level check
+
+
+def test_a1_picks_its_transport_from_the_capabilities(tmp_path) -> None:  # noqa: ANN001
+    from ani.adapters.a1 import A1Adapter
+    from ani.errors import ConfigError
+
+    assert A1Adapter(FakeLab()).transport == "local"
+    assert A1Adapter(_inventory(tmp_path)).transport == "ssh"
+    with pytest.raises(ConfigError, match=r"transport: 'ssh': the target FakeLab has no SSH endpoints"):
+        A1Adapter(FakeLab(), options={"transport": "ssh"})
+    with pytest.raises(ConfigError, match=r"transport: 'local': the target Inventory runs no vtysh here "
+                                          r"\(not a Lab: no dead_daemons, down, exec, "):
+        A1Adapter(_inventory(tmp_path), options={"transport": "local"})
+    assert A1Adapter(_inventory(tmp_path)).snapshots.cli_only and not A1Adapter(FakeLab()).snapshots.cli_only
+
+
+def test_a0_requires_local_frr_and_the_observer_skips_settling_without_it() -> None:
+    from ani.adapters.a0 import A0Adapter
+    from ani.observer.settle import network_watch, settle_reader
+
+    with pytest.raises(CapabilityMissing, match=r"^A0's sandbox needs a lab with LocalFrr: lab fk3 \(FakeLab\) lacks "):
+        A0Adapter(FakeLab(lab_id="fk3")).sandbox_spec("r1")
+    assert settle_reader(FakeLab()) is None and network_watch(FakeLab()) is None
+
+
+def test_nft_is_run_through_the_routers_argv(tmp_path) -> None:  # noqa: ANN001
+    """nftguard enters the router only through the argv the lab gives (node_argv), never its own."""
+    import sys
+
+    from ani.adapters import nftguard
+
+    seen: list[list[str]] = []
+    answer = ("import sys; a = sys.argv[1:]; "
+              "print('{\"nftables\": []}' if '-j' in a else 'table inet t {\\n}')")
+
+    def in_router(argv: list[str]) -> list[str]:
+        seen.append(list(argv))
+        return [sys.executable, "-c", answer, *argv]
+
+    rs = nftguard.read(in_router)
+    assert rs is not None and rs.text.strip() == "table inet t {\n}" and rs.items == []
+    assert seen == [["nft", "list", "ruleset"], ["nft", "-s", "-j", "list", "ruleset"]]

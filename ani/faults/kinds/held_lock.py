@@ -41,7 +41,7 @@ from typing import Any
 from ani.errors import FaultError, FaultNotApplicable
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.task_targets import pick_router
-from ani.lab.protocol import Lab, NetconfServer, lacking, provides
+from ani.lab.protocol import Lab, NetconfServer, missing, provides
 
 __all__ = ["HeldLock"]
 
@@ -86,7 +86,8 @@ class HeldLock(FaultKind):
         if lab is None:
             return None
         if not provides(lab, NetconfServer):
-            return f"held_lock needs the lab's NETCONF server ({lacking(lab, self.needs, 'held_lock')})"
+            return (f"held_lock needs the lab's NETCONF server (NetconfServer: lab {getattr(lab, 'id', '?')} lacks "
+                    f"{', '.join(missing(lab, NetconfServer))})")
         if not lab.netconf:
             return "held_lock needs the lab's NETCONF server (this lab was started with netconf=False)"
         return None
