@@ -134,7 +134,8 @@ class FaultKind:
     """One kind of fault. Subclasses set ``name`` and implement ``draw``, ``inject``, ``verify``,
     ``remove`` and ``removed``; ``unavailable`` and ``present`` have defaults.
 
-    Every method that touches the lab takes the :class:`ani.lab.lab.Lab` the run uses. ``inject``
+    Every method that touches the lab takes the lab the run uses (an :class:`ani.lab.protocol.Lab`;
+    a kind that needs more lists the capabilities in :attr:`needs`). ``inject``
     and ``remove`` raise :class:`ani.errors.FaultError` (``FaultUnavailable`` when the host
     cannot do the kind); the checks return ``(ok, detail)`` with a one-line detail that the run
     record keeps.
