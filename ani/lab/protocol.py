@@ -7,18 +7,18 @@ compares every member, signatures included). What only some substrates offer is 
 a protocol of its own; a consumer that needs one declares it with :func:`require` (or asks
 :func:`provides` where it has a fallback) instead of probing with ``getattr``:
 
-=======================  ==========================================  ===========================
-capability               members                                     who has it
-=======================  ==========================================  ===========================
+=======================  ============================================  =========================
+capability               members                                       who has it
+=======================  ============================================  =========================
 :class:`Devices`         ``id``, ``topology``, ``routers``, ``vtysh``  every lab, an inventory
-:class:`Lab`             + ``hosts``, ``exec``, ``vtysh_json``, ...  namespaces lab, FakeLab
-:class:`NetconfCapable`  ``netconf_endpoint``                        namespaces lab, inventory
-:class:`NetconfLocks`    ``netconf_lock``                            namespaces lab
-:class:`NetconfServer`   + ``netconf``, freezing, endpoints          namespaces lab
-:class:`SshCapable`      ``ssh_endpoint``                            namespaces lab, inventory
-:class:`LabFiles`        ``dir``                                     namespaces lab
-:class:`LocalFrr`        + ``netns``, ``pathspace``, daemons         namespaces lab
-=======================  ==========================================  ===========================
+:class:`Lab`             + ``hosts``, ``exec``, ``vtysh_json``, ...    namespaces lab, FakeLab
+:class:`NetconfCapable`  ``netconf_endpoint``                          namespaces lab, inventory
+:class:`NetconfLocks`    ``netconf_lock``                              namespaces lab
+:class:`NetconfServer`   both, + ``netconf``, freezing                 namespaces lab
+:class:`SshCapable`      ``ssh_endpoint``                              namespaces lab, inventory
+:class:`LabFiles`        ``dir``                                       namespaces lab
+:class:`LocalFrr`        + ``netns``, ``pathspace``, daemons           namespaces lab
+=======================  ============================================  =========================
 
 Names: a *node* is a router or a host of ``topology``; a *router* runs FRR. Every method taking
 one raises :class:`~ani.errors.UnknownNode` for a name the lab does not have (a host where a
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from ani.lab.ssh import SshEndpoint
     from ani.lab.topology import Topology
 
-__all__ = ["CAPABILITIES", "Devices", "Lab", "LabFiles", "LocalFrr", "NetconfCapable", "NetconfLocks", "NetconfServer", "SshCapable",
-           "lacking", "members", "missing", "provides", "require"]
+__all__ = ["CAPABILITIES", "Devices", "Lab", "LabFiles", "LocalFrr", "NetconfCapable", "NetconfLocks", "NetconfServer",
+           "SshCapable", "lacking", "members", "missing", "provides", "require"]
 
 L = TypeVar("L")
 
