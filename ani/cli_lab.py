@@ -79,7 +79,7 @@ def _node_table(lab) -> Table:  # type: ignore[no-untyped-def]
     ports, caption = _netconf_ports(lab)
     sports, scaption = _ssh_ports(lab)
     caption = "\n".join(c for c in (caption, scaption) if c) or None
-    label = f"{lab.topology.name}, prefix {lab.prefix}" if getattr(lab, "prefix", None) else lab.topology.name
+    label = f"{lab.topology.name}, prefix {lab.prefix}" if lab.prefix else lab.topology.name
     t = Table(title=escape(f"lab {lab.id} ({label})"), title_justify="left",
               caption=caption, caption_justify="left")
     # the management ports in one column, one line per server (netconf, then ssh): narrow enough

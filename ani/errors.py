@@ -41,7 +41,7 @@ every class defined in ``ani`` and checks this tree.
     |   +-- LabGone                  the lab was removed under the caller ("lab <id> is not running (...)")
     |   +-- ConvergenceTimeout
     |   +-- UnknownNode              no node of that name in the lab
-    |   +-- CapabilityMissing        the kernel or the host lacks a needed feature
+    |   +-- CapabilityMissing        the kernel or the host lacks a needed feature, or the lab a capability (ani.lab.protocol)
     |   +-- StateReadError           ani.device.opstate: a node's operational state could not be read (``node``, ``command``, ``detail``)
     +-- HostFault                    the host or the harness failed, not the agent
     |   +-- ProgramMissing           a program the SDK runs is not installed (names the package)
@@ -271,7 +271,9 @@ class UnknownNode(LabError):
 
 
 class CapabilityMissing(LabError):
-    """The kernel or the host lacks a feature the lab needs (e.g. the ``vrf`` link type)."""
+    """The kernel or the host lacks a feature the lab needs (e.g. the ``vrf`` link type), or a
+    lab object lacks a capability its consumer needs (:func:`ani.lab.protocol.require`: a fault
+    kind that stops FRR daemons on a lab without local FRR)."""
 
 
 class StateReadError(LabError):

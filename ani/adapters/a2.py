@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lxml import etree
 
@@ -125,6 +125,9 @@ from ani.netconf.hello import YANG_LIBRARY_NS, ServerHello
 from ani.protocol import Level, ToolResult
 from ani.device.changes import unified
 
+if TYPE_CHECKING:
+    from ani.lab.protocol import Devices
+
 __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 
 #: seconds a commit's reply is awaited beyond the server's announced commit bound (the rollback
@@ -156,7 +159,7 @@ class A2Adapter(BaseAdapter):
 
     def __init__(
         self,
-        lab: Any,
+        lab: Devices | None,
         *,
         trajectory: Any = None,
         options: dict | None = None,

@@ -27,12 +27,15 @@ a router of the lab (the adapter checks names before).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from ani.device import opstate
 from ani.errors import LabError, StateReadError
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["daemon_states", "format_status", "read_status"]
 
@@ -51,7 +54,7 @@ def _proc(pid: int) -> tuple[str, psutil.Process | None]:
     return "running", p
 
 
-def daemon_states(lab: Any, router: str, metrics: list[str] | tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+def daemon_states(lab: Lab, router: str, metrics: list[str] | tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     """``{daemon: {"state", "pid"[, "cpu_s"][, "rss_bytes"]}}`` for every daemon the topology
     gives ``router``, in its order (see the module doc). Raises UnknownNode."""
     expected = list(lab.topology.routers[router].daemons)
@@ -90,7 +93,7 @@ def _interfaces(doc: Any) -> list[dict[str, Any]]:
     return out
 
 
-def read_status(lab: Any, router: str, metrics: list[str] | tuple[str, ...] = ("interface",),
+def read_status(lab: Lab, router: str, metrics: list[str] | tuple[str, ...] = ("interface",),
                 timeout_s: float = 10.0) -> dict[str, Any]:
     """The status of ``router`` (module doc): ``{"device", "reachable", "status", "daemons",
     "interfaces"?, "detail"?}`` (``interfaces`` only with metric ``interface``; ``detail`` says

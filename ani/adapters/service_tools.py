@@ -50,6 +50,7 @@ from ani.adapters.a3t_args import GetStateArgs, ListServicesArgs, PlanArgs, Serv
 from ani.adapters.base import NoArgs, tool
 from ani.adapters.error_map import error_result
 from ani.errors import ErrorCode
+from ani.lab.protocol import Lab
 from ani.names import hint, suggest, unknown
 from ani.protocol import ToolResult
 
@@ -59,7 +60,7 @@ MAX_STATE_CHARS = 65536
 class ServiceReadTools:
     """Read-only service tools (see the module doc). Mix in before ``BaseAdapter``."""
 
-    lab: Any
+    lab: Lab
     # the A3-T options (ani.adapters.a3t_args.A3TOptions), attributes of the host
     confirm_timeout_s: int
     site_network: IPv4Network | None
@@ -77,8 +78,7 @@ class ServiceReadTools:
         from ani.intents.pools import SEQ_LIMIT, Pools
 
         used: list[IPv4Network] = []
-        topo = getattr(self.lab, "topology", None)
-        for link in getattr(topo, "links", []) or []:
+        for link in self.lab.topology.links:
             for ep in (link.a, link.b):
                 if ep.address is not None and ep.address.network.prefixlen < 32:
                     used.append(ep.address.network)
@@ -156,10 +156,7 @@ class ServiceReadTools:
         onboarded / moved onto an edge interface that has no link in the topology (FRR accepts
         the address, but nothing is cabled there: the gateway is unreachable and active
         validation fails)."""
-        topo = getattr(self.lab, "topology", None)
-        links = getattr(topo, "links", None)
-        if links is None:
-            return []
+        links = self.lab.topology.links
         cabled = {(ep.node, ep.ifname) for link in links for ep in (link.a, link.b)}
         out = []
         for ch in changes:
@@ -286,7 +283,7 @@ def _unknown_type(name: str, known: list[str]) -> ToolResult:
                               data={"type": name, "suggestion": suggest(name, known), "known": known})
 
 
-def _read_state(lab: Any, device: str, what: str) -> Any:
+def _read_state(lab: Lab, device: str, what: str) -> Any:
     """The ``what`` view of ``device`` (see ``get_state``); ``config`` and ``firewall`` through
     the device layer's reader (:mod:`ani.device.state`), the operational views through its
     reader of operational state (:mod:`ani.device.opstate`). Raises LabError (StateReadError:

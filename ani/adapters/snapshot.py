@@ -42,6 +42,7 @@ from collections.abc import Callable
 
 from ani.adapters.platform import Platform
 from ani.device.changes import unified  # the text of a difference (ani.device.changes)
+from ani.lab.protocol import Devices, Lab, SshCapable, provides
 from ani.device.state import Converged, RouterState, Target, converge, frr_lines, nft_lines, read_frr, read_state
 
 __all__ = ["RestoreReport", "RouterState", "Snapshot", "SnapshotStore", "key", "unified"]
@@ -110,7 +111,7 @@ class SnapshotStore:
             configuration lines through the device's CLI (configuration mode).
     """
 
-    def __init__(self, lab: Any, platform: Platform, timeout_s: float = 10.0, rollback_timeout_s: float = 30.0,
+    def __init__(self, lab: Devices, platform: Platform, timeout_s: float = 10.0, rollback_timeout_s: float = 30.0,
                  apply_lines: Callable[[str, list[str]], list[str]] | None = None) -> None:
         self.lab = lab
         self.platform = platform
@@ -122,9 +123,10 @@ class SnapshotStore:
 
     @property
     def cli_only(self) -> bool:
-        """The target offers its devices' CLI only (``ssh_endpoint`` but no ``exec``: no shell for
-        nft or frr-reload, e.g. an inventory; module doc); False for a lab."""
-        return hasattr(self.lab, "ssh_endpoint") and not callable(getattr(self.lab, "exec", None))
+        """The target offers its devices' CLI only (:class:`~ani.lab.protocol.SshCapable` but no
+        :class:`~ani.lab.protocol.Lab`: no shell for nft or frr-reload, e.g. an inventory; module
+        doc); False for a lab."""
+        return provides(self.lab, SshCapable) and not provides(self.lab, Lab)
 
     # -- reading ----------------------------------------------------------------------------
 

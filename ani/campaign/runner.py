@@ -56,7 +56,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.agents.base import BudgetExceeded
 from ani.campaign.metrics import compute_metrics
@@ -69,6 +69,9 @@ from ani.errors import CapabilityMissing, ConfigError, HostFault
 # names stay importable here
 from ani.scenario.settle import FRR_ROUTE_MAP_DELAY_S, PROPAGATION_S, route_map_delay_s, settle_seconds  # noqa: F401
 from ani.trajectory import TOOL_CALL_EVENT, Trajectory
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 EventHook = Callable[[dict[str, Any]], None]
 
@@ -108,13 +111,13 @@ def _real_get_task_class(name: str) -> Any:
     return get_task_class(name)
 
 
-def _real_make_observer(lab: Any) -> Any:
+def _real_make_observer(lab: Lab) -> Any:
     from ani.observer import Observer  # type: ignore[attr-defined]
 
     return Observer(lab)
 
 
-def _real_create_adapter(name: str, lab: Any, **kwargs: Any) -> Any:
+def _real_create_adapter(name: str, lab: Lab, **kwargs: Any) -> Any:
     from ani.registry import create_adapter
 
     return create_adapter(name, lab, **kwargs)

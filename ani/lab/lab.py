@@ -73,6 +73,9 @@ POLL_S = 0.15
 class Lab:
     """A running (or to-be-run) lab of one topology. See the module docstring for the contract.
 
+    It satisfies :class:`ani.lab.protocol.Lab` and every capability protocol there
+    (``tests/unit/test_lab_protocol.py``).
+
     Args:
         topology: a :class:`Topology` or the path of a topology / scenario file.
         lab_id: ``[a-z0-9]{1,12}``; default 6 random hex characters.

@@ -29,7 +29,7 @@ BGP / OSPF lists are empty when the router runs no bgpd / ospfd.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.device import apply as device_apply
 from ani.device import opstate
@@ -37,6 +37,9 @@ from ani.device.opstate import split_json  # noqa: F401 - named here for this mo
 from ani.device.model import DeviceConfig
 from ani.errors import LabError
 from ani.netconf.backend import ApplyError, ApplyReport
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 #: module-qualified name of the state container in RFC 7951 JSON
 STATE = "ani-frr:frr-state"
@@ -59,7 +62,7 @@ class FrrBackend:
             lab's, untouched).
     """
 
-    def __init__(self, lab: Any, router: str, timeout: float = 30.0, write_startup: bool = False) -> None:
+    def __init__(self, lab: Lab, router: str, timeout: float = 30.0, write_startup: bool = False) -> None:
         lab.pathspace(router)  # UnknownNode for a host or an unknown name
         self.lab = lab
         self.router = router

@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,6 +52,9 @@ from ani.lab.topology import ConvergenceSpec, Topology, parse_topology
 from ani.device.commands import config_lines
 from ani.netconfbench.names import NameMap, build_name_map
 from ani.scenario.manifest import Scenario
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = [
     "FAIL_BOUND_S",
@@ -235,7 +238,7 @@ def _topology_name(task: Any, source: str) -> str:
 # -- applying a solution, out of band -------------------------------------------------------------
 
 
-def apply_solution(lab: Any, configs: dict[str, list[str]], names: NameMap | None = None) -> list[str]:
+def apply_solution(lab: Lab, configs: dict[str, list[str]], names: NameMap | None = None) -> list[str]:
     """Send each router's commands of a solution (``{router: [command, ...]}``, lab names) to its
     vtysh out of band, in configuration mode (``configure terminal`` and ``end`` added, the
     solution's own mode lines dropped). Returns one problem per router whose vtysh failed or

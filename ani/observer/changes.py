@@ -45,13 +45,16 @@ Limits (said, not hidden)
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.device.changes import config_changes, without_changes
 from ani.device.model import DeviceConfig
 from ani.device.opstate import address_changes, kernel_addresses, read_addresses
 from ani.errors import StateReadError
 from ani.host.threads import ContextPool
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["config_changes", "kernel_addresses", "read_configs", "read_kernel", "reference_configs",
            "unrequested_changes", "without_changes"]
@@ -61,7 +64,7 @@ __all__ = ["config_changes", "kernel_addresses", "read_configs", "read_kernel", 
 # of this module.
 
 
-def read_configs(lab: Any, routers: list[str], timeout: float = 10.0, workers: int = 8) -> dict[str, DeviceConfig]:
+def read_configs(lab: Lab, routers: list[str], timeout: float = 10.0, workers: int = 8) -> dict[str, DeviceConfig]:
     """``{router: DeviceConfig}`` read out of band, ``workers`` routers at a time. Raises
     ReadError / ReadTimeout (:func:`ani.device.apply.read`)."""
     from ani.device.apply import read
@@ -71,7 +74,7 @@ def read_configs(lab: Any, routers: list[str], timeout: float = 10.0, workers: i
     return dict(zip(routers, cfgs, strict=True))
 
 
-def read_kernel(lab: Any, routers: list[str], timeout: float = 10.0,
+def read_kernel(lab: Lab, routers: list[str], timeout: float = 10.0,
                 workers: int = 8) -> dict[str, set[tuple[str, str]]]:
     """``{router: kernel_addresses(...)}`` read with :func:`ani.device.opstate.read_addresses`
     (``ip -j addr show``), ``workers`` routers at a time; a router whose read fails (the

@@ -14,15 +14,18 @@ sequences best; it is :func:`ani.device.changes.state_difference`, named here fo
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.device.changes import state_difference
 from ani.host.threads import ContextPool
 
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
+
 __all__ = ["lab_state", "state_difference"]
 
 
-def lab_state(lab: Any, routers: Iterable[str] | None = None, *, nft: bool = True,
+def lab_state(lab: Lab, routers: Iterable[str] | None = None, *, nft: bool = True,
               timeout: float = 10.0) -> dict[str, dict[str, tuple[str, ...]]]:
     """Every router's state, read out of band, in parallel.
 
