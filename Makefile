@@ -25,8 +25,11 @@ demo: setup
 # module's lab is started once). The integration tests mostly wait on FRR (convergence, timers),
 # so 3 workers on 2 cores took 36 min where one took 95 (docs/performance.md); every lab has its
 # own id, so the workers' labs never meet. `make test TEST_JOBS=0` runs it in this process.
+# lint-imports first: the layers contract of pyproject.toml ([tool.importlinter];
+# docs/architecture.md, "Layers"), a second or so, before half an hour of tests.
 TEST_JOBS ?= 3
 test: setup
+	@$(VENV)/bin/lint-imports
 	@$(ANI) lab down --stale >/dev/null
 	@$(VENV)/bin/python -m pytest -n $(TEST_JOBS) --dist loadfile
 

@@ -30,8 +30,9 @@ from ani.cli_help import LiteralHelpGroup
 
 from ani.campaign.cli import app as campaign_app
 from ani.campaign.cli import run_one
-from ani.host.cli import doctor
-from ani.lab.cli import app as lab_app
+from ani.campaign import harvest as _tasks_harvest  # noqa: F401  (ani tasks harvest: reads results folders)
+from ani.cli_doctor import doctor
+from ani.cli_lab import app as lab_app
 from ani.mcp.cli import app as mcp_app
 from ani.netconfbench.cli import app as tasks_app
 from ani.netconfbench import cli_lab as _tasks_lab  # noqa: F401  (ani tasks validate / final-cfg / run-testcases)

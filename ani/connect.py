@@ -22,9 +22,12 @@ from __future__ import annotations
 import os
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.errors import AniError, CapabilityMissing, ConfigError, LabNotFound
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Devices
 
 #: the level when neither the call nor ``$ANI_LEVEL`` names one
 DEFAULT_LEVEL = "a1"
@@ -88,7 +91,7 @@ def attach_running(lab_id: str) -> Any:
     return lab
 
 
-def open_on_lab(lab: Any, name: str, options: dict[str, Any], trajectory: Any = None, *,
+def open_on_lab(lab: Devices, name: str, options: dict[str, Any], trajectory: Any = None, *,
                 check_host: bool = True, blocklist: bool | str = False) -> Any:
     """Create the adapter ``name`` (a resolved name, :func:`ani.registry.resolve_name`) on
     ``lab`` with ``options`` and open it. ``trajectory``: an :class:`ani.trajectory.Trajectory`

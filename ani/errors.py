@@ -41,7 +41,8 @@ every class defined in ``ani`` and checks this tree.
     |   +-- LabGone                  the lab was removed under the caller ("lab <id> is not running (...)")
     |   +-- ConvergenceTimeout
     |   +-- UnknownNode              no node of that name in the lab
-    |   +-- CapabilityMissing        the kernel or the host lacks a needed feature
+    |   +-- CapabilityMissing        the kernel or the host lacks a needed feature, or the lab a capability (ani.lab.protocol)
+    |   +-- StateReadError           ani.device.opstate: a node's operational state could not be read (``node``, ``command``, ``detail``)
     +-- HostFault                    the host or the harness failed, not the agent
     |   +-- ProgramMissing           a program the SDK runs is not installed (names the package)
     |   +-- SandboxSetupFailed       ani.adapters.sandbox: an A0 sandbox could not be set up (``attempts``)
@@ -80,9 +81,9 @@ every class defined in ``ani`` and checks this tree.
     +-- AgentError                   an agent's own failure (not the network's, not the harness's)
     |   +-- BudgetExceeded           ani.agents.base: a budget limit was hit (``reason``)
     |   +-- AgentFailed              ani.agents.scripted: the script cannot go on
-    |   +-- EndpointError            ani.agents.llm_endpoint: the model endpoint failed for good
-    |   +-- NotACompletion           ani.agents.llm_endpoint: an HTTP 200 body that is no completion
-    |   +-- ErrorInBody              ani.agents.llm_endpoint: an HTTP 200 body holding an error (transient)
+    |   +-- EndpointError            ani.llm_endpoint: the model endpoint failed for good
+    |   +-- NotACompletion           ani.llm_endpoint: an HTTP 200 body that is no completion
+    |   +-- ErrorInBody              ani.llm_endpoint: an HTTP 200 body holding an error (transient)
     +-- ToolCallError                ani.integrations: a tool's ok=False result raised into a framework's error channel (``result``, ``code``, ``retriable``)
     |   +-- LangChainToolError       ani.integrations.langchain: the same, also a LangChain ``ToolException``
     +-- ObserverError                the observer could not evaluate a check
@@ -270,7 +271,25 @@ class UnknownNode(LabError):
 
 
 class CapabilityMissing(LabError):
-    """The kernel or the host lacks a feature the lab needs (e.g. the ``vrf`` link type)."""
+    """The kernel or the host lacks a feature the lab needs (e.g. the ``vrf`` link type), or a
+    lab object lacks a capability its consumer needs (:func:`ani.lab.protocol.require`: a fault
+    kind that stops FRR daemons on a lab without local FRR)."""
+
+
+class StateReadError(LabError):
+    """A node's operational state could not be read (:mod:`ani.device.opstate`): the command
+    failed, ran out of its bound or printed no JSON. ``node``, ``command`` (as run), ``detail``
+    (what it printed, at most 300 characters; never a file's contents), ``rc`` (its exit status;
+    0: it ran and printed no JSON; None: unknown) and ``timed_out`` (killed by its bound)."""
+
+    def __init__(self, message: str, *, node: str = "", command: str = "", detail: str = "",
+                 rc: int | None = None, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.node = node
+        self.command = command
+        self.detail = detail
+        self.rc = rc
+        self.timed_out = timed_out
 
 
 class DeviceError(AniError):

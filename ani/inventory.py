@@ -48,7 +48,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -57,6 +57,9 @@ from ani.lab.netconf import NetconfEndpoint
 from ani.lab.ssh import SshEndpoint
 from ani.names import unknown
 from ani.validation import format_validation_error, load_yaml
+
+if TYPE_CHECKING:
+    from ani.lab.lab import Lab as NamespacesLab
 
 __all__ = ["Credentials", "Device", "Inventory", "InventoryFile", "lab_inventory", "load_inventory"]
 
@@ -266,19 +269,20 @@ class Inventory:
             raise InventoryError(f"{self._field(d.name, 'ports')}: {d.name} has no {kind} port")
         return int(port)
 
-    def ssh_endpoint(self, name: str) -> SshEndpoint:
-        """How to reach device ``name``'s CLI over SSH. Raises InventoryError (unknown device, no
-        ssh port, a secret that cannot be read)."""
-        d = self.device(name)
+    def ssh_endpoint(self, router: str) -> SshEndpoint:
+        """How to reach device ``router``'s CLI over SSH (:class:`ani.lab.protocol.SshCapable`).
+        Raises InventoryError (unknown device, no ssh port, a secret that cannot be read)."""
+        d = self.device(router)
         port = self._port(d, "ssh")
         pw, key = self._secret(d)
         return SshEndpoint(d.host, port, d.username, pw, key, d.known_hosts_file, name=d.hostname or d.name,
                            credential=self._credential(d))
 
-    def netconf_endpoint(self, name: str) -> NetconfEndpoint:
-        """How to reach device ``name``'s NETCONF server (SSH, subsystem ``netconf``). Raises
-        InventoryError (unknown device, no netconf port, a secret that cannot be read)."""
-        d = self.device(name)
+    def netconf_endpoint(self, router: str) -> NetconfEndpoint:
+        """How to reach device ``router``'s NETCONF server (SSH, subsystem ``netconf``;
+        :class:`ani.lab.protocol.NetconfCapable`). Raises InventoryError (unknown device, no
+        netconf port, a secret that cannot be read)."""
+        d = self.device(router)
         port = self._port(d, "netconf")
         pw, key = self._secret(d)
         return NetconfEndpoint(d.host, port, d.username, pw, private_key=key, known_hosts=d.known_hosts_file,
@@ -386,7 +390,7 @@ def load_inventory(path: str | Path) -> Inventory:
     return Inventory(devices, source=str(p))
 
 
-def lab_inventory(lab: Any, password_env: str = "ANI_LAB_PASSWORD", key: bool = False) -> str:
+def lab_inventory(lab: NamespacesLab, password_env: str = "ANI_LAB_PASSWORD", key: bool = False) -> str:
     """The YAML text of an inventory of ``lab``'s routers (``ani lab inventory``): each router's SSH
     port (and NETCONF port), the lab's host keys (``known_hosts_file``: ``lab.known_hosts``), and the secret named, never
     written: the environment variable ``password_env`` (which must hold the ``password`` of the
@@ -399,7 +403,7 @@ def lab_inventory(lab: Any, password_env: str = "ANI_LAB_PASSWORD", key: bool = 
     for r in lab.routers:
         ssh = lab.ssh_endpoint(r)
         ports: dict[str, int] = {"ssh": ssh.port}
-        if not key and getattr(lab, "netconf", False):
+        if not key and lab.netconf:
             ports["netconf"] = lab.netconf_endpoint(r).port
         devices.append({"name": r, "host": ssh.host, "ports": ports})
     ssh = lab.ssh_endpoint(lab.routers[0])

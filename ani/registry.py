@@ -15,9 +15,12 @@ from __future__ import annotations
 import os
 from importlib import import_module
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.errors import ConfigError, LevelError, RegistryError
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Devices
 
 ENTRY_POINT_GROUP = "ani.adapters"
 ENV_VAR = "ANI_LEVEL"
@@ -102,7 +105,7 @@ def check_blocklist(name: str, cls: Any = None) -> None:
             f"{', '.join(blocklist_levels())}")
 
 
-def create_adapter(name: str | None, lab: Any, *, blocklist: bool | str | None = None, **kwargs: Any) -> Any:
+def create_adapter(name: str | None, lab: Devices | None, *, blocklist: bool | str | None = None, **kwargs: Any) -> Any:
     """Instantiate the adapter ``name`` on ``lab``.
 
     Args:

@@ -39,6 +39,7 @@ a replay issues (name, arguments, result text, in order).
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -136,9 +137,9 @@ def to_atif(events: list[dict[str, Any]], *, request: str | None = None, agent: 
 
 
 def _version() -> str:
-    import ani
-
-    return str(ani.__version__)
+    # the package ani is loaded before any of its modules; reading it from sys.modules spares an
+    # import of the root package, whose __init__ loads ani.connect (a layer above this one)
+    return str(sys.modules["ani"].__version__)
 
 
 def _iso(value: Any) -> bool:

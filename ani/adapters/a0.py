@@ -67,6 +67,7 @@ unknown key or a bad value is a ConfigError naming it and the known options):
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, ClassVar
 
@@ -80,6 +81,7 @@ from ani.adapters.options import Options, parse_options
 from ani.device.outcome import ReadError
 from ani.device.state import frr_lines, lab_gone, nft_lines, read_state
 from ani.errors import ErrorCode, LabError
+from ani.lab.protocol import Lab, LocalFrr, require
 from ani.protocol import Level, ToolResult
 
 MAX_COMMAND_CHARS = 65536
@@ -187,18 +189,20 @@ class A0Adapter(BaseAdapter):
     """Level A0: ``get_topology`` and a sandboxed ``shell(device, command)``.
 
     Args:
-        lab: a running :class:`ani.lab.Lab` (uses ``netns``, ``pathspace``, ``topology``).
+        lab: a running :class:`ani.lab.Lab`: a :class:`ani.lab.protocol.Lab` (``topology``;
+            ``node_argv`` for the state reads and nft) with :class:`ani.lab.protocol.LocalFrr`
+            (``netns``, ``pathspace``, ``node_dir``: the sandbox).
         trajectory: where calls are logged.
         options: ``timeout_s``, ``max_output_bytes``, ``user`` (see the module doc).
 
     Raises ConfigError for an invalid option; CapabilityMissing (at ``open()`` or the first
-    ``shell`` call) if the host lacks bwrap, setpriv, root or the user.
+    ``shell`` call) if the host lacks bwrap, setpriv, root or the user, or the lab local FRR.
     """
 
     level = Level.A0
     blocklist_inspects: ClassVar[bool] = True  # shell command strings (and every vtysh line at the broker)
 
-    def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
+    def __init__(self, lab: Lab, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
         self.settings = parse_options(A0Options, self.options, str(self.level))
         self.timeout_s = self.settings.timeout_s
@@ -224,7 +228,7 @@ class A0Adapter(BaseAdapter):
         routers = self.lab.routers
         if routers:  # FRR's command set now (cached per vtysh binary), not in the first vtysh run
             try:
-                vtybroker.checker_for(self.block_rules, self.lab.pathspace(routers[0]))
+                vtybroker.checker_for(self.block_rules, self.sandbox_spec(routers[0]).pathspace)
             except OSError:
                 pass  # the first call retries and reports
         super().open()
@@ -242,10 +246,11 @@ class A0Adapter(BaseAdapter):
         return self.timeout_s
 
     def sandbox_spec(self, device: str) -> sandbox.SandboxSpec:
-        """The sandbox of router ``device``."""
+        """The sandbox of router ``device``. Raises CapabilityMissing (no LocalFrr), UnknownNode."""
+        lab = require(self.lab, LocalFrr, "A0's sandbox")
         return sandbox.SandboxSpec(
-            netns=self.lab.netns(device),
-            pathspace=self.lab.pathspace(device),
+            netns=lab.netns(device),
+            pathspace=lab.pathspace(device),
             hostname=device,
             user=self.user,
         )
@@ -265,7 +270,7 @@ class A0Adapter(BaseAdapter):
         script = f"; echo {SEP}; ".join(cmd for _, cmd, _ in STATE_PARTS if cmd is not None)
         try:
             res = sandbox.run_capped(
-                ["ip", "netns", "exec", spec.netns, "sh", "-c", script],
+                self.lab.node_argv(device, ["sh", "-c", script]),
                 timeout_s=SNAPSHOT_TIMEOUT_S,
                 max_bytes=SNAPSHOT_MAX_BYTES,
             )
@@ -306,13 +311,14 @@ class A0Adapter(BaseAdapter):
         timeout_s = max(0.0, self.timeout_s - waited)
         before = self.state_of(args.device)
         nft_rules = self._nft_rules()
-        nft_before = nftguard.read(spec.netns) if nft_rules else None
+        in_router = functools.partial(self.lab.node_argv, args.device)
+        nft_before = nftguard.read(in_router) if nft_rules else None
         if nft_rules and nft_before is None:  # fail closed: an effect that cannot be judged
             msg = nftguard.unreadable_reason() + "; the command did not run"
             return ToolResult.failure(ErrorCode.BLOCKED, msg, data={"nft_blocked": {
                 "command": None, "rule": nftguard.UNREADABLE_RULE, "reason": msg, "restored": None}})
         broker = vtybroker.VtyBroker(
-            spec.netns, spec.pathspace, args.device,
+            in_router, spec.pathspace, args.device,
             lambda: vtybroker.checker_for(self.block_rules, spec.pathspace),
             deadline=time.monotonic() + timeout_s, max_bytes=sandbox.TMPFS_BYTES,
             parent_dir=str(self.lab.node_dir(args.device)),
@@ -326,9 +332,9 @@ class A0Adapter(BaseAdapter):
             broker.close()
         nft_hit = None  # (command, rule, reason, restored)
         if nft_before is not None:
-            hit = nftguard.blocked_change(nft_before, nftguard.read(spec.netns), nft_rules)
+            hit = nftguard.blocked_change(nft_before, nftguard.read(in_router), nft_rules)
             if hit is not None:
-                nft_hit = (*hit, nftguard.restore(spec.netns, nft_before))
+                nft_hit = (*hit, nftguard.restore(in_router, nft_before))
         after = self.state_of(args.device)
         # state that cannot be captured counts as changed: never report "unchanged" unmeasured
         if before is None or after is None:

@@ -128,6 +128,7 @@ from ani.device.parse import parse
 from ani.device.state import lab_gone
 from ani.errors import AniTimeout, ConfigError, ErrorCode, LabError
 from ani.host.programs import program
+from ani.lab.protocol import Devices, Lab, NetconfLocks, SshCapable, missing, provides
 from ani.names import suggest, unknown
 from ani.protocol import Level, ToolResult
 
@@ -217,7 +218,7 @@ class A1Adapter(BaseAdapter):
     level: ClassVar[Level] = Level.A1
     blocklist_inspects: ClassVar[bool] = True  # CLI command lines (commands, configs)
 
-    def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
+    def __init__(self, lab: Devices | None, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
         self.settings = parse_options(A1Options, self.options, str(self.level))
         try:
@@ -299,11 +300,12 @@ class A1Adapter(BaseAdapter):
     def _pick_transport(self, wanted: str) -> str:
         """``local`` or ``ssh`` (option ``transport``). Raises ConfigError for one the target
         cannot offer."""
-        local, ssh = hasattr(self.lab, "node_argv"), hasattr(self.lab, "ssh_endpoint")
+        local, ssh = provides(self.lab, Lab), provides(self.lab, SshCapable)
         if wanted == "auto":
             return "local" if local or not ssh else "ssh"
         if not (local if wanted == "local" else ssh):
-            what = "runs no vtysh here (no node_argv)" if wanted == "local" else "has no SSH endpoints (no ssh_endpoint)"
+            what = (f"runs no vtysh here (not a Lab: no {', '.join(missing(self.lab, Lab))})" if wanted == "local"
+                    else "has no SSH endpoints (no ssh_endpoint)")
             raise ConfigError(f"a1 options: transport: {wanted!r}: the target {type(self.lab).__name__} {what}")
         return wanted
 
@@ -373,8 +375,7 @@ class A1Adapter(BaseAdapter):
         """``locked`` (retriable) if a NETCONF session holds the lock on ``device``'s running
         datastore (see the module doc); None if not, or if the lab has no NETCONF server (a
         lab object without ``netconf_lock`` has none)."""
-        probe = getattr(self.lab, "netconf_lock", None)
-        held = probe(device) if probe is not None else None
+        held = self.lab.netconf_lock(device) if provides(self.lab, NetconfLocks) else None
         if held is None:
             return None
         return ToolResult.failure(

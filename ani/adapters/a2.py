@@ -74,10 +74,9 @@ Modules: argument models in :mod:`ani.adapters.a2_args`, sessions and reply chec
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lxml import etree
 
@@ -125,6 +124,10 @@ from ani.adapters.a2_support import (
 )
 from ani.netconf.hello import YANG_LIBRARY_NS, ServerHello
 from ani.protocol import Level, ToolResult
+from ani.device.changes import unified
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Devices
 
 __all__ = ["A2Adapter", "check_confirm_timeout", "commit_kwargs"]
 
@@ -157,7 +160,7 @@ class A2Adapter(BaseAdapter):
 
     def __init__(
         self,
-        lab: Any,
+        lab: Devices | None,
         *,
         trajectory: Any = None,
         options: dict | None = None,
@@ -518,9 +521,7 @@ class A2Adapter(BaseAdapter):
         if fmt == "xml":
             a = pretty(list(run)).splitlines() if run is not None else []
             b = pretty(list(cand)).splitlines() if cand is not None else []
-        diff = "".join(
-            ln + "\n" for ln in difflib.unified_diff(a, b, f"{args.device} running", f"{args.device} candidate", lineterm="")
-        )
+        diff = unified(a, b, f"{args.device} running", f"{args.device} candidate")
         changes = sum(1 for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---")))
         text, truncated, _ = self._capped(diff)
         shown = note + (text if diff else f"no difference: the candidate of {args.device} equals running")

@@ -92,6 +92,7 @@ from ani.adapters.options import Options, parse_options
 from ani.device import apply as device_apply
 from ani.device.model import DeviceConfig
 from ani.errors import AdapterError, AniError, ErrorCode, HostFault, LabGone
+from ani.lab.protocol import Lab, LabFiles, provides, require
 from ani.protocol import Level, ToolResult
 from ani.sot.errors import SotBusy, SotError
 from ani.sot.format import dumps
@@ -135,7 +136,7 @@ class A3RAdapter(BaseAdapter):
     keep_repo: bool
     busy_timeout_s: float
 
-    def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
+    def __init__(self, lab: Lab, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
         self.settings = parse_options(self.options_model, self.options, str(self.level))
         self.__dict__.update(self.settings)  # each option is an attribute: self.max_tries, ...
@@ -150,7 +151,7 @@ class A3RAdapter(BaseAdapter):
         run now if no other writer has). Idempotent. After :meth:`close` it joins again: a NEW
         repository when no other writer kept the old one (its history is not carried over)."""
         if self.repo is None:
-            lab_dir = Path(self.lab.dir)
+            lab_dir = Path(require(self.lab, LabFiles, f"the {self.level} adapter's source of truth").dir)
             path = lab_dir / f"sot-{self.level}-{secrets.token_hex(3)}"
             self.repo = SotRepo.writer(self.shared_path, path, self._initial_devices)
             self.repo_path = path
@@ -160,7 +161,8 @@ class A3RAdapter(BaseAdapter):
     @property
     def shared_path(self) -> Path:
         """The lab's source of truth of this level: ``<lab dir>/sot-<level>.git`` (bare)."""
-        return Path(self.lab.dir) / f"sot-{self.level}.git"
+        return Path(require(self.lab, LabFiles, f"the {self.level} adapter's source of truth").dir) \
+            / f"sot-{self.level}.git"
 
     def close(self) -> None:
         """Leave the source of truth: remove this writer's worktree (and the repository when no
@@ -228,7 +230,7 @@ class A3RAdapter(BaseAdapter):
         was downed under the adapter: the repository lives in the lab's dir) every tool answers
         ``lab <id> is not running`` (device_unreachable) instead of a git error."""
         if self.repo is not None and self.repo_path is not None and not self.repo_path.exists():
-            lab_dir = Path(getattr(self.lab, "dir", self.repo_path.parent))
+            lab_dir = Path(self.lab.dir) if provides(self.lab, LabFiles) else self.repo_path.parent
             why = (str(LabGone(getattr(self.lab, "id", "?"), f"its source of truth {self.repo_path} went with it"))
                    if not lab_dir.exists() else f"the source of truth {self.repo_path} is gone")
             return ToolResult.failure(ErrorCode.DEVICE_UNREACHABLE, why, retriable=False)

@@ -57,7 +57,7 @@ caught half-way through one); ``get_topology`` runs at any time. A call that wai
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ani.adapters.a3t_args import A3TOptions, ApplyArgs
 from ani.adapters.base import BaseAdapter, tool
@@ -65,6 +65,9 @@ from ani.adapters.options import parse_options
 from ani.adapters.service_tools import ServiceReadTools
 from ani.errors import ErrorCode
 from ani.protocol import Level, ToolResult
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["A3TAdapter"]
 
@@ -80,7 +83,7 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
 
     level: ClassVar[Level] = Level.A3T
 
-    def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
+    def __init__(self, lab: Lab, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
         self.settings = parse_options(A3TOptions, self.options, str(self.level))
         self.__dict__.update(self.settings)  # each option is an attribute: self.confirm_timeout_s, ...

@@ -51,7 +51,7 @@ transaction) as in A3-T.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ani.adapters.a3r import A3RAdapter
 from ani.adapters.a3r_args import CommitArgs, PatchArgs, RevertArgs
@@ -62,6 +62,9 @@ from ani.adapters.options import Options
 from ani.adapters.service_tools import ServiceReadTools
 from ani.errors import AniError, AniTimeout, ErrorCode, HostFault
 from ani.protocol import Level, ToolResult
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["A4Adapter", "service_delta", "service_failure"]
 
@@ -104,7 +107,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
     level: ClassVar[Level] = Level.A4
     options_model: ClassVar[type[Options]] = A4Options
 
-    def __init__(self, lab: Any, *, trajectory: Any = None, options: dict | None = None) -> None:
+    def __init__(self, lab: Lab, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)  # options -> attributes
         self._service_errors: list[Any] = []  # of the last refused patch / delete / commit / revert
 
@@ -127,7 +130,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         return Reconciler(self.lab, self.repo, desired=self._desired, applier=self._transaction_applier,
                           max_tries=self.max_tries)
 
-    def _transaction_applier(self, lab: Any, targets: dict[str, Any]) -> Any:
+    def _transaction_applier(self, lab: Lab, targets: dict[str, Any]) -> Any:
         """The Reconciler's applier: ``targets`` (the routers with drift, their desired config)
         as ONE transaction, active validation = :func:`ani.intents.checks.active_checks` of
         :func:`service_delta` (the routers now -> desired). ``ApplierOutcome``: ``phase`` the

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ani.adapters.error_map import error_result
 from ani.adapters.locking import WHOLE, Busy, CallLocks
 from ani.errors import AdapterError, AniTimeout, ErrorCode, HostFault, ProgramMissing
+from ani.lab.protocol import Devices
 from ani.names import known_list, suggest, unknown
 from ani.protocol import Level, ToolResult, ToolSpec
 from ani.strict_schema import drop_absent_nulls
@@ -42,11 +43,10 @@ from ani.trajectory import Trajectory
 from ani.validation import format_validation_error
 
 
-def unknown_device_result(device: str, known: list[str], lab: Any = None) -> ToolResult:
+def unknown_device_result(device: str, known: list[str], lab: Devices | None = None) -> ToolResult:
     """The ``unknown_device`` result of ``device`` (not one of ``known``, the routers an agent may
     address); a host of ``lab``'s topology is said to be one."""
-    topo = getattr(lab, "topology", None)
-    nodes = getattr(topo, "nodes", None) or ()
+    nodes = lab.topology.nodes if lab is not None else ()
     if device in nodes and device not in known:
         msg = f"{device!r} is a host, not a router; known routers: {known_list(known)}"
     else:
@@ -162,7 +162,7 @@ class BaseAdapter:
     #: refuses the ablation (:func:`ani.registry.check_blocklist`)
     blocklist_inspects: ClassVar[bool] = False
 
-    def __init__(self, lab: Any, *, trajectory: Trajectory | None = None, options: dict | None = None) -> None:
+    def __init__(self, lab: Devices | None, *, trajectory: Trajectory | None = None, options: dict | None = None) -> None:
         self.lab = lab
         self.options = dict(options or {})
         self.trajectory = trajectory or Trajectory(level=str(getattr(self, "level", "")))

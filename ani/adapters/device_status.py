@@ -5,6 +5,7 @@ memory, and interface metrics").
 What a router's status is made of here, and where each part comes from:
 
 - ``reachable``: a command runs inside the router's network namespace (``ip -j -s link show``,
+  read by :func:`ani.device.opstate.read_links`,
   bounded by ``timeout_s``); False when the lab is gone or the namespace does not answer.
 - ``daemons``: every FRR daemon the topology gives the router (``zebra``, ``staticd``, ...), with
   its ``state``: ``running`` (the lab's pid for it is alive, in the router's pathspace),
@@ -26,16 +27,17 @@ a router of the lab (the adapter checks names before).
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
-from ani.errors import LabError
+from ani.device import opstate
+from ani.errors import LabError, StateReadError
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["daemon_states", "format_status", "read_status"]
-
-_IP_LINK = ["ip", "-j", "-s", "link", "show"]
 
 
 def _proc(pid: int) -> tuple[str, psutil.Process | None]:
@@ -52,7 +54,7 @@ def _proc(pid: int) -> tuple[str, psutil.Process | None]:
     return "running", p
 
 
-def daemon_states(lab: Any, router: str, metrics: list[str] | tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+def daemon_states(lab: Lab, router: str, metrics: list[str] | tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     """``{daemon: {"state", "pid"[, "cpu_s"][, "rss_bytes"]}}`` for every daemon the topology
     gives ``router``, in its order (see the module doc). Raises UnknownNode."""
     expected = list(lab.topology.routers[router].daemons)
@@ -91,7 +93,7 @@ def _interfaces(doc: Any) -> list[dict[str, Any]]:
     return out
 
 
-def read_status(lab: Any, router: str, metrics: list[str] | tuple[str, ...] = ("interface",),
+def read_status(lab: Lab, router: str, metrics: list[str] | tuple[str, ...] = ("interface",),
                 timeout_s: float = 10.0) -> dict[str, Any]:
     """The status of ``router`` (module doc): ``{"device", "reachable", "status", "daemons",
     "interfaces"?, "detail"?}`` (``interfaces`` only with metric ``interface``; ``detail`` says
@@ -100,17 +102,16 @@ def read_status(lab: Any, router: str, metrics: list[str] | tuple[str, ...] = ("
     daemons = daemon_states(lab, router, metrics)
     reachable, detail, links = True, "", None
     try:
-        res = lab.exec(router, _IP_LINK, timeout=timeout_s)
-        if res.timed_out:
+        links = _interfaces(opstate.read_links(lab, router, stats=True, timeout=timeout_s))
+    except StateReadError as exc:
+        if exc.timed_out:
             reachable, detail = False, f"no answer from the router's namespace within {timeout_s:g} s"
-        elif res.rc != 0:
-            reachable, detail = False, (res.stderr or res.stdout).strip()[:300] or f"ip exited {res.rc}"
-        else:
-            links = _interfaces(json.loads(res.stdout or "[]"))
+        elif exc.rc != 0:
+            reachable, detail = False, exc.detail or f"ip exited {exc.rc}"
+        else:  # ip printed something that is not JSON: the namespace answered
+            links = []
     except LabError as exc:
         reachable, detail = False, str(exc)
-    except ValueError:  # ip printed something that is not JSON: the namespace answered
-        links = []
     states = [d["state"] for d in daemons.values()]
     if not reachable or not any(s == "running" for s in states):
         status = "down"

@@ -45,6 +45,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,16 +64,21 @@ class Ruleset:
     items: list[dict[str, Any]]
 
 
-def _nft(netns: str, args: list[str]) -> tuple[int | None, str, str]:
-    res = run_capped(["ip", "netns", "exec", netns, "nft", *args], timeout_s=NFT_TIMEOUT_S, max_bytes=NFT_MAX_BYTES)
+#: ``argv -> host-side argv`` running it inside the router: the lab's ``node_argv`` bound to the
+#: router (:meth:`ani.lab.protocol.Lab.node_argv`)
+InRouter = Callable[[list[str]], list[str]]
+
+
+def _nft(in_router: InRouter, args: list[str]) -> tuple[int | None, str, str]:
+    res = run_capped(in_router(["nft", *args]), timeout_s=NFT_TIMEOUT_S, max_bytes=NFT_MAX_BYTES)
     return res.exit_status, res.stdout, res.stderr
 
 
-def read(netns: str) -> Ruleset | None:
-    """The ruleset of ``netns``, or None if nft failed."""
-    rc1, text, _ = _nft(netns, ["list", "ruleset"])
+def read(in_router: InRouter) -> Ruleset | None:
+    """The ruleset of the router ``in_router`` runs in, or None if nft failed."""
+    rc1, text, _ = _nft(in_router, ["list", "ruleset"])
     # -s: counters and quotas are state that moves with traffic, not a rule's text
-    rc2, js, _ = _nft(netns, ["-s", "-j", "list", "ruleset"])
+    rc2, js, _ = _nft(in_router, ["-s", "-j", "list", "ruleset"])
     if rc1 != 0 or rc2 != 0:
         return None
     try:
@@ -235,18 +241,19 @@ def blocked_change(
     return None
 
 
-def restore(netns: str, saved: Ruleset) -> bool:
-    """Replace ``netns``'s ruleset by ``saved`` atomically; True if it then reads back equal."""
+def restore(in_router: InRouter, saved: Ruleset) -> bool:
+    """Replace the ruleset of the router ``in_router`` runs in by ``saved`` atomically; True if it
+    then reads back equal."""
     fd, path = tempfile.mkstemp(prefix="ani-nft-restore-", suffix=".nft")
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write("flush ruleset\n" + saved.text)
-        rc, _, _ = _nft(netns, ["-f", path])
+        rc, _, _ = _nft(in_router, ["-f", path])
     finally:
         os.unlink(path)
     if rc != 0:
         return False
-    now = read(netns)
+    now = read(in_router)
     if now is None:
         return False
     n, w = _index(now), _index(saved)

@@ -50,6 +50,7 @@ from ani.adapters.a3t_args import GetStateArgs, ListServicesArgs, PlanArgs, Serv
 from ani.adapters.base import NoArgs, tool
 from ani.adapters.error_map import error_result
 from ani.errors import ErrorCode
+from ani.lab.protocol import Lab
 from ani.names import hint, suggest, unknown
 from ani.protocol import ToolResult
 
@@ -59,7 +60,7 @@ MAX_STATE_CHARS = 65536
 class ServiceReadTools:
     """Read-only service tools (see the module doc). Mix in before ``BaseAdapter``."""
 
-    lab: Any
+    lab: Lab
     # the A3-T options (ani.adapters.a3t_args.A3TOptions), attributes of the host
     confirm_timeout_s: int
     site_network: IPv4Network | None
@@ -77,8 +78,7 @@ class ServiceReadTools:
         from ani.intents.pools import SEQ_LIMIT, Pools
 
         used: list[IPv4Network] = []
-        topo = getattr(self.lab, "topology", None)
-        for link in getattr(topo, "links", []) or []:
+        for link in self.lab.topology.links:
             for ep in (link.a, link.b):
                 if ep.address is not None and ep.address.network.prefixlen < 32:
                     used.append(ep.address.network)
@@ -156,10 +156,7 @@ class ServiceReadTools:
         onboarded / moved onto an edge interface that has no link in the topology (FRR accepts
         the address, but nothing is cabled there: the gateway is unreachable and active
         validation fails)."""
-        topo = getattr(self.lab, "topology", None)
-        links = getattr(topo, "links", None)
-        if links is None:
-            return []
+        links = self.lab.topology.links
         cabled = {(ep.node, ep.ifname) for link in links for ep in (link.a, link.b)}
         out = []
         for ch in changes:
@@ -286,36 +283,26 @@ def _unknown_type(name: str, known: list[str]) -> ToolResult:
                               data={"type": name, "suggestion": suggest(name, known), "known": known})
 
 
-def _read_state(lab: Any, device: str, what: str) -> Any:
+def _read_state(lab: Lab, device: str, what: str) -> Any:
     """The ``what`` view of ``device`` (see ``get_state``); ``config`` and ``firewall`` through
-    the device layer's reader (:mod:`ani.device.state`). Raises LabError, ReadError (ReadTimeout
-    when a read runs out of its bound), ValueError."""
+    the device layer's reader (:mod:`ani.device.state`), the operational views through its
+    reader of operational state (:mod:`ani.device.opstate`). Raises LabError (StateReadError:
+    a command failed or printed no JSON), ReadError (ReadTimeout when a read runs out of its
+    bound), ValueError."""
+    from ani.device import opstate
     from ani.device.state import read_frr, read_nft
-    from ani.errors import LabError
 
     if what == "config":
         return read_frr(lab, device)
     if what == "routes":
-        return lab.vtysh_json(device, "show ip route json")
+        return opstate.read_routes(lab, device)
     if what == "bgp":
-        return lab.vtysh_json(device, "show bgp ipv4 unicast summary json")
+        return opstate.read_bgp_summary(lab, device, ipv4_unicast=True)
     if what == "ospf":
-        return lab.vtysh_json(device, "show ip ospf neighbor json")
+        return opstate.read_ospf_neighbors(lab, device)
     if what == "firewall":
         return read_nft(lab, device, argv=("nft", "list", "ruleset"))  # with counters: a view of state
     if what == "interfaces":
-        res = lab.exec(device, ["ip", "-j", "addr"])
-        if not res.ok:
-            raise LabError(f"ip addr failed (exit {res.rc}): {res.stderr.strip()[:300]}")
-        out = []
-        for link in json.loads(res.stdout):
-            out.append({
-                "name": link.get("ifname"),
-                "state": link.get("operstate"),
-                "up": "UP" in link.get("flags", []),
-                "mac": link.get("address"),
-                "addresses": [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
-                              if a.get("family") == "inet"],
-            })
-        return out
+        return [{"name": i.name, "state": i.operstate, "up": i.admin_up, "mac": i.mac, "addresses": list(i.ipv4)}
+                for i in opstate.interfaces(opstate.read_addresses(lab, device))]
     raise ValueError(f"unknown view {what!r}")

@@ -34,7 +34,6 @@ Snapshot ids are per device and per store (adapter instance): ``r1-s1``, ``r1-s2
 
 from __future__ import annotations
 
-import difflib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +41,8 @@ from typing import Any
 from collections.abc import Callable
 
 from ani.adapters.platform import Platform
+from ani.device.changes import unified  # the text of a difference (ani.device.changes)
+from ani.lab.protocol import Devices, Lab, SshCapable, provides
 from ani.device.state import Converged, RouterState, Target, converge, frr_lines, nft_lines, read_frr, read_state
 
 __all__ = ["RestoreReport", "RouterState", "Snapshot", "SnapshotStore", "key", "unified"]
@@ -97,13 +98,6 @@ class RestoreReport:
         return "".join(x for x in (self.frr_diff, self.nft_diff) if x)
 
 
-def unified(a: list[str], b: list[str], name: str) -> str:
-    return "".join(
-        ln if ln.endswith("\n") else ln + "\n"
-        for ln in difflib.unified_diff(a, b, f"{name} (before)", f"{name} (after)", lineterm="")
-    )
-
-
 class SnapshotStore:
     """Reads, stores and restores device states through a lab.
 
@@ -117,7 +111,7 @@ class SnapshotStore:
             configuration lines through the device's CLI (configuration mode).
     """
 
-    def __init__(self, lab: Any, platform: Platform, timeout_s: float = 10.0, rollback_timeout_s: float = 30.0,
+    def __init__(self, lab: Devices, platform: Platform, timeout_s: float = 10.0, rollback_timeout_s: float = 30.0,
                  apply_lines: Callable[[str, list[str]], list[str]] | None = None) -> None:
         self.lab = lab
         self.platform = platform
@@ -129,9 +123,10 @@ class SnapshotStore:
 
     @property
     def cli_only(self) -> bool:
-        """The target offers its devices' CLI only (``ssh_endpoint`` but no ``exec``: no shell for
-        nft or frr-reload, e.g. an inventory; module doc); False for a lab."""
-        return hasattr(self.lab, "ssh_endpoint") and not callable(getattr(self.lab, "exec", None))
+        """The target offers its devices' CLI only (:class:`~ani.lab.protocol.SshCapable` but no
+        :class:`~ani.lab.protocol.Lab`: no shell for nft or frr-reload, e.g. an inventory; module
+        doc); False for a lab."""
+        return provides(self.lab, SshCapable) and not provides(self.lab, Lab)
 
     # -- reading ----------------------------------------------------------------------------
 

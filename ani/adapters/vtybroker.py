@@ -42,7 +42,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import shutil
 import socket
 import struct
@@ -421,8 +420,11 @@ class VtyBroker:
     """One A0 call's broker: a unix socket in a fresh host dir, served by a thread.
 
     Args:
-        netns, pathspace, hostname: the router (vtysh runs as ``vtysh -N PATHSPACE`` in NETNS
-            under a UTS namespace named HOSTNAME, as the harness's own vtysh does).
+        in_router: ``argv -> host-side argv`` running it inside the router: the lab's
+            ``node_argv`` bound to it (:meth:`ani.lab.protocol.Lab.node_argv`: its netns, a UTS
+            namespace named after it, its memory cgroup), as the harness's own vtysh runs.
+        pathspace, hostname: the router's FRR pathspace (vtysh runs as ``vtysh -N PATHSPACE``)
+            and name (for messages).
         checker: the line checker, or a function making it (called at the first vtysh run, so a
             call that runs no vtysh never waits for FRR's command set).
         deadline: ``time.monotonic()`` bound for every vtysh run (the call's timeout).
@@ -434,9 +436,10 @@ class VtyBroker:
     refused; ``close()`` stops the thread and removes the dir.
     """
 
-    def __init__(self, netns: str, pathspace: str, hostname: str, checker: LineChecker | Callable[[], LineChecker],
+    def __init__(self, in_router: Callable[[list[str]], list[str]], pathspace: str, hostname: str,
+                 checker: LineChecker | Callable[[], LineChecker],
                  *, deadline: float, max_bytes: int, parent_dir: str | None = None) -> None:
-        self.netns, self.pathspace, self.hostname = netns, pathspace, hostname
+        self.in_router, self.pathspace, self.hostname = in_router, pathspace, hostname
         self._checker = checker
         self.deadline, self.max_bytes = deadline, max_bytes
         self.refusals: list[Refusal] = []
@@ -492,7 +495,7 @@ class VtyBroker:
         from ani.adapters.sandbox import run_capped  # late: sandbox imports this module
 
         from ani.lab import memcg
-        from ani.lab.frr import NO_HISTORY, uts_argv
+        from ani.lab.frr import NO_HISTORY
 
         if not lines:
             conn.sendall(json.dumps({"stdout": "", "stderr": "", "exit": 0}).encode())
@@ -517,10 +520,9 @@ class VtyBroker:
         else:
             for l in lines:
                 args += ["-c", l]
-        # run in the router's memory cgroup: what a line makes vtysh allocate is bounded with the
-        # router's FRR (ani.lab.memcg), not only by the call's time
-        argv = memcg.wrap(self.pathspace, uts_argv(self.netns, self.hostname,
-                                                   "exec " + " ".join(shlex.quote(x) for x in args)))
+        # inside the router, in its memory cgroup (the lab's node_argv joins it): what a line makes
+        # vtysh allocate is bounded with the router's FRR (ani.lab.memcg), not only by the call's time
+        argv = self.in_router(args)
         kills = _oom_kills(self.pathspace)
         try:
             res = run_capped(argv, timeout_s=max(0.1, self.deadline - time.monotonic()), max_bytes=self.max_bytes)

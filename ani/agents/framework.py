@@ -52,10 +52,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from ani.agents.base import AgentRun, AgentTask, Budget, StopReason
-from ani.agents.llm import token_count
 from ani.agents.llm_config import user_message
 from ani.errors import ConfigError, ErrorCode
 from ani.host.threads import ContextPool
+from ani.llm_endpoint import token_count
 from ani.protocol import ToolResult
 from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 

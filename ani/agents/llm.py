@@ -122,7 +122,8 @@ from ani.agents.llm_config import (
     user_message,
 )
 from ani.agents.llm_tools_check import tools_check
-from ani.agents.llm_endpoint import (
+from ani.errors import AgentError, AniTimeout, ConfigError
+from ani.llm_endpoint import (
     ABANDON_GRACE_S,
     EndpointError,
     bounded,
@@ -130,10 +131,11 @@ from ani.agents.llm_endpoint import (
     describe_error,
     endpoint_cause,
     is_transient,
+    message_text,
     redact_url,
     retry_after_s,
+    token_count,
 )
-from ani.errors import AgentError, AniTimeout, ConfigError
 from ani.trajectory import Trajectory, cut_text, log_agent_action, log_agent_turn
 
 log = logging.getLogger(__name__)
@@ -161,37 +163,6 @@ def parse_arguments(raw: str) -> Any:
     if not raw.strip():
         return {}
     return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
-
-
-def token_count(value: Any) -> int | None:
-    """A usage field as a token count: a non-negative integer (an integral float is accepted);
-    anything else (negative, fractional, huge float, text, bool, missing) is None: not reported."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    if isinstance(value, int) and 0 <= value < 2**63:
-        return value
-    return None
-
-
-def message_text(message: Any) -> str | None:
-    """The text of a response message: ``content`` as a string (a list of content parts is
-    joined from their text; another type is written as JSON); a refusal when there is no content."""
-    content = getattr(message, "content", None) if message is not None else None
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            text = part.get("text") if isinstance(part, dict) else getattr(part, "text", None)
-            parts.append(text if isinstance(text, str) else json.dumps(part, default=str))
-        content = "\n".join(parts)
-    elif content is not None and not isinstance(content, str):
-        content = json.dumps(content, default=str)
-    if not content:
-        refusal = getattr(message, "refusal", None) if message is not None else None
-        if isinstance(refusal, str) and refusal:
-            return refusal
-    return content
 
 
 class LLMAgent:

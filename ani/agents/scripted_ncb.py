@@ -6,13 +6,13 @@ The variant's first solution (``AgentTask.oracle``: ``{"solution_id", "configs":
 
 - A1: one ``update_config(device, commands)`` per router with the solution's lines as written
   (mode lines such as ``configure terminal`` / ``end`` dropped:
-  :func:`ani.netconfbench.commands.config_lines`), so A1's snapshot / rollback and allowlist
+  :func:`ani.device.commands.config_lines`), so A1's snapshot / rollback and allowlist
   apply as to any agent;
 - A0: one ``shell`` per router, ``vtysh -c 'configure terminal' -c <line> ... -c end``; a
   non-zero exit fails the run naming the router and vtysh's words;
 - A2: the routers are read (:func:`ani.agents.scripted_push.read_configs`), the intended
   configuration is the running one with the solution's lines merged in (hier-config, the
-  blocks as vtysh would enter them: :func:`ani.netconfbench.commands.merge_solution`; a
+  blocks as vtysh would enter them: :func:`ani.device.commands.merge_solution`; a
   ``no`` line removes what it names), and :func:`ani.agents.scripted_push.push_configs` makes the
   routers hold it in one confirmed-commit transaction. A line the YANG device model cannot
   carry fails the run naming it (before any change).
@@ -30,7 +30,7 @@ from typing import Any
 from ani.agents.base import AgentTask
 from ani.agents.scripted import AgentFailed, need
 from ani.agents.scripted_push import device_level, push_configs, read_configs
-from ani.netconfbench.commands import config_lines, merge_solution
+from ani.device.commands import config_lines, merge_solution
 
 __all__ = ["solve"]
 

@@ -26,7 +26,7 @@ Statistics per row (cell at a stress point), over the pairs where both runs are 
 ``infra_error`` / ``environment_invalid``): both rates with their 95% Wilson intervals, the
 discordant pairs (b: A yes and B no; c: the reverse), the exact McNemar p, the paired difference
 ``A - B`` with Newcombe's (1998) method 10 interval, and Holm's adjustment across the rows, per
-outcome (:mod:`ani.campaign.stats`). Runs planned in one campaign only, planned in both but
+outcome (:mod:`ani.stats`). Runs planned in one campaign only, planned in both but
 recorded in one only, or without a verdict in one, are counted and listed (never dropped
 silently). The provenance of each side is shown, and the keys in which they differ.
 
@@ -51,7 +51,7 @@ from ani.campaign.report import (
     stress_label,
 )
 from ani.campaign.results import INVALID_LABELS, RunRecord, read_runs
-from ani.campaign.stats import (
+from ani.stats import (
     PAIRED_METHOD,
     PAIRED_SOURCE,
     Interval,

@@ -29,12 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.agents.base import Budget, BudgetExceeded
 from ani.campaign.plan import RunPlan
 from ani.campaign.results import RunRecord
 from ani.errors import AniError, CampaignSpecError, HostFault
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 EventHook = Callable[[dict[str, Any]], None]
 
@@ -68,7 +71,7 @@ class RunContext:
     agent: Any = None
     budget: Any = None
     invariants: list[Any] = field(default_factory=list)
-    lab: Any = None
+    lab: Lab | None = None
     trajectory: Any = None
     adapter: Any = None
     extensions: list[Any] = field(default_factory=list)
@@ -239,7 +242,7 @@ def baseline(ctx: RunContext) -> None:
         raise StopRun(f"baseline invariants failed before the agent acted: {names}")
 
 
-def initial_reads(lab: Any) -> Any:
+def initial_reads(lab: Lab) -> Any:
     """A future of the routers' initial configurations and addresses
     (:func:`ani.campaign.observe_run.read_initial`), read in a thread of its own; None for a lab
     that has no vtysh (a test's fake)."""
@@ -364,9 +367,8 @@ def grade(ctx: RunContext) -> None:
         check_outcomes,
         error_text,
         evaluate_checks,
-        route_map_delay_s,
-        settle_seconds,
     )
+    from ani.scenario.settle import route_map_delay_s, settle_seconds
 
     settle = settle_seconds(ctx.scenario) if ctx.trajectory.calls else 0.0
     obs = ctx.state.get("observation")
@@ -434,7 +436,7 @@ def once_each(causes: list[str]) -> list[str]:
     return uniq
 
 
-def dead_daemons(lab: Any) -> str:
+def dead_daemons(lab: Lab) -> str:
     """``"bgpd on e2; ospfd on c1"`` for the FRR daemons the lab started that are not running
     now ('' if all run, or if the lab cannot tell)."""
     dead = getattr(lab, "dead_daemons", None)

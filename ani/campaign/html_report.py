@@ -72,7 +72,7 @@ from ani.campaign.report import (
     question_lines,
 )
 from ani.campaign.results import LABELS, RunRecord
-from ani.campaign.stats import rule_of_three, wilson
+from ani.stats import rule_of_three, wilson
 from ani.netconfbench.report import ncb_rows  # ncb-scores (issue 15 §3)
 from ani.observer.sampler import unexplained_unsafe
 

@@ -27,7 +27,7 @@ a cell (``cell @ stress`` at a swept stress point, as the report's rows): runs, 
 prevented, reached; on reached runs the observer's *sensitivity* (expected ⊆ flagged, over the
 reached runs expected to break something) and *exactness* (flagged == expected); on runs
 without an expressed mistake its *specificity* (damage-free and nothing flagged). Every share
-comes with its exact 95% Clopper-Pearson interval (:func:`ani.campaign.stats.clopper_pearson`).
+comes with its exact 95% Clopper-Pearson interval (:func:`ani.stats.clopper_pearson`).
 :func:`explain_pair` says, for two paired rows, on which variants one was damage-free and the
 other not, by mistake kind.
 
@@ -47,7 +47,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ani.campaign.results import INVALID_LABELS, CheckOutcome, RunRecord
-from ani.campaign.stats import clopper_pearson, mcnemar_exact
+from ani.stats import clopper_pearson, mcnemar_exact
 
 __all__ = ["KindRow", "KnownAnswerTable", "PairKinds", "RowSpecificity", "Share", "annotate", "expected_breaks",
            "explain_pair", "flagged", "known_answer", "made_of", "mistake_of", "reached"]

@@ -29,7 +29,7 @@ What each part records (fields of :class:`ani.campaign.results.RunRecord`):
   :meth:`RunObservation.read_final_beside`), against the task's reference end state (:mod:`ani.observer.changes`),
   less what the faults wrote themselves (``FaultRecord.wrote``, :func:`fault_lines`), which
   goes to ``fault_residue``.
-- ``damaged``: the failed invariants' service tags by service class (:mod:`ani.observer.damage`),
+- ``damaged``: the failed invariants' service tags by service class (:mod:`ani.intents.damage`),
   less ``fault_damage``.
 - fault-explained violations (issue 23 §2): each ``Violation`` of ``unsafe`` says whether a
   fault in effect on a router its invariant concerns explains it (:mod:`ani.observer.concern`),
@@ -46,14 +46,17 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.campaign.oscillation import oscillating
 from ani.faults.base import target_label, target_routers
+from ani.intents.damage import damaged_by_class
 from ani.observer.concern import FaultInterval, check_routers, explain_violations
-from ani.observer.damage import damaged_by_class
 from ani.observer.sampler import DEFAULT_PERIOD_S, Sampler
 from ani.host.threads import ContextPool
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["RECOVERY_BOUND_S", "RECOVERY_LOOKS", "GatedAdapter", "RunObservation", "attempted_change",
            "changing_call", "fault_intervals", "fault_lines", "read_initial"]
@@ -129,7 +132,7 @@ def fault_lines(records: list[Any]) -> set[str]:
     return out
 
 
-def read_initial(lab: Any, routers: list[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def read_initial(lab: Lab, routers: list[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(read_configs(...), read_kernel(...))`` of ``routers`` (default every router of the lab),
     the two at once: what :meth:`RunObservation.begin` reads, made earlier (issue 24 §3: beside
     the baseline check, whose reads and pings change no configuration) and handed to it as
@@ -166,7 +169,7 @@ class GatedAdapter:
 class RunObservation:
     """See the module doc. Build it with :meth:`begin`."""
 
-    def __init__(self, lab: Any, trajectory: Any, level: str, bound_s: float | None) -> None:
+    def __init__(self, lab: Lab, trajectory: Any, level: str, bound_s: float | None) -> None:
         self.lab = lab
         self.trajectory = trajectory
         self.level = level
@@ -193,7 +196,7 @@ class RunObservation:
             pass
 
     @classmethod
-    def begin(cls, spec: Any, deps: Any, lab: Any, invariants: list[Any], variant: Any,
+    def begin(cls, spec: Any, deps: Any, lab: Lab, invariants: list[Any], variant: Any,
               trajectory: Any, level: str, period_s: float = DEFAULT_PERIOD_S,
               initial: tuple[dict[str, Any], dict[str, Any]] | BaseException | None = None) -> RunObservation:
         """Read the initial configurations and start the sampler (just before ``agent.run``).

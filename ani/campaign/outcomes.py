@@ -46,6 +46,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ani.lab.protocol import Lab, NetconfLocks, provides
 from ani.trajectory import TOOL_CALL_EVENT
 
 __all__ = ["INVALID_CODES", "INVALID_REFUSALS", "Outcomes", "double_applied", "invalid_calls",
@@ -135,12 +136,12 @@ def partial(events: Iterable[Mapping[str, Any]]) -> list[str]:
     return out
 
 
-def locks_left(lab: Any, adapter: Any) -> list[str]:
+def locks_left(lab: Lab, adapter: Any) -> list[str]:
     """Locks the agent left held (module doc), e.g.
     ``"e1 candidate: NETCONF session 7 (the agent's session)"``, ``"call lock r1: update_config"``.
     Reads the lab's published NETCONF locks; a router that cannot be read is skipped."""
     out: list[str] = []
-    probe = getattr(lab, "netconf_lock", None)
+    probe = lab.netconf_lock if provides(lab, NetconfLocks) else None
     ids_of = getattr(adapter, "netconf_session_ids", None)
     own: dict[str, str] = {}
     if callable(ids_of):
@@ -148,9 +149,8 @@ def locks_left(lab: Any, adapter: Any) -> list[str]:
             own = {str(k): str(v) for k, v in dict(ids_of()).items()}
         except Exception:  # noqa: BLE001 - an adapter that cannot say has no session of its own to blame
             own = {}
-    routers = list(getattr(getattr(lab, "topology", None), "routers", None) or [])
-    if callable(probe) and own:
-        for r in routers:
+    if probe is not None and own:
+        for r in lab.topology.routers:
             if r not in own:
                 continue
             for target in LOCK_TARGETS:
@@ -170,7 +170,7 @@ def locks_left(lab: Any, adapter: Any) -> list[str]:
     return out
 
 
-def measure(events: Iterable[Mapping[str, Any]], lab: Any = None, adapter: Any = None) -> Outcomes:
+def measure(events: Iterable[Mapping[str, Any]], lab: Lab | None = None, adapter: Any = None) -> Outcomes:
     """Every outcome of the run (module doc); ``lab`` and ``adapter`` (still open) for the locks."""
     evs = list(events)
     return Outcomes(

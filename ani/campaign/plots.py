@@ -32,7 +32,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ani.campaign.metrics import ACTION_KINDS
 from ani.campaign.results import INFRA, RunRecord
-from ani.campaign.stats import rule_of_three, wilson
+from ani.stats import rule_of_three, wilson
 
 #: the label of a run whose fault did not take or vanished (faults-core); read by name so the
 #: report works before that label exists

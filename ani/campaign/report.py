@@ -39,7 +39,7 @@ from ani.campaign.metrics import ACTION_KINDS, COMPLETION_MODES
 from ani.campaign.known_answer_report import known_answer_markdown  # known answer (issue 25 §3)
 from ani.campaign.observer_report import observer_markdown  # observer-run
 from ani.campaign.results import BUDGET_STOP_REASONS, ENV_INVALID, INFRA, INVALID_LABELS, LABELS, RunRecord, read_runs
-from ani.campaign.stats import (
+from ani.stats import (
     PAIRED_METHOD,
     PAIRED_SOURCE,
     Interval,
@@ -155,7 +155,7 @@ class Paired:
 
     ``b``: reference yes, other no; ``c``: reference no, other yes. ``success_diff`` /
     ``damage_free_diff``: the cell's rate minus the reference's over the pairs, with Newcombe's
-    method 10 interval (:func:`ani.campaign.stats.newcombe_paired`; ``p1`` is the cell's rate,
+    method 10 interval (:func:`ani.stats.newcombe_paired`; ``p1`` is the cell's rate,
     ``p2`` the reference's). ``success_holm`` / ``damage_free_holm``: the McNemar p adjusted by
     Holm over the report's comparisons of that outcome (None: no pairs, not in the family).
     """
@@ -807,7 +807,7 @@ def _bound_markdown(s: CampaignSummary) -> list[str]:
     bound = (s.spec or {}).get("bound")
     if not bound:
         return []
-    from ani.campaign.stats import runs_for_bound
+    from ani.stats import runs_for_bound
 
     need = runs_for_bound(float(bound))
     lines = [

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from ani.campaign.metrics import LIMIT_STOP_REASONS, ProcessMetrics
+from ani.errors import ConfigError
 from ani.observer.sampler import UnsafeState  # observer-run (issue 14 §2)
 from ani.validation import format_validation_error
 
@@ -355,6 +356,26 @@ def read_runs(path: str | Path) -> list[RunRecord]:
         latest.pop(r.run_id, None)
         latest[r.run_id] = r
     return list(latest.values())
+
+
+def read_results(path: str | Path) -> list[RunRecord]:
+    """The run records of a results folder: its ``runs.jsonl`` (``ani campaign run``, as
+    :func:`read_runs`), else its ``run.json`` (``ani run --out``).
+
+    Raises:
+        ConfigError: the folder has neither, or its ``run.json`` is not a run record (the
+            pydantic errors, never the file's text).
+    """
+    path = Path(path)
+    if (path / RUNS_FILE).is_file():
+        return read_runs(path)
+    single = path / "run.json"
+    if not single.is_file():
+        raise ConfigError(f"{path}: no {RUNS_FILE} nor run.json (not a results folder of ani campaign run / ani run)")
+    try:
+        return [RunRecord.model_validate_json(single.read_text(encoding="utf-8"))]
+    except ValidationError as exc:
+        raise ConfigError(f"{single}: not a run record: {format_validation_error(exc)}") from None
 
 
 class RunStore:

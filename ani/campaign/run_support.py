@@ -7,7 +7,6 @@ share, in one place both import:
     with sigint_deferred(): lab.down()                   # Ctrl-C held until teardown ends
     check_outcomes(observer_results) -> [CheckOutcome]    # the record's tests / invariants
     error_text(exc) -> "LabError: ..."                   # an exception as a record states it
-    settle_seconds(scenario) -> seconds before grading
 
 Nothing here starts a lab or imports one.
 """
@@ -138,35 +137,6 @@ def error_text(exc: BaseException) -> str:
     if pending:
         text += " [pending: " + "; ".join(map(str, pending)) + "]"
     return f"{type(exc).__name__}: {text}"
-
-
-#: FRR's ``bgp route-map delay-timer`` when a config does not set it (seconds, FRR 8.4)
-FRR_ROUTE_MAP_DELAY_S = 5
-#: what BGP needs beyond that timer to carry a change to the other routers (seconds)
-PROPAGATION_S = 1.0
-
-
-def settle_seconds(scenario: Any) -> float:
-    """How long the network needs after the agent's last change before grading (seconds):
-    the longest ``bgp route-map delay-timer`` of the scenario's BGP routers (FRR applies a
-    changed route-map or prefix-list to existing routes only when it fires) plus
-    :data:`PROPAGATION_S`; 0 without BGP. Grading earlier lets a positive invariant pass on
-    routes about to be withdrawn: damage goes unseen."""
-    configs = getattr(scenario, "device_configs", None)
-    if not isinstance(configs, dict):
-        return 0.0
-    timers = [FRR_ROUTE_MAP_DELAY_S if c.bgp_route_map_delay_timer is None else c.bgp_route_map_delay_timer
-              for c in configs.values() if getattr(c, "bgp", None) is not None]
-    return float(max(timers)) + PROPAGATION_S if timers else 0.0
-
-
-def route_map_delay_s(scenario: Any) -> float:
-    """The longest ``bgp route-map delay-timer`` of the scenario's BGP routers (seconds; FRR's
-    :data:`FRR_ROUTE_MAP_DELAY_S` where unset; 0 without BGP): the part of
-    :func:`settle_seconds` that is a timer's fixed wait, the rest (:data:`PROPAGATION_S`) may end
-    on evidence (:meth:`ani.campaign.observe_run.RunObservation.settle`)."""
-    s = settle_seconds(scenario)
-    return max(0.0, s - PROPAGATION_S) if s else 0.0
 
 
 def evaluate_checks(observer: Any, checks: Any, bound_s: float | None) -> Any:

@@ -900,7 +900,7 @@ def parse_spec(data: Any, source: str = "<campaign>", base_dir: Path | None = No
     spec._agent_folders = plugin_folders_of(base_dir)
     # campaign-factors: S from the damage bound to be asserted (rule of three)
     if spec.bound is not None:
-        from ani.campaign.stats import runs_for_bound
+        from ani.stats import runs_for_bound
 
         if isinstance(data, dict) and data.get("variants") is not None:
             raise CampaignSpecError(

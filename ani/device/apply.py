@@ -37,7 +37,7 @@ in-place changes made ``intended`` invalid, running has ``unmodelled`` lines (ap
 names the lines), ``intended`` has ``unmodelled`` lines, or ``intended.hostname`` is not the
 router's name (FRR prints the lab's UTS name whatever is configured).
 
-The startup config (``/etc/frr/<pathspace>/frr.conf``) is written only with
+The startup config (``lab.startup_config_path(router)``: ``/etc/frr/<pathspace>/frr.conf``) is written only with
 ``write_startup=True`` (``vtysh -c 'write memory'`` after a verified apply; the file is read back
 and checked). nftables has no startup file in a lab.
 """
@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ani.device import firewall as fwmod
 from ani.device.model import DeviceConfig
@@ -55,6 +55,9 @@ from ani.device.parse import parse
 from ani.device.render import render
 from ani.device.state import NFT_LIST_JSON, RouterState, Target, converge, read_state
 from ani.errors import LabError
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["ApplyError", "ApplyReport", "apply", "context_lines", "frr_diff", "mismatch", "model_of", "read"]
 
@@ -78,7 +81,7 @@ def model_of(router: str, frr_text: str, nft_json: str) -> DeviceConfig:
     return m.model_copy(update={"hostname": router, "firewall": fw, "unmodelled": [*m.unmodelled, *extra]})
 
 
-def read(lab: Any, router: str, timeout: float = 10.0) -> DeviceConfig:
+def read(lab: Lab, router: str, timeout: float = 10.0) -> DeviceConfig:
     """The router's whole configuration now, read out of band (FRR + nftables, through
     :func:`ani.device.state.read_state`): ``parse(show running-config)`` with ``hostname`` =
     ``router``, ``firewall`` from ``nft -j list ruleset``; ``unmodelled``: FRR's
@@ -169,7 +172,7 @@ def _target(router: str, want: DeviceConfig) -> Target:
                   nft=fwmod.replace_script(want.firewall), nft_done=nft_done, nft_read=NFT_LIST_JSON)
 
 
-def _converge(lab: Any, router: str, cur: RouterState, want: DeviceConfig, passes: int, timeout: float,
+def _converge(lab: Lab, router: str, cur: RouterState, want: DeviceConfig, passes: int, timeout: float,
               notes: list[str], deadline: float | None = None) -> DeviceConfig:
     """Make the running config equal ``want`` starting from ``cur`` (as just read) with the one
     restore loop (:func:`ani.device.state.converge`); returns the model of what it reads at the
@@ -181,7 +184,7 @@ def _converge(lab: Any, router: str, cur: RouterState, want: DeviceConfig, passe
 
 
 def apply(
-    lab: Any,
+    lab: Lab,
     router: str,
     intended: DeviceConfig,
     write_startup: bool = False,
@@ -192,7 +195,7 @@ def apply(
     """Make ``router``'s running configuration equal ``intended`` (see the module docstring).
 
     Args:
-        lab: an :class:`ani.lab.Lab` (uses ``vtysh``, ``exec``, ``pathspace``).
+        lab: an :class:`ani.lab.Lab` (uses ``vtysh``, ``exec``, ``startup_config_path``).
         intended: the whole wanted configuration (FRR part and ``firewall``).
         write_startup: also write FRR's startup config after a verified apply.
         passes: frr-reload runs at most this many times per apply (and per restore).
@@ -296,7 +299,7 @@ def _not_reached(router: str, t0: float, late: bool, left: list[str], notes: lis
                       bound_passed=late)
 
 
-def _restore(lab: Any, router: str, before: DeviceConfig, passes: int, timeout: float) -> tuple[bool, list[str]]:
+def _restore(lab: Lab, router: str, before: DeviceConfig, passes: int, timeout: float) -> tuple[bool, list[str]]:
     """Put ``before`` back and verify; (verified, notes: every tool error line on the way)."""
     notes: list[str] = []
     try:
@@ -311,11 +314,9 @@ def _restore(lab: Any, router: str, before: DeviceConfig, passes: int, timeout: 
     return False, notes
 
 
-def _write_startup(lab: Any, router: str, intended: DeviceConfig, timeout: float) -> None:
+def _write_startup(lab: Lab, router: str, intended: DeviceConfig, timeout: float) -> None:
     """``write memory`` and check that ``frr.conf`` now holds ``intended``'s FRR part."""
-    from ani.lab import frr
-
-    path = frr.etc_dir(lab.pathspace(router)) / "frr.conf"
+    path = lab.startup_config_path(router)
     res = lab.vtysh(router, "write memory", timeout=timeout)
     try:
         ok = render(parse(path.read_text()).model_copy(update={"hostname": router})) == render(intended)

@@ -20,9 +20,12 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ani.device.render import BANNER_PREFIXES, HEADER_PREFIXES
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 
@@ -66,7 +69,7 @@ class ReloadResult:
 
 
 def frr_reload(
-    lab: Any,
+    lab: Lab,
     router: str,
     config: str,
     timeout: float = 30.0,

@@ -38,12 +38,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ani.device.frr_reload import DEFAULT_ARGV, frr_reload
 from ani.device.outcome import ReadError, ReadTimeout
 from ani.device.render import HEADER_PREFIXES
 from ani.errors import LabGone
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = [
     "NFT_LIST", "NFT_LIST_JSON", "NFT_LOAD", "SHOW_RUNNING", "Converged", "RouterState", "Target",
@@ -71,7 +74,7 @@ class RouterState:
 # -- the lab ---------------------------------------------------------------------------------
 
 
-def lab_gone(lab: Any, node: str) -> str | None:
+def lab_gone(lab: Lab, node: str) -> str | None:
     """Why ``node`` of ``lab`` cannot be reached because the lab is gone (removed under the
     caller, e.g. ``ani lab down`` of a lab an adapter is attached to), in the words of
     :class:`ani.errors.LabGone`: ``"lab <id> is not running (network namespace ani-<id>-r1 is
@@ -95,7 +98,7 @@ def lab_gone(lab: Any, node: str) -> str | None:
     return None
 
 
-def _check_reachable(lab: Any, router: str) -> None:
+def _check_reachable(lab: Lab, router: str) -> None:
     gone = lab_gone(lab, router)
     if gone:
         raise ReadError(f"{router}: {gone}", gone=True)
@@ -109,7 +112,7 @@ def _check_reachable(lab: Any, router: str) -> None:
 # -- reading ---------------------------------------------------------------------------------
 
 
-def read_frr(lab: Any, router: str, timeout: float = 10.0, command: str = SHOW_RUNNING,
+def read_frr(lab: Lab, router: str, timeout: float = 10.0, command: str = SHOW_RUNNING,
              checked: bool = True) -> str:
     """``show running-config`` of ``router`` (text, as FRR prints it), after the checks of the
     module doc (``checked=False``: the caller made them just before, e.g. :func:`read_state`).
@@ -131,7 +134,7 @@ def read_frr(lab: Any, router: str, timeout: float = 10.0, command: str = SHOW_R
     return res.stdout
 
 
-def read_nft(lab: Any, router: str, timeout: float = 10.0, argv: Sequence[str] = NFT_LIST,
+def read_nft(lab: Lab, router: str, timeout: float = 10.0, argv: Sequence[str] = NFT_LIST,
              checked: bool = True) -> str:
     """The nftables ruleset of ``router`` as ``argv`` prints it (default ``nft -s list
     ruleset``; :data:`NFT_LIST_JSON` for JSON). ``timeout``: seconds. Raises ReadError /
@@ -152,7 +155,7 @@ def read_nft(lab: Any, router: str, timeout: float = 10.0, argv: Sequence[str] =
     return res.stdout
 
 
-def read_state(lab: Any, router: str, timeout: float = 10.0, command: str = SHOW_RUNNING,
+def read_state(lab: Lab, router: str, timeout: float = 10.0, command: str = SHOW_RUNNING,
                nft_argv: Sequence[str] = NFT_LIST) -> RouterState:
     """Both parts of ``router``'s state (see :func:`read_frr`, :func:`read_nft`; ``timeout``:
     seconds per read). Raises ReadError / ReadTimeout."""
@@ -227,7 +230,7 @@ class Converged:
 
 
 def converge(
-    lab: Any,
+    lab: Lab,
     router: str,
     target: Target,
     current: RouterState,

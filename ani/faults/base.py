@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ani.errors import ConfigError
+from ani.lab.protocol import Lab, lacking
 
 __all__ = ["FaultSpec", "FaultKind", "register", "fault_kinds", "get_fault_kind", "target_label", "target_routers"]
 
@@ -133,7 +134,8 @@ class FaultKind:
     """One kind of fault. Subclasses set ``name`` and implement ``draw``, ``inject``, ``verify``,
     ``remove`` and ``removed``; ``unavailable`` and ``present`` have defaults.
 
-    Every method that touches the lab takes the :class:`ani.lab.lab.Lab` the run uses. ``inject``
+    Every method that touches the lab takes the lab the run uses (an :class:`ani.lab.protocol.Lab`;
+    a kind that needs more lists the capabilities in :attr:`needs`). ``inject``
     and ``remove`` raise :class:`ani.errors.FaultError` (``FaultUnavailable`` when the host
     cannot do the kind); the checks return ``(ok, detail)`` with a one-line detail that the run
     record keeps.
@@ -141,10 +143,15 @@ class FaultKind:
 
     name: ClassVar[str] = ""
 
-    def unavailable(self, lab: Any) -> str | None:
+    #: the capabilities (:mod:`ani.lab.protocol`: ``LocalFrr``, ``NetconfServer``) the kind needs
+    #: of a lab beyond :class:`ani.lab.protocol.Lab`; a lab lacking one cannot take the kind
+    needs: ClassVar[tuple[type, ...]] = ()
+
+    def unavailable(self, lab: Lab | None) -> str | None:
         """Why this host cannot do the kind (one line naming what is missing), or None. ``lab``
-        is None for the host-level check made before any lab starts."""
-        return None
+        is None for the host-level check made before any lab starts. The default: the first of
+        :attr:`needs` that ``lab`` lacks (:func:`ani.lab.protocol.lacking`)."""
+        return None if lab is None else lacking(lab, self.needs, f"fault kind {self.name}")
 
     #: True for a kind under which no other fault can act on the same router (a frozen router's
     #: processes answer nothing): a fault of another kind due there waits until it is removed
@@ -169,24 +176,24 @@ class FaultKind:
         None when the scenario has no target for this kind. Must not depend on the level."""
         raise NotImplementedError
 
-    def inject(self, lab: Any, spec: FaultSpec) -> Any:
+    def inject(self, lab: Lab, spec: FaultSpec) -> Any:
         """Inject the fault; returns a handle passed to the other methods. Raises FaultError."""
         raise NotImplementedError
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         """Did the fault take effect (right after ``inject``)?"""
         raise NotImplementedError
 
-    def present(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def present(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         """Is the fault still in effect? Default: :meth:`verify`."""
         return self.verify(lab, spec, handle)
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: Any) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: Any) -> None:
         """Undo the fault. Idempotent (a second call, or a call after the fault vanished, is
         fine). Raises FaultError when it cannot be undone."""
         raise NotImplementedError
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         """Is the fault gone (after ``remove``)?"""
         raise NotImplementedError
 

@@ -86,6 +86,7 @@ from ani.errors import FaultNotApplicable
 from ani.faults.base import FaultKind, FaultSpec, get_fault_kind, target_label, target_routers
 from ani.faults.record import FaultRecord
 from ani.host.threads import thread
+from ani.lab.protocol import Lab
 
 #: trajectory event names
 FAULT_EVENTS = ("fault_injected", "fault_verified", "fault_invalid", "fault_removed", "fault_not_reached",
@@ -130,7 +131,7 @@ class FaultSession:
             the cell's level). None: no call is ever taken as the agent undoing a fault.
     """
 
-    def __init__(self, lab: Any, schedule: list[FaultSpec], trajectory: Any, *,
+    def __init__(self, lab: Lab, schedule: list[FaultSpec], trajectory: Any, *,
                  clock: Callable[[], float] = time.monotonic,
                  get_kind: Callable[[str], FaultKind] = get_fault_kind,
                  watch: bool = True,
@@ -461,7 +462,7 @@ class FaultSession:
         if not getattr(kind, "writes_config", False):
             return None
         routers = sorted(self._routers(spec))
-        if not routers or not hasattr(self.lab, "vtysh"):
+        if not routers:  # a lab that cannot be read (no vtysh): the read below says so, nothing recorded
             return None
         try:
             from ani.observer.changes import read_configs
@@ -478,7 +479,8 @@ class FaultSession:
         if before is None:
             return []
         try:
-            from ani.observer.changes import config_changes, read_configs
+            from ani.device.changes import config_changes
+            from ani.observer.changes import read_configs
 
             after = read_configs(self.lab, list(before))
         except Exception:  # noqa: BLE001

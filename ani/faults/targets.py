@@ -4,12 +4,14 @@ agent runs), and small polling helpers."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ani.errors import AniError, FaultError
+from ani.errors import AniError, FaultError, StateReadError
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 
 def topology_of(scenario: Any, variant: Any = None) -> Any:
@@ -50,7 +52,7 @@ def draw_link(rng: Any, scenario: Any, variant: Any = None) -> dict[str, Any] | 
     return target
 
 
-def target_link(lab: Any, target: dict[str, Any]) -> tuple[str, str, str, str]:
+def target_link(lab: Lab, target: dict[str, Any]) -> tuple[str, str, str, str]:
     """The lab link a link fault's ``target`` names (:func:`draw_link`), as ``(a, a_if, b,
     b_if)``. Raises FaultError if the lab has none."""
     a, b = target["link"]
@@ -58,7 +60,7 @@ def target_link(lab: Any, target: dict[str, Any]) -> tuple[str, str, str, str]:
     return link_ends(lab, a, b, tuple(ifnames) if ifnames else None)
 
 
-def link_ends(lab: Any, a: str, b: str, ifnames: tuple[str, str] | None = None) -> tuple[str, str, str, str]:
+def link_ends(lab: Lab, a: str, b: str, ifnames: tuple[str, str] | None = None) -> tuple[str, str, str, str]:
     """The first link of the lab between routers ``a`` and ``b`` (with ``ifnames``: the one
     between ``a``'s ``ifnames[0]`` and ``b``'s ``ifnames[1]``), as ``(a, a_if, b, b_if)``
     oriented like the arguments. Raises FaultError if there is none."""
@@ -75,13 +77,15 @@ def link_ends(lab: Any, a: str, b: str, ifnames: tuple[str, str] | None = None) 
     raise FaultError(f"no link between {a} and {b}{on} in lab {lab.id}")
 
 
-def link_state(lab: Any, node: str, ifname: str) -> tuple[bool, str]:
-    """``(admin up, operstate)`` of ``node``'s interface (``ip -j link show``). Raises FaultError."""
-    res = lab.exec(node, ["ip", "-j", "link", "show", "dev", ifname], timeout=5.0)
-    if not res.ok:
-        raise FaultError(f"{node}: ip link show dev {ifname} failed: {(res.stderr or res.stdout).strip()}")
-    info = json.loads(res.stdout)[0]
-    return "UP" in info.get("flags", []), str(info.get("operstate", "UNKNOWN"))
+def link_state(lab: Lab, node: str, ifname: str) -> tuple[bool, str]:
+    """``(admin up, operstate)`` of ``node``'s interface (``ip -j link show``, through
+    :func:`ani.device.opstate.read_links`). Raises FaultError."""
+    from ani.device import opstate
+
+    try:
+        return opstate.link_state(opstate.read_links(lab, node, ifname, timeout=5.0))
+    except StateReadError as exc:
+        raise FaultError(f"{node}: ip link show dev {ifname} failed: {exc.detail}") from exc
 
 
 def poll(check: Callable[[], tuple[bool, str]], timeout_s: float = 3.0, every_s: float = 0.05) -> tuple[bool, str]:
@@ -94,7 +98,7 @@ def poll(check: Callable[[], tuple[bool, str]], timeout_s: float = 3.0, every_s:
         time.sleep(every_s)
 
 
-def run_in(lab: Any, node: str, argv: list[str], what: str, timeout: float = 10.0, input: str | None = None) -> str:
+def run_in(lab: Lab, node: str, argv: list[str], what: str, timeout: float = 10.0, input: str | None = None) -> str:
     """``lab.exec`` that raises FaultError naming ``what`` and the command's output on failure;
     returns stdout."""
     res = lab.exec(node, argv, timeout=timeout, input=input)
@@ -103,7 +107,7 @@ def run_in(lab: Any, node: str, argv: list[str], what: str, timeout: float = 10.
     return res.stdout
 
 
-def read_router(lab: Any, router: str, where: str) -> Any:
+def read_router(lab: Lab, router: str, where: str) -> Any:
     """``router``'s running state as the device model reads it (:func:`ani.device.apply.read`);
     raises FaultError naming ``where`` (the fault, e.g. ``concurrent_writer e1``) and the cause."""
     from ani.device.apply import read
@@ -114,7 +118,7 @@ def read_router(lab: Any, router: str, where: str) -> Any:
         raise FaultError(f"{where}: cannot read {router}: {exc}") from exc
 
 
-def write_router(lab: Any, router: str, commands: list[str], where: str) -> None:
+def write_router(lab: Lab, router: str, commands: list[str], where: str) -> None:
     """Send ``commands`` (``["configure terminal", line, ...]``) to ``router``'s vtysh out of band,
     as an operator would; raises FaultError naming ``where``, the last command and FRR's answer
     when vtysh fails, times out, or prints anything (FRR prints only on a refused line)."""

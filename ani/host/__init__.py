@@ -8,7 +8,8 @@
   check ``ani run`` / ``ani campaign run`` make before the first lab.
 - :mod:`ani.host.capacity`: how many labs this machine holds at once and the default ``--jobs``
   (cores, available memory, a run's measured peak memory).
-- :mod:`ani.host.cli`: the ``ani doctor`` command.
+- :mod:`ani.host.proc`: host-side commands with a timeout (``run``, ``ExecResult``) and process identity.
+- the ``ani doctor`` command is :mod:`ani.cli_doctor` (it reads topology files, a layer above).
 """
 
 from __future__ import annotations

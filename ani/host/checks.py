@@ -191,7 +191,7 @@ _PROBES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], str
 @functools.lru_cache(maxsize=None)
 def _probe(argv: tuple[str, ...]) -> str | None:
     """None if ``unshare --net ARGV`` succeeds (in a throw-away netns), else why not."""
-    from ani.lab import proc
+    from ani.host import proc
 
     try:
         res = proc.run(list(argv), timeout=PROBE_TIMEOUT_S)

@@ -58,7 +58,14 @@ from ani.intents.services.common import loopbacks
 from ani.intents.services.tenant_site import SiteHost, site_hosts
 from ani.observer.checks import Check
 
-__all__ = ["SiteHost", "active_checks", "baseline_checks", "loopbacks", "site_hosts"]
+__all__ = ["SiteHost", "active_checks", "baseline_checks", "class_invariants", "loopbacks", "site_hosts"]
+
+
+def class_invariants(configs: dict[str, Any], topology: Any) -> list[Check]:
+    """The invariants of every service class's instances in ``configs`` (``{router:
+    DeviceConfig}``) on ``topology``, classes in registration order: a scenario's baseline
+    (:func:`ani.scenario.invariants.baseline_invariants`, which imports it from here)."""
+    return [c for cls in service_classes() for c in cls.invariants(configs, topology)]
 
 
 def baseline_checks(
@@ -75,8 +82,6 @@ def baseline_checks(
     sessions and loopback pairs with a touched end; None: all): each class's
     ``touched_invariants``. ``sites``: the existing sites (default :func:`site_hosts` of ``configs``)."""
     if tenants is None and routers is None and sites is None:
-        from ani.scenario.invariants import class_invariants
-
         return class_invariants(configs, topology)
     touched = Touched(tenants=None if tenants is None else frozenset(tenants),
                       routers=None if routers is None else frozenset(routers),

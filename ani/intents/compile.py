@@ -47,8 +47,7 @@ class CompileResult:
         """``{router: unified diff}`` of the rendered FRR config and nftables table, from
         ``before`` (the configs compiled against) to the intended config, for each router that
         changes (for a dry run; lines as FRR / nft print them)."""
-        import difflib
-
+        from ani.device.changes import unified
         from ani.device.firewall import render as render_nft
         from ani.device.render import render as render_frr
 
@@ -58,11 +57,8 @@ class CompileResult:
             out = render_frr(cfg).splitlines()
             return out + (render_nft(cfg.firewall).splitlines() if cfg.firewall is not None else [])
 
-        return {
-            r: "\n".join(difflib.unified_diff(text(before.get(r)), text(self.configs[r]), f"{r}/running", f"{r}/intended", lineterm=""))
-            + "\n"
-            for r in self.routers
-        }
+        return {r: unified(text(before.get(r)), text(self.configs[r]), f"{r}/running", f"{r}/intended") or "\n"
+                for r in self.routers}
 
 
 def compile_changes(

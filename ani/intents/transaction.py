@@ -37,13 +37,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
 from ani.device.yang import to_xml
 from ani.errors import AniTimeout
 from ani.netconf.client import BASE_NS, NetconfSession, RpcFailed, SessionLost
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 PHASES = ("lock", "edit", "validate", "commit", "active-validation", "confirm")
 #: seconds of the confirm timeout that must be left to send the confirming commits
@@ -101,7 +104,7 @@ def _comparable(cfg: Any) -> dict[str, Any]:
     return cfg.model_dump(mode="json")
 
 
-def run_checks(lab: Any, checks: Sequence[Check], bound_s: float = 20.0) -> list[dict[str, Any]]:
+def run_checks(lab: Lab, checks: Sequence[Check], bound_s: float = 20.0) -> list[dict[str, Any]]:
     """Run ``checks`` on ``lab``: ``[{"name", "passed", "detail"}]`` in order. Callables are
     called with the lab; observer checks (``ani.observer.checks``) go to one ``Observer``
     evaluation bounded by ``bound_s`` seconds."""
@@ -129,7 +132,7 @@ def run_checks(lab: Any, checks: Sequence[Check], bound_s: float = 20.0) -> list
 
 
 def run_transaction(
-    lab: Any,
+    lab: Lab,
     intended: dict[str, Any],
     checks: Sequence[Check] = (),
     confirm_timeout_s: int = 60,

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ani.lab.lab import Lab
-    from ani.lab.proc import ExecResult
+    from ani.host.proc import ExecResult
     from ani.lab.topology import Topology, load_topology, parse_topology
 
 __all__ = ["ExecResult", "Lab", "Topology", "load_topology", "parse_topology"]
 
 _WHERE = {
     "Lab": "ani.lab.lab",
-    "ExecResult": "ani.lab.proc",
+    "ExecResult": "ani.host.proc",
     "Topology": "ani.lab.topology",
     "load_topology": "ani.lab.topology",
     "parse_topology": "ani.lab.topology",

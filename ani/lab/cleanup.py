@@ -21,8 +21,9 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from ani.host import proc
 from ani.host.threads import ContextPool
-from ani.lab import frr, memcg, netns, proc, reaper
+from ani.lab import frr, memcg, netns, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.state import LAB_ID_RE, LabState, lab_dir, lab_ids, ns_prefix, read_state

@@ -11,6 +11,9 @@ Expected state, derived from the topology and the routers' own view:
 :func:`pending` returns one human-readable line per missing item, e.g.
 ``"e1: BGP neighbor 100.64.255.1 is Active (expected Established)"``.
 
+The documents are parsed by the one reader of operational state (:mod:`ani.device.opstate`);
+they are read here on the daemons' vty sockets (no process per poll).
+
 For settling on evidence (:mod:`ani.observer.settle`, issue 24 §3): :func:`routing_state` reads
 every router's RIB and BGP / OSPF neighbor states without what moves while nothing happens
 (uptimes, counters); :func:`silent_timers_s` says how long routing may stay silent before a
@@ -19,42 +22,29 @@ change still to come (OSPF hellos, BGP connect retries of sessions that are down
 
 from __future__ import annotations
 
-import json
-from ani.host.threads import ContextPool
 from typing import TYPE_CHECKING, Any
 
+from ani.device import opstate
 from ani.errors import LabError
+from ani.host.threads import ContextPool
 from ani.lab import frr, vty
 
 if TYPE_CHECKING:
     from ani.lab.lab import Lab
 
-OSPF_IF = "show ip ospf interface json"
-OSPF_NBR = "show ip ospf neighbor json"
-BGP_SUM = "show bgp summary json"
+OSPF_IF = opstate.OSPF_INTERFACES
+OSPF_NBR = opstate.OSPF_NEIGHBORS
+BGP_SUM = opstate.BGP_SUMMARY
 DAEMON_OF = {OSPF_IF: "ospfd", OSPF_NBR: "ospfd", BGP_SUM: "bgpd"}
 
 
-def parse_json_stream(text: str) -> list[Any]:
-    """Parse concatenated JSON documents (vtysh prints one per ``-c``). Non-JSON text is skipped."""
-    dec = json.JSONDecoder()
-    out: list[Any] = []
-    i, n = 0, len(text)
-    while i < n:
-        j = text.find("{", i)
-        k = text.find("[", i)
-        starts = [x for x in (j, k) if x >= 0]
-        if not starts:
-            break
-        i = min(starts)
-        try:
-            obj, end = dec.raw_decode(text, i)
-        except json.JSONDecodeError:
-            i += 1
-            continue
-        out.append(obj)
-        i = end
-    return out
+#: the parsers of these documents are the one reader's (:mod:`ani.device.opstate`); named here
+#: for this module's callers and tests
+parse_json_stream = opstate.json_documents
+_ospf_ifaces = opstate.ospf_interfaces
+_ospf_neighbor_states = opstate.ospf_neighbor_states
+_route_state = opstate.route_state
+_peer_states = opstate.peer_states
 
 
 def _query(lab: Lab, router: str, commands: list[str]) -> dict[str, Any]:
@@ -76,48 +66,16 @@ def _query(lab: Lab, router: str, commands: list[str]) -> dict[str, Any]:
     return out
 
 
-def _ospf_ifaces(doc: Any) -> dict[str, dict[str, Any]]:
-    """OSPF-enabled, non-passive interfaces from ``show ip ospf interface json``."""
-    if not isinstance(doc, dict):
-        return {}
-    ifaces = doc.get("interfaces", doc)
-    out = {}
-    for name, info in ifaces.items():
-        if not isinstance(info, dict):
-            continue
-        if info.get("ospfEnabled") is False or not info.get("ifUp", True):
-            continue
-        if info.get("timerPassiveIface") or info.get("passive"):
-            continue
-        out[name] = info
-    return out
-
-
-def _ospf_neighbor_states(doc: Any) -> dict[str, str]:
-    """``{ifname: best state}`` from ``show ip ospf neighbor json`` (Full wins)."""
-    states: dict[str, str] = {}
-    if not isinstance(doc, dict):
-        return states
-    for entries in (doc.get("neighbors") or {}).values():
-        for e in entries if isinstance(entries, list) else [entries]:
-            ifname = str(e.get("ifaceName", "")).split(":")[0]
-            state = str(e.get("nbrState") or e.get("state") or "").split("/")[0]
-            if states.get(ifname) != "Full":
-                states[ifname] = state
-    return states
-
-
 def _bgp_pending(router: str, doc: Any) -> list[str]:
     if not isinstance(doc, dict):
         return []
-    peers = (doc.get("ipv4Unicast") or {}).get("peers") or {}
     out = []
-    for addr, info in peers.items():
-        state = str(info.get("state", "?"))
-        if "Admin" in state or info.get("peerState") in ("Admin", "PfxCt"):
+    for p in opstate.bgp_peers({"ipv4Unicast": doc.get("ipv4Unicast") or {}}):
+        state = p.state if p.state is not None else "?"
+        if p.admin_down:
             continue
         if state != "Established":
-            out.append(f"{router}: BGP neighbor {addr} is {state} (expected Established)")
+            out.append(f"{router}: BGP neighbor {p.address} is {state} (expected Established)")
     return out
 
 
@@ -163,40 +121,14 @@ def pending(lab: Lab) -> list[str]:
 
 # --- the routing state, for settling on evidence (issue 24 §3) ------------------------------------
 
-ROUTES = "show ip route json"
-BGP_NBRS = "show bgp neighbors json"
+ROUTES = opstate.ROUTES
+BGP_NBRS = opstate.BGP_NEIGHBORS
 #: assumed when a daemon does not say (FRR's defaults: hello 10 s, connect retry 120 s)
 DEFAULT_HELLO_S = 10.0
 #: FRR's OSPF dead interval when an interface does not say (seconds): a neighbor whose
 #: adjacency went stale (e.g. the other end changed its network type) leaves only then
 DEFAULT_DEAD_S = 40.0
 DEFAULT_CONNECT_RETRY_S = 120.0
-
-
-def _route_state(doc: Any) -> list[Any]:
-    """``show ip route json`` without what changes while nothing happens (uptimes, internal ids):
-    per prefix and entry its protocol, selection, installation, distance, metric and next hops."""
-    if not isinstance(doc, dict):
-        return [None]
-    out = []
-    for prefix in sorted(doc):
-        for e in doc[prefix] if isinstance(doc[prefix], list) else []:
-            if not isinstance(e, dict):
-                continue
-            hops = sorted((str(h.get("ip", "")), str(h.get("interfaceName", "")), bool(h.get("active")),
-                           bool(h.get("fib"))) for h in e.get("nexthops") or [] if isinstance(h, dict))
-            out.append((prefix, e.get("protocol"), bool(e.get("selected")), bool(e.get("installed")),
-                        e.get("distance"), e.get("metric"), hops))
-    return out
-
-
-def _peer_states(doc: Any) -> list[Any]:
-    """``{peer: state}`` of ``show bgp summary json`` (no counters, no uptimes)."""
-    if not isinstance(doc, dict):
-        return [None]
-    return sorted((str(af), str(addr), str((info or {}).get("state")))
-                  for af, v in doc.items() if isinstance(v, dict)
-                  for addr, info in (v.get("peers") or {}).items())
 
 
 def routing_state(lab: Lab) -> dict[str, Any]:

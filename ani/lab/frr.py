@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 from ani.errors import LabError
+from ani.host import proc
 from ani.host.programs import program
-from ani.lab import memcg, proc
+from ani.lab import memcg
 
 # FRR's programs (the daemons, vtysh) are resolved through ani.host.program: ani/host/packages.txt
 ETC_ROOT = Path("/etc/frr")

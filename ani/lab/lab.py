@@ -54,13 +54,14 @@ from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabGone, LabIdError, LabNotFound, UnknownNode
 from ani.names import known_list, unknown
+from ani.host import proc
+from ani.host.proc import ExecResult
 from ani.host.programs import program, read_fault_log, require
 from ani.host.threads import ContextPool
-from ani.lab import cleanup, converge, frr, memcg, netns, proc, reaper
+from ani.lab import cleanup, converge, frr, memcg, netns, reaper
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
-from ani.lab.proc import ExecResult
 from ani.lab.state import (LAB_ID_RE, LabState, check_prefix, lab_dir, lab_ids, new_state, node_ns, read_state,
                            write_state)
 from ani.lab.topology import Topology, load_topology
@@ -72,6 +73,9 @@ POLL_S = 0.15
 
 class Lab:
     """A running (or to-be-run) lab of one topology. See the module docstring for the contract.
+
+    It satisfies :class:`ani.lab.protocol.Lab` and every capability protocol there
+    (``tests/unit/test_lab_protocol.py``).
 
     Args:
         topology: a :class:`Topology` or the path of a topology / scenario file.
@@ -156,6 +160,12 @@ class Lab:
             raise UnknownNode(f"lab {self.id}: {router!r} is a host, not a router; known routers: "
                               + known_list(self.topology.routers))
         return self.netns(router)
+
+    def startup_config_path(self, router: str) -> Path:
+        """The file ``write memory`` on ``router`` writes: ``/etc/frr/<pathspace>/frr.conf``
+        (what the device layer checks after writing the startup config, without knowing how
+        this lab lays out FRR's files). Raises UnknownNode."""
+        return frr.etc_dir(self.pathspace(router)) / "frr.conf"
 
     def dead_daemons(self, router: str) -> list[str]:
         """The FRR daemons this lab started on ``router`` that are not running now (killed,
@@ -446,7 +456,7 @@ class Lab:
         :func:`ani.device.state.read_frr` (``timeout``: seconds). Raises UnknownNode; ReadError
         (``ani.device.outcome``) if the lab is gone, an FRR daemon of the router is not running,
         or vtysh fails; ReadTimeout (an AniTimeout) when the read runs out of ``timeout``."""
-        from ani.device.state import read_frr  # the device layer sits above the lab: load it late
+        from ani.device.state import read_frr  # loaded on first use (the device layer is below the lab)
 
         return read_frr(self, router, timeout)
 

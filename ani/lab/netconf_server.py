@@ -35,8 +35,8 @@ log = logging.getLogger("ani.lab.netconf_server")
 
 def owner() -> dict[str, Any]:
     """What identifies this process in the journal files: ``{"pid", "start"}`` (start time in
-    clock ticks since boot, :func:`ani.lab.proc.start_time`)."""
-    from ani.lab.proc import start_time
+    clock ticks since boot, :func:`ani.host.proc.start_time`)."""
+    from ani.host.proc import start_time
 
     return {"pid": os.getpid(), "start": start_time(os.getpid())}
 

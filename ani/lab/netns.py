@@ -27,7 +27,7 @@ import time
 
 from ani.errors import LabError
 from ani.host.programs import program
-from ani.lab.proc import check, run
+from ani.host.proc import check, run
 
 NETNS_DIR = "/run/netns"
 #: ``ioctl`` on a namespace fd returning an fd of its owning user namespace (linux/nsfs.h)

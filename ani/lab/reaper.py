@@ -43,7 +43,7 @@ LOG_FILE = "reaper.log"
 
 def start(lab_id: str, lab_dir: Path, owner: int | None = None) -> subprocess.Popen[bytes]:
     """Start the reaper of lab ``lab_id`` for ``owner`` (default: this process). Returns at once."""
-    from ani.lab.proc import start_time
+    from ani.host.proc import start_time
 
     owner = os.getpid() if owner is None else owner
     with open(Path(lab_dir) / LOG_FILE, "ab") as log:
@@ -61,7 +61,7 @@ def start(lab_id: str, lab_dir: Path, owner: int | None = None) -> subprocess.Po
 def is_reaper_of(pid: int | None, lab_id: str, started: int | None = None) -> bool:
     """True if ``pid`` is the reaper of lab ``lab_id`` (its argv runs ``ani.lab.reaper`` with
     ``--lab <lab_id>``; with ``started``, its start time matches: no PID reuse)."""
-    from ani.lab.proc import runs_for_lab
+    from ani.host.proc import runs_for_lab
 
     return runs_for_lab(pid, MODULE, lab_id, started)
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ani.errors import LabError
-from ani.lab.proc import is_alive, runs_for_lab
+from ani.host.proc import is_alive, runs_for_lab
 from ani.netconf.journal import write_json_atomic
 
 HOST = "127.0.0.1"

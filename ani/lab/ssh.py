@@ -39,7 +39,7 @@ from typing import Any
 
 from ani.errors import LabError, LabGone
 from ani.lab import servers
-from ani.lab.proc import ExecResult
+from ani.host.proc import ExecResult
 from ani.lab.servers import HOST, write_json_private
 
 INFO_FILE = "ssh.json"
@@ -148,7 +148,7 @@ def ssh_exec(ep: SshEndpoint, command: str, timeout: float = 10.0) -> ExecResult
     its CLI: the lab's server runs ``vtysh -c COMMAND``; an FRR device with vtysh as the login
     shell does the same). ``timeout``: seconds, login included; then ``timed_out`` is set.
 
-    Returns an :class:`ani.lab.proc.ExecResult` (``rc``: the exit status, 255 when the login
+    Returns an :class:`ani.host.proc.ExecResult` (``rc``: the exit status, 255 when the login
     failed or the connection broke, with the reason in ``stderr``; ``-9`` after a timeout). Never
     raises for the connection: a caller reads ``rc`` as it reads a local command's."""
     import asyncssh

@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ani.errors import LabIdError
-from ani.lab.proc import is_alive, start_time
+from ani.host.proc import is_alive, start_time
 
 #: where lab directories live; override with $ANI_LAB_ROOT (tests of the state logic only)
 LABS_ROOT = Path(os.environ.get("ANI_LAB_ROOT", "/run/ani/labs"))

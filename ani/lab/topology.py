@@ -4,7 +4,8 @@ A topology is YAML validated by pydantic; errors name the bad field, e.g.
 ``links.3.b.node: unknown node 'e9' (known: c1, c2, e1, ...)``.
 
 A *scenario* file (see ``ani.scenario``) embeds a topology under the key
-``topology:``; :func:`load_topology` accepts either form.
+``topology:``; :func:`load_topology` accepts either form (of a scenario file it reads the
+topology only; :func:`ani.scenario.read_topology` validates the whole file).
 
 Example::
 
@@ -268,18 +269,22 @@ def not_a_topology(kind: str, path: str | Path) -> str:
             "(each run starts its own lab); to start its scenario's lab, give that scenario file to ani lab up")
 
 
-def load_topology(path: str | Path) -> Topology:
-    """Load a topology file, or the topology of a scenario file (a mapping with ``topology:``).
+def is_manifest(data: Any) -> bool:
+    """Whether a parsed YAML document is a scenario manifest (``layers:``, or a ``topology:`` of
+    counts) rather than a scenario file (a ``topology:`` with ``routers:``)."""
+    if not isinstance(data, dict):
+        return False
+    topo = data.get("topology")
+    return "layers" in data or (isinstance(topo, dict) and "routers" not in topo)
 
-    A scenario file is validated whole, as ``ani run`` and ``ani campaign run`` read it
-    (:func:`ani.scenario.load_scenario`): an unknown or misspelt key, a bad tenant or pool is
-    refused here too, not only the topology. A path that does not exist is looked up among the
-    shipped data files, as for scenarios.
 
-    Raises TopologyError (file missing, not YAML, or invalid: names the bad field; a
-    NetConfBench task or template or a campaign file: says what it is and the command that
-    takes it, :func:`other_kind`).
-    """
+def read_topology_document(path: str | Path) -> tuple[str | Path, Any]:
+    """The parsed YAML of a topology or scenario file and the path it was read from (a path that
+    does not exist is looked up among the shipped data files, as for scenarios).
+
+    Raises TopologyError (file missing or not YAML; a NetConfBench task or template, a campaign
+    file or a scenario manifest: says what it is and the command that takes it,
+    :func:`other_kind`)."""
     from ani.resources import resolve
 
     try:
@@ -289,13 +294,34 @@ def load_topology(path: str | Path) -> Topology:
     data = load_yaml(path)
     if (kind := other_kind(data)) is not None:
         raise TopologyError(f"{path}: {not_a_topology(kind, path)}")
+    if is_manifest(data):
+        raise TopologyError(f"{path}: this is a scenario manifest, not a scenario file: generate one first "
+                            f"(ani scenario generate {path} --seed N) and start that")
+    return path, data
+
+
+def load_topology(path: str | Path) -> Topology:
+    """Load a topology file, or the topology of a scenario file (its ``topology:`` mapping).
+
+    Only the topology is read and validated: the lab needs nothing else of a scenario file, and
+    the lab layer does not read scenarios (docs/architecture.md, "Layers"). To refuse a scenario
+    file whose tenants or pools are wrong as well, as ``ani lab up``, ``ani run`` and ``ani
+    campaign run`` do, read it with :func:`ani.scenario.read_topology`.
+
+    Raises TopologyError (:func:`read_topology_document`; the topology invalid: names the bad
+    field).
+    """
+    path, data = read_topology_document(path)
     if isinstance(data, dict) and "topology" in data:
-        from ani.scenario.generate import is_manifest
-        from ani.scenario.manifest import parse_scenario
-
-        if is_manifest(data):
-            raise TopologyError(f"{path}: this is a scenario manifest, not a scenario file: generate one first "
-                                f"(ani scenario generate {path} --seed N) and start that")
-
-        return parse_scenario(data, source=str(path)).topology
+        # errors named as in the file (``topology.links.0.a.node``), as the whole file's would be
+        return validation.validate_mapping(_TopologySection, data, source=str(path), what="scenario",
+                                           error=TopologyError, split_nested=True).topology
     return parse_topology(data, source=str(path))
+
+
+class _TopologySection(BaseModel):
+    """The ``topology:`` of a scenario file; its other keys are the scenario's, not read here."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    topology: Topology

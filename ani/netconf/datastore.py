@@ -100,16 +100,10 @@ class Codec:
 
 def _frr_changes(a: DeviceConfig, b: DeviceConfig) -> list[str]:
     """``a`` -> ``b`` as FRR context lines (``+ router bgp 64500 / neighbor ...``), lines outside
-    the model, and nftables lines (``ani.device``'s diff forms)."""
-    from ani.device import firewall
-    from ani.device.apply import frr_diff
-    from ani.device.render import render
+    the model, and nftables lines: :func:`ani.device.apply.mismatch` (``ani.device``'s diff forms)."""
+    from ani.device.apply import mismatch
 
-    bare = {"unmodelled": []}
-    out = frr_diff(render(a.model_copy(update=bare)), render(b.model_copy(update=bare)))
-    out += [f"- {u}" for u in a.unmodelled if u not in b.unmodelled]
-    out += [f"+ {u}" for u in b.unmodelled if u not in a.unmodelled]
-    return out + firewall.diff(a.firewall, b.firewall)
+    return mismatch(a, b)
 
 
 _SCHEMAS: dict[int, editconfig.Schema] = {}

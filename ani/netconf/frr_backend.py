@@ -14,7 +14,8 @@ iproute2's JSON output (operational state).
       "ospf-neighbor": [{"router-id": "100.64.255.1", "interface": "to-c1",
                          "address": "100.64.1.0", "state": "Full/-"}, ...]}}
 
-Sources: ``ip -j addr`` inside the router's netns (interfaces: admin-status from the ``UP``
+Sources (read through :mod:`ani.device.opstate`, the one reader of operational state):
+``ip -j addr`` inside the router's netns (interfaces: admin-status from the ``UP``
 flag, oper-status from ``operstate``: UP -> up, DOWN / LOWERLAYERDOWN / NOTPRESENT -> down,
 anything else (``UNKNOWN`` on lo) -> unknown; IPv4 addresses only, host bits kept), ``show ip
 route json`` (one entry per (prefix, protocol), the key of the YANG list: where FRR has several,
@@ -28,13 +29,17 @@ BGP / OSPF lists are empty when the router runs no bgpd / ospfd.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.device import apply as device_apply
+from ani.device import opstate
+from ani.device.opstate import split_json  # noqa: F401 - named here for this module's callers
 from ani.device.model import DeviceConfig
 from ani.errors import LabError
 from ani.netconf.backend import ApplyError, ApplyReport
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 #: module-qualified name of the state container in RFC 7951 JSON
 STATE = "ani-frr:frr-state"
@@ -57,7 +62,7 @@ class FrrBackend:
             lab's, untouched).
     """
 
-    def __init__(self, lab: Any, router: str, timeout: float = 30.0, write_startup: bool = False) -> None:
+    def __init__(self, lab: Lab, router: str, timeout: float = 30.0, write_startup: bool = False) -> None:
         lab.pathspace(router)  # UnknownNode for a host or an unknown name
         self.lab = lab
         self.router = router
@@ -101,38 +106,27 @@ class FrrBackend:
         """The ``frr-state`` container (see the module docstring). Raises ApplyError
         (restored=True: nothing changed) if FRR or ``ip`` cannot be read."""
         try:
-            addr = self.lab.exec(self.router, ["ip", "-j", "addr"], timeout=self.timeout)
-            if not addr.ok:
-                raise LabError(f"ip -j addr (exit {addr.rc}): {addr.stderr.strip()[:300]}")
-            docs = self._show(self._commands())
+            addrs = opstate.read_addresses(self.lab, self.router, timeout=self.timeout)
+            docs = opstate.read_show(self.lab, self.router, self._commands(), timeout=self.timeout) or {}
         except (LabError, ValueError) as exc:
             raise ApplyError(f"{self.router}: cannot read the operational state: {exc}", restored=True) from exc
         return build_state(
-            json.loads(addr.stdout),
-            docs.get("show ip route json", {}),
-            docs.get("show bgp summary json", {}),
-            docs.get("show ip ospf neighbor json", {}),
+            addrs,
+            docs.get(opstate.ROUTES, {}),
+            docs.get(opstate.BGP_SUMMARY, {}),
+            docs.get(opstate.OSPF_NEIGHBORS, {}),
         )
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _commands(self) -> list[str]:
         daemons = set(self.lab.topology.routers[self.router].daemons)
-        cmds = ["show ip route json"]
+        cmds = [opstate.ROUTES]
         if "bgpd" in daemons:
-            cmds.append("show bgp summary json")
+            cmds.append(opstate.BGP_SUMMARY)
         if "ospfd" in daemons:
-            cmds.append("show ip ospf neighbor json")
+            cmds.append(opstate.OSPF_NEIGHBORS)
         return cmds
-
-    def _show(self, cmds: list[str]) -> dict[str, Any]:
-        """Run ``cmds`` in one vtysh call (its output: one JSON document per command); if that
-        output does not split into as many documents, each command on its own."""
-        res = self.lab.vtysh(self.router, cmds, timeout=self.timeout)
-        docs = split_json(res.stdout) if res.ok else None
-        if docs is not None and len(docs) == len(cmds):
-            return dict(zip(cmds, docs))
-        return {c: self.lab.vtysh_json(self.router, c, timeout=self.timeout) for c in cmds}
 
 
 def _lines(cfg: DeviceConfig) -> int:
@@ -151,23 +145,6 @@ def _lines(cfg: DeviceConfig) -> int:
     return n
 
 
-def split_json(text: str) -> list[Any] | None:
-    """Consecutive JSON documents in ``text`` (blanks between them), or None if it is not that."""
-    dec = json.JSONDecoder()
-    out: list[Any] = []
-    i, n = 0, len(text)
-    while True:
-        while i < n and text[i].isspace():
-            i += 1
-        if i >= n:
-            return out
-        try:
-            doc, i = dec.raw_decode(text, i)
-        except ValueError:
-            return None
-        out.append(doc)
-
-
 # -- building the state document -----------------------------------------------------------------
 
 
@@ -177,7 +154,7 @@ def build_state(addrs: list[dict[str, Any]], routes: dict[str, Any], bgp: dict[s
     ``show bgp summary json`` and ``show ip ospf neighbor json`` (parsed; ``{}`` for a daemon
     that does not run). Lists are in key order; empty lists are left out."""
     st: dict[str, Any] = {
-        "interface": [_interface(i) for i in sorted(addrs, key=lambda i: i.get("ifname", ""))],
+        "interface": [_interface(i) for i in sorted(opstate.interfaces(addrs), key=lambda i: i.name or "")],
         "route": _routes(routes),
         "bgp-neighbor": _bgp(bgp),
         "ospf-neighbor": _ospf(ospf),
@@ -185,17 +162,16 @@ def build_state(addrs: list[dict[str, Any]], routes: dict[str, Any], bgp: dict[s
     return {STATE: {k: v for k, v in st.items() if v}}
 
 
-def _interface(i: dict[str, Any]) -> dict[str, Any]:
+def _interface(i: opstate.Interface) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "name": i["ifname"],
-        "admin-status": "up" if "UP" in (i.get("flags") or []) else "down",
-        "oper-status": _OPER.get(str(i.get("operstate", "")).upper(), "unknown"),
+        "name": i.name,
+        "admin-status": "up" if i.admin_up else "down",
+        "oper-status": _OPER.get(str(i.operstate or "").upper(), "unknown"),
     }
-    v4 = [f"{a['local']}/{a['prefixlen']}" for a in i.get("addr_info", []) if a.get("family") == "inet"]
-    if v4:
-        out["address"] = v4
-    if isinstance(i.get("mtu"), int):
-        out["mtu"] = i["mtu"]
+    if i.ipv4:
+        out["address"] = list(i.ipv4)
+    if i.mtu is not None:
+        out["mtu"] = i.mtu
     return out
 
 
@@ -246,18 +222,17 @@ def _net_key(prefix: str) -> tuple[int, ...]:
 
 
 def _bgp(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    peers = (doc.get("ipv4Unicast") or {}).get("peers") or {}
+    peers = opstate.bgp_peers({"ipv4Unicast": doc.get("ipv4Unicast") or {}})
     out = []
-    for addr in sorted(peers, key=_net_key):
-        p = peers[addr]
-        n: dict[str, Any] = {"address": addr}
-        if isinstance(p.get("remoteAs"), int):
-            n["remote-as"] = p["remoteAs"]
-        n["state"] = str(p.get("state", "Idle"))
-        if isinstance(p.get("peerUptimeMsec"), int):
-            n["uptime-s"] = p["peerUptimeMsec"] // 1000
-        if isinstance(p.get("pfxRcd"), int):
-            n["prefixes-received"] = p["pfxRcd"]
+    for p in sorted(peers, key=lambda p: _net_key(p.address)):
+        n: dict[str, Any] = {"address": p.address}
+        if p.remote_as is not None:
+            n["remote-as"] = p.remote_as
+        n["state"] = p.state if p.state is not None else "Idle"
+        if p.uptime_ms is not None:
+            n["uptime-s"] = p.uptime_ms // 1000
+        if p.prefixes_received is not None:
+            n["prefixes-received"] = p.prefixes_received
         out.append(n)
     return out
 

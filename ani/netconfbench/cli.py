@@ -17,7 +17,7 @@ one); with it, each task is written to ``DIR/<file name>`` in the canonical form
 (``intents/netconfbench/*.json``). Neither overwrites a file that differs unless ``--force``
 is given. ``instantiate`` renders a template (:mod:`ani.netconfbench.templates`) for each
 seed (default: the template's own ``template.seeds``): one seed to stdout or to ``--out
-FILE.json``, several to ``--out DIR`` as ``<template name>-seed<N>.json``. ``harvest`` (:mod:`ani.netconfbench.harvest`) appends to each task file (in place,
+FILE.json``, several to ``--out DIR`` as ``<template name>-seed<N>.json``. ``harvest`` (:mod:`ani.campaign.harvest`, which adds it to this app: it reads results folders) appends to each task file (in place,
 or to copies in ``--out``) the runs that passed every testcase with commands unlike every
 known solution (command F1 below the threshold, 0.5), one line per candidate run; running it
 again adds nothing. A template given to ``import`` or ``show`` (a YAML file, or JSON with
@@ -39,7 +39,6 @@ from ani.console import consoles
 from rich.markup import escape
 
 from ani.errors import AniError, TaskFormatError
-from ani.netconfbench.harvest import HARVEST_F1_THRESHOLD
 
 app = typer.Typer(cls=LiteralHelpGroup, no_args_is_help=True, add_completion=False)
 console, err_console = consoles(highlight=False, soft_wrap=True)
@@ -278,22 +277,3 @@ def instantiate_cmd(
         raise _fail(exc) from None
     for target in targets:
         console.print(f"wrote {escape(str(target))}")
-@app.command("harvest")
-def harvest_cmd(
-    results: Annotated[Path, typer.Argument(help="a results folder (runs.jsonl) of ani campaign run / ani run")],
-    out: Annotated[Path | None, typer.Option("--out", help="write the updated task files here "
-                                             "(default: update the task files in place)")] = None,
-    threshold: Annotated[float, typer.Option("--threshold", min=0.0, max=1.0, help="harvest a run when its "
-                                             "command F1 against every known solution is below this")] = HARVEST_F1_THRESHOLD,
-) -> None:
-    """Add validated runs unlike every known solution to their tasks' ground_truth_configs."""
-    from ani.netconfbench.harvest import harvest
-
-    try:
-        decisions = harvest(results, out, threshold)
-    except AniError as exc:
-        raise _fail(exc) from None
-    for d in decisions:
-        console.print(escape(d.line()))
-    n = sum(1 for d in decisions if d.harvested)
-    console.print(f"{n} solution(s) harvested from {len(decisions)} validated run(s)")

@@ -6,7 +6,7 @@ solutions.
     want = solution_changes(initial, solution["configs"])  # the same, for the solution
     command_score(changes, [(solution_id, want), ...])     # CommandScore, best F1 over solutions
 
-How it is computed (one diff code path, :func:`ani.observer.changes.config_changes`)
+How it is computed (one diff code path, :func:`ani.device.changes.config_changes`)
     1. The run's applied commands on a router are the hier-config difference of its initial
        against its final running configuration (both read out of band, parsed into the device
        model): ``+ <block> / <line>`` for each leaf line only the final has, ``- <block> /
@@ -15,7 +15,7 @@ How it is computed (one diff code path, :func:`ani.observer.changes.config_chang
        the solution's command list (as typed in configuration mode: flat, or indented; with or
        without ``configure terminal`` / ``exit`` / ``end``) made into an indented FRR text
        as vtysh would enter it and merged onto the initial configuration with hier-config
-       (:func:`ani.netconfbench.commands.merge_solution`, the scripted agent's and the
+       (:func:`ani.device.commands.merge_solution`, the scripted agent's and the
        observer's reading too: a block entered twice is one block, a ``no`` line removes what
        it names; Cisco mask spellings of ``ip route`` / OSPF ``network`` made prefixes), and
        parsed back into the device model, which normalises the spellings FRR accepts and
@@ -62,6 +62,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ani.device.commands import frr_spellings  # its home is the device layer
 from ani.netconfbench.reload_check import RouterCrosscheck
 
 __all__ = ["CommandScore", "applied_changes", "command_score", "solution_changes", "solution_end_state",
@@ -121,39 +122,13 @@ def wildcard(command: str) -> str:
     return out
 
 
-def frr_spellings(lines: Sequence[str]) -> list[str]:
-    """Cisco mask spellings FRR prints as prefixes: ``ip route A M NH`` -> ``ip route A/len NH``,
-    OSPF ``network A W area X`` -> ``network A/len area X``; other lines as they are."""
-    from ipaddress import IPv4Network
-
-    def prefix(addr: str, mask: str, wild: bool) -> str | None:
-        try:
-            if wild:
-                mask = ".".join(str(255 - int(o)) for o in mask.split("."))
-            return str(IPv4Network(f"{addr}/{mask}", strict=False))
-        except ValueError:
-            return None
-
-    out = []
-    for raw in lines:
-        line = str(raw)
-        m = re.match(r"^(\s*(?:no )?ip route )(\d+\.\d+\.\d+\.\d+) (\d+\.\d+\.\d+\.\d+) (.*)$", line)
-        if m and (p := prefix(m.group(2), m.group(3), False)):
-            line = f"{m.group(1)}{p} {m.group(4)}"
-        m = re.match(r"^(\s*(?:no )?network )(\d+\.\d+\.\d+\.\d+) (\d+\.\d+\.\d+\.\d+) (area .*)$", line)
-        if m and (p := prefix(m.group(2), m.group(3), True)):
-            line = f"{m.group(1)}{p} {m.group(4)}"
-        out.append(line)
-    return out
-
-
 _norm_lines = frr_spellings
 
 
 def applied_changes(initial: Mapping[str, Any], final: Mapping[str, Any]) -> dict[str, list[str]]:
     """``{router: config_changes(initial, final)}`` for the routers both have (module doc,
     step 1); a router without changes maps to []. Pure."""
-    from ani.observer.changes import config_changes
+    from ani.device.changes import config_changes
 
     return {r: config_changes(initial[r], final[r]) for r in initial if r in final}
 
@@ -164,7 +139,7 @@ def solution_end_state(initial: Mapping[str, Any], configs: Mapping[str, Sequenc
     the solution's ``{router: [command, ...]}`` in lab names), module doc step 2; the routers
     it does not name are left out. Raises KeyError naming a router of the solution the initial
     configurations do not have, ValueError when a router's end state does not parse."""
-    from ani.netconfbench.commands import config_lines, merge_solution
+    from ani.device.commands import config_lines, merge_solution
 
     out: dict[str, Any] = {}
     for router, lines in configs.items():
@@ -178,7 +153,7 @@ def solution_end_state(initial: Mapping[str, Any], configs: Mapping[str, Sequenc
 def solution_changes(initial: Mapping[str, Any], configs: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """The changes a solution makes on the initial configurations (:func:`solution_end_state`'s
     arguments and errors), module doc step 2."""
-    from ani.observer.changes import config_changes
+    from ani.device.changes import config_changes
 
     return {r: config_changes(initial[r], end) for r, end in solution_end_state(initial, configs).items()}
 

@@ -39,23 +39,26 @@ shape, raises :class:`~ani.errors.TaskFormatError` naming ``testcases[i]``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.errors import TaskFormatError
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["export_final_cfg", "lab_names", "run_testcases"]
 
 
-def lab_names(lab: Any) -> Any:
+def lab_names(lab: Lab) -> Any:
     """The :class:`~ani.netconfbench.names.NameMap` ``lab`` was built with, from its topology's
     ``aliases`` (identity for a lab without: every name is the task's)."""
     from ani.netconfbench.names import NameMap
 
-    aliases = getattr(getattr(lab, "topology", None), "aliases", None) or {}
+    aliases = lab.topology.aliases or {}
     return NameMap.from_aliases(dict(aliases), list(lab.routers))
 
 
-def export_final_cfg(lab: Any, names: Any = None) -> dict[str, str]:
+def export_final_cfg(lab: Lab, names: Any = None) -> dict[str, str]:
     """``{device: its running configuration}`` for every router of ``lab`` (text as
     :meth:`ani.lab.Lab.running_config` reads it), in the task's names (module doc; ``names``:
     default :func:`lab_names`). Raises what that raises (ReadError when a router's FRR is not
@@ -82,7 +85,7 @@ def _testcase(tc: Any, where: str, names: Any) -> Any:
         raise TaskFormatError("; ".join(validation_problems(exc, prefix=where, drop=SHAPE_TAGS))) from None
 
 
-def run_testcases(lab: Any, testcases: list[Any], *, bound_s: float = 0.0, where: str = "testcases",
+def run_testcases(lab: Lab, testcases: list[Any], *, bound_s: float = 0.0, where: str = "testcases",
                   names: Any = None) -> list[dict[str, Any]]:
     """Run ``testcases`` (testcase models or raw mappings as a task file has them, either
     shape, in the task's or the lab's names) on ``lab``; one ``{"name", "status": "pass" |

@@ -1,8 +1,10 @@
 """Validated-run harvesting (NetConfBench draft §3.2 step 7): a run that passed every testcase
 with commands unlike every known solution of its task becomes a new solution of that task.
 
+    from ani.campaign.harvest import harvest                # a results folder's runs (campaign layer)
     decisions = harvest("results/ncb-levels")                 # the task files updated in place
     decisions = harvest("results/ncb-levels", out="harvested")  # or copies written to out/
+    decisions = harvest_records(records)                      # the records themselves (this module)
     [d.line() for d in decisions]
     # ["harvested a1-netconfbench-static-backup-s1 as harvested-3f9c01ab into .../static-backup.json (best F1 0.00 against expert-0001)",
     #  "skipped a2-netconfbench-static-backup-s1: like expert-0001 (F1 1.00 >= 0.5)"]
@@ -39,7 +41,7 @@ earlier harvest wrote, changes no file. The task files are written with
 already there are scored against the run's own initial configurations
 (``NcbScores.initial_configs``), so a solution added after the run is compared too.
 
-Errors: a results folder without ``runs.jsonl`` (or ``ani run``'s ``run.json``) raises ConfigError; a task file that is
+Errors (:func:`ani.campaign.harvest.harvest`: a results folder without ``runs.jsonl`` or ``run.json`` raises ConfigError); a task file that is
 missing or invalid is a ``skipped`` decision naming it (TaskFormatError's message), never a
 half-written file.
 """
@@ -52,9 +54,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ani.errors import ConfigError, TaskFormatError
+from ani.errors import TaskFormatError
 
-__all__ = ["HARVEST_F1_THRESHOLD", "PROVENANCE", "HarvestDecision", "harvest", "harvest_records",
+__all__ = ["HARVEST_F1_THRESHOLD", "PROVENANCE", "HarvestDecision", "harvest_records",
            "solution_id_of"]
 
 #: a validated run becomes a solution when its command F1 against every known one is below this
@@ -193,26 +195,3 @@ def harvest_records(records: Sequence[Any], out: str | Path | None = None,
             here = [replace(d, written=str(dest)) if d.harvested else d for d in here]
         decisions += here
     return decisions
-
-
-def harvest(results_dir: str | Path, out: str | Path | None = None,
-            threshold: float = HARVEST_F1_THRESHOLD) -> list[HarvestDecision]:
-    """Harvest the runs of a results folder: its ``runs.jsonl`` (``ani campaign run``), else
-    its ``run.json`` (``ani run --out``); see :func:`harvest_records`. Raises ConfigError if
-    the folder has neither, or its ``run.json`` is not a run record."""
-    from pydantic import ValidationError
-
-    from ani.campaign.results import RUNS_FILE, RunRecord, read_runs
-    from ani.validation import format_validation_error
-
-    path = Path(results_dir)
-    if (path / RUNS_FILE).is_file():
-        return harvest_records(read_runs(path), out, threshold)
-    single = path / "run.json"
-    if single.is_file():
-        try:
-            rec = RunRecord.model_validate_json(single.read_text(encoding="utf-8"))
-        except ValidationError as exc:
-            raise ConfigError(f"{single}: not a run record: {format_validation_error(exc)}") from None
-        return harvest_records([rec], out, threshold)
-    raise ConfigError(f"{path}: no {RUNS_FILE} nor run.json (not a results folder of ani campaign run / ani run)")

@@ -43,15 +43,18 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ani.errors import TaskFormatError
 from ani.lab.topology import ConvergenceSpec, Topology, parse_topology
-from ani.netconfbench.commands import config_lines
+from ani.device.commands import config_lines
 from ani.netconfbench.names import NameMap, build_name_map
 from ani.scenario.manifest import Scenario
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = [
     "FAIL_BOUND_S",
@@ -235,7 +238,7 @@ def _topology_name(task: Any, source: str) -> str:
 # -- applying a solution, out of band -------------------------------------------------------------
 
 
-def apply_solution(lab: Any, configs: dict[str, list[str]], names: NameMap | None = None) -> list[str]:
+def apply_solution(lab: Lab, configs: dict[str, list[str]], names: NameMap | None = None) -> list[str]:
     """Send each router's commands of a solution (``{router: [command, ...]}``, lab names) to its
     vtysh out of band, in configuration mode (``configure terminal`` and ``end`` added, the
     solution's own mode lines dropped). Returns one problem per router whose vtysh failed or
@@ -347,9 +350,9 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
     testcases = list(mapped.testcases)
     problems: list[str] = []
     initial: list[dict[str, Any]] = []
-    from ani.campaign.runner import settle_seconds
+    from ani.scenario import settle as _settle
 
-    settle = settle_seconds(scenario)  # BGP carries a change (or the first updates) this late
+    settle = _settle.settle_seconds(scenario)  # BGP carries a change (or the first updates) this late
     lab = make_lab(scenario.topology)
     try:
         lab.up()

@@ -273,8 +273,7 @@ def summarise(text: str, endpoint: Mapping[str, Any], cfg: SummaryConfig) -> tup
     retries), AniTimeout (no complete response within the bound)."""
     from openai import OpenAI
 
-    from ani.agents.llm import message_text, token_count
-    from ani.agents.llm_endpoint import ABANDON_GRACE_S, bounded, check_body
+    from ani.llm_endpoint import ABANDON_GRACE_S, bounded, check_body, message_text, token_count
 
     env = endpoint.get("api_key_env")
     key = "no-key" if env is None else os.environ.get(str(env))
@@ -309,7 +308,7 @@ def reasoning_for_score(events: Iterable[Mapping[str, Any]], cfg: SummaryConfig 
                         agent_config: Mapping[str, Any] | None = None) -> ReasoningText:
     """The text the reasoning score embeds, and how it was obtained (module doc). ``cfg``
     None: the default (the agent's endpoint). Never raises for a failing endpoint."""
-    from ani.agents.llm_endpoint import endpoint_cause, redact_url
+    from ani.llm_endpoint import endpoint_cause, redact_url
     from ani.netconfbench.reasoning import reasoning_text
 
     evs = list(events)

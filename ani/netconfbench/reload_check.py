@@ -14,7 +14,7 @@ How it is computed, per router (the routers in parallel, at most :data:`WORKERS`
        runs ``vtysh -m -f`` on both files to mark their blocks, which vtysh does offline). It
        prints FRR's difference: ``Lines To Delete`` and ``Lines To Add``, each entry the block
        headers then the line (:func:`parse_test_output`).
-    3. Its entries are put in the form of :func:`ani.observer.changes.config_changes`
+    3. Its entries are put in the form of :func:`ani.device.changes.config_changes`
        (:func:`reload_changes`): ``+ <block> / <line>`` for a line to add, ``- <block> /
        <line>`` for one to delete; frr-reload's ``no X`` lines are read back as what they do
        (an added ``no X`` that the final configuration holds is ``+ no X``, otherwise it deletes
@@ -211,7 +211,7 @@ def reload_changes(deletes: Sequence[tuple[str, ...]], adds: Sequence[tuple[str,
                    initial_text: str, final_text: str) -> list[str]:
     """frr-reload's entries (:func:`parse_test_output`) as ``config_changes`` strings (module
     doc, step 3): ``- ...`` first, then ``+ ...``, each group in frr-reload's order. Pure."""
-    from ani.observer.changes import _norm
+    from ani.device.changes import _norm
 
     init_leaves = _tree_leaves(initial_text)
     final_paths = {p[: k + 1] for p in _tree_leaves(final_text) for k in range(len(p))}

@@ -180,7 +180,7 @@ def _without_faults(initial: Mapping[str, Any], final: Mapping[str, Any],
     (:func:`ani.observer.changes.without_changes`, per router), ``n`` the run's change lines
     that left out."""
     from ani.netconfbench.command_score import applied_changes
-    from ani.observer.changes import without_changes
+    from ani.device.changes import without_changes
 
     own: dict[str, list[str]] = {}
     for line in fault_lines:
@@ -239,7 +239,7 @@ def _task_key(r: Any) -> str:
 
 
 def _scores(runs: list[Any], per_task: bool) -> CellScores:
-    from ani.campaign.stats import wilson
+    from ani.stats import wilson
 
     scored = [r for r in runs if getattr(r, "testcase_score", None) is not None]
     n = len(scored)

@@ -29,7 +29,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ani.agents.base import AgentTask
+from ani.agent_types import AgentTask
 from ani.errors import TaskFormatError
 from ani.lab.topology import Topology
 from ani.netconfbench.lab import NcbScenario, task_scenario
@@ -55,7 +55,7 @@ class NcbTaskVariant(TaskVariant):
 
     def agent_view(self) -> AgentTask:
         """The request (no files); ``oracle`` = the first solution in the lab's names, for the
-        scripted baseline only (see :class:`ani.agents.base.AgentTask`)."""
+        scripted baseline only (see :class:`ani.agent_types.AgentTask`)."""
         sols = self.params.get("lab_solutions") or []
         return AgentTask(task_class=self.task_class, variant_id=self.variant_id, request=self.request,
                          files={}, oracle=dict(sols[0]) if sols else {})

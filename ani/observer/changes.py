@@ -9,7 +9,8 @@ How it is computed
     1. The routers' whole configurations are read out of band (:func:`ani.device.apply.read`:
        FRR's running config and the nftables ruleset, through ``lab.exec`` / ``vtysh``, never
        an adapter) before the agent's first call and once grading is done.
-    2. The run's changes on a router are the hier-config difference initial -> final, both
+    2. The run's changes on a router are :func:`ani.device.changes.config_changes` (the
+       project's one diff of two configurations), the hier-config difference initial -> final, both
        ways (:class:`ani.device.remediation.FrrDriver`, FRR 8.4's syntax): every leaf line
        only the final config has is ``+ <block> / <line>``, every one only the initial has is
        ``- <block> / <line>``; nftables: the sets, elements, forward policy and rules (by their
@@ -19,9 +20,10 @@ How it is computed
        (:func:`ani.agents.scripted_tasks.changes_for`: reads only the request, its files and the
        configs, never the hidden tests) compiled onto them (:func:`ani.intents.compile_changes`);
        for an imported NetConfBench task, its first solution's lines merged onto them
-       (:func:`ani.netconfbench.commands.merge_solution`).
+       (:func:`ani.device.commands.merge_solution`).
     4. Unrequested = the run's changes not among the needed ones, ``"<router>: <change>"``.
-    5. The kernel's IPv4 interface addresses (``ip -j addr show``) are read with the
+    5. The kernel's IPv4 interface addresses (``ip -j addr show``, through the one reader of
+       operational state, :mod:`ani.device.opstate`) are read with the
        configurations: an address the kernel gained or lost that the router's FRR
        configuration did not (``ip addr flush`` under FRR: zebra keeps ``ip address`` in its
        running config) is listed too, ``"<router>: - kernel / interface X / address A"``.
@@ -42,20 +44,27 @@ Limits (said, not hidden)
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ani.device.changes import config_changes, without_changes
 from ani.device.model import DeviceConfig
+from ani.device.opstate import address_changes, kernel_addresses, read_addresses
+from ani.errors import StateReadError
 from ani.host.threads import ContextPool
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["config_changes", "kernel_addresses", "read_configs", "read_kernel", "reference_configs",
            "unrequested_changes", "without_changes"]
 
-_PL_SEQ = re.compile(r"^(ip prefix-list \S+) seq \d+ ")
+# config_changes / without_changes (step 2: the project's one diff of two configurations) live in
+# ani.device.changes, kernel_addresses (step 5) in ani.device.opstate; named here for the callers
+# of this module.
 
 
-def read_configs(lab: Any, routers: list[str], timeout: float = 10.0, workers: int = 8) -> dict[str, DeviceConfig]:
+def read_configs(lab: Lab, routers: list[str], timeout: float = 10.0, workers: int = 8) -> dict[str, DeviceConfig]:
     """``{router: DeviceConfig}`` read out of band, ``workers`` routers at a time. Raises
     ReadError / ReadTimeout (:func:`ani.device.apply.read`)."""
     from ani.device.apply import read
@@ -65,31 +74,16 @@ def read_configs(lab: Any, routers: list[str], timeout: float = 10.0, workers: i
     return dict(zip(routers, cfgs, strict=True))
 
 
-def kernel_addresses(ip_json: str) -> set[tuple[str, str]]:
-    """``{(interface, "A/len")}`` of the IPv4 addresses in ``ip -j addr show`` output, 127/8 left
-    out. Raises ValueError if it is not that JSON."""
-    import json
-
-    out: set[tuple[str, str]] = set()
-    for link in json.loads(ip_json or "[]"):
-        for a in link.get("addr_info") or []:
-            if a.get("family") == "inet" and not str(a.get("local", "")).startswith("127."):
-                out.add((str(link.get("ifname")), f"{a.get('local')}/{a.get('prefixlen')}"))
-    return out
-
-
-def read_kernel(lab: Any, routers: list[str], timeout: float = 10.0,
+def read_kernel(lab: Lab, routers: list[str], timeout: float = 10.0,
                 workers: int = 8) -> dict[str, set[tuple[str, str]]]:
-    """``{router: kernel_addresses(...)}`` read with ``lab.exec`` (``ip -j addr show``),
-    ``workers`` routers at a time; a router whose read fails is left out."""
+    """``{router: kernel_addresses(...)}`` read with :func:`ani.device.opstate.read_addresses`
+    (``ip -j addr show``), ``workers`` routers at a time; a router whose read fails (the
+    command fails or prints no JSON) is left out; the lab's own errors are raised."""
 
     def one(r: str) -> set[tuple[str, str]] | None:
-        res = lab.exec(r, ["ip", "-j", "addr", "show"], timeout=timeout)
-        if getattr(res, "rc", 1) != 0:
-            return None
         try:
-            return kernel_addresses(res.stdout)
-        except ValueError:
+            return kernel_addresses(read_addresses(lab, r, timeout=timeout))
+        except StateReadError:
             return None
 
     with ContextPool(max_workers=max(1, min(workers, len(routers) or 1))) as pool:
@@ -99,79 +93,6 @@ def read_kernel(lab: Any, routers: list[str], timeout: float = 10.0,
 
 def _config_addresses(cfg: DeviceConfig) -> set[tuple[str, str]]:
     return {(name, str(a)) for name, i in cfg.interfaces.items() for a in i.addresses}
-
-
-def _frr_leaves(cfg: DeviceConfig) -> Any:
-    from hier_config import get_hconfig
-
-    from ani.device.remediation import FrrDriver, frr_text
-
-    return get_hconfig(FrrDriver(), frr_text(cfg))
-
-
-def _norm(line: str) -> str:
-    return _PL_SEQ.sub(r"\1 ", line)
-
-
-def _paths(h: Any) -> list[str]:
-    return [" / ".join(_norm(p.text) for p in c.lineage()) for c in h.all_children_sorted() if not c.children]
-
-
-def _nft_lines(cfg: DeviceConfig) -> list[str]:
-    from ani.device.firewall import rule_text
-
-    fw = cfg.firewall
-    out = [u for u in cfg.unmodelled if u.startswith("nft / ")]
-    if fw is None:
-        return out
-    for name, s in fw.sets.items():
-        out.append(f"nft / set {name}")
-        out += [f"nft / set {name} / element {e}" for e in s.elements]
-    out.append(f"nft / chain forward / policy {fw.forward_policy}")
-    out += [f"nft / chain forward / rule {rule_text(r)}" for r in fw.forward_rules]
-    return out
-
-
-def without_changes(cfg: DeviceConfig, changes: Any) -> DeviceConfig:
-    """``cfg`` without the FRR leaf lines that the change lines ``changes`` name (their form:
-    ``"+ interface lo / description X"`` or ``"- ..."``, the sign not looked at; a prefix-list
-    entry matched without its sequence number), and without a block left empty by that:
-    e.g. a router's configuration less what a fault wrote into it
-    (:attr:`ani.faults.record.FaultRecord.wrote`), so that the run's own changes are what is
-    left of :func:`config_changes`. ``nft / ...`` lines are not removed. Pure; ``cfg`` itself is
-    returned when nothing matches."""
-    from ani.device.parse import parse
-
-    paths = {str(c).partition(" ")[2] for c in changes or ()}
-    paths = {p for p in paths if p and not p.startswith("nft / ")}
-    h = _frr_leaves(cfg)
-    dropped = False
-    for child in list(h.all_children_sorted()):
-        if not child.children and " / ".join(_norm(p.text) for p in child.lineage()) in paths:
-            parent = child.parent
-            child.delete()
-            dropped = True
-            while parent is not None and parent is not h and not parent.children:
-                up = parent.parent
-                parent.delete()
-                parent = up
-    if not dropped:
-        return cfg
-    out = parse("\n".join(c.cisco_style_text() for c in h.all_children_sorted()) + "\n")
-    if set(_paths(_frr_leaves(out))) != set(_paths(h)):  # the model could not hold the rest as it was
-        return cfg
-    return out.model_copy(update={"firewall": cfg.firewall,
-                                  "unmodelled": [*out.unmodelled, *(u for u in cfg.unmodelled if u.startswith("nft / "))]})
-
-
-def config_changes(before: DeviceConfig, after: DeviceConfig) -> list[str]:
-    """The changes ``before`` -> ``after`` (module doc, step 2): ``- ...`` lines first, then
-    ``+ ...``; [] if equal. Pure."""
-    hb, ha = _frr_leaves(before), _frr_leaves(after)
-    out = [f"- {p}" for p in _paths(hb.difference(ha))] + [f"+ {p}" for p in _paths(ha.difference(hb))]
-    nb, na = Counter(_nft_lines(before)), Counter(_nft_lines(after))
-    out += [f"- {ln}" for ln in (nb - na).elements()] + [f"+ {ln}" for ln in (na - nb).elements()]
-    return out
 
 
 def reference_configs(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[dict[str, DeviceConfig] | None, str | None]:
@@ -192,8 +113,8 @@ def reference_configs(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[d
 
 def _ncb_reference(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[dict[str, DeviceConfig] | None, str | None]:
     """A netconfbench variant's reference end state: the initial configs with its first
-    solution's lines merged in (:func:`ani.netconfbench.commands.merge_solution`)."""
-    from ani.netconfbench.commands import config_lines, merge_solution
+    solution's lines merged in (:func:`ani.device.commands.merge_solution`)."""
+    from ani.device.commands import config_lines, merge_solution
 
     sol = variant.agent_view().oracle or {}
     configs = sol.get("configs") or {}
@@ -231,9 +152,8 @@ def unrequested_changes(initial: dict[str, DeviceConfig], final: dict[str, Devic
         if ki is None or kf is None:
             continue
         ci, cf = _config_addresses(initial[r]), _config_addresses(final[r])
-        for sign, got in (("-", ki - kf), ("+", kf - ki)):
-            for ifname, addr in sorted(got):
-                explained = ((ifname, addr) in ci - cf) if sign == "-" else ((ifname, addr) in cf - ci)
-                if not explained:
-                    out.append(f"{r}: {sign} kernel / interface {ifname} / address {addr}")
+        for sign, ifname, addr in address_changes(ki, kf):
+            explained = ((ifname, addr) in ci - cf) if sign == "-" else ((ifname, addr) in cf - ci)
+            if not explained:
+                out.append(f"{r}: {sign} kernel / interface {ifname} / address {addr}")
     return out

@@ -36,7 +36,6 @@ round instead of one per check.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -45,8 +44,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ani.device import opstate
 from ani.errors import HostFault, ObserverError
 from ani.host.threads import ContextPool
+from ani.lab.protocol import Lab
 from ani.observer.checks import BgpSessionCheck, Check, CommandCheck, LoopbackCheck, ReachCheck, RouteCheck
 from ani.observer.match import LEGACY, find_expected
 from ani.observer.probe import PROBE_VERBS, probe_argv
@@ -125,7 +126,7 @@ class _Reader:
     a time). A read that raised is shared like data (HostFault included: the host cannot grade).
     """
 
-    def __init__(self, lab: Any) -> None:
+    def __init__(self, lab: Lab) -> None:
         self.lab = lab
         self._lock = threading.Lock()
         self._reads: dict[tuple[str, str], _Read] = {}
@@ -182,7 +183,7 @@ class Observer:
             run's final configuration reads); it must not block. What it raises is raised.
     """
 
-    def __init__(self, lab: Any, *, workers: int = 32, poll_s: float = 0.2, negative_workers: int = 128,
+    def __init__(self, lab: Lab, *, workers: int = 32, poll_s: float = 0.2, negative_workers: int = 128,
                  batch_workers: int = 8, settle_looks: int | None = None,
                  make_watch: Callable[[Any], NetworkWatch | None] = network_watch,
                  negative_wait_s: float = NEGATIVE_WAIT_S) -> None:
@@ -344,32 +345,21 @@ class Observer:
         """Read every command ``checks`` need on ``router`` with ONE vtysh (``-c A -c B ...``,
         the JSON documents split in order) into the round's reader; on any mismatch nothing is
         stored and each check reads for itself."""
-        cmds = ["show ip route json" if isinstance(c, RouteCheck) else "show bgp summary json" for c in checks
+        cmds = [opstate.ROUTES if isinstance(c, RouteCheck) else opstate.BGP_SUMMARY for c in checks
                 if isinstance(c, (RouteCheck, BgpSessionCheck))]
-        cmds += [f"show bgp ipv4 unicast {c.prefix} json" for c in checks
+        cmds += [opstate.bgp_prefix_command(c.prefix) for c in checks
                  if isinstance(c, RouteCheck) and c.expect and (c.local_pref is not None or c.community is not None)]
         cmds = list(dict.fromkeys(cmds))
-        if len(cmds) < 2 or not callable(getattr(self.lab, "vtysh", None)):
+        if len(cmds) < 2:
             return  # one command: the check's own read is the same single vtysh
         started = time.monotonic()
         try:
-            res = self.lab.vtysh(router, cmds)
+            docs = opstate.read_show(self.lab, router, cmds, fallback=False)
         except HostFault:
             raise
-        except Exception:  # noqa: BLE001 - each check reads for itself
+        except Exception:  # noqa: BLE001 - each check reads for itself (a lab that could not: its read says why)
             return
-        if not getattr(res, "ok", False):
-            return
-        dec, text, pos, docs = json.JSONDecoder(), res.stdout, 0, []
-        try:
-            while len(docs) < len(cmds):
-                while pos < len(text) and text[pos].isspace():
-                    pos += 1
-                doc, pos = dec.raw_decode(text, pos)
-                docs.append(doc)
-        except ValueError:
-            return
-        for cmd, doc in zip(cmds, docs, strict=True):
+        for cmd, doc in (docs or {}).items():
             self._reader.put(router, cmd, doc, started)
 
     def _sample_read(self, check: Check) -> CheckResult:
@@ -548,14 +538,10 @@ class Observer:
         return got > 0, f"{got} of {count} answered"
 
     def _bgp(self, check: BgpSessionCheck, seen: list[float]) -> tuple[bool, str]:
-        data = self._read(check.router, "show bgp summary json", seen)
-        want = str(check.neighbor)
-        if isinstance(data, dict):
-            for af in data.values():
-                if isinstance(af, dict) and isinstance(af.get("peers"), dict) and want in af["peers"]:
-                    state = af["peers"][want].get("state", "?")
-                    return state == "Established", f"state {state}"
-        return False, "neighbor not configured"
+        state = opstate.bgp_peer_state(self._read(check.router, opstate.BGP_SUMMARY, seen), check.neighbor)
+        if state is None:
+            return False, "neighbor not configured"
+        return state == "Established", f"state {state}"
 
 
     def _route(self, check: RouteCheck, seen: list[float]) -> tuple[bool, str]:
@@ -563,7 +549,7 @@ class Observer:
         seen. The table is read whole (``show ip route json``, keyed by prefix: the exact prefix
         is looked up, a covering route does not count) and shared by the router's checks."""
         want = str(check.prefix)
-        data = self._read(check.router, "show ip route json", seen)
+        data = self._read(check.router, opstate.ROUTES, seen)
         present = isinstance(data, dict) and want in data
         if check.protocol is not None or check.next_hop is not None or check.distance is not None:
             entries = [r for r in data[want] if isinstance(r, dict)] if present else []
@@ -581,7 +567,7 @@ class Observer:
         if check.local_pref is None and check.community is None:
             protos = sorted({str(r.get("protocol", "?")) for r in data[want] if isinstance(r, dict)})
             return True, f"route present ({', '.join(protos)})"
-        bgp = self._read(check.router, f"show bgp ipv4 unicast {want} json", seen)
+        bgp = self._read(check.router, opstate.bgp_prefix_command(want), seen)
         paths = bgp.get("paths", []) if isinstance(bgp, dict) else []
         best = next((p for p in paths if isinstance(p, dict) and (p.get("bestpath") or {}).get("overall")), None)
         if best is None:

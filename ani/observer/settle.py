@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ani.host.threads import ContextPool, thread
+from ani.lab.protocol import Devices, Lab, LocalFrr, provides
 
 __all__ = ["LOOK_FACTOR", "MIN_QUIET_S", "SETTLE_LOOKS", "SETTLE_PERIOD_S", "SETTLE_QUIET_S", "WATCH_PERIOD_S",
            "NetworkWatch", "network_watch", "settle_left", "settle_reader", "settled", "wait_settled"]
@@ -122,12 +123,11 @@ def wait_settled(read_state: Callable[[], Any], read_pending: Callable[[], Seque
         pool.shutdown(wait=False)
 
 
-def settle_reader(lab: Any) -> tuple[Callable[[], Any], Callable[[], list[str]]] | None:
+def settle_reader(lab: Lab) -> tuple[Callable[[], Any], Callable[[], list[str]]] | None:
     """``(read_state, read_pending)`` of ``lab`` for :func:`wait_settled`
     (:func:`ani.lab.converge.routing_state`, :func:`ani.lab.converge.pending_timers`); None for a
-    lab without FRR routers to read (no ``pathspace``: a test's fake)."""
-    routers = getattr(getattr(lab, "topology", None), "routers", None)
-    if not routers or not callable(getattr(lab, "pathspace", None)):
+    lab without FRR routers to read here (not :class:`~ani.lab.protocol.LocalFrr`: a FakeLab)."""
+    if not provides(lab, Devices, LocalFrr) or not lab.topology.routers:
         return None
     from ani.lab import converge
 
@@ -221,12 +221,11 @@ class NetworkWatch:
             self._thread.join(timeout=10)
 
 
-def network_watch(lab: Any) -> NetworkWatch | None:
+def network_watch(lab: Lab) -> NetworkWatch | None:
     """A :class:`NetworkWatch` of ``lab``'s routing state (:func:`ani.lab.converge.routing_state`,
     window :func:`ani.lab.converge.silent_timers_s`), not started; None for a lab without FRR
-    routers to read (no ``pathspace``: a test's fake)."""
-    routers = getattr(getattr(lab, "topology", None), "routers", None)
-    if not routers or not callable(getattr(lab, "pathspace", None)):
+    routers to read here (not :class:`~ani.lab.protocol.LocalFrr`: a FakeLab)."""
+    if not provides(lab, Devices, LocalFrr) or not lab.topology.routers:
         return None
     from ani.lab import converge
 

@@ -9,7 +9,7 @@ Task classes: ``onboard-site``, ``change-set``, ``decommission``, ``troubleshoot
 (:mod:`ani.scenario.tasks`, ``docs/tasks.md``).
 """
 
-from ani.scenario.manifest import Pool, Scenario, Site, Tenant, load_scenario, parse_scenario
+from ani.scenario.manifest import Pool, Scenario, Site, Tenant, load_scenario, parse_scenario, read_topology
 from ani.scenario.tasks import (
     FORMS,
     TASK_CLASSES,
@@ -38,4 +38,5 @@ __all__ = [
     "get_task_class",
     "load_scenario",
     "parse_scenario",
+    "read_topology",
 ]

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ani.errors import GeneratorError, TopologyError
 from ani.intents.services.realism import SITE_POOL
+from ani.lab.topology import is_manifest  # noqa: F401  (its home; importable here as before)
 from ani.scenario.build import Build, Layer
 from ani.scenario.topology_base import TopologySpec, build_base
 
@@ -171,15 +172,6 @@ def load_manifest(path: str | Path) -> Manifest:
     if isinstance(data, dict) and "topology" in data and not is_manifest(data):
         raise GeneratorError(f"{path}: this is a scenario file, not a manifest (start it with: ani lab up {path})")
     return validate_mapping(Manifest, data, source=str(path), what="manifest", error=GeneratorError)
-
-
-def is_manifest(data: Any) -> bool:
-    """Whether a parsed YAML document is a manifest (``layers:``, or a ``topology:`` of counts)
-    rather than a scenario file (a ``topology:`` with ``routers:``)."""
-    if not isinstance(data, dict):
-        return False
-    topo = data.get("topology")
-    return "layers" in data or (isinstance(topo, dict) and "routers" not in topo)
 
 
 def _manifest(manifest: Manifest | str | Path) -> Manifest:

@@ -20,21 +20,17 @@ element) whose host is a node of the topology, in topology host order.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+# the service classes' invariants are the intents layer's (intents.checks restricts them to what a
+# change touches); importable here as before
+from ani.intents.checks import class_invariants
 
 if TYPE_CHECKING:
     from ani.observer.checks import Check
     from ani.scenario.manifest import Scenario
 
 __all__ = ["baseline_invariants", "class_invariants", "listed_invariants"]
-
-
-def class_invariants(configs: dict[str, Any], topology: Any) -> list[Check]:
-    """The invariants of every service class's instances in ``configs`` (``{router:
-    DeviceConfig}``) on ``topology``, classes in registration order."""
-    from ani.intents.services import service_classes
-
-    return [c for cls in service_classes() for c in cls.invariants(configs, topology)]
 
 
 def listed_invariants(scenario: Scenario) -> list[Check]:

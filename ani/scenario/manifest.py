@@ -229,6 +229,23 @@ def parse_scenario(data: Any, *, source: str = "<scenario>") -> Scenario:
     )
 
 
+def read_topology(path: str | Path) -> Topology:
+    """The topology of a topology file or of a scenario file, a scenario file validated whole, as
+    ``ani run`` and ``ani campaign run`` read it (:func:`load_scenario`): an unknown or misspelt
+    key, a bad tenant or pool is refused too, not only the topology. What ``ani lab up`` and ``ani
+    doctor --scenario`` read; :func:`ani.lab.topology.load_topology` reads the topology only.
+
+    Raises TopologyError (:func:`ani.lab.topology.read_topology_document`; invalid: names the
+    bad field).
+    """
+    from ani.lab.topology import parse_topology, read_topology_document
+
+    where, data = read_topology_document(path)
+    if isinstance(data, dict) and "topology" in data:
+        return parse_scenario(data, source=str(where)).topology
+    return parse_topology(data, source=str(where))
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Load a scenario file (a path, or a name shipped under ``scenarios/``).
 

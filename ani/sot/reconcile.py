@@ -43,7 +43,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -56,6 +56,9 @@ from ani.errors import AniError, AniTimeout, HostFault
 from ani.sot.drift import DriftItem, convergence, drift, normalise
 from ani.sot.patch import pointer
 from ani.sot.repo import SotRepo
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = [
     "PHASE_NOT_REACHED",
@@ -160,7 +163,7 @@ def head_desired(repo: SotRepo) -> dict[str, DeviceConfig]:
     return {r: repo.desired(r) for r in head_devices(repo)}
 
 
-def device_applier(lab: Any, targets: dict[str, DeviceConfig]) -> ApplierOutcome:
+def device_applier(lab: Lab, targets: dict[str, DeviceConfig]) -> ApplierOutcome:
     """The default applier: :func:`ani.device.apply.apply` per router, in name order, with the
     desired configuration as FRR prints it back (:func:`ani.sot.drift.normalise`). Stops at the
     first failure (routers before it stay applied: each apply is verified on its own).
@@ -235,7 +238,7 @@ class Reconciler:
     Thread-safe: one reconcile (or drift read) at a time.
     """
 
-    def __init__(self, lab: Any, repo: SotRepo, *, desired: DesiredFn | None = None,
+    def __init__(self, lab: Lab, repo: SotRepo, *, desired: DesiredFn | None = None,
                  applier: Applier | None = None, max_tries: int = 2,
                  reader: Callable[[Any, str], DeviceConfig] | None = None) -> None:
         if int(max_tries) < 1:

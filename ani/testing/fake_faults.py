@@ -31,10 +31,13 @@ observed violation.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.errors import FaultNotApplicable
 from ani.faults.base import FaultKind, FaultSpec
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["FakeFault", "TickClock"]
 
@@ -55,22 +58,22 @@ class FakeFault(FaultKind):
     def _line(spec: FaultSpec) -> str:
         return f"fault {spec.target.get('name', spec.kind)}"
 
-    def inject(self, lab: Any, spec: FaultSpec) -> str:
+    def inject(self, lab: Lab, spec: FaultSpec) -> str:
         if "fault-blocker" in lab.config(spec.target["router"]):
             raise FaultNotApplicable(f"{spec.target['router']} has fault-blocker")
         lab.vtysh(spec.target["router"], ["configure terminal", self._line(spec)])
         return spec.target["router"]
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         on = self._line(spec) in lab.config(handle)
         return on, f"{self._line(spec)} {'on' if on else 'off'} {handle}"
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: Any) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: Any) -> None:
         if self.gate is not None and spec.target.get("name") == "slow":
             self.gate.wait(timeout=30)
         lab.vtysh(handle, ["configure terminal", f"no {self._line(spec)}"])
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         ok, detail = self.verify(lab, spec, handle)
         return not ok, detail
 

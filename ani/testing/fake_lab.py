@@ -2,9 +2,11 @@
 
 :class:`FakeLab` answers the part of :class:`ani.lab.Lab`'s contract that an adapter or an agent
 reaching devices through ``lab.exec`` / ``lab.vtysh`` uses: ``id``, ``topology``, ``routers``,
-``hosts``, ``exec``, ``vtysh``, ``running_config``, ``dead_daemons``, ``wait_converged``, ``up``
-/ ``down`` (and ``with``). Each router is an in-memory device with a running configuration (a
-flat list of lines, starting from the topology's startup ``config``) and an FRR-like ``vtysh``:
+``hosts``, ``exec``, ``vtysh``, ``vtysh_json``, ``running_config``, ``node_argv``, ``dead_daemons``,
+``harness_faults``, ``wait_converged``, ``up`` / ``down`` (and ``with``): the whole of
+:class:`ani.lab.protocol.Lab` (``tests/unit/test_lab_protocol.py`` checks it, signatures included),
+none of its capabilities (NETCONF, SSH, local FRR daemons). Each router is an in-memory device
+with a running configuration (a flat list of lines, starting from the topology's startup ``config``) and an FRR-like ``vtysh``:
 
 - ``vtysh -c C1 -c C2 ...`` runs the commands in order and stops at the first that fails, with
   exit status 1 and ``% Unknown command: <C>`` on stdout (as FRR 8.4's vtysh does, measured);
@@ -18,11 +20,14 @@ flat list of lines, starting from the topology's startup ``config``) and an FRR-
 
 Other argv (``lab.exec(node, ["ip", "-j", "addr"])``) are answered by :meth:`FakeLab.on`
 responders (first match of an argv prefix), else exit status 127; ``nft list ruleset`` (and
-``nft -s list ruleset``) answers an empty ruleset until told otherwise. :meth:`FakeLab.uninstall`
+``nft -s list ruleset``) answers an empty ruleset until told otherwise; a vtysh responder
+answers ``vtysh_json`` too (a responder's ``stdout`` is the JSON). :meth:`FakeLab.uninstall`
 removes a registered program from the fake host: from then on an ``exec`` of it raises the
 :class:`~ani.errors.ProgramMissing` a real lab raises (noted in the fault journal, in the fault
 scope of the code that ran it: :func:`ani.host.programs.fault_scope`). Every ``exec`` is recorded in
-``lab.calls`` as ``(node, argv)``. After ``down()`` every ``exec`` raises
+``lab.calls`` as ``(node, argv)``. No program of the host runs inside a fake node: ``node_argv``
+gives an argv that exits 127 saying so. ``harness_faults()`` gives ``lab.host_faults`` (a test
+appends what its lab's helpers met). After ``down()`` every ``exec`` raises
 :class:`~ani.errors.LabGone`, as a removed real lab does. Thread-safe.
 
     >>> lab = FakeLab(reject=[r"^bogus"])
@@ -40,17 +45,19 @@ scope of the code that ran it: :func:`ani.host.programs.fault_scope`). Every ``e
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ani.errors import HostFault, LabGone, UnknownNode
+from ani.errors import HostFault, LabError, LabGone, UnknownNode
 from ani.host import programs
-from ani.lab.proc import ExecResult
+from ani.host.proc import ExecResult
 from ani.lab.topology import Topology, load_topology, parse_topology
 from ani.names import unknown
 
@@ -73,6 +80,9 @@ DEFAULT_TOPOLOGY: dict[str, Any] = {
         {"a": {"node": "r1", "ifname": "eth-h1"}, "b": {"node": "h1", "ifname": "eth0", "address": "198.18.1.10/24"}},
     ],
 }
+#: the program ``node_argv`` gives: nothing of the host runs inside a fake node
+_NO_PROGRAM = ("import sys; sys.stderr.write(f'fake node {sys.argv[1]}: no program runs inside a FakeLab node\\n'); "
+               "sys.exit(127)")
 _SKIP = re.compile(r"^\s*(?:!.*|end|frr version .*|Building configuration\.\.\.|Current configuration:)?\s*$")
 
 
@@ -126,6 +136,8 @@ class FakeLab:
         #: every ``exec``: ``(node, argv)``
         self.calls: list[tuple[str, list[str]]] = []
         self.running = True
+        #: what ``harness_faults()`` reports (a test appends messages)
+        self.host_faults: list[str] = []
         self._responders: list[_Responder] = []
         self._uninstalled: set[str] = set()
         self._lock = threading.RLock()
@@ -167,6 +179,17 @@ class FakeLab:
         self._check(router)
         return []
 
+    def harness_faults(self) -> list[str]:
+        """A copy of ``host_faults`` (a test's own entries; [] by default)."""
+        return list(self.host_faults)
+
+    def node_argv(self, node: str, argv: list[str]) -> list[str]:
+        """An argv that runs nothing of ``argv``: it exits 127 saying that no program runs inside a
+        fake node (a caller running it itself, e.g. A1's local session, meets that). Raises
+        UnknownNode."""
+        self._check(node)
+        return [sys.executable, "-c", _NO_PROGRAM, node, *argv]
+
     def exec(self, node: str, argv: Sequence[str], timeout: float = 10.0,
              input: str | bytes | None = None) -> ExecResult:  # noqa: A002 - the Lab's signature
         """Run ``argv`` on ``node`` (module doc). Raises UnknownNode, LabGone (after ``down()``)."""
@@ -196,6 +219,22 @@ class FakeLab:
         for c in cmds:
             argv += ["-c", c]
         return self.exec(router, argv, timeout=timeout)
+
+    def vtysh_json(self, router: str, command: str, timeout: float = 10.0) -> dict | list:
+        """``command`` (``json`` appended if missing) through :meth:`vtysh`, parsed (register its
+        answer with :meth:`on`). Raises UnknownNode, LabGone, LabError (the command failed or
+        gave no JSON), as :meth:`ani.lab.lab.Lab.vtysh_json`."""
+        if not command.rstrip().endswith("json"):
+            command = command.rstrip() + " json"
+        res = self.vtysh(router, command, timeout=timeout)
+        text = res.stdout.strip()
+        try:
+            if not res.ok:
+                raise ValueError
+            return json.loads(text)
+        except ValueError:
+            why = "timed out" if res.timed_out else f"exit {res.rc}"
+            raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None
 
     def running_config(self, router: str, timeout: float = 10.0) -> str:
         """``show running-config`` of ``router``, read out of band (not recorded in ``calls``)."""

@@ -254,6 +254,9 @@ class _NoPathspace:
     def pathspace(self, node: str) -> str:
         return self._lab.pathspace(node) + "-missing"
 
+    def __getattr__(self, name: str):  # noqa: ANN204 - the rest of the Lab and LocalFrr A0 requires
+        return getattr(self._lab, name)
+
 
 def test_missing_pathspace_is_an_error_not_a_fallback(make_lab) -> None:  # noqa: ANN001
     lab = make_lab(TWO)

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from ani.campaign.results import RunStore
 from ani.campaign.runner import run_one
 from ani.campaign.spec import parse_spec
-from ani.netconfbench.harvest import PROVENANCE, harvest
+from ani.campaign.harvest import harvest
+from ani.netconfbench.harvest import PROVENANCE
 from ani.netconfbench.task import load_task
 
 pytestmark = pytest.mark.integration

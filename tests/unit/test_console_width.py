@@ -25,9 +25,9 @@ def test_the_width_is_read_at_print_time(monkeypatch):
 
 def test_a_cli_module_imported_under_a_narrow_columns_prints_wide_later(monkeypatch):
     monkeypatch.setenv("COLUMNS", "50")
-    for name in ("ani.host.cli", "ani.cli"):
+    for name in ("ani.cli_doctor", "ani.cli"):
         monkeypatch.delitem(sys.modules, name, raising=False)
-    importlib.import_module("ani.host.cli")
+    importlib.import_module("ani.cli_doctor")
     from ani.cli import app
 
     monkeypatch.delenv("COLUMNS")

@@ -139,7 +139,7 @@ def test_a_failing_probe_is_a_finding_with_the_kernels_words(monkeypatch):
 
 
 def test_ani_doctor_table_fix_and_exit_codes(host, monkeypatch):
-    import ani.host.cli as hcli
+    import ani.cli_doctor as hcli
 
     monkeypatch.setattr(hcli, "shipped_daemons", lambda: {"zebra", "bgpd"})
     res = CliRunner().invoke(app, ["doctor"], env={"COLUMNS": "250"})
@@ -214,7 +214,7 @@ def test_without_root_the_refusal_names_root_not_the_probes_it_kept_from_running
 
 
 def test_ani_doctor_without_root_shows_the_probes_as_untested_not_missing(host, monkeypatch):
-    import ani.host.cli as hcli
+    import ani.cli_doctor as hcli
 
     monkeypatch.setattr(hcli, "shipped_daemons", lambda: {"bgpd"})
     monkeypatch.setattr(checks, "privilege_findings", lambda: [

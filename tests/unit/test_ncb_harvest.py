@@ -1,4 +1,4 @@
-"""Validated-run harvesting (ani.netconfbench.harvest, ``ani tasks harvest``): the threshold,
+"""Validated-run harvesting (ani.netconfbench.harvest, ani.campaign.harvest, ``ani tasks harvest``): the threshold,
 what a harvested solution carries, idempotence, --out, and what is not a candidate."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from ani.campaign.harvest import harvest
 from ani.campaign.results import CheckOutcome, RunRecord, RunStore
 from ani.device.parse import parse
 from ani.errors import ConfigError
-from ani.netconfbench.harvest import HARVEST_F1_THRESHOLD, PROVENANCE, harvest, harvest_records
+from ani.netconfbench.harvest import HARVEST_F1_THRESHOLD, PROVENANCE, harvest_records
 from ani.netconfbench.scoring import score_run
 from ani.netconfbench.task import dump_task, load_task, task_identity
 

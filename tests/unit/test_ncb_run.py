@@ -285,9 +285,9 @@ def _one_command_task(tmp_path):
     ("done", False, "every testcase passes at the start"),
 ])
 def test_validate_task_rule_at_least_one_fails_at_start(tmp_path, monkeypatch, start, ok, problem):
-    import ani.campaign.runner as runner
+    import ani.scenario.settle as settle
 
-    monkeypatch.setattr(runner, "settle_seconds", lambda s: 0.0)
+    monkeypatch.setattr(settle, "settle_seconds", lambda s: 0.0)
     task, path = _one_command_task(tmp_path)
     state = {"applied": False, "start": start, "downs": 0}
 

@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass
 
 from ani.campaign.oscillation import inverse_chain, oscillating
+from ani.intents.damage import damaged_by_class, service_class_of
 from ani.observer import LoopbackCheck, Observer, ReachCheck, RouteCheck
-from ani.observer.damage import damaged_by_class, service_class_of
 from ani.observer.evaluate import CheckResult
 from ani.observer.sampler import IntervalTracker, Sampler
 

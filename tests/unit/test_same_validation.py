@@ -66,14 +66,19 @@ def test_ani_lab_up_refuses_what_ani_run_refuses_with_the_same_words(tmp_path, n
     assert says in _error_line(up) and "a lab would have started" not in up.output + run.output
 
 
-def test_lab_of_a_scenario_path_validates_the_whole_file(tmp_path):
+def test_read_topology_of_a_scenario_path_validates_the_whole_file_the_lab_its_topology(tmp_path):
+    # the commands (ani lab up, ani doctor --scenario) read through ani.scenario.read_topology;
+    # Lab(path) reads the topology only: the lab layer reads no scenario (issue 28)
     from ani.lab.lab import Lab
+    from ani.scenario import read_topology
 
     p = _scenario(tmp_path, lambda d: d.__setitem__("tenants", {"Blue!": d["tenants"]["blue"]}))
     with pytest.raises(TopologyError, match=r"scen\.yaml: invalid scenario: tenants\.Blue!"):
-        Lab(p)
+        read_topology(p)
+    assert Lab(p).routers == ["c1", "c2", "e1", "e2", "e3", "e4"]
     good = _scenario(tmp_path, lambda d: None)
-    assert Lab(good).routers == ["c1", "c2", "e1", "e2", "e3", "e4"]
+    assert read_topology(good) == Lab(good).topology
+    assert read_topology(good).routers.keys() == {"c1", "c2", "e1", "e2", "e3", "e4"}
 
 
 def test_a_shipped_scenario_is_found_by_name_from_any_folder(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""``ani.campaign.runner._sigint_deferred``: Ctrl-C during a lab's teardown is held until the
+"""``ani.campaign.run_support.sigint_deferred``: Ctrl-C during a lab's teardown is held until the
 teardown ends, then raised; a process that ignores SIGINT (``cmd &`` in a script, ``nohup``)
 keeps ignoring it, also during teardown (real signals sent to this process)."""
 

@@ -113,8 +113,13 @@ def _ask(path: str, req: dict) -> dict:
     return json.loads(buf)
 
 
+def _nowhere(argv: list[str]) -> list[str]:
+    """A router that runs nothing (these tests never reach a vtysh run)."""
+    return ["false", *argv]
+
+
 def test_broker_refuses_the_whole_run_and_records_it(checker) -> None:  # noqa: ANN001
-    b = vtybroker.VtyBroker("no-such-netns", "ani-x-r1", "r1", checker, deadline=time.monotonic() + 10, max_bytes=1000)
+    b = vtybroker.VtyBroker(_nowhere, "ani-x-r1", "r1", checker, deadline=time.monotonic() + 10, max_bytes=1000)
     try:
         ans = _ask(f"{b.dir}/{vtybroker.SOCKET_NAME}", {"lines": ["conf t", "no rou bgp 1"]})
         assert ans["exit"] == 1 and "nothing was sent to FRR" in ans["stderr"]
@@ -196,7 +201,7 @@ def test_split_lines_cuts_at_newlines_only() -> None:
 def test_a_raw_request_with_a_newline_in_a_line_is_checked_line_by_line(mode: str) -> None:
     # the probe: a raw broker request (not the client) whose one line holds a newline
     c = vtybroker.LineChecker(None, PERMS)
-    b = vtybroker.VtyBroker("no-such-netns", "ani-x-r1", "r1", c, deadline=time.monotonic() + 10, max_bytes=1000)
+    b = vtybroker.VtyBroker(_nowhere, "ani-x-r1", "r1", c, deadline=time.monotonic() + 10, max_bytes=1000)
     try:
         ans = _ask(f"{b.dir}/{vtybroker.SOCKET_NAME}", {"lines": ["configure terminal\npassword X"], "mode": mode})
         assert ans["exit"] == 1 and "nothing was sent to FRR" in ans["stderr"]

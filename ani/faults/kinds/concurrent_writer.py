@@ -33,12 +33,15 @@ from __future__ import annotations
 
 import random
 from ipaddress import IPv4Network
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.errors import FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.targets import read_router, write_router
 from ani.faults.task_targets import pick_router, primary_edge
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["ConcurrentWriter", "VARIANTS", "WRITER_PREFIXES"]
 
@@ -90,10 +93,10 @@ class ConcurrentWriter(FaultKind):
     def _where(self, spec: FaultSpec) -> str:
         return f"concurrent_writer {spec.target.get('router')}"
 
-    def _read(self, lab: Any, spec: FaultSpec, router: str) -> Any:
+    def _read(self, lab: Lab, spec: FaultSpec, router: str) -> Any:
         return read_router(lab, router, self._where(spec))
 
-    def inject(self, lab: Any, spec: FaultSpec) -> dict[str, Any]:
+    def inject(self, lab: Lab, spec: FaultSpec) -> dict[str, Any]:
         router = spec.target.get("router")
         if not isinstance(router, str):
             raise FaultError(f"{self._where(spec)}: target needs 'router' (a router name), got {spec.target!r}")
@@ -121,7 +124,7 @@ class ConcurrentWriter(FaultKind):
         write_router(lab, router, commands, self._where(spec))
         return handle
 
-    def _now(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def _now(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         """(is the writer's change on the router now, what is there instead)."""
         cfg = self._read(lab, spec, handle["router"])
         if handle["variant"] == "unrelated":
@@ -137,22 +140,22 @@ class ConcurrentWriter(FaultKind):
         what = f"seq {entry.seq} {entry.action} {entry.prefix or 'any'}"
         return same, what
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         there, now = self._now(lab, spec, handle)
         if there:
             return True, f"{handle['router']}: the writer's {handle['variant']} change is in running: {handle['line']}"
         return False, f"{handle['router']}: the writer's change {handle['line']!r} is not in running ({now})"
 
-    def present(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def present(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         """Always true, without reading the router (it is asked at every tool call): an event,
         not a state; the writer wrote (verified), what became of it is the outcome, said by
         :meth:`removed` / :meth:`outcome`."""
         return True, f"the writer made its {handle['variant']} change on {handle['router']} (an event)"
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> None:
         """Nothing to undo: the writer's change stays (it is the stimulus; see the module doc)."""
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         try:
             there, now = self._now(lab, spec, handle)
         except FaultError as exc:
@@ -167,7 +170,7 @@ class ConcurrentWriter(FaultKind):
                       f"change on {handle['router']} ({handle['line']}) {outcome}")
 
     # for the run record / tests: what became of the writer's change
-    def outcome(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> dict[str, Any]:
+    def outcome(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> dict[str, Any]:
         """``{"writer_survived": bool, "now": str}``: the writer's change is still in running,
         and what is there (``seq 30 permit 198.19.7.0/24``). Raises FaultError (unreadable)."""
         there, now = self._now(lab, spec, handle)

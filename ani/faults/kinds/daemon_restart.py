@@ -31,7 +31,9 @@ from typing import Any
 from ani.errors import FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.targets import poll, routers_of, topology_of
-from ani.lab import frr, proc
+from ani.host import proc
+from ani.lab import frr
+from ani.lab.protocol import Lab, LocalFrr
 
 #: the daemons this kind draws
 DRAWN = ("bgpd", "ospfd")
@@ -46,6 +48,7 @@ def config_body(text: str) -> str:
 @register
 class DaemonRestart(FaultKind):
     name = "daemon_restart"
+    needs = (LocalFrr,)  # its PID files, its start code
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
         topo = topology_of(scenario, variant)
@@ -64,7 +67,7 @@ class DaemonRestart(FaultKind):
             raise FaultError(f"daemon_restart: needs target.router and params.daemon, got {spec.target} {spec.params}")
         return str(router), str(daemon)
 
-    def inject(self, lab: Any, spec: FaultSpec) -> Any:
+    def inject(self, lab: Lab, spec: FaultSpec) -> Any:
         router, daemon = self._names(spec)
         mode = spec.params.get("config", "running")
         if mode not in ("running", "startup"):
@@ -88,10 +91,10 @@ class DaemonRestart(FaultKind):
             time.sleep(0.02)
         return {"router": router, "daemon": daemon, "old_pid": pid, "config": config, "mode": mode, "new_pid": None}
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         return self.present(lab, spec, handle)
 
-    def present(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def present(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         r, d, old = handle["router"], handle["daemon"], handle["old_pid"]
         now = lab.daemon_pid(r, d)
         if proc.is_alive(old) and frr.owns(old, lab.pathspace(r)):
@@ -100,7 +103,7 @@ class DaemonRestart(FaultKind):
             return False, f"{r}: {d} runs again (pid {now}) although the fault is in effect"
         return True, f"{r}: {d} down (pid {old} killed)"
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: Any) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: Any) -> None:
         r, d = handle["router"], handle["daemon"]
         if lab.daemon_pid(r, d) is not None:
             return  # already running (removed before, or someone restarted it): idempotent
@@ -113,7 +116,7 @@ class DaemonRestart(FaultKind):
             raise FaultError(f"daemon_restart {r}: loading {d}'s configuration after the restart failed "
                              f"(exit {res.rc}): {(res.stderr or res.stdout).strip()[-500:]}")
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         r, d, old = handle["router"], handle["daemon"], handle["old_pid"]
 
         def check() -> tuple[bool, str]:

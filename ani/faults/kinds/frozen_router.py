@@ -25,7 +25,7 @@ Verification: each daemon's state in ``/proc/<pid>/stat`` is ``T`` (stopped), sa
 daemons first, then the NETCONF part resumes (its waiting requests need FRR running); verified
 by each daemon's state no longer ``T``, the server no longer listing the router, and a ``vtysh``
 call answering. Teardown never waits on a stopped daemon: ``Lab.down`` sends ``SIGCONT`` after
-``SIGTERM`` (:func:`ani.lab.proc.kill_and_wait`) and the server thaws every router before it
+``SIGTERM`` (:func:`ani.host.proc.kill_and_wait`) and the server thaws every router before it
 shuts down.
 
 Raises :class:`ani.errors.FaultError` when no daemon of the router runs, a signal cannot be sent,
@@ -43,7 +43,8 @@ from typing import Any
 from ani.errors import AniError, FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.task_targets import pick_router
-from ani.lab.proc import start_time
+from ani.host.proc import start_time
+from ani.lab.protocol import Lab, LocalFrr, NetconfServer, provides
 
 __all__ = ["FrozenRouter", "proc_state"]
 
@@ -78,6 +79,7 @@ class FrozenRouter(FaultKind):
     """See the module doc. Handle: ``{"router", "daemons": {name: [pid, start]}, "management"}``."""
 
     name = "frozen_router"
+    needs = (LocalFrr,)  # the daemons' pids (and, with a NetconfServer, its part of the server)
     blocks_router = True  # nothing else can act on a router whose processes are stopped
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
@@ -89,7 +91,7 @@ class FrozenRouter(FaultKind):
     def _where(self, spec: FaultSpec) -> str:
         return f"frozen_router {spec.target.get('router')}"
 
-    def inject(self, lab: Any, spec: FaultSpec) -> dict[str, Any]:
+    def inject(self, lab: Lab, spec: FaultSpec) -> dict[str, Any]:
         router = spec.target.get("router")
         if not isinstance(router, str):
             raise FaultError(f"{self._where(spec)}: target needs 'router' (a router name), got {spec.target!r}")
@@ -99,7 +101,7 @@ class FrozenRouter(FaultKind):
             raise FaultError(f"{self._where(spec)}: {exc}") from exc
         if not pids:
             raise FaultError(f"{self._where(spec)}: no FRR daemon of {router} runs")
-        management = bool(spec.params.get("management", True)) and bool(getattr(lab, "netconf", False))
+        management = bool(spec.params.get("management", True)) and provides(lab, NetconfServer) and bool(lab.netconf)
         handle: dict[str, Any] = {"router": router, "management": management,
                                   "daemons": {d: [p, start_time(p)] for d, p in pids.items()}}
         try:
@@ -117,7 +119,7 @@ class FrozenRouter(FaultKind):
             raise FaultError(f"{self._where(spec)}: could not freeze: {exc}") from exc
         return handle
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> None:
         errors = []
         for d, (pid, start) in handle["daemons"].items():
             if start_time(pid) != start:
@@ -149,7 +151,7 @@ class FrozenRouter(FaultKind):
             out[d] = proc_state(pid) if start_time(pid) == start else None
         return out
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         router = handle["router"]
         states = self._states(handle)
         bad = [f"{d} {s or 'gone'}" for d, s in states.items() if s != "T"]
@@ -163,7 +165,7 @@ class FrozenRouter(FaultKind):
             parts.append("its NETCONF part frozen" if frozen else "its NETCONF part NOT frozen")
         return ok, "; ".join(parts)
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         router = handle["router"]
         states = self._states(handle)
         stopped = [d for d, s in states.items() if s == "T"]

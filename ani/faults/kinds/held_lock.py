@@ -41,6 +41,7 @@ from typing import Any
 from ani.errors import FaultError, FaultNotApplicable
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.task_targets import pick_router
+from ani.lab.protocol import Lab, NetconfServer, missing, provides
 
 __all__ = ["HeldLock"]
 
@@ -79,9 +80,15 @@ class HeldLock(FaultKind):
     """See the module doc. Handle: ``{"router", "datastores", "manager", "session_id", "locked"}``."""
 
     name = "held_lock"
+    needs = (NetconfServer,)
 
-    def unavailable(self, lab: Any) -> str | None:
-        if not getattr(lab, "netconf", True):
+    def unavailable(self, lab: Lab | None) -> str | None:
+        if lab is None:
+            return None
+        if not provides(lab, NetconfServer):
+            return (f"held_lock needs the lab's NETCONF server (NetconfServer: lab {getattr(lab, 'id', '?')} lacks "
+                    f"{', '.join(missing(lab, NetconfServer))})")
+        if not lab.netconf:
             return "held_lock needs the lab's NETCONF server (this lab was started with netconf=False)"
         return None
 
@@ -101,16 +108,16 @@ class HeldLock(FaultKind):
             raise FaultError(f"{self._where(spec)}: params.datastores must name running and/or candidate, got {ds!r}")
         return [d for d in DATASTORES if d in ds]
 
-    def inject(self, lab: Any, spec: FaultSpec) -> dict[str, Any]:
+    def inject(self, lab: Lab, spec: FaultSpec) -> dict[str, Any]:
         from ani.netconf.client import ncclient_connect
 
-        why = self.unavailable(lab)
-        if why:
-            raise FaultError(f"{self._where(spec)}: {why}")
         router = spec.target.get("router")
         if not isinstance(router, str):
             raise FaultError(f"{self._where(spec)}: target needs 'router' (a router name), got {spec.target!r}")
-        datastores = self._datastores(spec)
+        datastores = self._datastores(spec)  # the spec's faults first: they are the same on any lab
+        why = self.unavailable(lab)
+        if why:
+            raise FaultError(f"{self._where(spec)}: {why}")
         try:
             m = ncclient_connect(lab.netconf_endpoint(router), connect_timeout_s=CONNECT_TIMEOUT_S,
                                  rpc_timeout_s=RPC_TIMEOUT_S)
@@ -136,7 +143,7 @@ class HeldLock(FaultKind):
             handle["locked"].append(ds)
         return handle
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> None:
         m = handle.get("manager")
         if m is None:
             return
@@ -154,10 +161,10 @@ class HeldLock(FaultKind):
             except Exception:  # noqa: BLE001
                 pass
 
-    def _held(self, lab: Any, handle: dict[str, Any]) -> dict[str, Any]:
+    def _held(self, lab: Lab, handle: dict[str, Any]) -> dict[str, Any]:
         return {ds: lab.netconf_lock(handle["router"], ds) for ds in handle["datastores"]}
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         held = self._held(lab, handle)
         sid = handle["session_id"]
         ours = {ds: lk is not None and str(lk.session_id) == sid for ds, lk in held.items()}
@@ -170,7 +177,7 @@ class HeldLock(FaultKind):
         ok = connected and all(ours.values())
         return ok, ("held by the fault's session: " if ok else "") + "; ".join(parts)
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         held = self._held(lab, handle)
         sid = handle["session_id"]
         left = [ds for ds, lk in held.items() if lk is not None and str(lk.session_id) == sid]

@@ -18,11 +18,14 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.errors import FaultUnavailable
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.targets import draw_link, run_in, target_link
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 DELAY_MS = (20, 200)
 _PROBE: list[str | None] = []  # the host's answer, once per process
@@ -51,7 +54,7 @@ def netem_missing() -> str | None:
 class Latency(FaultKind):
     name = "latency"
 
-    def unavailable(self, lab: Any) -> str | None:
+    def unavailable(self, lab: Lab | None) -> str | None:
         return netem_missing()
 
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
@@ -60,7 +63,7 @@ class Latency(FaultKind):
             return None
         return target, {"delay_ms": rng.randint(*DELAY_MS)}
 
-    def inject(self, lab: Any, spec: FaultSpec) -> Any:
+    def inject(self, lab: Lab, spec: FaultSpec) -> Any:
         why = self.unavailable(lab)
         if why:
             raise FaultUnavailable(why)
@@ -72,19 +75,19 @@ class Latency(FaultKind):
                    f"latency {node}:{ifname}")
         return {"ends": ends, "delay_ms": delay}
 
-    def _netem(self, lab: Any, node: str, ifname: str) -> bool:
+    def _netem(self, lab: Lab, node: str, ifname: str) -> bool:
         res = lab.exec(node, ["tc", "-j", "qdisc", "show", "dev", ifname, "root"], timeout=5.0)
         return res.ok and any(q.get("kind") == "netem" for q in json.loads(res.stdout or "[]"))
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         missing = [f"{n}:{i}" for n, i in handle["ends"] if not self._netem(lab, n, i)]
         return (not missing, f"no netem on {', '.join(missing)}" if missing else f"netem delay {handle['delay_ms']} ms on both ends")
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: Any) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: Any) -> None:
         for node, ifname in handle["ends"]:
             if self._netem(lab, node, ifname):
                 run_in(lab, node, ["tc", "qdisc", "del", "dev", ifname, "root"], f"latency removal {node}:{ifname}")
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         left = [f"{n}:{i}" for n, i in handle["ends"] if self._netem(lab, n, i)]
         return (not left, f"netem still on {', '.join(left)}" if left else "netem removed")

@@ -16,10 +16,13 @@ params ``{"ends": "both" | "one"}``.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.targets import draw_link, link_state, poll, run_in, target_link
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 
 @register
@@ -32,29 +35,29 @@ class LinkDown(FaultKind):
             return None
         return target, {"ends": rng.choice(["both", "one"])}
 
-    def _ends(self, lab: Any, spec: FaultSpec) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    def _ends(self, lab: Lab, spec: FaultSpec) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         a, ai, b, bi = target_link(lab, spec.target)
         both = [(a, ai), (b, bi)]
         downed = both if spec.params.get("ends", "both") == "both" else both[:1]
         return downed, both
 
-    def inject(self, lab: Any, spec: FaultSpec) -> Any:
+    def inject(self, lab: Lab, spec: FaultSpec) -> Any:
         downed, both = self._ends(lab, spec)
         for node, ifname in downed:
             run_in(lab, node, ["ip", "link", "set", "dev", ifname, "down"], f"link_down {node}:{ifname}")
         return {"downed": downed, "both": both}
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         return poll(lambda: _down_now(lab, handle), timeout_s=2.0)
 
-    def present(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def present(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         return _down_now(lab, handle)  # no waiting: a fault that vanished is not waited back
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: Any) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: Any) -> None:
         for node, ifname in handle["downed"]:
             run_in(lab, node, ["ip", "link", "set", "dev", ifname, "up"], f"link_down removal {node}:{ifname}")
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         def check() -> tuple[bool, str]:
             parts, ok = [], True
             for node, ifname in handle["both"]:
@@ -65,7 +68,7 @@ class LinkDown(FaultKind):
         return poll(check, timeout_s=3.0)
 
 
-def _down_now(lab: Any, handle: Any) -> tuple[bool, str]:
+def _down_now(lab: Lab, handle: Any) -> tuple[bool, str]:
     """Is the link down now? The downed ends admin-down and no end operationally UP."""
     parts, ok = [], True
     for node, ifname in handle["both"]:

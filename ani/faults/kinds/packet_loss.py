@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.errors import FaultError
 from ani.device.firewall import SUBSTRATE_TABLE_PREFIX
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.targets import draw_link, run_in, target_link
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 #: drawn loss percentages range (inclusive)
 LOSS_PCT = (10, 50)
@@ -44,7 +47,7 @@ def ruleset(table: str, ifname: str, pct: int) -> str:
             f"  }}\n}}\n")
 
 
-def _rule(lab: Any, node: str, table: str) -> tuple[int, int] | None:
+def _rule(lab: Lab, node: str, table: str) -> tuple[int, int] | None:
     """``(percentage, dropped packets)`` of the table's drop rule on ``node``, or None if the
     table is not there."""
     res = lab.exec(node, ["nft", "-j", "list", "table", "netdev", table], timeout=5.0)
@@ -88,7 +91,7 @@ class PacketLoss(FaultKind):
             raise FaultError(f"packet_loss: params.loss_pct must be 1-100, got {pct}")
         return pct
 
-    def inject(self, lab: Any, spec: FaultSpec) -> Any:
+    def inject(self, lab: Lab, spec: FaultSpec) -> Any:
         pct = self._pct(spec)
         a, ai, b, bi = target_link(lab, spec.target)
         ends = [(a, ai, table_name(spec, ai)), (b, bi, table_name(spec, bi))]
@@ -102,7 +105,7 @@ class PacketLoss(FaultKind):
             raise
         return {"ends": ends, "pct": pct}
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         parts, ok = [], True
         for node, ifname, table in handle["ends"]:
             r = _rule(lab, node, table)
@@ -114,7 +117,7 @@ class PacketLoss(FaultKind):
                 ok = ok and r[0] == handle["pct"]
         return ok, ", ".join(parts)
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: Any) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: Any) -> None:
         errors = []
         for node, ifname, table in handle["ends"]:
             if lab.exec(node, ["nft", "list", "table", "netdev", table], timeout=5.0).rc != 0:
@@ -125,7 +128,7 @@ class PacketLoss(FaultKind):
         if errors:
             raise FaultError("packet_loss removal: " + "; ".join(errors))
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         left = [f"{node}:{table}" for node, _if, table in handle["ends"]
                 if lab.exec(node, ["nft", "list", "table", "netdev", table], timeout=5.0).rc == 0]
         return (not left, f"tables still there: {', '.join(left)}" if left else "loss tables deleted on both ends")

@@ -36,12 +36,15 @@ from __future__ import annotations
 
 import random
 from ipaddress import IPv4Network
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ani.errors import FaultError
 from ani.faults.base import FaultKind, FaultSpec, register
 from ani.faults.targets import read_router, write_router
 from ani.faults.task_targets import pick_router, primary_edge
+
+if TYPE_CHECKING:
+    from ani.lab.protocol import Lab
 
 __all__ = ["HOLD_LIST", "PoolExhaustion"]
 
@@ -70,7 +73,7 @@ class PoolExhaustion(FaultKind):
     def _where(self, spec: FaultSpec) -> str:
         return f"pool_exhaustion {spec.params.get('pool')} on {spec.target.get('router')}"
 
-    def _read(self, lab: Any, spec: FaultSpec, router: str) -> Any:
+    def _read(self, lab: Lab, spec: FaultSpec, router: str) -> Any:
         return read_router(lab, router, self._where(spec))
 
     def _free_block(self, cfg: Any, router: str, network: IPv4Network, prefixlen: int) -> str | None:
@@ -84,7 +87,7 @@ class PoolExhaustion(FaultKind):
         except PoolExhausted:
             return None
 
-    def inject(self, lab: Any, spec: FaultSpec) -> dict[str, Any]:
+    def inject(self, lab: Lab, spec: FaultSpec) -> dict[str, Any]:
         router = spec.target.get("router")
         if not isinstance(router, str):
             raise FaultError(f"{self._where(spec)}: target needs 'router' (a router name), got {spec.target!r}")
@@ -105,16 +108,16 @@ class PoolExhaustion(FaultKind):
         self._vtysh(lab, spec, router, ["configure terminal", line])
         return handle
 
-    def _vtysh(self, lab: Any, spec: FaultSpec, router: str, commands: list[str]) -> None:
+    def _vtysh(self, lab: Lab, spec: FaultSpec, router: str, commands: list[str]) -> None:
         write_router(lab, router, commands, self._where(spec))
 
-    def _state(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str | None]:
+    def _state(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str | None]:
         """(the reservation is on the router, the next free block over its configuration)."""
         cfg = self._read(lab, spec, handle["router"])
         held = HOLD_LIST in cfg.prefix_lists
         return held, self._free_block(cfg, handle["router"], IPv4Network(handle["network"]), handle["prefixlen"])
 
-    def verify(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def verify(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         held, free = self._state(lab, spec, handle)
         pool = f"pool {handle['pool']} ({handle['network']}, /{handle['prefixlen']} blocks)"
         if held and free is None:
@@ -123,12 +126,12 @@ class PoolExhaustion(FaultKind):
             return False, f"{pool}: the reservation {HOLD_LIST} is not on {handle['router']}"
         return False, f"{pool} still allocates {free} with the reservation in place"
 
-    def remove(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> None:
+    def remove(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> None:
         cfg = self._read(lab, spec, handle["router"])
         if HOLD_LIST in cfg.prefix_lists:
             self._vtysh(lab, spec, handle["router"], ["configure terminal", f"no ip prefix-list {HOLD_LIST}"])
 
-    def removed(self, lab: Any, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
+    def removed(self, lab: Lab, spec: FaultSpec, handle: dict[str, Any]) -> tuple[bool, str]:
         held, free = self._state(lab, spec, handle)
         if held:
             return False, f"{handle['router']} still holds the reservation {HOLD_LIST}"

@@ -39,7 +39,7 @@ from typing import Any, ClassVar, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from ani.agents.base import AgentTask
+from ani.agent_types import AgentTask
 from ani.errors import TaskError, TopologyError
 from ani.lab.topology import Endpoint, Topology, load_yaml, parse_topology
 from ani.observer.checks import Check

@@ -21,7 +21,9 @@ none                                        ``untagged``
 ==========================================  =====================================
 
 A tag none of these rules knows is its own class (said, not guessed). The magnitude of a run's
-damage is then the number of distinct damaged tags per class.
+damage is then the number of distinct damaged tags per class. It reads the service classes'
+registry, so it lives with them, above the observer that grades the invariants
+(docs/architecture.md, "Layers").
 """
 
 from __future__ import annotations

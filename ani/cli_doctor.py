@@ -1,5 +1,8 @@
 """``ani doctor``: what this machine has of what the SDK needs, and the fix for what it lacks.
 
+The checks are the host's (:mod:`ani.host.checks`); the command is the CLI layer's, because it
+reads topology and scenario files (the FRR daemons they run) above the host.
+
     ani doctor [--level L]... [--scenario FILE]
 
 Prints one row per check (programs, root and FRR's accounts, kernel features probed in a
@@ -35,7 +38,7 @@ console, err_console = consoles()
 def shipped_daemons() -> set[str]:
     """The FRR daemons the shipped scenarios run (what ``make demo`` needs)."""
     from ani.errors import AniError
-    from ani.lab.topology import load_topology
+    from ani.scenario.manifest import read_topology
     from ani.resources import data_path
 
     out: set[str] = set()
@@ -45,7 +48,7 @@ def shipped_daemons() -> set[str]:
         return out
     for f in sorted(folder.glob("*.yaml")):
         try:
-            out.update(d for r in load_topology(f).routers.values() for d in r.daemons)
+            out.update(d for r in read_topology(f).routers.values() for d in r.daemons)
         except AniError:
             continue
     return out
@@ -116,10 +119,10 @@ def _daemons_of(scenario: Path | None) -> set[str]:
 
     if scenario is None:
         return shipped_daemons()
-    from ani.lab.topology import load_topology
+    from ani.scenario.manifest import read_topology
 
     try:
-        return {d for r in load_topology(scenario).routers.values() for d in r.daemons}
+        return {d for r in read_topology(scenario).routers.values() for d in r.daemons}
     except AniError as exc:
         err_console.print(f"[red]error:[/red] --scenario: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
