@@ -83,25 +83,53 @@ def doctor(
 ) -> None:
     """Check every program, kernel feature and privilege the SDK uses; print the fix for each
     missing item and the levels it breaks. Exits 1 if something a level needs is missing."""
-    from ani.errors import AniError
+    wanted = _wanted_levels(level)
+    daemons = _daemons_of(scenario)
+    found = findings()
+    missing = [f for f in found if not f.ok]
+    untested = [f for f in missing if follows_from(f, missing)]  # kept from running by root, ...
+    console.print(_findings_table(found, untested, daemons))
+    broken = _say_missing(missing, untested, daemons)
+    pkgs = sorted({f.package for f in missing if f.package and (f.breaks(daemons) or f.kind == "package")})
+    if pkgs:
+        console.print(f"fix: apt-get install {' '.join(pkgs)}  (or: sudo make setup)", soft_wrap=True,
+                      highlight=False)
+    can = [lv for lv in LEVELS if lv not in broken]
+    console.print(f"levels that can run here: {', '.join(can) or 'none'}"
+                  + (f"; cannot: {', '.join(lv for lv in LEVELS if lv in broken)}" if broken else ""),
+                  highlight=False)
+    if any(lv in broken for lv in wanted):
+        raise typer.Exit(1)
 
+
+def _wanted_levels(level: list[str] | None) -> list[str]:
+    """The levels --level names (default all); an unknown one exits 2 naming the known ones."""
     wanted = [lv.strip().lower() for lv in (level or [])] or list(LEVELS)
     unknown = [lv for lv in wanted if lv not in LEVELS]
     if unknown:
         err_console.print(f"[red]error:[/red] --level {escape(unknown[0])}: unknown level; known: "
                           f"{', '.join(LEVELS)}", soft_wrap=True)
         raise typer.Exit(2)
-    if scenario is not None:
-        from ani.scenario.manifest import read_topology
+    return wanted
 
-        try:
-            daemons = {d for r in read_topology(scenario).routers.values() for d in r.daemons}
-        except AniError as exc:
-            err_console.print(f"[red]error:[/red] --scenario: {escape(str(exc))}", soft_wrap=True)
-            raise typer.Exit(2) from None
-    else:
-        daemons = shipped_daemons()
-    found = findings()
+
+def _daemons_of(scenario: Path | None) -> set[str]:
+    """The FRR daemons of --scenario's routers (a bad file exits 2), else the shipped scenarios'."""
+    from ani.errors import AniError
+
+    if scenario is None:
+        return shipped_daemons()
+    from ani.scenario.manifest import read_topology
+
+    try:
+        return {d for r in read_topology(scenario).routers.values() for d in r.daemons}
+    except AniError as exc:
+        err_console.print(f"[red]error:[/red] --scenario: {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+def _findings_table(found: list[Finding], untested: list[Finding], daemons: set[str]) -> Table:
+    """Every check under its kind's title: ok, untested, MISSING (breaks a level) or missing."""
     table = Table(title="ani doctor: what this machine has of what ani-sdk needs", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False,
                   caption="kernel features are probed in a throw-away network namespace",
@@ -110,8 +138,6 @@ def doctor(
     table.add_column("status", no_wrap=True)
     table.add_column("package", no_wrap=True)
     table.add_column("needed by", no_wrap=True)
-    missing = [f for f in found if not f.ok]
-    untested = [f for f in missing if follows_from(f, missing)]  # kept from running by root, ...
     kind = None
     for f in found:
         title = KIND_TITLE[f.kind]
@@ -126,7 +152,12 @@ def doctor(
         else:
             status = "[red]MISSING[/red]" if breaks else "[yellow]missing[/yellow]"
         table.add_row(escape(f.name), status, escape(f.package or ""), needed_by_text(f, daemons))
-    console.print(table)
+    return table
+
+
+def _say_missing(missing: list[Finding], untested: list[Finding], daemons: set[str]) -> dict[str, list[Finding]]:
+    """One line per missing item (what it breaks, or who needs it), one for the untested ones;
+    returns the levels broken, each with what breaks it."""
     broken: dict[str, list[Finding]] = {}
     for f in missing:
         breaks = f.breaks(daemons)
@@ -151,13 +182,4 @@ def doctor(
             f"{escape('; '.join(causes))}; run ani doctor again after the fix",
             soft_wrap=True, highlight=False,
         )
-    pkgs = sorted({f.package for f in missing if f.package and (f.breaks(daemons) or f.kind == "package")})
-    if pkgs:
-        console.print(f"fix: apt-get install {' '.join(pkgs)}  (or: sudo make setup)", soft_wrap=True,
-                      highlight=False)
-    can = [lv for lv in LEVELS if lv not in broken]
-    console.print(f"levels that can run here: {', '.join(can) or 'none'}"
-                  + (f"; cannot: {', '.join(lv for lv in LEVELS if lv in broken)}" if broken else ""),
-                  highlight=False)
-    if any(lv in broken for lv in wanted):
-        raise typer.Exit(1)
+    return broken

@@ -1,3 +1,4 @@
+# size: the A1 adapter's tools (allowlisted CLI, snapshot, rollback) are one class sharing its per-device state
 """A1: an allowlisted per-device CLI with snapshot and rollback (NMAA level A1).
 
 Tools (NetConfBench names and argument schemas where they fit):

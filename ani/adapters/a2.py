@@ -1,3 +1,4 @@
+# size: the A2 adapter's NETCONF tools are one class sharing its per-router sessions and locks
 """A2: model-driven configuration over NETCONF (RFC 6241) with the YANG module ``ani-frr``
 (namespace ``urn:ani:yang:ani-frr``), a candidate datastore and confirmed commit (NMAA level A2).
 

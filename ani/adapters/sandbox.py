@@ -1,3 +1,4 @@
+# size: the A0 sandbox (bubblewrap argv, cgroups, limits, output capture) is one security boundary, read together
 """The A0 sandbox: one shell command inside one router, in bubblewrap, bounded.
 
 A command runs as ``/bin/sh -c COMMAND`` with this process tree::

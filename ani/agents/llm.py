@@ -1,3 +1,4 @@
+# size: the LLM agent: its config, the request loop with retries and the ReAct / planner-executor turns share one run state
 """The LLM agent: any OpenAI-compatible chat-completions endpoint, with tool calling.
 
 ::
@@ -476,6 +477,60 @@ class _Session:
         ``plan``: a planning request (tools offered, not callable). The first request whose
         tools are callable is followed by the check that the endpoint saw them
         (:meth:`check_tools_seen`)."""
+        cfg = self.cfg
+        retrying = self._retrying()
+        tool_choice = self.tool_choice(plan)
+        kwargs = self._request_kwargs(tool_choice)
+
+        def request() -> Any:
+            self.check_clock()
+            timeout = max(0.001, min(cfg.request_timeout_s, self.remaining_s()))
+            self.last_timeout_s = timeout
+            client = self.agent.client
+            return check_body(
+                bounded(
+                    lambda: client.chat.completions.create(**kwargs, timeout=timeout),
+                    timeout + ABANDON_GRACE_S,
+                    self.agent.drop_client,
+                )
+            )
+
+        try:
+            resp = retrying(request)
+        except BudgetExceeded:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self._endpoint_error(exc, retrying.statistics.get("attempt_number", 1)) from None
+        self.turn += 1
+        pt, ct, tt = self._count_usage(getattr(resp, "usage", None))
+        choices = getattr(resp, "choices", None)
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = getattr(choice, "message", None) if choice is not None else None
+        calls = _calls(message)
+        log_agent_turn(
+            self.traj,
+            self.turn,
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            total_tokens=tt,
+            finish_reason=getattr(choice, "finish_reason", None),
+            content=message_text(message),
+            tool_calls=[
+                {"id": getattr(c, "id", None), "name": _fn(c)[0], "arguments": _fn(c)[1]}
+                for c in calls
+            ],
+            attempts=retrying.statistics.get("attempt_number", 1),
+            plan=plan,
+        )
+        if not self.tools_checked and not plan and tool_choice != "none":
+            self.tools_checked = True
+            self.check_tools_seen(pt, tool_choice)
+        return message
+
+    def _retrying(self) -> Any:
+        """The retry policy of one request (a tenacity ``Retrying``): transient errors only, at
+        most ``max_retries`` more attempts and never past the wall clock, waiting the server's
+        Retry-After (capped) or the exponential backoff; each retry logged as ``llm_retry``."""
         from tenacity import (
             RetryCallState,
             Retrying,
@@ -516,7 +571,7 @@ class _Session:
                 retry_after_s=retry_after_s(exc) if exc is not None else None,
             )
 
-        retrying = Retrying(
+        return Retrying(
             retry=retry_if_exception(is_transient),
             stop=stop_after_attempt(cfg.max_retries + 1) | stop_on_deadline,
             wait=wait,
@@ -524,6 +579,11 @@ class _Session:
             before_sleep=before_sleep,
             reraise=True,
         )
+
+    def _request_kwargs(self, tool_choice: str | None) -> dict[str, Any]:
+        """The request's body fields: model, messages, tools, temperature, and the seed, tool
+        choice and completion-token cap when set."""
+        cfg = self.cfg
         kwargs: dict[str, Any] = {
             "model": cfg.model,
             "messages": self.messages,
@@ -532,44 +592,31 @@ class _Session:
         }
         if cfg.seed is not None:
             kwargs["seed"] = cfg.seed
-        tool_choice = self.tool_choice(plan)
         if tool_choice is not None:
             kwargs["tool_choice"] = tool_choice
         if cfg.max_completion_tokens is not None:
             kwargs["max_tokens"] = cfg.max_completion_tokens
+        return kwargs
 
-        def request() -> Any:
-            self.check_clock()
-            timeout = max(0.001, min(cfg.request_timeout_s, self.remaining_s()))
-            self.last_timeout_s = timeout
-            client = self.agent.client
-            return check_body(
-                bounded(
-                    lambda: client.chat.completions.create(**kwargs, timeout=timeout),
-                    timeout + ABANDON_GRACE_S,
-                    self.agent.drop_client,
-                )
-            )
+    def _endpoint_error(self, exc: Exception, attempts: int) -> Exception:
+        """What a request that failed for good raises: BudgetExceeded("wall_clock") when the
+        wall clock ran out on transient errors after a model turn, else an EndpointError naming
+        the URL, the cause and the attempts."""
+        plural = "s" if attempts != 1 else ""
+        bound = f"after {attempts} attempt{plural}"
+        if is_transient(exc) and self.remaining_s() <= 0:
+            if self.turn > 0:
+                return BudgetExceeded("wall_clock")
+            # the endpoint failed until the wall clock ran out: no model turn was received
+            bound += f", the wall clock of {self.budget.wall_clock_s:g} s spent"
+        cause = endpoint_cause(exc, self.last_timeout_s, self.cfg.api_key_env)
+        return EndpointError(
+            f"POST {self.agent.endpoint_url('chat/completions')}: {cause} ({bound})"
+        )
 
-        try:
-            resp = retrying(request)
-        except BudgetExceeded:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            attempts = retrying.statistics.get("attempt_number", 1)
-            plural = "s" if attempts != 1 else ""
-            bound = f"after {attempts} attempt{plural}"
-            if is_transient(exc) and self.remaining_s() <= 0:
-                if self.turn > 0:
-                    raise BudgetExceeded("wall_clock") from None
-                # the endpoint failed until the wall clock ran out: no model turn was received
-                bound += f", the wall clock of {self.budget.wall_clock_s:g} s spent"
-            cause = endpoint_cause(exc, self.last_timeout_s, cfg.api_key_env)
-            raise EndpointError(
-                f"POST {self.agent.endpoint_url('chat/completions')}: {cause} ({bound})"
-            ) from None
-        self.turn += 1
-        usage = getattr(resp, "usage", None)
+    def _count_usage(self, usage: Any) -> tuple[int | None, int | None, int | None]:
+        """Add a response's ``usage`` to the run's tokens; returns its (prompt, completion,
+        total) tokens (None: not reported). A total without the split counts as other tokens."""
         pt = token_count(getattr(usage, "prompt_tokens", None)) if usage is not None else None
         ct = token_count(getattr(usage, "completion_tokens", None)) if usage is not None else None
         tt = token_count(getattr(usage, "total_tokens", None)) if usage is not None else None
@@ -579,29 +626,7 @@ class _Session:
         if tt is not None and (pt is None or ct is None):
             # an endpoint that reports only the total (or half the split): the total counts
             self.other_tokens += max(0, tt - (pt or 0) - (ct or 0))
-        choices = getattr(resp, "choices", None)
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        message = getattr(choice, "message", None) if choice is not None else None
-        calls = _calls(message)
-        log_agent_turn(
-            self.traj,
-            self.turn,
-            prompt_tokens=pt,
-            completion_tokens=ct,
-            total_tokens=tt,
-            finish_reason=getattr(choice, "finish_reason", None),
-            content=message_text(message),
-            tool_calls=[
-                {"id": getattr(c, "id", None), "name": _fn(c)[0], "arguments": _fn(c)[1]}
-                for c in calls
-            ],
-            attempts=retrying.statistics.get("attempt_number", 1),
-            plan=plan,
-        )
-        if not self.tools_checked and not plan and tool_choice != "none":
-            self.tools_checked = True
-            self.check_tools_seen(pt, tool_choice)
-        return message
+        return pt, ct, tt
 
     def check_tools_seen(self, prompt_tokens: int | None, tool_choice: str | None) -> None:
         """Log ``agent_tools_check`` for the first turn whose tools were callable: whether its

@@ -208,18 +208,28 @@ def _firewall_repair(s: _Site, routers: list[str], configs: dict[str, DeviceConf
 
 
 def _check(s: _Site, configs: dict[str, DeviceConfig], d: Diagnosis) -> list[dict[str, Any]]:
-    """Findings of one pass into ``d``; returns the repair changes of this pass."""
-    from ani.intents.inventory import tenant_list, tenant_set
-
+    """Findings of one pass into ``d``; returns the repair changes of this pass. Checked in the
+    order an operator would: the gateway's mask, the edge's prefix-list, its route-map, then the
+    tenant's firewall sets and drop rules; the first that finds a fault gives the repair."""
     cfg = configs[s.edge]
-    out: list[dict[str, Any]] = []
     d.checked.append(f"{s.edge} interface {s.interface}: {s.address} (the site's prefix {s.prefix})")
     if s.address.network != s.prefix:
         d.findings.append(f"{s.edge} interface {s.interface}: gateway {s.address} has the wrong mask (the site's prefix is {s.prefix})")
         return _reprovision(s, configs)
+    repair = _check_prefix_list(s, cfg, d)
+    if repair is None:
+        repair = _check_route_map(s, cfg, d)
+    return repair if repair is not None else _check_firewall(s, configs, d)
 
+
+def _check_prefix_list(s: _Site, cfg: DeviceConfig, d: Diagnosis) -> list[dict[str, Any]] | None:
+    """The edge's prefix-list behind ``redistribute connected``: the changes that let the site's
+    prefix through (a missing entry added, a shadowing deny removed), None if it passes.
+    Raises AgentFailed: no such prefix-list."""
+    from ani.intents.inventory import tenant_list
+
+    out: list[dict[str, Any]] = []
     plist = tenant_list(cfg)
-    rmap = cfg.bgp.ipv4_unicast.redistribute.get("connected") if cfg.bgp else None
     if plist is None:
         d.checked.append(f"{s.edge}: no prefix-list behind 'redistribute connected route-map'")
         d.findings.append(f"{s.edge}: 'redistribute connected' has no route-map with a prefix-list")
@@ -257,6 +267,13 @@ def _check(s: _Site, configs: dict[str, DeviceConfig], d: Diagnosis) -> list[dic
             d.findings.append(f"{s.edge}: {plist} has no entry for {s.prefix}; {what} catches it")
             out.append({**add, "seq": free[0]})
         return out
+    return None
+
+
+def _check_route_map(s: _Site, cfg: DeviceConfig, d: Diagnosis) -> list[dict[str, Any]] | None:
+    """The route-map on ``redistribute connected``: the removal of a deny entry that matches the
+    site's prefix first, None if it passes."""
+    rmap = cfg.bgp.ipv4_unicast.redistribute.get("connected") if cfg.bgp else None
     rverdict, rentry = routemap_decision(cfg, cfg.route_maps.get(rmap), s.prefix)
     d.checked.append(f"{s.edge} route-map {rmap} on {s.prefix}: {rverdict}" + (f" by seq {rentry.seq}" if rentry else ""))
     if rverdict == "deny" and rentry is not None:
@@ -266,6 +283,13 @@ def _check(s: _Site, configs: dict[str, DeviceConfig], d: Diagnosis) -> list[dic
         if rentry.match_prefix_list:
             spec["match_prefix_list"] = rentry.match_prefix_list
         return [spec]
+    return None
+
+
+def _check_firewall(s: _Site, configs: dict[str, DeviceConfig], d: Diagnosis) -> list[dict[str, Any]]:
+    """The tenant's nftables set on every router holding it (the site's prefix in it) and its
+    drop rules: the repair, or [] when all is present. Raises AgentFailed: the edge has no set."""
+    from ani.intents.inventory import tenant_set
 
     name = tenant_set(s.tenant)
     holders = [r for r, c in sorted(configs.items()) if c.firewall is not None and name in c.firewall.sets]

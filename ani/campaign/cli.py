@@ -19,6 +19,7 @@ from ani.cli_help import LiteralHelpGroup
 from ani.console import consoles
 from rich.markup import escape
 
+from ani.campaign import cli_options as opt
 from ani.campaign.run_cli import describe_budget, run_option_error  # noqa: F401 - re-exported (tests, docs)
 from ani.campaign.run_cli import print_event as _print_event
 from ani.errors import AniError, CampaignSpecError
@@ -34,75 +35,19 @@ def _fail(msg: str, code: int = 2) -> typer.Exit:
 
 @app.command("run")
 def campaign_run(
-    file: Annotated[
-        Path,
-        typer.Argument(
-            help="campaign YAML file (or a shipped one, e.g. campaigns/level-sweep.yaml)"
-        ),
-    ],
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="results folder (default results/<name>-<timestamp>)"),
-    ] = None,
-    resume: Annotated[
-        Path | None, typer.Option("--resume", help="continue the campaign in this results folder "
-                                  "(with the S it was started with; --variants grows it)")
-    ] = None,
-    variants: Annotated[
-        int | None, typer.Option("--variants", min=1, help="override S, the number of seeds "
-                                 "(default: the file's; with --resume, the folder's)")
-    ] = None,
-    bound: Annotated[
-        float | None,
-        typer.Option(
-            "--bound",
-            help="S from the damage bound to assert (rule of three): S = ceil(3/B) runs per cell, "
-            "e.g. --bound 0.05 -> 60; the report says whether each cell reached it",
-        ),
-    ] = None,
-    retry_infra: Annotated[
-        bool,
-        typer.Option(
-            "--retry-infra", hidden=True,
-            help="(kept for old scripts: --resume always reruns infrastructure errors now)",
-        ),
-    ] = False,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="no progress bar or per-run lines")
-    ] = False,
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", min=1, help="runs at once on this machine, each on its own "
-                                 "lab (default: what this machine holds, printed at start; 1: one at a time)")
-    ] = None,
-    executor: Annotated[
-        str | None, typer.Option("--executor", help="serial, local (--jobs worker processes here) or dask "
-                                 "(--scheduler); default: local, or serial for --jobs 1")
-    ] = None,
-    scheduler: Annotated[
-        str | None, typer.Option("--scheduler", help="with --executor dask: tcp://HOST:PORT of a running "
-                                 "Dask scheduler, or local:N for N workers started here")
-    ] = None,
-    lab_prefix: Annotated[
-        str | None, typer.Option("--lab-prefix", help="what this campaign's labs carry in 'ani lab status' "
-                                 "(default: the campaign's name)")
-    ] = None,
-    agent_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--agent-config",
-            help="YAML/JSON file: an agent block ({kind: llm, ...}) or a campaign file (its agent: "
-            "block is taken); replaces FILE's agent: block in every cell (FILE's budget stays)",
-        ),
-    ] = None,
-    agent_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--agent-option",
-            help="KEY=VALUE agent option for every cell (repeatable; the value is YAML: a scalar, a "
-            "flow list or mapping; over FILE's agent: and --agent-config), e.g. base_url=http://"
-            "127.0.0.1:8000/v1, model=qwen2.5; --resume runs the folder's",
-        ),
-    ] = None,
+    file: opt.CampaignFile,
+    out: opt.CampaignOut = None,
+    resume: opt.Resume = None,
+    variants: opt.Variants = None,
+    bound: opt.Bound = None,
+    retry_infra: opt.RetryInfra = False,
+    no_progress: opt.NoProgress = False,
+    jobs: opt.Jobs = None,
+    executor: opt.Executor = None,
+    scheduler: opt.Scheduler = None,
+    lab_prefix: opt.LabPrefix = None,
+    agent_config: opt.CampaignAgentConfig = None,
+    agent_option: opt.CampaignAgentOption = None,
 ) -> None:
     """Run every variant (seed) of FILE in every cell, each on a fresh lab; write plan.jsonl,
     runs.jsonl and summary.md. Exits 3 if runs ended as infrastructure errors (--resume DIR
@@ -115,21 +60,12 @@ def campaign_run(
     from ani.campaign.agent_block import agent_override
     from ani.campaign.loop import CampaignInterrupted, load_for_run, run_campaign
 
-    if out is not None and resume is not None and out.resolve() != resume.resolve():
-        raise _fail("give either --out or --resume, not both")
-    if variants is not None and bound is not None:
-        raise _fail("give --variants (S) or --bound (S = ceil(3/B)), not both")
-    if bound is not None and not 0 < bound < 1:
-        raise _fail(f"--bound {bound:g}: a damage probability bound in (0, 1), e.g. --bound 0.05 (60 runs per cell)")
+    _check_run_options(out, resume, variants, bound)
     try:
         override = agent_override(agent_config, list(agent_option or []))
         # --resume: the folder's S and agent override
         spec = load_for_run(file, resume, variants=variants, bound=bound, agent_override=override)
-        if spec.agent_override is not None:  # said also with --no-progress: what ran is not the file's agent
-            console.print(f"agent: {escape(spec.agent_override.describe())} in every cell", soft_wrap=True,
-                          highlight=False)
-        if spec.bound is not None and not no_progress:
-            console.print(f"bound {spec.bound:g}: S = {spec.variants} runs per cell (rule of three, ceil(3/B))")
+        _say_spec(spec, no_progress)
         from ani.lab.state import check_prefix
 
         check_prefix(lab_prefix)  # before the folder is made
@@ -157,6 +93,32 @@ def campaign_run(
         err_console.print("interrupted before the first run started; nothing to keep")
         raise typer.Exit(130) from None
     del retry_infra  # folded into --resume
+    _exit_for(result)
+
+
+def _check_run_options(out: Path | None, resume: Path | None, variants: int | None, bound: float | None) -> None:
+    """Refuse (exit 2) options of ``ani campaign run`` that exclude each other or are out of range."""
+    if out is not None and resume is not None and out.resolve() != resume.resolve():
+        raise _fail("give either --out or --resume, not both")
+    if variants is not None and bound is not None:
+        raise _fail("give --variants (S) or --bound (S = ceil(3/B)), not both")
+    if bound is not None and not 0 < bound < 1:
+        raise _fail(f"--bound {bound:g}: a damage probability bound in (0, 1), e.g. --bound 0.05 (60 runs per cell)")
+
+
+def _say_spec(spec: Any, no_progress: bool) -> None:
+    """Say what the loaded campaign runs that its file does not: an agent override (also with
+    --no-progress) and the S a --bound gave."""
+    if spec.agent_override is not None:  # said also with --no-progress: what ran is not the file's agent
+        console.print(f"agent: {escape(spec.agent_override.describe())} in every cell", soft_wrap=True,
+                      highlight=False)
+    if spec.bound is not None and not no_progress:
+        console.print(f"bound {spec.bound:g}: S = {spec.variants} runs per cell (rule of three, ceil(3/B))")
+
+
+def _exit_for(result: Any) -> None:
+    """Exit as the campaign ended: 128 + the signal if interrupted (130 for Ctrl-C, 143 for
+    SIGTERM, 129 for SIGHUP), 3 if runs ended as infrastructure errors; else return (0)."""
     if result.interrupted:  # 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
         raise typer.Exit(128 + int(result.stopped_by or 2))
     if result.infra:
@@ -475,103 +437,25 @@ def campaign_import(
 
 
 def run_one(
-    scenario: Annotated[
-        Path | None,
-        typer.Option("--scenario", help="scenario file (default scenarios/brownfield-small.yaml)"),
-    ] = None,
-    manifest: Annotated[
-        Path | None,
-        typer.Option("--manifest", help="generate the scenario from this manifest instead of --scenario"),
-    ] = None,
-    scenario_seed: Annotated[
-        int | None, typer.Option("--scenario-seed", min=0, help="seed of the generated scenario (default 1)")
-    ] = None,
-    density: Annotated[
-        int | None,
-        typer.Option("--density", min=0, help="density of the generated scenario (default: the manifest's)"),
-    ] = None,
-    task: Annotated[str | None, typer.Option("--task", help="task class (default onboard-site)")] = None,
-    task_file: Annotated[
-        Path | None,
-        typer.Option("--task-file", help="a NetConfBench task file to run instead of --scenario / --task "
-                     "(its own network; docs/netconfbench.md)"),
-    ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="variant seed (default 1)")] = None,
-    level: Annotated[str, typer.Option("--level", envvar="ANI_LEVEL", help="adapter level (a0, a1, ...); default from $ANI_LEVEL, else a1")] = "a1",
-    blocklist: Annotated[
-        bool, typer.Option("--blocklist", help="wrap the adapter in the blocklist ablation (a0, a1: the "
-                                   "levels whose calls carry CLI command lines)")
-    ] = False,
-    adapter_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--option",
-            help="KEY=VALUE option of the level's adapter, as a campaign cell's options: (repeatable; "
-            "the value is YAML or JSON: a scalar, [a, b], {k: v}), e.g. apply_config_shape=netconfarena "
-            "or extra_tools=[check_device_status]",
-        ),
-    ] = None,
-    agent: Annotated[
-        str | None,
-        typer.Option(
-            "--agent", help="agent kind: scripted (default), llm, an installed ani.agents entry point, "
-            "or a plug-in module:factory (imported from the import path, then the current folder; "
-            "docs/agents.md); sets the kind of --agent-config"
-        ),
-    ] = None,
-    agent_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--agent-config",
-            help="YAML/JSON file: an agent block ({kind: llm, ...}) or a campaign file "
-            "(its agent: block is taken)",
-        ),
-    ] = None,
-    agent_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--agent-option",
-            help="KEY=VALUE agent option (repeatable; the value is YAML: a scalar, a flow list or "
-            "mapping; overrides the file), e.g. mode=planner-executor, 'mistakes={rate: 1.0, kinds: "
-            "[delete-recreate]}'",
-        ),
-    ] = None,
-    max_steps: Annotated[
-        int | None,
-        typer.Option(
-            "--max-steps", min=1, help="step budget (default: the campaign file's, else 40)"
-        ),
-    ] = None,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tokens",
-            min=1,
-            help="token budget, prompt + completion (default: the campaign file's, else none)",
-        ),
-    ] = None,
-    wall_clock_s: Annotated[
-        float | None,
-        typer.Option(
-            "--wall-clock",
-            help="agent time budget, seconds (default: the campaign file's, else 300)",
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="folder for the record and trajectory")
-    ] = None,
-    reasoning_summary: Annotated[
-        str | None,
-        typer.Option("--reasoning-summary", help="NetConfBench reasoning score of a multi-turn run: "
-                     "'off' (extractive summary), or a YAML mapping {base_url, model, api_key_env} "
-                     "(default: the agent's own endpoint; docs/netconfbench-scores.md)"),
-    ] = None,
-    replay: Annotated[
-        Path | None,
-        typer.Option("--replay", help="replay the tool calls of this trajectory (ani JSONL or ATIF) with the "
-                     "replay agent (--agent replay --agent-option trajectory=FILE); give the recorded run's "
-                     "level, task and seeds"),
-    ] = None,
+    scenario: opt.Scenario = None,
+    manifest: opt.Manifest = None,
+    scenario_seed: opt.ScenarioSeed = None,
+    density: opt.Density = None,
+    task: opt.Task = None,
+    task_file: opt.TaskFile = None,
+    seed: opt.Seed = None,
+    level: opt.Level = "a1",
+    blocklist: opt.Blocklist = False,
+    adapter_option: opt.AdapterOption = None,
+    agent: opt.Agent = None,
+    agent_config: opt.AgentConfig = None,
+    agent_option: opt.AgentOption = None,
+    max_steps: opt.MaxSteps = None,
+    max_tokens: opt.MaxTokens = None,
+    wall_clock_s: opt.WallClock = None,
+    out: opt.RunOut = None,
+    reasoning_summary: opt.ReasoningSummary = None,
+    replay: opt.Replay = None,
 ) -> None:
     """Run one task variant at one level on a fresh lab with any agent; print the trajectory
     as it goes (tool calls, model turns, null actions, waits, submit) and the verdict.

@@ -168,15 +168,16 @@ def resolve(ctx: RunContext) -> None:
 
 def factor_fields(plan: RunPlan, scenario: Any, variant: Any, gone: list[Any]) -> dict[str, Any]:
     """The record's fields that say what ran (the plan's factors and the variant's ids)."""
-    from ani.campaign.runner import _ncb_param, scenario_density
+    from ani.campaign.runner import scenario_density
+    from ani.campaign.run_support import ncb_param
     from ani.campaign.spec import agent_mode_of
 
     return {
         "run_id": plan.run_id, "campaign": plan.campaign, "cell": plan.cell, "level": plan.level,
         "blocklist": plan.blocklist, "adapter_options": dict(plan.adapter_options), "task": plan.task,
         "variant_id": str(getattr(variant, "variant_id", "") or "") or None,
-        "task_file": _ncb_param(variant, "task_file"), "task_sha256": _ncb_param(variant, "task_sha256"),
-        "names": _ncb_param(variant, "names"), "seed": plan.seed,
+        "task_file": ncb_param(variant, "task_file"), "task_sha256": ncb_param(variant, "task_sha256"),
+        "names": ncb_param(variant, "names"), "seed": plan.seed,
         "scenario_hash": str(getattr(scenario, "hash", "") or "") or None,
         "density": scenario_density(scenario, plan.density), "stress": dict(plan.stress),
         "trajectory": None, "superseded": [c.name for c in gone], "form": plan.form,
@@ -201,7 +202,7 @@ def superseded(scenario: Any, variant: Any) -> tuple[list[Any], list[Any]]:
 
 def lab_up(ctx: RunContext) -> None:
     """A fresh lab of the variant's topology. StopRun: it did not start."""
-    from ani.campaign.runner import _err
+    from ani.campaign.run_support import error_text
 
     try:
         ctx.lab = ctx.deps.make_lab(ctx.variant.lab_topology(ctx.scenario), **lab_options(ctx))
@@ -209,34 +210,34 @@ def lab_up(ctx: RunContext) -> None:
         ctx.lab.up()
         ctx.timed("lab_up_s", t0)
     except Exception as exc:  # noqa: BLE001 - any substrate fault makes the run invalid
-        raise StopRun(f"lab up: {_err(exc)}") from None
+        raise StopRun(f"lab up: {error_text(exc)}") from None
 
 
 def lab_options(ctx: RunContext) -> dict[str, Any]:
     """Keyword arguments of ``deps.make_lab`` beyond the topology (the plan's lab prefix, for a
     lab factory that takes one)."""
-    from ani.campaign.runner import _real_make_lab
+    from ani.campaign.runner import real_make_lab
 
     prefix = ctx.plan.lab_prefix
-    return {"prefix": prefix} if prefix and ctx.deps.make_lab is _real_make_lab else {}
+    return {"prefix": prefix} if prefix and ctx.deps.make_lab is real_make_lab else {}
 
 
 def baseline(ctx: RunContext) -> None:
     """The baseline invariants the variant keeps must hold before the agent acts. StopRun."""
-    from ani.campaign.runner import _err, _evaluate, _outcomes
+    from ani.campaign.run_support import check_outcomes, error_text, evaluate_checks
 
     t0 = time.monotonic()
     reads = initial_reads(ctx.lab)  # beside the check: its reads and pings change no configuration
     try:
-        results = _evaluate(ctx.deps.make_observer(ctx.lab), ctx.invariants, ctx.observer_bound_s)
+        results = evaluate_checks(ctx.deps.make_observer(ctx.lab), ctx.invariants, ctx.observer_bound_s)
     except Exception as exc:  # noqa: BLE001
-        raise StopRun(f"baseline invariants: {_err(exc)}") from None
+        raise StopRun(f"baseline invariants: {error_text(exc)}") from None
     finally:
         ctx.state["initial_reads"] = outcome(reads)
     ctx.timed("baseline_s", t0)
     failed = [r for r in results if not r.passed]
     if failed:
-        ctx.state["invariants"] = _outcomes(results)
+        ctx.state["invariants"] = check_outcomes(results)
         names = "; ".join(f"{r.name}: {getattr(r, 'detail', '') or 'failed'}" for r in failed)
         raise StopRun(f"baseline invariants failed before the agent acted: {names}")
 
@@ -266,13 +267,13 @@ def outcome(future: Any) -> Any:
 
 def open_adapter(ctx: RunContext) -> None:
     """The trajectory file and the level's adapter, opened. StopRun: it could not be opened."""
-    from ani.campaign.runner import _err, _TeeTrajectory
+    from ani.campaign.run_support import TeeTrajectory, error_text
 
     path = ctx.traj_path
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         path.unlink()  # an earlier partial file of the same run id
-    ctx.trajectory = _TeeTrajectory(ctx.plan.run_id, ctx.level, path, hook=ctx.on_event)
+    ctx.trajectory = TeeTrajectory(ctx.plan.run_id, ctx.level, path, hook=ctx.on_event)
     ctx.info["trajectory"] = str(path)
     t0 = time.monotonic()
     try:
@@ -281,7 +282,7 @@ def open_adapter(ctx: RunContext) -> None:
                                               trajectory=ctx.trajectory, **extra)
         ctx.adapter.open()
     except Exception as exc:  # noqa: BLE001
-        raise StopRun(f"adapter open: {_err(exc)}") from None
+        raise StopRun(f"adapter open: {error_text(exc)}") from None
     ctx.timed("open_s", t0)
     try:  # the ToolSpec hints classify tools the level's name table does not know
         ctx.state["tools"] = list(ctx.adapter.tools())
@@ -294,7 +295,7 @@ def run_agent(ctx: RunContext) -> None:
     (``before_agent``, ``agent_stopped``, ``after_agent``); the adapter is closed after."""
     import sys
 
-    from ani.campaign.runner import _err
+    from ani.campaign.run_support import error_text
 
     ctx.each("before_agent")
     t0 = time.monotonic()
@@ -308,7 +309,7 @@ def run_agent(ctx: RunContext) -> None:
         ctx.state["host_faults"] = [str(exc)]
         ctx.state["stop_reason"] = "error"
     except Exception as exc:  # noqa: BLE001 - the SUT failed, not the infrastructure
-        ctx.state["agent_error"] = _err(exc)
+        ctx.state["agent_error"] = error_text(exc)
         ctx.state["stop_reason"] = "error"
     finally:
         ctx.timed("agent_s", t0)
@@ -329,12 +330,12 @@ def _agent_result(ctx: RunContext, result: Any) -> None:
 
 
 def close_adapter(ctx: RunContext) -> None:
-    from ani.campaign.runner import _err
+    from ani.campaign.run_support import error_text
 
     try:
         ctx.adapter.close()
     except Exception as exc:  # noqa: BLE001
-        ctx.state["close_error"] = _err(exc)
+        ctx.state["close_error"] = error_text(exc)
 
 
 def check_run(ctx: RunContext) -> None:
@@ -360,7 +361,14 @@ def grade(ctx: RunContext) -> None:
     """Hidden tests + invariants in one evaluation (checks run concurrently and share one
     bound), out of band, once the agent's last change has taken effect (settle_seconds); the
     observation's final reads start as its negative checks do (they only read)."""
-    from ani.campaign.runner import _announce, _err, _evaluate, _outcomes, route_map_delay_s, settle_seconds
+    from ani.campaign.run_support import (
+        GradingObserver,
+        announce,
+        check_outcomes,
+        error_text,
+        evaluate_checks,
+    )
+    from ani.scenario.settle import route_map_delay_s, settle_seconds
 
     settle = settle_seconds(ctx.scenario) if ctx.trajectory.calls else 0.0
     obs = ctx.state.get("observation")
@@ -371,20 +379,20 @@ def grade(ctx: RunContext) -> None:
         time.sleep(settle)
     ctx.timed("settle_s", t0)
     hidden = list(ctx.variant.hidden_tests)
-    _announce(ctx.on_event, {"event": "run_phase", "phase": "grading", "hidden_tests": len(hidden),
+    announce(ctx.on_event, {"event": "run_phase", "phase": "grading", "hidden_tests": len(hidden),
                              "invariants": len(ctx.invariants)})
     t0 = time.monotonic()
     try:
-        observer = ctx.deps.make_observer(ctx.lab)
-        if obs is not None and hasattr(observer, "on_negatives"):  # the final reads beside the pings' wait
+        observer: GradingObserver = ctx.deps.make_observer(ctx.lab)
+        if obs is not None:  # the final reads beside the pings' wait
             observer.on_negatives = obs.read_final_beside
-        graded = _evaluate(observer, [*hidden, *ctx.invariants], ctx.observer_bound_s)
+        graded = evaluate_checks(observer, [*hidden, *ctx.invariants], ctx.observer_bound_s)
     except Exception as exc:  # noqa: BLE001
-        raise StopRun(f"grading: {_err(exc)}") from None
+        raise StopRun(f"grading: {error_text(exc)}") from None
     ctx.timed("grading_s", t0)
     host_faults(ctx)  # e.g. a program the observer runs went missing and a check swallowed it
-    ctx.state["tests"] = _outcomes(graded[: len(hidden)])
-    ctx.state["invariants"] = _outcomes(graded[len(hidden):])
+    ctx.state["tests"] = check_outcomes(graded[: len(hidden)])
+    ctx.state["invariants"] = check_outcomes(graded[len(hidden):])
     if not ctx.state["tests"]:
         raise StopRun("grading: the variant has no hidden tests")
     ctx.state["success"] = all(t.passed for t in ctx.state["tests"])
@@ -402,7 +410,7 @@ PHASES: tuple[Callable[[RunContext], None], ...] = (lab_up, baseline, open_adapt
 def host_faults(ctx: RunContext) -> None:
     """Raise StopRun naming each host fault of the run once (the agent's HostFault, an adapter's
     ``harness_fault`` event, the fault journal since the agent started, the lab's helpers)."""
-    from ani.campaign.runner import _err
+    from ani.campaign.run_support import error_text
 
     causes = list(ctx.state.get("host_faults", []))
     causes += [f"{ev.get('tool')}: {ev.get('cause')}" for ev in ctx.trajectory.events
@@ -413,7 +421,7 @@ def host_faults(ctx: RunContext) -> None:
         try:
             causes += [str(c) for c in own()]
         except Exception as exc:  # noqa: BLE001 - the lab cannot even say: that is a fault too
-            causes.append(f"lab: {_err(exc)}")
+            causes.append(f"lab: {error_text(exc)}")
     uniq = once_each(causes)
     if uniq:
         raise StopRun("host fault during the run: " + "; ".join(uniq))
@@ -470,7 +478,8 @@ def execute(plan: RunPlan, workdir: str | Path, *, deps: Any = None, on_event: E
     """
     from ani.campaign.extensions import extensions_for
     from ani.campaign.run_record import build_record
-    from ani.campaign.runner import RunnerDeps, _now
+    from ani.campaign.runner import RunnerDeps
+    from ani.campaign.run_support import now_utc
 
     from ani.host.programs import fault_scope
 
@@ -479,7 +488,7 @@ def execute(plan: RunPlan, workdir: str | Path, *, deps: Any = None, on_event: E
     resolve(ctx)  # config errors raise here, before any lab
     ctx.timed("resolve_s", t0)
     ctx.extensions = extensions_for(ctx)
-    ctx.started, ctx.t_start = _now(), t0
+    ctx.started, ctx.t_start = now_utc(), t0
     with fault_scope() as ctx.fault_scope:
         try:
             for phase in PHASES:
@@ -495,18 +504,18 @@ def execute(plan: RunPlan, workdir: str | Path, *, deps: Any = None, on_event: E
 def teardown(ctx: RunContext) -> None:
     """Every extension's ``stop`` (faults removed, sampler stopped), the trajectory closed, the
     lab down: always, with Ctrl-C held until the lab is down (``info["teardown_s"]``)."""
-    from ani.campaign.runner import _err, _sigint_deferred
+    from ani.campaign.run_support import error_text, sigint_deferred
 
-    with _sigint_deferred():
+    with sigint_deferred():
         ctx.each("stop")
     if ctx.trajectory is not None:
         ctx.trajectory.close()
     if ctx.lab is None:
         return
-    with _sigint_deferred():
+    with sigint_deferred():
         t0 = time.monotonic()
         try:
             ctx.lab.down()
         except Exception as exc:  # noqa: BLE001 - the verdict stands; say so
-            ctx.state["teardown_error"] = _err(exc)
+            ctx.state["teardown_error"] = error_text(exc)
         ctx.timed("teardown_s", t0)

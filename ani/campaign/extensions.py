@@ -69,14 +69,14 @@ class Outcomes:
     def after_agent(self, ctx: RunContext) -> None:
         from ani.campaign.outcomes import Outcomes as Measured
         from ani.campaign.outcomes import invalid_calls, measure
-        from ani.campaign.runner import _err
+        from ani.campaign.run_support import error_text
 
         t0 = time.monotonic()
         try:
             ctx.state["outcomes"] = measure(ctx.trajectory.events, ctx.lab, ctx.adapter)
         except Exception as exc:  # noqa: BLE001 - a measurement never fails a run; say it
             ctx.state["outcomes"] = Measured(invalid_calls=invalid_calls(ctx.trajectory.events),
-                                             locks_left=[f"not measured: {_err(exc)}"])
+                                             locks_left=[f"not measured: {error_text(exc)}"])
         ctx.timed("measure_s", t0)
 
 
@@ -115,12 +115,12 @@ class Faults:
         ctx.info["fault_hold_s"] = self.session.hold(bound_s=last + longest + self.HOLD_SLACK_S)
 
     def after_agent(self, ctx: RunContext) -> None:
-        from ani.campaign.runner import _sigint_deferred
+        from ani.campaign.run_support import sigint_deferred
 
         if self.session is None:
             return
         ctx.trajectory.on_tool_call = None
-        with _sigint_deferred():
+        with sigint_deferred():
             self.session.stop()
         ctx.state["faults"] = self.session.records
 
@@ -155,7 +155,7 @@ class NcbScores:
 
     def graded(self, ctx: RunContext) -> None:
         from ani.campaign.observe_run import fault_lines
-        from ani.campaign.runner import _err
+        from ani.campaign.run_support import error_text
         from ani.netconfbench.scoring import score_run
 
         params = getattr(ctx.variant, "params", None)
@@ -167,7 +167,7 @@ class NcbScores:
                                          fault_lines(list(ctx.state.get("faults") or [])),
                                          agent_config=dict(ctx.plan.agent), summary=_summary(ctx.plan))
         except Exception as exc:  # noqa: BLE001 - diagnostic scores never fail a run
-            ctx.trajectory.log("ncb_scores_failed", kind="harness", reason=_err(exc))
+            ctx.trajectory.log("ncb_scores_failed", kind="harness", reason=error_text(exc))
 
 
 class KnownAnswer:
@@ -181,7 +181,7 @@ class KnownAnswer:
 
     def graded(self, ctx: RunContext) -> None:
         from ani.campaign.known_answer import annotate, expected_breaks
-        from ani.campaign.runner import _err
+        from ani.campaign.run_support import error_text
 
         made = ctx.state.get("mistake")
         if not isinstance(made, dict) or not made.get("kind"):
@@ -191,14 +191,14 @@ class KnownAnswer:
         try:
             expected = expected_breaks(made, ctx.invariants, initial)
         except Exception as exc:  # noqa: BLE001 - a measure never fails a run; say it
-            ctx.trajectory.log("known_answer_failed", kind="harness", what="expected_breaks", reason=_err(exc))
+            ctx.trajectory.log("known_answer_failed", kind="harness", what="expected_breaks", reason=error_text(exc))
         try:
             final = obs.final_configs() if obs is not None else None  # the observation's read, once
             done = annotate(made, expected=expected, final=final, invariants=list(ctx.state.get("invariants") or []),
                             fault_damage=(obs.fields().get("fault_damage") if obs is not None else None),
                             initial=initial, correct=lambda: _reference(ctx.variant, initial))
         except Exception as exc:  # noqa: BLE001
-            ctx.trajectory.log("known_answer_failed", kind="harness", what="reached", reason=_err(exc))
+            ctx.trajectory.log("known_answer_failed", kind="harness", what="reached", reason=error_text(exc))
             done = annotate(made, expected=expected, final=None, invariants=list(ctx.state.get("invariants") or []))
         ctx.state["mistake"] = done
 

@@ -192,38 +192,36 @@ def _outcomes(s: CampaignSummary, shown: list[Any], bad: tuple[str, ...]) -> dic
     return {"columns": [text for _, text, _ in fields], "recovery": has_recovery, "rows": rows}
 
 
-def context(s: CampaignSummary) -> dict[str, Any]:
-    """What the template shows: plots by id, and every table as rows of strings."""
-    plots = _Plots({p.id: p for p in all_plots(s)})
-    shown = shown_rows(s)
-    bad = invalid_labels()
-    invalid_runs = [r for r in s.records if r.label in bad]
-    cells = []
-    for c in shown:
-        tokens = _mean(run_tokens(r) for r in c.valid)
-        cells.append({
-            "name": c.name, "level": c.level, "blocklist": _blk(c.blocklist, c.level), "n": c.success.n,
-            "invalid": sum(1 for r in c.runs if r.label in bad),
-            "success": _rate(c.success), "success_wilson": _ci(c.success.wilson),
-            "success_cp": _ci(c.success.cp),
-            "damage_free": _rate(c.damage_free), "damage_free_wilson": _ci(c.damage_free.wilson),
-            "damage_free_cp": _ci(c.damage_free.cp), "bound": _bound(c.damage_free),
-            "labels": [c.labels[lab] for lab in LABELS], "agent_errors": c.agent_errors,
-            "steps": _f(c.mean_steps, ".1f"), "tool_calls": _f(c.mean_tool_calls, ".1f"),
-            "tool_errors": _f(c.mean_tool_errors, ".1f"), "wall_s": _f(c.mean_wall_s, ".1f"),
-            "tokens": _f(tokens, ".0f"),
-            "process": {
-                "runs": c.process.runs, "actions": c.process.actions,
-                "turns": _f(c.process.mean_turns, ".1f"),
-                "shares": [_pct(c.process.shares[k]) for k in ACTION_KINDS],
-                "error_rate": _pct(c.process.error_action_rate),
-                "repeat_rate": _pct(c.process.repeat_action_rate),
-                "modes": [c.process.modes[m] for m in COMPLETION_MODES],
-                "prompt_tokens": _f(c.process.mean_prompt_tokens, ".0f"),
-                "completion_tokens": _f(c.process.mean_completion_tokens, ".0f"),
-                "agent_s": _f(c.process.mean_agent_s, ".1f"),
-            },
-        })
+def _cell_row(c: Any, bad: tuple[str, ...]) -> dict[str, Any]:
+    """One row of the cells table: rates with their intervals, labels, means and process metrics."""
+    tokens = _mean(run_tokens(r) for r in c.valid)
+    return {
+        "name": c.name, "level": c.level, "blocklist": _blk(c.blocklist, c.level), "n": c.success.n,
+        "invalid": sum(1 for r in c.runs if r.label in bad),
+        "success": _rate(c.success), "success_wilson": _ci(c.success.wilson),
+        "success_cp": _ci(c.success.cp),
+        "damage_free": _rate(c.damage_free), "damage_free_wilson": _ci(c.damage_free.wilson),
+        "damage_free_cp": _ci(c.damage_free.cp), "bound": _bound(c.damage_free),
+        "labels": [c.labels[lab] for lab in LABELS], "agent_errors": c.agent_errors,
+        "steps": _f(c.mean_steps, ".1f"), "tool_calls": _f(c.mean_tool_calls, ".1f"),
+        "tool_errors": _f(c.mean_tool_errors, ".1f"), "wall_s": _f(c.mean_wall_s, ".1f"),
+        "tokens": _f(tokens, ".0f"),
+        "process": {
+            "runs": c.process.runs, "actions": c.process.actions,
+            "turns": _f(c.process.mean_turns, ".1f"),
+            "shares": [_pct(c.process.shares[k]) for k in ACTION_KINDS],
+            "error_rate": _pct(c.process.error_action_rate),
+            "repeat_rate": _pct(c.process.repeat_action_rate),
+            "modes": [c.process.modes[m] for m in COMPLETION_MODES],
+            "prompt_tokens": _f(c.process.mean_prompt_tokens, ".0f"),
+            "completion_tokens": _f(c.process.mean_completion_tokens, ".0f"),
+            "agent_s": _f(c.process.mean_agent_s, ".1f"),
+        },
+    }
+
+
+def _stress_tables(s: CampaignSummary, plots: _Plots) -> list[dict[str, Any]]:
+    """Per stress parameter: both rates per cell at each value (k/n with Wilson), and its plot."""
     stress = []
     for param, values in stress_params(s):
         series = stress_series(s, param, values)
@@ -235,7 +233,13 @@ def context(s: CampaignSummary) -> dict[str, Any]:
                     "-" if not n else f"{k}/{n} {_ci(wilson(k, n))}" for k, n in pts]})
         stress.append({"param": param, "values": [str(v) for v in values], "rows": rows,
                        "plot": plots.get(f"stress-{param}")})
-    paired = [{
+    return stress
+
+
+def _paired_row(p: Any) -> dict[str, Any]:
+    """One paired comparison: discordant pairs and exact McNemar p per rate, the difference with
+    its interval and Holm's p."""
+    return {
         "cell": p.cell, "reference": p.reference, "pairs": p.pairs,
         "success": (p.success.b, p.success.c,
                     "- (no pairs)" if p.pairs == 0 else f"{p.success.p_value:.4g}"
@@ -249,27 +253,30 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "success_holm": "-" if not p.pairs else f"{p.success_holm:.3g}",
         "damage_free_diff": difference_text(p.damage_free_diff),
         "damage_free_holm": "-" if not p.pairs else f"{p.damage_free_holm:.3g}",
-    } for p in paired_rows(s)]
-    classes = damage_classes(s)
-    damage = []
-    for c in shown:
-        valid = [r for r in c.runs if r.label not in bad]
-        per = {cls: [len(damaged_by_class(r).get(cls, [])) for r in valid] for cls in classes}
-        damage.append({"name": c.name, "runs": len(valid), "classes": [
-            "-" if not valid else f"{sum(per[cls])} ({sum(1 for x in per[cls] if x)} runs)"
-            for cls in classes]})
-    damaged_runs = [{"run": r.run_id, "label": r.label, "damaged": "; ".join(
-        f"{k}: {', '.join(v)}" for k, v in sorted(damaged_by_class(r).items()))}
-        for c in shown for r in c.runs if r.label not in bad and damaged_by_class(r)]
-    kinds = fault_kinds_seen(s)
-    faults = []
-    for c in shown:
-        recs = [f for r in c.runs for f in run_faults(r)]
-        faults.append({"name": c.name, "kinds": [
-            f"{sum(1 for f in recs if field(f, 'kind') == k and field(f, 'injected', False))}"
-            f"/{sum(1 for f in recs if field(f, 'kind') == k)}" for k in kinds],
-            "invalid": [sum(1 for r in c.runs if r.label == lab) for lab in bad]})
-    fault_events = [{
+    }
+
+
+def _damage_row(c: Any, bad: tuple[str, ...], classes: list[str]) -> dict[str, Any]:
+    """One cell's damage by class: objects damaged (runs that damaged any) over its valid runs."""
+    valid = [r for r in c.runs if r.label not in bad]
+    per = {cls: [len(damaged_by_class(r).get(cls, [])) for r in valid] for cls in classes}
+    return {"name": c.name, "runs": len(valid), "classes": [
+        "-" if not valid else f"{sum(per[cls])} ({sum(1 for x in per[cls] if x)} runs)"
+        for cls in classes]}
+
+
+def _fault_row(c: Any, bad: tuple[str, ...], kinds: list[str]) -> dict[str, Any]:
+    """One cell's faults: injected/planned per kind, and its invalid runs per label."""
+    recs = [f for r in c.runs for f in run_faults(r)]
+    return {"name": c.name, "kinds": [
+        f"{sum(1 for f in recs if field(f, 'kind') == k and field(f, 'injected', False))}"
+        f"/{sum(1 for f in recs if field(f, 'kind') == k)}" for k in kinds],
+        "invalid": [sum(1 for r in c.runs if r.label == lab) for lab in bad]}
+
+
+def _fault_event(r: RunRecord, f: Any) -> dict[str, Any]:
+    """One fault of one run, as the fault events table shows it."""
+    return {
         "run": r.run_id, "kind": field(f, "kind", "?"), "at_step": field(f, "at_step", "-"),
         "target": json.dumps(field(f, "target", {}), sort_keys=True),
         "duration": _f(field(f, "duration_s"), ".1f") if field(f, "duration_s") is not None else "until the end",
@@ -277,20 +284,35 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "verified": {True: "yes", False: "no"}.get(field(f, "verified"), "-"),
         "undone_by": field(f, "undone_by") or "-",
         "detail": str(field(f, "detail", "")),
-    } for c in shown for r in c.runs for f in run_faults(r)]
-    runs = []
-    for c in shown:
-        for r in c.runs:
-            runs.append({
-                "run": r.run_id, "cell": r.cell, "seed": r.seed, "label": r.label,
-                "stress": ", ".join(f"{k}={v}" for k, v in sorted((r.stress or {}).items())) or "-",
-                "tests": f"{sum(x.passed for x in r.tests)}/{len(r.tests)}" if r.tests else "-",
-                "invariants": (f"{sum(x.passed for x in r.invariants)}/{len(r.invariants)}"
-                               if r.invariants else "-"),
-                "steps": "-" if r.steps is None else str(r.steps), "tool_calls": r.tool_calls,
-                "tool_errors": r.tool_errors, "faults": len(run_faults(r)),
-                "stop": r.stop_reason or "-", "wall_s": f"{r.wall_s:.1f}",
-            })
+    }
+
+
+def _run_row(r: RunRecord) -> dict[str, Any]:
+    """One run of the runs table."""
+    return {
+        "run": r.run_id, "cell": r.cell, "seed": r.seed, "label": r.label,
+        "stress": ", ".join(f"{k}={v}" for k, v in sorted((r.stress or {}).items())) or "-",
+        "tests": f"{sum(x.passed for x in r.tests)}/{len(r.tests)}" if r.tests else "-",
+        "invariants": (f"{sum(x.passed for x in r.invariants)}/{len(r.invariants)}"
+                       if r.invariants else "-"),
+        "steps": "-" if r.steps is None else str(r.steps), "tool_calls": r.tool_calls,
+        "tool_errors": r.tool_errors, "faults": len(run_faults(r)),
+        "stop": r.stop_reason or "-", "wall_s": f"{r.wall_s:.1f}",
+    }
+
+
+def context(s: CampaignSummary) -> dict[str, Any]:
+    """What the template shows: plots by id, and every table as rows of strings."""
+    plots = _Plots({p.id: p for p in all_plots(s)})
+    shown = shown_rows(s)
+    bad = invalid_labels()
+    invalid_runs = [r for r in s.records if r.label in bad]
+    paired = [_paired_row(p) for p in paired_rows(s)]
+    classes = damage_classes(s)
+    damaged_runs = [{"run": r.run_id, "label": r.label, "damaged": "; ".join(
+        f"{k}: {', '.join(v)}" for k, v in sorted(damaged_by_class(r).items()))}
+        for c in shown for r in c.runs if r.label not in bad and damaged_by_class(r)]
+    kinds = fault_kinds_seen(s)
     valid_all = [r for r in s.records if r.label not in bad]
     hashes = sorted({r.scenario_hash for r in s.records if r.scenario_hash})
     return {
@@ -304,20 +326,20 @@ def context(s: CampaignSummary) -> dict[str, Any]:
         "invalid_labels": bad,
         "action_kinds": ACTION_KINDS,
         "modes": [MODE_SHORT[m] for m in COMPLETION_MODES],
-        "cells": cells,
+        "cells": [_cell_row(c, bad) for c in shown],
         "blocklist_note": BLOCKLIST_SCOPE if any(c.blocklist for c in shown) else "",
         "plots": plots,
-        "stress": stress,
+        "stress": _stress_tables(s, plots),
         "paired": paired,
         "paired_refs": list(dict.fromkeys(p.reference for p in paired_rows(s))),
         "questions": question_lines(s, ""),  # issue 26 §3: one line per comparison
         "paired_note": paired_note(s) if s.paired else "",
         "damage_classes": classes,
-        "damage": damage,
+        "damage": [_damage_row(c, bad, classes) for c in shown],
         "damaged_runs": damaged_runs,
         "fault_kinds": kinds,
-        "faults": faults,
-        "fault_events": fault_events,
+        "faults": [_fault_row(c, bad, kinds) for c in shown],
+        "fault_events": [_fault_event(r, f) for c in shown for r in c.runs for f in run_faults(r)],
         "exposure": {"columns": EXPOSURE_COLUMNS, "rows": exposure_rows(s), "note": EXPOSURE_NOTE},
         "exposure_warning": exposure_warning(),
         "invalid_runs": [{"run": r.run_id, "cell": r.cell, "seed": r.seed, "label": r.label,
@@ -326,7 +348,7 @@ def context(s: CampaignSummary) -> dict[str, Any]:
                          for r in valid_all if r.unattributed],
         "agent_errors": [{"run": r.run_id, "label": r.label, "why": r.agent_error}
                          for r in valid_all if r.agent_error],
-        "runs": runs,
+        "runs": [_run_row(r) for c in shown for r in c.runs],
         "outcomes": _outcomes(s, shown, bad),
         "ncb": ncb_rows(s),  # ncb-scores (issue 15 §3)
         "known": known_answer_context(s),  # issue 25 §3: None without mistake runs

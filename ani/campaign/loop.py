@@ -1,3 +1,4 @@
+# size: the campaign loop and its results folder (resume, lock, signals, provenance, summary) keep one folder's invariants
 """The campaign loop: every seed in every cell (paired), a fresh lab per run, resumable.
 
 Results folder (default ``results/<name>-<YYYYmmdd-HHMMSS>/``)::
@@ -450,6 +451,31 @@ def run_campaign(
     """
     deps = deps or RunnerDeps()
     console = console or FullWidthConsole()
+    out = _results_folder(spec, out_dir, resume)
+    validate(spec, deps)  # scenario, task, variants, agent, adapters: before any lab starts
+    _check_before_labs(spec, out, resume, deps, console)
+    name = "--resume" if resume else "--out" if out_dir is not None else "results folder"
+    writable_folder(out, name)
+    with results_dirs.lock(out, name):  # one coordinator per folder (FolderInUse names the other)
+        if not resume and (out / "runs.jsonl").exists() and (out / "runs.jsonl").stat().st_size > 0:
+            raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
+        results_dirs.register(out)  # hidden from every A0 shell, now and in later runs
+        _write_spec(spec, out, source)
+        _write_provenance(spec, out, console)  # issue 26 §3
+        write_generated(spec, deps, out)
+        session = RunStore(out)  # where this session's records begin (a cut-short line moved aside)
+        try:
+            with _stop_signals_as_ctrl_c() as stopped_by:
+                result = _run_loop(spec, out, resume, progress, deps, console, executor, lab_prefix)
+            result.stopped_by = stopped_by[0] if stopped_by else (signal.SIGINT if result.interrupted else None)
+            return _finish(spec, out, result, source, console)
+        except KeyboardInterrupt:  # one that escaped the loop's handling: count what is stored
+            raise CampaignInterrupted(out, session.appended(), resume_command(spec, source, out)) from None
+
+
+def _results_folder(spec: CampaignSpec, out_dir: str | Path | None, resume: bool) -> Path:
+    """The folder the campaign writes: ``out_dir`` resumable (``resume``), else ``out_dir`` (or
+    :func:`default_out_dir`) holding no runs yet. Raises CampaignSpecError."""
     if resume:
         if out_dir is None:
             raise CampaignSpecError("resume needs the results folder")
@@ -459,7 +485,14 @@ def run_campaign(
         out = Path(out_dir) if out_dir is not None else default_out_dir(spec)
         if (out / "runs.jsonl").exists() and (out / "runs.jsonl").stat().st_size > 0:
             raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
-    validate(spec, deps)  # scenario, task, variants, agent, adapters: before any lab starts
+    return out
+
+
+def _check_before_labs(spec: CampaignSpec, out: Path, resume: bool, deps: RunnerDeps, console: Console) -> None:
+    """What is checked before any lab starts, after the spec's validation: a resumed folder's
+    runs were made on the scenario as it is now (CampaignSpecError), the levels of the cells
+    with runs left to do work here (CapabilityMissing), and the agent's endpoint answers (a
+    warning printed, or the preflight's ConfigError)."""
     # a first look (scenario hashes, what is left to do); its warnings about bad lines are
     # given once, by RunStore and store.records() below
     with warnings.catch_warnings():
@@ -481,23 +514,6 @@ def run_campaign(
         # one cheap check of the agent's endpoint: a dead one fails here, not in every run
         for warning in preflight(spec, deps):
             console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
-    name = "--resume" if resume else "--out" if out_dir is not None else "results folder"
-    writable_folder(out, name)
-    with results_dirs.lock(out, name):  # one coordinator per folder (FolderInUse names the other)
-        if not resume and (out / "runs.jsonl").exists() and (out / "runs.jsonl").stat().st_size > 0:
-            raise CampaignSpecError(f"{out} already holds runs; continue it with --resume {out}")
-        results_dirs.register(out)  # hidden from every A0 shell, now and in later runs
-        _write_spec(spec, out, source)
-        _write_provenance(spec, out, console)  # issue 26 §3
-        write_generated(spec, deps, out)
-        session = RunStore(out)  # where this session's records begin (a cut-short line moved aside)
-        try:
-            with _stop_signals_as_ctrl_c() as stopped_by:
-                result = _run_loop(spec, out, resume, progress, deps, console, executor, lab_prefix)
-            result.stopped_by = stopped_by[0] if stopped_by else (signal.SIGINT if result.interrupted else None)
-            return _finish(spec, out, result, source, console)
-        except KeyboardInterrupt:  # one that escaped the loop's handling: count what is stored
-            raise CampaignInterrupted(out, session.appended(), resume_command(spec, source, out)) from None
 
 
 def _run_loop(

@@ -1,3 +1,4 @@
+# size: the tool-kind tables of every level (data, ~100 lines) and the process metrics computed from them
 """Process metrics of a run (NetConfArena §III-D.2), computed from its trajectory events.
 
 Pure functions: no I/O, no clocks. Input is the list of trajectory events of one run
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
@@ -534,26 +536,84 @@ def compute_metrics(
     Returns:
         :class:`ProcessMetrics`.
     """
+    tally = _Tally()
     tool_list = list(tools or [])
-    counts = {k: 0 for k in ACTION_KINDS}
-    actions: list[tuple[str, Mapping[str, Any]]] = []
-    turns = 0
-    p_sum = c_sum = 0
-    has_usage = False
-    errors = rep_same = rep_inv = invalid = 0
-    attempted_update = False
     for ev in events:
+        tally.add(ev, level, tool_list)
+    counts = tally.counts
+    if submitted is None:
+        submitted = counts["submit"] > 0 or stop_reason == "submitted"
+    inferred = False
+    if submitted and counts["submit"] == 0:
+        counts["submit"] = 1
+        inferred = True
+    n_actions = sum(counts.values())
+    p_out, c_out = tally.tokens(prompt_tokens, completion_tokens)
+    return ProcessMetrics(
+        turns=tally.turns if tally.turns else n_actions,
+        actions=n_actions,
+        action_counts=counts,
+        error_actions=tally.errors,
+        repeat_identical=tally.rep_same,
+        repeat_inverse=tally.rep_inv,
+        completion_mode=completion_mode(
+            stop_reason, bool(submitted), success, tally.attempted_update, counts["null"]
+        ),
+        submit_inferred=inferred,
+        prompt_tokens=p_out,
+        completion_tokens=c_out,
+        invalid_calls=tally.invalid,
+    )
+
+
+@dataclass
+class _Tally:
+    """What :func:`compute_metrics` counts over a trajectory, one event at a time (:meth:`add`):
+    model turns and their usage, actions per kind, errors, repeats, refused calls, and whether
+    an update was attempted."""
+
+    counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in ACTION_KINDS})
+    actions: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+    turns: int = 0
+    p_sum: int = 0
+    c_sum: int = 0
+    has_usage: bool = False
+    errors: int = 0
+    rep_same: int = 0
+    rep_inv: int = 0
+    invalid: int = 0
+    attempted_update: bool = False
+
+    def add(self, ev: Mapping[str, Any], level: str, tool_list: list[Any]) -> None:
+        """Count one event: a model turn, or an action (tool call or agent-loop action); other
+        events are not counted."""
         name = ev.get("event")
         if name == AGENT_TURN_EVENT:
-            turns += 1
-            p, c = _int_or_none(ev.get("prompt_tokens")), _int_or_none(ev.get("completion_tokens"))
-            if p is not None or c is not None:
-                has_usage = True
-                p_sum += p or 0
-                c_sum += c or 0
-            continue
+            self._turn(ev)
+            return
+        kind = self._kind(ev, name, level, tool_list)
+        if kind is None:
+            return
+        if kind != "null" and ev.get("ok") is False:
+            self.errors += 1
+        if self.actions:
+            self._repeat(ev, name, kind)
+        self.counts[kind] += 1
+        self.actions.append((kind, ev))
+
+    def _turn(self, ev: Mapping[str, Any]) -> None:
+        self.turns += 1
+        p, c = _int_or_none(ev.get("prompt_tokens")), _int_or_none(ev.get("completion_tokens"))
+        if p is not None or c is not None:
+            self.has_usage = True
+            self.p_sum += p or 0
+            self.c_sum += c or 0
+
+    def _kind(self, ev: Mapping[str, Any], name: Any, level: str, tool_list: list[Any]) -> str | None:
+        """The action kind of a tool call (noting refused calls and attempted updates) or of an
+        agent-loop action; None: not an action."""
         if name == TOOL_CALL_EVENT:
-            invalid += 1 if is_invalid(ev) else 0  # whatever its kind (an unknown tool is a null action)
+            self.invalid += 1 if is_invalid(ev) else 0  # whatever its kind (an unknown tool is a null action)
             args = ev.get("arguments")
             kind = tool_kind(
                 level,
@@ -563,57 +623,34 @@ def compute_metrics(
                 tools=tool_list,
             )
             if kind == _U and ev.get("tool") not in PREPARATORY_TOOLS:
-                attempted_update = True
-        elif name == AGENT_ACTION_EVENT:
+                self.attempted_update = True
+            return kind
+        if name == AGENT_ACTION_EVENT:
             kind = str(ev.get("action"))
-            if kind not in ("wait", "submit", "null"):
-                kind = "null"
-        else:
-            continue
-        if kind != "null" and ev.get("ok") is False:
-            errors += 1
-        if actions:
-            pkind, prev = actions[-1]
-            if (
-                name == TOOL_CALL_EVENT
-                and kind in (_U, _V)
-                and prev.get("event") == TOOL_CALL_EVENT
-                and prev.get("tool") == ev.get("tool")
-                and _canonical(prev.get("arguments")) == _canonical(ev.get("arguments"))
-            ):
-                rep_same += 1
-            elif is_inverse(prev, ev):
-                rep_inv += 1
-        counts[kind] += 1
-        actions.append((kind, ev))
+            return kind if kind in ("wait", "submit", "null") else "null"
+        return None
 
-    if submitted is None:
-        submitted = counts["submit"] > 0 or stop_reason == "submitted"
-    inferred = False
-    if submitted and counts["submit"] == 0:
-        counts["submit"] = 1
-        inferred = True
-    n_actions = sum(counts.values())
-    if has_usage:
-        p_out, c_out = p_sum, c_sum
-    elif prompt_tokens or completion_tokens:  # an agent counting its own tokens is believed
-        p_out, c_out = _int_or_none(prompt_tokens), _int_or_none(completion_tokens)
-    else:
+    def _repeat(self, ev: Mapping[str, Any], name: Any, kind: str) -> None:
+        """Count ``ev`` as a repeat of the action before: the same update/validation call with the
+        same arguments, else one that exactly undoes it."""
+        _, prev = self.actions[-1]
+        if (
+            name == TOOL_CALL_EVENT
+            and kind in (_U, _V)
+            and prev.get("event") == TOOL_CALL_EVENT
+            and prev.get("tool") == ev.get("tool")
+            and _canonical(prev.get("arguments")) == _canonical(ev.get("arguments"))
+        ):
+            self.rep_same += 1
+        elif is_inverse(prev, ev):
+            self.rep_inv += 1
+
+    def tokens(self, prompt_tokens: int | None, completion_tokens: int | None) -> tuple[int | None, int | None]:
+        """(prompt, completion) tokens: the turns' usage, else the agent's own totals, else unknown."""
+        if self.has_usage:
+            return self.p_sum, self.c_sum
+        if prompt_tokens or completion_tokens:  # an agent counting its own tokens is believed
+            return _int_or_none(prompt_tokens), _int_or_none(completion_tokens)
         # no usage logged and zero totals: a scripted agent (no model), a model agent that never
         # got a response, or an endpoint that sends no usage. Unknown, not zero.
-        p_out = c_out = None
-    return ProcessMetrics(
-        turns=turns if turns else n_actions,
-        actions=n_actions,
-        action_counts=counts,
-        error_actions=errors,
-        repeat_identical=rep_same,
-        repeat_inverse=rep_inv,
-        completion_mode=completion_mode(
-            stop_reason, bool(submitted), success, attempted_update, counts["null"]
-        ),
-        submit_inferred=inferred,
-        prompt_tokens=p_out,
-        completion_tokens=c_out,
-        invalid_calls=invalid,
-    )
+        return None, None

@@ -225,7 +225,7 @@ class RunObservation:
                     _prev(ev)
 
             if hasattr(trajectory, "_hook"):
-                trajectory._hook = chained  # the runner's _TeeTrajectory: sampler first, display after
+                trajectory._hook = chained  # run_support.TeeTrajectory: sampler first, display after
             obs.sampler.start()
         elif hasattr(trajectory, "_hook"):  # not sampled: the settle still needs the last change
             hook = getattr(trajectory, "_hook", None)

@@ -1,3 +1,4 @@
+# size: the HTML report's plot catalogue: one short function per plot over one CampaignSummary
 """The plots of the HTML campaign report, as deterministic inline SVG (matplotlib).
 
 Each function takes a :class:`ani.campaign.report.CampaignSummary` (and reads the run records

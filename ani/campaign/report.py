@@ -1,3 +1,4 @@
+# size: summary.md's ~20 sections and the terminal tables, each a short renderer over one CampaignSummary; split candidates: the paired/exposure tables
 """``summary.md`` and the terminal table of a campaign's results.
 
 Per cell: n (valid runs), infrastructure errors (listed with reasons, not
@@ -226,75 +227,9 @@ def summarize(records: list[RunRecord], spec: dict | None = None, reference: str
             the message lists the cells.
     """
     spec = spec or {}
-    cells_spec = [
-        (c["name"], c.get("level") or spec.get("level") or "", c.get("blocklist", False))
-        for c in spec.get("cells", [])
-    ]
-    stress = spec.get("stress") or {}
-    points = grid_points(stress)
-    order: list[tuple[str, str, bool | str, dict]] = [
-        (name, level, blocklist, dict(point)) for point in points for name, level, blocklist in cells_spec
-    ]
-    known = {(name, stress_label(point)) for name, _, _, point in order}
-    for r in records:
-        key = (r.cell, stress_label(r.stress))
-        if key not in known:
-            order.append((r.cell, r.level, r.blocklist, dict(r.stress)))
-            known.add(key)
-    cells: list[CellSummary] = []
-    for name, level, blocklist, point in order:
-        label = stress_label(point)
-        runs = sorted(
-            (r for r in records if r.cell == name and stress_label(r.stress) == label),
-            key=lambda r: r.seed,
-        )
-        valid = [r for r in runs if r.label not in INVALID_LABELS]
-        cells.append(
-            CellSummary(
-                name=_group_name(name, point),
-                level=level,
-                blocklist=blocklist,
-                runs=runs,
-                valid=valid,
-                infra=[r for r in runs if r.label in INVALID_LABELS],  # with environment_invalid (faults)
-                success=Rate.of(sum(1 for r in valid if r.success), len(valid)),
-                damage_free=Rate.of(sum(1 for r in valid if r.damage_free), len(valid)),
-                labels={lab: sum(1 for r in valid if r.label == lab) for lab in LABELS},
-                mean_steps=_mean([r.steps for r in valid]),
-                mean_tool_calls=_mean([r.tool_calls for r in valid]),
-                mean_tool_errors=_mean([r.tool_errors for r in valid]),
-                mean_wall_s=_mean([r.wall_s for r in valid]),
-                agent_errors=sum(1 for r in valid if r.agent_error),
-                process=CellProcess.of(valid),
-                cell=name,
-                stress=point,
-            )
-        )
-    paired: list[Paired] = []
-    if cells:
-        ref_cell = reference_cell(cells, reference or spec.get("reference"))
-        refs = {stress_label(c.stress): c for c in cells if c.cell == ref_cell}
-        for other in cells:
-            # only pairs at the same seed and the same stress point: the same brownfield,
-            # target and fault schedule (another stress point is another brownfield)
-            ref = refs.get(stress_label(other.stress))
-            if ref is None or ref is other or other.cell == ref_cell:
-                continue
-            ref_by_seed = {r.seed: r for r in ref.valid}
-            pairs = [(ref_by_seed[r.seed], r) for r in other.valid if r.seed in ref_by_seed]
-            paired.append(
-                Paired(
-                    cell=other.name,
-                    reference=ref.name,
-                    pairs=len(pairs),
-                    success=_mcnemar(pairs, "success"),
-                    damage_free=_mcnemar(pairs, "damage_free"),
-                    exposure=_exposure_warnings(pairs),
-                    success_diff=_difference(pairs, "success"),
-                    damage_free_diff=_difference(pairs, "damage_free"),
-                )
-            )
-        _adjust(paired)
+    points = grid_points(spec.get("stress") or {})
+    cells = [_cell_summary(records, *row) for row in _row_order(records, spec, points)]
+    paired = _paired(cells, reference or spec.get("reference")) if cells else []
     planned = None
     if spec.get("variants") and spec.get("cells"):
         planned = int(spec["variants"]) * len(spec["cells"]) * len(points)
@@ -306,6 +241,86 @@ def summarize(records: list[RunRecord], spec: dict | None = None, reference: str
         planned,
         records,
     )
+
+
+def _row_order(records: list[RunRecord], spec: dict, points: list[dict]) -> list[tuple[str, str, bool | str, dict]]:
+    """The report's rows as (cell, level, blocklist, stress point): the spec's cells at each of
+    its stress points, then any (cell, stress value) of the records the spec does not name."""
+    cells_spec = [
+        (c["name"], c.get("level") or spec.get("level") or "", c.get("blocklist", False))
+        for c in spec.get("cells", [])
+    ]
+    order: list[tuple[str, str, bool | str, dict]] = [
+        (name, level, blocklist, dict(point)) for point in points for name, level, blocklist in cells_spec
+    ]
+    known = {(name, stress_label(point)) for name, _, _, point in order}
+    for r in records:
+        key = (r.cell, stress_label(r.stress))
+        if key not in known:
+            order.append((r.cell, r.level, r.blocklist, dict(r.stress)))
+            known.add(key)
+    return order
+
+
+def _cell_summary(records: list[RunRecord], name: str, level: str, blocklist: bool | str,
+                  point: dict) -> CellSummary:
+    """One row: the runs of cell ``name`` at stress ``point`` (by seed), its rates and means over
+    the valid ones."""
+    label = stress_label(point)
+    runs = sorted(
+        (r for r in records if r.cell == name and stress_label(r.stress) == label),
+        key=lambda r: r.seed,
+    )
+    valid = [r for r in runs if r.label not in INVALID_LABELS]
+    return CellSummary(
+        name=_group_name(name, point),
+        level=level,
+        blocklist=blocklist,
+        runs=runs,
+        valid=valid,
+        infra=[r for r in runs if r.label in INVALID_LABELS],  # with environment_invalid (faults)
+        success=Rate.of(sum(1 for r in valid if r.success), len(valid)),
+        damage_free=Rate.of(sum(1 for r in valid if r.damage_free), len(valid)),
+        labels={lab: sum(1 for r in valid if r.label == lab) for lab in LABELS},
+        mean_steps=_mean([r.steps for r in valid]),
+        mean_tool_calls=_mean([r.tool_calls for r in valid]),
+        mean_tool_errors=_mean([r.tool_errors for r in valid]),
+        mean_wall_s=_mean([r.wall_s for r in valid]),
+        agent_errors=sum(1 for r in valid if r.agent_error),
+        process=CellProcess.of(valid),
+        cell=name,
+        stress=point,
+    )
+
+
+def _paired(cells: list[CellSummary], wanted: str | None) -> list[Paired]:
+    """Every row against the reference cell's row at the same stress point (pairs at the same
+    seed), Holm-adjusted across them. Raises CampaignSpecError: ``wanted`` is not a cell."""
+    paired: list[Paired] = []
+    ref_cell = reference_cell(cells, wanted)
+    refs = {stress_label(c.stress): c for c in cells if c.cell == ref_cell}
+    for other in cells:
+        # only pairs at the same seed and the same stress point: the same brownfield,
+        # target and fault schedule (another stress point is another brownfield)
+        ref = refs.get(stress_label(other.stress))
+        if ref is None or ref is other or other.cell == ref_cell:
+            continue
+        ref_by_seed = {r.seed: r for r in ref.valid}
+        pairs = [(ref_by_seed[r.seed], r) for r in other.valid if r.seed in ref_by_seed]
+        paired.append(
+            Paired(
+                cell=other.name,
+                reference=ref.name,
+                pairs=len(pairs),
+                success=_mcnemar(pairs, "success"),
+                damage_free=_mcnemar(pairs, "damage_free"),
+                exposure=_exposure_warnings(pairs),
+                success_diff=_difference(pairs, "success"),
+                damage_free_diff=_difference(pairs, "damage_free"),
+            )
+        )
+    _adjust(paired)
+    return paired
 
 
 def reference_cell(cells: list[CellSummary], wanted: str | None) -> str:

@@ -15,7 +15,7 @@ from ani.trajectory import Trajectory
 
 def build_record(ctx: Any) -> RunRecord:
     """The record of ``ctx`` (an :class:`ani.campaign.execute.RunContext` after teardown)."""
-    from ani.campaign.runner import _as_steps, _now
+    from ani.campaign.run_support import as_steps, now_utc
 
     state, calls = ctx.state, (ctx.trajectory.calls if ctx.trajectory is not None else [])
     label, reason = label_of(state)
@@ -34,14 +34,14 @@ def build_record(ctx: Any) -> RunRecord:
         agent_error=agent_error(state),
         tests=state.get("tests", []),
         invariants=state.get("invariants", []),
-        steps=_as_steps(state.get("steps")),
+        steps=as_steps(state.get("steps")),
         tool_calls=len(calls),
         tool_errors=sum(1 for c in calls if c.get("ok") is False),
         changed_calls=sum(1 for c in calls if c.get("changed") is True),
         stop_reason=state.get("stop_reason"),
         wall_s=round(time.monotonic() - ctx.t_start, 3),
         started=ctx.started,
-        ended=_now(),
+        ended=now_utc(),
         teardown_error=state.get("teardown_error"),
         unattributed=state.get("unattributed"),
         process=process_metrics(ctx, label),

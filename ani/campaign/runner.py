@@ -47,14 +47,10 @@ default :class:`RunnerDeps`; tests inject small fakes.
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,23 +59,22 @@ from ani.campaign.metrics import compute_metrics
 from ani.campaign.outcomes import Outcomes, invalid_calls
 from ani.campaign.outcomes import measure as measure_outcomes
 from ani.campaign.results import ENV_INVALID, INFRA, INVALID_LABELS, CheckOutcome, RunRecord, label_for
+from ani.campaign.run_support import EventHook
 from ani.campaign.spec import CampaignSpec, CellSpec, agent_mode_of
 from ani.errors import CapabilityMissing, ConfigError, HostFault
+
 # the wait before grading lives with the scenario (NetConfBench's task check uses it too); its
 # names stay importable here
 from ani.scenario.settle import FRR_ROUTE_MAP_DELAY_S, PROPAGATION_S, route_map_delay_s, settle_seconds  # noqa: F401
-from ani.trajectory import TOOL_CALL_EVENT, Trajectory
-
-if TYPE_CHECKING:
-    from ani.lab.protocol import Lab
-
-EventHook = Callable[[dict[str, Any]], None]
 
 
 # --- dependencies (real ones imported lazily) ------------------------------------------------------
 
 
-def _real_make_lab(topology: Any, prefix: str | None = None) -> Any:
+def real_make_lab(topology: Any, prefix: str | None = None) -> Any:
+    """The default :attr:`RunnerDeps.make_lab`: a namespace :class:`~ani.lab.lab.Lab` of
+    ``topology`` (not started), its name carrying ``prefix`` (the one lab factory that takes a
+    prefix: :func:`ani.campaign.execute.lab_options` passes it only to this one)."""
     try:
         from ani.lab import Lab  # type: ignore[attr-defined]
     except ImportError:
@@ -153,7 +148,9 @@ class RunnerDeps:
         render_scenario: ``(manifest path, seed=, density=) -> scenario-file YAML text`` (the
             copy a results folder keeps; None: keep none).
         get_task_class: ``name -> task class`` with ``.variant(scenario, seed)``.
-        make_observer: ``Lab -> Observer`` with ``.evaluate(checks, bound_s=...)``.
+        make_observer: ``Lab -> Observer``: a
+            :class:`~ani.campaign.run_support.GradingObserver` (``.evaluate(checks, bound_s=...)``,
+            ``.on_negatives``).
         create_adapter: ``(level, lab, blocklist=, trajectory=[, options=]) -> Adapter``
             (``options`` only for a cell with ``options``).
         create_agent: ``agent config dict -> Agent``.
@@ -162,7 +159,7 @@ class RunnerDeps:
             factory or when replaced.
     """
 
-    make_lab: Callable[[Any], Any] = _real_make_lab
+    make_lab: Callable[[Any], Any] = real_make_lab
     load_scenario: Callable[[Any], Any] = _real_load_scenario
     generate_scenario: Callable[..., Any] = _real_generate_scenario
     render_scenario: Callable[..., str | None] = _real_render_scenario
@@ -204,115 +201,6 @@ class RunnerDeps:
 
 
 # --- helpers -----------------------------------------------------------------------------------------
-
-
-class _TeeTrajectory(Trajectory):
-    """A trajectory that also hands each event to ``hook`` (live printing in ``ani run``)."""
-
-    def __init__(self, *args: Any, hook: EventHook | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._hook = hook
-        # faults (issue 14): called with the step (tool calls so far) and the event after each tool_call
-        self.on_tool_call: Callable[[int, dict[str, Any]], None] | None = None
-        self._steps = 0
-
-    def log(self, event: str, **fields: Any) -> dict[str, Any]:
-        rec = super().log(event, **fields)
-        if event == TOOL_CALL_EVENT and self.on_tool_call is not None:  # faults (issue 14)
-            self._steps += 1
-            try:
-                self.on_tool_call(self._steps, rec)
-            except Exception:  # noqa: BLE001 - the session records its own failures
-                pass
-        if self._hook is not None:
-            try:
-                self._hook(rec)
-            except Exception:  # noqa: BLE001 - a display hook never breaks a run
-                pass
-        return rec
-
-
-def _announce(hook: EventHook | None, event: dict[str, Any]) -> None:
-    """Hand a runner event (not a trajectory event: it is not stored) to the display hook.
-
-    Runner events: ``{"event": "run_phase", "phase": "grading", "hidden_tests": N,
-    "invariants": M}`` when grading starts (it can take tens of seconds)."""
-    if hook is None:
-        return
-    try:
-        hook(event)
-    except Exception:  # noqa: BLE001 - a display hook never breaks a run
-        pass
-
-
-@contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Hold Ctrl-C until the block ends (so teardown is not interrupted); main thread only.
-
-    A process that ignores SIGINT (started with ``&`` from a script, or ``nohup``) keeps
-    ignoring it here: a SIGINT during teardown must not stop it when one at any other moment
-    does not."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        yield
-        return
-    received: list[int] = []
-    try:
-        previous = signal.signal(signal.SIGINT, lambda s, f: received.append(s))
-    except ValueError:  # not the main interpreter
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received:
-            raise KeyboardInterrupt
-
-
-def _outcomes(results: Any) -> list[CheckOutcome]:
-    out = []
-    for r in results or []:
-        out.append(
-            CheckOutcome(
-                name=str(r.name),
-                passed=bool(r.passed),
-                detail=str(getattr(r, "detail", "") or ""),
-                service=getattr(r, "service", None) or None,
-            )
-        )
-    return out
-
-
-def _err(exc: BaseException) -> str:
-    text = str(exc).strip() or repr(exc)
-    pending = getattr(exc, "pending", None)
-    if pending:
-        text += " [pending: " + "; ".join(map(str, pending)) + "]"
-    return f"{type(exc).__name__}: {text}"
-
-
-def _evaluate(observer: Any, checks: Any, bound_s: float | None) -> Any:
-    if bound_s is None:
-        return observer.evaluate(list(checks))
-    return observer.evaluate(list(checks), bound_s=bound_s)
-
-
-def _as_steps(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    try:
-        return len(value)
-    except TypeError:
-        return None
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 # --- one run -----------------------------------------------------------------------------------------
@@ -367,13 +255,6 @@ def prepare(
     except ConfigError as exc:  # name the field that chose it: "cells[2](x).task: unknown ..."
         raise type(exc)(f"{spec.source}: {spec.task_field(cell, stress)}: {exc}") from None
     return scenario, task_class
-
-
-def _ncb_param(variant: Any, key: str) -> Any:
-    """netconfbench: ``variant.params[key]`` of a netconfbench variant, else None."""
-    if getattr(variant, "task_class", None) != "netconfbench":
-        return None
-    return (getattr(variant, "params", None) or {}).get(key)
 
 
 def run_scenario(scenario: Any, variant: Any) -> Any:
@@ -450,7 +331,7 @@ def check_host(spec: CampaignSpec, deps: RunnerDeps, cells: list[str] | None = N
         CapabilityMissing: one line, e.g. ``cells a2, a3t cannot run on this machine:
             /usr/lib/frr/frr-reload.py is missing (apt-get install frr-pythontools); see 'ani doctor'``.
     """
-    if deps.check_host is _real_check_host and deps.make_lab is not _real_make_lab:
+    if deps.check_host is _real_check_host and deps.make_lab is not real_make_lab:
         return  # a fake lab needs nothing from this host
     from ani.host.checks import describe_unfit
 

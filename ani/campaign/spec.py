@@ -1,3 +1,4 @@
+# size: the campaign file's format: one model per block with its checks and error wording, the file format's single reference
 """The campaign file: one scenario, one task class, S variants, one agent, one budget, cells.
 
     name: level-sweep

@@ -218,24 +218,7 @@ def apply(
             UnknownNode: the lab itself is not usable.
     """
     t0 = time.monotonic()
-    try:
-        intended = intended.canonical()  # in-place edits are not validated: sort, fold defaults
-    except ValueError as exc:
-        raise ApplyError(f"{router}: the intended configuration is not valid; nothing applied: "
-                         + " ".join(str(exc).split())[:500], restored=True) from None
-    if intended.hostname != router:
-        raise ApplyError(
-            f"{router}: the intended hostname {intended.hostname!r} is not the router's name "
-            f"(the lab fixes it to {router!r}); nothing applied",
-            restored=True,
-        )
-    if intended.unmodelled:
-        raise ApplyError(
-            f"{router}: the intended configuration has lines the device model cannot apply; nothing applied: "
-            + "; ".join(intended.unmodelled[:10]),
-            restored=True,
-            lines=intended.unmodelled,
-        )
+    intended = _checked_intended(router, intended)
     state = read_state(lab, router, nft_argv=NFT_LIST_JSON)
     before = model_of(router, state.frr, state.nft)
     if before.unmodelled:
@@ -268,6 +251,38 @@ def apply(
 
     left = mismatch(after, intended) if after is not None else []
     restored, rnotes = _restore(lab, router, before, passes, timeout)
+    raise _not_reached(router, t0, late, left, notes, restored, rnotes)
+
+
+def _checked_intended(router: str, intended: DeviceConfig) -> DeviceConfig:
+    """``intended`` in canonical form, refused (ApplyError, ``restored=True``: nothing applied)
+    when it is not valid, names another hostname than ``router`` or has unmodelled lines."""
+    try:
+        intended = intended.canonical()  # in-place edits are not validated: sort, fold defaults
+    except ValueError as exc:
+        raise ApplyError(f"{router}: the intended configuration is not valid; nothing applied: "
+                         + " ".join(str(exc).split())[:500], restored=True) from None
+    if intended.hostname != router:
+        raise ApplyError(
+            f"{router}: the intended hostname {intended.hostname!r} is not the router's name "
+            f"(the lab fixes it to {router!r}); nothing applied",
+            restored=True,
+        )
+    if intended.unmodelled:
+        raise ApplyError(
+            f"{router}: the intended configuration has lines the device model cannot apply; nothing applied: "
+            + "; ".join(intended.unmodelled[:10]),
+            restored=True,
+            lines=intended.unmodelled,
+        )
+    return intended
+
+
+def _not_reached(router: str, t0: float, late: bool, left: list[str], notes: list[str], restored: bool,
+                 rnotes: list[str]) -> ApplyError:
+    """The ApplyError of an apply whose result differed from the intended configuration (or
+    that the deadline stopped, ``late``): what still differs, the notes, and whether the prior
+    configuration was put back."""
     msg = f"{router}: the running configuration did not reach the intended one"
     if late:
         msg = (f"{router}: stopped before the running configuration reached the intended one: the bound of "
@@ -280,8 +295,8 @@ def apply(
         msg += "; prior configuration restored" + (" (on the way: " + "; ".join(rnotes) + ")" if rnotes else "")
     else:
         msg += "; RESTORING THE PRIOR CONFIGURATION FAILED: " + "; ".join(rnotes)
-    raise ApplyError(msg, restored=restored, lines=left, notes=[*notes, *(n for n in rnotes if n not in notes)],
-                     bound_passed=late)
+    return ApplyError(msg, restored=restored, lines=left, notes=[*notes, *(n for n in rnotes if n not in notes)],
+                      bound_passed=late)
 
 
 def _restore(lab: Lab, router: str, before: DeviceConfig, passes: int, timeout: float) -> tuple[bool, list[str]]:

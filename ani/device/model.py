@@ -1,3 +1,4 @@
+# size: the FRR configuration model: one pydantic model per configuration block, with its validation
 """A structured model of the FRR 8.4 configuration the scenarios use.
 
 Shape (every field optional unless noted; ``None`` / empty means "not configured"):

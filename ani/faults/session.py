@@ -1,3 +1,4 @@
+# size: one run's fault session: inject, verify, watch and remove share the session's timeline and records
 """One run's faults: inject at their points, verify, watch, end after their duration, remove.
 
 The campaign runner creates a :class:`FaultSession` after the lab is up and before the agent

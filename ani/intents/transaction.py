@@ -152,111 +152,149 @@ def run_transaction(
 
     deadline = None if bound_s is None else time.monotonic() + bound_s
     routers = sorted(intended)
-    details = {r: RouterDetail() for r in routers}
-    sessions = {
+    tx = _Transaction(routers, {
         r: NetconfSession(r, (lambda r=r: lab.netconf_endpoint(r)), rpc_timeout_s=rpc_timeout_s,
                           **({"connect": connect} if connect else {}))
         for r in routers
-    }
+    }, deadline, bound_s)
     before: dict[str, dict[str, Any] | None] = {}
     for r in routers:
         try:
             before[r] = _comparable(read(lab, r))
         except Exception:  # noqa: BLE001 - then its restoration cannot be verified
             before[r] = None
-    locked: list[str] = []
-    edited: list[str] = []
-    committed: list[str] = []
     check_results: list[dict[str, Any]] = []
-    phase: str | None = None
-    error: str | None = None
-
-    timed_out: set[str] = set()  # routers whose last failed step got no reply: outcome unknown
-
-    def step(r: str, name: str, op: str, **kw: Any) -> bool:
-        nonlocal error
-        if name in PHASES and deadline is not None and time.monotonic() > deadline:
-            details[r].error = f"{name}: not started, the transaction's bound of {bound_s:g} s ran out"
-            error = error or f"{r}: {details[r].error}"
-            return False
-        try:
-            reply = sessions[r].call(op, **kw)
-        except (RpcFailed, AniTimeout, SessionLost) as exc:
-            details[r].error = f"{name}: {exc}"
-            error = error or f"{r}: {name}: {exc}"
-            if isinstance(exc, AniTimeout):
-                timed_out.add(r)
-            return False
-        details[r].steps.append(name)
-        details[r].warnings.extend(w.describe() for w in reply.warnings)
-        return True
-
     try:
-        for r in routers:
-            if not step(r, "lock", "lock", target="candidate"):
-                phase = "lock"
-                break
-            locked.append(r)
-        if phase is None:
-            for r in routers:
-                edited.append(r)  # a failed edit may have left part of it: discard it too
-                if not step(r, "edit", "edit_config", target="candidate", config=_config(intended[r]),
-                            default_operation="replace", error_option="rollback-on-error"):
-                    phase = "edit"
-                    break
-        if phase is None:
-            for r in routers:
-                if not step(r, "validate", "validate", source="candidate"):
-                    phase = "validate"
-                    break
-        first_commit = time.monotonic()
-        if phase is None:
-            for r in routers:
-                if not step(r, "commit", "commit", confirmed=True, timeout=str(int(confirm_timeout_s))):
-                    phase = "commit"
-                    if r in timed_out:
-                        committed.append(r)  # no reply: the commit may have been made; cancel it too
-                    break
-                committed.append(r)
-        if phase is None:
-            left = check_bound_s if deadline is None else max(1.0, min(check_bound_s, deadline - time.monotonic()))
-            check_results = run_checks(lab, checks, bound_s=left)
-            failed = [c for c in check_results if not c["passed"]]
-            if failed:
-                phase = "active-validation"
-                error = "active validation failed: " + "; ".join(f"{c['name']}: {c['detail']}" for c in failed)
-        elapsed = time.monotonic() - first_commit
-        if phase is None and elapsed > confirm_timeout_s - CONFIRM_MARGIN_S:
-            phase = "confirm"
-            error = (f"the confirm timeout ({int(confirm_timeout_s)} s) ran out before the confirming commits "
-                     f"({elapsed:.1f} s since the first commit): not confirmed, the routers roll back by themselves")
-        if phase is None:
-            for r in routers:
-                if not step(r, "confirm", "commit"):
-                    phase = "confirm"
-                    break
+        phase, check_results = tx.forward(lab, intended, checks, confirm_timeout_s, check_bound_s)
         if phase is not None:
-            confirmed = [r for r in routers if "confirm" in details[r].steps]
-            for r in routers:
-                if r in committed and r not in confirmed:
-                    step(r, "cancel-commit", "cancel_commit")
-            for r in routers:
-                if r in edited:
-                    step(r, "discard-changes", "discard_changes")
+            tx.undo()
     finally:
-        for r in locked:
-            step(r, "unlock", "unlock", target="candidate")
-        for s in sessions.values():
-            s.close()
+        tx.close()
 
     if phase is None:
-        return TransactionResult(True, None, details, check_results, None, None)
+        return TransactionResult(True, None, tx.details, check_results, None, None)
     verified = True
     for r in routers:
         try:
             now = _comparable(read(lab, r))
-            details[r].restored = before[r] is not None and now == before[r]
+            tx.details[r].restored = before[r] is not None and now == before[r]
         except Exception:  # noqa: BLE001
-            details[r].restored = False
-        verified = verified and bool(details[r].restored)
-    return TransactionResult(False, phase, details, check_results, verified, error)
+            tx.details[r].restored = False
+        verified = verified and bool(tx.details[r].restored)
+    return TransactionResult(False, phase, tx.details, check_results, verified, tx.error)
+
+
+class _Transaction:
+    """One transaction's steps over its routers' NETCONF sessions, in order (:meth:`forward`:
+    lock, edit, validate, confirmed commit, active validation, confirm), then, if a phase
+    failed, :meth:`undo` (cancel the commits not confirmed, discard the edits) and always
+    :meth:`close` (unlock what was locked, close the sessions). A failed step is recorded in
+    the router's detail and the first one in :attr:`error`."""
+
+    def __init__(self, routers: list[str], sessions: dict[str, NetconfSession], deadline: float | None,
+                 bound_s: float | None) -> None:
+        self.routers = routers
+        self.sessions = sessions
+        self.deadline = deadline
+        self.bound_s = bound_s
+        self.details = {r: RouterDetail() for r in routers}
+        self.locked: list[str] = []
+        self.edited: list[str] = []
+        self.committed: list[str] = []
+        self.timed_out: set[str] = set()  # routers whose last failed step got no reply: outcome unknown
+        self.error: str | None = None
+
+    def step(self, r: str, name: str, op: str, **kw: Any) -> bool:
+        """RPC ``op`` on router ``r`` as step ``name``; False (the error recorded) if it failed,
+        got no reply, or is a forward step past the bound."""
+        if name in PHASES and self.deadline is not None and time.monotonic() > self.deadline:
+            self.details[r].error = f"{name}: not started, the transaction's bound of {self.bound_s:g} s ran out"
+            self.error = self.error or f"{r}: {self.details[r].error}"
+            return False
+        try:
+            reply = self.sessions[r].call(op, **kw)
+        except (RpcFailed, AniTimeout, SessionLost) as exc:
+            self.details[r].error = f"{name}: {exc}"
+            self.error = self.error or f"{r}: {name}: {exc}"
+            if isinstance(exc, AniTimeout):
+                self.timed_out.add(r)
+            return False
+        self.details[r].steps.append(name)
+        self.details[r].warnings.extend(w.describe() for w in reply.warnings)
+        return True
+
+    def forward(self, lab: Any, intended: dict[str, Any], checks: Sequence[Check], confirm_timeout_s: int,
+                check_bound_s: float) -> tuple[str | None, list[dict[str, Any]]]:
+        """The forward steps, each on every router before the next; (the phase that failed or
+        None, the active validation's check results)."""
+        check_results: list[dict[str, Any]] = []
+        phase = self._lock() or self._edit(intended) or self._validate()
+        first_commit = time.monotonic()
+        phase = phase or self._commit(confirm_timeout_s)
+        if phase is None:
+            left = (check_bound_s if self.deadline is None
+                    else max(1.0, min(check_bound_s, self.deadline - time.monotonic())))
+            check_results = run_checks(lab, checks, bound_s=left)
+            failed = [c for c in check_results if not c["passed"]]
+            if failed:
+                phase = "active-validation"
+                self.error = "active validation failed: " + "; ".join(f"{c['name']}: {c['detail']}" for c in failed)
+        elapsed = time.monotonic() - first_commit
+        if phase is None and elapsed > confirm_timeout_s - CONFIRM_MARGIN_S:
+            phase = "confirm"
+            self.error = (f"the confirm timeout ({int(confirm_timeout_s)} s) ran out before the confirming commits "
+                          f"({elapsed:.1f} s since the first commit): not confirmed, the routers roll back by themselves")
+        return phase or self._confirm(), check_results
+
+    def _lock(self) -> str | None:
+        for r in self.routers:
+            if not self.step(r, "lock", "lock", target="candidate"):
+                return "lock"
+            self.locked.append(r)
+        return None
+
+    def _edit(self, intended: dict[str, Any]) -> str | None:
+        for r in self.routers:
+            self.edited.append(r)  # a failed edit may have left part of it: discard it too
+            if not self.step(r, "edit", "edit_config", target="candidate", config=_config(intended[r]),
+                             default_operation="replace", error_option="rollback-on-error"):
+                return "edit"
+        return None
+
+    def _validate(self) -> str | None:
+        for r in self.routers:
+            if not self.step(r, "validate", "validate", source="candidate"):
+                return "validate"
+        return None
+
+    def _commit(self, confirm_timeout_s: int) -> str | None:
+        for r in self.routers:
+            if not self.step(r, "commit", "commit", confirmed=True, timeout=str(int(confirm_timeout_s))):
+                if r in self.timed_out:
+                    self.committed.append(r)  # no reply: the commit may have been made; cancel it too
+                return "commit"
+            self.committed.append(r)
+        return None
+
+    def _confirm(self) -> str | None:
+        for r in self.routers:
+            if not self.step(r, "confirm", "commit"):
+                return "confirm"
+        return None
+
+    def undo(self) -> None:
+        """After a failed phase: cancel the commits not confirmed, then discard the edits."""
+        confirmed = [r for r in self.routers if "confirm" in self.details[r].steps]
+        for r in self.routers:
+            if r in self.committed and r not in confirmed:
+                self.step(r, "cancel-commit", "cancel_commit")
+        for r in self.routers:
+            if r in self.edited:
+                self.step(r, "discard-changes", "discard_changes")
+
+    def close(self) -> None:
+        """Unlock what was locked and close every session (always)."""
+        for r in self.locked:
+            self.step(r, "unlock", "unlock", target="candidate")
+        for s in self.sessions.values():
+            s.close()

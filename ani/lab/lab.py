@@ -1,3 +1,4 @@
+# size: the Lab contract: namespaces, daemons and NETCONF servers up and down as one object
 """The Lab: real FRR routers and hosts in Linux network namespaces.
 
 CONTRACT (other modules code against these signatures; keep them):

@@ -259,7 +259,6 @@ def serve(
         from ani.mcp.server import (
             DEFAULT_HOST,
             build_server,
-            listen_socket,
             serve_http,
             serve_stdio,
         )
@@ -270,34 +269,8 @@ def serve(
             f"{Path(sys.executable).name} -m pip install {MCP_REQUIREMENT!r} (or reinstall: pip install -e .)",
             2, stdio=not http) from None
 
-    if not 0 <= port <= 65535:  # one line, like every other bad input (not click's usage box)
-        raise _err(f"--port {port}: out of range (0-65535; 0 picks a free port)", 2)
-    sock = None
-    if http:  # bound before the lab is attached: a port in use is bad input, nothing opened
-        try:
-            sock = listen_socket(DEFAULT_HOST, port)
-        except OSError as exc:
-            raise _err(f"--port {port}: cannot listen on {DEFAULT_HOST}:{port}: "
-                       f"{exc.strerror or exc} (pick another port, or 0 for a free one)", 2) from None
-    try:
-        options = parse_options(option or [])
-        if inventory is not None:
-            if lab_id is not None:
-                raise ConfigError("--lab and --inventory: give one (a lab, or the devices of an inventory)")
-            inv, adapter = open_on_inventory(inventory, level, options, trajectory, blocklist)
-            where, nodes = f"inventory {inventory}", inv.devices
-            notes = device_notes(adapter)
-        else:
-            lab, adapter = open_adapter(lab_id, level, options, trajectory, blocklist)
-            where, nodes, notes = f"lab {lab.id}", lab.routers, []
-    except (LabNotFound, RegistryError, ConfigError) as exc:
-        if sock is not None:
-            sock.close()
-        raise _cannot_serve(str(exc), 2, stdio=not http) from None
-    except AniError as exc:
-        if sock is not None:
-            sock.close()
-        raise _cannot_serve(f"cannot open the adapter: {exc}", 1, stdio=not http) from None
+    sock = _listen(http, port)
+    adapter, where, nodes, notes = _open(lab_id, inventory, level, option, trajectory, blocklist, sock, http)
     stop_on_signals(adapter)  # SIGTERM / SIGINT: close the adapter, leave the lab, exit 0
     what = f"level {adapter.level}" + (" with the blocklist ablation" if blocklist else "")
     try:
@@ -321,3 +294,42 @@ def serve(
             anyio.run(serve_stdio, server)
     finally:
         adapter.close()
+
+
+def _listen(http: bool, port: int) -> Any:
+    """The HTTP socket, bound before the lab is attached (None for stdio): a port out of range
+    or in use is bad input (exit 2), nothing opened."""
+    from ani.mcp.server import DEFAULT_HOST, listen_socket
+
+    if not 0 <= port <= 65535:  # one line, like every other bad input (not click's usage box)
+        raise _err(f"--port {port}: out of range (0-65535; 0 picks a free port)", 2)
+    if not http:
+        return None
+    try:
+        return listen_socket(DEFAULT_HOST, port)
+    except OSError as exc:
+        raise _err(f"--port {port}: cannot listen on {DEFAULT_HOST}:{port}: "
+                   f"{exc.strerror or exc} (pick another port, or 0 for a free one)", 2) from None
+
+
+def _open(lab_id: str | None, inventory: Path | None, level: str | None, option: list[str] | None,
+          trajectory: Path | None, blocklist: bool, sock: Any, http: bool) -> tuple[Any, str, Any, list[str]]:
+    """(adapter, where, its nodes, notes) on the inventory's devices or on the lab; a bad
+    input exits 2, an adapter that cannot open exits 1 (the socket closed either way)."""
+    try:
+        options = parse_options(option or [])
+        if inventory is not None:
+            if lab_id is not None:
+                raise ConfigError("--lab and --inventory: give one (a lab, or the devices of an inventory)")
+            inv, adapter = open_on_inventory(inventory, level, options, trajectory, blocklist)
+            return adapter, f"inventory {inventory}", inv.devices, device_notes(adapter)
+        lab, adapter = open_adapter(lab_id, level, options, trajectory, blocklist)
+        return adapter, f"lab {lab.id}", lab.routers, []
+    except (LabNotFound, RegistryError, ConfigError) as exc:
+        if sock is not None:
+            sock.close()
+        raise _cannot_serve(str(exc), 2, stdio=not http) from None
+    except AniError as exc:
+        if sock is not None:
+            sock.close()
+        raise _cannot_serve(f"cannot open the adapter: {exc}", 1, stdio=not http) from None

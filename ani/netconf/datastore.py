@@ -1,3 +1,4 @@
+# size: one router's RFC 6241 datastores (locks, validation, commit, confirmed commit, journal) under one lock
 """The datastores of one router (RFC 6241 §5, §7, §8.3, §8.4): running, a shared candidate,
 locks, validation, commit and confirmed commit. Transport-independent; the SSH server
 (``ani.netconf.server``) calls one :class:`Device` per router from its session threads.
@@ -366,20 +367,7 @@ class Device:
             self._check_alerts(sid)
             self._late_expiry("commit")
             timeout_s = parse_confirm_timeout(confirm_timeout) if confirmed else None
-            if not confirmed and (confirm_timeout is not None or persist is not None):
-                raise RpcError("invalid-value", "confirm-timeout and persist need <confirmed/>",
-                               type="protocol", info={"bad-element": "confirm-timeout"
-                                                      if confirm_timeout is not None else "persist"})
-            for target in ("candidate", "running"):
-                self._check_not_locked_by_other(sid, target)
-            self._check_may_confirm(sid, persist_id)
-            expired = self._expired_of.pop(sid, None)
-            if expired is not None and not confirmed and self._pending is None and self._candidate is None:
-                # meant to confirm a commit that the timer already rolled back: a plain
-                # commit of nothing would answer <ok/> and the client would believe it confirmed
-                raise RpcError("operation-failed", f"{self.name}: no confirmed commit is pending: "
-                               f"{expired}; this commit had nothing to commit, so nothing was "
-                               "confirmed: commit the change again", app_tag="confirm-timeout-expired")
+            self._check_commit_may_start(sid, confirmed, confirm_timeout, persist, persist_id)
             started = time.monotonic()  # the confirm timeout counts from here (see docstring)
             warnings: list[RpcError] = []
             running: DeviceConfig | None = None
@@ -401,40 +389,73 @@ class Device:
                                       timeout_s=timeout_s, deadline=started + timeout_s)
                 self._record(first)  # before running changes: a crash from here on rolls back
             if intended is not None:
-                try:
-                    self.backend.apply(intended, deadline=started + self.limits.commit_bound_s)
-                except ApplyError as exc:
-                    if first is not None:
-                        self._record(None, quiet=True)
-                    if not exc.restored:
-                        # running is in an unknown state: every other session is told on its
-                        # next operation (this one's reply may never be read: its client
-                        # may have timed out during a long apply)
-                        self._alerts.append((RpcError(
-                            "rollback-failed", f"{self.name}: a commit by session {sid} was "
-                            f"refused and restoring the previous configuration failed: "
-                            f"{exc.message}; the router's configuration is in an unknown "
-                            "state"), {sid}))
-                        log.error("%s: commit by session %d refused, restore failed: %s",
-                                  self.name, sid, exc.message)
-                    raise _apply_failed(self.name, exc, self.limits) from exc
-                self._discard()
+                self._apply_commit(sid, intended, first, started)
             self._alerts.clear()
-            if confirmed:
-                assert timeout_s is not None
-                if first is not None:
-                    self._pending = first
-                else:
-                    assert self._pending is not None
-                    self._pending.owner, self._pending.persist = sid, persist
-                self._pending.restart(self._timer, timeout_s, self._expired, started=started)
-                if first is None:
-                    self._record(self._pending, quiet=True)  # the new deadline / persist / owner
-            elif self._pending is not None:
-                self._pending.cancel_timer()
-                self._pending = None
-                self._record(None, quiet=True)
+            self._settle_pending(sid, confirmed, first, persist, timeout_s, started)
             return warnings
+
+    def _check_commit_may_start(self, sid: int, confirmed: bool, confirm_timeout: str | None,
+                                persist: str | None, persist_id: str | None) -> None:
+        """Refuse (RpcError) a commit that may not start: confirm-timeout or persist without
+        confirmed, a lock of another session, a confirming commit not allowed to confirm, or a
+        commit meant to confirm one the timer already rolled back (with nothing to commit)."""
+        if not confirmed and (confirm_timeout is not None or persist is not None):
+            raise RpcError("invalid-value", "confirm-timeout and persist need <confirmed/>",
+                           type="protocol", info={"bad-element": "confirm-timeout"
+                                                  if confirm_timeout is not None else "persist"})
+        for target in ("candidate", "running"):
+            self._check_not_locked_by_other(sid, target)
+        self._check_may_confirm(sid, persist_id)
+        expired = self._expired_of.pop(sid, None)
+        if expired is not None and not confirmed and self._pending is None and self._candidate is None:
+            # meant to confirm a commit that the timer already rolled back: a plain
+            # commit of nothing would answer <ok/> and the client would believe it confirmed
+            raise RpcError("operation-failed", f"{self.name}: no confirmed commit is pending: "
+                           f"{expired}; this commit had nothing to commit, so nothing was "
+                           "confirmed: commit the change again", app_tag="confirm-timeout-expired")
+
+    def _apply_commit(self, sid: int, intended: DeviceConfig, first: PendingCommit | None, started: float) -> None:
+        """Apply the candidate's configuration to the router (bounded from ``started``) and drop
+        the candidate. Refused: the first confirmed commit's record is withdrawn, every other
+        session is alerted if the restore failed too, and the RpcError raised."""
+        try:
+            self.backend.apply(intended, deadline=started + self.limits.commit_bound_s)
+        except ApplyError as exc:
+            if first is not None:
+                self._record(None, quiet=True)
+            if not exc.restored:
+                # running is in an unknown state: every other session is told on its
+                # next operation (this one's reply may never be read: its client
+                # may have timed out during a long apply)
+                self._alerts.append((RpcError(
+                    "rollback-failed", f"{self.name}: a commit by session {sid} was "
+                    f"refused and restoring the previous configuration failed: "
+                    f"{exc.message}; the router's configuration is in an unknown "
+                    "state"), {sid}))
+                log.error("%s: commit by session %d refused, restore failed: %s",
+                          self.name, sid, exc.message)
+            raise _apply_failed(self.name, exc, self.limits) from exc
+        self._discard()
+
+    def _settle_pending(self, sid: int, confirmed: bool, first: PendingCommit | None, persist: str | None,
+                        timeout_s: float | None, started: float) -> None:
+        """After a commit: a confirmed one starts (``first``) or restarts the pending commit's
+        timer from ``started`` (owner, persist and deadline recorded); a plain one confirms the
+        pending commit, if any."""
+        if confirmed:
+            assert timeout_s is not None
+            if first is not None:
+                self._pending = first
+            else:
+                assert self._pending is not None
+                self._pending.owner, self._pending.persist = sid, persist
+            self._pending.restart(self._timer, timeout_s, self._expired, started=started)
+            if first is None:
+                self._record(self._pending, quiet=True)  # the new deadline / persist / owner
+        elif self._pending is not None:
+            self._pending.cancel_timer()
+            self._pending = None
+            self._record(None, quiet=True)
 
     def cancel_commit(self, sid: int, persist_id: str | None = None) -> None:
         """``<cancel-commit>`` (RFC 6241 §8.4.4.1): roll back the pending confirmed commit now.

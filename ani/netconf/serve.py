@@ -121,25 +121,7 @@ async def serve(spec: ServeSpec) -> int:
     # frozen routers (issue 14, faults-kinds): SIGUSR1 = "read frozen_wanted() again"
     refreeze = asyncio.Event()
     loop.add_signal_handler(signal.SIGUSR1, refreeze.set)
-
-    async def freezer() -> None:
-        await server.ready.wait()  # the Devices exist: a frozen one is held too
-        while True:
-            await refreeze.wait()
-            refreeze.clear()
-            try:
-                want = set(spec.frozen_wanted()) & set(server.routers)
-            except Exception:  # noqa: BLE001 - a bad request file must not stop the server
-                log.exception("%s: reading the frozen routers failed", spec.name)
-                continue
-            for name in sorted(set(server.frozen()) - want):
-                server.thaw(name)
-            for name in sorted(want - set(server.frozen())):
-                if not await server.freeze(name):
-                    log.error("%s: %s: could not freeze (its datastore stayed busy)", spec.name, name)
-            spec.on_frozen(server.frozen())
-
-    freeze_task = asyncio.ensure_future(freezer())
+    freeze_task = asyncio.ensure_future(_freezer(spec, server, refreeze))
     ports = await server.start(spec.ports)
     spec.on_listening(ports)
     log.info("%s: NETCONF server listening (pid %d): %s", spec.name, os.getpid(),
@@ -147,23 +129,61 @@ async def serve(spec: ServeSpec) -> int:
 
     failed: list[BaseException] = []
     built: dict[str, Any] = {}
-
-    def phase2() -> None:
-        set_nice(STARTUP_NICE)
-        try:
-            devices, schemas = spec.build()
-            _each(devices, "recover")
-        except BaseException as exc:  # noqa: BLE001 - reported by the loop below
-            log.exception("%s: building the datastores failed", spec.name)
-            failed.append(exc)
-            loop.call_soon_threadsafe(stop.set)
-            return
-        built.update(devices)
-        loop.call_soon_threadsafe(server.set_devices, devices, schemas)
-        log.info("%s: datastores ready", spec.name)
-
     set_nice(0)  # the event loop and the RPC threads (made later, by it) run at normal priority
-    thread(phase2, name="netconf-devices").start()
+    thread(_build_devices, spec, server, loop, stop, failed, built, name="netconf-devices").start()
+    await _until_stopped(spec, server, stop)
+    log.info("%s: NETCONF server stopping", spec.name)
+    freeze_task.cancel()
+    await server.close()  # thaws frozen routers first
+    if signalled.is_set() and built:
+        # after the sessions are gone (an RPC still running finishes first: the Device
+        # serialises), before the process exits
+        await loop.run_in_executor(None, bind(_each), built, "shutdown")
+    return 1 if failed else 0
+
+
+async def _freezer(spec: ServeSpec, server: Any, refreeze: asyncio.Event) -> None:
+    """On each ``refreeze`` (SIGUSR1): freeze the routers ``spec.frozen_wanted()`` names and
+    thaw the others, then report them (``spec.on_frozen``); runs until cancelled."""
+    await server.ready.wait()  # the Devices exist: a frozen one is held too
+    while True:
+        await refreeze.wait()
+        refreeze.clear()
+        try:
+            want = set(spec.frozen_wanted()) & set(server.routers)
+        except Exception:  # noqa: BLE001 - a bad request file must not stop the server
+            log.exception("%s: reading the frozen routers failed", spec.name)
+            continue
+        for name in sorted(set(server.frozen()) - want):
+            server.thaw(name)
+        for name in sorted(want - set(server.frozen())):
+            if not await server.freeze(name):
+                log.error("%s: %s: could not freeze (its datastore stayed busy)", spec.name, name)
+        spec.on_frozen(server.frozen())
+
+
+def _build_devices(spec: ServeSpec, server: Any, loop: asyncio.AbstractEventLoop, stop: asyncio.Event,
+                   failed: list[BaseException], built: dict[str, Any]) -> None:
+    """The second phase, in a thread at nice :data:`STARTUP_NICE`: build the datastores, recover
+    their journals and hand them to the server (``built`` holds them); a failure is appended
+    to ``failed`` and stops the server."""
+    set_nice(STARTUP_NICE)
+    try:
+        devices, schemas = spec.build()
+        _each(devices, "recover")
+    except BaseException as exc:  # noqa: BLE001 - reported by the loop below
+        log.exception("%s: building the datastores failed", spec.name)
+        failed.append(exc)
+        loop.call_soon_threadsafe(stop.set)
+        return
+    built.update(devices)
+    loop.call_soon_threadsafe(server.set_devices, devices, schemas)
+    log.info("%s: datastores ready", spec.name)
+
+
+async def _until_stopped(spec: ServeSpec, server: Any, stop: asyncio.Event) -> None:
+    """Say ready (``spec.on_ready``) once the datastores are, unless stopped first; then wait
+    for ``stop``, looking every :data:`WATCH_S` whether the routers are gone."""
     ready = asyncio.ensure_future(server.ready.wait())
     stopped = asyncio.ensure_future(stop.wait())
     await asyncio.wait({ready, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -178,14 +198,6 @@ async def serve(spec: ServeSpec) -> int:
             if spec.gone():
                 log.info("%s: the routers are gone: stopping", spec.name)
                 break
-    log.info("%s: NETCONF server stopping", spec.name)
-    freeze_task.cancel()
-    await server.close()  # thaws frozen routers first
-    if signalled.is_set() and built:
-        # after the sessions are gone (an RPC still running finishes first: the Device
-        # serialises), before the process exits
-        await loop.run_in_executor(None, bind(_each), built, "shutdown")
-    return 1 if failed else 0
 
 
 def run(spec: ServeSpec) -> int:

@@ -1,3 +1,4 @@
+# size: one file format (NetConfArena templates): parameters, draws, substitution and their validation
 """NetConfArena-style parameterized task templates: a template + a seed -> a NetConfBench task.
 
 A template (YAML or JSON) is a NetConfBench task (:mod:`ani.netconfbench.task`) whose strings

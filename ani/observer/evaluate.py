@@ -1,3 +1,4 @@
+# size: the Observer: bounded retries, negative checks and their thread pools share the observer's state
 """Out-of-band evaluation of checks on a running lab.
 
 The observer acts only through ``lab.exec`` and ``lab.vtysh_json`` inside the lab's

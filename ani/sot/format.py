@@ -294,6 +294,26 @@ def from_doc(doc: Any, hostname: str | None = None) -> DeviceConfig:
     out["interfaces"] = {n: _model(Interface, _obj(i, _ptr("interfaces", n)), _ptr("interfaces", n)).model_dump()
                          for n, i in ifs.items()}
 
+    out["static_routes"] = _static_routes(doc)
+    if doc.get("ospf") is not None:
+        out["ospf"] = _ospf(doc["ospf"])
+    if doc.get("bgp") is not None:
+        out["bgp"] = _bgp(doc["bgp"])
+    for section, entry_cls in (("prefix_lists", PrefixListEntry), ("route_maps", RouteMapEntry)):
+        out[section] = _entry_lists(doc, section, entry_cls)
+    if doc.get("firewall") is not None:
+        out["firewall"] = _firewall(doc["firewall"])
+    try:
+        return DeviceConfig.model_validate(out)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = _loc(err["loc"])
+        raise DocError(_ptr(*loc[:1]) if loc else "", f"{err['msg']} (at {'.'.join(loc)})") from None
+
+
+def _static_routes(doc: dict) -> list[dict]:
+    """``/static_routes``: one route per (prefix, next hop), the first next hop and the
+    ``more_next_hops``, each checked; a next hop listed twice for a prefix is refused."""
     routes: list[dict] = []
     for prefix, r in _obj(doc.get("static_routes", {}), "/static_routes").items():
         w = _ptr("static_routes", prefix)
@@ -324,107 +344,110 @@ def from_doc(doc: Any, hostname: str | None = None) -> DeviceConfig:
     keys = [(r["prefix"], r["nexthop"]) for r in routes]
     if len(set(keys)) != len(keys):
         raise DocError("/static_routes", "a next hop is listed twice for one prefix")
-    out["static_routes"] = routes
+    return routes
 
-    if doc.get("ospf") is not None:
-        o = dict(_obj(doc["ospf"], "/ospf"))
-        nets = _obj(o.pop("networks", {}), "/ospf/networks")
-        o["networks"] = [{"prefix": p, **_obj(v, _ptr("ospf", "networks", p))} for p, v in nets.items()]
-        if o.get("throttle_spf") is not None:
-            t = _obj(o["throttle_spf"], "/ospf/throttle_spf")
-            _no_extra(t, {"delay", "init_hold", "max_hold"}, "/ospf/throttle_spf")
-            for k in ("delay", "init_hold", "max_hold"):
-                if k not in t:
-                    raise DocError(_ptr("ospf", "throttle_spf", k), "missing")
-            o["throttle_spf"] = (t["delay"], t["init_hold"], t["max_hold"])
-        try:
-            out["ospf"] = Ospf.model_validate(o).model_dump()
-        except ValidationError as e:
-            loc = _loc(e.errors()[0]["loc"])
-            if loc[:1] == ["networks"] and len(loc) > 1 and loc[1].isdigit() and int(loc[1]) < len(o["networks"]):
-                loc = ["networks", o["networks"][int(loc[1])]["prefix"]] + loc[2:]
-            raise DocError(_ptr("ospf", *loc), e.errors()[0]["msg"]) from None
 
-    if doc.get("bgp") is not None:
-        b = dict(_obj(doc["bgp"], "/bgp"))
-        _no_extra(b, {"asn", "router_id", "coalesce_time", "timers", "ebgp_requires_policy", "peer_groups", "neighbors",
-                      "ipv4_unicast"}, "/bgp")
-        if b.get("timers") is not None:
-            t = _obj(b["timers"], "/bgp/timers")
-            _no_extra(t, {"keepalive", "holdtime"}, "/bgp/timers")
-            for k in ("keepalive", "holdtime"):
-                if k not in t:
-                    raise DocError(_ptr("bgp", "timers", k), "missing")
-            b["timers"] = (t["keepalive"], t["holdtime"])
-        b["peer_groups"] = {n: _peer(p, _ptr("bgp", "peer_groups", n))
-                            for n, p in _obj(b.get("peer_groups", {}), "/bgp/peer_groups").items()}
-        neighbors = _obj(b.get("neighbors", {}), "/bgp/neighbors")
-        for a in neighbors:
-            try:
-                if str(IPv4Address(a)) != a:
-                    raise ValueError
-            except ValueError:
-                raise DocError(_ptr("bgp", "neighbors", a), "a neighbor key is an IPv4 address (canonical form)") from None
-        b["neighbors"] = {a: _peer(p, _ptr("bgp", "neighbors", a)) for a, p in neighbors.items()}
-        af = dict(_obj(b.get("ipv4_unicast", {}), "/bgp/ipv4_unicast"))
-        _no_extra(af, {"networks", "redistribute", "peers"}, "/bgp/ipv4_unicast")
-        red = {}
-        for s, v in _obj(af.get("redistribute", {}), "/bgp/ipv4_unicast/redistribute").items():
-            w = _ptr("bgp", "ipv4_unicast", "redistribute", s)
-            v = _obj(v, w)
-            _no_extra(v, {"route_map"}, w)
-            red[s] = v.get("route_map")
-        af["redistribute"] = red
-        af["peers"] = {k: _model(BgpAfPeer, _obj(p, _ptr("bgp", "ipv4_unicast", "peers", k)),
-                                 _ptr("bgp", "ipv4_unicast", "peers", k)).model_dump()
-                       for k, p in _obj(af.get("peers", {}), "/bgp/ipv4_unicast/peers").items()}
-        af = _model(BgpAf, af, "/bgp/ipv4_unicast").model_dump()
-        b["ipv4_unicast"] = af
-        try:
-            out["bgp"] = Bgp.model_validate(b).model_dump()
-        except ValidationError as e:
-            err = e.errors()[0]
-            raise DocError(_ptr("bgp", *_loc(err["loc"])), err["msg"]) from None
-
-    for section, entry_cls in (("prefix_lists", PrefixListEntry), ("route_maps", RouteMapEntry)):
-        lists = {}
-        for n, pl in _obj(doc.get(section, {}), "/" + section).items():
-            w = _ptr(section, n)
-            pl = _obj(pl, w)
-            _no_extra(pl, {"entries"}, w)
-            entries = _obj(pl.get("entries", {}), _ptr_join(w, "entries"))
-            if not entries:
-                raise DocError(_ptr_join(w, "entries"), "at least one entry")
-            es = []
-            for seq, e in entries.items():
-                we = _ptr_join(w, "entries", seq)
-                if not seq.isdigit() or str(int(seq)) != seq:
-                    raise DocError(we, "an entry key is its sequence number (digits, no leading zero)")
-                e = dict(_obj(e, we))
-                if "seq" in e:
-                    raise DocError(_ptr_join(we, "seq"), "the sequence number is the key, not a field")
-                if section == "prefix_lists" and e.get("prefix") == "any":
-                    e["prefix"] = None
-                es.append(_model(entry_cls, {"seq": int(seq), **e}, we).model_dump())
-            lists[n] = {"entries": es}
-        out[section] = lists
-
-    if doc.get("firewall") is not None:
-        f = dict(_obj(doc["firewall"], "/firewall"))
-        _no_extra(f, {"forward_policy", "sets", "forward_rules"}, "/firewall")
-        f["sets"] = {n: _model(FirewallSet, _obj(s, _ptr("firewall", "sets", n)), _ptr("firewall", "sets", n)).model_dump()
-                     for n, s in _obj(f.get("sets", {}), "/firewall/sets").items()}
-        rules = _pop(f, "forward_rules", "/firewall", list, [])
-        f["forward_rules"] = [_model(FirewallRule, _obj(r, _ptr("firewall", "forward_rules", i)),
-                                     _ptr("firewall", "forward_rules", i)).model_dump() for i, r in enumerate(rules)]
-        out["firewall"] = _model(Firewall, f, "/firewall").model_dump()
-
+def _ospf(value: Any) -> dict:
+    """``/ospf``: its networks keyed by prefix, ``throttle_spf`` as its three values."""
+    o = dict(_obj(value, "/ospf"))
+    nets = _obj(o.pop("networks", {}), "/ospf/networks")
+    o["networks"] = [{"prefix": p, **_obj(v, _ptr("ospf", "networks", p))} for p, v in nets.items()]
+    if o.get("throttle_spf") is not None:
+        t = _obj(o["throttle_spf"], "/ospf/throttle_spf")
+        _no_extra(t, {"delay", "init_hold", "max_hold"}, "/ospf/throttle_spf")
+        for k in ("delay", "init_hold", "max_hold"):
+            if k not in t:
+                raise DocError(_ptr("ospf", "throttle_spf", k), "missing")
+        o["throttle_spf"] = (t["delay"], t["init_hold"], t["max_hold"])
     try:
-        return DeviceConfig.model_validate(out)
+        return Ospf.model_validate(o).model_dump()
+    except ValidationError as e:
+        loc = _loc(e.errors()[0]["loc"])
+        if loc[:1] == ["networks"] and len(loc) > 1 and loc[1].isdigit() and int(loc[1]) < len(o["networks"]):
+            loc = ["networks", o["networks"][int(loc[1])]["prefix"]] + loc[2:]
+        raise DocError(_ptr("ospf", *loc), e.errors()[0]["msg"]) from None
+
+
+def _bgp(value: Any) -> dict:
+    """``/bgp``: timers, peer groups, neighbors keyed by canonical IPv4 address, and the IPv4
+    unicast address family (networks, redistribution with its route map, per-peer settings)."""
+    b = dict(_obj(value, "/bgp"))
+    _no_extra(b, {"asn", "router_id", "coalesce_time", "timers", "ebgp_requires_policy", "peer_groups", "neighbors",
+                  "ipv4_unicast"}, "/bgp")
+    if b.get("timers") is not None:
+        t = _obj(b["timers"], "/bgp/timers")
+        _no_extra(t, {"keepalive", "holdtime"}, "/bgp/timers")
+        for k in ("keepalive", "holdtime"):
+            if k not in t:
+                raise DocError(_ptr("bgp", "timers", k), "missing")
+        b["timers"] = (t["keepalive"], t["holdtime"])
+    b["peer_groups"] = {n: _peer(p, _ptr("bgp", "peer_groups", n))
+                        for n, p in _obj(b.get("peer_groups", {}), "/bgp/peer_groups").items()}
+    neighbors = _obj(b.get("neighbors", {}), "/bgp/neighbors")
+    for a in neighbors:
+        try:
+            if str(IPv4Address(a)) != a:
+                raise ValueError
+        except ValueError:
+            raise DocError(_ptr("bgp", "neighbors", a), "a neighbor key is an IPv4 address (canonical form)") from None
+    b["neighbors"] = {a: _peer(p, _ptr("bgp", "neighbors", a)) for a, p in neighbors.items()}
+    af = dict(_obj(b.get("ipv4_unicast", {}), "/bgp/ipv4_unicast"))
+    _no_extra(af, {"networks", "redistribute", "peers"}, "/bgp/ipv4_unicast")
+    red = {}
+    for s, v in _obj(af.get("redistribute", {}), "/bgp/ipv4_unicast/redistribute").items():
+        w = _ptr("bgp", "ipv4_unicast", "redistribute", s)
+        v = _obj(v, w)
+        _no_extra(v, {"route_map"}, w)
+        red[s] = v.get("route_map")
+    af["redistribute"] = red
+    af["peers"] = {k: _model(BgpAfPeer, _obj(p, _ptr("bgp", "ipv4_unicast", "peers", k)),
+                             _ptr("bgp", "ipv4_unicast", "peers", k)).model_dump()
+                   for k, p in _obj(af.get("peers", {}), "/bgp/ipv4_unicast/peers").items()}
+    af = _model(BgpAf, af, "/bgp/ipv4_unicast").model_dump()
+    b["ipv4_unicast"] = af
+    try:
+        return Bgp.model_validate(b).model_dump()
     except ValidationError as e:
         err = e.errors()[0]
-        loc = _loc(err["loc"])
-        raise DocError(_ptr(*loc[:1]) if loc else "", f"{err['msg']} (at {'.'.join(loc)})") from None
+        raise DocError(_ptr("bgp", *_loc(err["loc"])), err["msg"]) from None
+
+
+def _entry_lists(doc: dict, section: str, entry_cls: type[BaseModel]) -> dict:
+    """``/prefix_lists`` or ``/route_maps``: each list's entries keyed by sequence number
+    (digits, no leading zero; at least one)."""
+    lists = {}
+    for n, pl in _obj(doc.get(section, {}), "/" + section).items():
+        w = _ptr(section, n)
+        pl = _obj(pl, w)
+        _no_extra(pl, {"entries"}, w)
+        entries = _obj(pl.get("entries", {}), _ptr_join(w, "entries"))
+        if not entries:
+            raise DocError(_ptr_join(w, "entries"), "at least one entry")
+        es = []
+        for seq, e in entries.items():
+            we = _ptr_join(w, "entries", seq)
+            if not seq.isdigit() or str(int(seq)) != seq:
+                raise DocError(we, "an entry key is its sequence number (digits, no leading zero)")
+            e = dict(_obj(e, we))
+            if "seq" in e:
+                raise DocError(_ptr_join(we, "seq"), "the sequence number is the key, not a field")
+            if section == "prefix_lists" and e.get("prefix") == "any":
+                e["prefix"] = None
+            es.append(_model(entry_cls, {"seq": int(seq), **e}, we).model_dump())
+        lists[n] = {"entries": es}
+    return lists
+
+
+def _firewall(value: Any) -> dict:
+    """``/firewall``: its named sets and forward rules, each a model."""
+    f = dict(_obj(value, "/firewall"))
+    _no_extra(f, {"forward_policy", "sets", "forward_rules"}, "/firewall")
+    f["sets"] = {n: _model(FirewallSet, _obj(s, _ptr("firewall", "sets", n)), _ptr("firewall", "sets", n)).model_dump()
+                 for n, s in _obj(f.get("sets", {}), "/firewall/sets").items()}
+    rules = _pop(f, "forward_rules", "/firewall", list, [])
+    f["forward_rules"] = [_model(FirewallRule, _obj(r, _ptr("firewall", "forward_rules", i)),
+                                 _ptr("firewall", "forward_rules", i)).model_dump() for i, r in enumerate(rules)]
+    return _model(Firewall, f, "/firewall").model_dump()
 
 
 # -- JSON Schema ---------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+# size: the git source of truth: read, write, commit, revert, diff and history share the repository and its lock
 """The git-backed source of truth (A3-R): one desired-state file per router in a real git repository.
 
 Layout (copied from the skeleton folder ``sot/`` of the project, see ``sot/README.md``)::

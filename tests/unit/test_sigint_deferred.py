@@ -1,4 +1,4 @@
-"""``ani.campaign.runner._sigint_deferred``: Ctrl-C during a lab's teardown is held until the
+"""``ani.campaign.run_support.sigint_deferred``: Ctrl-C during a lab's teardown is held until the
 teardown ends, then raised; a process that ignores SIGINT (``cmd &`` in a script, ``nohup``)
 keeps ignoring it, also during teardown (real signals sent to this process)."""
 
@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from ani.campaign.runner import _sigint_deferred
+from ani.campaign.run_support import sigint_deferred
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def test_ctrl_c_in_the_block_is_held_then_raised(sigint_restored):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     finished = []
     with pytest.raises(KeyboardInterrupt):
-        with _sigint_deferred():
+        with sigint_deferred():
             os.kill(os.getpid(), signal.SIGINT)
             finished.append(True)  # the block was not interrupted
     assert finished == [True]
@@ -33,7 +33,7 @@ def test_ctrl_c_in_the_block_is_held_then_raised(sigint_restored):
 def test_an_ignored_sigint_stays_ignored_in_the_block(sigint_restored):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     finished = []
-    with _sigint_deferred():
+    with sigint_deferred():
         os.kill(os.getpid(), signal.SIGINT)
         finished.append(True)
     assert finished == [True]  # and no KeyboardInterrupt

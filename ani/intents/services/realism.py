@@ -16,12 +16,12 @@ floating addresses in :data:`FLOAT_AREA` (198.51.100.0/24). A class's generator 
 
 from __future__ import annotations
 
-from ipaddress import IPv4Network
+from ipaddress import IPv4Address, IPv4Network
 from typing import Any
 
 from ani.errors import GeneratorError
 
-__all__ = ["FLOAT_AREA", "SITE_AREA", "SITE_POOL", "ZIPF", "edge_ranks", "layer_options"]
+__all__ = ["FLOAT_AREA", "SITE_AREA", "SITE_POOL", "ZIPF", "SitePicker", "edge_ranks", "layer_options"]
 
 #: where tenant sites live: 198.18.0.0/15 without the free pool 198.19.0.0/16 (kept for tasks)
 SITE_AREA = IPv4Network("198.18.0.0/16")
@@ -54,3 +54,66 @@ def edge_ranks(build: Any, rng: Any) -> list[str]:
     ranked = list(edges)
     rng.shuffle(ranked)
     return ranked
+
+
+class SitePicker:
+    """Where a new site goes and what it is called: a free /24 of the tenant's share of
+    :data:`SITE_AREA` not next to another tenant's site (a trap: next to one), and the tenant's
+    next free host name (a trap: one extending a name of its sites) of at most ``max_node``
+    characters. ``build`` is an ``ani.scenario.build.Build``, ``rng`` its layer's random stream;
+    :attr:`owner` (prefix -> tenant) is the caller's to extend with each site placed."""
+
+    def __init__(self, build: Any, rng: Any, tenants: list[str], max_node: int) -> None:
+        self.build, self.rng, self.max_node = build, rng, max_node
+        slots = list(SITE_AREA.subnets(new_prefix=24))
+        share = len(slots) // len(tenants)
+        self.region = {t: slots[i * share : (i + 1) * share] for i, t in enumerate(tenants)}
+        self.owner: dict[IPv4Network, str] = {IPv4Network(x["prefix"]): t for t, sites in build.tenants.items()
+                                              for x in sites}
+        self.blocked = {n for n in slots if not build.is_free(n)}  # once: is_free scans every used network
+
+    def free(self, net: IPv4Network) -> bool:
+        return net not in self.owner and net not in self.blocked
+
+    @staticmethod
+    def neighbours(net: IPv4Network) -> list[IPv4Network]:
+        out = []
+        for delta in (-256, 256):
+            addr = int(net.network_address) + delta
+            cand = IPv4Network(f"{IPv4Address(addr)}/24")
+            if cand.subnet_of(SITE_AREA):
+                out.append(cand)
+        return out
+
+    def next_to_other(self, net: IPv4Network, tenant: str) -> bool:
+        return any(self.owner.get(n, tenant) != tenant for n in self.neighbours(net))
+
+    def prefix(self, tenant: str, trap: bool) -> IPv4Network:
+        """The site's /24. Raises GeneratorError: none free in the tenant's share."""
+        if trap:
+            cands = sorted({n for p, t in self.owner.items() if t != tenant for n in self.neighbours(p)
+                            if self.free(n)}, key=lambda n: int(n.network_address))
+            if cands:
+                return self.rng.choice(cands)
+        cands = [n for n in self.region[tenant] if self.free(n) and not self.next_to_other(n, tenant)]
+        if not cands:
+            raise GeneratorError(f"no free /24 left for tenant {tenant} in {SITE_AREA} "
+                                 f"({len(self.region[tenant])} per tenant): lower the density")
+        return self.rng.choice(cands)
+
+    def name(self, tenant: str, trap: bool) -> str:
+        """The site's host name. Raises GeneratorError: longer than ``max_node``."""
+        taken = self.build.nodes()
+        mine = sorted(int(x["host"][len(tenant):]) for x in self.build.tenants[tenant])
+        if trap:
+            cands = [f"{tenant}{m * 10 + d}" for m in mine for d in range(10)]
+            cands = [c for c in cands if len(c) <= self.max_node and c not in taken]
+            if cands:
+                return self.rng.choice(cands)
+        n = 1
+        while f"{tenant}{n}" in taken:
+            n += 1
+        name = f"{tenant}{n}"
+        if len(name) > self.max_node:
+            raise GeneratorError(f"site name {name!r} is longer than {self.max_node} characters: use a shorter tenant name")
+        return name

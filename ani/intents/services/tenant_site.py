@@ -54,7 +54,7 @@ from ani.intents.services.common import (
     tenant_of,
     tenant_set,
 )
-from ani.intents.services.realism import SITE_AREA, ZIPF, edge_ranks, layer_options
+from ani.intents.services.realism import SITE_AREA, ZIPF, SitePicker, edge_ranks, layer_options
 
 if TYPE_CHECKING:
     from ani.device.model import DeviceConfig
@@ -429,56 +429,7 @@ def _generate(build: Build, layer: Layer) -> None:
     tenants = list(build.tenants)
     if not tenants:
         raise GeneratorError("needs tenants (manifest tenants:)")
-    slots = list(SITE_AREA.subnets(new_prefix=24))
-    share = len(slots) // len(tenants)
-    region = {t: slots[i * share : (i + 1) * share] for i, t in enumerate(tenants)}
-    owner: dict[IPv4Network, str] = {IPv4Network(x["prefix"]): t for t, sites in build.tenants.items() for x in sites}
-
-    blocked = {n for n in slots if not build.is_free(n)}  # once: is_free scans every used network
-
-    def free(net: IPv4Network) -> bool:
-        return net not in owner and net not in blocked
-
-    def neighbours(net: IPv4Network) -> list[IPv4Network]:
-        out = []
-        for delta in (-256, 256):
-            addr = int(net.network_address) + delta
-            cand = IPv4Network(f"{IPv4Address(addr)}/24")
-            if cand.subnet_of(SITE_AREA):
-                out.append(cand)
-        return out
-
-    def next_to_other(net: IPv4Network, tenant: str) -> bool:
-        return any(owner.get(n, tenant) != tenant for n in neighbours(net))
-
-    def pick_prefix(tenant: str, trap: bool) -> IPv4Network:
-        if trap:
-            cands = sorted({n for p, t in owner.items() if t != tenant for n in neighbours(p) if free(n)},
-                           key=lambda n: int(n.network_address))
-            if cands:
-                return rng.choice(cands)
-        cands = [n for n in region[tenant] if free(n) and not next_to_other(n, tenant)]
-        if not cands:
-            raise GeneratorError(f"no free /24 left for tenant {tenant} in {SITE_AREA} "
-                                 f"({len(region[tenant])} per tenant): lower the density")
-        return rng.choice(cands)
-
-    def pick_name(tenant: str, trap: bool) -> str:
-        taken = build.nodes()
-        mine = sorted(int(x["host"][len(tenant):]) for x in build.tenants[tenant])
-        if trap:
-            cands = [f"{tenant}{m * 10 + d}" for m in mine for d in range(10)]
-            cands = [c for c in cands if len(c) <= MAX_NODE and c not in taken]
-            if cands:
-                return rng.choice(cands)
-        n = 1
-        while f"{tenant}{n}" in taken:
-            n += 1
-        name = f"{tenant}{n}"
-        if len(name) > MAX_NODE:
-            raise GeneratorError(f"site name {name!r} is longer than {MAX_NODE} characters: use a shorter tenant name")
-        return name
-
+    picker = SitePicker(build, rng, tenants, MAX_NODE)
     have_sites = any(build.tenants.values())
     for i in range(layer.density):
         if i < FIRST_SITES * len(tenants) and not have_sites:
@@ -487,28 +438,10 @@ def _generate(build: Build, layer: Layer) -> None:
             tenant = build.zipf_choice(rng, tenants, s)
         edge = build.zipf_choice(rng, edges, s)
         trap = rng.random() < layer.trap_rate
-        prefix = pick_prefix(tenant, trap)
-        host = pick_name(tenant, trap)
-        gateway, addr = prefix[1], prefix[10]
-        build.used.append(prefix)
-        owner[prefix] = tenant
-        build.add_host(host, edge, f"to-{host}", IPv4Interface(f"{addr}/24"), gateway)
-        cfg = build.configs[edge]
-        cfg.interfaces[f"to-{host}"] = Interface(addresses=[IPv4Interface(f"{gateway}/24")])
-        old = cfg.prefix_lists.get(PREFIX_LIST)
-        seq = (max((e.seq for e in old.entries), default=0) // 10 + 1) * 10 if old else 10
-        add_entry(cfg.prefix_lists, PREFIX_LIST, PrefixListEntry(seq=seq, action="permit", prefix=prefix), PrefixList)
-        set_name = tenant_set(tenant)
-        for r, c in build.configs.items():
-            if c.firewall is None:
-                continue
-            if set_name not in c.firewall.sets:
-                raise GeneratorError(f"{r} has a firewall without set {set_name}: put the tenant-site layers "
-                                     "before the tenant-firewall layer")
-            elems = c.firewall.sets[set_name].elements
-            c.firewall.sets[set_name] = FirewallSet(elements=[*elems, prefix])
-        build.tenants[tenant].append({"host": host, "edge": edge, "prefix": str(prefix), "gateway": str(gateway)})
-        build.instances.setdefault("tenant-site", []).append(f"tenant-site/{tenant}/{host}")
+        prefix = picker.prefix(tenant, trap)
+        host = picker.name(tenant, trap)
+        picker.owner[prefix] = tenant
+        _add_site(build, tenant, edge, host, prefix)
     # the shared route-map and redistribution on every edge (the brownfield's convention, also
     # where no site is yet: a site onboarded there later follows it)
     for e in build.routers("edge"):
@@ -517,6 +450,31 @@ def _generate(build: Build, layer: Layer) -> None:
             cfg.route_maps[ROUTE_MAP] = RouteMap(entries=[RouteMapEntry(seq=10, action="permit", match_prefix_list=PREFIX_LIST)])
         if cfg.bgp is not None and "connected" not in cfg.bgp.ipv4_unicast.redistribute:
             cfg.bgp.ipv4_unicast.redistribute["connected"] = ROUTE_MAP
+
+
+def _add_site(build: Build, tenant: str, edge: str, host: str, prefix: IPv4Network) -> None:
+    """Cable ``host`` to ``edge`` with the gateway .1 and the host .10 of ``prefix``; the /24 in
+    the edge's prefix-list (next seq) and in every firewall's set of the tenant (GeneratorError:
+    a firewall without it); the site recorded in the build."""
+    gateway, addr = prefix[1], prefix[10]
+    build.used.append(prefix)
+    build.add_host(host, edge, f"to-{host}", IPv4Interface(f"{addr}/24"), gateway)
+    cfg = build.configs[edge]
+    cfg.interfaces[f"to-{host}"] = Interface(addresses=[IPv4Interface(f"{gateway}/24")])
+    old = cfg.prefix_lists.get(PREFIX_LIST)
+    seq = (max((e.seq for e in old.entries), default=0) // 10 + 1) * 10 if old else 10
+    add_entry(cfg.prefix_lists, PREFIX_LIST, PrefixListEntry(seq=seq, action="permit", prefix=prefix), PrefixList)
+    set_name = tenant_set(tenant)
+    for r, c in build.configs.items():
+        if c.firewall is None:
+            continue
+        if set_name not in c.firewall.sets:
+            raise GeneratorError(f"{r} has a firewall without set {set_name}: put the tenant-site layers "
+                                 "before the tenant-firewall layer")
+        elems = c.firewall.sets[set_name].elements
+        c.firewall.sets[set_name] = FirewallSet(elements=[*elems, prefix])
+    build.tenants[tenant].append({"host": host, "edge": edge, "prefix": str(prefix), "gateway": str(gateway)})
+    build.instances.setdefault("tenant-site", []).append(f"tenant-site/{tenant}/{host}")
 
 
 @register
