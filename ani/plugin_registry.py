@@ -9,9 +9,9 @@ kinds, task classes, campaign executors, NetConfBench platforms.
     @ADAPTERS.register_class                              # or a class, under its ``name``
     class Other: name = "other"
     ADAPTERS.names()          # ["a1", "mine", "myvendor", "other"]: ordered (below), no import
-    ADAPTERS.get("a1")        # the object; a module:attr target is imported now
-    ADAPTERS.load("pkg.mod:Cls")    # a registered name, or (paths=True) any module:attr
-    ADAPTERS.get("a7")        # RegistryError: unknown adapter 'a7'; known: a1, ...;
+    ADAPTERS.load("a1")       # the object; a module:attr target is imported now
+    ADAPTERS.load("pkg.mod:Cls", paths=True)   # also any module:attr, registered or not
+    ADAPTERS.load("a7")       # RegistryError: unknown adapter 'a7'; known: a1, ...;
                               #   did you mean 'a1'?; pip install the package ...
 
 What a registry holds, in this order of precedence (a name found earlier wins):
@@ -20,7 +20,7 @@ What a registry holds, in this order of precedence (a name found earlier wins):
    built-ins and a user's run-time additions);
 2. the entry points of its group (``[project.entry-points."ani.adapters"]`` in an installed
    distribution's metadata: ``name = "module:attr"``), read on each listing, never imported
-   until :meth:`get`; a built-in name is never replaced by an entry point of the same name.
+   until :meth:`load`; a built-in name is never replaced by an entry point of the same name.
 
 Order (explicit, never the order modules happened to be imported in): the names of
 ``order`` first, in that order, then every other name sorted. A ``loader`` (a function that
@@ -176,23 +176,17 @@ class Registry(Generic[T], Mapping[str, "T | str"]):
         """The names, ordered (module doc)."""
         return list(self.targets())
 
-    def get(self, name: str) -> T:
-        """The object registered as ``name`` (a ``module:attr`` target imported now). Raises
-        ``error``: an unknown name (:meth:`unknown`), or a target that cannot be loaded."""
+    def load(self, name: str, *, paths: bool = False) -> T:
+        """The object registered as ``name`` (a ``module:attr`` target imported now); with
+        ``paths``, an unregistered ``module:attr`` is imported too. Raises ``error`` for an
+        unknown name (:meth:`unknown`), ``load_error`` for a target that cannot be loaded.
+        (``registry.get(name)`` is the mapping's: the target, unloaded, or None.)"""
         targets = self.targets()
-        if name not in targets:
-            raise self.unknown(name, list(targets))
-        return self._resolve(name, targets[name])
-
-    def load(self, spec: str, *, paths: bool = True) -> T:
-        """:meth:`get` for a registered name; else, with ``paths``, the object a
-        ``module:attr`` spec names. Raises ``error``."""
-        targets = self.targets()
-        if spec in targets:
-            return self._resolve(spec, targets[spec])
-        if paths and isinstance(spec, str) and is_path(spec):
-            return self._resolve(spec, spec)
-        raise self.unknown(spec, list(targets))
+        if name in targets:
+            return self._resolve(name, targets[name])
+        if paths and isinstance(name, str) and is_path(name):
+            return self._resolve(name, name)
+        raise self.unknown(name, list(targets))
 
     def unknown(self, name: Any, known: Sequence[str] | None = None) -> Exception:
         """The error for an unknown ``name``: ``unknown <what> 'x'; known: a, b; did you mean
@@ -231,6 +225,16 @@ class Registry(Generic[T], Mapping[str, "T | str"]):
 
     def __len__(self) -> int:
         return len(self.targets())
+
+    def __setitem__(self, name: str, target: T | str) -> None:
+        """``registry[name] = target``: register ``name``, replacing what was registered in this
+        process under it (a test's ``monkeypatch.setitem``; a user's ``AGENT_KINDS[k] = f``)."""
+        self._own.pop(name, None)
+        self.register(name, target)
+
+    def __delitem__(self, name: str) -> None:
+        """``del registry[name]``: :meth:`unregister`."""
+        self.unregister(name)
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self.targets()

@@ -72,7 +72,7 @@ def resolve_name(name: str | None = None) -> str:
 def get_adapter_class(name: str | None = None) -> type:
     """Import and return the adapter class for ``name`` (or ``$ANI_LEVEL``)."""
     chosen = resolve_name(name)
-    return ADAPTERS.get(chosen)
+    return ADAPTERS.load(chosen)
 
 
 def blocklist_inspects(name: str, cls: Any = None) -> bool:
