@@ -21,8 +21,8 @@
 Both forms of a seed ask for the same change: the same ``params``, hidden tests, overrides,
 superseded invariants and lab; only ``request`` / ``files`` / ``variant_id`` differ.
 
-A class is registered with :func:`register` (its module is imported by
-``ani/scenario/tasks/__init__.py``, one line each, in registration order). Errors (unknown
+A class is registered with :func:`register` in :data:`TASK_CLASSES` (its module is imported
+by ``ani/scenario/tasks/__init__.py``, one line each; listed in :data:`ORDER`, not import order). Errors (unknown
 class, bad seed or form, a scenario unusable for the class, an override naming an unknown
 router) raise :class:`~ani.errors.TaskError`.
 """
@@ -34,6 +34,7 @@ import re
 import string
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import import_module
 from typing import Any, ClassVar, Literal
 
 import yaml
@@ -43,6 +44,7 @@ from ani.agents.base import AgentTask
 from ani.errors import TaskError, TopologyError
 from ani.lab.topology import Endpoint, Topology, load_yaml, parse_topology
 from ani.observer.checks import Check
+from ani.plugin_registry import Registry
 from ani.resources import data_path
 from ani.scenario.manifest import Scenario
 
@@ -312,20 +314,29 @@ def _definition(name: str) -> dict[str, Any]:
 
 # -- registry -------------------------------------------------------------------------------------
 
-TASK_CLASSES: dict[str, type[TaskClass]] = {}
+def _load_classes() -> None:
+    """Import :mod:`ani.scenario.tasks` (its modules register the shipped classes)."""
+    import_module("ani.scenario.tasks")
+
+
+#: the shipped classes, in the order they are listed (the error lists them so)
+ORDER = ("onboard-site", "change-set", "decommission", "troubleshoot")
+
+#: the task classes by name (an :class:`ani.plugin_registry.Registry` of the classes): the
+#: shipped ones in :data:`ORDER`, then the rest sorted (:func:`register`'s, the entry points of
+#: the group ``ani.tasks``); an unknown name is a TaskError
+TASK_CLASSES: Registry[type[TaskClass]] = Registry(
+    "task class", group="ani.tasks", order=ORDER, loader=_load_classes, error=TaskError,
+    hint="pip install the package that provides it (entry-point group ani.tasks; docs/tasks.md)")
 
 
 def register(cls: type[TaskClass]) -> type[TaskClass]:
-    """Class decorator: add ``cls`` to :data:`TASK_CLASSES` under ``cls.name``."""
-    if cls.name in TASK_CLASSES and TASK_CLASSES[cls.name] is not cls:
-        raise TaskError(f"task class {cls.name!r} registered twice")
-    TASK_CLASSES[cls.name] = cls
-    return cls
+    """Class decorator: add ``cls`` to :data:`TASK_CLASSES` under ``cls.name``. Raises
+    TaskError for a name another class holds already."""
+    return TASK_CLASSES.register_class(cls)
 
 
 def get_task_class(name: str) -> TaskClass:
-    """The task class ``name``. Raises TaskError listing the known classes (registration order)."""
-    cls = TASK_CLASSES.get(name)
-    if cls is None:
-        raise TaskError(f"unknown task class {name!r}; known: {', '.join(TASK_CLASSES)}")
-    return cls()
+    """The task class ``name`` (an instance). Raises TaskError listing the known classes
+    (:data:`ORDER` first), a close one and how to get another."""
+    return TASK_CLASSES.load(name)()
