@@ -32,6 +32,7 @@ from __future__ import annotations
 import random
 import re
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import import_module
@@ -127,6 +128,25 @@ class TaskVariant(BaseModel):
             link[side] = Endpoint(node=edge, ifname=f"to-{host}").model_dump(mode="json")
         return data
 
+    def reference_changes(self, initial: dict[str, Any]) -> list[dict[str, Any]]:
+        """The task class's reference change set for this variant's request on ``initial``
+        (:meth:`TaskClass.reference_changes`; reads the request and files, never the hidden
+        tests). Raises TaskError."""
+        cls = get_task_class(self.task_class)
+        return cls.reference_changes(cls.read_request(self.request, self.files), initial)
+
+    def reference_end_state(self, initial: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        """``(the reference end state, None)`` or ``(None, why not)``: :meth:`reference_changes`
+        compiled onto ``initial`` (``{router: DeviceConfig}``; routers they leave alone as in
+        ``initial``), what :func:`ani.observer.changes.reference_configs` compares a run with."""
+        from ani.intents import compile_changes
+
+        try:
+            compiled = compile_changes(self.reference_changes(initial), initial).configs
+        except Exception as exc:  # noqa: BLE001 - no reference: said, never guessed
+            return None, f"no reference solution for {self.variant_id}: {type(exc).__name__}: {exc}"
+        return {**initial, **compiled}, None
+
     def agent_view(self) -> AgentTask:
         """What the agent sees: the request and the attached files (never the hidden tests)."""
         return AgentTask(
@@ -206,6 +226,37 @@ class TaskClass:
     def parse_ticket(self, text: str) -> dict[str, Any]:
         """The intent file's mapping back from a ticket's text. Raises TaskError."""
         return parse_template(self.ticket_template, text, where=f"intents/{self.name}/ticket.txt")
+
+    def read_request(self, request: str, files: Mapping[str, str]) -> dict[str, Any]:
+        """The request as the intent file's mapping: the attached :attr:`intent_file` read as
+        YAML (intent form), or the request text through :meth:`parse_ticket` (ticket form: no
+        file). Raises TaskError naming the file (or ticket) and what is wrong."""
+        if files:
+            if self.intent_file not in files:
+                raise TaskError(f"{self.name}: expected the attached file {self.intent_file}, "
+                                f"got {', '.join(sorted(files))}")
+            try:
+                data = yaml.safe_load(files[self.intent_file])
+            except yaml.YAMLError as exc:
+                raise TaskError(f"{self.intent_file}: not YAML: {str(exc).splitlines()[0]}") from None
+            where = self.intent_file
+        else:
+            try:
+                data = self.parse_ticket(request)
+            except Exception as exc:  # noqa: BLE001 - the parser's refusal, whatever its type, is the error
+                raise TaskError(f"{self.name} ticket: {exc}") from None
+            where = "ticket"
+        if not isinstance(data, dict):
+            raise TaskError(f"{where}: expected a mapping, got {type(data).__name__}")
+        return data
+
+    def reference_changes(self, req: dict[str, Any], configs: dict[str, Any]) -> list[dict[str, Any]]:
+        """The task's reference change set: the typed service changes (``ani.intents`` change
+        mappings, in apply order) that carry out the request ``req`` (:meth:`read_request`) on
+        routers running ``configs`` (``{router: DeviceConfig}``). The observer's reference end
+        state and the scripted agent both take it from here (:mod:`ani.scenario.tasks.reference`).
+        Raises TaskError (default: the class has none)."""
+        raise TaskError(f"task class {self.name!r} has no reference change set")
 
     def draw(self, scenario: Scenario, seed: int) -> Draw:  # pragma: no cover - every class overrides
         raise NotImplementedError
