@@ -203,7 +203,7 @@ class Registry(Generic[T], Mapping[str, "T | str"]):
         unknown name (:meth:`unknown`), ``load_error`` for a target that cannot be loaded.
         (``registry.get(name)`` is the mapping's: the target, unloaded, or None.)"""
         targets = self.targets()
-        if name in targets:
+        if isinstance(name, str) and name in targets:  # a list or mapping: unknown, not a TypeError
             return self._resolve(name, targets[name])
         if paths and isinstance(name, str) and is_path(name):
             return self._resolve(name, name)

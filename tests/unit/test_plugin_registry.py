@@ -76,6 +76,11 @@ def test_unknown_name_in_an_empty_registry_says_none():
 
 def test_unknown_name_that_is_no_string_is_said_not_matched():
     assert str(Registry("widget").unknown(["a"])) == "unknown widget ['a']; known: (none)"
+    reg = Registry("widget", error=ConfigError)
+    reg.register("a", Thing)
+    for name in (["a"], {"a": 1}, None, 3):  # a file's value of the wrong type: an error, never a TypeError
+        with pytest.raises(ConfigError, match="unknown widget .*; known: a$"):
+            reg.load(name)
 
 
 def test_a_target_that_cannot_be_loaded_names_it_and_the_cause():
@@ -198,6 +203,7 @@ def test_helpers():
 
 def test_every_kind_of_plug_in_is_a_registry_with_its_own_group_and_error():
     from ani.agents.factory import AGENT_KINDS
+    from ani.agents.mistakes.base import MISTAKE_KINDS
     from ani.campaign.executors import EXECUTORS
     from ani.faults.base import FAULT_KINDS
     from ani.intents.services.base import SERVICE_CLASSES
@@ -208,7 +214,7 @@ def test_every_kind_of_plug_in_is_a_registry_with_its_own_group_and_error():
     kinds = {"ani.adapters": (ADAPTERS, LevelError), "ani.agents": (AGENT_KINDS, ConfigError),
              "ani.services": (SERVICE_CLASSES, KeyError), "ani.faults": (FAULT_KINDS, ConfigError),
              "ani.tasks": (TASK_CLASSES, TaskError), "ani.executors": (EXECUTORS, ConfigError),
-             "ani.platforms": (PLATFORM_KINDS, ConfigError)}
+             "ani.platforms": (PLATFORM_KINDS, ConfigError), "ani.mistakes": (MISTAKE_KINDS, ConfigError)}
     for group, (reg, error) in kinds.items():
         assert isinstance(reg, Registry) and reg.group == group, group
         with pytest.raises(error, match=f"unknown {reg.what} 'no-such-zz'"):
