@@ -102,3 +102,24 @@ def test_a_class_without_a_reference_change_set_says_so():
 
     with pytest.raises(TaskError, match="task class 'bare' has no reference change set"):
         Bare().reference_changes({}, {})
+
+
+def test_a_netconfbench_variant_brings_its_first_solution_as_reference():
+    """NcbTaskVariant.reference_end_state (moved out of the observer): the first solution's
+    lines merged into the routers they name; none, or one that cannot merge, is said."""
+    from types import SimpleNamespace
+
+    from ani.device.parse import parse
+    from ani.netconfbench.variant import NcbTaskVariant
+
+    initial = {r: parse(f"hostname {r}\n!\n") for r in ("r1", "r2")}
+
+    def variant(configs):
+        return SimpleNamespace(variant_id="v", agent_view=lambda: SimpleNamespace(oracle={"configs": configs}))
+
+    ref, why = NcbTaskVariant.reference_end_state(variant({"r1": ["ip route 10.9.0.0 255.255.0.0 10.0.0.2"],
+                                                           "r9": ["ip route 10.8.0.0/16 10.0.0.2"]}), initial)
+    assert why is None and set(ref) == {"r1", "r2"} and ref["r2"] is initial["r2"]
+    assert config_changes(initial["r1"], ref["r1"]) == ["+ ip route 10.9.0.0/16 10.0.0.2"]
+    assert NcbTaskVariant.reference_end_state(variant({}), initial) == (
+        None, "no reference solution for v: the task has no ground_truth_configs")
