@@ -1,5 +1,6 @@
 """One registry shape for every kind of plug-in: adapters, agents, service classes, fault
-kinds, task classes, campaign executors, NetConfBench platforms.
+kinds, task classes, campaign executors, NetConfBench platforms, the scripted agent's mistake
+kinds.
 
 ::
 
@@ -19,16 +20,19 @@ What a registry holds, in this order of precedence (a name found earlier wins):
 1. what was registered in this process (:meth:`Registry.register`, :meth:`register_class`:
    built-ins and a user's run-time additions);
 2. the entry points of its group (``[project.entry-points."ani.adapters"]`` in an installed
-   distribution's metadata: ``name = "module:attr"``), read on each listing, never imported
-   until :meth:`load`; a built-in name is never replaced by an entry point of the same name.
+   distribution's metadata: ``name = "module:attr"``), read once per process
+   (:meth:`Registry.refresh` reads them again), never imported until :meth:`Registry.load`; a
+   built-in name is never replaced by an entry point of the same name.
 
 Order (explicit, never the order modules happened to be imported in): the names of
 ``order`` first, in that order, then every other name sorted. A ``loader`` (a function that
 imports the modules that register the built-ins) runs once, before the first listing.
 
-Errors are the classes of :mod:`ani.errors` a registry is built with (default
-:class:`~ani.errors.RegistryError`, whose stable code in a tool result is ``internal``; a kind
-whose names come from users' files passes a :class:`~ani.errors.ConfigError` subclass):
+Errors are the classes a registry is built with, those of :mod:`ani.errors` (default
+:class:`~ani.errors.RegistryError`, ``internal`` when a tool result carries it,
+:func:`ani.adapters.error_map.error_result`; a kind whose names come from users' files passes
+:class:`~ani.errors.ConfigError` or a subclass; the service classes keep the KeyError and
+ValueError their callers catch):
 ``unknown <what> 'x'; known: a, b; did you mean 'a'?; <hint>`` (the close name from
 :func:`difflib.get_close_matches`, the hint saying how to get one), ``<what> 'x' (m:a) cannot
 be loaded: ModuleNotFoundError: ...``, ``<what> 'x' is registered twice``. Names are data:
