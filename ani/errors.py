@@ -33,7 +33,7 @@ every class defined in ``ani`` and checks this tree.
     |       +-- TaskFormatError      ani.netconfbench: a NetConfBench task file ("<file>: <json.path>: ...")
     |           +-- TemplateError    ani.netconfbench.templates: a template that cannot be instantiated
     |   +-- TrajectoryError          ani.trajectory_atif: a trajectory file (ani's JSONL or ATIF) that cannot be read
-    +-- RegistryError                unknown adapter name (lists the known ones)
+    +-- RegistryError                ani.plugin_registry: an unknown plug-in name (lists the known ones, a close one, how to install one), or one that cannot be loaded
     |   +-- LevelError               no level given, or an unknown one (also a ConfigError)
     +-- LabError                     the substrate failed (namespaces, veths, FRR)
     |   +-- LabIdError               a new lab's id (or prefix) malformed, or its id in use (also a ConfigError)
@@ -216,7 +216,9 @@ class TrajectoryError(ConfigError):
 
 
 class RegistryError(AniError):
-    """An adapter name is unknown; the message lists the known names."""
+    """A plug-in (an adapter, ...: :class:`ani.plugin_registry.Registry`) is unknown or cannot
+    be loaded; the message lists the known names (and a close one) or names the cause. A kind
+    whose names come from users' files raises its own class instead (a ConfigError)."""
 
 
 class LevelError(RegistryError, ConfigError):

@@ -1,7 +1,9 @@
 """Adapters by name.
 
 Built-in adapters and third-party ones register in the entry-point group
-``ani.adapters`` (name -> ``module:Class``); see ``adapters/_template/``.
+``ani.adapters`` (name -> ``module:Class``); see ``adapters/_template/``. The names are held
+by :data:`ADAPTERS`, an :class:`ani.plugin_registry.Registry` (``ADAPTERS.register("mine",
+"pkg.mod:MyAdapter")`` adds one in this process; names sorted).
 Selection is by a config value (``level: a1`` in a campaign or run file) or the
 environment variable ``ANI_LEVEL``.
 
@@ -13,11 +15,10 @@ environment variable ``ANI_LEVEL``.
 from __future__ import annotations
 
 import os
-from importlib import import_module
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from ani.errors import ConfigError, LevelError, RegistryError
+from ani.plugin_registry import Registry
 
 if TYPE_CHECKING:
     from ani.lab.protocol import Devices
@@ -36,39 +37,45 @@ BUILTINS: dict[str, str] = {
 }
 
 
-def available() -> dict[str, str]:
-    """Map of adapter name -> ``module:Class`` (built-ins plus entry points)."""
-    out = dict(BUILTINS)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        out[ep.name] = ep.value
-    return dict(sorted(out.items()))
+INSTALL_HINT = (
+    "pip install the package that provides it (entry-point group ani.adapters; "
+    "docs/vendor-adapter.md)"
+)
+
+#: the adapters by name: the built-ins, :meth:`Registry.register`'s, the entry points; an unknown
+#: name is a LevelError (also a RegistryError and a ConfigError)
+ADAPTERS: Registry[type] = Registry("adapter", group=ENTRY_POINT_GROUP, hint=INSTALL_HINT, error=LevelError,
+                                   duplicate_error=RegistryError, load_error=RegistryError, replace=True)
+for _name, _target in BUILTINS.items():
+    ADAPTERS.register(_name, _target)
+
+
+def available() -> dict[str, Any]:
+    """Map of adapter name -> ``module:Class`` (or the class registered), sorted by name:
+    the built-ins (which an entry point of the same name does not replace), the run-time
+    registrations and the ``ani.adapters`` entry points."""
+    return ADAPTERS.targets()
 
 
 def resolve_name(name: str | None = None) -> str:
     """The adapter name to use: ``name`` if given, else ``$ANI_LEVEL``.
 
     Raises LevelError (a RegistryError and a ConfigError) if neither is set or the name is
-    unknown (lists the known names).
+    unknown (lists the known names, a close one and how to install one).
     """
     chosen = (name or os.environ.get(ENV_VAR) or "").strip().lower()
-    known = available()
+    known = ADAPTERS.names()
     if not chosen:
         raise LevelError(f"no adapter level given and ${ENV_VAR} is not set; known: {', '.join(known)}")
     if chosen not in known:
-        raise LevelError(f"unknown adapter {chosen!r}; known: {', '.join(known)}")
+        raise ADAPTERS.unknown(chosen, known)
     return chosen
 
 
 def get_adapter_class(name: str | None = None) -> type:
     """Import and return the adapter class for ``name`` (or ``$ANI_LEVEL``)."""
     chosen = resolve_name(name)
-    target = available()[chosen]
-    module_name, _, attr = target.partition(":")
-    try:
-        module = import_module(module_name)
-        return getattr(module, attr)
-    except (ImportError, AttributeError) as exc:
-        raise RegistryError(f"adapter {chosen!r} ({target}) cannot be loaded: {exc}") from exc
+    return ADAPTERS.load(chosen)
 
 
 def blocklist_inspects(name: str, cls: Any = None) -> bool:

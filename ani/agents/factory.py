@@ -23,34 +23,29 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ani.agents.plugins import (
-    BUILTINS,
-    INSTALL_HINT,
-    check_agent,
-    entry_point_kinds,
-    is_plugin,
-    load_target,
-    resolve_plugin,
-)
+from ani.agents.plugins import AGENTS, BUILTINS, check_agent, is_plugin, load_target, resolve_plugin
 from ani.errors import AniError, ConfigError
+from ani.plugin_registry import Registry
 
-#: kinds registered in this process: the built-ins and :func:`register_agent`'s (these win
-#: over an ``ani.agents`` entry point of the same name)
-AGENT_KINDS: dict[str, str | Callable[..., Any]] = dict(BUILTINS)
+#: the agent kinds (:data:`ani.agents.plugins.AGENTS`, a :class:`ani.plugin_registry.Registry`):
+#: the built-ins and :func:`register_agent`'s (these win over an ``ani.agents`` entry point of
+#: the same name), then the entry points
+AGENT_KINDS: Registry[Callable[..., Any]] = AGENTS
 
 
 def register_agent(kind: str, target: str | Callable[..., Any]) -> None:
     """Add an agent kind (``module:Class`` or a factory callable) in this process; a campaign
     file then names it as ``agent: {kind: <kind>}``. (For every process, e.g. a campaign's
-    workers, declare it as an ``ani.agents`` entry point or name it as ``module:factory``.)"""
-    AGENT_KINDS[kind] = target
+    workers, declare it as an ``ani.agents`` entry point or name it as ``module:factory``.)
+    A later call for the same kind replaces the earlier. Raises ConfigError for an empty kind
+    or a string target that is not ``module:attr``."""
+    AGENT_KINDS.register(kind, target)
 
 
 def available() -> dict[str, str | Callable[..., Any]]:
     """``{kind: target}``: the ``ani.agents`` entry points, then the kinds registered here
     (built-ins and :func:`register_agent`'s), sorted by name."""
-    out: dict[str, str | Callable[..., Any]] = {**entry_point_kinds(), **AGENT_KINDS}
-    return dict(sorted(out.items()))
+    return AGENT_KINDS.targets()
 
 
 def known_kinds() -> str:
@@ -63,15 +58,16 @@ def resolve_factory(kind: str, folders: Sequence[str | Path] | None = None) -> C
 
     Raises:
         ConfigError: an unknown name (``agent.kind: unknown agent kind 'x'; known: llm,
-            scripted; pip install the package that provides it ... or name it as
-            module:factory``), or a plug-in that cannot be loaded (:func:`resolve_plugin`).
+            scripted; did you mean 'llm'?; pip install the package that provides it ... or
+            name it as module:factory``), or a plug-in that cannot be loaded
+            (:func:`resolve_plugin`).
     """
     registered = available()
     if kind in registered:
         return load_target(kind, registered[kind])
     if is_plugin(kind):
         return resolve_plugin(kind, folders)
-    raise ConfigError(f"agent.kind: unknown agent kind {kind!r}; known: {known_kinds()}; {INSTALL_HINT}")
+    raise AGENT_KINDS.unknown(kind, list(registered))
 
 
 def create_agent(spec: dict[str, Any], folders: Sequence[str | Path] | None = None) -> Any:

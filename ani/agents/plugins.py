@@ -15,8 +15,9 @@ An agent kind is one of:
     resolve_kind("scripted")                          -> ScriptedAgent (the class)
     resolve_kind("my_agents:make_agent", ["/work/c"]) -> my_agents.make_agent (imported)
 
-A built-in name is never replaced by an entry point of the same name (only by
-``register_agent``). Errors are :class:`~ani.errors.ConfigError` naming ``agent.kind``: an
+The kinds are held by :data:`AGENTS`, an :class:`ani.plugin_registry.Registry` (the shape of
+every plug-in registry). A built-in name is never replaced by an entry point of the same name
+(only by ``register_agent``). Errors are :class:`~ani.errors.ConfigError` naming ``agent.kind``: an
 unknown name lists the known kinds and how to get one; a module that cannot be imported is
 named with the folders searched; the text of a user's file is never quoted.
 """
@@ -25,15 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from ani.errors import ConfigError
+from ani.plugin_registry import MODULE_ATTR, Registry
 
 #: the entry-point group third-party agent kinds register in (name -> ``module:factory``)
 ENTRY_POINT_GROUP = "ani.agents"
@@ -52,8 +52,15 @@ INSTALL_HINT = (
 )
 
 #: ``package.module:attribute`` (dotted names; the attribute may be ``Class.method``)
-_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-_PLUGIN = re.compile(f"{_DOTTED}:{_DOTTED}")
+_PLUGIN = MODULE_ATTR
+
+#: the agent kinds by name: the built-ins, ``register_agent``'s (these win over an ``ani.agents``
+#: entry point of the same name), the entry points; sorted by name. An unknown name is a
+#: ConfigError ``agent.kind: unknown agent kind 'x'; known: ...; did you mean ...?; <hint>``.
+AGENTS: Registry[Callable[..., Any]] = Registry(
+    "agent kind", group=ENTRY_POINT_GROUP, hint=INSTALL_HINT, error=ConfigError, prefix="agent.kind: ", replace=True)
+for _kind, _target in BUILTINS.items():
+    AGENTS.register(_kind, _target)
 
 #: folders a ``module:factory`` kind is looked up in after the import path (set by the caller
 #: that knows them: a campaign's folder, ``ani run``'s current folder; :func:`plugin_folders`)
@@ -62,7 +69,7 @@ _FOLDERS: ContextVar[tuple[str, ...]] = ContextVar("ani_agent_plugin_folders", d
 
 def entry_point_kinds() -> dict[str, str]:
     """``{name: "module:factory"}`` of the installed ``ani.agents`` entry points."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return AGENTS.entry_points()
 
 
 def is_plugin(kind: str) -> bool:

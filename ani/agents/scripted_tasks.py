@@ -7,265 +7,77 @@
     req = request_of(task)                         # the class's file structure, from either form
     changes = changes_for(task, configs)           # [{"type": "tenant-site", "action": ...}, ...]
 
-It reads only the task (request text and attached files, never hidden tests) and ``configs``,
-the routers' configurations the agent read (``{router: DeviceConfig}``, nftables included). Per
-task class (``intents/<class>/``):
+The plan is the task class's reference change set (:meth:`ani.scenario.tasks.base.TaskClass.
+reference_changes`, one per class in :mod:`ani.scenario.tasks.reference`), the same one the
+observer compares a run with: the baseline agent takes it from the task class rather than
+being the reference (so editing this agent changes no measurement). It reads only the task
+(request text and attached files, never hidden tests) and ``configs``, the routers'
+configurations the agent read (``{router: DeviceConfig}``, nftables included).
 
-- ``onboard-site`` (``site.yaml``): one ``tenant-site`` ``onboard`` on ``to-<site>`` of the edge.
-- ``change-set`` (``changes.yaml``: ``tenant``, ``add``, ``move``, ``remove``): the removals,
-  then the moves (``edge`` = ``to_edge``, interface ``to-<site>``; prefix and gateway kept),
-  then the additions, in the file's order within each group: a removed site's resources are
-  free before anything is added.
-- ``decommission`` (``decommission.yaml``: ``tenant``, ``site``, ``edge``): the site's
-  ``tenant-site`` ``remove``, then, found with :class:`ani.intents.Inventory` on the state that
-  leaves (repeated until nothing more is found), the ``remove`` of every other service that
-  references the site's prefix (a network inside it, an address in it) or its interface on its
-  edge and references no other site's prefix: prefix-list entries, static routes, floating
-  addresses, BGP peerings of the site; then the route-map entries whose prefix-list is gone
-  from every router they are on. Nothing any other site uses.
-- ``troubleshoot`` (``symptom.yaml``): the diagnosis of :mod:`ani.agents.scripted_diagnose`
-  from the configs (the repair changes; AgentFailed saying what was checked when nothing is
-  wrong).
-
-The ticket form (no attached file) is parsed with the class module's public
-``parse_ticket(text)`` (``ani.scenario.tasks.<class>``), which returns exactly the structure
-of the intent form's file. Every error is :class:`ani.agents.scripted.AgentFailed` naming the
-file / field / service.
+The request is read by the class (:meth:`~ani.scenario.tasks.base.TaskClass.read_request`):
+the attached file (intent form) or the ticket's text through the class's ``parse_ticket``
+(ticket form), exactly the structure of the intent form's file. Every error is
+:class:`ani.agents.scripted.AgentFailed` naming the file / field / service (the task class's
+TaskError, same message).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network, ip_address
+from collections.abc import Callable
 from typing import Any
-
-import yaml
 
 from ani.agents.base import AgentTask
 from ani.agents.scripted import AgentFailed
 from ani.device.model import DeviceConfig
+from ani.errors import TaskError
+from ani.scenario.tasks import TASK_CLASSES, TaskClass, get_task_class
+from ani.scenario.tasks.reference import MAX_ROUNDS, onboard
 
-#: the attached file of each task class's intent form
-TASK_FILES: dict[str, str] = {
-    "onboard-site": "site.yaml",
-    "change-set": "changes.yaml",
-    "decommission": "decommission.yaml",
-    "troubleshoot": "symptom.yaml",
-}
+__all__ = ["MAX_ROUNDS", "TASK_FILES", "changes_for", "onboard", "request_of", "task_form"]
 
-#: how many rounds decommission's discovery of what only the site used may take
-MAX_ROUNDS = 8
+
+#: the attached file of each shipped task class's intent form (the classes' ``intent_file``)
+TASK_FILES: dict[str, str] = {name: cls.intent_file for name, cls in TASK_CLASSES.items() if isinstance(cls, type)}
+
+
+def _class(task: AgentTask) -> TaskClass:
+    if task.task_class not in TASK_CLASSES:
+        raise AgentFailed(f"the scripted agent knows no task class {task.task_class!r} "
+                          f"(known: {', '.join(TASK_CLASSES)})")
+    return _failed(get_task_class, task.task_class)
+
+
+def _failed(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, a TaskError re-raised as AgentFailed (same message)."""
+    try:
+        return fn(*args)
+    except TaskError as exc:
+        raise AgentFailed(str(exc)) from None
 
 
 def task_form(task: AgentTask) -> str:
     """``"intent"`` when the task carries its class's structured file, ``"ticket"`` when it
     carries no file (the request text holds the parameters). Raises AgentFailed for an unknown
     class, or files that are not the class's file."""
-    fname = _file_name(task)
+    cls = _class(task)
     if not task.files:
         return "ticket"
-    if fname not in task.files:
-        raise AgentFailed(f"{task.task_class}: expected the attached file {fname}, got {', '.join(sorted(task.files))}")
+    if cls.intent_file not in task.files:
+        raise AgentFailed(f"{task.task_class}: expected the attached file {cls.intent_file}, "
+                          f"got {', '.join(sorted(task.files))}")
     return "intent"
-
-
-def _file_name(task: AgentTask) -> str:
-    fname = TASK_FILES.get(task.task_class)
-    if fname is None:
-        raise AgentFailed(f"the scripted agent knows no task class {task.task_class!r} (known: {', '.join(TASK_FILES)})")
-    return fname
 
 
 def request_of(task: AgentTask) -> dict[str, Any]:
     """The request as the class's file structure (a mapping), from the YAML file (intent form)
     or from the request text through the class's ``parse_ticket`` (ticket form). Raises
     AgentFailed naming the file (or ticket) and what is wrong."""
-    fname = _file_name(task)
-    if task_form(task) == "intent":
-        try:
-            data = yaml.safe_load(task.files[fname])
-        except yaml.YAMLError as exc:
-            raise AgentFailed(f"{fname}: not YAML: {str(exc).splitlines()[0]}") from None
-        where = fname
-    else:
-        mod_name = "ani.scenario.tasks." + task.task_class.replace("-", "_")
-        try:
-            parse_ticket = import_module(mod_name).parse_ticket
-        except (ImportError, AttributeError):
-            raise AgentFailed(f"{task.task_class}: no attached file and no {mod_name}.parse_ticket to read the ticket") from None
-        try:
-            data = parse_ticket(task.request)
-        except Exception as exc:  # noqa: BLE001 - the parser's refusal, whatever its type, is the run's error
-            raise AgentFailed(f"{task.task_class} ticket: {exc}") from None
-        where = "ticket"
-    if not isinstance(data, dict):
-        raise AgentFailed(f"{where}: expected a mapping, got {type(data).__name__}")
-    return data
-
-
-def _field(data: dict[str, Any], key: str, where: str) -> str:
-    value = data.get(key)
-    if value is None or value == "":
-        raise AgentFailed(f"{where}: missing field {key!r}")
-    return str(value)
-
-
-def _items(data: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
-    value = data.get(key) or []
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise AgentFailed(f"{where}: {key!r} must be a list of mappings")
-    return value
-
-
-# -- per class ---------------------------------------------------------------------------------
-
-
-def onboard(tenant: str, site: str, edge: str, prefix: Any, gateway: Any, interface: str | None = None) -> dict[str, Any]:
-    """The ``tenant-site`` ``onboard`` change (interface ``to-<site>`` unless given)."""
-    return {"type": "tenant-site", "action": "onboard", "tenant": tenant, "site": site, "edge": edge,
-            "interface": interface or f"to-{site}", "prefix": str(IPv4Network(str(prefix))),
-            "gateway": str(IPv4Address(str(gateway)))}
-
-
-def _onboard_site(req: dict[str, Any], configs: dict[str, DeviceConfig]) -> list[dict[str, Any]]:
-    w = "site.yaml"
-    try:
-        return [onboard(_field(req, "tenant", w), _field(req, "site", w), _field(req, "edge", w),
-                        _field(req, "prefix", w), _field(req, "gateway", w))]
-    except ValueError as exc:
-        raise AgentFailed(f"{w}: {exc}") from None
-
-
-def _change_set(req: dict[str, Any], configs: dict[str, DeviceConfig]) -> list[dict[str, Any]]:
-    w = "changes.yaml"
-    tenant = _field(req, "tenant", w)
-    out: list[dict[str, Any]] = []
-    for i, r in enumerate(_items(req, "remove", w)):
-        ch = {"type": "tenant-site", "action": "remove", "tenant": tenant, "site": _field(r, "site", f"{w} remove.{i}")}
-        if r.get("edge"):
-            ch["edge"] = str(r["edge"])
-        out.append(ch)
-    for i, m in enumerate(_items(req, "move", w)):
-        where = f"{w} move.{i}"
-        site = _field(m, "site", where)
-        out.append({"type": "tenant-site", "action": "move", "tenant": tenant, "site": site,
-                    "edge": _field(m, "to_edge", where), "interface": f"to-{site}"})
-    for i, a in enumerate(_items(req, "add", w)):
-        where = f"{w} add.{i}"
-        try:
-            out.append(onboard(tenant, _field(a, "site", where), _field(a, "edge", where),
-                               _field(a, "prefix", where), _field(a, "gateway", where)))
-        except ValueError as exc:
-            raise AgentFailed(f"{where}: {exc}") from None
-    if not out:
-        raise AgentFailed(f"{w}: no add, move or remove")
-    return out
-
-
-def _networks(value: Any) -> list[Any]:
-    """The IPv4 networks / addresses a change mapping (JSON values) names, anywhere in it."""
-    out: list[Any] = []
-    if isinstance(value, dict):
-        for v in value.values():
-            out += _networks(v)
-    elif isinstance(value, list):
-        for v in value:
-            out += _networks(v)
-    elif isinstance(value, str):
-        try:
-            out.append(IPv4Interface(value).network if "/" in value else ip_address(value))
-        except ValueError:
-            pass
-    return out
-
-
-def _refers_to(net: Any, prefix: IPv4Network) -> bool:
-    if isinstance(net, IPv4Network):
-        return net.prefixlen >= prefix.prefixlen and net.subnet_of(prefix)
-    return net in prefix
-
-
-def _overlaps(net: Any, prefix: IPv4Network) -> bool:
-    return net.overlaps(prefix) if isinstance(net, IPv4Network) else net in prefix
-
-
-def _removal(spec: Any) -> dict[str, Any] | None:
-    """The ``remove`` change of a discovered service's spec, or None if its type has none."""
-    from ani.intents import IntentError, parse_change
-
-    data = {**spec.model_dump(mode="json", exclude_none=True), "action": "remove"}
-    try:
-        parse_change(data)
-    except IntentError:
-        return None
-    return data
-
-
-def _decommission(req: dict[str, Any], configs: dict[str, DeviceConfig]) -> list[dict[str, Any]]:
-    from ani.intents import IntentError, Inventory, compile_changes
-
-    w = "decommission.yaml"
-    tenant, site = _field(req, "tenant", w), _field(req, "site", w)
-    edge = str(req["edge"]) if req.get("edge") else None
-    inv = Inventory(configs)
-    sid = f"tenant-site/{tenant}/{site}"
-    svc = inv.get_service(sid)
-    if svc is None:
-        known = ", ".join(s.id for s in inv.list_services("tenant-site") if s.spec.tenant == tenant) or "none"
-        raise AgentFailed(f"{w}: no service {sid} in the routers' configs (sites of {tenant}: {known})")
-    if edge is not None and svc.spec.edge != edge:
-        raise AgentFailed(f"{w}: {sid} is on {svc.spec.edge}, not {edge}")
-    prefix, iface, where = svc.spec.prefix, svc.spec.interface, svc.spec.edge
-    changes: list[dict[str, Any]] = [{"type": "tenant-site", "action": "remove", "tenant": tenant, "site": site,
-                                      "edge": where}]
-    for _round in range(MAX_ROUNDS):
-        try:
-            state = {**configs, **compile_changes(changes, configs).configs}
-        except IntentError as exc:
-            raise AgentFailed(f"decommission of {sid}: {exc}") from None
-        now = Inventory(state)
-        others = [s.spec.prefix for s in now.list_services("tenant-site")]
-        new: list[dict[str, Any]] = []
-        for s in now.list_services():
-            if s.type in ("tenant-site", "tenant-firewall"):
-                continue
-            data = s.spec.model_dump(mode="json", exclude_none=True)
-            nets = _networks({k: v for k, v in data.items() if k not in ("routers", "router")})
-            mine = any(_refers_to(n, prefix) for n in nets)
-            on_iface = data.get("interface") == iface and where in ([data.get("router")] + list(data.get("routers") or []))
-            used_by_other = any(_overlaps(n, o) for n in nets for o in others)
-            if (mine or on_iface) and not used_by_other:
-                rm = _removal(s.spec)
-                if rm is not None:
-                    new.append(rm)
-        for s in now.list_services("route-map-entry"):
-            pl = s.spec.match_prefix_list
-            if pl and all(pl not in state[r].prefix_lists for r in s.routers) and any(
-                    pl in configs[r].prefix_lists for r in s.routers):
-                rm = _removal(s.spec)
-                if rm is not None:
-                    new.append(rm)
-        if not new:
-            return changes
-        changes += new
-    raise AgentFailed(f"decommission of {sid}: what only it used kept growing after {MAX_ROUNDS} rounds: {changes}")
-
-
-def _troubleshoot(req: dict[str, Any], configs: dict[str, DeviceConfig]) -> list[dict[str, Any]]:
-    from ani.agents.scripted_diagnose import diagnose
-
-    return diagnose(req, configs).changes
-
-
-_PLANNERS = {
-    "onboard-site": _onboard_site,
-    "change-set": _change_set,
-    "decommission": _decommission,
-    "troubleshoot": _troubleshoot,
-}
+    return _failed(_class(task).read_request, task.request, dict(task.files))
 
 
 def changes_for(task: AgentTask, configs: dict[str, DeviceConfig]) -> list[dict[str, Any]]:
     """The typed service changes (mappings, in apply order) that carry out ``task`` on the
-    network whose routers run ``configs`` (see the module doc). Raises AgentFailed."""
-    return _PLANNERS[task.task_class](request_of(task), configs)  # request_of refuses unknown classes
+    network whose routers run ``configs``: the task class's reference change set (module doc).
+    Raises AgentFailed."""
+    cls = _class(task)
+    return _failed(cls.reference_changes, _failed(cls.read_request, task.request, dict(task.files)), configs)

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from ani.errors import ConfigError
 from ani.lab.protocol import Lab, lacking
+from ani.plugin_registry import Registry
 
 __all__ = ["FaultSpec", "FaultKind", "register", "fault_kinds", "get_fault_kind", "target_label", "target_routers"]
 
@@ -198,53 +199,37 @@ class FaultKind:
         raise NotImplementedError
 
 
-_KINDS: dict[str, type[FaultKind]] = {}
-_LOADED = False
+def _load_kinds() -> None:
+    """Import every module of :mod:`ani.faults.kinds` (each registers its kind when imported):
+    :data:`FAULT_KINDS`' loader, run once before its first listing."""
+    from ani.faults import kinds as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
+        importlib.import_module(info.name)
+
+
+#: the fault kinds by name (an :class:`ani.plugin_registry.Registry`, sorted by name): the
+#: modules of :mod:`ani.faults.kinds`, :func:`register`'s (a later class of a name replaces the
+#: earlier, so a test may register a fake; ``with FAULT_KINDS.isolated():`` undoes it), and the
+#: entry points of the group ``ani.faults``. An unknown name is a ConfigError.
+FAULT_KINDS: Registry[type[FaultKind]] = Registry(
+    "fault kind", group="ani.faults", loader=_load_kinds, replace=True, error=ConfigError,
+    hint="pip install the package that provides it (entry-point group ani.faults; docs/faults.md)")
 
 
 def register(kind_cls: type[FaultKind]) -> type[FaultKind]:
     """Class decorator: register a kind under its ``name`` (a later class of the same name
-    replaces the earlier one, so a test may register a fake). Returns the class."""
-    if not getattr(kind_cls, "name", ""):
-        raise ConfigError(f"fault kind {kind_cls.__qualname__} has no name")
-    _KINDS[kind_cls.name] = kind_cls
-    return kind_cls
-
-
-_SHIPPED: dict[str, type[FaultKind]] = {}  # the kinds of ani.faults.kinds, once imported
-
-
-def _load_kinds() -> None:
-    """Import every module of :mod:`ani.faults.kinds` once (each registers its kind), and put
-    back a shipped kind missing from the registry: a module imported while ``_KINDS`` was
-    swapped (a test's ``monkeypatch``) registered into the swapped dict, and importing it again
-    runs nothing (faults-kinds: after the unit tests every real kind was "unknown")."""
-    global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        from ani.faults import kinds as pkg
-
-        for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
-            mod = importlib.import_module(info.name)
-            for obj in vars(mod).values():
-                if (isinstance(obj, type) and issubclass(obj, FaultKind) and obj.__module__ == mod.__name__
-                        and getattr(obj, "name", "")):
-                    _SHIPPED[obj.name] = obj
-    for name, cls in _SHIPPED.items():
-        _KINDS.setdefault(name, cls)  # a fake registered under that name stays
+    replaces the earlier one, so a test may register a fake). Returns the class. Raises
+    ConfigError for a class without a name."""
+    return FAULT_KINDS.register_class(kind_cls)
 
 
 def fault_kinds() -> list[str]:
     """The registered kind names, sorted."""
-    _load_kinds()
-    return sorted(_KINDS)
+    return FAULT_KINDS.names()
 
 
 def get_fault_kind(name: str) -> FaultKind:
-    """A fresh instance of the kind ``name``; raises ConfigError listing the known kinds."""
-    _load_kinds()
-    try:
-        return _KINDS[name]()
-    except KeyError:
-        raise ConfigError(
-            f"unknown fault kind {name!r}; known: {', '.join(sorted(_KINDS)) or '(none)'}") from None
+    """A fresh instance of the kind ``name``; raises ConfigError listing the known kinds (and
+    a close one: ``unknown fault kind 'link_dwn'; known: ...; did you mean 'link_down'?``)."""
+    return FAULT_KINDS.load(name)()

@@ -60,6 +60,26 @@ class NcbTaskVariant(TaskVariant):
         return AgentTask(task_class=self.task_class, variant_id=self.variant_id, request=self.request,
                          files={}, oracle=dict(sols[0]) if sols else {})
 
+    def reference_end_state(self, initial: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        """``(the reference end state, None)`` or ``(None, why not)``: ``initial``
+        (``{router: DeviceConfig}``) with the task's first solution's lines merged in
+        (:func:`ani.netconfbench.commands.merge_solution`); what
+        :func:`ani.observer.changes.reference_configs` compares a run with."""
+        from ani.netconfbench.commands import config_lines, merge_solution
+
+        sol = self.agent_view().oracle or {}
+        configs = sol.get("configs") or {}
+        if not configs:
+            return None, f"no reference solution for {self.variant_id}: the task has no ground_truth_configs"
+        out = dict(initial)
+        try:
+            for r, cmds in configs.items():
+                if r in initial:
+                    out[r] = merge_solution(initial[r], config_lines(list(cmds)), router=r, strict=False)
+        except ValueError as exc:
+            return None, f"no reference solution for {self.variant_id}: {exc}"
+        return out, None
+
 
 def task_variant_id(path: str | Path) -> str:
     """The variant id of the task in the file ``path``: the file's stem

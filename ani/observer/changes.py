@@ -16,11 +16,13 @@ How it is computed
        ``- <block> / <line>``; nftables: the sets, elements, forward policy and rules (by their
        text) only one side has, ``+ nft / ...`` / ``- nft / ...``.
     3. The task's needed changes are the same difference initial -> the *reference end state*:
-       the scripted planner's typed changes for the task's request on the initial configs
-       (:func:`ani.agents.scripted_tasks.changes_for`: reads only the request, its files and the
-       configs, never the hidden tests) compiled onto them (:func:`ani.intents.compile_changes`);
-       for an imported NetConfBench task, its first solution's lines merged onto them
-       (:func:`ani.device.commands.merge_solution`).
+       the task class's reference change set for the task's request on the initial configs
+       (:meth:`ani.scenario.tasks.base.TaskClass.reference_changes`: reads only the request,
+       its files and the configs, never the hidden tests; the scripted baseline agent takes its
+       plan from the same place, it is not the reference) compiled onto them
+       (:meth:`ani.scenario.tasks.base.TaskVariant.reference_end_state`); for an imported
+       NetConfBench task, its first solution's lines merged onto them
+       (:meth:`ani.netconfbench.variant.NcbTaskVariant.reference_end_state`).
     4. Unrequested = the run's changes not among the needed ones, ``"<router>: <change>"``.
     5. The kernel's IPv4 interface addresses (``ip -j addr show``, through the one reader of
        operational state, :mod:`ani.device.opstate`) are read with the
@@ -35,7 +37,7 @@ How it is computed
 Limits (said, not hidden)
     - Another correct way to do the task shows its differences as unrequested (e.g. a static
       route where the planner adds a connected prefix; a different interface description).
-    - When no reference can be computed (the planner refuses the request, e.g. a troubleshoot
+    - When no reference can be computed (the task class refuses the request, e.g. a troubleshoot
       symptom it cannot diagnose), :func:`reference_configs` says why and the runner records
       nothing as unrequested (a ``harness`` event ``unrequested_unknown`` names the reason).
     - Changes undone before the end are not listed (the difference is initial -> final; the
@@ -97,37 +99,17 @@ def _config_addresses(cfg: DeviceConfig) -> set[tuple[str, str]]:
 
 def reference_configs(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[dict[str, DeviceConfig] | None, str | None]:
     """``(the task's reference end state, None)`` or ``(None, why not)`` (module doc, step 3):
-    the routers the planned changes touch, the others as in ``initial``."""
-    from ani.agents.scripted_tasks import changes_for
-    from ani.intents import compile_changes
-
-    if getattr(variant, "task_class", None) == "netconfbench":
-        return _ncb_reference(variant, initial)
+    the variant's own ``reference_end_state(initial)`` (a task class's reference change set
+    compiled onto ``initial``; a NetConfBench task's first solution merged in), the routers it
+    leaves alone as in ``initial``. The observer imports no task class and no agent: the
+    variant brings its reference."""
+    end_state = getattr(variant, "reference_end_state", None)
+    if end_state is None:
+        return None, f"no reference solution for {getattr(variant, 'variant_id', '?')}: the task has none"
     try:
-        changes = changes_for(variant.agent_view(), initial)
-        compiled = compile_changes(changes, initial).configs
+        return end_state(initial)
     except Exception as exc:  # noqa: BLE001 - no reference: said, never guessed
         return None, f"no reference solution for {getattr(variant, 'variant_id', '?')}: {type(exc).__name__}: {exc}"
-    return {**initial, **compiled}, None
-
-
-def _ncb_reference(variant: Any, initial: dict[str, DeviceConfig]) -> tuple[dict[str, DeviceConfig] | None, str | None]:
-    """A netconfbench variant's reference end state: the initial configs with its first
-    solution's lines merged in (:func:`ani.device.commands.merge_solution`)."""
-    from ani.device.commands import config_lines, merge_solution
-
-    sol = variant.agent_view().oracle or {}
-    configs = sol.get("configs") or {}
-    if not configs:
-        return None, f"no reference solution for {variant.variant_id}: the task has no ground_truth_configs"
-    out = dict(initial)
-    try:
-        for r, cmds in configs.items():
-            if r in initial:
-                out[r] = merge_solution(initial[r], config_lines(list(cmds)), router=r, strict=False)
-    except ValueError as exc:
-        return None, f"no reference solution for {variant.variant_id}: {exc}"
-    return out, None
 
 
 def unrequested_changes(initial: dict[str, DeviceConfig], final: dict[str, DeviceConfig],

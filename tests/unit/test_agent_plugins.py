@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import ani.plugin_registry as plugin_registry
 from ani.agents import factory, plugins
 from ani.agents.factory import available, create_agent, register_agent
 from ani.agents.plugins import plugin_folders
@@ -153,24 +154,26 @@ def test_an_entry_point_kind_is_found_and_a_builtin_name_is_not_replaced(folder,
     where, name = folder
     monkeypatch.syspath_prepend(str(where))
     eps = [_EntryPoint("looker", f"{name}:make_agent"), _EntryPoint("scripted", f"{name}:make_agent")]
-    monkeypatch.setattr(plugins, "entry_points", lambda group: eps if group == "ani.agents" else [])
+    monkeypatch.setattr(plugin_registry, "entry_points", lambda group: eps if group == "ani.agents" else [])
     assert list(available()) == ["llm", "looker", "replay", "scripted"]
     assert create_agent({"kind": "looker", "greeting": "ep"}).greeting == "ep"
     assert isinstance(create_agent({"kind": "scripted"}), ScriptedAgent)
 
 
 def test_a_broken_entry_point_is_said_in_one_line(monkeypatch):
-    monkeypatch.setattr(plugins, "entry_points", lambda group: [_EntryPoint("gone", "gone_pkg_zz.agents:make")])
+    monkeypatch.setattr(plugin_registry, "entry_points", lambda group: [_EntryPoint("gone", "gone_pkg_zz.agents:make")])
     with pytest.raises(ConfigError) as exc:
         create_agent({"kind": "gone"})
     assert str(exc.value).startswith("agent.kind: kind 'gone' (gone_pkg_zz.agents:make) cannot be loaded: ")
 
 
 def test_register_agent_is_kept_and_wins_over_an_entry_point(monkeypatch):
-    monkeypatch.setattr(factory, "AGENT_KINDS", dict(factory.AGENT_KINDS))
-    monkeypatch.setattr(plugins, "entry_points", lambda group: [_EntryPoint("mine", "gone_pkg_zz:make")])
-    register_agent("mine", lambda validate_tries=1: ScriptedAgent(validate_tries=validate_tries))
-    assert create_agent({"kind": "mine", "validate_tries": 4}).validate_tries == 4
+    monkeypatch.setattr(plugin_registry, "entry_points", lambda group: [_EntryPoint("mine", "gone_pkg_zz:make")])
+    with factory.AGENT_KINDS.isolated():
+        register_agent("mine", lambda validate_tries=1: ScriptedAgent(validate_tries=validate_tries))
+        assert create_agent({"kind": "mine", "validate_tries": 4}).validate_tries == 4
+    with pytest.raises(ConfigError, match="kind .mine. .gone_pkg_zz:make. cannot be loaded"):
+        create_agent({"kind": "mine"})  # undone: the entry point is what is left
 
 
 def test_the_builtins_are_declared_in_the_entry_point_group():

@@ -60,11 +60,12 @@ def faulted(lab) -> set:
 
 
 @pytest.fixture(autouse=True)
-def kind(monkeypatch):
-    monkeypatch.setattr(base, "_KINDS", dict(base._KINDS))
-    register(Flag)
-    Flag.vanish = False
-    Flag.log = []
+def kind():
+    with base.FAULT_KINDS.isolated():
+        register(Flag)
+        Flag.vanish = False
+        Flag.log = []
+        yield
 
 
 def make_spec(tmp_path, **extra):

@@ -34,11 +34,11 @@ class _Routers(FaultKind):
 
 
 @pytest.fixture
-def kinds(monkeypatch):
-    monkeypatch.setattr(base, "_KINDS", dict(base._KINDS))
-    register(_Links)
-    register(_Routers)
-    return ["t_links", "t_routers"]
+def kinds():
+    with base.FAULT_KINDS.isolated():
+        register(_Links)
+        register(_Routers)
+        yield ["t_links", "t_routers"]
 
 
 SCEN = {"links": [("e1", "c1"), ("e2", "c1"), ("c1", "c2")], "routers": ["e1", "e2", "c1", "c2"]}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import ani.registry as registry
+import ani.plugin_registry as plugin_registry
 from ani.adapters.a0 import A0Adapter
 from ani.errors import ErrorCode, RegistryError
 from ani.protocol import Adapter, Level
@@ -66,7 +66,7 @@ def test_unknown_name_lists_known_ones(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _fake_entry_points(*eps: importlib.metadata.EntryPoint):
-    def entry_points(*, group: str):  # the call shape ani.registry uses
+    def entry_points(*, group: str):  # the call shape ani.plugin_registry uses
         return [ep for ep in eps if ep.group == group]
 
     return entry_points
@@ -78,7 +78,7 @@ def test_entry_point_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
         name="myvendor", value="ani_myvendor.adapter:MyVendorAdapter", group=ENTRY_POINT_GROUP
     )
     other = importlib.metadata.EntryPoint(name="nope", value="x:Y", group="some.other.group")
-    monkeypatch.setattr(registry, "entry_points", _fake_entry_points(ep, other))
+    monkeypatch.setattr(plugin_registry, "entry_points", _fake_entry_points(ep, other))
     monkeypatch.syspath_prepend(str(TEMPLATE / "src"))
     monkeypatch.delitem(sys.modules, "ani_myvendor", raising=False)
     monkeypatch.delitem(sys.modules, "ani_myvendor.adapter", raising=False)
@@ -102,7 +102,7 @@ def test_entry_point_discovery(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_entry_point_that_cannot_load_is_a_registry_error(monkeypatch: pytest.MonkeyPatch) -> None:
     ep = importlib.metadata.EntryPoint(name="broken", value="no_such_module_xyz:Adapter", group=ENTRY_POINT_GROUP)
-    monkeypatch.setattr(registry, "entry_points", _fake_entry_points(ep))
+    monkeypatch.setattr(plugin_registry, "entry_points", _fake_entry_points(ep))
     with pytest.raises(RegistryError, match=r"adapter 'broken' \(no_such_module_xyz:Adapter\) cannot be loaded"):
         get_adapter_class("broken")
 

@@ -5,8 +5,6 @@ test_scripted_tasks_lab.py."""
 
 from __future__ import annotations
 
-import sys
-import types
 from ipaddress import IPv4Interface, IPv4Network
 
 import pytest
@@ -54,19 +52,20 @@ def test_form_from_the_files():
 
 
 def test_ticket_form_goes_through_the_class_parse_ticket(monkeypatch, base):
+    from ani.scenario.tasks import Decommission
+
     seen = []
-    mod = types.ModuleType("ani.scenario.tasks.decommission")
-    mod.parse_ticket = lambda text: seen.append(text) or {"tenant": "red", "site": "red2", "edge": "e2"}
-    monkeypatch.setitem(sys.modules, "ani.scenario.tasks.decommission", mod)
+    monkeypatch.setattr(Decommission, "parse_ticket",
+                        lambda self, text: seen.append(text) or {"tenant": "red", "site": "red2", "edge": "e2"})
     t = task("decommission", request="TICKET: decommission red2 on e2")
     assert request_of(t) == {"tenant": "red", "site": "red2", "edge": "e2"}
     assert changes_for(t, base)[0] == {"type": "tenant-site", "action": "remove", "tenant": "red", "site": "red2", "edge": "e2"}
     assert seen == ["TICKET: decommission red2 on e2"] * 2
 
-    def refuse(text):
+    def refuse(self, text):
         raise ValueError("line 2: no site")
 
-    mod.parse_ticket = refuse
+    monkeypatch.setattr(Decommission, "parse_ticket", refuse)
     with pytest.raises(AgentFailed, match="decommission ticket: line 2: no site"):
         request_of(t)
 

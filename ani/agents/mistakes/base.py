@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ani.errors import ConfigError
+from ani.plugin_registry import Registry
 
 if TYPE_CHECKING:
     from ani.agents.base import AgentTask
@@ -161,44 +162,45 @@ class MistakeKind(ABC):  # noqa: B024 - every hook has a default; subclasses def
         return Made(kind=self.name, expressed=False, note=why, changes=list(ctx.changes) if self.layer == "intent" else [])
 
 
-_REGISTRY: dict[str, MistakeKind] = {}
+def _load_kinds() -> None:
+    """Import :mod:`ani.agents.mistakes` (its modules register the shipped kinds)."""
+    import ani.agents.mistakes  # noqa: F401
+
+
+#: the mistake kinds by name, one instance each (an :class:`ani.plugin_registry.Registry`,
+#: sorted by name; entry-point group ``ani.mistakes``): an unknown name is a ConfigError, a
+#: second class of one name a ValueError
+MISTAKE_KINDS: Registry[MistakeKind] = Registry(
+    "mistake kind", group="ani.mistakes", loader=_load_kinds, error=ConfigError, duplicate_error=ValueError,
+    hint="pip install the package that provides it (entry-point group ani.mistakes)")
 
 
 def register_mistake(cls: type[MistakeKind]) -> type[MistakeKind]:
     """Class decorator: register one instance of ``cls`` under ``cls.name``. Raises ValueError
     on a duplicate name, a layer other than ``intent`` / ``device``, or a level not in
     :data:`LEVELS`."""
-    if cls.name in _REGISTRY and type(_REGISTRY[cls.name]) is not cls:
-        raise ValueError(f"mistake kind {cls.name!r} is registered twice")
     if cls.layer not in ("intent", "device"):
         raise ValueError(f"mistake kind {cls.name!r}: layer {cls.layer!r} is not 'intent' or 'device'")
     bad = sorted(set(cls.levels) - set(LEVELS))
     if bad:
         raise ValueError(f"mistake kind {cls.name!r}: unknown levels {bad}; known: {', '.join(LEVELS)}")
-    _REGISTRY[cls.name] = cls()
+    MISTAKE_KINDS.register(cls.name, cls())
     return cls
 
 
 def unregister_mistake(name: str) -> None:
     """Remove kind ``name`` (for tests that register a kind of their own). KeyError if unknown."""
-    del _REGISTRY[name]
+    MISTAKE_KINDS.unregister(name)
 
 
 def mistake_kinds() -> list[MistakeKind]:
     """Every registered kind, sorted by name."""
-    import ani.agents.mistakes  # noqa: F401 - imports (registers) every kind module
-
-    return [_REGISTRY[n] for n in sorted(_REGISTRY)]
+    return MISTAKE_KINDS.objects()
 
 
 def get_mistake(name: str) -> MistakeKind:
-    """The kind ``name``. Raises ConfigError naming the known kinds."""
-    import ani.agents.mistakes  # noqa: F401
-
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ConfigError(f"unknown mistake kind {name!r}; known: {', '.join(sorted(_REGISTRY)) or 'none'}") from None
+    """The kind ``name``. Raises ConfigError naming the known kinds (and a close one)."""
+    return MISTAKE_KINDS.load(name)
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,15 @@ name              where the runs go                              options
 
 ``target`` is the run function as an import path (default
 ``ani.campaign.execute:execute``); tests pass :mod:`ani.testing.fake_execute`.
+
+The names are :data:`EXECUTORS`, an :class:`ani.plugin_registry.Registry`: the three above in
+that order, then any other sorted by name (``EXECUTORS.register("k8s", "pkg.mod:K8sExecutor")``
+in this process, or an entry point of the group ``ani.executors`` in an installed package).
 """
 
 from __future__ import annotations
 
 import inspect
-from importlib import import_module
 from typing import Any
 
 from ani.campaign.executors.base import (
@@ -35,34 +38,43 @@ from ani.campaign.executors.base import (
     lost_record,
 )
 from ani.errors import ConfigError
+from ani.plugin_registry import Registry
 
-#: executor name -> ``module:Class`` (imported on use: ``dask`` needs the optional extra)
-EXECUTORS: dict[str, str] = {
+#: the built-in executors, name -> ``module:Class`` (imported on use: ``dask`` needs the extra)
+BUILTINS: dict[str, str] = {
     "serial": "ani.campaign.executors.serial:SerialExecutor",
     "local": "ani.campaign.executors.local:LocalExecutor",
     "dask": "ani.campaign.executors.dask_executor:DaskExecutor",
 }
 
+#: executor name -> ``module:Class`` (a Registry: the built-ins in the table's order, then the
+#: rest sorted; entry-point group ``ani.executors``)
+EXECUTORS: Registry[type[Executor]] = Registry(
+    "executor", group="ani.executors", order=tuple(BUILTINS), error=ConfigError,
+    hint="pip install the package that provides it (entry-point group ani.executors)")
+for _name, _target in BUILTINS.items():
+    EXECUTORS.register(_name, _target)
+
 
 def executor_names() -> list[str]:
-    """The known executor names, in the table's order."""
-    return list(EXECUTORS)
+    """The known executor names: the built-ins in the table's order, then the rest sorted."""
+    return EXECUTORS.names()
 
 
 def get_executor(name: str, **options: Any) -> Executor:
     """A new executor ``name`` built with ``options``.
 
     Raises:
-        ConfigError: an unknown name (listing the known ones), a bad option value (``jobs``
+        ConfigError: an unknown name (listing the known ones, a close one, the install hint),
+            an executor whose module cannot be imported, a bad option value (``jobs``
             < 1, a ``scheduler`` that is neither ``local:N`` nor ``tcp://HOST:PORT``, a
             ``target`` that cannot be loaded), an option the executor does not take, or
             ``dask`` without ``distributed`` installed (``pip install 'ani-sdk[dask]'``).
     """
     key = str(name).strip().lower()
     if key not in EXECUTORS:
-        raise ConfigError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}")
-    module_name, _, attr = EXECUTORS[key].partition(":")
-    cls = getattr(import_module(module_name), attr)
+        raise EXECUTORS.unknown(name)
+    cls = EXECUTORS.load(key)
     try:
         inspect.signature(cls).bind(**options)
     except TypeError as exc:

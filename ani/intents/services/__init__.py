@@ -1,10 +1,8 @@
 """The service classes, one module each (see :mod:`ani.intents.services.base`).
 
-Importing this package registers every class; the order of the imports below is the order
-of :func:`service_classes` (the catalogue of ``SERVICE_TYPES``, discovery, baseline
-invariants, generator layers without an explicit order). The existing classes come in the
-order that keeps every earlier output: the change types in catalogue order, then ``ibgp``
-and ``underlay`` (a scenario's invariants are site pairs, then BGP sessions, then loopbacks).
+Importing this package registers every class; the order of :func:`service_classes` (the
+catalogue of ``SERVICE_TYPES``, discovery, baseline invariants, generator layers without an
+explicit order) is :data:`ani.intents.services.base.ORDER`, not the order of the imports below.
 Shared helpers: :mod:`ani.intents.services.common`.
 """
 
@@ -18,8 +16,8 @@ from ani.intents.services.base import (
     unregister,
 )
 
-# class modules: one import per class, in registration order
-from ani.intents.services import tenant_site  # noqa: F401, I001  (the order is the registration order)
+# class modules: one import per class (listed in base.ORDER)
+from ani.intents.services import tenant_site  # noqa: F401, I001
 from ani.intents.services import tenant_firewall  # noqa: F401
 from ani.intents.services import static_route  # noqa: F401
 from ani.intents.services import floating_address  # noqa: F401

@@ -1,10 +1,11 @@
 """A service class: everything about one kind of service, in one object.
 
 A class module (``ani/intents/services/<class>.py``) defines one :class:`ServiceClass`
-subclass and registers it with :func:`register`; the intents compiler, the validation, the
+subclass and registers it with :func:`register` (in :data:`SERVICE_CLASSES`, the one registry
+shape, :class:`ani.plugin_registry.Registry`); the intents compiler, the validation, the
 inventory, A3-T / A4, the baseline invariants and the scenario generator iterate over
 :func:`service_classes` instead of keeping tables of their own. Adding a class = one module
-(imported in ``ani/intents/services/__init__.py``) + its tests.
+(imported in ``ani/intents/services/__init__.py``, its name in :data:`ORDER`) + its tests.
 
 What a class holds (each hook has a default, so a class defines only what it has)::
 
@@ -37,7 +38,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ani.errors import RegistryError
 from ani.intents.errors import IntentError
+from ani.plugin_registry import Registry
 
 if TYPE_CHECKING:
     from ipaddress import IPv4Network
@@ -130,28 +133,46 @@ class ServiceClass:
         raise GeneratorError(f"service class {self.name} has no generator")
 
 
-_REGISTRY: dict[str, ServiceClass] = {}
+def _load_classes() -> None:
+    """Import :mod:`ani.intents.services` (its modules register the shipped classes)."""
+    import ani.intents.services  # noqa: F401
+
+
+#: the shipped classes in the order :func:`service_classes` lists them (the catalogue of
+#: ``SERVICE_TYPES``, discovery, baseline invariants, generator layers without an explicit
+#: order): the change types in catalogue order, then ``ibgp`` and ``underlay`` (a scenario's
+#: invariants are site pairs, then BGP sessions, then loopbacks), then the later classes.
+#: Another class (a test's, an entry point's) follows them, sorted by name.
+ORDER = ("tenant-site", "tenant-firewall", "static-route", "floating-address", "bgp-peering",
+         "prefix-list-entry", "route-map-entry", "ibgp", "underlay", "tenant-policy", "shared-service",
+         "ebgp-peering")
+
+#: the service classes by name, one instance each (an :class:`ani.plugin_registry.Registry`;
+#: entry-point group ``ani.services``). An unknown name is a KeyError, a second class of one
+#: name a ValueError (what callers caught before the registry had one shape).
+SERVICE_CLASSES: Registry[ServiceClass] = Registry(
+    "service class", group="ani.services", order=ORDER, loader=_load_classes, error=KeyError,
+    duplicate_error=ValueError, load_error=RegistryError,
+    hint="pip install the package that provides it (entry-point group ani.services; docs/intents.md)")
 
 
 def register(cls: type[ServiceClass]) -> type[ServiceClass]:
-    """Class decorator: register one instance of ``cls`` under ``cls.name`` (registration
-    order is iteration order). Raises ValueError on a duplicate name or a change model whose
+    """Class decorator: register one instance of ``cls`` under ``cls.name`` (listed in
+    :data:`ORDER`, then by name). Raises ValueError on a duplicate name or a change model whose
     ``type`` is not the class name."""
-    if cls.name in _REGISTRY and type(_REGISTRY[cls.name]) is not cls:
-        raise ValueError(f"service class {cls.name!r} is registered twice")
     for model in cls.changes:
         field = getattr(model, "model_fields", {}).get("type")
         if field is None or field.default != cls.name:
             raise ValueError(f"service class {cls.name!r}: change model {model.__name__} has type "
                              f"{getattr(field, 'default', None)!r}, not {cls.name!r}")
-    _REGISTRY[cls.name] = cls()
+    SERVICE_CLASSES.register(cls.name, cls())
     return cls
 
 
 def unregister(name: str) -> None:
     """Remove the class ``name`` from the registry (for tests that register a class of their
     own). Raises KeyError for an unknown name."""
-    del _REGISTRY[name]
+    SERVICE_CLASSES.unregister(name)
 
 
 class RegistryView(Mapping):
@@ -175,17 +196,10 @@ class RegistryView(Mapping):
 
 
 def service_classes() -> list[ServiceClass]:
-    """Every registered class, in registration order."""
-    import ani.intents.services  # noqa: F401 - imports (registers) every class module
-
-    return list(_REGISTRY.values())
+    """Every registered class, in :data:`ORDER`, then the others by name."""
+    return SERVICE_CLASSES.objects()
 
 
 def get_service_class(name: str) -> ServiceClass:
-    """The class ``name``. Raises KeyError naming the known classes."""
-    import ani.intents.services  # noqa: F401
-
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown service class {name!r}; known: {', '.join(_REGISTRY)}") from None
+    """The class ``name``. Raises KeyError naming the known classes (and a close one)."""
+    return SERVICE_CLASSES.load(name)

@@ -15,7 +15,7 @@ its folder ``intents/<class>/`` (``task.yaml``, ``request.txt``, ``ticket.txt``)
 
 from ani.scenario.tasks.base import FORMS, TASK_CLASSES, Draw, TaskClass, TaskVariant, get_task_class, register
 
-# one line per class, in registration order (get_task_class's error lists them in this order)
+# one line per class (listed in base.ORDER, whatever the order of these imports)
 from ani.scenario.tasks.onboard_site import OnboardSite  # noqa: E402  isort: skip
 from ani.scenario.tasks.change_set import ChangeSet  # noqa: E402  isort: skip
 from ani.scenario.tasks.decommission import Decommission  # noqa: E402  isort: skip

@@ -21,8 +21,8 @@
 Both forms of a seed ask for the same change: the same ``params``, hidden tests, overrides,
 superseded invariants and lab; only ``request`` / ``files`` / ``variant_id`` differ.
 
-A class is registered with :func:`register` (its module is imported by
-``ani/scenario/tasks/__init__.py``, one line each, in registration order). Errors (unknown
+A class is registered with :func:`register` in :data:`TASK_CLASSES` (its module is imported
+by ``ani/scenario/tasks/__init__.py``, one line each; listed in :data:`ORDER`, not import order). Errors (unknown
 class, bad seed or form, a scenario unusable for the class, an override naming an unknown
 router) raise :class:`~ani.errors.TaskError`.
 """
@@ -32,8 +32,10 @@ from __future__ import annotations
 import random
 import re
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import import_module
 from typing import Any, ClassVar, Literal
 
 import yaml
@@ -43,6 +45,7 @@ from ani.agent_types import AgentTask
 from ani.errors import TaskError, TopologyError
 from ani.lab.topology import Endpoint, Topology, load_yaml, parse_topology
 from ani.observer.checks import Check
+from ani.plugin_registry import Registry
 from ani.resources import data_path
 from ani.scenario.manifest import Scenario
 
@@ -125,6 +128,25 @@ class TaskVariant(BaseModel):
             link[side] = Endpoint(node=edge, ifname=f"to-{host}").model_dump(mode="json")
         return data
 
+    def reference_changes(self, initial: dict[str, Any]) -> list[dict[str, Any]]:
+        """The task class's reference change set for this variant's request on ``initial``
+        (:meth:`TaskClass.reference_changes`; reads the request and files, never the hidden
+        tests). Raises TaskError."""
+        cls = get_task_class(self.task_class)
+        return cls.reference_changes(cls.read_request(self.request, self.files), initial)
+
+    def reference_end_state(self, initial: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        """``(the reference end state, None)`` or ``(None, why not)``: :meth:`reference_changes`
+        compiled onto ``initial`` (``{router: DeviceConfig}``; routers they leave alone as in
+        ``initial``), what :func:`ani.observer.changes.reference_configs` compares a run with."""
+        from ani.intents import compile_changes
+
+        try:
+            compiled = compile_changes(self.reference_changes(initial), initial).configs
+        except Exception as exc:  # noqa: BLE001 - no reference: said, never guessed
+            return None, f"no reference solution for {self.variant_id}: {type(exc).__name__}: {exc}"
+        return {**initial, **compiled}, None
+
     def agent_view(self) -> AgentTask:
         """What the agent sees: the request and the attached files (never the hidden tests)."""
         return AgentTask(
@@ -204,6 +226,37 @@ class TaskClass:
     def parse_ticket(self, text: str) -> dict[str, Any]:
         """The intent file's mapping back from a ticket's text. Raises TaskError."""
         return parse_template(self.ticket_template, text, where=f"intents/{self.name}/ticket.txt")
+
+    def read_request(self, request: str, files: Mapping[str, str]) -> dict[str, Any]:
+        """The request as the intent file's mapping: the attached :attr:`intent_file` read as
+        YAML (intent form), or the request text through :meth:`parse_ticket` (ticket form: no
+        file). Raises TaskError naming the file (or ticket) and what is wrong."""
+        if files:
+            if self.intent_file not in files:
+                raise TaskError(f"{self.name}: expected the attached file {self.intent_file}, "
+                                f"got {', '.join(sorted(files))}")
+            try:
+                data = yaml.safe_load(files[self.intent_file])
+            except yaml.YAMLError as exc:
+                raise TaskError(f"{self.intent_file}: not YAML: {str(exc).splitlines()[0]}") from None
+            where = self.intent_file
+        else:
+            try:
+                data = self.parse_ticket(request)
+            except Exception as exc:  # noqa: BLE001 - the parser's refusal, whatever its type, is the error
+                raise TaskError(f"{self.name} ticket: {exc}") from None
+            where = "ticket"
+        if not isinstance(data, dict):
+            raise TaskError(f"{where}: expected a mapping, got {type(data).__name__}")
+        return data
+
+    def reference_changes(self, req: dict[str, Any], configs: dict[str, Any]) -> list[dict[str, Any]]:
+        """The task's reference change set: the typed service changes (``ani.intents`` change
+        mappings, in apply order) that carry out the request ``req`` (:meth:`read_request`) on
+        routers running ``configs`` (``{router: DeviceConfig}``). The observer's reference end
+        state and the scripted agent both take it from here (:mod:`ani.scenario.tasks.reference`).
+        Raises TaskError (default: the class has none)."""
+        raise TaskError(f"task class {self.name!r} has no reference change set")
 
     def draw(self, scenario: Scenario, seed: int) -> Draw:  # pragma: no cover - every class overrides
         raise NotImplementedError
@@ -312,20 +365,29 @@ def _definition(name: str) -> dict[str, Any]:
 
 # -- registry -------------------------------------------------------------------------------------
 
-TASK_CLASSES: dict[str, type[TaskClass]] = {}
+def _load_classes() -> None:
+    """Import :mod:`ani.scenario.tasks` (its modules register the shipped classes)."""
+    import_module("ani.scenario.tasks")
+
+
+#: the shipped classes, in the order they are listed (the error lists them so)
+ORDER = ("onboard-site", "change-set", "decommission", "troubleshoot")
+
+#: the task classes by name (an :class:`ani.plugin_registry.Registry` of the classes): the
+#: shipped ones in :data:`ORDER`, then the rest sorted (:func:`register`'s, the entry points of
+#: the group ``ani.tasks``); an unknown name is a TaskError
+TASK_CLASSES: Registry[type[TaskClass]] = Registry(
+    "task class", group="ani.tasks", order=ORDER, loader=_load_classes, error=TaskError,
+    hint="pip install the package that provides it (entry-point group ani.tasks; docs/tasks.md)")
 
 
 def register(cls: type[TaskClass]) -> type[TaskClass]:
-    """Class decorator: add ``cls`` to :data:`TASK_CLASSES` under ``cls.name``."""
-    if cls.name in TASK_CLASSES and TASK_CLASSES[cls.name] is not cls:
-        raise TaskError(f"task class {cls.name!r} registered twice")
-    TASK_CLASSES[cls.name] = cls
-    return cls
+    """Class decorator: add ``cls`` to :data:`TASK_CLASSES` under ``cls.name``. Raises
+    TaskError for a name another class holds already."""
+    return TASK_CLASSES.register_class(cls)
 
 
 def get_task_class(name: str) -> TaskClass:
-    """The task class ``name``. Raises TaskError listing the known classes (registration order)."""
-    cls = TASK_CLASSES.get(name)
-    if cls is None:
-        raise TaskError(f"unknown task class {name!r}; known: {', '.join(TASK_CLASSES)}")
-    return cls()
+    """The task class ``name`` (an instance). Raises TaskError listing the known classes
+    (:data:`ORDER` first), a close one and how to get another."""
+    return TASK_CLASSES.load(name)()

@@ -77,6 +77,12 @@ class ChangeSet(TaskClass):
                 raise TaskError(f"the ticket does not follow {where}: unknown change line {line.strip()!r}")
         return out
 
+    def reference_changes(self, req: dict[str, Any], configs: dict[str, Any]) -> list[dict[str, Any]]:
+        """:func:`ani.scenario.tasks.reference.change_set`."""
+        from ani.scenario.tasks import reference
+
+        return reference.change_set(req, configs)
+
     def draw(self, scenario: Scenario, seed: int) -> Draw:
         where = self.where(scenario)
         self.need_tenants(scenario)

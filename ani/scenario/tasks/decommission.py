@@ -40,6 +40,12 @@ class Decommission(TaskClass):
         got = parse_template(self.ticket_template, text, where="intents/decommission/ticket.txt")
         return {k: got[k] for k in self.definition["files"][self.intent_file]["fields"]}
 
+    def reference_changes(self, req: dict[str, Any], configs: dict[str, Any]) -> list[dict[str, Any]]:
+        """:func:`ani.scenario.tasks.reference.decommission`."""
+        from ani.scenario.tasks import reference
+
+        return reference.decommission(req, configs)
+
     def draw(self, scenario: Scenario, seed: int) -> Draw:
         where = self.where(scenario)
         self.need_tenants(scenario)

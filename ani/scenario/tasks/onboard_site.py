@@ -40,6 +40,12 @@ class OnboardSite(TaskClass):
         got = parse_template(self.ticket_template, text, where="intents/onboard-site/ticket.txt")
         return {k: got[k] for k in self.definition["files"][self.intent_file]["fields"]}
 
+    def reference_changes(self, req: dict[str, Any], configs: dict[str, Any]) -> list[dict[str, Any]]:
+        """:func:`ani.scenario.tasks.reference.onboard_site`."""
+        from ani.scenario.tasks import reference
+
+        return reference.onboard_site(req, configs)
+
     def draw(self, scenario: Scenario, seed: int) -> Draw:
         pool = scenario.pools.get("sites")
         if pool is None:

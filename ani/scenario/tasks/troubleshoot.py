@@ -78,6 +78,12 @@ class Troubleshoot(TaskClass):
                             f"(forms: {CANNOT!r}, {REACHES!r})")
         return out
 
+    def reference_changes(self, req: dict[str, Any], configs: dict[str, Any]) -> list[dict[str, Any]]:
+        """:func:`ani.scenario.tasks.reference.troubleshoot`."""
+        from ani.scenario.tasks import reference
+
+        return reference.troubleshoot(req, configs)
+
     def draw(self, scenario: Scenario, seed: int) -> Draw:
         where = self.where(scenario)
         self.need_tenants(scenario)
