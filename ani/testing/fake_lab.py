@@ -35,7 +35,8 @@ Scripted answers and failures (test controls, none of them needed for the defaul
   the caller gets, as from a real lab's ``exec``;
 - ``vtysh_json`` parses the answer as the real lab does (LabError when it is not JSON);
 - :meth:`FakeLab.kill_daemon`: the router's daemon (one of the topology's ``daemons``) is dead
-  (``dead_daemons``, ``daemon_pids``); :meth:`FakeLab.add_harness_fault`: what
+  (``dead_daemons``, ``daemon_pids``; the live ones have this process's pid unless
+  :meth:`FakeLab.set_daemon_pid` says otherwise); :meth:`FakeLab.add_harness_fault`: what
   ``harness_faults()`` reports;
 - ``running=False``: the lab is made down (``up()`` starts it), as ``Lab(...)`` before ``up()``;
   ``fail_up`` / ``fail_down``: the exception ``up()`` / ``down()`` raise (``down()`` after marking
@@ -62,6 +63,7 @@ Scripted answers and failures (test controls, none of them needed for the defaul
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import threading
@@ -166,6 +168,7 @@ class FakeLab:
         self._answers: list[tuple[str, str | None, Answer]] = []
         self._uninstalled: set[str] = set()
         self._dead: dict[str, set[str]] = {}
+        self._pids: dict[str, dict[str, int]] = {}
         self._harness: list[str] = []
         self._locks: dict[tuple[str, str], NetconfLock] = {}
         self._lock = threading.RLock()
@@ -218,11 +221,13 @@ class FakeLab:
 
     def daemon_pids(self, router: str) -> dict[str, int]:
         """``{daemon: pid}`` of ``router``'s daemons that run (the topology's ``daemons`` but the
-        killed ones; made-up pids). Raises UnknownNode (also for a host)."""
+        killed ones), sorted by name. The pid is this test process's own (a live process whose
+        ``/proc`` can be read) unless :meth:`set_daemon_pid` gave another. Raises UnknownNode
+        (also for a host)."""
         spec = self._router(router)
-        dead = self._dead.get(router, set())
-        base = 1000 * (1 + self.routers.index(router))
-        return {d: base + i for i, d in enumerate(spec.daemons) if d not in dead}
+        with self._lock:
+            dead, pids = self._dead.get(router, set()), self._pids.get(router, {})
+            return {d: pids.get(d, os.getpid()) for d in sorted(spec.daemons) if d not in dead}
 
     def harness_faults(self) -> list[str]:
         """What :meth:`add_harness_fault` added, in order ([] when all is well)."""
@@ -353,11 +358,16 @@ class FakeLab:
     def kill_daemon(self, router: str, daemon: str) -> None:
         """``router``'s ``daemon`` is dead from now on (``dead_daemons``). Raises UnknownNode,
         LabError (not one of the router's daemons)."""
-        spec = self._router(router)
-        if daemon not in spec.daemons:
-            raise LabError(f"{router}: {daemon} is not one of its daemons ({', '.join(spec.daemons)})")
+        self._daemon(router, daemon)
         with self._lock:
             self._dead.setdefault(router, set()).add(daemon)
+
+    def set_daemon_pid(self, router: str, daemon: str, pid: int) -> None:
+        """``daemon_pids`` gives ``pid`` for ``router``'s ``daemon`` (e.g. a stopped child
+        process, as a frozen daemon). Raises UnknownNode, LabError (not one of its daemons)."""
+        self._daemon(router, daemon)
+        with self._lock:
+            self._pids.setdefault(router, {})[daemon] = int(pid)
 
     def add_harness_fault(self, text: str) -> None:
         """Report ``text`` from ``harness_faults()`` (a fault of the lab's own helpers)."""
@@ -384,6 +394,11 @@ class FakeLab:
             self._check(router)
             raise UnknownNode(f"lab {self.id}: {router!r} is a host, not a router")
         return self.topology.routers[router]
+
+    def _daemon(self, router: str, daemon: str) -> None:
+        spec = self._router(router)
+        if daemon not in spec.daemons:
+            raise LabError(f"{router}: {daemon} is not one of its daemons ({', '.join(spec.daemons)})")
 
     def _scripted(self, node: str, kind: str, args: list[str]) -> ExecResult | None:
         for k, only, fn in list(self._answers):
