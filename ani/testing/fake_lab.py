@@ -18,7 +18,7 @@ flat list of lines, starting from the topology's startup ``config``) and an FRR-
 
 Other argv (``lab.exec(node, ["ip", "-j", "addr"])``) are answered by :meth:`FakeLab.on`
 responders (first match of an argv prefix), else exit status 127; ``nft list ruleset`` (and
-``nft -s list ruleset``) answers an empty ruleset until told otherwise. :meth:`FakeLab.uninstall`
+``nft -s list ruleset``, ``nft -j list ruleset``) answers an empty ruleset until told otherwise. :meth:`FakeLab.uninstall`
 removes a registered program from the fake host: from then on an ``exec`` of it raises the
 :class:`~ani.errors.ProgramMissing` a real lab raises (noted in the fault journal, in the fault
 scope of the code that ran it: :func:`ani.host.programs.fault_scope`). Every ``exec`` is recorded in
@@ -98,6 +98,9 @@ DEFAULT_TOPOLOGY: dict[str, Any] = {
         {"a": {"node": "r1", "ifname": "eth-h1"}, "b": {"node": "h1", "ifname": "eth0", "address": "198.18.1.10/24"}},
     ],
 }
+#: what ``nft -j list ruleset`` prints for an empty ruleset (nftables 1.0.6)
+EMPTY_RULESET_JSON = ('{"nftables": [{"metainfo": {"version": "1.0.6", "release_name": "Lester Gooch #5", '
+                      '"json_schema_version": 1}}]}\n')
 #: the first NETCONF port: router i of the topology listens on NETCONF_PORT + i
 NETCONF_PORT = 830
 #: a scripted answer (:meth:`FakeLab.on_vtysh`, :meth:`FakeLab.on_exec`)
@@ -174,6 +177,7 @@ class FakeLab:
         self._lock = threading.RLock()
         for argv in (("nft", "-s", "list", "ruleset"), ("nft", "list", "ruleset")):  # an empty ruleset
             self.on(argv)
+        self.on(("nft", "-j", "list", "ruleset"), stdout=EMPTY_RULESET_JSON)
 
     def __repr__(self) -> str:
         return f"FakeLab(id={self.id!r}, routers={self.routers})"
@@ -262,11 +266,14 @@ class FakeLab:
             if gone is not None and gone.name in self._uninstalled:
                 raise programs.missing(gone.name)  # before the command runs, as Lab.exec's check
             self.calls.append((node, list(argv)))
-            is_vtysh = bool(argv) and Path(argv[0]).name == "vtysh" and node in self.devices
-            scripted = self._scripted(node, "vtysh" if is_vtysh else "exec",
-                                      _commands(argv[1:]) if is_vtysh else list(argv))
-            if scripted is not None:
-                return scripted
+            answers = list(self._answers)
+        is_vtysh = bool(argv) and Path(argv[0]).name == "vtysh" and node in self.devices
+        # scripted answers run outside the lock: they may take time or exec again (at once, as a real lab's)
+        scripted = _scripted(answers, node, "vtysh" if is_vtysh else "exec",
+                             _commands(argv[1:]) if is_vtysh else list(argv))
+        if scripted is not None:
+            return scripted
+        with self._lock:
             if is_vtysh:
                 return self._vtysh(node, argv[1:])
             hit = self._responder(node, tuple(argv))
@@ -400,15 +407,6 @@ class FakeLab:
         if daemon not in spec.daemons:
             raise LabError(f"{router}: {daemon} is not one of its daemons ({', '.join(spec.daemons)})")
 
-    def _scripted(self, node: str, kind: str, args: list[str]) -> ExecResult | None:
-        for k, only, fn in list(self._answers):
-            if k != kind or only not in (None, node):
-                continue
-            got = fn(node, args)
-            if got is not None:
-                return ExecResult(0, got, "", False, 0.0) if isinstance(got, str) else got
-        return None
-
     def _check(self, node: str) -> None:
         if node not in self.topology.routers and node not in self.topology.hosts:
             raise UnknownNode(f"lab {self.id}: " + unknown("node", node, self.topology.nodes))
@@ -474,3 +472,16 @@ def _commands(args: list[str]) -> list[str]:
         if a == "-c":
             cmds.append(next(it, ""))
     return cmds
+
+
+def _scripted(answers: list[tuple[str, str | None, Answer]], node: str, kind: str,
+              args: list[str]) -> ExecResult | None:
+    """The first scripted answer (:meth:`FakeLab.on_vtysh` / :meth:`FakeLab.on_exec`) that
+    answers, as an ExecResult; None when none does."""
+    for k, only, fn in answers:
+        if k != kind or only not in (None, node):
+            continue
+        got = fn(node, args)
+        if got is not None:
+            return ExecResult(0, got, "", False, 0.0) if isinstance(got, str) else got
+    return None
