@@ -324,6 +324,13 @@ class FakeLab:
         with self._lock:
             return list(self.devices[router].lines)
 
+    def set_config(self, router: str, text: str) -> None:
+        """Replace ``router``'s running configuration with ``text`` (``show running-config``'s
+        form or a startup file's; as a reload would). Raises UnknownNode (also for a host)."""
+        self._router(router)
+        with self._lock:
+            self.devices[router] = FakeRouter(router, text)
+
     def on(self, command: str | Sequence[str], *, stdout: str = "", stderr: str = "", rc: int = 0,
            timed_out: bool = False, node: str | None = None) -> None:
         """Answer a command: a string is a vtysh command (exact, spaces collapsed), a sequence an
