@@ -21,12 +21,15 @@ the real pieces:
 
 ::
 
-    >>> from ani.campaign.runner import run_one
-    >>> world = FakeWorld()
-    >>> deps = world.deps({("a1", 2): "solve_damage"})
-    >>> # run_one(spec, "a1", 2, out, deps=deps).label == "dangerous_success"
-    >>> lab = world.make_lab(FakeVariant(2).lab_topology(None)); set_flag(lab, "site"); flag(lab, "site")
-    True
+    >>> world = FakeWorld(fail_up={3})
+    >>> deps = world.deps({("a1", 2): "solve_damage"})  # run_one(spec, "a1", 2, out, deps=deps): dangerous_success
+    >>> lab = world.make_lab(FakeVariant(2).lab_topology(None)).up()
+    >>> set_flag(lab, "site"); flag(lab, "site"), flag(lab, "damage"), seed_of(lab)
+    (True, False, 2)
+    >>> world.make_lab(FakeVariant(3).lab_topology(None)).up()
+    Traceback (most recent call last):
+    ...
+    ani.errors.LabError: veth for seed 3 could not be created
 """
 
 from __future__ import annotations
