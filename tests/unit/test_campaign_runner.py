@@ -9,7 +9,6 @@ through the adapter, as with the real pieces.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,11 @@ from ani.campaign.report import load_summary
 from ani.campaign.results import RunRecord, RunStore, read_runs
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
-from ani.errors import ErrorCode, LabError, ObserverError
-from ani.protocol import ToolResult
+from ani.errors import LabError
 from ani.testing import FakeLab as ShippedFakeLab
-from ani.testing.fake_campaign import (
+from ani.testing.fake_campaign import (  # noqa: F401 - FakeRun, ScriptAgent: other tests import them from here
     FakeRun,
     FakeScenario,
-    FakeTask,
     FakeVariant,
     FakeWorld,
     FlagAdapter,
@@ -35,7 +32,6 @@ from ani.testing.fake_campaign import (
     FlagObserver,
     FlagResult,
     ScriptAgent,
-    flag,
 )
 
 # --- fakes: ani.testing's campaign world (its labs are FakeLabs; the agent's calls raise flags) -----
