@@ -5,7 +5,11 @@
   the device refuses; :func:`check_result` checks one ToolResult. Needs pytest
   (``pip install 'ani-sdk[testing]'``).
 - :class:`FakeLab` (:mod:`ani.testing.fake_lab`): a lab without namespaces (in-memory routers
-  with an FRR-like vtysh) for unit tests of agents and adapters; no root, no FRR.
+  with an FRR-like vtysh) for unit tests of agents and adapters; no root, no FRR. Scripted
+  vtysh / exec answers, dead daemons, harness faults, a pretend NETCONF server, labs that fail
+  to come up or down.
+- :mod:`ani.testing.fake_campaign`: a campaign's fake world on FakeLab (labs, a flag observer, a
+  scripted agent, the seeds whose lab fails) for unit tests of the runner and the executors.
 - :func:`lab_state`, :func:`state_difference` (:mod:`ani.testing.device_state`): a lab's routers
   read out of band, and what differs between two reads.
 - :class:`FakeFault`, :class:`TickClock` (:mod:`ani.testing.fake_faults`): a fault kind acting

@@ -16,6 +16,9 @@ pytestmark = pytest.mark.integration
 
 
 class Counting:
+    """The real lab, its ``vtysh_json`` reads counted (issue 28: a spy around a real lab, not a
+    fake one, so not on ``ani.testing.FakeLab``)."""
+
     def __init__(self, lab):
         self._lab, self.reads, self._lock = lab, [], threading.Lock()
 

@@ -21,32 +21,31 @@ from ani.adapters.device_status import format_status, read_status
 from ani.campaign.metrics import compute_metrics, tool_kind
 from ani.errors import ConfigError, ErrorCode, LabGone
 from ani.lab.proc import ExecResult
+from ani.lab.topology import parse_topology
 from ani.mcp.cli import parse_options
 from ani.mcp.server import AdapterTools
+from ani.testing import FakeLab
 
 EXTRA = ["batch_configure_devices", "check_device_status"]
 CORE = {"get_topology", "get_running_config", "execute_validation", "update_config", "snapshot", "rollback",
         "list_snapshots"}
 
 
-class _Router:
-    def __init__(self, daemons: list[str]) -> None:
-        self.daemons = daemons
+#: routers r1 (zebra, staticd, bgpd) -- r2 (zebra, staticd), host h1 behind r1
+TOPOLOGY = {
+    "name": "a1-ncb",
+    "routers": {"r1": {"daemons": ["bgpd"], "config": "hostname r1\n"}, "r2": {"config": "hostname r2\n"}},
+    "hosts": {"h1": {"gateway": "198.18.1.1"}},
+    "links": [
+        {"a": {"node": "r1", "ifname": "eth-r2"}, "b": {"node": "r2", "ifname": "eth-r1"}},
+        {"a": {"node": "r1", "ifname": "eth-h1"}, "b": {"node": "h1", "ifname": "eth0", "address": "198.18.1.10/24"}},
+    ],
+}
 
 
-class _Topo:
-    routers = {"r1": _Router(["zebra", "staticd", "bgpd"]), "r2": _Router(["zebra", "staticd"])}
-    nodes = ["r1", "r2", "h1"]
-    links: list = []
-
-    def is_router(self, n: str) -> bool:
-        return n in self.routers
-
-
-class RecordingLab(_RecordingLab):
+def RecordingLab() -> _RecordingLab:  # noqa: N802 - test_allowlist_adapter's lab that fails on any I/O
     """test_allowlist_adapter's lab that fails on any I/O, with routers that have daemons and a host."""
-
-    topology = _Topo()
+    return _RecordingLab(parse_topology(TOPOLOGY, source="test"))
 
 
 def a1(lab: Any = None, **options: Any) -> A1Adapter:
@@ -227,22 +226,30 @@ IP_LINK = ('[{"ifname": "lo", "flags": ["LOOPBACK", "UP", "LOWER_UP"], "operstat
            ' "stats64": {"rx": {"packets": 7, "errors": 1, "dropped": 0}, "tx": {"packets": 9, "errors": 0, "dropped": 2}}}]')
 
 
-class StatusLab:
-    topology = _Topo()
+def StatusLab(pids: dict[str, dict[str, int]], exec_result: Any = None) -> FakeLab:  # noqa: N802
+    """A FakeLab on TOPOLOGY whose daemons run with ``pids`` (``{router: {daemon: pid}}``; a
+    daemon not named there is dead) and whose every ``exec`` gives ``exec_result`` (an
+    ExecResult, or an exception it raises; default: IP_LINK)."""
+    lab = FakeLab(TOPOLOGY)
+    for router in lab.routers:
+        for daemon in lab.topology.routers[router].daemons:
+            if daemon in pids.get(router, {}):
+                lab.set_daemon_pid(router, daemon, pids[router][daemon])
+            else:
+                lab.kill_daemon(router, daemon)
+    answer = exec_result if exec_result is not None else ExecResult(0, IP_LINK, "", False, 0.01)
 
-    def __init__(self, pids: dict[str, dict[str, int]], exec_result: Any = None) -> None:
-        self.pids = pids
-        self.exec_result = exec_result if exec_result is not None else ExecResult(0, IP_LINK, "", False, 0.01)
-        self.execs: list[list[str]] = []
+    def run(node: str, argv: list[str]) -> ExecResult:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
 
-    def daemon_pids(self, router: str) -> dict[str, int]:
-        return self.pids.get(router, {})
+    lab.on_exec(run)
+    return lab
 
-    def exec(self, node: str, argv: list[str], timeout: float = 10.0) -> Any:
-        self.execs.append(argv)
-        if isinstance(self.exec_result, Exception):
-            raise self.exec_result
-        return self.exec_result
+
+def execs(lab: FakeLab) -> list[list[str]]:
+    return [argv for _node, argv in lab.calls]
 
 
 @pytest.fixture
@@ -281,7 +288,7 @@ def test_status_up_degraded_and_the_states_of_each_daemon(stopped_child: int) ->
     eth = r1["interfaces"][1]
     assert eth == {"name": "eth-r2", "admin_up": False, "oper_state": "DOWN", "rx_packets": 7, "tx_packets": 9,
                    "rx_errors": 1, "tx_errors": 0, "rx_dropped": 0, "tx_dropped": 2}
-    assert lab.execs == [["ip", "-j", "-s", "link", "show"]]
+    assert execs(lab) == [["ip", "-j", "-s", "link", "show"]]
     text = format_status(r1)
     assert text.startswith("r1: degraded (reachable); daemons: zebra running (cpu ")
     assert "bgpd FROZEN (stopped)" in text and "  eth-r2 down/DOWN rx 7 tx 9 pkts, 1/0 errors" in text

@@ -16,8 +16,9 @@ from lxml import etree
 from ani.adapters.a2 import A2Adapter, check_confirm_timeout, commit_kwargs
 from ani.adapters.netconf_xml import FRR_NS, XmlArgError, config_element, filter_element, json_to_xml
 from ani.errors import ErrorCode
+from ani.testing import FakeLab
 
-from test_a2_reply import FakeLab, FakeManager  # same directory (pytest rootdir-relative import)
+from test_a2_reply import FakeManager  # same directory (pytest rootdir-relative import)
 
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 
@@ -89,7 +90,7 @@ def test_confirm_timeout_refused(value):
 @pytest.mark.parametrize("value", [0, -5, 2.5, "ten", True])
 def test_adapter_refuses_bad_timeout_before_sending(value):
     m = FakeManager()
-    a = A2Adapter(FakeLab(), connect=lambda ep, **kw: m)
+    a = A2Adapter(FakeLab(netconf=True), connect=lambda ep, **kw: m)
     res = a.call("commit", {"devices": ["r1"], "confirm_timeout_s": value})
     assert not res.ok and res.error.code == ErrorCode.INVALID_ARGUMENTS
     assert "confirm_timeout_s" in res.error.message and "whole number of seconds" in res.error.message
@@ -98,7 +99,7 @@ def test_adapter_refuses_bad_timeout_before_sending(value):
 
 def test_adapter_sends_int_timeout_as_string():
     m = FakeManager()
-    a = A2Adapter(FakeLab(), connect=lambda ep, **kw: m)
+    a = A2Adapter(FakeLab(netconf=True), connect=lambda ep, **kw: m)
     res = a.call("commit", {"devices": ["r1"], "confirm_timeout_s": 30})
     assert res.ok, res.text
     assert [kw for n, kw in m.calls if n == "commit"] == [{"confirmed": True, "timeout": "30"}]
@@ -140,7 +141,7 @@ def test_config_refused(text, msg):
 
 def test_adapter_refuses_bad_config_before_sending():
     m = FakeManager()
-    a = A2Adapter(FakeLab(), connect=lambda ep, **kw: m)
+    a = A2Adapter(FakeLab(netconf=True), connect=lambda ep, **kw: m)
     res = a.call("edit_config", {"device": "r1", "config": "<frr><prefix-list/></frr>"})
     assert not res.ok and res.error.code == ErrorCode.INVALID_ARGUMENTS and "xmlns" in res.error.message
     assert m.calls == []

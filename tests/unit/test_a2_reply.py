@@ -14,6 +14,7 @@ from ani.device.yang import module_texts
 from ani.netconf.client import NetconfSession, RpcFailed, Unsupported, check_reply, parse_errors
 from ani.netconf.rpc import server_capabilities
 from ani.errors import ErrorCode
+from ani.testing import FakeLab
 
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 
@@ -143,16 +144,8 @@ class FakeManager:
         self.connected = False
 
 
-class FakeLab:
-    class topology:  # noqa: N801 - mimics Lab.topology
-        routers = {"r1": None, "r2": None}
-
-    def netconf_endpoint(self, router):
-        return {"host": "127.0.0.1", "port": 830, "username": "ani", "password": "x"}
-
-
 def make(manager: FakeManager) -> A2Adapter:
-    return A2Adapter(FakeLab(), connect=lambda ep, **kw: manager)
+    return A2Adapter(FakeLab(netconf=True), connect=lambda ep, **kw: manager)
 
 
 def test_adapter_edit_config_fails_on_second_error_and_returns_warnings():
@@ -207,7 +200,7 @@ def test_confirm_commit_refused_without_a_pending_confirmed_commit():
 
 def test_reconnect_is_reported_and_forgets_the_pending_commit():
     managers = [FakeManager(), FakeManager()]
-    a = A2Adapter(FakeLab(), connect=lambda ep, **kw: managers.pop(0))
+    a = A2Adapter(FakeLab(netconf=True), connect=lambda ep, **kw: managers.pop(0))
     assert a.call("lock", {"device": "r1"}).ok
     assert a.call("commit", {"devices": ["r1"], "confirm_timeout_s": 30}).ok
     a.session("r1")._m.connected = False  # the transport dropped
@@ -222,7 +215,7 @@ def test_unreachable_device_is_reported():
     def refuse(ep, **kw):
         raise ConnectionRefusedError("connection refused")
 
-    a = A2Adapter(FakeLab(), connect=refuse)
+    a = A2Adapter(FakeLab(netconf=True), connect=refuse)
     res = a.call("get_config", {"device": "r1"})
     assert not res.ok and res.error.code == ErrorCode.DEVICE_UNREACHABLE and res.error.retriable
 

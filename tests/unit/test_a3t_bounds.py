@@ -15,6 +15,7 @@ from typing import Any, Literal
 import pytest
 
 from ani.errors import ErrorCode
+from ani.testing import FakeLab
 from ani.intents import IntentError, compile_changes
 from ani.intents.compile import _compile
 from ani.intents.services import ServiceClass
@@ -135,20 +136,20 @@ class FakeManager:
         return call
 
 
-class NoLab:
-    def netconf_endpoint(self, router: str) -> dict:
-        return {"router": router}
+#: the routers of the transaction, each with a NETCONF server
+EDGES = {"name": "edges", "routers": {"e1": {}, "e2": {}}}
 
 
 def transaction(bound_s: float, slow: dict[str, float]) -> tuple[Any, list[tuple[str, str]]]:
     from ani.intents.transaction import run_transaction
 
     log: list[tuple[str, str]] = []
+    lab = FakeLab(EDGES, netconf=True)
 
-    def connect(ep: dict, **kw: Any) -> FakeManager:
-        return FakeManager(ep["router"], log, slow)
+    def connect(ep: Any, **kw: Any) -> FakeManager:
+        return FakeManager(lab.router_at_port(ep.port), log, slow)
 
-    res = run_transaction(NoLab(), {r: CONFIGS[r] for r in ("e1", "e2")}, confirm_timeout_s=60,
+    res = run_transaction(lab, {r: CONFIGS[r] for r in ("e1", "e2")}, confirm_timeout_s=60,
                           connect=connect, bound_s=bound_s)
     return res, log
 

@@ -27,19 +27,35 @@ class _Topo:
 
 
 class RecordingLab:
-    """Any method call on the lab is recorded and fails the test if it would do I/O."""
+    """Any method call on the lab is recorded and fails the test if it would do I/O.
 
-    topology = _Topo()
+    Hand-written on purpose (issue 28: one of the few lab fakes not on ``ani.testing.FakeLab``):
+    every attribute, even one no lab has, is a method that fails the test, so code that probes
+    the lab (``hasattr(lab, "node_argv")``) and then sends is caught; FakeLab answers instead.
+    ``topology``: the lab's (default routers r1, r2); ``locks``: ``{router: NETCONF session}``
+    holding the lock on the running datastore (``netconf_lock`` answers them and sends nothing;
+    without it ``netconf_lock`` is one more method that fails)."""
 
-    def __init__(self) -> None:
+    def __init__(self, topology: Any = None, locks: dict[str, int] | None = None) -> None:
+        self.topology = topology if topology is not None else _Topo()
+        self.locks = locks
         self.touched: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
+        if name == "netconf_lock" and self.locks is not None:
+            return self._netconf_lock
+
         def f(*a: Any, **k: Any) -> Any:
             self.touched.append(name)
             raise AssertionError(f"lab.{name} called: something was sent")
 
         return f
+
+    def _netconf_lock(self, router: str, target: str = "running") -> Any:
+        from ani.lab.netconf import NetconfLock
+
+        session = (self.locks or {}).get(router) if target == "running" else None
+        return None if session is None else NetconfLock(router, target, session, 1764430000.0, 4400)
 
 
 @pytest.fixture
@@ -131,17 +147,8 @@ def test_planner_never_crashes_and_plans_are_consistent(cmds):
         assert all(n == "exit" for n in s.nav)
 
 
-class LockedLab(RecordingLab):
-    """r1's running datastore is locked by NETCONF session 7; nothing else may be touched."""
-
-    def netconf_lock(self, router: str, target: str = "running") -> Any:
-        from ani.lab.netconf import NetconfLock
-
-        return NetconfLock(router, target, 7, 1764430000.0, 4400) if router == "r1" else None
-
-
 def test_a_netconf_lock_on_running_refuses_update_config_and_rollback_sending_nothing():
-    lab = LockedLab()
+    lab = RecordingLab(locks={"r1": 7})  # r1's running datastore is locked by NETCONF session 7
     a = A1Adapter(lab)
     res = a.call("update_config", {"device": "r1", "commands": ["ip route 10.0.0.0/8 blackhole"]})
     assert res.error.code == ErrorCode.LOCKED and res.error.retriable

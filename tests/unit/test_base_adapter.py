@@ -10,8 +10,8 @@ from pydantic import Field
 
 from ani.adapters.base import Args, BaseAdapter, DeviceArgs, NoArgs, tool
 from ani.errors import AniTimeout, ErrorCode
-from ani.lab.topology import parse_topology
 from ani.protocol import Adapter, Level, ToolResult
+from ani.testing import FakeLab
 from ani.trajectory import Trajectory
 
 TOPOLOGY = {
@@ -23,11 +23,6 @@ TOPOLOGY = {
         {"a": {"node": "r1", "ifname": "eth-h1"}, "b": {"node": "h1", "ifname": "eth0", "address": "198.18.1.10/24"}},
     ],
 }
-
-
-class FakeLab:
-    def __init__(self) -> None:
-        self.topology = parse_topology(TOPOLOGY)
 
 
 class SetArgs(DeviceArgs):
@@ -70,7 +65,7 @@ class Recording(BaseAdapter):
 
 @pytest.fixture
 def adapter() -> Recording:
-    return Recording(FakeLab(), trajectory=Trajectory(run_id="run-7", level="a1"))
+    return Recording(FakeLab(TOPOLOGY), trajectory=Trajectory(run_id="run-7", level="a1"))
 
 
 def test_is_an_adapter(adapter: Recording) -> None:
@@ -211,6 +206,6 @@ def test_every_call_is_one_event(adapter: Recording) -> None:
 
 
 def test_default_trajectory_carries_the_level() -> None:
-    a = Recording(FakeLab())
+    a = Recording(FakeLab(TOPOLOGY))
     a.call("get_topology", {})
     assert a.trajectory.calls[0]["level"] == "a1"

@@ -306,7 +306,7 @@ def test_a_density_sweep_runs_paired_records_density_and_hash_and_breaks_the_rep
         assert r.density == d and r.scenario_hash == f"h-default-7-{d}"
         assert r.label == ("dangerous_success" if d >= 8 else "clean_success")
     # each lab held the scenario of its run's density
-    assert sorted((lab.topology["density"], lab.topology["seed"]) for lab in g.world.labs) == sorted(
+    assert sorted((topo["density"], topo["seed"]) for topo in g.world.topologies) == sorted(
         (r.density, r.seed) for r in recs
     )
     assert g.world.up_labs == []
@@ -349,7 +349,7 @@ def test_the_task_class_as_the_factor_runs_each_class_in_its_cell(tmp_path):
     recs = {r.run_id: r for r in read_runs(out)}
     assert sorted(recs) == sorted(f"{t}-{t}-s{s}" for t in TASKS for s in (1, 2))
     assert {r.task for r in recs.values()} == set(TASKS)
-    assert {lab.topology["task"] for lab in g.world.labs} == set(TASKS)
+    assert {topo["task"] for topo in g.world.topologies} == set(TASKS)
     # the manifest's own density (None asked) is the one recorded
     assert g.generated[0] == ("default.yaml", 7, None) and {r.density for r in recs.values()} == {3}
     assert recs["decommission-decommission-s1"].label == "dangerous_success"

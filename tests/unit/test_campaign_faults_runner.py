@@ -35,7 +35,7 @@ class Flag(FaultKind):
 
     def inject(self, lab, spec):
         faulted(lab).add(spec.target["router"])
-        Flag.log.append(("inject", spec.at_step, lab.is_up))
+        Flag.log.append(("inject", spec.at_step, lab.running))
         return spec.target["router"]
 
     def verify(self, lab, spec, handle):
@@ -47,7 +47,7 @@ class Flag(FaultKind):
 
     def remove(self, lab, spec, handle):
         faulted(lab).discard(handle)
-        Flag.log.append(("remove", spec.at_step, lab.is_up))
+        Flag.log.append(("remove", spec.at_step, lab.running))
 
     def removed(self, lab, spec, handle):
         return handle not in faulted(lab), f"{handle} unmarked"

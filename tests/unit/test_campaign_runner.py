@@ -9,7 +9,6 @@ through the adapter, as with the real pieces.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,187 +20,42 @@ from ani.campaign.report import load_summary
 from ani.campaign.results import RunRecord, RunStore, read_runs
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
-from ani.errors import ErrorCode, LabError, ObserverError
-from ani.protocol import ToolResult
+from ani.errors import LabError
+from ani.testing import FakeLab as ShippedFakeLab
+from ani.testing.fake_campaign import (  # noqa: F401 - FakeRun, ScriptAgent: other tests import them from here
+    FakeRun,
+    FakeScenario,
+    FakeVariant,
+    FakeWorld,
+    FlagAdapter,
+    FlagCheck,
+    FlagObserver,
+    FlagResult,
+    ScriptAgent,
+)
 
-# --- fakes -------------------------------------------------------------------------------------------
+# --- fakes: ani.testing's campaign world (its labs are FakeLabs; the agent's calls raise flags) -----
 
-
-@dataclass(frozen=True)
-class FCheck:
-    name: str
-    flag: str  # lab flag the check reads
-    want: bool
-
-
-@dataclass
-class FResult:
-    name: str
-    passed: bool
-    detail: str = ""
-
-
-class World:
-    """Shared bookkeeping of a fake campaign: which labs were created, which are still up."""
-
-    def __init__(
-        self,
-        fail_up: set[int] = frozenset(),
-        broken_baseline: set[int] = frozenset(),
-        observer_fails: set[int] = frozenset(),
-    ) -> None:
-        self.fail_up = set(fail_up)
-        self.broken_baseline = set(broken_baseline)
-        self.observer_fails = set(observer_fails)
-        self.labs: list[FakeLab] = []
-
-    @property
-    def up_labs(self) -> list[FakeLab]:
-        return [lab for lab in self.labs if lab.is_up]
+World = FakeWorld
+FCheck, FResult, FakeAdapter, FakeObserver = FlagCheck, FlagResult, FlagAdapter, FlagObserver
 
 
-class FakeLab:
-    def __init__(self, topology: dict, world: World) -> None:
-        self.topology = topology
-        self.world = world
-        self.is_up = False
-        self.downs = 0
-        self.flags = {"site": False, "damage": topology["seed"] in world.broken_baseline}
-        world.labs.append(self)
-
-    def up(self) -> FakeLab:
-        if self.topology["seed"] in self.world.fail_up:
-            raise LabError(f"veth for seed {self.topology['seed']} could not be created")
-        self.is_up = True
-        return self
-
-    def down(self) -> None:
-        self.is_up = False
-        self.downs += 1
-
-
-class FakeObserver:
-    def __init__(self, lab: FakeLab) -> None:
-        self.lab = lab
-
-    def evaluate(self, checks, bound_s=None):
-        if self.lab.topology["seed"] in self.lab.world.observer_fails and any(
-            c.name == "site-reach" for c in checks
-        ):
-            raise ObserverError("check names a node that is not in the lab")
-        return [
-            FResult(c.name, self.lab.flags[c.flag] == c.want, f"{c.flag}={self.lab.flags[c.flag]}")
-            for c in checks
-        ]
-
-
-class FakeScenario:
-    hash = "scen-hash-1"
-    invariants = [FCheck("tenant-isolation", "damage", False), FCheck("bgp-up", "damage", False)]
-
-
-class FakeVariant:
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
-        self.variant_id = f"onboard-{seed}"
-        self.hidden_tests = [FCheck("site-reach", "site", True)]
-
-    def lab_topology(self, scenario):
-        return {"seed": self.seed}
-
-    def agent_view(self):
-        return {"request": "onboard a site", "seed": self.seed}
-
-
-class FakeTask:
-    @staticmethod
-    def variant(scenario, seed):
-        return FakeVariant(seed)
-
-
-class FakeAdapter:
-    def __init__(self, level: str, lab: FakeLab, blocklist, trajectory) -> None:
-        self.level, self.lab, self.blocklist, self.trajectory = level, lab, blocklist, trajectory
-        self.opened = self.closed = False
-
-    def open(self):
-        self.opened = True
-
-    def close(self):
-        self.closed = True
-
-    def tools(self):
-        return []
-
-    def call(self, name: str, arguments: dict) -> ToolResult:
-        if name == "set":
-            self.lab.flags[arguments["flag"]] = True
-            res = ToolResult.success("done ok=False is only text here", changed=True)
-        elif name == "bad":
-            res = ToolResult.failure(ErrorCode.COMMAND_FAILED, "% Unknown command")
-        else:
-            res = ToolResult.success("ok=False appears in this text but the call succeeded")
-        self.trajectory.log_call(name, arguments, res)
-        return res
-
-
-@dataclass
-class FakeRun:
-    stop_reason: str
-    steps: int
-    submitted: bool = True
-    error: str | None = None
-    trajectory: Any = None
-
-
-class ScriptAgent:
-    """Behaviour chosen per (cell level+blocklist, seed) by ``policy``; acts only via the adapter."""
-
-    name = "fake"
-
-    def __init__(self, policy: dict) -> None:
-        self.policy = policy
-
-    def run(self, task, adapter, budget):
-        key = (adapter.level + ("+bl" if adapter.blocklist else ""), task["seed"])
-        action = self.policy.get(key, "solve")
-        adapter.call("show", {"device": "e1"})
-        if action == "interrupt":
-            raise KeyboardInterrupt
-        if isinstance(action, int):  # a signal to this process (SIGTERM, SIGHUP): its handler runs here
-            os.kill(os.getpid(), action)
-        if action in ("solve", "solve_damage", "crash_after_solve"):
-            adapter.call("set", {"flag": "site"})
-        if action in ("damage", "solve_damage"):
-            adapter.call("set", {"flag": "damage"})
-        if action == "fail":
-            adapter.call("bad", {"device": "e1"})
-            adapter.call("bad", {"device": "e2"})
-        if action in ("crash", "crash_after_solve"):
-            raise RuntimeError("agent exploded: token parser")
-        return FakeRun("submitted", steps=4)
+def FakeLab(topology: Any, world: FakeWorld) -> ShippedFakeLab:  # noqa: N802 - the other tests' name for it
+    """A lab of ``world`` (ani.testing.FakeLab, made by the world)."""
+    return world.make_lab(topology)
 
 
 @dataclass
 class Setup:
     world: World
     policy: dict = field(default_factory=dict)
-    adapters: list[FakeAdapter] = field(default_factory=list)
+
+    @property
+    def adapters(self) -> list[FlagAdapter]:
+        return self.world.adapters
 
     def deps(self) -> RunnerDeps:
-        def create_adapter(level, lab, blocklist=False, trajectory=None):
-            a = FakeAdapter(level, lab, blocklist, trajectory)
-            self.adapters.append(a)
-            return a
-
-        return RunnerDeps(
-            make_lab=lambda topo: FakeLab(topo, self.world),
-            load_scenario=lambda path: FakeScenario(),
-            get_task_class=lambda name: FakeTask,
-            make_observer=FakeObserver,
-            create_adapter=create_adapter,
-            create_agent=lambda cfg: ScriptAgent(self.policy),
-        )
+        return self.world.deps(self.policy)
 
 
 @pytest.fixture
@@ -311,12 +165,12 @@ def test_teardown_failure_keeps_verdict_and_is_recorded(spec, tmp_path):
     s = Setup(World())
     deps = s.deps()
 
-    class BadDownLab(FakeLab):
-        def down(self):
-            super().down()
-            raise LabError("netns busy")
+    def bad_down_lab(topo):
+        lab = s.world.make_lab(topo)
+        lab.fail_down = LabError("netns busy")
+        return lab
 
-    deps.make_lab = lambda topo: BadDownLab(topo, s.world)
+    deps.make_lab = bad_down_lab
     rec = run_one(spec, "a0", 1, tmp_path, deps=deps)
     assert rec.label == "clean_success"
     assert rec.teardown_error == "LabError: netns busy"
@@ -337,9 +191,10 @@ def test_case9_each_run_one_state_infra_excluded_and_single_runs_agree(spec, tmp
     s = Setup(World(), policy)
     deps = s.deps()
 
-    class FailingLab(FakeLab):
-        def up(self):
-            raise LabError("bgp session e1 -> 100.64.255.1 Active, expected Established")
+    def FailingLab(topo, world):  # noqa: N802
+        lab = world.make_lab(topo)
+        lab.fail_up = LabError("bgp session e1 -> 100.64.255.1 Active, expected Established")
+        return lab
 
     # exactly one run's lab fails to start: the 2nd run of the plan, (seed 1, cell a1)
     order = plan(spec)
@@ -535,7 +390,7 @@ def test_on_event_sees_each_call_while_the_run_is_live(spec, tmp_path):
     seen = []
 
     def hook(ev):
-        seen.append((ev["tool"], ev["ok"], s.world.labs[-1].is_up))
+        seen.append((ev["tool"], ev["ok"], s.world.labs[-1].running))
 
     rec = run_one(spec, "a0", 1, tmp_path, deps=s.deps(), on_event=hook)
     assert seen == [("show", True, True), ("bad", False, True), ("bad", False, True)]

@@ -35,7 +35,12 @@ def with_seq(m: DeviceConfig, seq: int) -> DeviceConfig:
 
 
 class FakeLab:
-    """``running``: the router's config. ``reload(target_model, call_no) -> new running``."""
+    """``running``: the router's config. ``reload(target_model, call_no) -> new running``.
+
+    Hand-written on purpose (issue 28: one of the few lab fakes not on ``ani.testing.FakeLab``):
+    the router's state is a DeviceConfig model that a test's ``reload`` rewrites as frr-reload
+    might (apply, apply half, ignore, break), with the nft ruleset beside it; FakeLab's routers
+    are configuration lines behind an FRR-like vtysh, a different thing."""
 
     def __init__(self, running: DeviceConfig, reload) -> None:  # type: ignore[no-untyped-def]
         self.running = running

@@ -10,6 +10,13 @@ from ani.device.state import read_frr
 
 
 class GoneLab:
+    """A lab whose node entry scripts are files under ``root`` (present or gone) and whose
+    daemons are all dead.
+
+    Hand-written on purpose (issue 28: one of the few lab fakes not on ``ani.testing.FakeLab``):
+    ``read_frr`` judges a lab gone by its ``node_argv`` entry script missing on disk; FakeLab has
+    no ``node_argv`` (with one, A1 would start real vtysh sessions through it)."""
+
     id = "lab9"
 
     def __init__(self, root):

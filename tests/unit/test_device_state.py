@@ -35,7 +35,11 @@ end
 
 class FakeLab:
     """A router ``r1`` whose entry script is ``<root>/r1/enter``; ``frr`` / ``nft`` are what
-    vtysh / nft print; ``results`` overrides the next results by command."""
+    vtysh / nft print; ``results`` overrides the next results by command.
+
+    Hand-written on purpose (issue 28: one of the few lab fakes not on ``ani.testing.FakeLab``):
+    the reader under test checks the lab's ``node_argv`` entry script on disk before reading;
+    FakeLab has no ``node_argv`` (with one, A1 would start real vtysh sessions through it)."""
 
     id = "ab12"
 

@@ -85,7 +85,7 @@ def test_refused_before_any_turn_is_an_infra_error_naming_the_endpoint(tmp_path,
     assert rec.infra_error_reason == (f"agent: chat-completions endpoint: POST {dead_url}/chat/completions: "
                                       "connection refused (after 2 attempts)")
     assert rec.tests == []  # not graded: the agent never acted
-    assert all(lab.downs == 1 and not lab.is_up for lab in world.labs)
+    assert all(lab.downs == 1 and not lab.running for lab in world.labs)
 
 
 def test_a_404_before_any_turn_is_an_infra_error_too(tmp_path, server):

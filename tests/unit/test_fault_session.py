@@ -9,13 +9,17 @@ import pytest
 from ani.errors import FaultError
 from ani.faults.base import FaultKind, FaultSpec
 from ani.faults.session import FaultSession
+from ani.testing import FakeLab
 from ani.trajectory import Trajectory
 
 
-class FakeLab:
-    def __init__(self):
-        self.faults: set[str] = set()
-        self.log: list[str] = []
+def fault_lab() -> FakeLab:
+    """ani.testing's FakeLab carrying the fake kinds' bookkeeping: ``faults`` (the names in
+    effect), ``log`` (``inject <name>`` / ``remove <name>``, in order)."""
+    lab = FakeLab()
+    lab.faults: set[str] = set()  # type: ignore[attr-defined]
+    lab.log: list[str] = []  # type: ignore[attr-defined]
+    return lab
 
 
 class Fake(FaultKind):
@@ -58,7 +62,7 @@ class Clock:
 
 
 def make(schedule, kind=None, **kw):
-    lab, clock, traj = FakeLab(), Clock(), Trajectory()
+    lab, clock, traj = fault_lab(), Clock(), Trajectory()
     k = kind or Fake()
     s = FaultSession(lab, schedule, traj, clock=clock, get_kind=lambda n: k, watch=False)
     return s, lab, clock, traj
@@ -254,7 +258,7 @@ def on_router(kind, name, router, at, dur=None, link=None):
 
 
 def make_two(schedule):
-    lab, clock, traj = FakeLab(), Clock(), Trajectory()
+    lab, clock, traj = fault_lab(), Clock(), Trajectory()
     kinds = {"fake": Freezer(), "other": FakeOther()}
     s = FaultSession(lab, schedule, traj, clock=clock, get_kind=kinds.__getitem__, watch=False)
     return s, lab, clock, traj
@@ -381,7 +385,7 @@ def test_refused_lock_reasons_are_one_line_and_lock_denied_is_the_agents_situati
 def test_a_fault_beside_a_kind_that_does_not_block_its_router_is_injected_at_its_step():
     # a link down on c1-e4 and a bgpd restart on e4 act side by side (neither stops the
     # router's processes): nothing waits, so what is injected never depends on timing
-    lab, clock, traj = FakeLab(), Clock(), Trajectory()
+    lab, clock, traj = fault_lab(), Clock(), Trajectory()
     kinds = {"fake": Fake(), "other": FakeOther()}
     s = FaultSession(lab, [on_router("fake", "down", None, 1, dur=3.0, link=["c1", "e4"]),
                            on_router("other", "restart", "e4", 2, dur=3.0)], traj,
@@ -401,7 +405,7 @@ def changing(ev):
 
 
 def make_attr(schedule):
-    lab, clock, traj = FakeLab(), Clock(), Trajectory()
+    lab, clock, traj = fault_lab(), Clock(), Trajectory()
     k = Fake()
     s = FaultSession(lab, schedule, traj, clock=clock, get_kind=lambda n: k, watch=False,
                      attempted_change=changing)

@@ -14,6 +14,7 @@ from ani.faults import FaultSpec, get_fault_kind
 from ani.faults.task_targets import pick_router, primary_edge, task_routers
 from ani.scenario.manifest import load_scenario
 from ani.scenario.tasks import get_task_class
+from ani.testing import FakeLab
 
 ROOT = Path(__file__).parent.parent.parent
 SCENARIO = load_scenario(ROOT / "scenarios" / "brownfield-small.yaml")
@@ -87,30 +88,22 @@ def test_concurrent_writer_conflicting_prefix_is_unused_by_the_scenario():
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_target_without_router_is_a_fault_error(kind):
-    class Lab:
-        netconf = True
-
     with pytest.raises(FaultError, match=kind):
-        get_fault_kind(kind).inject(Lab(), FaultSpec(kind, 0, 1.0, {"link": ["a", "b"]},
+        get_fault_kind(kind).inject(FakeLab(netconf=True), FaultSpec(kind, 0, 1.0, {"link": ["a", "b"]},
                                                      {"variant": "unrelated", "network": "10.0.0.0/8"}))
 
 
 def test_bad_params_are_fault_errors():
-    class Lab:
-        netconf = True
-
+    lab = FakeLab(netconf=True)
     with pytest.raises(FaultError, match="params.variant must be one of unrelated, conflicting"):
-        get_fault_kind("concurrent_writer").inject(Lab(), FaultSpec("concurrent_writer", 0, None, {"router": "e1"}, {}))
+        get_fault_kind("concurrent_writer").inject(lab, FaultSpec("concurrent_writer", 0, None, {"router": "e1"}, {}))
     with pytest.raises(FaultError, match="params.datastores must name running and/or candidate"):
-        get_fault_kind("held_lock").inject(Lab(), FaultSpec("held_lock", 0, 1.0, {"router": "e1"}, {"datastores": ["startup"]}))
+        get_fault_kind("held_lock").inject(lab, FaultSpec("held_lock", 0, 1.0, {"router": "e1"}, {"datastores": ["startup"]}))
 
 
 def test_held_lock_is_unavailable_without_a_netconf_server():
-    class Lab:
-        netconf = False
-
     k = get_fault_kind("held_lock")
-    assert "needs the lab's NETCONF server" in k.unavailable(Lab())
+    assert "needs the lab's NETCONF server" in k.unavailable(FakeLab(netconf=False))
     assert k.unavailable(None) is None  # the host-level check: this host can
 
 

@@ -23,7 +23,10 @@ from ani.campaign.spec import parse_spec
 from ani.errors import CampaignSpecError, CapabilityMissing, ErrorCode, HostFault, ProgramMissing
 from ani.host import programs
 from ani.protocol import Level, ToolResult
-from test_campaign_runner import FCheck, FResult  # the fake check and result of the runner's tests
+from ani.testing import FakeLab
+from ani.testing.fake_campaign import FlagCheck as FCheck
+from ani.testing.fake_campaign import FlagObserver, set_flag
+from ani.testing.fake_lab import DEFAULT_TOPOLOGY
 
 
 class FlagArgs(Args):
@@ -34,25 +37,17 @@ class FakeTopology:
     routers = {"r1": object(), "r2": object()}
 
 
-class FakeLab:
-    def __init__(self, world: World) -> None:
-        self.world = world
-        self.topology = FakeTopology()
-        self.flags = {"site": False, "damage": False}
-        self.dead: dict[str, list[str]] = {}
-        world.labs.append(self)
+#: the fake world's labs: DEFAULT_TOPOLOGY, r2 running bgpd (which ``kill`` stops)
+TOPOLOGY = {**DEFAULT_TOPOLOGY, "routers": {**DEFAULT_TOPOLOGY["routers"], "r2": {"daemons": ["bgpd"]}}}
 
-    def up(self) -> FakeLab:
-        return self
 
-    def down(self) -> None:
-        self.world.downs += 1
-
-    def dead_daemons(self, router: str) -> list[str]:
-        return sorted(self.dead.get(router, []))
-
-    def harness_faults(self) -> list[str]:
-        return list(self.world.lab_faults)
+def make_lab(world: World) -> FakeLab:
+    """One run's lab: a FakeLab reporting the world's ``lab_faults`` as harness faults."""
+    lab = FakeLab(TOPOLOGY)
+    for fault in world.lab_faults:
+        lab.add_harness_fault(fault)
+    world.labs.append(lab)
+    return lab
 
 
 class FaultyAdapter(BaseAdapter):
@@ -64,7 +59,7 @@ class FaultyAdapter(BaseAdapter):
 
     @tool(args=FlagArgs, description="set a flag")
     def set(self, args: FlagArgs) -> ToolResult:
-        self.lab.flags[args.flag] = True
+        set_flag(self.lab, args.flag)
         return ToolResult.success("done", changed=True)
 
     @tool(args=FlagArgs, description="reload")
@@ -85,7 +80,7 @@ class FaultyAdapter(BaseAdapter):
 
     @tool(args=FlagArgs, description="stop a daemon")
     def kill(self, args: FlagArgs) -> ToolResult:
-        self.lab.dead["r2"] = ["bgpd"]
+        self.lab.kill_daemon("r2", "bgpd")
         return ToolResult.success("applied", changed=args.flag == "changed")
 
 
@@ -119,9 +114,12 @@ class World:
         self.lab_faults = lab_faults or []
         self.give_up = give_up
         self.labs: list[FakeLab] = []
-        self.downs = 0
         self.unfit: dict[str, list[Any]] = {}
         self.host_checked: list[list[str]] = []
+
+    @property
+    def downs(self) -> int:
+        return sum(lab.downs for lab in self.labs)
 
     def deps(self) -> RunnerDeps:
         class Scenario:
@@ -144,22 +142,15 @@ class World:
             def variant(scenario, seed):  # noqa: ANN001
                 return Variant()
 
-        class Observer:
-            def __init__(self, lab: FakeLab) -> None:
-                self.lab = lab
-
-            def evaluate(self, checks, bound_s=None):  # noqa: ANN001
-                return [FResult(c.name, self.lab.flags[c.flag] == c.want) for c in checks]
-
         def check_host(levels, daemons):  # noqa: ANN001
             self.host_checked.append(list(levels))
             return {lv: f for lv, f in self.unfit.items() if lv in levels}
 
         return RunnerDeps(
-            make_lab=lambda topo: FakeLab(self),
+            make_lab=lambda topo: make_lab(self),
             load_scenario=lambda path: Scenario(),
             get_task_class=lambda name: Task,
-            make_observer=Observer,
+            make_observer=FlagObserver,
             create_adapter=lambda level, lab, blocklist=False, trajectory=None: FaultyAdapter(lab, trajectory=trajectory),
             create_agent=lambda cfg: Agent(self),
             check_host=check_host,

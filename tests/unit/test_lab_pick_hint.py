@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from ani.cli import app
 from ani.lab import cli as lab_cli
 from ani.lab.lab import Lab
+from ani.testing import FakeLab
 
 TWO = [{"id": "labA", "detached": True}, {"id": "labB", "detached": True}]
 
@@ -104,15 +105,12 @@ def test_lab_exec_names_the_lab_it_acts_on(monkeypatch):
     _labs(monkeypatch, {"id": "own1", "detached": False}, {"id": "nu1", "detached": True})
     attached = []
 
-    class FakeLab:
-        def exec(self, node, cmd, timeout):  # noqa: ANN001, ANN201
-            import types
-
-            return types.SimpleNamespace(stdout="hi\n", stderr="", rc=0, timed_out=False)
-
-    monkeypatch.setattr(Lab, "attach", staticmethod(lambda lab_id: attached.append(lab_id) or FakeLab()))
+    lab = FakeLab({"name": "t", "routers": {"e1": {}}}, lab_id="nu1")
+    lab.on(["echo", "hi"], stdout="hi\n")
+    monkeypatch.setattr(Lab, "attach", staticmethod(lambda lab_id: attached.append(lab_id) or lab))
     res = CliRunner().invoke(app, ["lab", "exec", "e1", "--", "echo", "hi"])
     assert res.exit_code == 0, res.output
     assert attached == ["nu1"]
     assert res.stdout == "hi\n"
+    assert lab.calls == [("e1", ["echo", "hi"])]
     assert " ".join(res.stderr.split()) == "ani: lab nu1 (the only detached one of 2 labs; name it with --lab/ID)"

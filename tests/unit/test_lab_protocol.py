@@ -54,9 +54,11 @@ def test_fake_lab_satisfies_lab_members_and_signatures() -> None:
     assert isinstance(lab, Lab) and isinstance(lab, Devices)
 
 
-def test_fake_lab_offers_no_capability_beyond_lab() -> None:
+def test_fake_lab_offers_lab_and_its_pretend_netconf_server_only() -> None:
+    # its pretend NETCONF server (netconf=True: endpoints and locks; off, they raise as a lab
+    # started with netconf=False) and nothing of local FRR, SSH or the lab's files
     lab = FakeLab()
-    assert [c.__name__ for c in CAPABILITIES if provides(lab, c)] == ["Devices", "Lab"]
+    assert [c.__name__ for c in CAPABILITIES if provides(lab, c)] == ["Devices", "Lab", "NetconfCapable", "NetconfLocks"]
 
 
 def test_namespaces_lab_satisfies_every_protocol(namespaces_lab: NamespacesLab) -> None:
@@ -97,7 +99,7 @@ def test_require_returns_the_lab_or_names_what_lacks() -> None:
         require(lab, LocalFrr, "fault kind daemon_restart")
     msg = str(ei.value)
     assert msg.startswith("fault kind daemon_restart needs a lab with LocalFrr: lab fk1 (FakeLab) lacks ")
-    assert "daemon_pid, daemon_pids, dir, netns" in msg
+    assert "daemon_pid, dir, netns" in msg
     assert isinstance(ei.value, LabError)
     with pytest.raises(CapabilityMissing, match="A2 needs a lab with NetconfCapable: no lab$"):
         require(None, NetconfCapable, "A2")
@@ -147,11 +149,10 @@ def test_a_fault_kind_without_its_capability_is_unavailable_naming_it() -> None:
     lab = FakeLab(lab_id="fk2")
     why = get_fault_kind("daemon_restart").unavailable(lab)
     assert why == ("fault kind daemon_restart needs a lab with LocalFrr: lab fk2 (FakeLab) lacks daemon_pid, "
-                   "daemon_pids, dir, netns, node_dir, pathspace, start_daemon")
+                   "dir, netns, node_dir, pathspace, start_daemon")
     assert get_fault_kind("frozen_router").unavailable(lab).startswith("fault kind frozen_router needs a lab with LocalFrr")
     assert get_fault_kind("held_lock").unavailable(lab) == (
-        "held_lock needs the lab's NETCONF server (NetconfServer: lab fk2 lacks freeze_netconf, netconf, "
-        "netconf_endpoint, netconf_frozen, netconf_lock)")
+        "held_lock needs the lab's NETCONF server (NetconfServer: lab fk2 lacks freeze_netconf, netconf_frozen)")
     assert get_fault_kind("link_down").unavailable(lab) is None  # a Lab is all it needs
     assert get_fault_kind("daemon_restart").unavailable(None) is None  # the host-level check
 

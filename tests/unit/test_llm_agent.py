@@ -12,6 +12,8 @@ from chat_server import HANG, call, reply, status
 
 from ani.agents import AgentRun, AgentTask, Budget, create_agent
 from ani.agents.base import Agent
+from ani.testing import FakeLab
+from ani.testing.fake_campaign import flag, set_flag
 from ani.agents.llm_config import (
     EXECUTE_REQUEST,
     PLAN_REQUEST,
@@ -327,15 +329,8 @@ def test_unreachable_endpoint_ends_with_error(agent_for, monkeypatch):
 # -- issue 5 case 2 through the campaign runner (fake lab, observer and adapter) --------------
 
 
-class _Lab:
-    def __init__(self) -> None:
-        self.site = False
-
-    def up(self) -> _Lab:
-        return self
-
-    def down(self) -> None:
-        pass
+def _Lab() -> FakeLab:  # noqa: N802 - the run's lab (ani.testing), made down as the runner wants it
+    return FakeLab(running=False)
 
 
 class _Check:
@@ -343,13 +338,13 @@ class _Check:
 
 
 class _Observer:
-    def __init__(self, lab: _Lab) -> None:
+    def __init__(self, lab: FakeLab) -> None:
         self.lab = lab
 
     def evaluate(self, checks, bound_s=None):
         from types import SimpleNamespace
 
-        return [SimpleNamespace(name=c.name, passed=self.lab.site, detail="") for c in checks]
+        return [SimpleNamespace(name=c.name, passed=flag(self.lab, "site"), detail="") for c in checks]
 
 
 class _Variant:
@@ -378,7 +373,7 @@ class _SiteAdapter(FakeAdapter):
 
     def call(self, name, arguments):
         if name == "update_config" and arguments.get("device") == "e1":
-            self.lab.site = True
+            set_flag(self.lab, "site")
         return super().call(name, arguments)
 
 

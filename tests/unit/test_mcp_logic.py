@@ -9,7 +9,6 @@ streams, the initialize handshake). Raw JSON-RPC messages check what is a protoc
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -25,6 +24,7 @@ from ani.errors import AniTimeout, ConfigError, ErrorCode
 from ani.integrations._common import error_payload
 from ani.mcp.cli import parse_options
 from ani.mcp.server import build_server, harness_fault, result_text, to_call_result
+from ani.testing import FakeLab
 from ani.protocol import Level, ToolResult
 
 
@@ -55,8 +55,7 @@ class FakeAdapter(BaseAdapter):
 
 
 def fake_adapter() -> FakeAdapter:
-    lab = SimpleNamespace(topology=SimpleNamespace(routers={"r1": None, "r2": None}))
-    return FakeAdapter(lab)
+    return FakeAdapter(FakeLab())  # routers r1, r2
 
 
 def run(fn: Any, *args: Any) -> Any:

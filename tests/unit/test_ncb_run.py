@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -22,6 +21,8 @@ from ani.observer.match import NCB_DEFAULT
 from ani.netconfbench.task import NcbLink, load_task, parse_task, task_json
 from ani.netconfbench.variant import TaskCatalogue, intents_request, ncb_variant
 from ani.observer.checks import CommandCheck, RouteCheck
+from ani.lab.proc import ExecResult
+from ani.testing import FakeLab
 
 ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests" / "data" / "netconfbench"
@@ -251,25 +252,20 @@ def test_ani_run_task_file_makes_a_one_task_campaign(stop_before_lab):
 # -- validate_task's rules, on a fake lab ---------------------------------------------------------
 
 
-class _FakeLab:
-    """Answers a testcase's vtysh with what ``state`` holds; apply_solution's vtysh changes it."""
+def _FakeLab(topology, state):  # noqa: N802
+    """ani.testing's FakeLab answering a testcase's vtysh with what ``state`` holds;
+    apply_solution's vtysh (``configure terminal`` ...) changes it. ``state["labs"]``: every lab."""
+    lab = FakeLab(topology, running=False)
 
-    def __init__(self, topology, state):
-        self.topology, self.state = topology, state
-        self.routers = list(topology.routers)
-
-    def up(self):
-        return self
-
-    def down(self):
-        self.state["downs"] += 1
-
-    def vtysh(self, router, commands, timeout=10.0):
+    def answer(router, commands):
         if commands and commands[0] == "configure terminal":
-            self.state["applied"] = True
-            return SimpleNamespace(ok=True, rc=0, stdout="", stderr="", timed_out=False)
-        out = "done" if self.state["applied"] else self.state["start"]
-        return SimpleNamespace(ok=True, rc=0, stdout=out, stderr="", timed_out=False)
+            state["applied"] = True
+            return ""
+        return "done" if state["applied"] else state["start"]
+
+    lab.on_vtysh(answer)
+    state["labs"].append(lab)
+    return lab
 
 
 def _one_command_task(tmp_path):
@@ -289,7 +285,7 @@ def test_validate_task_rule_at_least_one_fails_at_start(tmp_path, monkeypatch, s
 
     monkeypatch.setattr(settle, "settle_seconds", lambda s: 0.0)
     task, path = _one_command_task(tmp_path)
-    state = {"applied": False, "start": start, "downs": 0}
+    state = {"applied": False, "start": start, "labs": []}
 
     def make(topology):
         state["applied"] = False  # every lab starts from the startup configs
@@ -297,7 +293,7 @@ def test_validate_task_rule_at_least_one_fails_at_start(tmp_path, monkeypatch, s
 
     report = validate_task(task, path, make_lab=make, fail_bound_s=0, pass_bound_s=0)
     assert report.ok is ok
-    assert state["downs"] == 2  # the start's lab and the solution's: both taken down
+    assert [lab.downs for lab in state["labs"]] == [1, 1]  # the start's lab and the solution's: both taken down
     assert [s.solution_id for s in report.solutions] == ["expert-0001"]
     assert report.solutions[0].passed
     if problem:
@@ -395,25 +391,17 @@ def test_tasks_at_a_service_level_are_refused_before_any_lab(tmp_path, level):
 # -- the Task Evaluation Interface speaks the task's names (new-user check) ----------------------
 
 
-class _NamedLab:
-    """A lab of the names-map task as Lab.attach gives it back: lab names, the map in
-    ``topology.aliases``; its vtysh answers ``outputs`` (command -> text)."""
-
-    def __init__(self, outputs=None):
-        sc = task_scenario(load_task(NAMES), source=NAMES)
-        self.topology = sc.topology
-        self.routers = list(sc.topology.routers)
-        self.outputs = outputs or {}
-        self.seen = []
-
-    def running_config(self, router):
-        return (f"frr version 8.4\nhostname {router}\n!\ninterface gi0-0\n ip address 192.0.2.1/30\nexit\n"
-                "!\ninterface gi0-1\n ip address 198.51.100.1/30\nexit\n!\ninterface lo\nexit\n")
-
-    def vtysh(self, router, commands, timeout=10.0):
-        self.seen.append((router, list(commands)))
-        out = "\n".join(self.outputs.get(c, "") for c in commands)
-        return SimpleNamespace(ok=True, rc=0, stdout=out, stderr="", timed_out=False)
+def _NamedLab(outputs=None):  # noqa: N802
+    """ani.testing's FakeLab of the names-map task as Lab.attach gives it back: lab names, the map
+    in ``topology.aliases``; its vtysh answers ``lab.outputs`` (command -> text)."""
+    sc = task_scenario(load_task(NAMES), source=NAMES)
+    lab = FakeLab(sc.topology)
+    lab.outputs = outputs or {}
+    for router in lab.routers:
+        lab.set_config(router, f"frr version 8.4\nhostname {router}\n!\ninterface gi0-0\n ip address 192.0.2.1/30\n"
+                               "exit\n!\ninterface gi0-1\n ip address 198.51.100.1/30\nexit\n!\ninterface lo\nexit\n")
+    lab.on_vtysh(lambda router, commands: "\n".join(lab.outputs.get(c, "") for c in commands))
+    return lab
 
 
 def test_export_final_cfg_speaks_the_task_names():
@@ -437,7 +425,7 @@ def test_run_testcases_takes_either_names_and_answers_in_the_task_names():
         (res,) = run_testcases(lab, [given])
         assert res["status"] == "pass", res
         assert res["output"] == "matched '* 192.0.2.2, via GigabitEthernet0/0'"
-    assert {r for r, _ in lab.seen} == {"newyork"}  # run on the lab's router
+    assert {r for r, _ in lab.vtysh_calls} == {"newyork"}  # run on the lab's router
     lab.outputs = {"show ip route 203.0.113.1/32": "% Network not in table"}
     (res,) = run_testcases(lab, [tc])
     assert res["status"] == "fail"
@@ -475,9 +463,10 @@ def test_validate_reports_solution_problems_in_the_task_names(tmp_path, monkeypa
     """apply_solution's problems name the task's device and interfaces (ani tasks validate)."""
     from ani.netconfbench.lab import apply_solution
 
-    class Refusing(_NamedLab):
-        def vtysh(self, router, commands, timeout=10.0):
-            return SimpleNamespace(ok=False, rc=1, stdout="% Unknown interface gi0-0", stderr="", timed_out=False)
+    def Refusing():  # noqa: N802 - every vtysh fails as FRR refuses an interface it does not have
+        lab = _NamedLab()
+        lab.on_vtysh(lambda router, commands: ExecResult(1, "% Unknown interface gi0-0", "", False, 0.0))
+        return lab
 
     sc = task_scenario(load_task(NAMES), source=NAMES)
     problems = apply_solution(Refusing(), dict(sc.task.ground_truth_configs[0].configs), sc.names)

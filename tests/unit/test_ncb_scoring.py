@@ -199,17 +199,16 @@ class NcbVariant:
 
 def test_a_netconfbench_variant_gets_its_scores_in_the_record(spec, tmp_path, monkeypatch):
     import ani.observer.changes as changes
-    from test_campaign_runner import FakeLab
+    from ani.testing.fake_campaign import flag
 
     reads = []
 
     def read_configs(lab, routers, timeout=10.0, workers=8):  # the fake lab's configs: site set => route added
-        reads.append(lab.flags["site"])
-        return {"r1": parse(R1 + ("ip route 198.51.100.0/24 10.0.0.2\n" if lab.flags["site"] else ""))}
+        reads.append(flag(lab, "site"))
+        return {"r1": parse(R1 + ("ip route 198.51.100.0/24 10.0.0.2\n" if flag(lab, "site") else ""))}
 
     monkeypatch.setattr(changes, "read_configs", read_configs)
     monkeypatch.setattr(changes, "read_kernel", lambda lab, routers, timeout=10.0: {})
-    monkeypatch.setattr(FakeLab, "vtysh", lambda self, *a, **k: "", raising=False)
     deps = Setup(World(), {}).deps()
     deps.get_task_class = lambda name: SimpleNamespace(variant=lambda scenario, seed: NcbVariant(seed))
     rec = run_one(spec, "a1", 1, tmp_path / "out", deps=deps)

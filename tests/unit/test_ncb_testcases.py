@@ -15,6 +15,7 @@ from ani.observer.match import NCB_DEFAULT
 from ani.netconfbench.task import load_task, parse_task
 from ani.netconfbench.testcases import to_checks
 from ani.observer import CommandCheck, Observer, RouteCheck, dump_checks, parse_checks
+from ani.testing import FakeLab as ShippedFakeLab
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "netconfbench"
 
@@ -93,10 +94,6 @@ def R(rc: int = 0, stdout: str = "", stderr: str = "", timed_out: bool = False) 
     return ExecResult(rc, stdout, stderr, timed_out, 0.0)
 
 
-class FakeTopo:
-    nodes = ["r1", "r2"]
-
-
 TABLE = {"203.0.113.0/30": [
     {"protocol": "static", "distance": 100, "nexthops": [{"ip": "198.51.100.2", "interfaceName": "eth-b"}]},
     {"protocol": "static", "distance": 1, "selected": True, "nexthops": [{"ip": "192.0.2.2", "interfaceName": "eth-a"}]},
@@ -105,19 +102,19 @@ SHOW = ("S   203.0.113.0/30 [100/0] via 198.51.100.2, eth-b, weight 1, 00:00:01\
         "S>* 203.0.113.0/30 [1/0] via 192.0.2.2, eth-a, weight 1, 00:00:01\n")
 
 
-class FakeLab:
-    def __init__(self, outputs: list[R] | None = None):
-        self.topology = FakeTopo()
-        self.outputs = outputs or []
-        self.vtysh_calls: list[tuple[str, list[str]]] = []
+def FakeLab(outputs: list[ExecResult] | None = None) -> ShippedFakeLab:  # noqa: N802
+    """ani.testing's FakeLab (routers r1, r2) whose vtysh calls answer ``outputs`` in turn (the
+    last one from then on) and whose ``show ip route json`` is TABLE."""
+    lab = ShippedFakeLab()
+    outputs = list(outputs or [])
 
-    def vtysh(self, router, commands, timeout=10.0):
-        self.vtysh_calls.append((router, list(commands)))
-        return self.outputs.pop(0) if len(self.outputs) > 1 else self.outputs[0]
+    def answer(router, commands):
+        if commands == ["show ip route json"]:
+            return json.dumps(TABLE)
+        return outputs.pop(0) if len(outputs) > 1 else outputs[0]
 
-    def vtysh_json(self, router, command, timeout=10.0):
-        assert command == "show ip route json"
-        return TABLE
+    lab.on_vtysh(answer)
+    return lab
 
 
 def test_a_command_check_runs_one_vtysh_and_searches_its_output():
@@ -167,7 +164,8 @@ def test_a_sample_round_reads_a_command_check_for_itself():
               RouteCheck(router="r1", prefix="203.0.113.0/30", protocol="static")]
     res = Observer(lab).sample(checks)
     assert [r.passed for r in res] == [True, True]
-    assert lab.vtysh_calls == [("r1", ["show ip route"])]  # no prefetch of a 'show bgp summary' for it
+    # the command check's own read, no prefetch of a 'show bgp summary' for it; the route check's table read
+    assert sorted(lab.vtysh_calls) == [("r1", ["show ip route"]), ("r1", ["show ip route json"])]
 
 
 @pytest.mark.parametrize("command", ["show version\nconfigure terminal\nip route 10.66.0.0/24 Null0\nend",

@@ -16,6 +16,7 @@ from lxml import etree
 
 from ani.netconf import editconfig
 from ani.netconf.errors import BASE_NS
+from ani.testing import FakeLab
 
 sys.path.insert(0, str(Path(__file__).parent))  # the helpers of the datastore / engine tests
 from test_netconf_datastore import V1, FakeBackend, Timers, routes_xml  # noqa: E402, I001
@@ -127,12 +128,16 @@ class _Manager:
         self.connected = False
 
 
-class _Lab:
-    class topology:  # mimics Lab.topology
-        routers = ("r1",)
+#: one router r1 with a NETCONF server
+ONE_ROUTER = {"name": "one", "routers": {"r1": {}}}
 
-    def netconf_endpoint(self, router):  # type: ignore[no-untyped-def]
-        return {"host": "127.0.0.1", "port": 830, "username": "ani", "password": "x"}
+
+def _backend_lab(monkeypatch: pytest.MonkeyPatch) -> FakeLab:
+    """A FakeLab with the ``pathspace`` FrrBackend asks for (FakeLab has none: an observer
+    would take it for a lab with FRR routing state to read)."""
+    lab = FakeLab(lab_id="x")
+    monkeypatch.setattr(lab, "pathspace", lambda router: router, raising=False)
+    return lab
 
 
 @pytest.fixture
@@ -140,7 +145,7 @@ def a2():  # type: ignore[no-untyped-def]
     from ani.adapters.a2 import A2Adapter
 
     m = _Manager()
-    a = A2Adapter(_Lab(), connect=lambda ep, **kw: m)
+    a = A2Adapter(FakeLab(ONE_ROUTER, netconf=True), connect=lambda ep, **kw: m)
     a.sent = m.calls  # type: ignore[attr-defined]
     yield a
     a.close()
@@ -284,7 +289,7 @@ def test_session_drop_right_after_a_confirmed_commit_is_not_a_pending_commit():
 
     first, second = _DroppingManager(drop_on_get=2), _DroppingManager(drop_on_get=0)
     managers = [first, second]
-    a = A2Adapter(_Lab(), connect=lambda ep, **kw: managers.pop(0))
+    a = A2Adapter(FakeLab(ONE_ROUTER, netconf=True), connect=lambda ep, **kw: managers.pop(0))
     res = a.call("commit", {"devices": ["r1"], "confirm_timeout_s": 30})
     assert first.calls.count("commit") == 1
     assert not res.ok and "rolled" in res.error.message, res.text
@@ -301,7 +306,7 @@ def test_confirm_commit_after_an_unnoticed_session_drop_refuses():
 
     first, second = _DroppingManager(drop_on_get=0), _DroppingManager(drop_on_get=0)
     managers = [first, second]
-    a = A2Adapter(_Lab(), connect=lambda ep, **kw: managers.pop(0))
+    a = A2Adapter(FakeLab(ONE_ROUTER, netconf=True), connect=lambda ep, **kw: managers.pop(0))
     assert a.call("commit", {"devices": ["r1"], "confirm_timeout_s": 30}).ok
     first.connected = False  # dropped; nobody has noticed yet
     res = a.call("confirm_commit", {"devices": ["r1"]})
@@ -509,19 +514,13 @@ def test_apply_time_bound_grows_with_the_size_of_the_change(monkeypatch):
 
     monkeypatch.setattr(device_apply, "apply", fake_apply)
 
-    class FakeLab:
-        id = "x"
-
-        def pathspace(self, router: str) -> str:
-            return router
-
     def big(n: int) -> DeviceConfig:
         entries = [PrefixListEntry(seq=i, action="permit",
                                    prefix=IPv4Network(f"10.{i >> 8 & 255}.{i & 255}.0/24"))
                    for i in range(1, n + 1)]
         return DeviceConfig(hostname="r1", prefix_lists={"BIG": PrefixList(entries=entries)})
 
-    b = FrrBackend(FakeLab(), "r1")
+    b = FrrBackend(_backend_lab(monkeypatch), "r1")
     b.apply(DeviceConfig(hostname="r1"))
     b.apply(big(1500))
     assert seen[0] == b.timeout  # small change: the configured bound
@@ -540,13 +539,7 @@ def test_sizing_the_bound_never_breaks_a_read(monkeypatch):
                        unmodelled=["bgp community-list standard CL-H3 seq 5 permit 64500:1"])
     monkeypatch.setattr(device_apply, "read", lambda lab, router: cfg)
 
-    class FakeLab:
-        id = "x"
-
-        def pathspace(self, router: str) -> str:
-            return router
-
-    assert FrrBackend(FakeLab(), "r1").read() is cfg
+    assert FrrBackend(_backend_lab(monkeypatch), "r1").read() is cfg
 
 
 # -- kind: a namespace mistake that selects nothing, silently -----------------------------------

@@ -14,54 +14,37 @@ from ani.campaign.report import render_markdown, summarize
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 from ani.observer.sampler import DEFAULT_PERIOD_S
-from ani.protocol import ToolResult
+from ani.testing import FakeLab as ShippedFakeLab
+from ani.testing.fake_campaign import (
+    FakeTask,
+    FakeWorld,
+    FlagAdapter,
+    FlagCheck,
+    FlagResult,
+    SamplingFlagObserver,
+    flag,
+)
 
 
-@dataclass(frozen=True)
-class FCheck:
-    name: str
-    flag: str
-    want: bool
-    service: str | None = None
-    kind: str = "reach"
-    expect: bool = True
+FCheck, FResult = FlagCheck, FlagResult
+#: set when the sampler has seen the damage (the agent waits for it before repairing)
+SEEN_DAMAGE = threading.Event()
 
 
-@dataclass
-class FResult:
-    name: str
-    passed: bool
-    detail: str = ""
-    service: str | None = None
+def FakeLab(topology: Any) -> ShippedFakeLab:  # noqa: N802 - ani.testing's campaign world makes the lab
+    return FakeWorld().make_lab(topology)
 
 
-class FakeLab:
-    def __init__(self, topology: Any) -> None:
-        self.topology = topology
-        self.flags = {"site": False, "damage": False}
-        self.seen_damage = threading.Event()
-
-    def up(self) -> FakeLab:
-        return self
-
-    def down(self) -> None:
-        pass
-
-
-class FakeObserver:
-    def __init__(self, lab: FakeLab) -> None:
-        self.lab = lab
+class FakeObserver(SamplingFlagObserver):
+    """Grades and samples the lab's flags; says when a sampling round saw ``damage``."""
 
     def _look(self, checks):
-        return [FResult(c.name, self.lab.flags[c.flag] == c.want, service=c.service) for c in checks]
-
-    def evaluate(self, checks, bound_s=None):
-        return self._look(checks)
+        return self.look(checks)
 
     def sample(self, checks, gate=None):
-        out = self._look(checks)
-        if self.lab.flags["damage"]:
-            self.lab.seen_damage.set()
+        out = self.look(checks)
+        if flag(self.lab, "damage"):
+            SEEN_DAMAGE.set()
         return out
 
 
@@ -71,45 +54,9 @@ class FakeScenario:
                   FCheck("bgp e1 -> c1", "damage", False, "bgp")]
 
 
-class FakeVariant:
-    variant_id = "v1"
-    hidden_tests = [FCheck("site-reach", "site", True)]
-
-    def lab_topology(self, scenario):
-        return {}
-
-    def agent_view(self):
-        return {"request": "onboard"}
-
-
-class FakeTask:
-    @staticmethod
-    def variant(scenario, seed):
-        return FakeVariant()
-
-
-class FakeAdapter:
-    def __init__(self, lab: FakeLab, trajectory: Any) -> None:
-        self.lab, self.trajectory = lab, trajectory
-
-    def open(self):
-        pass
-
-    def close(self):
-        pass
-
-    def tools(self):
-        return []
-
-    def call(self, name: str, arguments: dict) -> ToolResult:
-        if name == "update_config":  # "no X" clears the flag X, "X" sets it
-            for cmd in arguments["commands"]:
-                self.lab.flags[cmd.removeprefix("no ")] = not cmd.startswith("no ")
-            res = ToolResult.success("ok", changed=True)
-        else:
-            res = ToolResult.success("read")
-        self.trajectory.log_call(name, arguments, res)
-        return res
+def FakeAdapter(lab: ShippedFakeLab, trajectory: Any) -> FlagAdapter:  # noqa: N802
+    """update_config's "no X" lowers the flag X, "X" raises it."""
+    return FlagAdapter("a1", lab, trajectory=trajectory)
 
 
 @dataclass
@@ -127,11 +74,10 @@ class Agent:
         adapter.call("update_config", {"device": "e1", "commands": list(cmds)})
 
     def run(self, task, adapter, budget):
-        lab = adapter.lab
         self._upd(adapter, "site")
         if self.plan in ("break-repair", "break-leave", "oscillate"):
             self._upd(adapter, "damage")
-            assert lab.seen_damage.wait(30), "the sampler never looked"
+            assert SEEN_DAMAGE.wait(30), "the sampler never looked"
         if self.plan == "break-repair":
             adapter.call("get_running_config", {"device": "e1"})
             self._upd(adapter, "no damage")
@@ -151,6 +97,7 @@ def spec(tmp_path):
 
 
 def _run(spec, tmp_path, plan):
+    SEEN_DAMAGE.clear()
     deps = RunnerDeps(make_lab=FakeLab, load_scenario=lambda p: FakeScenario(), get_task_class=lambda n: FakeTask,
                       make_observer=FakeObserver,
                       create_adapter=lambda level, lab, blocklist=False, trajectory=None: FakeAdapter(lab, trajectory),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -12,6 +13,7 @@ import pytest
 
 from ani.errors import ConfigError, ObserverError
 from ani.observer import BgpSessionCheck, LoopbackCheck, Observer, ReachCheck, parse_checks
+from ani.testing import FakeLab as ShippedFakeLab
 
 
 @dataclass
@@ -44,39 +46,49 @@ def _ping_out(sent, got):
     return f"--- x ping statistics ---\n{sent} packets transmitted, {got} received, {100 - 100 * got // sent}% packet loss\n"
 
 
-class FakeTopo:
-    nodes = ["e1", "c1", "h1", "h2"]
+#: routers e1 -- c1, host h1 behind e1, h2 behind c1
+TOPOLOGY = {
+    "name": "observed",
+    "routers": {"e1": {}, "c1": {}},
+    "hosts": {"h1": {"gateway": "198.18.1.1"}, "h2": {"gateway": "198.18.2.1"}},
+    "links": [
+        {"a": {"node": "e1", "ifname": "eth-c1"}, "b": {"node": "c1", "ifname": "eth-e1"}},
+        {"a": {"node": "e1", "ifname": "eth-h1"}, "b": {"node": "h1", "ifname": "eth0", "address": "198.18.1.10/24"}},
+        {"a": {"node": "c1", "ifname": "eth-h2"}, "b": {"node": "h2", "ifname": "eth0", "address": "198.18.2.10/24"}},
+    ],
+}
 
 
-class FakeLab:
-    """Reachability flips on after ``up_after`` seconds; ``blocked`` destinations never answer."""
+def FakeLab(up_after=0.0, blocked=(), leaky=(), ping_s=0.0):  # noqa: N802
+    """ani.testing's FakeLab whose pings answer as a network would: reachability flips on after
+    ``up_after`` seconds; ``blocked`` destinations never answer, ``leaky`` ones answer one ping;
+    each ping takes ``ping_s``. ``lab.pings``: every ping as ``(node, argv, seconds since the
+    lab was made)``; ``lab.bgp_state``: the state ``show bgp summary json`` gives 100.64.255.1."""
+    lab = ShippedFakeLab(TOPOLOGY)
+    lab.t0, lab.lock, lab.pings, lab.bgp_state = time.monotonic(), threading.Lock(), [], "Active"
+    blocked, leaky = set(blocked), set(leaky)
 
-    def __init__(self, up_after=0.0, blocked=(), leaky=()):
-        self.topology = FakeTopo()
-        self.t0 = time.monotonic()
-        self.up_after = up_after
-        self.blocked = set(blocked)
-        self.leaky = set(leaky)
-        self.calls: list[tuple[str, list[str], float]] = []
-        self.lock = threading.Lock()
-        self.bgp_state = "Active"
-
-    def exec(self, node, argv, timeout=10.0, input=None):
+    def ping(node, argv):
         if argv[0] == "sh":
-            return _batch(self, node, argv[2], timeout)
-        with self.lock:
-            self.calls.append((node, list(argv), time.monotonic() - self.t0))
-        dst = argv[-1]
-        count = int(argv[argv.index("-c") + 1])
-        if dst in self.leaky:
+            return _batch(lab, node, argv[2], 10.0)
+        time.sleep(ping_s)
+        with lab.lock:
+            lab.pings.append((node, list(argv), time.monotonic() - lab.t0))
+        dst, count = argv[-1], int(argv[argv.index("-c") + 1])
+        if dst in leaky:
             return R(0, _ping_out(count, 1))
-        if dst in self.blocked or time.monotonic() - self.t0 < self.up_after:
+        if dst in blocked or time.monotonic() - lab.t0 < up_after:
             return R(1, _ping_out(count, 0))
         return R(0, _ping_out(count, count))
 
-    def vtysh_json(self, router, command, timeout=10.0):
-        assert command == "show bgp summary json"
-        return {"ipv4Unicast": {"peers": {"100.64.255.1": {"state": self.bgp_state}}}}
+    def bgp(router, commands):
+        if commands != ["show bgp summary json"]:
+            return None
+        return json.dumps({"ipv4Unicast": {"peers": {"100.64.255.1": {"state": lab.bgp_state}}}})
+
+    lab.on_exec(ping)
+    lab.on_vtysh(bgp)
+    return lab
 
 
 def test_parse_checks_discriminates_and_names_bad_field():
@@ -113,23 +125,23 @@ def test_negative_runs_after_positives_and_needs_silence():
     assert [r.name for r in res] == [c.name for c in checks]
     assert [r.passed for r in res] == [True, True, False]
     assert res[2].detail == "1 of 5 answered"
-    last_positive = max(t for _n, a, t in lab.calls if a[-1] == "10.0.0.2")
-    first_negative = min(t for _n, a, t in lab.calls if a[-1] in ("10.0.0.9", "10.0.0.8"))
+    last_positive = max(t for _n, a, t in lab.pings if a[-1] == "10.0.0.2")
+    first_negative = min(t for _n, a, t in lab.pings if a[-1] in ("10.0.0.9", "10.0.0.8"))
     assert first_negative >= last_positive
-    neg_argv = next(a for _n, a, _t in lab.calls if a[-1] == "10.0.0.9")
+    neg_argv = next(a for _n, a, _t in lab.pings if a[-1] == "10.0.0.9")
     assert neg_argv[neg_argv.index("-c") + 1] == "5"
 
 
 def test_negative_fails_when_ping_cannot_run():
     lab = FakeLab()
-    lab.exec = lambda node, argv, timeout=10.0, input=None: R(127, "", "ping: not found")
+    lab.on_exec(lambda node, argv: R(127, "", "ping: not found"))
     (r,) = Observer(lab).evaluate([ReachCheck(src="h1", dst="10.0.0.9", expect=False)])
     assert not r.passed and "could not run ping" in r.detail
 
 
 def test_no_route_counts_as_unreachable():
     lab = FakeLab()
-    lab.exec = lambda node, argv, timeout=10.0, input=None: R(2, "", "connect: Network is unreachable")
+    lab.on_exec(lambda node, argv: R(2, "", "connect: Network is unreachable"))
     (r,) = Observer(lab).evaluate([ReachCheck(src="h1", dst="10.0.0.9", expect=False)])
     assert r.passed and "no route" in r.detail
 
@@ -138,8 +150,8 @@ def test_loopback_uses_source():
     lab = FakeLab()
     (r,) = Observer(lab).evaluate([LoopbackCheck(router="e1", address="100.64.255.1", source="100.64.255.11")])
     assert r.passed
-    argv = lab.calls[0][1]
-    assert argv[argv.index("-I") + 1] == "100.64.255.11" and argv[0] == "ping" and lab.calls[0][0] == "e1"
+    argv = lab.pings[0][1]
+    assert argv[argv.index("-I") + 1] == "100.64.255.11" and argv[0] == "ping" and lab.pings[0][0] == "e1"
 
 
 def test_bgp_session_states():
@@ -162,36 +174,30 @@ def test_unknown_node_is_observer_error():
 
 
 def test_runs_concurrently():
-    class Slow(FakeLab):
-        def exec(self, node, argv, timeout=10.0, input=None):
-            time.sleep(0.2)
-            return super().exec(node, argv, timeout, input)
-
     checks = [ReachCheck(src="h1", dst=f"10.0.0.{i}") for i in range(1, 33)]
     t0 = time.monotonic()
-    res = Observer(Slow(), workers=16).evaluate(checks)
+    res = Observer(FakeLab(ping_s=0.2), workers=16).evaluate(checks)
     assert all(r.passed for r in res) and time.monotonic() - t0 < 1.5
 
 
-class RouteLab:
-    """``show ip route json`` (the whole table: a covering /16 and, if ``present``, the prefix) and
-    ``show bgp ipv4 unicast PREFIX json`` answers, as FRR 8.4 prints them."""
+def RouteLab(present=True, lp=200, comms="64500:101 64500:900", prefix="198.18.11.0/24"):  # noqa: N802
+    """A FakeLab answering ``show ip route json`` (the whole table: a covering /16 and, if
+    ``present``, the prefix) and ``show bgp ipv4 unicast PREFIX json``, as FRR 8.4 prints them."""
+    lab = ShippedFakeLab(TOPOLOGY)
 
-    def __init__(self, present=True, lp=200, comms="64500:101 64500:900", prefix="198.18.11.0/24"):
-        self.topology = FakeTopo()
-        self.present, self.lp, self.comms, self.prefix = present, lp, comms, prefix
-        self.commands: list[str] = []
-
-    def vtysh_json(self, router, command, timeout=10.0):
-        self.commands.append(command)
+    def answer(router, commands):
+        (command,) = commands
         if command == "show ip route json":
             table = {"198.18.0.0/16": [{"prefix": "198.18.0.0/16", "protocol": "static"}]}
-            if self.present:
-                table[self.prefix] = [{"prefix": self.prefix, "protocol": "bgp"}]
-            return table
-        assert command == f"show bgp ipv4 unicast {self.prefix} json", command
-        return {"paths": [{"bestpath": {"overall": True}, "locPrf": self.lp, "community": {"string": self.comms}},
-                          {"locPrf": 999}]}
+            if present:
+                table[prefix] = [{"prefix": prefix, "protocol": "bgp"}]
+            return json.dumps(table)
+        assert command == f"show bgp ipv4 unicast {prefix} json", command
+        return json.dumps({"paths": [{"bestpath": {"overall": True}, "locPrf": lp, "community": {"string": comms}},
+                                     {"locPrf": 999}]})
+
+    lab.on_vtysh(answer)
+    return lab
 
 
 def test_route_check_presence_absence_and_best_path_attributes():
@@ -228,22 +234,25 @@ def test_route_check_wants_the_exact_prefix_not_a_covering_route():
     assert r.passed and r.detail == "route present (static)"
 
 
-class CountingLab(FakeLab):
-    """Counts vtysh reads; the BGP session comes up after ``up_after_reads`` of them."""
+def CountingLab(up_after_reads=0, broken=False):  # noqa: N802
+    """Counts vtysh reads (``lab.reads``); the BGP sessions come up after ``up_after_reads`` of
+    them; ``broken``: every read fails (bgpd is not running)."""
+    lab = FakeLab()
+    lab.reads = 0
 
-    def __init__(self, up_after_reads=0, **kw):
-        super().__init__(**kw)
-        self.reads = 0
-        self.up_after_reads = up_after_reads
-
-    def vtysh_json(self, router, command, timeout=10.0):
-        with self.lock:
-            self.reads += 1
-            n = self.reads
+    def read(router, commands):
+        with lab.lock:
+            lab.reads += 1
+            n = lab.reads
+        if broken:
+            raise RuntimeError("vtysh: bgpd is not running")
         time.sleep(0.05)  # a read takes a while: concurrent checks meet it in flight
-        peers = {f"100.64.255.{i}": {"state": "Established" if n > self.up_after_reads else "Active"}
+        peers = {f"100.64.255.{i}": {"state": "Established" if n > up_after_reads else "Active"}
                  for i in range(1, 11)}
-        return {"ipv4Unicast": {"peers": peers}}
+        return json.dumps({"ipv4Unicast": {"peers": peers}})
+
+    lab.on_vtysh(read)
+    return lab
 
 
 def test_checks_of_one_router_share_one_read_per_round():
@@ -267,13 +276,7 @@ def test_a_retried_check_never_looks_at_the_read_it_failed_on_again():
 
 
 def test_a_failed_read_fails_the_attempt_of_every_check_sharing_it():
-    class Broken(CountingLab):
-        def vtysh_json(self, router, command, timeout=10.0):
-            with self.lock:
-                self.reads += 1
-            raise RuntimeError("vtysh: bgpd is not running")
-
-    lab = Broken()
+    lab = CountingLab(broken=True)
     res = Observer(lab, poll_s=0.05).evaluate(
         [BgpSessionCheck(router="e1", neighbor=f"100.64.255.{i}") for i in (1, 2)], bound_s=0.2)
     assert [r.passed for r in res] == [False, False]
@@ -284,15 +287,15 @@ def test_on_negatives_is_called_once_between_the_positive_and_the_negative_check
     lab = FakeLab(up_after=0.2, blocked={"10.0.0.9"})
     obs = Observer(lab, poll_s=0.05)
     seen: list[int] = []
-    obs.on_negatives = lambda: seen.append(len(lab.calls))
+    obs.on_negatives = lambda: seen.append(len(lab.pings))
     checks = [ReachCheck(src="h1", dst="10.0.0.2"), ReachCheck(src="h1", dst="10.0.0.9", expect=False)]
     assert [r.passed for r in obs.evaluate(checks, bound_s=5)] == [True, True]
     (at,) = seen  # once; every positive ping made before it, every negative one after
-    assert {a[-1] for _n, a, _t in lab.calls[:at]} == {"10.0.0.2"}
-    assert {a[-1] for _n, a, _t in lab.calls[at:]} == {"10.0.0.9"}
+    assert {a[-1] for _n, a, _t in lab.pings[:at]} == {"10.0.0.2"}
+    assert {a[-1] for _n, a, _t in lab.pings[at:]} == {"10.0.0.9"}
     seen.clear()
     obs.evaluate([ReachCheck(src="h1", dst="10.0.0.2")], bound_s=5)  # no negative check: at the end
-    assert seen == [len(lab.calls)]
+    assert seen == [len(lab.pings)]
 
 
 def test_negative_wait_is_the_pings_wait_and_must_be_positive():
@@ -303,7 +306,7 @@ def test_negative_wait_is_the_pings_wait_and_must_be_positive():
     assert '-c "$c" -i 0.05 -W 1 ' in obs._ping_fn()
     lab = FakeLab(blocked={"10.0.0.9"})
     Observer(lab, negative_wait_s=DELAYED_NEGATIVE_WAIT_S)._ping("h1", "10.0.0.9", count=NEGATIVE_PINGS)
-    (argv,) = [a for _n, a, _t in lab.calls]
+    (argv,) = [a for _n, a, _t in lab.pings]
     assert argv[argv.index("-c"):] == ["-c", "5", "-i", "0.05", "-W", "1", "10.0.0.9"]
     with pytest.raises(ValueError, match="negative_wait_s"):
         Observer(FakeLab(), negative_wait_s=0)

@@ -3,6 +3,7 @@ service class, oscillation, and Observer.sample / evaluate's "passed checks are 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -14,6 +15,7 @@ from ani.intents.damage import damaged_by_class, service_class_of
 from ani.observer import LoopbackCheck, Observer, ReachCheck, RouteCheck
 from ani.observer.evaluate import CheckResult
 from ani.observer.sampler import IntervalTracker, Sampler
+from ani.testing import FakeLab
 
 # -- IntervalTracker (pure) ----------------------------------------------------------------------
 
@@ -216,8 +218,16 @@ class R:
         return self.rc == 0 and not self.timed_out
 
 
-class Topo:
-    nodes = ["h1", "e1", "e2"]
+#: routers e1 -- e2, host h1 behind e1
+TOPOLOGY = {
+    "name": "sampled",
+    "routers": {"e1": {}, "e2": {}},
+    "hosts": {"h1": {"gateway": "198.18.1.1"}},
+    "links": [
+        {"a": {"node": "e1", "ifname": "eth-e2"}, "b": {"node": "e2", "ifname": "eth-e1"}},
+        {"a": {"node": "e1", "ifname": "eth-h1"}, "b": {"node": "h1", "ifname": "eth0", "address": "198.18.1.10/24"}},
+    ],
+}
 
 
 FAKE_PING = """#!/bin/sh
@@ -230,48 +240,53 @@ echo "1 packets transmitted, 0 received, 100% packet loss"; exit 1
 """
 
 
-class CountingLab:
-    """Pings: ``sh -c SCRIPT`` (the sampler's batch) runs for real with a fake ``ping`` first on
-    PATH; a single ping (``evaluate``) is answered here."""
+def CountingLab(tmp_path, answering=(), routes=None, unreachable=()):  # noqa: N802
+    """ani.testing's FakeLab whose pings: ``sh -c SCRIPT`` (the sampler's batch) runs for real
+    with a fake ``ping`` first on PATH; a single ping (``evaluate``) is answered here.
+    ``show ip route json`` on a router answers ``routes[router]`` ({} by default). ``lab.pings``:
+    every ping as ``(destination, count)``."""
+    lab = FakeLab(TOPOLOGY)
+    answering, unreachable, routes = set(answering), set(unreachable), routes or {}
+    lab.pings, lab.lock = [], threading.Lock()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "ping").write_text(FAKE_PING)
+    (bin_dir / "ping").chmod(0o755)
+    log = tmp_path / "pings.log"
 
-    def __init__(self, tmp_path, answering=(), routes=None, unreachable=()):
-        self.topology = Topo()
-        self.answering = set(answering)
-        self.unreachable = set(unreachable)
-        self.routes = routes or {}
-        self.pings: list[tuple[str, int]] = []
-        self.reads: list[tuple[str, str]] = []
-        self.execs: list[tuple[str, str]] = []
-        self.lock = threading.Lock()
-        self.bin = tmp_path / "bin"
-        self.bin.mkdir(exist_ok=True)
-        (self.bin / "ping").write_text(FAKE_PING)
-        (self.bin / "ping").chmod(0o755)
-        self.log = tmp_path / "pings.log"
-
-    def exec(self, node, argv, timeout=10.0, input=None):
-        with self.lock:
-            self.execs.append((node, argv[0]))
+    def ping(node, argv):
         if argv[0] == "sh":
-            log = self.log.with_name(f"pings-{node}-{threading.get_ident()}.log")  # one per exec
-            env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "PING_LOG": str(log),
-                   "ANSWERING": " ".join(self.answering), "UNREACHABLE": " ".join(self.unreachable)}
-            p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
-            for ln in log.read_text().splitlines() if log.exists() else []:
-                with self.lock:
-                    self.pings.append((ln.split()[-1], int(ln.split()[ln.split().index("-c") + 1])))
-            log.unlink(missing_ok=True)
+            one = log.with_name(f"pings-{node}-{threading.get_ident()}.log")  # one per exec
+            env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PING_LOG": str(one),
+                   "ANSWERING": " ".join(answering), "UNREACHABLE": " ".join(unreachable)}
+            p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=10.0)
+            for ln in one.read_text().splitlines() if one.exists() else []:
+                with lab.lock:
+                    lab.pings.append((ln.split()[-1], int(ln.split()[ln.split().index("-c") + 1])))
+            one.unlink(missing_ok=True)
             return R(p.returncode, p.stdout, p.stderr)
         dst, count = argv[-1], int(argv[argv.index("-c") + 1])
-        with self.lock:
-            self.pings.append((dst, count))
-        got = count if dst in self.answering else 0
+        with lab.lock:
+            lab.pings.append((dst, count))
+        got = count if dst in answering else 0
         return R(0 if got else 1, f"{count} packets transmitted, {got} received\n")
 
-    def vtysh_json(self, router, command, timeout=10.0):
-        with self.lock:
-            self.reads.append((router, command))
-        return self.routes.get(router, {})
+    def table(router, commands):
+        return json.dumps(routes.get(router, {})) if commands == ["show ip route json"] else None
+
+    lab.on_exec(ping)
+    lab.on_vtysh(table)
+    return lab
+
+
+def execs(lab):
+    """``(node, program)`` of every exec but vtysh's."""
+    return [(n, a[0]) for n, a in lab.calls if a[0] != "vtysh"]
+
+
+def reads(lab):
+    """``(router, command)`` of every one-command vtysh read (what ``vtysh_json`` sends)."""
+    return [(r, cmds[0]) for r, cmds in lab.vtysh_calls if len(cmds) == 1]
 
 
 def test_sample_is_one_look_per_check_one_process_per_node_and_one_table_read_per_router(tmp_path):
@@ -290,8 +305,8 @@ def test_sample_is_one_look_per_check_one_process_per_node_and_one_table_read_pe
     # one ping per check (the negative ones too), one process per node, one table read per router
     assert sorted(lab.pings) == sorted([("10.0.0.2", 1), ("10.0.0.3", 1), ("10.0.0.4", 1), ("10.0.0.5", 1),
                                         ("10.0.0.5", 1), ("100.64.255.2", 1)])
-    assert sorted(lab.execs) == [("e1", "sh"), ("h1", "sh")]
-    assert lab.reads == [("e1", "show ip route json")]
+    assert sorted(execs(lab)) == [("e1", "sh"), ("h1", "sh")]
+    assert reads(lab) == [("e1", "show ip route json")]
 
 
 def test_sample_sees_a_breach_of_isolation(tmp_path):
@@ -309,8 +324,8 @@ def test_grading_does_not_redo_passed_checks_while_waiting_for_the_others(tmp_pa
     assert res[1].attempts > 2 and res[3].attempts > 2  # the failing ones were retried ...
     assert res[0].attempts == 1 and res[2].attempts == 1  # ... the passed ones never again
     assert lab.pings.count(("10.0.0.2", 1)) == 1
-    assert lab.reads.count(("e1", "show ip route json")) == 1
-    assert lab.reads.count(("e2", "show ip route json")) == res[3].attempts
+    assert reads(lab).count(("e1", "show ip route json")) == 1
+    assert reads(lab).count(("e2", "show ip route json")) == res[3].attempts
 
 
 # -- damage by service class ---------------------------------------------------------------------
@@ -393,24 +408,16 @@ def test_no_sampling_process_starts_while_an_agent_call_is_in_flight():
 def test_sample_reads_a_routers_commands_with_one_vtysh(tmp_path):
     from ani.observer import BgpSessionCheck
 
-    class VtyLab(CountingLab):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, **kw)
-            self.vtysh_calls: list[list[str]] = []
-
-        def vtysh(self, router, commands, timeout=10.0):
-            self.vtysh_calls.append(list(commands))
-            docs = {"show ip route json": '{"10.1.0.0/24": [{"protocol": "bgp"}]}',
-                    "show bgp summary json": '{"ipv4Unicast": {"peers": {"100.64.255.1": {"state": "Idle"}}}}'}
-            return R(0, "\n".join(docs[c] for c in commands) + "\n")
-
-    lab = VtyLab(tmp_path)
+    docs = {"show ip route json": '{"10.1.0.0/24": [{"protocol": "bgp"}]}',
+            "show bgp summary json": '{"ipv4Unicast": {"peers": {"100.64.255.1": {"state": "Idle"}}}}'}
+    lab = CountingLab(tmp_path)
+    lab.on_vtysh(lambda router, commands: R(0, "\n".join(docs[c] for c in commands) + "\n"))
     checks = [RouteCheck(router="e1", prefix="10.1.0.0/24"), BgpSessionCheck(router="e1", neighbor="100.64.255.1"),
               RouteCheck(router="e1", prefix="10.2.0.0/24")]
     res = Observer(lab).sample(checks)
     assert [(r.passed, r.detail) for r in res] == [(True, "route present (bgp)"), (False, "state Idle"),
                                                    (False, "no route")]
-    assert lab.vtysh_calls == [["show ip route json", "show bgp summary json"]] and lab.reads == []
+    assert lab.vtysh_calls == [("e1", ["show ip route json", "show bgp summary json"])]  # one vtysh, nothing else
 
 
 class KwObserver(ScriptObserver):

@@ -3,7 +3,6 @@ them; a budget that runs out is a stop reason, never an agent error (issue 14, c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 from ani.errors import ErrorCode
 from ani.protocol import ToolResult
+from ani.testing import FakeLab
 from ani.trajectory import Trajectory
 
 
@@ -132,19 +132,12 @@ def test_the_tool_call_event_keeps_per_device_results():
 # -- locks left ---------------------------------------------------------------------------------
 
 
-@dataclass
-class Lock:
-    session_id: int
-
-
-class LockLab:
-    def __init__(self, held: dict[tuple[str, str], int]) -> None:
-        self.held = held
-        self.topology = type("T", (), {"routers": {"r1": None, "r2": None, "r3": None}})()
-
-    def netconf_lock(self, router: str, target: str = "running") -> Lock | None:
-        sid = self.held.get((router, target))
-        return None if sid is None else Lock(sid)
+def LockLab(held: dict[tuple[str, str], int]) -> FakeLab:  # noqa: N802
+    """Routers r1, r2, r3 whose datastores NETCONF sessions lock: ``{(router, target): session}``."""
+    lab = FakeLab({"name": "locks", "routers": {"r1": {}, "r2": {}, "r3": {}}})
+    for (router, target), sid in held.items():
+        lab.hold_lock(router, sid, target)
+    return lab
 
 
 class LockAdapter:
@@ -171,17 +164,11 @@ def test_locks_left_are_the_agents_sessions_locks_only():
 # -- the runner: budget exhausted, invalid calls counted, not an agent error ------------------------
 
 
-class FLab:
-    topology = type("T", (), {"routers": {"r1": None}})()
-
-    def up(self) -> FLab:
-        return self
-
-    def down(self) -> None:
-        pass
-
-    def netconf_lock(self, router: str, target: str = "running") -> Lock | None:
-        return Lock(5) if target == "candidate" else None
+def FLab() -> FakeLab:  # noqa: N802
+    """Router r1, its candidate datastore locked by NETCONF session 5 (the agent's)."""
+    lab = FakeLab({"name": "one", "routers": {"r1": {}}}, running=False)
+    lab.hold_lock("r1", 5, "candidate")
+    return lab
 
 
 class FObserver:

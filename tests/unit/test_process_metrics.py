@@ -28,6 +28,8 @@ from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 from ani.errors import AgentError, ErrorCode
 from ani.protocol import Level, ToolResult, ToolSpec
+from ani.testing import FakeLab
+from ani.testing.fake_campaign import flag, set_flag
 from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 
 # --- a small real adapter on a fake lab ----------------------------------------------------------
@@ -401,16 +403,8 @@ def test_a_cell_without_metrics_renders_dashes():
 # --- through the runner ----------------------------------------------------------------------------
 
 
-class _Lab:
-    def __init__(self, topology):
-        self.topology = fake_lab().topology
-        self.flags = {"done": False}
-
-    def up(self):
-        return self
-
-    def down(self):
-        pass
+def _Lab(topology) -> FakeLab:  # noqa: N802 - the run's lab (ani.testing), made down as the runner wants it
+    return FakeLab(running=False)
 
 
 class _Observer:
@@ -418,7 +412,7 @@ class _Observer:
         self.lab = lab
 
     def evaluate(self, checks, bound_s=None):
-        return [SimpleNamespace(name=c, passed=self.lab.flags["done"] or c == "inv") for c in checks]
+        return [SimpleNamespace(name=c, passed=flag(self.lab, "done") or c == "inv") for c in checks]
 
 
 class _Variant:
@@ -441,7 +435,7 @@ class _Agent:
         log_agent_action(traj, "null", reason="unknown tool name")
         log_agent_turn(traj, 2, prompt_tokens=400, completion_tokens=30)
         adapter.call("update_config", {"device": "r1", "commands": BGP})
-        adapter.lab.flags["done"] = True
+        set_flag(adapter.lab, "done")
         log_agent_turn(traj, 3, prompt_tokens=500, completion_tokens=10)
         log_agent_action(traj, "submit")
         return SimpleNamespace(stop_reason="submitted", steps=1, submitted=True, error=None)

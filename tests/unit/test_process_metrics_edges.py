@@ -26,6 +26,8 @@ from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 from ani.errors import ErrorCode
 from ani.protocol import Level, ToolResult
+from ani.testing import FakeLab
+from ani.testing.fake_campaign import flag, set_flag
 from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 
 # --- a tiny real adapter and a fake world -------------------------------------------------------
@@ -50,22 +52,12 @@ class TinyA1(BaseAdapter):
     def update_config(self, args: Lines) -> ToolResult:
         if any("bogus" in c for c in args.commands):
             return ToolResult.failure(ErrorCode.COMMAND_FAILED, "% Unknown command")
-        self.lab.flags["done"] = True
+        set_flag(self.lab, "done")
         return ToolResult.success("applied", changed=True)
 
 
-class Lab:
-    def __init__(self, topology=None):
-        self.topology = SimpleNamespace(
-            routers={"r1": None}, nodes=["r1"], links=[], is_router=lambda n: True
-        )
-        self.flags = {"done": False}
-
-    def up(self):
-        return self
-
-    def down(self):
-        pass
+def Lab(topology=None) -> FakeLab:  # noqa: N802 - the run's lab (ani.testing), made down as the runner wants it
+    return FakeLab(running=False)
 
 
 class Observer:
@@ -77,7 +69,7 @@ class Observer:
     def evaluate(self, checks, bound_s=None):
         if Observer.fail_grading and "done" in checks:
             raise RuntimeError("observer lost the lab")
-        done = self.lab.flags["done"]
+        done = flag(self.lab, "done")
         return [SimpleNamespace(name=c, passed=c == "inv" or done) for c in checks]
 
 

@@ -21,7 +21,7 @@ from ani.adapters.sandbox import (
     truncation_marker,
 )
 from ani.errors import ConfigError
-from ani.lab.topology import parse_topology
+from ani.testing import FakeLab
 
 SPEC = SandboxSpec(netns="ani-abc123-r2", pathspace="ani-abc123-r2", hostname="r2")
 
@@ -222,14 +222,8 @@ def test_run_capped_no_stdin() -> None:
 # -- the adapter's argument model and options ---------------------------------------------------
 
 
-class _Lab:
-    topology = parse_topology({"routers": {"r1": {}, "r2": {}}})
-
-    def netns(self, n: str) -> str:
-        return f"ani-x-{n}"
-
-    def pathspace(self, n: str) -> str:
-        return f"ani-x-{n}"
+def _Lab() -> FakeLab:  # noqa: N802 - routers r1, r2 (the tool specs and arguments need no more)
+    return FakeLab({"routers": {"r1": {}, "r2": {}}})
 
 
 def test_shell_tool_spec() -> None:

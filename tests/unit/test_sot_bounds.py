@@ -12,12 +12,12 @@ import json
 import re
 import tracemalloc
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import ani.device.apply as device_apply
+from ani.testing import FakeLab
 from ani.adapters.a3r import A3RAdapter
 from ani.device.model import DeviceConfig, StaticRoute
 from ani.sot.bounds import MAX_FILE_BYTES, MAX_MESSAGE_BYTES, MAX_OPS, check_message, check_revision
@@ -135,8 +135,10 @@ def test_the_checks_themselves() -> None:
 # -- every A3-R tool, every argument that reaches git or the file system ---------------------------
 
 
-def _lab(tmp_path: Path) -> SimpleNamespace:
-    return SimpleNamespace(dir=tmp_path / "lab", topology=SimpleNamespace(routers=["r1", "r2"]))
+def _lab(tmp_path: Path) -> FakeLab:
+    lab = FakeLab()  # routers r1, r2; A3-R keeps its repository in the lab's dir (LabFiles)
+    lab.dir = tmp_path / "lab"
+    return lab
 
 
 @pytest.fixture

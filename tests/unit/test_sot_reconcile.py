@@ -11,6 +11,8 @@ import pytest
 
 import ani.device.apply as device_apply
 from ani.device.model import DeviceConfig, StaticRoute
+from ani.device.parse import parse
+from ani.device.render import render
 from ani.device.outcome import ApplyError, ApplyReport
 from ani.sot.patch import pointer
 from ani.sot.reconcile import (
@@ -23,6 +25,7 @@ from ani.sot.reconcile import (
     involved_lines,
 )
 from ani.sot.repo import SotRepo
+from ani.testing import FakeLab
 
 
 def _r(name: str, distance: int = 1) -> DeviceConfig:
@@ -30,22 +33,23 @@ def _r(name: str, distance: int = 1) -> DeviceConfig:
                                                                   distance=distance)])
 
 
-class FakeLab:
-    """Running configurations by router; ``sent`` counts what an applier changed."""
+def make_lab(cfgs: dict[str, DeviceConfig]) -> FakeLab:
+    """ani.testing's FakeLab whose routers run ``cfgs``; ``lab.sent``: what an applier changed."""
+    lab = FakeLab({"name": "sot", "routers": {r: {} for r in cfgs}})
+    for r, cfg in cfgs.items():
+        lab.set_config(r, render(cfg))
+    lab.sent = []
+    return lab
 
-    def __init__(self, cfgs: dict[str, DeviceConfig]) -> None:
-        self.running = dict(cfgs)
-        self.sent: list[str] = []
-        self.reads = 0
 
-    def read(self, _lab: object, router: str) -> DeviceConfig:
-        self.reads += 1
-        return self.running[router]
+def read(lab: FakeLab, router: str) -> DeviceConfig:
+    """The reconciler's reader: the router's running configuration, parsed."""
+    return parse(lab.running_config(router))
 
 
 def honest(lab: FakeLab, targets: dict[str, DeviceConfig]) -> ApplierOutcome:
     for r, cfg in sorted(targets.items()):
-        lab.running[r] = cfg
+        lab.set_config(r, render(cfg))
         lab.sent.append(r)
     return ApplierOutcome(ok=True, applied=sorted(targets))
 
@@ -66,21 +70,21 @@ def _set_distance(repo: SotRepo, router: str, distance: int) -> str:
 
 
 def test_pending_before_first_reconcile(repo: SotRepo) -> None:
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
-    rec = Reconciler(lab, repo, applier=honest, reader=lab.read)
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
+    rec = Reconciler(lab, repo, applier=honest, reader=read)
     assert rec.status() == ReconcileStatus(status="pending")
     assert rec.drift() == {}
 
 
 def test_no_drift_sends_nothing_three_times(repo: SotRepo) -> None:
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
     calls = []
 
     def applier(lab_: FakeLab, targets: dict) -> ApplierOutcome:
         calls.append(sorted(targets))
         return honest(lab_, targets)
 
-    rec = Reconciler(lab, repo, applier=applier, reader=lab.read)
+    rec = Reconciler(lab, repo, applier=applier, reader=read)
     _set_distance(repo, "r2", 200)
     first = rec.reconcile()
     assert first.status == "converged" and first.tries == 1 and first.applied == ["r2"]
@@ -94,9 +98,9 @@ def test_no_drift_sends_nothing_three_times(repo: SotRepo) -> None:
 
 
 def test_drift_shows_out_of_band_change_and_reconcile_reverts_it(repo: SotRepo) -> None:
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
-    rec = Reconciler(lab, repo, applier=honest, reader=lab.read)
-    lab.running["r1"] = _r("r1", 50)  # out of band
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
+    rec = Reconciler(lab, repo, applier=honest, reader=read)
+    lab.set_config("r1", render(_r("r1", 50)))  # out of band
     d = rec.drift()
     assert list(d) == ["r1"]
     assert [(i.pointer, i.kind, i.desired, i.actual) for i in d["r1"]] == [
@@ -104,22 +108,22 @@ def test_drift_shows_out_of_band_change_and_reconcile_reverts_it(repo: SotRepo) 
     ]
     assert rec.drift(["r2"]) == {}
     st = rec.reconcile()
-    assert st.status == "converged" and st.applied == ["r1"] and lab.running["r1"] == _r("r1")
+    assert st.status == "converged" and st.applied == ["r1"] and read(lab, "r1") == _r("r1")
 
 
 def test_competing_writer_is_non_convergent_after_one_apply(repo: SotRepo) -> None:
     """The applier's change is undone each time (another writer puts the old value back): the
     drift after the apply is the drift before it -> non-convergent, with the lines."""
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
     calls = []
 
     def undone(lab_: FakeLab, targets: dict) -> ApplierOutcome:
         calls.append(1)
         honest(lab_, targets)
-        lab_.running["r1"] = _r("r1")  # the other writer
+        lab_.set_config("r1", render(_r("r1")))  # the other writer
         return ApplierOutcome(ok=True, applied=sorted(targets))
 
-    rec = Reconciler(lab, repo, applier=undone, reader=lab.read)
+    rec = Reconciler(lab, repo, applier=undone, reader=read)
     _set_distance(repo, "r1", 200)
     st = rec.reconcile()
     assert st.status == "non-convergent" and st.tries == 1 and len(calls) == 1
@@ -132,16 +136,16 @@ def test_competing_writer_is_non_convergent_after_one_apply(repo: SotRepo) -> No
 
 def test_flapping_drift_non_convergent_at_most_two_applies(repo: SotRepo) -> None:
     """Each apply leaves a different drift: the second apply is the last (max_tries=2)."""
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
     n = []
 
     def drifting(lab_: FakeLab, targets: dict) -> ApplierOutcome:
         n.append(1)
         honest(lab_, targets)
-        lab_.running["r1"] = _r("r1", 10 + len(n))  # a different wrong value each time
+        lab_.set_config("r1", render(_r("r1", 10 + len(n))))  # a different wrong value each time
         return ApplierOutcome(ok=True, applied=["r1"])
 
-    rec = Reconciler(lab, repo, applier=drifting, reader=lab.read)
+    rec = Reconciler(lab, repo, applier=drifting, reader=read)
     _set_distance(repo, "r1", 200)
     st = rec.reconcile()
     assert st.status == "non-convergent" and st.tries == 2 and len(n) == 2
@@ -150,18 +154,18 @@ def test_flapping_drift_non_convergent_at_most_two_applies(repo: SotRepo) -> Non
 
 
 def test_second_apply_converges(repo: SotRepo) -> None:
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
     n = []
 
     def slow(lab_: FakeLab, targets: dict) -> ApplierOutcome:
         n.append(1)
         if len(n) == 1:  # half-way: only r2 took it
-            lab_.running["r2"] = targets["r2"]
-            lab_.running["r1"] = _r("r1", 7)
+            lab_.set_config("r2", render(targets["r2"]))
+            lab_.set_config("r1", render(_r("r1", 7)))
             return ApplierOutcome(ok=True, applied=["r1", "r2"])
         return honest(lab_, targets)
 
-    rec = Reconciler(lab, repo, applier=slow, reader=lab.read)
+    rec = Reconciler(lab, repo, applier=slow, reader=read)
     _set_distance(repo, "r1", 200)
     _set_distance(repo, "r2", 200)
     st = rec.reconcile()
@@ -169,12 +173,12 @@ def test_second_apply_converges(repo: SotRepo) -> None:
 
 
 def test_applier_failure_is_failed_with_phase(repo: SotRepo) -> None:
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
 
     def refusing(lab_: FakeLab, targets: dict) -> ApplierOutcome:
         return ApplierOutcome(ok=False, error="r1: locked by someone", phase="lock", detail={"x": 1})
 
-    rec = Reconciler(lab, repo, applier=refusing, reader=lab.read)
+    rec = Reconciler(lab, repo, applier=refusing, reader=read)
     _set_distance(repo, "r1", 200)
     st = rec.reconcile()
     assert (st.status, st.phase, st.error, st.tries, st.detail) == ("failed", "lock", "r1: locked by someone", 1, {"x": 1})
@@ -183,12 +187,12 @@ def test_applier_failure_is_failed_with_phase(repo: SotRepo) -> None:
 
 def test_not_reached_counts_as_a_try(repo: SotRepo) -> None:
     """An apply that did not reach the desired state and was put back is judged by its drift."""
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
 
     def rewritten(lab_: FakeLab, targets: dict) -> ApplierOutcome:
         return ApplierOutcome(ok=False, error="r1: did not reach", phase=PHASE_NOT_REACHED)
 
-    rec = Reconciler(lab, repo, applier=rewritten, reader=lab.read)
+    rec = Reconciler(lab, repo, applier=rewritten, reader=read)
     _set_distance(repo, "r1", 200)
     st = rec.reconcile()
     assert st.status == "non-convergent" and st.tries == 1 and "r1: did not reach" in (st.reason or "")
@@ -203,11 +207,11 @@ def test_read_failure_is_failed(repo: SotRepo) -> None:
 
 
 def test_custom_desired(repo: SotRepo) -> None:
-    lab = FakeLab({"r1": _r("r1"), "r2": _r("r2")})
-    rec = Reconciler(lab, repo, applier=honest, reader=lab.read,
+    lab = make_lab({"r1": _r("r1"), "r2": _r("r2")})
+    rec = Reconciler(lab, repo, applier=honest, reader=read,
                      desired=lambda rp: {**head_desired(rp), "r2": _r("r2", 99)})
     st = rec.reconcile()
-    assert st.status == "converged" and st.applied == ["r2"] and lab.running["r2"] == _r("r2", 99)
+    assert st.status == "converged" and st.applied == ["r2"] and read(lab, "r2") == _r("r2", 99)
 
 
 def test_max_tries_checked(repo: SotRepo) -> None:

@@ -19,6 +19,7 @@ from ani.campaign.results import RunRecord, RunStore, label_for, read_runs
 from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 from ani.protocol import Level, ToolResult
+from ani.testing import FakeLab
 from ani.trajectory import Trajectory, log_agent_action, log_agent_turn
 
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
@@ -41,15 +42,8 @@ class OneRouterA1(BaseAdapter):
         return ToolResult.success("applied", changed=True)
 
 
-class Lab:
-    def __init__(self, topology=None):
-        self.topology = SimpleNamespace(routers={"r1": None}, nodes=["r1"], links=[], is_router=lambda n: True)
-
-    def up(self):
-        return self
-
-    def down(self):
-        pass
+def Lab(topology=None) -> FakeLab:  # noqa: N802 - the run's lab (ani.testing), made down as the runner wants it
+    return FakeLab(running=False)
 
 
 class Observer:

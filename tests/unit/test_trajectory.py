@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ani.adapters.base import BaseAdapter, DeviceArgs, tool
 from ani.errors import ErrorCode
-from ani.lab.topology import parse_topology
+from ani.testing import FakeLab
 from ani.protocol import Level, ToolResult
 from ani.trajectory import OBSERVATION_CHARS, SUMMARY_CHARS, Trajectory, cut_text
 
@@ -22,8 +22,8 @@ class Echo(BaseAdapter):
         return ToolResult.success(f"hello from {args.device}\n" + "x" * 500, {"n": 1})
 
 
-class Lab:
-    topology = parse_topology({"routers": {"r1": {}, "r2": {}}})
+def Lab() -> FakeLab:  # noqa: N802 - routers r1, r2
+    return FakeLab({"routers": {"r1": {}, "r2": {}}})
 
 
 def test_calls_are_written_as_json_lines_and_read_back(tmp_path: Path) -> None:
