@@ -65,6 +65,15 @@ from ani.errors import CapabilityMissing
 ROOT = Path(__file__).parent.parent
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` hands out the longest test file first (``tests/file_order.py``)."""
+    if config.getoption("dist", "no") != "loadfile":
+        return None
+    from file_order import LongestFileFirst
+
+    return LongestFileFirst(config, log)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # an ignored SIGINT survives exec: every ani command a test starts would ignore Ctrl-C
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:

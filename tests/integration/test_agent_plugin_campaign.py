@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -56,19 +57,25 @@ def test_a_plugin_agent_runs_in_a_worker_and_again_in_rerun_and_resume(lab_host,
     assert (r.steps, r.stop_reason, r.tool_calls, r.label) == (2, "max_steps", 2, "clean_failure"), (
         r.label, r.infra_error_reason, r.agent_error)
 
-    again = tmp_path / "again"
-    res, labs = ani_cli(["campaign", "rerun", str(out), "a1-onboard-site-s1", "--out", str(again)],
-                        {"COLUMNS": "200", **_path_env()}, 300)
+    # the rerun reads the folder, the resume rewrites it: the resume gets a copy, and the two
+    # run side by side (issue 28 §4: each is a lab's run, one after the other they took twice)
+    lost = tmp_path / "lost"
+    shutil.copytree(out, lost)
+    (lost / "runs.jsonl").write_text("")  # the run lost: --resume runs it again, from the file
+    with ThreadPoolExecutor(2) as pool:
+        rerun = pool.submit(ani_cli, ["campaign", "rerun", str(out), "a1-onboard-site-s1", "--out",
+                                      str(tmp_path / "again")], {"COLUMNS": "200", **_path_env()}, 300)
+        resume = pool.submit(ani_cli, ["campaign", "run", str(camp), "--resume", str(lost), "--no-progress",
+                                       "--jobs", "1"], {"COLUMNS": "200", **_path_env()}, 300)
+    res, labs = rerun.result()
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "recorded: clean_failure: matches" in res.stdout
-    assert _records(again)["a1"].stop_reason == "max_steps"
+    assert _records(tmp_path / "again")["a1"].stop_reason == "max_steps"
 
-    (out / "runs.jsonl").write_text("")  # the run lost: --resume runs it again, from the file
-    res, labs = ani_cli(["campaign", "run", str(camp), "--resume", str(out), "--no-progress", "--jobs", "1"],
-                        {"COLUMNS": "200", **_path_env()}, 300)
+    res, labs = resume.result()
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert len(labs) == 1
-    r = _records(out)["a1"]
+    r = _records(lost)["a1"]
     assert (r.steps, r.stop_reason) == (2, "max_steps")
 
 

@@ -37,9 +37,9 @@ def server():
 @pytest.mark.timeout(1500)
 def test_the_shipped_llm_level_sweep_runs_against_the_fake_model_by_options(lab_host, server, tmp_path):
     shipped = (ROOT / "campaigns" / "level-sweep-llm.yaml").read_bytes()
-    out = tmp_path / "res"
+    out = tmp_path / "res"  # --jobs 4: the 7 cells in two rounds, not four (issue 28 §4)
     res, labs = ani_cli(["campaign", "run", "campaigns/level-sweep-llm.yaml", "--variants", "1", "--out", str(out),
-                         "--no-progress", "--jobs", "2", "--agent-option", f"base_url={server.url}",
+                         "--no-progress", "--jobs", "4", "--agent-option", f"base_url={server.url}",
                          "--agent-option", "model=fake-qwen"], _env(), 1200)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert server.responder_errors == []

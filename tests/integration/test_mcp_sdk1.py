@@ -58,8 +58,10 @@ class Env:
         self.ani = str(path / "bin" / "ani")
 
     def pip(self, *args: str, timeout: float = 900) -> None:
+        # --no-compile: byte-compiling every installed module (langchain, openai-agents,
+        # pydantic-ai...) was CPU time for modules no test imports (issue 28 §4)
         res = subprocess.run([self.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                              *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                              "--no-compile", *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         assert res.returncode == 0, f"pip install {' '.join(args)}:\n{res.stderr[-3000:]}"
 
     def versions(self, *names: str) -> dict[str, str | None]:

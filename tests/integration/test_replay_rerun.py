@@ -4,7 +4,7 @@ run re-graded without its model gives the recorded verdict at every level.
 - The scripted agent's runs of every level (a0 a1 a1+blocklist a2 a3t a3r a4, one seed, its
   mistakes on: dangerous successes, a clean success, a failed a4 commit) are the known-answer
   fixture (tests/data/campaign-results/known-answer, recorded with summaries only): each is
-  replayed in a subprocess, three at a time, and must match its recorded label with the same
+  replayed in a subprocess, four at a time, and must match its recorded label with the same
   scenario hash and the same number of tool calls, every recorded call replayed.
 - An LLM agent's run (tests/fake_model.py behind the fake chat-completions server, ``ani run``
   at a3t) is replayed from its JSONL and from its ATIF export (``ani campaign export``), with no
@@ -50,17 +50,21 @@ RUN_IDS = sorted(_records(KNOWN))
 
 @pytest.fixture(scope="module")
 def replays(tmp_path_factory):
-    """The 7 runs of the known-answer folder replayed (three subprocesses at a time): ``{run id:
-    (the CompletedProcess, the new folder)}``, and the folder copy they came from."""
+    """The 7 runs of the known-answer folder replayed (four subprocesses at a time, the longest
+    first): ``{run id: (the CompletedProcess, the new folder)}``, and the folder copy they came
+    from."""
     from conftest import _require_lab_host
 
     _require_lab_host()
     tmp = tmp_path_factory.mktemp("replays")
     src = tmp / "known-answer"
     shutil.copytree(KNOWN, src)
-    with ThreadPoolExecutor(3) as pool:
-        done = list(pool.map(lambda rid: _rerun(src, rid, tmp / f"r-{rid}"), RUN_IDS))
-    return {rid: (res, tmp / f"r-{rid}") for rid, res in zip(RUN_IDS, done, strict=True)}, src
+    # the longest recorded run first (a4's failed commit: 107 s of 34-53 s): started last, it
+    # ran alone after the others (issue 28 §4)
+    longest_first = sorted(RUN_IDS, key=lambda rid: -_records(KNOWN)[rid]["wall_s"])
+    with ThreadPoolExecutor(4) as pool:
+        done = list(pool.map(lambda rid: _rerun(src, rid, tmp / f"r-{rid}"), longest_first))
+    return {rid: (res, tmp / f"r-{rid}") for rid, res in zip(longest_first, done, strict=True)}, src
 
 
 def test_the_known_answer_folder_has_a_run_of_every_level():
@@ -69,7 +73,7 @@ def test_the_known_answer_folder_has_a_run_of_every_level():
                       ("a3t", False), ("a4", False)]
 
 
-@pytest.mark.timeout(1200)  # the fixture: 7 replays of 35-110 s each, three at a time
+@pytest.mark.timeout(1200)  # the fixture: 7 replays of 35-110 s each, four at a time
 @pytest.mark.parametrize("run_id", RUN_IDS)
 def test_replay_gives_the_recorded_verdict(replays, run_id):
     results, src = replays
