@@ -42,7 +42,6 @@ file, ``ssh_ports``).
 
 from __future__ import annotations
 
-import json
 import secrets
 import shlex
 import signal
@@ -439,17 +438,9 @@ class Lab:
         command). Raises UnknownNode (not a router of this lab), LabError (lab not running, vtysh
         failed or timed out, or the output is not JSON; the message carries vtysh's text).
         """
-        if not command.rstrip().endswith("json"):
-            command = command.rstrip() + " json"
-        res = self.vtysh(router, command, timeout=timeout)
-        text = res.stdout.strip()
-        try:
-            if not res.ok:
-                raise ValueError
-            return json.loads(text)
-        except ValueError:
-            why = "timed out" if res.timed_out else f"exit {res.rc}"
-            raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None
+        from ani.lab.protocol import vtysh_json
+
+        return vtysh_json(self, router, command, timeout)
 
     def running_config(self, router: str, timeout: float = 10.0) -> str:
         """``show running-config`` of ``router`` (text), read by the device layer's one reader,

@@ -36,7 +36,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from ani.errors import CapabilityMissing
+from ani.errors import CapabilityMissing, LabError
 
 if TYPE_CHECKING:
     from ani.lab.netconf import NetconfEndpoint, NetconfLock
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ani.lab.ssh import SshEndpoint
     from ani.lab.topology import Topology
 
-__all__ = ["CAPABILITIES", "Devices", "Lab", "LabFiles", "LocalFrr", "NetconfCapable", "NetconfLocks", "NetconfServer",
+__all__ = ["CAPABILITIES", "vtysh_json", "Devices", "Lab", "LabFiles", "LocalFrr", "NetconfCapable", "NetconfLocks", "NetconfServer",
            "SshCapable", "lacking", "members", "missing", "provides", "require"]
 
 L = TypeVar("L")
@@ -269,3 +269,23 @@ def require(lab: L, cap: type, what: str) -> L:
     if why is not None:
         raise CapabilityMissing(why)
     return lab
+
+
+def vtysh_json(lab: Lab, router: str, command: str, timeout: float = 10.0) -> dict | list:
+    """``Lab.vtysh_json`` over ``lab.vtysh``, one implementation for every lab: ``command``
+    (``json`` appended if missing) run with a bound of ``timeout`` seconds, its output parsed.
+    Raises UnknownNode, LabGone (from ``lab.vtysh``), LabError (vtysh failed or timed out, or
+    the output is not JSON; the message carries up to 500 characters of vtysh's text)."""
+    import json
+
+    if not command.rstrip().endswith("json"):
+        command = command.rstrip() + " json"
+    res = lab.vtysh(router, command, timeout=timeout)
+    text = res.stdout.strip()
+    try:
+        if not res.ok:
+            raise ValueError
+        return json.loads(text)
+    except ValueError:
+        why = "timed out" if res.timed_out else f"exit {res.rc}"
+        raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None

@@ -65,7 +65,6 @@ Scripted answers and failures (test controls, none of them needed for the defaul
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -312,17 +311,9 @@ class FakeLab:
         """``command`` (``json`` appended if missing) through :meth:`vtysh`, parsed (register its
         answer with :meth:`on`). Raises UnknownNode, LabGone, LabError (the command failed or
         gave no JSON), as :meth:`ani.lab.lab.Lab.vtysh_json`."""
-        if not command.rstrip().endswith("json"):
-            command = command.rstrip() + " json"
-        res = self.vtysh(router, command, timeout=timeout)
-        text = res.stdout.strip()
-        try:
-            if not res.ok:
-                raise ValueError
-            return json.loads(text)
-        except ValueError:
-            why = "timed out" if res.timed_out else f"exit {res.rc}"
-            raise LabError(f"{router}: {command!r} ({why}) gave no JSON: {(text or res.stderr.strip())[:500]}") from None
+        from ani.lab.protocol import vtysh_json
+
+        return vtysh_json(self, router, command, timeout)
 
     def running_config(self, router: str, timeout: float = 10.0) -> str:
         """``show running-config`` of ``router``, read out of band (not recorded in ``calls``)."""
