@@ -9,6 +9,13 @@
 
 __version__ = "0.1.0"
 
+import warnings  # noqa: E402
+
+# cryptography >= 51 deprecates DSA, and asyncssh (the labs' SSH and NETCONF servers, A2's
+# client) names DSA types at import: five "DSA is deprecated" lines on every command that starts
+# a lab. Nothing ani does uses DSA; only that warning of asyncssh's own modules is silenced.
+warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh(\.|$)")
+
 # ``ani.connect`` is the module ani/connect.py, callable as its function connect() (see there)
 import ani.connect  # noqa: E402
 

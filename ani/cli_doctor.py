@@ -107,8 +107,10 @@ def _wanted_levels(level: list[str] | None) -> list[str]:
     wanted = [lv.strip().lower() for lv in (level or [])] or list(LEVELS)
     unknown = [lv for lv in wanted if lv not in LEVELS]
     if unknown:
-        err_console.print(f"[red]error:[/red] --level {escape(unknown[0])}: unknown level; known: "
-                          f"{', '.join(LEVELS)}", soft_wrap=True)
+        from ani.registry import unknown_level
+
+        err_console.print(f"[red]error:[/red] --level: {escape(str(unknown_level(unknown[0], LEVELS)))}",
+                          soft_wrap=True)
         raise typer.Exit(2)
     return wanted
 

@@ -213,17 +213,23 @@ class Registry(Generic[T], Mapping[str, "T | str"]):
             return self._resolve(name, name)
         raise self.unknown(name, list(targets))
 
-    def unknown(self, name: Any, known: Sequence[str] | None = None) -> Exception:
-        """The error for an unknown ``name``: ``unknown <what> 'x'; known: a, b; did you mean
-        'a'?; <hint>`` (``(none)`` when nothing is registered)."""
+    def unknown(self, name: Any, known: Sequence[str] | None = None, *, what: str | None = None) -> Exception:
+        """The error (``error``) for an unknown ``name``; its text is :meth:`unknown_text`."""
+        return self.error(self.unknown_text(name, known, what=what))
+
+    def unknown_text(self, name: Any, known: Sequence[str] | None = None, *, what: str | None = None) -> str:
+        """``unknown <what> 'x'; known: a, b; did you mean 'a'?; <hint>`` (``(none)`` when
+        nothing is registered): the one wording of an unknown name, also for a caller that must
+        raise another class (a pydantic validator's ValueError). ``known`` replaces the names
+        listed (default :meth:`names`), ``what`` the kind's word (``"level"`` for an adapter)."""
         names = self.names() if known is None else list(known)
-        msg = f"{self.prefix}unknown {self.what} {name!r}; known: {', '.join(names) or '(none)'}"
+        msg = f"{self.prefix}unknown {what or self.what} {name!r}; known: {', '.join(names) or '(none)'}"
         close = did_you_mean(name, names) if isinstance(name, str) else None
         if close is not None:
             msg += f"; did you mean {close!r}?"
         if self.hint:
             msg += f"; {self.hint}"
-        return self.error(msg)
+        return msg
 
     def _resolve(self, name: str, target: T | str) -> T:
         if not isinstance(target, str):

@@ -15,6 +15,7 @@ environment variable ``ANI_LEVEL``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ani.errors import ConfigError, LevelError, RegistryError
@@ -70,6 +71,13 @@ def resolve_name(name: str | None = None) -> str:
     if chosen not in known:
         raise ADAPTERS.unknown(chosen, known)
     return chosen
+
+
+def unknown_level(name: str, known: Sequence[str] | None = None) -> LevelError:
+    """The LevelError of an unknown level ``name``, in the words every option and field naming a
+    level uses: ``unknown level 'a11'; known: a0, a1, ...; did you mean 'a1'?; pip install ...``
+    (``known`` replaces the names listed, default every registered adapter)."""
+    return ADAPTERS.unknown(name, known, what="level")
 
 
 def get_adapter_class(name: str | None = None) -> type:

@@ -170,11 +170,11 @@ def run(a: RunArgs) -> None:
 def _check_options(a: RunArgs) -> dict[str, Any]:
     """The level, the adapter's options and the scenario options, checked before anything
     else; fills the defaults of ``task`` and ``seed``. Raises typer.Exit(2)."""
-    from ani.registry import available
+    from ani.registry import available, unknown_level
 
     known = available()
     if a.level not in known:  # say which option, not the internal one-cell campaign's field path
-        raise _fail(f"--level / $ANI_LEVEL: unknown level {a.level!r}; known: {', '.join(known)}")
+        raise _fail(f"--level / $ANI_LEVEL: {unknown_level(a.level, list(known))}")
     adapter_options = _adapter_options(a.level, list(a.adapter_option))
     if a.manifest is not None and a.scenario is not None:
         raise _fail("give --scenario (a scenario file) or --manifest (generated), not both")

@@ -173,12 +173,12 @@ class CellSpec(BaseModel):
 
 def _known_level(v: str) -> str:
     """``v`` (stripped, lower case) if it names an available adapter; ValueError otherwise."""
-    from ani.registry import available
+    from ani.registry import available, unknown_level
 
     v = v.strip().lower()
     known = available()
     if v not in known:
-        raise ValueError(f"unknown level {v!r}; known: {', '.join(known)}")
+        raise ValueError(str(unknown_level(v, list(known))))
     return v
 
 
@@ -233,12 +233,12 @@ class FaultsSpec(BaseModel):
     def _kinds(cls, v: list[str] | None) -> list[str] | None:
         if v is None:
             return None
-        from ani.faults import fault_kinds
+        from ani.faults.base import FAULT_KINDS
 
-        known = fault_kinds()
+        known = FAULT_KINDS.names()
         bad = [k for k in v if k not in known]
         if bad:
-            raise ValueError(f"unknown fault kind {bad[0]!r}; known: {', '.join(known)}")
+            raise ValueError(FAULT_KINDS.unknown_text(bad[0], known))
         if not v:
             raise ValueError("give at least one kind (or null: every kind this host can do)")
         return list(dict.fromkeys(v))

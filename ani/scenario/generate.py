@@ -108,7 +108,9 @@ class LayerSpec(_Strict):
             raise ValueError("give density (absolute) or weight (times the global density), not both")
         known = generator_names()
         if self.service not in known:
-            raise ValueError(f"service: unknown service class {self.service!r} (known: {', '.join(known)})")
+            from ani.intents.services.base import SERVICE_CLASSES
+
+            raise ValueError(f"service: {SERVICE_CLASSES.unknown_text(self.service, known)}")
         return self
 
     def instances(self, density: int) -> int:

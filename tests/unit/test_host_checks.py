@@ -154,7 +154,7 @@ def test_ani_doctor_table_fix_and_exit_codes(host, monkeypatch):
     assert CliRunner().invoke(app, ["doctor", "--level", "a0"]).exit_code == 0
     assert CliRunner().invoke(app, ["doctor", "--level", "a0", "--level", "a4"]).exit_code == 1
     bad = CliRunner().invoke(app, ["doctor", "--level", "a9"])
-    assert bad.exit_code == 2 and "--level a9: unknown level" in bad.stderr
+    assert bad.exit_code == 2 and "--level: unknown level 'a9'; known: a0" in bad.stderr
 
 
 def test_ani_doctor_counts_the_daemons_of_the_scenario_given(host, tmp_path):

@@ -142,3 +142,16 @@ def test_template_adapter_satisfies_the_protocol(monkeypatch: pytest.MonkeyPatch
     assert lab.calls == [("r2", ["vtysh", "-c", "show version"])]
     assert bad.error is not None and bad.error.code is ErrorCode.UNKNOWN_DEVICE
     assert [e["tool"] for e in adapter.trajectory.calls] == ["show_version", "show_version"]
+
+
+def test_an_entry_point_with_a_builtins_name_is_ignored_as_the_template_readme_says(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package declaring ``a1`` does not replace ani's A1 (the registry keeps the built-in);
+    the template's README said the later entry point replaced it."""
+    ep = importlib.metadata.EntryPoint(name="a1", value="ani_myvendor.adapter:MyVendorAdapter", group=ENTRY_POINT_GROUP)
+    monkeypatch.setattr(plugin_registry, "entry_points", _fake_entry_points(ep))
+    assert available()["a1"] == "ani.adapters.a1:A1Adapter"
+    assert get_adapter_class("a1").__name__ == "A1Adapter"
+    readme = " ".join((TEMPLATE / "README.md").read_text().split())
+    assert "replaces the earlier one" not in readme
+    assert "an entry point with a built-in's name is ignored" in readme
