@@ -108,9 +108,12 @@ def test_the_brokers_vtysh_and_an_a0_call_run_inside_the_routers_cgroup(two, mon
     a = create_adapter("a0", lab)
     r = a.call("shell", {"device": "r1", "command": "vtysh -c 'show running-config' | grep -c '^hostname r1'"})
     assert r.ok and r.data["stdout"] == "1\n", r.text
-    join = memcg.wrap(ps, [])
-    broker = [argv for argv in seen if any("vtysh -N" in x for x in argv)]
-    assert broker and all(argv[:len(join)] == join for argv in broker), broker
+    # the broker runs vtysh through the lab's node_argv: the router's entry script, which joins
+    # the router's memory cgroup before it enters the netns
+    enter = lab.node_argv("r1", [])
+    broker = [argv for argv in seen if "-N" in argv and ps in argv]
+    assert broker and all(argv[:len(enter)] == enter for argv in broker), broker
+    assert memcg.join_script(ps) in Path(enter[0]).read_text()
     call = [argv for argv in seen if "bwrap" in argv]
     assert call and all(any(str(memcg.path(ps)) in x for x in argv) for argv in call)  # nested memory cgroup
 
