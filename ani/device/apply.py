@@ -153,13 +153,20 @@ def mismatch(got: DeviceConfig, want: DeviceConfig) -> list[str]:
 
 
 def _target(router: str, want: DeviceConfig) -> Target:
-    """``want`` as a :class:`ani.device.state.Target`: FRR equal to ``render(want)`` with no
-    unmodelled line; ``table inet fw`` equal to ``want.firewall`` (other tables untouched)."""
+    """``want`` as a :class:`ani.device.state.Target`: FRR's part equal to ``want``'s with no
+    unmodelled line; ``table inet fw`` equal to ``want.firewall`` (other tables untouched).
+
+    FRR's part is done when it renders as ``want`` does, or when its model equals ``want``'s
+    (the equality :func:`apply` verdicts by): a model's prefix-lists and route-maps are dicts,
+    equal in any order, while FRR prints them in creation order, which frr-reload never changes;
+    a ``want`` holding them in another order (e.g. the source of truth's, sorted by name) would
+    otherwise cost every router two frr-reload runs that change nothing."""
     want_frr = render(want)
+    want_frr_part = want.model_copy(update={"firewall": None})
 
     def frr_done(text: str) -> bool:
         m = parse(text).model_copy(update={"hostname": router})
-        return not m.unmodelled and render(m) == want_frr
+        return not m.unmodelled and (render(m) == want_frr or m.model_copy(update={"firewall": None}) == want_frr_part)
 
     def nft_done(text: str) -> bool:
         try:
