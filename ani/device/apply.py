@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from ani.device import firewall as fwmod
 from ani.device.model import DeviceConfig
@@ -59,7 +60,12 @@ from ani.errors import LabError
 if TYPE_CHECKING:
     from ani.lab.protocol import Lab
 
-__all__ = ["ApplyError", "ApplyReport", "apply", "context_lines", "frr_diff", "mismatch", "model_of", "read"]
+__all__ = ["ApplyError", "ApplyReport", "apply", "context_lines", "frr_diff", "mismatch", "model_of", "read", "read_many"]
+
+#: at most this many routers are read at once by :func:`read_many`
+READ_WORKERS = 8
+
+T = TypeVar("T")
 
 #: prefixed to the rendered model: the lab's daemons run with ``-F traditional``
 FRR_PREAMBLE = "frr defaults traditional\n"
@@ -93,6 +99,26 @@ def read(lab: Lab, router: str, timeout: float = 10.0) -> DeviceConfig:
     that is not a router of the lab."""
     st = read_state(lab, router, timeout, nft_argv=NFT_LIST_JSON)
     return model_of(router, st.frr, st.nft)
+
+
+def read_many(lab: Lab, routers: Sequence[str], timeout: float = 10.0,
+              reader: Callable[..., T] | None = None) -> dict[str, T]:
+    """``{router: reader(lab, router)}`` in the order of ``routers`` (``reader``: default
+    :func:`read`, called with ``timeout``), the routers read side by side (at most
+    :data:`READ_WORKERS` at once): each read waits on its router's daemons, not on the CPU,
+    so nine routers take about the time of the slowest instead of the sum.
+
+    Raises what the first router in ``routers`` whose read failed raised (as reading them one
+    after the other would; the other reads are done and dropped)."""
+    from ani.host.threads import ContextPool
+
+    names = list(routers)
+    one = (lambda r: read(lab, r, timeout)) if reader is None else (lambda r: reader(lab, r))
+    if len(names) < 2:
+        return {r: one(r) for r in names}
+    with ContextPool(max_workers=min(READ_WORKERS, len(names))) as pool:
+        futures = [pool.submit(one, r) for r in names]
+        return {r: f.result() for r, f in zip(names, futures, strict=True)}
 
 
 # -- differences -----------------------------------------------------------------------------

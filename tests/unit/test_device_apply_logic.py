@@ -261,3 +261,29 @@ def test_an_other_order_with_a_frr_change_takes_one_reload(fake):
     rep = ap.apply(lab, "r1", sorted_want)
     assert rep.diff == ["+ ip prefix-list PL seq 10 permit 203.0.113.10/32"]
     assert lab.reloads == 1 and lab.running == sorted_want
+
+
+def test_read_many_keeps_the_order_and_reads_side_by_side():
+    import threading
+
+    both = threading.Barrier(2, timeout=5)  # both reads must be running at once to pass it
+
+    def reader(lab, router):  # type: ignore[no-untyped-def]
+        if router in ("r2", "r1"):
+            both.wait()
+        return f"cfg-{router}"
+
+    assert list(ap.read_many(object(), ["r3", "r2", "r1"], reader=reader).items()) == [
+        ("r3", "cfg-r3"), ("r2", "cfg-r2"), ("r1", "cfg-r1")]
+
+
+def test_read_many_raises_what_the_first_failing_router_raised(fake):
+    def reader(lab, router):  # type: ignore[no-untyped-def]
+        if router != "ok":
+            raise ap.ApplyError(f"{router}: cannot read", restored=True)
+        return router
+
+    with pytest.raises(ap.ApplyError, match="^b: cannot read"):
+        ap.read_many(object(), ["ok", "b", "c"], reader=reader)
+    lab = fake(BASE, exact)
+    assert ap.read_many(lab, ["r1"]) == {"r1": ap.read(lab, "r1")}  # the default reader: read()
