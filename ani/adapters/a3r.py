@@ -183,7 +183,7 @@ class A3RAdapter(BaseAdapter):
     # -- hooks -----------------------------------------------------------------------------
 
     def _initial_devices(self) -> dict[str, DeviceConfig]:
-        return {r: device_apply.read(self.lab, r) for r in self.devices}
+        return device_apply.read_many(self.lab, list(self.devices))
 
     def _make_reconciler(self) -> Reconciler:
         assert self.repo is not None

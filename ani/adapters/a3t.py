@@ -92,10 +92,11 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
         return self.busy_timeout_s
 
     def _service_configs(self) -> dict[str, Any]:
-        """The live config of every router (FRR + nftables), read now."""
-        from ani.device.apply import read
+        """The live config of every router (FRR + nftables), read now (side by side:
+        :func:`ani.device.apply.read_many`)."""
+        from ani.device.apply import read_many
 
-        return {r: read(self.lab, r) for r in self.lab.topology.routers}
+        return read_many(self.lab, list(self.lab.topology.routers))
 
     @tool(args=ApplyArgs, destructive=True,
           description=("Apply service changes as one transaction across every router they touch: validate "

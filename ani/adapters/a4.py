@@ -139,7 +139,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
         ``services`` (ids added / changed / removed), ``checks`` (names), ``restored_verified``
         / ``restored`` (after a failure), ``committed`` (routers that had committed before the
         rollback)."""
-        from ani.device.apply import read
+        from ani.device.apply import read_many
         from ani.intents.checks import active_checks
         from ani.intents.compile import CompileResult
         from ani.intents.transaction import run_transaction
@@ -148,7 +148,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
 
         intended = {r: normalise(c) for r, c in targets.items()}
         try:
-            before = {r: read(lab, r) for r in lab.topology.routers}
+            before = read_many(lab, list(lab.topology.routers))
             changes = service_delta(before, {**before, **intended})
             checks = active_checks(changes, before, CompileResult(configs=intended, changes=changes), lab.topology)
         except HostFault:

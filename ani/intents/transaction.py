@@ -104,6 +104,17 @@ def _comparable(cfg: Any) -> dict[str, Any]:
     return cfg.model_dump(mode="json")
 
 
+def _comparable_or_none(lab: Any, router: str) -> dict[str, Any] | None:
+    """The router's configuration now (:func:`ani.device.apply.read`) as comparable data, None
+    if it cannot be read."""
+    from ani.device.apply import read
+
+    try:
+        return _comparable(read(lab, router))
+    except Exception:  # noqa: BLE001 - then its restoration cannot be verified
+        return None
+
+
 def run_checks(lab: Lab, checks: Sequence[Check], bound_s: float = 20.0) -> list[dict[str, Any]]:
     """Run ``checks`` on ``lab``: ``[{"name", "passed", "detail"}]`` in order. Callables are
     called with the lab; observer checks (``ani.observer.checks``) go to one ``Observer``
@@ -148,7 +159,7 @@ def run_transaction(
     further forward step (lock, edit, validate, commit, confirm) is started: that step's phase
     fails (``the transaction's bound of N s ran out``) and what was committed is cancelled, as
     for any failure; the active validation gets at most what is left."""
-    from ani.device.apply import read
+    from ani.device.apply import read_many
 
     deadline = None if bound_s is None else time.monotonic() + bound_s
     routers = sorted(intended)
@@ -157,12 +168,7 @@ def run_transaction(
                           **({"connect": connect} if connect else {}))
         for r in routers
     }, deadline, bound_s)
-    before: dict[str, dict[str, Any] | None] = {}
-    for r in routers:
-        try:
-            before[r] = _comparable(read(lab, r))
-        except Exception:  # noqa: BLE001 - then its restoration cannot be verified
-            before[r] = None
+    before = read_many(lab, routers, reader=_comparable_or_none)  # None: its restoration cannot be verified
     check_results: list[dict[str, Any]] = []
     try:
         phase, check_results = tx.forward(lab, intended, checks, confirm_timeout_s, check_bound_s)
@@ -174,12 +180,9 @@ def run_transaction(
     if phase is None:
         return TransactionResult(True, None, tx.details, check_results, None, None)
     verified = True
+    after = read_many(lab, routers, reader=_comparable_or_none)
     for r in routers:
-        try:
-            now = _comparable(read(lab, r))
-            tx.details[r].restored = before[r] is not None and now == before[r]
-        except Exception:  # noqa: BLE001
-            tx.details[r].restored = False
+        tx.details[r].restored = before[r] is not None and after[r] is not None and after[r] == before[r]
         verified = verified and bool(tx.details[r].restored)
     return TransactionResult(False, phase, tx.details, check_results, verified, tx.error)
 

@@ -167,6 +167,10 @@ class Device:
         self._candidate: etree._Element | None = None  # None: tracks running
         self._base: DeviceConfig | None = None  # running when the candidate was copied from it
         self._modified_by: int | None = None  # the last session that changed the candidate
+        # the last tree validated and what it gave (warnings, errors, its DeviceConfig): a
+        # datastore tree is never changed in place (an edit makes a new one), so the candidate
+        # an edit-config validated is not validated again by validate and commit
+        self._validated: tuple[etree._Element, list[RpcError], list[RpcError], DeviceConfig | None] | None = None
         self._locks: dict[str, int] = {}  # target -> session id
         self._lock_since: dict[str, float] = {}  # target -> Unix time the lock was taken
         self._pending: PendingCommit | None = None
@@ -280,7 +284,9 @@ class Device:
             self._check_alerts(sid)
             if isinstance(source, str):
                 self._check_source(source)
-                tree = self._running_tree() if source == "running" else self._candidate_tree()
+                # the candidate itself, not a copy: validating reads it, never changes it
+                tree = (self._running_tree() if source == "running" or self._candidate is None
+                        else self._candidate)
             else:
                 result = editconfig.edit(self.codec.schema, _data(), source, "merge", "stop-on-error")
                 if result.errors:
@@ -376,7 +382,7 @@ class Device:
                 warnings, errors = self._validate_tree(self._candidate)
                 if errors:
                     _raise(warnings + errors)
-                intended = self._to_config(self._candidate)
+                intended = self._config_of(self._candidate)
                 running = self._read()
                 self._check_running_unchanged(running)
                 self._check_commit_size(running, intended)
@@ -815,18 +821,32 @@ class Device:
             raise RpcError("invalid-value", str(exc)) from exc
 
     def _validate_tree(self, tree: etree._Element) -> tuple[list[RpcError], list[RpcError]]:
-        """(warnings, errors) of a datastore tree: YANG validation, then the device model."""
+        """(warnings, errors) of a datastore tree: YANG validation, then the device model. The
+        tree validated last (the same object, never changed in place) is not validated again."""
+        memo = self._validated
+        if memo is not None and memo[0] is tree:
+            return list(memo[1]), list(memo[2])
         found = [issue_to_error(i) for i in self.codec.validate_xml(self._config_elem(tree))]
         warnings = [e for e in found if e.severity == "warning"]
         errors = [e for e in found if e.severity == "error"]
+        config = None
         if not errors:
             try:
-                self._to_config(tree)
+                config = self._to_config(tree)
             except RpcError as exc:
                 errors = [exc]
             except RpcErrors as exc:
                 errors = exc.errors
-        return warnings, errors
+        self._validated = (tree, warnings, errors, config)
+        return list(warnings), list(errors)
+
+    def _config_of(self, tree: etree._Element) -> DeviceConfig:
+        """:meth:`_to_config` of ``tree``, the one :meth:`_validate_tree` made if it validated
+        this tree last."""
+        memo = self._validated
+        if memo is not None and memo[0] is tree and memo[3] is not None:
+            return memo[3]
+        return self._to_config(tree)
 
     def _wanted(self, filter: etree._Element | None) -> tuple[bool, bool]:
         """(config, state) needed for ``filter`` (by its top-level element names)."""

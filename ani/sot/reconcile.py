@@ -259,8 +259,9 @@ class Reconciler:
         return self.desired_fn(self.repo)
 
     def actual(self, routers: list[str]) -> dict[str, DeviceConfig]:
-        """The routers' configuration now. Raises ApplyError / LabError if one cannot be read."""
-        return {r: self.reader(self.lab, r) for r in routers}
+        """The routers' configuration now, read side by side (:func:`ani.device.apply.read_many`).
+        Raises ApplyError / LabError if one cannot be read (the first in ``routers`` that could not)."""
+        return device_apply.read_many(self.lab, routers, reader=self.reader)
 
     def drift(self, devices: list[str] | None = None) -> dict[str, list[DriftItem]]:
         """Desired (HEAD) vs the routers now, per router; routers without drift are omitted.

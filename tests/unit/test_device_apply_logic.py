@@ -230,3 +230,60 @@ def test_a_dead_daemon_makes_the_config_unreadable_not_empty(fake):
     assert (lab.reloads, lab.nft_runs) == (0, [])
     lab.dead_daemons = lambda router: []
     assert ap.read(lab, "r1").prefix_lists == BASE.prefix_lists
+
+
+TWO_LISTS = DeviceConfig.model_validate({**BASE.model_dump(), "prefix_lists": {
+    "PL": {"entries": [{"seq": 5, "action": "permit", "prefix": "192.0.2.0/24"}]},
+    "AA": {"entries": [{"seq": 5, "action": "permit", "prefix": "192.0.2.128/25"}]},
+}})
+
+
+def test_an_other_order_of_named_lists_needs_no_reload(fake):
+    # the source of truth's order (sorted by name) is not FRR's (creation order), and frr-reload
+    # never reorders: the model is equal, so a firewall-only change runs no frr-reload at all
+    # (it ran two that changed nothing, on every router of an A4 transaction)
+    lab = fake(TWO_LISTS, exact)
+    new_fw = Firewall(sets={"a": FirewallSet(elements=[IPv4Network("198.51.100.0/24"), IPv4Network("192.0.2.0/24")])})
+    lab.known_fws = [new_fw, BASE.firewall]
+    sorted_want = TWO_LISTS.model_copy(update={
+        "prefix_lists": dict(sorted(TWO_LISTS.prefix_lists.items())), "firewall": new_fw})
+    assert render(sorted_want) != render(TWO_LISTS.model_copy(update={"firewall": new_fw}))  # the order differs
+    rep = ap.apply(lab, "r1", sorted_want)
+    assert rep.changed and lab.reloads == 0 and len(lab.nft_runs) == 1
+    assert lab.running == sorted_want
+
+
+def test_an_other_order_with_a_frr_change_takes_one_reload(fake):
+    lab = fake(TWO_LISTS, exact)
+    pl = TWO_LISTS.prefix_lists["PL"].model_copy(deep=True)
+    pl.entries.append(PrefixListEntry(seq=10, action="permit", prefix="203.0.113.10/32"))
+    sorted_want = TWO_LISTS.model_copy(update={"prefix_lists": {"AA": TWO_LISTS.prefix_lists["AA"], "PL": pl}})
+    rep = ap.apply(lab, "r1", sorted_want)
+    assert rep.diff == ["+ ip prefix-list PL seq 10 permit 203.0.113.10/32"]
+    assert lab.reloads == 1 and lab.running == sorted_want
+
+
+def test_read_many_keeps_the_order_and_reads_side_by_side():
+    import threading
+
+    both = threading.Barrier(2, timeout=5)  # both reads must be running at once to pass it
+
+    def reader(lab, router):  # type: ignore[no-untyped-def]
+        if router in ("r2", "r1"):
+            both.wait()
+        return f"cfg-{router}"
+
+    assert list(ap.read_many(object(), ["r3", "r2", "r1"], reader=reader).items()) == [
+        ("r3", "cfg-r3"), ("r2", "cfg-r2"), ("r1", "cfg-r1")]
+
+
+def test_read_many_raises_what_the_first_failing_router_raised(fake):
+    def reader(lab, router):  # type: ignore[no-untyped-def]
+        if router != "ok":
+            raise ap.ApplyError(f"{router}: cannot read", restored=True)
+        return router
+
+    with pytest.raises(ap.ApplyError, match="^b: cannot read"):
+        ap.read_many(object(), ["ok", "b", "c"], reader=reader)
+    lab = fake(BASE, exact)
+    assert ap.read_many(lab, ["r1"]) == {"r1": ap.read(lab, "r1")}  # the default reader: read()

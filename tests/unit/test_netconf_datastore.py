@@ -519,3 +519,24 @@ def test_get_config_subtree_filter(timers):
     with pytest.raises(RpcError) as ei:
         dev.get_config(A, "running", xf)
     assert ei.value.tag == "operation-not-supported"
+
+
+def test_the_candidate_an_edit_validated_is_not_validated_again(timers, monkeypatch):
+    dev, backend = make(V1, timers)
+    seen: list[int] = []
+    real = dev.codec.validate_xml
+    monkeypatch.setattr(dev.codec, "validate_xml", lambda elem: seen.append(1) or real(elem))
+    dev.edit_config(A, "candidate", config(routes_xml("198.51.100.0/24")))
+    assert dev.validate(A, "candidate") == []
+    dev.commit(A)
+    assert len(seen) == 1  # the edit's (test-then-set); validate and commit reuse it
+    assert [str(r.prefix) for r in backend.cfg.static_routes] == ["192.0.2.0/24", "198.51.100.0/24"]
+    # a new edit is a new candidate: validated again, and an invalid one is still refused
+    dev.edit_config(A, "candidate", config(routes_xml("203.0.113.0/24")))
+    assert len(seen) == 2
+    dev.validate(A, "running")
+    assert len(seen) == 3  # running: its own tree, read now
+    bad = config('<static-route><prefix>999.9.9.0/24</prefix><next-hop>10.0.12.2</next-hop></static-route>')
+    with pytest.raises((RpcError, RpcErrors)):
+        dev.edit_config(A, "candidate", bad)
+    assert dev.validate(A, "candidate") == [] and len(seen) == 5
