@@ -50,19 +50,25 @@ REJECTED = "neighbor 10.0.12.9 peer-group PG-NOPE"  # passes the allowlist, FRR 
 
 class Env:
     """A virtualenv holding ani (editable) and the clients; ``use(pins)`` moves it to those
-    versions (``pip install``) unless it has them already."""
+    versions (``pip install``) unless it has them already. It has no pip of its own: the project
+    venv's pip installs into it (``pip --python``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.python = str(path / "bin" / "python")
         self.ani = str(path / "bin" / "ani")
+        self.pinned: dict[str, str] | None = None  # the pins use() last saw installed (only pip changes them)
 
     def pip(self, *args: str, timeout: float = 900) -> None:
         # --no-compile: byte-compiling every installed module (langchain, openai-agents,
-        # pydantic-ai...) was CPU time for modules no test imports (issue 28 §4)
-        res = subprocess.run([self.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                              "--no-compile", *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        # pydantic-ai...) was CPU time for modules no test imports (issue 28 §4).
+        # The project venv's pip installs into this environment (--python): the environment is
+        # made without a pip of its own (ensurepip's 3 s of CPU), and pip resolves the same.
+        res = subprocess.run([sys.executable, "-m", "pip", "--python", self.python, "install", "-q",
+                              "--disable-pip-version-check", "--no-compile", *args],
+                             capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         assert res.returncode == 0, f"pip install {' '.join(args)}:\n{res.stderr[-3000:]}"
+        self.pinned = None
 
     def versions(self, *names: str) -> dict[str, str | None]:
         code = ("import json, sys\nfrom importlib.metadata import version, PackageNotFoundError\n"
@@ -71,9 +77,12 @@ class Env:
         return json.loads(self.run(code, *names).stdout)
 
     def use(self, pins: dict[str, str]) -> None:
+        if self.pinned == pins:  # checked after the last pip install: nothing has changed them since
+            return
         if self.versions(*pins) != pins:
             self.pip(*(f"{k}=={v}" for k, v in pins.items()))
         assert self.versions(*pins) == pins
+        self.pinned = dict(pins)
 
     def run(self, code: str, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
         """``code`` as a script in this environment (from the repository root); fails the test
@@ -90,7 +99,7 @@ def env(tmp_path_factory) -> Iterator[Env]:
     path = Path(kept) if kept else tmp_path_factory.mktemp("mcp-env") / "venv"
     e = Env(path)
     if not (path / "bin" / "python").exists():
-        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=300)
     if e.versions("ani-sdk", *SDK1)["ani-sdk"] is None:
         e.pip("-e", str(ROOT), *(f"{k}=={v}" for k, v in SDK1.items()), *CLIENTS)
     yield e

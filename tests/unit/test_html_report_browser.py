@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from chromium import chromium, open_page
+from chromium import DevTools, chromium, open_page
 from test_html_report import SPEC, grid_records
 
 from ani.campaign import plots
@@ -42,11 +42,18 @@ def page(tmp_path_factory):
     return s, html
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the module; each page gets a browser context of its own."""
+    with DevTools(chromium()) as dt:
+        yield dt
+
+
 @needs_chromium
-def test_every_plot_renders_without_console_error(page, tmp_path):
+def test_every_plot_renders_without_console_error(page, browser, tmp_path):
     s, html = page
     shot = tmp_path / "report.png"
-    got = open_page(html, shot)
+    got = open_page(html, shot, browser=browser)
     assert got.problems() == [], got.problems()
     want = [f"plot-{p.id}" for p in plots.all_plots(s)]
     assert [p.id for p in got.plots] == want and len(want) == 7
@@ -81,13 +88,13 @@ def _replace_plot(html: str, plot_id: str, inner: str) -> str:
     ("process", "<svg width='600' height='300'><path d='M0 0L600 300' stroke='black'/></svg>"
                 "<script>undefinedFunction()</script>", r"exception: ReferenceError"),
 ])
-def test_a_broken_plot_fails_the_check(page, tmp_path, plot_id, inner, expect):
+def test_a_broken_plot_fails_the_check(page, browser, tmp_path, plot_id, inner, expect):
     s, html = page
     text = html.read_text(encoding="utf-8")
     if f'id="plot-{plot_id}"' not in text:  # the grid has no process metrics: use the rates plot
         plot_id = "rates"
     bad = tmp_path / "report.html"
     bad.write_text(_replace_plot(text, plot_id, inner), encoding="utf-8")
-    problems = open_page(bad).problems()
+    problems = open_page(bad, browser=browser).problems()
     assert problems, "the check passed a broken page"
     assert any(re.search(expect, p) for p in problems), problems
