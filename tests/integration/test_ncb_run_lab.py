@@ -62,20 +62,27 @@ def _cli_run_a2(out: Path):  # noqa: ANN202
 
 
 @pytest.fixture(scope="module", autouse=True)
-def background(tmp_path_factory) -> Iterator[dict[str, Future]]:  # noqa: ANN001
-    """The module's four runs that share nothing with the other tests, two at a time in threads
+def background(request, tmp_path_factory) -> Iterator[dict[str, Future]]:  # noqa: ANN001
+    """The module's four runs that share nothing with the other tests, three at a time in threads
     while the tests that hold a lab of their own go on (issue 28 §4: one after the other they
     took three of this file's four minutes, mostly waiting on FRR): the campaign over two tasks
     with the level as the factor (in this process, as before), ``ani run`` at a2 (a subprocess),
     and the scripted runs at a1 and a2. ``{name: future}``; a test takes its result (an
-    exception of the run is raised in that test). Waits for every run at the module's end."""
+    exception of the run is raised in that test); only the runs of the tests selected (``-k``).
+    Waits for every run at the module's end."""
     from conftest import _require_lab_host
 
     _require_lab_host()
-    jobs = {"campaign": _levels_campaign, "cli-a2": _cli_run_a2,
-            "a1": lambda out: _scripted_run("a1", out), "a2": lambda out: _scripted_run("a2", out)}
-    with ThreadPoolExecutor(2) as pool:
-        yield {name: pool.submit(job, tmp_path_factory.mktemp("ncb-" + name)) for name, job in jobs.items()}
+    jobs = {  # name: (its test, the job)
+        "campaign": ("test_campaign_over_tasks_with_the_level_as_factor", _levels_campaign),
+        "cli-a2": ("test_cli_run_at_a2_solves_the_bgp_prefix_list_task", _cli_run_a2),
+        "a1": ("test_scripted_run_passes_every_testcase[a1]", lambda out: _scripted_run("a1", out)),
+        "a2": ("test_scripted_run_passes_every_testcase[a2]", lambda out: _scripted_run("a2", out)),
+    }
+    selected = {item.name for item in request.session.items}
+    with ThreadPoolExecutor(3) as pool:
+        yield {name: pool.submit(job, tmp_path_factory.mktemp("ncb-" + name))
+               for name, (test, job) in jobs.items() if test in selected}
 
 
 def test_mapped_names_validate_and_show_in_get_topology(make_lab, open_adapter):
