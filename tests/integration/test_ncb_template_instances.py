@@ -31,13 +31,14 @@ def test_fifteen_instances_of_three_templates():
 
 
 @pytest.fixture(scope="module")
-def validated():
+def validated(request):  # noqa: ANN001
     """``{instance file: (its validate_task report, the ids of the labs it made)}``, or the
     exception its validation raised in place of the report; the instances validated three at a
     time (issue 28 §4: each holds two labs one after the other for about 25 s, mostly waiting on
     FRR; one after the other they took almost five minutes of a worker). Labs have ids of this
     module (``nct`` + 6 hex digits) and neither NETCONF nor SSH server (validation reads the
-    routers with vtysh only); each is taken down by validate_task, any left up is downed here."""
+    routers with vtysh only); each is taken down by validate_task, any left up is downed here.
+    Only the instances whose test is selected (``-k``)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from conftest import _require_lab_host
@@ -61,7 +62,9 @@ def validated():
 
     try:
         with ThreadPoolExecutor(3) as pool:
-            yield dict(zip(INSTANCES, pool.map(one, INSTANCES), strict=True))
+            selected = {item.name for item in request.session.items}
+            todo = [p for p in INSTANCES if f"test_instance_validates_on_a_real_lab[{p.stem}]" in selected]
+            yield dict(zip(todo, pool.map(one, todo), strict=True))
     finally:
         for lab in made:
             lab.down()
