@@ -321,9 +321,12 @@ class ValidationReport(BaseModel):
 
 
 def _default_lab(topology: Topology) -> Any:
+    """The lab :func:`validate_task` makes by default: neither NETCONF nor SSH server (applying a
+    solution and running the testcases go through vtysh only; each server is a Python process
+    whose start-up competes with FRR's for the CPU while the lab converges)."""
     from ani.lab.lab import Lab
 
-    return Lab(topology)
+    return Lab(topology, netconf=False, ssh=False)
 
 
 def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
@@ -333,7 +336,8 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
     is taken down whatever happens.
 
     Args:
-        make_lab: ``Topology -> Lab`` (not started); default :class:`ani.lab.Lab`.
+        make_lab: ``Topology -> Lab`` (not started); default :class:`ani.lab.Lab` without its
+            NETCONF and SSH servers (nothing here uses them).
         fail_bound_s / pass_bound_s: seconds the testcases are retried before they count as
             failing at the start / after a solution.
 

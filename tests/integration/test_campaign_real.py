@@ -1,9 +1,17 @@
-"""A real 3-cell (a0, a1, a2), 1-seed campaign on FRR labs, then one of its runs alone (case 9, real)."""
+"""A real 3-cell (a0, a1, a2), 1-seed campaign on FRR labs, and one of its runs alone (case 9, real).
+
+The module's five jobs (the level campaign, its a1 run alone, the case-9 campaign and its two
+runs alone) share nothing but the machine: they run three at a time in threads (module fixture
+:func:`jobs`, issue 28 §4: one after the other they took three minutes of a worker), each with its
+own :class:`RunnerDeps` recording the labs it made; each test asserts on its own jobs' results."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -21,36 +29,136 @@ def _netns() -> str:
     ).stdout
 
 
-def test_real_level_campaign(lab_host, tmp_path):
-    pytest.importorskip("ani.adapters.a1", reason="the A1 adapter has not landed")
-    pytest.importorskip("ani.adapters.a2", reason="the A2 adapter has not landed")
-    camp = tmp_path / "c.yaml"
-    camp.write_text(
-        "name: it-sweep\n"
-        "scenario: scenarios/brownfield-small.yaml\n"
-        "task: onboard-site\n"
-        "variants: 1\n"
-        "seed: 1\n"
-        "agent: {kind: scripted}\n"
-        "budget: {max_steps: 40, wall_clock_s: 300}\n"
-        "cells:\n"
-        "  - {name: a0, level: a0}\n"
-        "  - {name: a1, level: a1}\n"
-        "  - {name: a2, level: a2}\n"
-    )
-    spec = load_spec(camp)
-    labs = []
+LEVEL_CAMPAIGN = (
+    "name: it-sweep\n"
+    "scenario: scenarios/brownfield-small.yaml\n"
+    "task: onboard-site\n"
+    "variants: 1\n"
+    "seed: 1\n"
+    "agent: {kind: scripted}\n"
+    "budget: {max_steps: 40, wall_clock_s: 300}\n"
+    "cells:\n"
+    "  - {name: a0, level: a0}\n"
+    "  - {name: a1, level: a1}\n"
+    "  - {name: a2, level: a2}\n"
+)
+
+CASE9_CAMPAIGN = (
+    "name: it-case9\n"
+    "scenario: scenarios/brownfield-small.yaml\n"
+    "task: onboard-site\n"
+    "variants: 1\n"
+    "observer_bound_s: 8\n"
+    "cells:\n"
+    "  - {name: a0, level: a0}\n"
+    "  - {name: a1, level: a1}\n"
+)
+
+
+class CrashingAgent:
+    """Reads the topology through the adapter, then fails like a buggy agent."""
+
+    name = "crashing"
+
+    def run(self, task, adapter, budget):
+        adapter.call("get_topology", {})
+        adapter.call("no_such_tool", {})
+        raise RuntimeError("agent bug: KeyError 'gateway'")
+
+
+def tracking_deps():  # noqa: ANN201
+    """Real runner deps that record every lab they make: ``(deps, labs)``."""
     deps = RunnerDeps()
     real_make_lab = deps.make_lab
+    labs = []
 
-    def tracking_make_lab(topology):
+    def make_lab(topology):
         lab = real_make_lab(topology)
         labs.append(lab)
         return lab
 
-    deps.make_lab = tracking_make_lab
-    out = tmp_path / "res"
-    res = run_campaign(spec, out, progress=False, deps=deps, source=camp)
+    deps.make_lab = make_lab
+    return deps, labs
+
+
+def case9_deps(fail_first: bool = True):  # noqa: ANN201
+    """Deps whose agent crashes and whose first lab (the first run of the plan: a0, seed 1) has
+    no time to converge: ``(deps, labs)``."""
+    deps = RunnerDeps()
+    real_make_lab = deps.make_lab
+    calls = {"n": 0}
+    labs = []
+
+    def make_lab(topology):
+        calls["n"] += 1
+        if (
+            fail_first and calls["n"] == 1
+        ):  # the first run of the plan (a0, seed 1): no time to converge
+            topology = topology.model_copy(
+                update={
+                    "convergence": topology.convergence.model_copy(update={"timeout_s": 0.05})
+                }
+            )
+        lab = real_make_lab(topology)
+        labs.append(lab)
+        return lab
+
+    deps.make_lab = make_lab
+    deps.create_agent = lambda cfg: CrashingAgent()
+    return deps, labs
+
+
+def _campaign(text: str, folder: Path, make_deps, *, with_source: bool = True):  # noqa: ANN001, ANN202
+    """The campaign ``text`` run in ``folder`` with ``make_deps()`` (the file passed as its
+    source with ``with_source``): ``(spec, camp, out, result, labs)``."""
+    folder.mkdir(parents=True)
+    camp = folder / "c.yaml"
+    camp.write_text(text)
+    spec = load_spec(camp)
+    deps, labs = make_deps()
+    out = folder / "res"
+    res = run_campaign(spec, out, progress=False, deps=deps, source=camp if with_source else None)
+    return spec, camp, out, res, labs
+
+
+def _alone(text: str, cell: str, folder: Path, make_deps):  # noqa: ANN001, ANN202
+    """Run ``cell``'s seed 1 of the campaign ``text`` alone in ``folder``: ``(record, labs)``."""
+    folder.mkdir(parents=True)
+    camp = folder / "c.yaml"
+    camp.write_text(text)
+    deps, labs = make_deps()
+    return run_one(load_spec(camp), cell, 1, folder / "alone", deps=deps), labs
+
+
+@pytest.fixture(scope="module")
+def jobs(request, tmp_path_factory) -> Iterator[dict[str, Future]]:  # noqa: ANN001
+    """The module's five jobs, three at a time (module doc): ``{name: future}``; a test takes
+    its jobs' results (an exception of a job is raised in the test that takes it). The level
+    campaign is started first, as the longest; only the jobs of the tests selected (``-k``).
+    Waits for every job at the module's end."""
+    from conftest import _require_lab_host
+
+    pytest.importorskip("ani.adapters.a1", reason="the A1 adapter has not landed")
+    pytest.importorskip("ani.adapters.a2", reason="the A2 adapter has not landed")
+    _require_lab_host()
+    root = tmp_path_factory.mktemp("campaign-real")
+    todo = {
+        "level": lambda: _campaign(LEVEL_CAMPAIGN, root / "level", tracking_deps),
+        "case9": lambda: _campaign(CASE9_CAMPAIGN, root / "case9", case9_deps, with_source=False),
+        "level-alone-a1": lambda: _alone(LEVEL_CAMPAIGN, "a1", root / "level-a1", tracking_deps),
+        # each run alone: same verdict (a0 alone meets the same unconvergeable lab)
+        "case9-alone-a0": lambda: _alone(CASE9_CAMPAIGN, "a0", root / "case9-a0", lambda: case9_deps(True)),
+        "case9-alone-a1": lambda: _alone(CASE9_CAMPAIGN, "a1", root / "case9-a1", lambda: case9_deps(False)),
+    }
+    selected = {item.name for item in request.session.items}
+    test_of = {"level": "test_real_level_campaign", "case9": "test_real_case9_lab_failure_and_agent_crash"}
+    with ThreadPoolExecutor(3) as pool:
+        yield {name: pool.submit(job) for name, job in todo.items() if test_of[name.split("-")[0]] in selected}
+
+
+@pytest.mark.timeout(900)  # waits for its jobs, run three at a time with the other test's
+def test_real_level_campaign(jobs):
+    spec, camp, out, res, labs = jobs["level"].result(timeout=800)
     assert not res.interrupted
     recs = {r.run_id: r for r in read_runs(out)}
     assert sorted(recs) == ["a0-onboard-site-s1", "a1-onboard-site-s1", "a2-onboard-site-s1"]
@@ -100,70 +208,21 @@ def test_real_level_campaign(lab_host, tmp_path):
     assert not [lab.id for lab in labs if f"ani-{lab.id}-" in left]
 
     # the same run alone gives the same verdict (case 9)
-    alone = run_one(spec, "a1", 1, tmp_path / "alone", deps=deps)
+    alone, alone_labs = jobs["level-alone-a1"].result(timeout=800)
     ref = recs["a1-onboard-site-s1"]
     assert alone.label == ref.label and alone.variant_id == ref.variant_id
-    assert f"ani-{labs[-1].id}-" not in _netns()
+    assert len(alone_labs) == 1 and f"ani-{alone_labs[-1].id}-" not in _netns()
 
 
-class CrashingAgent:
-    """Reads the topology through the adapter, then fails like a buggy agent."""
-
-    name = "crashing"
-
-    def run(self, task, adapter, budget):
-        adapter.call("get_topology", {})
-        adapter.call("no_such_tool", {})
-        raise RuntimeError("agent bug: KeyError 'gateway'")
-
-
-def test_real_case9_lab_failure_and_agent_crash(lab_host, tmp_path):
+@pytest.mark.timeout(900)  # waits for its jobs, run three at a time with the other test's
+def test_real_case9_lab_failure_and_agent_crash(jobs):
     """Case 9 on real labs: a0's lab cannot converge (real ConvergenceTimeout), a1's agent crashes."""
-    camp = tmp_path / "c.yaml"
-    camp.write_text(
-        "name: it-case9\n"
-        "scenario: scenarios/brownfield-small.yaml\n"
-        "task: onboard-site\n"
-        "variants: 1\n"
-        "observer_bound_s: 8\n"
-        "cells:\n"
-        "  - {name: a0, level: a0}\n"
-        "  - {name: a1, level: a1}\n"
-    )
-    spec = load_spec(camp)
-
-    def make_deps(fail_first: bool = True):
-        deps = RunnerDeps()
-        real_make_lab = deps.make_lab
-        calls = {"n": 0}
-        labs = []
-
-        def make_lab(topology):
-            calls["n"] += 1
-            if (
-                fail_first and calls["n"] == 1
-            ):  # the first run of the plan (a0, seed 1): no time to converge
-                topology = topology.model_copy(
-                    update={
-                        "convergence": topology.convergence.model_copy(update={"timeout_s": 0.05})
-                    }
-                )
-            lab = real_make_lab(topology)
-            labs.append(lab)
-            return lab
-
-        deps.make_lab = make_lab
-        deps.create_agent = lambda cfg: CrashingAgent()
-        return deps, labs
-
-    deps, labs = make_deps()
-    out = tmp_path / "res"
-    run_campaign(spec, out, progress=False, deps=deps)
+    spec, camp, out, res, labs = jobs["case9"].result(timeout=800)
     recs = {r.run_id: r for r in read_runs(out)}
     a0, a1 = recs["a0-onboard-site-s1"], recs["a1-onboard-site-s1"]
     assert a0.label == "infra_error" and "ConvergenceTimeout" in a0.infra_error_reason
     assert a0.success is None and a0.tool_calls == 0
-    assert a1.label == "clean_failure" and "agent bug" in a1.agent_error
+    assert a1.label == "clean_failure" and "agent bug" in a1.agent_error, (a1.infra_error_reason, a1.agent_error)
     assert (a1.tool_calls, a1.tool_errors) == (
         2,
         1,
@@ -179,8 +238,7 @@ def test_real_case9_lab_failure_and_agent_crash(lab_host, tmp_path):
 
     # each run alone: same verdict (a0 alone meets the same unconvergeable lab)
     for cell, ref in (("a0", a0), ("a1", a1)):
-        deps_alone, labs_alone = make_deps(fail_first=cell == "a0")
-        alone = run_one(spec, cell, 1, tmp_path / "alone", deps=deps_alone)
+        alone, labs_alone = jobs[f"case9-alone-{cell}"].result(timeout=800)
         assert alone.label == ref.label, (cell, alone.infra_error_reason, alone.agent_error)
         assert alone.success == ref.success and alone.damage_free == ref.damage_free
         assert not [lab.id for lab in labs_alone if f"ani-{lab.id}-" in _netns()]

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -25,8 +29,60 @@ SHIPPED = ROOT / "intents" / "netconfbench"
 NAMES = ROOT / "tests" / "data" / "ncb-run" / "names-map.json"
 
 
-def _labs(prefix: str):
-    return lambda topology: Lab(topology, lab_id=prefix + secrets.token_hex(3))
+def _labs(prefix: str):  # validate_task's labs: vtysh only, as its default lab
+    return lambda topology: Lab(topology, lab_id=prefix + secrets.token_hex(3), netconf=False, ssh=False)
+
+
+TWO_TASKS = [str(SHIPPED / "static-backup.json"), str(SHIPPED / "ospf-area-adjacency.json")]
+PREFIX_LIST_TASK = SHIPPED / "bgp-prefix-list-filter.json"
+
+
+def _scripted_run(level: str, out: Path):  # noqa: ANN202
+    from ani.campaign.runner import run_one
+
+    spec = parse_spec({"name": "ncb", "tasks": str(SHIPPED / "static-backup.json"),
+                       "cells": [{"name": level, "level": level}]}, "test", ROOT)
+    return run_one(spec, level, 0, out), out
+
+
+def _levels_campaign(out: Path) -> Path:
+    from ani.campaign.loop import run_campaign
+
+    spec = parse_spec({"name": "ncb-levels", "tasks": TWO_TASKS, "factor": "level",
+                       "cells": [{"name": "a1", "level": "a1"}, {"name": "a2", "level": "a2"}]}, "test", ROOT)
+    run_campaign(spec, out / "out", progress=False)
+    return out / "out"
+
+
+def _cli_run_a2(out: Path):  # noqa: ANN202
+    ani = Path(sys.executable).parent / "ani"
+    res = subprocess.run([str(ani), "run", "--task-file", str(PREFIX_LIST_TASK), "--level", "a2", "--out", str(out)],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    return res, out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def background(request, tmp_path_factory) -> Iterator[dict[str, Future]]:  # noqa: ANN001
+    """The module's four runs that share nothing with the other tests, three at a time in threads
+    while the tests that hold a lab of their own go on (issue 28 §4: one after the other they
+    took three of this file's four minutes, mostly waiting on FRR): the campaign over two tasks
+    with the level as the factor (in this process, as before), ``ani run`` at a2 (a subprocess),
+    and the scripted runs at a1 and a2. ``{name: future}``; a test takes its result (an
+    exception of the run is raised in that test); only the runs of the tests selected (``-k``).
+    Waits for every run at the module's end."""
+    from conftest import _require_lab_host
+
+    _require_lab_host()
+    jobs = {  # name: (its test, the job)
+        "campaign": ("test_campaign_over_tasks_with_the_level_as_factor", _levels_campaign),
+        "cli-a2": ("test_cli_run_at_a2_solves_the_bgp_prefix_list_task", _cli_run_a2),
+        "a1": ("test_scripted_run_passes_every_testcase[a1]", lambda out: _scripted_run("a1", out)),
+        "a2": ("test_scripted_run_passes_every_testcase[a2]", lambda out: _scripted_run("a2", out)),
+    }
+    selected = {item.name for item in request.session.items}
+    with ThreadPoolExecutor(3) as pool:
+        yield {name: pool.submit(job, tmp_path_factory.mktemp("ncb-" + name))
+               for name, (test, job) in jobs.items() if test in selected}
 
 
 def test_mapped_names_validate_and_show_in_get_topology(make_lab, open_adapter):
@@ -45,23 +101,6 @@ def test_mapped_names_validate_and_show_in_get_topology(make_lab, open_adapter):
     assert "newyork gi0-0 (task: GigabitEthernet0/0) <-> washington gi0-0 (task: GigabitEthernet0/0)" in res.text
     ends = res.data["topology"]["link_details"][0]
     assert ends[0] == {"node": "newyork", "interface": "gi0-0", "original_interface": "GigabitEthernet0/0"}
-
-
-@pytest.mark.parametrize("level", ["a1", "a2"])
-def test_scripted_run_passes_every_testcase(lab_host, tmp_path, level):
-    from ani.campaign.runner import run_one
-
-    path = SHIPPED / "static-backup.json"
-    spec = parse_spec({"name": "ncb", "tasks": str(path), "cells": [{"name": level, "level": level}]},
-                      "test", ROOT)
-    rec = run_one(spec, level, 0, tmp_path)
-    assert rec.label == "clean_success", (rec.infra_error_reason, rec.agent_error, rec.tests)
-    assert [t.passed for t in rec.tests] == [True] * 4
-    assert rec.task == "netconfbench" and rec.variant_id == "static-backup" and rec.task_file == str(path)
-    assert rec.run_id == f"{level}-static-backup-s0"  # the run id names the task
-    assert (tmp_path / "trajectories" / f"{level}-static-backup-s0.jsonl").exists()
-    assert rec.names["nodes"] == {"r1": "r1", "r2": "r2"}
-    assert rec.unrequested_changes == []  # the solution is the reference end state
 
 
 def test_a_cell_with_transport_ssh_runs_its_cli_over_the_labs_ssh(lab_host, tmp_path, monkeypatch):
@@ -86,20 +125,6 @@ def test_a_cell_with_transport_ssh_runs_its_cli_over_the_labs_ssh(lab_host, tmp_
     assert rec.label == "clean_success", (rec.infra_error_reason, rec.agent_error, rec.tests)
     assert rec.adapter_options == {"transport": "ssh"}
     assert sorted(set(opened)) == ["r1", "r2"]  # the scripted solution changes both routers
-
-
-def test_campaign_over_tasks_with_the_level_as_factor(lab_host, tmp_path):
-    from ani.campaign.loop import run_campaign
-
-    tasks = [str(SHIPPED / "static-backup.json"), str(SHIPPED / "ospf-area-adjacency.json")]
-    spec = parse_spec({"name": "ncb-levels", "tasks": tasks, "factor": "level",
-                       "cells": [{"name": "a1", "level": "a1"}, {"name": "a2", "level": "a2"}]}, "test", ROOT)
-    run_campaign(spec, tmp_path / "out", progress=False)
-    recs = [json.loads(line) for line in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
-    assert sorted((r["cell"], r["variant_id"]) for r in recs) == [
-        ("a1", "ospf-area-adjacency"), ("a1", "static-backup"), ("a2", "ospf-area-adjacency"), ("a2", "static-backup")]
-    assert all(r["label"] == "clean_success" for r in recs), [(r["run_id"], r["agent_error"]) for r in recs]
-    assert (tmp_path / "out" / "summary.md").exists()
 
 
 def test_task_evaluation_interface_cli_over_a_running_lab(make_lab):
@@ -181,21 +206,40 @@ def _app():
     return app
 
 
-def test_cli_run_at_a2_solves_the_bgp_prefix_list_task(lab_host, tmp_path):
+@pytest.mark.timeout(900)  # waits for its run, started in the background at the module's start
+@pytest.mark.parametrize("level", ["a1", "a2"])
+def test_scripted_run_passes_every_testcase(background, level):
+    rec, out = background[level].result(timeout=800)
+    path = SHIPPED / "static-backup.json"
+    assert rec.label == "clean_success", (rec.infra_error_reason, rec.agent_error, rec.tests)
+    assert [t.passed for t in rec.tests] == [True] * 4
+    assert rec.task == "netconfbench" and rec.variant_id == "static-backup" and rec.task_file == str(path)
+    assert rec.run_id == f"{level}-static-backup-s0"  # the run id names the task
+    assert (out / "trajectories" / f"{level}-static-backup-s0.jsonl").exists()
+    assert rec.names["nodes"] == {"r1": "r1", "r2": "r2"}
+    assert rec.unrequested_changes == []  # the solution is the reference end state
+
+
+@pytest.mark.timeout(900)  # waits for the campaign, started in the background at the module's start
+def test_campaign_over_tasks_with_the_level_as_factor(background):
+    out = background["campaign"].result(timeout=800)
+    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert sorted((r["cell"], r["variant_id"]) for r in recs) == [
+        ("a1", "ospf-area-adjacency"), ("a1", "static-backup"), ("a2", "ospf-area-adjacency"), ("a2", "static-backup")]
+    assert all(r["label"] == "clean_success" for r in recs), [(r["run_id"], r["agent_error"]) for r in recs]
+    assert (out / "summary.md").exists()
+
+
+@pytest.mark.timeout(900)  # waits for the subprocess, started in the background at the module's start
+def test_cli_run_at_a2_solves_the_bgp_prefix_list_task(background):
     """``ani run --task-file intents/netconfbench/bgp-prefix-list-filter.json --level a2``: A2's
     NETCONF server manages r1 (its startup config has ``no bgp ebgp-requires-policy`` and
     ``neighbor X timers 1 3``) and the scripted agent's edit (``neighbor X prefix-list P in``)
     commits; every testcase passes."""
-    import subprocess
-    import sys
-
-    path = SHIPPED / "bgp-prefix-list-filter.json"
-    ani = Path(sys.executable).parent / "ani"
-    res = subprocess.run([str(ani), "run", "--task-file", str(path), "--level", "a2", "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    res, out = background["cli-a2"].result(timeout=800)
     assert res.returncode == 0, (res.stdout, res.stderr)
     assert "hidden tests: 4/4 pass" in res.stdout, res.stdout
-    [record] = tmp_path.rglob("run.json")
+    [record] = out.rglob("run.json")
     rec = json.loads(record.read_text())
     assert rec["label"] == "clean_success", (rec["agent_error"], rec["tests"])
     assert [t["passed"] for t in rec["tests"]] == [True] * 4

@@ -304,6 +304,17 @@ def test_validate_task_rule_at_least_one_fails_at_start(tmp_path, monkeypatch, s
         assert report.summary().startswith(f"ok   {path}: 1 testcases, 1 failing at start, 1 solution(s) pass")
 
 
+def test_validate_tasks_default_lab_has_no_netconf_or_ssh_server():
+    """validate_task's own labs (``ani tasks validate``) read and change the routers through vtysh
+    only: they start neither the NETCONF nor the SSH server (two Python processes per lab)."""
+    from ani.lab.lab import Lab
+    from ani.netconfbench.lab import _default_lab
+
+    lab = _default_lab(task_scenario(load_task(STATIC), source=STATIC).topology)
+    assert isinstance(lab, Lab) and (lab.netconf, lab.ssh) == (False, False)
+    assert lab.id not in [entry["id"] for entry in Lab.list_labs()]  # made, not started
+
+
 # -- ani tasks validate / final-cfg / run-testcases, without a lab ---------------------------------
 
 
