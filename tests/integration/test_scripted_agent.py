@@ -1,7 +1,11 @@
 """The scripted baseline agent solves onboard-site at every built-in level (a0, a1, a2, a3t, a3r,
 a4) on real FRR, damage-free, making no tool error; at A3-T and A4 with the exact tool sequence
 of its script, at A3-R with one commit of the source of truth (which lives in the lab's dir and
-goes with it)."""
+goes with it).
+
+Every case is its own lab: they run three at a time in the module's first test
+(:mod:`side_by_side`, issue 28 §4), each test taking its own case's outcome.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import importlib.util
 import time
 
 import pytest
+from side_by_side import outcome, side_by_side, with_labs
 
 from ani.agents import Budget, create_agent
 from ani.observer import Observer, summarize
@@ -19,6 +24,7 @@ pytestmark = pytest.mark.integration
 
 SCENARIO = "scenarios/brownfield-small.yaml"
 SEEDS = [0, 1, 2]
+LEVELS = ["a0", "a1", "a2", "a3t", "a3r", "a4"]
 
 
 def _have(level: str) -> bool:
@@ -32,9 +38,26 @@ SEQUENCES = {
 }
 
 
-@pytest.mark.parametrize("level", ["a0", "a1", "a2", "a3t", "a3r", "a4"])
+@pytest.fixture(scope="module")
+def cases():
+    """``{(level, seed) | "budget": outcome}``, the cases three at a time, each with its own labs."""
+    todo = {(level, seed): with_labs(_onboards_site, level, seed) for seed in SEEDS for level in LEVELS}
+    return side_by_side({**todo, "budget": with_labs(_budget_is_respected)})
+
+
+@pytest.mark.timeout(1200)  # the module's cases, three at a time, in the first test's setup
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_scripted_agent_onboards_site(make_lab, level, seed):
+def test_scripted_agent_onboards_site(cases, level, seed):
+    outcome(cases, (level, seed))
+
+
+@pytest.mark.timeout(1200)  # as above
+def test_budget_is_respected(cases):
+    outcome(cases, "budget")
+
+
+def _onboards_site(make_lab, level, seed):
     if not _have(level):
         pytest.skip(f"adapter {level} not available yet")
     scenario = load_scenario(SCENARIO)
@@ -95,7 +118,7 @@ def test_scripted_agent_onboards_site(make_lab, level, seed):
         assert not repo_path.exists() and not shared.exists() and not lab.dir.exists()
 
 
-def test_budget_is_respected(make_lab):
+def _budget_is_respected(make_lab):
     if not _have("a0"):
         pytest.skip("adapter a0 not available yet")
     scenario = load_scenario(SCENARIO)

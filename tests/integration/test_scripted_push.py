@@ -1,13 +1,18 @@
 """The scripted agent's device-level push (``ani.agents.scripted_push``) on real FRR at A0, A1
 and A2: a multi-router change on brownfield-small, then a second one that removes and modifies,
 each verified out of band (the device layer's own read equals the intended configuration) with
-every baseline invariant passing and the new sites' routes carried by BGP."""
+every baseline invariant passing and the new sites' routes carried by BGP.
+
+Every case is its own lab: they run three at a time in the module's first test
+(:mod:`side_by_side`, issue 28 §4), each test taking its own case's outcome.
+"""
 
 from __future__ import annotations
 
 from ipaddress import IPv4Interface, IPv4Network
 
 import pytest
+from side_by_side import outcome, side_by_side, with_labs
 
 from ani.agents.base import Budget, StepCounter
 from ani.agents.scripted import AgentFailed
@@ -70,8 +75,32 @@ def _holds(lab, want):
         assert got == expected, f"{r}: {mismatch(got, expected)}"
 
 
-@pytest.mark.parametrize("level", ["a0", "a1", "a2"])
-def test_push_multi_router_change(make_lab, level):
+PUSH_LEVELS = ["a0", "a1", "a2"]
+FAILED_LEVELS = ["a0", "a1"]
+
+
+@pytest.fixture(scope="module")
+def cases():
+    """``{(case, level): outcome}``, the cases three at a time (A2's push, the longest, first)."""
+    return side_by_side({
+        **{("push", level): with_labs(_push_multi_router_change, level) for level in reversed(PUSH_LEVELS)},
+        **{("failed", level): with_labs(_failed_push_puts_the_routers_back, level) for level in FAILED_LEVELS},
+    })
+
+
+@pytest.mark.timeout(1200)  # the module's cases, three at a time, in the first test's setup
+@pytest.mark.parametrize("level", PUSH_LEVELS)
+def test_push_multi_router_change(cases, level):
+    outcome(cases, ("push", level))
+
+
+@pytest.mark.timeout(1200)  # as above
+@pytest.mark.parametrize("level", FAILED_LEVELS)
+def test_failed_push_puts_the_routers_back(cases, level):
+    outcome(cases, ("failed", level))
+
+
+def _push_multi_router_change(make_lab, level):
     scenario = load_scenario(SCENARIO)
     lab = make_lab(scenario.topology, netconf=level == "a2")
     observer = Observer(lab)
@@ -135,8 +164,7 @@ def test_push_multi_router_change(make_lab, level):
     assert errors == []
 
 
-@pytest.mark.parametrize("level", ["a0", "a1"])
-def test_failed_push_puts_the_routers_back(make_lab, level):
+def _failed_push_puts_the_routers_back(make_lab, level):
     """e1's change is fine, e2's is one FRR refuses (an OSPF ``network`` statement beside the
     interface areas: "Please remove all ip ospf area x.x.x.x commands first"; the model takes
     it): the push fails naming e2 and what differs, and both routers run what they ran before.

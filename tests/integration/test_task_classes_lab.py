@@ -12,15 +12,19 @@ intact. The reference solutions:
   (``ani.intents.network_configs(scenario)``), applied to the routers the fault overrode.
 
 One lab per variant (its topology or its startup configs differ), except decommission, whose
-three seeds share the scenario's own lab (put back between seeds).
+three seeds share the scenario's own lab (put back between seeds). The module's cases are
+independent labs: they run three at a time in its first test (:mod:`side_by_side`, issue 28 §4),
+each test taking its own case's outcome.
 """
 
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import pytest
 import yaml
+from side_by_side import outcome, runner_deps, side_by_side, with_labs
 
 from ani.observer import Observer, summarize
 from ani.observer.checks import ReachCheck
@@ -74,8 +78,7 @@ def _file(variant) -> dict:
     return yaml.safe_load(variant.files[tc.intent_file])
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_change_set(make_lab, seed):
+def _change_set(make_lab, seed):
     v = get_task_class("change-set").variant(SCENARIO, seed)
     f = _file(v)
     lab = make_lab(v.lab_topology(SCENARIO), netconf=False)
@@ -90,7 +93,7 @@ def test_change_set(make_lab, seed):
     _before_and_after(lab, v, lambda: _apply_changes(lab, changes))
 
 
-def test_decommission(make_lab):
+def _decommission(make_lab):
     from ani.device.apply import read
 
     lab = make_lab(SCENARIO.topology, netconf=False)
@@ -114,8 +117,7 @@ def _troubleshoot_seeds() -> list[int]:
     return [seeds[k] for k in KINDS]
 
 
-@pytest.mark.parametrize("seed", _troubleshoot_seeds())
-def test_troubleshoot(make_lab, seed):
+def _troubleshoot(make_lab, seed):
     from ani.device.apply import read
     from ani.intents import network_configs
 
@@ -138,12 +140,12 @@ class _IdleAgent:
         return AgentRun(stop_reason="submitted", steps=1, submitted=True)
 
 
-def test_the_runner_leaves_superseded_invariants_out_of_baseline_and_damage(tmp_path):
+def _the_runner_leaves_superseded_invariants_out_of_baseline_and_damage(tmp_path):
     """A troubleshoot variant whose fault breaks isolation invariants runs through run_one on a
     real lab: the baseline check passes (those invariants are superseded), the idle agent's
     run is a clean failure (the hidden tests fail, nothing else is damage) and the record lists
     the superseded names."""
-    from ani.campaign.runner import RunnerDeps, run_one
+    from ani.campaign.runner import run_one
     from ani.campaign.spec import parse_spec
 
     seed = _troubleshoot_seeds()[2]
@@ -154,7 +156,7 @@ def test_the_runner_leaves_superseded_invariants_out_of_baseline_and_damage(tmp_
          "variants": 1, "seed": seed, "agent": {"kind": "scripted"}, "cells": [{"name": "a1", "level": "a1"}]},
         "test",
     )
-    deps = RunnerDeps(create_agent=lambda cfg: _IdleAgent())
+    deps = runner_deps(create_agent=lambda cfg: _IdleAgent())
     rec = run_one(spec, "a1", seed, tmp_path, deps=deps)
     assert rec.label == "clean_failure", (rec.infra_error_reason, [t for t in rec.invariants if not t.passed])
     assert rec.superseded == v.superseded
@@ -165,8 +167,7 @@ def test_the_runner_leaves_superseded_invariants_out_of_baseline_and_damage(tmp_
     assert failed and failed <= isolation  # the leak the fault made, and nothing else
 
 
-@pytest.mark.parametrize("name", ["change-set", "decommission", "troubleshoot"])
-def test_negative_control_on_the_generated_default(make_lab, name):
+def _negative_control_on_the_generated_default(make_lab, name):
     """The classes are written against the Scenario API: on the generated default scenario too,
     the baseline minus the superseded invariants holds when the variant's lab comes up, and the
     hidden tests fail before anyone acts (the scripted agent's tests solve them)."""
@@ -180,3 +181,48 @@ def test_negative_control_on_the_generated_default(make_lab, name):
     assert all(r.passed for r in res), summarize(res)
     hidden = obs.evaluate(v.hidden_tests, bound_s=2.0)
     assert not all(r.passed for r in hidden), f"{v.variant_id}: the hidden tests pass before the agent acts"
+
+
+SEEDS = [0, 1, 2]
+NAMES = ["change-set", "decommission", "troubleshoot"]
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    """``{case key: outcome}``, the cases three at a time (decommission's, the longest, first)."""
+    return side_by_side({
+        "decommission": with_labs(_decommission),
+        **{("change-set", s): with_labs(_change_set, s) for s in SEEDS},
+        **{("troubleshoot", s): with_labs(_troubleshoot, s) for s in _troubleshoot_seeds()},
+        "superseded": partial(_the_runner_leaves_superseded_invariants_out_of_baseline_and_damage,
+                              tmp_path_factory.mktemp("superseded")),
+        **{("negative", n): with_labs(_negative_control_on_the_generated_default, n) for n in NAMES},
+    })
+
+
+@pytest.mark.timeout(1200)  # the module's cases, three at a time, in the first test's setup
+@pytest.mark.parametrize("seed", SEEDS)
+def test_change_set(cases, seed):
+    outcome(cases, ("change-set", seed))
+
+
+@pytest.mark.timeout(1200)  # as above
+def test_decommission(cases):
+    outcome(cases, "decommission")
+
+
+@pytest.mark.timeout(1200)  # as above
+@pytest.mark.parametrize("seed", _troubleshoot_seeds())
+def test_troubleshoot(cases, seed):
+    outcome(cases, ("troubleshoot", seed))
+
+
+@pytest.mark.timeout(1200)  # as above
+def test_the_runner_leaves_superseded_invariants_out_of_baseline_and_damage(cases):
+    outcome(cases, "superseded")
+
+
+@pytest.mark.timeout(1200)  # as above
+@pytest.mark.parametrize("name", NAMES)
+def test_negative_control_on_the_generated_default(cases, name):
+    outcome(cases, ("negative", name))
