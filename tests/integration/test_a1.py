@@ -1,8 +1,12 @@
 """A1 on real FRR in namespaces: issue cases 1-7, snapshot/rollback, blocklist ablation.
 
 Topology: tests/data/a1_pair.yaml (r1: ospfd + bgpd, AS 64501, nftables inet fw; r2: bgpd only,
-AS 64502). Every test makes its own lab with ``make_lab`` (downed even on failure) and compares
-real running configs / rulesets read out-of-band through the lab, never through the adapter.
+AS 64502). One lab for the module (conftest's ``module_lab``): the ``lab`` fixture hands it out
+converged and, after every test, puts both routers back to the state read when the lab came up
+(FRR running config and nftables ruleset, through A1's own snapshot store: restored and
+verified), then waits for convergence again (a test may have reset the BGP session). Tests
+compare real running configs / rulesets read out-of-band through the lab, never through the
+adapter.
 
 Every test that drives A1 runs over both transports of its CLI session (the ``transport``
 fixture): ``local`` (vtysh inside the router, scrapli's bin transport) and ``ssh`` (the router's
@@ -14,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import secrets
 import time
 from pathlib import Path
 
@@ -29,11 +34,29 @@ from ani.registry import create_adapter
 pytestmark = pytest.mark.integration
 
 PAIR = Path(__file__).parent.parent / "data" / "a1_pair.yaml"
+LAB_TOPOLOGY, LAB_PREFIX = PAIR, "a1p"  # conftest's module_lab
+
+
+@pytest.fixture(scope="module")
+def pair(module_lab):
+    """The module's lab and the state of every router as it came up (A1's snapshot store)."""
+    from ani.adapters.snapshot import SnapshotStore
+
+    store = SnapshotStore(module_lab, load_platform())
+    return module_lab, store, {r: store.take(r, "module start") for r in module_lab.routers}
 
 
 @pytest.fixture
-def lab(make_lab):
-    return make_lab(PAIR)
+def lab(pair):
+    """The shared lab, converged; afterwards every router is restored to the module's start
+    (verified) and the lab is converged again (BGP sessions Established, OSPF Full)."""
+    shared, store, start = pair
+    shared.wait_converged()
+    yield shared
+    for router, snap in start.items():
+        rep = store.restore(router, snap.state)
+        assert rep.verified, (router, rep.detail)
+    shared.wait_converged()
 
 
 @pytest.fixture(params=["local", "ssh"])
@@ -295,20 +318,32 @@ def test_case5_adapter_with_missing_pathspace_is_unreachable_not_a_fallback(lab,
 # -- issue case 6 ---------------------------------------------------------------------------
 
 
-def test_case6_5000_static_routes_truncated_in_time_and_next_call_works(lab, a1, tmp_path):
-    routes = tmp_path / "routes.conf"
-    routes.write_text("".join(f"ip route 10.{100 + i // 250}.{i % 250}.0/24 blackhole\n" for i in range(5000)))
-    res = lab.exec("r1", ["vtysh", "-f", str(routes)], timeout=120)
-    assert not res.timed_out
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        summ = lab.vtysh_json("r1", "show ip route summary json")
-        static = sum(r.get("rib", 0) for r in summ.get("routes", []) if r.get("type") == "static")
-        if static >= 5000:
-            break
-        time.sleep(0.5)
-    assert static >= 5000
+@pytest.fixture(scope="module")
+def routes_lab():
+    """A lab of its own holding 5000 static routes on r1 (read only: both transports read it;
+    taking 5000 routes off the shared lab again cost more than a lab)."""
+    from conftest import _owned_labs
 
+    with _owned_labs() as factory:
+        lab = factory(PAIR, lab_id="a1r" + secrets.token_hex(3), netconf=False)
+        path = Path(lab.dir) / "routes.conf"
+        path.write_text("".join(f"ip route 10.{100 + i // 250}.{i % 250}.0/24 blackhole\n" for i in range(5000)))
+        res = lab.exec("r1", ["vtysh", "-f", str(path)], timeout=120)
+        assert not res.timed_out
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            summ = lab.vtysh_json("r1", "show ip route summary json")
+            static = sum(r.get("rib", 0) for r in summ.get("routes", []) if r.get("type") == "static")
+            if static >= 5000:
+                break
+            time.sleep(0.5)
+        assert static >= 5000
+        yield lab
+
+
+def test_case6_5000_static_routes_truncated_in_time_and_next_call_works(routes_lab, open_adapter, transport):
+    a1 = open_adapter(A1Adapter(routes_lab, options={"transport": transport}))
+    assert a1.transport == transport
     res = a1.call("execute_validation", {"device": "r1", "command": "show ip route"})
     assert res.ok, res.text[:500]
     assert res.elapsed_s < a1.command_timeout_s

@@ -208,10 +208,14 @@ def test_case9_warning_then_error_fails_and_returns_the_warning(lab, a2):
     ok(a2.call("discard_changes", {"device": "r1"}))
 
 
-# -- case 10: an int confirm timeout, reverted after 30 s --------------------------------------
+# -- case 10: an int confirm timeout, reverted after it --------------------------------------
+#: the confirm timeout of case 10 here, seconds: the int is sent as the string "8" and the commit
+#: reverts 8 s after it (the issue's 30 s runs in test_netconf_cases.py's case 10, in the
+#: background of that module's other cases)
+CASE10_S = 8
 
 
-def test_case10_int_timeout_sent_as_string_reverts_after_30s(lab, a2):
+def test_case10_int_timeout_sent_as_string_reverts_after_it(lab, a2):
     before = lab.running_config("r1")
     for bad in (0, -1, 2.5):
         res = a2.call("commit", {"devices": ["r1"], "confirm_timeout_s": bad})
@@ -225,18 +229,19 @@ def test_case10_int_timeout_sent_as_string_reverts_after_30s(lab, a2):
 
     ok(a2.call("edit_config", {"device": "r1", "config": PL_A}))
     t0 = time.monotonic()
-    res = ok(a2.call("commit", {"devices": ["r1"], "confirm_timeout_s": 30}))
+    res = ok(a2.call("commit", {"devices": ["r1"], "confirm_timeout_s": CASE10_S}))
     t1 = time.monotonic()
+    assert res.data["confirm_timeout_s"] == CASE10_S
     assert PL_A_LINE in lab.running_config("r1")
     reverted_at = None
-    while time.monotonic() - t0 < 40:
+    while time.monotonic() - t0 < CASE10_S + 10:
         if PL_A_LINE not in lab.running_config("r1"):
             reverted_at = time.monotonic()
             break
         time.sleep(0.2)
-    assert reverted_at is not None, "not reverted within 40 s"
+    assert reverted_at is not None, f"not reverted within {CASE10_S + 10} s"
     # the timer runs from the commit (its reply); the revert includes the rollback's own apply
-    assert 28.0 <= reverted_at - t1 <= 32.0, (reverted_at - t0, reverted_at - t1)
+    assert CASE10_S - 2.0 <= reverted_at - t1 <= CASE10_S + 2.0, (reverted_at - t0, reverted_at - t1)
     assert lab.running_config("r1") == before
     res = a2.call("confirm_commit", {"devices": ["r1"]})
     assert not res.ok and "confirm timeout" in res.error.message
