@@ -10,7 +10,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from chromium import chromium, open_page
+from chromium import DevTools, chromium, open_page
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgb
 from test_html_report import fault, rec
@@ -160,11 +160,14 @@ needs_chromium = pytest.mark.skipif(
 @needs_chromium
 def test_pages_of_1_2_and_20_cells_in_the_browser(tmp_path):
     heights = {}
-    for n in (1, 2, 20):
-        records, spec = campaign(n, with_process=True)
-        html = tmp_path / f"report-{n}.html"
-        html.write_text(render_html(summarize(records, spec)), encoding="utf-8")
-        page = open_page(html)
+    with DevTools(chromium()) as browser:  # one browser, a context of its own per page
+        pages = {}
+        for n in (1, 2, 20):
+            records, spec = campaign(n, with_process=True)
+            html = tmp_path / f"report-{n}.html"
+            html.write_text(render_html(summarize(records, spec)), encoding="utf-8")
+            pages[n] = open_page(html, browser=browser)
+    for n, page in pages.items():
         assert page.problems() == [], (n, page.problems())
         got = {p.id: p for p in page.plots}
         assert set(got) >= {"plot-rates", "plot-cost", "plot-process", "plot-faults"}
