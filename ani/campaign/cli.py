@@ -48,10 +48,11 @@ def campaign_run(
     lab_prefix: opt.LabPrefix = None,
     agent_config: opt.CampaignAgentConfig = None,
     agent_option: opt.CampaignAgentOption = None,
+    cell: opt.CampaignCell = None,
 ) -> None:
-    """Run every variant (seed) of FILE in every cell, each on a fresh lab; write plan.jsonl,
-    runs.jsonl and summary.md. Exits 3 if runs ended as infrastructure errors (--resume DIR
-    reruns them).
+    """Run every variant (seed) of FILE in every cell (--cell NAME: in those cells only), each
+    on a fresh lab; write plan.jsonl, runs.jsonl and summary.md. Exits 3 if runs ended as
+    infrastructure errors (--resume DIR reruns them).
 
     --agent-config and --agent-option change the agent of every cell without editing FILE (read
     as ani run reads them); the campaign's checks, the matched budget among them, see the
@@ -64,7 +65,8 @@ def campaign_run(
     try:
         override = agent_override(agent_config, list(agent_option or []))
         # --resume: the folder's S and agent override
-        spec = load_for_run(file, resume, variants=variants, bound=bound, agent_override=override)
+        spec = load_for_run(file, resume, variants=variants, bound=bound, agent_override=override,
+                            cells=list(cell or []))
         _say_spec(spec, no_progress)
         from ani.lab.state import check_prefix
 

@@ -84,6 +84,14 @@ CampaignAgentOption = Annotated[
         "127.0.0.1:8000/v1, model=qwen2.5; --resume runs the folder's",
     ),
 ]
+CampaignCell = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cell", metavar="NAME",
+        help="run only this cell of FILE (repeatable; the cells keep FILE's order, run ids, seeds and "
+        "scenarios, so their runs pair with a full run's); --resume runs the folder's cells",
+    ),
+]
 
 # --- ani run
 

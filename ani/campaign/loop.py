@@ -305,7 +305,7 @@ def folder_size(out_dir: str | Path) -> tuple[int | None, float | None]:
 
 def load_for_run(
     file: str | Path, resume: str | Path | None = None, variants: int | None = None, bound: float | None = None,
-    agent_override: dict[str, Any] | None = None,
+    agent_override: dict[str, Any] | None = None, cells: list[str] | None = None,
 ) -> CampaignSpec:
     """The campaign ``ani campaign run FILE`` runs: FILE with ``--variants`` / ``--bound`` and
     the agent override (``--agent-config`` / ``--agent-option``,
@@ -314,11 +314,14 @@ def load_for_run(
     :func:`folder_size`), never the file's: a campaign started with ``--variants 1`` and
     resumed stays at 1 run per cell. Growing it takes an explicit ``--variants`` (or
     ``--bound``). Likewise the agent: ``--resume`` without agent options runs the folder's
-    (:func:`folder_agent_override`); with them, they must be the folder's.
+    (:func:`folder_agent_override`); with them, they must be the folder's. And the cells
+    (``--cell``, :func:`ani.campaign.spec.select_cells`): ``--resume`` runs the folder's
+    (:func:`resumed_cells`).
 
     Raises:
-        CampaignSpecError: the file (as :func:`ani.campaign.spec.load_spec`); ``--resume`` with
-            agent options other than the folder's (naming both).
+        CampaignSpecError: the file (as :func:`ani.campaign.spec.load_spec`), a ``--cell`` that
+            is not one of its cells; ``--resume`` with agent options or cells other than the
+            folder's (naming both).
     """
     from ani.campaign.spec import load_spec
 
@@ -326,7 +329,39 @@ def load_for_run(
         variants, bound = folder_size(resume)
     if resume is not None:
         agent_override = resumed_agent_override(Path(resume), agent_override)
-    return load_spec(file, variants=variants, bound=bound, agent_override=agent_override)
+        cells = resumed_cells(Path(resume), cells)
+    return load_spec(file, variants=variants, bound=bound, agent_override=agent_override, cells=cells)
+
+
+def resumed_cells(out_dir: Path, given: list[str] | None) -> list[str] | None:
+    """The cells ``--resume out_dir`` runs: the folder's ``--cell`` filter (its ``spec.json``'s
+    ``cell_filter``; None: every cell) when no ``--cell`` is given, else ``given`` if it names
+    the same cells (in any order). A folder keeps the cells it was started with: its plans,
+    summary and pairing are those cells'.
+
+    Raises:
+        CampaignSpecError: ``given`` names other cells than the folder's, naming both; a
+            ``cell_filter`` in ``spec.json`` that is not a list of names.
+    """
+    try:
+        saved = json.loads((out_dir / SPEC_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return given  # check_resume says what is wrong with the folder
+    found = saved.get("cell_filter") if isinstance(saved, dict) else None
+    if found is not None and not (isinstance(found, list) and all(isinstance(n, str) for n in found)):
+        raise CampaignSpecError(f"--resume {out_dir}: {SPEC_JSON}: cell_filter is not a list of cell names "
+                                "(edited by hand?); start a new results folder")
+    if not given:
+        return found
+    if found is None or set(found) != set(given):
+        from ani.names import shown
+
+        was = " ".join(f"--cell {shown(n)}" for n in found) if found else "every cell (no --cell)"
+        raise CampaignSpecError(
+            f"--resume {out_dir}: this folder's campaign was started with {was}, not "
+            f"{' '.join('--cell ' + shown(n) for n in given)}; --resume runs the folder's cells (give the same "
+            "--cell options, or none), or start a new results folder for other cells")
+    return given
 
 
 def folder_agent_override(out_dir: str | Path) -> dict[str, Any] | None:

@@ -322,6 +322,8 @@ class CampaignSpec(BaseModel):
             instead of ``variants``); the report says whether each cell reached it.
         reference: the cell the report compares every other cell with (paired difference,
             exact McNemar, Holm); None: the first cell. A reporting choice: runs do not depend on it.
+        cell_filter: the cells ``ani campaign run --cell`` kept (:func:`select_cells`; ``cells``
+            holds only those), None: every cell of the file.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -355,6 +357,9 @@ class CampaignSpec(BaseModel):
     # --- end netconfbench ---
     #: ``ani campaign run --agent-config / --agent-option`` (not written in a file: load_spec)
     agent_override: AgentOverride | None = None
+    #: ``ani campaign run --cell``: the names of the cells run, in the file's order, when not
+    #: every cell of the file (not written in a file: :func:`select_cells`)
+    cell_filter: list[str] | None = None
     _source: str = PrivateAttr(default="<campaign>")
     _agent_folders: tuple[str, ...] = PrivateAttr(default=())
 
@@ -969,7 +974,8 @@ def _resolve_tasks(spec: CampaignSpec, base_dir: Path | None, data: Any) -> None
 
 
 def load_spec(path: str | Path, variants: int | None = None, bound: float | None = None,
-              agent_override: AgentOverride | dict[str, Any] | None = None) -> CampaignSpec:
+              agent_override: AgentOverride | dict[str, Any] | None = None,
+              cells: list[str] | None = None) -> CampaignSpec:
     """Read and validate a campaign YAML file.
 
     Args:
@@ -980,6 +986,8 @@ def load_spec(path: str | Path, variants: int | None = None, bound: float | None
             (the file's ``variants`` is then ignored). Not both.
         agent_override: the agent given on the command line (:class:`AgentOverride`), checked
             with the campaign (the matched-budget check sees every cell's agent with it).
+        cells: the names of the cells to run (``--cell``, :func:`select_cells`); None or empty:
+            every cell. The whole file is checked first.
 
     Raises:
         CampaignSpecError: missing file (naming the shipped campaign it most likely meant,
@@ -1007,6 +1015,36 @@ def load_spec(path: str | Path, variants: int | None = None, bound: float | None
     if isinstance(data, dict) and "agent_override" in data:
         raise CampaignSpecError(f"{path}: invalid campaign: agent_override: not a key of a campaign file "
                                 "(ani campaign run --agent-config / --agent-option set it)")
+    if isinstance(data, dict) and "cell_filter" in data:
+        raise CampaignSpecError(f"{path}: invalid campaign: cell_filter: not a key of a campaign file "
+                                "(ani campaign run --cell sets it)")
     if agent_override is not None and isinstance(data, dict):
         data = {**data, "agent_override": AgentOverride.model_validate(agent_override).model_dump()}
-    return parse_spec(data, str(path), p.parent)
+    spec = parse_spec(data, str(path), p.parent)
+    return select_cells(spec, cells) if cells else spec
+
+
+def select_cells(spec: CampaignSpec, names: list[str]) -> CampaignSpec:
+    """``spec`` with only the cells named (``ani campaign run --cell NAME``, repeatable), in
+    the file's order, and :attr:`CampaignSpec.cell_filter` saying so: a campaign of those cells
+    (its plans, run ids, seeds and scenarios are the full campaign's for those cells, so its
+    runs pair with the full campaign's; the first cell kept is the reference unless the file
+    names one).
+
+    Raises:
+        CampaignSpecError: a name that is not a cell of the campaign (naming the closest and
+            listing the cells), or the file's ``reference:`` left out (the report compares with it).
+    """
+    from ani.names import known_list, shown, suggest
+
+    known = [c.name for c in spec.cells]
+    for name in names:
+        if name not in known:
+            like = suggest(name, known)
+            raise CampaignSpecError(f"--cell {shown(name)}: not a cell of campaign {spec.name}"
+                                    + (f"; did you mean {like}?" if like else "") + f" (cells: {known_list(known)})")
+    if spec.reference is not None and spec.reference not in names:
+        raise CampaignSpecError(f"--cell: the campaign's reference cell {spec.reference} (reference:) is not among "
+                                f"the cells given; add --cell {spec.reference}")
+    kept = [c for c in spec.cells if c.name in set(names)]
+    return spec.model_copy(update={"cells": kept, "cell_filter": [c.name for c in kept]})
