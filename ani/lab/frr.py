@@ -147,7 +147,15 @@ def pid_file(pathspace: str, daemon: str) -> Path:
     return run_dir(pathspace) / f"{daemon}.pid"
 
 
-def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout: float = 15.0) -> dict[str, int]:
+#: how long a router's daemons may take to start and open their vty sockets (seconds). A deadline,
+#: not a measurement: a start that works ends as soon as the sockets are there. 15 s ran out with
+#: several labs starting side by side on a loaded 2-core host (campaign --jobs, the test suite's
+#: pools); a start that has not worked in 30 s is broken.
+START_TIMEOUT_S = 30.0
+
+
+def start(netns: str, pathspace: str, hostname: str, daemons: list[str],
+          timeout: float = START_TIMEOUT_S) -> dict[str, int]:
     """Start ``daemons`` (zebra first) and wait for their vty sockets. Returns ``{daemon: pid}``.
 
     They run in the router's memory cgroup (:func:`ani.lab.memcg.create` made it: the script
@@ -174,7 +182,7 @@ def start(netns: str, pathspace: str, hostname: str, daemons: list[str], timeout
     return wait_ready(pathspace, daemons, timeout=timeout)
 
 
-def wait_ready(pathspace: str, daemons: list[str], timeout: float = 15.0) -> dict[str, int]:
+def wait_ready(pathspace: str, daemons: list[str], timeout: float = START_TIMEOUT_S) -> dict[str, int]:
     """Poll (every 20 ms) until every daemon has a live PID and a ``.vty`` socket. Raises LabError."""
     deadline = time.monotonic() + timeout
     while True:
