@@ -21,18 +21,21 @@ protect). Each kind of mistake touches distinct shared state:
 The variant is chosen (by seed, from the real task class) so that the mistake meets another
 tenant's state; the test then asserts the label and that a broken invariant is tagged with
 that other tenant's service. One run per mistake on ``brownfield-small`` and one on the
-generated default brownfield (``scenarios/default.yaml``, scenario seed 7).
+generated default brownfield (``scenarios/default.yaml``, scenario seed 7): six independent
+runs, three at a time in a module fixture, each on its own lab.
 """
 
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from ipaddress import IPv4Network
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from procs import EMPTY, footprint
+from procs import EMPTY, footprint, track_labs
 
 from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter
 from ani.agents.scripted import _A1, AgentFailed, site_link
@@ -149,29 +152,57 @@ def brownfield(source: str) -> Any:
     return load_scenario(where["scenario"])
 
 
-@pytest.mark.parametrize("source", list(SOURCES))
-@pytest.mark.parametrize("mistake", MISTAKES)
-def test_a_careless_change_to_one_tenant_breaks_another_tenants_invariant(lab_host, tmp_path, mistake, source):
+def careless_run(mistake: str, source: str, out: Path) -> tuple[Any, int, set[str], Any, list[Any]]:
+    """One real run of ``CarelessAgent(mistake)`` on ``source``'s brownfield: the scenario, the
+    variant seed, the tenants the mistake meets, the run record and the labs it made."""
     pytest.importorskip("ani.adapters.a1", reason="the A1 adapter has not landed")
     scenario = brownfield(source)
     seed, hit = pick_seed(scenario, mistake)
+    out.mkdir(parents=True)
     spec = parse_spec(
         {"name": "collateral", **SOURCES[source], "task": "onboard-site", "variants": 1, "seed": seed,
          "cells": [{"name": "a1", "level": "a1"}], "budget": {"max_steps": 60, "wall_clock_s": 120},
          "observer_bound_s": 10},
-        "test", tmp_path,
+        "test", out,
     )
     deps = RunnerDeps()
-    labs = []
-    real_make_lab = deps.make_lab
-
-    def make_lab(topology):
-        labs.append(real_make_lab(topology))
-        return labs[-1]
-
-    deps.make_lab = make_lab
+    labs = track_labs(deps)
     deps.create_agent = lambda cfg: CarelessAgent(mistake)
-    rec = run_one(spec, "a1", seed, tmp_path / "out", deps=deps)
+    rec = run_one(spec, "a1", seed, out / "out", deps=deps)
+    return scenario, seed, hit, rec, labs
+
+
+CASES = [(m, s) for m in MISTAKES for s in SOURCES]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[tuple[str, str], Any]:
+    """``{(mistake, source): careless_run's result, or what it raised}``, the six runs three at a
+    time, each on its own lab (issue 28 §4: one after the other they took a worker 163 s, mostly
+    waiting on FRR)."""
+    from conftest import _require_lab_host
+
+    _require_lab_host()
+    root = tmp_path_factory.mktemp("collateral")
+
+    def one(case: tuple[str, str]) -> Any:
+        try:
+            return careless_run(*case, root / "-".join(case))
+        except BaseException as exc:  # noqa: BLE001 - raised again by the case's own test (skip, fail)
+            return exc
+
+    with ThreadPoolExecutor(3) as pool:
+        return dict(zip(CASES, pool.map(one, CASES), strict=True))
+
+
+@pytest.mark.timeout(900)  # the module's six runs, three at a time, in the first test's setup
+@pytest.mark.parametrize("source", list(SOURCES))
+@pytest.mark.parametrize("mistake", MISTAKES)
+def test_a_careless_change_to_one_tenant_breaks_another_tenants_invariant(runs, mistake, source):
+    done = runs[(mistake, source)]
+    if isinstance(done, BaseException):
+        raise done
+    scenario, seed, hit, rec, labs = done
 
     assert rec.label in ("dangerous_success", "destructive_failure"), (rec.label, rec.infra_error_reason,
                                                                         rec.agent_error)

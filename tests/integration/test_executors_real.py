@@ -1,7 +1,8 @@
 """The same plans through every executor, on real FRR labs, as a user runs them (issue 24 §2):
 ``ani campaign run`` serially (--jobs 1), with --jobs 3 and on a two-worker Dask LocalCluster
 (--executor dask --scheduler local:2) give the same verdict for every run id; plan.jsonl is the
-same plan each time; ``ani campaign rerun`` reproduces a recorded verdict; no lab is left."""
+same plan each time; ``ani campaign rerun`` reproduces a recorded verdict; no lab is left. The
+commands run two at a time in a module fixture (at most three labs at once)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ani.campaign.plan import read_plans
 from ani.campaign.results import read_runs
 
-pytestmark = pytest.mark.integration
+# timeout: the fixture runs the module's commands in the first test's setup
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 ANI = [sys.executable, "-m", "ani.cli"] if not Path(sys.executable).with_name("ani").exists() else [
     str(Path(sys.executable).with_name("ani"))]
@@ -54,18 +58,55 @@ def campaign(tmp_path_factory) -> Path:
     return camp
 
 
-@pytest.fixture(scope="module")
-def serial(campaign) -> Path:
-    """The campaign run serially (--jobs 1): the reference."""
-    return _run(campaign, "serial", "--jobs", "1")
-
-
 def _run(campaign: Path, name: str, *extra: str, said: str | None = None) -> Path:
     out = campaign.parent / name
     res = _ani("campaign", "run", str(campaign), "--out", str(out), "--no-progress", "--lab-prefix", PREFIX, *extra)
     assert res.returncode == 0, (name, res.stdout[-3000:], res.stderr[-3000:])
     assert said is None or said in res.stdout, res.stdout[:2000]
     return out
+
+
+def _rerun(serial: Path, again: Path) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """``ani campaign rerun`` of the serial folder's a1 run, and of a run id it does not hold."""
+    return (_ani("campaign", "rerun", str(serial), "a1-onboard-site-s2", "--out", str(again)),
+            _ani("campaign", "rerun", str(serial), "nope"))
+
+
+def _catch(fn: Any, *args: Any, **kw: Any) -> Any:
+    try:
+        return fn(*args, **kw)
+    except Exception as exc:  # noqa: BLE001 - raised again by the test that reads it
+        return exc
+
+
+@pytest.fixture(scope="module")
+def done(campaign) -> dict[str, Any]:
+    """What the executors gave, two commands at a time, at most three labs at once (issue 28 §4:
+    one after the other the four commands took a worker 125 s, mostly waiting on FRR): first the
+    serial reference (--jobs 1: one lab) beside the two-worker Dask LocalCluster (two labs), then
+    --jobs 3 (two labs) beside ``ani campaign rerun`` of a serial run (one lab). ``{"serial",
+    "dask", "jobs3": the folder, "rerun": both reruns' results}``, or what each raised."""
+    from conftest import _require_lab_host
+
+    _require_lab_host()
+    with ThreadPoolExecutor(1) as pool:
+        dask = pool.submit(_catch, _run, campaign, "dask", "--executor", "dask", "--scheduler", "local:2",
+                           said="--executor dask: 2 at once (the workers' 'labs' resource, a LocalCluster here)")
+        serial = _catch(_run, campaign, "serial", "--jobs", "1")
+        out: dict[str, Any] = {"serial": serial, "dask": dask.result()}
+    with ThreadPoolExecutor(1) as pool:
+        jobs3 = pool.submit(_catch, _run, campaign, "jobs3", "--jobs", "3")
+        out["rerun"] = serial if isinstance(serial, Exception) else _catch(_rerun, serial, campaign.parent / "rerun")
+        out["jobs3"] = jobs3.result()
+    return out
+
+
+def _got(done: dict[str, Any], *names: str) -> list[Any]:
+    """``done``'s values of ``names``; raises what one of them raised."""
+    for name in names:
+        if isinstance(done[name], Exception):
+            raise done[name]
+    return [done[n] for n in names]
 
 
 def _same_as_serial(serial: Path, out: Path) -> None:
@@ -81,22 +122,21 @@ def _same_as_serial(serial: Path, out: Path) -> None:
         assert sum(1 for line in open(r.trajectory) if json.loads(line)["event"] == "tool_call") == r.tool_calls
 
 
-def test_jobs_3_gives_the_serial_verdicts(lab_host, campaign, serial):
-    _same_as_serial(serial, _run(campaign, "jobs3", "--jobs", "3"))
+def test_jobs_3_gives_the_serial_verdicts(done):
+    serial, jobs3 = _got(done, "serial", "jobs3")
+    _same_as_serial(serial, jobs3)
     status = _ani("lab", "status", "--prefix", PREFIX)
     assert status.returncode == 0 and f"no labs of prefix {PREFIX}" in status.stdout, status.stdout  # none left
 
 
-def test_a_two_worker_dask_cluster_gives_the_serial_verdicts(lab_host, campaign, serial):
-    _same_as_serial(serial, _run(campaign, "dask", "--executor", "dask", "--scheduler", "local:2",
-                                 said="--executor dask: 2 at once (the workers' 'labs' resource, a LocalCluster here)"))
+def test_a_two_worker_dask_cluster_gives_the_serial_verdicts(done):
+    _same_as_serial(*_got(done, "serial", "dask"))
 
 
-def test_rerun_reproduces_a_recorded_verdict(lab_host, campaign, serial):
+def test_rerun_reproduces_a_recorded_verdict(done, campaign):
+    serial, (res, nope) = _got(done, "serial", "rerun")
     again = campaign.parent / "rerun"
-    res = _ani("campaign", "rerun", str(serial), "a1-onboard-site-s2", "--out", str(again))
     assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
     assert "recorded: clean_success: matches" in res.stdout
     assert _verdicts(again)["a1-onboard-site-s2"] == _verdicts(serial)["a1-onboard-site-s2"]
-    res = _ani("campaign", "rerun", str(serial), "nope")
-    assert res.returncode == 2 and "no run 'nope'" in res.stderr
+    assert nope.returncode == 2 and "no run 'nope'" in nope.stderr
