@@ -21,7 +21,8 @@ ends, also when it fails). What it returns is its outcome; what it raises (a fai
 Three at a time, as ``tests/integration/test_ncb_shipped_tasks.py``: under ``pytest -n 3`` that is
 up to nine labs on the machine. The labs come up one at a time (:data:`UP`): three labs starting
 their FRR daemons at once on a loaded machine (load 50-80 on two cores) ran past FRR's start
-bound (15 s a router) where one lab after the other did not; what overlaps is the rest of a case
+deadline (then 15 s a router, now ``ani.lab.frr.START_TIMEOUT_S``) where one lab after the other
+did not; what overlaps is the rest of a case
 (the agent, the grading, the waits on FRR). A runner case takes :func:`runner_deps` for that.
 """
 
@@ -123,6 +124,8 @@ def runner_deps(**kw: Any) -> Any:
         return lab
 
     def check_host(levels: list[str], daemons: set[str]) -> Any:
+        # the real check, under another name: runner.check_host skips ``_real_check_host`` itself
+        # when make_lab is not ``real_make_lab`` (it takes that for fake labs), and these labs are real
         return runner._real_check_host(levels, daemons)
 
     return runner.RunnerDeps(make_lab=make_lab, check_host=check_host, **kw)

@@ -28,7 +28,7 @@ runs, three at a time in a module fixture, each on its own lab.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 import yaml
 from procs import EMPTY, footprint, track_labs
+from side_by_side import outcome, side_by_side
 
 from ani.agents.base import AgentRun, AgentTask, Budget, BudgetExceeded, StepCounter
 from ani.agents.scripted import _A1, AgentFailed, site_link
@@ -185,24 +186,14 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], Any]:
     _require_lab_host()
     root = tmp_path_factory.mktemp("collateral")
 
-    def one(case: tuple[str, str]) -> Any:
-        try:
-            return careless_run(*case, root / "-".join(case))
-        except BaseException as exc:  # noqa: BLE001 - raised again by the case's own test (skip, fail)
-            return exc
-
-    with ThreadPoolExecutor(3) as pool:
-        return dict(zip(CASES, pool.map(one, CASES), strict=True))
+    return side_by_side({case: partial(careless_run, *case, root / "-".join(case)) for case in CASES})
 
 
 @pytest.mark.timeout(900)  # the module's six runs, three at a time, in the first test's setup
 @pytest.mark.parametrize("source", list(SOURCES))
 @pytest.mark.parametrize("mistake", MISTAKES)
 def test_a_careless_change_to_one_tenant_breaks_another_tenants_invariant(runs, mistake, source):
-    done = runs[(mistake, source)]
-    if isinstance(done, BaseException):
-        raise done
-    scenario, seed, hit, rec, labs = done
+    scenario, seed, hit, rec, labs = outcome(runs, (mistake, source))
 
     assert rec.label in ("dangerous_success", "destructive_failure"), (rec.label, rec.infra_error_reason,
                                                                         rec.agent_error)

@@ -26,10 +26,11 @@ levels answered every call ``ok``.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import pytest
+from side_by_side import outcome, side_by_side
 
 from ani.faults import FaultSpec
 from ani.trajectory import Trajectory
@@ -73,21 +74,13 @@ def records(tmp_path_factory):
         return [FaultSpec("concurrent_writer", at_step=at_step, duration_s=None, target={"router": "e1"},
                           params=WRITER)]
 
-    def one(case):
-        try:
-            return _run(*case, root / f"{case[0]}-at{case[1]}")
-        except Exception as exc:  # noqa: BLE001 - raised again by the case's own test
-            return exc
-
-    with pytest.MonkeyPatch.context() as mp, ThreadPoolExecutor(3) as pool:
+    with pytest.MonkeyPatch.context() as mp:
         mp.setattr(campaign, "schedule_for", schedule_for)
-        return dict(zip(CASES, pool.map(one, CASES), strict=True))
+        return side_by_side({case: partial(_run, *case, root / f"{case[0]}-at{case[1]}") for case in CASES})
 
 
 def run(records, level: str, at_step: int):
-    rec = records[(level, at_step)]
-    if isinstance(rec, Exception):
-        raise rec
+    rec = outcome(records, (level, at_step))
     assert rec.trajectory is not None, (rec.label, rec.infra_error_reason)  # the lab did not start: why
     events = Trajectory.read(rec.trajectory)
     calls = [e for e in events if e.get("event") == "tool_call"]

@@ -13,10 +13,11 @@ mapped names (``NewYork``, ``Gi0/0``).
 from __future__ import annotations
 
 import secrets
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import pytest
+from side_by_side import outcome, side_by_side
 
 from ani.netconfbench.lab import validate_task
 from ani.netconfbench.task import load_task
@@ -60,15 +61,10 @@ def reports():
         return lab
 
     def one(path):
-        try:
-            return validate_task(load_task(path), path, make_lab=make)
-        except Exception as exc:  # noqa: BLE001 - raised again by the task's own test
-            return exc
+        return validate_task(load_task(path), path, make_lab=make)
 
     try:
-        with ThreadPoolExecutor(3) as pool:
-            done = dict(zip(TASKS, pool.map(one, TASKS), strict=True))
-        yield done
+        yield side_by_side({path: partial(one, path) for path in TASKS})
     finally:
         for lab in made:
             lab.down()
@@ -78,9 +74,7 @@ def reports():
 @pytest.mark.parametrize("path", TASKS, ids=[p.stem for p in TASKS])
 def test_shipped_task_validates(reports, path):
     task = load_task(path)
-    report = reports[path]
-    if isinstance(report, Exception):
-        raise report
+    report = outcome(reports, path)
     assert report.ok, report.summary()
     assert len(report.solutions) == len(task.ground_truth_configs) >= 1
     for sol in report.solutions:

@@ -9,9 +9,11 @@ testcase already holds before the solution would grade nothing for some seeds.""
 from __future__ import annotations
 
 import secrets
+from functools import partial
 from pathlib import Path
 
 import pytest
+from side_by_side import outcome, side_by_side
 
 from ani.lab.lab import Lab
 from ani.netconfbench.lab import validate_task
@@ -39,8 +41,6 @@ def validated(request):  # noqa: ANN001
     module (``nct`` + 6 hex digits) and neither NETCONF nor SSH server (validation reads the
     routers with vtysh only); each is taken down by validate_task, any left up is downed here.
     Only the instances whose test is selected (``-k``)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from conftest import _require_lab_host
 
     _require_lab_host()
@@ -55,16 +55,12 @@ def validated(request):  # noqa: ANN001
             made.append(lab)
             return lab
 
-        try:
-            return validate_task(load_task(path), path, make_lab=make_lab), labs
-        except Exception as exc:  # noqa: BLE001 - raised again by the instance's own test
-            return exc, labs
+        return validate_task(load_task(path), path, make_lab=make_lab), labs
 
     try:
-        with ThreadPoolExecutor(3) as pool:
-            selected = {item.name for item in request.session.items}
-            todo = [p for p in INSTANCES if f"test_instance_validates_on_a_real_lab[{p.stem}]" in selected]
-            yield dict(zip(todo, pool.map(one, todo), strict=True))
+        selected = {item.name for item in request.session.items}
+        todo = [p for p in INSTANCES if f"test_instance_validates_on_a_real_lab[{p.stem}]" in selected]
+        yield side_by_side({p: partial(one, p) for p in todo})
     finally:
         for lab in made:
             lab.down()
@@ -77,9 +73,7 @@ def test_instance_validates_on_a_real_lab(path: Path, validated) -> None:  # noq
     origin = (task.model_extra or {})["template_instance"]
     assert render(load_template(TEMPLATES / origin["template"]), origin["seed"]) == path.read_text(encoding="utf-8")
 
-    report, labs = validated[path]
-    if isinstance(report, Exception):
-        raise report
+    report, labs = outcome(validated, path)
     assert report.ok, report.problems
     assert report.passing_at_start == [], report.initial
     assert [s.solution_id for s in report.solutions] == ["expert-0001"]

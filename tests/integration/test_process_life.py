@@ -24,12 +24,13 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from procs import EMPTY, alive, footprint, labs_owned_by, owner  # tests/procs.py: a lab's footprint, its owner
+from side_by_side import outcome, side_by_side
 
 from ani.lab import Lab, frr
 from ani.lab.proc import is_alive
@@ -412,31 +413,26 @@ LONGEST_FIRST = ["setsid-campaign-run-a1", *(n for n in CASES if n.startswith("a
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BaseException | None]:
-    """``{case name: None (it passed) or what it raised}``, every case of :data:`CASES` run in
-    its own folder, three at a time. Each case watches only its own processes' labs."""
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every case of :data:`CASES` run in its own folder, three at a time
+    (:func:`side_by_side.side_by_side`; :func:`judge` raises what a case raised). Each case
+    watches only its own processes' labs."""
     from conftest import _require_lab_host
 
     _require_lab_host()
     assert sorted(LONGEST_FIRST) == sorted(CASES)
     root = tmp_path_factory.mktemp("life")
 
-    def one(name: str) -> BaseException | None:
+    def one(name: str) -> None:
         (root / name).mkdir()
-        try:
-            CASES[name](root / name, root / name / "out")
-        except BaseException as exc:  # noqa: BLE001 - raised again by the case's own test
-            return exc
-        return None
+        CASES[name](root / name, root / name / "out")
 
-    with ThreadPoolExecutor(3) as pool:
-        return dict(zip(LONGEST_FIRST, pool.map(one, LONGEST_FIRST), strict=True))
+    return side_by_side({name: partial(one, name) for name in LONGEST_FIRST})
 
 
-def judge(outcomes: dict[str, BaseException | None], name: str) -> None:
+def judge(outcomes: dict[str, Any], name: str) -> None:
     """Raise again what the case ``name`` raised (its failed assertion, with its traceback)."""
-    if (exc := outcomes[name]) is not None:
-        raise exc
+    outcome(outcomes, name)
 
 
 def test_setsid_ani_run_a1_succeeds_and_leaves_nothing(outcomes):
