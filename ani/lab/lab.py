@@ -57,7 +57,7 @@ from ani.host import proc
 from ani.host.proc import ExecResult
 from ani.host.programs import program, read_fault_log, require
 from ani.host.threads import ContextPool
-from ani.lab import cleanup, converge, frr, memcg, netns, reaper
+from ani.lab import cleanup, converge, frr, memcg, netns, reaper, vty
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
@@ -418,12 +418,21 @@ class Lab:
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
-        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running),
-        ProgramMissing (no vtysh)."""
+        seconds (see :meth:`exec`). When every command is a read-only ``show ... json`` of one
+        of the router's daemons (:data:`ani.lab.vty.DAEMON_OF`), the answer is read on the
+        daemons' vty sockets with no process (:func:`ani.lab.vty.show_json`: same output, ~0.3 ms
+        of CPU instead of ~37 ms); anything else, or a daemon that does not answer with success,
+        runs vtysh. Raises UnknownNode, LabError (lab not running), ProgramMissing (no vtysh)."""
         program("vtysh")  # the node's vtysh wrapper execs it
         if isinstance(commands, str):
             commands = [commands]
-        self.pathspace(router)  # UnknownNode for hosts and unknown names
+        ps = self.pathspace(router)  # UnknownNode for hosts and unknown names
+        t0 = time.monotonic()
+        # read-only `show ... json` of one daemon each: straight to the vty sockets (no process)
+        fast = vty.show_json(frr.run_dir(ps), self.topology.routers[router].daemons, commands, timeout)
+        if fast is not None:
+            return fast
+        timeout = max(0.0, timeout - (time.monotonic() - t0))
         wrapper = str(self.node_dir(router) / "bin" / "vtysh")
         argv = [wrapper]
         for c in commands:
