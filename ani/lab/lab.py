@@ -57,7 +57,7 @@ from ani.host import proc
 from ani.host.proc import ExecResult
 from ani.host.programs import program, read_fault_log, require
 from ani.host.threads import ContextPool
-from ani.lab import cleanup, converge, frr, memcg, netns, reaper
+from ani.lab import cleanup, converge, frr, memcg, netns, reaper, vtysh_session
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
@@ -124,6 +124,10 @@ class Lab:
         self._netconf_proc: subprocess.Popen[bytes] | None = None
         self._ssh_proc: subprocess.Popen[bytes] | None = None
         self._reaper_proc: subprocess.Popen[bytes] | None = None
+        # one long-lived vtysh per router for `show running-config` reads (closed by down())
+        self._vtysh_sessions = vtysh_session.Sessions(
+            lambda r: self.node_argv(r, [str(self.node_dir(r) / "bin" / "vtysh")]), self.pathspace,
+            lambda r: self.topology.routers[r].daemons)
         #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``, and
         #: ``netconf_wait_s`` / ``ssh_wait_s`` (waiting for the NETCONF / SSH server after convergence)
         self.timings: dict[str, float] = {}
@@ -377,6 +381,7 @@ class Lab:
         already gone. A Lab object that did not create its lab (an attached one, see :meth:`attach`,
         or one whose up() failed because the id was in use) does nothing: it never removes
         someone else's lab."""
+        self._vtysh_sessions.close()
         if not self._owned:
             return
         t0 = time.monotonic()
@@ -424,6 +429,9 @@ class Lab:
         if isinstance(commands, str):
             commands = [commands]
         self.pathspace(router)  # UnknownNode for hosts and unknown names
+        res = self._vtysh_sessions.read(router, commands, timeout)  # `show running-config` only
+        if res is not None:
+            return res
         wrapper = str(self.node_dir(router) / "bin" / "vtysh")
         argv = [wrapper]
         for c in commands:
