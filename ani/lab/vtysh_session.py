@@ -215,6 +215,11 @@ class Sessions:
             s.close(kill=True)
         return ExecResult(0, text, "", False, time.monotonic() - t0)
 
+    def pids(self) -> dict[str, int]:
+        """``{router: pid}`` of the sessions open now (idle ones; a session in use is not listed)."""
+        with self._lock:
+            return {r: s.proc.pid for r, s in self._sessions.items()}
+
     def close(self) -> None:
         """End every session (EOF, then SIGKILL to its own process group if it lingers)."""
         with self._lock:
