@@ -423,8 +423,9 @@ class Lab:
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
-        seconds (see :meth:`exec`). Raises UnknownNode, LabError (lab not running),
-        ProgramMissing (no vtysh)."""
+        seconds (see :meth:`exec`); exactly ``"show running-config"`` is answered by the router's
+        long-lived vtysh when it can answer for sure (:mod:`ani.lab.vtysh_session`: same bytes).
+        Raises UnknownNode, LabError (lab not running), ProgramMissing (no vtysh)."""
         program("vtysh")  # the node's vtysh wrapper execs it
         if isinstance(commands, str):
             commands = [commands]
