@@ -30,6 +30,7 @@ import threading
 import time
 from pathlib import Path
 
+from ani.errors import LabError
 from ani.host.proc import ExecResult
 from ani.lab import frr
 
@@ -39,8 +40,9 @@ COMMAND = "show running-config"
 CLOSE_S = 1.0
 
 
-class _Unexpected(Exception):
-    """The session's output is not the expected frame: discard it."""
+class _Unexpected(LabError):
+    """The session's output is not the expected frame: discard it (never leaves this module:
+    the read falls back to a one-shot vtysh)."""
 
 
 class _Session:
