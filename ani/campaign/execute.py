@@ -247,7 +247,8 @@ def lab_servers(ctx: RunContext) -> dict[str, bool]:
     from ani.registry import get_adapter_class
 
     try:
-        needs = getattr(get_adapter_class(ctx.level), "lab_needs", lambda options: None)(dict(ctx.plan.adapter_options))
+        declared = getattr(get_adapter_class(ctx.level), "lab_needs", None)
+        needs = declared(dict(ctx.plan.adapter_options)) if declared is not None else None
         if needs is None:
             return every
         needs = tuple(needs)
