@@ -18,6 +18,7 @@ Importable from any test module (``tests/`` is on ``sys.path`` through the rootd
 
 from __future__ import annotations
 
+import functools
 import signal
 import subprocess
 import sys
@@ -108,8 +109,9 @@ def track_labs(deps: Any) -> list[Any]:
     labs: list[Any] = []
     real = deps.make_lab
 
-    def make_lab(topology: Any) -> Any:
-        labs.append(real(topology))
+    @functools.wraps(real)  # its signature: lab_options passes it what ``real`` takes (prefix, servers)
+    def make_lab(topology: Any, **kw: Any) -> Any:
+        labs.append(real(topology, **kw))
         return labs[-1]
 
     deps.make_lab = make_lab

@@ -112,8 +112,8 @@ def runner_deps(**kw: Any) -> Any:
     one at a time (:data:`UP`); the host check stays the real one."""
     from ani.campaign import runner
 
-    def make_lab(topology: Any, prefix: str | None = None) -> Any:
-        lab = runner.real_make_lab(topology, prefix)
+    def make_lab(topology: Any, prefix: str | None = None, netconf: bool = True, ssh: bool = True) -> Any:
+        lab = runner.real_make_lab(topology, prefix, netconf=netconf, ssh=ssh)  # the run's servers only
         up = lab.up
 
         def up_alone() -> Any:

@@ -200,6 +200,7 @@ class A0Adapter(BaseAdapter):
     """
 
     level = Level.A0
+    needs: ClassVar[tuple[type, ...] | None] = ()  # vtysh and exec in the router: no server of the lab
     blocklist_inspects: ClassVar[bool] = True  # shell command strings (and every vtysh line at the broker)
 
     def __init__(self, lab: Lab, *, trajectory: Any = None, options: dict | None = None) -> None:

@@ -218,6 +218,12 @@ class A1Adapter(BaseAdapter):
     level: ClassVar[Level] = Level.A1
     blocklist_inspects: ClassVar[bool] = True  # CLI command lines (commands, configs)
 
+    @classmethod
+    def lab_needs(cls, options: dict | None = None) -> tuple[type, ...] | None:
+        """``(SshCapable,)`` with option ``transport: ssh`` (the routers' CLI over the lab's SSH
+        server), else none: ``auto`` and ``local`` run vtysh in the router on a lab."""
+        return (SshCapable,) if dict(options or {}).get("transport") == "ssh" else ()
+
     def __init__(self, lab: Devices | None, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)
         self.settings = parse_options(A1Options, self.options, str(self.level))

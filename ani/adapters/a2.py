@@ -126,6 +126,8 @@ from ani.netconf.hello import YANG_LIBRARY_NS, ServerHello
 from ani.protocol import Level, ToolResult
 from ani.device.changes import unified
 
+from ani.lab.protocol import NetconfCapable
+
 if TYPE_CHECKING:
     from ani.lab.protocol import Devices
 
@@ -157,6 +159,7 @@ class A2Adapter(BaseAdapter):
     """
 
     level: ClassVar[Level] = Level.A2
+    needs: ClassVar[tuple[type, ...] | None] = (NetconfCapable,)  # its sessions: lab.netconf_endpoint
 
     def __init__(
         self,

@@ -131,6 +131,7 @@ class A3RAdapter(BaseAdapter):
     """
 
     level: ClassVar[Level] = Level.A3R
+    needs: ClassVar[tuple[type, ...] | None] = ()  # its applier: ani.device.apply (vtysh, frr-reload)
     options_model: ClassVar[type[Options]] = A3ROptions
     max_tries: int
     keep_repo: bool

@@ -66,6 +66,8 @@ from ani.adapters.service_tools import ServiceReadTools
 from ani.errors import ErrorCode
 from ani.protocol import Level, ToolResult
 
+from ani.lab.protocol import NetconfCapable
+
 if TYPE_CHECKING:
     from ani.lab.protocol import Lab
 
@@ -82,6 +84,7 @@ class A3TAdapter(ServiceReadTools, BaseAdapter):
     """
 
     level: ClassVar[Level] = Level.A3T
+    needs: ClassVar[tuple[type, ...] | None] = (NetconfCapable,)  # its transactions (ani.intents.transaction)
 
     def __init__(self, lab: Lab, *, trajectory: Any = None, options: dict | None = None) -> None:
         super().__init__(lab, trajectory=trajectory, options=options)

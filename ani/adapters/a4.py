@@ -63,6 +63,8 @@ from ani.adapters.service_tools import ServiceReadTools
 from ani.errors import AniError, AniTimeout, ErrorCode, HostFault
 from ani.protocol import Level, ToolResult
 
+from ani.lab.protocol import NetconfCapable
+
 if TYPE_CHECKING:
     from ani.lab.protocol import Lab
 
@@ -105,6 +107,7 @@ class A4Adapter(ServiceReadTools, A3RAdapter):
     """
 
     level: ClassVar[Level] = Level.A4
+    needs: ClassVar[tuple[type, ...] | None] = (NetconfCapable,)  # its applier: an A3-T transaction
     options_model: ClassVar[type[Options]] = A4Options
 
     def __init__(self, lab: Lab, *, trajectory: Any = None, options: dict | None = None) -> None:

@@ -161,6 +161,18 @@ class BaseAdapter:
     #: (``commands``, ``command``, ``configs``); when False, ``create_adapter(..., blocklist=...)``
     #: refuses the ablation (:func:`ani.registry.check_blocklist`)
     blocklist_inspects: ClassVar[bool] = False
+    #: the capabilities (:mod:`ani.lab.protocol`) the adapter needs of its lab beyond
+    #: :class:`~ani.lab.protocol.Devices`: ``(NetconfCapable,)`` starts the lab's NETCONF server,
+    #: ``(SshCapable,)`` its SSH server (:func:`ani.lab.protocol.servers_for`); None: undeclared,
+    #: the lab starts every server (what a plug-in adapter that does not say gets)
+    needs: ClassVar[tuple[type, ...] | None] = None
+
+    @classmethod
+    def lab_needs(cls, options: dict | None = None) -> tuple[type, ...] | None:
+        """The capabilities an adapter of this class with ``options`` (its cell's ``options:``,
+        unparsed) needs of the lab (:attr:`needs`; None: undeclared, every server). Read before
+        the lab starts (:func:`ani.campaign.execute.lab_options`); raises nothing."""
+        return cls.needs
 
     def __init__(self, lab: Devices | None, *, trajectory: Trajectory | None = None, options: dict | None = None) -> None:
         self.lab = lab

@@ -214,12 +214,49 @@ def lab_up(ctx: RunContext) -> None:
 
 
 def lab_options(ctx: RunContext) -> dict[str, Any]:
-    """Keyword arguments of ``deps.make_lab`` beyond the topology (the plan's lab prefix, for a
-    lab factory that takes one)."""
-    from ani.campaign.runner import real_make_lab
+    """Keyword arguments of ``deps.make_lab`` beyond the topology: ``prefix`` (the plan's lab
+    prefix, when it has one) and ``netconf`` / ``ssh`` (:func:`lab_servers`), each passed only to
+    a lab factory whose signature names it (:func:`ani.campaign.runner.real_make_lab` takes all
+    three; a test's fake factory takes none)."""
+    import inspect
 
-    prefix = ctx.plan.lab_prefix
-    return {"prefix": prefix} if prefix and ctx.deps.make_lab is real_make_lab else {}
+    opts: dict[str, Any] = {"prefix": ctx.plan.lab_prefix} if ctx.plan.lab_prefix else {}
+    opts.update(lab_servers(ctx))
+    try:
+        params = inspect.signature(ctx.deps.make_lab).parameters
+    except (TypeError, ValueError):  # no signature to read: pass nothing beyond the topology
+        return {}
+    named = {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {k: v for k, v in opts.items() if k in named}
+
+
+def lab_servers(ctx: RunContext) -> dict[str, bool]:
+    """Which servers the run's lab starts, ``{"netconf": bool, "ssh": bool}``
+    (:func:`ani.lab.protocol.servers_for`): those the level's adapter class needs with the cell's
+    options (:meth:`ani.adapters.base.BaseAdapter.lab_needs`) and those the plan's fault kinds need
+    (:meth:`ani.faults.base.FaultKind.lab_needs`). Every server when that cannot be told before
+    the lab starts: an adapter factory other than the real one, an adapter class that does not
+    declare its needs, a level or fault kind that does not load (its own error comes later)."""
+    from ani.campaign.runner import _real_create_adapter
+    from ani.lab.protocol import servers_for
+
+    every = {"netconf": True, "ssh": True}
+    if ctx.deps.create_adapter is not _real_create_adapter:
+        return every
+    from ani.faults.base import get_fault_kind
+    from ani.registry import get_adapter_class
+
+    try:
+        declared = getattr(get_adapter_class(ctx.level), "lab_needs", None)
+        needs = declared(dict(ctx.plan.adapter_options)) if declared is not None else None
+        if needs is None:
+            return every
+        needs = tuple(needs)
+        for spec in ctx.plan.fault_schedule():
+            needs += tuple(get_fault_kind(spec.kind).lab_needs(spec))
+    except Exception:  # noqa: BLE001 - undecidable here: every server (the run reports the cause)
+        return every
+    return servers_for(needs)
 
 
 def baseline(ctx: RunContext) -> None:

@@ -71,15 +71,16 @@ from ani.scenario.settle import FRR_ROUTE_MAP_DELAY_S, PROPAGATION_S, route_map_
 # --- dependencies (real ones imported lazily) ------------------------------------------------------
 
 
-def real_make_lab(topology: Any, prefix: str | None = None) -> Any:
+def real_make_lab(topology: Any, prefix: str | None = None, netconf: bool = True, ssh: bool = True) -> Any:
     """The default :attr:`RunnerDeps.make_lab`: a namespace :class:`~ani.lab.lab.Lab` of
-    ``topology`` (not started), its name carrying ``prefix`` (the one lab factory that takes a
-    prefix: :func:`ani.campaign.execute.lab_options` passes it only to this one)."""
+    ``topology`` (not started), its name carrying ``prefix``, starting its NETCONF / SSH server
+    only with ``netconf`` / ``ssh`` (:func:`ani.campaign.execute.lab_options` passes the three to a
+    factory that names them: the run's level and fault kinds decide, :func:`~ani.campaign.execute.lab_servers`)."""
     try:
         from ani.lab import Lab  # type: ignore[attr-defined]
     except ImportError:
         from ani.lab.lab import Lab
-    return Lab(topology, prefix=prefix)
+    return Lab(topology, prefix=prefix, netconf=netconf, ssh=ssh)
 
 
 def _real_load_scenario(path: str | Path) -> Any:
@@ -141,7 +142,9 @@ class RunnerDeps:
     """Factories the runner calls; the defaults are the real modules (imported on first use).
 
     Attributes:
-        make_lab: ``Topology -> Lab`` (not started; the runner calls ``up()`` and ``down()``).
+        make_lab: ``Topology -> Lab`` (not started; the runner calls ``up()`` and ``down()``);
+            a factory whose signature names ``prefix``, ``netconf`` or ``ssh`` gets them too
+            (:func:`ani.campaign.execute.lab_options`).
         load_scenario: ``path -> Scenario``.
         generate_scenario: ``(manifest path, seed=, density=) -> Scenario`` (hash set):
             :func:`ani.scenario.generate.generate_scenario`.

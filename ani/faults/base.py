@@ -148,6 +148,13 @@ class FaultKind:
     #: of a lab beyond :class:`ani.lab.protocol.Lab`; a lab lacking one cannot take the kind
     needs: ClassVar[tuple[type, ...]] = ()
 
+    def lab_needs(self, spec: FaultSpec) -> tuple[type, ...]:
+        """The capabilities a fault ``spec`` of this kind needs of the run's lab, read before the
+        lab starts to choose its servers (:func:`ani.lab.protocol.servers_for`; e.g.
+        ``NetconfServer`` starts the NETCONF server). The default: :attr:`needs`; a kind whose
+        needs depend on its params says so (``frozen_router``'s ``management``)."""
+        return self.needs
+
     def unavailable(self, lab: Lab | None) -> str | None:
         """Why this host cannot do the kind (one line naming what is missing), or None. ``lab``
         is None for the host-level check made before any lab starts. The default: the first of

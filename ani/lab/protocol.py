@@ -20,6 +20,11 @@ capability               members                                       who has i
 :class:`LocalFrr`        + ``netns``, ``pathspace``, daemons           namespaces lab
 =======================  ============================================  =========================
 
+The servers a namespaces lab starts follow the same declarations: an adapter class and a fault
+kind list the capabilities they need (``needs``; :meth:`ani.adapters.base.BaseAdapter.lab_needs`,
+:meth:`ani.faults.base.FaultKind.lab_needs`), and :func:`servers_for` turns them into the lab's
+``netconf=`` / ``ssh=`` (a campaign run's lab: :func:`ani.campaign.execute.lab_options`).
+
 Names: a *node* is a router or a host of ``topology``; a *router* runs FRR. Every method taking
 one raises :class:`~ani.errors.UnknownNode` for a name the lab does not have (a host where a
 router is needed too). Times are seconds. Nothing here imports a substrate: lower layers
@@ -33,6 +38,7 @@ annotate with these names under ``if TYPE_CHECKING:`` only.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -45,7 +51,7 @@ if TYPE_CHECKING:
     from ani.lab.topology import Topology
 
 __all__ = ["CAPABILITIES", "vtysh_json", "Devices", "Lab", "LabFiles", "LocalFrr", "NetconfCapable", "NetconfLocks", "NetconfServer",
-           "SshCapable", "lacking", "members", "missing", "provides", "require"]
+           "SshCapable", "lacking", "members", "missing", "provides", "require", "servers_for"]
 
 L = TypeVar("L")
 
@@ -247,6 +253,20 @@ def missing(lab: object, cap: type) -> list[str]:
 def provides(lab: object, *caps: type) -> bool:
     """Whether ``lab`` has every member of each capability in ``caps`` (None has none)."""
     return lab is not None and all(not missing(lab, c) for c in caps)
+
+
+def servers_for(needs: Iterable[type]) -> dict[str, bool]:
+    """The servers a namespaces lab must start for a user that needs the capabilities ``needs``
+    (an adapter's, a fault kind's ``needs``): ``{"netconf": bool, "ssh": bool}``, the keyword
+    arguments of :class:`ani.lab.lab.Lab` (``netconf=False`` / ``ssh=False`` start none).
+    :class:`NetconfCapable`, :class:`NetconfLocks` or :class:`NetconfServer` need the NETCONF
+    server, :class:`SshCapable` the SSH one; the other capabilities neither.
+
+        >>> servers_for([SshCapable, LocalFrr])
+        {'netconf': False, 'ssh': True}
+    """
+    caps = set(needs)
+    return {"netconf": bool(caps & {NetconfCapable, NetconfLocks, NetconfServer}), "ssh": SshCapable in caps}
 
 
 def lacking(lab: object, caps: tuple[type, ...], what: str) -> str | None:

@@ -82,6 +82,11 @@ class FrozenRouter(FaultKind):
     needs = (LocalFrr,)  # the daemons' pids (and, with a NetconfServer, its part of the server)
     blocks_router = True  # nothing else can act on a router whose processes are stopped
 
+    def lab_needs(self, spec: FaultSpec) -> tuple[type, ...]:
+        """``LocalFrr``, and ``NetconfServer`` with ``management`` (default true): the lab then
+        starts its NETCONF server, whose part for the router the fault freezes."""
+        return self.needs + ((NetconfServer,) if bool(spec.params.get("management", True)) else ())
+
     def draw(self, rng: random.Random, scenario: Any, variant: Any) -> tuple[dict, dict] | None:
         router = pick_router(rng, scenario, variant)
         return None if router is None else ({"router": router}, {"management": True})
