@@ -57,7 +57,7 @@ from ani.host import proc
 from ani.host.proc import ExecResult
 from ani.host.programs import program, read_fault_log, require
 from ani.host.threads import ContextPool
-from ani.lab import cleanup, converge, frr, memcg, netns, reaper, vty, vtysh_session
+from ani.lab import cleanup, converge, frr, memcg, netns, reaper, vty
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
@@ -124,10 +124,6 @@ class Lab:
         self._netconf_proc: subprocess.Popen[bytes] | None = None
         self._ssh_proc: subprocess.Popen[bytes] | None = None
         self._reaper_proc: subprocess.Popen[bytes] | None = None
-        # one long-lived vtysh per router for `show running-config` reads (closed by down())
-        self._vtysh_sessions = vtysh_session.Sessions(
-            lambda r: self.node_argv(r, [str(self.node_dir(r) / "bin" / "vtysh")]), self.pathspace,
-            lambda r: self.topology.routers[r].daemons)
         #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``, and
         #: ``netconf_wait_s`` / ``ssh_wait_s`` (waiting for the NETCONF / SSH server after convergence)
         self.timings: dict[str, float] = {}
@@ -381,7 +377,6 @@ class Lab:
         already gone. A Lab object that did not create its lab (an attached one, see :meth:`attach`,
         or one whose up() failed because the id was in use) does nothing: it never removes
         someone else's lab."""
-        self._vtysh_sessions.close()
         if not self._owned:
             return
         t0 = time.monotonic()
@@ -423,24 +418,20 @@ class Lab:
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
-        seconds (see :meth:`exec`). Two reads need no vtysh process: when every command is a
-        read-only ``show ... json`` of one of the router's daemons (:data:`ani.lab.vty.DAEMON_OF`),
-        the answer is read on the daemons' vty sockets (:func:`ani.lab.vty.show_json`, ~0.3 ms of
-        CPU instead of ~37 ms); exactly ``"show running-config"`` is answered by the router's
-        long-lived vtysh when it can answer for sure (:mod:`ani.lab.vtysh_session`). Both give
-        the same bytes; anything else, or a read they cannot vouch for, runs vtysh. Raises
-        UnknownNode, LabError (lab not running), ProgramMissing (no vtysh)."""
+        seconds (see :meth:`exec`). When every command is a read-only ``show ... json`` of one
+        of the router's daemons (:data:`ani.lab.vty.DAEMON_OF`), the answer is read on the
+        daemons' vty sockets with no process (:func:`ani.lab.vty.show_json`: same output, ~0.3 ms
+        of CPU instead of ~37 ms); anything else, or a daemon that does not answer with success,
+        runs vtysh. Raises UnknownNode, LabError (lab not running), ProgramMissing (no vtysh)."""
         program("vtysh")  # the node's vtysh wrapper execs it
         if isinstance(commands, str):
             commands = [commands]
         ps = self.pathspace(router)  # UnknownNode for hosts and unknown names
         t0 = time.monotonic()
         # read-only `show ... json` of one daemon each: straight to the vty sockets (no process)
-        res = vty.show_json(frr.run_dir(ps), self.topology.routers[router].daemons, commands, timeout)
-        if res is None:  # `show running-config` only: the router's long-lived vtysh
-            res = self._vtysh_sessions.read(router, commands, timeout)
-        if res is not None:
-            return res
+        fast = vty.show_json(frr.run_dir(ps), self.topology.routers[router].daemons, commands, timeout)
+        if fast is not None:
+            return fast
         timeout = max(0.0, timeout - (time.monotonic() - t0))
         wrapper = str(self.node_dir(router) / "bin" / "vtysh")
         argv = [wrapper]
