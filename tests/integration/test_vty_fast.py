@@ -91,7 +91,7 @@ def test_several_commands_and_daemons_concatenate_as_vtysh(module_lab: Any, monk
 def test_other_commands_run_vtysh(module_lab: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _spy(monkeypatch)
     for command in ["show bgp summary", "show version", "show ip route json | include 10",
-                    "show running-config", "show  bgp summary json"]:
+                    "show running-config json", "show  bgp summary json"]:
         module_lab.vtysh(R, [command])
         assert calls == [], command
     res = module_lab.vtysh(R, ["show ip route json", "show version"])
