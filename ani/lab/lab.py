@@ -421,9 +421,9 @@ class Lab:
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
-        seconds (see :meth:`exec`). When every command is a read-only ``show ... json`` of one
-        of the router's daemons (:data:`ani.lab.vty.DAEMON_OF`), the answer is read on the
-        daemons' vty sockets with no process (:func:`ani.lab.vty.show_json`: same output, ~0.3 ms
+        seconds (see :meth:`exec`). When every command is a read-only ``show`` of one of the
+        router's daemons (:data:`ani.lab.vty.DAEMON_OF`, JSON or text), the answer is read on the
+        daemons' vty sockets with no process (:func:`ani.lab.vty.show`: same output, ~0.3 ms
         of CPU instead of ~37 ms); ``show running-config`` alone is answered with the text vtysh
         printed last when nothing it is made of changed since (:mod:`ani.lab.runconf`); anything
         else, or a daemon that does not answer with success, runs vtysh. Raises UnknownNode, LabError (lab not running), ProgramMissing (no vtysh)."""
@@ -432,8 +432,8 @@ class Lab:
             commands = [commands]
         ps = self.pathspace(router)  # UnknownNode for hosts and unknown names
         t0 = time.monotonic()
-        # read-only `show ... json` of one daemon each: straight to the vty sockets (no process)
-        fast = vty.show_json(frr.run_dir(ps), self.topology.routers[router].daemons, commands, timeout)
+        # read-only `show`s of one daemon each: straight to the vty sockets (no process)
+        fast = vty.show(frr.run_dir(ps), self.topology.routers[router].daemons, commands, timeout)
         if fast is not None:
             return fast
         timeout = max(0.0, timeout - (time.monotonic() - t0))
