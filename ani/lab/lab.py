@@ -57,7 +57,7 @@ from ani.host import proc
 from ani.host.proc import ExecResult
 from ani.host.programs import program, read_fault_log, require
 from ani.host.threads import ContextPool
-from ani.lab import cleanup, converge, frr, memcg, netns, reaper, vty
+from ani.lab import cleanup, converge, frr, memcg, netns, reaper, runconf, vty
 from ani.lab import netconf as nc
 from ani.lab import ssh as ssh_cli
 from ani.lab.capability import check_capabilities
@@ -124,6 +124,9 @@ class Lab:
         self._netconf_proc: subprocess.Popen[bytes] | None = None
         self._ssh_proc: subprocess.Popen[bytes] | None = None
         self._reaper_proc: subprocess.Popen[bytes] | None = None
+        #: each router's last ``show running-config`` text, with what it was made of (ani.lab.runconf)
+        self._running = runconf.RunningConfigs(lambda r: frr.run_dir(self.pathspace(r)),
+                                               lambda r: frr.etc_dir(self.pathspace(r)) / "vtysh.conf")
         #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``, and
         #: ``netconf_wait_s`` / ``ssh_wait_s`` (waiting for the NETCONF / SSH server after convergence)
         self.timings: dict[str, float] = {}
@@ -418,18 +421,19 @@ class Lab:
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
-        seconds (see :meth:`exec`). When every command is a read-only ``show ... json`` of one
-        of the router's daemons (:data:`ani.lab.vty.DAEMON_OF`), the answer is read on the
-        daemons' vty sockets with no process (:func:`ani.lab.vty.show_json`: same output, ~0.3 ms
-        of CPU instead of ~37 ms); anything else, or a daemon that does not answer with success,
-        runs vtysh. Raises UnknownNode, LabError (lab not running), ProgramMissing (no vtysh)."""
+        seconds (see :meth:`exec`). When every command is a read-only ``show`` of one of the
+        router's daemons (:data:`ani.lab.vty.DAEMON_OF`, JSON or text), the answer is read on the
+        daemons' vty sockets with no process (:func:`ani.lab.vty.show`: same output, ~0.3 ms
+        of CPU instead of ~37 ms); ``show running-config`` alone is answered with the text vtysh
+        printed last when nothing it is made of changed since (:mod:`ani.lab.runconf`); anything
+        else, or a daemon that does not answer with success, runs vtysh. Raises UnknownNode, LabError (lab not running), ProgramMissing (no vtysh)."""
         program("vtysh")  # the node's vtysh wrapper execs it
         if isinstance(commands, str):
             commands = [commands]
         ps = self.pathspace(router)  # UnknownNode for hosts and unknown names
         t0 = time.monotonic()
-        # read-only `show ... json` of one daemon each: straight to the vty sockets (no process)
-        fast = vty.show_json(frr.run_dir(ps), self.topology.routers[router].daemons, commands, timeout)
+        # read-only `show`s of one daemon each: straight to the vty sockets (no process)
+        fast = vty.show(frr.run_dir(ps), self.topology.routers[router].daemons, commands, timeout)
         if fast is not None:
             return fast
         timeout = max(0.0, timeout - (time.monotonic() - t0))
@@ -437,6 +441,8 @@ class Lab:
         argv = [wrapper]
         for c in commands:
             argv += ["-c", c]
+        if commands == [runconf.COMMAND]:  # unchanged since the last read: no vtysh (ani.lab.runconf)
+            return self._running.read(router, timeout, lambda left: self.exec(router, argv, timeout=left))
         return self.exec(router, argv, timeout=timeout)
 
     def vtysh_json(self, router: str, command: str, timeout: float = 10.0) -> dict | list:

@@ -3,8 +3,8 @@
 ``/var/run/frr/<pathspace>/<daemon>.vty`` speaks the vtysh protocol: a command terminated by
 NUL; the answer is the output followed by three NULs and a status byte (0 = success). The socket
 starts in view mode, so only ``show`` commands work: this is for the lab's own reads (convergence
-polling, and :func:`show_json`, the fast path of ``Lab.vtysh`` for ``show ... json``), not for
-agents. Typical cost: ~0.3 ms of CPU per query, against ~37 ms for a vtysh process.
+polling, :func:`show`, the fast path of ``Lab.vtysh`` for the ``show`` commands of one daemon, and
+:mod:`ani.lab.runconf`), not for agents. Typical cost: ~0.3 ms of CPU per query, against ~37 ms for a vtysh process.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from pathlib import Path
 from ani.errors import LabError
 from ani.host.proc import ExecResult
 
-#: set to ``0`` to send every ``Lab.vtysh`` call through a vtysh process (no :func:`show_json`)
+#: set to ``0`` to send every ``Lab.vtysh`` call through a vtysh process (no :func:`show`, no :mod:`ani.lab.runconf`)
 FAST_ENV = "ANI_VTY_FAST"
 
-#: ``show ... json`` commands answered by exactly one daemon, by their first words (the words
-#: of the command separated by single spaces); vtysh sends each of these to that daemon alone
+#: ``show`` commands answered by exactly one daemon (JSON or text), by their first words (the
+#: words of the command separated by single spaces); vtysh sends each of these to that daemon
+#: alone and prints its answer as it came
 DAEMON_OF: tuple[tuple[str, str], ...] = (
     ("show bgp", "bgpd"),
     ("show ip bgp", "bgpd"),
@@ -75,11 +76,9 @@ def _bound(s: socket.socket, timeout: float, deadline: float | None) -> None:
 
 
 def daemon_of(command: str) -> str | None:
-    """The daemon that alone answers ``command`` (a read-only ``show ... json`` of
-    :data:`DAEMON_OF`), or None (another command, a ``|`` filter, extra blanks, ...)."""
+    """The daemon that alone answers ``command`` (a read-only ``show`` of :data:`DAEMON_OF`, JSON
+    or text), or None (another command, a ``|`` filter, extra blanks, ...)."""
     if not _PLAIN.fullmatch(command) or " ".join(command.split()) != command:
-        return None
-    if not command.endswith(" json"):
         return None
     for prefix, daemon in DAEMON_OF:
         if command.startswith(prefix + " "):
@@ -87,7 +86,7 @@ def daemon_of(command: str) -> str | None:
     return None
 
 
-def show_json(run_dir: Path, daemons: list[str], commands: list[str], timeout: float) -> ExecResult | None:
+def show(run_dir: Path, daemons: list[str], commands: list[str], timeout: float) -> ExecResult | None:
     """What ``vtysh -c c1 -c c2 ...`` prints for ``commands``, read on the daemons' vty sockets
     in ``run_dir`` (``/var/run/frr/<pathspace>``) instead of starting vtysh, or None: the caller
     runs vtysh.

@@ -1,4 +1,4 @@
-"""Lab.vtysh's fast path (ani.lab.vty.show_json) on real FRR: every table entry reads what vtysh
+"""Lab.vtysh's fast path (ani.lab.vty.show) on real FRR: every table entry reads what vtysh
 prints; anything else, a daemon that is not running and a frozen daemon behave as with vtysh."""
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ COMMANDS = [
     "show ip ospf interface json",
     "show ip route json",
     "show interface json",
+    "show bgp summary",  # text
+    "show ip bgp neighbors 10.255.0.2",
+    "show ip ospf interface eth-r2",
+    "show ip route 10.255.0.2/32",
+    "show interface lo",
 ]
 
 
@@ -72,7 +77,7 @@ def test_every_table_entry_reads_what_vtysh_prints(module_lab: Any, monkeypatch:
 
 def test_deterministic_output_is_byte_identical(module_lab: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     for command in ["show ip bgp neighbors 192.0.2.1 json", "show ip ospf neighbor 192.0.2.1 json",
-                    "show interface lo json"]:
+                    "show interface lo json", "show interface brief"]:
         fast, slow = _both(module_lab, [command], monkeypatch)
         assert fast.stdout == slow.stdout and fast.rc == slow.rc == 0, command
 
@@ -90,8 +95,8 @@ def test_several_commands_and_daemons_concatenate_as_vtysh(module_lab: Any, monk
 
 def test_other_commands_run_vtysh(module_lab: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _spy(monkeypatch)
-    for command in ["show bgp summary", "show version", "show ip route json | include 10",
-                    "show running-config", "show  bgp summary json"]:
+    for command in ["show version", "show ip route json | include 10", "show ipv6 route",
+                    "show running-config json", "show  bgp summary json"]:
         module_lab.vtysh(R, [command])
         assert calls == [], command
     res = module_lab.vtysh(R, ["show ip route json", "show version"])

@@ -1,4 +1,4 @@
-"""ani.lab.vty: the command -> daemon table and show_json over fake vty sockets (no FRR)."""
+"""ani.lab.vty: the command -> daemon table and show over fake vty sockets (no FRR)."""
 
 from __future__ import annotations
 
@@ -25,14 +25,19 @@ ALL = ["zebra", "staticd", "ospfd", "bgpd"]
     ("show ip route 10.0.0.0/24 json", "zebra"),
     ("show interface json", "zebra"),
     ("show interface eth-r2 json", "zebra"),
+    ("show bgp summary", "bgpd"),                 # text: the same daemon
+    ("show ip bgp neighbors 10.255.0.2", "bgpd"),
+    ("show ip ospf interface eth-r2", "ospfd"),
+    ("show ip route 10.0.0.0/24", "zebra"),
+    ("show interface brief", "zebra"),
 ])
 def test_table(command: str, daemon: str) -> None:
     assert vty.daemon_of(command) == daemon
 
 
 @pytest.mark.parametrize("command", [
-    "show bgp summary",                   # not json
-    "show running-config",                # several daemons, not json
+    "show running-config",                # several daemons (ani.lab.runconf has it)
+    "show running-config json",
     "show version",
     "show ip route json | include 10",    # vtysh's own filter
     "show  bgp summary json",             # extra blank: vtysh's text, not ours
@@ -89,7 +94,7 @@ def test_concatenates_in_order(tmp_path: Path) -> None:
     run = tmp_path
     bgp = FakeDaemon(run / "bgpd.vty", {"show bgp summary json": (0, '{"b":1}\n')})
     zebra = FakeDaemon(run / "zebra.vty", {"show ip route json": (0, '{"z":2}\n')})
-    res = vty.show_json(run, ALL, ["show ip route json", "show bgp summary json", "show ip route json"], 5.0)
+    res = vty.show(run, ALL, ["show ip route json", "show bgp summary json", "show ip route json"], 5.0)
     assert res is not None
     assert (res.rc, res.stdout, res.stderr, res.timed_out) == (0, '{"z":2}\n{"b":1}\n{"z":2}\n', "", False)
     assert zebra.asked == ["show ip route json", "show ip route json"] and bgp.asked == ["show bgp summary json"]
@@ -98,15 +103,15 @@ def test_concatenates_in_order(tmp_path: Path) -> None:
 def test_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = tmp_path
     FakeDaemon(run / "bgpd.vty", {"show bgp summary json": (0, "{}\n"), "show bgp x json": (2, "% [BGP] Unknown\n")})
-    assert vty.show_json(run, ALL, ["show bgp x json"], 5.0) is None                     # non-zero status
-    assert vty.show_json(run, ALL, ["show ip route json"], 5.0) is None                  # no zebra socket
-    assert vty.show_json(run, ["zebra", "ospfd"], ["show bgp summary json"], 5.0) is None  # not its daemon
-    assert vty.show_json(run, ALL, ["show bgp summary json", "show version"], 5.0) is None
-    assert vty.show_json(run, ALL, [], 5.0) is None
+    assert vty.show(run, ALL, ["show bgp x json"], 5.0) is None                     # non-zero status
+    assert vty.show(run, ALL, ["show ip route json"], 5.0) is None                  # no zebra socket
+    assert vty.show(run, ["zebra", "ospfd"], ["show bgp summary json"], 5.0) is None  # not its daemon
+    assert vty.show(run, ALL, ["show bgp summary json", "show version"], 5.0) is None
+    assert vty.show(run, ALL, [], 5.0) is None
     monkeypatch.setenv(vty.FAST_ENV, "0")
-    assert vty.show_json(run, ALL, ["show bgp summary json"], 5.0) is None
+    assert vty.show(run, ALL, ["show bgp summary json"], 5.0) is None
     monkeypatch.setenv(vty.FAST_ENV, "1")
-    assert vty.show_json(run, ALL, ["show bgp summary json"], 5.0) is not None
+    assert vty.show(run, ALL, ["show bgp summary json"], 5.0) is not None
 
 
 def test_silent_daemon_times_out_within_the_whole_bound(tmp_path: Path) -> None:
@@ -114,7 +119,7 @@ def test_silent_daemon_times_out_within_the_whole_bound(tmp_path: Path) -> None:
     FakeDaemon(tmp_path / "zebra.vty", {"show ip route json": (0, "{}\n")}, delay_s=0.45)
     FakeDaemon(tmp_path / "bgpd.vty", {})
     t = time.monotonic()
-    res = vty.show_json(tmp_path, ALL, ["show ip route json", "show bgp summary json"], 0.6)
+    res = vty.show(tmp_path, ALL, ["show ip route json", "show bgp summary json"], 0.6)
     wall = time.monotonic() - t
     assert res is not None and res.timed_out and (res.rc, res.stdout, res.stderr) == (-9, "", "")
     assert 0.6 <= wall < 0.9 and res.elapsed_s < 0.9

@@ -1,0 +1,118 @@
+"""``show running-config`` of a lab router without a vtysh process when nothing changed.
+
+vtysh's ``show running-config`` (FRR ``vtysh_write_terminal``) is a function of what it reads
+when it runs: each connected daemon's own ``write terminal`` (on the daemon's vty socket,
+``/var/run/frr/<pathspace>/<daemon>.vty``), merged with vtysh's own lines (its ``vtysh.conf``,
+``/etc/frr/<pathspace>/vtysh.conf``, and the hostname of the node's UTS namespace, which the
+node's ``enter`` script sets to the node's name at every run). A vtysh process costs ~37 ms of
+CPU (it builds its command graph at every start); reading the daemons' parts on their sockets
+costs well under 1 ms. The harness reads each router's running config dozens of times per
+campaign run, mostly with nothing changed in between.
+
+:class:`RunningConfigs` (one per :class:`ani.lab.Lab` object) keeps, per router, the last text
+vtysh printed together with its *sources*: ``vtysh.conf``'s bytes and, for every ``*.vty``
+socket of the run dir, the daemon's ``write terminal`` answer. A read first takes the sources;
+if they equal the kept ones, the kept text is the answer (byte for byte what vtysh would print);
+otherwise vtysh runs, and its text is kept only if the sources read just after equal those read
+just before (no change raced the run). Anything unexpected on a socket (missing, refusing, a
+non-zero status, an answer without its end) means no cached answer: vtysh runs, as without this
+module. ``ANI_VTY_FAST=0`` turns it off with the other socket reads (:data:`ani.lab.vty.FAST_ENV`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from ani.errors import LabError
+from ani.host.proc import ExecResult
+from ani.lab import vty
+
+#: the one command served (exactly this text, alone)
+COMMAND = "show running-config"
+#: what vtysh sends each daemon for ``show running-config`` (after ``enable``: the socket starts in
+#: view mode)
+DAEMON_COMMANDS = ("enable", "do write terminal")
+
+Sources = tuple[bytes | None, tuple[tuple[str, str], ...]]
+
+
+class _Timeout(Exception):
+    """A daemon did not answer before the read's deadline (a frozen daemon)."""
+
+
+def sources(run_dir: Path, vtysh_conf: Path, deadline: float) -> Sources | None:
+    """``(vtysh.conf bytes or None if absent, ((daemon, write terminal text), ...))`` sorted by
+    daemon, or None when a socket cannot be read cleanly (the caller runs vtysh). Raises
+    _Timeout when the ``deadline`` (a ``time.monotonic()`` value) passed while reading."""
+    try:
+        conf = vtysh_conf.read_bytes()
+    except FileNotFoundError:
+        conf = None
+    except OSError:
+        return None
+    try:
+        socks = sorted(p for p in os.listdir(run_dir) if p.endswith(".vty"))
+    except OSError:
+        return None
+    parts = []
+    for name in socks:
+        try:
+            answers = vty.query(run_dir / name, list(DAEMON_COMMANDS), timeout=deadline - time.monotonic(),
+                                deadline=deadline)
+        except LabError:
+            if time.monotonic() >= deadline:
+                raise _Timeout from None
+            return None
+        if any(status != 0 for status, _text in answers):
+            return None
+        parts.append((name[: -len(".vty")], answers[-1][1]))
+    return conf, tuple(parts)
+
+
+class RunningConfigs:
+    """The last ``show running-config`` text of each router of one lab, with its sources.
+
+    Args:
+        run_dir: ``run_dir(router) -> Path`` (``/var/run/frr/<pathspace>``).
+        vtysh_conf: ``vtysh_conf(router) -> Path`` (``/etc/frr/<pathspace>/vtysh.conf``).
+    """
+
+    def __init__(self, run_dir: Callable[[str], Path], vtysh_conf: Callable[[str], Path]):
+        self._run_dir, self._vtysh_conf = run_dir, vtysh_conf
+        self._kept: dict[str, tuple[Sources, ExecResult]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, router: str, timeout: float, run_vtysh: Callable[[float], ExecResult]) -> ExecResult:
+        """What ``vtysh -c 'show running-config'`` prints on ``router``: the kept text when its
+        sources are unchanged, else ``run_vtysh(seconds left)``'s result (kept when clean).
+        ``timeout``: seconds for the whole read; a daemon that does not answer in time gives
+        ``ExecResult(rc=-9, timed_out=True)`` as a vtysh killed at its timeout. Raises what
+        ``run_vtysh`` raises."""
+        if os.environ.get(vty.FAST_ENV) == "0":
+            return run_vtysh(timeout)
+        t0 = time.monotonic()
+        deadline = t0 + timeout
+        try:
+            before = sources(self._run_dir(router), self._vtysh_conf(router), deadline)
+        except _Timeout:
+            return ExecResult(rc=-9, stdout="", stderr="", timed_out=True, elapsed_s=time.monotonic() - t0)
+        with self._lock:
+            kept = self._kept.get(router)
+        if before is not None and kept is not None and kept[0] == before:
+            return replace(kept[1], elapsed_s=time.monotonic() - t0)
+        res = run_vtysh(max(0.0, deadline - time.monotonic()))
+        if before is None or not res.ok or res.stderr or "Current configuration:" not in res.stdout:
+            return res
+        try:
+            after = sources(self._run_dir(router), self._vtysh_conf(router), time.monotonic() + max(1.0, timeout))
+        except _Timeout:
+            after = None
+        if after == before:
+            with self._lock:
+                self._kept[router] = (before, res)
+        return res
