@@ -41,14 +41,14 @@ DAEMON_COMMANDS = ("enable", "do write terminal")
 Sources = tuple[bytes | None, tuple[tuple[str, str], ...]]
 
 
-class _Timeout(Exception):
-    """A daemon did not answer before the read's deadline (a frozen daemon)."""
+#: what :func:`sources` gives when a daemon did not answer before the deadline (a frozen daemon)
+TIMED_OUT = "timed out"
 
 
-def sources(run_dir: Path, vtysh_conf: Path, deadline: float) -> Sources | None:
+def sources(run_dir: Path, vtysh_conf: Path, deadline: float) -> Sources | str | None:
     """``(vtysh.conf bytes or None if absent, ((daemon, write terminal text), ...))`` sorted by
-    daemon, or None when a socket cannot be read cleanly (the caller runs vtysh). Raises
-    _Timeout when the ``deadline`` (a ``time.monotonic()`` value) passed while reading."""
+    daemon; None when a socket cannot be read cleanly (the caller runs vtysh); :data:`TIMED_OUT`
+    when the ``deadline`` (a ``time.monotonic()`` value) passed while reading. Raises nothing."""
     try:
         conf = vtysh_conf.read_bytes()
     except FileNotFoundError:
@@ -65,9 +65,7 @@ def sources(run_dir: Path, vtysh_conf: Path, deadline: float) -> Sources | None:
             answers = vty.query(run_dir / name, list(DAEMON_COMMANDS), timeout=deadline - time.monotonic(),
                                 deadline=deadline)
         except LabError:
-            if time.monotonic() >= deadline:
-                raise _Timeout from None
-            return None
+            return TIMED_OUT if time.monotonic() >= deadline else None
         if any(status != 0 for status, _text in answers):
             return None
         parts.append((name[: -len(".vty")], answers[-1][1]))
@@ -97,9 +95,8 @@ class RunningConfigs:
             return run_vtysh(timeout)
         t0 = time.monotonic()
         deadline = t0 + timeout
-        try:
-            before = sources(self._run_dir(router), self._vtysh_conf(router), deadline)
-        except _Timeout:
+        before = sources(self._run_dir(router), self._vtysh_conf(router), deadline)
+        if before == TIMED_OUT:
             return ExecResult(rc=-9, stdout="", stderr="", timed_out=True, elapsed_s=time.monotonic() - t0)
         with self._lock:
             kept = self._kept.get(router)
@@ -108,10 +105,7 @@ class RunningConfigs:
         res = run_vtysh(max(0.0, deadline - time.monotonic()))
         if before is None or not res.ok or res.stderr or "Current configuration:" not in res.stdout:
             return res
-        try:
-            after = sources(self._run_dir(router), self._vtysh_conf(router), time.monotonic() + max(1.0, timeout))
-        except _Timeout:
-            after = None
+        after = sources(self._run_dir(router), self._vtysh_conf(router), time.monotonic() + max(1.0, timeout))
         if after == before:
             with self._lock:
                 self._kept[router] = (before, res)
