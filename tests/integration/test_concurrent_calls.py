@@ -350,7 +350,19 @@ def test_a_call_waiting_past_its_bound_is_a_timeout_naming_what_holds_it(lab, op
     assert res.error.code.value == "timeout" and res.error.retriable, res.text
     assert "timeout after 1 s waiting for" in res.error.message and "held by update_config for" in res.error.message
     assert 1.0 <= res.elapsed_s <= 3.0
-    assert a.call(tool, args).ok  # free again
+    assert _free_again(a, tool, args)
+
+
+def _free_again(adapter: Any, tool: str, args: dict[str, Any], tries: int = 3) -> bool:
+    """The released key lets the call through: no try waits for it, and one succeeds (a try may
+    still run out of the 1 s bound on the device itself, e.g. a get-config under a full suite's
+    load: that is not the hold, so it is tried again)."""
+    for _ in range(tries):
+        again = adapter.call(tool, args)
+        assert "waiting for" not in again.text, again.text
+        if again.ok:
+            return True
+    return False
 
 
 def test_a3r_commit_whose_reconcile_waits_for_another_writer_stays_committed(lab, open_adapter):

@@ -29,8 +29,7 @@ COMMANDS = [
     "show ip ospf interface json",
     "show ip route json",
     "show interface json",
-    "show bgp summary",  # text
-    "show ip bgp neighbors 10.255.0.2",
+    "show bgp summary",  # text (not `show ip bgp neighbors X`: its lines come and go between reads)
     "show ip ospf interface eth-r2",
     "show ip route 10.255.0.2/32",
     "show interface lo",
