@@ -72,11 +72,17 @@ def pytest_unconfigure(config: Any) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if _files:
         (out / f"cpu-{_cgroup.name}.json").write_text(json.dumps(_files, indent=0))
-    try:  # back to the parent group: a cgroup with a process in it cannot be removed
-        (_cgroup.parent / "cgroup.procs").write_text(str(os.getpid()))
+    # back to the parent group with every process still in it (a daemon a test's teardown is
+    # still stopping): a cgroup with a process in it cannot be removed
+    for pid in [str(os.getpid()), *_cgroup.joinpath("cgroup.procs").read_text().split()]:
+        try:
+            (_cgroup.parent / "cgroup.procs").write_text(pid)
+        except OSError:
+            pass  # it ended meanwhile
+    try:
         _cgroup.rmdir()
     except OSError:
-        pass  # a process of a test still in it: left, empty once it ends
+        pass  # a process forked into it meanwhile: left, empty once it ends
 
 
 def summary(out: Path) -> dict[str, list[float]]:
