@@ -14,7 +14,8 @@ vtysh printed together with its *sources*: ``vtysh.conf``'s bytes and, for every
 socket of the run dir, the daemon's ``write terminal`` answer. A read first takes the sources;
 if they equal the kept ones, the kept text is the answer (byte for byte what vtysh would print);
 otherwise vtysh runs, and its text is kept only if the sources read just after equal those read
-just before (no change raced the run). Anything unexpected on a socket (missing, refusing, a
+just before (no change raced the run) and the text is made of their lines (:func:`consistent`: no
+change made and undone during the run). Anything unexpected on a socket (missing, refusing, a
 non-zero status, an answer without its end) means no cached answer: vtysh runs, as without this
 module. ``ANI_VTY_FAST=0`` turns it off with the other socket reads (:data:`ani.lab.vty.FAST_ENV`).
 """
@@ -72,6 +73,28 @@ def sources(run_dir: Path, vtysh_conf: Path, deadline: float) -> Sources | str |
     return conf, tuple(parts)
 
 
+#: the lines of vtysh's ``show running-config`` that come from vtysh itself, not from a daemon
+#: (besides those of its ``vtysh.conf``)
+VTYSH_OWN = frozenset({"Building configuration...", "Current configuration:", "end"})
+
+
+def _lines(text: str) -> set[str]:
+    return {s for ln in text.splitlines() if (s := ln.strip()) and s != "!"}
+
+
+def consistent(text: str, src: Sources) -> bool:
+    """Whether vtysh's ``text`` is made of exactly the lines of ``src``: every line of the
+    daemons' answers is in it, and every other line of it is vtysh's own (:data:`VTYSH_OWN`, a
+    line of ``vtysh.conf``). Equal sources before and after a vtysh run do not rule out a change
+    made and undone during the run (A, B, A): vtysh's text would then hold B's lines; this
+    check keeps such a text from being kept. False only costs a vtysh run at the next read."""
+    conf, parts = src
+    daemons = set().union(*(_lines(text) for _name, text in parts))
+    own = VTYSH_OWN | _lines((conf or b"").decode("utf-8", errors="replace"))
+    got = _lines(text)
+    return daemons <= got and got - daemons <= own
+
+
 class RunningConfigs:
     """The last ``show running-config`` text of each router of one lab, with its sources.
 
@@ -105,8 +128,8 @@ class RunningConfigs:
         res = run_vtysh(max(0.0, deadline - time.monotonic()))
         if before is None or not res.ok or res.stderr or "Current configuration:" not in res.stdout:
             return res
-        after = sources(self._run_dir(router), self._vtysh_conf(router), time.monotonic() + max(1.0, timeout))
-        if after == before:
+        if time.monotonic() < deadline and sources(self._run_dir(router), self._vtysh_conf(router),
+                                                   deadline) == before and consistent(res.stdout, before):
             with self._lock:
                 self._kept[router] = (before, res)
-        return res
+        return replace(res, elapsed_s=time.monotonic() - t0)

@@ -4,6 +4,7 @@ and when vtysh's text is kept."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from ani.host.proc import ExecResult
 from ani.lab import runconf, vty
 
-TEXT = "Building configuration...\n\nCurrent configuration:\n!\nhostname r1\n!\nend\n"
+TEXT = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\nhostname r1\n!\nend\n"
 
 
 def _cache(monkeypatch: pytest.MonkeyPatch, reads: list[Any]) -> runconf.RunningConfigs:
@@ -38,7 +39,8 @@ def _vtysh(results: list[ExecResult]) -> Any:
 
 
 OK = ExecResult(rc=0, stdout=TEXT, stderr="", timed_out=False, elapsed_s=0.04)
-A, B = (b"", (("zebra", "a"),)), (b"", (("zebra", "b"),))
+A = (b"", (("zebra", "frr version 8.4.4\nhostname r1\n!\n"),))  # TEXT is made of A's lines
+B = (b"", (("zebra", "hostname r1\n!\ninterface lo\n description B\nexit\n"),))
 
 
 def test_same_sources_answer_the_kept_text(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,7 +49,7 @@ def test_same_sources_answer_the_kept_text(monkeypatch: pytest.MonkeyPatch) -> N
     first, second = cache.read("r1", 5.0, run), cache.read("r1", 5.0, run)
     assert len(run.calls) == 1 and 4.0 < run.calls[0] <= 5.0
     assert (second.rc, second.stdout, second.stderr, second.timed_out) == (0, TEXT, "", False)
-    assert first is OK and second.elapsed_s < 0.04
+    assert (first.rc, first.stdout) == (0, TEXT) and second.elapsed_s < 0.04
 
 
 def test_other_sources_or_another_router_run_vtysh(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,7 +80,7 @@ def test_an_unclean_vtysh_answer_is_returned_and_not_kept(monkeypatch: pytest.Mo
     cache = _cache(monkeypatch, [A, A, A])
     run = _vtysh([res, OK])
     assert cache.read("r1", 5.0, run) is res
-    assert cache.read("r1", 5.0, run) is OK  # not answered from a kept `res`
+    assert cache.read("r1", 5.0, run).stdout == TEXT  # not answered from a kept `res`
     assert len(run.calls) == 2
 
 
@@ -105,3 +107,42 @@ def test_turned_off_reads_no_source(monkeypatch: pytest.MonkeyPatch) -> None:
     cache.read("r1", 5.0, run)  # off: vtysh runs although the sources are unchanged
     cache.read("r1", 5.0, run)
     assert len(run.calls) == 3
+
+
+def test_a_change_made_and_undone_during_the_run_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A before and after, but vtysh ran while the config was briefly B: its text has B's line
+    during_b = ExecResult(rc=0, stdout=TEXT.replace("hostname r1\n", "hostname r1\ninterface lo\n description B\n"),
+                          stderr="", timed_out=False, elapsed_s=0.04)
+    cache = _cache(monkeypatch, [A, A, A, A])
+    run = _vtysh([during_b, OK])
+    assert cache.read("r1", 5.0, run).stdout == during_b.stdout  # what vtysh printed, as ever
+    assert cache.read("r1", 5.0, run).stdout == TEXT  # not B's text from the kept answer
+    assert len(run.calls) == 2
+
+
+@pytest.mark.parametrize(("text", "src", "want"), [
+    (TEXT, A, True),
+    (TEXT, (b"service integrated-vtysh-config\n", A[1]), True),            # vtysh.conf's lines may be extra
+    (TEXT + "service integrated-vtysh-config\n", A, False),               # ... only those
+    (TEXT.replace("hostname r1\n", ""), A, False),                        # a daemon's line missing
+    (TEXT, (b"", (("zebra", "hostname r1\n"), ("bgpd", "router bgp 1\n"))), False),
+])
+def test_consistent(text: str, src: Any, want: bool) -> None:
+    assert runconf.consistent(text, src) is want
+
+
+def test_the_read_after_vtysh_is_bounded_by_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    deadlines: list[float] = []
+    monkeypatch.delenv(vty.FAST_ENV, raising=False)
+
+    def sources(run_dir: Path, conf: Path, deadline: float) -> Any:
+        deadlines.append(deadline)
+        return A
+
+    monkeypatch.setattr(runconf, "sources", sources)
+    cache = runconf.RunningConfigs(lambda r: Path("/x"), lambda r: Path("/y"))
+    t0 = time.monotonic()
+    res = cache.read("r1", 2.0, _vtysh([OK]))
+    assert len(deadlines) == 2 and deadlines[0] == deadlines[1] and t0 + 2.0 <= deadlines[1] <= time.monotonic() + 2.0
+    assert res.elapsed_s < 1.0  # the whole call's time, not vtysh's 0.04 s alone
+    assert res.elapsed_s != OK.elapsed_s
