@@ -89,7 +89,7 @@ def consistent(text: str, src: Sources) -> bool:
     made and undone during the run (A, B, A): vtysh's text would then hold B's lines; this
     check keeps such a text from being kept. False only costs a vtysh run at the next read."""
     conf, parts = src
-    daemons = set().union(*(_lines(text) for _name, text in parts))
+    daemons = set().union(*(_lines(answer) for _name, answer in parts))
     own = VTYSH_OWN | _lines((conf or b"").decode("utf-8", errors="replace"))
     got = _lines(text)
     return daemons <= got and got - daemons <= own
