@@ -23,6 +23,7 @@ import os
 import pwd
 import shlex
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -93,8 +94,8 @@ KEEP_RW_MOUNTS = ("/proc", "/sys", "/dev/pts", "/run/netns/")
 #: each one's other flags (nosuid, nodev, noexec, atime), as ``mount -o remount,bind,ro`` does,
 #: in ONE process: a ``mount`` run per mount point was some 50 runs per router here (every other
 #: lab's run dirs are mount points too), and under load a lab's start ran out of its 15 s.
-#: Run by the system python3 (FRR's frr-reload.py needs it); mount errors are ignored, as the
-#: shell loop it replaces ignored them, which stays as the fallback if python3 fails.
+#: Run by :func:`remount_python` (stdlib only, ``-S``); mount errors are ignored, as the shell
+#: loop it replaces ignored them, which stays as the fallback if that Python fails.
 REMOUNT_RO_PY = r"""
 import ctypes, re, sys
 keep = tuple(sys.argv[1:])
@@ -117,6 +118,15 @@ for line in open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateesca
 """
 
 
+def remount_python() -> str:
+    """The interpreter that runs :data:`REMOUNT_RO_PY` at each router's start: the harness's own
+    (``sys.executable``), by absolute path. ``python3`` looked up in ``PATH`` was a pyenv shim on
+    machines that have pyenv: some 34 bash runs and 90 ms of CPU before Python starts, per router
+    (12 ms with the path). Falls back to the system's ``python3`` (FRR's frr-reload.py needs one)
+    when the harness runs embedded, without an executable."""
+    return sys.executable or "python3"
+
+
 def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list[str]:
     """Like :func:`uts_argv`, plus a private mount namespace for the daemons started by ``script``.
 
@@ -131,7 +141,7 @@ def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list
     keep = " ".join(f"-e '^{m}'" for m in KEEP_RW_MOUNTS)
     setup = (
         "mount --make-rprivate / && "
-        f"{{ python3 -S -c {shlex.quote(REMOUNT_RO_PY)} {' '.join(shlex.quote(m) for m in KEEP_RW_MOUNTS)} 2>/dev/null || "
+        f"{{ {shlex.quote(remount_python())} -S -c {shlex.quote(REMOUNT_RO_PY)} {' '.join(shlex.quote(m) for m in KEEP_RW_MOUNTS)} 2>/dev/null || "
         f"for m in $(findmnt -rn -o TARGET | grep -v {keep}); do mount -o remount,bind,ro \"$m\" 2>/dev/null; done; }}; "
         f"mount --bind {run} {run} && mount -o remount,bind,rw {run} && "
         f"mount -t tmpfs -o size=16m,mode=1777 tmpfs /var/tmp && "

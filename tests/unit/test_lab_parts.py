@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -104,3 +105,19 @@ def test_bad_lab_ids_are_refused(bad):
 
     with pytest.raises(LabError, match="must match"):
         Lab(parse_topology({"routers": {"r1": {}}}), lab_id=bad)
+
+
+def test_router_start_runs_the_remount_with_this_interpreter_not_a_path_lookup():
+    # `python3` looked up in PATH was a pyenv shim here: ~34 bash runs and 90 ms of CPU per router
+    from ani.lab import frr
+
+    script = frr.daemons_argv("ns", "r1", "ps", "true")[-1]
+    assert f"{sys.executable} -S -c " in script
+    assert "{ python3 " not in script
+
+
+def test_remount_python_falls_back_to_python3_without_an_executable(monkeypatch):
+    from ani.lab import frr
+
+    monkeypatch.setattr(sys, "executable", "")
+    assert frr.remount_python() == "python3"
