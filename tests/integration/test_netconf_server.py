@@ -151,13 +151,17 @@ def test_ncclient_lock_edit_validate_confirmed_commit_confirm_unlock(lab):
 def test_scrapli_lock_edit_validate_confirmed_commit_confirm_unlock(lab):
     from scrapli.auth import Options as AuthOptions
     from scrapli.netconf import DatastoreType, Netconf
+    from scrapli.session import Options as SessionOptions
     from scrapli.transport import Ssh2Options
 
     prefix = "198.51.100.0/24"
     assert prefix not in lab.running_config("e2")
     ep = lab.netconf_endpoint("e2")
     with Netconf(ep.host, port=ep.port, auth_options=AuthOptions(username=ep.username, password=ep.password),
-                 transport_options=Ssh2Options()) as conn:
+                 transport_options=Ssh2Options(),
+                 # libscrapli's default bound per operation (10 s) ran out for a commit (an
+                 # frr-reload) while the whole suite loaded the two cores
+                 session_options=SessionOptions(operation_timeout_s=60)) as conn:
         assert "urn:ietf:params:netconf:capability:confirmed-commit:1.1" in conn.get_capabilities()
         steps = [
             conn.lock(target=DatastoreType.CANDIDATE),

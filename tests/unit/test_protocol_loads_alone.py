@@ -37,3 +37,20 @@ def test_the_check_sees_what_a_lab_import_loads():
     # the same probe on a module that does load the lab: the check above can fail
     loaded = _loaded_after("import ani.lab.topology")
     assert "ani.lab.topology" in _forbidden(loaded)
+
+
+def _third_party_after(statement: str) -> set[str]:
+    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         check=True)
+    return set(json.loads(out.stdout))
+
+
+def test_a_campaign_runs_modules_load_no_scipy():
+    # scipy.stats costs ~1.1 s of CPU to load; a run (its worker process, `ani run`) grades its
+    # known answer with ani.campaign.known_answer, which imports ani.stats, and computes no
+    # interval: only a report does, and it loads scipy when it first computes one
+    loaded = _third_party_after("import ani.campaign.executors.worker, ani.campaign.execute, "
+                                "ani.campaign.extensions, ani.campaign.known_answer, ani.stats")
+    assert "ani" in loaded and "scipy" not in loaded and "matplotlib" not in loaded
+    assert "scipy" in _third_party_after("import ani.stats; ani.stats.wilson(1, 2)")
