@@ -7,7 +7,12 @@
   module (also when a test or ``up()`` failed). The module says which, with module attributes:
   ``LAB_TOPOLOGY`` (a path or a Topology), ``LAB_PREFIX`` (a short ``[a-z0-9]`` tag; the lab id is
   the tag plus 6 random hex digits, so ids are unique per module and per run) and optionally
-  ``LAB_NETCONF`` (start the lab's NETCONF server; default True). A module usually renames it::
+  ``LAB_NETCONF`` (start the lab's NETCONF server; default True) and ``LAB_SSH`` (its SSH
+  server; default False: the tests of A1 over SSH, the inventory and the SSH server itself say
+  True). Both are also ``make_lab``'s defaults in that module (a ``make_lab(..., netconf=,
+  ssh=)`` argument wins): a server costs some 0.7 (NETCONF) / 0.25 (SSH) s of CPU per lab, and
+  in a suite run 284 of 292 labs started with an SSH server never opened a session on it. A
+  module usually renames it::
 
       LAB_TOPOLOGY, LAB_PREFIX = ROOT / "scenarios" / "brownfield-small.yaml", "h2a"
 
@@ -104,17 +109,19 @@ def _require_lab_host() -> None:
 
 
 @contextmanager
-def _owned_labs() -> Iterator[Callable[..., Any]]:
+def _owned_labs(module: Any = None) -> Iterator[Callable[..., Any]]:
     """A factory ``(topology_or_path, **kw) -> Lab`` (up); every lab it created, even one whose
     ``up()`` failed, is downed on exit. A teardown failure fails the test unless an error is
-    already on its way out."""
+    already on its way out. ``netconf`` / ``ssh`` default to ``module``'s ``LAB_NETCONF`` /
+    ``LAB_SSH`` (True / False without them)."""
     from ani.lab.lab import Lab
 
     _require_lab_host()
     labs: list[Lab] = []
+    defaults = {"netconf": getattr(module, "LAB_NETCONF", True), "ssh": getattr(module, "LAB_SSH", False)}
 
     def factory(topology_or_path, **kw) -> Lab:  # type: ignore[no-untyped-def]
-        lab = Lab(topology_or_path, **kw)
+        lab = Lab(topology_or_path, **{**defaults, **kw})
         labs.append(lab)
         return lab.up()
 
@@ -131,23 +138,22 @@ def _owned_labs() -> Iterator[Callable[..., Any]]:
 
 
 @pytest.fixture
-def make_lab() -> Iterator[Callable[..., Any]]:
-    with _owned_labs() as factory:
+def make_lab(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    with _owned_labs(request.module) as factory:
         yield factory
 
 
 @pytest.fixture(scope="module")
 def module_lab(request: pytest.FixtureRequest) -> Iterator[Any]:
     mod = request.module
-    with _owned_labs() as factory:
-        yield factory(mod.LAB_TOPOLOGY, lab_id=mod.LAB_PREFIX + secrets.token_hex(3),
-                      netconf=getattr(mod, "LAB_NETCONF", True))
+    with _owned_labs(mod) as factory:
+        yield factory(mod.LAB_TOPOLOGY, lab_id=mod.LAB_PREFIX + secrets.token_hex(3))
 
 
 @pytest.fixture(scope="session")
 def tri_lab() -> Iterator[Any]:
     with _owned_labs() as factory:
-        yield factory(TRI)
+        yield factory(TRI, netconf=True, ssh=True)  # one per worker: every test may use either
 
 
 @pytest.fixture

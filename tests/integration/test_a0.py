@@ -14,6 +14,7 @@ from ani.registry import create_adapter
 from ani.trajectory import Trajectory
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 TWO = Path(__file__).resolve().parents[1] / "data" / "a0_two.yaml"
 

@@ -22,6 +22,7 @@ from ani.lab import memcg
 from ani.registry import create_adapter
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 TWO = Path(__file__).resolve().parents[1] / "data" / "a0_two.yaml"
 MiB = 1024 * 1024

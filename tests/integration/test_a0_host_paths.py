@@ -23,6 +23,7 @@ from ani.mcp.server import build_server
 from ani.registry import create_adapter
 
 pytestmark = pytest.mark.integration
+LAB_SSH = True  # conftest's module_lab: the SSH server's client key is one of the paths A0 must not see
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a0_two.yaml", "hp", True

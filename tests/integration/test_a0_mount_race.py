@@ -26,6 +26,7 @@ from ani.registry import create_adapter
 from mount_churn import churn_run_dirs  # tests/, on sys.path by its conftest
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 TWO = Path(__file__).resolve().parents[1] / "data" / "a0_two.yaml"
 #: sandboxed calls per test (before the fix 3 of 60 failed; docs/performance.md)

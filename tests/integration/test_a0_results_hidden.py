@@ -26,6 +26,7 @@ from chat_server import ChatServer, call, reply
 from ani.registry import create_adapter
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 ROOT = Path(__file__).resolve().parents[2]
 TWO = ROOT / "tests" / "data" / "a0_two.yaml"

@@ -32,6 +32,7 @@ from ani.errors import ErrorCode
 from ani.registry import create_adapter
 
 pytestmark = pytest.mark.integration
+LAB_SSH = True  # conftest's make_lab / module_lab: the tests use the lab's SSH server
 
 PAIR = Path(__file__).parent.parent / "data" / "a1_pair.yaml"
 LAB_TOPOLOGY, LAB_PREFIX = PAIR, "a1p"  # conftest's module_lab
@@ -325,7 +326,7 @@ def routes_lab():
     from conftest import _owned_labs
 
     with _owned_labs() as factory:
-        lab = factory(PAIR, lab_id="a1r" + secrets.token_hex(3), netconf=False)
+        lab = factory(PAIR, lab_id="a1r" + secrets.token_hex(3), netconf=False, ssh=True)
         path = Path(lab.dir) / "routes.conf"
         path.write_text("".join(f"ip route 10.{100 + i // 250}.{i % 250}.0/24 blackhole\n" for i in range(5000)))
         res = lab.exec("r1", ["vtysh", "-f", str(path)], timeout=120)

@@ -15,6 +15,7 @@ from ani.adapters.a1 import A1Adapter
 from ani.lab.lab import Lab
 
 pytestmark = pytest.mark.integration
+LAB_SSH = True  # conftest's make_lab / module_lab: the tests use the lab's SSH server
 
 ROOT = Path(__file__).parent.parent.parent
 PAIR = ROOT / "tests" / "data" / "a1_pair.yaml"

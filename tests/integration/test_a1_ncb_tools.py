@@ -19,6 +19,7 @@ from ani.adapters.a1 import A1Adapter
 from ani.errors import ErrorCode
 
 pytestmark = pytest.mark.integration
+LAB_SSH = True  # conftest's make_lab / module_lab: the tests use the lab's SSH server
 
 ROOT = Path(__file__).parent.parent.parent
 LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = ROOT / "tests" / "data" / "a1_pair.yaml", "ncbt", False

@@ -10,6 +10,7 @@ from ani.observer import Observer, summarize
 from ani.scenario import get_task_class, load_scenario
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 SCENARIO = "scenarios/brownfield-small.yaml"
 

@@ -18,6 +18,7 @@ from ani.campaign.runner import RunnerDeps
 from ani.campaign.spec import load_spec
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 ROOT = Path(__file__).parent.parent.parent
 

@@ -20,6 +20,7 @@ from ani.scenario import load_scenario
 from ani.scenario.clab_script import invariants_script
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 SCENARIO = "scenarios/brownfield-small.yaml"
 

@@ -20,6 +20,7 @@ from ani.lab.topology import Topology
 from ani.scenario import load_scenario
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 ROOT = Path(__file__).parent.parent.parent
 

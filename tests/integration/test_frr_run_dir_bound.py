@@ -23,6 +23,7 @@ from ani.lab import frr
 from ani.registry import create_adapter
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 TWO = Path(__file__).resolve().parents[1] / "data" / "a0_two.yaml"
 DEBUG = ["debug zebra events", "debug zebra rib detailed", "debug zebra kernel", "debug zebra packet detail",

@@ -20,6 +20,7 @@ from ani.errors import ErrorCode
 from ani.inventory import lab_inventory, load_inventory
 
 pytestmark = pytest.mark.integration
+LAB_SSH = True  # conftest's make_lab / module_lab: the tests use the lab's SSH server
 
 ROOT = Path(__file__).parent.parent.parent
 LAB_TOPOLOGY, LAB_PREFIX = ROOT / "tests" / "data" / "a1_pair.yaml", "inv"

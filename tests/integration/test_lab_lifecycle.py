@@ -23,6 +23,7 @@ from ani.lab.state import lab_dir, read_state
 from ani.lab.topology import parse_topology
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 TRI = Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml"
 

@@ -23,6 +23,7 @@ from ani.lab.servers import accepts
 from ani.lab.state import read_state
 
 pytestmark = pytest.mark.integration
+LAB_SSH = True  # conftest's make_lab / module_lab: the tests use the lab's SSH server
 
 DATA = Path(__file__).parent.parent / "data"
 ANI = [sys.executable, "-m", "ani.cli"]

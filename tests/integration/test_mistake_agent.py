@@ -23,6 +23,7 @@ from ani.campaign.runner import RunnerDeps, run_one
 from ani.campaign.spec import parse_spec
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 KIND = "shared-entry-collision"
 SOURCE = {"manifest": "scenarios/default.yaml", "scenario_seed": 7}

@@ -23,6 +23,7 @@ from ani.netconfbench.lab import apply_solution, task_scenario, validate_task
 from ani.netconfbench.task import load_task
 
 pytestmark = pytest.mark.integration
+LAB_SSH = True  # conftest's make_lab / module_lab: the tests use the lab's SSH server
 
 ROOT = Path(__file__).parents[2]
 SHIPPED = ROOT / "intents" / "netconfbench"

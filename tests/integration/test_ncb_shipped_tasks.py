@@ -56,7 +56,7 @@ def reports():
     made: list[Lab] = []
 
     def make(topology):
-        lab = Lab(topology, lab_id="ncbs" + secrets.token_hex(3), netconf=False)
+        lab = Lab(topology, lab_id="ncbs" + secrets.token_hex(3), netconf=False, ssh=False)
         made.append(lab)
         return lab
 

@@ -14,6 +14,7 @@ from ani.scenario import load_scenario, parse_scenario
 from ani.scenario.build import Build, Layer
 
 pytestmark = pytest.mark.integration
+LAB_NETCONF = False  # conftest's make_lab: no test here uses the lab's NETCONF server
 
 SCENARIO = "scenarios/brownfield-small.yaml"
 
