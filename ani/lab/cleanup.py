@@ -109,7 +109,7 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
     if state:
         for node, dp in state.pids.items():
             ps = f"{p}{node}"
-            pids |= {pid for pid in dp.values() if frr.owns(pid, ps)}
+            pids |= {pid for d, pid in dp.items() if frr.owns(pid, ps, d)}
     for ps in pathspaces:
         rd = frr.run_dir(ps)
         daemons = [f.name[:-4] for f in rd.glob("*.pid")] if rd.exists() else []

@@ -213,15 +213,20 @@ def read_pids(pathspace: str, daemons: list[str]) -> dict[str, int]:
             pid = int(pid_file(pathspace, d).read_text().strip())
         except (OSError, ValueError):
             continue
-        if owns(pid, pathspace):
+        if owns(pid, pathspace, d):
             out[d] = pid
     return out
 
 
-def owns(pid: int, pathspace: str) -> bool:
-    """True if ``pid`` is a live FRR daemon started with ``-N pathspace`` (guards every kill)."""
+def owns(pid: int, pathspace: str, daemon: str | None = None) -> bool:
+    """True if ``pid`` is a live FRR daemon started with ``-N pathspace`` (guards every kill); with
+    ``daemon``, that daemon (its program's name, e.g. ``bgpd``). The router's vtysh runs carry
+    ``-N pathspace`` too: with PIDs reused every few minutes under load (``pid_max`` 32768), a dead
+    daemon's PID taken by a vtysh on the same router read as the daemon still running."""
     argv = proc.cmdline(pid)
     if not argv or not proc.is_alive(pid):
+        return False
+    if daemon is not None and Path(argv[0]).name != daemon:
         return False
     return any(argv[i] == "-N" and argv[i + 1] == pathspace for i in range(len(argv) - 1))
 

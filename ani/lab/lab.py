@@ -174,7 +174,7 @@ class Lab:
         crashed), sorted. Raises UnknownNode."""
         ps = self.pathspace(router)
         pids = self._state.pids.get(router, {}) if self._state is not None else {}
-        return sorted(d for d, pid in pids.items() if not frr.owns(pid, ps))
+        return sorted(d for d, pid in pids.items() if not frr.owns(pid, ps, d))
 
     # --- one daemon (issue 14, faults: daemon restart) ---
     def daemon_pid(self, router: str, daemon: str) -> int | None:
@@ -555,7 +555,7 @@ class Lab:
         ps = self.pathspace(router)
         st = self._state or read_state(self.id)
         pids = st.pids.get(router, {}) if st is not None else {}
-        return {d: pid for d, pid in sorted(pids.items()) if frr.owns(pid, ps)}
+        return {d: pid for d, pid in sorted(pids.items()) if frr.owns(pid, ps, d)}
 
     def freeze_netconf(self, router: str, frozen: bool = True) -> dict[str, float]:
         """Freeze (``frozen=True``) or resume ``router``'s part of the lab's NETCONF server, as if
@@ -645,7 +645,7 @@ class Lab:
             topo = st.topology or {}
             nodes = list(topo.get("routers", {})) + list(topo.get("hosts", {}))
             daemons = {
-                r: sum(1 for d, pid in p.items() if frr.owns(pid, node_ns(i, r))) for r, p in st.pids.items()
+                r: sum(1 for d, pid in p.items() if frr.owns(pid, node_ns(i, r), d)) for r, p in st.pids.items()
             }
             out.append({
                 "id": i, "name": st.name, "prefix": st.prefix, "owner_pid": st.owner_pid,

@@ -359,7 +359,8 @@ def test_tri_topology_with_coalesce_time_is_managed_over_netconf(make_lab):
     routers read with no unmodelled line and a NETCONF commit applies (it used to be refused)."""
     from ncclient import manager
 
-    tri = make_lab(Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml", lab_id="h2t" + secrets.token_hex(3))
+    tri = make_lab(Path(__file__).parent.parent / "data" / "tri-ospf-ibgp.yaml", lab_id="h2t" + secrets.token_hex(3),
+                   netconf=True)  # the module lab has none (LAB_NETCONF); this test commits over NETCONF
     m = read(tri, "r1")
     assert m.unmodelled == [] and m.bgp.coalesce_time == 50
     ep = tri.netconf_endpoint("r1")

@@ -121,3 +121,23 @@ def test_remount_python_falls_back_to_python3_without_an_executable(monkeypatch)
 
     monkeypatch.setattr(sys, "executable", "")
     assert frr.remount_python() == "python3"
+
+
+def test_owns_with_a_daemon_name_refuses_another_program_of_the_same_pathspace():
+    # a router's vtysh carries `-N <pathspace>` as its daemons do: a dead daemon's PID reused by
+    # one read as the daemon running (pid_max 32768 wraps in minutes under the suite's load)
+    from ani.lab import frr
+
+    p = subprocess.Popen(["/bin/sh", "-c", "sleep 30", "vtysh", "-N", "owns-ps"])
+    try:
+        deadline = time.monotonic() + 5
+        while "-N" not in cmdline(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert frr.owns(p.pid, "owns-ps")  # the pathspace alone: any program of it
+        assert frr.owns(p.pid, "owns-ps", "sh")
+        assert not frr.owns(p.pid, "owns-ps", "bgpd")
+        assert not frr.owns(p.pid, "other-ps", "sh")
+    finally:
+        p.kill()
+        p.wait()
+    assert not frr.owns(p.pid, "owns-ps", "sh")

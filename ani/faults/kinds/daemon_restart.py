@@ -83,7 +83,7 @@ class DaemonRestart(FaultKind):
                 raise FaultError(f"daemon_restart {router}: reading {daemon}'s running config failed: "
                                  f"{(res.stderr or res.stdout).strip()[-300:]}")
             config = config_body(res.stdout)
-        if not frr.owns(pid, ps):  # guards the kill: that pid is this router's daemon
+        if not frr.owns(pid, ps, daemon):  # guards the kill: that pid is this router's daemon
             raise FaultError(f"daemon_restart {router}: pid {pid} is not {daemon} of pathspace {ps}")
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 5.0
@@ -97,7 +97,7 @@ class DaemonRestart(FaultKind):
     def present(self, lab: Lab, spec: FaultSpec, handle: Any) -> tuple[bool, str]:
         r, d, old = handle["router"], handle["daemon"], handle["old_pid"]
         now = lab.daemon_pid(r, d)
-        if proc.is_alive(old) and frr.owns(old, lab.pathspace(r)):
+        if proc.is_alive(old) and frr.owns(old, lab.pathspace(r), d):
             return False, f"{r}: {d} pid {old} still runs"
         if now is not None:
             return False, f"{r}: {d} runs again (pid {now}) although the fault is in effect"
