@@ -70,10 +70,7 @@ STAMP=.venv/.ani-installed
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
     echo "ani-sdk: installing the package into .venv (pip install -e '.[test]')"
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    # --no-compile: the modules a process imports are byte-compiled then, once; compiling every
-    # module of every dependency here (scipy, matplotlib, numpy...) was a third of the set-up
-    # (70 -> 46 s for a fresh .venv on the 2-core test machine)
-    .venv/bin/python -m pip install -q --no-compile -e '.[test]'
+    .venv/bin/python -m pip install -q -e '.[test]'
     touch "$STAMP"
 fi
 
