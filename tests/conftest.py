@@ -11,8 +11,8 @@
   server; default False: the tests of A1 over SSH, the inventory and the SSH server itself say
   True). Both are also ``make_lab``'s defaults in that module (a ``make_lab(..., netconf=,
   ssh=)`` argument wins): a server costs some 0.7 (NETCONF) / 0.25 (SSH) s of CPU per lab, and
-  in a suite run 284 of 292 labs started with an SSH server never opened a session on it. A
-  module usually renames it::
+  in a suite run 8 of 317 test labs started with an SSH server opened a session on it (74 of
+  244 on their NETCONF server). A module usually renames it::
 
       LAB_TOPOLOGY, LAB_PREFIX = ROOT / "scenarios" / "brownfield-small.yaml", "h2a"
 

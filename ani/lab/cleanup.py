@@ -100,7 +100,8 @@ def destroy(lab_id: str, state: LabState | None = None) -> None:
             pathspaces |= {d.name for d in root.iterdir() if d.name.startswith(p)}
     pathspaces = {ps for ps in pathspaces if ps.startswith(p)}  # never anything outside the lab
 
-    # 1. FRR daemons: PIDs from the state and the pid files, each verified to carry -N <pathspace>;
+    # 1. FRR daemons: PIDs from the state and the pid files, each verified to be that daemon carrying
+    #    -N <pathspace> (frr.owns);
     #    the NETCONF and SSH servers (host side, not in a namespace) from the state and their info files
     pids: set[int] = set(nc.server_pids(lab_id, lab_dir(lab_id), state.netconf_pid if state else None,
                                         state.netconf_start if state else None))

@@ -551,7 +551,8 @@ class Lab:
 
     def daemon_pids(self, router: str) -> dict[str, int]:
         """``{daemon: pid}`` of the FRR daemons this lab started on ``router`` that run now (each
-        verified to carry ``-N <pathspace>``). Raises UnknownNode."""
+        verified to be that daemon's program carrying ``-N <pathspace>``: :func:`ani.lab.frr.owns`).
+        Raises UnknownNode."""
         ps = self.pathspace(router)
         st = self._state or read_state(self.id)
         pids = st.pids.get(router, {}) if st is not None else {}

@@ -16,11 +16,16 @@ ROOT = Path(__file__).resolve().parents[2]
 FORBIDDEN = ("ani.testing", "ani.lab", "ani.host")
 
 
-def _loaded_after(statement: str) -> list[str]:
-    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('ani'))))"
+def _modules_after(statement: str) -> list[str]:
+    """Every module name in ``sys.modules`` of a fresh interpreter after ``statement``."""
+    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
                          check=True)
     return json.loads(out.stdout)
+
+
+def _loaded_after(statement: str) -> list[str]:
+    return [m for m in _modules_after(statement) if m.startswith("ani")]
 
 
 def _forbidden(modules: list[str]) -> list[str]:
@@ -39,18 +44,11 @@ def test_the_check_sees_what_a_lab_import_loads():
     assert "ani.lab.topology" in _forbidden(loaded)
 
 
-def _third_party_after(statement: str) -> set[str]:
-    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
-                         check=True)
-    return set(json.loads(out.stdout))
-
-
 def test_a_campaign_runs_modules_load_no_scipy():
     # scipy.stats costs ~1.1 s of CPU to load; a run (its worker process, `ani run`) grades its
     # known answer with ani.campaign.known_answer, which imports ani.stats, and computes no
     # interval: only a report does, and it loads scipy when it first computes one
-    loaded = _third_party_after("import ani.campaign.executors.worker, ani.campaign.execute, "
-                                "ani.campaign.extensions, ani.campaign.known_answer, ani.stats")
+    loaded = {m.split(".")[0] for m in _modules_after("import ani.campaign.executors.worker, ani.campaign.execute, "
+                                                       "ani.campaign.extensions, ani.campaign.known_answer, ani.stats")}
     assert "ani" in loaded and "scipy" not in loaded and "matplotlib" not in loaded
-    assert "scipy" in _third_party_after("import ani.stats; ani.stats.wilson(1, 2)")
+    assert "scipy.stats" in _modules_after("import ani.stats; ani.stats.wilson(1, 2)")
