@@ -36,6 +36,7 @@ round instead of one per check.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -47,7 +48,8 @@ from pydantic import BaseModel
 from ani.device import opstate
 from ani.errors import HostFault, ObserverError
 from ani.host.threads import ContextPool
-from ani.lab.protocol import Lab
+from ani.lab.netns import NETNS_DIR
+from ani.lab.protocol import Lab, LocalFrr, provides
 from ani.observer.checks import BgpSessionCheck, Check, CommandCheck, LoopbackCheck, ReachCheck, RouteCheck
 from ani.observer.match import LEGACY, find_expected
 from ani.observer.probe import PROBE_VERBS, probe_argv
@@ -390,35 +392,20 @@ class Observer:
 
     def _sample_pings(self, node: str, checks: list[Check], t0: float, *, count: int = 1,
                       sure: bool = False, negative_count: int | None = None) -> list[CheckResult | None]:
-        """One look at each ping check of ``node`` in one process (see :meth:`sample` and
+        """One look at each ping check of ``node``, all checks at once (see :meth:`sample` and
         :meth:`_round`): ``count`` pings per check (``negative_count`` per negative check, if
-        given), all checks at once."""
+        given). From the node's network namespace with no process where the lab has one
+        (:class:`~ani.lab.protocol.LocalFrr`: :func:`ani.host.icmp.echo`), else one process
+        through ``lab.exec``; both read the same (``<index> <replies>``, ``u``, ``x``)."""
         from ani.host.programs import require
 
         require(["ping"])  # ProgramMissing (a HostFault) rather than every check failing
-        lines = [self._ping_fn()]
         counts = [negative_count if negative_count and _is_negative(c) else count for c in checks]
-        for k, c in enumerate(checks):
-            if isinstance(c, LoopbackCheck):
-                args = (["-I", str(c.source)] if c.source else []) + [str(c.address)]
-            else:
-                args = [str(c.dst)]  # type: ignore[union-attr]
-            lines.append(f"j {k} {counts[k]} {' '.join(args)} &")
-        lines.append("wait")
-        seen: dict[int, str] = {}
-        error = ""
-        try:
-            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=4.0 + 2 * max(counts, default=count))
-            for ln in res.stdout.splitlines():
-                parts = ln.split()
-                if len(parts) == 2 and parts[0].isdigit() and (parts[1].isdigit() or parts[1] in ("u", "x")):
-                    seen[int(parts[0])] = parts[1]
-            if res.timed_out:
-                error = "could not run ping: timed out"
-        except HostFault:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every check of the node is a failed look
-            error = f"error: {exc}"
+        targets = [(str(c.address), str(c.source) if c.source else None) if isinstance(c, LoopbackCheck)
+                   else (str(c.dst), None) for c in checks]  # type: ignore[union-attr]
+        path = self._netns_path(node)
+        looks = self._pings_in_netns if path else self._pings_by_exec
+        seen, error = looks(path or node, targets, counts)
         out: list[CheckResult | None] = []
         for k, c in enumerate(checks):
             code = seen.get(k, "x")
@@ -431,6 +418,55 @@ class Observer:
             ok = (code == "u" or code == "0") if _is_negative(c) else got > 0
             out.append(self._result(c, ok, detail, 1, t0))
         return out
+
+    def _netns_path(self, node: str) -> str | None:
+        """``/run/netns/<name>`` of ``node`` when this process can open sockets in it (a local
+        namespaces lab), else None."""
+        if not provides(self.lab, LocalFrr):
+            return None
+        path = f"{NETNS_DIR}/{self.lab.netns(node)}"  # type: ignore[attr-defined]
+        return path if os.path.exists(path) else None
+
+    def _pings_in_netns(self, path: str, targets: list[tuple[str, str | None]],
+                        counts: list[int]) -> tuple[dict[int, str], str]:
+        """The batched look's pings as :func:`ani.host.icmp.echo` (no process): ({index: code}, error)."""
+        from ani.host import icmp
+
+        probes = [icmp.Probe(dst, src, n, **({} if n == 1 else self._negative_timing())) for (dst, src), n
+                  in zip(targets, counts, strict=True)]
+        try:
+            echoes = icmp.echo(path, probes)
+        except (OSError, ValueError) as exc:
+            return {}, f"error: {exc}"
+        return {k: "u" if e.unrouted else "x" if e.error else str(e.replies) for k, e in enumerate(echoes)}, ""
+
+    def _negative_timing(self) -> dict[str, float]:
+        """A negative check's ``ping -i`` / ``-W`` (:meth:`_negative_args`) as ``icmp.Probe`` fields."""
+        return {"interval_s": NEGATIVE_INTERVAL_S, "wait_s": self.negative_wait_s}
+
+    def _pings_by_exec(self, node: str, targets: list[tuple[str, str | None]],
+                       counts: list[int]) -> tuple[dict[int, str], str]:
+        """The batched look's pings as one ``sh`` in ``node`` (``lab.exec``) running :meth:`_ping_fn`
+        per check: ({index: code}, error)."""
+        lines = [self._ping_fn()]
+        for k, (dst, src) in enumerate(targets):
+            lines.append(f"j {k} {counts[k]} {' '.join((['-I', src] if src else []) + [dst])} &")
+        lines.append("wait")
+        seen: dict[int, str] = {}
+        error = ""
+        try:
+            res = self.lab.exec(node, ["sh", "-c", "\n".join(lines)], timeout=4.0 + 2 * max(counts, default=1))
+            for ln in res.stdout.splitlines():
+                parts = ln.split()
+                if len(parts) == 2 and parts[0].isdigit() and (parts[1].isdigit() or parts[1] in ("u", "x")):
+                    seen[int(parts[0])] = parts[1]
+            if res.timed_out:
+                error = "could not run ping: timed out"
+        except HostFault:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every check of the node is a failed look
+            error = f"error: {exc}"
+        return seen, error
 
     # -- one check ---------------------------------------------------------------------------
 
@@ -521,7 +557,11 @@ class Observer:
         return (not ok), detail
 
     def _ping(self, node: str, dst: str, *, count: int, source: str | None = None) -> tuple[bool, str]:
-        """(some reply received, detail) for a ping from ``node``."""
+        """(some reply received, detail) for a ping from ``node``: from its network namespace
+        with no process where the lab has one (as :meth:`_sample_pings`), else ``ping`` in it."""
+        path = self._netns_path(node)
+        if path:
+            return self._ping_in_netns(path, dst, count=count, source=source)
         argv = ["ping", "-n", "-q", *(["-c", "1", "-W", "1"] if count == 1 else self._negative_args(str(count)))]
         if source:
             argv += ["-I", source]
@@ -536,6 +576,21 @@ class Observer:
             return False, f"could not run ping: rc={res.rc} {res.stderr.strip()[:120]}"
         got = int(m.group(1))
         return got > 0, f"{got} of {count} answered"
+
+    def _ping_in_netns(self, path: str, dst: str, *, count: int, source: str | None) -> tuple[bool, str]:
+        """:meth:`_ping` as :func:`ani.host.icmp.echo`, the same details (ping's exit status 2,
+        whatever its words, read as "no route")."""
+        from ani.host import icmp
+        from ani.host.programs import require
+
+        require(["ping"])  # ProgramMissing (a HostFault), as the ping it stands for would raise
+        try:
+            echo = icmp.echo(path, [icmp.Probe(dst, source, count, **({} if count == 1 else self._negative_timing()))])[0]
+        except (OSError, ValueError) as exc:
+            return False, f"could not run ping: {exc}"
+        if echo.error:
+            return False, f"no route: ping: {echo.error}"
+        return echo.replies > 0, f"{echo.replies} of {count} answered"
 
     def _bgp(self, check: BgpSessionCheck, seen: list[float]) -> tuple[bool, str]:
         state = opstate.bgp_peer_state(self._read(check.router, opstate.BGP_SUMMARY, seen), check.neighbor)
