@@ -73,6 +73,11 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
     .venv/bin/python -m pip install -q -e '.[test]'
     touch "$STAMP"
 fi
+# Byte-compile the package (pip compiles the dependencies, not an editable install's own code).
+# Where PYTHONDONTWRITEBYTECODE is set (CI images, Docker's python images) no process would ever
+# cache ani's modules: every campaign worker, lab server and `ani` command compiled the ones it
+# imports from source again (docs/performance.md, "Sixth round"). Each set-up recompiles stale ones.
+.venv/bin/python -m compileall -q ani >/dev/null
 
 # What this machine still lacks (a kernel feature, a package apt could not install): a warning
 # with the fix, not a failure (unit tests run anywhere; labs and campaigns refuse with the same
