@@ -7,8 +7,10 @@ namespaces, never through an adapter, so every ANI level is graded identically.
 Timing semantics:
 
 - every check is first looked at once, all together (:meth:`Observer._round`): the pings of a
-  node run at once in ONE process started in the node (``sh``; one namespace entry per node
-  instead of one per check), router reads are shared (below);
+  node run at once, sent from the node's network namespace by this process where the lab is a
+  local namespaces lab (:func:`ani.host.icmp.echo`: raw sockets, no process; they read as
+  iputils ping does), else in ONE process started in the node (``sh``; one namespace entry per
+  node instead of one per check); router reads are shared (below);
 - a *positive* check (``reach`` with ``expect: true``, ``bgp_session``, ``loopback``, ``route``,
   ``command``) that failed that look is retried until it passes or ``bound_s`` seconds have
   passed since the first look, so slow convergence is not failure; or, settled on evidence, once
@@ -280,8 +282,9 @@ class Observer:
         one moment, not a verdict after convergence) and a negative check sends one ping (one
         answer is a breach; none, or no route, is a pass). To stay cheap while an agent works:
         the pings of a node (``reach`` and ``loopback`` checks, ``ping -n -q -c 1 -W 1``) run
-        concurrently inside ONE process started in the node (``sh``: one namespace entry per
-        node and round instead of one per check), and router reads are shared as in
+        concurrently, from the node's namespace with no process (a local namespaces lab) or
+        inside ONE process started in the node (``sh``: one namespace entry per node and round
+        instead of one per check), and router reads are shared as in
         :meth:`evaluate` (one ``show ip route json`` / ``show bgp summary json`` per router and
         round). ``gate`` is called before each process the round starts (one per node with
         pings, one per router read) and may block: the sampler's way to start no work while an
