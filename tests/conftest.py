@@ -79,6 +79,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return LongestFileFirst(config, log)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before xdist starts its workers: pytest's assertion-rewrite cache of every test file,
+    written once on every core, which each worker then reads instead of rewriting the whole suite
+    itself where no process writes bytecode (``tests/rewrite_cache.py``)."""
+    from rewrite_cache import build
+
+    build(session.config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # an ignored SIGINT survives exec: every ani command a test starts would ignore Ctrl-C
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
