@@ -1,4 +1,4 @@
-"""The order in which ``make test`` (``pytest -n 3 --dist loadfile``) hands test files to its
+"""The order in which ``make test`` (``pytest -n 4 --dist loadfile``) hands test files to its
 workers: the longest first (issue 28 §4).
 
 pytest-xdist's ``loadfile`` gives one file to one worker (a module's lab starts once) and, by

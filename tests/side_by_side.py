@@ -18,8 +18,8 @@ A case is a callable of no argument that asserts as a test body does. Its labs c
 ends, also when it fails). What it returns is its outcome; what it raises (a failed assertion,
 ``pytest.skip``) is raised again by :func:`outcome` in the case's own test.
 
-Three at a time, as ``tests/integration/test_ncb_shipped_tasks.py``: under ``pytest -n 3`` that is
-up to nine labs on the machine. The labs come up one at a time (:data:`UP`): three labs starting
+Three at a time, as ``tests/integration/test_ncb_shipped_tasks.py``: under ``pytest -n 4`` (``make
+test``) that is up to twelve labs on the machine. The labs come up one at a time (:data:`UP`): three labs starting
 their FRR daemons at once on a loaded machine (load 50-80 on two cores) ran past FRR's start
 deadline (then 15 s a router, now ``ani.lab.frr.START_TIMEOUT_S``) where one lab after the other
 did not; what overlaps is the rest of a case

@@ -40,9 +40,10 @@ import secrets
 import select
 import socket
 import struct
-import threading
 import time
 from dataclasses import dataclass
+
+from ani.host.threads import thread
 
 __all__ = ["Echo", "Probe", "echo", "socket_in"]
 
@@ -104,7 +105,7 @@ def socket_in(netns_path: str, family: int, proto: int) -> socket.socket:
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             box["error"] = exc
 
-    t = threading.Thread(target=enter, name="ani-netns-socket", daemon=True)
+    t = thread(enter, name="ani-netns-socket")  # a thread of its own (ani.host.threads)
     t.start()
     t.join()
     if "error" in box:
