@@ -8,6 +8,7 @@ own :class:`RunnerDeps` recording the labs it made; each test asserts on its own
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -81,9 +82,24 @@ def tracking_deps():  # noqa: ANN201
     return deps, labs
 
 
+def _never_converges(topology):  # noqa: ANN001, ANN202
+    """``topology`` whose lab cannot converge on any machine: its first BGP router gets a
+    neighbor nobody answers (192.0.2.254, TEST-NET-1), and the bound is 1 s. (A bound of 0.05 s
+    alone was not enough: under four workers a lab's start took long enough for its sessions to
+    come up before the first look, and the run converged.)"""
+    for name, spec in topology.routers.items():
+        m = re.search(r"^router bgp \d+\n", spec.config, re.M)
+        if m and "bgpd" in spec.daemons:
+            config = spec.config[:m.end()] + " neighbor 192.0.2.254 remote-as 64999\n" + spec.config[m.end():]
+            return topology.model_copy(update={
+                "routers": {**topology.routers, name: spec.model_copy(update={"config": config})},
+                "convergence": topology.convergence.model_copy(update={"timeout_s": 1.0})})
+    raise AssertionError("the case 9 scenario has no BGP router")
+
+
 def case9_deps(fail_first: bool = True):  # noqa: ANN201
-    """Deps whose agent crashes and whose first lab (the first run of the plan: a0, seed 1) has
-    no time to converge: ``(deps, labs)``."""
+    """Deps whose agent crashes and whose first lab (the first run of the plan: a0, seed 1)
+    cannot converge (:func:`_never_converges`): ``(deps, labs)``."""
     deps = RunnerDeps()
     real_make_lab = deps.make_lab
     calls = {"n": 0}
@@ -91,14 +107,8 @@ def case9_deps(fail_first: bool = True):  # noqa: ANN201
 
     def make_lab(topology):
         calls["n"] += 1
-        if (
-            fail_first and calls["n"] == 1
-        ):  # the first run of the plan (a0, seed 1): no time to converge
-            topology = topology.model_copy(
-                update={
-                    "convergence": topology.convergence.model_copy(update={"timeout_s": 0.05})
-                }
-            )
+        if fail_first and calls["n"] == 1:  # the first run of the plan (a0, seed 1)
+            topology = _never_converges(topology)
         lab = real_make_lab(topology)
         labs.append(lab)
         return lab
