@@ -23,9 +23,9 @@ demo: setup
 
 # The suite runs in TEST_JOBS pytest-xdist workers, a test file to a worker (--dist loadfile: a
 # module's lab is started once). The integration tests often wait on FRR (convergence, timers),
-# so 3 workers on 2 cores took 36 min where one took 95; with three the cores still idled a
-# fifth of the time, with four 5 % (/proc/stat; docs/performance.md, "Sixth round"): more
-# workers would gain little. Every lab has its own id, so the workers' labs never meet.
+# so 3 workers on 2 cores took 36 min where one took 95; with three the suite's processes used
+# 1.61 of the 2 cores, with four the machine idled 5 % (/proc/stat; docs/performance.md,
+# "Sixth round"): more workers would gain little. Every lab has its own id, so the workers' labs never meet.
 # `make test TEST_JOBS=0` runs it in this process.
 # lint-imports first: the layers contract of pyproject.toml ([tool.importlinter];
 # docs/architecture.md, "Layers"), a second or so, before half an hour of tests.
