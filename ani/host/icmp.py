@@ -32,7 +32,6 @@ thread, so the thread that enters is one made for it, and it ends there). Raw so
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import ipaddress
 import os
@@ -43,12 +42,10 @@ import struct
 import time
 from dataclasses import dataclass
 
-from ani.host.threads import thread
+from ani.host.threads import in_netns
 
 __all__ = ["Echo", "Probe", "echo", "socket_in"]
 
-#: ``setns(2)`` nstype of a network namespace (linux/sched.h)
-CLONE_NEWNET = 0x40000000
 #: ICMP echo request / reply types: IPv4 (RFC 792), IPv6 (RFC 4443 §4)
 ECHO = {socket.AF_INET: (8, 0), socket.AF_INET6: (128, 129)}
 #: errors of a later request that ping counts as a request sent and not answered (EPERM: an
@@ -59,8 +56,6 @@ SENT_ERRNOS = (errno.EPERM, errno.EAGAIN, errno.ENOBUFS)
 #: ping's own words for a first request refused with this errno, where they are not ``connect:
 #: <strerror>`` (iputils 20221126, ping/ping.c: a prohibit route or a broadcast address)
 PING_WORDS = {errno.EACCES: "Do you want to ping broadcast? Then -b. If not, check your local firewall rules"}
-
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass(frozen=True)
@@ -90,27 +85,7 @@ class Probe:
 def socket_in(netns_path: str, family: int, proto: int) -> socket.socket:
     """A ``SOCK_RAW`` socket of ``family``/``proto`` in the network namespace at ``netns_path``
     (``/run/netns/<name>``). Raises OSError (no such namespace, no ``CAP_NET_RAW``)."""
-    box: dict[str, object] = {}
-
-    def enter() -> None:  # a thread of its own: it ends in the namespace, no other thread moves
-        try:
-            fd = os.open(netns_path, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                if _libc.setns(fd, CLONE_NEWNET) != 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, f"setns({netns_path}): {os.strerror(err)}")
-            finally:
-                os.close(fd)
-            box["sock"] = socket.socket(family, socket.SOCK_RAW, proto)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-
-    t = thread(enter, name="ani-netns-socket")  # a thread of its own (ani.host.threads)
-    t.start()
-    t.join()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["sock"]  # type: ignore[return-value]
+    return in_netns(netns_path, lambda: socket.socket(family, socket.SOCK_RAW, proto))
 
 
 def _checksum(data: bytes) -> int:

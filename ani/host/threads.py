@@ -13,6 +13,8 @@ there. Every thread of the SDK is started through this module instead::
                                                 (also through map() and run_in_executor())
     bind(fn)                                 -> fn to run in a copy of the current context,
                                                 wherever it is called (a Timer's callback)
+    in_netns("/run/netns/ani-x-r1", fn)      -> fn() run by a thread of its own that entered
+                                                that network namespace (it ends there)
 
 ``asyncio.to_thread`` and ``anyio.to_thread.run_sync`` copy the context themselves;
 ``loop.run_in_executor(None, ...)`` (the loop's default pool) does not: give it a
@@ -25,7 +27,9 @@ Standard library only (the NETCONF server process imports it).
 from __future__ import annotations
 
 import contextvars
+import ctypes
 import functools
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,7 +37,10 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["ContextPool", "ContextThread", "bind", "thread"]
+__all__ = ["ContextPool", "ContextThread", "bind", "in_netns", "thread"]
+
+#: ``setns(2)`` nstype of a network namespace (linux/sched.h)
+CLONE_NEWNET = 0x40000000
 
 
 def bind(fn: Callable[..., T]) -> Callable[..., T]:
@@ -73,3 +80,38 @@ class ContextPool(ThreadPoolExecutor):
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         ctx = contextvars.copy_context()
         return super().submit(ctx.run, fn, *args, **kwargs)
+
+
+def in_netns(netns_path: str, fn: Callable[[], T]) -> T:
+    """``fn()`` run in the network namespace at ``netns_path`` (``/run/netns/<name>``) by a
+    thread started for it, which ends there: ``setns(2)`` of ``CLONE_NEWNET`` moves only the
+    calling thread, so no other thread of the process changes namespace. What ``fn`` opens there
+    (a socket, a netlink socket of a library) stays in that namespace for life. Blocks until
+    ``fn`` returns; returns its value, or raises what it raised. Raises OSError if the namespace
+    cannot be entered (it is gone: ``ENOENT``; no ``CAP_SYS_ADMIN``: ``EPERM``)."""
+    box: dict[str, Any] = {}
+
+    def enter() -> None:
+        try:
+            fd = os.open(netns_path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                if _libc().setns(fd, CLONE_NEWNET) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"setns({netns_path}): {os.strerror(err)}")
+            finally:
+                os.close(fd)
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    t = thread(enter, name="ani-netns")
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)

@@ -53,7 +53,7 @@ from typing import Any
 
 from ani.errors import ConvergenceTimeout, LabError, LabGone, LabIdError, LabNotFound, UnknownNode
 from ani.names import known_list, unknown
-from ani.host import proc
+from ani.host import nft, proc
 from ani.host.proc import ExecResult
 from ani.host.programs import program, read_fault_log, require
 from ani.host.threads import ContextPool
@@ -409,15 +409,21 @@ class Lab:
         """Run ``argv`` inside ``node``; after ``timeout`` seconds its whole process group is
         killed (``timed_out`` set).
 
+        An ``nft [-s] [-j] [-a] list ...`` read is answered with no process, by libnftables in
+        the node's network namespace (:mod:`ani.host.nft`: nft's own output and exit status,
+        ~0.5 ms of CPU instead of ~9 ms; ``ANI_NFT_FAST=0`` turns it off).
+
         Raises UnknownNode, LabGone (lab not running), ProgramMissing (``argv[0]`` is a
         registered program that is not installed: ``ani/host/packages.txt``). A failing
         command is *not* an exception: see ``ExecResult.rc``.
         """
         require(argv)
-        argv = self.node_argv(node, list(argv))
-        if not Path(argv[0]).exists():
-            raise LabGone(self.id, f"no {argv[0]}")
-        return proc.run(argv, timeout=timeout, input=input)
+        host_argv = self.node_argv(node, list(argv))
+        if not Path(host_argv[0]).exists():
+            raise LabGone(self.id, f"no {host_argv[0]}")
+        if input is None and (fast := nft.run(f"{netns.NETNS_DIR}/{self.netns(node)}", argv)) is not None:
+            return fast
+        return proc.run(host_argv, timeout=timeout, input=input)
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``
