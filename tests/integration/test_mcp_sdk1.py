@@ -58,6 +58,10 @@ class Env:
         self.python = str(path / "bin" / "python")
         self.ani = str(path / "bin" / "ani")
         self.pinned: dict[str, str] | None = None  # the pins use() last saw installed (only pip changes them)
+        # byte code cached: pip installs with --no-compile (below), so the first client to import
+        # a module compiles it and writes its .pyc into the environment (the environment the
+        # clients spawn their servers with writes too: mcp passes no PYTHONDONTWRITEBYTECODE)
+        self.environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
     def pip(self, *args: str, timeout: float = 900) -> None:
         # --no-compile: byte-compiling every installed module (langchain, openai-agents,
@@ -88,7 +92,7 @@ class Env:
         """``code`` as a script in this environment (from the repository root); fails the test
         unless it exits 0."""
         res = subprocess.run([self.python, "-c", code, *args], cwd=ROOT, capture_output=True, text=True,
-                             timeout=timeout, stdin=subprocess.DEVNULL)
+                             timeout=timeout, stdin=subprocess.DEVNULL, env=self.environ)
         assert res.returncode == 0, f"exit {res.returncode}:\n{res.stderr[-4000:]}"
         return res
 
