@@ -427,10 +427,14 @@ def test_case3_failed_rollback_is_reported_on_the_next_operation(lab):
     extra = "bgp community-list standard CL-H3 seq 5 permit 64500:1"
     try:
         ok(a.edit_config(target="candidate", config=config(route("198.51.100.0/24"))))
-        ok(a.commit(confirmed=True, timeout="3"))
+        ok(a.commit(confirmed=True, timeout="8"))
+        committed = time.monotonic()
+        # the line must land inside the confirm window; with 3 s, on a loaded machine (three test
+        # workers), the rollback once ran first, succeeded, and nothing was reported
         res = lab.vtysh("r5", ["configure terminal", extra])
         assert res.rc == 0, res.stdout + res.stderr
-        end = time.monotonic() + 20
+        assert time.monotonic() - committed < 7, "the line landed after the confirm window: no premise"
+        end = time.monotonic() + 25
         while True:  # the watcher sees the failure once, then its calls succeed again
             errs = errors(watcher.get_config(source="running", filter=("subtree", f'<frr xmlns="{NS}"><bgp/></frr>')))
             if errs or time.monotonic() > end:
