@@ -126,7 +126,8 @@ class Lab:
         self._reaper_proc: subprocess.Popen[bytes] | None = None
         #: each router's last ``show running-config`` text, with what it was made of (ani.lab.runconf)
         self._running = runconf.RunningConfigs(lambda r: frr.run_dir(self.pathspace(r)),
-                                               lambda r: frr.etc_dir(self.pathspace(r)) / "vtysh.conf")
+                                               lambda r: frr.etc_dir(self.pathspace(r)) / "vtysh.conf",
+                                               lambda r: self.node_dir(r) / "runconf")
         #: seconds spent in the last up()/down(): ``build_s``, ``converge_s``, ``down_s``, and
         #: ``netconf_wait_s`` / ``ssh_wait_s`` (waiting for the NETCONF / SSH server after convergence)
         self.timings: dict[str, float] = {}

@@ -18,10 +18,19 @@ just before (no change raced the run) and the text is made of their lines (:func
 change made and undone during the run). Anything unexpected on a socket (missing, refusing, a
 non-zero status, an answer without its end) means no cached answer: vtysh runs, as without this
 module. ``ANI_VTY_FAST=0`` turns it off with the other socket reads (:data:`ani.lab.vty.FAST_ENV`).
+
+Texts are kept by their sources, not only the last one: a router put back where it was (a
+rollback, a fault's restore) reads the text kept for those sources. And with a ``store``
+directory (the lab's ``<lab dir>/<router>/runconf/``), every :class:`RunningConfigs` of the lab,
+in any process (the test or campaign process, each campaign worker, the NETCONF server), keeps
+them there too, one file per sources (named by their SHA-256), at most :data:`KEEP` per router:
+a process reading a router for the first time takes what another one's vtysh printed. A kept
+text is used only if it is still :func:`consistent` with the sources just read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -40,6 +49,9 @@ COMMAND = "show running-config"
 DAEMON_COMMANDS = ("enable", "do write terminal")
 
 Sources = tuple[bytes | None, tuple[tuple[str, str], ...]]
+
+#: texts kept per router (in memory, and in the store): the last ones by sources
+KEEP = 16
 
 
 #: what :func:`sources` gives when a daemon did not answer before the deadline (a frozen daemon)
@@ -96,21 +108,24 @@ def consistent(text: str, src: Sources) -> bool:
 
 
 class RunningConfigs:
-    """The last ``show running-config`` text of each router of one lab, with its sources.
+    """The ``show running-config`` texts of each router of one lab, kept by their sources.
 
     Args:
         run_dir: ``run_dir(router) -> Path`` (``/var/run/frr/<pathspace>``).
         vtysh_conf: ``vtysh_conf(router) -> Path`` (``/etc/frr/<pathspace>/vtysh.conf``).
+        store: ``store(router) -> Path``, a directory (made 0700 when first written) that every
+            reader of the lab shares; None: this object's memory only.
     """
 
-    def __init__(self, run_dir: Callable[[str], Path], vtysh_conf: Callable[[str], Path]):
-        self._run_dir, self._vtysh_conf = run_dir, vtysh_conf
-        self._kept: dict[str, tuple[Sources, ExecResult]] = {}
+    def __init__(self, run_dir: Callable[[str], Path], vtysh_conf: Callable[[str], Path],
+                 store: Callable[[str], Path] | None = None):
+        self._run_dir, self._vtysh_conf, self._store = run_dir, vtysh_conf, store
+        self._kept: dict[str, dict[str, ExecResult]] = {}  # router -> {sources key: result}, oldest first
         self._lock = threading.Lock()
 
     def read(self, router: str, timeout: float, run_vtysh: Callable[[float], ExecResult]) -> ExecResult:
-        """What ``vtysh -c 'show running-config'`` prints on ``router``: the kept text when its
-        sources are unchanged, else ``run_vtysh(seconds left)``'s result (kept when clean).
+        """What ``vtysh -c 'show running-config'`` prints on ``router``: the text kept for the
+        sources read now, else ``run_vtysh(seconds left)``'s result (kept when clean).
         ``timeout``: seconds for the whole read; a daemon that does not answer in time gives
         ``ExecResult(rc=-9, timed_out=True)`` as a vtysh killed at its timeout. Raises what
         ``run_vtysh`` raises."""
@@ -121,15 +136,73 @@ class RunningConfigs:
         before = sources(self._run_dir(router), self._vtysh_conf(router), deadline)
         if before == TIMED_OUT:
             return ExecResult(rc=-9, stdout="", stderr="", timed_out=True, elapsed_s=time.monotonic() - t0)
-        with self._lock:
-            kept = self._kept.get(router)
-        if before is not None and kept is not None and kept[0] == before:
-            return replace(kept[1], elapsed_s=time.monotonic() - t0)
+        if before is not None and (kept := self._kept_for(router, before)) is not None:
+            return replace(kept, elapsed_s=time.monotonic() - t0)
         res = run_vtysh(max(0.0, deadline - time.monotonic()))
         if before is None or not res.ok or res.stderr or "Current configuration:" not in res.stdout:
             return res
         if time.monotonic() < deadline and sources(self._run_dir(router), self._vtysh_conf(router),
                                                    deadline) == before and consistent(res.stdout, before):
-            with self._lock:
-                self._kept[router] = (before, res)
+            self._keep(router, before, res)
         return replace(res, elapsed_s=time.monotonic() - t0)
+
+    def _kept_for(self, router: str, src: Sources) -> ExecResult | None:
+        key = _key(src)
+        with self._lock:
+            res = self._kept.get(router, {}).get(key)
+        if res is not None or self._store is None:
+            return res
+        try:
+            text = (self._store(router) / key).read_text(encoding="utf-8")
+        except (OSError, UnicodeError):
+            return None
+        if not consistent(text, src):
+            return None
+        res = ExecResult(rc=0, stdout=text, stderr="", timed_out=False, elapsed_s=0.0)
+        self._remember(router, key, res)
+        return res
+
+    def _keep(self, router: str, src: Sources, res: ExecResult) -> None:
+        key = _key(src)
+        self._remember(router, key, res)
+        if self._store is not None:
+            _write(self._store(router), key, res.stdout)
+
+    def _remember(self, router: str, key: str, res: ExecResult) -> None:
+        with self._lock:
+            kept = self._kept.setdefault(router, {})
+            kept.pop(key, None)
+            kept[key] = res
+            while len(kept) > KEEP:
+                del kept[next(iter(kept))]
+
+
+def _key(src: Sources) -> str:
+    conf, parts = src
+    h = hashlib.sha256(conf if conf is not None else b"\0absent")
+    for name, text in parts:
+        h.update(b"\0" + name.encode() + b"\0" + text.encode("utf-8", errors="surrogatepass"))
+    return h.hexdigest()
+
+
+def _write(store: Path, key: str, text: str) -> None:
+    """``text`` into ``store/key`` (atomically); the oldest files beyond :data:`KEEP` removed.
+    Raises nothing: the store is only a saving."""
+    try:
+        store.mkdir(mode=0o700, exist_ok=True)
+        tmp = store / f".{key}.{os.getpid()}.{threading.get_ident()}"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, store / key)
+        files = [p for p in store.iterdir() if not p.name.startswith(".")]
+        if len(files) > KEEP:
+            for p in sorted(files, key=_mtime)[: len(files) - KEEP]:
+                p.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -83,6 +83,27 @@ def test_a_change_behind_the_labs_back_is_seen(module_lab: Any, monkeypatch: pyt
     assert module_lab.vtysh(R, SHOW).stdout == before
 
 
+def test_another_reader_of_the_lab_takes_the_stored_text(module_lab: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second Lab object of the lab (as a campaign worker or the NETCONF server attaches one)
+    reads what the first one's vtysh printed from the lab's store, and a state seen before (a
+    change undone) from either, with no vtysh process."""
+    from ani.lab import Lab
+
+    ref = module_lab.vtysh(R, SHOW).stdout  # the current state, kept (and stored) by now
+    other = Lab.attach(module_lab.id, own=False)
+    runs = _vtysh_runs(other, monkeypatch)
+    assert other.vtysh(R, SHOW).stdout == ref and runs == []
+    assert module_lab.vtysh(R, ["configure terminal", "interface lo", "description stored"]).ok
+    try:
+        changed = module_lab.vtysh(R, SHOW).stdout
+        assert " description stored\n" in changed and other.vtysh(R, SHOW).stdout == changed and runs == []
+    finally:
+        assert module_lab.vtysh(R, ["configure terminal", "interface lo", "no description"]).ok
+    assert other.vtysh(R, SHOW).stdout == ref and runs == []  # back where it was: kept for those sources
+    assert ref == _vtysh(module_lab, monkeypatch).stdout
+    assert len(list((module_lab.node_dir(R) / "runconf").iterdir())) >= 2
+
+
 def test_a_vtysh_conf_change_is_seen(module_lab: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     conf = frr.etc_dir(module_lab.pathspace(R)) / "vtysh.conf"
     old = conf.read_bytes()

@@ -146,3 +146,75 @@ def test_the_read_after_vtysh_is_bounded_by_the_call(monkeypatch: pytest.MonkeyP
     assert len(deadlines) == 2 and deadlines[0] == deadlines[1] and t0 + 2.0 <= deadlines[1] <= time.monotonic() + 2.0
     assert res.elapsed_s < 1.0  # the whole call's time, not vtysh's 0.04 s alone
     assert res.elapsed_s != OK.elapsed_s
+
+
+# -- kept by sources, and shared through the lab's store -------------------------------------------
+
+def _lo(description: str) -> tuple[Any, ExecResult]:
+    """Sources whose zebra has ``interface lo`` with ``description``, and vtysh's text of them."""
+    lines = f"hostname r1\n!\ninterface lo\n description {description}\nexit\n"
+    src = (b"", (("zebra", f"frr version 8.4.4\n{lines}"),))
+    return src, ExecResult(rc=0, stdout=TEXT.replace("hostname r1\n", lines), stderr="", timed_out=False,
+                           elapsed_s=0.04)
+
+
+B2, B_OK = _lo("B")
+B_TEXT = B_OK.stdout
+
+
+def _stored(monkeypatch: pytest.MonkeyPatch, reads: list[Any], store: Path) -> runconf.RunningConfigs:
+    """A cache like :func:`_cache` sharing ``store`` (one directory per router under it)."""
+    cache = _cache(monkeypatch, reads)
+    cache._store = lambda r: store / r  # noqa: SLF001 - the store a Lab gives: <lab dir>/<router>/runconf
+    return cache
+
+
+def test_sources_seen_before_answer_their_own_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = _cache(monkeypatch, [A, A, B2, B2, A, B2])
+    run = _vtysh([OK, B_OK])
+    assert [cache.read("r1", 5.0, run).stdout for _ in range(4)] == [TEXT, B_TEXT, TEXT, B_TEXT]
+    assert len(run.calls) == 2  # back to A (a rollback), then B again: both kept
+
+
+def test_another_reader_of_the_lab_takes_the_stored_text(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    reads = [A, A, A, B2, B2, B2]
+    first, second = _stored(monkeypatch, reads, tmp_path), runconf.RunningConfigs(
+        lambda r: Path("/x"), lambda r: Path("/y"), lambda r: tmp_path / r)
+    run = _vtysh([OK, B_OK])
+    assert first.read("r1", 5.0, run).stdout == TEXT  # vtysh, kept in memory and in the store
+    assert second.read("r1", 5.0, run).stdout == TEXT  # another object (process): from the store
+    assert len(run.calls) == 1
+    assert second.read("r1", 5.0, run).stdout == B_TEXT and first.read("r1", 5.0, run).stdout == B_TEXT
+    assert len(run.calls) == 2
+    assert sorted(p.name for p in (tmp_path / "r1").iterdir()) == sorted([runconf._key(A), runconf._key(B2)])  # noqa: SLF001
+    assert (tmp_path / "r1").stat().st_mode & 0o777 == 0o700
+
+
+def test_a_stored_text_not_made_of_the_sources_is_not_taken(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "r1").mkdir()
+    (tmp_path / "r1" / runconf._key(A)).write_text(B_TEXT)  # noqa: SLF001 - B's lines under A's name
+    cache = _stored(monkeypatch, [A, A, A], tmp_path)
+    run = _vtysh([OK])
+    assert cache.read("r1", 5.0, run).stdout == TEXT and len(run.calls) == 1
+    assert (tmp_path / "r1" / runconf._key(A)).read_text() == TEXT  # noqa: SLF001 - vtysh's text replaced it
+
+
+def test_each_router_keeps_the_last_texts_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    srcs, texts = zip(*(_lo(str(i)) for i in range(runconf.KEEP + 3)), strict=True)
+    cache = _stored(monkeypatch, [s for s in srcs for _ in (0, 1)] + [srcs[0], srcs[0], srcs[-1]], tmp_path)
+    run = _vtysh([*texts, texts[0]])
+    for _ in srcs:
+        cache.read("r1", 5.0, run)
+    assert len(list((tmp_path / "r1").iterdir())) == runconf.KEEP
+    cache.read("r1", 5.0, run)  # the first sources again: dropped, so vtysh runs
+    cache.read("r1", 5.0, run)  # the last: kept
+    assert len(run.calls) == len(srcs) + 1
+
+
+def test_a_store_that_cannot_be_written_costs_nothing_but_the_saving(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    (tmp_path / "r1").write_text("a file where the directory would be")
+    cache = _stored(monkeypatch, [A, A, A], tmp_path)
+    run = _vtysh([OK])
+    assert cache.read("r1", 5.0, run).stdout == TEXT and cache.read("r1", 5.0, run).stdout == TEXT
+    assert len(run.calls) == 1  # kept in memory all the same
