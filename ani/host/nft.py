@@ -17,7 +17,7 @@ or quotes, so that it is one ``list`` command); anything else is None and the ca
 ``nft``. The output is ``nft``'s byte for byte: the program is ``nft_run_cmd_from_buffer`` of
 its arguments joined by spaces with these output flags (nftables 1.0.6, src/main.c), and its
 exit status is 1 when that returns non-zero, the library's error text on stderr.
-``tests/integration/test_nft_reads.py`` runs both side by side on rulesets of every kind the
+``tests/integration/test_exec_reads.py`` runs both side by side on rulesets of every kind the
 harness reads, and on errors. ``ANI_NFT_FAST=0`` turns it off.
 
 Standard library only (ctypes); the library is opened on first use. One call at a time in a

@@ -412,7 +412,9 @@ class Lab:
 
         An ``nft [-s] [-j] [-a] list ...`` read is answered with no process, by libnftables in
         the node's network namespace (:mod:`ani.host.nft`: nft's own output and exit status,
-        ~0.5 ms of CPU instead of ~9 ms; ``ANI_NFT_FAST=0`` turns it off).
+        ~0.5 ms of CPU instead of ~9 ms; ``ANI_NFT_FAST=0`` turns it off); an ``ip`` command
+        runs as ``ip -n <netns> ...`` (:func:`ani.lab.netns.ip_argv`: one process, not the
+        node's enter chain).
 
         Raises UnknownNode, LabGone (lab not running), ProgramMissing (``argv[0]`` is a
         registered program that is not installed: ``ani/host/packages.txt``). A failing
@@ -424,7 +426,7 @@ class Lab:
             raise LabGone(self.id, f"no {host_argv[0]}")
         if input is None and (fast := nft.run(f"{netns.NETNS_DIR}/{self.netns(node)}", argv)) is not None:
             return fast
-        return proc.run(host_argv, timeout=timeout, input=input)
+        return proc.run(netns.ip_argv(self.netns(node), list(argv)) or host_argv, timeout=timeout, input=input)
 
     def vtysh(self, router: str, commands: list[str] | str, timeout: float = 10.0) -> ExecResult:
         """``vtysh -c c1 -c c2 ...`` on ``router``'s FRR (and no other), bounded by ``timeout``

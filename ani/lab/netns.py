@@ -59,6 +59,21 @@ def ip_batch(lines: list[str], netns: str | None = None, force: bool = False, ti
         check(argv, timeout=timeout, input=text)
 
 
+#: ``ip`` options that choose a namespace or read commands from elsewhere: such an argv runs as given
+_IP_OWN_OPTIONS = frozenset({"-n", "-netns", "--netns", "-b", "-batch", "--batch", "-force"})
+
+
+def ip_argv(netns: str, argv: list[str]) -> list[str] | None:
+    """``argv``, an ``ip`` command meant to run inside ``netns``, as one host-side ``ip -n
+    <netns> ...`` process (iproute2's ``-n`` enters the namespace and mounts its ``/sys`` as
+    ``ip netns exec`` does: the same output and exit status, without a node's enter chain), or
+    None when ``argv`` is not such a command (another program, or one of ``-n``, ``-batch``,
+    ``-force``)."""
+    if not argv or argv[0] != "ip" or any(a in _IP_OWN_OPTIONS for a in argv[1:]):
+        return None
+    return [program("ip"), "-n", netns, *argv[1:]]
+
+
 def create(namespaces: list[str], links: list[tuple[str, str, str, str]]) -> None:
     """Create ``namespaces`` and veth pairs ``(ns_a, if_a, ns_b, if_b)`` directly inside them.
 

@@ -1,7 +1,7 @@
 """Which ``nft`` command lines :mod:`ani.host.nft` answers in-process (one ``list`` with the
 output options it knows), and the command it gives libnftables; everything else is left to the
 program. The answers themselves are checked against ``nft`` in
-tests/integration/test_nft_reads.py."""
+tests/integration/test_exec_reads.py."""
 
 from __future__ import annotations
 

@@ -1,12 +1,17 @@
-"""``ani.host.nft`` (nftables reads by libnftables in the node's namespace, no process) against
-the ``nft`` program run in the node, on one lab: for each kind of ruleset the harness reads (the
-topology's sets, counters and quotas, a netdev ingress table as the packet-loss fault loads it,
-maps, IPv6, a set with timeouts) and each way it reads them (text, ``-s``, ``-j``, ``-a``, one
-table), and for errors, both print the same bytes and exit the same; ``Lab.exec`` answers
-those reads without starting a process, and everything else as before.
+"""Reads ``Lab.exec`` answers without the node's enter chain, against the program run in the node,
+on one lab.
 
-r1 carries the topology's ``table inet fw``; each case loads its own ``table ... anitest`` and
-deletes it after.
+- ``ani.host.nft`` (nftables reads by libnftables in the node's namespace, no process): for each
+  kind of ruleset the harness reads (the topology's sets, counters and quotas, a netdev ingress
+  table as the packet-loss fault loads it, maps, IPv6, a set with timeouts) and each way it reads
+  them (text, ``-s``, ``-j``, ``-a``, one table), and for errors, both print the same bytes and
+  exit the same; ``Lab.exec`` answers those reads without starting a process, and everything else
+  as before.
+- ``ip`` commands run as ``ip -n <netns>`` (``ani.lab.netns.ip_argv``): the same output and exit
+  status as ``ip`` in the node, reads and errors.
+
+r1 carries the topology's ``table inet fw``; each nft case loads its own ``table ... anitest``
+and deletes it after.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import pytest
 
 from ani.host import nft, proc
 from ani.lab import netns
+from ani.lab.netns import ip_argv
 
 pytestmark = pytest.mark.integration
 
@@ -164,3 +170,53 @@ def test_lab_exec_answers_reads_without_a_process_and_the_rest_as_before(lab, mo
 
 def test_a_gone_namespace_is_left_to_the_program(lab) -> None:
     assert nft.run(f"{netns.NETNS_DIR}/ani-gone000-r1", ["nft", "list", "ruleset"]) is None
+
+
+# -- ip as `ip -n <netns>` -------------------------------------------------------------------------
+
+IP_CASES = [
+    ["ip", "-j", "addr", "show"],
+    ["ip", "addr"],
+    ["ip", "-j", "link", "show", "dev", "eth-r2"],
+    ["ip", "-j", "route", "show", "table", "all"],
+    ["ip", "-j", "-6", "route", "show", "table", "all"],
+    ["ip", "-j", "rule"],
+    ["ip", "-br", "link"],
+    ["ip", "-j", "link", "show", "dev", "nope"],   # an error: exit status and message
+    ["ip", "route", "get", "198.51.100.1"],        # no route: an error
+]
+
+
+@pytest.mark.parametrize("argv", IP_CASES, ids=" ".join)
+def test_ip_as_ip_n_reads_the_same(lab, argv: list[str]) -> None:
+    want = proc.run(lab.node_argv("r1", argv))
+    got = proc.run(ip_argv(lab.netns("r1"), argv))
+    assert (got.rc, got.stdout, got.stderr) == (want.rc, want.stdout, want.stderr)
+
+
+def test_lab_exec_runs_ip_without_the_enter_chain(lab, monkeypatch) -> None:
+    started: list[list[str]] = []
+    real = proc.run
+    monkeypatch.setattr(proc, "run", lambda argv, **kw: started.append(argv) or real(argv, **kw))
+    assert "eth-r2" in lab.exec("r1", ["ip", "-j", "addr", "show"]).stdout
+    assert started[-1][1:4] == ["-n", lab.netns("r1"), "-j"]
+    assert lab.exec("r1", ["ip", "-batch", "-"], input="link show\n").ok  # its own input: the node's chain
+    assert started[-1][0] == str(lab.node_dir("r1") / "enter")
+
+
+@pytest.mark.parametrize(("argv", "taken"), [
+    (["ip", "-j", "addr"], True),
+    (["ip", "link", "set", "lo", "up"], True),
+    (["ip", "-n", "other", "addr"], False),
+    (["ip", "-netns", "other", "addr"], False),
+    (["ip", "-batch", "-"], False),
+    (["ip", "-force", "-b", "f"], False),
+    (["/usr/sbin/ip", "addr"], False),
+    (["sh", "-c", "ip addr"], False),
+    ([], False),
+], ids=repr)
+def test_which_argv_ip_n_takes(argv: list[str], taken: bool) -> None:
+    got = ip_argv("ani-x-r1", argv)
+    assert (got is not None) is taken
+    if taken:
+        assert got[1:3] == ["-n", "ani-x-r1"] and got[3:] == argv[1:] and got[0].endswith("/ip")
