@@ -105,6 +105,16 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["ANI_STATE_DIR"] = tempfile.mkdtemp(prefix="ani-test-state-")
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything collection made (the test modules, ani, their libraries) moved out of the
+    garbage collector's sight (``gc.freeze``): a worker's full collections then scan only what
+    the tests make, not the whole imported suite again and again."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 DATA = Path(__file__).parent / "data"
 TRI = DATA / "tri-ospf-ibgp.yaml"
 
