@@ -59,18 +59,23 @@ def ip_batch(lines: list[str], netns: str | None = None, force: bool = False, ti
         check(argv, timeout=timeout, input=text)
 
 
-#: ``ip`` options that choose a namespace or read commands from elsewhere: such an argv runs as given
-_IP_OWN_OPTIONS = frozenset({"-n", "-netns", "--netns", "-b", "-batch", "--batch", "-force"})
+#: ``ip`` options that choose a namespace or read commands from elsewhere (iproute2 takes any
+#: prefix of an option, and ``--x`` as ``-x``): such an argv runs as given
+_IP_OWN_OPTIONS = ("-netns", "-batch", "-force")
 
 
 def ip_argv(netns: str, argv: list[str]) -> list[str] | None:
     """``argv``, an ``ip`` command meant to run inside ``netns``, as one host-side ``ip -n
     <netns> ...`` process (iproute2's ``-n`` enters the namespace and mounts its ``/sys`` as
     ``ip netns exec`` does: the same output and exit status, without a node's enter chain), or
-    None when ``argv`` is not such a command (another program, or one of ``-n``, ``-batch``,
-    ``-force``)."""
-    if not argv or argv[0] != "ip" or any(a in _IP_OWN_OPTIONS for a in argv[1:]):
+    None when ``argv`` is not such a command (another program, or an option that could be one of
+    ``-netns``, ``-batch``, ``-force``, as iproute2 reads a prefix)."""
+    if not argv or argv[0] != "ip":
         return None
+    for a in argv[1:]:
+        opt = a[1:] if a.startswith("--") else a
+        if len(opt) >= 2 and opt.startswith("-") and any(full.startswith(opt) for full in _IP_OWN_OPTIONS):
+            return None
     return [program("ip"), "-n", netns, *argv[1:]]
 
 

@@ -211,6 +211,11 @@ def test_lab_exec_runs_ip_without_the_enter_chain(lab, monkeypatch) -> None:
     (["ip", "-netns", "other", "addr"], False),
     (["ip", "-batch", "-"], False),
     (["ip", "-force", "-b", "f"], False),
+    (["ip", "-ne", "other", "addr"], False),       # iproute2 takes a prefix of an option
+    (["ip", "--netns", "other", "addr"], False),
+    (["ip", "-bat", "f"], False),
+    (["ip", "-f", "inet", "addr"], False),         # -family, but also a prefix of -force: left alone
+    (["ip", "-4", "-j", "addr"], True),
     (["/usr/sbin/ip", "addr"], False),
     (["sh", "-c", "ip addr"], False),
     ([], False),
