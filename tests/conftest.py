@@ -89,6 +89,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     build(session.config)
 
 
+#: the results-folder registry this session made (removed with it): see pytest_unconfigure
+_OWN_STATE_DIR = pytest.StashKey[str]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # an ignored SIGINT survives exec: every ani command a test starts would ignore Ctrl-C
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
@@ -103,6 +107,20 @@ def pytest_configure(config: pytest.Config) -> None:
         import tempfile
 
         os.environ["ANI_STATE_DIR"] = tempfile.mkdtemp(prefix="ani-test-state-")
+        config.stash[_OWN_STATE_DIR] = os.environ["ANI_STATE_DIR"]  # xdist's workers inherit it
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session's results-folder registry goes with the session that made it (every
+    ``make test`` left an ``ani-test-state-*`` directory in /tmp before)."""
+    made = config.stash.get(_OWN_STATE_DIR, None)
+    if made:
+        import shutil
+
+        shutil.rmtree(made, ignore_errors=True)
+        if os.environ.get("ANI_STATE_DIR") == made:
+            del os.environ["ANI_STATE_DIR"]
+
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
