@@ -122,7 +122,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             del os.environ["ANI_STATE_DIR"]
 
 
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Everything collection made (the test modules, ani, their libraries) moved out of the
     garbage collector's sight (``gc.freeze``): a worker's full collections then scan only what
