@@ -46,7 +46,7 @@ def _ns_inodes(names: list[str]) -> dict[tuple[int, int], str]:
     out = {}
     for n in names:
         try:
-            st = os.stat(f"{netns.NETNS_DIR}/{n}")
+            st = os.stat(netns.path(n))
         except OSError:
             continue
         out[(st.st_dev, st.st_ino)] = n

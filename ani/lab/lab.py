@@ -424,7 +424,7 @@ class Lab:
         host_argv = self.node_argv(node, list(argv))
         if not Path(host_argv[0]).exists():
             raise LabGone(self.id, f"no {host_argv[0]}")
-        if input is None and (fast := nft.run(f"{netns.NETNS_DIR}/{self.netns(node)}", argv)) is not None:
+        if input is None and (fast := nft.run(netns.path(self.netns(node)), argv)) is not None:
             return fast
         return proc.run(netns.ip_argv(self.netns(node), list(argv)) or host_argv, timeout=timeout, input=input)
 

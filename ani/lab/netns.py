@@ -36,6 +36,12 @@ NS_GET_USERNS = 0xB701
 IDENTITY_MAP = "0 0 4294967295\n"
 
 
+def path(name: str) -> str:
+    """The handle of the named network namespace ``name``: ``/run/netns/<name>`` (what
+    ``setns(2)``, ``ip -n`` and ``ip netns exec`` open)."""
+    return os.path.join(NETNS_DIR, name)
+
+
 def list_netns() -> list[str]:
     """Names of every named network namespace on the host (``ip netns list``), sorted."""
     try:
@@ -145,7 +151,7 @@ def owner_userns_fd(netns: str) -> int:
     Raises FileNotFoundError if there is no such namespace, OSError if the kernel lacks
     ``NS_GET_USERNS`` (Linux < 4.9).
     """
-    fd = os.open(os.path.join(NETNS_DIR, netns), os.O_RDONLY | os.O_CLOEXEC)
+    fd = os.open(path(netns), os.O_RDONLY | os.O_CLOEXEC)
     try:
         return fcntl.ioctl(fd, NS_GET_USERNS)
     finally:

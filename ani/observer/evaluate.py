@@ -50,7 +50,7 @@ from pydantic import BaseModel
 from ani.device import opstate
 from ani.errors import HostFault, ObserverError
 from ani.host.threads import ContextPool
-from ani.lab.netns import NETNS_DIR
+from ani.lab.netns import path as netns_path
 from ani.lab.protocol import Lab, LocalFrr, provides
 from ani.observer.checks import BgpSessionCheck, Check, CommandCheck, LoopbackCheck, ReachCheck, RouteCheck
 from ani.observer.match import LEGACY, find_expected
@@ -427,7 +427,7 @@ class Observer:
         namespaces lab), else None."""
         if not provides(self.lab, LocalFrr):
             return None
-        path = f"{NETNS_DIR}/{self.lab.netns(node)}"  # type: ignore[attr-defined]
+        path = netns_path(self.lab.netns(node))  # type: ignore[attr-defined]
         return path if os.path.exists(path) else None
 
     def _pings_in_netns(self, path: str, targets: list[tuple[str, str | None]],

@@ -95,7 +95,7 @@ def by_program(lab, node: str, argv: list[str]) -> subprocess.CompletedProcess[s
 
 
 def path(lab, node: str) -> str:
-    return f"{netns.NETNS_DIR}/{lab.netns(node)}"
+    return netns.path(lab.netns(node))
 
 
 def same(lab, node: str, argv: list[str], volatile: str | None = None) -> None:
@@ -169,7 +169,7 @@ def test_lab_exec_answers_reads_without_a_process_and_the_rest_as_before(lab, mo
 
 
 def test_a_gone_namespace_is_left_to_the_program(lab) -> None:
-    assert nft.run(f"{netns.NETNS_DIR}/ani-gone000-r1", ["nft", "list", "ruleset"]) is None
+    assert nft.run(netns.path("ani-gone000-r1"), ["nft", "list", "ruleset"]) is None
 
 
 # -- ip as `ip -n <netns>` -------------------------------------------------------------------------
