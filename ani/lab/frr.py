@@ -80,9 +80,16 @@ def prepare(pathspace: str, config: str) -> list[str]:
     return made
 
 
+def set_hostname_sh(hostname: str) -> str:
+    """Shell words naming the current UTS namespace ``hostname``: sethostname(2) through
+    ``/proc/sys/kernel/hostname`` (per UTS namespace) with the shell's own ``printf``, not a
+    ``hostname`` process (about 1 ms of CPU for every command run in a node)."""
+    return f"printf %s {shlex.quote(hostname)} > /proc/sys/kernel/hostname"
+
+
 def uts_argv(netns: str, hostname: str, script: str) -> list[str]:
     """argv running the shell ``script`` in ``netns`` under a private UTS namespace named ``hostname``."""
-    return ["ip", "netns", "exec", netns, "unshare", "--uts", "sh", "-c", f"hostname {shlex.quote(hostname)}; {script}"]
+    return ["ip", "netns", "exec", netns, "unshare", "--uts", "sh", "-c", f"{set_hostname_sh(hostname)}; {script}"]
 
 
 #: mount points the daemons keep writable: the kernel's views (zebra writes /proc/sys/net) and
@@ -149,7 +156,7 @@ def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list
     )
     return [
         "ip", "netns", "exec", netns, "unshare", "--uts", "--mount", "--propagation", "private",
-        "sh", "-c", f"hostname {shlex.quote(hostname)}; {setup}{script}",
+        "sh", "-c", f"{set_hostname_sh(hostname)}; {setup}{script}",
     ]
 
 

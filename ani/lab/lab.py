@@ -351,7 +351,7 @@ class Lab:
     def _write_node_scripts(self, node: str) -> None:
         d = self.node_dir(node)
         ns = self.netns(node)
-        inner = f"hostname {node}; VTYSH_HISTFILE=/dev/null; export VTYSH_HISTFILE; "
+        inner = f"{frr.set_hostname_sh(node)}; VTYSH_HISTFILE=/dev/null; export VTYSH_HISTFILE; "
         if node in self.topology.routers:
             (d / "bin").mkdir(parents=True)
             wrapper = d / "bin" / "vtysh"
