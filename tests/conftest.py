@@ -3,6 +3,10 @@
 * ``make_lab(topology_or_path, **kw) -> Lab``: a factory returning a lab that is up (converged);
   every lab it made is downed at teardown, also when the test failed. ``kw`` goes to ``Lab``
   (``lab_id``, ``detached``, ``netconf``).
+* ``level_servers(level, options=None) -> {"netconf": bool, "ssh": bool}``: the servers a lab
+  needs for an adapter of ``level`` (its ``lab_needs``, as a campaign run's lab is started:
+  ``ani.lab.protocol.servers_for``); for ``make_lab(topology, **level_servers(level))`` in tests
+  that start one lab per level.
 * ``module_lab``: ONE lab for a whole test module, up (converged), downed at the end of the
   module (also when a test or ``up()`` failed). The module says which, with module attributes:
   ``LAB_TOPOLOGY`` (a path or a Topology), ``LAB_PREFIX`` (a short ``[a-z0-9]`` tag; the lab id is
@@ -89,8 +93,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     build(session.config)
 
 
-#: the results-folder registry this session made (removed with it): see pytest_unconfigure
-_OWN_STATE_DIR = pytest.StashKey[str]()
+#: the directories this session made for its environment variables (removed with it):
+#: ``{variable: directory}``, see pytest_unconfigure
+_OWN_DIRS = pytest.StashKey[dict[str, str]]()
+#: the session's own directory for each variable: the results-folder registry
+#: (ani.host.results_dirs; runs started by tests never write the machine's /var/lib/ani) and the
+#: running-config texts its labs share (ani.lab.runconf: a test's fresh lab reads what an earlier
+#: lab of the same topology printed, with no vtysh)
+SESSION_DIRS = {"ANI_STATE_DIR": "ani-test-state-", "ANI_RUNCONF_SHARED": "ani-test-runconf-"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -101,25 +111,24 @@ def pytest_configure(config: pytest.Config) -> None:
     # tests of what SIGHUP does would see a suite started with nohup ignore it
     if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
-    # the results-folder registry (ani.host.results_dirs) of a test session is its own, under
-    # /tmp: runs started by tests never write the machine's /var/lib/ani
-    if not os.environ.get("ANI_STATE_DIR"):
-        import tempfile
+    # SESSION_DIRS: made here, under /tmp, unless the variable is set (xdist's workers inherit it)
+    import tempfile
 
-        os.environ["ANI_STATE_DIR"] = tempfile.mkdtemp(prefix="ani-test-state-")
-        config.stash[_OWN_STATE_DIR] = os.environ["ANI_STATE_DIR"]  # xdist's workers inherit it
+    made = config.stash.setdefault(_OWN_DIRS, {})
+    for var, prefix in SESSION_DIRS.items():
+        if not os.environ.get(var):
+            os.environ[var] = made[var] = tempfile.mkdtemp(prefix=prefix)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The session's results-folder registry goes with the session that made it (every
-    ``make test`` left an ``ani-test-state-*`` directory in /tmp before)."""
-    made = config.stash.get(_OWN_STATE_DIR, None)
-    if made:
-        import shutil
+    """The session's directories go with the session that made them (every ``make test`` left an
+    ``ani-test-state-*`` directory in /tmp before)."""
+    import shutil
 
-        shutil.rmtree(made, ignore_errors=True)
-        if os.environ.get("ANI_STATE_DIR") == made:
-            del os.environ["ANI_STATE_DIR"]
+    for var, path in config.stash.get(_OWN_DIRS, {}).items():
+        shutil.rmtree(path, ignore_errors=True)
+        if os.environ.get(var) == path:
+            del os.environ[var]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -143,6 +152,16 @@ def _require_lab_host() -> None:
         check_capabilities()
     except CapabilityMissing as exc:
         pytest.skip(f"lab unavailable on this host: {exc}")
+
+
+def level_servers(level: str, options: dict | None = None) -> dict[str, bool]:
+    """``{"netconf": bool, "ssh": bool}`` for a lab serving an adapter of ``level`` (module doc);
+    every server when the adapter class does not declare what it needs."""
+    from ani.lab.protocol import servers_for
+    from ani.registry import get_adapter_class
+
+    needs = get_adapter_class(level).lab_needs(options)
+    return {"netconf": True, "ssh": True} if needs is None else servers_for(needs)
 
 
 @contextmanager

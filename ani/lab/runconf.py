@@ -26,10 +26,19 @@ in any process (the test or campaign process, each campaign worker, the NETCONF 
 them there too, one file per sources (named by their SHA-256), at most :data:`KEEP` per router:
 a process reading a router for the first time takes what another one's vtysh printed. A kept
 text is used only if it is still :func:`consistent` with the sources just read.
+
+Labs can share them too: with ``ANI_RUNCONF_SHARED`` (:data:`SHARED_ENV`) naming a directory,
+every lab's readers keep their texts there as well, named by the router's name (the hostname of
+its UTS namespace, which vtysh prints), the vtysh program (path, size, modification time) and the
+sources, at most :data:`SHARED_KEEP`: a router of a new lab whose daemons print what a router of
+that name printed in another lab (the same topology and configuration: the next run of a
+campaign, the next test) reads that text with no vtysh. The test suite sets it to a directory of
+its own for the session; unset, nothing is shared.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -40,6 +49,7 @@ from pathlib import Path
 
 from ani.errors import LabError
 from ani.host.proc import ExecResult
+from ani.host.programs import program
 from ani.lab import vty
 
 #: the one command served (exactly this text, alone)
@@ -52,6 +62,11 @@ Sources = tuple[bytes | None, tuple[tuple[str, str], ...]]
 
 #: texts kept per router (in memory, and in the store): the last ones by sources
 KEEP = 16
+
+#: the environment variable naming the directory labs share their texts in (module doc)
+SHARED_ENV = "ANI_RUNCONF_SHARED"
+#: texts kept in the shared directory (the oldest quarter goes when it holds more)
+SHARED_KEEP = 1024
 
 
 #: what :func:`sources` gives when a daemon did not answer before the deadline (a frozen daemon)
@@ -150,23 +165,30 @@ class RunningConfigs:
         key = _key(src)
         with self._lock:
             res = self._kept.get(router, {}).get(key)
-        if res is not None or self._store is None:
+        if res is not None:
             return res
-        try:
-            text = (self._store(router) / key).read_text(encoding="utf-8")
-        except (OSError, UnicodeError):
-            return None
-        if not consistent(text, src):
-            return None
-        res = ExecResult(rc=0, stdout=text, stderr="", timed_out=False, elapsed_s=0.0)
-        self._remember(router, key, res)
-        return res
+        shared = shared_dir()
+        for path in ((self._store(router) / key) if self._store else None,
+                     (shared / shared_key(router, key)) if shared else None):
+            if path is None:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeError):
+                continue
+            if consistent(text, src):
+                res = ExecResult(rc=0, stdout=text, stderr="", timed_out=False, elapsed_s=0.0)
+                self._remember(router, key, res)
+                return res
+        return None
 
     def _keep(self, router: str, src: Sources, res: ExecResult) -> None:
         key = _key(src)
         self._remember(router, key, res)
         if self._store is not None:
             _write(self._store(router), key, res.stdout)
+        if (shared := shared_dir()) is not None:
+            _write(shared, shared_key(router, key), res.stdout, keep=SHARED_KEEP, drop=SHARED_KEEP // 4)
 
     def _remember(self, router: str, key: str, res: ExecResult) -> None:
         with self._lock:
@@ -185,17 +207,41 @@ def _key(src: Sources) -> str:
     return h.hexdigest()
 
 
-def _write(store: Path, key: str, text: str) -> None:
-    """``text`` into ``store/key`` (atomically); the oldest files beyond :data:`KEEP` removed.
-    Raises nothing: the store is only a saving."""
+def shared_dir() -> Path | None:
+    """The directory named by :data:`SHARED_ENV`, or None (unset or empty)."""
+    value = os.environ.get(SHARED_ENV)
+    return Path(value) if value else None
+
+
+def shared_key(router: str, key: str) -> str:
+    """The name of a text in the shared directory: SHA-256 (hex) of the router's name, the
+    vtysh program's identity and the sources' :func:`_key`."""
+    return hashlib.sha256(f"{router}\0{_vtysh_identity()}\0{key}".encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _vtysh_identity() -> str:
+    """``path:size:mtime_ns`` of the vtysh that prints the texts (its version prints in them)."""
+    path = program("vtysh")
+    try:
+        st = os.stat(path)
+    except OSError:
+        return path
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _write(store: Path, key: str, text: str, keep: int = KEEP, drop: int = 0) -> None:
+    """``text`` into ``store/key`` (atomically); beyond ``keep`` files, the oldest removed down to
+    ``keep - drop``. Raises nothing: the store is only a saving."""
     try:
         store.mkdir(mode=0o700, exist_ok=True)
         tmp = store / f".{key}.{os.getpid()}.{threading.get_ident()}"
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, store / key)
-        files = [p for p in store.iterdir() if not p.name.startswith(".")]
-        if len(files) > KEEP:
-            for p in sorted(files, key=_mtime)[: len(files) - KEEP]:
+        names = [n for n in os.listdir(store) if not n.startswith(".")]
+        if len(names) > keep:
+            files = sorted((store / n for n in names), key=_mtime)
+            for p in files[: len(files) - keep + drop]:
                 p.unlink(missing_ok=True)
     except OSError:
         pass

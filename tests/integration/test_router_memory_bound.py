@@ -35,6 +35,7 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 TWO = ROOT / "tests" / "data" / "a0_two.yaml"
+LAB_NETCONF = False  # conftest's make_lab: these tests reach the routers through vtysh and A0 only
 MiB = 1024 * 1024
 #: the routers' bound in these tests (the default is memcg.DEFAULT_ROUTER_MEMORY_BYTES, 1 GiB)
 BOUND = 64 * MiB

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ani.lab import frr, vty
+from ani.lab import frr, runconf, vty
 from tests.conftest import TRI
 
 pytestmark = pytest.mark.integration
@@ -20,6 +20,13 @@ pytestmark = pytest.mark.integration
 LAB_TOPOLOGY, LAB_PREFIX, LAB_NETCONF = TRI, "rcfg", False  # conftest's module_lab
 R = "r1"
 SHOW = "show running-config"
+
+
+@pytest.fixture(autouse=True)
+def _labs_share_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests count vtysh processes of this module's lab: no text from the session's other
+    labs (tests/conftest.py shares them) unless a test says so."""
+    monkeypatch.delenv(runconf.SHARED_ENV, raising=False)
 
 
 def _vtysh_runs(lab: Any, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
@@ -102,6 +109,28 @@ def test_another_reader_of_the_lab_takes_the_stored_text(module_lab: Any, monkey
     assert other.vtysh(R, SHOW).stdout == ref and runs == []  # back where it was: kept for those sources
     assert ref == _vtysh(module_lab, monkeypatch).stdout
     assert len(list((module_lab.node_dir(R) / "runconf").iterdir())) >= 2
+
+
+def test_a_router_of_another_lab_takes_the_text_a_router_of_its_name_printed(
+        module_lab: Any, make_lab: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """With ``ANI_RUNCONF_SHARED``, a second lab of the topology, its r1 changed as the first
+    one's was, reads the first one's text with no vtysh: what vtysh prints there too."""
+    monkeypatch.setenv(runconf.SHARED_ENV, str(tmp_path))
+    other = make_lab(TRI, netconf=False)
+    change, undo = ["configure terminal", "interface lo", "description shared"], \
+        ["configure terminal", "interface lo", "no description"]
+    assert module_lab.vtysh(R, change).ok
+    try:
+        first = module_lab.vtysh(R, SHOW).stdout  # a state this lab never had: vtysh, shared
+        assert " description shared\n" in first and len(list(tmp_path.iterdir())) >= 1
+        assert other.vtysh(R, change).ok
+        runs = _vtysh_runs(other, monkeypatch)
+        assert other.vtysh(R, SHOW).stdout == first and runs == []
+        assert _vtysh(other, monkeypatch).stdout == first  # vtysh prints the same there
+        runs.clear()
+        assert other.vtysh("r2", SHOW).ok and len(runs) == 1  # r2 printed nothing shared yet
+    finally:
+        assert module_lab.vtysh(R, undo).ok
 
 
 def test_a_vtysh_conf_change_is_seen(module_lab: Any, monkeypatch: pytest.MonkeyPatch) -> None:

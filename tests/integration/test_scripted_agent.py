@@ -13,6 +13,7 @@ import importlib.util
 import time
 
 import pytest
+from conftest import level_servers
 from side_by_side import outcome, side_by_side, with_labs
 
 from ani.agents import Budget, create_agent
@@ -62,7 +63,8 @@ def _onboards_site(make_lab, level, seed):
         pytest.skip(f"adapter {level} not available yet")
     scenario = load_scenario(SCENARIO)
     variant = get_task_class("onboard-site").variant(scenario, seed)
-    lab = make_lab(variant.lab_topology(scenario))
+    options = {"keep_repo": True} if level == "a3r" else {}
+    lab = make_lab(variant.lab_topology(scenario), **level_servers(level, options))  # the level's servers only
     observer = Observer(lab)
 
     before = observer.evaluate(scenario.invariants, bound_s=20.0)
@@ -70,7 +72,7 @@ def _onboards_site(make_lab, level, seed):
     hidden_before = observer.evaluate(variant.hidden_tests, bound_s=1.0)
     assert not any(r.passed for r, c in zip(hidden_before, variant.hidden_tests) if c.expect)
 
-    adapter = create_adapter(level, lab, **({"options": {"keep_repo": True}} if level == "a3r" else {}))
+    adapter = create_adapter(level, lab, **({"options": options} if options else {}))
     adapter.open()
     try:
         t0 = time.monotonic()
@@ -123,7 +125,7 @@ def _budget_is_respected(make_lab):
         pytest.skip("adapter a0 not available yet")
     scenario = load_scenario(SCENARIO)
     variant = get_task_class("onboard-site").variant(scenario, 0)
-    lab = make_lab(variant.lab_topology(scenario))
+    lab = make_lab(variant.lab_topology(scenario), **level_servers("a0"))
     adapter = create_adapter("a0", lab)
     run = create_agent({"kind": "scripted"}).run(variant.agent_view(), adapter, Budget(max_steps=3))
     assert run.stop_reason == "max_steps" and run.steps == 3 and not run.submitted

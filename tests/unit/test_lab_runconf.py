@@ -16,6 +16,13 @@ from ani.lab import runconf, vty
 TEXT = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\nhostname r1\n!\nend\n"
 
 
+@pytest.fixture(autouse=True)
+def _nothing_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No directory shared between labs unless a test names one (the suite sets one for the
+    session: tests/conftest.py)."""
+    monkeypatch.delenv(runconf.SHARED_ENV, raising=False)
+
+
 def _cache(monkeypatch: pytest.MonkeyPatch, reads: list[Any]) -> runconf.RunningConfigs:
     """A cache whose sources() answers ``reads`` in turn."""
     monkeypatch.delenv(vty.FAST_ENV, raising=False)
@@ -218,3 +225,69 @@ def test_a_store_that_cannot_be_written_costs_nothing_but_the_saving(monkeypatch
     run = _vtysh([OK])
     assert cache.read("r1", 5.0, run).stdout == TEXT and cache.read("r1", 5.0, run).stdout == TEXT
     assert len(run.calls) == 1  # kept in memory all the same
+
+
+# -- shared between labs (ANI_RUNCONF_SHARED) ------------------------------------------------------
+
+def _lab_cache(monkeypatch: pytest.MonkeyPatch, reads: list[Any], store: Path) -> runconf.RunningConfigs:
+    """Another lab's cache: its own store, ``sources()`` answering ``reads`` in turn (the list is
+    shared with the other caches of the test, so they read in the order the test calls them)."""
+    def sources(run_dir: Path, conf: Path, deadline: float) -> Any:
+        return reads.pop(0)
+
+    monkeypatch.setattr(runconf, "sources", sources)
+    store.mkdir()  # the lab's dir (its routers' node dirs hold their stores)
+    return runconf.RunningConfigs(lambda r: Path("/x"), lambda r: Path("/y"), lambda r: store / r)
+
+
+def test_a_router_of_another_lab_with_the_same_name_and_sources_takes_the_shared_text(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(runconf.SHARED_ENV, str(tmp_path / "shared"))
+    reads = [A, A, A, A, A, B2, B2]  # a kept text: one read of the sources; vtysh: one before, one after
+    one, two, three = (_lab_cache(monkeypatch, reads, tmp_path / f"lab{i}") for i in (1, 2, 3))
+    run = _vtysh([OK, OK, B_OK])
+    assert one.read("r1", 5.0, run).stdout == TEXT  # vtysh; kept in lab1's store and the shared one
+    assert two.read("r1", 5.0, run).stdout == TEXT  # lab2, same router name and sources: shared
+    assert len(run.calls) == 1 and (tmp_path / "lab1" / "r1").is_dir() and not (tmp_path / "lab2" / "r1").exists()
+    assert three.read("r2", 5.0, run).stdout == TEXT  # another name (vtysh prints the hostname): vtysh
+    assert three.read("r1", 5.0, run).stdout == B_TEXT  # other sources: vtysh
+    assert len(run.calls) == 3
+    assert len(list((tmp_path / "shared").iterdir())) == 3
+    assert (tmp_path / "shared").stat().st_mode & 0o777 == 0o700
+
+
+def test_nothing_is_shared_without_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    reads = [A, A, A, A]
+    one, two = (_lab_cache(monkeypatch, reads, tmp_path / f"lab{i}") for i in (1, 2))
+    run = _vtysh([OK, OK])
+    one.read("r1", 5.0, run)
+    two.read("r1", 5.0, run)
+    assert len(run.calls) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["lab1", "lab2"]
+    assert (tmp_path / "lab1" / "r1").is_dir() and (tmp_path / "lab2" / "r1").is_dir()
+
+
+def test_a_shared_text_not_made_of_the_sources_is_not_taken(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    monkeypatch.setenv(runconf.SHARED_ENV, str(shared))
+    shared.mkdir()
+    (shared / runconf.shared_key("r1", runconf._key(A))).write_text(B_TEXT)  # noqa: SLF001
+    cache = _lab_cache(monkeypatch, [A, A, A], tmp_path / "lab")
+    run = _vtysh([OK])
+    assert cache.read("r1", 5.0, run).stdout == TEXT and len(run.calls) == 1
+    assert (shared / runconf.shared_key("r1", runconf._key(A))).read_text() == TEXT  # noqa: SLF001
+
+
+def test_the_shared_directory_keeps_the_newest_texts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    monkeypatch.setenv(runconf.SHARED_ENV, str(shared))
+    monkeypatch.setattr(runconf, "SHARED_KEEP", 8)
+    srcs, texts = zip(*(_lo(str(i)) for i in range(9)), strict=True)
+    cache = _lab_cache(monkeypatch, [s for s in srcs for _ in (0, 1)], tmp_path / "lab")
+    run = _vtysh(list(texts))
+    for i in range(9):
+        cache.read("r1", 5.0, run)
+        time.sleep(0.01)  # distinct modification times
+    names = {p.name for p in shared.iterdir()}
+    assert len(names) == 8 - 8 // 4  # the ninth made 9: down to 6, the newest kept
+    assert runconf.shared_key("r1", runconf._key(srcs[-1])) in names  # noqa: SLF001 - the newest stays
+    assert runconf.shared_key("r1", runconf._key(srcs[0])) not in names  # noqa: SLF001 - the oldest went
