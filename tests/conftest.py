@@ -98,9 +98,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 _OWN_DIRS = pytest.StashKey[dict[str, str]]()
 #: the session's own directory for each variable: the results-folder registry
 #: (ani.host.results_dirs; runs started by tests never write the machine's /var/lib/ani) and the
-#: running-config texts its labs share (ani.lab.runconf: a test's fresh lab reads what an earlier
-#: lab of the same topology printed, with no vtysh)
-SESSION_DIRS = {"ANI_STATE_DIR": "ani-test-state-", "ANI_RUNCONF_SHARED": "ani-test-runconf-"}
+#: vtysh output its labs share (ani.host.vtysh_cache: a test's fresh lab reads the running config
+#: an earlier lab of the same topology printed, and frr-reload marks a text marked before, with no
+#: vtysh)
+SESSION_DIRS = {"ANI_STATE_DIR": "ani-test-state-", "ANI_VTYSH_CACHE": "ani-test-vtysh-"}
 
 
 def pytest_configure(config: pytest.Config) -> None:

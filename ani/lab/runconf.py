@@ -27,18 +27,17 @@ them there too, one file per sources (named by their SHA-256), at most :data:`KE
 a process reading a router for the first time takes what another one's vtysh printed. A kept
 text is used only if it is still :func:`consistent` with the sources just read.
 
-Labs can share them too: with ``ANI_RUNCONF_SHARED`` (:data:`SHARED_ENV`) naming a directory,
-every lab's readers keep their texts there as well, named by the router's name (the hostname of
-its UTS namespace, which vtysh prints), the vtysh program (path, size, modification time) and the
-sources, at most :data:`SHARED_KEEP`: a router of a new lab whose daemons print what a router of
-that name printed in another lab (the same topology and configuration: the next run of a
-campaign, the next test) reads that text with no vtysh. The test suite sets it to a directory of
-its own for the session; unset, nothing is shared.
+Labs can share them too: with ``ANI_VTYSH_CACHE`` naming a directory (:mod:`ani.host.vtysh_cache`),
+every lab's readers keep their texts in its ``runconf-*`` subdirectory as well, named by the
+router's name (the hostname of its UTS namespace, which vtysh prints) and the sources, at most
+:data:`SHARED_KEEP`: a router of a new lab whose daemons print what a router of that name printed
+in another lab (the same topology and configuration: the next run of a campaign, the next test)
+reads that text with no vtysh. The test suite sets it to a directory of its own for the session;
+unset, nothing is shared.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import threading
@@ -49,7 +48,7 @@ from pathlib import Path
 
 from ani.errors import LabError
 from ani.host.proc import ExecResult
-from ani.host.programs import program
+from ani.host import vtysh_cache
 from ani.lab import vty
 
 #: the one command served (exactly this text, alone)
@@ -63,8 +62,6 @@ Sources = tuple[bytes | None, tuple[tuple[str, str], ...]]
 #: texts kept per router (in memory, and in the store): the last ones by sources
 KEEP = 16
 
-#: the environment variable naming the directory labs share their texts in (module doc)
-SHARED_ENV = "ANI_RUNCONF_SHARED"
 #: texts kept in the shared directory (the oldest quarter goes when it holds more)
 SHARED_KEEP = 1024
 
@@ -208,26 +205,14 @@ def _key(src: Sources) -> str:
 
 
 def shared_dir() -> Path | None:
-    """The directory named by :data:`SHARED_ENV`, or None (unset or empty)."""
-    value = os.environ.get(SHARED_ENV)
-    return Path(value) if value else None
+    """The ``runconf`` subdirectory of ``ANI_VTYSH_CACHE`` (:mod:`ani.host.vtysh_cache`), or None."""
+    return vtysh_cache.subdir("runconf")
 
 
 def shared_key(router: str, key: str) -> str:
-    """The name of a text in the shared directory: SHA-256 (hex) of the router's name, the
-    vtysh program's identity and the sources' :func:`_key`."""
-    return hashlib.sha256(f"{router}\0{_vtysh_identity()}\0{key}".encode()).hexdigest()
-
-
-@functools.lru_cache(maxsize=1)
-def _vtysh_identity() -> str:
-    """``path:size:mtime_ns`` of the vtysh that prints the texts (its version prints in them)."""
-    path = program("vtysh")
-    try:
-        st = os.stat(path)
-    except OSError:
-        return path
-    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+    """The name of a text in the shared directory: SHA-256 (hex) of the router's name and the
+    sources' :func:`_key` (the directory's name carries the vtysh program's identity)."""
+    return hashlib.sha256(f"{router}\0{key}".encode()).hexdigest()
 
 
 def _write(store: Path, key: str, text: str, keep: int = KEEP, drop: int = 0) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ani.host import vtysh_cache
 from ani.lab import frr, runconf, vty
 from tests.conftest import TRI
 
@@ -26,7 +27,7 @@ SHOW = "show running-config"
 def _labs_share_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tests count vtysh processes of this module's lab: no text from the session's other
     labs (tests/conftest.py shares them) unless a test says so."""
-    monkeypatch.delenv(runconf.SHARED_ENV, raising=False)
+    monkeypatch.delenv(vtysh_cache.ENV, raising=False)
 
 
 def _vtysh_runs(lab: Any, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
@@ -113,16 +114,16 @@ def test_another_reader_of_the_lab_takes_the_stored_text(module_lab: Any, monkey
 
 def test_a_router_of_another_lab_takes_the_text_a_router_of_its_name_printed(
         module_lab: Any, make_lab: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    """With ``ANI_RUNCONF_SHARED``, a second lab of the topology, its r1 changed as the first
+    """With ``ANI_VTYSH_CACHE``, a second lab of the topology, its r1 changed as the first
     one's was, reads the first one's text with no vtysh: what vtysh prints there too."""
-    monkeypatch.setenv(runconf.SHARED_ENV, str(tmp_path))
+    monkeypatch.setenv(vtysh_cache.ENV, str(tmp_path))
     other = make_lab(TRI, netconf=False)
     change, undo = ["configure terminal", "interface lo", "description shared"], \
         ["configure terminal", "interface lo", "no description"]
     assert module_lab.vtysh(R, change).ok
     try:
         first = module_lab.vtysh(R, SHOW).stdout  # a state this lab never had: vtysh, shared
-        assert " description shared\n" in first and len(list(tmp_path.iterdir())) >= 1
+        assert " description shared\n" in first and len(list(runconf.shared_dir().iterdir())) >= 1
         assert other.vtysh(R, change).ok
         runs = _vtysh_runs(other, monkeypatch)
         assert other.vtysh(R, SHOW).stdout == first and runs == []

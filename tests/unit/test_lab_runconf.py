@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ani.host.proc import ExecResult
+from ani.host import vtysh_cache
 from ani.lab import runconf, vty
 
 TEXT = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\nhostname r1\n!\nend\n"
@@ -20,7 +21,7 @@ TEXT = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.
 def _nothing_shared(monkeypatch: pytest.MonkeyPatch) -> None:
     """No directory shared between labs unless a test names one (the suite sets one for the
     session: tests/conftest.py)."""
-    monkeypatch.delenv(runconf.SHARED_ENV, raising=False)
+    monkeypatch.delenv(vtysh_cache.ENV, raising=False)
 
 
 def _cache(monkeypatch: pytest.MonkeyPatch, reads: list[Any]) -> runconf.RunningConfigs:
@@ -227,7 +228,7 @@ def test_a_store_that_cannot_be_written_costs_nothing_but_the_saving(monkeypatch
     assert len(run.calls) == 1  # kept in memory all the same
 
 
-# -- shared between labs (ANI_RUNCONF_SHARED) ------------------------------------------------------
+# -- shared between labs (ANI_VTYSH_CACHE) ------------------------------------------------------
 
 def _lab_cache(monkeypatch: pytest.MonkeyPatch, reads: list[Any], store: Path) -> runconf.RunningConfigs:
     """Another lab's cache: its own store, ``sources()`` answering ``reads`` in turn (the list is
@@ -242,7 +243,7 @@ def _lab_cache(monkeypatch: pytest.MonkeyPatch, reads: list[Any], store: Path) -
 
 def test_a_router_of_another_lab_with_the_same_name_and_sources_takes_the_shared_text(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(runconf.SHARED_ENV, str(tmp_path / "shared"))
+    monkeypatch.setenv(vtysh_cache.ENV, str(tmp_path))
     reads = [A, A, A, A, A, B2, B2]  # a kept text: one read of the sources; vtysh: one before, one after
     one, two, three = (_lab_cache(monkeypatch, reads, tmp_path / f"lab{i}") for i in (1, 2, 3))
     run = _vtysh([OK, OK, B_OK])
@@ -252,8 +253,9 @@ def test_a_router_of_another_lab_with_the_same_name_and_sources_takes_the_shared
     assert three.read("r2", 5.0, run).stdout == TEXT  # another name (vtysh prints the hostname): vtysh
     assert three.read("r1", 5.0, run).stdout == B_TEXT  # other sources: vtysh
     assert len(run.calls) == 3
-    assert len(list((tmp_path / "shared").iterdir())) == 3
-    assert (tmp_path / "shared").stat().st_mode & 0o777 == 0o700
+    shared = runconf.shared_dir()
+    assert shared.parent == tmp_path and shared.name.startswith("runconf-")
+    assert len(list(shared.iterdir())) == 3 and shared.stat().st_mode & 0o777 == 0o700
 
 
 def test_nothing_is_shared_without_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -262,13 +264,13 @@ def test_nothing_is_shared_without_the_variable(monkeypatch: pytest.MonkeyPatch,
     run = _vtysh([OK, OK])
     one.read("r1", 5.0, run)
     two.read("r1", 5.0, run)
-    assert len(run.calls) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["lab1", "lab2"]
+    assert len(run.calls) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["lab1", "lab2"]  # nothing shared
     assert (tmp_path / "lab1" / "r1").is_dir() and (tmp_path / "lab2" / "r1").is_dir()
 
 
 def test_a_shared_text_not_made_of_the_sources_is_not_taken(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    shared = tmp_path / "shared"
-    monkeypatch.setenv(runconf.SHARED_ENV, str(shared))
+    monkeypatch.setenv(vtysh_cache.ENV, str(tmp_path))
+    shared = runconf.shared_dir()
     shared.mkdir()
     (shared / runconf.shared_key("r1", runconf._key(A))).write_text(B_TEXT)  # noqa: SLF001
     cache = _lab_cache(monkeypatch, [A, A, A], tmp_path / "lab")
@@ -278,8 +280,8 @@ def test_a_shared_text_not_made_of_the_sources_is_not_taken(monkeypatch: pytest.
 
 
 def test_the_shared_directory_keeps_the_newest_texts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    shared = tmp_path / "shared"
-    monkeypatch.setenv(runconf.SHARED_ENV, str(shared))
+    monkeypatch.setenv(vtysh_cache.ENV, str(tmp_path))
+    shared = runconf.shared_dir()
     monkeypatch.setattr(runconf, "SHARED_KEEP", 8)
     srcs, texts = zip(*(_lo(str(i)) for i in range(9)), strict=True)
     cache = _lab_cache(monkeypatch, [s for s in srcs for _ in (0, 1)], tmp_path / "lab")
