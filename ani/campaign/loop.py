@@ -54,7 +54,7 @@ from ani.campaign.plan import RunPlan
 from ani.campaign.spec import CampaignSpec, RunPoint, safe_component
 from ani.console import FullWidthConsole
 from ani.errors import CampaignSpecError, ConfigError
-from ani.host import results_dirs
+from ani.host import results_dirs, vtysh_cache
 
 SPEC_JSON = "spec.json"
 SPEC_COPY = "campaign.yaml"
@@ -500,7 +500,8 @@ def run_campaign(
         write_generated(spec, deps, out)
         session = RunStore(out)  # where this session's records begin (a cut-short line moved aside)
         try:
-            with _stop_signals_as_ctrl_c() as stopped_by:
+            # the campaign's labs share what vtysh printed (ani.host.vtysh_cache)
+            with _stop_signals_as_ctrl_c() as stopped_by, vtysh_cache.scoped():
                 result = _run_loop(spec, out, resume, progress, deps, console, executor, lab_prefix)
             result.stopped_by = stopped_by[0] if stopped_by else (signal.SIGINT if result.interrupted else None)
             return _finish(spec, out, result, source, console)

@@ -14,15 +14,23 @@ vtysh starts empty)::
     subdir(...)        -> None                     the variable unset or empty: nothing shared
 
 Only outputs that are a function of what names them are kept, and each reader checks what it
-takes (see those modules). The directory is the caller's: nothing here creates or removes it
-(the test suite makes one per session, tests/conftest.py); each kind bounds its own files.
+takes (see those modules). Each kind bounds its own files. The directory is the caller's; for a
+block of work :func:`scoped` makes one and removes it afterwards (a campaign's loop:
+:func:`ani.campaign.loop.run_campaign`; the test suite makes one per session, tests/conftest.py)::
+
+    with scoped() as d:      # d: the directory (a new one under /tmp, or the one already set)
+        ...                  # labs started here, and the processes they start, share it
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from ani.errors import ProgramMissing
@@ -54,3 +62,21 @@ def vtysh_identity() -> str:
     except OSError:
         return path
     return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+@contextlib.contextmanager
+def scoped() -> Iterator[Path]:
+    """``ANI_VTYSH_CACHE`` for the block: when unset, a new directory (``/tmp/ani-vtysh-*``,
+    0700) named by it for the block and removed, with the variable, at its end; when set, that
+    directory, left as it is. Processes started in the block inherit it."""
+    if os.environ.get(ENV):
+        yield Path(os.environ[ENV])
+        return
+    made = tempfile.mkdtemp(prefix="ani-vtysh-")
+    os.environ[ENV] = made
+    try:
+        yield Path(made)
+    finally:
+        if os.environ.get(ENV) == made:
+            del os.environ[ENV]
+        shutil.rmtree(made, ignore_errors=True)

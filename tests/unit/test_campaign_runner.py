@@ -9,6 +9,7 @@ through the adapter, as with the real pieces.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -620,3 +621,23 @@ def test_grading_waits_for_the_longest_route_map_delay_timer_of_the_scenario():
         c.bgp = None
     assert settle_seconds(Fake()) == 0.0  # no BGP: nothing to wait for
     assert settle_seconds(object()) == 0.0  # a scenario without device configs (fakes)
+
+
+def test_the_campaigns_labs_share_one_vtysh_cache_removed_at_its_end(spec, tmp_path, monkeypatch):
+    # ani.host.vtysh_cache.scoped around the loop: every run's lab is made with the variable
+    # naming one directory, which goes at the end (the test session's own is unset here)
+    from ani.host import vtysh_cache
+
+    monkeypatch.delenv(vtysh_cache.ENV, raising=False)
+    s = Setup(World())
+    deps = s.deps()
+    seen: list[str | None] = []
+
+    def make_lab(topo):
+        seen.append(os.environ.get(vtysh_cache.ENV))
+        return FakeLab(topo, s.world)
+
+    deps.make_lab = make_lab
+    run_campaign(spec, tmp_path / "res", progress=False, deps=deps)
+    assert len(seen) == 9 and len(set(seen)) == 1 and seen[0] and seen[0].startswith("/tmp/ani-vtysh-")
+    assert vtysh_cache.ENV not in os.environ and not Path(seen[0]).exists()
