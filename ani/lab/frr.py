@@ -97,31 +97,48 @@ def uts_argv(netns: str, hostname: str, script: str) -> list[str]:
 #: disk, and a ``log file /run/netns/x`` must not write there)
 KEEP_RW_MOUNTS = ("/proc", "/sys", "/dev/pts", "/run/netns/")
 
-#: remounts every mount point but those starting with one of its arguments read-only, keeping
-#: each one's other flags (nosuid, nodev, noexec, atime), as ``mount -o remount,bind,ro`` does,
-#: in ONE process: a ``mount`` run per mount point was some 50 runs per router here (every other
-#: lab's run dirs are mount points too), and under load a lab's start ran out of its 15 s.
-#: Run by :func:`remount_python` (stdlib only, ``-S``); mount errors are ignored, as the shell
-#: loop it replaces ignored them, which stays as the fallback if that Python fails.
+#: the daemons' mount namespace in ONE process (its arguments: the run dir, the frr user's uid
+#: and gid, then the mount points to keep writable), the steps of :func:`daemons_argv`'s shell
+#: fallback: ``mount --make-rprivate /``; every mount point but those starting with a kept one
+#: remounted read-only, keeping its other flags (nosuid, nodev, noexec, atime) as ``mount -o
+#: remount,bind,ro`` does (errors ignored, as the shell loop ignores them); the run dir bound on
+#: itself and made writable; a 16 MiB tmpfs on ``/var/tmp`` holding ``frr/`` (0700, the frr
+#: user's). A ``mount`` run per mount point was some 50 runs per router here (every other lab's
+#: run dirs are mount points too), and under load a lab's start ran out of its 15 s; the other
+#: steps were six more processes per router (mount, mkdir, chown: some 11 000 ``mount`` runs in a
+#: ``make test``). Run by :func:`remount_python` (stdlib only, ``-S``); exits non-zero, naming
+#: the step, when a step that is not a read-only remount fails, and the shell steps run then.
 REMOUNT_RO_PY = r"""
-import ctypes, re, sys
-keep = tuple(sys.argv[1:])
+import ctypes, os, re, sys
+run, uid, gid, keep = sys.argv[1].encode(), int(sys.argv[2]), int(sys.argv[3]), tuple(sys.argv[4:])
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
 kept = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21,
         "nosymfollow": 256}
-for line in open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape"):
-    f = line.split(" ")
-    target = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), f[4])
-    if target.startswith(keep):
-        continue
-    opts = f[5].split(",")
-    flags = 32 | 4096 | 1  # MS_REMOUNT | MS_BIND | MS_RDONLY
+def must(what, rc):
+    if rc != 0:
+        sys.exit(f"{what}: {os.strerror(ctypes.get_errno())}")
+def flags_of(opts, rw):
+    flags = 32 | 4096 | (0 if rw else 1)  # MS_REMOUNT | MS_BIND | MS_RDONLY
     for o in opts:
         flags |= kept.get(o, 0)
     if "noatime" not in opts and "relatime" not in opts:
         flags |= 1 << 24  # MS_STRICTATIME: kept (the kernel would make it relatime)
-    libc.mount(None, target.encode("utf-8", "surrogateescape"), None, flags, None)
+    return flags
+def mounts():
+    for line in open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape"):
+        f = line.split(" ")
+        yield re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), f[4]), f[5].split(",")
+must("mount --make-rprivate /", libc.mount(None, b"/", None, 16384 | (1 << 18), None))  # MS_REC | MS_PRIVATE
+for target, opts in list(mounts()):
+    if not target.startswith(keep):
+        libc.mount(None, target.encode("utf-8", "surrogateescape"), None, flags_of(opts, False), None)
+must("mount --bind run dir", libc.mount(run, run, None, 4096, None))  # MS_BIND
+opts = [o for t, o in mounts() if t.encode("utf-8", "surrogateescape") == run][-1]
+must("remount run dir rw", libc.mount(None, run, None, flags_of(opts, True), None))
+must("mount tmpfs /var/tmp", libc.mount(b"tmpfs", b"/var/tmp", b"tmpfs", 0, b"size=16m,mode=1777"))
+os.mkdir("/var/tmp/frr", 0o700)
+os.chown("/var/tmp/frr", uid, gid)
 """
 
 
@@ -146,13 +163,14 @@ def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list
     pw = pwd.getpwnam("frr")
     run = shlex.quote(str(run_dir(pathspace)))
     keep = " ".join(f"-e '^{m}'" for m in KEEP_RW_MOUNTS)
-    setup = (
+    setup = (  # REMOUNT_RO_PY; if it fails, the same steps as processes
+        f"{shlex.quote(remount_python())} -S -c {shlex.quote(REMOUNT_RO_PY)} {run} {pw.pw_uid} {pw.pw_gid} "
+        f"{' '.join(shlex.quote(m) for m in KEEP_RW_MOUNTS)} 2>/dev/null || {{ "
         "mount --make-rprivate / && "
-        f"{{ {shlex.quote(remount_python())} -S -c {shlex.quote(REMOUNT_RO_PY)} {' '.join(shlex.quote(m) for m in KEEP_RW_MOUNTS)} 2>/dev/null || "
-        f"for m in $(findmnt -rn -o TARGET | grep -v {keep}); do mount -o remount,bind,ro \"$m\" 2>/dev/null; done; }}; "
+        f"for m in $(findmnt -rn -o TARGET | grep -v {keep}); do mount -o remount,bind,ro \"$m\" 2>/dev/null; done; "
         f"mount --bind {run} {run} && mount -o remount,bind,rw {run} && "
         f"mount -t tmpfs -o size=16m,mode=1777 tmpfs /var/tmp && "
-        f"mkdir -m 0700 /var/tmp/frr && chown {pw.pw_uid}:{pw.pw_gid} /var/tmp/frr || exit 1; "
+        f"mkdir -p -m 0700 /var/tmp/frr && chown {pw.pw_uid}:{pw.pw_gid} /var/tmp/frr || exit 1; }}; "
     )
     return [
         "ip", "netns", "exec", netns, "unshare", "--uts", "--mount", "--propagation", "private",

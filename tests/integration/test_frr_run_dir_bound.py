@@ -108,3 +108,36 @@ def test_a_log_file_anywhere_else_on_the_host_is_refused_by_the_daemons(make_lab
     res = lab.vtysh("r1", ["configure terminal", f"log file {target} debugging"])
     assert f"can't open logfile {target}" in res.stdout + res.stderr
     assert not Path(target).exists()
+
+
+def _daemon_mounts(lab, router: str = "r1") -> tuple[set[str], str, tuple[int, int, int]]:
+    """In ``router``'s zebra's mount namespace: the writable mount points outside
+    ``frr.KEEP_RW_MOUNTS`` (its pathspace spelled ``PS``), ``/``'s options, and ``/var/tmp/frr``'s
+    (mode, uid, gid)."""
+    pid = int(frr.pid_file(lab.pathspace(router), "zebra").read_text())
+    ps = lab.pathspace(router)
+    top: dict[str, str] = {}  # the last mount on each point: the one seen (a stack hides the rest)
+    for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines():
+        f = line.split(" ")
+        top[f[4]] = f[5]
+    rw = {t.replace(ps, "PS") for t, opts in top.items()
+          if "rw" in opts.split(",") and not t.startswith(frr.KEEP_RW_MOUNTS)}
+    root_opts = top["/"]
+    st = os.stat(f"/proc/{pid}/root/var/tmp/frr")
+    return rw, root_opts, (st.st_mode & 0o777, st.st_uid, st.st_gid)
+
+
+def test_the_daemons_mount_namespace_is_the_same_through_the_shell_steps(make_lab, monkeypatch):
+    """frr.REMOUNT_RO_PY makes the daemons' mounts in one process; where that Python cannot run,
+    the shell steps make the same: / read-only, the run dir and a private /var/tmp writable, and
+    /var/tmp/frr the frr user's, 0700."""
+    import pwd
+
+    one = _daemon_mounts(make_lab(TWO))
+    monkeypatch.setattr(frr, "remount_python", lambda: "/nonexistent/python3")
+    other = _daemon_mounts(make_lab(TWO))
+    frr_user = pwd.getpwnam("frr")
+    assert one == other
+    rw, root_opts, var_tmp_frr = one
+    assert rw == {"/run/frr/PS", "/var/tmp"} or rw == {"/var/run/frr/PS", "/var/tmp"}, rw
+    assert root_opts.startswith("ro") and var_tmp_frr == (0o700, frr_user.pw_uid, frr_user.pw_gid)
