@@ -97,15 +97,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import structlog
-
 from ani.errors import CapabilityMissing, LabError, SandboxSetupFailed
 from ani.host import results_dirs
 from ani.host.programs import program, require
 from ani.lab import memcg as lab_memcg
 from ani.lab import netns as lab_netns
+from ani.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)  # structlog, imported at the first event (ani.logs)
 
 #: default bound on each captured stream, bytes
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024

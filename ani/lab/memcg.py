@@ -31,11 +31,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
 from ani.errors import CapabilityMissing, LabError
+from ani.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)  # structlog, imported at the first event (ani.logs)
 
 #: each router's memory bound (every FRR daemon of it and the vtysh runs on it together), bytes
 DEFAULT_ROUTER_MEMORY_BYTES = 1024**3
