@@ -47,8 +47,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ani.errors import LabError
-from ani.host.proc import ExecResult
 from ani.host import vtysh_cache
+from ani.host.proc import ExecResult
 from ani.lab import vty
 
 #: the one command served (exactly this text, alone)
