@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -291,7 +292,8 @@ def script_programs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str
             if line.startswith("#"):
                 continue
             for w in _command_words(line.replace('"$@"', "")):
-                if _is_executable_here(w):
+                # the harness's own interpreter (frr.remount_python) is no system package's program
+                if _is_executable_here(w) and w != sys.executable:
                     found.setdefault(w, []).append(where)
     return found
 
