@@ -108,9 +108,12 @@ KEEP_RW_MOUNTS = ("/proc", "/sys", "/dev/pts", "/run/netns/")
 #: steps were six more processes per router (mount, mkdir, chown: some 11 000 ``mount`` runs in a
 #: ``make test``). Run by :func:`remount_python` (stdlib only, ``-S``); exits non-zero, naming
 #: the step, when a step that is not a read-only remount fails, and the shell steps run then.
+#: The run dir is compared with /proc/self/mountinfo by its real path: RUN_ROOT is under
+#: /var/run, a link to /run on Debian, and with the link the Python failed at every router's start
+#: (the shell steps ran after it, 2026-12-07).
 REMOUNT_RO_PY = r"""
 import ctypes, os, re, sys
-run, uid, gid, keep = sys.argv[1].encode(), int(sys.argv[2]), int(sys.argv[3]), tuple(sys.argv[4:])
+run, uid, gid, keep = os.path.realpath(sys.argv[1]).encode(), int(sys.argv[2]), int(sys.argv[3]), tuple(sys.argv[4:])
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
 kept = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21,
@@ -151,6 +154,11 @@ def remount_python() -> str:
     return sys.executable or "python3"
 
 
+#: in the run dir: what :data:`REMOUNT_RO_PY` said on stderr at the daemons' start (empty when
+#: the one process made the mounts; else why the shell steps ran)
+SETUP_ERRORS = "mount-setup.err"
+
+
 def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list[str]:
     """Like :func:`uts_argv`, plus a private mount namespace for the daemons started by ``script``.
 
@@ -159,13 +167,15 @@ def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list
     pathspace's run dir (PID files, vty sockets: a :data:`RUN_DIR_BYTES` tmpfs, see
     :func:`prepare`) and a private 16 MiB tmpfs on ``/var/tmp`` (FRR's per-daemon crash-log
     dirs, gone with the daemons).
+    The mounts are made by :data:`REMOUNT_RO_PY` in one process; its stderr goes to the run
+    dir's :data:`SETUP_ERRORS`, and where it fails the same steps run as processes.
     """
     pw = pwd.getpwnam("frr")
     run = shlex.quote(str(run_dir(pathspace)))
     keep = " ".join(f"-e '^{m}'" for m in KEEP_RW_MOUNTS)
     setup = (  # REMOUNT_RO_PY; if it fails, the same steps as processes
         f"{shlex.quote(remount_python())} -S -c {shlex.quote(REMOUNT_RO_PY)} {run} {pw.pw_uid} {pw.pw_gid} "
-        f"{' '.join(shlex.quote(m) for m in KEEP_RW_MOUNTS)} 2>/dev/null || {{ "
+        f"{' '.join(shlex.quote(m) for m in KEEP_RW_MOUNTS)} 2>{run}/{SETUP_ERRORS} || {{ "
         "mount --make-rprivate / && "
         f"for m in $(findmnt -rn -o TARGET | grep -v {keep}); do mount -o remount,bind,ro \"$m\" 2>/dev/null; done; "
         f"mount --bind {run} {run} && mount -o remount,bind,rw {run} && "

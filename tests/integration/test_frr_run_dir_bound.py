@@ -133,10 +133,17 @@ def test_the_daemons_mount_namespace_is_the_same_through_the_shell_steps(make_la
     /var/tmp/frr the frr user's, 0700."""
     import pwd
 
-    one = _daemon_mounts(make_lab(TWO))
+    first = make_lab(TWO)
+    one = _daemon_mounts(first)
     monkeypatch.setattr(frr, "remount_python", lambda: "/nonexistent/python3")
-    other = _daemon_mounts(make_lab(TWO))
+    second = make_lab(TWO)
+    other = _daemon_mounts(second)
     frr_user = pwd.getpwnam("frr")
+    # the one process made the first lab's mounts (at every router): with the run dir under
+    # /var/run, a link to /run, it failed everywhere and the shell steps made them (2026-12-07)
+    for r in first.routers:
+        assert (frr.run_dir(first.pathspace(r)) / frr.SETUP_ERRORS).read_text() == "", r
+    assert "/nonexistent/python3" in (frr.run_dir(second.pathspace("r1")) / frr.SETUP_ERRORS).read_text()
     assert one == other
     rw, root_opts, var_tmp_frr = one
     assert rw == {"/run/frr/PS", "/var/tmp"} or rw == {"/var/run/frr/PS", "/var/tmp"}, rw
