@@ -66,11 +66,20 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip --version >/dev/null 2
     echo "ani-sdk: creating the virtualenv .venv ($("$PY" --version))"
     "$PY" -m venv .venv
 fi
+# The package and its test extras are installed by uv (a resolver and installer from PyPI, in
+# the venv next to pip; the test extra names it too): on this machine pip took some 50 of the
+# set-up's 65 s on a fresh clone, uv 10-20 with its cache (docs/performance.md, "Ninth round").
+# uv byte-compiles what it installs (--compile-bytecode, as pip does). Where uv cannot be had
+# (no wheel for the platform, a mirror without it) pip installs the same.
 STAMP=.venv/.ani-installed
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
-    echo "ani-sdk: installing the package into .venv (pip install -e '.[test]')"
-    .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    .venv/bin/python -m pip install -q -e '.[test]'
+    echo "ani-sdk: installing the package into .venv (uv pip install -e '.[test]')"
+    .venv/bin/python -m pip install -q --upgrade pip uv >/dev/null 2>&1 || .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+    if ! { .venv/bin/python -m uv --version >/dev/null 2>&1 \
+           && .venv/bin/python -m uv pip install -q --python .venv/bin/python --compile-bytecode -e '.[test]'; }; then
+        echo "ani-sdk: uv is not available or failed; installing with pip"
+        .venv/bin/python -m pip install -q -e '.[test]'
+    fi
     touch "$STAMP"
 fi
 # Byte-compile the package (pip compiles the dependencies, not an editable install's own code).

@@ -4,7 +4,7 @@ versions" and "Framework recipes").
 
 The module builds one virtualenv in a temporary directory with ani (editable, this checkout),
 mcp 1.30.0 and the clients (langchain-mcp-adapters 0.3.2, smolagents[mcp] with mcpadapt,
-openai-agents, pydantic-ai-slim[mcp] with fastmcp 3), about 1.5 minutes with pip's cache; every
+openai-agents, pydantic-ai-slim[mcp] with fastmcp 3), some seconds with uv's cache; every
 session below is a real client in that environment spawning that environment's ``ani`` against a
 real lab (tests/data/a1_pair.yaml, one for the module). Then the same environment is moved to
 mcp 2.3.0 (fastmcp 4) for the clients that take either major, and to mcp 1.24.0 (the oldest 1.x
@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-# the environment is built in the first test's setup (pip: minutes on a busy machine)
+# the environment is built in the first test's setup (uv: a minute on a busy machine without its cache)
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800), pytest.mark.usefixtures("no_mcp_server_left")]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,28 +50,27 @@ REJECTED = "neighbor 10.0.12.9 peer-group PG-NOPE"  # passes the allowlist, FRR 
 
 class Env:
     """A virtualenv holding ani (editable) and the clients; ``use(pins)`` moves it to those
-    versions (``pip install``) unless it has them already. It has no pip of its own: the project
-    venv's pip installs into it (``pip --python``)."""
+    versions (``uv pip install``) unless it has them already. It has no pip of its own: the project
+    venv's uv installs into it (``uv pip install --python``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.python = str(path / "bin" / "python")
         self.ani = str(path / "bin" / "ani")
-        self.pinned: dict[str, str] | None = None  # the pins use() last saw installed (only pip changes them)
-        # byte code cached: pip installs with --no-compile (below), so the first client to import
+        self.pinned: dict[str, str] | None = None  # the pins use() last saw installed (only install changes them)
+        # byte code cached: uv compiles nothing (install, below), so the first client to import
         # a module compiles it and writes its .pyc into the environment (the environment the
         # clients spawn their servers with writes too: mcp passes no PYTHONDONTWRITEBYTECODE)
         self.environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
-    def pip(self, *args: str, timeout: float = 900) -> None:
-        # --no-compile: byte-compiling every installed module (langchain, openai-agents,
-        # pydantic-ai...) was CPU time for modules no test imports (issue 28 §4).
-        # The project venv's pip installs into this environment (--python): the environment is
-        # made without a pip of its own (ensurepip's 3 s of CPU), and pip resolves the same.
-        res = subprocess.run([sys.executable, "-m", "pip", "--python", self.python, "install", "-q",
-                              "--disable-pip-version-check", "--no-compile", *args],
+    def install(self, *args: str, timeout: float = 900) -> None:
+        # uv (the project venv's, a test extra) installs into this environment: pip took some
+        # 100 CPU-s a suite run for the three installs of this module, uv links from its cache
+        # (docs/performance.md, "Ninth round"). Like pip --no-compile it byte-compiles nothing:
+        # the first client to import a module compiles it (self.environ, below).
+        res = subprocess.run([sys.executable, "-m", "uv", "pip", "install", "-q", "--python", self.python, *args],
                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        assert res.returncode == 0, f"pip install {' '.join(args)}:\n{res.stderr[-3000:]}"
+        assert res.returncode == 0, f"uv pip install {' '.join(args)}:\n{res.stderr[-3000:]}"
         self.pinned = None
 
     def versions(self, *names: str) -> dict[str, str | None]:
@@ -81,10 +80,10 @@ class Env:
         return json.loads(self.run(code, *names).stdout)
 
     def use(self, pins: dict[str, str]) -> None:
-        if self.pinned == pins:  # checked after the last pip install: nothing has changed them since
+        if self.pinned == pins:  # checked after the last install: nothing has changed them since
             return
         if self.versions(*pins) != pins:
-            self.pip(*(f"{k}=={v}" for k, v in pins.items()))
+            self.install(*(f"{k}=={v}" for k, v in pins.items()))
         assert self.versions(*pins) == pins
         self.pinned = dict(pins)
 
@@ -105,7 +104,7 @@ def env(tmp_path_factory) -> Iterator[Env]:
     if not (path / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=300)
     if e.versions("ani-sdk", *SDK1)["ani-sdk"] is None:
-        e.pip("-e", str(ROOT), *(f"{k}=={v}" for k, v in SDK1.items()), *CLIENTS)
+        e.install("-e", str(ROOT), *(f"{k}=={v}" for k, v in SDK1.items()), *CLIENTS)
     yield e
     if not kept:  # hundreds of MB: not left in the temporary directories pytest keeps
         shutil.rmtree(path, ignore_errors=True)
