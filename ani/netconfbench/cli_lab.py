@@ -1,6 +1,6 @@
 """``ani tasks`` commands over real labs (registered on :data:`ani.netconfbench.cli.app`).
 
-    ani tasks validate FILE|DIR ... [--json]            each task on fresh labs (validate_task)
+    ani tasks validate FILE|DIR ... [--json]            each task on real labs (validate_task)
     ani tasks final-cfg --lab ID                        {"configs": {router: running config}}
     ani tasks run-testcases FILE --lab ID [--bound S]   {"results": [{"name", "status", "output"}]}
 
@@ -42,7 +42,7 @@ def validate_cmd(
     """Validate tasks on real labs (NetConfArena's template validation).
 
     At least one testcase must fail at the start, and after each solution (applied out of
-    band, on a fresh lab) every testcase must pass."""
+    band, on a lab at the start) every testcase must pass."""
     from ani.netconfbench.lab import validate_task
 
     try:

@@ -32,7 +32,8 @@ testcases are run once routing has settled (the lab's convergence wait, then
 ``settle_seconds`` as before the runner's grading: BGP sends its first updates, and applies a
 change, that late; rule: **at least one must fail at the start**; testcases that already pass
 are listed: they check what the task must keep, e.g. an existing route); then for each
-solution of ``ground_truth_configs``, on a fresh lab each, the solution is applied out of band
+solution of ``ground_truth_configs``, on a lab at the start (the first on the start's lab, which
+the testcases only read; each other on a fresh one), the solution is applied out of band
 (vtysh, ``configure terminal`` + its commands), routing settles again, and **every testcase
 must pass** within
 :data:`PASS_BOUND_S`. A task without solutions cannot be validated (a problem).
@@ -332,8 +333,9 @@ def _default_lab(topology: Topology) -> Any:
 def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
                   fail_bound_s: float = FAIL_BOUND_S, pass_bound_s: float = PASS_BOUND_S) -> ValidationReport:
     """Validate ``task`` (read from ``path``) on real labs (module doc): testcases at the
-    start (at least one must fail), then each solution on a fresh lab (all must pass). Each lab
-    is taken down whatever happens.
+    start (at least one must fail), then each solution on a lab at the start (all must pass):
+    the first on the lab the start's testcases ran on (they only read it: the observer's
+    checks), each other on a fresh one. Each lab is taken down whatever happens.
 
     Args:
         make_lab: ``Topology -> Lab`` (not started); default :class:`ani.lab.Lab` without its
@@ -358,16 +360,20 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
 
     settle = _settle.settle_seconds(scenario)  # BGP carries a change (or the first updates) this late
     lab = make_lab(scenario.topology)
+    spare = None  # the start's lab, up and only read: the first solution's
     try:
         lab.up()
         time.sleep(settle)
         initial = run_testcases(lab, testcases, bound_s=fail_bound_s, names=scenario.names)
+        spare = lab
     except TaskFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 - a lab that cannot start is the task's problem
         problems.append(f"lab at the start: {type(exc).__name__}: {exc}")
     finally:
-        lab.down()
+        if spare is None or not mapped.ground_truth_configs:
+            lab.down()
+            spare = None
     passing = [r["name"] for r in initial if r["status"] == "pass"]
     if initial and len(passing) == len(initial):
         problems.append("every testcase passes at the start: the task asks for nothing that is not done")
@@ -376,9 +382,10 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
     checks: list[SolutionCheck] = []
     for i, sol in enumerate(mapped.ground_truth_configs):
         check = SolutionCheck(solution_id=str(sol.solution_id))
-        lab = make_lab(scenario.topology)
+        lab, fresh, spare = spare or make_lab(scenario.topology), spare is None, None
         try:
-            lab.up()
+            if fresh:
+                lab.up()
             check.apply_problems = apply_solution(lab, dict(sol.configs), scenario.names)
             time.sleep(settle)
             check.results = run_testcases(lab, testcases, bound_s=pass_bound_s, names=scenario.names)

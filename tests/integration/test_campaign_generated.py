@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from procs import EMPTY, footprint
+from procs import EMPTY, footprint, track_labs
 
 from ani.campaign.loop import run_campaign
 from ani.campaign.results import LABELS, read_runs
@@ -25,15 +25,7 @@ ROOT = Path(__file__).parent.parent.parent
 
 def _tracking_deps() -> tuple[RunnerDeps, list]:
     deps = RunnerDeps()
-    labs: list = []
-    real = deps.make_lab
-
-    def make_lab(topology):
-        labs.append(real(topology))
-        return labs[-1]
-
-    deps.make_lab = make_lab
-    return deps, labs
+    return deps, track_labs(deps)  # the runner's lab options kept: no server a level does not use
 
 
 def _needs_issue13() -> None:

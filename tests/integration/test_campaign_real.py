@@ -7,6 +7,7 @@ own :class:`RunnerDeps` recording the labs it made; each test asserts on its own
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -15,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from procs import track_labs
 
 from ani.campaign.loop import run_campaign
 from ani.campaign.results import read_runs
@@ -70,16 +72,7 @@ class CrashingAgent:
 def tracking_deps():  # noqa: ANN201
     """Real runner deps that record every lab they make: ``(deps, labs)``."""
     deps = RunnerDeps()
-    real_make_lab = deps.make_lab
-    labs = []
-
-    def make_lab(topology):
-        lab = real_make_lab(topology)
-        labs.append(lab)
-        return lab
-
-    deps.make_lab = make_lab
-    return deps, labs
+    return deps, track_labs(deps)  # the runner's lab options (prefix, servers) kept
 
 
 def _never_converges(topology):  # noqa: ANN001, ANN202
@@ -105,11 +98,12 @@ def case9_deps(fail_first: bool = True):  # noqa: ANN201
     calls = {"n": 0}
     labs = []
 
-    def make_lab(topology):
+    @functools.wraps(real_make_lab)  # its signature: the runner passes the lab options it takes
+    def make_lab(topology, **kw):
         calls["n"] += 1
         if fail_first and calls["n"] == 1:  # the first run of the plan (a0, seed 1)
             topology = _never_converges(topology)
-        lab = real_make_lab(topology)
+        lab = real_make_lab(topology, **kw)
         labs.append(lab)
         return lab
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from procs import track_labs
 
 from ani.agents import create_agent
 from ani.agents.mistakes import Made, get_mistake, reached
@@ -61,18 +62,14 @@ def run(tmp_path_factory):
          "observer_bound_s": 10},
         "test", tmp,
     )
-    deps, labs, agents = RunnerDeps(), [], []
-    real_make_lab = deps.make_lab
-
-    def make_lab(topology):
-        labs.append(real_make_lab(topology))
-        return labs[-1]
+    deps, agents = RunnerDeps(), []
+    labs = track_labs(deps)  # the runner's lab options (prefix, servers) kept
 
     def make_agent(cfg):
         agents.append(ReadsAfter(create_agent(cfg), labs))
         return agents[-1]
 
-    deps.make_lab, deps.create_agent = make_lab, make_agent
+    deps.create_agent = make_agent
     rec = run_one(spec, "a1", SEED, tmp / "out", deps=deps)
     return rec, agents[0].final, tmp / "out"
 

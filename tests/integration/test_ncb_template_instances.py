@@ -78,5 +78,5 @@ def test_instance_validates_on_a_real_lab(path: Path, validated) -> None:  # noq
     assert report.passing_at_start == [], report.initial
     assert [s.solution_id for s in report.solutions] == ["expert-0001"]
     assert all(r["status"] == "pass" for r in report.solutions[0].results)
-    assert len(labs) == 2  # the start, the solution: each on a fresh lab, both taken down
+    assert len(labs) == 1  # the start's lab, which its testcases only read, carries the one solution; taken down
     assert not any(lab["id"] in labs for lab in Lab.list_labs())
