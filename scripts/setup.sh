@@ -66,11 +66,12 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip --version >/dev/null 2
     echo "ani-sdk: creating the virtualenv .venv ($("$PY" --version))"
     "$PY" -m venv .venv
 fi
-# The package and its test extras are installed by uv (a resolver and installer from PyPI, in
-# the venv next to pip; the test extra names it too): on this machine pip took some 50 of the
-# set-up's 65 s on a fresh clone, uv 10-20 with its cache (docs/performance.md, "Ninth round").
-# uv byte-compiles what it installs (--compile-bytecode, as pip does). Where uv cannot be had
-# (no wheel for the platform, a mirror without it) pip installs the same.
+# The package and its test extras are installed by uv (a resolver and installer from PyPI, put
+# into the venv by pip first, best effort): on this machine pip took 47 s of a fresh clone's set-up,
+# uv 22 with its cache (docs/performance.md, "Ninth round"). uv byte-compiles what it installs
+# (--compile-bytecode, as pip does). uv reads no pip.conf: a machine whose packages come from a
+# mirror sets UV_INDEX_URL (or UV_DEFAULT_INDEX) too. Where uv cannot be had or fails, pip installs
+# the same.
 STAMP=.venv/.ani-installed
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
     echo "ani-sdk: installing the package into .venv (uv pip install -e '.[test]')"

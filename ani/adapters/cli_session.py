@@ -44,6 +44,20 @@ CLOSE_BOUND_S = 2.0
 _log = logging.getLogger(__name__)
 
 
+def close_within(cli: Any, bound_s: float, *, force: bool) -> None:
+    """``cli.close(force=force)`` (a scrapli 2 ``Cli``, open) bounded by ``bound_s`` seconds: the
+    bound is set on the session first, and close() is called without ``operation_timeout_ns``.
+    With that argument scrapli's timeout decorator resets the timeout after close() has freed the
+    driver, on the freed driver (scrapli 2026.10.14: ``Cli.close`` frees it and keeps ``ptr``): a
+    write into freed memory at every bounded close, which crashed a pytest worker with a segfault
+    under load (2026-12-07; ``tests/integration/test_cli_session_close.py``). Raises what close()
+    raises (scrapli's exceptions)."""
+    from ctypes import c_uint64
+
+    cli.ffi_mapping.session_mapping.set_operation_timeout_ns(cli._ptr_or_exception(), c_uint64(int(bound_s * _NS)))
+    cli.close(force=force)
+
+
 class _LibraryLogToDebug(logging.Handler):
     """Re-emits a ``scrapli`` log record at DEBUG on ``ani.adapters.cli_session``."""
 
@@ -283,7 +297,7 @@ class CliSession:
         one gets an orderly close within :data:`CLOSE_BOUND_S`."""
         bound = DISCARD_BOUND_S if broken else CLOSE_BOUND_S
         try:
-            cli.close(force=broken, operation_timeout_ns=int(bound * _NS))  # type: ignore[attr-defined]
+            close_within(cli, bound, force=broken)
         except Exception:  # noqa: BLE001 - the session is being thrown away; free it regardless
             try:
                 cli._free()  # type: ignore[attr-defined]

@@ -154,8 +154,10 @@ def remount_python() -> str:
     return sys.executable or "python3"
 
 
-#: in the run dir: what :data:`REMOUNT_RO_PY` said on stderr at the daemons' start (empty when
-#: the one process made the mounts; else why the shell steps ran)
+#: in the run dir, written only when :data:`REMOUNT_RO_PY` failed and the shell steps made the
+#: mounts: what it said (its stderr is kept in memory while it runs: a file open for writing on a
+#: mount point would keep that mount from being remounted read-only). Written after the steps,
+#: when all but the run dir is read-only.
 SETUP_ERRORS = "mount-setup.err"
 
 
@@ -167,20 +169,21 @@ def daemons_argv(netns: str, hostname: str, pathspace: str, script: str) -> list
     pathspace's run dir (PID files, vty sockets: a :data:`RUN_DIR_BYTES` tmpfs, see
     :func:`prepare`) and a private 16 MiB tmpfs on ``/var/tmp`` (FRR's per-daemon crash-log
     dirs, gone with the daemons).
-    The mounts are made by :data:`REMOUNT_RO_PY` in one process; its stderr goes to the run
-    dir's :data:`SETUP_ERRORS`, and where it fails the same steps run as processes.
+    The mounts are made by :data:`REMOUNT_RO_PY` in one process; where it fails the same steps
+    run as processes, and what it said goes to the run dir's :data:`SETUP_ERRORS`.
     """
     pw = pwd.getpwnam("frr")
     run = shlex.quote(str(run_dir(pathspace)))
     keep = " ".join(f"-e '^{m}'" for m in KEEP_RW_MOUNTS)
     setup = (  # REMOUNT_RO_PY; if it fails, the same steps as processes
-        f"{shlex.quote(remount_python())} -S -c {shlex.quote(REMOUNT_RO_PY)} {run} {pw.pw_uid} {pw.pw_gid} "
-        f"{' '.join(shlex.quote(m) for m in KEEP_RW_MOUNTS)} 2>{run}/{SETUP_ERRORS} || {{ "
+        f"err=$({shlex.quote(remount_python())} -S -c {shlex.quote(REMOUNT_RO_PY)} {run} {pw.pw_uid} {pw.pw_gid} "
+        f"{' '.join(shlex.quote(m) for m in KEEP_RW_MOUNTS)} 2>&1 >/dev/null) || {{ "
         "mount --make-rprivate / && "
         f"for m in $(findmnt -rn -o TARGET | grep -v {keep}); do mount -o remount,bind,ro \"$m\" 2>/dev/null; done; "
         f"mount --bind {run} {run} && mount -o remount,bind,rw {run} && "
         f"mount -t tmpfs -o size=16m,mode=1777 tmpfs /var/tmp && "
-        f"mkdir -p -m 0700 /var/tmp/frr && chown {pw.pw_uid}:{pw.pw_gid} /var/tmp/frr || exit 1; }}; "
+        f"mkdir -p -m 0700 /var/tmp/frr && chown {pw.pw_uid}:{pw.pw_gid} /var/tmp/frr || exit 1; "
+        f"printf '%s\\n' \"$err\" > {run}/{SETUP_ERRORS}; }}; "
     )
     return [
         "ip", "netns", "exec", netns, "unshare", "--uts", "--mount", "--propagation", "private",

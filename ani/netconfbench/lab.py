@@ -269,7 +269,7 @@ def apply_solution(lab: Lab, configs: dict[str, list[str]], names: NameMap | Non
 
 
 class SolutionCheck(BaseModel):
-    """One solution on its own fresh lab: what applying it said and the testcases after it."""
+    """One solution on a lab at the start: what applying it said and the testcases after it."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -362,46 +362,61 @@ def validate_task(task: Any, path: str | Path, *, make_lab: Any = None,
     lab = make_lab(scenario.topology)
     spare = None  # the start's lab, up and only read: the first solution's
     try:
-        lab.up()
-        time.sleep(settle)
-        initial = run_testcases(lab, testcases, bound_s=fail_bound_s, names=scenario.names)
-        spare = lab
-    except TaskFormatError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a lab that cannot start is the task's problem
-        problems.append(f"lab at the start: {type(exc).__name__}: {exc}")
-    finally:
-        if spare is None or not mapped.ground_truth_configs:
-            lab.down()
-            spare = None
-    passing = [r["name"] for r in initial if r["status"] == "pass"]
-    if initial and len(passing) == len(initial):
-        problems.append("every testcase passes at the start: the task asks for nothing that is not done")
-    if not mapped.ground_truth_configs:
-        problems.append("ground_truth_configs: no solution to validate")
-    checks: list[SolutionCheck] = []
-    for i, sol in enumerate(mapped.ground_truth_configs):
-        check = SolutionCheck(solution_id=str(sol.solution_id))
-        lab, fresh, spare = spare or make_lab(scenario.topology), spare is None, None
         try:
-            if fresh:
-                lab.up()
-            check.apply_problems = apply_solution(lab, dict(sol.configs), scenario.names)
+            lab.up()
             time.sleep(settle)
-            check.results = run_testcases(lab, testcases, bound_s=pass_bound_s, names=scenario.names)
-        except Exception as exc:  # noqa: BLE001
-            check.apply_problems.append(f"lab: {type(exc).__name__}: {exc}")
+            initial = run_testcases(lab, testcases, bound_s=fail_bound_s, names=scenario.names)
+            spare = lab if mapped.ground_truth_configs else None
+        except TaskFormatError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a lab that cannot start is the task's problem
+            problems.append(f"lab at the start: {type(exc).__name__}: {exc}")
         finally:
-            lab.down()
-        where = f"ground_truth_configs[{i}]({sol.solution_id})"
-        if check.apply_problems:
-            problems.append(f"{where}: not applied: " + "; ".join(check.apply_problems))
-        failed = [r["name"] for r in check.results if r["status"] != "pass"]
-        if failed:
-            problems.append(f"{where}: testcases fail after the solution: {', '.join(failed)}")
-        checks.append(check)
+            if spare is None:
+                lab.down()
+        passing = [r["name"] for r in initial if r["status"] == "pass"]
+        if initial and len(passing) == len(initial):
+            problems.append("every testcase passes at the start: the task asks for nothing that is not done")
+        if not mapped.ground_truth_configs:
+            problems.append("ground_truth_configs: no solution to validate")
+        checks: list[SolutionCheck] = []
+        for i, sol in enumerate(mapped.ground_truth_configs):
+            lab, fresh = (spare, False) if spare is not None else (make_lab(scenario.topology), True)
+            spare = None
+            check = _solution_check(lab, fresh, sol, testcases, scenario, settle, pass_bound_s)
+            where = f"ground_truth_configs[{i}]({sol.solution_id})"
+            if check.apply_problems:
+                problems.append(f"{where}: not applied: " + "; ".join(check.apply_problems))
+            failed = [r["name"] for r in check.results if r["status"] != "pass"]
+            if failed:
+                problems.append(f"{where}: testcases fail after the solution: {', '.join(failed)}")
+            checks.append(check)
+    finally:
+        if spare is not None:  # kept for a solution that never came to run (an interrupt)
+            spare.down()
     return ValidationReport(
         task_file=str(path), task_name=str(getattr(task, "task_name", "")), ok=not problems, initial=initial,
         passing_at_start=passing, solutions=checks, problems=problems, names=scenario.names,
         seconds=round(time.monotonic() - t0, 1),
     )
+
+
+def _solution_check(lab: Any, fresh: bool, sol: Any, testcases: list[Any], scenario: NcbScenario,
+                    settle: float, bound_s: float) -> SolutionCheck:
+    """``sol`` applied out of band on ``lab`` (at the start: ``fresh``, not started yet, or up and
+    only read), routing left ``settle`` seconds, the testcases run (retried ``bound_s`` seconds);
+    ``lab`` is taken down whatever happens (a lab that does not start is the check's problem)."""
+    from ani.netconfbench.evaluate import run_testcases
+
+    check = SolutionCheck(solution_id=str(sol.solution_id))
+    try:
+        if fresh:
+            lab.up()
+        check.apply_problems = apply_solution(lab, dict(sol.configs), scenario.names)
+        time.sleep(settle)
+        check.results = run_testcases(lab, testcases, bound_s=bound_s, names=scenario.names)
+    except Exception as exc:  # noqa: BLE001
+        check.apply_problems.append(f"lab: {type(exc).__name__}: {exc}")
+    finally:
+        lab.down()
+    return check

@@ -14,6 +14,7 @@ reuses it on the next run.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -50,8 +51,8 @@ REJECTED = "neighbor 10.0.12.9 peer-group PG-NOPE"  # passes the allowlist, FRR 
 
 class Env:
     """A virtualenv holding ani (editable) and the clients; ``use(pins)`` moves it to those
-    versions (``uv pip install``) unless it has them already. It has no pip of its own: the project
-    venv's uv installs into it (``uv pip install --python``)."""
+    versions unless it has them already. It has no pip of its own: the project venv's uv (or pip)
+    installs into it (``uv pip install --python``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -64,13 +65,18 @@ class Env:
         self.environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
     def install(self, *args: str, timeout: float = 900) -> None:
-        # uv (the project venv's, a test extra) installs into this environment: pip took some
-        # 100 CPU-s a suite run for the three installs of this module, uv links from its cache
-        # (docs/performance.md, "Ninth round"). Like pip --no-compile it byte-compiles nothing:
-        # the first client to import a module compiles it (self.environ, below).
-        res = subprocess.run([sys.executable, "-m", "uv", "pip", "install", "-q", "--python", self.python, *args],
-                             capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        assert res.returncode == 0, f"uv pip install {' '.join(args)}:\n{res.stderr[-3000:]}"
+        # uv (which scripts/setup.sh puts into the project venv) installs into this environment:
+        # pip took some 38 CPU-s for the first of this module's three installs, uv 19 (it links
+        # from its cache; docs/performance.md, "Ninth round"); the project venv's pip where there
+        # is no uv. Neither byte-compiles (uv never does, pip is told --no-compile): the first
+        # client to import a module compiles it (self.environ, below).
+        if importlib.util.find_spec("uv") is not None:
+            argv = [sys.executable, "-m", "uv", "pip", "install", "-q", "--python", self.python, *args]
+        else:
+            argv = [sys.executable, "-m", "pip", "--python", self.python, "install", "-q",
+                    "--disable-pip-version-check", "--no-compile", *args]
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        assert res.returncode == 0, f"{' '.join(argv[2:5])} {' '.join(args)}:\n{res.stderr[-3000:]}"
         self.pinned = None
 
     def versions(self, *names: str) -> dict[str, str | None]:

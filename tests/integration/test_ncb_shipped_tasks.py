@@ -2,7 +2,7 @@
 test runs) validates on real FRR the way NetConfArena validates its templates, through
 :func:`ani.netconfbench.lab.validate_task`: on a fresh lab the testcases are run (at least one
 fails at the start), then each solution of ``ground_truth_configs`` is applied out of band on a
-fresh lab and every testcase passes.
+lab at the start (the first on the lab the testcases just read) and every testcase passes.
 
 The tasks of issue 15's part 3 (the ones listed in :data:`ALL_FAIL_AT_START`) are written so
 that *every* testcase fails at the start, not only one: a testcase that already passes would

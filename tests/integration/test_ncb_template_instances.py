@@ -1,8 +1,8 @@
 """Each of the 15 shipped instances of the 3 parameterized templates
 (``intents/netconfbench/templates/instances/``) is its template rendered for its seed, byte for
 byte, and passes NetConfArena's validation on real FRR (:func:`ani.netconfbench.lab.validate_task`:
-a fresh lab, the testcases at the start, the expert solution applied out of band on another
-fresh lab, every testcase passing). The shipped templates are written so that *every* testcase
+a fresh lab, the testcases at the start, the expert solution applied out of band on that lab,
+which the testcases only read, every testcase passing). The shipped templates are written so that *every* testcase
 fails at the start (stronger than validate_task's rule of at least one): a template whose
 testcase already holds before the solution would grade nothing for some seeds."""
 

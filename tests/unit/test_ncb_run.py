@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ani.campaign.spec import parse_spec
 from ani.cli import app
 from ani.device.parse import parse
-from ani.errors import CampaignSpecError, TaskFormatError
+from ani.errors import CampaignSpecError, LabError, TaskFormatError
 from ani.netconfbench.commands import block_text, config_lines, merge_solution
 from ani.netconfbench.lab import task_scenario, validate_task
 from ani.netconfbench.names import build_name_map
@@ -293,7 +293,8 @@ def test_validate_task_rule_at_least_one_fails_at_start(tmp_path, monkeypatch, s
 
     report = validate_task(task, path, make_lab=make, fail_bound_s=0, pass_bound_s=0)
     assert report.ok is ok
-    assert [lab.downs for lab in state["labs"]] == [1, 1]  # the start's lab and the solution's: both taken down
+    # one lab: the start's testcases only read it, so the one solution is applied on it; taken down once
+    assert [lab.downs for lab in state["labs"]] == [1]
     assert [s.solution_id for s in report.solutions] == ["expert-0001"]
     assert report.solutions[0].passed
     if problem:
@@ -522,3 +523,31 @@ def test_run_ids_of_task_runs_name_the_task(tmp_path):
                        "cells": [{"name": "a1", "level": "a1"}]}, "test", ROOT)
     assert scen.run_id("a1", 3) == "a1-onboard-site-s3"
 
+
+
+def test_validate_task_second_solution_on_a_fresh_lab_and_every_lab_down_once(tmp_path, monkeypatch):
+    """The first solution goes on the start's lab, each other one on a fresh lab started from the
+    startup configs; a solution whose lab does not start is that solution's problem."""
+    import ani.scenario.settle as settle
+
+    monkeypatch.setattr(settle, "settle_seconds", lambda s: 0.0)
+    task, path = _one_command_task(tmp_path)
+    data = json.loads(path.read_text())
+    first = data["ground_truth_configs"][0]
+    data["ground_truth_configs"] = [first, {**first, "solution_id": "expert-0002"}, {**first, "solution_id": "expert-0003"}]
+    path.write_text(json.dumps(data))
+    task = load_task(path)
+    state = {"applied": False, "start": "not yet", "labs": []}
+
+    def make(topology):
+        state["applied"] = False
+        lab = _FakeLab(topology, state)
+        if len(state["labs"]) == 3:  # the third solution's lab
+            lab.fail_up = LabError("no room")
+        return lab
+
+    report = validate_task(task, path, make_lab=make, fail_bound_s=0, pass_bound_s=0)
+    assert [lab.downs for lab in state["labs"]] == [1, 1, 1]
+    assert [(s.solution_id, s.passed) for s in report.solutions] == [
+        ("expert-0001", True), ("expert-0002", True), ("expert-0003", False)]
+    assert report.problems == ["ground_truth_configs[2](expert-0003): not applied: lab: LabError: no room"]
