@@ -115,15 +115,35 @@ def pytest_configure(config: pytest.Config) -> None:
     # SESSION_DIRS: made here, under /tmp, unless the variable is set (xdist's workers inherit it)
     import tempfile
 
+    from ani.host.proc import start_time
+
     made = config.stash.setdefault(_OWN_DIRS, {})
     for var, prefix in SESSION_DIRS.items():
         if not os.environ.get(var):
-            os.environ[var] = made[var] = tempfile.mkdtemp(prefix=prefix)
+            _remove_dead_sessions_dirs(prefix)
+            owner = f"{os.getpid()}.{start_time(os.getpid())}-"
+            os.environ[var] = made[var] = tempfile.mkdtemp(prefix=prefix + owner)
+
+
+def _remove_dead_sessions_dirs(prefix: str) -> None:
+    """The ``<prefix><pid>.<start time>-*`` directories in the temporary directory whose session
+    is gone without its pytest_unconfigure (killed: SIGTERM, SIGKILL); a live session's stay."""
+    import shutil
+    import tempfile
+
+    from ani.host.proc import is_alive
+
+    for d in Path(tempfile.gettempdir()).glob(prefix + "*.*-*"):
+        owner = d.name[len(prefix):].split("-", 1)[0]
+        pid, _, started = owner.partition(".")
+        if pid.isdigit() and started.isdigit() and not is_alive(int(pid), int(started)):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The session's directories go with the session that made them (every ``make test`` left an
-    ``ani-test-state-*`` directory in /tmp before)."""
+    ``ani-test-state-*`` directory in /tmp before); a session killed before this runs leaves them
+    to the next session's pytest_configure (named by its PID and start time)."""
     import shutil
 
     for var, path in config.stash.get(_OWN_DIRS, {}).items():
