@@ -74,11 +74,15 @@ fi
 # the same.
 STAMP=.venv/.ani-installed
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
-    echo "ani-sdk: installing the package into .venv (uv pip install -e '.[test]')"
-    .venv/bin/python -m pip install -q --upgrade pip uv >/dev/null 2>&1 || .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    if ! { .venv/bin/python -m uv --version >/dev/null 2>&1 \
-           && .venv/bin/python -m uv pip install -q --python .venv/bin/python --compile-bytecode -e '.[test]'; }; then
-        echo "ani-sdk: uv is not available or failed; installing with pip"
+    if .venv/bin/python -m pip install -q --upgrade pip uv >/dev/null 2>&1 && .venv/bin/python -m uv --version >/dev/null 2>&1; then
+        echo "ani-sdk: installing the package into .venv (uv pip install -e '.[test]')"
+        if ! .venv/bin/python -m uv pip install -q --python .venv/bin/python --compile-bytecode -e '.[test]'; then
+            echo "ani-sdk: uv pip install failed (above); installing with pip"
+            .venv/bin/python -m pip install -q -e '.[test]'
+        fi
+    else
+        echo "ani-sdk: installing the package into .venv (pip install -e '.[test]'; pip could not install uv)"
+        .venv/bin/python -m pip install -q --upgrade pip >/dev/null
         .venv/bin/python -m pip install -q -e '.[test]'
     fi
     touch "$STAMP"
