@@ -29,8 +29,9 @@
 * ``TRI``: path of that topology file.
 * ``open_adapter(adapter) -> adapter``: opens an adapter, closes it at teardown.
 * ``run_doc_example(doc, marker, timeout=240) -> stdout``: runs the ```python block that follows
-  ``<!-- example:MARKER -->`` in ``docs/DOC`` as a script from the repository root; fails the
-  test (with the end of its stderr) unless it exits 0.
+  ``<!-- example:MARKER -->`` in ``docs/DOC`` as a script from the repository root, with its own
+  empty ``TMPDIR``; fails the test (with the end of its stderr) unless it exits 0 and leaves that
+  directory empty (two examples left a ``/tmp/tmp*`` per run).
 
 * ``lab_host``: skips the test unless this host can run labs (for tests that start labs
   through the CLI or the campaign runner rather than through the fixtures above).
@@ -120,12 +121,12 @@ def pytest_configure(config: pytest.Config) -> None:
     made = config.stash.setdefault(_OWN_DIRS, {})
     for var, prefix in SESSION_DIRS.items():
         if not os.environ.get(var):
-            _remove_dead_sessions_dirs(prefix)
+            _remove_dirs_of_dead_sessions(prefix)
             owner = f"{os.getpid()}.{start_time(os.getpid())}-"
             os.environ[var] = made[var] = tempfile.mkdtemp(prefix=prefix + owner)
 
 
-def _remove_dead_sessions_dirs(prefix: str) -> None:
+def _remove_dirs_of_dead_sessions(prefix: str) -> None:
     """The ``<prefix><pid>.<start time>-*`` directories in the temporary directory whose session
     is gone without its pytest_unconfigure (killed: SIGTERM, SIGKILL); a live session's stay."""
     import shutil
@@ -255,9 +256,13 @@ def run_doc_example(tmp_path: Path) -> Callable[..., str]:
         assert m, f"no example:{marker} block in docs/{doc}"
         script = tmp_path / f"example_{marker.replace(':', '_')}.py"
         script.write_text(m.group(1))
+        scratch = tmp_path / f"tmp_{marker.replace(':', '_')}"  # the example's TMPDIR: it must leave it empty
+        scratch.mkdir()
         proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env={**os.environ, "TMPDIR": str(scratch)})
         assert proc.returncode == 0, proc.stderr[-3000:]
+        left = sorted(p.name for p in scratch.iterdir())
+        assert left == [], f"the example left temporary files: {left}"
         return proc.stdout
 
     return run

@@ -96,20 +96,17 @@ def case9_deps(fail_first: bool = True):  # noqa: ANN201
     deps = RunnerDeps()
     real_make_lab = deps.make_lab
     calls = {"n": 0}
-    labs = []
 
     @functools.wraps(real_make_lab)  # its signature: the runner passes the lab options it takes
     def make_lab(topology, **kw):
         calls["n"] += 1
         if fail_first and calls["n"] == 1:  # the first run of the plan (a0, seed 1)
             topology = _never_converges(topology)
-        lab = real_make_lab(topology, **kw)
-        labs.append(lab)
-        return lab
+        return real_make_lab(topology, **kw)
 
     deps.make_lab = make_lab
     deps.create_agent = lambda cfg: CrashingAgent()
-    return deps, labs
+    return deps, track_labs(deps)
 
 
 def _campaign(text: str, folder: Path, make_deps, *, with_source: bool = True):  # noqa: ANN001, ANN202

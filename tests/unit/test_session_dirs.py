@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from conftest import SESSION_DIRS, _remove_dead_sessions_dirs
+from conftest import SESSION_DIRS, _remove_dirs_of_dead_sessions
 
 from ani.host.proc import start_time
 
@@ -24,5 +24,5 @@ def test_only_the_directories_of_dead_sessions_go(tmp_path, monkeypatch):
     for d in (alive, restarted, dead, other, unrelated):
         d.mkdir()
         (d / "f").write_text("x")
-    _remove_dead_sessions_dirs(prefix)
+    _remove_dirs_of_dead_sessions(prefix)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (alive, other, unrelated))
